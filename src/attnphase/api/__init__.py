@@ -1,0 +1,1 @@
+"""Public Python entry points; each mirrors a CLI command."""

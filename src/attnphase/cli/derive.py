@@ -1,0 +1,57 @@
+"""`attnphase derive`: regenerate derivations/<model>.md from the symbolic sources."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from attnphase.cli.common import emit, json_option
+from attnphase.models import derivation_filename, load_model, model_names
+
+
+def default_derivations_dir() -> Path:
+    """`derivations/` of the source checkout when running from one, else `./derivations`."""
+    checkout = Path(__file__).resolve().parents[3]
+    if (checkout / "pyproject.toml").exists() and (checkout / "derivations").is_dir():
+        return checkout / "derivations"
+    return Path.cwd() / "derivations"
+
+
+@click.command()
+@click.argument("model", type=click.Choice(model_names() + ["all"]))
+@click.option("--check", is_flag=True, help="Exit 1 if a checked-in derivation is stale; write nothing.")
+@click.option(
+    "--dir", "directory", type=click.Path(file_okay=False, path_type=Path), default=None,
+    help="Where the Markdown files live (default: the checkout's derivations/).",
+)
+@json_option
+def derive(model: str, check: bool, directory: Path | None, as_json: bool) -> None:
+    """Render a model's equations to Markdown (LaTeX inside), from its symbolic source.
+
+    \b
+    Examples:
+      attnphase derive all            # regenerate every derivations/<model>.md
+      attnphase derive copy-heads --check
+    """
+    directory = directory or default_derivations_dir()
+    names = model_names() if model == "all" else [model]
+    stale, written = [], []
+    for name in names:
+        text = load_model(name).derivation_markdown()
+        path = directory / derivation_filename(name)
+        current = path.read_text() if path.exists() else None
+        if current == text:
+            continue
+        if check:
+            stale.append(str(path))
+        else:
+            directory.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+            written.append(str(path))
+    emit("derive", model, {"check": check, "dir": str(directory)}, {"stale": stale, "written": written}, as_json)
+    if stale:
+        if not as_json:
+            click.echo("stale derivations (run `attnphase derive all`): " + ", ".join(stale), err=True)
+        sys.exit(1)

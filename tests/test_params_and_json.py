@@ -1,0 +1,58 @@
+import json
+import math
+from dataclasses import dataclass
+
+import mpmath
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+from attnphase.errors import ParameterError
+from attnphase.jsonio import dumps
+from attnphase.params import check_choice, check_int, check_real, check_real_list
+
+
+@given(st.floats(allow_nan=True, allow_infinity=True))
+def test_check_real_accepts_exactly_the_finite_values_in_range(x):
+    inside = math.isfinite(x) and 0.0 < x <= 1.0
+    if inside:
+        assert check_real("omega", x, 0.0, 1.0, low_open=True) == x
+    else:
+        with pytest.raises(ParameterError, match=r"omega.*\(0, 1\]"):
+            check_real("omega", x, 0.0, 1.0, low_open=True)
+
+
+@pytest.mark.parametrize("value", [None, True, [1.0], "abc", "nan", "inf", complex(1, 0)])
+def test_check_real_rejects_wrong_types(value):
+    with pytest.raises(ParameterError, match="sigma"):
+        check_real("sigma", value, 0.0)
+
+
+def test_check_int_and_choice():
+    assert check_int("L", "16", 2) == 16
+    assert check_int("L", 16.0, 2) == 16
+    for bad in (1, 2.5, "two", True, float("nan")):
+        with pytest.raises(ParameterError, match=r"L.*\[2, inf\]"):
+            check_int("L", bad, 2)
+    assert check_choice("attention", "softmax", ["softmax", "linear"]) == "softmax"
+    with pytest.raises(ParameterError, match="attention.*'softmax', 'linear'"):
+        check_choice("attention", "relu", ["softmax", "linear"])
+
+
+def test_check_real_list():
+    assert check_real_list("A", "0.6,0.4,0.4,0.6", 4) == [0.6, 0.4, 0.4, 0.6]
+    with pytest.raises(ParameterError, match="exactly 4"):
+        check_real_list("A", "0.6,0.4", 4)
+    with pytest.raises(ParameterError, match="A"):
+        check_real_list("A", "0.6,nan,0.4,0.6", 4)
+
+
+def test_json_never_prints_non_finite_numbers():
+    @dataclass
+    class Result:
+        value: float
+        values: np.ndarray
+        precise: object
+
+    text = dumps({"r": Result(float("nan"), np.array([1.0, np.inf]), mpmath.mpf("0.5")), "n": np.int64(3)})
+    assert json.loads(text) == {"r": {"value": None, "values": [1.0, None], "precise": 0.5}, "n": 3}

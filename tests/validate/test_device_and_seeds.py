@@ -1,0 +1,47 @@
+import pytest
+import torch
+
+from attnphase.errors import ParameterError
+from attnphase.validate.device import select_device
+from attnphase.validate.seeds import generator, trial_seeds
+
+
+def test_auto_matches_cuda_availability():
+    expected = "cuda" if torch.cuda.is_available() else "cpu"
+    assert select_device().type == expected
+    assert select_device("auto").type == expected
+    assert select_device("cpu").type == "cpu"
+
+
+def test_cuda_request_without_gpu_is_a_parameter_error():
+    if torch.cuda.is_available():
+        assert select_device("cuda").type == "cuda"
+    else:
+        with pytest.raises(ParameterError, match="device"):
+            select_device("cuda")
+
+
+def test_unknown_device_names_the_parameter():
+    with pytest.raises(ParameterError, match="device.*one of"):
+        select_device("tpu")
+
+
+def test_same_seed_same_numbers_and_different_seed_different_numbers():
+    a = torch.randn(5, generator=generator(11))
+    b = torch.randn(5, generator=generator(11))
+    c = torch.randn(5, generator=generator(12))
+    assert torch.equal(a, b)
+    assert not torch.equal(a, c)
+
+
+def test_trial_seeds_are_reproducible_and_distinct():
+    seeds = trial_seeds(5, 64)
+    assert seeds == trial_seeds(5, 64)
+    assert len(set(seeds)) == 64
+    assert all(0 <= s < 2**63 for s in seeds)
+
+
+@pytest.mark.parametrize("seed", [-1, 2**63, 1.5, "x", True])
+def test_bad_seed_is_rejected(seed):
+    with pytest.raises(ParameterError, match="seed"):
+        generator(seed)

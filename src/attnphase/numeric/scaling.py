@@ -1,0 +1,148 @@
+"""Scaling-law fits: y ~ A x^beta (ln x)^k, with a confidence band on the exponent.
+
+Model, linear in the unknowns, fitted by ordinary least squares:
+
+    ln( y / (ln x)^k ) = ln A + beta ln x + sum_j c_j x^(omega_j)
+
+k = `log_power` is a known logarithmic factor divided out (e.g. P* ~ L ln^2 L: fit with k = 2 and
+expect beta = 1). The optional correction exponents omega_j model the leading corrections to scaling
+(omega = -1 for 1/x corrections at large x, omega = +1 for analytic corrections near a critical point
+at small x); without them a curved log-log plot biases beta.
+
+The band is the Student-t interval beta +- t_{(1+confidence)/2, n-p} s.e.(beta), with the standard
+error from the residual variance (s^2 (X^T X)^-1). With corrections, the band is widened by the
+truncation error of the correction series, |beta - beta'| where beta' is the fit without the last
+correction: deterministic data (fixed points, high-precision thresholds) have no random scatter,
+and the residual-based band alone would only reflect the omitted higher-order terms, which bias beta
+by a comparable amount. It is honest when the residuals are independent
+scatter; the Durbin-Watson statistic of the residuals ordered by x tests that: values near 2 are
+consistent with independence, values well below 2 mean the residuals are smooth in x, i.e. the model
+misses a systematic correction and the band is too narrow.
+
+With known errors of the data (`y_error`), the fit is weighted by 1/sigma_i with sigma_i = y_error_i
+/ y_i (the error of ln y), and the covariance is (X^T W X)^-1 scaled by max(1, chi^2 / dof) (the
+Birge ratio): the band reflects the data errors, widened when the misfit shows they are not the
+whole story. `chi2` reports the misfit.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import stats
+
+from attnphase.errors import ParameterError
+from attnphase.params import check_real, check_real_list
+
+__all__ = ["ScalingFit", "fit_power_law"]
+
+
+@dataclass(frozen=True)
+class ScalingFit:
+    """exponent (beta) with its band [exponent_low, exponent_high] at `confidence`; prefactor A with
+    its band; stderr of beta; n points; dof = n - parameters; corrections: fitted c_j; residuals (log
+    space, in input order); residual_rms; durbin_watson (about 2 for independent residuals); chi2:
+    weighted misfit sum ((residual / sigma)^2) when y_error is given (about dof for a good model);
+    corrections_stderr: standard errors of the correction coefficients; exponent_systematic: the
+    truncation part of the band (see the module docstring), included in exponent_low/high."""
+
+    exponent: float
+    exponent_low: float
+    exponent_high: float
+    prefactor: float
+    stderr: float
+    n: int
+    prefactor_low: float = math.nan
+    prefactor_high: float = math.nan
+    confidence: float = 0.95
+    log_power: float = 0.0
+    dof: int = 0
+    corrections: tuple[float, ...] = ()
+    residuals: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False)
+    residual_rms: float = math.nan
+    durbin_watson: float = math.nan
+    chi2: float = math.nan
+    corrections_stderr: tuple[float, ...] = ()
+    exponent_systematic: float = 0.0
+
+    def contains(self, exponent: float) -> bool:
+        """True when `exponent` lies inside the confidence band."""
+        return self.exponent_low <= exponent <= self.exponent_high
+
+
+def fit_power_law(
+    x, y, *, log_power: float = 0.0, confidence: float = 0.95, corrections=(), y_error=None
+) -> ScalingFit:
+    """Fit y = A x^beta (ln x)^log_power (1 + corrections); see the module docstring."""
+    xs = np.asarray(check_real_list("x", x), dtype=float)
+    ys = np.asarray(check_real_list("y", y), dtype=float)
+    if xs.size != ys.size:
+        raise ParameterError("y", f"{ys.size} values", f"as many values as x ({xs.size})")
+    log_power = check_real("log_power", log_power)
+    confidence = check_real("confidence", confidence, 0.0, 1.0, low_open=True, high_open=True)
+    omegas = [check_real("corrections", w) for w in corrections]
+    if np.any(xs <= 0):
+        raise ParameterError("x", x, "positive values")
+    if log_power != 0.0 and np.any(xs <= 1):
+        raise ParameterError("x", x, "values > 1 (ln x must be positive to divide out (ln x)^log_power)")
+    if np.any(ys <= 0):
+        raise ParameterError("y", y, "positive values")
+    n_params = 2 + len(omegas)
+    if xs.size < n_params + 1:
+        raise ParameterError("x", f"{xs.size} points", f"at least {n_params + 1} points for {n_params} parameters")
+    if np.unique(xs).size < n_params:
+        raise ParameterError("x", x, f"at least {n_params} distinct values")
+
+    if y_error is not None:
+        errs = np.asarray(check_real_list("y_error", y_error, length=xs.size, low=0.0), dtype=float)
+        if np.any(errs <= 0):
+            raise ParameterError("y_error", y_error, "positive values")
+        sigma = errs / ys  # error of ln y
+    else:
+        sigma = np.ones_like(xs)
+
+    lx = np.log(xs)
+    target = np.log(ys) - log_power * np.log(lx) if log_power else np.log(ys)
+    design = np.column_stack([np.ones_like(lx), lx] + [xs**w for w in omegas])
+    coef, *_ = np.linalg.lstsq(design / sigma[:, None], target / sigma, rcond=None)
+    # Truncation of the correction series: the change of the estimates when the last correction is
+    # dropped (a conservative measure of what the next, omitted, correction would change).
+    systematic = np.zeros(2)
+    if omegas:
+        lower, *_ = np.linalg.lstsq(design[:, :-1] / sigma[:, None], target / sigma, rcond=None)
+        systematic = np.abs(coef[:2] - lower[:2])
+    residuals = target - design @ coef
+    dof = xs.size - n_params
+    chi2 = float(np.sum((residuals / sigma) ** 2))
+    # Unweighted: s^2 from the residuals. Weighted: the data errors, inflated by the Birge ratio.
+    scale = chi2 / dof if y_error is None else max(1.0, chi2 / dof)
+    cov = scale * np.linalg.inv((design / sigma[:, None]).T @ (design / sigma[:, None]))
+    se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+    t = float(stats.t.ppf(0.5 * (1.0 + confidence), dof))
+    beta, ln_a = float(coef[1]), float(coef[0])
+    order = np.argsort(xs)
+    r_sorted = residuals[order]
+    ss = float(r_sorted @ r_sorted)
+    dw = float(np.sum(np.diff(r_sorted) ** 2) / ss) if ss > 0 else math.nan
+    return ScalingFit(
+        exponent=beta,
+        exponent_low=beta - t * float(se[1]) - float(systematic[1]),
+        exponent_high=beta + t * float(se[1]) + float(systematic[1]),
+        prefactor=math.exp(ln_a),
+        stderr=float(se[1]),
+        n=int(xs.size),
+        prefactor_low=math.exp(ln_a - t * float(se[0]) - float(systematic[0])),
+        prefactor_high=math.exp(ln_a + t * float(se[0]) + float(systematic[0])),
+        confidence=confidence,
+        log_power=log_power,
+        dof=dof,
+        corrections=tuple(float(c) for c in coef[2:]),
+        residuals=residuals,
+        residual_rms=math.sqrt(float(residuals @ residuals) / xs.size),
+        durbin_watson=dw,
+        chi2=chi2 if y_error is not None else math.nan,
+        corrections_stderr=tuple(float(v) for v in se[2:]),
+        exponent_systematic=float(systematic[1]),
+    )

@@ -1,0 +1,255 @@
+"""Thresholds: where a function, or the difference of two branches, changes sign.
+
+Two stages:
+1. float64: scan f on a uniform grid of [lo, hi], take the first sign change, and solve it with
+   `scipy.optimize.brentq` to full double precision.
+2. mpmath (when an mpmath-evaluable `f_mp` is given): around the float64 root, bracket the sign
+   change at the working precision and shrink the bracket with the Illinois (bisection-secant) method,
+   which keeps the root bracketed and converges superlinearly. The polish runs at two working
+   precisions (digits + 10 and digits + 20 decimal places); their difference, with the final bracket
+   width, is the polish error.
+
+The error estimate adds the function's own error, if the caller knows it (e.g. a quadrature error
+estimate `f_error`), propagated to the root through the slope: dx = f_error / |f'(x*)|. When the
+estimate does not support the requested digits, status is "limited" and the digit string keeps only
+the digits the estimate supports.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import mpmath
+import numpy as np
+from scipy import optimize
+
+from attnphase.errors import ParameterError
+from attnphase.params import check_int, check_real
+
+__all__ = ["ThresholdResult", "find_crossing", "branch_crossing"]
+
+
+@dataclass(frozen=True)
+class ThresholdResult:
+    """A located sign change.
+
+    value: the root as a float64; value_mp: the polished root (mpmath mpf; equals value without f_mp);
+    digits_string: the root with as many significant digits as requested and supported by `error`;
+    error: estimated absolute error of value_mp (polish + f_error / |slope|); status: "converged" |
+    "limited" (error does not support the requested digits) | "no_sign_change" | "failed";
+    message: in words; bracket: (a, b) of the float64 sign change (None when none found);
+    slope: f'(x*) estimated from the final bracket; digits: significant digits in digits_string.
+    """
+
+    value: float
+    value_mp: object
+    digits_string: str
+    error: float
+    status: str
+    message: str
+    bracket: tuple[float, float] | None
+    slope: float = math.nan
+    digits: int = 0
+
+
+def _f_error_at(f_error, x: float) -> float:
+    if f_error is None:
+        return 0.0
+    e = f_error(x) if callable(f_error) else f_error
+    return check_real("f_error", e, 0.0, None)
+
+
+def _illinois(f, a, b, fa, fb, xtol, max_iter=400):
+    """Shrink a sign-change bracket [a, b] of f (mpmath numbers) to width <= xtol.
+
+    Regula falsi with the Illinois modification: when the same end is retained twice, its function
+    value is halved, which restores superlinear convergence; a bisection step is taken whenever the
+    secant point would fall within a rounding distance of an end.
+    """
+    side = 0
+    for _ in range(max_iter):
+        if abs(b - a) <= xtol:
+            break
+        c = b - fb * (b - a) / (fb - fa) if fb != fa else (a + b) / 2
+        if not (min(a, b) < c < max(a, b)):
+            c = (a + b) / 2
+        fc = f(c)
+        if fc == 0:
+            return c, c, fc, fc
+        if (fc > 0) == (fb > 0):
+            b, fb = c, fc
+            if side == -1:
+                fa /= 2
+            side = -1
+        else:
+            a, fa = c, fc
+            if side == 1:
+                fb /= 2
+            side = 1
+    return a, b, fa, fb
+
+
+def _polish(f_mp, a64: float, b64: float, x64: float, dps: int):
+    """Root of f_mp near x64 at `dps` decimal places: (root, bracket width, slope)."""
+    with mpmath.workdps(dps):
+        x = mpmath.mpf(x64)
+        lo, hi = mpmath.mpf(a64), mpmath.mpf(b64)
+        half = max(abs(x), mpmath.mpf(1e-300)) * mpmath.mpf(2) ** -40
+        # Grow a bracket around the float64 root until f_mp changes sign (or the scan bracket is hit,
+        # which is a sign change by construction).
+        while True:
+            a, b = max(lo, x - half), min(hi, x + half)
+            fa, fb = f_mp(a), f_mp(b)
+            if fa == 0:
+                return a, mpmath.mpf(0), mpmath.nan
+            if fb == 0:
+                return b, mpmath.mpf(0), mpmath.nan
+            if (fa > 0) != (fb > 0):
+                break
+            if a == lo and b == hi:
+                raise ArithmeticError("f_mp has no sign change on the float64 bracket")
+            half *= 64
+        xtol = max(abs(x), mpmath.mpf(10) ** (-dps)) * mpmath.mpf(10) ** (-(dps - 3))
+        a, b, fa, fb = _illinois(f_mp, a, b, fa, fb, xtol)
+        root = b - fb * (b - a) / (fb - fa) if fb != fa else (a + b) / 2
+        # The end values were rescaled by the Illinois steps: take the slope from a fresh central
+        # difference (step 10^(-dps/2), accurate to ~10^(-dps/2) relative, plenty for an error bar).
+        step = max(abs(root), mpmath.mpf(1)) * mpmath.mpf(10) ** (-(dps // 2))
+        slope = (f_mp(root + step) - f_mp(root - step)) / (2 * step)
+        return +root, abs(b - a), slope
+
+
+def find_crossing(
+    f,
+    lo: float,
+    hi: float,
+    *,
+    digits: int = 15,
+    f_mp=None,
+    f_error=None,
+    n_scan: int = 64,
+) -> ThresholdResult:
+    """First sign change of f on [lo, hi], to `digits` significant digits.
+
+    f: float -> float (float64 evaluation, used for the scan and brentq).
+    f_mp: optional mpf -> mpf evaluation of the same function at the current mpmath precision; without
+        it the result is float64 (at most ~15 digits).
+    f_error: optional absolute error of f near the root (a float, or a callable x -> float), e.g. a
+        quadrature error; it enters the error estimate as f_error / |slope|.
+    n_scan: grid intervals of the scan.
+    """
+    lo = check_real("lo", lo)
+    hi = check_real("hi", hi)
+    if not hi > lo:
+        raise ParameterError("hi", hi, f"greater than lo = {lo}")
+    digits = check_int("digits", digits, 1, 1000)
+    n_scan = check_int("n_scan", n_scan, 1, 10**7)
+
+    def f64(x):
+        try:
+            with np.errstate(all="ignore"):
+                return float(f(x))
+        except (ArithmeticError, ValueError, TypeError) as exc:
+            raise _Failure(f"f raised {type(exc).__name__} at x = {x!r}: {exc}") from None
+
+    try:
+        grid = np.linspace(lo, hi, n_scan + 1)
+        values = np.array([f64(x) for x in grid])
+        bracket = None
+        for i in range(n_scan):
+            fa, fb = values[i], values[i + 1]
+            if not (math.isfinite(fa) and math.isfinite(fb)):
+                continue
+            if fa == 0.0:
+                bracket = (grid[i], grid[i])
+                break
+            if (fa > 0) != (fb > 0) and fb != 0.0:
+                bracket = (grid[i], grid[i + 1])
+                break
+            if fb == 0.0:
+                bracket = (grid[i + 1], grid[i + 1])
+                break
+        if bracket is None:
+            finite = values[np.isfinite(values)]
+            span = f"[{finite.min():.3g}, {finite.max():.3g}]" if finite.size else "no finite values"
+            return ThresholdResult(
+                math.nan, None, "", math.nan, "no_sign_change",
+                f"f does not change sign on a {n_scan}-interval scan of [{lo:g}, {hi:g}] (values {span})",
+                None,
+            )
+        a64, b64 = float(bracket[0]), float(bracket[1])
+        if a64 == b64:
+            x64 = a64
+        else:
+            x64 = optimize.brentq(f64, a64, b64, xtol=1e-300, rtol=4 * np.finfo(float).eps, maxiter=200)
+        slope64 = _slope64(f64, x64, a64, b64)
+    except _Failure as failure:
+        return ThresholdResult(math.nan, None, "", math.nan, "failed", str(failure), None)
+
+    if f_mp is None:
+        # brentq stops within rtol = 4 eps of the root; rounding of f itself near the root moves the
+        # zero by ~ eps |f scale| / |slope|, which the caller's f_error should carry when it matters.
+        polish_error = 4 * np.finfo(float).eps * max(abs(x64), np.finfo(float).tiny)
+        root_mp = mpmath.mpf(x64)
+        slope = slope64
+    else:
+        # An exact zero on the grid has a degenerate bracket: polish within the neighbouring cells.
+        spacing = (hi - lo) / n_scan
+        p_lo, p_hi = (a64, b64) if a64 != b64 else (max(lo, x64 - spacing), min(hi, x64 + spacing))
+        try:
+            r1, w1, _ = _polish(f_mp, p_lo, p_hi, x64, digits + 10)
+            r2, w2, s2 = _polish(f_mp, p_lo, p_hi, x64, digits + 20)
+        except (ArithmeticError, ValueError, TypeError, ZeroDivisionError) as exc:
+            return ThresholdResult(
+                x64, mpmath.mpf(x64), mpmath.nstr(mpmath.mpf(x64), 15), math.nan, "failed",
+                f"mpmath polish failed ({type(exc).__name__}: {exc}); the float64 root is in value",
+                (a64, b64), slope64,
+            )
+        with mpmath.workdps(digits + 20):
+            polish_error = float(abs(r1 - r2) + w1 + w2)
+        root_mp = r2
+        slope = float(s2) if mpmath.isfinite(s2) else slope64
+
+    fe = _f_error_at(f_error, x64)
+    propagated = fe / abs(slope) if fe > 0 else 0.0
+    if fe > 0 and not (math.isfinite(slope) and slope != 0.0):
+        propagated = math.inf
+    error = float(polish_error + propagated)
+    scale = max(abs(float(root_mp)), np.finfo(float).tiny)
+    supported = digits if error == 0 else int(math.floor(-math.log10(error / scale))) if error < scale else 0
+    n_digits = max(0, min(digits, supported))
+    if n_digits >= digits:
+        status, message = "converged", f"root located to {digits} significant digits (error {error:.3g})"
+    else:
+        status = "limited"
+        source = "f_error / |slope|" if propagated >= polish_error else "float64 evaluation (give f_mp)"
+        message = f"only {n_digits} of {digits} requested digits are supported (error {error:.3g}, limited by {source})"
+    with mpmath.workdps(max(digits, 15) + 10):
+        digits_string = mpmath.nstr(root_mp, n_digits, strip_zeros=False) if n_digits else ""
+    return ThresholdResult(float(root_mp), root_mp, digits_string, error, status, message, (a64, b64), slope, n_digits)
+
+
+def branch_crossing(f1, f2, lo: float, hi: float, *, f1_mp=None, f2_mp=None, f_error=None, **kwargs) -> ThresholdResult:
+    """First crossing of two functions (e.g. the free energies of two branches): the sign change of
+    f1 - f2 on [lo, hi]. mpmath polishing needs both f1_mp and f2_mp. `f_error` is the error of the
+    difference (e.g. the sum of the two quadrature errors)."""
+    f_mp = None
+    if f1_mp is not None and f2_mp is not None:
+        def f_mp(x):
+            return f1_mp(x) - f2_mp(x)
+    return find_crossing(lambda x: f1(x) - f2(x), lo, hi, f_mp=f_mp, f_error=f_error, **kwargs)
+
+
+class _Failure(Exception):
+    pass
+
+
+def _slope64(f64, x, a, b) -> float:
+    h = max(abs(x), 1.0) * 1e-6
+    if b > a:
+        h = min(h, (b - a) / 4) or h
+    try:
+        return (f64(x + h) - f64(x - h)) / (2 * h)
+    except _Failure:
+        return math.nan

@@ -1,0 +1,247 @@
+"""Fixed points, their stability and branch continuation.
+
+The main test problem is the state evolution of the Z2 spiked Wigner model,
+    m = F(m) = E_z tanh(lam m + sqrt(lam m) z),  z ~ N(0, 1).
+Expanding g(h) = E tanh(h + sqrt(h) z) with tanh x = x - x^3/3 + 2x^5/15 - ... and the Gaussian
+moments E(h + sqrt(h) z)^3 = h^3 + 3h^2, E(h + sqrt(h) z)^5 = h^5 + 10h^4 + 15h^3 gives
+    g(h) = h - h^2 + (5/3) h^3 + O(h^4),   F(m) = g(lam m).
+Hence F'(0) = lam: m = 0 is stable for lam < 1 and unstable for lam > 1. For lam = 1 + eps the
+informative fixed point solves lam^2 m - (5/3) lam^3 m^2 = eps + O(m^3), so
+    m* = (eps / lam^2) (1 + (5/3) eps / lam + O(eps^2)),   F'(m*) = 1 - eps + O(eps^2),
+the onset exponent is beta = 1, and ln m* = ln eps - eps/3 + O(eps^2) (the first correction).
+Carried two orders further (g(h) = h - h^2 + 5h^3/3 - 13h^4/3 + ..., from the x^7 term of tanh), with
+delta = 1 - 1/lam the fixed point h = lam m* solves h - 5h^2/3 + 13h^3/3 = delta + O(h^4):
+    h = delta + (5/3) delta^2 + (11/9) delta^3 + (293/135) delta^4 + O(delta^5).
+"""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+import numpy as np
+import pytest
+
+from attnphase.errors import ParameterError
+from attnphase.numeric.branches import continue_branch
+from attnphase.numeric.fixedpoint import Identity, Interval, Positive, map_jacobian, solve_fixed_point
+from attnphase.numeric.gauss import GaussHermiteRule
+from attnphase.numeric.scaling import fit_power_law
+
+_RULE = GaussHermiteRule(1, 150)
+_Z = _RULE.standard_nodes[:, 0]
+_W = _RULE.weights
+# Quadrature error of the 150-node map, checked against mpmath below.
+MAP_ERROR = 1e-13
+
+
+def z2_map(m, lam):
+    return float(_W @ np.tanh(lam * m + np.sqrt(lam * m) * _Z))
+
+
+def z2_map_mp(m, lam):
+    h = mpmath.mpf(lam) * m
+    return mpmath.quad(lambda z: mpmath.tanh(h + mpmath.sqrt(h) * z) * mpmath.npdf(z), [-mpmath.inf, 0, mpmath.inf])
+
+
+def test_map_quadrature_against_mpmath():
+    with mpmath.workdps(20):
+        for lam, m in [(2.0, 0.9), (1.5, 0.4), (1.01, 0.01)]:
+            assert abs(z2_map(m, lam) - float(z2_map_mp(mpmath.mpf(m), lam))) <= MAP_ERROR
+
+
+@pytest.fixture(scope="module")
+def z2_reference_at_1_5():
+    with mpmath.workdps(18):
+        return float(mpmath.findroot(lambda m: z2_map_mp(m, 1.5) - m, mpmath.mpf("0.394")))
+
+
+@pytest.mark.parametrize("method", ["hybr", "anderson", "damped"])
+def test_z2_solvers_agree_with_high_precision_reference(method, z2_reference_at_1_5):
+    res = solve_fixed_point(lambda m: z2_map(m, 1.5), 0.8, transforms=[Interval(0.0, 1.0)], method=method,
+                            damping=0.0 if method != "damped" else 0.3, tol=1e-13, map_error=MAP_ERROR)
+    assert res.success and res.status == "converged"
+    assert res.residual <= 1e-13
+    # The solver's error estimate includes the map's quadrature error propagated through 1/(1 - F').
+    assert res.error >= MAP_ERROR / (1 - res.spectral_radius)
+    assert abs(res.value - z2_reference_at_1_5) <= res.error
+    assert res.stable and 0 < res.spectral_radius < 1
+    assert isinstance(res.value, float)
+
+
+@pytest.mark.parametrize("lam", [0.5, 0.9, 1.1, 2.0])
+def test_z2_trivial_fixed_point_stability(lam):
+    """At m = 0 the map's derivative is lam (sqrt(m) makes F undefined for m < 0: one-sided FD)."""
+    res = solve_fixed_point(lambda m: z2_map(m, lam), 0.0)
+    assert res.success and res.value == 0.0
+    assert res.jacobian_eigenvalues.shape == (1,)
+    assert abs(res.jacobian_eigenvalues[0].real - lam) <= 1e-7
+    assert res.stable == (lam < 1)
+
+
+@pytest.fixture(scope="module")
+def z2_branch():
+    eps = np.geomspace(1e-2, 1e-4, 9)
+    controls = np.concatenate([[2.0, 1.5, 1.2, 1.1, 1.05], 1 + eps])
+    branch = continue_branch(z2_map, 0.9, controls, transforms=[Interval(0.0, 1.0)], tol=1e-15)
+    return eps, branch
+
+
+def test_z2_branch_followed_to_onset(z2_branch):
+    eps, branch = z2_branch
+    assert branch.status == "complete" and branch.lost_at is None
+    assert len(branch.controls) == 14
+    assert np.all(branch.stable)
+    near = branch.values[5:]
+    for e, m, res in zip(eps, near, branch.results[5:]):
+        lam = 1 + e
+        delta = 1 - 1 / lam
+        # h = lam m* = delta + (5/3) delta^2 + (11/9) delta^3 + (293/135) delta^4 + ... (module doc);
+        # the remainder after delta^3 is bounded by twice its leading term.
+        series = (delta + 5 / 3 * delta**2 + 11 / 9 * delta**3) / lam
+        assert abs(m - series) <= 2 * (293 / 135) * delta**4 / lam + res.error + MAP_ERROR / e
+        # F'(m*) = lam g'(h), g'(h) = 1 - 2h + 5h^2 - (52/3) h^3 + ...; FD Jacobian error ~1e-8.
+        h = lam * m
+        assert abs(res.spectral_radius - lam * (1 - 2 * h + 5 * h**2)) <= 2 * lam * (52 / 3) * h**3 + 1e-7
+    # Branch values decrease towards the onset.
+    assert np.all(np.diff(branch.values) < 0)
+
+
+def test_z2_onset_exponent(z2_branch):
+    """beta = 1 from the expansion; the fit with the analytic corrections ln m = ln eps - eps/3 + ...
+    must contain it, and the first correction must come out as -1/3."""
+    eps, branch = z2_branch
+    m = branch.values[5:]
+    fit = fit_power_law(eps, m, corrections=(1, 2))
+    assert fit.contains(1.0)
+    assert fit.exponent_high - fit.exponent_low < 1e-4
+    assert fit.prefactor_low <= 1.0 <= fit.prefactor_high  # m / eps -> 1 as lam -> 1
+    assert abs(fit.corrections[0] + 1 / 3) <= 1e-3
+    # Without corrections the local slope 1 - eps/3 + O(eps^2) bounds the bias of a plain fit.
+    plain = fit_power_law(eps[4:], m[4:])
+    assert 1 - 1.1 * eps[4] / 3 <= plain.exponent <= 1.0
+
+
+def test_z2_evaluation_counts():
+    """Efficiency regression guard at lam = 1.01, where F'(m*) = 0.99: damped iteration needs
+    ~ln(1e-10)/ln(0.99) ~ 2000 steps, Anderson and hybr tens of evaluations."""
+    counts = {}
+    for method, damping in [("hybr", 0.5), ("anderson", 0.0), ("damped", 0.0)]:
+        res = solve_fixed_point(lambda m: z2_map(m, 1.01), 0.5, transforms=[Interval(0.0, 1.0)],
+                                method=method, damping=damping, tol=1e-10)
+        assert res.success
+        counts[method] = res.evaluations
+    assert counts["hybr"] <= 60 and counts["anderson"] <= 60
+    assert counts["damped"] >= 20 * max(counts["hybr"], counts["anderson"])
+
+
+def test_two_dimensional_map_with_positive_coordinate():
+    """q = 1 / (1 + v), v = q / 2: v solves 2 v^2 + 2 v - 1 = 0, v = (sqrt(3) - 1) / 2; the Jacobian
+    [[0, -1/(1+v)^2], [1/2, 0]] has eigenvalues +- i / (sqrt(2) (1 + v))."""
+    F = lambda x: np.array([1 / (1 + x[1]), x[0] / 2])  # noqa: E731
+    v = (math.sqrt(3) - 1) / 2
+    expected = np.array([1 / (1 + v), v])
+    for method in ("hybr", "anderson", "damped"):
+        res = solve_fixed_point(F, np.array([1.0, 1.0]), transforms=[Positive(), Positive()], method=method)
+        assert res.success, res.message
+        assert np.max(np.abs(res.value - expected)) <= res.error + 1e-15
+        omega = 1 / (math.sqrt(2) * (1 + v))
+        assert np.allclose(np.sort(res.jacobian_eigenvalues.imag), [-omega, omega], atol=1e-8)
+        assert np.allclose(res.jacobian_eigenvalues.real, 0.0, atol=1e-8)
+        assert res.stable
+
+
+def test_unstable_fixed_point_reported():
+    """x = 2x - 1 has the repelling fixed point 1: hybr finds it, the spectrum says unstable;
+    damped iteration runs away."""
+    res = solve_fixed_point(lambda x: 2 * x - 1, 0.3, method="hybr")
+    assert res.success and abs(res.value - 1) <= 1e-12
+    assert not res.stable and abs(res.spectral_radius - 2) <= 1e-8
+    diverging = solve_fixed_point(lambda x: 2 * x - 1, 0.3, method="damped", damping=0.0, max_iter=5000)
+    assert diverging.status == "diverged" and not diverging.success
+
+
+def test_user_jacobian_used():
+    res = solve_fixed_point(lambda x: np.cos(x), np.array([0.5]), jacobian=lambda x: np.array([[-np.sin(x[0])]]))
+    assert res.success and res.jacobian_evaluations == 0
+    assert abs(res.jacobian_eigenvalues[0].real + math.sin(0.7390851332151607)) <= 1e-9
+
+
+def test_finite_difference_jacobian_against_analytic():
+    F = lambda x: np.array([np.sin(x[0]) * x[1], np.exp(x[0] - x[1])])  # noqa: E731
+    x = np.array([0.3, 0.7])
+    J, evaluations = map_jacobian(F, x)
+    exact = np.array([[math.cos(0.3) * 0.7, math.sin(0.3)], [math.exp(-0.4), -math.exp(-0.4)]])
+    assert np.max(np.abs(J - exact)) <= 1e-9
+    assert evaluations == 5
+
+
+def test_failures_are_statuses():
+    nan_map = solve_fixed_point(lambda x: np.array([np.nan, 1.0]), np.array([0.0, 1.0]))
+    assert nan_map.status == "diverged" and "non-finite" in nan_map.message
+    leaves = solve_fixed_point(lambda x: -1.0, 0.5, transforms=[Positive()])
+    assert leaves.status == "failed" and "left the domain" in leaves.message
+    raises = solve_fixed_point(lambda x: math.log(x), 0.5, method="anderson")
+    assert raises.status == "failed" and "ValueError" in raises.message
+    slow = solve_fixed_point(lambda x: 0.999 * x + 0.001, 0.0, method="damped", damping=0.0, max_iter=50)
+    assert slow.status == "max_iter" and not slow.success and math.isnan(slow.spectral_radius)
+    wrong_shape = solve_fixed_point(lambda x: np.ones(3), np.zeros(2))
+    assert wrong_shape.status == "failed"
+
+
+def test_bad_input_rejected():
+    with pytest.raises(ParameterError):
+        solve_fixed_point(lambda x: x, 0.0, method="newton")
+    with pytest.raises(ParameterError):
+        solve_fixed_point(lambda x: x, -1.0, transforms=[Positive()])
+    with pytest.raises(ParameterError):
+        solve_fixed_point(lambda x: x, np.nan)
+    with pytest.raises(ParameterError):
+        solve_fixed_point(lambda x: x, 0.5, damping=1.0)
+    with pytest.raises(ParameterError):
+        Interval(1.0, 0.0)
+
+
+@pytest.mark.parametrize("transform,x", [(Identity(), -3.2), (Positive(), 1e-3), (Interval(-2.0, 5.0), 4.99)])
+def test_transforms_round_trip(transform, x):
+    u = transform.to_unconstrained(x)
+    assert np.isfinite(u)
+    assert abs(transform.from_unconstrained(u) - x) <= 1e-13 * max(1.0, abs(x))
+
+
+def test_branch_lost_at_fold():
+    """x -> x + 0.3 (c - x^2) has the branch x = sqrt(c), which ends at c = 0 (a fold)."""
+    branch = continue_branch(lambda x, c: x + 0.3 * (c - x * x), 1.0, np.linspace(1.0, -0.5, 16))
+    assert branch.status == "lost"
+    assert branch.lost_at is not None and -0.1 - 1e-12 <= branch.lost_at < 0
+    assert branch.last_good_control is not None and abs(branch.last_good_control) <= 1e-3
+    ok = branch.controls > 0.01
+    assert np.allclose(branch.values[ok], np.sqrt(branch.controls[ok]), atol=1e-9)
+
+
+def test_branch_stability_change():
+    """x -> x + 0.5 (c x - x^2): the branch x = 0 has F' = 1 + c/2, stable for c < 0 only."""
+    controls = np.linspace(-1.0, 1.0, 8)  # avoids the marginal point c = 0
+    branch = continue_branch(lambda x, c: x + 0.5 * (c * x - x * x), 0.0, controls)
+    assert branch.status == "complete"
+    assert np.allclose(branch.spectral_radius, np.abs(1 + controls / 2), atol=1e-8)
+    assert list(branch.stable) == [True] * 4 + [False] * 4
+    (low, high), = branch.stability_changes
+    assert math.isclose(low, -1 / 7) and math.isclose(high, 1 / 7)
+
+
+def test_branch_jump_rejected_by_max_jump():
+    """The fixed point r(c) of x -> (x + r(c)) / 2 jumps from 1 to 3 at c = 0.5: without a bound on
+    the corrector's move the jump is silently followed; with max_jump the branch is lost there."""
+
+    def F(x, c):
+        return 0.5 * (x + (1.0 if c < 0.5 else 3.0))
+
+    controls = np.linspace(0.0, 1.0, 11)
+    followed = continue_branch(F, 1.0, controls)
+    assert followed.status == "complete" and followed.values[-1] == pytest.approx(3.0)
+    guarded = continue_branch(F, 1.0, controls, max_jump=0.5)
+    assert guarded.status == "lost" and guarded.lost_at == pytest.approx(0.5)
+    assert 0.4 <= guarded.last_good_control < 0.5 and 0.5 - guarded.last_good_control <= 0.1 / 2**10
+    assert "max_jump" in guarded.message
+    assert np.allclose(guarded.values, 1.0)

@@ -1,0 +1,249 @@
+"""Gaussian expectations against closed forms evaluated in high precision.
+
+For z ~ N(mu, Sigma) and a fixed vector a, s = a.z is N(a.mu, a^T Sigma a), so
+  E[(a.z)^k] are the Gaussian moments of s, E[exp(a.z)] = exp(a.mu + a^T Sigma a / 2),
+  E[Phi(c + b.z)] = Phi((c + b.mu) / sqrt(1 + b^T Sigma b))
+(the last because Phi(c + b.z) = P(g <= c + b.z) for an independent standard normal g).
+The test asserts the reported error estimate bounds the true error, and that a converged result
+meets the requested tolerance.
+"""
+
+from __future__ import annotations
+
+import math
+
+import subprocess
+import sys
+
+import mpmath
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.special import ndtr
+
+from attnphase.errors import ParameterError
+from attnphase.numeric.gauss import (
+    GaussHermiteRule,
+    covariance_factor,
+    gaussian_expectation,
+    sobol_expectation,
+)
+
+
+def correlated_case(dim: int, seed: int):
+    """A random mean, a random correlated covariance and two random direction vectors."""
+    rng = np.random.default_rng(1000 * dim + seed)
+    A = rng.normal(size=(dim, dim)) * 0.6
+    cov = A @ A.T + 0.2 * np.eye(dim)
+    mu = rng.normal(size=dim) * 0.5
+    a = rng.normal(size=dim) * 0.5
+    b = rng.normal(size=dim) * 0.8
+    return mu, cov, a, b
+
+
+def mp(x):
+    return mpmath.mpf(float(x))
+
+
+def moments_closed_form(m: float, s2: float) -> list[float]:
+    """E[s], E[s^2], E[s^3], E[s^4] for s ~ N(m, s2), in 30-digit arithmetic."""
+    with mpmath.workdps(30):
+        m, s2 = mp(m), mp(s2)
+        return [float(v) for v in (m, m**2 + s2, m**3 + 3 * m * s2, m**4 + 6 * m**2 * s2 + 3 * s2**2)]
+
+
+CASES = [(dim, seed) for dim in (1, 2, 3, 4) for seed in (0, 1)]
+
+
+@pytest.mark.parametrize("dim,seed", CASES)
+def test_moments_vector_valued(dim, seed):
+    mu, cov, a, _ = correlated_case(dim, seed)
+    exact = np.array(moments_closed_form(a @ mu, a @ cov @ a))
+
+    def f(z):
+        s = z @ a
+        return np.stack([s, s**2, s**3, s**4], axis=-1)
+
+    res = gaussian_expectation(f, mu, cov, tol=1e-10)
+    assert res.converged and res.method == "hermite"
+    assert res.value.shape == (4,) and res.error.shape == (4,)
+    assert np.all(np.abs(res.value - exact) <= res.error)
+    assert np.all(res.error <= 1e-10)
+
+
+@pytest.mark.parametrize("dim,seed", CASES)
+def test_exponential_moment(dim, seed):
+    mu, cov, a, _ = correlated_case(dim, seed)
+    with mpmath.workdps(30):
+        exact = float(mpmath.exp(mp(a @ mu) + mp(a @ cov @ a) / 2))
+    res = gaussian_expectation(lambda z: np.exp(z @ a), mu, cov, tol=1e-11)
+    assert res.converged
+    assert abs(res.value - exact) <= res.error <= 1e-11
+    assert not res.slow_convergence
+
+
+@pytest.mark.parametrize("dim,seed", CASES)
+def test_probit_expectation(dim, seed):
+    mu, cov, _, b = correlated_case(dim, seed)
+    b = 0.6 * b  # keeps b^T Sigma b <= ~5, so the 4-D rules stay below ~10^6 points
+    c = 0.3
+    with mpmath.workdps(30):
+        exact = float(mpmath.ncdf((mp(c) + mp(b @ mu)) / mpmath.sqrt(1 + mp(b @ cov @ b))))
+    res = gaussian_expectation(lambda z: ndtr(c + z @ b), mu, cov, tol=1e-11)
+    assert res.converged
+    assert abs(res.value - exact) <= res.error <= 1e-11
+
+
+@pytest.mark.parametrize("n", [4, 6, 8, 10])
+def test_fixed_rule_error_estimate_bounds_true_error(n):
+    """A coarse fixed rule is inaccurate; its error estimate (against a finer rule) must cover that."""
+    mu, cov, a, b = correlated_case(2, 0)
+    exact = math.exp(a @ mu + 0.5 * a @ cov @ a)
+    res = gaussian_expectation(lambda z: np.exp(z @ a) * np.cos(0.0 * z[:, 0]), mu, cov, nodes_per_dim=n)
+    assert res.nodes_per_dim == n and res.n_points == n**2
+    true_error = abs(res.value - exact)
+    assert true_error <= res.error
+    # ...without being absurdly pessimistic (within a factor 1e3 of the truth when visible).
+    if true_error > 1e-13:
+        assert res.error <= 1e3 * true_error
+
+
+def test_relative_tolerance_for_large_values():
+    mu, cov = np.array([2.0, 1.0]), np.array([[1.0, 0.6], [0.6, 1.5]])
+    a = np.array([1.0, 1.0])
+    exact = math.exp(a @ mu + 0.5 * a @ cov @ a)  # ~ 1.5e3: absolute 1e-10 is out of reach
+    res = gaussian_expectation(lambda z: np.exp(z @ a), mu, cov, tol=1e-300, rtol=1e-12)
+    assert res.converged
+    assert abs(res.value - exact) <= res.error <= 1e-12 * exact
+
+
+def test_singular_covariance():
+    """Rank-one covariance (z2 = 2 z1): the eigendecomposition factor still gives exact moments."""
+    mu = np.array([0.1, -0.3])
+    cov = np.array([[1.0, 2.0], [2.0, 4.0]])
+    a = np.array([0.5, -0.2])
+    exact = math.exp(a @ mu + 0.5 * a @ cov @ a)
+    res = gaussian_expectation(lambda z: np.exp(z @ a), mu, cov)
+    assert res.converged and abs(res.value - exact) <= res.error
+    _, L = covariance_factor(mu, cov)
+    np.testing.assert_allclose(L @ L.T, cov, atol=1e-14)
+
+
+@pytest.mark.parametrize(
+    "mean,cov",
+    [
+        ([0.0, 0.0], [[1.0, 2.0], [2.0, 1.0]]),  # indefinite
+        ([0.0, 0.0], [[1.0, 0.5], [0.4, 1.0]]),  # not symmetric
+        ([0.0, 0.0], [[1.0, np.nan], [np.nan, 1.0]]),
+        ([0.0, np.inf], np.eye(2)),
+        ([0.0, 0.0], np.eye(3)),  # shape mismatch
+    ],
+)
+def test_bad_covariances_rejected(mean, cov):
+    with pytest.raises(ParameterError):
+        gaussian_expectation(lambda z: z[:, 0], mean, cov)
+
+
+def test_bad_options_rejected():
+    with pytest.raises(ParameterError):
+        gaussian_expectation(lambda z: z[:, 0], [0.0], [[1.0]], method="trapezoid")
+    with pytest.raises(ParameterError):
+        gaussian_expectation(lambda z: z[:, 0], [0.0], [[1.0]], tol=-1.0)
+    with pytest.raises(ParameterError):
+        sobol_expectation(lambda z: z[:, 0], [0.0], [[1.0]], n_points=1000)
+    with pytest.raises(ParameterError):  # integrand returning the wrong shape
+        gaussian_expectation(lambda z: np.ones(3), [0.0], [[1.0]])
+
+
+def test_rule_reproduces_mean_and_covariance():
+    mu, cov, _, _ = correlated_case(3, 1)
+    rule = GaussHermiteRule(3, 5)
+    z = rule.points(mu, cov)
+    w = rule.weights
+    assert z.shape == (125, 3) and w.shape == (125,)
+    assert math.isclose(w.sum(), 1.0, rel_tol=1e-14)
+    np.testing.assert_allclose(w @ z, mu, atol=1e-14)
+    centered = z - mu
+    np.testing.assert_allclose((centered * w[:, None]).T @ centered, cov, atol=1e-13)
+    # The rule is cached: the same arrays come back.
+    assert GaussHermiteRule(3, 5).weights is w
+
+
+@pytest.mark.parametrize("n", [20, 64, 200])
+def test_high_order_rule_moments(n):
+    """roots_hermitenorm stays accurate at high order: the n-node rule integrates z^(2k) exactly
+    for 2k <= 2n - 1, E z^(2k) = (2k - 1)!!, to rounding (relative 1e-13)."""
+    rule = GaussHermiteRule(1, n)
+    z = rule.standard_nodes[:, 0]
+    for k in range(0, min(n, 12)):
+        exact = float(mpmath.fac2(2 * k - 1)) if k else 1.0
+        assert abs(rule.weights @ z ** (2 * k) - exact) <= 1e-13 * exact
+
+
+def test_kink_is_reported_as_slow():
+    """E|z| = sqrt(2/pi): the kink at 0 makes Gauss-Hermite converge like 1/n, not exponentially."""
+    exact = math.sqrt(2 / math.pi)
+    res = gaussian_expectation(lambda z: np.abs(z[:, 0]), [0.0], [[1.0]], tol=1e-10, max_nodes_per_dim=128)
+    assert not res.converged and res.slow_convergence
+    assert 0.5 <= res.observed_order <= 2.0
+    assert len(res.history) >= 4 and "slow" in res.message
+    assert abs(res.value - exact) <= res.error
+    smooth = gaussian_expectation(lambda z: np.cos(z[:, 0]), [0.0], [[1.0]])
+    assert smooth.converged and not smooth.slow_convergence
+
+
+def test_nonfinite_integrand_is_a_status():
+    res = gaussian_expectation(lambda z: 1.0 / z[:, 0] ** 0, [0.0], [[1.0]])
+    assert res.converged  # sanity: a constant is fine
+    with np.errstate(invalid="ignore"):
+        bad = gaussian_expectation(lambda z: np.log(z[:, 0]), [0.0], [[1.0]])
+    assert not bad.converged and "non-finite" in bad.message
+
+
+def test_sobol_within_standard_errors_and_fixed():
+    mu, cov, _, b = correlated_case(3, 0)
+    c = -0.2
+    exact = float(ndtr((c + b @ mu) / math.sqrt(1 + b @ cov @ b)))
+    f = lambda z: ndtr(c + z @ b)  # noqa: E731
+    first = sobol_expectation(f, mu, cov, n_points=2**12, replicates=8, seed=3)
+    again = sobol_expectation(f, mu, cov, n_points=2**12, replicates=8, seed=3)
+    other = sobol_expectation(f, mu, cov, n_points=2**12, replicates=8, seed=4)
+    assert first.method == "sobol" and first.n_points == 8 * 2**12
+    assert 0 < first.error < 1e-3
+    assert abs(first.value - exact) <= 4 * first.error
+    assert abs(other.value - exact) <= 4 * other.error
+    assert first.value == again.value and first.error == again.error  # points fixed across calls
+    assert first.value != other.value
+
+
+def test_sobol_on_kink_and_adaptive_mode():
+    exact = math.sqrt(2 / math.pi)
+    res = gaussian_expectation(lambda z: np.abs(z[:, 0]), [0.0], [[1.0]], method="sobol", tol=1e-5)
+    assert res.converged and res.error <= 1e-5
+    assert abs(res.value - exact) <= 4 * res.error
+    assert len(res.history) >= 1
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    dim=st.integers(1, 3),
+    entries=st.lists(st.floats(-0.6, 0.6), min_size=9, max_size=9),
+    direction=st.lists(st.floats(-0.8, 0.8), min_size=3, max_size=3),
+    shift=st.lists(st.floats(-1.0, 1.0), min_size=3, max_size=3),
+)
+def test_error_bound_on_random_covariances(dim, entries, direction, shift):
+    """Property: for any correlated covariance (possibly singular), the estimate bounds the error."""
+    A = np.array(entries).reshape(3, 3)[:dim, :dim]
+    cov = A @ A.T
+    mu, a = np.array(shift[:dim]), np.array(direction[:dim])
+    with mpmath.workdps(30):
+        exact = float(mpmath.exp(mp(a @ mu) + mp(a @ cov @ a) / 2))
+    res = gaussian_expectation(lambda z: np.exp(z @ a), mu, cov, tol=1e-12)
+    assert res.converged
+    assert abs(res.value - exact) <= res.error <= 1e-12
+
+
+def test_numeric_does_not_import_sympy():
+    code = "import sys, attnphase.numeric; sys.exit('sympy' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0

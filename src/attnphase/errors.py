@@ -16,3 +16,7 @@ class ParameterError(ValueError):
         self.value = value
         self.allowed = allowed
         super().__init__(f"invalid value for {name}: {value!r} (allowed: {allowed})")
+
+    def __reduce__(self):
+        # Sweeps run points in worker processes; the error must survive pickling back to the driver.
+        return (type(self), (self.name, self.value, self.allowed))

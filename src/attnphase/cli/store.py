@@ -1,0 +1,113 @@
+"""`attnphase store`: look into and export the results store."""
+
+from __future__ import annotations
+
+import datetime
+import sys
+from pathlib import Path
+
+import click
+
+from attnphase.cli.common import emit, json_option
+from attnphase.cli.groups import GuardedGroup
+from attnphase.store import EXPORT_FORMATS, ResultStore, StoreError, default_store_path
+
+_store_option = click.option(
+    "--store", "store_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+    help="Results store file (default: $ATTNPHASE_STORE, else ./results.sqlite).",
+)
+
+
+def _open(store_path: Path | None) -> ResultStore:
+    try:
+        return ResultStore(store_path or default_store_path(), create=False)
+    except StoreError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+@click.group("store", cls=GuardedGroup)
+def store_group() -> None:
+    """List, export and check the results store that sweeps write to.
+
+    A store that cannot be used (missing, corrupted, not a store) gives exit status 1 with a message
+    naming the file and what to do; bad option values give exit status 2.
+    """
+
+
+@store_group.command("list")
+@_store_option
+@click.option("--model", default=None, help="Only this model.")
+@json_option
+def list_command(store_path, model, as_json) -> None:
+    """Summarise the store: points per model and code version.
+
+    \b
+    Examples:
+      attnphase store list
+      attnphase store list --store sweeps.sqlite --json
+    """
+    store = _open(store_path)
+    try:
+        summaries = [s for s in store.summary() if model is None or s.model == model]
+    except StoreError as exc:
+        raise click.ClickException(str(exc)) from None
+    finally:
+        store.close()
+    if as_json:
+        emit("store list", model, {"store": str(store.path)}, {"store": str(store.path), "models": summaries}, True)
+        return
+    click.echo(f"store: {store.path}")
+    if not summaries:
+        click.echo("(no points)")
+    for s in summaries:
+        last = datetime.datetime.fromtimestamp(s.last_created).isoformat(timespec="seconds")
+        click.echo(f"{s.model}  version {s.version}  {s.n_points} points  "
+                   f"parameters: {', '.join(s.parameter_names)}  last written {last}")
+
+
+@store_group.command("export")
+@_store_option
+@click.option("--format", "fmt", type=click.Choice(EXPORT_FORMATS), default="csv", show_default=True,
+              help="parquet needs pyarrow.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True, help="File to write.")
+@click.option("--model", default=None, help="Only this model (default: every model).")
+@json_option
+def export_command(store_path, fmt, out, model, as_json) -> None:
+    """Write the stored points as one flat table (parameters and results as columns).
+
+    \b
+    Examples:
+      attnphase store export --format csv --out demo.csv --model demo
+      attnphase store export --format parquet --out all.parquet
+    """
+    store = _open(store_path)
+    try:
+        n_rows = store.export(out, fmt, model=model)
+    except StoreError as exc:
+        raise click.ClickException(str(exc)) from None
+    finally:
+        store.close()
+    emit("store export", model, {"store": str(store.path), "format": fmt},
+         {"out": str(out), "n_rows": n_rows}, as_json)
+
+
+@store_group.command("check")
+@_store_option
+@json_option
+def check_command(store_path, as_json) -> None:
+    """Full integrity check of the store file and of every row's checksum; exit 1 on damage.
+
+    \b
+    Example:
+      attnphase store check --store results.sqlite
+    """
+    store = _open(store_path)
+    try:
+        problems = store.verify()
+    except StoreError as exc:
+        raise click.ClickException(str(exc)) from None
+    finally:
+        store.close()
+    emit("store check", None, {"store": str(store.path)}, {"ok": not problems, "problems": problems}, as_json)
+    if problems:
+        sys.exit(1)

@@ -1,0 +1,436 @@
+"""The results store: one SQLite file holding every computed point of every sweep.
+
+A point is keyed by (model, canonical parameters, code version). The canonical parameters are the
+JSON text of the parameter dict with sorted keys, floats written with `repr` (shortest round-trip
+form, so the key is exact) and integral floats written as integers, so `beta=1` and `beta=1.0` name
+the same point. Results computed by another code version are kept but never reused.
+
+Why SQLite, and how the guarantees come about:
+
+* Atomic points. Each `put` is one transaction writing one row; the result is one JSON column with
+  a SHA-256 checksum of the whole row next to it. A process killed mid-write leaves either the whole
+  row or nothing (SQLite's journal rolls an uncommitted transaction back on the next open).
+* No duplicates. A UNIQUE constraint on the key plus `INSERT OR IGNORE`: when two processes compute
+  the same point, the first commit wins and the second is a no-op.
+* Concurrent writers. WAL journal mode lets readers run alongside the single writer; writers take
+  the write lock up front (`BEGIN IMMEDIATE`) and wait up to `busy_timeout` for each other instead
+  of failing. This holds for processes on one machine; WAL does not work over network filesystems
+  (NFS, SMB), so keep the store on a local disk and let one driver write for a cluster.
+* Durability. `synchronous=FULL`: a committed point survives a power loss, not only a crash.
+* Corruption. Opening a store runs `PRAGMA quick_check` (b-tree structure, O(file size)); every row
+  read checks its checksum, which catches damage inside a row's bytes that the b-tree check cannot
+  see. Either raises `StoreError` naming the file and what to do.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import math
+import numbers
+import os
+import sqlite3
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from attnphase import __version__
+from attnphase.errors import ParameterError
+from attnphase.jsonio import dumps, to_jsonable
+
+STORE_ENV = "ATTNPHASE_STORE"
+DEFAULT_STORE_NAME = "results.sqlite"
+SCHEMA_VERSION = "1"
+# How long a writer waits for another process holding the write lock. One put holds it for about
+# one fsync, so this is only reached when something is badly stuck.
+BUSY_TIMEOUT_MS = 60_000
+EXPORT_FORMATS = ("csv", "parquet")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS results (
+    id       INTEGER PRIMARY KEY,
+    model    TEXT NOT NULL,
+    params   TEXT NOT NULL,   -- canonical JSON of the parameters
+    version  TEXT NOT NULL,   -- attnphase.__version__ that computed the point
+    result   TEXT NOT NULL,   -- JSON object returned by the point function
+    created  REAL NOT NULL,   -- unix time of the commit
+    elapsed  REAL,            -- seconds the point took to compute, when known
+    checksum TEXT NOT NULL,   -- sha256 of model, params, version and result
+    UNIQUE (model, params, version)
+);
+"""
+
+
+class StoreError(RuntimeError):
+    """The store file cannot be used: corrupted, not a store, or not openable. Names the path."""
+
+    def __init__(self, path: str | os.PathLike, problem: str, remedy: str):
+        self.path = str(path)
+        self.problem = problem
+        self.remedy = remedy
+        super().__init__(f"results store {self.path}: {problem}. {remedy}")
+
+    def __reduce__(self):
+        return (type(self), (self.path, self.problem, self.remedy))
+
+
+_CORRUPT_REMEDY = (
+    "The file is damaged. Move it aside (keep it for inspection; `sqlite3 FILE .recover` may salvage "
+    "rows) and rerun the sweep with a fresh store: completed points are recomputed"
+)
+
+
+def default_store_path() -> Path:
+    """$ATTNPHASE_STORE when set, else ./results.sqlite."""
+    return Path(os.environ.get(STORE_ENV) or DEFAULT_STORE_NAME)
+
+
+def _canonical_value(name: str, value: Any) -> Any:
+    """A parameter value in the form used for keys: int, finite float, str, bool or None."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if hasattr(value, "item") and not isinstance(value, numbers.Number):
+        value = value.item()  # zero-dimensional numpy / torch values
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        x = float(value)
+        if not math.isfinite(x):
+            raise ParameterError(name, value, "a finite number (NaN and infinities cannot be keys)")
+        # Integral floats become ints so that 1 and 1.0 name the same point (exactly representable
+        # integers only; beyond 2**53 a float is not a faithful integer).
+        if x.is_integer() and abs(x) <= 2**53:
+            return int(x)
+        return x
+    raise ParameterError(name, value, "a number, a string, a bool or None")
+
+
+def canonical_params(params: Mapping[str, Any]) -> str:
+    """The key text of a parameter dict: JSON, sorted keys, floats by repr, integral floats as ints.
+
+    >>> canonical_params({"h": 0.0, "beta": 1.5})
+    '{"beta":1.5,"h":0}'
+    """
+    if not isinstance(params, Mapping):
+        raise ParameterError("params", params, "a mapping of parameter names to values")
+    clean = {}
+    for name, value in params.items():
+        if not isinstance(name, str) or not name:
+            raise ParameterError("params", name, "non-empty string parameter names")
+        clean[name] = _canonical_value(name, value)
+    # json writes floats with float.__repr__, the shortest text that round-trips exactly.
+    return json.dumps(clean, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def _checksum(model: str, params: str, version: str, result: str) -> str:
+    h = hashlib.sha256()
+    for part in (model, params, version, result):
+        h.update(part.encode())
+        h.update(b"\x00")
+    return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class StoredPoint:
+    """One row of the store."""
+
+    model: str
+    params: dict[str, Any]
+    version: str
+    result: dict[str, Any]
+    created: float
+    elapsed: float | None
+
+
+@dataclass(frozen=True)
+class ModelSummary:
+    """What the store holds for one (model, version)."""
+
+    model: str
+    version: str
+    n_points: int
+    parameter_names: list[str]
+    first_created: float
+    last_created: float
+
+
+class ResultStore:
+    """A results store in one SQLite file (created on first use).
+
+    >>> store = ResultStore("results.sqlite")                           # doctest: +SKIP
+    >>> store.put("demo", {"beta": 1.5}, {"m": 0.8585})                 # doctest: +SKIP
+    >>> store.get("demo", {"beta": 1.5})                                # doctest: +SKIP
+    {'m': 0.8585}
+
+    Lookups use the current code version unless `version=` says otherwise. A store object holds one
+    connection; give each process (and each thread) its own `ResultStore`.
+    """
+
+    def __init__(self, path: str | os.PathLike | None = None, *, version: str = __version__, create: bool = True):
+        self.path = Path(path) if path is not None else default_store_path()
+        self.version = version
+        if not create and not self.path.exists():
+            raise StoreError(self.path, "does not exist", "Run a sweep first, or point --store / $ATTNPHASE_STORE at a store")
+        if self.path.is_dir():
+            raise StoreError(self.path, "is a directory", "Pass a file path with --store")
+        if not self.path.parent.exists():
+            raise StoreError(
+                self.path, "its directory does not exist", "Create the directory or choose another path"
+            )
+        try:
+            # isolation_level=None: no implicit transactions; every transaction below is explicit.
+            self._conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise StoreError(self.path, f"cannot be opened ({exc})", "Check the path and its permissions") from None
+        try:
+            self._setup()
+        except StoreError:
+            self._conn.close()
+            raise
+        except sqlite3.DatabaseError as exc:
+            self._conn.close()
+            raise self._as_store_error(exc) from None
+
+    # -- opening -------------------------------------------------------------------------------
+
+    def _setup(self) -> None:
+        conn = self._conn
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        # The first statement that reads the header: a file that is not SQLite fails here.
+        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        if mode.lower() != "wal":
+            raise StoreError(
+                self.path, f"cannot use WAL journal mode (got {mode!r})",
+                "Put the store on a local disk (WAL needs shared memory; network filesystems lack it)",
+            )
+        conn.execute("PRAGMA synchronous = FULL")
+        problems = [row[0] for row in conn.execute("PRAGMA quick_check")]
+        if problems != ["ok"]:
+            raise StoreError(self.path, "failed the integrity check: " + "; ".join(problems[:3]), _CORRUPT_REMEDY)
+        with self._write():
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+            conn.execute(
+                "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)", (SCHEMA_VERSION,)
+            )
+        (schema,) = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        if schema != SCHEMA_VERSION:
+            raise StoreError(
+                self.path, f"has schema version {schema}, this code reads {SCHEMA_VERSION}",
+                "Use the attnphase version that wrote it, or a new store",
+            )
+
+    def _as_store_error(self, exc: sqlite3.DatabaseError) -> StoreError:
+        message = str(exc)
+        if isinstance(exc, sqlite3.OperationalError) and "locked" in message:
+            return StoreError(self.path, f"stayed locked by another process ({message})",
+                              "Another writer is stuck; wait for it or stop it")
+        if "readonly" in message or "read-only" in message:
+            return StoreError(self.path, f"is read-only ({message})",
+                              "Make the file and its directory writable, or copy the store somewhere writable")
+        if "unable to open" in message:
+            return StoreError(self.path, f"cannot be opened ({message})", "Check the path and its permissions")
+        if "Could not decode" in message:  # damaged bytes inside a text column; do not echo them
+            return StoreError(self.path, "a row's text is not valid UTF-8 (damaged bytes)", _CORRUPT_REMEDY)
+        if "not a database" in message:
+            return StoreError(self.path, "is not a results store (not an SQLite database, or its header is damaged)",
+                              _CORRUPT_REMEDY)
+        return StoreError(self.path, f"is unreadable ({message})", _CORRUPT_REMEDY)
+
+    class _Transaction:
+        """`BEGIN IMMEDIATE` ... `COMMIT`: take the write lock first so two writers never deadlock."""
+
+        def __init__(self, conn: sqlite3.Connection):
+            self.conn = conn
+
+        def __enter__(self):
+            self.conn.execute("BEGIN IMMEDIATE")
+            return self.conn
+
+        def __exit__(self, exc_type, exc, tb):
+            if exc_type is None:
+                self.conn.execute("COMMIT")
+            else:
+                self.conn.execute("ROLLBACK")
+            return False
+
+    def _write(self) -> ResultStore._Transaction:
+        return ResultStore._Transaction(self._conn)
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> ResultStore:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- reading and writing points ------------------------------------------------------------
+
+    def _guarded(self, func, *args):
+        try:
+            return func(*args)
+        except sqlite3.DatabaseError as exc:
+            raise self._as_store_error(exc) from None
+
+    def put(self, model: str, params: Mapping[str, Any], result: Mapping[str, Any], *,
+            elapsed: float | None = None) -> bool:
+        """Commit one point (one transaction). Returns False when the point was already stored.
+
+        Non-finite floats in `result` are stored as null (not computed), never as NaN.
+        """
+        key = canonical_params(params)
+        if not isinstance(result, Mapping):
+            raise ParameterError("result", result, "a dict of result names to values")
+        result_text = dumps(result, sort_keys=True, separators=(",", ":"))
+        row = (model, key, self.version, result_text, time.time(), elapsed,
+               _checksum(model, key, self.version, result_text))
+
+        def insert():
+            with self._write() as conn:
+                cursor = conn.execute(
+                    "INSERT OR IGNORE INTO results (model, params, version, result, created, elapsed, checksum)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?)", row,
+                )
+                return cursor.rowcount == 1
+
+        return self._guarded(insert)
+
+    def _decode(self, row: tuple) -> StoredPoint:
+        model, params, version, result, created, elapsed, checksum = row
+        if _checksum(model, params, version, result) != checksum:
+            raise StoreError(self.path, f"a row of model {model!r} with parameters {params} fails its checksum",
+                             _CORRUPT_REMEDY)
+        try:
+            return StoredPoint(model, json.loads(params), version, json.loads(result), created, elapsed)
+        except json.JSONDecodeError as exc:  # checksum matched but text is not JSON: written damaged
+            raise StoreError(self.path, f"a row of model {model!r} is not valid JSON ({exc})", _CORRUPT_REMEDY) from None
+
+    _COLUMNS = "model, params, version, result, created, elapsed, checksum"
+
+    def get(self, model: str, params: Mapping[str, Any], *, version: str | None = None) -> dict[str, Any] | None:
+        """The stored result of one point, or None when it has not been computed (by this version)."""
+        key = canonical_params(params)
+        row = self._guarded(lambda: self._conn.execute(
+            f"SELECT {self._COLUMNS} FROM results WHERE model = ? AND params = ? AND version = ?",
+            (model, key, version or self.version),
+        ).fetchone())
+        return None if row is None else self._decode(row).result
+
+    def missing(self, model: str, params_list: Iterable[Mapping[str, Any]], *,
+                version: str | None = None) -> list[dict[str, Any]]:
+        """The points of `params_list` not yet stored for `model` (and this version), in order."""
+        wanted = [(canonical_params(p), dict(p)) for p in params_list]
+        # Decoding every stored row (not only its key) verifies the checksums: a damaged row is
+        # reported instead of silently counting as present or missing.
+        version = version or self.version
+        stored = {canonical_params(point.params) for point in self.rows(model, version=version)}
+        return [params for key, params in wanted if key not in stored]
+
+    def rows(self, model: str | None = None, *, version: str | None = None) -> list[StoredPoint]:
+        """Every stored point (all code versions unless `version` is given), oldest first."""
+        clauses, args = [], []
+        if model is not None:
+            clauses.append("model = ?")
+            args.append(model)
+        if version is not None:
+            clauses.append("version = ?")
+            args.append(version)
+        where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
+        raw = self._guarded(lambda: self._conn.execute(
+            f"SELECT {self._COLUMNS} FROM results{where} ORDER BY id", args
+        ).fetchall())
+        return [self._decode(row) for row in raw]
+
+    def count(self, model: str | None = None) -> int:
+        """Number of stored points (all versions)."""
+        if model is None:
+            sql, args = "SELECT COUNT(*) FROM results", ()
+        else:
+            sql, args = "SELECT COUNT(*) FROM results WHERE model = ?", (model,)
+        return self._guarded(lambda: self._conn.execute(sql, args).fetchone()[0])
+
+    def summary(self) -> list[ModelSummary]:
+        """One entry per (model, version): how many points, which parameters, when written."""
+        groups: dict[tuple[str, str], list[StoredPoint]] = {}
+        for point in self.rows():
+            groups.setdefault((point.model, point.version), []).append(point)
+        return [
+            ModelSummary(
+                model=model, version=version, n_points=len(points),
+                parameter_names=sorted({name for p in points for name in p.params}),
+                first_created=min(p.created for p in points), last_created=max(p.created for p in points),
+            )
+            for (model, version), points in sorted(groups.items())
+        ]
+
+    def verify(self) -> list[str]:
+        """Full check: `PRAGMA integrity_check` plus every row's checksum. Returns the problems found."""
+        problems = [row[0] for row in self._guarded(lambda: self._conn.execute("PRAGMA integrity_check").fetchall())]
+        problems = [] if problems == ["ok"] else problems
+        raw = self._guarded(lambda: self._conn.execute(f"SELECT {self._COLUMNS} FROM results").fetchall())
+        for row in raw:
+            try:
+                self._decode(row)
+            except StoreError as exc:
+                problems.append(exc.problem)
+        return problems
+
+    # -- export ----------------------------------------------------------------------------------
+
+    def export(self, path: str | os.PathLike, format: str = "csv", *, model: str | None = None) -> int:
+        """Write the points (of `model`, or all) as a flat table; returns the number of rows.
+
+        Columns: model, version, the parameters, the results, created, elapsed_s. A result name that
+        clashes with a column before it is written `result.<name>`. Lists and dicts are JSON text;
+        null is an empty CSV cell / a parquet null. Parquet needs pyarrow (`pip install pyarrow`).
+        """
+        if format not in EXPORT_FORMATS:
+            raise ParameterError("--format", format, "one of " + ", ".join(EXPORT_FORMATS))
+        points = self.rows(model)
+        param_names = sorted({name for p in points for name in p.params})
+        result_names = sorted({name for p in points for name in p.result})
+        fixed = ["model", "version", *param_names]
+        result_columns = {n: (f"result.{n}" if n in fixed or n in ("created", "elapsed_s") else n) for n in result_names}
+        columns = fixed + [result_columns[n] for n in result_names] + ["created", "elapsed_s"]
+
+        def cell(value):
+            return json.dumps(to_jsonable(value)) if isinstance(value, (list, dict)) else value
+
+        table = []
+        for p in points:
+            record = {"model": p.model, "version": p.version}
+            record.update({n: cell(p.params.get(n)) for n in param_names})
+            record.update({result_columns[n]: cell(p.result.get(n)) for n in result_names})
+            record.update({"created": p.created, "elapsed_s": p.elapsed})
+            table.append(record)
+
+        path = Path(path)
+        if format == "csv":
+            with open(path, "w", newline="") as fh:
+                writer = csv.DictWriter(fh, fieldnames=columns)
+                writer.writeheader()
+                writer.writerows(table)
+        else:
+            try:
+                import pyarrow as pa
+                import pyarrow.parquet as pq
+            except ImportError:
+                raise ParameterError(
+                    "--format", format, "csv, or parquet after installing pyarrow (pip install 'attnphase[parquet]')"
+                ) from None
+            columns_data = {c: [record.get(c) for record in table] for c in columns}
+            arrays = {}
+            for name, values in columns_data.items():
+                try:
+                    arrays[name] = pa.array(values)
+                except (pa.ArrowInvalid, pa.ArrowTypeError):  # mixed types in one column: keep as text
+                    arrays[name] = pa.array([None if v is None else str(v) for v in values])
+            pq.write_table(pa.table(arrays), path)
+        return len(table)

@@ -1,0 +1,553 @@
+"""Resumable parameter sweeps on a local process pool or a dask.distributed cluster.
+
+A sweep evaluates a model's *point function* on the Cartesian product of one or more grids, with any
+other parameters held fixed, and commits every point to the results store (`attnphase.store`) as it
+finishes. Only the points missing from the store are computed, so an interrupted sweep is resumed by
+running the same command again.
+
+Point functions are top-level (picklable) functions `sweep_point(**params) -> dict[str, float]`,
+named by model in `SWEEP_POINTS` as "module:function" strings so that a worker process (local or on
+a cluster node) imports them itself. A model argument of the form "module:function" is used as is,
+which lets a researcher sweep their own function without registering it.
+
+Where the work runs and where results are written:
+
+* `workers == 1`: serially in this process.
+* otherwise a local pool of `workers` processes (spawned, so nothing inherited from the driver can
+  deadlock them; each exits when the driver dies).
+* `scheduler=ADDRESS`: `distributed.Client(ADDRESS)`; every worker needs attnphase (and the point
+  function's module) importable.
+
+In every case the driver process writes each result as its future completes and keeps at most two
+points per worker submitted but not yet written, so killing the driver loses at most those points;
+nothing on a worker touches the store.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+from concurrent.futures.process import BrokenProcessPool
+import importlib
+import itertools
+import math
+import multiprocessing
+import numbers
+import os
+import re
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from attnphase import __version__
+from attnphase.errors import ParameterError
+from attnphase.jsonio import to_jsonable
+from attnphase.params import check_int, check_positive, check_real
+from attnphase.store import ResultStore
+
+SWEEP_POINTS: dict[str, str] = {
+    "demo": "attnphase.sweep:curie_weiss_point",
+    "positional-semantic": "attnphase.api.positional_semantic:sweep_point",
+    "signal-recovery": "attnphase.api.signal_recovery:sweep_point",
+    "copy-heads": "attnphase.api.copy_heads:sweep_point",
+}
+
+GRID_FORM = (
+    "NAME=START:STOP:NUM (NUM evenly spaced values from START to STOP, START < STOP and NUM >= 2, "
+    "or START == STOP and NUM == 1) or NAME=V1,V2,... (distinct finite numbers)"
+)
+SETTING_FORM = "NAME=VALUE with VALUE a finite number or a text value"
+MAX_POINTS = 1_000_000
+# linspace values are rounded to this many significant digits so that a range grid hits the same
+# store keys as the list a person would type (0.30000000000000004 -> 0.3). Rounding error is ~1e-15
+# relative, far below any physical resolution; a grid so fine that rounding merges points is refused.
+GRID_DIGITS = 15
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_INTEGER = re.compile(r"^[+-]?\d+$")
+
+
+# --- the point functions ------------------------------------------------------------------------
+
+
+def register_point(model: str, target: str | Callable[..., Mapping[str, Any]]) -> None:
+    """Make `model` sweepable with `target`: a "module:function" string or a top-level function."""
+    if not isinstance(model, str) or not model:
+        raise ParameterError("model", model, "a non-empty model name")
+    if callable(target):
+        qualname = getattr(target, "__qualname__", "")
+        if "." in qualname or "<" in qualname:
+            raise ParameterError("target", target, "a top-level function (workers import it by name)")
+        target = f"{target.__module__}:{qualname}"
+    SWEEP_POINTS[model] = target
+    _load_point.cache_clear()
+    resolve_point(model)
+
+
+@lru_cache(maxsize=None)
+def _load_point(target: str) -> Callable[..., Any]:
+    module_name, _, function_name = target.partition(":")
+    function = getattr(importlib.import_module(module_name), function_name)
+    if not callable(function):
+        raise TypeError(f"{target} is not callable")
+    return function
+
+
+def resolve_point(model: str) -> tuple[str, Callable[..., Any]]:
+    """The "module:function" target and the function for `model` (a registered name or a target)."""
+    allowed = "one of " + ", ".join(SWEEP_POINTS) + ", or module:function"
+    if not isinstance(model, str):
+        raise ParameterError("MODEL", model, allowed)
+    target = SWEEP_POINTS.get(model, model if ":" in model else None)
+    if target is None:
+        raise ParameterError("MODEL", model, allowed)
+    try:
+        return target, _load_point(target)
+    except (ImportError, AttributeError, TypeError, ValueError) as exc:
+        raise ParameterError(
+            "MODEL", model, f"a model whose sweep point {target} can be imported ({type(exc).__name__}: {exc})"
+        ) from None
+
+
+def curie_weiss_point(beta: float, h: float = 0.0) -> dict[str, Any]:
+    """Demo point function: the Curie-Weiss (mean-field Ising) magnetisation, in closed form.
+
+    The magnetisation solves m = tanh(beta (m + h)); among the roots we take the one with the sign of
+    h (the positive one at h = 0, a convention for the broken symmetry), which minimises the free
+    energy per spin f(m) = m^2/2 - (1/beta) ln(2 cosh(beta (m + h))). For h = 0 it vanishes at
+    beta <= 1 and grows as sqrt(3 (beta - 1)) above. Inverting the equation gives exact references:
+    beta = atanh(m)/m at h = 0 and h = atanh(m)/beta - m otherwise.
+    """
+    from scipy.optimize import brentq
+
+    beta = check_positive("beta", beta)
+    h = check_real("h", h)
+    sign = -1.0 if h < 0 else 1.0
+    field_ = abs(h)
+    iterations, converged = 0, True
+    if field_ == 0.0 and beta <= 1.0:
+        magnetisation = 0.0
+    elif field_ == 0.0:
+        # Divide out the trivial root m = 0: q(m) = 1 - tanh(beta m)/m is 1 - beta < 0 at m -> 0+
+        # and 1 - tanh(beta) > 0 at m = 1, with the nonzero root as its only zero.
+        magnetisation, info = brentq(
+            lambda m: 1.0 - math.tanh(beta * m) / m, 1e-300, 1.0, xtol=1e-15, rtol=4 * np.finfo(float).eps,
+            full_output=True,
+        )
+        iterations, converged = info.iterations, info.converged
+    else:
+        # g(m) = m - tanh(beta (m + h)) < 0 at m = tanh(beta h) and >= 0 at m = 1: one root between.
+        low = math.tanh(beta * field_)
+        g = lambda m: m - math.tanh(beta * (m + field_))  # noqa: E731
+        if g(low) >= 0.0 or g(1.0) <= 0.0:  # tanh saturated in float64: the root is 1 to machine precision
+            magnetisation = 1.0 if g(1.0) <= 0.0 else low
+        else:
+            magnetisation, info = brentq(g, low, 1.0, xtol=1e-15, rtol=4 * np.finfo(float).eps, full_output=True)
+            iterations, converged = info.iterations, info.converged
+    m = sign * magnetisation
+    x = beta * (m + h)
+    free_energy = 0.5 * m * m - float(np.logaddexp(x, -x)) / beta
+    return {
+        "m": m,
+        "free_energy": free_energy,
+        "residual": abs(m - math.tanh(x)),
+        "iterations": iterations,
+        "status": "converged" if converged else "max_iter",
+    }
+
+
+# --- grids --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Grid:
+    """One swept parameter: its name, its values in sweep order, and the text it was parsed from."""
+
+    name: str
+    values: tuple[Any, ...]
+    spec: str
+
+
+def _number(text: str) -> int | float:
+    """An int if the text is an integer literal, else a float; raises ValueError when not finite."""
+    text = text.strip()
+    if _INTEGER.match(text):
+        return int(text)
+    x = float(text)
+    if not math.isfinite(x):
+        raise ValueError("not finite")
+    return x
+
+
+def _round_grid_value(x: float) -> float:
+    """`x` to GRID_DIGITS significant digits, unless rounding would carry it past the float range."""
+    rounded = float(f"{x:.{GRID_DIGITS}g}")
+    return rounded if math.isfinite(rounded) else x
+
+
+def parse_grid(spec: str) -> Grid:
+    """Parse `NAME=START:STOP:NUM` (evenly spaced, both ends included) or `NAME=V1,V2,...`.
+
+    Integer START and STOP whose evenly spaced values are all integers give an integer grid.
+
+    >>> parse_grid("beta=0.5:1.5:3").values
+    (0.5, 1.0, 1.5)
+    >>> parse_grid("L=2:10:5").values
+    (2, 4, 6, 8, 10)
+    """
+    if not isinstance(spec, str) or "=" not in spec:
+        raise ParameterError("--grid", spec, GRID_FORM)
+    name, _, body = (part.strip() for part in spec.partition("="))
+    if not _NAME.match(name):
+        raise ParameterError("--grid", spec, f"NAME a parameter name (letters, digits, _); the form is {GRID_FORM}")
+    option = f"--grid {name}"
+
+    def bad(rule: str) -> ParameterError:
+        return ParameterError(option, spec, f"{rule}; the form is {GRID_FORM}")
+
+    if ":" in body:
+        parts = body.split(":")
+        if len(parts) != 3:
+            raise bad("a range has exactly three parts START:STOP:NUM")
+        try:
+            start, stop = _number(parts[0]), _number(parts[1])
+        except ValueError:
+            raise bad("START and STOP are finite numbers") from None
+        if not _INTEGER.match(parts[2].strip()):
+            raise bad("NUM is an integer >= 1")
+        num = int(parts[2])
+        if num < 1 or num > MAX_POINTS:
+            raise bad(f"NUM is an integer in [1, {MAX_POINTS}]")
+        if start > stop:
+            raise bad("START <= STOP (the grid is reversed)")
+        if start == stop and num != 1:
+            raise bad("START < STOP when NUM >= 2 (START == STOP would repeat one point)")
+        if start < stop and num == 1:
+            raise bad("NUM >= 2 when START < STOP (NUM = 1 needs START == STOP)")
+        with np.errstate(over="ignore", invalid="ignore"):
+            raw = np.linspace(float(start), float(stop), num)
+        if not np.all(np.isfinite(raw)):
+            raise bad("a range whose spacing is a finite float (STOP - START overflows)")
+        values = [_round_grid_value(float(v)) for v in raw]
+        if isinstance(start, int) and isinstance(stop, int) and all(v.is_integer() for v in values):
+            values = [int(v) for v in values]
+        if len(set(values)) != len(values):
+            raise bad(f"a spacing that is resolvable in {GRID_DIGITS} significant digits")
+    else:
+        parts = body.split(",")
+        if not body.strip() or any(not p.strip() for p in parts):
+            raise bad("a non-empty list without empty entries")
+        try:
+            values = [_number(p) for p in parts]
+        except ValueError:
+            raise bad("every listed value is a finite number") from None
+        if len({float(v) for v in values}) != len(values):
+            raise bad("distinct values (a repeated value names the same point)")
+    return Grid(name, tuple(values), spec)
+
+
+def parse_setting(spec: str) -> tuple[str, Any]:
+    """Parse `--set NAME=VALUE`: a number when VALUE reads as one (it must be finite), else text."""
+    if not isinstance(spec, str) or "=" not in spec:
+        raise ParameterError("--set", spec, SETTING_FORM)
+    name, _, text = (part.strip() for part in spec.partition("="))
+    if not _NAME.match(name):
+        raise ParameterError("--set", spec, f"NAME a parameter name (letters, digits, _); the form is {SETTING_FORM}")
+    if not text:
+        raise ParameterError(f"--set {name}", spec, SETTING_FORM)
+    if _INTEGER.match(text):
+        return name, int(text)
+    try:
+        value = float(text)
+    except ValueError:
+        return name, text
+    if not math.isfinite(value):
+        raise ParameterError(f"--set {name}", text, "a finite number (NaN and infinities are not parameters)")
+    return name, value
+
+
+def _grid_from_values(name: str, values: Any) -> Grid:
+    """A list grid from Python values (numpy scalars accepted), validated like `NAME=V1,V2,...`."""
+    if isinstance(values, str):
+        return parse_grid(f"{name}={values}")
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise ParameterError("--grid", name, f"NAME a parameter name (letters, digits, _); the form is {GRID_FORM}")
+    try:
+        items = list(values)
+    except TypeError:
+        raise ParameterError(f"--grid {name}", values, "a list of distinct finite numbers") from None
+    clean = []
+    for v in items:
+        if hasattr(v, "item") and not isinstance(v, numbers.Number):
+            v = v.item()
+        if isinstance(v, numbers.Integral) and not isinstance(v, bool):
+            clean.append(int(v))
+        elif isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(float(v)):
+            clean.append(float(v))
+        else:
+            raise ParameterError(f"--grid {name}", v, "a list of distinct finite numbers")
+    return parse_grid(f"{name}=" + ",".join(repr(v) for v in clean))
+
+
+def _as_grids(grids: Iterable[str | Grid] | Mapping[str, Sequence[Any]]) -> list[Grid]:
+    if isinstance(grids, Mapping):
+        return [_grid_from_values(name, values) for name, values in grids.items()]
+    if isinstance(grids, str):
+        grids = [grids]
+    return [g if isinstance(g, Grid) else parse_grid(g) for g in grids]
+
+
+def grid_points(grids: Sequence[Grid], base: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    """The Cartesian product of the grids (first grid slowest), each point merged over `base`."""
+    base = dict(base or {})
+    if not grids:
+        raise ParameterError("--grid", None, f"at least one grid, {GRID_FORM}")
+    names = [g.name for g in grids]
+    for name in names:
+        if names.count(name) > 1:
+            raise ParameterError(f"--grid {name}", name, "each parameter swept by one grid only")
+        if name in base:
+            raise ParameterError(f"--set {name}", base[name], "a parameter that is not also swept by --grid")
+    n_points = math.prod(len(g.values) for g in grids)
+    if n_points > MAX_POINTS:
+        raise ParameterError("--grid", " ".join(g.spec for g in grids), f"grids with at most {MAX_POINTS} points in all")
+    return [{**base, **dict(zip(names, values))} for values in itertools.product(*(g.values for g in grids))]
+
+
+# --- evaluating points ----------------------------------------------------------------------------
+
+
+def evaluate_point(target: str, params: dict[str, Any]) -> tuple:
+    """Run one point where the work happens; never raises, so that any executor can carry the outcome.
+
+    Returns ("ok", result_dict, seconds), ("parameter_error", name, value, allowed, seconds) or
+    ("error", message, seconds). Plain tuples, because exceptions do not all survive pickling.
+    """
+    start = time.perf_counter()
+    try:
+        result = to_jsonable(_load_point(target)(**params))
+        if not isinstance(result, dict):
+            raise TypeError(f"the point function returned {type(result).__name__}, not a dict")
+        return ("ok", result, time.perf_counter() - start)
+    except ParameterError as exc:
+        value = exc.value if isinstance(exc.value, (int, float, str, bool, type(None))) else repr(exc.value)
+        return ("parameter_error", exc.name, value, exc.allowed, time.perf_counter() - start)
+    except Exception as exc:  # noqa: BLE001 - a failed point is reported, the sweep goes on
+        return ("error", f"{type(exc).__name__}: {exc}", time.perf_counter() - start)
+
+
+def _exit_with_parent(parent_pid: int) -> None:
+    """Pool-worker initializer: exit when the driver dies (SIGKILL gives it no chance to clean up)."""
+
+    def watch() -> None:
+        while True:
+            time.sleep(0.5)
+            if os.getppid() != parent_pid:
+                os._exit(0)
+
+    threading.Thread(target=watch, name="attnphase-parent-watch", daemon=True).start()
+
+
+@dataclass(frozen=True)
+class SweepFailure:
+    """A point whose function raised; it is not stored, so the next run retries it."""
+
+    params: dict[str, Any]
+    error: str
+
+
+@dataclass
+class SweepReport:
+    """What a sweep did. `n_points = n_cached + n_computed + n_failed` (+ points left by an abort)."""
+
+    model: str
+    target: str
+    grid: dict[str, list[Any]]
+    base: dict[str, Any]
+    n_points: int
+    n_cached: int
+    n_computed: int = 0
+    n_failed: int = 0
+    failures: list[SweepFailure] = field(default_factory=list)
+    store: str = ""
+    version: str = __version__
+    backend: str = "serial"
+    workers: int = 1
+    elapsed_s: float = 0.0
+
+
+class _Recorder:
+    """Writes each finished point to the store and tallies the report (driver side only)."""
+
+    MAX_FAILURES_KEPT = 20
+
+    def __init__(self, store: ResultStore, model: str, report: SweepReport, progress_bar):
+        self.store, self.model, self.report, self.bar = store, model, report, progress_bar
+
+    def record(self, params: dict[str, Any], outcome: tuple) -> None:
+        kind = outcome[0]
+        if kind == "ok":
+            self.store.put(self.model, params, outcome[1], elapsed=outcome[2])
+            self.report.n_computed += 1
+        elif kind == "parameter_error":
+            # Bad parameters are the caller's to fix, and usually affect every point: stop.
+            _, name, value, allowed, _ = outcome
+            raise ParameterError(name, value, allowed)
+        else:
+            self.report.n_failed += 1
+            if len(self.report.failures) < self.MAX_FAILURES_KEPT:
+                self.report.failures.append(SweepFailure(params, outcome[1]))
+        self.bar.update(1)
+
+
+def run_sweep(
+    model: str,
+    grids: Iterable[str | Grid] | Mapping[str, Sequence[Any]],
+    base: Mapping[str, Any] | None = None,
+    *,
+    store: ResultStore | str | os.PathLike | None = None,
+    workers: int | None = None,
+    scheduler: Any = None,
+    progress: bool | None = None,
+    connect_timeout: float = 30.0,
+) -> SweepReport:
+    """Compute the missing points of a sweep and commit each to the store as it finishes.
+
+    `grids`: "NAME=START:STOP:NUM" / "NAME=V1,V2" strings, `Grid`s, or {name: values}. `base`: fixed
+    parameters. `store`: a `ResultStore` or a path (default $ATTNPHASE_STORE, else ./results.sqlite).
+    `workers`: local processes (default: the CPU count; 1 runs in this process). `scheduler`: a
+    dask.distributed scheduler address or `Client`; overrides `workers`. `progress`: a tqdm bar on
+    stderr (default: when stderr is a terminal). `connect_timeout`: seconds to reach the scheduler.
+
+    A point whose function raises `ParameterError` stops the sweep with that error (points finished
+    before it stay stored); any other exception marks the point failed and the sweep goes on.
+    """
+    started = time.perf_counter()
+    target, _ = resolve_point(model)
+    grid_list = _as_grids(grids)
+    base = dict(base or {})
+    points = grid_points(grid_list, base)
+    if workers is not None:
+        workers = check_int("--workers", workers, 1, 1024)
+    own_store = not isinstance(store, ResultStore)
+    result_store = ResultStore(store) if own_store else store
+    try:
+        missing = result_store.missing(model, points)
+        report = SweepReport(
+            model=model, target=target, grid={g.name: list(g.values) for g in grid_list}, base=base,
+            n_points=len(points), n_cached=len(points) - len(missing), store=str(result_store.path),
+        )
+        from tqdm.auto import tqdm
+
+        show = sys.stderr.isatty() if progress is None else bool(progress)
+        with tqdm(total=len(points), initial=report.n_cached, disable=not show, file=sys.stderr,
+                  desc=model, unit="pt", dynamic_ncols=True) as bar:
+            recorder = _Recorder(result_store, model, report, bar)
+            if not missing:
+                report.backend, report.workers = "none", 0
+            elif scheduler is not None:
+                _run_dask(scheduler, target, missing, recorder, connect_timeout)
+            else:
+                n_workers = min(workers or os.cpu_count() or 1, len(missing))
+                report.workers = n_workers
+                if n_workers == 1:
+                    report.backend = "serial"
+                    for params in missing:
+                        recorder.record(params, evaluate_point(target, params))
+                else:
+                    report.backend = "processes"
+                    _run_pool(n_workers, target, missing, recorder)
+        report.elapsed_s = time.perf_counter() - started
+        return report
+    finally:
+        if own_store:
+            result_store.close()
+
+
+def _run_windowed(missing, window, submit, wait_first, outcome_of, recorder, pending) -> None:
+    """Keep at most `window` points submitted and not yet written; write each as it completes.
+
+    The window is what bounds the loss when the driver is killed: every point outside it is either
+    stored or not yet started. `pending` (future -> params) is the caller's, for cancelling on exit.
+    """
+    queue = iter(missing)
+
+    def top_up() -> None:
+        while len(pending) < window:
+            params = next(queue, None)
+            if params is None:
+                return
+            pending[submit(params)] = params
+
+    top_up()
+    while pending:
+        for future in wait_first(list(pending)):
+            recorder.record(pending.pop(future), outcome_of(future))
+        top_up()
+
+
+def _pool_outcome(future) -> tuple:
+    try:
+        return future.result()
+    except BrokenProcessPool as exc:  # a worker died (e.g. OOM-killed)
+        return ("error", f"worker process died: {exc}", 0.0)
+
+
+def _run_pool(n_workers: int, target: str, missing: list[dict[str, Any]], recorder: _Recorder) -> None:
+    context = multiprocessing.get_context("spawn")
+    executor = concurrent.futures.ProcessPoolExecutor(
+        max_workers=n_workers, mp_context=context, initializer=_exit_with_parent, initargs=(os.getpid(),)
+    )
+    pending: dict = {}
+    try:
+        _run_windowed(
+            missing, 2 * n_workers,  # one running and one queued per worker
+            lambda params: executor.submit(evaluate_point, target, params),
+            lambda futures: concurrent.futures.wait(futures, return_when=concurrent.futures.FIRST_COMPLETED).done,
+            _pool_outcome, recorder, pending,
+        )
+    finally:
+        executor.shutdown(wait=True, cancel_futures=True)
+
+
+def _dask_outcome(future) -> tuple:
+    try:
+        return future.result()
+    except Exception as exc:  # noqa: BLE001 - the worker was lost; the point is retried next run
+        return ("error", f"dask task failed: {type(exc).__name__}: {exc}", 0.0)
+
+
+def _run_dask(scheduler: Any, target: str, missing: list[dict[str, Any]], recorder: _Recorder,
+              connect_timeout: float) -> None:
+    from distributed import Client, wait
+
+    if isinstance(scheduler, Client):
+        client, own_client = scheduler, False
+    else:
+        if not isinstance(scheduler, str) or not scheduler.strip():
+            raise ParameterError("--scheduler", scheduler, "a dask scheduler address such as tcp://127.0.0.1:8786")
+        try:
+            client, own_client = Client(scheduler, timeout=connect_timeout), True
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise ParameterError(
+                "--scheduler", scheduler, f"the address of a running dask scheduler reachable from here ({exc})"
+            ) from None
+    threads = sum(w.get("nthreads", 1) for w in client.scheduler_info()["workers"].values())
+    recorder.report.backend, recorder.report.workers = "dask", threads
+    pending: dict = {}
+    try:
+        _run_windowed(
+            missing, 2 * max(threads, 1),
+            lambda params: client.submit(evaluate_point, target, params, pure=False),
+            lambda futures: wait(futures, return_when="FIRST_COMPLETED").done,
+            _dask_outcome, recorder, pending,
+        )
+    finally:
+        if pending:
+            client.cancel(list(pending))
+        if own_client:
+            client.close()

@@ -1,0 +1,254 @@
+"""The results store: keys, atomic points, concurrent writers, SIGKILL mid-write, corruption, export."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, strategies as st
+
+from attnphase import __version__
+from attnphase.cli import main
+from attnphase.errors import ParameterError
+from attnphase.store import ResultStore, StoreError, canonical_params, default_store_path
+
+
+def test_canonical_key_is_sorted_exact_and_type_blind_for_integral_floats():
+    assert canonical_params({"h": 0.1, "beta": 2}) == '{"beta":2,"h":0.1}'
+    # 1 and 1.0 (and numpy scalars) name the same point; -0.0 is 0.
+    assert canonical_params({"L": 1.0}) == canonical_params({"L": 1}) == canonical_params({"L": np.int64(1)})
+    assert canonical_params({"x": -0.0}) == canonical_params({"x": 0})
+    # repr is the shortest exact text: neighbouring floats get different keys.
+    x = 0.1
+    assert canonical_params({"x": x}) != canonical_params({"x": np.nextafter(x, 1.0)})
+    assert json.loads(canonical_params({"x": np.nextafter(x, 1.0)}))["x"] == np.nextafter(x, 1.0)
+    for bad in (float("nan"), float("inf"), [1, 2]):
+        with pytest.raises(ParameterError) as info:
+            canonical_params({"beta": bad})
+        assert info.value.name == "beta"
+
+
+@given(st.dictionaries(st.text(min_size=1, max_size=5), st.one_of(st.floats(), st.integers(), st.text(max_size=5)),
+                       max_size=4))
+def test_canonical_key_round_trips_or_refuses(params):
+    """Finite numbers and text give a key that reads back to equal values; NaN and inf are refused."""
+    try:
+        key = canonical_params(params)
+    except ParameterError as exc:
+        assert isinstance(exc.value, float) and not np.isfinite(exc.value)
+        return
+    assert json.loads(key) == params and canonical_params(json.loads(key)) == key
+
+
+def test_put_get_missing_and_no_duplicates(tmp_path):
+    with ResultStore(tmp_path / "s.sqlite") as store:
+        assert store.put("demo", {"beta": 1.5, "h": 0.0}, {"m": 0.25, "bad": float("nan")}, elapsed=0.5)
+        # Same point again (h written as an int this time): ignored, first result kept.
+        assert not store.put("demo", {"h": 0, "beta": 1.5}, {"m": 99.0})
+        assert store.get("demo", {"beta": 1.5, "h": 0}) == {"m": 0.25, "bad": None}
+        assert store.get("demo", {"beta": 2.0, "h": 0}) is None
+        assert store.get("other", {"beta": 1.5, "h": 0}) is None
+        wanted = [{"beta": b, "h": 0.0} for b in (1.0, 1.5, 2.0)]
+        assert store.missing("demo", wanted) == [wanted[0], wanted[2]]
+        assert store.count() == 1
+        (row,) = store.rows()
+        assert (row.model, row.version, row.params, row.elapsed) == ("demo", __version__, {"beta": 1.5, "h": 0}, 0.5)
+    # Another code version neither sees nor overwrites these points.
+    with ResultStore(tmp_path / "s.sqlite", version="0.0.0+other") as old:
+        assert old.get("demo", {"beta": 1.5, "h": 0}) is None
+        assert old.put("demo", {"beta": 1.5, "h": 0}, {"m": 0.3})
+        assert len(old.rows("demo")) == 2 and len(old.rows("demo", version="0.0.0+other")) == 1
+
+
+def test_default_path_follows_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTNPHASE_STORE", str(tmp_path / "env.sqlite"))
+    assert default_store_path() == tmp_path / "env.sqlite"
+    monkeypatch.delenv("ATTNPHASE_STORE")
+    assert str(default_store_path()) == "results.sqlite"
+
+
+def test_export_csv_and_parquet_round_trip_exactly(tmp_path):
+    store = ResultStore(tmp_path / "s.sqlite")
+    rng = np.random.default_rng(7)
+    expected = {}
+    for beta in (0.5, 1.0 / 3.0, 2.0):
+        m = float(rng.standard_normal())
+        expected[beta] = m
+        store.put("demo", {"beta": beta}, {"m": m, "status": "converged", "curve": [1.0, 2.5]})
+    store.put("other", {"L": 4}, {"L": 10.0})  # a result named like a parameter column
+    assert store.export(tmp_path / "demo.csv", "csv", model="demo") == 3
+    with open(tmp_path / "demo.csv", newline="") as fh:
+        table = list(csv.DictReader(fh))
+    assert {float(r["beta"]): float(r["m"]) for r in table} == expected  # repr text round-trips exactly
+    assert {r["status"] for r in table} == {"converged"} and json.loads(table[0]["curve"]) == [1.0, 2.5]
+    assert store.export(tmp_path / "all.csv") == 4
+    with open(tmp_path / "all.csv", newline="") as fh:
+        header = next(csv.reader(fh))
+    assert header[:3] == ["model", "version", "L"] and "result.L" in header
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:  # without pyarrow the export must say how to get it
+        with pytest.raises(ParameterError, match="pyarrow"):
+            store.export(tmp_path / "demo.parquet", "parquet")
+    else:
+        assert store.export(tmp_path / "demo.parquet", "parquet", model="demo") == 3
+        columns = pq.read_table(tmp_path / "demo.parquet").to_pydict()
+        assert dict(zip(columns["beta"], columns["m"])) == expected
+    with pytest.raises(ParameterError) as info:
+        store.export(tmp_path / "x.json", "json")
+    assert info.value.name == "--format"
+
+
+# --- faults -----------------------------------------------------------------------------------------
+
+
+def _filled_store(path, n=120):
+    with ResultStore(path) as store:
+        for i in range(n):
+            store.put("demo", {"i": i}, {"value": i * 0.5, "status": "converged"})
+    assert not os.path.exists(f"{path}-wal")  # closing checkpointed everything into the main file
+
+
+def _damage_header(data: bytearray) -> None:
+    data[0:16] = b"\xff" * 16
+
+
+def _zero_second_page(data: bytearray) -> None:
+    page = int.from_bytes(data[16:18], "big")
+    data[page : 2 * page] = bytes(page)
+
+
+def _edit_one_result(data: bytearray) -> None:
+    # A change inside a row's payload leaves the b-tree intact; only the row checksum sees it.
+    at = data.find(b'"value":30.0')
+    assert at > 0
+    data[at + 8 : at + 12] = b"31.0"
+
+
+@pytest.mark.parametrize("damage", [_damage_header, _zero_second_page, _edit_one_result])
+def test_corrupted_store_is_detected_with_a_clear_error(tmp_path, damage):
+    path = tmp_path / "s.sqlite"
+    _filled_store(path)
+    data = bytearray(path.read_bytes())
+    damage(data)
+    path.write_bytes(bytes(data))
+    with pytest.raises(StoreError) as info:
+        with ResultStore(path) as store:
+            store.rows()
+    message = str(info.value)
+    assert str(path) in message and "Move it aside" in message
+    # The CLI says the same on stderr with exit status 1 (a fault, not bad input) and no traceback.
+    result = CliRunner().invoke(main, ["store", "list", "--store", str(path)])
+    assert result.exit_code == 1, result.output
+    assert str(path) in result.stderr and "Traceback" not in result.output
+    result = CliRunner().invoke(main, ["sweep", "demo", "--grid", "beta=1:2:2", "--store", str(path), "--json"])
+    assert result.exit_code == 1 and str(path) in result.stderr and result.stdout == ""
+
+
+def test_a_file_that_is_not_a_store_and_a_missing_store(tmp_path):
+    text = tmp_path / "notes.sqlite"
+    text.write_text("these are my notes, not a results store\n" * 200)
+    with pytest.raises(StoreError, match="not a results store"):
+        ResultStore(text)
+    with pytest.raises(StoreError, match="does not exist"):
+        ResultStore(tmp_path / "absent.sqlite", create=False)
+    result = CliRunner().invoke(main, ["store", "export", "--store", str(tmp_path / "absent.sqlite"), "--out", "x.csv"])
+    assert result.exit_code == 1 and "does not exist" in result.stderr
+
+
+def test_store_check_command_reports_damage(tmp_path):
+    path = tmp_path / "s.sqlite"
+    _filled_store(path)
+    ok = CliRunner().invoke(main, ["store", "check", "--store", str(path), "--json"])
+    assert ok.exit_code == 0 and json.loads(ok.stdout)["ok"] is True
+    data = bytearray(path.read_bytes())
+    _edit_one_result(data)
+    path.write_bytes(bytes(data))
+    bad = CliRunner().invoke(main, ["store", "check", "--store", str(path), "--json"])
+    assert bad.exit_code == 1
+    report = json.loads(bad.stdout)
+    assert report["ok"] is False and any("checksum" in p for p in report["problems"])
+
+
+_WRITER = textwrap.dedent(
+    """
+    import sys, time
+    from pathlib import Path
+    from attnphase.store import ResultStore
+    path, first, last, go = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), Path(sys.argv[4])
+    store = ResultStore(path)
+    while not go.exists():  # start both writers together
+        time.sleep(0.005)
+    for i in range(first, last):
+        inserted = store.put("w", {"i": i}, {"value": 0.5 * i, "pad": "x" * 1000})
+        print(i, int(inserted), flush=True)
+    """
+)
+
+
+def test_concurrent_writers_lose_nothing_and_duplicate_nothing(tmp_path):
+    """Two processes write overlapping key ranges at once: every key ends up stored exactly once."""
+    path, go = tmp_path / "s.sqlite", tmp_path / "go"
+    ResultStore(path).close()
+    ranges = [(0, 150), (75, 225)]
+    writers = [
+        subprocess.Popen([sys.executable, "-c", _WRITER, str(path), str(a), str(b), str(go)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for a, b in ranges
+    ]
+    time.sleep(0.5)
+    go.touch()
+    outputs = [w.communicate(timeout=120) for w in writers]
+    assert [w.returncode for w in writers] == [0, 0], [err for _, err in outputs]
+    inserted = {}
+    for out, _ in outputs:
+        for line in out.splitlines():
+            i, flag = map(int, line.split())
+            inserted[i] = inserted.get(i, 0) + flag
+    assert sorted(inserted) == list(range(225))
+    assert all(count == 1 for count in inserted.values())  # each key won by exactly one writer
+    with ResultStore(path) as store:
+        rows = store.rows("w")
+    assert sorted(r.params["i"] for r in rows) == list(range(225))
+    assert all(r.result["value"] == 0.5 * r.params["i"] for r in rows)
+
+
+def test_sigkill_mid_write_loses_at_most_the_point_being_written(tmp_path):
+    """A writer killed at a random moment leaves a valid store holding every point it reported."""
+    path = tmp_path / "s.sqlite"
+    writer = subprocess.Popen([sys.executable, "-c", _WRITER, str(path), "0", "100000", str(tmp_path)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    reported = -1
+    try:
+        for line in writer.stdout:  # let it commit a few hundred points, then kill it mid-stream
+            reported = int(line.split()[0])
+            if reported >= 300:
+                break
+    finally:
+        writer.send_signal(signal.SIGKILL)
+        writer.wait(timeout=30)
+        # Points reported after we stopped reading were committed too; drain them.
+        for line in writer.stdout.read().splitlines():
+            reported = int(line.split()[0])
+        writer.stderr.close()
+        writer.stdout.close()
+    assert reported >= 300
+    with ResultStore(path) as store:  # opens: recovery of the WAL, quick_check, then checksums
+        stored = sorted(r.params["i"] for r in store.rows("w"))
+        assert store.verify() == []
+    # Sequential commits: the stored points are a prefix, holding every reported point and at most
+    # the one that was being written when the signal landed.
+    assert stored == list(range(len(stored)))
+    assert reported + 1 <= len(stored) <= reported + 2
+    raw = sqlite3.connect(path).execute("SELECT COUNT(*), COUNT(DISTINCT params) FROM results").fetchone()
+    assert raw[0] == raw[1] == len(stored)

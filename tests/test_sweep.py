@@ -1,0 +1,397 @@
+"""Sweeps: grid parsing, the demo point function, resuming, failures, SIGKILL mid-sweep, two sweeps at once."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings, strategies as st
+
+from attnphase.cli import main
+from attnphase.errors import ParameterError
+from attnphase.store import ResultStore
+from attnphase.sweep import (
+    SWEEP_POINTS,
+    curie_weiss_point,
+    grid_points,
+    parse_grid,
+    parse_setting,
+    register_point,
+    resolve_point,
+    run_sweep,
+)
+
+CLI = "from attnphase.cli import main; main()"
+
+# --- grids -----------------------------------------------------------------------------------------
+
+
+def test_range_and_list_grids():
+    assert parse_grid("beta=0.5:1.5:5").values == (0.5, 0.75, 1.0, 1.25, 1.5)
+    # linspace noise is rounded away, so a range hits the same keys as the typed list
+    assert parse_grid("x=0:0.9:10").values == tuple(k / 10 for k in range(10))
+    assert 0.3 in parse_grid("x=0.1:0.5:5").values
+    assert parse_grid("L=2:10:5").values == (2, 4, 6, 8, 10)
+    assert all(isinstance(v, int) for v in parse_grid("L=2:10:5").values)
+    assert parse_grid("L=2:3:3").values == (2.0, 2.5, 3.0)
+    assert parse_grid("h=1.5:1.5:1").values == (1.5,)
+    assert parse_grid("h=0.2, -0.1,3").values == (0.2, -0.1, 3)
+    assert parse_grid("h=1e-3").values == (0.001,)
+
+
+@pytest.mark.parametrize(
+    "spec, rule",
+    [
+        ("beta=2:1:5", "reversed"),
+        ("beta=1:1:3", "START < STOP"),
+        ("beta=0:1:0", "NUM"),
+        ("beta=0:1:-3", "NUM"),
+        ("beta=0:1:2.5", "NUM is an integer"),
+        ("beta=0:1:1", "NUM = 1 needs START == STOP"),
+        ("beta=0:1", "three parts"),
+        ("beta=nan:1:3", "finite"),
+        ("beta=0:inf:3", "finite"),
+        ("beta=", "non-empty"),
+        ("beta=1,,2", "non-empty"),
+        ("beta=1,x", "finite number"),
+        ("beta=1,1.0", "distinct"),
+        ("beta=1:1.000000000000001:3", "resolvable"),
+        ("beta=0:1:10000001", "NUM is an integer in"),
+        ("beta=-1e308:1e308:3", "overflows"),
+    ],
+)
+def test_bad_grids_name_the_grid_and_the_form(spec, rule):
+    with pytest.raises(ParameterError) as info:
+        parse_grid(spec)
+    assert info.value.name == "--grid beta"
+    assert rule in info.value.allowed and "NAME=START:STOP:NUM" in info.value.allowed
+
+
+@pytest.mark.parametrize("spec", ["beta", "=1:2:3", "1beta=1:2:3", "be ta=1,2", 3.5])
+def test_bad_grid_names(spec):
+    with pytest.raises(ParameterError) as info:
+        parse_grid(spec)
+    assert info.value.name == "--grid" and "NAME=START:STOP:NUM" in info.value.allowed
+
+
+_GRID_TEXT = st.text(alphabet="beta=0123456789.:,-+eEinfa x_", max_size=24)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(_GRID_TEXT, st.builds(lambda a, b, n: f"beta={a}:{b}:{n}", st.floats(allow_nan=True),
+                                       st.floats(allow_nan=True), st.integers(-3, 50))))
+def test_any_grid_text_parses_to_a_valid_grid_or_a_parameter_error(spec):
+    """Never another exception; what parses is non-empty, finite, distinct, and ranges ascend."""
+    try:
+        grid = parse_grid(spec)
+    except ParameterError as exc:
+        assert exc.name.startswith("--grid") and "NAME=START:STOP:NUM" in exc.allowed
+        return
+    values = [float(v) for v in grid.values]
+    assert values and all(math.isfinite(v) for v in values) and len(set(values)) == len(values)
+    if ":" in spec:
+        assert values == sorted(values)
+
+
+def test_settings_and_products():
+    assert parse_setting("sigma=0.1") == ("sigma", 0.1)
+    assert parse_setting("L=8") == ("L", 8)
+    assert parse_setting("method=hybr") == ("method", "hybr")
+    for bad in ("sigma=nan", "sigma=-inf", "sigma=", "=3", "sigma"):
+        with pytest.raises(ParameterError):
+            parse_setting(bad)
+    points = grid_points([parse_grid("a=1,2"), parse_grid("b=0:1:3")], {"c": "x"})
+    assert points == [{"c": "x", "a": a, "b": b} for a in (1, 2) for b in (0.0, 0.5, 1.0)]
+    with pytest.raises(ParameterError, match="not also swept"):
+        grid_points([parse_grid("a=1,2")], {"a": 3})
+    with pytest.raises(ParameterError, match="one grid only"):
+        grid_points([parse_grid("a=1,2"), parse_grid("a=3,4")])
+    with pytest.raises(ParameterError, match="at most"):
+        grid_points([parse_grid("a=0:1:1000"), parse_grid("b=0:1:1000"), parse_grid("c=1,2")])
+
+
+# --- the demo point function --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("m", [1e-3, 0.1, 0.5, 0.9, 0.999])
+def test_curie_weiss_against_its_exact_inverse(m):
+    """m = tanh(beta (m + h)) inverts to beta = atanh(m)/m at h = 0 and h = atanh(m)/beta - m."""
+    eps = np.finfo(float).eps
+
+    def tolerance(beta, h, dm_dparam, param):
+        # brentq's stopping rule (xtol 1e-15 + 4 eps |m|) plus the rounding of the computed beta or h
+        # (a few ulps) propagated through dm/dparam from the implicit-function theorem.
+        return 1e-15 + 4 * eps * m + abs(dm_dparam) * 4 * eps * max(abs(param), 1e-300)
+
+    beta = math.atanh(m) / m
+    sech2 = 1 - m * m
+    dm_dbeta = m * sech2 / (1 - beta * sech2)
+    assert abs(curie_weiss_point(beta)["m"] - m) <= tolerance(beta, 0.0, dm_dbeta, beta)
+    beta = 0.5  # h > 0 for every m here, so m is the stable (positive) root
+    h = math.atanh(m) / beta - m
+    dm_dh = beta * sech2 / (1 - beta * sech2)
+    assert abs(curie_weiss_point(beta, h)["m"] - m) <= tolerance(beta, h, dm_dh, h)
+    assert curie_weiss_point(beta, -h)["m"] == -curie_weiss_point(beta, h)["m"]
+
+
+def test_curie_weiss_limits_and_thermodynamic_identity():
+    for beta in (0.3, 1.0):
+        assert curie_weiss_point(beta)["m"] == 0.0
+    # Near the critical point m ~ sqrt(3 (beta - 1)) (1 + O(beta - 1)).
+    for eps in (1e-4, 1e-6):
+        assert curie_weiss_point(1 + eps)["m"] / math.sqrt(3 * eps) == pytest.approx(1, abs=2 * eps)
+    # Deep in the ordered phase 1 - m = 2 exp(-2 beta) to leading order.
+    assert (1 - curie_weiss_point(8.0)["m"]) / (2 * math.exp(-16)) == pytest.approx(1, rel=1e-5)
+    # Envelope theorem: df/dh = -m. Central differences: truncation ~ h^2 f''', rounding ~ eps/h.
+    beta, h, step = 1.7, 0.05, 1e-5
+    slope = (curie_weiss_point(beta, h + step)["free_energy"] - curie_weiss_point(beta, h - step)["free_energy"]) / (2 * step)
+    assert slope == pytest.approx(-curie_weiss_point(beta, h)["m"], abs=1e-8)
+    with pytest.raises(ParameterError) as info:
+        curie_weiss_point(-1.0)
+    assert info.value.name == "beta"
+
+
+# --- running sweeps in this process ----------------------------------------------------------------
+
+
+def _flaky_point(x):
+    """Test point function: fails above x = 1, returns a non-dict at x = 0.5."""
+    if x > 1:
+        raise RuntimeError(f"no convergence at x={x}")
+    if x == 0.5:
+        return [x]
+    return {"y": 2.0 * x}
+
+
+def test_sweep_resumes_and_matches_direct_evaluation(tmp_path):
+    store = tmp_path / "s.sqlite"
+    report = run_sweep("demo", ["beta=0.5:2:4", "h=0,0.1"], store=store, workers=1)
+    assert (report.n_points, report.n_computed, report.n_cached, report.n_failed) == (8, 8, 0, 0)
+    with ResultStore(store) as s:
+        for point in s.rows("demo"):
+            assert point.result == curie_weiss_point(**point.params)
+    again = run_sweep("demo", ["beta=0.5:2:4", "h=0,0.1"], store=store, workers=1)
+    assert (again.n_computed, again.n_cached, again.backend) == (0, 8, "none")
+    wider = run_sweep("demo", {"beta": np.linspace(0.5, 2, 4), "h": [0.0, 0.1, 0.2]}, store=store, workers=1)
+    assert (wider.n_computed, wider.n_cached) == (4, 8)
+
+
+def test_progress_bar_only_when_asked(tmp_path, capsys):
+    run_sweep("demo", ["beta=0.5:2:4"], store=tmp_path / "s.sqlite", workers=1, progress=True)
+    assert "4/4" in capsys.readouterr().err
+    run_sweep("demo", ["beta=0.5:2:5"], store=tmp_path / "s.sqlite", workers=1)  # stderr is not a terminal
+    assert capsys.readouterr().err == ""
+
+
+def test_failed_points_are_reported_not_stored_and_retried(tmp_path, monkeypatch):
+    monkeypatch.setitem(SWEEP_POINTS, "flaky", f"{__name__}:_flaky_point")
+    store = tmp_path / "s.sqlite"
+    report = run_sweep("flaky", ["x=0:2:5"], store=store, workers=1)
+    assert (report.n_computed, report.n_failed) == (2, 3)
+    errors = {f.params["x"]: f.error for f in report.failures}
+    assert "not a dict" in errors[0.5] and "no convergence at x=1.5" in errors[1.5]
+    assert run_sweep("flaky", ["x=0:2:5"], store=store, workers=1).n_failed == 3  # retried, not cached
+
+
+def test_bad_parameters_inside_a_point_stop_the_sweep(tmp_path):
+    store = tmp_path / "s.sqlite"
+    with pytest.raises(ParameterError) as info:
+        run_sweep("demo", ["beta=1,2,-1,3"], store=store, workers=1)
+    assert info.value.name == "beta"
+    with ResultStore(store) as s:  # points finished before the bad one are kept
+        assert sorted(p.params["beta"] for p in s.rows()) == [1, 2]
+
+
+def test_model_resolution(monkeypatch):
+    assert resolve_point("demo")[1] is curie_weiss_point
+    with pytest.raises(ParameterError, match="module:function") as info:
+        resolve_point("no-such-model")
+    assert info.value.name == "MODEL"
+    with pytest.raises(ParameterError, match="can be imported"):
+        resolve_point("attnphase.no_such_module:f")
+    monkeypatch.setattr("attnphase.sweep.SWEEP_POINTS", dict(SWEEP_POINTS))
+    register_point("flaky", _flaky_point)
+    assert resolve_point("flaky")[1] is _flaky_point
+    with pytest.raises(ParameterError, match="top-level"):
+        register_point("lambda", lambda x: {"y": x})
+
+
+def test_cli_sweep_json_and_exit_statuses(tmp_path):
+    store = str(tmp_path / "s.sqlite")
+    ok = CliRunner().invoke(main, ["sweep", "demo", "--grid", "beta=0.5:2:4", "--set", "h=0.1", "--workers", "1",
+                                   "--store", store, "--json"])
+    assert ok.exit_code == 0, ok.output
+    payload = json.loads(ok.stdout)
+    assert (payload["n_points"], payload["n_computed"], payload["n_cached"]) == (4, 4, 0)
+    assert payload["parameters"]["grid"] == {"beta": [0.5, 1.0, 1.5, 2.0]} and payload["parameters"]["set"] == {"h": 0.1}
+    assert payload["store"] == store and payload["version"] and ok.stderr == ""  # no progress bar when piped
+    bad = CliRunner().invoke(main, ["sweep", "demo", "--grid", "beta=2:1:5", "--store", store])
+    assert bad.exit_code == 2 and "--grid beta" in bad.stderr and "reversed" in bad.stderr
+    bad = CliRunner().invoke(main, ["sweep", "demo", "--grid", "beta=-1,1", "--workers", "1", "--store", store, "--json"])
+    assert bad.exit_code == 2 and "beta" in bad.stderr and bad.stdout == ""
+    bad = CliRunner().invoke(main, ["sweep", "demo", "--grid", "beta=1,2", "--workers", "0", "--store", store])
+    assert bad.exit_code == 2 and "--workers" in bad.stderr
+    # Failed points: the report is printed, the status is 1, and the failures are named.
+    failed = CliRunner().invoke(main, ["sweep", f"{__name__}:_flaky_point", "--grid", "x=0,2", "--workers", "1",
+                                       "--store", store, "--json"])
+    assert failed.exit_code == 1 and "rerun to retry" in failed.stderr
+    payload = json.loads(failed.stdout)
+    assert (payload["n_computed"], payload["n_failed"]) == (1, 1) and "x=2" in payload["failures"][0]["error"]
+
+
+# --- processes: SIGKILL mid-sweep, two sweeps at once ----------------------------------------------
+
+SLOW_POINT = textwrap.dedent(
+    """
+    import os, time
+    _waited = False
+
+    def point(x, delay=0.0):
+        '''y = x^2 + 1 after `delay` seconds; logs "tag x pid time" for every evaluation.'''
+        global _waited
+        go = os.environ.get("GO_FILE")
+        if go and not _waited:  # hold the first point until the test says go
+            with open(os.environ["EVAL_LOG"], "a") as fh:
+                fh.write(f"ready {os.getpid()}\\n")
+            while not os.path.exists(go):
+                time.sleep(0.01)
+            _waited = True
+        with open(os.environ["EVAL_LOG"], "a") as fh:
+            fh.write(f"{os.environ['RUN_TAG']} {x!r} {os.getpid()} {time.time()!r}\\n")
+        time.sleep(delay)
+        return {"y": x * x + 1.0}
+    """
+)
+
+
+def _env(tmp_path: Path, tag: str, **extra) -> dict[str, str]:
+    (tmp_path / "slowpoint.py").write_text(SLOW_POINT)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(tmp_path), env.get("PYTHONPATH")]))
+    env.update(EVAL_LOG=str(tmp_path / "evals.log"), RUN_TAG=tag, **extra)
+    env.pop("ATTNPHASE_DEBUG", None)
+    return env
+
+
+def _evaluations(tmp_path: Path, tag: str) -> list[tuple[float, int, float]]:
+    """(x, pid, time) of every evaluation logged under `tag`."""
+    lines = (tmp_path / "evals.log").read_text().splitlines()
+    return [(float(x), int(pid), float(t)) for t_, x, pid, t in (ln.split() for ln in lines if ln.startswith(tag + " "))]
+
+
+def _stored_count(path: Path) -> int:
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
+            return conn.execute("SELECT COUNT(*) FROM results").fetchone()[0]
+    except sqlite3.Error:  # not created yet
+        return 0
+
+
+def _gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] == "Z"  # a zombie has exited
+    except FileNotFoundError:
+        return True
+
+
+def test_sigkill_mid_sweep_then_rerun_completes_without_recomputing(tmp_path):
+    store, workers, n_grid = tmp_path / "s.sqlite", 2, 40
+    command = [sys.executable, "-c", CLI, "sweep", "slowpoint:point", "--grid", "x=0:3.9:40", "--set", "delay=0.15",
+               "--workers", str(workers), "--store", str(store), "--json"]
+    driver = subprocess.Popen(command, env=_env(tmp_path, "first"), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              start_new_session=True)
+    try:
+        deadline = time.time() + 90
+        while _stored_count(store) < 8 and driver.poll() is None and time.time() < deadline:
+            time.sleep(0.05)
+        assert driver.poll() is None, driver.communicate()
+        os.kill(driver.pid, signal.SIGKILL)  # the driver only, as `kill -9 PID` would
+        driver.communicate(timeout=30)
+        # Its pool workers notice the driver is gone and exit by themselves.
+        worker_pids = {pid for _, pid, _ in _evaluations(tmp_path, "first")}
+        deadline = time.time() + 10
+        while not all(_gone(pid) for pid in worker_pids) and time.time() < deadline:
+            time.sleep(0.1)
+        assert all(_gone(pid) for pid in worker_pids)
+    finally:
+        try:
+            os.killpg(driver.pid, signal.SIGKILL)  # nothing of the first run may outlive the test
+        except ProcessLookupError:
+            pass
+    first = {x for x, _, _ in _evaluations(tmp_path, "first")}
+    with ResultStore(store) as s:
+        stored_first = {p.params["x"] for p in s.rows()}
+    assert 8 <= len(stored_first) < n_grid and stored_first <= first
+    # What the kill lost: at most the window of points submitted and not yet written (2 per worker).
+    assert len(first - stored_first) <= 2 * workers
+
+    rerun = subprocess.run(command, env=_env(tmp_path, "second"), capture_output=True, text=True, timeout=120)
+    assert rerun.returncode == 0, rerun.stderr
+    report = json.loads(rerun.stdout)
+    second = [x for x, _, _ in _evaluations(tmp_path, "second")]
+    assert report["n_cached"] == len(stored_first) and report["n_computed"] == n_grid - len(stored_first)
+    assert len(second) == report["n_computed"] and not set(second) & stored_first  # no stored point recomputed
+    with ResultStore(store) as s:
+        rows = s.rows()
+        assert s.verify() == []
+    xs = [p.params["x"] for p in rows]
+    assert sorted(xs) == list(parse_grid("x=0:3.9:40").values)  # complete, no duplicates
+    assert all(p.result == {"y": p.params["x"] ** 2 + 1.0} for p in rows)  # no partial rows
+
+
+# The Python API as a notebook would call it (the CLI path is the SIGKILL test's).
+_API_DRIVER = textwrap.dedent(
+    """
+    import dataclasses, json, sys
+    from attnphase.sweep import run_sweep
+    report = run_sweep("slowpoint:point", [sys.argv[1]], {"delay": 0.03}, store=sys.argv[2], workers=1)
+    print(json.dumps(dataclasses.asdict(report)))
+    """
+)
+
+
+def test_two_sweeps_on_one_store_at_once_lose_nothing(tmp_path):
+    store, go = tmp_path / "s.sqlite", tmp_path / "go"
+    grids = ["x=0:2.9:30", "x=1.5:4.4:30"]  # 15 points in common, 45 in all
+    sweeps = [
+        subprocess.Popen([sys.executable, "-c", _API_DRIVER, grid, str(store)],
+                         env=_env(tmp_path, f"run{k}", GO_FILE=str(go)), stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+        for k, grid in enumerate(grids)
+    ]
+    try:
+        deadline = time.time() + 90
+        log = tmp_path / "evals.log"
+        while time.time() < deadline and (not log.exists() or log.read_text().count("ready") < 2):
+            assert all(p.poll() is None for p in sweeps), [p.communicate() for p in sweeps]
+            time.sleep(0.02)
+        go.touch()  # both are now holding their first point: they run at the same time
+        outputs = [p.communicate(timeout=120) for p in sweeps]
+    finally:
+        for p in sweeps:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    assert [p.returncode for p in sweeps] == [0, 0], [err for _, err in outputs]
+    reports = [json.loads(out) for out, _ in outputs]
+    assert all(r["n_points"] == r["n_computed"] + r["n_cached"] == 30 and r["n_failed"] == 0 for r in reports)
+    spans = [[t for _, _, t in _evaluations(tmp_path, f"run{k}")] for k in range(2)]
+    assert max(min(s) for s in spans) < min(max(s) for s in spans)  # the two runs overlapped in time
+    expected = set(parse_grid(grids[0]).values) | set(parse_grid(grids[1]).values)
+    with ResultStore(store) as s:
+        rows = s.rows()
+    assert len(rows) == len(expected) == 45
+    assert {p.params["x"] for p in rows} == expected
+    assert all(p.result == {"y": p.params["x"] ** 2 + 1.0} for p in rows)

@@ -1,0 +1,357 @@
+"""Finite-size validation of the copy-heads theory: the real one-layer, one-head network, sampled with
+Langevin dynamics at the Bayesian temperature or trained with Adam.
+
+Network (positional attention, since tokens are i.i.d.): scores A = QᵀK/√d from query/key weights
+Q, K ∈ R^{d×L} acting on one-hot positions (or A itself when `qk_width` is None, the wide limit),
+G = rowsoftmax(A) or G = κ(A + b11ᵀ), read-out f_l = W Σ_m G_lm x_m with W ∈ R^{V×V}.
+Posterior (the potential U the samplers use):
+
+    U = (β/2) Σ_targets ‖y_l − f_l‖² + ‖W‖²/(2τ) + score prior + b²/(2 s₁),
+
+with Gaussian priors on Q, K entries (variance √σ², so that A_lm has variance σ² as d → ∞), or on A
+(variance σ²). The squared error is evaluated from sufficient statistics C[m, m'] = Σ_μ x_m x_m'ᵀ
+(L×L×V×V), so one gradient costs O(L²V²) whatever the number of samples.
+
+Sampler: Metropolis-adjusted Langevin (MALA) with a per-block diagonal preconditioner and per-chain step
+sizes adapted during burn-in only, so the chains target the exact posterior. ("SGLD" in the spec; the
+full batch and the Metropolis step remove both the gradient noise and the step-size bias.)
+All chains run as one batched tensor computation on the chosen device, seeded by `validate.seeds`.
+
+Adam: minimises U (joint MAP of all weights) from many seeds; filtering rule: keep the runs whose final
+U is within max(1, 1e-3|U_best|) of the best run (converged to the global minimum found).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from attnphase.params import check_choice, check_int, check_positive
+from attnphase.validate.device import select_device
+from attnphase.validate.seeds import generator
+
+
+@dataclass(frozen=True)
+class CopyTaskConfig:
+    """Sizes and priors of the network (the conventions of models.copy_heads, boundary periodic)."""
+
+    L: int
+    V: int
+    attention: str
+    beta: float = 1.0
+    tau: float = 1.0
+    sigma2: float = 1.0
+    s1: float = 1.0
+    kappa: float | None = None  # linear scale, default 1/L
+    bias: bool = True
+    qk_width: int | None = None  # None: scores sampled directly (wide query-key limit)
+
+    def __post_init__(self):
+        check_int("L", self.L, 2, None)
+        check_int("V", self.V, 2, None)
+        check_choice("attention", self.attention, ("softmax", "linear"))
+        for name in ("beta", "tau", "sigma2", "s1"):
+            check_positive(name, getattr(self, name))
+        if self.qk_width is not None:
+            check_int("qk_width", self.qk_width, 1, None)
+
+    @property
+    def scale(self) -> float:
+        return 1.0 / self.L if self.kappa is None else self.kappa
+
+
+# -- data ------------------------------------------------------------------------------------------
+def sample_tokens(n_sequences: int, cfg: CopyTaskConfig, gen: torch.Generator, device) -> torch.Tensor:
+    return torch.randint(0, cfg.V, (n_sequences, cfg.L), generator=gen, device=device)
+
+
+@dataclass
+class Statistics:
+    """Sufficient statistics of one data set per chain for the copy task (periodic boundary, T = L).
+
+    Chains may see different data sets (e.g. one per P), so every field has a leading chain axis.
+    """
+
+    C: torch.Tensor  # (K, L, L, V, V): Σ_μ x_m x_m'ᵀ
+    D: torch.Tensor  # (K, L, L, V, V): D[l, m] = Σ_μ x_m x_{l−1}ᵀ
+    yy: torch.Tensor  # (K,) Σ ‖y‖²
+    n_targets: torch.Tensor  # (K,) number of target tokens
+
+    def repeat(self, k: int) -> Statistics:
+        """Each data set repeated for k consecutive chains."""
+        return Statistics(*(v.repeat_interleave(k, dim=0) for v in (self.C, self.D, self.yy, self.n_targets)))
+
+
+def statistics(tokens_list: list[torch.Tensor], V: int, dtype=torch.float64) -> Statistics:
+    """Statistics of several token sets (P_i, L), stacked along the chain axis."""
+    Cs, Ds, yy, nt = [], [], [], []
+    for tokens in tokens_list:
+        X = torch.nn.functional.one_hot(tokens, V).to(dtype)  # (P, L, V)
+        Y = torch.roll(X, 1, dims=1)  # y_l = x_{l-1}
+        Cs.append(torch.einsum("pmv,pnw->mnvw", X, X))
+        Ds.append(torch.einsum("pmv,plw->lmvw", X, Y))
+        yy.append(float(tokens.numel()))
+        nt.append(float(tokens.numel()))
+    dev = tokens_list[0].device
+    return Statistics(torch.stack(Cs), torch.stack(Ds), torch.tensor(yy, dtype=dtype, device=dev),
+                      torch.tensor(nt, dtype=dtype, device=dev))
+
+
+# -- network -----------------------------------------------------------------------------------------
+def scores(params: dict, cfg: CopyTaskConfig) -> torch.Tensor:
+    if cfg.qk_width is None:
+        return params["A"]
+    return params["Q"].transpose(-1, -2) @ params["K"] / math.sqrt(cfg.qk_width)
+
+
+def attention_matrix(params: dict, cfg: CopyTaskConfig) -> torch.Tensor:
+    A = scores(params, cfg)
+    if cfg.attention == "softmax":
+        return torch.softmax(A, dim=-1)
+    G = cfg.scale * A
+    if cfg.bias:
+        G = G + cfg.scale * params["b"][..., None, None]
+    return G
+
+
+def squared_error(G: torch.Tensor, W: torch.Tensor, st: Statistics) -> torch.Tensor:
+    """Σ_targets ‖y − W h‖² = tr(W M Wᵀ) − 2 tr(W B) + Σ‖y‖², M = Σ GᵀG-weighted C, B from D."""
+    GG = G.transpose(-1, -2) @ G  # (K, L, L)
+    M = torch.einsum("kmn,kmnvw->kvw", GG, st.C)
+    B = torch.einsum("klm,klmvw->kvw", G, st.D)  # Σ h yᵀ
+    return torch.einsum("kcv,kvw,kcw->k", W, M, W) - 2 * torch.einsum("kcv,kvc->k", W, B) + st.yy
+
+
+def potential(params: dict, cfg: CopyTaskConfig, st: Statistics) -> torch.Tensor:
+    G = attention_matrix(params, cfg)
+    U = cfg.beta / 2 * squared_error(G, params["W"], st) + (params["W"] ** 2).sum((-1, -2)) / (2 * cfg.tau)
+    if cfg.qk_width is None:
+        U = U + (params["A"] ** 2).sum((-1, -2)) / (2 * cfg.sigma2)
+    else:
+        var_qk = math.sqrt(cfg.sigma2)
+        U = U + ((params["Q"] ** 2).sum((-1, -2)) + (params["K"] ** 2).sum((-1, -2))) / (2 * var_qk)
+    if cfg.attention == "linear" and cfg.bias:
+        U = U + params["b"] ** 2 / (2 * cfg.s1)
+    return U
+
+
+def initial_params(cfg: CopyTaskConfig, starts: list[str], gen: torch.Generator, device, copy_score: float | None = None) -> dict:
+    """One chain per entry of `starts`: "uniform" (scores 0: G = U for softmax, G = 0 for linear),
+    "copy" (scores s·S with s = 2 ln L for softmax, G = S for linear) or "prior" (a prior draw)."""
+    K, L, V = len(starts), cfg.L, cfg.V
+    dt = torch.float64
+    S = torch.roll(torch.eye(L, dtype=dt, device=device), -1, dims=1)
+    A = torch.zeros(K, L, L, dtype=dt, device=device)
+    for i, s in enumerate(starts):
+        check_choice("start", s, ("uniform", "copy", "prior"))
+        if s == "copy":
+            A[i] = (copy_score or 2 * math.log(L)) * S if cfg.attention == "softmax" else S / cfg.scale
+        elif s == "prior":
+            A[i] = math.sqrt(cfg.sigma2) * torch.randn(L, L, generator=gen, dtype=dt, device=device)
+    p = {"W": math.sqrt(cfg.tau) * torch.randn(K, V, V, generator=gen, dtype=dt, device=device) * 0.1}
+    if cfg.qk_width is None:
+        p["A"] = A
+    else:
+        d = cfg.qk_width
+        if d < L:
+            raise ValueError("qk_width must be >= L to start from a prescribed score matrix")
+        E = torch.zeros(d, L, dtype=dt, device=device)
+        E[:L, :L] = torch.eye(L, dtype=dt, device=device)
+        # QᵀK/√d = A with Q = α E, K = E A / (α / √d)... choose Q = E·√(√d), K = E A / √(√d)
+        r = d**0.25
+        p["Q"] = (r * E).expand(K, d, L).clone()
+        p["K"] = torch.einsum("dl,klm->kdm", E, A) / r
+    if cfg.attention == "linear" and cfg.bias:
+        p["b"] = torch.zeros(K, dtype=dt, device=device)
+    return p
+
+
+# -- samplers ----------------------------------------------------------------------------------------
+def _grad(params, cfg, st):
+    leaves = {k: v.detach().requires_grad_(True) for k, v in params.items()}
+    U = potential(leaves, cfg, st)
+    grads = torch.autograd.grad(U.sum(), list(leaves.values()))
+    return U.detach(), dict(zip(leaves.keys(), grads))
+
+
+def _block_sum(d: dict, K: int) -> torch.Tensor:
+    return sum(v.reshape(K, -1).sum(1) for v in d.values())
+
+
+@dataclass
+class ChainSamples:
+    """Samples of one sampler run: per chain (K) and retained sample (S)."""
+
+    G: np.ndarray  # (K, S, L, L)
+    train_loss: np.ndarray  # (K, S) squared error per target token of the sampled network
+    test_loss: np.ndarray  # (K, S) on held-out data
+    acceptance: np.ndarray  # (K,)
+    starts: list
+    steps: int
+    status: str
+    message: str
+    kept: np.ndarray = field(default_factory=lambda: np.empty(0, bool))  # Adam filter
+    objective: np.ndarray = field(default_factory=lambda: np.empty(0))  # Adam: final U per run
+
+
+def _preconditioner(params, cfg, st):
+    """Per-block variance scale: inverse of (prior precision + data curvature bound)."""
+    K = params["W"].shape[0]
+    G = attention_matrix(params, cfg).detach()
+    M = torch.einsum("kmn,kmnvw->kvw", G.transpose(-1, -2) @ G, st.C)
+    lam = torch.linalg.eigvalsh(M)[:, -1]
+    pre = {"W": (1.0 / (1 / cfg.tau + cfg.beta * lam)).reshape(K, 1, 1)}
+    # score block: data curvature ~ β·(targets per position)·‖W‖²·(scale)² per entry
+    wn = (params["W"] ** 2).sum((-1, -2)).detach() / cfg.V
+    per_pos = st.n_targets / cfg.L  # (K,)
+    g_scale = 1.0 if cfg.attention == "softmax" else cfg.scale**2
+    curv = cfg.beta * per_pos * (wn + 1e-3) * g_scale / cfg.V
+    for name in ("A", "Q", "K"):
+        if name in params:
+            prior_prec = 1 / cfg.sigma2 if name == "A" else 1 / math.sqrt(cfg.sigma2)
+            pre[name] = (1.0 / (prior_prec + curv)).reshape(K, 1, 1)
+    if "b" in params:
+        pre["b"] = 1.0 / (1 / cfg.s1 + cfg.beta * st.n_targets * cfg.scale**2 * cfg.L**2 * (wn + 1e-3) / cfg.V)
+    return pre
+
+
+class _few_threads:
+    """The tensors here are tiny (L²V² per chain): on a CPU the thread pool's synchronisation costs
+    more than the arithmetic, so one intra-op thread is used for the duration (restored after)."""
+
+    def __init__(self, dev):
+        self.cpu = dev.type == "cpu"
+
+    def __enter__(self):
+        if self.cpu:
+            self.saved = torch.get_num_threads()
+            torch.set_num_threads(1)
+
+    def __exit__(self, *exc):
+        if self.cpu:
+            torch.set_num_threads(self.saved)
+
+
+def run_langevin(cfg: CopyTaskConfig, train: Statistics, test: Statistics, starts: list[str], *, steps: int = 4000,
+                 burn_in: int | None = None, thin: int = 10, seed: int = 0, device: str = "auto",
+                 target_acceptance: float = 0.57) -> ChainSamples:
+    """MALA chains (chain i starts from starts[i] and sees data set i of `train`) at the Bayesian
+    temperature; samples after burn-in, every `thin` steps."""
+    dev = select_device(device)
+    with _few_threads(dev):
+        return _run_langevin(cfg, train, test, starts, steps, burn_in, thin, seed, dev, target_acceptance)
+
+
+def _match(st: Statistics, K: int) -> Statistics:
+    """One data set shared by K chains, or K data sets already."""
+    if st.C.shape[0] == K:
+        return st
+    if st.C.shape[0] == 1:
+        return st.repeat(K)
+    raise ValueError(f"statistics for {st.C.shape[0]} data sets given to {K} chains")
+
+
+def _run_langevin(cfg, train, test, starts, steps, burn_in, thin, seed, dev, target_acceptance):
+    train, test = _match(train, len(starts)), _match(test, len(starts))
+    gen = generator(seed, dev)
+    burn_in = steps // 2 if burn_in is None else burn_in
+    params = initial_params(cfg, starts, gen, dev)
+    K = len(starts)
+    h = torch.full((K,), 0.5, dtype=torch.float64, device=dev)  # step multiplier per chain
+    pre = _preconditioner(params, cfg, train)
+    U, g = _grad(params, cfg, train)
+    accepted = torch.zeros(K, dtype=torch.float64, device=dev)
+    Gs, tr, te = [], [], []
+    for step in range(steps):
+        if step < burn_in and step % 100 == 0:
+            pre = _preconditioner(params, cfg, train)
+            U, g = _grad(params, cfg, train)
+        eta = {k: h.reshape((K,) + (1,) * (v.dim() - 1)) * pre[k] for k, v in params.items()}
+        noise = {k: torch.randn(v.shape, generator=gen, dtype=v.dtype, device=dev) for k, v in params.items()}
+        prop = {k: params[k] - eta[k] * g[k] + torch.sqrt(2 * eta[k]) * noise[k] for k in params}
+        U_p, g_p = _grad(prop, cfg, train)
+        # log q(θ | θ') − log q(θ' | θ) for the preconditioned Langevin proposal
+        fwd = _block_sum({k: noise[k] ** 2 / 2 for k in params}, K)
+        back = _block_sum({k: (params[k] - prop[k] + eta[k] * g_p[k]) ** 2 / (4 * eta[k]) for k in params}, K)
+        log_alpha = U - U_p - back + fwd
+        u = torch.rand(K, generator=gen, dtype=torch.float64, device=dev)
+        acc = torch.log(u) < log_alpha
+        for k in params:
+            mask = acc.reshape((K,) + (1,) * (params[k].dim() - 1))
+            params[k] = torch.where(mask, prop[k].detach(), params[k])
+            g[k] = torch.where(mask, g_p[k], g[k])
+        U = torch.where(acc, U_p, U)
+        if step < burn_in:
+            h = h * torch.exp(0.05 * (acc.double() - target_acceptance))
+        else:
+            accepted += acc.double()
+            if (step - burn_in) % thin == 0:
+                with torch.no_grad():
+                    G = attention_matrix(params, cfg)
+                    Gs.append(G.cpu().numpy())
+                    tr.append((squared_error(G, params["W"], train) / train.n_targets).cpu().numpy())
+                    te.append((squared_error(G, params["W"], test) / test.n_targets).cpu().numpy())
+    acc_rate = (accepted / max(1, steps - burn_in)).cpu().numpy()
+    status = "converged" if np.all(acc_rate > 0.2) else "low_acceptance"
+    return ChainSamples(np.stack(Gs, 1), np.stack(tr, 1), np.stack(te, 1), acc_rate, list(starts), steps, status,
+                        f"MALA, {steps} steps, burn-in {burn_in}, acceptance {np.round(acc_rate, 2).tolist()}")
+
+
+def run_adam(cfg: CopyTaskConfig, train: Statistics, test: Statistics, n_seeds: int, *, steps: int = 3000, lr: float = 0.05,
+             seed: int = 0, device: str = "auto") -> ChainSamples:
+    """Adam on U from `n_seeds` prior draws (batched, all on data set 0 of `train`); filter: U within
+    max(1, 1e-3|U_best|) of the best."""
+    dev = select_device(device)
+    with _few_threads(dev):
+        return _run_adam(cfg, train, test, n_seeds, steps, lr, seed, dev)
+
+
+def _run_adam(cfg, train, test, n_seeds, steps, lr, seed, dev):
+    train, test = _match(train, n_seeds), _match(test, n_seeds)
+    gen = generator(seed, dev)
+    params = initial_params(cfg, ["prior"] * n_seeds, gen, dev)
+    leaves = [v.requires_grad_(True) for v in params.values()]
+    opt = torch.optim.Adam(leaves, lr=lr)
+    for _ in range(steps):
+        opt.zero_grad()
+        U = potential(params, cfg, train)
+        U.sum().backward()
+        opt.step()
+    with torch.no_grad():
+        U = potential(params, cfg, train).cpu().numpy()
+        G = attention_matrix(params, cfg)
+        tr = (squared_error(G, params["W"], train) / train.n_targets).cpu().numpy()
+        te = (squared_error(G, params["W"], test) / test.n_targets).cpu().numpy()
+    best = U.min()
+    kept = U <= best + max(1.0, 1e-3 * abs(best))
+    return ChainSamples(G.detach().cpu().numpy()[:, None], tr[:, None], te[:, None], np.ones(n_seeds), ["prior"] * n_seeds,
+                        steps, "converged", f"Adam lr={lr}, {steps} steps; kept {int(kept.sum())}/{n_seeds} runs within "
+                        f"max(1, 1e-3|U_best|) of the best objective", kept, U)
+
+
+# -- measurements ------------------------------------------------------------------------------------
+def plane_basis(L: int) -> np.ndarray:
+    """Orthonormal basis (2, L, L) of span{U, S − U}."""
+    U = np.full((L, L), 1.0 / L)
+    S = np.roll(np.eye(L), -1, axis=1)
+    Sp = S - U
+    return np.stack([U / np.linalg.norm(U), Sp / np.linalg.norm(Sp)])
+
+
+def coverage(G_samples: np.ndarray) -> dict:
+    """Fraction of the sampled attention matrices' variance captured by the two order-parameter
+    directions (about the pooled mean), with the top-2 principal components for comparison, and the
+    fraction of the second moment (‖P G‖²/‖G‖²)."""
+    L = G_samples.shape[-1]
+    flat = G_samples.reshape(-1, L * L)
+    basis = plane_basis(L).reshape(2, -1)
+    centred = flat - flat.mean(0)
+    total = float((centred**2).sum())
+    captured = float(((centred @ basis.T) ** 2).sum())
+    sv = np.linalg.svd(centred, compute_uv=False)
+    return {"variance_fraction": captured / total if total > 0 else math.nan,
+            "pca_top2_fraction": float((sv[:2] ** 2).sum() / (sv**2).sum()) if total > 0 else math.nan,
+            "second_moment_fraction": float(((flat @ basis.T) ** 2).sum() / (flat**2).sum())}

@@ -1,0 +1,314 @@
+"""Copy-heads model: exact action identities, priors against Monte Carlo, reduced against exact action,
+transition order found by the classifier, threshold precision and scaling laws."""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+import numpy as np
+import pytest
+from scipy import special
+
+from attnphase.api import copy_heads as api
+from attnphase.errors import ParameterError
+from attnphase.models import copy_heads as model
+
+
+# -- exact finite-P action ----------------------------------------------------------------------------
+@pytest.mark.parametrize("boundary", ["periodic", "drop-first"])
+@pytest.mark.parametrize("beta, tau", [(1.0, 1.0), (0.3, 2.5), (4.0, 0.2)])
+def test_weight_space_equals_function_space(boundary, beta, tau):
+    rng = np.random.default_rng(11)
+    L, V, P = 6, 3, 9
+    tokens = rng.integers(0, V, (P, L))
+    for _ in range(3):
+        G = rng.normal(size=(L, L))
+        ws = model.weight_space_action(G, tokens, V, beta, tau, boundary)
+        fs = model.function_space_action(G, tokens, V, beta, tau, boundary)
+        assert abs(ws - fs) <= 1e-10 * max(1.0, abs(fs))
+
+
+def test_reduced_action_matches_exact_at_large_P():
+    """Differences of the action between two points of the (t, c) plane: the self-averaged reduced
+    action against the exact finite-P action. Sample fluctuations of an empirical mean over N target
+    tokens are O(1/sqrt(N)) relative, so the relative discrepancy is bounded by 5/sqrt(N)."""
+    L, V, P = 8, 4, 16000
+    rng = np.random.default_rng(5)
+    pts = [(0.5, 0.0), (0.2, 0.3), (0.0, 0.8)]
+    N = P * L
+    reduced = [float(model.data_action(*model.copy_plane(t, c), t).subs({model.n: N, model.L: L, model.V: V, model.tau: 1.0, model.ld: 1}))
+               for t, c in pts]
+    rel = []
+    for _ in range(2):
+        tokens = rng.integers(0, V, (P, L))
+        exact = [model.weight_space_action(model.copy_plane_matrix(L, t, c), tokens, V, 1.0, 1.0) for t, c in pts]
+        for i in (1, 2):
+            d_exact, d_red = exact[i] - exact[0], reduced[i] - reduced[0]
+            rel.append(abs(d_exact - d_red) / abs(d_red))
+    assert max(rel) < 5 / math.sqrt(N)
+
+
+def test_order_parameters_of_plane_matrix_roundtrip():
+    L = 7
+    op = model.order_parameters_of(model.copy_plane_matrix(L, 0.3, -0.4))
+    assert op["t"] == pytest.approx(0.3, abs=1e-14)
+    assert op["c"] == pytest.approx(-0.4, abs=1e-14)
+    assert op["rho"] == pytest.approx(0.0, abs=1e-14)
+
+
+def test_mean_predictor_loss_matches_ridge_regression():
+    """The loss predicted from (m, q, t) against the posterior-mean read-out fitted on P sequences and
+    tested on fresh ones; MC error of the test average from its sample standard deviation."""
+    L, V, P, beta, tau = 8, 4, 3000, 1.0, 1.0
+    rng = np.random.default_rng(3)
+    t_, c_ = 0.4, 0.35
+    G = model.copy_plane_matrix(L, t_, c_)
+    Phi, Y = model.features_and_targets(G, rng.integers(0, V, (P, L)), V)
+    W = np.linalg.solve(np.eye(V) / tau + beta * Phi.T @ Phi, beta * Phi.T @ Y).T
+    Phi_t, Y_t = model.features_and_targets(G, rng.integers(0, V, (4000, L)), V)
+    per_pos = ((Y_t - Phi_t @ W.T) ** 2).sum(axis=1)
+    m_, q_ = model.copy_plane(t_, c_)
+    n_ = beta * P * L
+    predicted = float(model.mean_predictor_loss(m_, q_, t_).subs({model.n: n_, model.V: V, model.tau: tau, model.L: L}))
+    # finite-P estimation error of W adds O(V^2/n) on top of the self-averaged prediction
+    assert abs(per_pos.mean() - predicted) < 4 * per_pos.std() / math.sqrt(per_pos.size) + 2 * V * V / n_
+
+
+# -- priors -------------------------------------------------------------------------------------------
+def test_logistic_normal_density_against_monte_carlo():
+    """Box probabilities of softmax(N(0, σ²I_3)) rows: density integrated by quadrature vs MC counts."""
+    sigma2 = 1.5
+    rng = np.random.default_rng(7)
+    N = 400_000
+    z = rng.normal(scale=math.sqrt(sigma2), size=(N, 3))
+    g = special.softmax(z, axis=1)
+
+    def box_probability(a1, b1, a2, b2, nodes=64):
+        x, w = np.polynomial.legendre.leggauss(nodes)
+        g1 = (b1 - a1) / 2 * x + (a1 + b1) / 2
+        g2 = (b2 - a2) / 2 * x + (a2 + b2) / 2
+        G1, G2 = np.meshgrid(g1, g2, indexing="ij")
+        G3 = 1 - G1 - G2
+        inside = G3 > 0
+        gg = np.stack([G1, G2, np.where(inside, G3, 0.5)], axis=-1)
+        d = np.where(inside, np.exp(model.logistic_normal_logpdf(gg, sigma2)), 0.0)
+        return float((b1 - a1) * (b2 - a2) / 4 * w @ d @ w)
+
+    # normalisation over the simplex, g1 = u, g2 = (1 − u)v (Jacobian 1 − u)
+    x, w = np.polynomial.legendre.leggauss(400)
+    u = (x + 1) / 2
+    U, Vv = np.meshgrid(u, u, indexing="ij")
+    gg = np.stack([U, (1 - U) * Vv, (1 - U) * (1 - Vv)], axis=-1)
+    total = float(w @ (np.exp(model.logistic_normal_logpdf(gg, sigma2)) * (1 - U)) @ w / 4)
+    assert total == pytest.approx(1.0, abs=1e-6)
+    for (a1, b1), (a2, b2) in [((0.1, 0.3), (0.2, 0.5)), ((0.5, 0.7), (0.05, 0.2)), ((0.01, 0.1), (0.01, 0.1))]:
+        p = box_probability(a1, b1, a2, b2)
+        hits = np.mean((g[:, 0] > a1) & (g[:, 0] < b1) & (g[:, 1] > a2) & (g[:, 1] < b2))
+        assert abs(hits - p) < 4 * math.sqrt(p * (1 - p) / N)
+
+
+def test_exact_row_logit_density_against_monte_carlo():
+    """The exact row density of x = z_prev − ln Σ e^{z_other} (Sobol over the denominator) integrated
+    over intervals against the MC fraction of sampled rows."""
+    from attnphase.numeric.gauss import sobol_expectation
+
+    L, sigma2 = 8, 1.0
+    rng = np.random.default_rng(9)
+    N = 400_000
+    z = rng.normal(scale=1.0, size=(N, L))
+    xs_mc = z[:, 0] - special.logsumexp(z[:, 1:], axis=1)
+    nodes, weights = np.polynomial.legendre.leggauss(24)
+    for a, b in [(-4.0, -2.5), (-2.5, -1.5), (-1.0, 0.5)]:
+        xq = (b - a) / 2 * nodes + (a + b) / 2
+        ex = sobol_expectation(model.row_logit_density_integrand(xq, sigma2), np.zeros(L - 1), np.eye(L - 1) * sigma2,
+                               n_points=2**13, replicates=8)
+        p = float((b - a) / 2 * weights @ np.asarray(ex.value))
+        p_err = float((b - a) / 2 * np.abs(weights) @ np.asarray(ex.error))
+        hits = np.mean((xs_mc > a) & (xs_mc < b))
+        assert abs(hits - p) < 4 * math.sqrt(p * (1 - p) / N) + 4 * p_err
+
+
+def test_row_rate_shortcut_becomes_exact_at_large_L():
+    """−ln p(x) exact (Sobol over the other L−1 scores) minus the large-L shortcut at the copy branch
+    s = ½ ln L. With ln Σe^z = ln((L−1)e^{σ²/2}) + δ, E δ = −v/2, Var δ = v = (e^{σ²}−1)/(L−1), the
+    cumulant expansion gives the gap −v(s² + sσ² − σ²)/(2σ⁴) + O(v² s⁴): the shortcut's validity."""
+    from attnphase.numeric.gauss import sobol_expectation
+
+    import sympy
+
+    sigma2 = 1.0
+    shortcut = sympy.lambdify([model.x, model.L, model.sigma2], model.softmax_shortcut_prior())
+    gaps = []
+    for L in (64, 256):
+        s = 0.5 * math.log(L)
+        xv = s - math.log(L - 1) - sigma2 / 2
+        ex = sobol_expectation(model.row_logit_density_integrand([xv], sigma2), np.zeros(L - 1), np.eye(L - 1) * sigma2,
+                               n_points=2**11, replicates=8)
+        gap = -math.log(float(ex.value[0])) - shortcut(xv, L, sigma2)
+        v = (math.exp(sigma2) - 1) / (L - 1)
+        predicted = -v * (s * s + s * sigma2 - sigma2) / (2 * sigma2**2)
+        assert abs(gap - predicted) < abs(predicted) * 3 * v * s * s + 4 * float(ex.error[0] / ex.value[0])
+        gaps.append(abs(gap))
+    assert gaps[1] < gaps[0] / 2
+
+
+# -- transitions -------------------------------------------------------------------------------------
+def test_softmax_first_order_found_by_classifier():
+    tr = api.threshold("softmax", 32, 4, digits=20)
+    assert tr.order == "first"
+    lo, hi = tr.spinodals
+    assert lo < tr.P_star < hi
+    sol = api.solve("softmax", 32, 4, tr.P_star)
+    stable = [mn for mn in sol.minima if mn.stable]
+    assert len(stable) == 2  # coexisting minima at P*
+    assert stable[0].action == pytest.approx(stable[1].action, abs=1e-6 * abs(stable[0].action) + 1e-8)
+    assert abs(stable[1].a_copy - stable[0].a_copy) == pytest.approx(tr.jump, rel=1e-6)
+    assert tr.jump > 0.1
+    # loss drops discontinuously at P*
+    assert stable[1].loss_mean_predictor < stable[0].loss_mean_predictor - 0.1
+
+
+def test_linear_second_order_found_by_classifier_with_mean_field_exponent():
+    L, V = 32, 4
+    tr = api.threshold("linear", L, V, digits=20)
+    assert tr.order == "second"
+    assert tr.exponent == pytest.approx(0.5)
+    assert tr.soft_mode == "uniform"
+    # independent check: t at the minimum grows like (P - P*)^(1/2) just above P*
+    dps = np.array([1e-5, 1e-4, 1e-3])
+    ts = []
+    for d in dps:
+        sol = api.solve("linear", L, V, tr.P_star * (1 + d))
+        ts.append(abs(sol.global_minimum.c_uniform))
+    slope = np.polyfit(np.log(dps), np.log(ts), 1)[0]
+    assert slope == pytest.approx(0.5, abs=0.02)
+    below = api.solve("linear", L, V, tr.P_star * (1 - 1e-3)).global_minimum
+    assert abs(below.c_uniform) < 1e-6 and abs(below.c_copy) < 1e-6
+
+
+@pytest.mark.parametrize("attention", ["softmax", "linear"])
+@pytest.mark.parametrize("L", [16, 2**20])
+def test_threshold_digits_are_stable_across_precision(attention, L):
+    """30 requested digits agree with a 40-digit run to 1e-29 (the working precision grows with L
+    because the curvatures / actions span powers of L)."""
+    a = api.threshold(attention, L, 4, digits=30)
+    b = api.threshold(attention, L, 4, digits=40)
+    with mpmath.workdps(50):
+        ra, rb = mpmath.mpf(a.P_star_digits), mpmath.mpf(b.P_star_digits)
+        assert abs(ra - rb) / abs(rb) < mpmath.mpf(10) ** -29
+
+
+def test_linear_thresholds_follow_closed_forms():
+    """Convention A in closed form (spec §2b, with λ_t = 1/(s₁ + s_g)): the copy curvature vanishes at
+    the positive root of ετ(L−1)/(VL²) n² − τ(V−1)/L n − λ_c/(L−1) = 0."""
+    L, V = 64, 8
+    conv = model.DEFAULT
+    tr = api.threshold("linear", L, V, digits=30)
+    lam_c = conv.linear_precisions(L)["lam_c"]
+    eps = 1 - 1 / V
+    a, b, c0 = eps * (L - 1) / (V * L * L), -(V - 1) / L, -lam_c / (L - 1)
+    with mpmath.workdps(40):
+        a, b, c0 = mpmath.mpf(a), mpmath.mpf(b), mpmath.mpf(c0)
+        root = (-b + mpmath.sqrt(b * b - 4 * a * c0)) / (2 * a)
+        assert abs(mpmath.mpf(tr.P_crossover_digits) - root) / root < mpmath.mpf(10) ** -25
+
+
+# -- scaling laws --------------------------------------------------------------------------------------
+def test_softmax_threshold_over_L_ln2_L_tends_to_constant():
+    """P*/(L ln²L) tends to 1/(4εσ²) (periodic, P in target tokens, β = 1).
+
+    * the local log-log slope of P*/(L ln²L) against L shrinks monotonically in magnitude;
+    * divided by the large-L form C(ℓ) = 1 + (2 ln ℓ + 4σ² + 2 − 2 ln 2)/ℓ (api docstring), the ratio
+      tends to 1 with a remainder that is O(ln²ℓ/ℓ²): remainder/(ln²ℓ/ℓ²) stays within a factor 2
+      over ℓ from 5.5 to 177, and the log-log slope of the corrected ratio over the upper points is
+      less than a quarter of the one over the lower points (it tends to 0).
+    """
+    from attnphase.numeric.scaling import fit_power_law
+
+    Ls = [2**k for k in (8, 16, 20, 32, 64, 128, 256)]
+    res = api.scaling("softmax", 4, Ls[0], Ls[-1], digits=12, L_values=Ls)
+    assert {p["order"] for p in res.points} == {"first"}
+    P = np.array([p["P_star"] for p in res.points])
+    lnL = np.log(np.array(Ls, float))
+    ratio = P / (np.array(Ls, float) * lnL**2)
+    slopes = np.diff(np.log(ratio)) / np.diff(lnL)
+    assert np.all(np.diff(np.abs(slopes)) < 0)
+    ex = res.extrapolation
+    assert ex["R_inf_predicted"] == pytest.approx(1 / 3)
+    rem = np.array(ex["remainder_over_ln2ell_over_ell2"])
+    assert np.all(rem > 0) and rem.max() / rem.min() < 2
+    corrected = np.array(ex["corrected_ratio"])
+    assert np.all(np.diff(np.abs(corrected - 1)) < 0)
+    low = fit_power_law(np.array(Ls[:4], float), corrected[:4])
+    high = fit_power_law(np.array(Ls[3:], float), corrected[3:])
+    assert abs(high.exponent) < abs(low.exponent) / 4
+
+
+def test_linear_transition_scales_as_V_squared_and_crossover_as_L_three_halves():
+    fitV = api.scaling_in_V("linear", 4096, [8, 16, 32, 64, 128], digits=12).fits
+    assert fitV["P_star"].exponent == pytest.approx(2.0, abs=0.1)
+    fitL = api.scaling("linear", 4, 256, 2**16, digits=12).fits
+    assert fitL["P_crossover"].holds
+    assert fitL["P_crossover"].exponent == pytest.approx(1.5, abs=0.05)
+    assert fitL["P_star"].holds
+
+
+def test_bad_parameters_raise_parameter_error():
+    with pytest.raises(ParameterError):
+        api.threshold("softmax", 1, 4)
+    with pytest.raises(ParameterError):
+        api.threshold("relu", 8, 4)
+    with pytest.raises(ParameterError):
+        api.solve("linear", 8, 1, 10.0)
+    with pytest.raises(ParameterError):
+        api.solve("linear", 8, 4, 0.0)
+    with pytest.raises(ParameterError):
+        api.threshold("linear", 8, 4, digits=0)
+
+
+def test_derivation_markdown_is_deterministic_and_shows_the_actions():
+    a, b = model.derivation_markdown(), model.derivation_markdown()
+    assert a == b
+    for label in ("data", "linear", "first", "softmax", "row-rate", "loss-gibbs"):
+        assert f"\\tag{{{label}}}" in a
+
+
+def test_cli_contract_and_bad_input():
+    import json
+
+    from click.testing import CliRunner
+
+    import attnphase.cli.copy_heads  # noqa: F401  (registers the commands)
+    from attnphase.cli import main
+
+    runner = CliRunner()
+    out = runner.invoke(main, ["threshold", "copy-heads", "--attention", "linear", "--L", "16", "--V", "4", "--digits", "20", "--json"])
+    assert out.exit_code == 0, out.output
+    d = json.loads(out.output)
+    assert d["order"] == "second" and len(d["P_star_digits"].replace(".", "").lstrip("0")) == 20
+    assert d["P_crossover"] > d["P_star"]
+    out = runner.invoke(main, ["solve", "copy-heads", "--attention", "softmax", "--L", "16", "--V", "4", "--P", "300", "--json"])
+    d = json.loads(out.output)
+    assert {"c_uniform", "c_copy", "action", "stable"} <= set(d["minima"][0]) and "global" in d
+    for bad in (["--L", "1", "--V", "4"], ["--L", "8", "--V", "1"], ["--L", "8", "--V", "4", "--digits", "0"]):
+        out = runner.invoke(main, ["threshold", "copy-heads", "--attention", "softmax", *bad, "--json"])
+        assert out.exit_code == 2
+    out = runner.invoke(main, ["solve", "copy-heads", "--attention", "linear", "--L", "8", "--V", "4", "--P", "-3", "--json"])
+    assert out.exit_code == 2
+    out = runner.invoke(main, ["scaling", "copy-heads", "--attention", "linear", "--V", "4", "--L-min", "64", "--L-max", "16", "--json"])
+    assert out.exit_code == 2
+
+
+def test_softmax_shortcut_threshold_converges_to_exact_row_rate():
+    """P* with the exact row rate (Sobol over the other scores) against the large-L shortcut: the
+    shortcut overestimates P*, by a relative gap that shrinks with L (by more than a factor 3 from
+    L = 32 to 128, beyond the Sobol error)."""
+    gaps = []
+    for L in (32, 128):
+        r = api.softmax_exact_prior_threshold(L, 4)
+        assert r["order"] == "first"
+        gap = (r["P_star_shortcut"] - r["P_star_exact"]) / r["P_star_exact"]
+        assert gap > 3 * r["error"] / r["P_star_exact"]
+        gaps.append(gap)
+    assert gaps[1] < gaps[0] / 3

@@ -1,0 +1,519 @@
+"""Signal recovery by a learned softmax-attention query: the public Python entry points.
+
+* `solve` — J(ρ), J′(ρ), the drift (1 − ρ²)J′ and the noise-token attention mass at one alignment,
+  from the large-L closed form (`finite=False`) or from the exact finite-L reduction (`finite=True`,
+  an L-dimensional Gaussian expectation with error bars);
+* `finite_reduction` — the exact reduction on a grid of ρ with common random numbers;
+* `fixed_points`, `ode_trajectory` — fixed points (with stability) and trajectories of the drift;
+* `simulate` — projected SGA in d dimensions (`attnphase.validate.sga`), batched over trials;
+* `sweep_point` — one point of a parameter sweep (theory and simulation), picklable.
+
+Conventions (as the CLI): scores β⟨q, x_i⟩; x_i = θ_d s_i ξ + z_i on the R informative tokens, z_i ~
+N(0, σ² I_d); θ_d = θ (`theta_scaling="direct"`) or θ√d (`"sqrt-d"`); L counts all tokens.
+
+The finite-L reduction needs, per Monte Carlo sample, only L scalar Gaussians g_i (the scores along q)
+— not L·d — because the components of the tokens orthogonal to q are independent of the softmax
+weights and average out in closed form (see `attnphase.models.signal_recovery`). The same samples are
+used at every ρ (common random numbers), so differences across ρ are far more precise than the values.
+J′ is the pathwise derivative of the same samples, through the generated partial derivatives of the
+integrand.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from attnphase.models import signal_recovery as model
+from attnphase.params import check_choice, check_int, check_positive, check_real
+
+__all__ = [
+    "Parameters",
+    "SolveResult",
+    "ReductionResult",
+    "FixedPointsResult",
+    "SimulationResult",
+    "make_parameters",
+    "solve",
+    "large_L",
+    "finite_reduction",
+    "reduction_samples",
+    "interpolated_finite_drift",
+    "fixed_points",
+    "ode_trajectory",
+    "ode_limit_point",
+    "ode_time_to_reach",
+    "choose_schedule",
+    "ScheduleChoice",
+    "simulate",
+    "sweep_point",
+]
+
+_SAMPLE_CHUNK = 256  # sequences per vectorised block of the reduction (fixed: the stream does not depend on it)
+
+
+@dataclass(frozen=True)
+class Parameters:
+    """Validated model parameters; `theta_d` is the signal strength after the scaling convention."""
+
+    d: int
+    L: int
+    R: int
+    theta: float
+    theta_scaling: str = "direct"
+    sigma: float = 1.0
+    beta: float = 1.0
+    sign_model: str = "A"
+    theta_d: float = field(init=False)
+
+    def __post_init__(self):
+        # θ_d from the model's scaling convention (θ or θ√d), evaluated once.
+        expr = model.THETA_D[self.theta_scaling]
+        object.__setattr__(self, "theta_d", float(expr.subs({model.theta: self.theta, model.d: self.d})))
+
+    @property
+    def informative_fraction(self) -> float:
+        return self.R / self.L
+
+    def as_dict(self) -> dict:
+        return {
+            "d": self.d, "L": self.L, "R": self.R, "theta": self.theta, "theta_scaling": self.theta_scaling,
+            "theta_d": self.theta_d, "sigma": self.sigma, "beta": self.beta, "sign_model": self.sign_model,
+        }
+
+
+def make_parameters(d, L, R, theta, theta_scaling="direct", sigma=1.0, beta=1.0, sign_model="A") -> Parameters:
+    """Validate and bundle the model parameters (raises ParameterError naming a bad one)."""
+    d = check_int("d", d, 2)
+    L = check_int("L", L, 1)
+    R = check_int("R", R, 1, L)
+    theta = check_real("theta", theta, 0.0)
+    theta_scaling = check_choice("theta_scaling", theta_scaling, model.THETA_SCALINGS)
+    sigma = check_positive("sigma", sigma)
+    beta = check_positive("beta", beta)
+    sign_model = check_choice("sign_model", sign_model, model.SIGN_MODELS)
+    return Parameters(d, L, R, theta, theta_scaling, sigma, beta, sign_model)
+
+
+@dataclass(frozen=True)
+class SolveResult:
+    """J, J′, drift and noise-token attention mass at one ρ; errors are Monte Carlo standard errors
+    (finite-L reduction) or None (large-L form, whose O(1/L) truncation is not estimated)."""
+
+    J: float
+    dJ: float
+    drift: float
+    nuisance_mass: float
+    J_error: float | None
+    dJ_error: float | None
+    drift_error: float | None
+    nuisance_mass_error: float | None
+    rho: float
+    theta_d: float
+    method: str
+    n_samples: int
+    status: str
+    message: str
+
+
+@dataclass(frozen=True)
+class ReductionResult:
+    """Exact finite-L reduction on a grid of ρ (common random numbers): means and standard errors."""
+
+    rho: np.ndarray
+    J: np.ndarray
+    J_error: np.ndarray
+    dJ: np.ndarray
+    dJ_error: np.ndarray
+    nuisance_mass: np.ndarray
+    nuisance_mass_error: np.ndarray
+    n_samples: int
+    seed: int
+
+    @property
+    def drift(self) -> np.ndarray:
+        return (1 - self.rho**2) * self.dJ
+
+    @property
+    def drift_error(self) -> np.ndarray:
+        return (1 - self.rho**2) * self.dJ_error
+
+
+def _check_rho(rho) -> float:
+    return check_real("rho", rho, -1.0, 1.0)
+
+
+def large_L(params: Parameters, rho) -> np.ndarray:
+    """Generated large-L kernel at ρ (array): (..., 5) = [J, J′, drift, drift′, nuisance mass]."""
+    kernel = model.large_L_kernel(params.sign_model)
+    rho = np.asarray(rho, dtype=float)
+    return np.asarray(
+        kernel(rho, params.beta, params.sigma, params.theta_d, params.informative_fraction, float(params.d),
+               float(params.L)),
+        dtype=float,
+    )
+
+
+def _reduction_samples(params: Parameters, rho: float, g: np.ndarray, signs: np.ndarray | None, kernel,
+                       moment_kernel):
+    """Per-sample integrand, pathwise dJ/dρ, noise mass and zero-mean controls, model A (signs None) or C."""
+    R, beta, sigma, theta_d = params.R, params.beta, params.sigma, params.theta_d
+    n = g.shape[0]
+    # Signal shift per token along q, c_i = θ_d s_i 1[i∈I], so y_i = ρ c_i + σ g_i.
+    c = np.zeros((n, params.L))
+    c[:, :R] = theta_d if signs is None else theta_d * signs
+    y = rho * c + sigma * g
+    z = beta * y
+    z -= z.max(axis=1, keepdims=True)
+    a = np.exp(z)
+    a /= a.sum(axis=1, keepdims=True)
+    s_inf = 1.0 if signs is None else signs
+    S1 = (a * y).sum(axis=1)
+    S2 = (a[:, :R] * s_inf).sum(axis=1)
+    S3 = (a * a).sum(axis=1)
+    # ∂a_i/∂ρ = β a_i (c_i − c̄) with c̄ = Σ a c = θ_d S₂.
+    c_bar = theta_d * S2
+    dS1 = beta * ((a * c * y).sum(axis=1) - c_bar * S1) + c_bar
+    dS2 = beta * theta_d * (a[:, :R].sum(axis=1) - S2**2)
+    dS3 = 2 * beta * ((a * a * c).sum(axis=1) - c_bar * S3)
+    out = np.asarray(kernel(S1, S2, S3, rho, theta_d, sigma, float(params.d)))
+    value = out[:, 0]
+    slope = out[:, 1] * dS1 + out[:, 2] * dS2 + out[:, 3] * dS3 + out[:, 4]
+    nuisance = a[:, R:].sum(axis=1)
+    # Control variates: token averages of e^{βy}, y e^{βy}, e^{2βy} (all tokens, and signed over I)
+    # minus their exact means given the token's shift; each has mean zero.
+    e1 = np.exp(beta * y)
+    raw = np.stack([e1, y * e1, e1 * e1], axis=-1)
+    # Shifts take three values only: +θ_dρ, −θ_dρ (informative) and 0 (noise).
+    m_plus, m_minus, m_noise = np.asarray(moment_kernel(np.array([theta_d * rho, -theta_d * rho, 0.0]), beta, sigma))
+    raw[:, R:] -= m_noise
+    if signs is None:
+        raw[:, :R] -= m_plus
+    else:
+        raw[:, :R] -= np.where(signs[:, :, None] > 0, m_plus, m_minus)
+    s_weights = np.zeros((n, params.L))
+    s_weights[:, :R] = s_inf
+    controls = np.concatenate(
+        [raw[:, :, :2].mean(axis=1), (raw[:, :, :2] * s_weights[:, :, None]).mean(axis=1)], axis=1
+    )
+    return value, slope, nuisance, controls
+
+
+def reduction_samples(params: Parameters, rho: float, *, n_samples: int = 256, seed: int = 0):
+    """Raw per-sample (integrand, pathwise J′, noise mass) of the reduction at ρ, no control variates.
+
+    The building block of `finite_reduction`, exposed for identity checks (a finite difference of the
+    integrand on the same draws equals the pathwise derivative sample by sample).
+    """
+    rho = _check_rho(rho)
+    rng = np.random.default_rng(check_int("seed", seed, 0))
+    n = check_int("samples", n_samples, 1)
+    g = rng.standard_normal((n, params.L))
+    signs = rng.integers(0, 2, size=(n, params.R)) * 2.0 - 1.0 if params.sign_model == "C" else None
+    kernels = model.reduction_kernel(), model.token_moment_kernel()
+    value, slope, nuisance, _ = _reduction_samples(params, rho, g, signs, *kernels)
+    if params.sign_model == "B":
+        v2, s2, n2, _ = _reduction_samples(params, -rho, g, None, *kernels)
+        value, slope, nuisance = (value + v2) / 2, (slope - s2) / 2, (nuisance + n2) / 2
+    return value, slope, nuisance
+
+
+def _control_variate_mean(samples: np.ndarray, controls: np.ndarray) -> tuple[float, float]:
+    """Mean of `samples` corrected by regression on zero-mean `controls`, and its standard error."""
+    n, k = controls.shape
+    design = np.column_stack([np.ones(n), controls])
+    coef, *_ = np.linalg.lstsq(design, samples, rcond=None)
+    residual = samples - design @ coef
+    return float(coef[0]), float(np.sqrt(residual @ residual / (n - k - 1) / n))
+
+
+def finite_reduction(params: Parameters, rhos, *, n_samples: int = 4096, seed: int = 0) -> ReductionResult:
+    """Exact finite-(d, L, R) J, J′ and noise mass as Gaussian expectations over L scalar scores.
+
+    The same `n_samples` draws of g ∈ R^L (and, for model C, of the token signs) serve every ρ.
+    Model B averages model A at ρ and −ρ on the same draws, which makes it exactly even. The sample
+    means are corrected with control variates — token averages of e^{βy}, y e^{βy} whose exact means
+    are known (regression estimator; its O(1/n) bias is far below the standard error) — which cuts the
+    standard error several-fold at large L.
+    """
+    rhos = np.atleast_1d(np.asarray([_check_rho(r) for r in np.atleast_1d(rhos)], dtype=float))
+    n_samples = check_int("samples", n_samples, 16)
+    seed = check_int("seed", seed, 0)
+    kernel = model.reduction_kernel()
+    moment_kernel = model.token_moment_kernel()
+    rng = np.random.default_rng(seed)
+    per_rho: list[list[list[np.ndarray]]] = [[[], [], [], []] for _ in rhos]
+    done = 0
+    while done < n_samples:
+        n = min(_SAMPLE_CHUNK, n_samples - done)
+        g = rng.standard_normal((n, params.L))
+        signs = None
+        if params.sign_model == "C":
+            signs = rng.integers(0, 2, size=(n, params.R)) * 2.0 - 1.0
+        for j, r in enumerate(rhos):
+            value, slope, nuisance, controls = _reduction_samples(params, r, g, signs, kernel, moment_kernel)
+            if params.sign_model == "B":
+                v2, s2, n2, c2 = _reduction_samples(params, -r, g, None, kernel, moment_kernel)
+                value, slope, nuisance = (value + v2) / 2, (slope - s2) / 2, (nuisance + n2) / 2
+                controls = np.concatenate([controls, c2], axis=1)
+            for store, samples in zip(per_rho[j], (value, slope, nuisance, controls)):
+                store.append(samples)
+        done += n
+    mean = np.zeros((3, rhos.size))
+    err = np.zeros((3, rhos.size))
+    for j, stores in enumerate(per_rho):
+        controls = np.concatenate(stores[3])
+        for i in range(3):
+            mean[i, j], err[i, j] = _control_variate_mean(np.concatenate(stores[i]), controls)
+    return ReductionResult(rhos, mean[0], err[0], mean[1], err[1], mean[2], err[2], n_samples, seed)
+
+
+def solve(
+    d, L, R, theta, rho, theta_scaling="direct", sigma=1.0, beta=1.0, sign_model="A", finite=False,
+    *, samples: int = 4096, seed: int = 0,
+) -> SolveResult:
+    """J, J′, the drift (1 − ρ²)J′ and the noise-token attention mass at alignment ρ.
+
+    `finite=False`: large-L closed form (exact as L → ∞ at fixed R/L, keeping the σ²(d−1)/L term).
+    `finite=True`: exact finite-L reduction by Monte Carlo with `samples` draws (standard errors).
+    """
+    params = make_parameters(d, L, R, theta, theta_scaling, sigma, beta, sign_model)
+    rho = _check_rho(rho)
+    if not finite:
+        J, dJ, drift, _, nuisance = (float(v) for v in large_L(params, rho))
+        values = np.array([J, dJ, drift, nuisance])
+        if not np.all(np.isfinite(values)):
+            return SolveResult(*(math.nan,) * 4, None, None, None, None, rho, params.theta_d, "large-L", 0,
+                               "failed", "non-finite value of the large-L form (overflow of e^{βθ_dρ})")
+        return SolveResult(J, dJ, drift, nuisance, None, None, None, None, rho, params.theta_d, "large-L", 0,
+                           "ok", "large-L closed form; O(1/L) corrections not included")
+    red = finite_reduction(params, [rho], n_samples=samples, seed=seed)
+    return SolveResult(
+        float(red.J[0]), float(red.dJ[0]), float(red.drift[0]), float(red.nuisance_mass[0]),
+        float(red.J_error[0]), float(red.dJ_error[0]), float(red.drift_error[0]),
+        float(red.nuisance_mass_error[0]), rho, params.theta_d, "finite-L", red.n_samples, "ok",
+        f"exact finite-L reduction, {red.n_samples} Monte Carlo samples (seed {seed}); errors are standard errors",
+    )
+
+
+@dataclass(frozen=True)
+class FixedPointsResult:
+    """Fixed points ρ* of the drift in [−1, 1], the drift's slope there and the stability verdicts."""
+
+    rho: list[float]
+    slope: list[float]
+    stable: list[bool]
+    status: str
+    message: str
+
+
+def fixed_points(params: Parameters, *, n_grid: int = 2001) -> FixedPointsResult:
+    """Zeros of the large-L drift on [−1, 1] (ρ = ±1 included) with stability from the drift's slope."""
+    from attnphase.numeric.ode import fixed_points_1d
+
+    if params.theta_d == 0.0:
+        return FixedPointsResult([], [], [], "degenerate",
+                                 "theta_d = 0: the drift vanishes identically, every rho is a fixed point")
+
+    def drift(r):
+        return large_L(params, r)[..., 2]
+
+    def slope(r):
+        return float(large_L(params, r)[..., 3])
+
+    points = fixed_points_1d(drift, -1.0, 1.0, derivative=slope, n_grid=n_grid)
+    found = sorted(points, key=lambda p: p.x)
+    return FixedPointsResult(
+        rho=[float(p.x) for p in found], slope=[float(p.slope) for p in found],
+        stable=[bool(p.stable) for p in found], status="ok", message=f"{len(found)} fixed points",
+    )
+
+
+def ode_limit_point(params: Parameters, points: FixedPointsResult, rho0: float) -> float:
+    """The fixed point the ODE reaches from ρ₀ (t → ∞): the next fixed point in the drift's direction."""
+    rho0 = _check_rho(rho0)
+    direction = float(large_L(params, rho0)[..., 2])
+    rhos = np.asarray(points.rho)
+    if direction > 0:
+        return float(rhos[rhos > rho0].min())
+    if direction < 0:
+        return float(rhos[rhos < rho0].max())
+    return rho0
+
+
+def ode_trajectory(params: Parameters, rho0: float, times, *, drift=None):
+    """ρ(t) of dρ/dt = drift(ρ) from ρ₀ at `times` (default drift: the large-L one). Returns (t, ρ(t))."""
+    from attnphase.numeric.ode import integrate_drift
+
+    rho0 = _check_rho(rho0)
+    times = np.asarray(times, dtype=float)
+    field_ = drift or (lambda r: large_L(params, np.clip(r, -1.0, 1.0))[..., 2])
+    traj = integrate_drift(field_, rho0, (0.0, float(times[-1])), t_eval=times)
+    return np.asarray(traj.t), np.asarray(traj.x).reshape(len(traj.t))
+
+
+def interpolated_finite_drift(params: Parameters, *, n_grid: int = 41, n_samples: int = 2048, seed: int = 0):
+    """The finite-L drift (1 − ρ²)J′ as a cubic spline through the reduction on a ρ grid (common samples)."""
+    from scipy.interpolate import CubicSpline
+
+    grid = np.linspace(-1.0, 1.0, n_grid)
+    red = finite_reduction(params, grid, n_samples=n_samples, seed=seed)
+    spline = CubicSpline(grid, red.dJ)
+    return lambda r: (1 - np.clip(r, -1, 1) ** 2) * spline(np.clip(r, -1, 1)), red
+
+
+@dataclass(frozen=True)
+class ScheduleChoice:
+    """A step schedule η_k = η₀/(k + k₀) chosen from theory (see `choose_schedule`)."""
+
+    eta0: float
+    k0: float
+    gamma: float
+    steps: int
+    t_final: float
+    t_target: float
+    eta_final: float
+    noise: float  # E‖(I − qqᵀ)G‖² per sequence at ρ = 1
+    budget_limited: bool
+
+
+def ode_time_to_reach(params: Parameters, rho0: float, level: float = 0.99, t_max: float = 1e6) -> float:
+    """First t with |ρ(t)| ≥ level on the large-L ODE from ρ₀ (inf if not reached by t_max)."""
+    from attnphase.numeric.ode import integrate_drift
+
+    drift = lambda r: large_L(params, np.clip(r, -1.0, 1.0))[..., 2]  # noqa: E731
+    times = np.concatenate([[0.0], np.geomspace(1e-4, t_max, 400)])
+    traj = integrate_drift(drift, _check_rho(rho0), (0.0, t_max), t_eval=times, rtol=1e-8, atol=1e-12)
+    reached = np.nonzero(np.abs(traj.x) >= level)[0]
+    return float(traj.t[reached[0]]) if reached.size else math.inf
+
+
+def choose_schedule(params: Parameters, *, deficit: float = 0.002, k0: float = 50.0, max_steps: int = 5000,
+                    pilot: int = 256, seed: int = 0) -> ScheduleChoice:
+    """Robbins–Monro schedule η_k = η₀/(k + k₀) from two theory inputs, not from trial runs.
+
+    * Noise floor: near ρ = 1 the retraction loses ρ·η²‖G_⊥‖²/2 per step and the drift restores
+      2(1 − ρ)J′(1)η, so the stationary deficit is 1 − ρ ≈ η E‖G_⊥‖²/(4J′(1)); the final step is set so
+      that this equals `deficit` (E‖G_⊥‖² from `pilot` sequences of the projected sampler at ρ = 1).
+    * Horizon: t_target = 2 × the ODE time to reach |ρ| = 0.99 from ρ₀ = 1/√d.
+    With γ = 1, t = η₀ ln((K + k₀)/k₀) and η_final = η₀/(K + k₀); K is the smallest step count giving
+    t ≥ t_target, capped at `max_steps` (then `budget_limited`).
+    """
+    from attnphase.validate.seeds import generator
+    from attnphase.validate.sga import PlantedTokens, initial_queries, projected_pooling_gradient
+
+    tokens = PlantedTokens(params.d, params.L, params.R, params.theta_d, params.sigma, params.sign_model)
+    gen = generator(seed, "cpu")
+    q = initial_queries(pilot, params.d, gen, "cpu", rho0=1.0)
+    _, grad, _ = projected_pooling_gradient(q, tokens, params.beta, gen)
+    grad_tangent = grad - (grad * q).sum(dim=1, keepdim=True) * q
+    noise = float((grad_tangent**2).sum(dim=1).mean())
+    slope_at_xi = float(large_L(params, 1.0)[1])
+    eta_final = 4 * abs(slope_at_xi) * deficit / noise
+    t_target = 2 * ode_time_to_reach(params, 1 / math.sqrt(params.d))
+    steps = max_steps
+    if math.isfinite(t_target):
+        K = np.arange(1, max_steps + 1)
+        t = eta_final * (K + k0) * np.log((K + k0) / k0)
+        hit = np.nonzero(t >= t_target)[0]
+        steps = int(K[hit[0]]) if hit.size else max_steps
+    eta0 = eta_final * (steps + k0)
+    t_final = eta0 * float(np.sum(1.0 / (np.arange(steps) + k0)))
+    return ScheduleChoice(eta0, k0, 1.0, steps, t_final, t_target, eta_final, noise,
+                          budget_limited=not (t_final >= t_target))
+
+
+@dataclass(frozen=True)
+class SimulationResult:
+    """Final alignments |ρ| of the trials and the recorded SGA trajectories."""
+
+    alignment: np.ndarray
+    alignment_mean: float
+    alignment_std: float
+    final_rho: np.ndarray
+    nuisance_mass_mean: float
+    theta_d: float
+    trajectory: object = field(repr=False)  # attnphase.validate.sga.SGAResult
+    status: str = "completed"
+    message: str = ""
+
+
+def simulate(
+    d, L, R, theta, trials, steps, theta_scaling="direct", sigma=1.0, beta=1.0, sign_model="A",
+    eta0=0.05, k0=10.0, gamma=0.6, batch=1, seed=0, device="auto", *, rho0=None, record_every=None,
+    memory_budget_bytes: int = 1 << 30, sampler: str = "dense", progress: bool = False,
+) -> SimulationResult:
+    """Projected SGA of `trials` independent queries from uniform random starts (or from alignment ρ₀).
+
+    Steps η_k = η₀/(k + k₀)^γ; `batch` sequences per gradient. The final noise-token mass is averaged
+    over the last recording window (the last `record_every` steps) and over trials. `sampler`:
+    "dense" (L×d tokens per sequence) or "projected" (same gradient law from 2L + 2d numbers).
+    """
+    from attnphase.validate.device import select_device
+    from attnphase.validate.seeds import generator
+    from attnphase.validate.sga import PlantedTokens, StepSchedule, projected_sga
+
+    params = make_parameters(d, L, R, theta, theta_scaling, sigma, beta, sign_model)
+    trials = check_int("trials", trials, 1)
+    steps = check_int("steps", steps, 1)
+    schedule = StepSchedule(check_positive("eta0", eta0), check_real("k0", k0, 0.0), check_real("gamma", gamma, 0.0, 1.0))
+    record_every = check_int("record_every", record_every or max(1, steps // 50), 1)
+    torch_device = select_device(device)
+    tokens = PlantedTokens(params.d, params.L, params.R, params.theta_d, params.sigma, params.sign_model)
+    run = projected_sga(
+        tokens, beta=params.beta, schedule=schedule, steps=steps, trials=trials, batch=check_int("batch", batch, 1),
+        generator=generator(seed, torch_device), device=torch_device, rho0=rho0, record_every=record_every,
+        memory_budget_bytes=memory_budget_bytes, sampler=sampler, progress=progress,
+    )
+    alignment = np.abs(run.final_rho)
+    return SimulationResult(
+        alignment=alignment,
+        alignment_mean=float(alignment.mean()),
+        alignment_std=float(alignment.std(ddof=1)) if trials > 1 else 0.0,
+        final_rho=run.final_rho,
+        nuisance_mass_mean=float(np.mean(run.nuisance[-1])),
+        theta_d=params.theta_d,
+        trajectory=run,
+        status=run.status,
+        message=run.message,
+    )
+
+
+def sweep_point(
+    d, L, R, theta, theta_scaling="direct", sigma=1.0, beta=1.0, sign_model="A", trials=8, max_steps=2000,
+    seed=0, device="cpu", deficit=0.01,
+) -> dict[str, float]:
+    """One sweep point: SGA from random starts under the theory-chosen schedule (`choose_schedule`)
+    against the large-L ODE started from each trial's own ρ₀ and run to the same t = Σ η_k."""
+    params = make_parameters(d, L, R, theta, theta_scaling, sigma, beta, sign_model)
+    plan = choose_schedule(params, deficit=deficit, max_steps=check_int("max_steps", max_steps, 1), seed=seed)
+    sim = simulate(d, L, R, theta, trials, plan.steps, theta_scaling, sigma, beta, sign_model, plan.eta0, plan.k0,
+                   plan.gamma, 1, seed, device, sampler="projected", record_every=max(1, plan.steps // 20))
+    run = sim.trajectory
+    t_final = float(run.times[-1])
+    ode_final = np.array([ode_trajectory(params, r0, [0.0, t_final])[1][-1] for r0 in run.rho[0]])
+    fps = fixed_points(params)
+    ode_limit = np.array([ode_limit_point(params, fps, r0) for r0 in run.rho[0]])
+    return {
+        "theta_d": params.theta_d,
+        "eta0": plan.eta0,
+        "steps": float(plan.steps),
+        "t_final": t_final,
+        "t_target": plan.t_target,
+        "budget_limited": float(plan.budget_limited),
+        "alignment_mean": sim.alignment_mean,
+        "alignment_std": sim.alignment_std,
+        "positive_fraction": float(np.mean(sim.final_rho > 0)),
+        "nuisance_mass_mean": sim.nuisance_mass_mean,
+        "ode_alignment_mean": float(np.mean(np.abs(ode_final))),
+        "ode_positive_fraction": float(np.mean(ode_final > 0)),
+        "ode_nuisance_mass_mean": float(np.mean(large_L(params, ode_final)[..., 4])),
+        "ode_limit_alignment_mean": float(np.mean(np.abs(ode_limit))),
+        "ode_limit_positive_fraction": float(np.mean(ode_limit > 0)),
+        "ode_limit_nuisance_mass_mean": float(np.mean(large_L(params, ode_limit)[..., 4])),
+        "nuisance_mass_at_xi": float(large_L(params, 1.0)[..., 4]),
+        "minus_xi_stable": float(any(s for r, s in zip(fps.rho, fps.stable) if r == -1.0)),
+        "interior_fixed_points": float(sum(1 for r in fps.rho if abs(r) < 1)),
+    }

@@ -1,0 +1,267 @@
+"""Signal subspace recovery by a learned softmax-attention query: the symbolic source.
+
+Data: L tokens in d dimensions; R of them are informative, x_i = θ_d s_i ξ + z_i, the other L − R are
+pure noise, x_i = z_i, with z_i ~ N(0, σ² I_d) and ξ a unit vector. Pooling: f_q(X) = Σ_i a_i x_i with
+a = softmax_i(β⟨q, x_i⟩). Objective: J(q) = E‖f_q(X)‖² over q on the unit sphere; ρ = ⟨q, ξ⟩.
+
+Modelling choices kept as parameters:
+
+* sign model: A (s_i = +1), B (one random sign s per sequence), C (one random sign ε_i per
+  informative token);
+* the signal strength θ_d given directly (θ_d = θ) or per-token-SNR fixed (θ_d = θ√d);
+* the score scale β and the noise level σ.
+
+Derivation (what this module builds symbolically, in this order):
+
+1. Exact reduction. In the orthonormal basis e₁ = q, e₂ = (ξ − ρq)/√(1 − ρ²) plus d − 2 further
+   directions, ⟨e₁, x_i⟩ = y_i = θ_d ρ s_i 1[i∈I] + σ g_i, ⟨e₂, x_i⟩ = θ_d √(1−ρ²) s_i 1[i∈I] + σ h_i
+   and the remaining coordinates are σ u_i; a depends on y only, so h and u are independent of a and
+   average out: J = E[S₁²] + θ_d²(1 − ρ²) E[S₂²] + σ²(d − 1) E[S₃] with S₁ = Σ a_i y_i,
+   S₂ = Σ_{i∈I} a_i s_i, S₃ = Σ a_i² (`reduction_integrand`).
+2. Large L (L → ∞, R/L → π): every token type c (probability p_c, score shift μ_c, sign s_c) enters
+   through the tilted Gaussian moments E[y^k e^{λβy}], obtained here from the Gaussian moment
+   generating function (integrated by SymPy). S₁ → M₁/M₀, S₂ → Σ_inf p_c s_c E e^{βy}/M₀ and
+   L·S₃ → M₀(2β)/M₀(β)², with M_k = Σ_c p_c E[y^k e^{βy_c}]; the fluctuations are O(1/L), so the
+   expectation of the integrand tends to the integrand at these limits (`large_L_objective`).
+3. Sign model B shares one sign per sequence, which maps ρ to sρ everywhere, so J_B(ρ) = ½[J_A(ρ) +
+   J_A(−ρ)], exactly at every L.
+4. ODE on the sphere: dq/dt = (I − qqᵀ)∇J gives dρ/dt = (1 − ρ²) J′(ρ) with t = Σ η_k; fixed points are
+   ρ = ±1 and the zeros of J′; a fixed point is stable where the drift's derivative is negative.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import sympy as sp
+
+from attnphase.derive.symbols import Domain, order_parameter, parameter
+
+NAME = "signal-recovery"
+TITLE = "Signal subspace recovery by a learned softmax-attention query"
+
+SIGN_MODELS = ("A", "B", "C")
+THETA_SCALINGS = ("direct", "sqrt-d")
+
+# ---- symbols ---------------------------------------------------------------------------------------
+rho = order_parameter("rho", Domain.interval(-1, 1), latex=r"\rho", description="alignment <q, xi>")
+beta = parameter("beta", Domain.positive(), latex=r"\beta", description="score scale (scores beta<q, x_i>)")
+sigma = parameter("sigma", Domain.positive(), latex=r"\sigma", description="noise standard deviation")
+theta = parameter("theta", Domain.nonnegative(), latex=r"\theta", description="signal strength as given")
+theta_d = parameter("theta_d", Domain.nonnegative(), latex=r"\theta_d", description="signal strength on a token")
+pi_inf = parameter("pi_I", Domain.interval(0, 1, low_open=True), latex=r"\pi",
+                   description="fraction R/L of informative tokens")
+d = parameter("d", Domain.interval(2, float("inf")), latex="d", description="dimension")
+L = parameter("L", Domain.interval(1, float("inf")), latex="L", description="number of tokens")
+# Per-sequence statistics of the softmax weights (exact reduction).
+S1 = sp.Symbol("S_1", real=True)
+S2 = sp.Symbol("S_2", real=True)
+S3 = sp.Symbol("S_3", positive=True)
+# Auxiliary symbols of the derivation.
+_g = sp.Symbol("g", real=True)
+_t = sp.Symbol("t", real=True)
+
+#: θ_d as a function of the given θ under each scaling convention.
+THETA_D = {"direct": theta, "sqrt-d": theta * sp.sqrt(d)}
+
+#: ⟨e₁,f⟩² + E_h⟨e₂,f⟩² + E_u Σ_{k≥3}⟨e_k,f⟩² given the scores: the exact per-sequence integrand of J.
+reduction_integrand = S1**2 + theta_d**2 * (1 - rho**2) * S2**2 + sigma**2 * (d - 1) * S3
+
+
+@lru_cache(maxsize=None)
+def gaussian_mgf() -> sp.Expr:
+    """E[e^{t g}] for g ~ N(0, 1), integrated (not typed in): e^{t²/2}."""
+    density = sp.exp(-_g**2 / 2) / sp.sqrt(2 * sp.pi)
+    return sp.simplify(sp.integrate(sp.exp(_t * _g) * density, (_g, -sp.oo, sp.oo)))
+
+
+def tilted_moment(shift: sp.Expr, power: int, scale: sp.Expr) -> sp.Expr:
+    """E[y^power e^{scale·y}] for y = shift + σg: derivatives of the Gaussian MGF in the tilt."""
+    # E[y^k e^{λy}] = ∂_λ^k E[e^{λy}] and E[e^{λy}] = e^{λ·shift} MGF(λσ).
+    lam = sp.Symbol("lambda_", real=True)
+    generating = sp.exp(lam * shift) * gaussian_mgf().subs(_t, lam * sigma)
+    return sp.simplify(sp.diff(generating, lam, power).subs(lam, scale))
+
+
+@dataclass(frozen=True)
+class TokenType:
+    """A class of tokens in the large-L mixture: probability, score shift along q, signal sign."""
+
+    probability: sp.Expr
+    shift: sp.Expr
+    sign: int  # +1 / −1 for informative tokens, 0 for noise
+
+
+def token_types(sign_model: str) -> tuple[TokenType, ...]:
+    """Token mixture seen by the scores ⟨q, x_i⟩ for sign models A and C (B is a mixture of A)."""
+    noise = TokenType(1 - pi_inf, sp.Integer(0), 0)
+    if sign_model == "A":
+        return (TokenType(pi_inf, theta_d * rho, +1), noise)
+    if sign_model == "C":
+        half = pi_inf / 2
+        return (TokenType(half, theta_d * rho, +1), TokenType(half, -theta_d * rho, -1), noise)
+    raise ValueError(f"token_types: sign model {sign_model!r} has no per-token mixture")
+
+
+@dataclass(frozen=True)
+class LargeLLimits:
+    """Large-L limits of the softmax statistics for one sign model."""
+
+    S1: sp.Expr  # Σ a_i y_i
+    S2: sp.Expr  # Σ_I a_i s_i (signed informative mass)
+    L_S3: sp.Expr  # L Σ a_i²
+    informative_mass: sp.Expr  # Σ_I a_i
+
+
+@lru_cache(maxsize=None)
+def large_L_limits(sign_model: str) -> LargeLLimits:
+    """Limits of S₁, S₂, L·S₃ and the informative mass from the tilted moments of the token mixture."""
+    types = token_types(sign_model)
+
+    def moment(power: int, scale: sp.Expr) -> sp.Expr:
+        return sum(c.probability * tilted_moment(c.shift, power, scale) for c in types)
+
+    M0 = moment(0, beta)
+    M1 = moment(1, beta)
+    informative = [c for c in types if c.sign != 0]
+    signed = sum(c.probability * c.sign * tilted_moment(c.shift, 0, beta) for c in informative)
+    unsigned = sum(c.probability * tilted_moment(c.shift, 0, beta) for c in informative)
+    return LargeLLimits(
+        S1=sp.simplify(M1 / M0),
+        S2=sp.simplify(signed / M0),
+        L_S3=sp.simplify(moment(0, 2 * beta) / M0**2),
+        informative_mass=sp.simplify(unsigned / M0),
+    )
+
+
+@lru_cache(maxsize=None)
+def large_L_objective(sign_model: str) -> sp.Expr:
+    """J_∞(ρ): the reduction integrand at the large-L limits (model B: the ±ρ average of model A)."""
+    if sign_model == "B":
+        J_A = large_L_objective("A")
+        return (J_A + J_A.subs(rho, -rho)) / 2
+    lim = large_L_limits(sign_model)
+    return reduction_integrand.subs({S1: lim.S1, S2: lim.S2, S3: lim.L_S3 / L})
+
+
+@lru_cache(maxsize=None)
+def nuisance_mass(sign_model: str) -> sp.Expr:
+    """Large-L attention mass on the L − R noise tokens (model B: averaged over the sequence sign)."""
+    if sign_model == "B":
+        n_A = nuisance_mass("A")
+        return (n_A + n_A.subs(rho, -rho)) / 2
+    return sp.simplify(1 - large_L_limits(sign_model).informative_mass)
+
+
+@lru_cache(maxsize=None)
+def objective_slope(sign_model: str) -> sp.Expr:
+    """J′_∞(ρ)."""
+    return sp.diff(large_L_objective(sign_model), rho)
+
+
+@lru_cache(maxsize=None)
+def drift(sign_model: str) -> sp.Expr:
+    """dρ/dt = (1 − ρ²) J′(ρ): the ξ-component of the tangent-projected gradient flow."""
+    return (1 - rho**2) * objective_slope(sign_model)
+
+
+@lru_cache(maxsize=None)
+def drift_slope(sign_model: str) -> sp.Expr:
+    """d(drift)/dρ: a fixed point is stable where it is negative."""
+    return sp.diff(drift(sign_model), rho)
+
+
+#: Arguments of every generated large-L kernel, in order.
+KERNEL_ARGS = (rho, beta, sigma, theta_d, pi_inf, d, L)
+
+
+def large_L_expressions(sign_model: str) -> list[sp.Expr]:
+    """[J, J′, drift, drift′, nuisance mass] of the large-L form, the outputs of `large_L_kernel`."""
+    return [
+        large_L_objective(sign_model),
+        objective_slope(sign_model),
+        drift(sign_model),
+        drift_slope(sign_model),
+        nuisance_mass(sign_model),
+    ]
+
+
+@lru_cache(maxsize=None)
+def large_L_kernel(sign_model: str, backend: str = "numpy"):
+    """Generated kernel (rho, beta, sigma, theta_d, pi, d, L) -> (..., 5) = [J, J′, drift, drift′, nuisance]."""
+    from attnphase.derive.codegen import compile_kernel
+
+    return compile_kernel(large_L_expressions(sign_model), list(KERNEL_ARGS), backend=backend)
+
+
+@lru_cache(maxsize=None)
+def reduction_gradient() -> tuple[sp.Expr, sp.Expr, sp.Expr, sp.Expr]:
+    """Partial derivatives of the integrand in (S₁, S₂, S₃, ρ): the chain rule of the pathwise J′."""
+    return tuple(sp.diff(reduction_integrand, v) for v in (S1, S2, S3, rho))
+
+
+@lru_cache(maxsize=None)
+def reduction_kernel(backend: str = "numpy"):
+    """Generated kernel (S1, S2, S3, rho, theta_d, sigma, d) -> (..., 5) = [integrand, ∂S1, ∂S2, ∂S3, ∂ρ]."""
+    from attnphase.derive.codegen import compile_kernel
+
+    return compile_kernel(
+        [reduction_integrand, *reduction_gradient()], [S1, S2, S3, rho, theta_d, sigma, d], backend=backend
+    )
+
+
+#: Score shift of one token along q (θ_d ρ s_i), the argument of `token_moment_kernel`.
+shift = sp.Symbol("mu", real=True)
+
+
+@lru_cache(maxsize=None)
+def token_moment_kernel(backend: str = "numpy"):
+    """Generated kernel (mu, beta, sigma) -> (..., 3) = [E e^{βy}, E y e^{βy}, E e^{2βy}] for y = mu + σg.
+
+    Exact per-token means: the finite-L reduction uses them as control variates.
+    """
+    from attnphase.derive.codegen import compile_kernel
+
+    moments = [tilted_moment(shift, 0, beta), tilted_moment(shift, 1, beta), tilted_moment(shift, 0, 2 * beta)]
+    return compile_kernel(moments, [shift, beta, sigma], backend=backend)
+
+
+def derivation_markdown() -> str:
+    """The derivation rendered to Markdown (deterministic: `attnphase derive --check` compares it)."""
+    from attnphase.derive.render import MarkdownDocument
+
+    doc = MarkdownDocument()
+    doc.heading(TITLE, 1)
+    doc.paragraph(
+        "Tokens x_i = θ_d s_i ξ + z_i (i in the informative set I, |I| = R) or x_i = z_i, with "
+        "z_i ~ N(0, σ² I_d); pooling f = Σ a_i x_i with a = softmax(β⟨q, x_i⟩); objective J = E‖f‖² on "
+        "the unit sphere, ρ = ⟨q, ξ⟩. Signal scaling: θ_d = θ (direct) or θ√d (sqrt-d)."
+    )
+    doc.heading("Exact scalar reduction (any d, L, R)", 2)
+    doc.paragraph(
+        "With y_i = θ_d ρ s_i 1[i∈I] + σ g_i, g_i i.i.d. N(0, 1), a = softmax(βy), S₁ = Σ a_i y_i, "
+        "S₂ = Σ_{i∈I} a_i s_i and S₃ = Σ a_i², the components of f along q, along the part of ξ "
+        "orthogonal to q and along the d − 2 remaining directions give J = E[integrand]:"
+    )
+    doc.equation(sp.Symbol("J_{sample}"), reduction_integrand, label="reduction")
+    doc.heading("Gaussian moments", 2)
+    doc.equation(sp.Function("E")(sp.exp(_t * _g)), gaussian_mgf(), label="mgf")
+    for model in ("A", "C"):
+        lim = large_L_limits(model)
+        doc.heading(f"Large-L limits, sign model {model}", 2)
+        doc.equation(sp.Symbol("S_1^{(" + model + ")}"), lim.S1)
+        doc.equation(sp.Symbol("S_2^{(" + model + ")}"), lim.S2)
+        doc.equation(sp.Symbol("L S_3^{(" + model + ")}"), lim.L_S3)
+    for model in SIGN_MODELS:
+        doc.heading(f"Sign model {model}", 2)
+        if model == "B":
+            doc.paragraph("One sign per sequence maps ρ to sρ: J_B(ρ) = [J_A(ρ) + J_A(−ρ)]/2 exactly.")
+        doc.equation(sp.Symbol(r"J_\infty^{(" + model + ")}"), large_L_objective(model))
+        doc.equation(sp.Symbol(r"\dot\rho^{(" + model + ")}"), drift(model))
+        doc.equation(sp.Symbol(r"m_{noise}^{(" + model + ")}"), nuisance_mass(model))
+    doc.paragraph(
+        "Fixed points of the drift: ρ = ±1 and the zeros of J′; stable where the derivative of the "
+        "drift is negative. Time t = Σ η_k of the projected stochastic gradient ascent."
+    )
+    return doc.text()

@@ -26,6 +26,7 @@ from functools import lru_cache
 import mpmath
 import numpy as np
 import sympy
+from scipy.special import expit
 
 from attnphase.derive.calculus import gradient, hessian
 from attnphase.derive.codegen import compile_kernel
@@ -97,6 +98,8 @@ def loss_kernels():
 # -- parameters of one model instance ----------------------------------------------------------------
 def _check_common(attention, L, V, convention):
     attention = check_choice("attention", attention, ATTENTIONS)
+    if not isinstance(convention, model.Convention):
+        raise ParameterError("convention", convention, "an attnphase.models.copy_heads.Convention")
     L, V = model.check_sizes(L, V)
     if convention.boundary == "drop-first" and L < 3:
         raise ParameterError("L", L, "an integer >= 3 with boundary 'drop-first'")
@@ -111,7 +114,8 @@ def linear_parameters(n, L, V, conv: model.Convention) -> list:
 
 def softmax_parameters(n, L, V, conv: model.Convention) -> list:
     # participation of the non-copy weights: e^{σ²} at large L (lognormal law of large numbers), at most L−1
-    k = min(math.exp(conv.sigma2), L - 1.0)
+    # (compared in logs: e^{σ²} overflows a float for σ² > 709)
+    k = L - 1.0 if conv.sigma2 >= math.log(L - 1.0) else math.exp(conv.sigma2)
     # L as a float: the asymptotic checks go far beyond 2^63
     return [n, float(L), V, float(conv.targets(L)), conv.tau(V), conv.sigma2, conv.log_det_weight, k]
 
@@ -150,7 +154,7 @@ class SolveResult:
     P: float
     n: float
     minima: list
-    global_index: int
+    global_index: int | None  # None when status is "failed"
     status: str
     message: str
     iterations: int
@@ -158,6 +162,8 @@ class SolveResult:
 
     @property
     def global_minimum(self) -> Minimum:
+        if self.global_index is None:
+            raise RuntimeError(f"no global minimum: {self.message}")
         return self.minima[self.global_index]
 
 
@@ -166,7 +172,8 @@ class TransitionResult:
     """A transition located and classified by the code.
 
     order: "first" (coexisting minima, jump) | "second" (curvature of the symmetric state vanishes
-    with a positive quartic term) | "none" (neither found in the range). P_star: coexistence point
+    with a positive quartic term) | "none" (neither found in the range) | "undetermined" (status
+    "failed": the float64 action overflows at these parameters, nothing computed). P_star: coexistence point
     (first) or critical point (second), in the convention's P; P_star_digits: mpmath-polished string;
     spinodals: (lower, upper) for first order; jump: change of the copy order parameter at P*;
     exponent: mean-field exponent of the order parameter for second order (from the Landau
@@ -249,12 +256,21 @@ def _linear_minima(n, L, V, conv):
             starts.append([t0, c0] + ([math.log(1e-2)] if dim == 3 else []))
     found, iters = [], 0
     for s in starts:
-        res = minimize(
-            lambda v: float(ker.action(*v, *p)), np.array(s, float),
-            jac=lambda v: np.asarray(ker.grad(*v, *p), float), hess=lambda v: np.asarray(ker.hess(*v, *p), float),
-            method="trust-exact", options={"gtol": 1e-10, "maxiter": 500},
-        )
+        try:
+            with np.errstate(all="ignore"):
+                res = minimize(
+                    lambda v: float(ker.action(*v, *p)), np.array(s, float),
+                    jac=lambda v: np.asarray(ker.grad(*v, *p), float), hess=lambda v: np.asarray(ker.hess(*v, *p), float),
+                    method="trust-exact", options={"gtol": 1e-10, "maxiter": 500},
+                )
+        except (ValueError, ArithmeticError, np.linalg.LinAlgError, UnboundLocalError):
+            # the action overflowed float64 along this start's path (extreme n, τ or σ²): no minimum
+            # from here; `solve` reports "failed" if no start gives one. (scipy's trust-exact
+            # subproblem raises UnboundLocalError when its Hessian turns non-finite.)
+            continue
         iters += res.nit
+        if not (np.all(np.isfinite(res.x)) and np.isfinite(res.fun)):
+            continue
         v = res.x * (1 if res.x[0] >= 0 else np.r_[-1, -1, np.ones(dim - 2)])  # (t, c) ↦ (−t, −c) symmetry
         if not any(np.allclose(v, f, atol=1e-6, rtol=1e-6) for f in found):
             found.append(v)
@@ -275,7 +291,7 @@ def solve(attention: str, L: int, V: int, P: float, convention: model.Convention
         xs, _ = _softmax_stationary(n_, L, V, convention)
         iters = len(_softmax_grid(L, convention))
         for xv in xs:
-            a = 1 / (1 + math.exp(-xv))
+            a = float(expit(xv))  # logistic without overflow at x ≪ 0 (huge σ²)
             k = p[-1]
             q_ = a * a + k * (1 - a) ** 2 / (L - 1)
             h = float(ker.hess(xv, *p)[..., 0, 0])
@@ -295,12 +311,24 @@ def solve(attention: str, L: int, V: int, P: float, convention: model.Convention
             losses = lossk(m_, q_, t_, n_, V, tau_)
             minima.append(Minimum(t_, c_, float(ker.action(*v, *p)), bool(eig.min() > 0), m_, rho_, eig.tolist(),
                                   float(losses[0]), float(losses[1])))
-    if not minima:
-        raise RuntimeError("no stationary point found in the search range")
-    stable = [i for i, mn in enumerate(minima) if mn.stable] or list(range(len(minima)))
+    # Stationary points whose numbers overflowed are float64 noise, not minima (e.g. the softmax copy
+    # minimum beyond the grid's x = 80 at n ≳ 1e30, where S' is rounding noise around a → 1).
+    minima = [mn for mn in minima if _all_finite(mn)]
+    stable = [i for i, mn in enumerate(minima) if mn.stable]
+    if not stable:
+        return SolveResult(attention, L, V, P, n_, minima, None, "failed",
+                           f"no stable minimum of the reduced action resolved in float64 at n = {n_:.6g} "
+                           f"({len(minima)} finite stationary point(s)); the parameters are outside the solvable range",
+                           iters, math.nan)
     g = min(stable, key=lambda i: minima[i].action)
-    msg = f"{sum(mn.stable for mn in minima)} stable minimum/minima"
+    msg = f"{len(stable)} stable minimum/minima"
     return SolveResult(attention, L, V, P, n_, minima, g, "converged", msg, iters, 0.0)
+
+
+def _all_finite(mn: Minimum) -> bool:
+    values = [mn.c_uniform, mn.c_copy, mn.action, mn.a_copy, mn.rho, mn.loss_mean_predictor, mn.loss_gibbs,
+              *mn.hessian_eigenvalues]
+    return all(math.isfinite(v) for v in values)
 
 
 # -- softmax: first-order transition -----------------------------------------------------------------
@@ -401,7 +429,7 @@ def softmax_transition(L, V, conv=model.DEFAULT, digits=30) -> TransitionResult:
         res = branch_crossing(f1, f2, lo, hi, f1_mp=f1_mp, f2_mp=f2_mp, digits=digits, n_scan=8)
     n_star = res.value
     mins = _count_minima_softmax(n_star, L, V, conv, refine=True)
-    a = [1 / (1 + math.exp(-v)) for v in (mins[0], mins[-1])]
+    a = [float(expit(v)) for v in (mins[0], mins[-1])]
     P_star = conv.P_of_n(n_star, L)
     with mpmath.workdps(dps):
         P_mp = conv.P_of_n(res.value_mp, L) if res.value_mp is not None else mpmath.mpf(P_star)
@@ -479,6 +507,9 @@ def linear_transition(L, V, conv=model.DEFAULT, digits=30, classify=True) -> Tra
     # (written as det/λ_max: the difference form loses every digit of the small curvature when the
     # copy curvature is ~L³ times larger)
     def lam_min(a, b, d, sqrt=np.sqrt):
+        # scale-invariant: normalise first, so that squares of curvatures ~1e300 (σ² → 0) do not overflow
+        size = abs(a) + abs(b) + abs(d)
+        a, b, d = a / size, b / size, d / size
         lam_max = (a + d) / 2 + sqrt(((a - d) / 2) ** 2 + b * b)
         return (a * d - b * b) / (lam_max * (abs(a) + abs(d)))
 
@@ -676,11 +707,43 @@ def threshold(attention: str, L: int, V: int, digits: int = 30, convention: mode
     attention, L, V = _check_common(attention, L, V, convention)
     digits = check_int("digits", digits, 1, 100)
     reduction = check_choice("reduction", reduction, REDUCTIONS)
+    overflow = _action_overflow(attention, L, V, convention)
+    if overflow:
+        # a scan over non-finite curvatures would find no sign change and report "no transition"
+        return TransitionResult(attention, L, V, "undetermined", math.nan, "", math.nan, math.nan, status="failed",
+                                message=overflow)
     if attention == "softmax":
         return softmax_transition(L, V, convention, digits)
     if reduction == "first-attempt":
         return first_attempt_transition(L, V, convention, digits)
     return linear_transition(L, V, convention, digits, classify)
+
+
+def _action_overflow(attention, L, V, conv) -> str:
+    """Why the float64 action cannot be scanned at these parameters ("" when it can).
+
+    Softmax: S' on the x grid at the natural scale of n; linear: the Hessian at the symmetric
+    state at both ends of the n scan (remainder at ρ = 1 for "entropy"). Extreme τ, σ² or β make these
+    overflow (e.g. τ = 1e300), and the scans would then see no sign change at all.
+    """
+    with np.errstate(all="ignore"):
+        if attention == "softmax":
+            ker = softmax_kernels()
+            n_ = _n_scale_softmax(L, V, conv)
+            p = softmax_parameters(n_, L, V, conv)
+            xs = _softmax_grid(L, conv)
+            # S' only: the minima are its sign changes (bisection works without S'', which overflows at
+            # L ~ 2^256 while the scan and the mpmath polish still work)
+            values = [ker.grad(xs, *p)]
+        else:
+            ker = linear_kernels(conv.remainder)
+            zero = [0.0, 0.0] + ([0.0] if conv.remainder == "entropy" else [])
+            scale = V * V + L**1.5 * V**0.5 + L * V
+            values = [ker.hess(*zero, *linear_parameters(n_, L, V, conv)) for n_ in (1e-3, scale * 1e6)]
+    if all(np.all(np.isfinite(np.asarray(v, float))) for v in values):
+        return ""
+    return (f"the reduced {attention} action overflows float64 at these parameters (L = {L}, V = {V}, tau = {conv.tau(V):g}, "
+            f"sigma2 = {conv.sigma2:g}, beta = {conv.beta:g}): threshold not computed")
 
 
 # -- scaling laws ------------------------------------------------------------------------------------
@@ -803,7 +866,16 @@ def scaling(attention: str, V: int, L_min: int, L_max: int, digits: int = 15,
     """P* (and the crossover) at L = L_min, 2^k in between, L_max; fits against each claimed law."""
     attention = check_choice("attention", attention, ATTENTIONS)
     V = check_int("V", V, 2, None)
-    Ls = list(L_values) if L_values is not None else default_L_values(L_min, L_max)
+    if L_values is not None:
+        Ls = sorted({check_int("L_values", v, 2, None) for v in L_values})
+        if len(Ls) < 3:
+            raise ParameterError("L_values", L_values, "at least 3 distinct integers >= 2 (a fit has 2 parameters)")
+    else:
+        Ls = default_L_values(L_min, L_max)
+        if len(Ls) < 3:
+            raise ParameterError("L_max", L_max, f"large enough that L_min, the powers of 2 in between and L_max give at "
+                                                 f"least 3 values of L (a fit has 2 parameters); L_min = {L_min}, e.g. "
+                                                 f"L_max >= {2 * 2 ** math.ceil(math.log2(Ls[0] + 1))}")
     points, fits = [], {}
     for i, L in enumerate(Ls):
         tr = threshold(attention, L, V, digits, convention, classify=i in (0, len(Ls) - 1))
@@ -825,7 +897,9 @@ def scaling_in_V(attention: str, L: int, V_values, digits: int = 15, convention:
     """P* (and the crossover) against V at fixed L, fitted against the claimed V laws."""
     attention = check_choice("attention", attention, ATTENTIONS)
     L = check_int("L", L, 2, None)
-    Vs = [check_int("V", v, 2, None) for v in V_values]
+    Vs = sorted({check_int("V_values", v, 2, None) for v in V_values})
+    if len(Vs) < 3:
+        raise ParameterError("V_values", V_values, "at least 3 distinct integers >= 2 (a fit has 2 parameters)")
     points = []
     for i, V in enumerate(Vs):
         tr = threshold(attention, L, V, digits, convention, classify=i in (0, len(Vs) - 1))
@@ -894,6 +968,25 @@ def network_config(attention, L, V, conv: model.Convention, qk_width=None):
                           sigma2=conv.sigma2, s1=conv.s1, kappa=conv.kappa(L), bias=conv.bias, qk_width=qk_width)
 
 
+# Largest array a simulation may build, in float64 entries (4 GiB): the one-hot data (sequences × L × V),
+# the sufficient statistics (chains × L² × V², twice) and the recorded samples of G (chains × L² per
+# 10 steps after burn-in). Beyond it a run would exhaust memory instead of failing with a message.
+MAX_SIMULATION_ENTRIES = 2**29
+
+
+def _check_simulation_size(L, V, P, n_seq, chains, steps, n_test_sequences):
+    cap = MAX_SIMULATION_ENTRIES
+    if 2 * chains * L * L * V * V > cap or n_test_sequences * L * V > cap:
+        raise ParameterError("L", L, f"small enough that 2·chains·L²·V² <= 2^29 (chains = {chains}, V = {V}): "
+                                     "the simulation keeps L²V² statistics per chain")
+    if n_seq * L * V > cap:
+        raise ParameterError("P", P, f"at most about {cap / (L * V) * (P / n_seq):.3g} for L = {L}, V = {V} "
+                                     f"(the training set is one-hot encoded in (P/T) × L × V <= 2^29 entries)")
+    if chains * L * L * (steps // 20 + 1) > cap:
+        raise ParameterError("steps", steps, f"small enough that chains·L²·steps/20 <= 2^29 (chains = {chains}, L = {L}): "
+                                             "samples of G are recorded every 10 steps after burn-in")
+
+
 def simulate(attention: str, L: int, V: int, P: float, *, sampler: str = "sgld", chains: int = 2, steps: int = 4000,
              seed: int = 0, device: str = "auto", convention: model.Convention = model.DEFAULT, qk_width=None,
              n_test_sequences: int = 2000) -> dict:
@@ -915,12 +1008,20 @@ def simulate(attention: str, L: int, V: int, P: float, *, sampler: str = "sgld",
     sampler = check_choice("sampler", sampler, ("sgld", "adam"))
     chains = check_int("chains", chains, 1, 4096)
     steps = check_int("steps", steps, 10, 10**7)
+    n_test_sequences = check_int("n_test_sequences", n_test_sequences, 2, 10**6)
     if qk_width is not None:
         qk_width = check_int("qk_width", qk_width, L, None)  # >= L so that the copy start is representable
     cfg = network_config(attention, L, V, convention, qk_width)
-    dev = select_device(device)
     n_seq = max(1, int(round(P / convention.targets(L)))) if convention.P_counts == "tokens" else max(1, int(round(P)))
+    _check_simulation_size(L, V, P, n_seq, chains, steps, n_test_sequences)
+    dev = select_device(device)
     P_used = n_seq * convention.targets(L) if convention.P_counts == "tokens" else n_seq
+    # Langevin samples the Bayesian posterior (read-out integrated out); Adam minimises the joint
+    # objective over all weights, whose reduced action has no log-det terms.
+    theory_conv = convention if sampler == "sgld" else convention.with_(read_out="map")
+    theory = solve(attention, L, V, P_used, theory_conv)
+    if theory.status != "converged":  # before sampling: without a theory there is nothing to compare with
+        raise RuntimeError(f"the theory at P = {P_used:g} was not computed: {theory.message}")
     gen = generator(seed, dev)
     train = sgld.statistics([sgld.sample_tokens(n_seq, cfg, gen, dev)], V)
     test = sgld.statistics([sgld.sample_tokens(n_test_sequences, cfg, gen, dev)], V)
@@ -934,10 +1035,6 @@ def simulate(attention: str, L: int, V: int, P: float, *, sampler: str = "sgld",
     if attention == "linear":
         sign = np.where(np.mean(t_meas, axis=-1, keepdims=True) < 0, -1.0, 1.0)
         t_meas, c_meas = t_meas * sign, c_meas * sign
-    # Langevin samples the Bayesian posterior (read-out integrated out); Adam minimises the joint
-    # objective over all weights, whose reduced action has no log-det terms.
-    theory_conv = convention if sampler == "sgld" else convention.with_(read_out="map")
-    theory = solve(attention, L, V, P_used, theory_conv)
     g = theory.global_minimum
     keep = run.kept if run.kept.size else np.ones(len(run.starts), bool)
     per_chain = []

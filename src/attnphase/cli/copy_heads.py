@@ -112,7 +112,12 @@ def scaling_cmd(attention, V, L_min, L_max, digits, convention, as_json):
 
     if L_max < L_min:
         raise ParameterError("--L-max", L_max, f"an integer >= --L-min ({L_min})")
-    r = api_scaling(attention, V, L_min, L_max, digits, convention)
+    try:
+        r = api_scaling(attention, V, L_min, L_max, digits, convention)
+    except ParameterError as exc:
+        if exc.name != "L_max":
+            raise
+        raise ParameterError("--L-max", L_max, exc.allowed.replace("L_min", "--L-min").replace("L_max", "--L-max")) from None
     result = {"points": r.points, "fit": r.fits, "extrapolation": r.extrapolation, "status": r.status, "message": r.message}
     emit("scaling", MODEL, {"attention": attention, "V": V, "L_min": L_min, "L_max": L_max, "convention": _conv_dict(convention)}, result, as_json)
 
@@ -128,9 +133,11 @@ def solve_cmd(attention, L, V, P, convention, as_json):
     from attnphase.api.copy_heads import solve as api_solve
 
     r = api_solve(attention, L, V, P, convention)
-    result = {"minima": r.minima, "global": r.minima[r.global_index], "global_index": r.global_index, "n": r.n,
-              "status": r.status, "message": r.message}
+    result = {"minima": r.minima, "global": r.minima[r.global_index] if r.global_index is not None else None,
+              "global_index": r.global_index, "n": r.n, "status": r.status, "message": r.message}
     emit("solve", MODEL, {"attention": attention, "L": L, "V": V, "P": P, "convention": _conv_dict(convention)}, result, as_json)
+    if r.status == "failed":  # the result was printed (status and message); the exit status says it too
+        raise SystemExit(1)
 
 
 @simulate.command(MODEL, help="The real one-head network on the copy task: SGLD (posterior) or Adam (MAP). "

@@ -668,17 +668,28 @@ def structural_digests(exprs) -> list[str]:
     return [digest(e) for e in exprs]
 
 
+def _as_expression(e):
+    try:
+        return sympy.sympify(e, strict=not isinstance(e, str))
+    except (sympy.SympifyError, SyntaxError, TypeError, ValueError):
+        raise ParameterError("exprs", e, "SymPy expressions (or text SymPy can parse)") from None
+
+
 def _flatten_outputs(exprs):
     if isinstance(exprs, sympy.MatrixBase):
-        return [sympy.sympify(e) for e in exprs], tuple(exprs.shape)
+        if 0 in exprs.shape:
+            raise ParameterError("exprs", exprs, "a non-empty Matrix")
+        return [_as_expression(e) for e in exprs], tuple(exprs.shape)
     if isinstance(exprs, (list, tuple)):
+        if not exprs:
+            raise ParameterError("exprs", exprs, "a non-empty list of scalar expressions")
         flat = []
         for e in exprs:
             if isinstance(e, (sympy.MatrixBase, list, tuple)):
                 raise ParameterError("exprs", type(e).__name__, "a list of scalar expressions (not nested)")
-            flat.append(sympy.sympify(e))
+            flat.append(_as_expression(e))
         return flat, (len(flat),)
-    return [sympy.sympify(exprs)], ()
+    return [_as_expression(exprs)], ()
 
 
 def _rules_signature(stabilize):
@@ -687,7 +698,10 @@ def _rules_signature(stabilize):
     elif stabilize is False or stabilize is None:
         rules = ()
     else:
-        rules = tuple(stabilize)
+        try:
+            rules = tuple(stabilize)
+        except TypeError:
+            raise ParameterError("stabilize", stabilize, "True, False or a sequence of rewrite rules") from None
     known = {id(v): k for k, v in vars(_rewrite).items() if k.isupper()}
     names = [known.get(id(r)) for r in rules]
     return rules, (None if None in names else ",".join(names))
@@ -710,6 +724,8 @@ def compile_kernel(exprs, args, backend: str = "numpy", *, cse: bool = True, sta
         args = [args]
     if isinstance(args, sympy.MatrixBase):
         args = list(args)
+    if isinstance(args, (str, bytes)) or not hasattr(args, "__iter__"):
+        raise ParameterError("args", args, "a list of distinct SymPy symbols")
     args = list(args)
     if not all(isinstance(a, sympy.Symbol) for a in args) or len(set(args)) != len(args):
         raise ParameterError("args", args, "a list of distinct SymPy symbols")

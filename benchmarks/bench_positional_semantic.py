@@ -1,0 +1,115 @@
+"""Benchmark: the positional-semantic saddle point against the field's usual numerical method.
+
+Same point (ω = 0.3, α = 1.25), both branches (positional θ = 0, semantic m = 0):
+
+* baseline ("usual method"): nested fixed-degree 2-D cubature of degree 7 (4 × 4 Gauss-Hermite nodes
+  in (ξ₁, ξ₂) outside, 4 × 4 in (η₁, η₂) inside: 256 points), the proximal map by
+  `scipy.optimize.minimize` (BFGS) started from h = 0 at every node, damped iteration
+  x ← 0.8 x + 0.2 F(x) until max |F(x) − x| < 1e-4;
+* attnphase: pruned tensor Gauss-Hermite rule (8 and 10 nodes per dimension), the vectorised multi-start
+  Newton prox over all nodes, Anderson / hybr fixed point to 1e-10.
+
+Accuracy of both against a reference on the 14-node rule (Φ and ε_g). Run:
+`.venv/bin/python benchmarks/bench_positional_semantic.py [--quick]` (--quick: semantic branch only
+for the baseline, reference on the 12-node rule).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+from scipy import optimize
+from scipy.special import roots_hermitenorm
+
+from attnphase.api import positional_semantic as api
+
+OMEGA, ALPHA = 0.3, 1.25
+
+
+def baseline_solve(branch: str, params, x0, damping=0.8, tol=1e-4, max_iter=400):
+    """The usual method: nested degree-7 cubature, local prox from 0, damped iteration."""
+    nodes, weights = roots_hermitenorm(4)
+    weights = weights / weights.sum()
+    K = api.kernels(2)
+    A = params.A
+    coords = api.BranchCoordinates(branch, params)
+
+    def F(x):
+        q, V, theta, m = x[0], x[1], x[2], x[3:5]
+        vstar = np.sqrt(params.rho - theta**2 / q)
+        acc = {"g": np.zeros(2), "g2": np.zeros(2), "geta": np.zeros(2), "gxi": np.zeros(2), "M": 0.0}
+        for i1, x1 in enumerate(nodes):  # outer 2-D rule in ξ
+            for i2, x2 in enumerate(nodes):
+                xi = np.array([x1, x2])
+                w = m + np.sqrt(q) * xi
+                for j1, e1 in enumerate(nodes):  # inner 2-D rule in η
+                    for j2, e2 in enumerate(nodes):
+                        eta = np.array([e1, e2])
+                        hs = theta / np.sqrt(q) * xi + vstar * eta
+                        args = (w[0], w[1], hs[0], hs[1], V, params.sigma, params.omega, *A)
+                        res = optimize.minimize(lambda h: float(K.objective(h[0], h[1], *args)), np.zeros(2),
+                                                method="BFGS")
+                        g = (res.x - w) / V
+                        wt = weights[i1] * weights[i2] * weights[j1] * weights[j2]
+                        acc["g"] += wt * g
+                        acc["g2"] += wt * g**2
+                        acc["geta"] += wt * g * eta
+                        acc["gxi"] += wt * g * xi
+                        acc["M"] += wt * res.fun
+        a = ALPHA
+        mhat, qhat = a * acc["g"], a * acc["g2"]
+        thetahat = a * acc["geta"] / vstar
+        Vhat = -a * acc["gxi"] / np.sqrt(q) + theta * thetahat / q
+        G = np.array(params.gram).reshape(2, 2)
+        ridge_args = (*mhat, *qhat, *thetahat, *Vhat, *G[np.triu_indices(2)], params.sigma, params.lam, params.rho)
+        new = np.asarray(K.ridge(*ridge_args), float)
+        return new, ridge_args, acc["M"]
+
+    y = np.asarray(x0, float)
+    evaluations = 0
+    for _ in range(max_iter):
+        x = coords.to_state(y)
+        new, ridge_args, M = F(x)
+        evaluations += 1
+        y_new = coords.from_state(new)
+        if np.max(np.abs(y_new - y)) < tol:
+            y = y_new
+            break
+        y = damping * y + (1 - damping) * y_new
+    x = coords.to_state(y)
+    new, ridge_args, M = F(x)
+    phi = float(K.phi_rest(x[0], x[1], x[2], x[3], x[4], *ridge_args)) - ALPHA * M
+    eq = api.SaddlePointEquations(params, ALPHA, 14)
+    return {"free_energy": phi, "test_error": eq.test_error(x), "evaluations": evaluations + 1}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    params = api.model_parameters(OMEGA)
+    reference_nodes = 12 if args.quick else 14
+    branches = ("semantic",) if args.quick else ("positional", "semantic")
+    rows = []
+    for branch in branches:
+        reference = api.solve_branch(branch, ALPHA, params, nodes_per_dim=reference_nodes, stability=False)
+        t0 = time.perf_counter()
+        base = baseline_solve(branch, params, api.initial_guess(branch, params))
+        t_base = time.perf_counter() - t0
+        for nodes in (8, 10):
+            t0 = time.perf_counter()
+            ours = api.solve_branch(branch, ALPHA, params, nodes_per_dim=nodes, stability=False)
+            t_ours = time.perf_counter() - t0
+            rows.append((branch, nodes, t_base, t_ours, abs(base["free_energy"] - reference.free_energy),
+                         abs(ours.free_energy - reference.free_energy), abs(base["test_error"] - reference.test_error),
+                         abs(ours.test_error - reference.test_error)))
+    print(f"positional-semantic saddle point, ω = {OMEGA}, α = {ALPHA}; reference: {reference_nodes}-node rule")
+    print(f"{'branch':<11} {'nodes':>5} {'baseline s':>10} {'attnphase s':>11} {'speed-up':>8} {'|ΔΦ| base':>10} "
+          f"{'|ΔΦ| ours':>10} {'|Δε_g| base':>12} {'|Δε_g| ours':>12}")
+    for branch, nodes, tb, to, pb, po, eb, eo in rows:
+        print(f"{branch:<11} {nodes:5d} {tb:10.1f} {to:11.1f} {tb / to:8.1f} {pb:10.2e} {po:10.2e} {eb:12.2e} {eo:12.2e}")
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,116 @@
+"""`attnphase solve|threshold|simulate positional-semantic`: the positional-vs-semantic attention model.
+
+Each command mirrors a function of `attnphase.api.positional_semantic` (solve, threshold) or
+`attnphase.validate.gd` (simulate) and prints one JSON object with `--json`.
+"""
+
+from __future__ import annotations
+
+import click
+
+from attnphase.cli.common import Int, Real, RealList, emit, json_option
+from attnphase.cli.groups import simulate, solve, threshold
+
+MODEL = "positional-semantic"
+
+
+def model_options(func):
+    """--sigma, --lam, --A, --L, --nodes (shared by every command of this model)."""
+    options = [
+        click.option("--sigma", type=Real(0.0, None, low_open=True), default=0.5, show_default=True,
+                     help="Token standard deviation σ (> 0)."),
+        click.option("--lam", type=Real(0.0, None, low_open=True), default=0.01, show_default=True,
+                     help="Weight decay λ (> 0)."),
+        click.option("--A", "A", type=RealList(None, 0.0, 1.0), default=None,
+                     help="Row-stochastic L×L positional part of the teacher, row-major "
+                          "(default 0.6,0.4,0.4,0.6 for L = 2)."),
+        click.option("--L", "L", type=Int(2, 6), default=2, show_default=True, help="Number of tokens (≥ 2)."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+@solve.command(MODEL)
+@click.option("--omega", type=Real(0.0, 1.0), required=True, help="Positional weight ω of the teacher, in [0, 1].")
+@click.option("--alpha", type=Real(0.0, None, low_open=True), required=True, help="Samples per dimension α = n/d (> 0).")
+@model_options
+@click.option("--nodes", type=Int(4, 40), default=10, show_default=True,
+              help="Gauss-Hermite nodes per dimension of the 2L-dimensional average.")
+@click.option("--branches", default="positional,semantic,trivial,mixed", show_default=True,
+              help="Comma-separated branches to solve for.")
+@json_option
+def solve_command(omega, alpha, sigma, lam, A, L, nodes, branches, as_json):
+    """Every branch (positional, semantic, trivial, mixed) of the saddle point at (ω, α).
+
+    \b
+    Example:
+      attnphase solve positional-semantic --omega 0.3 --alpha 1.25 --json
+    """
+    from attnphase.api.positional_semantic import BRANCHES
+    from attnphase.api.positional_semantic import solve as solve_point
+    from attnphase.params import check_choice
+
+    names = tuple(check_choice("--branches", b.strip(), BRANCHES) for b in branches.split(",") if b.strip())
+    result = solve_point(omega, alpha, sigma, lam, A, L, nodes_per_dim=nodes, branches=names)
+    parameters = {"omega": omega, "alpha": alpha, "sigma": sigma, "lam": lam, "A": A, "L": L, "nodes": nodes,
+                  "branches": list(names)}
+    emit("solve", MODEL, parameters, result.as_dict(), as_json)
+
+
+@threshold.command(MODEL)
+@click.option("--omega", type=Real(0.0, 1.0), required=True, help="Positional weight ω of the teacher, in [0, 1].")
+@model_options
+@click.option("--nodes", type=Int(4, 40), default=10, show_default=True, help="Working Gauss-Hermite nodes per dimension.")
+@click.option("--check-nodes", type=Int(5, 48), default=14, show_default=True,
+              help="Finer rule used for the quadrature error estimate.")
+@click.option("--alpha-min", type=Real(0.0, None, low_open=True), default=0.5, show_default=True)
+@click.option("--alpha-max", type=Real(0.0, None, low_open=True), default=3.0, show_default=True)
+@click.option("--scan", type=Int(2, 200), default=6, show_default=True, help="Scan points in α before refinement.")
+@json_option
+def threshold_command(omega, sigma, lam, A, L, nodes, check_nodes, alpha_min, alpha_max, scan, as_json):
+    """α_c (free-energy crossing) and α_l (semantic test error = linear baseline) at ω, with errors.
+
+    \b
+    Example:
+      attnphase threshold positional-semantic --omega 0.3 --json
+    """
+    from attnphase.api.positional_semantic import threshold as find_thresholds
+
+    result = find_thresholds(omega, sigma, lam, A, L, nodes_per_dim=nodes, check_nodes_per_dim=check_nodes,
+                             alpha_min=alpha_min, alpha_max=alpha_max, n_scan=scan)
+    parameters = {"omega": omega, "sigma": sigma, "lam": lam, "A": A, "L": L, "nodes": nodes,
+                  "check_nodes": check_nodes, "alpha_min": alpha_min, "alpha_max": alpha_max, "scan": scan}
+    emit("threshold", MODEL, parameters, result.as_dict(), as_json)
+
+
+@simulate.command(MODEL)
+@click.option("--omega", type=Real(0.0, 1.0), required=True, help="Positional weight ω of the teacher, in [0, 1].")
+@click.option("--alpha", type=Real(0.0, None, low_open=True), required=True, help="Samples per dimension α = n/d (> 0).")
+@click.option("--d", "d", type=Int(2, 100_000), default=1000, show_default=True, help="Embedding dimension.")
+@click.option("--init", type=click.Choice(["semantic", "positional", "random"]), default="semantic", show_default=True)
+@click.option("--seeds", type=Int(1, 10_000), default=5, show_default=True, help="Independent runs (batched).")
+@click.option("--seed", type=Int(0, 2**63 - 1), default=0, show_default=True, help="Base seed.")
+@click.option("--steps", type=Int(1, 10**7), default=5000, show_default=True)
+@click.option("--lr", type=Real(0.0, None, low_open=True), default=None,
+              help="Learning rate (default 0.15 for GD, 0.01 for Adam with --init random).")
+@click.option("--test-samples", type=Int(1, 10**7), default=10_000, show_default=True)
+@click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True)
+@model_options
+@json_option
+def simulate_command(omega, alpha, d, init, seeds, seed, steps, lr, test_samples, device, sigma, lam, A, L, as_json):
+    """Full-batch GD (Adam for --init random) at finite d, batched over seeds.
+
+    \b
+    Example:
+      attnphase simulate positional-semantic --omega 0.3 --alpha 1.5 --d 1000 --init semantic --seeds 5 --json
+    """
+    from attnphase.validate.gd import simulate_positional_semantic
+
+    result = simulate_positional_semantic(omega=omega, alpha=alpha, d=d, init=init, seeds=seeds, seed=seed,
+                                          steps=steps, lr=lr, test_samples=test_samples, device=device,
+                                          sigma=sigma, lam=lam, A=A, L=L)
+    parameters = {"omega": omega, "alpha": alpha, "d": d, "init": init, "seeds": seeds, "seed": seed,
+                  "steps": steps, "lr": result.lr, "test_samples": test_samples, "device": result.device,
+                  "sigma": sigma, "lam": lam, "A": A, "L": L}
+    emit("simulate", MODEL, parameters, result.as_dict(), as_json)

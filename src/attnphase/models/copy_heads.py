@@ -40,6 +40,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 import sympy
 
+from attnphase.derive.asymptotics import leading_asymptotic
+from attnphase.derive.calculus import hessian
 from attnphase.derive.symbols import Domain, order_parameter, parameter
 from attnphase.params import check_choice, check_int, check_positive, check_real
 
@@ -111,6 +113,24 @@ def linear_action_map() -> sympy.Expr:
     m_e, q_e = copy_plane(t, c)
     return lam_t * t**2 / 2 + lam_c * c**2 / 2 + data_action(m_e, q_e, t)
 
+
+
+def symmetric_point_hessian() -> sympy.Matrix:
+    """Hessian of the Convention-A linear action in (t, c) at the symmetric point t = c = 0.
+
+    H_tt = 0 is the uniform onset, H_cc = 0 the copy onset; H_tc ≠ 0 means a nonzero t drives c
+    linearly, which is why the copy onset is a crossover and not a transition.
+    """
+    return hessian(linear_action_map(), [t, c]).subs({t: 0, c: 0}).applyfunc(sympy.simplify)
+
+
+def copy_onset_leading_form() -> sympy.Expr:
+    """Leading large-L form of the copy onset n_c (root of H_cc = 0) under the default convention:
+    W integrated out and λ_c = L²(L−1)/σ² (G = (A + b11ᵀ)/L, T = L targets)."""
+    h_cc = symmetric_point_hessian()[1, 1].subs({lam_c: L**2 * (L - 1) / sigma2, ld: 1})
+    sample = {L: 64, V: 4, sigma2: 1, tau: 1}
+    (positive_root,) = [r for r in sympy.solve(sympy.Eq(h_cc, 0), n) if r.subs(sample) > 0]
+    return leading_asymptotic(positive_root, L)
 
 # -- linear attention, first attempt (spec §2): only (m, q), i.i.d. G with its full entropy ----------
 def first_attempt_action() -> sympy.Expr:
@@ -428,6 +448,21 @@ def derivation_markdown() -> str:
         "s = ln(L)/2 + sigma^2 + y; stationarity gives e^{-2y} = 2/ln L and coexistence "
         "n* = T ln^2 L/(4 eps sigma^2) (1 + (2 ln ln L + 4 sigma^2 + 2 - 2 ln 2)/ln L + ...)."
     )
+    doc.heading("Derived: curvature of the linear action at the symmetric point", 2)
+    doc.paragraph(
+        "Hessian of S_lin in (t, c) at t = c = 0 (derive.calculus). H_tt = 0 gives the uniform onset n_U, "
+        "H_cc = 0 the copy onset n_c; the off-diagonal entry couples them, so a nonzero t drives c linearly "
+        "(a crossover)."
+    )
+    hessian_at_origin = symmetric_point_hessian()
+    doc.equation(sympy.Symbol("H_tt"), hessian_at_origin[0, 0], label="H-tt")
+    doc.equation(sympy.Symbol("H_tc"), hessian_at_origin[0, 1], label="H-tc")
+    doc.equation(sympy.Symbol("H_cc"), hessian_at_origin[1, 1], label="H-cc")
+    doc.paragraph(
+        "Leading large-L form of the copy onset (derive.asymptotics), default convention "
+        "(lam_c = L^2 (L-1)/sigma^2, W integrated out):"
+    )
+    doc.equation(sympy.Symbol("n_c"), copy_onset_leading_form(), label="copy-onset", relation="\\sim")
     doc.heading("Test loss per position", 2)
     doc.equation(sympy.Symbol("E_mean"), mean_predictor_loss(m, q, t), label="loss-mean")
     doc.equation(sympy.Symbol("E_Gibbs"), gibbs_loss(m, q, t), label="loss-gibbs")

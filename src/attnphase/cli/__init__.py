@@ -13,6 +13,8 @@ from attnphase import __version__
 from attnphase.cli.derive import derive
 from attnphase.cli.groups import GuardedGroup, scaling, simulate, solve, threshold
 from attnphase.cli.reproduce import reproduce
+from attnphase.cli.store import store_group
+from attnphase.cli.sweep import sweep
 
 
 @click.group(cls=GuardedGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -34,3 +36,8 @@ main.add_command(threshold)
 main.add_command(scaling)
 main.add_command(simulate)
 main.add_command(reproduce)
+main.add_command(sweep)
+main.add_command(store_group)
+
+# Model subcommands register themselves on the groups when imported.
+from attnphase.cli import copy_heads, positional_semantic, signal_recovery  # noqa: E402,F401

@@ -22,6 +22,7 @@ from attnphase.numeric.gauss import (
     gaussian_expectation,
     sobol_expectation,
 )
+from attnphase.numeric.minimize import MultiStartMinimum, minimize_multistart_newton
 from attnphase.numeric.ode import FixedPoint, Trajectory, fixed_points_1d, integrate_drift, linear_stability
 from attnphase.numeric.scaling import ScalingFit, fit_power_law
 from attnphase.numeric.threshold import ThresholdResult, branch_crossing, find_crossing
@@ -38,6 +39,8 @@ __all__ = [
     "Expectation",
     "GaussHermiteRule",
     "RefinementStep",
+    "MultiStartMinimum",
+    "minimize_multistart_newton",
     "covariance_factor",
     "gaussian_expectation",
     "sobol_expectation",

@@ -1,0 +1,117 @@
+"""Vectorised global minimisation of many small independent problems (proximal maps).
+
+Inside a state-evolution map the same non-convex minimisation (a proximal map) must be solved at every
+quadrature node, and the GLOBAL minimiser is required. `minimize_multistart_newton` runs a safeguarded
+Newton iteration from several starts for all problems at once (numpy over the stacked points, no
+Python loop over problems) and keeps, per problem, the end point with the lowest objective.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["MultiStartMinimum", "minimize_multistart_newton"]
+
+
+@dataclass(frozen=True)
+class MultiStartMinimum:
+    """Result of `minimize_multistart_newton`.
+
+    x: (N, n) global minimiser found at each of the N problems; value: (N,) objective there;
+    start_index: (N,) which start reached it; converged: (N,) whether that start converged;
+    iterations: Newton iterations of the slowest start; local_minima: (K, N, n) every start's end point.
+    """
+
+    x: np.ndarray
+    value: np.ndarray
+    start_index: np.ndarray
+    converged: np.ndarray
+    iterations: int
+    local_minima: np.ndarray = field(repr=False)
+    local_values: np.ndarray = field(repr=False)
+
+
+def minimize_multistart_newton(objective, gradient_hessian, starts, *, tol=1e-13, max_iter=80, max_step=2.0):
+    """Minimise N independent smooth functions of n variables from K starts each; keep the best.
+
+    objective(x, rows) -> (M,) and gradient_hessian(x, rows) -> ((M, n), (M, n, n)) are evaluated on
+    stacked points x of shape (M, n), `rows` (M,) giving the problem each point belongs to; the k-th
+    start of problem i is starts[k, i]. Every start runs a
+    saddle-free Newton iteration (the Hessian's eigenvalues replaced by max(|λ|, floor), so every step
+    is a descent direction even where the objective is not convex), with the step length capped at
+    `max_step` and Armijo backtracking. Only unconverged points are evaluated. The global minimiser of
+    problem i is the end point with the lowest objective among its K starts (the first start wins a
+    tie, so the result is a deterministic function of the start list).
+    """
+    starts = np.asarray(starts, dtype=float)
+    K, N, n = starts.shape
+    x = starts.reshape(K * N, n).copy()
+    problem = np.tile(np.arange(N), K)
+    f = objective(x, problem)
+    active = np.arange(K * N)
+    converged = np.zeros(K * N, dtype=bool)
+    iterations = 0
+    for iterations in range(1, max_iter + 1):
+        if active.size == 0:
+            break
+        xa, fa = x[active], f[active]
+        grad, hess = gradient_hessian(xa, problem[active])
+        eigval, eigvec = _symmetric_eigen(hess)
+        scale = np.maximum(np.abs(eigval).max(axis=1, keepdims=True), 1e-300)
+        modified = np.maximum(np.abs(eigval), 1e-8 * scale)
+        step = -np.einsum("mij,mj->mi", eigvec, np.einsum("mji,mj->mi", eigvec, grad) / modified)
+        length = np.sqrt((step**2).sum(axis=1))
+        step *= np.minimum(1.0, max_step / np.maximum(length, 1e-300))[:, None]
+        slope = (grad * step).sum(axis=1)
+        t = np.ones(active.size)
+        accepted = np.zeros(active.size, dtype=bool)
+        x_new, f_new = xa.copy(), fa.copy()
+        pending = np.arange(active.size)
+        for _ in range(40):
+            trial = xa[pending] + t[pending, None] * step[pending]
+            f_trial = objective(trial, problem[active[pending]])
+            # Armijo, with a rounding allowance so that the last quadratic-convergence steps are kept.
+            ok = np.isfinite(f_trial) & (
+                f_trial <= fa[pending] + 1e-4 * t[pending] * slope[pending] + 8 * np.finfo(float).eps * np.abs(fa[pending])
+            )
+            done = pending[ok]
+            x_new[done], f_new[done], accepted[done] = trial[ok], f_trial[ok], True
+            pending = pending[~ok]
+            if pending.size == 0:
+                break
+            t[pending] *= 0.5
+        x[active], f[active] = x_new, f_new
+        moved = np.abs(t[:, None] * step).max(axis=1)
+        finished = (moved <= tol * (1.0 + np.abs(xa).max(axis=1))) & accepted
+        stalled = ~accepted  # no decrease possible within rounding: a minimum to machine precision
+        converged[active[finished | stalled]] = True
+        active = active[~(finished | stalled)]
+    values = f.reshape(K, N)
+    minima = x.reshape(K, N, n)
+    best = np.argmin(values, axis=0)  # first occurrence on ties
+    idx = np.arange(N)
+    return MultiStartMinimum(
+        x=minima[best, idx], value=values[best, idx], start_index=best,
+        converged=converged.reshape(K, N)[best, idx], iterations=iterations,
+        local_minima=minima, local_values=values,
+    )
+
+
+def _symmetric_eigen(H):
+    """Eigenvalues (M, n) and eigenvectors (M, n, n) of a stack of symmetric matrices.
+
+    2×2 in closed form (rotation angle ½ atan2(2b, a − c)); batched LAPACK is much slower for tiny blocks.
+    """
+    if H.shape[-1] != 2:
+        return np.linalg.eigh(H)
+    a, b, c = H[:, 0, 0], H[:, 0, 1], H[:, 1, 1]
+    mean, radius = 0.5 * (a + c), np.hypot(0.5 * (a - c), b)
+    phi = 0.5 * np.arctan2(2 * b, a - c)
+    cos, sin = np.cos(phi), np.sin(phi)
+    eigval = np.stack([mean + radius, mean - radius], axis=1)
+    eigvec = np.empty_like(H)
+    eigvec[:, 0, 0], eigvec[:, 1, 0] = cos, sin
+    eigvec[:, 0, 1], eigvec[:, 1, 1] = -sin, cos
+    return eigval, eigvec

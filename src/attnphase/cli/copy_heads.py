@@ -22,6 +22,11 @@ P_HELP = ("P convention (default): P counts target tokens, loss summed, n = beta
           "Change with --P-counts/--loss.")
 
 
+def _example(arguments: str) -> str:
+    """A help-text example block (\\b keeps click from rewrapping it)."""
+    return f"\n\n\b\nExample:\n  attnphase {arguments}"
+
+
 def convention_options(func):
     """Options that choose the convention (each moves thresholds by powers of L and V)."""
     opts = [
@@ -67,7 +72,7 @@ def _conv_dict(conv: Convention) -> dict:
     return {k: getattr(conv, k) for k in conv.__dataclass_fields__}
 
 
-@threshold.command(MODEL, help="P* of the copy transition (mpmath-polished) and, for linear attention, the crossover. " + P_HELP)
+@threshold.command(MODEL, help="P* of the copy transition (mpmath-polished) and, for linear attention, the crossover. " + P_HELP + _example("threshold copy-heads --attention softmax --L 256 --V 4 --digits 30 --json"))
 @attention_option
 @L_option
 @V_option
@@ -98,7 +103,7 @@ def threshold_cmd(attention, L, V, digits, reduction, row_rate, convention, as_j
                               "convention": _conv_dict(convention)}, result, as_json)
 
 
-@scaling.command(MODEL, help="P* over L = L-min, 2^k, L-max and fits against each claimed law. " + P_HELP)
+@scaling.command(MODEL, help="P* over L = L-min, 2^k, L-max and fits against each claimed law. " + P_HELP + _example("scaling copy-heads --attention linear --V 4 --L-min 16 --L-max 4096 --json"))
 @attention_option
 @V_option
 @click.option("--L-min", "L_min", type=Int(2, None), required=True, help="Smallest L.")
@@ -122,7 +127,7 @@ def scaling_cmd(attention, V, L_min, L_max, digits, convention, as_json):
     emit("scaling", MODEL, {"attention": attention, "V": V, "L_min": L_min, "L_max": L_max, "convention": _conv_dict(convention)}, result, as_json)
 
 
-@solve.command(MODEL, help="Minima of the reduced action at one P (stability from the Hessian). " + P_HELP)
+@solve.command(MODEL, help="Minima of the reduced action at one P (stability from the Hessian). " + P_HELP + _example("solve copy-heads --attention softmax --L 16 --V 4 --P 300 --json"))
 @attention_option
 @L_option
 @V_option
@@ -141,7 +146,7 @@ def solve_cmd(attention, L, V, P, convention, as_json):
 
 
 @simulate.command(MODEL, help="The real one-head network on the copy task: SGLD (posterior) or Adam (MAP). "
-                  "P counts target tokens by default (P // T sequences; --P-counts sequences to count sequences).")
+                  "P counts target tokens by default (P // T sequences; --P-counts sequences to count sequences)." + _example("simulate copy-heads --attention softmax --L 8 --V 4 --P 400 --sampler sgld --chains 2 --json"))
 @attention_option
 @L_option
 @V_option

@@ -15,7 +15,6 @@ P convention: P counts target tokens, loss summed, β = 1 (n = P), unless a row 
 
 from __future__ import annotations
 
-import csv
 import math
 import time
 from pathlib import Path
@@ -24,18 +23,9 @@ import numpy as np
 
 from attnphase.api import copy_heads as api
 from attnphase.models import copy_heads as model
+from attnphase.report import write_csv
 
 
-def _write_csv(path: Path, rows: list[dict]) -> None:
-    if not rows:
-        path.write_text("")
-        return
-    keys = list(rows[0].keys())
-    with path.open("w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=keys)
-        w.writeheader()
-        for r in rows:
-            w.writerow({k: r.get(k) for k in keys})
 
 
 def _theory_curves(attention, L, V, P_grid, conv):
@@ -84,8 +74,8 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
                 r.pop("G_mean")
                 r.update({"attention": attention, "sampler": sampler})
             sims += rows
-    _write_csv(out_dir / "order_parameters_theory.csv", theory)
-    _write_csv(out_dir / "order_parameters_simulation.csv", sims)
+    write_csv(out_dir / "order_parameters_theory.csv", theory)
+    write_csv(out_dir / "order_parameters_simulation.csv", sims)
 
     fig, axes = plt.subplots(2, 2, figsize=(11, 8), sharex=True)
     for col, attention in enumerate(("softmax", "linear")):
@@ -134,7 +124,7 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
                      "P_crossover": p["P_crossover"], "order": p["order"]} for p in lin.points]
                  + [{"attention": "linear", "L": 4096, "V": p["V"], "P_star": p["P_star"], "P_star_digits": "",
                      "P_crossover": p["P_crossover"], "order": p["order"]} for p in linV.points])
-    _write_csv(out_dir / "scaling.csv", scal_rows)
+    write_csv(out_dir / "scaling.csv", scal_rows)
 
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.5))
     Ls_a = np.array(Ls, float)
@@ -185,7 +175,7 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
                                   "claimed": fit.claimed_exponent, "exponent": fit.exponent, "band_low": fit.exponent_low,
                                   "band_high": fit.exponent_high, "systematic": fit.systematic, "holds": fit.holds,
                                   "orders": "/".join(entry.get("orders", []))})
-    _write_csv(out_dir / "conventions.csv", conv_rows)
+    write_csv(out_dir / "conventions.csv", conv_rows)
 
     # -- report ----------------------------------------------------------------------------------------
     lines = [

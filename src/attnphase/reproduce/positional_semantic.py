@@ -11,22 +11,17 @@
 
 from __future__ import annotations
 
-import csv
 import time
 from pathlib import Path
 
 import numpy as np
 
 from attnphase.api import positional_semantic as api
+from attnphase.report import write_csv
 
 OMEGA = 0.3
 
 
-def _write_csv(path: Path, rows: list[dict]) -> None:
-    with path.open("w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
 
 
 def branch_table(alphas, nodes_per_dim: int) -> list[dict]:
@@ -70,13 +65,13 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
     nodes = 8 if quick else 12
     alphas = [0.75, 1.25, 1.75] if quick else list(np.arange(0.5, 3.01, 0.25))
     rows = branch_table(alphas, nodes)
-    _write_csv(out_dir / "branches.csv", rows)
+    write_csv(out_dir / "branches.csv", rows)
     baseline = api.linear_baseline_error(OMEGA).value
 
     gd_alphas = [1.25] if quick else [0.5, 1.0, 1.5, 2.0]
     gd = gd_table(gd_alphas, d=100 if quick else 1000, seeds=2 if quick else 5, steps=500 if quick else 5000,
                   device=device)
-    _write_csv(out_dir / "gd.csv", gd)
+    write_csv(out_dir / "gd.csv", gd)
 
     by_branch = {b: [r for r in rows if r["branch"] == b and r["status"] == "converged"] for b in ("positional", "semantic")}
     fig, ax = plt.subplots(figsize=(5, 3.5))
@@ -98,7 +93,7 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
             best = max(candidates, key=lambda r: r["free_energy"])
             global_rows.append({"alpha": a, "global_branch": best["branch"], "test_error": best["test_error"],
                                 "linear_baseline_error": baseline})
-    _write_csv(out_dir / "errors.csv", global_rows)
+    write_csv(out_dir / "errors.csv", global_rows)
     fig, ax = plt.subplots(figsize=(5, 3.5))
     for b in ("positional", "semantic"):
         ax.plot([r["alpha"] for r in by_branch[b]], [r["test_error"] for r in by_branch[b]], "--", label=f"ε_g {b}")
@@ -125,7 +120,7 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
             t = api.threshold(omega, nodes_per_dim=10, check_nodes_per_dim=14, alpha_min=0.75, alpha_max=2.75,
                               n_scan=5, rtol=1e-3)
             thresholds.append({"omega": omega, **{k: v for k, v in t.as_dict().items() if k != "message"}})
-        _write_csv(out_dir / "thresholds.csv", thresholds)
+        write_csv(out_dir / "thresholds.csv", thresholds)
         fig, ax = plt.subplots(figsize=(5, 3.5))
         om = [t["omega"] for t in thresholds]
         ax.errorbar([t["alpha_c"] for t in thresholds], om, xerr=[t["alpha_c_error"] for t in thresholds], fmt="o-", label="α_c")

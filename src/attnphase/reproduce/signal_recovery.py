@@ -19,7 +19,6 @@ SGA runs use the exact O(L + d) projected sampler (same gradient law as dense to
 
 from __future__ import annotations
 
-import csv
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -27,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from attnphase.api import signal_recovery as api
+from attnphase.report import write_csv
 
 
 @dataclass(frozen=True)
@@ -64,11 +64,6 @@ def run_headline(config: RunConfig = HEADLINE, device: str = "auto", progress: b
     )
 
 
-def _write_csv(path: Path, rows: list[dict]) -> None:
-    with path.open("w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
 
 
 def _landscape(out: Path, quick: bool) -> dict:
@@ -103,7 +98,7 @@ def _landscape(out: Path, quick: bool) -> dict:
     fig.tight_layout()
     fig.savefig(out / "landscape.png", dpi=110)
     plt.close(fig)
-    _write_csv(out / "landscape.csv", rows)
+    write_csv(out / "landscape.csv", rows)
     return {"max_relative_gap_large_L_vs_finite": checks}
 
 
@@ -148,7 +143,7 @@ def _trajectories(out: Path, quick: bool, device: str) -> dict:
     fig.tight_layout()
     fig.savefig(out / "trajectories.png", dpi=110)
     plt.close(fig)
-    _write_csv(out / "trajectories.csv", rows)
+    write_csv(out / "trajectories.csv", rows)
     return summary
 
 
@@ -181,7 +176,7 @@ def _sweep(out: Path, quick: bool, device: str) -> list[dict]:
                                 cfg.trials, cfg.steps, cfg.seed, device)
         rows.append({"theta_scaling": cfg.theta_scaling, "sign_model": cfg.sign_model, "d": cfg.d, "L": cfg.L,
                      "R": cfg.R, "nuisance_ratio": (cfg.L - cfg.R) / cfg.R, "theta": cfg.theta, **point})
-    _write_csv(out / "sweep.csv", rows)
+    write_csv(out / "sweep.csv", rows)
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.5))
     for scaling, marker in (("sqrt-d", "o"), ("direct", "s")):
         sel = [r for r in rows if r["theta_scaling"] == scaling]
@@ -213,7 +208,7 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
     params = api.make_parameters(config.d, config.L, config.R, config.theta, config.theta_scaling,
                                  sign_model=config.sign_model)
     theory_mass = float(api.large_L(params, 1.0)[4])
-    _write_csv(out / "headline.csv", [{"trial": i, "final_rho": r, "abs_rho": abs(r)}
+    write_csv(out / "headline.csv", [{"trial": i, "final_rho": r, "abs_rho": abs(r)}
                                       for i, r in enumerate(headline.final_rho)])
     seconds = time.perf_counter() - start
     numbers = {

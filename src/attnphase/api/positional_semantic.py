@@ -32,6 +32,12 @@ from attnphase.numeric.minimize import MultiStartMinimum, minimize_multistart_ne
 from attnphase.params import check_choice, check_int, check_positive, check_real, check_real_list
 
 DEFAULT_A = (0.6, 0.4, 0.4, 0.6)
+# σ and λ ranges where the solver's starting point and the baseline stay representable: below σ = 1e-3
+# (or above λ = 1e6) the ridge guess V = σ²/(λ + σ²) underflows towards 0, outside its domain; above
+# σ = 100 the prefactor ½(1−ω)²σ² of the baseline and the teacher scores σ²ξ² leave the range where the
+# quadrature means anything (σ = 1e300 overflowed).
+SIGMA_RANGE = (1e-3, 100.0)
+LAM_MAX = 1e6
 BRANCHES = ("positional", "semantic", "trivial", "mixed")
 HAT_ORDER = ("mhat", "qhat", "thetahat", "Vhat")
 
@@ -75,8 +81,8 @@ def model_parameters(omega, sigma=0.5, lam=0.01, A=None, L=2, gram=None) -> Mode
     """Validate and bundle the model parameters (raises ParameterError naming the bad one)."""
     L = check_int("L", L, 2, 6)
     omega = check_real("omega", omega, 0.0, 1.0)
-    sigma = check_positive("sigma", sigma)
-    lam = check_positive("lam", lam)
+    sigma = check_real("sigma", sigma, *SIGMA_RANGE)
+    lam = check_real("lam", lam, 0.0, LAM_MAX, low_open=True)
     if A is None:
         if L != 2:
             raise ParameterError("A", A, f"required for L = {L}: a row-stochastic {L}x{L} matrix, row-major")
@@ -404,7 +410,7 @@ class LinearBaseline:
 def linear_baseline_error(omega, sigma=0.5, L=2, *, tol=1e-13) -> LinearBaseline:
     """The asymptotic test error of the best linear positional predictor B x (independent of α and A)."""
     omega = check_real("omega", omega, 0.0, 1.0)
-    sigma = check_positive("sigma", sigma)
+    sigma = check_real("sigma", sigma, *SIGMA_RANGE)
     L = check_int("L", L, 2, 6)
     K = kernels(L).attention
     mean, cov = np.zeros(L), sigma**2 * np.eye(L)
@@ -470,10 +476,10 @@ def solve(omega, alpha, sigma=0.5, lam=0.01, A=None, L=2, *, nodes_per_dim=10, b
     params = model_parameters(omega, sigma, lam, A, L)
     alpha = check_positive("alpha", alpha)
     nodes_per_dim = check_int("nodes_per_dim", nodes_per_dim, 4, 40)
+    branches = [check_choice("branch", name, BRANCHES) for name in branches]  # all of them, before any work
     found: list[BranchSolution] = []
     notes = []
     for name in branches:
-        check_choice("branch", name, BRANCHES)
         if name == "semantic" and not params.swap_symmetric:
             notes.append("semantic: m = 0 is not invariant for this A / encodings; see the mixed branch")
             continue
@@ -614,3 +620,18 @@ def threshold(omega, sigma=0.5, lam=0.01, A=None, L=2, *, nodes_per_dim=10, chec
     alpha_c = _crossing(delta_c(work), alphas, dc, delta_c(check), rtol)
     alpha_l = _crossing(delta_l(work), alphas, dl, delta_l(check), rtol)
     return ThresholdResult(alpha_c, alpha_l, baseline, nodes_per_dim, check_nodes_per_dim)
+
+
+def sweep_point(omega, alpha, sigma=0.5, lam=0.01, L=2, nodes_per_dim=8) -> dict[str, float]:
+    """One point of a parameter sweep (picklable, top level): the positional and semantic branches at
+    (ω, α), their energies and overlaps, whether the semantic one is global, and the linear baseline."""
+    result = solve(omega, alpha, sigma, lam, None, L, nodes_per_dim=nodes_per_dim,
+                   branches=("positional", "semantic"), stability=False)
+    point = {
+        "linear_baseline_error": result.linear_baseline_error,
+        "semantic_is_global": math.nan if result.global_branch is None else float(result.global_branch == "semantic"),
+    }
+    for branch in result.branches:
+        for key in ("free_energy", "train_loss", "test_error", "q", "m", "theta"):
+            point[f"{branch.branch}_{key}"] = float(getattr(branch, key))
+    return point

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from attnphase.errors import ParameterError
 from attnphase.models import signal_recovery as model
 from attnphase.params import check_choice, check_int, check_positive, check_real
 
@@ -52,6 +53,15 @@ __all__ = [
 ]
 
 _SAMPLE_CHUNK = 256  # sequences per vectorised block of the reduction (fixed: the stream does not depend on it)
+# Sizes beyond these are refused where they enter: d and L are used as floats (10**400 overflowed), and a
+# block of the finite-L reduction holds ~10 arrays of _SAMPLE_CHUNK × L floats (L = 1e9 asked for 119 GiB).
+MAX_SIZE = 10**12
+MAX_FINITE_L = 1 << 16
+# simulate: the step-size schedule is one array of `steps` floats, and everything held at once must fit
+# (10**12 trials or 10**15 steps were allocation errors); float32 tokens need a representable θ_d.
+MAX_STEPS = 10**8
+MAX_SIMULATION_NUMBERS = 1 << 28
+_MAX_TOKEN_SHIFT = 1e30
 
 
 @dataclass(frozen=True)
@@ -86,15 +96,24 @@ class Parameters:
 
 def make_parameters(d, L, R, theta, theta_scaling="direct", sigma=1.0, beta=1.0, sign_model="A") -> Parameters:
     """Validate and bundle the model parameters (raises ParameterError naming a bad one)."""
-    d = check_int("d", d, 2)
-    L = check_int("L", L, 1)
+    d = check_int("d", d, 2, MAX_SIZE)
+    L = check_int("L", L, 1, MAX_SIZE)
     R = check_int("R", R, 1, L)
     theta = check_real("theta", theta, 0.0)
     theta_scaling = check_choice("theta_scaling", theta_scaling, model.THETA_SCALINGS)
     sigma = check_positive("sigma", sigma)
     beta = check_positive("beta", beta)
     sign_model = check_choice("sign_model", sign_model, model.SIGN_MODELS)
-    return Parameters(d, L, R, theta, theta_scaling, sigma, beta, sign_model)
+    params = Parameters(d, L, R, theta, theta_scaling, sigma, beta, sign_model)
+    if not math.isfinite(params.theta_d):
+        raise ParameterError("theta", theta, f"a finite real number >= 0 with theta_d = theta·√d finite (d = {d})")
+    return params
+
+
+def _check_parameters(params) -> Parameters:
+    if not isinstance(params, Parameters):
+        raise ParameterError("params", params, "a Parameters object from make_parameters")
+    return params
 
 
 @dataclass(frozen=True)
@@ -223,6 +242,8 @@ def reduction_samples(params: Parameters, rho: float, *, n_samples: int = 256, s
 def _control_variate_mean(samples: np.ndarray, controls: np.ndarray) -> tuple[float, float]:
     """Mean of `samples` corrected by regression on zero-mean `controls`, and its standard error."""
     n, k = controls.shape
+    if not (np.all(np.isfinite(samples)) and np.all(np.isfinite(controls))):
+        return math.nan, math.nan  # overflow of e^{βy}: not computed (the caller reports the failure)
     design = np.column_stack([np.ones(n), controls])
     coef, *_ = np.linalg.lstsq(design, samples, rcond=None)
     residual = samples - design @ coef
@@ -238,6 +259,9 @@ def finite_reduction(params: Parameters, rhos, *, n_samples: int = 4096, seed: i
     are known (regression estimator; its O(1/n) bias is far below the standard error) — which cuts the
     standard error several-fold at large L.
     """
+    params = _check_parameters(params)
+    if params.L > MAX_FINITE_L:
+        raise ParameterError("L", params.L, f"an integer in [1, {MAX_FINITE_L}] for the finite-L reduction (memory)")
     rhos = np.atleast_1d(np.asarray([_check_rho(r) for r in np.atleast_1d(rhos)], dtype=float))
     n_samples = check_int("samples", n_samples, 16)
     seed = check_int("seed", seed, 0)
@@ -281,6 +305,8 @@ def solve(
     """
     params = make_parameters(d, L, R, theta, theta_scaling, sigma, beta, sign_model)
     rho = _check_rho(rho)
+    if not isinstance(finite, (bool, np.bool_)):
+        raise ParameterError("finite", finite, "True or False")
     if not finite:
         J, dJ, drift, _, nuisance = (float(v) for v in large_L(params, rho))
         values = np.array([J, dJ, drift, nuisance])
@@ -289,7 +315,11 @@ def solve(
                                "failed", "non-finite value of the large-L form (overflow of e^{βθ_dρ})")
         return SolveResult(J, dJ, drift, nuisance, None, None, None, None, rho, params.theta_d, "large-L", 0,
                            "ok", "large-L closed form; O(1/L) corrections not included")
-    red = finite_reduction(params, [rho], n_samples=samples, seed=seed)
+    with np.errstate(all="ignore"):  # overflow of e^{βy} shows up as non-finite samples, reported below
+        red = finite_reduction(params, [rho], n_samples=samples, seed=seed)
+    if not np.isfinite([red.J[0], red.dJ[0], red.nuisance_mass[0]]).all():
+        return SolveResult(*(math.nan,) * 4, None, None, None, None, rho, params.theta_d, "finite-L", red.n_samples,
+                           "failed", "non-finite Monte Carlo samples of the finite-L reduction (overflow of e^{βy})")
     return SolveResult(
         float(red.J[0]), float(red.dJ[0]), float(red.drift[0]), float(red.nuisance_mass[0]),
         float(red.J_error[0]), float(red.dJ_error[0]), float(red.drift_error[0]),
@@ -313,6 +343,7 @@ def fixed_points(params: Parameters, *, n_grid: int = 2001) -> FixedPointsResult
     """Zeros of the large-L drift on [−1, 1] (ρ = ±1 included) with stability from the drift's slope."""
     from attnphase.numeric.ode import fixed_points_1d
 
+    params = _check_parameters(params)
     if params.theta_d == 0.0:
         return FixedPointsResult([], [], [], "degenerate",
                                  "theta_d = 0: the drift vanishes identically, every rho is a fixed point")
@@ -323,6 +354,11 @@ def fixed_points(params: Parameters, *, n_grid: int = 2001) -> FixedPointsResult
     def slope(r):
         return float(large_L(params, r)[..., 3])
 
+    with np.errstate(all="ignore"):
+        finite_drift = np.all(np.isfinite(large_L(params, np.linspace(-1.0, 1.0, 101))[..., 2:4]))
+    if not finite_drift:
+        return FixedPointsResult([], [], [], "failed",
+                                 "non-finite large-L drift on [-1, 1] (overflow of e^{βθ_dρ}): fixed points not computed")
     points = fixed_points_1d(drift, -1.0, 1.0, derivative=slope, n_grid=n_grid)
     found = sorted(points, key=lambda p: p.x)
     return FixedPointsResult(
@@ -456,14 +492,29 @@ def simulate(
     from attnphase.validate.sga import PlantedTokens, StepSchedule, projected_sga
 
     params = make_parameters(d, L, R, theta, theta_scaling, sigma, beta, sign_model)
+    if params.theta_d > _MAX_TOKEN_SHIFT:
+        raise ParameterError("theta", theta, f"theta_d = {params.theta_d:g} at most {_MAX_TOKEN_SHIFT:g} "
+                                             "(tokens are float32 in the simulation)")
     trials = check_int("trials", trials, 1)
-    steps = check_int("steps", steps, 1)
+    steps = check_int("steps", steps, 1, MAX_STEPS)
+    batch = check_int("batch", batch, 1)
     schedule = StepSchedule(check_positive("eta0", eta0), check_real("k0", k0, 0.0), check_real("gamma", gamma, 0.0, 1.0))
     record_every = check_int("record_every", record_every or max(1, steps // 50), 1)
+    # Memory that no slicing can avoid: queries and per-sequence gradients (float64, trials·(1 + batch)·d),
+    # one dense token sequence (L·d) and the recorded trajectories (3 numbers per trial per record).
+    if trials * (1 + batch) * params.d > MAX_SIMULATION_NUMBERS:
+        raise ParameterError("trials", trials, f"trials·(1 + batch)·d at most {MAX_SIMULATION_NUMBERS} "
+                                               f"(d = {params.d}, batch = {batch}; memory)")
+    if sampler == "dense" and params.L * params.d > MAX_SIMULATION_NUMBERS:
+        raise ParameterError("L", params.L, f"L·d at most {MAX_SIMULATION_NUMBERS} for the dense sampler (d = {params.d}; "
+                                            "memory); the projected sampler needs O(L + d) per sequence")
+    if 3 * (steps // record_every + 2) * trials > MAX_SIMULATION_NUMBERS:
+        raise ParameterError("record_every", record_every, f"at least 3·(steps/record_every)·trials ≤ "
+                                                           f"{MAX_SIMULATION_NUMBERS} recorded numbers (memory)")
     torch_device = select_device(device)
     tokens = PlantedTokens(params.d, params.L, params.R, params.theta_d, params.sigma, params.sign_model)
     run = projected_sga(
-        tokens, beta=params.beta, schedule=schedule, steps=steps, trials=trials, batch=check_int("batch", batch, 1),
+        tokens, beta=params.beta, schedule=schedule, steps=steps, trials=trials, batch=batch,
         generator=generator(seed, torch_device), device=torch_device, rho0=rho0, record_every=record_every,
         memory_budget_bytes=memory_budget_bytes, sampler=sampler, progress=progress,
     )

@@ -10,17 +10,38 @@ import click
 
 from attnphase.cli.common import Int, Real, RealList, emit, json_option
 from attnphase.cli.groups import simulate, solve, threshold
+from attnphase.errors import ParameterError
 
 MODEL = "positional-semantic"
+# Kept in step with attnphase.api.positional_semantic.SIGMA_RANGE / LAM_MAX (the api module is imported
+# lazily, inside the commands, to keep CLI start-up fast).
+SIGMA_RANGE = (1e-3, 100.0)
+LAM_MAX = 1e6
+# Cross-parameter checks run in the API, which names its own arguments; the CLI reports the option.
+# Only these names are renamed: any other ParameterError comes from inside a solver and keeps its name.
+OPTION_NAMES = {"gram": "--A", "check_nodes_per_dim": "--check-nodes", "nodes_per_dim": "--nodes", "n_scan": "--scan",
+                **{name: "--" + name.replace("_", "-") for name in (
+                    "omega", "alpha", "sigma", "lam", "A", "L", "alpha_min", "alpha_max", "d", "init", "seeds", "seed",
+                    "steps", "lr", "test_samples", "device")}}
+
+
+def as_option_error(call, *args, **kwargs):
+    """call(*args, **kwargs), with a ParameterError about a cross-checked argument renamed to its option."""
+    try:
+        return call(*args, **kwargs)
+    except ParameterError as exc:
+        if exc.name not in OPTION_NAMES:
+            raise
+        raise ParameterError(OPTION_NAMES[exc.name], exc.value, exc.allowed) from None
 
 
 def model_options(func):
     """--sigma, --lam, --A, --L, --nodes (shared by every command of this model)."""
     options = [
-        click.option("--sigma", type=Real(0.0, None, low_open=True), default=0.5, show_default=True,
-                     help="Token standard deviation σ (> 0)."),
-        click.option("--lam", type=Real(0.0, None, low_open=True), default=0.01, show_default=True,
-                     help="Weight decay λ (> 0)."),
+        click.option("--sigma", type=Real(*SIGMA_RANGE), default=0.5, show_default=True,
+                     help=f"Token standard deviation σ, in [{SIGMA_RANGE[0]:g}, {SIGMA_RANGE[1]:g}]."),
+        click.option("--lam", type=Real(0.0, LAM_MAX, low_open=True), default=0.01, show_default=True,
+                     help=f"Weight decay λ, in (0, {LAM_MAX:g}]."),
         click.option("--A", "A", type=RealList(None, 0.0, 1.0), default=None,
                      help="Row-stochastic L×L positional part of the teacher, row-major "
                           "(default 0.6,0.4,0.4,0.6 for L = 2)."),
@@ -52,7 +73,7 @@ def solve_command(omega, alpha, sigma, lam, A, L, nodes, branches, as_json):
     from attnphase.params import check_choice
 
     names = tuple(check_choice("--branches", b.strip(), BRANCHES) for b in branches.split(",") if b.strip())
-    result = solve_point(omega, alpha, sigma, lam, A, L, nodes_per_dim=nodes, branches=names)
+    result = as_option_error(solve_point, omega, alpha, sigma, lam, A, L, nodes_per_dim=nodes, branches=names)
     parameters = {"omega": omega, "alpha": alpha, "sigma": sigma, "lam": lam, "A": A, "L": L, "nodes": nodes,
                   "branches": list(names)}
     emit("solve", MODEL, parameters, result.as_dict(), as_json)
@@ -77,8 +98,8 @@ def threshold_command(omega, sigma, lam, A, L, nodes, check_nodes, alpha_min, al
     """
     from attnphase.api.positional_semantic import threshold as find_thresholds
 
-    result = find_thresholds(omega, sigma, lam, A, L, nodes_per_dim=nodes, check_nodes_per_dim=check_nodes,
-                             alpha_min=alpha_min, alpha_max=alpha_max, n_scan=scan)
+    result = as_option_error(find_thresholds, omega, sigma, lam, A, L, nodes_per_dim=nodes,
+                             check_nodes_per_dim=check_nodes, alpha_min=alpha_min, alpha_max=alpha_max, n_scan=scan)
     parameters = {"omega": omega, "sigma": sigma, "lam": lam, "A": A, "L": L, "nodes": nodes,
                   "check_nodes": check_nodes, "alpha_min": alpha_min, "alpha_max": alpha_max, "scan": scan}
     emit("threshold", MODEL, parameters, result.as_dict(), as_json)
@@ -107,10 +128,12 @@ def simulate_command(omega, alpha, d, init, seeds, seed, steps, lr, test_samples
     """
     from attnphase.validate.gd import simulate_positional_semantic
 
-    result = simulate_positional_semantic(omega=omega, alpha=alpha, d=d, init=init, seeds=seeds, seed=seed,
+    result = as_option_error(simulate_positional_semantic, omega=omega, alpha=alpha, d=d, init=init, seeds=seeds, seed=seed,
                                           steps=steps, lr=lr, test_samples=test_samples, device=device,
                                           sigma=sigma, lam=lam, A=A, L=L)
     parameters = {"omega": omega, "alpha": alpha, "d": d, "init": init, "seeds": seeds, "seed": seed,
                   "steps": steps, "lr": result.lr, "test_samples": test_samples, "device": result.device,
                   "sigma": sigma, "lam": lam, "A": A, "L": L}
     emit("simulate", MODEL, parameters, result.as_dict(), as_json)
+    if result.status == "diverged":  # printed with its message (non-finite values are null); exit 1 says it too
+        raise SystemExit(1)

@@ -10,9 +10,11 @@ from __future__ import annotations
 import sys
 
 import click
+import numpy as np
 
 from attnphase.cli.common import Int, Real, emit, json_option
 from attnphase.cli.groups import simulate, solve
+from attnphase.api.signal_recovery import MAX_SIZE, MAX_STEPS
 from attnphase.errors import ParameterError
 from attnphase.models.signal_recovery import SIGN_MODELS, THETA_SCALINGS
 from attnphase.validate.device import DEVICE_CHOICES
@@ -23,8 +25,8 @@ MODEL = "signal-recovery"
 def model_options(func):
     """The model's parameters, shared by both commands."""
     opts = [
-        click.option("--d", "d", type=Int(2, None), required=True, help="Dimension (>= 2)."),
-        click.option("--L", "L", type=Int(1, None), required=True, help="Number of tokens, all of them."),
+        click.option("--d", "d", type=Int(2, MAX_SIZE), required=True, help="Dimension (>= 2)."),
+        click.option("--L", "L", type=Int(1, MAX_SIZE), required=True, help="Number of tokens, all of them."),
         click.option("--R", "R", type=Int(1, None), required=True, help="Number of informative tokens (1..L)."),
         click.option("--theta", type=Real(0, None), required=True, help="Signal strength (>= 0)."),
         click.option("--theta-scaling", type=click.Choice(THETA_SCALINGS), default="direct", show_default=True,
@@ -46,6 +48,23 @@ def _check_R(R: int, L: int) -> None:
         raise ParameterError("--R", R, f"an integer in [1, {L}] (at most --L)")
 
 
+# API parameters that are options of these commands (an error about any other name comes from inside a
+# solver and keeps its name).
+_OPTION_PARAMETERS = ("d", "L", "R", "theta", "theta_scaling", "sigma", "beta", "sign_model", "rho", "samples", "seed",
+                      "trials", "steps", "eta0", "k0", "gamma", "batch", "device", "sampler", "rho0")
+
+
+def _as_option_error(call, *args, **kwargs):
+    """call(*args, **kwargs), with the API's cross-parameter errors (about d, L, theta, trials...) renamed
+    to the option that carries the parameter."""
+    try:
+        return call(*args, **kwargs)
+    except ParameterError as exc:
+        if exc.name not in _OPTION_PARAMETERS:
+            raise
+        raise ParameterError("--" + exc.name.replace("_", "-"), exc.value, exc.allowed) from None
+
+
 @solve.command(MODEL)
 @model_options
 @click.option("--rho", type=Real(-1, 1), required=True, help="Alignment <q, xi> in [-1, 1].")
@@ -63,7 +82,7 @@ def solve_cmd(d, L, R, theta, theta_scaling, sigma, beta, sign_model, rho, finit
     from attnphase.api.signal_recovery import solve as api_solve
 
     _check_R(R, L)
-    r = api_solve(d, L, R, theta, rho, theta_scaling, sigma, beta, sign_model, finite, samples=samples, seed=seed)
+    r = _as_option_error(api_solve, d, L, R, theta, rho, theta_scaling, sigma, beta, sign_model, finite, samples=samples, seed=seed)
     result = {"J": r.J, "dJ": r.dJ, "drift": r.drift, "nuisance_mass": r.nuisance_mass, "theta_d": r.theta_d,
               "method": r.method, "status": r.status, "message": r.message}
     if finite:
@@ -74,12 +93,14 @@ def solve_cmd(d, L, R, theta, theta_scaling, sigma, beta, sign_model, rho, finit
     if finite:
         params.update({"samples": samples, "seed": seed})
     emit("solve", MODEL, params, result, as_json)
+    if r.status == "failed":  # the result was printed (status and message); the exit status says it too
+        raise SystemExit(1)
 
 
 @simulate.command(MODEL)
 @model_options
 @click.option("--trials", type=Int(1, None), required=True, help="Independent trials (batched).")
-@click.option("--steps", type=Int(1, None), required=True, help="SGA steps.")
+@click.option("--steps", type=Int(1, MAX_STEPS), required=True, help="SGA steps.")
 @click.option("--eta0", type=Real(0, None, low_open=True), default=0.05, show_default=True, help="Step size eta_k = eta0/(k + k0)^gamma.")
 @click.option("--k0", type=Real(0, None), default=10.0, show_default=True, help="Schedule offset k0.")
 @click.option("--gamma", type=Real(0, 1), default=0.6, show_default=True, help="Schedule exponent gamma.")
@@ -103,14 +124,17 @@ def simulate_cmd(d, L, R, theta, theta_scaling, sigma, beta, sign_model, trials,
     _check_R(R, L)
     if k0 == 0 and gamma > 0:
         raise ParameterError("--k0", k0, "a real number > 0 when --gamma > 0")
-    r = api_simulate(d, L, R, theta, trials, steps, theta_scaling, sigma, beta, sign_model, eta0, k0, gamma, batch,
+    r = _as_option_error(api_simulate, d, L, R, theta, trials, steps, theta_scaling, sigma, beta, sign_model, eta0, k0, gamma, batch,
                      seed, device, rho0=rho0, sampler=sampler, progress=not as_json and sys.stderr.isatty())
     run = r.trajectory
     result = {"alignment_mean": r.alignment_mean, "alignment_std": r.alignment_std, "alignment": r.alignment,
-              "final_rho": r.final_rho, "positive_fraction": float((r.final_rho > 0).mean()),
+              "final_rho": r.final_rho,
+              "positive_fraction": float((r.final_rho > 0).mean()) if np.all(np.isfinite(r.final_rho)) else None,
               "nuisance_mass_mean": r.nuisance_mass_mean, "theta_d": r.theta_d, "t_final": float(run.times[-1]),
               "device": run.device, "seconds": run.seconds, "status": r.status, "message": r.message}
     params = {"d": d, "L": L, "R": R, "theta": theta, "theta_scaling": theta_scaling, "sigma": sigma, "beta": beta,
               "sign_model": sign_model, "trials": trials, "steps": steps, "eta0": eta0, "k0": k0, "gamma": gamma,
               "batch": batch, "seed": seed, "device": device, "sampler": sampler, "rho0": rho0}
     emit("simulate", MODEL, params, result, as_json)
+    if r.status == "diverged":  # printed with its message; the non-finite alignments are null
+        raise SystemExit(1)

@@ -117,7 +117,7 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
     thresholds = []
     if not quick:
         for omega in (0.0, 0.1, 0.2, 0.3, 0.4):
-            t = api.threshold(omega, nodes_per_dim=10, check_nodes_per_dim=14, alpha_min=0.75, alpha_max=2.75,
+            t = api.threshold(omega, nodes_per_dim=10, check_nodes_per_dim=14, alpha_min=0.4, alpha_max=2.75,
                               n_scan=5, rtol=1e-3)
             thresholds.append({"omega": omega, **{k: v for k, v in t.as_dict().items() if k != "message"}})
         write_csv(out_dir / "thresholds.csv", thresholds)

@@ -25,6 +25,9 @@ from attnphase.validate.device import select_device
 from attnphase.validate.seeds import generator
 
 INITS = ("semantic", "positional", "random")
+# The training tokens of all seeds are held at once (K·n·L·d numbers, n = round(αd)); beyond this many
+# the allocation fails (α = 1e300 asked for ~1e300 numbers) or swaps, so such runs are refused up front.
+MAX_TRAINING_NUMBERS = 1 << 28
 
 
 @dataclass(frozen=True)
@@ -44,9 +47,12 @@ class GDResult:
     lr: float
     device: str
     test_samples: int
+    status: str = "completed"  # "diverged" when a measurement of some seed is not finite (e.g. a huge lr)
+    message: str = ""
 
     def as_dict(self) -> dict:
-        out = {"init": self.init, "optimizer": self.optimizer, "d": self.d, "n": self.n, "steps": self.steps}
+        out = {"init": self.init, "optimizer": self.optimizer, "d": self.d, "n": self.n, "steps": self.steps,
+               "status": self.status, "message": self.message}
         for key in ("m", "theta", "q", "test_error", "train_loss"):
             values = getattr(self, key)
             out[key] = values
@@ -126,9 +132,15 @@ def _simulate(*, omega, alpha, d, init, seeds, seed, steps, lr, test_samples, de
     K = check_int("seeds", seeds, 1, None)
     steps = check_int("steps", steps, 1, None)
     test_samples = check_int("test_samples", test_samples, 1, None)
-    sigma = check_positive("sigma", sigma)
-    lam = check_positive("lam", lam)
+    sigma = check_real("sigma", sigma, 1e-3, 100.0)  # as attnphase.api.positional_semantic.SIGMA_RANGE
+    lam = check_real("lam", lam, 0.0, 1e6, low_open=True)
     L = check_int("L", L, 2, 6)
+    if K * alpha * d * L * d > MAX_TRAINING_NUMBERS:
+        raise ParameterError("alpha", alpha, f"at most {MAX_TRAINING_NUMBERS / (K * d * L * d):.3g} for seeds = {K}, "
+                                             f"d = {d}, L = {L} (seeds·αd·L·d ≤ {MAX_TRAINING_NUMBERS} training numbers)")
+    if K * min(test_chunk, test_samples) * L * d > MAX_TRAINING_NUMBERS:
+        raise ParameterError("seeds", K, f"at most seeds·min({test_chunk}, test_samples)·L·d = {MAX_TRAINING_NUMBERS} "
+                                         f"test numbers held at once (d = {d}, L = {L})")
     if A is None:
         if L != 2:
             raise ParameterError("A", A, f"required for L = {L}")
@@ -138,6 +150,9 @@ def _simulate(*, omega, alpha, d, init, seeds, seed, steps, lr, test_samples, de
         raise ParameterError("A", A, "a row-stochastic matrix")
     optimizer_name = "adam" if init == "random" else "gd"
     lr = (0.01 if init == "random" else 0.15) if lr is None else check_positive("lr", lr)
+    if optimizer_name == "gd" and lr * lam >= 2.0:
+        # The weight decay alone multiplies Q by (1 − lr·λ) per step: |1 − lr·λ| ≥ 1 grows without bound.
+        raise ParameterError("lr", lr, f"a real number in (0, {2.0 / lam:g}) (GD needs lr·lam < 2; lam = {lam:g})")
     n = max(1, round(alpha * d))
     dev = select_device(device)
     gen = generator(seed, dev)
@@ -176,5 +191,9 @@ def _simulate(*, omega, alpha, d, init, seeds, seed, steps, lr, test_samples, de
             total += problem.loss_sum(Q, problem.batch(chunk))
             remaining -= chunk
         test = (total / test_samples).cpu().numpy()
-    return GDResult(m.cpu().numpy(), theta.cpu().numpy(), q.cpu().numpy(), test, train, init, optimizer_name, d, n,
-                    steps, float(lr), str(dev), test_samples)
+    measured = [m.cpu().numpy(), theta.cpu().numpy(), q.cpu().numpy(), test, train]
+    bad_seeds = int(np.sum(~np.all(np.isfinite(np.stack(measured)), axis=0)))
+    status, message = ("diverged", f"{bad_seeds} of {K} seeds ended with non-finite overlaps or errors "
+                                   f"({optimizer_name}, lr = {lr:g}): lower the learning rate") if bad_seeds else (
+        "completed", f"{steps} {optimizer_name} steps of {K} seeds")
+    return GDResult(*measured, init, optimizer_name, d, n, steps, float(lr), str(dev), test_samples, status, message)

@@ -9,30 +9,16 @@ truncation error of D(h/2) as |D(h) - D(h/2)| / 3 (Richardson); the tolerance is
 the rounding bound 8 u max|f| / h.
 """
 
-import os
 
 import numpy as np
 import pytest
 import sympy
 
 from attnphase.derive import calculus
-from attnphase.derive.codegen import clear_memory_cache, compile_kernel
+from attnphase.derive.codegen import compile_kernel
 from attnphase.derive.symbols import symbol_matrix
 
 U = 2.0**-53
-
-
-@pytest.fixture(autouse=True, scope="module")
-def private_kernel_cache(tmp_path_factory):
-    previous = os.environ.get("ATTNPHASE_CACHE_DIR")
-    os.environ["ATTNPHASE_CACHE_DIR"] = str(tmp_path_factory.mktemp("kernel-cache"))
-    clear_memory_cache()
-    yield
-    if previous is None:
-        os.environ.pop("ATTNPHASE_CACHE_DIR", None)
-    else:
-        os.environ["ATTNPHASE_CACHE_DIR"] = previous
-    clear_memory_cache()
 
 
 def matrix_action(A, beta, c):

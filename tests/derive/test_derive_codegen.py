@@ -42,19 +42,6 @@ UNIT_ROUNDOFF = 2.0**-53
 MAX_CONDITION = 1e3
 
 
-@pytest.fixture(autouse=True, scope="module")
-def private_kernel_cache(tmp_path_factory):
-    previous = os.environ.get("ATTNPHASE_CACHE_DIR")
-    os.environ["ATTNPHASE_CACHE_DIR"] = str(tmp_path_factory.mktemp("kernel-cache"))
-    clear_memory_cache()
-    yield
-    if previous is None:
-        os.environ.pop("ATTNPHASE_CACHE_DIR", None)
-    else:
-        os.environ["ATTNPHASE_CACHE_DIR"] = previous
-    clear_memory_cache()
-
-
 # -- random expressions ---------------------------------------------------------------------------
 # Positive expressions may feed log and fractional powers; real ones may feed exp, erf, sigmoid and
 # log-sum-exp. Inputs are drawn from [1/4, 4].

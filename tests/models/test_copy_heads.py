@@ -8,6 +8,7 @@ import math
 import mpmath
 import numpy as np
 import pytest
+import sympy
 from scipy import special
 
 from attnphase.api import copy_heads as api
@@ -312,3 +313,56 @@ def test_softmax_shortcut_threshold_converges_to_exact_row_rate():
         assert gap > 3 * r["error"] / r["P_star_exact"]
         gaps.append(gap)
     assert gaps[1] < gaps[0] / 3
+
+
+# -- centred input tokens ------------------------------------------------------------------------------
+def test_centred_tokens_weight_space_equals_function_space():
+    rng = np.random.default_rng(11)
+    L, V = 5, 3
+    tokens = rng.integers(0, V, (7, L))
+    G = rng.normal(size=(L, L))
+    ws = model.weight_space_action(G, tokens, V, 0.7, 1.3, centred=True)
+    fs = model.function_space_action(G, tokens, V, 0.7, 1.3, centred=True)
+    assert ws == pytest.approx(fs, rel=1e-10, abs=1e-10)
+
+
+def test_centred_reduced_action_matches_exact_at_large_P():
+    """Differences of the centred data action between points of the (t, c) plane against the exact
+    finite-P action with centred inputs (same O(1/sqrt(N)) bound as the one-hot test)."""
+    L, V, P = 8, 4, 16000
+    rng = np.random.default_rng(6)
+    pts = [(0.5, 0.0), (0.2, 0.3), (0.0, 0.8)]
+    N = P * L
+    subs = {model.n: N, model.L: L, model.V: V, model.tau: 1.0, model.ld: 1}
+    reduced = [float(model.data_action(*model.copy_plane(t, c), t, centred=True).subs(subs)) for t, c in pts]
+    tokens = rng.integers(0, V, (P, L))
+    exact = [model.weight_space_action(model.copy_plane_matrix(L, t, c), tokens, V, 1.0, 1.0, centred=True) for t, c in pts]
+    for i in (1, 2):
+        d_exact, d_red = exact[i] - exact[0], reduced[i] - reduced[0]
+        assert abs(d_exact - d_red) / abs(d_red) < 5 / math.sqrt(N)
+
+
+def test_centred_tokens_remove_only_the_uniform_data_gain_from_the_hessian():
+    """Hand derivation: at t = c = 0 the all-ones terms contribute τn·ld − τn²/V² to H_tt (from
+    (V/2)ln(1 + τnt²/V) and −τn²t²/(2V²(1 + τnt²/V))) and nothing to H_tc, H_cc."""
+    H1 = model.symmetric_point_hessian()
+    H0 = model.symmetric_point_hessian(centred=True)
+    ones = model.tau * model.n * model.ld - model.tau * model.n**2 / model.V**2
+    assert sympy.simplify(H1[0, 0] - H0[0, 0] - ones) == 0
+    assert sympy.simplify(H1[0, 1] - H0[0, 1]) == 0 and sympy.simplify(H1[1, 1] - H0[1, 1]) == 0
+    # closed form of the centred uniform curvature: λ_t + τn(V−1)/L·ld − ετn²/(VL²)
+    L_, V_ = model.L, model.V
+    closed = model.lam_t + model.tau * model.n * (V_ - 1) / L_ * model.ld - (1 - 1 / V_) * model.tau * model.n**2 / (V_ * L_**2)
+    assert sympy.simplify(H0[0, 0] - closed) == 0
+
+
+def test_centred_tokens_threshold_and_softmax_blindness():
+    """Centred inputs: the linear transition is no longer P* ~ V² with no L dependence (the uniform mode
+    lost its own gain: its curvature vanishes at n ≈ V²L instead), while softmax is unchanged."""
+    conv = model.DEFAULT.with_(tokens="centred")
+    a = api.threshold("linear", 64, 4, digits=8, convention=conv).P_star
+    b = api.threshold("linear", 256, 4, digits=8, convention=conv).P_star
+    assert math.log(b / a) / math.log(4) > 0.5
+    s0 = api.threshold("softmax", 32, 4, digits=12)
+    s1 = api.threshold("softmax", 32, 4, digits=12, convention=conv)
+    assert s1.P_star == pytest.approx(s0.P_star, rel=1e-10)

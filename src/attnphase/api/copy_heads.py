@@ -12,6 +12,9 @@ scans and mpmath for polishing) and solved here:
   P* is polished with mpmath (numeric.threshold) to the requested digits.
 * `scaling`: P* over L = 2^k (or over V) and fits against each claimed law (numeric.scaling).
 * `simulate`: the real network with SGLD or Adam (validate.sgld).
+* `softmax_row_mean_field` / `softmax_mean_field_window`: the softmax free energy with each row's
+  fluctuations kept (Cramér function of one row), the theory that finite-L sampling follows;
+  `simulate_hysteresis`: uniform- and copy-start chains on shared data sets across a window.
 
 P convention (default): P counts target tokens and the loss is summed, so n = β·P (β = 1). Other
 conventions are `Convention` fields (see models.copy_heads).
@@ -70,10 +73,10 @@ def _compile(expr, variables, params) -> _Kernels:
 
 
 @lru_cache(maxsize=None)
-def linear_kernels(remainder: str = "map") -> _Kernels:
+def linear_kernels(remainder: str = "map", centred: bool = False) -> _Kernels:
     if remainder == "map":
-        return _compile(model.linear_action_map(), (model.t, model.c), _LIN_PARAMS)
-    expr = model.linear_action().subs(model.rho, sympy.exp(_r))
+        return _compile(model.linear_action_map(centred), (model.t, model.c), _LIN_PARAMS)
+    expr = model.linear_action(centred).subs(model.rho, sympy.exp(_r))
     return _compile(expr, (model.t, model.c, _r), _LIN_RHO_PARAMS)
 
 
@@ -90,9 +93,10 @@ def first_attempt_kernels() -> _Kernels:
 
 
 @lru_cache(maxsize=None)
-def loss_kernels():
+def loss_kernels(centred: bool = False):
     args = [model.m, model.q, model.t, model.n, model.V, model.tau]
-    return compile_kernel([model.mean_predictor_loss(model.m, model.q, model.t), model.gibbs_loss(model.m, model.q, model.t)], args)
+    return compile_kernel([model.mean_predictor_loss(model.m, model.q, model.t, centred),
+                           model.gibbs_loss(model.m, model.q, model.t, centred)], args)
 
 
 # -- parameters of one model instance ----------------------------------------------------------------
@@ -247,7 +251,7 @@ def _linear_minima(n, L, V, conv):
     """Local minima of the linear action (t, c[, r]) from several starts (the action is even)."""
     from scipy.optimize import minimize
 
-    ker = linear_kernels(conv.remainder)
+    ker = linear_kernels(conv.remainder, conv.centred)
     p = linear_parameters(n, L, V, conv)
     dim = len(ker.variables)
     starts = []
@@ -282,7 +286,7 @@ def solve(attention: str, L: int, V: int, P: float, convention: model.Convention
     attention, L, V = _check_common(attention, L, V, convention)
     P = model.check_P(P)
     n_ = convention.n_of_P(P, L)
-    lossk = loss_kernels()
+    lossk = loss_kernels(convention.centred)
     tau_ = convention.tau(V)
     minima = []
     if attention == "softmax":
@@ -299,7 +303,7 @@ def solve(attention: str, L: int, V: int, P: float, convention: model.Convention
             minima.append(Minimum(1.0, (L * a - 1) / (L - 1), float(ker.action(xv, *p)), h > 0, a,
                                   q_ - (1 + (L - 1) * ((L * a - 1) / (L - 1)) ** 2) / L, [h], float(losses[0]), float(losses[1])))
     else:
-        ker = linear_kernels(convention.remainder)
+        ker = linear_kernels(convention.remainder, convention.centred)
         p = linear_parameters(n_, L, V, convention)
         found, iters = _linear_minima(n_, L, V, convention)
         for v in found:
@@ -450,7 +454,7 @@ def softmax_transition(L, V, conv=model.DEFAULT, digits=30) -> TransitionResult:
 # -- linear: second-order transition and crossover ------------------------------------------------------
 def _linear_origin_hessian(n_, L, V, conv, mp=False):
     """Hessian in (t, c) at the symmetric state t = c = 0 (remainder at its own minimum)."""
-    ker = linear_kernels(conv.remainder)
+    ker = linear_kernels(conv.remainder, conv.centred)
     p = linear_parameters(n_, L, V, conv)
     if conv.remainder == "map":
         if mp:
@@ -523,7 +527,7 @@ def linear_transition(L, V, conv=model.DEFAULT, digits=30, classify=True) -> Tra
 
     vec_det = vec_curv = None
     if conv.remainder == "map":
-        ker = linear_kernels("map")
+        ker = linear_kernels("map", conv.centred)
 
         def hess_grid(ln_n):
             return np.asarray(ker.hess(0.0, 0.0, *linear_parameters(np.exp(ln_n), L, V, conv)), float)
@@ -574,7 +578,7 @@ _vt, _vc = sympy.symbols("v_t v_c", real=True)
 
 
 @lru_cache(maxsize=None)
-def landau_kernel(remainder: str = "map"):
+def landau_kernel(remainder: str = "map", centred: bool = False):
     """Kernel of (da₂/dn, a₂, a₄, a₆) of S(φ v_t, φ v_c) (remainder frozen at ρ for "entropy").
 
     Coefficients from derive.landau.landau_expansion of the symbolic action, computed once for
@@ -583,9 +587,9 @@ def landau_kernel(remainder: str = "map"):
     from attnphase.derive.landau import landau_expansion
 
     if remainder == "map":
-        expr, params = model.linear_action_map(), _LIN_PARAMS
+        expr, params = model.linear_action_map(centred), _LIN_PARAMS
     else:
-        expr, params = model.linear_action(), _LIN_RHO_PARAMS + [model.rho]
+        expr, params = model.linear_action(centred), _LIN_RHO_PARAMS + [model.rho]
     F = expr.subs({model.t: _phi * _vt, model.c: _phi * _vc})
     exp = landau_expansion(F, _phi, 0, 6)
     outs = [sympy.diff(exp.coefficient(2), model.n), exp.coefficient(2), exp.coefficient(4), exp.coefficient(6)]
@@ -604,7 +608,7 @@ def classify_linear(L, V, conv, n_star, soft) -> dict:
     p = linear_parameters(n_star, L, V, conv)
     if conv.remainder == "entropy":
         p = p + [_remainder_at_origin(n_star, L, V, conv)]
-    a2_slope, a2, a4, a6 = (float(v) for v in landau_kernel(conv.remainder)(float(soft[0]), float(soft[1]), *p))
+    a2_slope, a2, a4, a6 = (float(v) for v in landau_kernel(conv.remainder, conv.centred)(float(soft[0]), float(soft[1]), *p))
     order, exponent, message = _classify_canonical(_sign(a2_slope), _sign(a4), _sign(a6))
     return {"order": order, "exponent": exponent, "a4": a4, "a2_slope": a2_slope, "a2_at_critical": a2, "message": message}
 
@@ -632,7 +636,7 @@ def _classify_canonical(s2: int, s4: int, s6: int):
 def _remainder_at_origin(n_, L, V, conv):
     from scipy.optimize import brentq
 
-    ker = linear_kernels(conv.remainder)
+    ker = linear_kernels(conv.remainder, conv.centred)
     p = linear_parameters(n_, L, V, conv)
     r0 = brentq(lambda r: float(ker.grad(0.0, 0.0, r, *p)[..., 2]), -200, 50)
     return math.exp(r0)
@@ -736,7 +740,7 @@ def _action_overflow(attention, L, V, conv) -> str:
             # L ~ 2^256 while the scan and the mpmath polish still work)
             values = [ker.grad(xs, *p)]
         else:
-            ker = linear_kernels(conv.remainder)
+            ker = linear_kernels(conv.remainder, conv.centred)
             zero = [0.0, 0.0] + ([0.0] if conv.remainder == "entropy" else [])
             scale = V * V + L**1.5 * V**0.5 + L * V
             values = [ker.hess(*zero, *linear_parameters(n_, L, V, conv)) for n_ in (1e-3, scale * 1e6)]
@@ -920,9 +924,11 @@ NAMED_CONVENTIONS = {
     "drop-first boundary": model.DEFAULT.with_(boundary="drop-first"),
     "P counts sequences": model.DEFAULT.with_(P_counts="sequences"),
     "P counts sequences, loss averaged": model.DEFAULT.with_(P_counts="sequences", loss="averaged"),
+    "centred tokens": model.DEFAULT.with_(tokens="centred"),
 }
-# the softmax action does not contain the linear-attention choices
-_SOFTMAX_BLIND = {"linear_scale", "bias", "remainder"}
+# the softmax action does not contain the linear-attention choices, and centring the inputs shifts its
+# features by the constant 1/V·1 (rows sum to 1): the action changes by a constant
+_SOFTMAX_BLIND = {"linear_scale", "bias", "remainder", "tokens"}
 
 
 def convention_table(L_values=(16, 32, 64, 128, 256, 512, 1024, 2048, 4096), V_values=(4, 8, 16, 32, 64),
@@ -931,7 +937,7 @@ def convention_table(L_values=(16, 32, 64, 128, 256, 512, 1024, 2048, 4096), V_v
     rows = []
     for name, conv in (conventions or NAMED_CONVENTIONS).items():
         row = {"convention": name}
-        changed = {f for f in ("linear_scale", "bias", "remainder") if getattr(conv, f) != getattr(model.DEFAULT, f)}
+        changed = {f for f in _SOFTMAX_BLIND if getattr(conv, f) != getattr(model.DEFAULT, f)}
         for attention in ATTENTIONS:
             if attention == "softmax" and changed and changed <= _SOFTMAX_BLIND:
                 row["softmax"] = "same as default (softmax does not depend on this choice)"
@@ -964,6 +970,8 @@ def network_config(attention, L, V, conv: model.Convention, qk_width=None):
 
     if conv.boundary != "periodic":
         raise ParameterError("boundary", conv.boundary, "'periodic' (the simulation implements the periodic task)")
+    if conv.centred:
+        raise ParameterError("tokens", conv.tokens, "'one-hot' (the simulation implements one-hot inputs)")
     return CopyTaskConfig(L=L, V=V, attention=attention, beta=conv.beta_per_target(L), tau=conv.tau(V),
                           sigma2=conv.sigma2, s1=conv.s1, kappa=conv.kappa(L), bias=conv.bias, qk_width=qk_width)
 
@@ -1041,6 +1049,7 @@ def simulate(attention: str, L: int, V: int, P: float, *, sampler: str = "sgld",
     for k in range(len(run.starts)):
         per_chain.append({"start": run.starts[k], "kept": bool(keep[k]), "c_uniform": float(t_meas[k].mean()),
                           "c_copy": float(c_meas[k].mean()), "c_copy_std": float(c_meas[k].std()),
+                          "rho": float(op["rho"][k].mean()),
                           "train_loss": float(run.train_loss[k].mean()), "test_loss": float(run.test_loss[k].mean()),
                           "acceptance": float(run.acceptance[k])})
     sel = np.nonzero(keep)[0]
@@ -1121,6 +1130,21 @@ def sweep_point(attention: str = "softmax", L: int = 16, V: int = 4, P: float = 
             "loss_mean_predictor": g.loss_mean_predictor, "loss_gibbs": g.loss_gibbs}
 
 
+def supported_digits_string(value: float, error: float, requested: int = 17) -> str:
+    """`value` with only the significant digits its error supports: d = ⌊log10(|value| / (2·error))⌋
+    (the 2-sigma interval moves no digit kept), at least 1 and at most `requested` (and 17, float64).
+
+    The exact-row-rate P* is a float64 computation whose precision is set by the Sobol error of the row
+    density (relative ~1e-3), not by the arithmetic: an mpmath evaluation of the same Sobol sums would
+    carry more digits of the same estimate, not more correct digits. This string is what `--digits`
+    can honestly deliver for it."""
+    if not (math.isfinite(value) and math.isfinite(error)):
+        return ""
+    digits = 17 if error <= 0 else int(math.floor(math.log10(abs(value) / (2 * error))))
+    kept = max(1, min(digits, requested, 17))
+    return f"{value:.{kept}g}"
+
+
 def softmax_exact_prior_threshold(L: int, V: int, convention: model.Convention = model.DEFAULT, *,
                                   n_points: int = 2**12, replicates: int = 8, n_grid: int = 241) -> dict:
     """P* with the EXACT row rate instead of the large-L shortcut (the shortcut's effect on P*).
@@ -1190,6 +1214,343 @@ def softmax_exact_prior_threshold(L: int, V: int, convention: model.Convention =
     slope = (diff(n_star * (1 + 1e-6)) - diff(n_star * (1 - 1e-6))) / (2e-6 * n_star)
     err_diff = T_ * (abs(float(I_err_spline(m[0][0]))) + abs(float(I_err_spline(m[-1][0]))))
     err = err_diff / abs(slope)
-    return {"order": "first", "P_star_exact": conv.P_of_n(n_star, L), "error": conv.P_of_n(err, L),
+    P_exact, P_err = conv.P_of_n(n_star, L), conv.P_of_n(err, L)
+    return {"order": "first", "P_star_exact": P_exact, "error": P_err,
+            "P_star_exact_digits": supported_digits_string(P_exact, P_err),
             "P_star_shortcut": short.P_star, "k_exact": k_exact, "k_shortcut": math.exp(s2),
             "x_minima": [m[0][0], m[-1][0]], "message": "coexistence of two minima with the exact row rate"}
+
+
+# -- softmax: row mean-field free energy (the theory of finite-L sampling) ------------------------------
+#
+# The homogeneous reduced action T·I(x) + S_data puts every target row at the same previous-position logit
+# x (a Laplace approximation per row). The data term couples the rows only through the averages
+# m = (1/T) Σ_l a_l and q = (1/T) Σ_l q_l (q_l = ‖g_l‖²), and the rows are independent under the prior,
+# so for many rows the density of (m, q) is exp(−T Λ*(m, q)) (Cramér), with Λ* the Legendre transform of
+# the cumulant function of one row,
+#
+#     Λ(h, g) = ln ∫ dx p(x) exp(h a(x) + g q(x)),   a = 1/(1 + e^{−x}),  q(x) = a² + k(1 − a)²/(L − 1),
+#
+# (p the row-logit density, exact or the large-L shortcut; k the participation of the other weights as in
+# the homogeneous action). The free energy in the order parameters is F(m, q) = T Λ*(m, q) + S_data(m, q).
+# The homogeneous action is its limit when each row's tilted density concentrates (large fields, large L);
+# at L ~ 32 it does not, and the homogeneous barrier (22 units at L = 32) does not exist in F.
+#
+# F is computed along the path that minimises it over q at each m: for a tilt h, g solves
+# g = −(1/T) ∂S_data/∂q at (m, q) = ∂Λ/∂(h, g); then F = T(h m + g q − Λ) + S_data and dF/dm = T h + ∂S_data/∂m,
+# whose zeros are the stationary points (minima where it turns from negative to positive).
+
+ROW_DENSITIES = ("exact", "shortcut")
+
+
+@lru_cache(maxsize=None)
+def softmax_data_kernel():
+    """(S_data, ∂S_data/∂m, ∂S_data/∂q) at row sum t = 1, compiled from the model's data term."""
+    expr = model.data_action(model.m, model.q, 1)
+    args = [model.m, model.q, model.n, model.V, model.tau, model.ld]
+    return compile_kernel([expr, sympy.diff(expr, model.m), sympy.diff(expr, model.q)], args)
+
+
+@dataclass(frozen=True)
+class RowTable:
+    """One row of softmax attention on a grid of its previous-position logit x.
+
+    log_weight: ln p(x) + ln(grid spacing) (trapezoid quadrature of ∫ dx p(x) ·); relative_error: the
+    Sobol standard error of p(x) over p(x) (0 for the closed-form shortcut density).
+    """
+
+    x: np.ndarray
+    log_weight: np.ndarray
+    a: np.ndarray
+    q: np.ndarray
+    relative_error: np.ndarray
+    participation: float
+
+
+@lru_cache(maxsize=32)
+def row_table(L: int, sigma2: float, row_density: str = "exact", n_x: int = 600, n_points: int = 2**12,
+              replicates: int = 4) -> RowTable:
+    """Tabulate the row-logit density p(x) (exact: Sobol over the L − 1 other scores; shortcut: the
+    Gaussian N(−ln(L−1) − σ²/2, σ²)) and the row's (a, q) on a grid of x."""
+    from attnphase.numeric.gauss import sobol_expectation
+
+    L = check_int("L", L, 3, 2**16)
+    row_density = check_choice("row_density", row_density, ROW_DENSITIES)
+    sigma = math.sqrt(sigma2)
+    centre = -math.log(L - 1) - sigma2 / 2
+    # a = 1/(1 + e^{−x}) is flat beyond x ≈ 12 and the prior weight below centre − 8σ is < e^{−32}
+    x = np.linspace(centre - 8 * sigma, max(12.0, centre + 8 * sigma), n_x)
+    if row_density == "shortcut":
+        log_p = -((x - centre) ** 2) / (2 * sigma2) - 0.5 * math.log(2 * math.pi * sigma2)
+        rel = np.zeros_like(x)
+        k = L - 1.0 if sigma2 >= math.log(L - 1.0) else math.exp(sigma2)
+    else:
+        mean, cov = np.zeros(L - 1), np.eye(L - 1) * sigma2
+        dens = sobol_expectation(model.row_logit_density_integrand(x, sigma2), mean, cov, n_points=n_points,
+                                 replicates=replicates)
+        value = np.asarray(dens.value, float)
+        # far in the right tail the Sobol estimate can underflow to 0: those points carry no weight
+        log_p = np.log(np.where(value > 0, value, np.finfo(float).tiny))
+        rel = np.where(value > 0, np.asarray(dens.error, float) / np.where(value > 0, value, 1.0), 1.0)
+        k = float(sobol_expectation(model.row_participation_integrand(sigma2), mean, cov, n_points=n_points,
+                                    replicates=replicates).value)
+    a = expit(x)
+    return RowTable(x, log_p + math.log(x[1] - x[0]), a, a * a + k * (1 - a) ** 2 / (L - 1), rel, k)
+
+
+@dataclass
+class RowMeanFieldResult:
+    """Free energy F(m) of the row mean-field theory at one P (softmax attention).
+
+    m, c, free_energy: the profile (c = (L m − 1)/(L − 1), the copy strength of the plane projection);
+    minima / maxima: stationary points {m, c, q, free_energy, free_energy_error}; barriers: for each
+    pair of neighbouring minima, the rise from the left (uniform side) and from the right (copy side)
+    minimum to the maximum between them, in units of the Bayesian temperature. free_energy_error: T times the
+    tilted mean of the row density's relative Sobol error (first-order error of T·Λ).
+    """
+
+    L: int
+    V: int
+    P: float
+    n: float
+    row_density: str
+    m: np.ndarray
+    c: np.ndarray
+    free_energy: np.ndarray
+    minima: list
+    maxima: list
+    barriers: list
+    status: str
+    message: str
+
+
+def _tilted_moments(table: RowTable, h, g):
+    """Λ(h, g), E[a], E[q] and E[relative error] under p(x) e^{h a + g q}, vectorised over (h, g)."""
+    from scipy.special import logsumexp
+
+    h, g = np.asarray(h, float)[..., None], np.asarray(g, float)[..., None]
+    exponent = table.log_weight + h * table.a + g * table.q
+    lam = logsumexp(exponent, axis=-1)
+    w = np.exp(exponent - lam[..., None])
+    return lam, (w * table.a).sum(-1), (w * table.q).sum(-1), (w * table.relative_error).sum(-1)
+
+
+def _conjugate_g(table: RowTable, h, n_, V, conv, T_):
+    """g(h) with g = −(1/T) ∂S_data/∂q at the tilted moments (the minimum over q at fixed m).
+
+    ∂S_data/∂q > 0, so the root lies in [−G, 0) with G above every value of (1/T)∂S_data/∂q:
+    ∂S/∂q ≤ (V−1)τn/2 + ετn²/(8V) (from m² ≤ q and u = τnq/V); found by bisection (monotone in g).
+    """
+    ker = softmax_data_kernel()
+    tau_ = conv.tau(V)
+    h = np.atleast_1d(np.asarray(h, float))
+    G = 2 * ((V - 1) * tau_ * n_ / 2 + tau_ * n_ * n_ / (8 * V)) / T_ + 1.0
+    lo, hi = np.full(h.shape, -G), np.zeros(h.shape)
+    for _ in range(40):  # |g| to 2^-40 G ~ 1e-12 G: F is stationary in g, so its error is second order
+        mid = 0.5 * (lo + hi)
+        _, m_, q_, _ = _tilted_moments(table, h, mid)
+        r = mid + np.asarray(ker(m_, q_, n_, V, tau_, conv.log_det_weight))[..., 2] / T_
+        lo, hi = np.where(r > 0, lo, mid), np.where(r > 0, mid, hi)
+    return 0.5 * (lo + hi)
+
+
+def _mean_field_point(table, h, n_, V, conv, T_):
+    """(m, q, F, dF/dm, F error) along the q-minimising path at tilts h."""
+    ker = softmax_data_kernel()
+    g = _conjugate_g(table, h, n_, V, conv, T_)
+    lam, m_, q_, err = _tilted_moments(table, np.atleast_1d(h), g)
+    S = np.asarray(ker(m_, q_, n_, V, conv.tau(V), conv.log_det_weight))
+    F = T_ * (np.atleast_1d(h) * m_ + g * q_ - lam) + S[..., 0]
+    return m_, q_, F, T_ * np.atleast_1d(h) + S[..., 1], T_ * err
+
+
+def softmax_row_mean_field(L: int, V: int, P: float, convention: model.Convention = model.DEFAULT,
+                           row_density: str = "exact", n_tilts: int = 200) -> RowMeanFieldResult:
+    """Stationary points and barriers of the row mean-field free energy F(m) at P (see the section
+    comment above: F = T Λ*(m, q) + S_data(m, q), minimised over q)."""
+    from scipy.optimize import brentq
+
+    _, L, V = _check_common("softmax", L, V, convention)
+    P = model.check_P(P)
+    n_tilts = check_int("n_tilts", n_tilts, 20, 10**5)
+    if L < 3:
+        raise ParameterError("L", L, "an integer >= 3 (a row needs at least two other positions)")
+    conv = convention
+    n_, T_ = conv.n_of_P(P, L), conv.targets(L)
+    table = row_table(L, conv.sigma2, row_density)
+    # at a stationary point h = −(1/T)∂S/∂m = ετn²m/(TV(1 + u)) ≤ ε n^{3/2} √τ /(2T√V) (AM–GM with u ≥ τnm²/V)
+    h_max = n_**1.5 * math.sqrt(conv.tau(V)) / (2 * T_ * math.sqrt(V)) + 10.0
+    hs = np.linspace(0.0, h_max, n_tilts)
+    m_, q_, F, slope, err = _mean_field_point(table, hs, n_, V, conv, T_)
+    stationary = {"min": [], "max": []}
+    for i in np.nonzero(np.sign(slope[:-1]) != np.sign(slope[1:]))[0]:
+        root = brentq(lambda hv: float(_mean_field_point(table, hv, n_, V, conv, T_)[3][0]), hs[i], hs[i + 1],
+                      xtol=1e-10 * h_max)
+        mv, qv, Fv, _, ev = (float(v[0]) for v in _mean_field_point(table, root, n_, V, conv, T_))
+        kind = "min" if slope[i] < 0 else "max"
+        stationary[kind].append({"m": mv, "c": (L * mv - 1) / (L - 1), "q": qv, "free_energy": Fv, "free_energy_error": ev,
+                                 "tilt": float(root)})
+    if not stationary["min"]:
+        # dF/dm > 0 on the whole path: the minimum is the path's start (no tilt, the prior's own m = 1/L)
+        mv, qv, Fv, _, ev = (float(v[0]) for v in _mean_field_point(table, 0.0, n_, V, conv, T_))
+        stationary["min"].append({"m": mv, "c": (L * mv - 1) / (L - 1), "q": qv, "free_energy": Fv, "free_energy_error": ev,
+                                  "tilt": 0.0})
+    minima, maxima = stationary["min"], stationary["max"]
+    barriers = []
+    for left, right in zip(minima[:-1], minima[1:]):
+        top = max((mx for mx in maxima if left["m"] < mx["m"] < right["m"]), key=lambda mx: mx["free_energy"], default=None)
+        if top is None:  # two minima without a resolved maximum between them: no barrier to report
+            continue
+        barriers.append({"from_uniform_side": top["free_energy"] - left["free_energy"],
+                         "from_copy_side": top["free_energy"] - right["free_energy"], "saddle_m": top["m"],
+                         "error": top["free_energy_error"] + max(left["free_energy_error"], right["free_energy_error"])})
+    monotone = bool(np.all(np.diff(m_) > 0))
+    status = "converged" if monotone else "non_monotone_path"
+    msg = (f"{len(minima)} minimum/minima of F(m) ({row_density} row density, k = {table.participation:.4g})"
+           + ("" if monotone else "; m(h) is not monotone on the path: stationary points may be missed"))
+    return RowMeanFieldResult(L, V, P, n_, row_density, m_, (L * m_ - 1) / (L - 1), F, minima, maxima, barriers, status, msg)
+
+
+def _outer_barrier(result: RowMeanFieldResult) -> dict | None:
+    """Barrier between the first (uniform) and the last (copy) minimum: the highest maximum between them
+    (at large L F can have a third, intermediate minimum, so neighbouring-pair barriers are not enough)."""
+    if len(result.minima) < 2:
+        return None
+    first, last = result.minima[0], result.minima[-1]
+    tops = [mx for mx in result.maxima if first["m"] < mx["m"] < last["m"]]
+    if not tops:
+        return None
+    top = max(tops, key=lambda mx: mx["free_energy"])
+    return {"from_uniform_side": top["free_energy"] - first["free_energy"], "from_copy_side": top["free_energy"] - last["free_energy"],
+            "saddle_m": top["m"], "n_minima": len(result.minima),
+            "error": top["free_energy_error"] + max(first["free_energy_error"], last["free_energy_error"])}
+
+
+def softmax_mean_field_window(L: int, V: int, convention: model.Convention = model.DEFAULT,
+                              row_density: str = "exact", factors=None) -> dict:
+    """Where the row mean-field free energy has two minima (its spinodal window), against the homogeneous
+    action's window, with the barrier where the two minima are equally deep.
+
+    P is scanned on P*_hom × `factors` (default 49 points over 0.6…2.5, spacing 3%); when no P has two
+    minima, the neighbourhood of the largest jump of the global c is rescanned 12× finer (a narrow window
+    sits there). The window ends are refined by bisection to 2^-10 of a step; the coexistence point is the
+    root of F_copy − F_uniform (brentq).
+    """
+    from scipy.optimize import brentq
+
+    hom = softmax_transition(L, V, convention, digits=10)
+    factors = np.geomspace(0.6, 2.5, 49) if factors is None else np.asarray(factors, float)
+
+    def scan_point(f):
+        r = softmax_row_mean_field(L, V, f * hom.P_star, convention, row_density)
+        return {"P": f * hom.P_star, "P_over_P_star_homogeneous": float(f), "n_minima": len(r.minima),
+                "c_minima": [mn["c"] for mn in r.minima], "barriers": r.barriers,
+                "c_global": min(r.minima, key=lambda mn: mn["free_energy"])["c"]}
+
+    scan = [scan_point(f) for f in factors]
+    if not any(sp["n_minima"] >= 2 for sp in scan) and len(scan) >= 3:
+        # a window narrower than one step sits where the global c jumps most: rescan that cell's
+        # neighbourhood 12× finer before calling the onset continuous
+        i = int(np.argmax(np.diff([sp["c_global"] for sp in scan])))
+        lo_f, hi_f = factors[max(i - 1, 0)], factors[min(i + 2, len(factors) - 1)]
+        fine = [scan_point(f) for f in np.geomspace(lo_f, hi_f, 37)[1:-1]]
+        scan = sorted(scan + fine, key=lambda sp: sp["P"])
+        factors = np.array([sp["P_over_P_star_homogeneous"] for sp in scan])
+    two = [s for s in scan if s["n_minima"] >= 2]
+    out = {"L": L, "V": V, "row_density": row_density, "homogeneous": {"P_star": hom.P_star, "spinodals": hom.spinodals,
+                                                                        "order": hom.order}, "scan": scan}
+    if not two:
+        jumps = np.diff([s["c_global"] for s in scan])
+        i = int(np.argmax(jumps))
+        out.update({"order": "continuous", "window": None, "P_coexistence": None, "barrier": None,
+                    "steepest_P": math.sqrt(scan[i]["P"] * scan[i + 1]["P"]), "steepest_jump_per_step": float(jumps[i]),
+                    "message": "one minimum of F(m) at every P scanned: a continuous (possibly steep) onset"})
+        return out
+
+    def depth_difference(P_):
+        r = softmax_row_mean_field(L, V, P_, convention, row_density)
+        return r.minima[-1]["free_energy"] - r.minima[0]["free_energy"] if len(r.minima) >= 2 else math.nan
+
+    def two_minima(P_):
+        return len(softmax_row_mean_field(L, V, P_, convention, row_density).minima) >= 2
+
+    def refine_end(inside, outside, iterations=10):
+        # geometric bisection on "two minima": the window end to 2^-10 of one scan step
+        for _ in range(iterations):
+            mid = math.sqrt(inside * outside)
+            inside, outside = (mid, outside) if two_minima(mid) else (inside, mid)
+        return inside
+
+    i_lo, i_hi = scan.index(two[0]), scan.index(two[-1])
+    lo = refine_end(two[0]["P"], scan[i_lo - 1]["P"]) if i_lo > 0 else two[0]["P"]
+    hi = refine_end(two[-1]["P"], scan[i_hi + 1]["P"]) if i_hi + 1 < len(scan) else two[-1]["P"]
+    d_lo, d_hi = depth_difference(lo), depth_difference(hi)
+    P_co = brentq(depth_difference, lo, hi, xtol=1e-8 * hi) if d_lo * d_hi < 0 else math.nan
+    barrier = _outer_barrier(softmax_row_mean_field(L, V, P_co, convention, row_density)) if math.isfinite(P_co) else None
+    spacing = scan[i_lo]["P"] / scan[i_lo - 1]["P"] - 1 if i_lo > 0 else factors[1] / factors[0] - 1
+    resolution = spacing / 2**10 if 0 < i_lo and i_hi + 1 < len(scan) else spacing
+    out.update({"order": "first", "window": (lo, hi), "window_resolution": resolution, "P_coexistence": P_co, "barrier": barrier,
+                "message": f"two minima of F(m) for P in [{lo:.6g}, {hi:.6g}] (relative resolution {resolution:.1e}); "
+                           "a window narrower than the scan spacing can be missed"})
+    return out
+
+
+def simulate_hysteresis(L: int, V: int, P_values, *, data_sets: int = 2, steps: int = 4000, burn_in: int | None = None,
+                        seed: int = 0, device: str = "auto", convention: model.Convention = model.DEFAULT) -> dict:
+    """Softmax hysteresis test: at each P, `data_sets` independent training sets, each sampled by two MALA
+    chains, one started uniform (scores 0) and one started copy (scores 2 ln L on the previous position).
+
+    Per chain: the time-mean copy strength c with a batch-means error. Per P and start: the mean over
+    data sets with the standard error over data sets (which includes the data-set-to-data-set spread the
+    self-averaged theory does not have). The hysteresis statistic is the paired difference
+    Δc = c(copy start) − c(uniform start) on the same data set, its mean and standard error over data sets
+    (for one data set, the two chains' batch-means errors combined). In equilibrium Δc = 0; two
+    starts stuck in different minima give Δc ≈ the jump of the homogeneous theory. `c_trace` (per chain,
+    every 10 steps after burn-in) gives the histograms.
+    """
+    from attnphase.validate import sgld
+    from attnphase.validate.device import select_device
+    from attnphase.validate.seeds import generator
+
+    _, L, V = _check_common("softmax", L, V, convention)
+    P_values = [model.check_P(P) for P in P_values]
+    data_sets = check_int("data_sets", data_sets, 1, 1000)
+    steps = check_int("steps", steps, 20, 10**7)
+    cfg = network_config("softmax", L, V, convention)
+    dev = select_device(device)
+    gen = generator(seed, dev)
+    T_ = convention.targets(L)
+    n_seqs = [max(1, int(round(P / T_))) if convention.P_counts == "tokens" else max(1, int(round(P))) for P in P_values]
+    tokens = [sgld.sample_tokens(k, cfg, gen, dev) for k in n_seqs for _ in range(data_sets)]
+    train = sgld.statistics(tokens, V).repeat(2)
+    test = sgld.statistics([sgld.sample_tokens(500, cfg, gen, dev)], V)
+    starts = ["uniform", "copy"] * len(tokens)
+    run = sgld.run_langevin(cfg, train, test, starts, steps=steps, burn_in=burn_in, seed=seed + 1, device=str(dev),
+                            record_matrices=False)
+    points = []
+    for i, k in enumerate(n_seqs):
+        P_used = k * T_ if convention.P_counts == "tokens" else k
+        chains, deltas, delta_errs = [], [], []
+        for d in range(data_sets):
+            j = 2 * (i * data_sets + d)
+            pair = []
+            for start, idx in (("uniform", j), ("copy", j + 1)):
+                bm = _batch_means(run.c_trace[idx][None])[0]
+                sem = float(bm.std(ddof=1) / math.sqrt(len(bm)))
+                chains.append({"data_set": d, "start": start, "c": float(run.c_trace[idx].mean()), "c_sem": sem,
+                               "acceptance": float(run.acceptance[idx]), "c_trace": run.c_trace[idx]})
+                pair.append((float(run.c_trace[idx].mean()), sem))
+            deltas.append(pair[1][0] - pair[0][0])
+            delta_errs.append(math.hypot(pair[0][1], pair[1][1]))
+        per_start = {}
+        for start in ("uniform", "copy"):
+            cs = np.array([ch["c"] for ch in chains if ch["start"] == start])
+            sems = np.array([ch["c_sem"] for ch in chains if ch["start"] == start])
+            err = float(cs.std(ddof=1) / math.sqrt(len(cs))) if len(cs) > 1 else float(sems[0])
+            per_start[start] = {"c": float(cs.mean()), "c_err": err}
+        deltas = np.array(deltas)
+        d_err = float(deltas.std(ddof=1) / math.sqrt(len(deltas))) if len(deltas) > 1 else delta_errs[0]
+        points.append({"P": P_used, "sequences": k, "uniform_start": per_start["uniform"], "copy_start": per_start["copy"],
+                       "delta_c": float(deltas.mean()), "delta_c_err": d_err, "chains": chains})
+    return {"L": L, "V": V, "steps": steps, "data_sets": data_sets, "points": points, "status": run.status,
+            "message": run.message}

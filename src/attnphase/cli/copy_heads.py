@@ -8,13 +8,14 @@ over positions, so n = β·P with β = 1 (periodic boundary: a sequence of lengt
 from __future__ import annotations
 
 import functools
+import math
 
 import click
 
 from attnphase.cli.common import Int, Real, emit, json_option
 from attnphase.cli.groups import scaling, simulate, solve, threshold
 from attnphase.models.copy_heads import (
-    BOUNDARIES, LINEAR_SCALES, LOSS_REDUCTIONS, P_COUNTS, READ_OUTS, REMAINDERS, TAU_SCALES, Convention,
+    BOUNDARIES, LINEAR_SCALES, LOSS_REDUCTIONS, P_COUNTS, READ_OUTS, REMAINDERS, TAU_SCALES, TOKENS, Convention,
 )
 
 MODEL = "copy-heads"
@@ -45,6 +46,8 @@ def convention_options(func):
                      help="map: saddle point over G (Convention A); entropy: keep the remainder's volume."),
         click.option("--read-out", "read_out", type=click.Choice(READ_OUTS), default="integrated", show_default=True,
                      help="integrated: W marginalised (Bayesian); map: joint MAP over W (what Adam minimises)."),
+        click.option("--tokens", type=click.Choice(TOKENS), default="one-hot", show_default=True,
+                     help="Inputs one-hot or centred (x - 1/V; targets one-hot; softmax unchanged)."),
         click.option("--beta", type=Real(0, None, low_open=True), default=1.0, show_default=True, help="Inverse temperature."),
         click.option("--tau", type=Real(0, None, low_open=True), default=1.0, show_default=True, help="Value-prior variance."),
         click.option("--sigma2", type=Real(0, None, low_open=True), default=1.0, show_default=True, help="Score prior variance."),
@@ -54,10 +57,10 @@ def convention_options(func):
         func = opt(func)
 
     @functools.wraps(func)
-    def wrapper(*args, P_counts, loss, boundary, tau_scale, linear_scale, no_bias, remainder, read_out, beta, tau, sigma2, s1,
-                **kwargs):
+    def wrapper(*args, P_counts, loss, boundary, tau_scale, linear_scale, no_bias, remainder, read_out, tokens, beta, tau, sigma2,
+                s1, **kwargs):
         conv = Convention(boundary=boundary, P_counts=P_counts, loss=loss, tau_scale=tau_scale, linear_scale=linear_scale,
-                          bias=not no_bias, remainder=remainder, read_out=read_out, beta=beta, tau0=tau, sigma2=sigma2, s1=s1)
+                          bias=not no_bias, remainder=remainder, read_out=read_out, tokens=tokens, beta=beta, tau0=tau, sigma2=sigma2, s1=s1)
         return func(*args, convention=conv, **kwargs)
 
     return wrapper
@@ -80,11 +83,12 @@ def _conv_dict(conv: Convention) -> dict:
 @click.option("--reduction", type=click.Choice(["convention-a", "first-attempt"]), default="convention-a", show_default=True,
               help="Linear: reduced action of spec §2b (t, c) or the first attempt of §2 (m, q only).")
 @click.option("--row-rate", type=click.Choice(["shortcut", "exact"]), default="shortcut", show_default=True,
-              help="Softmax: also compute P* with the exact row rate (Sobol over the other scores; float64).")
+              help="Softmax: also compute P* with the exact row rate (Sobol over the other scores; float64; P_star_exact_row_rate_digits keeps only the digits its Sobol error supports).")
 @convention_options
 @json_option
 def threshold_cmd(attention, L, V, digits, reduction, row_rate, convention, as_json):
     from attnphase.api.copy_heads import softmax_exact_prior_threshold
+    from attnphase.api.copy_heads import supported_digits_string as api_supported_digits
     from attnphase.api.copy_heads import threshold as api_threshold
 
     r = api_threshold(attention, L, V, digits, convention, reduction=reduction)
@@ -98,7 +102,9 @@ def threshold_cmd(attention, L, V, digits, reduction, row_rate, convention, as_j
         if row_rate == "exact":
             ex = softmax_exact_prior_threshold(L, V, convention)
             result.update({"order_exact_row_rate": ex["order"], "P_star_exact_row_rate": ex["P_star_exact"],
-                           "P_star_exact_row_rate_error": ex.get("error")})
+                           "P_star_exact_row_rate_error": ex.get("error"),
+                           # only the digits the Sobol error supports (at most --digits): see api.supported_digits_string
+                           "P_star_exact_row_rate_digits": api_supported_digits(ex["P_star_exact"], ex.get("error", math.nan), digits)})
     emit("threshold", MODEL, {"attention": attention, "L": L, "V": V, "digits": digits, "reduction": reduction, "row_rate": row_rate,
                               "convention": _conv_dict(convention)}, result, as_json)
 

@@ -74,20 +74,22 @@ eps = 1 - 1 / V
 
 
 # -- data term -------------------------------------------------------------------------------------
-def data_action(m_expr, q_expr, t_expr) -> sympy.Expr:
+def data_action(m_expr, q_expr, t_expr, centred: bool = False) -> sympy.Expr:
     """Self-averaged −log marginal likelihood (G-dependent part) at overlap m, norm q, row sum t.
 
     With ld = 0 the log-det (Occam) terms are dropped: min over W of the joint objective instead of the
     integral over W (what a joint MAP, e.g. Adam on all weights, minimises).
+
+    centred: the inputs are x − 1/V (targets stay one-hot). Then E[h hᵀ] = q(I − 11ᵀ/V)/V and
+    E[h yᵀ] = m(I − 11ᵀ/V)/V per target, with no all-ones component: the read-out can no longer output
+    the mean 1/V through uniform pooling, and the last two (all-ones) terms drop out.
     """
     u = tau * n * q_expr / V
     u1 = tau * n * t_expr**2 / V
-    return (
-        ld * V * (V - 1) / 2 * sympy.log(1 + u)
-        - eps * tau * n**2 * m_expr**2 / (2 * V * (1 + u))
-        + ld * V / 2 * sympy.log(1 + u1)
-        - tau * n**2 * t_expr**2 / (2 * V**2 * (1 + u1))
-    )
+    centred_part = ld * V * (V - 1) / 2 * sympy.log(1 + u) - eps * tau * n**2 * m_expr**2 / (2 * V * (1 + u))
+    if centred:
+        return centred_part
+    return centred_part + ld * V / 2 * sympy.log(1 + u1) - tau * n**2 * t_expr**2 / (2 * V**2 * (1 + u1))
 
 
 def copy_plane(t_expr, c_expr, rho_expr=0):
@@ -96,7 +98,7 @@ def copy_plane(t_expr, c_expr, rho_expr=0):
 
 
 # -- linear attention, Convention A (spec §2b) -------------------------------------------------------
-def linear_action() -> sympy.Expr:
+def linear_action(centred: bool = False) -> sympy.Expr:
     """Reduced action S(t, c, ρ) for G = κ(A + b11ᵀ), A_lm ~ N(0, σ²), b ~ N(0, s₁).
 
     Prior: λ_t t²/2 + λ_c c²/2 + λ_ρ ρ/2 − D_r ln ρ (D_r = 0: saddle point over G with no entropy,
@@ -105,23 +107,23 @@ def linear_action() -> sympy.Expr:
     """
     m_e, q_e = copy_plane(t, c, rho)
     prior = lam_t * t**2 / 2 + lam_c * c**2 / 2 + lam_r * rho / 2 - dim_r * sympy.log(rho)
-    return prior + data_action(m_e, q_e, t)
+    return prior + data_action(m_e, q_e, t, centred)
 
 
-def linear_action_map() -> sympy.Expr:
+def linear_action_map(centred: bool = False) -> sympy.Expr:
     """Convention A proper: the remainder at its minimum ρ = 0 (no entropy)."""
     m_e, q_e = copy_plane(t, c)
-    return lam_t * t**2 / 2 + lam_c * c**2 / 2 + data_action(m_e, q_e, t)
+    return lam_t * t**2 / 2 + lam_c * c**2 / 2 + data_action(m_e, q_e, t, centred)
 
 
 
-def symmetric_point_hessian() -> sympy.Matrix:
+def symmetric_point_hessian(centred: bool = False) -> sympy.Matrix:
     """Hessian of the Convention-A linear action in (t, c) at the symmetric point t = c = 0.
 
     H_tt = 0 is the uniform onset, H_cc = 0 the copy onset; H_tc ≠ 0 means a nonzero t drives c
     linearly, which is why the copy onset is a crossover and not a transition.
     """
-    return hessian(linear_action_map(), [t, c]).subs({t: 0, c: 0}).applyfunc(sympy.simplify)
+    return hessian(linear_action_map(centred), [t, c]).subs({t: 0, c: 0}).applyfunc(sympy.simplify)
 
 
 def copy_onset_leading_form() -> sympy.Expr:
@@ -172,20 +174,25 @@ def softmax_action(row_prior: sympy.Expr | None = None) -> sympy.Expr:
 
 
 # -- losses ----------------------------------------------------------------------------------------
-def mean_predictor_loss(m_expr, q_expr, t_expr) -> sympy.Expr:
-    """Test loss per target position of the posterior-mean read-out: ε[1 − (m²/q)w(2−w)] + (1−w₁)²/V."""
+def mean_predictor_loss(m_expr, q_expr, t_expr, centred: bool = False) -> sympy.Expr:
+    """Test loss per target position of the posterior-mean read-out: ε[1 − (m²/q)w(2−w)] + (1−w₁)²/V.
+
+    Centred inputs carry no all-ones component, so the target's mean 1/V is never fitted: w₁ = 0.
+    """
     u = tau * n * q_expr / V
     u1 = tau * n * t_expr**2 / V
     w = u / (1 + u)
-    w1 = u1 / (1 + u1)
+    w1 = 0 if centred else u1 / (1 + u1)
     return eps * (1 - m_expr**2 / q_expr * w * (2 - w)) + (1 - w1) ** 2 / V
 
 
-def gibbs_loss(m_expr, q_expr, t_expr) -> sympy.Expr:
-    """Test loss per position of a read-out sampled from the posterior (adds its variance)."""
+def gibbs_loss(m_expr, q_expr, t_expr, centred: bool = False) -> sympy.Expr:
+    """Test loss per position of a read-out sampled from the posterior (adds its variance; centred inputs
+    have no all-ones component, so the read-out's variance along it does not reach the output)."""
     u = tau * n * q_expr / V
     u1 = tau * n * t_expr**2 / V
-    return mean_predictor_loss(m_expr, q_expr, t_expr) + (V - 1) * tau * q_expr / (1 + u) + tau * t_expr**2 / (1 + u1)
+    ones_variance = 0 if centred else tau * t_expr**2 / (1 + u1)
+    return mean_predictor_loss(m_expr, q_expr, t_expr, centred) + (V - 1) * tau * q_expr / (1 + u) + ones_variance
 
 
 # -- conventions -----------------------------------------------------------------------------------
@@ -195,6 +202,7 @@ LOSS_REDUCTIONS = ("summed", "averaged")
 TAU_SCALES = ("one", "inverse-V")
 LINEAR_SCALES = ("1/L", "1/sqrt(L)", "1")
 REMAINDERS = ("map", "entropy")
+TOKENS = ("one-hot", "centred")
 READ_OUTS = ("integrated", "map")
 
 
@@ -212,6 +220,9 @@ class Convention:
     volume is kept, a free energy over G).
     read_out: "integrated" (W integrated out: the Bayesian marginal) or "map" (joint MAP over W, what
     Adam on all weights minimises; the log-det terms drop).
+    tokens: inputs "one-hot" or "centred" (x − 1/V; targets stay one-hot): the all-ones terms of the data
+    action drop (`data_action`). Softmax rows sum to 1, so centring shifts every feature by the constant
+    vector 1/V and changes the softmax action by a constant only.
     """
 
     boundary: str = "periodic"
@@ -222,6 +233,7 @@ class Convention:
     bias: bool = True
     remainder: str = "map"
     read_out: str = "integrated"
+    tokens: str = "one-hot"
     beta: float = 1.0
     tau0: float = 1.0
     sigma2: float = 1.0
@@ -235,8 +247,13 @@ class Convention:
         check_choice("linear_scale", self.linear_scale, LINEAR_SCALES)
         check_choice("remainder", self.remainder, REMAINDERS)
         check_choice("read_out", self.read_out, READ_OUTS)
+        check_choice("tokens", self.tokens, TOKENS)
         for name in ("beta", "tau0", "sigma2", "s1"):
             check_positive(name, getattr(self, name))
+
+    @property
+    def centred(self) -> bool:
+        return self.tokens == "centred"
 
     @property
     def log_det_weight(self) -> float:
@@ -303,18 +320,19 @@ def shift_matrix(L_: int) -> np.ndarray:
     return np.roll(np.eye(L_), -1, axis=1)
 
 
-def features_and_targets(G: np.ndarray, tokens: np.ndarray, V_: int, boundary: str = "periodic"):
-    """Φ (N×V) rows h_l = Σ_m G_lm x_m and Y (N×V) rows y_l = x_{l−1}, over target positions."""
+def features_and_targets(G: np.ndarray, tokens: np.ndarray, V_: int, boundary: str = "periodic", centred: bool = False):
+    """Φ (N×V) rows h_l = Σ_m G_lm x_m and Y (N×V) rows y_l = x_{l−1}, over target positions
+    (centred: the inputs x_m − 1/V, the targets one-hot)."""
     X = one_hot(tokens, V_)
     rows = target_rows(G.shape[0], boundary)
-    H = np.einsum("lm,pmv->plv", G[rows], X)
+    H = np.einsum("lm,pmv->plv", G[rows], X - 1.0 / V_ if centred else X)
     Y = X[:, (rows - 1) % G.shape[0], :]
     return H.reshape(-1, V_), Y.reshape(-1, V_)
 
 
-def weight_space_action(G, tokens, V_: int, beta_: float, tau_: float, boundary: str = "periodic") -> float:
+def weight_space_action(G, tokens, V_: int, beta_: float, tau_: float, boundary: str = "periodic", centred: bool = False) -> float:
     """Exact −log p(Y | G) with W integrated out, by V×V linear algebra (never the N×N kernel)."""
-    Phi, Y = features_and_targets(np.asarray(G, float), tokens, V_, boundary)
+    Phi, Y = features_and_targets(np.asarray(G, float), tokens, V_, boundary, centred)
     N = Phi.shape[0]
     M = Phi.T @ Phi
     B = Phi.T @ Y
@@ -327,9 +345,9 @@ def weight_space_action(G, tokens, V_: int, beta_: float, tau_: float, boundary:
     )
 
 
-def function_space_action(G, tokens, V_: int, beta_: float, tau_: float, boundary: str = "periodic") -> float:
+def function_space_action(G, tokens, V_: int, beta_: float, tau_: float, boundary: str = "periodic", centred: bool = False) -> float:
     """Reference: the same −log marginal likelihood from the N×N kernel K = τΦΦᵀ + β⁻¹I (small N only)."""
-    Phi, Y = features_and_targets(np.asarray(G, float), tokens, V_, boundary)
+    Phi, Y = features_and_targets(np.asarray(G, float), tokens, V_, boundary, centred)
     N = Phi.shape[0]
     K = tau_ * Phi @ Phi.T + np.eye(N) / beta_
     sign, logdet = np.linalg.slogdet(2 * math.pi * K)
@@ -463,6 +481,20 @@ def derivation_markdown() -> str:
         "(lam_c = L^2 (L-1)/sigma^2, W integrated out):"
     )
     doc.equation(sympy.Symbol("n_c"), copy_onset_leading_form(), label="copy-onset", relation="\\sim")
+    doc.heading("Centred input tokens", 2)
+    doc.paragraph(
+        "Inputs x - 1/V (targets one-hot): the features have no all-ones component, the two all-ones terms "
+        "of S_data drop and only H_tt changes at the symmetric point (the uniform mode loses its own data gain):"
+    )
+    doc.equation(sympy.Symbol("H_tt^centred"), symmetric_point_hessian(centred=True)[0, 0], label="H-tt-centred")
+    doc.heading("Softmax: row mean field (finite-L sampling)", 2)
+    doc.paragraph(
+        "The data term couples the T rows only through m (mean previous-position weight) and q (mean row norm); "
+        "the rows are independent under the prior, so the free energy is F(m, q) = T Lambda*(m, q) + S_data(m, q), "
+        "Lambda* the Legendre transform of the row cumulant function Lambda(h, g) = ln E exp(h a + g q_row) under "
+        "the exact row-logit density. The homogeneous action T I_row(x) + S_data is its limit when each row's "
+        "tilted density concentrates; at L ~ 32 it does not (api.softmax_row_mean_field)."
+    )
     doc.heading("Test loss per position", 2)
     doc.equation(sympy.Symbol("E_mean"), mean_predictor_loss(m, q, t), label="loss-mean")
     doc.equation(sympy.Symbol("E_Gibbs"), gibbs_loss(m, q, t), label="loss-gibbs")

@@ -195,6 +195,8 @@ class ChainSamples:
     message: str
     kept: np.ndarray = field(default_factory=lambda: np.empty(0, bool))  # Adam filter
     objective: np.ndarray = field(default_factory=lambda: np.empty(0))  # Adam: final U per run
+    c_trace: np.ndarray = field(default_factory=lambda: np.empty((0, 0)))  # (K, S) copy strength of each sample
+    G_mean: np.ndarray = field(default_factory=lambda: np.empty((0, 0, 0)))  # (K, L, L) mean over the samples
 
 
 def _preconditioner(params, cfg, st):
@@ -237,12 +239,15 @@ class _few_threads:
 
 def run_langevin(cfg: CopyTaskConfig, train: Statistics, test: Statistics, starts: list[str], *, steps: int = 4000,
                  burn_in: int | None = None, thin: int = 10, seed: int = 0, device: str = "auto",
-                 target_acceptance: float = 0.57) -> ChainSamples:
+                 target_acceptance: float = 0.57, record_matrices: bool = True) -> ChainSamples:
     """MALA chains (chain i starts from starts[i] and sees data set i of `train`) at the Bayesian
-    temperature; samples after burn-in, every `thin` steps."""
+    temperature; samples after burn-in, every `thin` steps.
+
+    record_matrices=False keeps only the copy strength of every sample (`c_trace`) and the mean attention
+    matrix (`G_mean`), not every sampled G (K·S·L² numbers, gigabytes for long chains at L ≥ 128)."""
     dev = select_device(device)
     with _few_threads(dev):
-        return _run_langevin(cfg, train, test, starts, steps, burn_in, thin, seed, dev, target_acceptance)
+        return _run_langevin(cfg, train, test, starts, steps, burn_in, thin, seed, dev, target_acceptance, record_matrices)
 
 
 def _match(st: Statistics, K: int) -> Statistics:
@@ -254,7 +259,16 @@ def _match(st: Statistics, K: int) -> Statistics:
     raise ValueError(f"statistics for {st.C.shape[0]} data sets given to {K} chains")
 
 
-def _run_langevin(cfg, train, test, starts, steps, burn_in, thin, seed, dev, target_acceptance):
+def copy_strength(G: torch.Tensor) -> torch.Tensor:
+    """c of the plane projection G ≈ tU + c(S − U) (periodic boundary): c = (L m − t)/(L − 1), with m the mean
+    weight on the previous position and t the mean row sum (models.copy_heads.order_parameters_of)."""
+    L = G.shape[-1]
+    m = torch.diagonal(torch.roll(G, 1, dims=-1), dim1=-2, dim2=-1).mean(-1)
+    t = G.sum((-1, -2)) / L
+    return (L * m - t) / (L - 1)
+
+
+def _run_langevin(cfg, train, test, starts, steps, burn_in, thin, seed, dev, target_acceptance, record_matrices=True):
     train, test = _match(train, len(starts)), _match(test, len(starts))
     gen = generator(seed, dev)
     burn_in = steps // 2 if burn_in is None else burn_in
@@ -264,7 +278,8 @@ def _run_langevin(cfg, train, test, starts, steps, burn_in, thin, seed, dev, tar
     pre = _preconditioner(params, cfg, train)
     U, g = _grad(params, cfg, train)
     accepted = torch.zeros(K, dtype=torch.float64, device=dev)
-    Gs, tr, te = [], [], []
+    Gs, tr, te, cs = [], [], [], []
+    G_sum = torch.zeros(K, cfg.L, cfg.L, dtype=torch.float64, device=dev)
     for step in range(steps):
         if step < burn_in and step % 100 == 0:
             pre = _preconditioner(params, cfg, train)
@@ -291,13 +306,18 @@ def _run_langevin(cfg, train, test, starts, steps, burn_in, thin, seed, dev, tar
             if (step - burn_in) % thin == 0:
                 with torch.no_grad():
                     G = attention_matrix(params, cfg)
-                    Gs.append(G.cpu().numpy())
+                    if record_matrices:
+                        Gs.append(G.cpu().numpy())
+                    G_sum += G
+                    cs.append(copy_strength(G).cpu().numpy())
                     tr.append((squared_error(G, params["W"], train) / train.n_targets).cpu().numpy())
                     te.append((squared_error(G, params["W"], test) / test.n_targets).cpu().numpy())
     acc_rate = (accepted / max(1, steps - burn_in)).cpu().numpy()
     status = "converged" if np.all(acc_rate > 0.2) else "low_acceptance"
-    return ChainSamples(np.stack(Gs, 1), np.stack(tr, 1), np.stack(te, 1), acc_rate, list(starts), steps, status,
-                        f"MALA, {steps} steps, burn-in {burn_in}, acceptance {np.round(acc_rate, 2).tolist()}")
+    G_all = np.stack(Gs, 1) if record_matrices else np.empty((K, 0, cfg.L, cfg.L))
+    return ChainSamples(G_all, np.stack(tr, 1), np.stack(te, 1), acc_rate, list(starts), steps, status,
+                        f"MALA, {steps} steps, burn-in {burn_in}, acceptance {np.round(acc_rate, 2).tolist()}",
+                        c_trace=np.stack(cs, 1), G_mean=(G_sum / len(cs)).cpu().numpy())
 
 
 def run_adam(cfg: CopyTaskConfig, train: Statistics, test: Statistics, n_seeds: int, *, steps: int = 3000, lr: float = 0.05,

@@ -200,7 +200,7 @@ SR_BASE = {"d": 8, "L": 6, "R": 2, "theta": 1.0, "theta_scaling": "direct", "sig
 def sr_bad(which: str):
     return {
         "d": st.one_of(bad_int(2), st.integers(10**12 + 1, 10**400)),
-        "L": st.one_of(bad_int(1), st.integers(10**12 + 1, 10**400)),
+        "L": st.one_of(bad_int(2), st.integers(10**12 + 1, 10**400)),
         "R": st.one_of(bad_int(1), st.integers(7, 10**9)),  # L = 6 in SR_BASE: R > L
         "theta": st.one_of(NON_FINITE, WRONG_TYPE, NEGATIVE),
         "theta_scaling": st.one_of(WRONG_TYPE, st.sampled_from(["sqrt_d", "Direct", "sqrt(d)"])),
@@ -251,7 +251,7 @@ def test_sr_solve_rejects_bad_parameters(which, data):
 
 
 @FAST
-@given(d=st.integers(2, 10**12), L=st.integers(1, 10**12), R_fraction=st.floats(0.0, 1.0), theta=log_uniform(-300, 300),
+@given(d=st.integers(2, 10**12), L=st.integers(2, 10**12), R_fraction=st.floats(0.0, 1.0), theta=log_uniform(-300, 300),
        sigma=log_uniform(-300, 300), beta=log_uniform(-300, 300), rho=st.floats(-1.0, 1.0),
        sign_model=st.sampled_from(["A", "B", "C"]), scaling=st.sampled_from(["direct", "sqrt-d"]))
 def test_sr_large_L_solve_extremes_are_finite_or_failed(d, L, R_fraction, theta, sigma, beta, rho, sign_model, scaling):
@@ -268,7 +268,7 @@ def test_sr_large_L_solve_extremes_are_finite_or_failed(d, L, R_fraction, theta,
 
 
 @FEW
-@given(L=st.integers(1, 8), R_fraction=st.floats(0.0, 1.0), theta=log_uniform(-300, 300), sigma=log_uniform(-300, 300),
+@given(L=st.integers(2, 8), R_fraction=st.floats(0.0, 1.0), theta=log_uniform(-300, 300), sigma=log_uniform(-300, 300),
        beta=log_uniform(-300, 300), rho=st.floats(-1.0, 1.0), sign_model=st.sampled_from(["A", "B", "C"]))
 def test_sr_finite_solve_extremes_are_finite_or_failed(L, R_fraction, theta, sigma, beta, rho, sign_model):
     """Tiny finite-L runs (16 samples). Overflow of e^{βy} (θ, β or σ = 1e300) raised numpy's LinAlgError
@@ -300,7 +300,7 @@ def test_sr_fixed_points_rejects_bad_grid(n_grid):
 
 
 @FAST
-@given(theta=log_uniform(-300, 300), sigma=log_uniform(-300, 300), beta=log_uniform(-300, 300), L=st.integers(1, 10**9),
+@given(theta=log_uniform(-300, 300), sigma=log_uniform(-300, 300), beta=log_uniform(-300, 300), L=st.integers(2, 10**9),
        R_fraction=st.floats(0.0, 1.0), sign_model=st.sampled_from(["A", "B", "C"]))
 def test_sr_fixed_points_extremes_are_honest(theta, sigma, beta, L, R_fraction, sign_model):
     """β = 1e300 returned status "ok" with no fixed points at all (the drift was NaN everywhere), though
@@ -380,7 +380,7 @@ PS_SIM = ["simulate", "positional-semantic", "--omega", 0.3, "--alpha", 1, "--d"
 
 
 @FAST
-@given(L=st.integers(1, 10**6), excess=st.integers(1, 10**6), command=st.sampled_from(["solve", "simulate"]))
+@given(L=st.integers(2, 10**6), excess=st.integers(1, 10**6), command=st.sampled_from(["solve", "simulate"]))
 def test_sr_cli_R_above_L(L, excess, command):
     args = (SR_SOLVE if command == "solve" else SR_SIM) + ["--L", L, "--R", L + excess]
     assert_usage_error(run(args, f"{command} signal-recovery (inconsistent)"), "--R")
@@ -429,7 +429,7 @@ def test_ps_cli_bad_A(L, data):
 
 
 @FAST
-@given(d=st.integers(2, 10**12), L=st.integers(1, 10**12), R_fraction=st.floats(0.0, 1.0), theta=log_uniform(-300, 300),
+@given(d=st.integers(2, 10**12), L=st.integers(2, 10**12), R_fraction=st.floats(0.0, 1.0), theta=log_uniform(-300, 300),
        sigma=log_uniform(-300, 300), beta=log_uniform(-300, 300), rho=st.floats(-1.0, 1.0),
        sign_model=st.sampled_from(["A", "B", "C"]))
 def test_sr_cli_solve_json_is_finite_or_failed(d, L, R_fraction, theta, sigma, beta, rho, sign_model):

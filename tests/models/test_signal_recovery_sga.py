@@ -148,8 +148,83 @@ def test_cli_contract():
 
 @pytest.mark.slow
 def test_headline_thirty_trials_recover_xi():
-    """30 trials, θ = 0.25, R = 500, 10 000 nuisance tokens, d = 1000, θ_d = θ√d, model A: mean |ρ| ≥ 0.99."""
+    """30 trials, θ = 0.25, R = 500, 10 000 nuisance tokens, d = 1000, θ_d = θ√d, model A: mean |ρ| ≥ 0.99,
+    every trial at +ξ (−ξ is unstable here: the only stable fixed point is +ξ), and the noise-token
+    mass of the last recording window equal to the exact finite-L reduction at the trials' mean ρ
+    (4 combined standard errors)."""
     from attnphase.reproduce.signal_recovery import HEADLINE, run_headline
 
     result = run_headline(HEADLINE, device="cpu")
     assert result.alignment_mean >= 0.99
+    assert np.all(result.final_rho > 0)
+    params = api.make_parameters(HEADLINE.d, HEADLINE.L, HEADLINE.R, HEADLINE.theta, HEADLINE.theta_scaling)
+    assert api.fixed_points(params).stable == [False, True]
+    window = result.trajectory.nuisance[-1]  # per trial, the mean over the last record_every steps
+    reduction = api.finite_reduction(params, [float(np.mean(result.final_rho))], n_samples=512, seed=3)
+    se = math.hypot(window.std(ddof=1) / math.sqrt(window.size), reduction.nuisance_mass_error[0])
+    assert abs(window.mean() - reduction.nuisance_mass[0]) < 4 * se
+
+
+def test_ziggurat_fill_has_the_standard_normal_law():
+    """Binned χ² against exact normal cell probabilities (cells out to |x| = 5, so the tail sampler beyond
+    r = 3.654 is tested), the tail frequency, the correlation of the two numbers cut from one 64-bit
+    word, and independence of the result from the thread count."""
+    import numba
+    from scipy import stats
+
+    from attnphase.validate.ziggurat import TAIL_START, fill_normal
+
+    x = fill_normal(np.empty((2000, 1001)), key=12345)  # odd row length: the unpaired last element too
+    n = x.size
+    edges = np.concatenate([[-np.inf], np.linspace(-5, 5, 81), [np.inf]])
+    observed = np.histogram(x, bins=edges)[0]
+    expected = n * np.diff(stats.norm.cdf(edges))
+    chi2 = float(np.sum((observed - expected) ** 2 / expected))
+    assert chi2 < stats.chi2.ppf(1 - 1e-4, df=len(expected) - 1), chi2
+    p_tail = math.erfc(TAIL_START / math.sqrt(2))
+    tail = np.mean(np.abs(x) > TAIL_START)
+    assert abs(tail - p_tail) < 5 * math.sqrt(p_tail / n)
+    pairs = x[:, :1000].reshape(-1, 2)
+    assert abs(np.corrcoef(pairs.T)[0, 1]) < 5 / math.sqrt(pairs.shape[0])
+    threads = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        again = fill_normal(np.empty((2000, 1001)), key=12345)
+    finally:
+        numba.set_num_threads(threads)
+    assert np.array_equal(x, again)
+    x32 = fill_normal(np.empty((2000, 1001), dtype=np.float32), key=12345, scale=2.0)
+    assert np.allclose(x32, 2.0 * x, rtol=1e-6, atol=1e-6)  # same numbers, rounded to float32
+
+
+def test_dense_float32_tracks_float64():
+    """The dense sampler in float32 and float64 with one seed draws the same noise (rounded): the
+    trajectories differ by far less than the spread over trials."""
+    from attnphase.validate.seeds import generator
+    from attnphase.validate.sga import projected_sga
+
+    tokens = PlantedTokens(32, 256, 32, 1.0)
+    runs = [
+        projected_sga(tokens, beta=1.0, schedule=StepSchedule(0.5, 20.0, 1.0), steps=60, trials=8,
+                      generator=generator(4), device=torch.device("cpu"), dtype=dtype, record_every=6)
+        for dtype in (torch.float32, torch.float64)
+    ]
+    spread = runs[1].rho[-1].std()
+    assert spread > 0.01
+    assert np.max(np.abs(runs[0].rho - runs[1].rho)) < 0.01 * spread
+
+
+@pytest.mark.parametrize("normal_source", ["torch", "ziggurat"])
+def test_dense_sampler_sources_agree_in_law(normal_source):
+    """‖f‖², the noise mass and the gradient along ξ from dense tokens of either noise source agree with
+    the exact O(L + d) sampler within 4 standard errors."""
+    n, d, L, R = 20_000, 6, 30, 8
+    tokens = PlantedTokens(d, L, R, 1.5, sigma=1.1)
+    gen = torch.Generator().manual_seed(21)
+    q = initial_queries(1, d, gen, "cpu", rho0=0.3).expand(n, d).contiguous()
+    X = tokens.fill(torch.empty(n, L, d, dtype=torch.float64), gen, normal_source)
+    dense = pooling_gradient(q, X, 0.8, R)
+    projected = projected_pooling_gradient(q, tokens, 0.8, gen)
+    for u, v in ((dense[0], projected[0]), (dense[2], projected[2]), (dense[1][:, 0], projected[1][:, 0])):
+        se = math.sqrt(u.var().item() / n + v.var().item() / n)
+        assert abs(u.mean().item() - v.mean().item()) < 4 * se

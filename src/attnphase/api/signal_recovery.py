@@ -47,6 +47,8 @@ __all__ = [
     "ode_limit_point",
     "ode_time_to_reach",
     "choose_schedule",
+    "tangent_noise",
+    "retraction_corrected_rho",
     "ScheduleChoice",
     "simulate",
     "sweep_point",
@@ -56,6 +58,9 @@ _SAMPLE_CHUNK = 256  # sequences per vectorised block of the reduction (fixed: t
 # Sizes beyond these are refused where they enter: d and L are used as floats (10**400 overflowed), and a
 # block of the finite-L reduction holds ~10 arrays of _SAMPLE_CHUNK × L floats (L = 1e9 asked for 119 GiB).
 MAX_SIZE = 10**12
+# L counts all tokens. With one token the softmax weight is 1 whatever q, so J is flat and the drift
+# vanishes: L ≥ 2. R = L (no nuisance tokens, π = 1) is allowed; the nuisance mass is then 0.
+MIN_TOKENS = 2
 MAX_FINITE_L = 1 << 16
 # simulate: the step-size schedule is one array of `steps` floats, and everything held at once must fit
 # (10**12 trials or 10**15 steps were allocation errors); float32 tokens need a representable θ_d.
@@ -97,7 +102,7 @@ class Parameters:
 def make_parameters(d, L, R, theta, theta_scaling="direct", sigma=1.0, beta=1.0, sign_model="A") -> Parameters:
     """Validate and bundle the model parameters (raises ParameterError naming a bad one)."""
     d = check_int("d", d, 2, MAX_SIZE)
-    L = check_int("L", L, 1, MAX_SIZE)
+    L = check_int("L", L, MIN_TOKENS, MAX_SIZE)
     R = check_int("R", R, 1, L)
     theta = check_real("theta", theta, 0.0)
     theta_scaling = check_choice("theta_scaling", theta_scaling, model.THETA_SCALINGS)
@@ -261,7 +266,7 @@ def finite_reduction(params: Parameters, rhos, *, n_samples: int = 4096, seed: i
     """
     params = _check_parameters(params)
     if params.L > MAX_FINITE_L:
-        raise ParameterError("L", params.L, f"an integer in [1, {MAX_FINITE_L}] for the finite-L reduction (memory)")
+        raise ParameterError("L", params.L, f"an integer in [{MIN_TOKENS}, {MAX_FINITE_L}] for the finite-L reduction (memory)")
     rhos = np.atleast_1d(np.asarray([_check_rho(r) for r in np.atleast_1d(rhos)], dtype=float))
     n_samples = check_int("samples", n_samples, 16)
     seed = check_int("seed", seed, 0)
@@ -309,6 +314,7 @@ def solve(
         raise ParameterError("finite", finite, "True or False")
     if not finite:
         J, dJ, drift, _, nuisance = (float(v) for v in large_L(params, rho))
+        nuisance += 0.0  # R = L gives (1 − π)·(...) = −0.0; the mass is printed as 0
         values = np.array([J, dJ, drift, nuisance])
         if not np.all(np.isfinite(values)):
             return SolveResult(*(math.nan,) * 4, None, None, None, None, rho, params.theta_d, "large-L", 0,
@@ -409,9 +415,13 @@ class ScheduleChoice:
     gamma: float
     steps: int
     t_final: float
-    t_target: float
+    t_target: float  # time the plain ODE needs from ρ₀ to the target |ρ| (no retraction loss)
     eta_final: float
+    eta_first: float
     noise: float  # E‖(I − qqᵀ)G‖² per sequence at ρ = 1
+    target: float  # |ρ| the schedule aims for: 1 − 2·deficit
+    rho0: float  # the start it plans for: ±1/√d, whichever the plain ODE needs longer from
+    predicted_final: float  # |ρ| at the last step from the retraction-corrected ODE
     budget_limited: bool
 
 
@@ -426,39 +436,110 @@ def ode_time_to_reach(params: Parameters, rho0: float, level: float = 0.99, t_ma
     return float(traj.t[reached[0]]) if reached.size else math.inf
 
 
-def choose_schedule(params: Parameters, *, deficit: float = 0.002, k0: float = 50.0, max_steps: int = 5000,
-                    pilot: int = 256, seed: int = 0) -> ScheduleChoice:
-    """Robbins–Monro schedule η_k = η₀/(k + k₀) from two theory inputs, not from trial runs.
-
-    * Noise floor: near ρ = 1 the retraction loses ρ·η²‖G_⊥‖²/2 per step and the drift restores
-      2(1 − ρ)J′(1)η, so the stationary deficit is 1 − ρ ≈ η E‖G_⊥‖²/(4J′(1)); the final step is set so
-      that this equals `deficit` (E‖G_⊥‖² from `pilot` sequences of the projected sampler at ρ = 1).
-    * Horizon: t_target = 2 × the ODE time to reach |ρ| = 0.99 from ρ₀ = 1/√d.
-    With γ = 1, t = η₀ ln((K + k₀)/k₀) and η_final = η₀/(K + k₀); K is the smallest step count giving
-    t ≥ t_target, capped at `max_steps` (then `budget_limited`).
-    """
+def tangent_noise(params: Parameters, rhos, *, pilot: int = 128, seed: int = 0) -> np.ndarray:
+    """E‖(I − qqᵀ)∇‖f‖²‖² per sequence at each alignment in `rhos` (mean over `pilot` sequences of the
+    exact projected sampler, whose law is that of dense tokens)."""
     from attnphase.validate.seeds import generator
     from attnphase.validate.sga import PlantedTokens, initial_queries, projected_pooling_gradient
 
     tokens = PlantedTokens(params.d, params.L, params.R, params.theta_d, params.sigma, params.sign_model)
     gen = generator(seed, "cpu")
-    q = initial_queries(pilot, params.d, gen, "cpu", rho0=1.0)
-    _, grad, _ = projected_pooling_gradient(q, tokens, params.beta, gen)
-    grad_tangent = grad - (grad * q).sum(dim=1, keepdim=True) * q
-    noise = float((grad_tangent**2).sum(dim=1).mean())
+    noise = []
+    for rho in np.atleast_1d(rhos):
+        q = initial_queries(pilot, params.d, gen, "cpu", rho0=float(rho))
+        _, grad, _ = projected_pooling_gradient(q, tokens, params.beta, gen)
+        grad_tangent = grad - (grad * q).sum(dim=1, keepdim=True) * q
+        noise.append(float((grad_tangent**2).sum(dim=1).mean()))
+    return np.asarray(noise)
+
+
+def retraction_corrected_rho(params: Parameters, noise_grid, noise_values, rho0: float, eta0, k0, steps) -> np.ndarray:
+    """ρ after `steps` steps of η_k = η₀/(k + k₀) from ρ₀, by the mean-field ODE
+
+        dρ/dt = (1 − ρ²)J′(ρ) − ½ η(t) ρ N(ρ),   η(t) = (η₀/k₀) e^{−t/η₀},  t ∈ [0, η₀ ln(1 + K/k₀)],
+
+    for every (η₀, k₀, K) of the broadcast arrays. The second term is the mean loss of the retraction
+    q ← (q + ηG_⊥)/‖q + ηG_⊥‖: ρ' = (ρ + η⟨G_⊥, ξ⟩)(1 + η²‖G_⊥‖²)^{−1/2}, whose mean is
+    ρ + η(1 − ρ²)J′ − ½η²ρN + O(η³) with N(ρ) = E‖G_⊥‖² (interpolated from `noise_values` on
+    `noise_grid`). η(t) is the continuous form of the schedule (t ≈ Σ η_k, η(t_K) = η₀/(K + k₀)). Each
+    case is integrated over its own horizon, rescaled to s = t/t_K ∈ [0, 1].
+    """
+    from attnphase.numeric.ode import integrate_drift
+
+    eta0, k0, steps = (np.asarray(x, dtype=float) for x in np.broadcast_arrays(eta0, k0, steps))
+    shape = eta0.shape
+    eta0, k0, steps = eta0.ravel(), k0.ravel(), steps.ravel()
+    horizon = eta0 * np.log1p(steps / k0)
+
+    def field(state):
+        rho, s = np.clip(state[:-1], -1.0, 1.0), state[-1]
+        eta = eta0 / k0 * np.exp(-s * horizon / eta0)
+        drift = large_L(params, rho)[..., 2] - 0.5 * eta * rho * np.interp(rho, noise_grid, noise_values)
+        return np.append(horizon * drift, 1.0)
+
+    start = np.append(np.full(eta0.size, float(rho0)), 0.0)
+    traj = integrate_drift(field, start, (0.0, 1.0), t_eval=[1.0], method="LSODA", rtol=1e-6, atol=1e-8)
+    return np.clip(np.asarray(traj.x)[-1, :-1], -1.0, 1.0).reshape(shape)
+
+
+def choose_schedule(params: Parameters, *, deficit: float = 0.002, max_steps: int = 5000, max_first_step_noise=0.1,
+                    pilot: int = 128, seed: int = 0) -> ScheduleChoice:
+    """Robbins–Monro schedule η_k = η₀/(k + k₀) (γ = 1) from theory, not from trial runs.
+
+    * Last step (noise floor): near ρ = 1 the retraction loses ½η²N per step and the drift restores
+      2(1 − ρ)J′(1)η, so the stationary deficit is 1 − ρ ≈ ηN(1)/(4J′(1)); η_K is set so that this
+      equals `deficit` (N = E‖G_⊥‖² from `pilot` sequences of the projected sampler at each of 5 alignments).
+    * Early steps: the same retraction loss −½ηρN slows the whole approach, not just the end: when
+      ½ηρN is comparable with the drift (1 − ρ²)J′, SGA stalls far from the ODE (at θ_d = 0.25, d = 1000,
+      L = 10 500 a first step of 0.29 held |ρ| near ½ while the ODE was at 0.97). So the remaining two
+      parameters — K steps and the offset k₀ (which sets the first step η₀/k₀ for a given last step) —
+      are chosen with the retraction-corrected ODE (`retraction_corrected_rho`): the smallest K ≤
+      `max_steps` for which some k₀ brings it to the target |ρ| = 1 − 2·deficit from ρ₀ = ±1/√d (the
+      typical random start, on the side the plain ODE leaves more slowly), with
+      the k₀ that gets there (or, when the budget is short, gets furthest); the first step is kept
+      where that expansion holds, η₁²N ≤ `max_first_step_noise`.
+    `t_target` is the time the plain ODE needs for the target (a lower bound on t_final).
+    """
+    deficit = check_real("deficit", deficit, 0.0, 0.25, low_open=True)
+    max_steps = check_int("max_steps", max_steps, 1, MAX_STEPS)
+    max_first_step_noise = check_positive("max_first_step_noise", max_first_step_noise)
+    noise_grid = np.linspace(-1.0, 1.0, 5)
+    noise_values = tangent_noise(params, noise_grid, pilot=check_int("pilot", pilot, 2), seed=seed)
+    noise = float(noise_values[-1])
     slope_at_xi = float(large_L(params, 1.0)[1])
     eta_final = 4 * abs(slope_at_xi) * deficit / noise
-    t_target = 2 * ode_time_to_reach(params, 1 / math.sqrt(params.d))
+    target = 1.0 - 2.0 * deficit
+    # Random starts have ρ₀ ≈ ±1/√d; plan for the slower side (model A's −1/√d when J′(0) > 0).
+    starts = (1 / math.sqrt(params.d), -1 / math.sqrt(params.d))
+    start_times = [ode_time_to_reach(params, r, level=target) for r in starts]
+    rho0 = starts[int(np.argmax(start_times))]
+    # Offsets from a constant step (k₀ ≫ K) to a first step at the expansion limit η₁²N_max = bound.
+    first_step_limit = math.sqrt(max_first_step_noise / float(noise_values.max()))
+
+    def best_offset(K: int) -> tuple[float, float]:
+        k0_min = max(1e-3, eta_final * K / max(first_step_limit - eta_final, 1e-300))
+        k0s = np.geomspace(k0_min, max(100.0 * K, 10 * k0_min), 12)
+        finals = np.abs(retraction_corrected_rho(params, noise_grid, noise_values, rho0, eta_final * (K + k0s), k0s, K))
+        j = int(np.argmax(finals))
+        return float(k0s[j]), float(finals[j])
+
+    k0, predicted = best_offset(max_steps)
     steps = max_steps
-    if math.isfinite(t_target):
-        K = np.arange(1, max_steps + 1)
-        t = eta_final * (K + k0) * np.log((K + k0) / k0)
-        hit = np.nonzero(t >= t_target)[0]
-        steps = int(K[hit[0]]) if hit.size else max_steps
+    if predicted >= target:  # bisect on the step count: the fewest steps that still reach the target
+        lo, hi = 0, max_steps
+        while hi - lo > max(1, hi // 10):  # 10% in the step count
+            mid = (lo + hi) // 2
+            k0_mid, final_mid = best_offset(mid) if mid > 0 else (k0, 0.0)
+            if final_mid >= target:
+                hi, k0, predicted = mid, k0_mid, final_mid
+            else:
+                lo = mid
+        steps = hi
     eta0 = eta_final * (steps + k0)
     t_final = eta0 * float(np.sum(1.0 / (np.arange(steps) + k0)))
-    return ScheduleChoice(eta0, k0, 1.0, steps, t_final, t_target, eta_final, noise,
-                          budget_limited=not (t_final >= t_target))
+    t_target = max(start_times)
+    return ScheduleChoice(eta0, k0, 1.0, steps, t_final, t_target, eta_final, eta0 / k0, noise, target, rho0,
+                          predicted, budget_limited=predicted < target)
 
 
 @dataclass(frozen=True)
@@ -554,6 +635,7 @@ def sweep_point(
         "t_final": t_final,
         "t_target": plan.t_target,
         "budget_limited": float(plan.budget_limited),
+        "retraction_corrected_alignment": plan.predicted_final,  # from ρ₀ = ±1/√d (see choose_schedule)
         "alignment_mean": sim.alignment_mean,
         "alignment_std": sim.alignment_std,
         "positive_fraction": float(np.mean(sim.final_rho > 0)),

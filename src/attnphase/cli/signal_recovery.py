@@ -14,7 +14,7 @@ import numpy as np
 
 from attnphase.cli.common import Int, Real, emit, json_option
 from attnphase.cli.groups import simulate, solve
-from attnphase.api.signal_recovery import MAX_SIZE, MAX_STEPS
+from attnphase.api.signal_recovery import MAX_SIZE, MAX_STEPS, MIN_TOKENS
 from attnphase.errors import ParameterError
 from attnphase.models.signal_recovery import SIGN_MODELS, THETA_SCALINGS
 from attnphase.validate.device import DEVICE_CHOICES
@@ -26,8 +26,9 @@ def model_options(func):
     """The model's parameters, shared by both commands."""
     opts = [
         click.option("--d", "d", type=Int(2, MAX_SIZE), required=True, help="Dimension (>= 2)."),
-        click.option("--L", "L", type=Int(1, MAX_SIZE), required=True, help="Number of tokens, all of them."),
-        click.option("--R", "R", type=Int(1, None), required=True, help="Number of informative tokens (1..L)."),
+        click.option("--L", "L", type=Int(MIN_TOKENS, MAX_SIZE), required=True,
+                     help="Number of tokens, all of them (>= 2: one token makes the objective flat)."),
+        click.option("--R", "R", type=Int(1, None), required=True, help="Number of informative tokens (1..L; R = L: no nuisance tokens)."),
         click.option("--theta", type=Real(0, None), required=True, help="Signal strength (>= 0)."),
         click.option("--theta-scaling", type=click.Choice(THETA_SCALINGS), default="direct", show_default=True,
                      help="theta_d = theta (direct) or theta*sqrt(d)."),

@@ -53,7 +53,7 @@ theta_d = parameter("theta_d", Domain.nonnegative(), latex=r"\theta_d", descript
 pi_inf = parameter("pi_I", Domain.interval(0, 1, low_open=True), latex=r"\pi",
                    description="fraction R/L of informative tokens")
 d = parameter("d", Domain.interval(2, float("inf")), latex="d", description="dimension")
-L = parameter("L", Domain.interval(1, float("inf")), latex="L", description="number of tokens")
+L = parameter("L", Domain.interval(2, float("inf")), latex="L", description="number of tokens (all of them; a softmax needs two)")
 # Per-sequence statistics of the softmax weights (exact reduction).
 S1 = sp.Symbol("S_1", real=True)
 S2 = sp.Symbol("S_2", real=True)

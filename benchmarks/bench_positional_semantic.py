@@ -9,9 +9,12 @@ Same point (ω = 0.3, α = 1.25), both branches (positional θ = 0, semantic m =
 * attnphase: pruned tensor Gauss-Hermite rule (8 and 10 nodes per dimension), the vectorised multi-start
   Newton prox over all nodes, Anderson / hybr fixed point to 1e-10.
 
-Accuracy of both against a reference on the 14-node rule (Φ and ε_g). Run:
-`.venv/bin/python benchmarks/bench_positional_semantic.py [--quick]` (--quick: semantic branch only
-for the baseline, reference on the 12-node rule).
+Accuracy of both against a converged reference: the split-line convergence study
+(`api.convergence_study`, Φ to ~1e-7, ε_g to ~1e-6..1e-5, printed with its own errors; ~2 minutes per
+branch), or with --quick the 12-node tensor rule (whose own error, ~1e-6 on Φ, then limits the
+comparison). `--curve N` also times `api.alpha_c_curve` on N values of ω in [0, 0.45] and prints
+whether it stays within the 120 s target. Run:
+`.venv/bin/python benchmarks/bench_positional_semantic.py [--quick] [--curve 20]`.
 """
 
 from __future__ import annotations
@@ -85,31 +88,57 @@ def baseline_solve(branch: str, params, x0, damping=0.8, tol=1e-4, max_iter=400)
     return {"free_energy": phi, "test_error": eq.test_error(x), "evaluations": evaluations + 1}
 
 
+def reference_solution(branch, params, quick):
+    """(Φ, ε_g, label) of the reference: the split-line study, or the 12-node tensor rule with --quick."""
+    if quick:
+        ref = api.solve_branch(branch, ALPHA, params, nodes_per_dim=12, stability=False)
+        return ref.free_energy, ref.test_error, "12-node tensor rule"
+    study = api.convergence_study(branch, ALPHA, params)
+    return (study.free_energy, study.test_error,
+            f"split-line study: Φ ± {study.free_energy_error:.1e}, ε_g ± {study.test_error_error:.1e}")
+
+
+def curve_timing(n_omegas: int) -> None:
+    omegas = np.linspace(0.0, 0.45, n_omegas)
+    t0 = time.perf_counter()
+    curve = api.alpha_c_curve(omegas)
+    wall = time.perf_counter() - t0
+    print(f"\nα_c(ω) curve: {n_omegas} values of ω in [0, 0.45], {curve.nodes_per_dim}-node rule "
+          f"(check {curve.check_nodes_per_dim}), {curve.solves} branch solves")
+    print(f"{'ω':>6} {'α_c':>8} {'± err':>8} {'status':>10} {'α_l':>8} {'± err':>8} {'status':>10}")
+    for w, c, l in zip(curve.omegas, curve.alpha_c, curve.alpha_l):
+        print(f"{w:6.3f} {c.value:8.4f} {c.error:8.4f} {c.status:>10} {l.value:8.4f} {l.error:8.4f} {l.status:>10}")
+    print(f"wall time {wall:.1f} s; target ≤ 120 s: {'met' if wall <= 120 else 'NOT met'}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--curve", type=int, default=0, help="time alpha_c_curve on this many ω (0: skip)")
     args = parser.parse_args()
     params = api.model_parameters(OMEGA)
-    reference_nodes = 12 if args.quick else 14
     branches = ("semantic",) if args.quick else ("positional", "semantic")
-    rows = []
+    rows, labels = [], []
     for branch in branches:
-        reference = api.solve_branch(branch, ALPHA, params, nodes_per_dim=reference_nodes, stability=False)
+        ref_phi, ref_eg, label = reference_solution(branch, params, args.quick)
+        labels.append(f"{branch}: {label}")
         t0 = time.perf_counter()
         base = baseline_solve(branch, params, api.initial_guess(branch, params))
         t_base = time.perf_counter() - t0
-        for nodes in (8, 10):
+        for nodes in (6, 8, 10):
             t0 = time.perf_counter()
             ours = api.solve_branch(branch, ALPHA, params, nodes_per_dim=nodes, stability=False)
             t_ours = time.perf_counter() - t0
-            rows.append((branch, nodes, t_base, t_ours, abs(base["free_energy"] - reference.free_energy),
-                         abs(ours.free_energy - reference.free_energy), abs(base["test_error"] - reference.test_error),
-                         abs(ours.test_error - reference.test_error)))
-    print(f"positional-semantic saddle point, ω = {OMEGA}, α = {ALPHA}; reference: {reference_nodes}-node rule")
+            rows.append((branch, nodes, t_base, t_ours, abs(base["free_energy"] - ref_phi),
+                         abs(ours.free_energy - ref_phi), abs(base["test_error"] - ref_eg),
+                         abs(ours.test_error - ref_eg)))
+    print(f"positional-semantic saddle point, ω = {OMEGA}, α = {ALPHA}; references: " + "; ".join(labels))
     print(f"{'branch':<11} {'nodes':>5} {'baseline s':>10} {'attnphase s':>11} {'speed-up':>8} {'|ΔΦ| base':>10} "
           f"{'|ΔΦ| ours':>10} {'|Δε_g| base':>12} {'|Δε_g| ours':>12}")
     for branch, nodes, tb, to, pb, po, eb, eo in rows:
         print(f"{branch:<11} {nodes:5d} {tb:10.1f} {to:11.1f} {tb / to:8.1f} {pb:10.2e} {po:10.2e} {eb:12.2e} {eo:12.2e}")
+    if args.curve:
+        curve_timing(args.curve)
 
 if __name__ == "__main__":
     main()

@@ -18,7 +18,7 @@ All expressions come from `attnphase.models.positional_semantic` through generat
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 import numpy as np
@@ -29,6 +29,7 @@ from attnphase.models import positional_semantic as model
 from attnphase.numeric.fixedpoint import Identity, Interval, Positive, map_jacobian, solve_fixed_point
 from attnphase.numeric.gauss import GaussHermiteRule, gaussian_expectation
 from attnphase.numeric.minimize import MultiStartMinimum, minimize_multistart_newton
+from attnphase.numeric.split_line import SplitLineRule, split_line_expectation
 from attnphase.params import check_choice, check_int, check_positive, check_real, check_real_list
 
 DEFAULT_A = (0.6, 0.4, 0.4, 0.6)
@@ -132,11 +133,12 @@ def kernels(L: int) -> _Kernels:
 # ==================================================================================================
 # Proximal map
 # ==================================================================================================
-def proximal_map(w, hs, V, params: ModelParameters, extra_starts=()) -> MultiStartMinimum:
+def proximal_map(w, hs, V, params: ModelParameters, extra_starts=(), starts=None) -> MultiStartMinimum:
     """Global minimiser of Σ(h−ω)²/(2V) + ℓ(h, h*) at every row of w, hs (shape (N, L)).
 
     Starts: 0, ω, the token-reversed ω, the teacher-side points ±h* (the student reproducing the
-    teacher's softmax part), plus `extra_starts` (each (N, L)).
+    teacher's softmax part), plus `extra_starts` (each (N, L)). With `starts` given (a sequence of
+    (N, L) arrays) only those are used: one start gives the LOCAL minimiser reached from it.
     """
     L = params.L
     K = kernels(L)
@@ -154,8 +156,9 @@ def proximal_map(w, hs, V, params: ModelParameters, extra_starts=()) -> MultiSta
         out = K.gradient_hessian(*columns(x, rows))
         return out[:, :L], out[:, L:].reshape(-1, L, L)
 
-    starts = np.stack([np.zeros_like(w), w, w[:, ::-1], hs, -hs, *extra_starts])
-    return minimize_multistart_newton(objective, gradient_hessian, starts)
+    if starts is None:
+        starts = [np.zeros_like(w), w, w[:, ::-1], hs, -hs, *extra_starts]
+    return minimize_multistart_newton(objective, gradient_hessian, np.stack(starts))
 
 
 # ==================================================================================================
@@ -185,49 +188,111 @@ class SaddlePointEquations:
 
     `evaluate(x)` returns the conjugates, the Moreau envelope average and F(x). The proximal map is
     recomputed from the same fixed starts at every evaluation, so F is a deterministic function of x.
+
+    Quadrature: the pruned tensor Gauss-Hermite rule with `nodes_per_dim` nodes per dimension, or, when
+    `split_rule` is given, the split-line rule (numeric.split_line): Gauss-Hermite in (ξ_2, .., η_L),
+    and along ξ_1 Gauss-Kronrod pieces cut where the global proximal minimiser switches basin. The
+    test error (a smooth integrand, no prox) always uses the tensor rule.
     """
 
     params: ModelParameters
     alpha: float
     nodes_per_dim: int = 10
+    split_rule: SplitLineRule | None = None
+    frozen_basins: bool = False
 
     def __post_init__(self):
+        # With frozen_basins (tensor rule only) the prox at each node is the LOCAL minimiser continued
+        # from the previous evaluation's minimiser there (the first evaluation is global): a smooth map
+        # without basin switches, ~5× cheaper. `freeze_at` resets the basins to the global ones.
+        self.basin_starts = None
         self.nodes, self.weights = quadrature_rule(2 * self.params.L, self.nodes_per_dim)
         L = self.params.L
         self.xi, self.eta = self.nodes[:, :L], self.nodes[:, L:]
 
-    def fields(self, x):
-        """ω (N, L), h* (N, L) and V* at state x."""
+    def fields(self, x, xi=None, eta=None):
+        """ω (N, L), h* (N, L) and V* at state x (on the tensor rule unless ξ, η are given)."""
         L = self.params.L
+        xi = self.xi if xi is None else xi
+        eta = self.eta if eta is None else eta
         q, theta, m = x[0], x[2], x[3:3 + L]
         vstar2 = self.params.rho - theta**2 / q
         if not (q > 0 and vstar2 > 0):
             raise ParameterError("state", x, "q > 0 and θ² < ρ q")
         vstar = math.sqrt(vstar2)
-        w = m + math.sqrt(q) * self.xi
-        hs = (theta / math.sqrt(q)) * self.xi + vstar * self.eta
+        w = m + math.sqrt(q) * xi
+        hs = (theta / math.sqrt(q)) * xi + vstar * eta
         return w, hs, vstar
+
+    def _integrands(self, x, z, prox, envelope):
+        """Columns: the 4L hat integrands (m̂, q̂, θ̂, V̂ per token, before ×α) and M, at points z = (ξ, η)."""
+        L, p = self.params.L, self.params
+        w, _, _ = self.fields(x, z[:, :L], z[:, L:])
+        g = (prox - w) / x[1]
+        hats = kernels(L).hat_integrands(*(g[:, i] for i in range(L)), *(z[:, i] for i in range(2 * L)),
+                                         x[0], x[2], p.rho)
+        return np.column_stack([hats, envelope])
+
+    def averages(self, x) -> tuple[np.ndarray, float, int]:
+        """(E of the 4L hat integrands, E[M], minimisations used) at state x on this object's rule."""
+        p, L, V = self.params, self.params.L, x[1]
+        if self.split_rule is None:
+            w, hs, _ = self.fields(x)
+            if self.frozen_basins and self.basin_starts is not None:
+                prox = proximal_map(w, hs, V, p, starts=(self.basin_starts,))
+            else:
+                prox = proximal_map(w, hs, V, p)
+            if self.frozen_basins:
+                self.basin_starts = prox.x
+            values = self._integrands(x, self.nodes, prox.x, prox.value)
+            mean = self.weights @ values
+            return mean[:-1], float(mean[-1]), len(self.weights)
+
+        def at(z):
+            return self.fields(x, z[:, :L], z[:, L:])[:2]
+
+        def global_minimum(z):
+            w, hs = at(z)
+            prox = proximal_map(w, hs, V, p)
+            return prox.x, prox.value
+
+        def local_minimum(z, start):
+            w, hs = at(z)
+            prox = proximal_map(w, hs, V, p, starts=(start,))
+            return prox.x, prox.value
+
+        result = split_line_expectation(global_minimum, local_minimum, lambda z, h, v: self._integrands(x, z, h, v),
+                                        2 * L, 0, self.split_rule)
+        return result.value[:-1], float(result.value[-1]), result.n_points
+
+    def freeze_at(self, x) -> bool:
+        """Set the frozen basins to the GLOBAL minimisers at state x; returns whether they were already
+        those (every node's continued minimiser equals the global one), i.e. whether the frozen map
+        and the global map agree at x."""
+        w, hs, _ = self.fields(np.asarray(x, float))
+        glob = proximal_map(w, hs, x[1], self.params)
+        same = False
+        if self.basin_starts is not None:
+            continued = proximal_map(w, hs, x[1], self.params, starts=(self.basin_starts,))
+            same = bool(np.all(np.abs(glob.x - continued.x) <= 1e-7 * (1 + np.abs(glob.x))))
+        self.basin_starts = glob.x
+        return same
 
     def evaluate(self, x) -> dict:
         """Conjugates, E[M] and the next state F(x)."""
         x = np.asarray(x, float)
         p, L, a = self.params, self.params.L, self.alpha
-        q, V, theta = x[0], x[1], x[2]
-        w, hs, _ = self.fields(x)
-        prox = proximal_map(w, hs, V, p)
-        g = (prox.x - w) / V
-        K = kernels(L)
-        integrands = K.hat_integrands(*(g[:, i] for i in range(L)), *(self.xi[:, i] for i in range(L)),
-                                      *(self.eta[:, i] for i in range(L)), q, theta, p.rho)
-        averages = a * (self.weights @ integrands)
+        q, theta = x[0], x[2]
+        hat_means, envelope, n_points = self.averages(x)
+        averages = a * hat_means
         mhat, qhat, thetahat, Vhat = (averages[k * L:(k + 1) * L] for k in range(4))
+        K = kernels(L)
         Vhat = Vhat + np.asarray(K.hat_correction(q, theta, *thetahat), float)
-        envelope = float(self.weights @ prox.value)
         G = np.array(p.gram).reshape(L, L)
         ridge_args = (*mhat, *qhat, *thetahat, *Vhat, *G[np.triu_indices(L)], p.sigma, p.lam, p.rho)
-        new = np.asarray(kernels(L).ridge(*ridge_args), float)
+        new = np.asarray(K.ridge(*ridge_args), float)
         return {"mhat": mhat, "qhat": qhat, "thetahat": thetahat, "Vhat": Vhat, "envelope": envelope,
-                "next": new, "ridge_args": ridge_args, "prox_converged": float(prox.converged.mean())}
+                "next": new, "ridge_args": ridge_args, "n_points": n_points}
 
     def __call__(self, x):
         return self.evaluate(x)["next"]
@@ -238,6 +303,28 @@ class SaddlePointEquations:
         L = self.params.L
         rest = kernels(L).phi_rest(x[0], x[1], x[2], *x[3:3 + L], *ev["ridge_args"])
         return float(rest) - self.alpha * ev["envelope"]
+
+    def free_energy_of_state(self, x, envelope=None) -> float:
+        """Φ as a function of the order parameters alone, the conjugates eliminated in closed form.
+
+        The conjugates enter Φ only through the entropic/ridge part, so their stationarity conditions
+        solve explicitly (D = λ + σ² ΣV̂ = σ²/V, m = G_p m̂/D, θ̂ = Σ_ℓθ̂_ℓ = θ/(ρV), Σq̂ from the V̂
+        condition), which leaves
+
+            Φ(q, V, θ, m) = (q − σ² mᵀ G_p⁺ m − θ²/ρ)/(2V) − λ q/(2σ²) − α E[M(m + √q ξ, h*; V)]
+
+        (G_p⁺ the pseudo-inverse; for the default L = 2 encodings mᵀG_p⁺m = m_1² with m_1 = −m_2).
+        Its stationary points are the fixed points of the state-evolution map, and there it equals
+        `free_energy` (tested). `envelope` = E[M] if already computed on this rule.
+        """
+        p, L = self.params, self.params.L
+        x = np.asarray(x, float)
+        q, V, theta, m = x[0], x[1], x[2], x[3:3 + L]
+        if envelope is None:
+            envelope = self.averages(x)[1]
+        G_pinv = np.linalg.pinv(np.array(p.gram).reshape(L, L))
+        return float((q - p.sigma**2 * (m @ G_pinv @ m) - theta**2 / p.rho) / (2 * V) - p.lam * q / (2 * p.sigma**2)
+                     - self.alpha * envelope)
 
     def test_error(self, x) -> float:
         """ε_g = E ℓ(m + √q ξ, h*) (no prox)."""
@@ -334,32 +421,64 @@ def initial_guess(branch: str, params: ModelParameters) -> np.ndarray:
     return np.array(guesses[branch], float)
 
 
+# Rounds of (frozen-basin fixed point, global check); measured: one or two suffice near the branches.
+_BASIN_ROUNDS = 4
+
+
+def _solve_restricted(F, y0, coords, tol):
+    """Anderson first; MINPACK hybr from the best point when Anderson stalls. The better residual wins."""
+    result = solve_fixed_point(F, y0, transforms=coords.transforms, method="anderson", damping=0.5,
+                               tol=tol, max_iter=80, spectrum=False)
+    inside = all(t.contains(v) for t, v in zip(coords.transforms, np.atleast_1d(result.value)))
+    if not result.success and result.status != "diverged" and inside:
+        refined = solve_fixed_point(F, result.value, transforms=coords.transforms, method="hybr", tol=tol,
+                                    max_iter=20 * (len(y0) + 1), spectrum=False)
+        if refined.residual < result.residual:
+            result = refined
+    return result
+
+
 def solve_branch(branch: str, alpha: float, params: ModelParameters, *, nodes_per_dim: int = 12,
                  guess=None, tol: float = 1e-10, accept: float = 1e-8, stability: bool = True) -> BranchSolution:
     """Fixed point of the state-evolution map inside the branch's invariant set, with its stability.
 
     The solver (numeric.fixedpoint: Anderson, then MINPACK hybr, in unconstrained coordinates) runs on
-    the restricted map to `tol`; a residual up to `accept` is accepted (the map is piecewise smooth on a
-    fixed rule, so its noise floor can exceed `tol`), anything larger is reported as not converged; the stability is the spectral radius of the Jacobian of the FULL
+    the restricted map to `tol` with FROZEN BASINS: each node's prox is continued from its previous
+    minimiser, which makes the map smooth and each evaluation ~5× cheaper; at the fixed point the global
+    prox is recomputed, and if any node's global minimiser lies in another basin the basins are reset
+    and the solve repeated (up to `_BASIN_ROUNDS` times, then the global-prox map is solved directly).
+    A residual up to `accept` is accepted (the global-prox map is piecewise smooth on a fixed rule, so
+    its noise floor can exceed `tol`), anything larger is reported as not converged; the stability is
+    the spectral radius of the Jacobian of the FULL
     map (all of q, V, θ, m), so an instability transverse to the invariant set (e.g. a semantic
     fixed point unstable towards m ≠ 0) is seen. `stable` means attracting for a suitably damped
     iteration (all eigenvalues of dF with real part < 1); `spectral_radius` is reported as well.
     """
     alpha = check_positive("alpha", alpha)
     coords = BranchCoordinates(branch, params)
-    equations = SaddlePointEquations(params, alpha, nodes_per_dim)
+    equations = SaddlePointEquations(params, alpha, nodes_per_dim, frozen_basins=True)
     F = coords.restricted_map(equations)
-    y0 = initial_guess(branch, params) if guess is None else np.asarray(guess, float)
-    # Anderson first (robust to the small jumps of the map where a node's global minimiser switches
-    # basin); MINPACK hybr from the best point when Anderson stalls. The better residual wins.
-    result = solve_fixed_point(F, y0, transforms=coords.transforms, method="anderson", damping=0.5,
-                               tol=tol, max_iter=80, spectrum=False)
-    if not result.success and result.status != "diverged" and np.all(np.isfinite(result.value)):
-        refined = solve_fixed_point(F, result.value, transforms=coords.transforms, method="hybr", tol=tol,
-                                    max_iter=20 * (len(y0) + 1), spectrum=False)
-        if refined.residual < result.residual:
-            result = refined
-    evaluations = result.evaluations
+    y = initial_guess(branch, params) if guess is None else np.asarray(guess, float)
+    # Frozen basins: the fixed point of the map whose prox follows each node's basin (smooth, cheap),
+    # then one global prox at that point; if some node's global minimiser lies in another basin, the
+    # basins are reset there and the solve repeated. The accepted point is a fixed point of the
+    # global-prox map (the two maps agree there).
+    evaluations = 1
+    equations.freeze_at(coords.to_state(y))
+    for _ in range(_BASIN_ROUNDS):
+        result = _solve_restricted(F, y, coords, tol)
+        evaluations += result.evaluations + 1
+        y = result.value
+        if not (np.all(np.isfinite(y)) and result.residual <= accept):
+            break
+        if equations.freeze_at(coords.to_state(y)):
+            break
+    else:
+        # The assignment keeps changing (a node sits on a basin switch at the fixed point): solve the
+        # global-prox map itself from the last point, as without frozen basins.
+        equations.frozen_basins = False
+        result = _solve_restricted(F, y, coords, tol)
+        evaluations += result.evaluations
     converged = bool(np.isfinite(result.residual) and result.residual <= accept)
     status = "converged" if converged else result.status
     message = result.message if result.success or not converged else (
@@ -388,6 +507,163 @@ def solve_branch(branch: str, alpha: float, params: ModelParameters, *, nodes_pe
     phi = equations.free_energy(x, evaluation)
     return BranchSolution(free_energy=phi, train_loss=-phi, test_error=equations.test_error(x), stable=stable,
                           spectral_radius=radius, evaluations=evaluations, **common)
+
+
+# ==================================================================================================
+# Accurate branches: split-line quadrature, defect correction, convergence study
+# ==================================================================================================
+# Split-line rules (outer Gauss-Hermite nodes per dimension / uniform probes along ξ_1 / Gauss-Kronrod
+# panel tolerance). The state is solved on STATE_RULES (coarse, fine); the envelope average E[M] at the
+# fine state on ENVELOPE_RULES. Measured at ω = 0.3, α = 1.25 (fixed state): E[M] on outer 8/10/12/14
+# moves by 3.3e-7, 1.5e-7, 7e-8 (semantic, geometric) and −8e-7, −8e-8, +1.3e-7 (positional, oscillating).
+STATE_RULES = (SplitLineRule(8, 32, 1e-10), SplitLineRule(10, 32, 1e-10))
+ENVELOPE_RULES = (SplitLineRule(10, 32, 1e-10), SplitLineRule(12, 32, 1e-10), SplitLineRule(14, 32, 1e-10))
+TEST_ERROR_NODES = 16
+
+
+def _reduced_jacobian(F, y, relative_step=1e-3):
+    """Central finite-difference Jacobian of F at y with a LARGE step (1e-3 relative): the map on a
+    fixed rule is piecewise smooth with small jumps, and a large step averages them out; the result
+    only preconditions the defect correction, so its O(step²) error slows it a little, nothing more."""
+    n = len(y)
+    J = np.empty((n, n))
+    for j in range(n):
+        h = relative_step * max(abs(y[j]), 1e-2)
+        up, down = y.copy(), y.copy()
+        up[j] += h
+        down[j] -= h
+        J[:, j] = (F(up) - F(down)) / (2 * h)
+    return J
+
+
+def refine_branch(solution: BranchSolution, params: ModelParameters, rule: SplitLineRule, *, tol: float = 1e-8,
+                  max_iter: int = 10) -> BranchSolution:
+    """The branch's fixed point on the split-line rule, by defect correction from a tensor-rule solution.
+
+    With F_c the map on the solution's tensor rule (cheap) and F_s on the split-line rule (accurate),
+    solve G(y) = F_s(y) − y = 0 by Broyden's method started from the inverse Jacobian (J_c − I)⁻¹,
+    J_c = dF_c/dy by finite differences (one split-line evaluation per iteration; the cheap Jacobian
+    alone gives linear convergence at rate ~0.2, the secant updates make it superlinear).
+    The state matters for Φ at second order only (Φ is stationary), but the tensor rules leave the
+    state wrong by several percent (ω = 0.3, α = 1.25, positional: V = 14.61 on 10 nodes, 15.32 on 14),
+    which moves Φ by ~5e-7. Status "converged" when max_j |F_s(y) − y|_j / max(|y_j|, 1e-3) ≤ tol.
+    """
+    if solution.status != "converged":
+        return solution
+    coords = BranchCoordinates(solution.branch, params)
+    cheap = SaddlePointEquations(params, solution.alpha, solution.nodes_per_dim)
+    accurate = SaddlePointEquations(params, solution.alpha, TEST_ERROR_NODES, split_rule=rule)
+    y = coords.from_state(solution.state)
+    J = _reduced_jacobian(coords.restricted_map(cheap), y)
+    evaluations = 2 * len(y)
+    inverse = np.linalg.inv(J - np.eye(len(y)))  # approximate inverse Jacobian of G(y) = F_s(y) − y
+    scale = np.maximum(np.abs(y), 1e-3)
+    status, residual, previous = "max_iter", math.inf, None
+    for _ in range(max_iter):
+        evaluation = accurate.evaluate(coords.to_state(y))
+        evaluations += 1
+        defect = coords.from_state(evaluation["next"]) - y
+        residual = float(np.max(np.abs(defect) / scale))
+        if residual <= tol:
+            status = "converged"
+            break
+        if previous is not None:  # Broyden's ("good") update of the inverse Jacobian: superlinear
+            dy, dg = y - previous[0], defect - previous[1]
+            v = dy @ inverse
+            inverse = inverse + np.outer(dy - inverse @ dg, v) / (v @ dg)
+        previous = (y, defect)
+        y = y - inverse @ defect
+        if not (y[0] > 0 and y[1] > 0 and (not coords.has_c or abs(y[2]) < 1)):
+            status = "diverged"
+            break
+    x = coords.to_state(y)
+    phi = accurate.free_energy(x, evaluation) if status == "converged" else math.nan
+    return BranchSolution(
+        branch=solution.branch, alpha=solution.alpha, q=float(x[0]), m=float(x[3]), theta=float(x[2]), V=float(x[1]),
+        free_energy=phi, train_loss=-phi, test_error=accurate.test_error(x) if status == "converged" else math.nan,
+        stable=solution.stable, spectral_radius=solution.spectral_radius, status=status,
+        message=f"defect correction on the split-line rule {rule.label()}: residual {residual:.2g}",
+        evaluations=evaluations, residual=residual, nodes_per_dim=solution.nodes_per_dim, state=x)
+
+
+@dataclass(frozen=True)
+class ConvergenceStudy:
+    """Φ, ε_t, ε_g of one branch at one α with error estimates from a convergence study.
+
+    state_rows: the defect-corrected fixed point on each of the state rules (coarse, fine): q, V, m,
+        θ, ε_g, residual. envelope_rows: Φ at the fine state with E[M] on each envelope rule.
+    free_energy: Φ on the finest envelope rule at the fine state. Its error adds (i) the spread
+        (max − min) of Φ over the envelope rules (the outer Gauss-Hermite rule converges geometrically
+        for the semantic branch but oscillates at the 1e-7 level for the positional one, so the spread,
+        not a geometric tail, is the honest bound), (ii) |Φ(coarse state) − Φ(fine state)| on the
+        finest envelope rule: the state enters Φ at second order, so this bounds the fine state's
+        contribution by that of the coarse one, which is larger.
+    test_error: ε_g at the fine state (tensor rule, smooth integrand); it depends on the state at first
+        order, so its error is |ε_g(fine) − ε_g(coarse)|.
+    status: "converged" when every defect correction converged, else "failed".
+    """
+
+    branch: str
+    alpha: float
+    state_rows: tuple[dict, ...]
+    envelope_rows: tuple[dict, ...]
+    free_energy: float
+    free_energy_error: float
+    test_error: float
+    test_error_error: float
+    status: str
+    message: str
+
+    @property
+    def train_loss(self) -> float:
+        return -self.free_energy
+
+    def as_dict(self) -> dict:
+        return {"branch": self.branch, "alpha": self.alpha, "free_energy": self.free_energy,
+                "free_energy_error": self.free_energy_error, "train_loss": self.train_loss,
+                "train_loss_error": self.free_energy_error, "test_error": self.test_error,
+                "test_error_error": self.test_error_error, "status": self.status, "message": self.message,
+                "state_rows": [dict(r) for r in self.state_rows], "envelope_rows": [dict(r) for r in self.envelope_rows]}
+
+
+def convergence_study(branch: str, alpha, params: ModelParameters, *, state_rules=STATE_RULES,
+                      envelope_rules=ENVELOPE_RULES, nodes_per_dim: int = 10,
+                      start: BranchSolution | None = None) -> ConvergenceStudy:
+    """Solve `branch` at α by defect correction on each state rule (each started from the previous),
+    evaluate Φ at the finest state on each envelope rule, and estimate the errors (see ConvergenceStudy)."""
+    alpha = check_positive("alpha", alpha)
+    if len(state_rules) < 2 or len(envelope_rules) < 2:
+        raise ParameterError("rules", (state_rules, envelope_rules), "at least two state rules and two envelope rules")
+    if start is None:
+        start = solve_branch(branch, alpha, params, nodes_per_dim=nodes_per_dim, stability=False)
+    states, current = [], start
+    for rule in state_rules:
+        refined = refine_branch(current, params, rule)
+        states.append(refined)
+        if refined.status != "converged":
+            rows = tuple({"rule": r.label(), "status": st.status, "residual": st.residual}
+                         for r, st in zip(state_rules, states))
+            return ConvergenceStudy(branch, alpha, rows, (), math.nan, math.nan, math.nan, math.nan, "failed",
+                                    f"defect correction on {rule.label()}: {refined.message}")
+        current = replace(refined, nodes_per_dim=start.nodes_per_dim)
+    state_rows = tuple({"rule": r.label(), "q": st.q, "V": st.V, "m": st.m, "theta": st.theta,
+                        "test_error": st.test_error, "free_energy": st.free_energy, "residual": st.residual}
+                       for r, st in zip(state_rules, states))
+    coarse, fine = states[-2].state, states[-1].state
+    envelope_rows, phis = [], []
+    for rule in envelope_rules:
+        equations = SaddlePointEquations(params, alpha, TEST_ERROR_NODES, split_rule=rule)
+        phi = equations.free_energy(fine)
+        phis.append(phi)
+        envelope_rows.append({"rule": rule.label(), "free_energy": phi})
+    phi_coarse_state = SaddlePointEquations(params, alpha, TEST_ERROR_NODES, split_rule=envelope_rules[-1]).free_energy(coarse)
+    spread = max(phis) - min(phis)
+    state_effect = abs(phi_coarse_state - phis[-1])
+    test_error_error = abs(states[-1].test_error - states[-2].test_error)
+    message = (f"Φ spread over {len(phis)} envelope rules {spread:.2g}, state effect {state_effect:.2g}; "
+               f"finest {envelope_rules[-1].label()}")
+    return ConvergenceStudy(branch, alpha, state_rows, tuple(envelope_rows), phis[-1], spread + state_effect,
+                            states[-1].test_error, test_error_error, "converged", message)
 
 
 # ==================================================================================================
@@ -512,11 +788,18 @@ class BranchTracker:
             return known[alpha]
         if not known and self.seed is not None:
             known = self.seed.solved[branch]
+        coords = BranchCoordinates(branch, self.params)
+        usable = sorted((a for a, s in known.items() if s.status == "converged"), key=lambda a: abs(a - alpha))
         guess = None
-        if known:
-            nearest = min(known, key=lambda a: abs(a - alpha))
-            if known[nearest].status == "converged":
-                guess = BranchCoordinates(branch, self.params).from_state(known[nearest].state)
+        if len(usable) >= 2 and abs(usable[0] - usable[1]) > 1e-9:
+            # linear extrapolation in α of the two nearest solutions: a closer start saves iterations
+            a0, a1 = usable[0], usable[1]
+            y0, y1 = coords.from_state(known[a0].state), coords.from_state(known[a1].state)
+            guess = y0 + (y0 - y1) * (alpha - a0) / (a0 - a1)
+            if not (guess[0] > 0 and guess[1] > 0 and (not coords.has_c or abs(guess[2]) < 1)):
+                guess = y0
+        elif usable:
+            guess = coords.from_state(known[usable[0]].state)
         solution = solve_branch(branch, alpha, self.params, nodes_per_dim=self.nodes_per_dim, guess=guess,
                                 stability=False)
         self.solved[branch][alpha] = solution
@@ -538,6 +821,7 @@ class Threshold:
     message: str
     bracket: tuple[float, float] | None
     quadrature_shift: float = math.nan
+    slope: float = math.nan
 
 
 @dataclass(frozen=True)
@@ -550,14 +834,22 @@ class ThresholdResult:
     linear_baseline_error: float
     nodes_per_dim: int
     check_nodes_per_dim: int
+    refined: dict = field(default_factory=dict)
+    studies: tuple = ()
 
     def as_dict(self) -> dict:
-        return {"alpha_c": self.alpha_c.value, "alpha_c_error": self.alpha_c.error,
-                "alpha_c_status": self.alpha_c.status, "alpha_l": self.alpha_l.value,
-                "alpha_l_error": self.alpha_l.error, "alpha_l_status": self.alpha_l.status,
-                "linear_baseline_error": self.linear_baseline_error, "nodes_per_dim": self.nodes_per_dim,
-                "check_nodes_per_dim": self.check_nodes_per_dim,
-                "message": f"alpha_c: {self.alpha_c.message}; alpha_l: {self.alpha_l.message}"}
+        out = {"alpha_c": self.alpha_c.value, "alpha_c_error": self.alpha_c.error,
+               "alpha_c_status": self.alpha_c.status, "alpha_l": self.alpha_l.value,
+               "alpha_l_error": self.alpha_l.error, "alpha_l_status": self.alpha_l.status,
+               "linear_baseline_error": self.linear_baseline_error, "nodes_per_dim": self.nodes_per_dim,
+               "check_nodes_per_dim": self.check_nodes_per_dim,
+               "message": f"alpha_c: {self.alpha_c.message}; alpha_l: {self.alpha_l.message}"}
+        for name, value in self.refined.items():  # "alpha_c" -> alpha_c_refined, alpha_c_refined_error, ...
+            out.update({f"{name}_refined": value.value, f"{name}_refined_error": value.error,
+                        f"{name}_refined_status": value.status, f"{name}_refined_message": value.message})
+        if self.studies:
+            out["studies"] = [study.as_dict() for study in self.studies]
+        return out
 
 
 def _crossing(f, alphas, values, f_check, rtol) -> Threshold:
@@ -582,11 +874,53 @@ def _crossing(f, alphas, values, f_check, rtol) -> Threshold:
     shift = f_check(root.value) - f(root.value)
     error = abs(shift / slope) + rtol * abs(root.value)
     return Threshold(float(root.value), float(error), "converged",
-                     f"sign change in [{lo:g}, {hi:g}], slope {slope:.3g}, quadrature shift {shift:.2g}", (lo, hi), float(shift))
+                     f"sign change in [{lo:g}, {hi:g}], slope {slope:.3g}, quadrature shift {shift:.2g}", (lo, hi), float(shift),
+                     float(slope))
+
+
+def _refine_threshold(kind: str, coarse: Threshold, tracker: "BranchTracker", params: ModelParameters,
+                      baseline: LinearBaseline, state_rules, envelope_rules) -> tuple[Threshold, tuple]:
+    """Move a tensor-rule threshold α* to the root of the accurately computed crossing function.
+
+    The crossing function (Δ_c = Φ_sem − Φ_pos, or Δ_l = ε_g,sem − ε_g^lin) is evaluated at α* by
+    `convergence_study` (split-line rules), and α* is moved by −Δ/slope with the working rule's slope.
+    Error: (errors of Δ from the studies)/|slope| + |correction| × (relative slope uncertainty), the
+    latter measured as the difference between the bracket secant and a local central difference
+    (α* ± 0.02) on the working rule.
+    """
+    if coarse.status != "converged":
+        return Threshold(math.nan, math.nan, "failed", "no tensor-rule threshold to refine", None), ()
+    alpha = coarse.value
+    branches = ("semantic", "positional") if kind == "alpha_c" else ("semantic",)
+    studies = tuple(convergence_study(b, alpha, params, state_rules=state_rules, envelope_rules=envelope_rules,
+                                      start=tracker.at(b, alpha)) for b in branches)
+    if any(s.status != "converged" for s in studies):
+        return Threshold(math.nan, math.nan, "failed", "; ".join(s.message for s in studies), coarse.bracket), studies
+    if kind == "alpha_c":
+        delta = studies[0].free_energy - studies[1].free_energy
+        delta_error = studies[0].free_energy_error + studies[1].free_energy_error
+
+        def crossing(a):
+            return tracker.at("semantic", a).free_energy - tracker.at("positional", a).free_energy
+    else:
+        delta = studies[0].test_error - baseline.value
+        delta_error = studies[0].test_error_error + baseline.error
+
+        def crossing(a):
+            return tracker.at("semantic", a).test_error - baseline.value
+    h = 0.02
+    local_slope = (crossing(alpha + h) - crossing(alpha - h)) / (2 * h)
+    slope_uncertainty = abs(local_slope - coarse.slope) / abs(coarse.slope)
+    correction = -delta / coarse.slope
+    error = delta_error / abs(coarse.slope) + abs(correction) * slope_uncertainty
+    message = (f"tensor-rule α* {alpha:.5f} moved by {correction:+.2e}: crossing function {delta:.3g} ± {delta_error:.2g} "
+               f"(split-line study), slope {coarse.slope:.3g} (local {local_slope:.3g})")
+    return Threshold(alpha + correction, error, "converged", message, coarse.bracket, delta, coarse.slope), studies
 
 
 def threshold(omega, sigma=0.5, lam=0.01, A=None, L=2, *, nodes_per_dim=10, check_nodes_per_dim=14,
-              alpha_min=0.5, alpha_max=3.0, n_scan=6, rtol=1e-4) -> ThresholdResult:
+              alpha_min=0.5, alpha_max=3.0, n_scan=6, rtol=1e-4, refine=(), state_rules=STATE_RULES,
+              envelope_rules=ENVELOPE_RULES) -> ThresholdResult:
     """α_c(ω) and α_l(ω) with error estimates.
 
     Both branches are followed over a scan of α (warm-started); the first sign change of
@@ -594,6 +928,10 @@ def threshold(omega, sigma=0.5, lam=0.01, A=None, L=2, *, nodes_per_dim=10, chec
     Δ_l = ε_g,semantic − ε_g^lin is refined by a bracketing root finder to `rtol`, and the crossing
     function is re-evaluated at the root on a finer rule (`check_nodes_per_dim`) to estimate the
     quadrature error of the threshold.
+
+    refine: names among ("alpha_c", "alpha_l") to move to the root of the accurately computed crossing
+    function (`_refine_threshold`, split-line convergence studies at the tensor-rule root; about two
+    minutes per branch study on two cores); reported as `<name>_refined` with its error.
     """
     params = model_parameters(omega, sigma, lam, A, L)
     nodes_per_dim = check_int("nodes_per_dim", nodes_per_dim, 4, 40)
@@ -604,7 +942,9 @@ def threshold(omega, sigma=0.5, lam=0.01, A=None, L=2, *, nodes_per_dim=10, chec
     rtol = check_real("rtol", rtol, 1e-12, 0.1)
     if not params.swap_symmetric:
         raise ParameterError("A", params.A, "a token-swap symmetric A (the semantic branch m = 0 must be invariant)")
-    baseline = linear_baseline_error(params.omega, params.sigma, params.L).value
+    refine = tuple(check_choice("refine", name, ("alpha_c", "alpha_l")) for name in refine)
+    baseline_result = linear_baseline_error(params.omega, params.sigma, params.L)
+    baseline = baseline_result.value
     work = BranchTracker(params, nodes_per_dim)
     check = BranchTracker(params, check_nodes_per_dim, seed=work)
 
@@ -619,7 +959,152 @@ def threshold(omega, sigma=0.5, lam=0.01, A=None, L=2, *, nodes_per_dim=10, chec
     dl = [delta_l(work)(a) for a in alphas]
     alpha_c = _crossing(delta_c(work), alphas, dc, delta_c(check), rtol)
     alpha_l = _crossing(delta_l(work), alphas, dl, delta_l(check), rtol)
-    return ThresholdResult(alpha_c, alpha_l, baseline, nodes_per_dim, check_nodes_per_dim)
+    refined, studies = {}, ()
+    for name, coarse in (("alpha_c", alpha_c), ("alpha_l", alpha_l)):
+        if name in refine:
+            refined[name], new = _refine_threshold(name, coarse, work, params, baseline_result, state_rules,
+                                                   envelope_rules)
+            studies += new
+    return ThresholdResult(alpha_c, alpha_l, baseline, nodes_per_dim, check_nodes_per_dim, refined, studies)
+
+
+# ==================================================================================================
+# The α_c(ω), α_l(ω) curve by continuation in ω
+# ==================================================================================================
+@dataclass(frozen=True)
+class CurveResult:
+    """α_c(ω) and α_l(ω) along a list of ω (one Threshold each), the rules and the wall time."""
+
+    omegas: tuple[float, ...]
+    alpha_c: tuple[Threshold, ...]
+    alpha_l: tuple[Threshold, ...]
+    nodes_per_dim: int
+    check_nodes_per_dim: int
+    wall_time: float
+    solves: int
+
+    def as_dict(self) -> dict:
+        return {"omega": list(self.omegas),
+                "alpha_c": [t.value for t in self.alpha_c], "alpha_c_error": [t.error for t in self.alpha_c],
+                "alpha_c_status": [t.status for t in self.alpha_c],
+                "alpha_l": [t.value for t in self.alpha_l], "alpha_l_error": [t.error for t in self.alpha_l],
+                "alpha_l_status": [t.status for t in self.alpha_l],
+                "nodes_per_dim": self.nodes_per_dim, "check_nodes_per_dim": self.check_nodes_per_dim,
+                "wall_time": self.wall_time, "solves": self.solves}
+
+
+def _secant_threshold(f, guess, f_check, rtol, bounds, step=0.01, max_iter=12) -> Threshold:
+    """Root of the crossing function f near `guess` (from continuation, so no bracket is needed).
+
+    f is evaluated at guess ± step; the secant root is accepted as soon as it falls within one step of
+    the two points it was computed from (f is smooth in α: at ω = 0.3 its curvature, 1.4e-3 against a
+    slope of 8.3e-4, makes the interpolation error over such a bracket ~1e-4, below rtol α for
+    rtol = 1e-3), otherwise the secant method continues from it. Error = |f_check − f| / |slope| at the
+    evaluated point nearest the root (the quadrature shift, as in `_crossing`) + rtol α*. A step out
+    of `bounds` (the scan range) fails: as α → 0 both branches tend to the trivial fixed point and
+    Φ_sem − Φ_pos → 0, a spurious root the secant method would otherwise find.
+    """
+    a0, a1 = guess - step, guess + step
+    f0, f1 = f(a0), f(a1)
+    for _ in range(max_iter):
+        if not (np.isfinite(f0) and np.isfinite(f1)) or f1 == f0:
+            return Threshold(math.nan, math.nan, "failed", f"crossing function not finite or flat near α = {a1:.4g}", None)
+        slope = (f1 - f0) / (a1 - a0)
+        a2 = a1 - f1 / slope
+        a2 = min(max(a2, a1 - 0.5), a1 + 0.5)  # a wild secant step means the guess was poor: move by ≤ 0.5
+        if not bounds[0] <= a2 <= bounds[1]:
+            return Threshold(math.nan, math.nan, "failed", f"secant left [{bounds[0]:g}, {bounds[1]:g}] at {a2:.4g}", None)
+        if min(a0, a1) - step <= a2 <= max(a0, a1) + step:
+            nearest, f_nearest = (a0, f0) if abs(a0 - a2) < abs(a1 - a2) else (a1, f1)
+            shift = f_check(nearest) - f_nearest
+            return Threshold(float(a2), float(abs(shift / slope) + rtol * abs(a2)), "converged",
+                             f"secant from {guess:.4g}, slope {slope:.3g}, quadrature shift {shift:.2g} at {nearest:.4g}",
+                             (min(a0, a1), max(a0, a1)), float(shift), float(slope))
+        if abs(a0 - a2) < abs(a1 - a2):  # keep the point nearer to the new estimate
+            a0, f0, a1, f1 = a1, f1, a0, f0
+        a0, f0, a1, f1 = a1, f1, a2, f(a2)
+    return Threshold(math.nan, math.nan, "max_iter", f"secant did not converge from {guess:.4g}", None)
+
+
+def _genuine(solution: BranchSolution, quantity: str) -> float:
+    """solution.<quantity> if the solution converged on its own branch, else NaN: a warm start that
+    slid onto another branch (e.g. the semantic solve collapsing to the trivial fixed point, where
+    Φ_sem − Φ_pos can vanish) must never pass for a crossing."""
+    return float(getattr(solution, quantity)) if _distinct(solution, ()) else math.nan
+
+
+def _scan_guess(f, alphas):
+    """Linear interpolation of the first sign change of f on the scan (None without one)."""
+    values = [f(a) for a in alphas]
+    for a0, a1, f0, f1 in zip(alphas[:-1], alphas[1:], values[:-1], values[1:]):
+        if np.isfinite(f0) and np.isfinite(f1) and np.sign(f0) != np.sign(f1):
+            return float(a0 - f0 * (a1 - a0) / (f1 - f0))
+    return None
+
+
+def alpha_c_curve(omegas, sigma=0.5, lam=0.01, A=None, L=2, *, nodes_per_dim=6, check_nodes_per_dim=8,
+                  alpha_min=0.4, alpha_max=3.0, n_scan=6, rtol=1e-3) -> CurveResult:
+    """α_c(ω) and α_l(ω) for every ω in `omegas` (sorted ascending), by continuation in ω.
+
+    The first ω is bracketed on a scan of [alpha_min, alpha_max] (n_scan points); every later ω starts
+    the secant method (`_secant_threshold`) from the previous thresholds extrapolated linearly in ω,
+    and every branch solve is warm-started from the previous ω's solutions (BranchTracker seeds, linear
+    extrapolation in α). Errors: the shift of the crossing function on the check rule at the root, over
+    the slope (as in `threshold`), plus rtol·α.
+    """
+    import time
+
+    omegas = sorted(check_real_list("omegas", omegas, None, 0.0, 1.0))
+    if not omegas:
+        raise ParameterError("omegas", omegas, "at least one ω in [0, 1]")
+    nodes_per_dim = check_int("nodes_per_dim", nodes_per_dim, 4, 40)
+    check_nodes_per_dim = check_int("check_nodes_per_dim", check_nodes_per_dim, nodes_per_dim + 1, 48)
+    started = time.perf_counter()
+    alpha_c, alpha_l, previous, solves = [], [], None, 0
+    alpha_min = check_positive("alpha_min", alpha_min)
+    alpha_max = check_real("alpha_max", alpha_max, alpha_min, None, low_open=True)
+    n_scan = check_int("n_scan", n_scan, 2, 200)
+    rtol = check_real("rtol", rtol, 1e-12, 0.1)
+    for k, omega in enumerate(omegas):
+        params = model_parameters(omega, sigma, lam, A, L)
+        work = BranchTracker(params, nodes_per_dim, seed=previous)
+        check = BranchTracker(params, check_nodes_per_dim, seed=work)
+        baseline = linear_baseline_error(omega, sigma, L).value
+
+        def predict(history):
+            good = [(w, t.value) for w, t in zip(omegas[:k], history) if t.status == "converged"]
+            if not good:
+                return None
+            if len(good) == 1:
+                return good[-1][1]
+            (w0, a0), (w1, a1) = good[-2], good[-1]
+            return a1 + (a1 - a0) * (omega - w1) / (w1 - w0)
+
+        def delta_c(tracker):
+            return lambda a: (_genuine(tracker.at("semantic", a), "free_energy")
+                              - _genuine(tracker.at("positional", a), "free_energy"))
+
+        def delta_l(tracker):
+            return lambda a: _genuine(tracker.at("semantic", a), "test_error") - baseline
+
+        results = []
+        for history, f in ((alpha_c, delta_c), (alpha_l, delta_l)):
+            guess = predict(history)
+            if guess is not None and not (alpha_min <= guess <= alpha_max):
+                guess = None  # the extrapolation left the scan range: bracket afresh
+            if guess is None:  # first ω (or no converged one yet): bracket on a scan, guess by interpolation
+                guess = _scan_guess(f(work), np.linspace(alpha_min, alpha_max, n_scan))
+            if guess is None:
+                results.append(Threshold(math.nan, math.nan, "no_crossing",
+                                         f"no sign change on [{alpha_min:g}, {alpha_max:g}]", None))
+                continue
+            results.append(_secant_threshold(f(work), guess, f(check), rtol, (alpha_min, alpha_max)))
+        alpha_c.append(results[0])
+        alpha_l.append(results[1])
+        solves += sum(len(v) for v in work.solved.values()) + sum(len(v) for v in check.solved.values())
+        previous = work
+    return CurveResult(tuple(omegas), tuple(alpha_c), tuple(alpha_l), nodes_per_dim, check_nodes_per_dim,
+                       time.perf_counter() - started, solves)
 
 
 def sweep_point(omega, alpha, sigma=0.5, lam=0.01, L=2, nodes_per_dim=8) -> dict[str, float]:

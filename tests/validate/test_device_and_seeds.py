@@ -2,7 +2,7 @@ import pytest
 import torch
 
 from attnphase.errors import ParameterError
-from attnphase.validate.device import select_device
+from attnphase.validate.device import select_device, single_cpu_thread
 from attnphase.validate.seeds import generator, trial_seeds
 
 
@@ -45,3 +45,22 @@ def test_trial_seeds_are_reproducible_and_distinct():
 def test_bad_seed_is_rejected(seed):
     with pytest.raises(ParameterError, match="seed"):
         generator(seed)
+
+
+def test_single_cpu_thread_sets_one_thread_on_the_cpu_only_and_restores():
+    original = torch.get_num_threads()
+    torch.set_num_threads(2)
+    with single_cpu_thread(torch.device("cpu")):
+        assert torch.get_num_threads() == 1
+    assert torch.get_num_threads() == 2
+    with single_cpu_thread(torch.device("cpu"), enabled=False):
+        assert torch.get_num_threads() == 2
+    with single_cpu_thread(torch.device("cuda")):  # constructing the device needs no GPU
+        assert torch.get_num_threads() == 2
+    try:
+        with single_cpu_thread(torch.device("cpu")):
+            raise RuntimeError("interrupted simulation")
+    except RuntimeError:
+        pass
+    assert torch.get_num_threads() == 2
+    torch.set_num_threads(original)

@@ -31,6 +31,7 @@ import torch
 
 from attnphase.errors import ParameterError
 from attnphase.params import check_choice, check_int, check_positive, check_real
+from attnphase.validate.device import single_cpu_thread
 from attnphase.validate.ziggurat import fill_normal
 
 SIGN_MODELS = ("A", "B", "C")
@@ -326,35 +327,38 @@ def projected_sga(
 
         iterator = tqdm(iterator, desc="SGA", unit="step", leave=False)
     status, message = "completed", f"{steps} steps of {trials} trials"
-    for k in iterator:
-        if sampler == "projected":
-            q_seq = q.to(dtype).repeat_interleave(batch, dim=0)
-            fs, g, nu = projected_pooling_gradient(q_seq, tokens, beta, generator)
-            grads[:], f_sq[:], nuis[:] = g, fs, nu
-        else:
-            q_seq = q.to(dtype).repeat_interleave(batch, dim=0)
-            for lo in range(0, n_seq, per_slice):
-                hi = min(n_seq, lo + per_slice)
-                X = tokens.fill(buffer[: hi - lo], generator, normal_source)
-                fs, g, nu = pooling_gradient(q_seq[lo:hi], X, beta, tokens.R)
-                grads[lo:hi], f_sq[lo:hi], nuis[lo:hi] = g, fs, nu
-        G = grads.view(trials, batch, tokens.d).mean(dim=1)
-        G_tangent = G - (G * q).sum(dim=1, keepdim=True) * q
-        q = q + etas[k] * G_tangent
-        q = q / q.norm(dim=1, keepdim=True)
-        obj_acc += f_sq.view(trials, batch).mean(dim=1)
-        nuis_acc += nuis.view(trials, batch).mean(dim=1)
-        if (k + 1) % record_every == 0 or k + 1 == steps:
-            window = (k + 1) - recorded_steps[-1]
-            recorded_steps.append(k + 1)
-            rho_rec.append(q[:, 0].cpu().numpy().copy())
-            obj_rec.append((obj_acc / window).cpu().numpy())
-            nuis_rec.append((nuis_acc / window).cpu().numpy())
-            obj_acc.zero_()
-            nuis_acc.zero_()
-        if not torch.isfinite(q).all():
-            status, message = "diverged", f"non-finite query at step {k}"
-            break
+    # The projected sampler works on (trials × L) tensors: on a CPU the intra-op thread pool costs more
+    # than it saves there, and under contention for the cores it made steps several times slower.
+    with single_cpu_thread(device, enabled=sampler == "projected"):
+        for k in iterator:
+            if sampler == "projected":
+                q_seq = q.to(dtype).repeat_interleave(batch, dim=0)
+                fs, g, nu = projected_pooling_gradient(q_seq, tokens, beta, generator)
+                grads[:], f_sq[:], nuis[:] = g, fs, nu
+            else:
+                q_seq = q.to(dtype).repeat_interleave(batch, dim=0)
+                for lo in range(0, n_seq, per_slice):
+                    hi = min(n_seq, lo + per_slice)
+                    X = tokens.fill(buffer[: hi - lo], generator, normal_source)
+                    fs, g, nu = pooling_gradient(q_seq[lo:hi], X, beta, tokens.R)
+                    grads[lo:hi], f_sq[lo:hi], nuis[lo:hi] = g, fs, nu
+            G = grads.view(trials, batch, tokens.d).mean(dim=1)
+            G_tangent = G - (G * q).sum(dim=1, keepdim=True) * q
+            q = q + etas[k] * G_tangent
+            q = q / q.norm(dim=1, keepdim=True)
+            obj_acc += f_sq.view(trials, batch).mean(dim=1)
+            nuis_acc += nuis.view(trials, batch).mean(dim=1)
+            if (k + 1) % record_every == 0 or k + 1 == steps:
+                window = (k + 1) - recorded_steps[-1]
+                recorded_steps.append(k + 1)
+                rho_rec.append(q[:, 0].cpu().numpy().copy())
+                obj_rec.append((obj_acc / window).cpu().numpy())
+                nuis_rec.append((nuis_acc / window).cpu().numpy())
+                obj_acc.zero_()
+                nuis_acc.zero_()
+            if not torch.isfinite(q).all():
+                status, message = "diverged", f"non-finite query at step {k}"
+                break
     recorded = np.asarray(recorded_steps)
     return SGAResult(
         steps=recorded,

@@ -30,7 +30,7 @@ import numpy as np
 import torch
 
 from attnphase.params import check_choice, check_int, check_positive
-from attnphase.validate.device import select_device
+from attnphase.validate.device import select_device, single_cpu_thread
 from attnphase.validate.seeds import generator
 
 
@@ -220,23 +220,6 @@ def _preconditioner(params, cfg, st):
     return pre
 
 
-class _few_threads:
-    """The tensors here are tiny (L²V² per chain): on a CPU the thread pool's synchronisation costs
-    more than the arithmetic, so one intra-op thread is used for the duration (restored after)."""
-
-    def __init__(self, dev):
-        self.cpu = dev.type == "cpu"
-
-    def __enter__(self):
-        if self.cpu:
-            self.saved = torch.get_num_threads()
-            torch.set_num_threads(1)
-
-    def __exit__(self, *exc):
-        if self.cpu:
-            torch.set_num_threads(self.saved)
-
-
 def run_langevin(cfg: CopyTaskConfig, train: Statistics, test: Statistics, starts: list[str], *, steps: int = 4000,
                  burn_in: int | None = None, thin: int = 10, seed: int = 0, device: str = "auto",
                  target_acceptance: float = 0.57, record_matrices: bool = True) -> ChainSamples:
@@ -246,7 +229,7 @@ def run_langevin(cfg: CopyTaskConfig, train: Statistics, test: Statistics, start
     record_matrices=False keeps only the copy strength of every sample (`c_trace`) and the mean attention
     matrix (`G_mean`), not every sampled G (K·S·L² numbers, gigabytes for long chains at L ≥ 128)."""
     dev = select_device(device)
-    with _few_threads(dev):
+    with single_cpu_thread(dev):
         return _run_langevin(cfg, train, test, starts, steps, burn_in, thin, seed, dev, target_acceptance, record_matrices)
 
 
@@ -325,7 +308,7 @@ def run_adam(cfg: CopyTaskConfig, train: Statistics, test: Statistics, n_seeds: 
     """Adam on U from `n_seeds` prior draws (batched, all on data set 0 of `train`); filter: U within
     max(1, 1e-3|U_best|) of the best."""
     dev = select_device(device)
-    with _few_threads(dev):
+    with single_cpu_thread(dev):
         return _run_adam(cfg, train, test, n_seeds, steps, lr, seed, dev)
 
 

@@ -362,6 +362,42 @@ _API_DRIVER = textwrap.dedent(
 )
 
 
+def _stop_and_collect(processes) -> list[tuple[str, str]]:
+    """(stdout, stderr) of every process, killing the ones still running first: `communicate()` on
+    a sweep that waits for the go-file would otherwise block forever."""
+    for p in processes:
+        if p.poll() is None:
+            p.kill()
+    return [p.communicate(timeout=30) for p in processes]
+
+
+_OPEN_AND_PUT = textwrap.dedent(
+    """
+    import os, sys, time
+    from attnphase.store import ResultStore
+    while not os.path.exists(sys.argv[2]):
+        time.sleep(0.001)
+    with ResultStore(sys.argv[1]) as store:
+        store.put("race", {"k": int(sys.argv[3])}, {"y": float(sys.argv[3])})
+    """
+)
+
+
+def test_processes_creating_one_new_store_at_the_same_moment_all_succeed(tmp_path):
+    store, go, n = tmp_path / "new.sqlite", tmp_path / "go", 6
+    openers = [subprocess.Popen([sys.executable, "-c", _OPEN_AND_PUT, str(store), str(go), str(k)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for k in range(n)]
+    try:
+        time.sleep(3.0)  # let every interpreter start and wait at the go-file
+        go.touch()
+        outputs = [p.communicate(timeout=120) for p in openers]
+    finally:
+        _stop_and_collect([p for p in openers if p.poll() is None])
+    assert [p.returncode for p in openers] == [0] * n, [err for _, err in outputs]
+    with ResultStore(store) as s:
+        assert sorted(p.params["k"] for p in s.rows()) == list(range(n))
+
+
 def test_two_sweeps_on_one_store_at_once_lose_nothing(tmp_path):
     store, go = tmp_path / "s.sqlite", tmp_path / "go"
     grids = ["x=0:2.9:30", "x=1.5:4.4:30"]  # 15 points in common, 45 in all
@@ -375,7 +411,7 @@ def test_two_sweeps_on_one_store_at_once_lose_nothing(tmp_path):
         deadline = time.time() + 90
         log = tmp_path / "evals.log"
         while time.time() < deadline and (not log.exists() or log.read_text().count("ready") < 2):
-            assert all(p.poll() is None for p in sweeps), [p.communicate() for p in sweeps]
+            assert all(p.poll() is None for p in sweeps), _stop_and_collect(sweeps)
             time.sleep(0.02)
         go.touch()  # both are now holding their first point: they run at the same time
         outputs = [p.communicate(timeout=120) for p in sweeps]

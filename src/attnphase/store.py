@@ -187,7 +187,7 @@ class ResultStore:
         except sqlite3.Error as exc:
             raise StoreError(self.path, f"cannot be opened ({exc})", "Check the path and its permissions") from None
         try:
-            self._setup()
+            self._setup_when_unlocked()
         except StoreError:
             self._conn.close()
             raise
@@ -196,6 +196,27 @@ class ResultStore:
             raise self._as_store_error(exc) from None
 
     # -- opening -------------------------------------------------------------------------------
+
+    def _setup_when_unlocked(self) -> None:
+        """`_setup`, retried while another process holds the file during its own first open.
+
+        Switching a new file to WAL needs an exclusive lock, and SQLite can report "database is locked"
+        for it at once instead of calling the busy handler, e.g. when two sweeps create the same store
+        at the same moment. The set-up is idempotent, so it is retried until `BUSY_TIMEOUT_MS`.
+        """
+        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        pause = 0.01
+        while True:
+            try:
+                self._setup()
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() + pause > deadline:
+                    raise
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
+                time.sleep(pause)
+                pause = min(2 * pause, 0.5)
 
     def _setup(self) -> None:
         conn = self._conn

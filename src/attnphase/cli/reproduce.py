@@ -15,7 +15,7 @@ from attnphase.validate.device import DEVICE_CHOICES
 
 @click.command()
 @click.argument("model", type=click.Choice(model_names() + ["all"]), default="all")
-@click.option("--quick", is_flag=True, help="Reduced sizes: all three models in about 2 minutes on 2 idle cores.")
+@click.option("--quick", is_flag=True, help="Reduced sizes: all three models in about 2.5 minutes on 2 idle cores.")
 @click.option(
     "--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("reports"),
     show_default=True, help="Directory that receives one report directory per model.",
@@ -27,10 +27,11 @@ def reproduce(model: str, quick: bool, out_dir: Path, device: str, as_json: bool
     """Write a report directory per model: report.md, PNG figures and the CSV behind each figure.
 
     Each model's report is written as soon as that model finishes, so an interrupted run keeps the
-    reports already written. With --quick all three take about 2 minutes on 2 idle cores. The full run
-    takes over an hour on 2 cores (signal-recovery about 45 minutes; positional-semantic computes
-    alpha_c and alpha_l at 5 values of omega, 1-6 minutes each); the simulations run on CUDA when a
-    GPU is present (--device auto).
+    reports already written. With --quick all three take about 2.5 minutes on 2 idle cores. The full
+    run takes several hours on 2 cores: signal-recovery about 45-60 minutes; positional-semantic
+    computes alpha_c and alpha_l at 5 values of omega (1-6 minutes each) and runs the d = 1000
+    gradient-descent validation (1-2 CPU-hours); copy-heads adds long Langevin chains for the
+    hysteresis and bimodality figures. The simulations run on CUDA when a GPU is present (--device auto).
 
     \b
     Examples:

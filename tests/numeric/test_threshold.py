@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from attnphase.errors import ParameterError
-from attnphase.numeric.threshold import branch_crossing, find_crossing
+from attnphase.numeric.threshold import bisect_increasing, branch_crossing, find_crossing
 
 CROSSINGS = {
     # name: (f1, f2, f1_mp, f2_mp, lo, hi, guess)
@@ -93,3 +93,15 @@ def test_first_of_several_crossings_and_exact_grid_zero():
         assert abs(res.value_mp - mpmath.pi) <= res.error <= mpmath.pi * mpmath.mpf(10) ** -25
     res = find_crossing(lambda x: x - 0.5, 0.0, 1.0, n_scan=4, digits=20, f_mp=lambda x: x - mpmath.mpf(1) / 2)
     assert res.status == "converged" and res.value_mp == mpmath.mpf(1) / 2
+
+
+def test_bisect_increasing_finds_cube_roots_within_its_bracket_bound():
+    targets = np.linspace(-7.0, 20.0, 11)
+    lo, hi, n = np.full(targets.shape, -3.0), np.full(targets.shape, 3.0), 30
+    roots = bisect_increasing(lambda x: x**3 - targets, lo, hi, iterations=n)
+    assert np.all(np.abs(roots - np.cbrt(targets)) <= (hi - lo) * 2.0 ** (-n - 1))
+
+
+def test_bisect_increasing_rejects_a_bad_iteration_count():
+    with pytest.raises(ParameterError, match="iterations"):
+        bisect_increasing(lambda x: x, [-1.0], [1.0], iterations=0)

@@ -36,6 +36,7 @@ from attnphase.derive.codegen import compile_kernel
 from attnphase.errors import ParameterError
 from attnphase.models import copy_heads as model
 from attnphase.params import check_choice, check_int
+from attnphase.numeric.threshold import bisect_increasing
 
 ATTENTIONS = ("softmax", "linear")
 REDUCTIONS = ("convention-a", "first-attempt")
@@ -1345,13 +1346,13 @@ def _conjugate_g(table: RowTable, h, n_, V, conv, T_):
     tau_ = conv.tau(V)
     h = np.atleast_1d(np.asarray(h, float))
     G = 2 * ((V - 1) * tau_ * n_ / 2 + tau_ * n_ * n_ / (8 * V)) / T_ + 1.0
-    lo, hi = np.full(h.shape, -G), np.zeros(h.shape)
-    for _ in range(40):  # |g| to 2^-40 G ~ 1e-12 G: F is stationary in g, so its error is second order
-        mid = 0.5 * (lo + hi)
-        _, m_, q_, _ = _tilted_moments(table, h, mid)
-        r = mid + np.asarray(ker(m_, q_, n_, V, tau_, conv.log_det_weight))[..., 2] / T_
-        lo, hi = np.where(r > 0, lo, mid), np.where(r > 0, mid, hi)
-    return 0.5 * (lo + hi)
+
+    def residual(g):
+        _, m_, q_, _ = _tilted_moments(table, h, g)
+        return g + np.asarray(ker(m_, q_, n_, V, tau_, conv.log_det_weight))[..., 2] / T_
+
+    # |g| to 2^-40 G ~ 1e-12 G: F is stationary in g, so its error is second order
+    return bisect_increasing(residual, np.full(h.shape, -G), np.zeros(h.shape), iterations=40)
 
 
 def _mean_field_point(table, h, n_, V, conv, T_):

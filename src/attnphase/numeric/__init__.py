@@ -25,9 +25,10 @@ from attnphase.numeric.gauss import (
 from attnphase.numeric.minimize import MultiStartMinimum, minimize_multistart_newton
 from attnphase.numeric.ode import FixedPoint, Trajectory, fixed_points_1d, integrate_drift, linear_stability
 from attnphase.numeric.scaling import ScalingFit, fit_power_law
-from attnphase.numeric.threshold import ThresholdResult, branch_crossing, find_crossing
+from attnphase.numeric.threshold import ThresholdResult, bisect_increasing, branch_crossing, find_crossing
 
 __all__ = [
+    "bisect_increasing",
     "Branch",
     "continue_branch",
     "FixedPointResult",

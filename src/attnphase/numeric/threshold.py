@@ -253,3 +253,21 @@ def _slope64(f64, x, a, b) -> float:
         return (f64(x + h) - f64(x - h)) / (2 * h)
     except _Failure:
         return math.nan
+
+
+def bisect_increasing(residual, lo, hi, iterations: int = 40) -> np.ndarray:
+    """Roots of many increasing functions at once: elementwise x in [lo, hi] with residual(x) = 0.
+
+    `residual(x)` takes an array shaped like `lo` and returns one value per element, negative below
+    the root and positive above it (the caller guarantees a sign change inside every bracket). After
+    n iterations each root lies within (hi − lo)·2^{−n−1} of the returned midpoint: a vectorised
+    solve where a per-element scalar root finder would loop in Python.
+    """
+    iterations = check_int("iterations", iterations, 1, 200)
+    lo = np.array(lo, dtype=float)
+    hi = np.broadcast_to(np.asarray(hi, float), lo.shape).copy()
+    for _ in range(iterations):
+        mid = 0.5 * (lo + hi)
+        above = np.asarray(residual(mid)) > 0
+        lo, hi = np.where(above, lo, mid), np.where(above, mid, hi)
+    return 0.5 * (lo + hi)

@@ -1,4 +1,4 @@
-"""`python -m attnphase` runs the command line."""
+"""`python -m attnphase ...`: the same command line as the `attnphase` script."""
 
 from attnphase.cli import main
 

@@ -998,9 +998,11 @@ def _check_simulation_size(L, V, P, n_seq, chains, steps, n_test_sequences):
 
 def simulate(attention: str, L: int, V: int, P: float, *, sampler: str = "sgld", chains: int = 2, steps: int = 4000,
              seed: int = 0, device: str = "auto", convention: model.Convention = model.DEFAULT, qk_width=None,
-             n_test_sequences: int = 2000) -> dict:
+             n_test_sequences: int = 2000, rng: str = "device") -> dict:
     """Sample (SGLD/MALA, chains alternating uniform and copy starts) or train (Adam, `chains` seeds)
     the real network at P and compare the measured order parameters and losses with the theory.
+    rng: "device" or "cpu", where the random numbers are drawn (`attnphase.validate.seeds`; "cpu"
+    gives the same numbers on every device).
 
     The number of training sequences is P/T rounded (P counts target tokens by default) or P
     (`P_counts="sequences"`). Linear attention has the symmetry (G, W) -> (−G, −W); its order
@@ -1031,14 +1033,14 @@ def simulate(attention: str, L: int, V: int, P: float, *, sampler: str = "sgld",
     theory = solve(attention, L, V, P_used, theory_conv)
     if theory.status != "converged":  # before sampling: without a theory there is nothing to compare with
         raise RuntimeError(f"the theory at P = {P_used:g} was not computed: {theory.message}")
-    gen = generator(seed, dev)
+    gen = generator(seed, dev, rng)
     train = sgld.statistics([sgld.sample_tokens(n_seq, cfg, gen, dev)], V)
     test = sgld.statistics([sgld.sample_tokens(n_test_sequences, cfg, gen, dev)], V)
     if sampler == "sgld":
         starts = [("uniform", "copy")[i % 2] for i in range(chains)]
-        run = sgld.run_langevin(cfg, train, test, starts, steps=steps, seed=seed + 1, device=str(dev))
+        run = sgld.run_langevin(cfg, train, test, starts, steps=steps, seed=seed + 1, device=str(dev), rng=rng)
     else:
-        run = sgld.run_adam(cfg, train, test, chains, steps=steps, seed=seed + 1, device=str(dev))
+        run = sgld.run_adam(cfg, train, test, chains, steps=steps, seed=seed + 1, device=str(dev), rng=rng)
     op = model.order_parameters_of(run.G)
     t_meas, c_meas = op["t"], op["c"]
     if attention == "linear":

@@ -560,13 +560,17 @@ class SimulationResult:
 def simulate(
     d, L, R, theta, trials, steps, theta_scaling="direct", sigma=1.0, beta=1.0, sign_model="A",
     eta0=0.05, k0=10.0, gamma=0.6, batch=1, seed=0, device="auto", *, rho0=None, record_every=None,
-    memory_budget_bytes: int = 1 << 30, sampler: str = "dense", progress: bool = False,
+    memory_budget_bytes: int = 1 << 30, sampler: str = "dense", progress: bool = False, normal_source: str = "auto",
+    rng: str = "device",
 ) -> SimulationResult:
     """Projected SGA of `trials` independent queries from uniform random starts (or from alignment ρ₀).
 
     Steps η_k = η₀/(k + k₀)^γ; `batch` sequences per gradient. The final noise-token mass is averaged
     over the last recording window (the last `record_every` steps) and over trials. `sampler`:
     "dense" (L×d tokens per sequence) or "projected" (same gradient law from 2L + 2d numbers).
+    `normal_source` is the dense sampler's Gaussian source (`attnphase.validate.sga.normal_fill`);
+    rng: "device" or "cpu", where the random numbers are drawn (`attnphase.validate.seeds`; "cpu" with
+    normal_source "torch" gives the same numbers on every device).
     """
     from attnphase.validate.device import select_device
     from attnphase.validate.seeds import generator
@@ -596,8 +600,8 @@ def simulate(
     tokens = PlantedTokens(params.d, params.L, params.R, params.theta_d, params.sigma, params.sign_model)
     run = projected_sga(
         tokens, beta=params.beta, schedule=schedule, steps=steps, trials=trials, batch=batch,
-        generator=generator(seed, torch_device), device=torch_device, rho0=rho0, record_every=record_every,
-        memory_budget_bytes=memory_budget_bytes, sampler=sampler, progress=progress,
+        generator=generator(seed, torch_device, rng), device=torch_device, rho0=rho0, record_every=record_every,
+        memory_budget_bytes=memory_budget_bytes, sampler=sampler, progress=progress, normal_source=normal_source,
     )
     alignment = np.abs(run.final_rho)
     return SimulationResult(

@@ -89,6 +89,13 @@ def json_option(func: Callable) -> Callable:
     )(func)
 
 
+def rng_option(func: Callable) -> Callable:
+    """--rng: where a simulation draws its random numbers (`attnphase.validate.seeds.RNG_SOURCES`)."""
+    return click.option("--rng", type=click.Choice(["device", "cpu"]), default="device", show_default=True,
+                        help="device: the simulation device's own generator (fastest); cpu: drawn on the CPU and "
+                             "copied, so that the same seed gives the same numbers on every device.")(func)
+
+
 def emit(command: str, model: str, parameters: dict[str, Any], result: dict[str, Any], as_json: bool) -> None:
     """Print a command's result: one JSON object with `--json`, else `key: value` lines."""
     payload = {

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-from attnphase.cli.common import Int, Real, RealList, emit, json_option
+from attnphase.cli.common import Int, Real, RealList, emit, json_option, rng_option
 from attnphase.cli.groups import simulate, solve, threshold
 from attnphase.errors import ParameterError
 
@@ -22,7 +22,7 @@ LAM_MAX = 1e6
 OPTION_NAMES = {"gram": "--A", "check_nodes_per_dim": "--check-nodes", "nodes_per_dim": "--nodes", "n_scan": "--scan",
                 **{name: "--" + name.replace("_", "-") for name in (
                     "omega", "alpha", "sigma", "lam", "A", "L", "alpha_min", "alpha_max", "d", "init", "seeds", "seed",
-                    "steps", "lr", "test_samples", "device")}}
+                    "steps", "lr", "test_samples", "device", "rng")}}
 
 
 def as_option_error(call, *args, **kwargs):
@@ -123,9 +123,10 @@ def threshold_command(omega, sigma, lam, A, L, nodes, check_nodes, alpha_min, al
               help="Learning rate (default 0.15 for GD, 0.01 for Adam with --init random).")
 @click.option("--test-samples", type=Int(1, 10**7), default=10_000, show_default=True)
 @click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True)
+@rng_option
 @model_options
 @json_option
-def simulate_command(omega, alpha, d, init, seeds, seed, steps, lr, test_samples, device, sigma, lam, A, L, as_json):
+def simulate_command(omega, alpha, d, init, seeds, seed, steps, lr, test_samples, device, rng, sigma, lam, A, L, as_json):
     """Full-batch GD (Adam for --init random) at finite d, batched over seeds.
 
     \b
@@ -136,9 +137,9 @@ def simulate_command(omega, alpha, d, init, seeds, seed, steps, lr, test_samples
 
     result = as_option_error(simulate_positional_semantic, omega=omega, alpha=alpha, d=d, init=init, seeds=seeds, seed=seed,
                                           steps=steps, lr=lr, test_samples=test_samples, device=device,
-                                          sigma=sigma, lam=lam, A=A, L=L)
+                                          sigma=sigma, lam=lam, A=A, L=L, rng=rng)
     parameters = {"omega": omega, "alpha": alpha, "d": d, "init": init, "seeds": seeds, "seed": seed,
-                  "steps": steps, "lr": result.lr, "test_samples": test_samples, "device": result.device,
+                  "steps": steps, "lr": result.lr, "test_samples": test_samples, "device": result.device, "rng": rng,
                   "sigma": sigma, "lam": lam, "A": A, "L": L}
     emit("simulate", MODEL, parameters, result.as_dict(), as_json)
     if result.status == "diverged":  # printed with its message (non-finite values are null); exit 1 says it too

@@ -12,7 +12,7 @@ import sys
 import click
 import numpy as np
 
-from attnphase.cli.common import Int, Real, emit, json_option
+from attnphase.cli.common import Int, Real, emit, json_option, rng_option
 from attnphase.cli.groups import simulate, solve
 from attnphase.api.signal_recovery import MAX_SIZE, MAX_STEPS, MIN_TOKENS
 from attnphase.errors import ParameterError
@@ -52,7 +52,8 @@ def _check_R(R: int, L: int) -> None:
 # API parameters that are options of these commands (an error about any other name comes from inside a
 # solver and keeps its name).
 _OPTION_PARAMETERS = ("d", "L", "R", "theta", "theta_scaling", "sigma", "beta", "sign_model", "rho", "samples", "seed",
-                      "trials", "steps", "eta0", "k0", "gamma", "batch", "device", "sampler", "rho0")
+                      "trials", "steps", "eta0", "k0", "gamma", "batch", "device", "sampler", "rho0",
+                      "normal_source", "rng")
 
 
 def _as_option_error(call, *args, **kwargs):
@@ -111,9 +112,12 @@ def solve_cmd(d, L, R, theta, theta_scaling, sigma, beta, sign_model, rho, finit
 @click.option("--sampler", type=click.Choice(["dense", "projected"]), default="dense", show_default=True,
               help="dense: L x d tokens per sequence; projected: the same gradient law from 2L + 2d numbers.")
 @click.option("--rho0", type=Real(-1, 1), default=None, help="Start every trial at this alignment (default: uniform on the sphere).")
+@click.option("--normal-source", "normal_source", type=click.Choice(["auto", "ziggurat", "torch"]), default="auto",
+              show_default=True, help="Dense sampler's Gaussian source: ziggurat (CPU only), torch, or auto (ziggurat on the CPU).")
+@rng_option
 @json_option
 def simulate_cmd(d, L, R, theta, theta_scaling, sigma, beta, sign_model, trials, steps, eta0, k0, gamma, batch, seed,
-                 device, sampler, rho0, as_json):
+                 device, sampler, rho0, normal_source, rng, as_json):
     """Projected SGA of the query, all trials batched; final |rho| per trial and the noise-token mass.
 
     \b
@@ -126,7 +130,8 @@ def simulate_cmd(d, L, R, theta, theta_scaling, sigma, beta, sign_model, trials,
     if k0 == 0 and gamma > 0:
         raise ParameterError("--k0", k0, "a real number > 0 when --gamma > 0")
     r = _as_option_error(api_simulate, d, L, R, theta, trials, steps, theta_scaling, sigma, beta, sign_model, eta0, k0, gamma, batch,
-                     seed, device, rho0=rho0, sampler=sampler, progress=not as_json and sys.stderr.isatty())
+                     seed, device, rho0=rho0, sampler=sampler, progress=not as_json and sys.stderr.isatty(),
+                     normal_source=normal_source, rng=rng)
     run = r.trajectory
     result = {"alignment_mean": r.alignment_mean, "alignment_std": r.alignment_std, "alignment": r.alignment,
               "final_rho": r.final_rho,
@@ -135,7 +140,8 @@ def simulate_cmd(d, L, R, theta, theta_scaling, sigma, beta, sign_model, trials,
               "device": run.device, "seconds": run.seconds, "status": r.status, "message": r.message}
     params = {"d": d, "L": L, "R": R, "theta": theta, "theta_scaling": theta_scaling, "sigma": sigma, "beta": beta,
               "sign_model": sign_model, "trials": trials, "steps": steps, "eta0": eta0, "k0": k0, "gamma": gamma,
-              "batch": batch, "seed": seed, "device": device, "sampler": sampler, "rho0": rho0}
+              "batch": batch, "seed": seed, "device": device, "sampler": sampler, "rho0": rho0,
+              "normal_source": normal_source, "rng": rng}
     emit("simulate", MODEL, params, result, as_json)
     if r.status == "diverged":  # printed with its message; the non-finite alignments are null
         raise SystemExit(1)

@@ -27,7 +27,7 @@ import torch
 from attnphase.errors import ParameterError
 from attnphase.params import check_choice, check_int, check_positive, check_real, check_real_list
 from attnphase.validate.device import select_device
-from attnphase.validate.seeds import generator
+from attnphase.validate.seeds import RNG_SOURCES, generator, randn
 
 INITS = ("semantic", "positional", "random")
 # The training tokens of all seeds are held at once (K·n·L·d numbers, n = round(αd)); beyond this many
@@ -92,13 +92,13 @@ class AttentionProblem:
         signs = torch.tensor([(-1.0) ** i for i in range(L)], dtype=dtype, device=device)
         self.p = signs[:, None] * torch.ones(d, dtype=dtype, device=device) / math.sqrt(d)  # (L, d)
         self.gram_p = self.p @ self.p.T
-        self.teacher = torch.randn(K, d, generator=gen, device=device, dtype=dtype)  # Q*
+        self.teacher = randn((K, d), gen, device, dtype)  # Q*
         self.gen, self.device, self.dtype = gen, device, dtype
         self.train = self.batch(n)
 
     def batch(self, n) -> dict:
         """n fresh samples per seed, reduced to what the loss needs."""
-        x = self.sigma * torch.randn(self.K, n, self.L, self.d, generator=self.gen, device=self.device, dtype=self.dtype)
+        x = self.sigma * randn((self.K, n, self.L, self.d), self.gen, self.device, self.dtype)
         h_star = torch.einsum("knld,kd->knl", x, self.teacher) / math.sqrt(self.d)
         T = (1 - self.omega) * _attention(h_star) + self.omega * self.A
         return {"x": x, "T": T, "gram_x": x @ x.transpose(-1, -2), "gram_xp": x @ self.p.T}
@@ -119,12 +119,13 @@ class AttentionProblem:
 
 def simulate_positional_semantic(*, omega, alpha, d=1000, init="semantic", seeds=5, seed=0, steps=5000, lr=None,
                                  test_samples=10_000, device="auto", sigma=0.5, lam=0.01, A=None, L=2,
-                                 dtype=torch.float64, test_chunk=2000, num_threads=None) -> GDResult:
+                                 dtype=torch.float64, test_chunk=2000, num_threads=None, rng="device") -> GDResult:
     """Train K = `seeds` independent students by full-batch GD (semantic / positional init) or Adam
     (random init, Q₀ = 0.1·N(0, 1)) and measure the overlaps and errors at the end (spec §6).
 
     num_threads: torch CPU threads for this call (restored afterwards); on a shared machine one thread
     avoids oversubscription, which slows these small tensor operations down several-fold.
+    rng: "device" or "cpu", where the random numbers are drawn (`attnphase.validate.seeds`).
     """
     previous_threads = torch.get_num_threads()
     if num_threads is not None:
@@ -132,13 +133,13 @@ def simulate_positional_semantic(*, omega, alpha, d=1000, init="semantic", seeds
     try:
         return _simulate(omega=omega, alpha=alpha, d=d, init=init, seeds=seeds, seed=seed, steps=steps, lr=lr,
                          test_samples=test_samples, device=device, sigma=sigma, lam=lam, A=A, L=L, dtype=dtype,
-                         test_chunk=test_chunk)
+                         test_chunk=test_chunk, rng=rng)
     finally:
         torch.set_num_threads(previous_threads)
 
 
 def _simulate(*, omega, alpha, d, init, seeds, seed, steps, lr, test_samples, device, sigma, lam, A, L, dtype,
-              test_chunk) -> GDResult:
+              test_chunk, rng) -> GDResult:
     omega = check_real("omega", omega, 0.0, 1.0)
     alpha = check_positive("alpha", alpha)
     d = check_int("d", d, 2, None)
@@ -169,7 +170,7 @@ def _simulate(*, omega, alpha, d, init, seeds, seed, steps, lr, test_samples, de
         raise ParameterError("lr", lr, f"a real number in (0, {2.0 / lam:g}) (GD needs lr·lam < 2; lam = {lam:g})")
     n = max(1, round(alpha * d))
     dev = select_device(device)
-    gen = generator(seed, dev)
+    gen = generator(seed, dev, rng)
     problem = AttentionProblem(K, n, d, L, omega, sigma, A, gen, dev, dtype)
 
     if init == "semantic":
@@ -177,7 +178,7 @@ def _simulate(*, omega, alpha, d, init, seeds, seed, steps, lr, test_samples, de
     elif init == "positional":
         Q0 = torch.ones(K, d, device=dev, dtype=dtype) / math.sqrt(d)
     else:
-        Q0 = 0.1 * torch.randn(K, d, generator=gen, device=dev, dtype=dtype)
+        Q0 = 0.1 * randn((K, d), gen, dev, dtype)
     Q = Q0.requires_grad_(True)
 
     def objective():

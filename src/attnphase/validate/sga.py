@@ -31,6 +31,7 @@ import torch
 
 from attnphase.errors import ParameterError
 from attnphase.params import check_choice, check_int, check_positive, check_real
+from attnphase.validate import seeds
 from attnphase.validate.device import single_cpu_thread
 from attnphase.validate.ziggurat import fill_normal
 
@@ -98,7 +99,7 @@ class PlantedTokens:
         if self.sign_model == "A":
             return torch.full((n, self.R), self.theta_d, device=device, dtype=dtype)
         shape = (n, 1) if self.sign_model == "B" else (n, self.R)
-        signs = torch.randint(0, 2, shape, generator=generator, device=device).to(dtype) * 2 - 1
+        signs = seeds.randint(0, 2, shape, generator, device).to(dtype) * 2 - 1
         return (self.theta_d * signs).expand(n, self.R)
 
     def fill(self, out: torch.Tensor, generator: torch.Generator, normal_source: str = "auto") -> torch.Tensor:
@@ -128,7 +129,7 @@ def normal_fill(out: torch.Tensor, sigma: float, generator: torch.Generator, sou
     if source == "auto":
         source = "ziggurat" if out.device.type == "cpu" else "torch"
     if source == "torch":
-        return out.normal_(0.0, sigma, generator=generator)
+        return seeds.normal_(out, sigma, generator)
     if out.device.type != "cpu" or out.dtype not in (torch.float32, torch.float64) or not out.is_contiguous():
         raise ParameterError("normal_source", source, "'torch' unless the tensor is a contiguous float32/float64 CPU tensor")
     key = int(torch.randint(0, 2**62, (), generator=generator, device=out.device))
@@ -188,7 +189,7 @@ def projected_pooling_gradient(q: torch.Tensor, tokens: PlantedTokens, beta: flo
         return out
 
     def fresh(size):
-        return sigma * torch.randn(n, size, generator=generator, device=device, dtype=dtype)
+        return sigma * seeds.randn((n, size), generator, device, dtype)
 
     # 1. Zq: nothing known yet.
     Zq = fresh(L)
@@ -251,7 +252,7 @@ class SGAResult:
 
 def initial_queries(n_trials: int, d: int, generator: torch.Generator, device, rho0: float | None = None):
     """Uniform random unit queries (float64), or with alignment exactly ρ₀ and a random orthogonal part."""
-    q = torch.randn(n_trials, d, generator=generator, device=device, dtype=torch.float64)
+    q = seeds.randn((n_trials, d), generator, device)
     if rho0 is None:
         return q / q.norm(dim=1, keepdim=True)
     rho0 = check_real("rho0", rho0, -1.0, 1.0)

@@ -31,7 +31,7 @@ import torch
 
 from attnphase.params import check_choice, check_int, check_positive
 from attnphase.validate.device import select_device, single_cpu_thread
-from attnphase.validate.seeds import generator
+from attnphase.validate import seeds
 
 
 @dataclass(frozen=True)
@@ -65,7 +65,7 @@ class CopyTaskConfig:
 
 # -- data ------------------------------------------------------------------------------------------
 def sample_tokens(n_sequences: int, cfg: CopyTaskConfig, gen: torch.Generator, device) -> torch.Tensor:
-    return torch.randint(0, cfg.V, (n_sequences, cfg.L), generator=gen, device=device)
+    return seeds.randint(0, cfg.V, (n_sequences, cfg.L), gen, device)
 
 
 @dataclass
@@ -150,8 +150,8 @@ def initial_params(cfg: CopyTaskConfig, starts: list[str], gen: torch.Generator,
         if s == "copy":
             A[i] = (copy_score or 2 * math.log(L)) * S if cfg.attention == "softmax" else S / cfg.scale
         elif s == "prior":
-            A[i] = math.sqrt(cfg.sigma2) * torch.randn(L, L, generator=gen, dtype=dt, device=device)
-    p = {"W": math.sqrt(cfg.tau) * torch.randn(K, V, V, generator=gen, dtype=dt, device=device) * 0.1}
+            A[i] = math.sqrt(cfg.sigma2) * seeds.randn((L, L), gen, device, dt)
+    p = {"W": math.sqrt(cfg.tau) * seeds.randn((K, V, V), gen, device, dt) * 0.1}
     if cfg.qk_width is None:
         p["A"] = A
     else:
@@ -222,15 +222,17 @@ def _preconditioner(params, cfg, st):
 
 def run_langevin(cfg: CopyTaskConfig, train: Statistics, test: Statistics, starts: list[str], *, steps: int = 4000,
                  burn_in: int | None = None, thin: int = 10, seed: int = 0, device: str = "auto",
-                 target_acceptance: float = 0.57, record_matrices: bool = True) -> ChainSamples:
+                 target_acceptance: float = 0.57, record_matrices: bool = True, rng: str = "device") -> ChainSamples:
     """MALA chains (chain i starts from starts[i] and sees data set i of `train`) at the Bayesian
     temperature; samples after burn-in, every `thin` steps.
 
     record_matrices=False keeps only the copy strength of every sample (`c_trace`) and the mean attention
-    matrix (`G_mean`), not every sampled G (K·S·L² numbers, gigabytes for long chains at L ≥ 128)."""
+    matrix (`G_mean`), not every sampled G (K·S·L² numbers, gigabytes for long chains at L ≥ 128).
+    rng: "device" or "cpu", where the random numbers are drawn (`attnphase.validate.seeds`)."""
     dev = select_device(device)
     with single_cpu_thread(dev):
-        return _run_langevin(cfg, train, test, starts, steps, burn_in, thin, seed, dev, target_acceptance, record_matrices)
+        return _run_langevin(cfg, train, test, starts, steps, burn_in, thin, seed, dev, target_acceptance, record_matrices,
+                             rng)
 
 
 def _match(st: Statistics, K: int) -> Statistics:
@@ -251,9 +253,9 @@ def copy_strength(G: torch.Tensor) -> torch.Tensor:
     return (L * m - t) / (L - 1)
 
 
-def _run_langevin(cfg, train, test, starts, steps, burn_in, thin, seed, dev, target_acceptance, record_matrices=True):
+def _run_langevin(cfg, train, test, starts, steps, burn_in, thin, seed, dev, target_acceptance, record_matrices, rng):
     train, test = _match(train, len(starts)), _match(test, len(starts))
-    gen = generator(seed, dev)
+    gen = seeds.generator(seed, dev, rng)
     burn_in = steps // 2 if burn_in is None else burn_in
     params = initial_params(cfg, starts, gen, dev)
     K = len(starts)
@@ -268,14 +270,14 @@ def _run_langevin(cfg, train, test, starts, steps, burn_in, thin, seed, dev, tar
             pre = _preconditioner(params, cfg, train)
             U, g = _grad(params, cfg, train)
         eta = {k: h.reshape((K,) + (1,) * (v.dim() - 1)) * pre[k] for k, v in params.items()}
-        noise = {k: torch.randn(v.shape, generator=gen, dtype=v.dtype, device=dev) for k, v in params.items()}
+        noise = {k: seeds.randn(v.shape, gen, dev, v.dtype) for k, v in params.items()}
         prop = {k: params[k] - eta[k] * g[k] + torch.sqrt(2 * eta[k]) * noise[k] for k in params}
         U_p, g_p = _grad(prop, cfg, train)
         # log q(θ | θ') − log q(θ' | θ) for the preconditioned Langevin proposal
         fwd = _block_sum({k: noise[k] ** 2 / 2 for k in params}, K)
         back = _block_sum({k: (params[k] - prop[k] + eta[k] * g_p[k]) ** 2 / (4 * eta[k]) for k in params}, K)
         log_alpha = U - U_p - back + fwd
-        u = torch.rand(K, generator=gen, dtype=torch.float64, device=dev)
+        u = seeds.rand(K, gen, dev)
         acc = torch.log(u) < log_alpha
         for k in params:
             mask = acc.reshape((K,) + (1,) * (params[k].dim() - 1))
@@ -304,17 +306,17 @@ def _run_langevin(cfg, train, test, starts, steps, burn_in, thin, seed, dev, tar
 
 
 def run_adam(cfg: CopyTaskConfig, train: Statistics, test: Statistics, n_seeds: int, *, steps: int = 3000, lr: float = 0.05,
-             seed: int = 0, device: str = "auto") -> ChainSamples:
+             seed: int = 0, device: str = "auto", rng: str = "device") -> ChainSamples:
     """Adam on U from `n_seeds` prior draws (batched, all on data set 0 of `train`); filter: U within
-    max(1, 1e-3|U_best|) of the best."""
+    max(1, 1e-3|U_best|) of the best. rng: "device" or "cpu" (`attnphase.validate.seeds`)."""
     dev = select_device(device)
     with single_cpu_thread(dev):
-        return _run_adam(cfg, train, test, n_seeds, steps, lr, seed, dev)
+        return _run_adam(cfg, train, test, n_seeds, steps, lr, seed, dev, rng)
 
 
-def _run_adam(cfg, train, test, n_seeds, steps, lr, seed, dev):
+def _run_adam(cfg, train, test, n_seeds, steps, lr, seed, dev, rng):
     train, test = _match(train, n_seeds), _match(test, n_seeds)
-    gen = generator(seed, dev)
+    gen = seeds.generator(seed, dev, rng)
     params = initial_params(cfg, ["prior"] * n_seeds, gen, dev)
     leaves = [v.requires_grad_(True) for v in params.values()]
     opt = torch.optim.Adam(leaves, lr=lr)

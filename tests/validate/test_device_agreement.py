@@ -1,0 +1,58 @@
+"""Same seed, different devices: the validate layer's simulators agree to floating-point tolerance.
+
+On a machine with a GPU `compare_devices` runs every simulator on the CPU and on CUDA; on a machine
+without one it runs them on the CPU twice, where the numbers must then be identical (determinism).
+"""
+
+import numpy as np
+import torch
+
+from attnphase.validate import seeds
+from attnphase.validate.agreement import RELATIVE_TOLERANCE, SIMULATORS, _compare, _signal_recovery, compare_devices
+from attnphase.validate.sga import PlantedTokens, StepSchedule, projected_sga
+
+
+def test_every_simulator_agrees_between_devices_with_the_same_seed():
+    rows = compare_devices("cpu", "auto", seed=5)
+    assert {r.simulator for r in rows} == set(SIMULATORS)
+    failures = [r.as_dict() for r in rows if not r.agrees]
+    assert not failures, failures
+    if not torch.cuda.is_available():  # the CPU against itself: bit-for-bit
+        assert max(r.max_abs_deviation for r in rows) == 0.0
+    # Each compared output is a real measurement, not an empty or all-zero array.
+    assert min(r.scale for r in rows) > 1e-4
+
+
+def test_the_tolerance_separates_rounding_from_a_precision_bug():
+    """The same trajectory with float32 tokens deviates from the float64 one far beyond the tolerance,
+    so a device path that silently downcast would fail the agreement check."""
+    device = torch.device("cpu")
+    reference = _signal_recovery(device, "projected", seed=2)
+    tokens = PlantedTokens(d=64, L=256, R=32, theta_d=1.0, sigma=1.0, sign_model="C")
+    run32 = projected_sga(tokens, beta=1.0, schedule=StepSchedule(0.5, 10.0, 0.6), steps=300, trials=4, batch=2,
+                          generator=seeds.generator(2, device, "cpu"), device=device, record_every=30,
+                          dtype=torch.float32, sampler="projected")
+    row = _compare("projected SGA", "rho", reference["rho"], run32.rho)
+    assert not row.agrees
+    assert row.relative_deviation > 100 * RELATIVE_TOLERANCE
+
+
+def test_cpu_source_on_the_cpu_is_the_device_source():
+    """On the CPU both sources are the same Mersenne Twister stream: "cpu" changes nothing there."""
+    for draw in (lambda g: seeds.randn((3, 4), g, "cpu"), lambda g: seeds.rand(5, g, "cpu"),
+                 lambda g: seeds.randint(0, 7, (6,), g, "cpu"),
+                 lambda g: seeds.normal_(torch.empty(8, dtype=torch.float32), 2.0, g)):
+        a = draw(seeds.generator(11, "cpu", "device"))
+        b = draw(seeds.generator(11, "cpu", "cpu"))
+        assert torch.equal(a, b)
+
+
+def test_numbers_are_drawn_on_the_generator_device_and_land_on_the_tensor_device():
+    """A CPU generator serving a tensor elsewhere: the numbers equal the CPU draw (checked on CUDA when
+    present; on the CPU the target is the CPU itself)."""
+    target = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    out = torch.empty(1000, dtype=torch.float64, device=target)
+    seeds.normal_(out, 0.5, seeds.generator(3, target, "cpu"))
+    expected = torch.empty(1000, dtype=torch.float64).normal_(0.0, 0.5, generator=seeds.generator(3, "cpu"))
+    assert out.device.type == target.type
+    np.testing.assert_array_equal(out.cpu().numpy(), expected.numpy())

@@ -149,3 +149,26 @@ def test_finite_size_gap_to_the_semantic_branch_shrinks():
     assert fit.exponent_high < 0, (fit.exponent, fit.exponent_low, fit.exponent_high)
     first, last = theta_gaps[0], theta_gaps[-1]
     assert first.rms - last.rms > 3 * np.hypot(first.rms_error, last.rms_error)
+
+
+def test_cached_runner_keeps_each_run_and_reuses_it(tmp_path):
+    """A stored run comes back equal (arrays included) without simulating again; a new argument runs."""
+    from attnphase.reproduce.positional_semantic import cached_runner, gd_run_plan, simulate_run
+
+    calls = []
+
+    def counting(*arguments):
+        calls.append(arguments)
+        return simulate_run(*arguments)
+
+    runner = cached_runner(tmp_path, counting)
+    first = runner(1.0, 20, "semantic", 2, 30, 50, 3, "cpu")
+    again = runner(1.0, 20, "semantic", 2, 30, 50, 3, "cpu")
+    assert len(calls) == 1 and not list(tmp_path.glob("*.partial"))
+    for key in ("m", "theta", "q", "test_error", "train_loss", "test_error_mc_sem"):
+        np.testing.assert_array_equal(again[key], first[key])
+    runner(1.0, 20, "semantic", 2, 30, 50, 4, "cpu")
+    assert len(calls) == 2
+    # The plan lists each of the full report's simulations once (the scan reuses the d = 1000 protocol runs).
+    plan = gd_run_plan()
+    assert len(plan) == len(set(plan)) == 8 + 2 * 4 + 5

@@ -17,7 +17,9 @@ Cost of the full validation: one d = 1000, 5-seed, 5000-step GD run takes ≈ 23
 idle core (two matrix-vector products with the K·n·L·d training tokens per step; measured 45 ms per
 step at α = 1) and about twice that on a loaded machine (α = 1.5: 700 CPU-seconds measured), so the
 protocol alone is 40–80 CPU-minutes and the whole validation 1–2 CPU-hours; use --device cuda where
-available.
+available (on one H200 all of it took 252 s). Every finished run is kept in out_dir/gd_runs/
+(`cached_runner`), so an interrupted report resumes, and runs made on a GPU machine by
+`simulate_gd_plan(out_dir / "gd_runs", "cuda")` are reused when their files are copied there.
 """
 
 from __future__ import annotations
@@ -156,6 +158,52 @@ def simulate_run(alpha: float, d: int, init: str, seeds: int, steps: int, test_s
     result = simulate_positional_semantic(omega=OMEGA, alpha=alpha, d=d, init=init, seeds=seeds, steps=steps,
                                           test_samples=test_samples, seed=seed, device=device, num_threads=1)
     return result.as_dict()
+
+
+def gd_run_plan() -> list[tuple]:
+    """Every simulation `gd_validation` makes, as runner arguments (α, d, init, seeds, steps, test_samples, seed)."""
+    plan = [(a, PROTOCOL["d"], init, PROTOCOL["seeds"], PROTOCOL["steps"], PROTOCOL["test_samples"], PROTOCOL["seed"])
+            for a in PROTOCOL_ALPHAS for init in ("semantic", "positional")]
+    plan += [(SCAN_ALPHA, d, init, seeds, SCAN["steps"], SCAN["test_samples"], SCAN["seed"])
+             for d, seeds in SCAN_SIZES for init in ("semantic", "positional")]
+    plan += [(a, RANDOM_INIT["d"], "random", RANDOM_INIT["seeds"], RANDOM_INIT["steps"], RANDOM_INIT["test_samples"],
+              RANDOM_INIT["seed"]) for a in RANDOM_INIT_ALPHAS]
+    return list(dict.fromkeys(plan))  # the scan reuses the protocol's d = 1000 runs
+
+
+def cached_runner(cache_dir: Path, runner=simulate_run):
+    """A runner that keeps every finished simulation as a JSON file in `cache_dir` and reuses it.
+
+    A full report interrupted during its CPU-hours of GD loses no finished run, and runs made elsewhere
+    (e.g. on a GPU: `simulate_gd_plan(cache_dir, "cuda")`) are used by copying their files in. The file
+    name is the run's arguments; the device is not part of it (any device samples the same law).
+    """
+    import json
+
+    cache_dir = Path(cache_dir)
+
+    def cached(alpha, d, init, seeds, steps, test_samples, seed, device):
+        path = cache_dir / f"gd_a{alpha:g}_d{d}_{init}_K{seeds}_s{steps}_t{test_samples}_seed{seed}.json"
+        if path.exists():
+            stored = json.loads(path.read_text())
+            return {k: np.asarray(v) if isinstance(v, list) else v for k, v in stored.items()}
+        result = runner(alpha, d, init, seeds, steps, test_samples, seed, device)
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(".partial")
+        partial.write_text(json.dumps({k: v.tolist() if isinstance(v, np.ndarray) else v for k, v in result.items()}))
+        partial.replace(path)  # atomic: a half-written file is never read back as a run
+        return result
+
+    return cached
+
+
+def simulate_gd_plan(cache_dir: Path, device: str = "auto") -> float:
+    """Run (or find in `cache_dir`) every simulation of `gd_run_plan`; returns the seconds taken."""
+    start = time.time()
+    runner = cached_runner(cache_dir)
+    for arguments in gd_run_plan():
+        runner(*arguments, device)
+    return time.time() - start
 
 
 def theory_reference(alphas, nodes: int = THEORY_NODES, check_nodes: int = THEORY_CHECK_NODES) -> dict:
@@ -472,7 +520,7 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
     if quick:
         gd = gd_table([1.25], d=100, seeds=2, steps=500, device=device)
     else:
-        validation = gd_validation(out_dir, device)
+        validation = gd_validation(out_dir, device, runner=cached_runner(out_dir / "gd_runs"))
         gd = validation["gd_rows"]
     write_csv(out_dir / "gd.csv", gd)
 

@@ -53,9 +53,9 @@ def test_coverage_of_plane_samples_is_complete():
     assert cov["pca_top2_fraction"] == pytest.approx(1.0, abs=1e-12)
 
 
-def test_simulation_rejects_unsupported_boundary():
+def test_simulation_rejects_unsupported_tokens():
     with pytest.raises(ParameterError):
-        api.simulate("softmax", 8, 4, 100.0, convention=model.DEFAULT.with_(boundary="drop-first"), steps=10)
+        api.simulate("softmax", 8, 4, 100.0, convention=model.DEFAULT.with_(tokens="centred"), steps=10)
 
 
 @pytest.mark.slow

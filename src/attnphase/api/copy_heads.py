@@ -13,7 +13,10 @@ scans and mpmath for polishing) and solved here:
 * `scaling`: P* over L = 2^k (or over V) and fits against each claimed law (numeric.scaling).
 * `simulate`: the real network with SGLD or Adam (validate.sgld).
 * `softmax_row_mean_field` / `softmax_mean_field_window`: the softmax free energy with each row's
-  fluctuations kept (Cramér function of one row), the theory that finite-L sampling follows;
+  fluctuations kept (Cramér function of one row; under the causal mask one per row length), the theory
+  that finite-L sampling follows;
+* causal mask (`Convention(boundary="causal")`): `causal_solve`, `causal_linear_transition` (row-resolved
+  Convention A, exact 3×3 stability reduction), `causal_softmax_transition` (row mean field);
   `simulate_hysteresis`: uniform- and copy-start chains on shared data sets across a window.
 
 P convention (default): P counts target tokens and the loss is summed, so n = β·P (β = 1). Other
@@ -106,8 +109,11 @@ def _check_common(attention, L, V, convention):
     if not isinstance(convention, model.Convention):
         raise ParameterError("convention", convention, "an attnphase.models.copy_heads.Convention")
     L, V = model.check_sizes(L, V)
-    if convention.boundary == "drop-first" and L < 3:
-        raise ParameterError("L", L, "an integer >= 3 with boundary 'drop-first'")
+    if convention.boundary in ("drop-first", "causal") and L < 3:
+        raise ParameterError("L", L, f"an integer >= 3 with boundary '{convention.boundary}'")
+    if convention.boundary == "causal" and attention == "linear" and convention.remainder != "map":
+        raise ParameterError("remainder", convention.remainder, "'map' with boundary 'causal' (the causal reduction is "
+                                                                "the row-resolved saddle point over G, Convention A)")
     return attention, L, V
 
 
@@ -287,6 +293,8 @@ def solve(attention: str, L: int, V: int, P: float, convention: model.Convention
     attention, L, V = _check_common(attention, L, V, convention)
     P = model.check_P(P)
     n_ = convention.n_of_P(P, L)
+    if convention.boundary == "causal":
+        return causal_solve(attention, L, V, P, convention)
     lossk = loss_kernels(convention.centred)
     tau_ = convention.tau(V)
     minima = []
@@ -712,11 +720,17 @@ def threshold(attention: str, L: int, V: int, digits: int = 30, convention: mode
     attention, L, V = _check_common(attention, L, V, convention)
     digits = check_int("digits", digits, 1, 100)
     reduction = check_choice("reduction", reduction, REDUCTIONS)
-    overflow = _action_overflow(attention, L, V, convention)
+    overflow = "" if convention.boundary == "causal" else _action_overflow(attention, L, V, convention)
     if overflow:
         # a scan over non-finite curvatures would find no sign change and report "no transition"
         return TransitionResult(attention, L, V, "undetermined", math.nan, "", math.nan, math.nan, status="failed",
                                 message=overflow)
+    if convention.boundary == "causal":
+        if reduction == "first-attempt":
+            raise ParameterError("reduction", reduction, "'convention-a' with boundary 'causal'")
+        if attention == "softmax":
+            return causal_softmax_transition(L, V, convention, digits)
+        return causal_linear_transition(L, V, convention, digits, classify)
     if attention == "softmax":
         return softmax_transition(L, V, convention, digits)
     if reduction == "first-attempt":
@@ -749,6 +763,288 @@ def _action_overflow(attention, L, V, conv) -> str:
         return ""
     return (f"the reduced {attention} action overflows float64 at these parameters (L = {L}, V = {V}, tau = {conv.tau(V):g}, "
             f"sigma2 = {conv.sigma2:g}, beta = {conv.beta:g}): threshold not computed")
+
+
+# -- causal mask: linear attention (row-resolved Convention A) -----------------------------------------
+# models.copy_heads.causal_linear_action: the action depends on the T row sums t_l (rows l = 2..L) through
+# Q_t = Σ t_l²/l, M_t = Σ t_l/l, T1 = Σ t_l, T2 = Σ t_l² and on the shared copy strength c. The kernels give
+# S, its gradient and Hessian in these five collective variables; the chain rule maps them to (t, c).
+_CAUSAL_COLLECTIVE = (model.sum_t2_l, model.sum_t_l, model.sum_t, model.sum_t2, model.c)
+_CAUSAL_PARAMS = [model.n, model.V, model.T, model.harmonic, model.tau, model.lam_a, model.w_b, model.ld]
+
+
+@lru_cache(maxsize=None)
+def causal_linear_kernels(centred: bool = False) -> _Kernels:
+    return _compile(model.causal_linear_action(centred), _CAUSAL_COLLECTIVE, _CAUSAL_PARAMS)
+
+
+@lru_cache(maxsize=None)
+def causal_stability_kernels(centred: bool = False):
+    """(λ, μ) of the row curvatures d_l = λ/l + μ, and the 3×3 stability matrix K (float64 and mpmath)."""
+    lam_mu = list(model.causal_row_curvatures(centred))
+    K = model.causal_stability_matrix(centred)
+    args = list(model.causal_gram) + _CAUSAL_PARAMS
+    return (compile_kernel(lam_mu, _CAUSAL_PARAMS), compile_kernel(lam_mu, _CAUSAL_PARAMS, backend="mpmath"),
+            compile_kernel(K, args), compile_kernel(K, args, backend="mpmath"))
+
+
+def causal_linear_parameters(n, L, V, conv: model.Convention) -> list:
+    """[n, V, T, H, τ, λ_a, w_b, ld] for G = κ(A + b)·mask over the target rows l = 2..L."""
+    T_ = L - 1
+    sum_l = L * (L + 1) / 2 - 1
+    w = 1.0 / (sum_l + conv.sigma2 / conv.s1) if conv.bias else 0.0
+    return [n, V, float(T_), model.causal_row_uniform_weight(L) if L <= 2**16 else _harmonic_tail(L), conv.tau(V),
+            1.0 / (conv.kappa(L) ** 2 * conv.sigma2), w, conv.log_det_weight]
+
+
+def _harmonic_tail(L, mp=False):
+    """Σ_{l=2}^{L} 1/l = ψ(L + 1) − ψ(2)."""
+    if mp:
+        return mpmath.digamma(L + 1) - mpmath.digamma(2)
+    from scipy.special import digamma
+
+    return float(digamma(L + 1.0) - digamma(2.0))
+
+
+def _causal_gram(lam, mu, L, H, mp=False):
+    """Σ_a = Σ 1/(l(λ + μl)), Σ_b = Σ 1/(λ + μl), Σ_c = Σ l/(λ + μl) over l = 2..L.
+
+    Direct sums in float64 up to L = 4096; beyond, digamma differences Σ_b = (ψ(L + 1 + z) − ψ(2 + z))/μ,
+    z = λ/μ, in mpmath: at the threshold z ~ L³ ≫ L, so the difference and Σ_c = (T − λΣ_b)/μ cancel about
+    2·log10(z) digits, which the working precision is raised by (float64 would return noise)."""
+    T_ = L - 1
+    if mp:
+        if mu == 0:
+            return H / lam, T_ / lam, (mpmath.mpf(L) * (L + 1) / 2 - 1) / lam
+        extra = 2 * int(abs(mpmath.log10(lam / mu))) + 10
+        with mpmath.workdps(mpmath.mp.dps + extra):
+            z = lam / mu  # at the raised precision: its rounding error is amplified z-fold in Σ_c
+            Sb = (mpmath.digamma(L + 1 + z) - mpmath.digamma(2 + z)) / mu
+            out = ((H - mu * Sb) / lam, Sb, (T_ - lam * Sb) / mu)
+        return tuple(+v for v in out)  # rounded back to the working precision
+    lam, mu = np.asarray(lam, float), np.asarray(mu, float)
+    if L <= 4096:
+        ls = np.arange(2, L + 1, dtype=float)
+        den = lam[..., None] + mu[..., None] * ls
+        return (1 / (ls * den)).sum(-1), (1 / den).sum(-1), (ls / den).sum(-1)
+    out = np.empty((3,) + lam.shape)
+    with mpmath.workdps(20):
+        for idx in np.ndindex(lam.shape):
+            out[(slice(None),) + idx] = [float(v) for v in _causal_gram(mpmath.mpf(float(lam[idx])), mpmath.mpf(float(mu[idx])),
+                                                                         L, mpmath.mpf(float(H)), mp=True)]
+    return out[0], out[1], out[2]
+
+
+def _causal_K(n_, L, V, conv, mp=False):
+    """The stability matrix K (models.causal_stability_matrix) at n (array in float64, scalar in mpmath)."""
+    lm, lm_mp, K, K_mp = causal_stability_kernels(conv.centred)
+    if mp:
+        p = _mp_params(causal_linear_parameters(n_, L, V, conv))
+        if L > 2**16:
+            p[3] = _harmonic_tail(L, mp=True)
+        lam, mu = lm_mp(*p)
+        return K_mp(*_causal_gram(lam, mu, L, p[3], mp=True), *p)
+    p = causal_linear_parameters(n_, L, V, conv)
+    lam_mu = np.asarray(lm(*p), float)
+    gram = _causal_gram(lam_mu[..., 0], lam_mu[..., 1], L, p[3])
+    return np.asarray(K(*gram, *p), float)
+
+
+def _normalised_min_eigenvalue(K, mp=False):
+    """Smallest eigenvalue of D^{-1/2} K D^{-1/2}, D = diag|K| (Sylvester: same inertia as K, scale-free)."""
+    if mp:
+        d = [mpmath.sqrt(abs(K[i, i])) for i in range(3)]
+        Kn = mpmath.matrix(3, 3)
+        for i in range(3):
+            for j in range(3):
+                Kn[i, j] = K[i, j] / (d[i] * d[j])
+        return min(mpmath.eigsy(Kn)[0])
+    d = np.sqrt(np.abs(np.diagonal(K, axis1=-2, axis2=-1)))
+    return np.linalg.eigvalsh(K / (d[..., :, None] * d[..., None, :]))[..., 0]
+
+
+def causal_row_profile(y, n_, L, V, conv):
+    """Row sums t_l (l = 2..L) that realise the collective soft vector y = (M_t, T1) at least cost:
+    t_l = (α/l + β)/d_l, (α, β) = Σ⁻¹ y, d_l = λ/l + μ (see models.causal_stability_matrix)."""
+    lm = causal_stability_kernels(conv.centred)[0]
+    p = causal_linear_parameters(n_, L, V, conv)
+    lam, mu = (float(v) for v in np.asarray(lm(*p), float))
+    ls = np.arange(2, L + 1, dtype=float)
+    d = lam / ls + mu
+    A = np.stack([1 / ls, np.ones_like(ls)])
+    gram = (A / d) @ A.T
+    alpha, beta = np.linalg.solve(gram, np.asarray(y[:2], float))
+    return (alpha / ls + beta) / d
+
+
+@lru_cache(maxsize=None)
+def causal_landau_kernel(centred: bool = False):
+    """(da₂/dn, a₂, a₄, a₆) of S along the direction φ·(t, c), given its collective sums (Q_v, M_v, T1_v, T2_v, c_v)."""
+    from attnphase.derive.landau import landau_expansion
+
+    direction = sympy.symbols("Q_v M_v T1_v T2_v c_v", real=True)
+    Qv, Mv, T1v, T2v, cv = direction
+    F = model.causal_linear_action(centred).subs({model.sum_t2_l: _phi**2 * Qv, model.sum_t_l: _phi * Mv, model.sum_t: _phi * T1v,
+                                                   model.sum_t2: _phi**2 * T2v, model.c: _phi * cv})
+    exp = landau_expansion(F, _phi, 0, 6)
+    outs = [sympy.diff(exp.coefficient(2), model.n), exp.coefficient(2), exp.coefficient(4), exp.coefficient(6)]
+    return compile_kernel(outs, list(direction) + _CAUSAL_PARAMS)
+
+
+def causal_linear_transition(L, V, conv=model.DEFAULT, digits=30, classify=True) -> TransitionResult:
+    """Masked linear attention: first n where the symmetric point t_l = c = 0 loses stability (the smallest
+    eigenvalue of the normalised stability matrix K crosses zero; mpmath polish), the soft row profile,
+    the Landau classification along it (derive.landau) and the crossover where the copy mode's own
+    curvature K_cc vanishes."""
+    dps = digits + 15 + int(3 * math.log10(L))
+    scale = V * V + L**1.5 * V**0.5 + L * V
+    lo, hi = 1e-3, scale * 1e6
+
+    def values(ln_n):
+        return _normalised_min_eigenvalue(_causal_K(np.exp(ln_n), L, V, conv))
+
+    f = lambda n_: float(values(np.array([math.log(n_)]))[0])  # noqa: E731
+    f_mp = lambda n_: _normalised_min_eigenvalue(_causal_K(n_, L, V, conv, mp=True), mp=True)  # noqa: E731
+    with mpmath.workdps(dps):
+        res = _log_crossing(f, f_mp, lo, hi, digits, values)
+    if not math.isfinite(res.value):
+        return TransitionResult("linear", L, V, "none", math.nan, "", math.nan, math.nan, status="not_found", message=res.message)
+    n_star = math.exp(res.value)
+    K = _causal_K(np.array([n_star * (1 + 1e-9)]), L, V, conv)[0]
+    d = np.sqrt(np.abs(np.diag(K)))
+    vecs = np.linalg.eigh(K / np.outer(d, d))[1]
+    y = vecs[:, 0] / d
+    t_rows = causal_row_profile(y, n_star, L, V, conv)
+    ls = np.arange(2, L + 1, dtype=float)
+    spread = (L - 1) - float(causal_linear_parameters(n_star, L, V, conv)[3])
+    uniform_norm2, copy_norm2 = float((t_rows**2 / ls).sum()), y[2] ** 2 * spread
+    soft_mode = "uniform" if uniform_norm2 >= copy_norm2 else "copy"
+
+    def curvature(K_):  # the other mode's own curvature: K_cc (copy) or the t-block's smallest eigenvalue
+        if soft_mode == "uniform":
+            return K_[..., 2, 2]
+        return np.linalg.eigvalsh(K_[..., :2, :2])[..., 0]
+
+    def curvature_mp(n_):
+        K_ = _causal_K(n_, L, V, conv, mp=True)
+        if soft_mode == "uniform":
+            return K_[2, 2]
+        return min(mpmath.eigsy(mpmath.matrix([[K_[0, 0], K_[0, 1]], [K_[1, 0], K_[1, 1]]]))[0])
+
+    cvals = lambda ln_n: curvature(_causal_K(np.exp(ln_n), L, V, conv))  # noqa: E731
+    with mpmath.workdps(dps):
+        cross = _log_crossing(lambda n_: float(cvals(np.array([math.log(n_)]))[0]), curvature_mp, lo, hi, digits, cvals)
+        P_digits = mpmath.nstr(conv.P_of_n(mpmath.exp(res.value_mp), L), digits)
+        Pc_digits = mpmath.nstr(conv.P_of_n(mpmath.exp(cross.value_mp), L), digits) if math.isfinite(cross.value) else None
+    land = {"order": "not classified", "message": ""}
+    if classify:
+        direction = [uniform_norm2, float((t_rows / ls).sum()), float(t_rows.sum()), float((t_rows**2).sum()), float(y[2])]
+        p = causal_linear_parameters(n_star, L, V, conv)
+        a2s, a2, a4, a6 = (float(v) for v in causal_landau_kernel(conv.centred)(*direction, *p))
+        order, exponent, message = _classify_canonical(_sign(a2s), _sign(a4), _sign(a6))
+        land = {"order": order, "exponent": exponent, "a4": a4, "message": message}
+    P_cross = conv.P_of_n(math.exp(cross.value), L) if math.isfinite(cross.value) else None
+    return TransitionResult(
+        "linear", L, V, land["order"], conv.P_of_n(n_star, L), P_digits, conv.P_of_n(n_star, L) * res.error, n_star,
+        exponent=land.get("exponent"), landau_a4=land.get("a4"), P_crossover=P_cross, P_crossover_digits=Pc_digits,
+        soft_mode=soft_mode, status=res.status,
+        message=f"causal mask: symmetric point loses stability along the {soft_mode} mode; " + land.get("message", ""),
+        details={"soft_vector": {"M_t": float(y[0]), "T1": float(y[1]), "c": float(y[2])},
+                 "soft_row_sums_first_last": [float(t_rows[0]), float(t_rows[-1])]},
+    )
+
+
+def _causal_collective(t_rows, ls):
+    return np.array([(t_rows**2 / ls).sum(), (t_rows / ls).sum(), t_rows.sum(), (t_rows**2).sum()])
+
+
+def causal_linear_action_of(t_rows, c_, n_, L, V, conv) -> tuple[float, np.ndarray, np.ndarray]:
+    """Action, gradient and Hessian of the causal linear action in (t_2..t_L, c) (chain rule from the
+    collective kernels: ∂Q_t/∂t_l = 2t_l/l, ∂M_t/∂t_l = 1/l, ∂T1/∂t_l = 1, ∂T2/∂t_l = 2t_l)."""
+    ker = causal_linear_kernels(conv.centred)
+    p = causal_linear_parameters(n_, L, V, conv)
+    ls = np.arange(2, L + 1, dtype=float)
+    z = list(_causal_collective(t_rows, ls)) + [c_]
+    S = float(ker.action(*z, *p))
+    g5 = np.asarray(ker.grad(*z, *p), float)
+    h5 = np.asarray(ker.hess(*z, *p), float)
+    T_ = L - 1
+    J = np.zeros((5, T_ + 1))
+    J[0, :T_], J[1, :T_], J[2, :T_], J[3, :T_], J[4, T_] = 2 * t_rows / ls, 1 / ls, 1.0, 2 * t_rows, 1.0
+    grad = J.T @ g5
+    hess = J.T @ h5 @ J
+    hess[np.arange(T_), np.arange(T_)] += 2 * g5[0] / ls + 2 * g5[3]
+    return S, grad, hess
+
+
+def _causal_linear_minima(n_, L, V, conv):
+    from scipy.optimize import minimize
+
+    T_ = L - 1
+    found, iters = [], 0
+    for t0 in (0.0, 0.5, 1.0, 2.0):
+        for c0 in (0.0, 0.1, 0.5, 1.0):
+            x0 = np.r_[np.full(T_, t0), c0]
+            fun = lambda v: causal_linear_action_of(v[:T_], v[T_], n_, L, V, conv)  # noqa: E731
+            try:
+                with np.errstate(all="ignore"):
+                    res = minimize(lambda v: fun(v)[0], x0, jac=lambda v: fun(v)[1], hess=lambda v: fun(v)[2],
+                                   method="trust-exact", options={"gtol": 1e-10, "maxiter": 500})
+            except (ValueError, ArithmeticError, np.linalg.LinAlgError, UnboundLocalError):
+                continue
+            iters += res.nit
+            if not (np.all(np.isfinite(res.x)) and np.isfinite(res.fun)):
+                continue
+            v = res.x if res.x[:T_].mean() >= 0 else -res.x  # (t, c) ↦ (−t, −c) symmetry
+            if not any(np.allclose(v, f_, atol=1e-6, rtol=1e-6) for f_ in found):
+                found.append(v)
+    return found, iters
+
+
+@lru_cache(maxsize=None)
+def causal_loss_kernels(centred: bool = False):
+    args = [model.m, model.q, model.t, model.t2, model.n, model.V, model.tau]  # t: mean row sum t1
+    return compile_kernel([model.mean_predictor_loss_rows(model.m, model.q, model.t, model.t2, centred),
+                           model.gibbs_loss_rows(model.m, model.q, model.t, model.t2, centred)], args)
+
+
+def causal_solve(attention, L, V, P, conv) -> SolveResult:
+    """`solve` under the causal mask. Linear: minima of the row-resolved action over (t_2..t_L, c) (L ≤ 1024,
+    a dense (L × L) Hessian per Newton step); c_uniform = mean row sum. Softmax: minima of the row
+    mean-field free energy F(m) (each row its own Cramér function; `softmax_row_mean_field`)."""
+    n_ = conv.n_of_P(P, L)
+    tau_ = conv.tau(V)
+    lossk = causal_loss_kernels(conv.centred)
+    minima = []
+    if attention == "softmax":
+        r = softmax_row_mean_field(L, V, P, conv)
+        for mn in r.minima:
+            losses = lossk(mn["m"], mn["q"], 1.0, 1.0, n_, V, tau_)
+            minima.append(Minimum(1.0, mn["c"], mn["free_energy"], True, mn["m"], 0.0, [], float(losses[0]), float(losses[1])))
+        iters = len(r.m)
+    else:
+        if L > 1024:
+            raise ParameterError("L", L, "at most 1024 for solve with boundary 'causal' (one row sum per row)")
+        found, iters = _causal_linear_minima(n_, L, V, conv)
+        ls = np.arange(2, L + 1, dtype=float)
+        T_ = L - 1
+        spread = T_ - model.causal_row_uniform_weight(L)
+        for v in found:
+            t_rows, c_ = v[:T_], float(v[T_])
+            S, _, hess = causal_linear_action_of(t_rows, c_, n_, L, V, conv)
+            eig = np.linalg.eigvalsh(hess)
+            Qt, Mt, T1, T2 = _causal_collective(t_rows, ls)
+            m_, q_ = (Mt + c_ * spread) / T_, (Qt + c_**2 * spread) / T_
+            losses = lossk(m_, q_, T1 / T_, T2 / T_, n_, V, tau_)
+            minima.append(Minimum(float(T1 / T_), c_, S, bool(eig[0] > 0), m_, 0.0, eig[:3].tolist(), float(losses[0]),
+                                  float(losses[1])))
+    minima = [mn for mn in minima if _all_finite(mn)]
+    stable = [i for i, mn in enumerate(minima) if mn.stable]
+    if not stable:
+        return SolveResult(attention, L, V, P, n_, minima, None, "failed", "no stable minimum resolved", iters, math.nan)
+    g = min(stable, key=lambda i: minima[i].action)
+    return SolveResult(attention, L, V, P, n_, minima, g, "converged", f"causal mask: {len(stable)} stable minimum/minima",
+                       iters, 0.0)
 
 
 # -- scaling laws ------------------------------------------------------------------------------------
@@ -871,6 +1167,9 @@ def scaling(attention: str, V: int, L_min: int, L_max: int, digits: int = 15,
     """P* (and the crossover) at L = L_min, 2^k in between, L_max; fits against each claimed law."""
     attention = check_choice("attention", attention, ATTENTIONS)
     V = check_int("V", V, 2, None)
+    if attention == "softmax" and convention.boundary == "causal":
+        raise ParameterError("boundary", "causal", "'periodic' or 'drop-first' for softmax scaling: under the causal mask "
+                                                   "P* comes from the row mean field, computable for L <= 64 only")
     if L_values is not None:
         Ls = sorted({check_int("L_values", v, 2, None) for v in L_values})
         if len(Ls) < 3:
@@ -923,6 +1222,7 @@ NAMED_CONVENTIONS = {
     "tau=1/V": model.DEFAULT.with_(tau_scale="inverse-V"),
     "entropy of the remainder": model.DEFAULT.with_(remainder="entropy"),
     "drop-first boundary": model.DEFAULT.with_(boundary="drop-first"),
+    "causal mask": model.DEFAULT.with_(boundary="causal"),
     "P counts sequences": model.DEFAULT.with_(P_counts="sequences"),
     "P counts sequences, loss averaged": model.DEFAULT.with_(P_counts="sequences", loss="averaged"),
     "centred tokens": model.DEFAULT.with_(tokens="centred"),
@@ -942,6 +1242,11 @@ def convention_table(L_values=(16, 32, 64, 128, 256, 512, 1024, 2048, 4096), V_v
         for attention in ATTENTIONS:
             if attention == "softmax" and changed and changed <= _SOFTMAX_BLIND:
                 row["softmax"] = "same as default (softmax does not depend on this choice)"
+                continue
+            if attention == "softmax" and conv.boundary == "causal":
+                # P* under the mask comes from the row mean field (L <= 64), not from a scan up to 4096
+                row["softmax"] = ("no scaling fit: row mean field (causal_softmax_transition) computable for L <= 64 only; "
+                                  "it finds a continuous onset (order 'none') at L = 8...64 (V = 4)")
                 continue
             sL = scaling(attention, V_fixed, min(L_values), max(L_values), convention=conv, L_values=L_values)
             entry = {f"{k} vs L": v for k, v in sL.fits.items()}
@@ -969,12 +1274,11 @@ def _batch_means(x: np.ndarray, n_batches: int = 10) -> np.ndarray:
 def network_config(attention, L, V, conv: model.Convention, qk_width=None):
     from attnphase.validate.sgld import CopyTaskConfig
 
-    if conv.boundary != "periodic":
-        raise ParameterError("boundary", conv.boundary, "'periodic' (the simulation implements the periodic task)")
     if conv.centred:
         raise ParameterError("tokens", conv.tokens, "'one-hot' (the simulation implements one-hot inputs)")
     return CopyTaskConfig(L=L, V=V, attention=attention, beta=conv.beta_per_target(L), tau=conv.tau(V),
-                          sigma2=conv.sigma2, s1=conv.s1, kappa=conv.kappa(L), bias=conv.bias, qk_width=qk_width)
+                          sigma2=conv.sigma2, s1=conv.s1, kappa=conv.kappa(L), bias=conv.bias, qk_width=qk_width,
+                          boundary=conv.boundary)
 
 
 # Largest array a simulation may build, in float64 entries (4 GiB): the one-hot data (sequences × L × V),
@@ -1034,14 +1338,14 @@ def simulate(attention: str, L: int, V: int, P: float, *, sampler: str = "sgld",
     if theory.status != "converged":  # before sampling: without a theory there is nothing to compare with
         raise RuntimeError(f"the theory at P = {P_used:g} was not computed: {theory.message}")
     gen = generator(seed, dev, rng)
-    train = sgld.statistics([sgld.sample_tokens(n_seq, cfg, gen, dev)], V)
-    test = sgld.statistics([sgld.sample_tokens(n_test_sequences, cfg, gen, dev)], V)
+    train = sgld.statistics([sgld.sample_tokens(n_seq, cfg, gen, dev)], V, boundary=cfg.boundary)
+    test = sgld.statistics([sgld.sample_tokens(n_test_sequences, cfg, gen, dev)], V, boundary=cfg.boundary)
     if sampler == "sgld":
         starts = [("uniform", "copy")[i % 2] for i in range(chains)]
         run = sgld.run_langevin(cfg, train, test, starts, steps=steps, seed=seed + 1, device=str(dev), rng=rng)
     else:
         run = sgld.run_adam(cfg, train, test, chains, steps=steps, seed=seed + 1, device=str(dev), rng=rng)
-    op = model.order_parameters_of(run.G)
+    op = model.order_parameters_of(run.G, convention.boundary)
     t_meas, c_meas = op["t"], op["c"]
     if attention == "linear":
         sign = np.where(np.mean(t_meas, axis=-1, keepdims=True) < 0, -1.0, 1.0)
@@ -1071,7 +1375,7 @@ def simulate(attention: str, L: int, V: int, P: float, *, sampler: str = "sgld",
                                     ("test_loss", run.test_loss, loss_theory, True)):
         samples = _batch_means(meas[sel]).reshape(-1) if sampler == "sgld" else meas[sel].reshape(-1)
         comparisons.append(compare(name, th, samples, theory_error=th_err(th, is_loss)))
-    cov = sgld.coverage(run.G[sel])
+    cov = sgld.coverage(run.G[sel], convention.boundary)
     return {"sampler": sampler, "P_used": P_used, "sequences": n_seq, "n": convention.n_of_P(P_used, L),
             "chains": per_chain, "theory": {"minima": theory.minima, "global": g},
             "comparisons": comparisons, "coverage": cov, "status": run.status, "message": run.message}
@@ -1093,8 +1397,8 @@ def simulate_sweep(attention: str, L: int, V: int, P_values, *, sampler: str = "
     gen = generator(seed, dev)
     T_ = convention.targets(L)
     n_seqs = [max(1, int(round(model.check_P(P) / T_))) if convention.P_counts == "tokens" else max(1, int(round(P))) for P in P_values]
-    train = sgld.statistics([sgld.sample_tokens(k, cfg, gen, dev) for k in n_seqs], V).repeat(chains_per_P)
-    test = sgld.statistics([sgld.sample_tokens(n_test_sequences, cfg, gen, dev)], V)
+    train = sgld.statistics([sgld.sample_tokens(k, cfg, gen, dev) for k in n_seqs], V, boundary=cfg.boundary).repeat(chains_per_P)
+    test = sgld.statistics([sgld.sample_tokens(n_test_sequences, cfg, gen, dev)], V, boundary=cfg.boundary)
     K = len(n_seqs) * chains_per_P
     if sampler == "sgld":
         run = sgld.run_langevin(cfg, train, test, [("uniform", "copy")[i % 2] for i in range(K)], steps=steps, seed=seed + 1,
@@ -1108,7 +1412,7 @@ def simulate_sweep(attention: str, L: int, V: int, P_values, *, sampler: str = "
             block = slice(i * chains_per_P, (i + 1) * chains_per_P)
             best = U[block].min()
             kept[block] = U[block] <= best + max(1.0, 1e-3 * abs(best))
-    op = model.order_parameters_of(run.G)
+    op = model.order_parameters_of(run.G, convention.boundary)
     out = []
     for i, k in enumerate(n_seqs):
         for j in range(chains_per_P):
@@ -1163,6 +1467,9 @@ def softmax_exact_prior_threshold(L: int, V: int, convention: model.Convention =
     from attnphase.numeric.gauss import sobol_expectation
 
     L, V = model.check_sizes(L, V)
+    if convention.boundary == "causal":
+        raise ParameterError("boundary", "causal", "'periodic' or 'drop-first' (under the causal mask the threshold already "
+                                                   "uses the exact row densities, one per row length)")
     conv = convention
     s2 = conv.sigma2
     short = softmax_transition(L, V, conv, digits=15)
@@ -1270,14 +1577,14 @@ class RowTable:
     participation: float
 
 
-@lru_cache(maxsize=32)
+@lru_cache(maxsize=1024)
 def row_table(L: int, sigma2: float, row_density: str = "exact", n_x: int = 600, n_points: int = 2**12,
               replicates: int = 4) -> RowTable:
     """Tabulate the row-logit density p(x) (exact: Sobol over the L − 1 other scores; shortcut: the
     Gaussian N(−ln(L−1) − σ²/2, σ²)) and the row's (a, q) on a grid of x."""
     from attnphase.numeric.gauss import sobol_expectation
 
-    L = check_int("L", L, 3, 2**16)
+    L = check_int("L", L, 2, 2**16)  # positions the row attends to (2 and up under the causal mask)
     row_density = check_choice("row_density", row_density, ROW_DENSITIES)
     sigma = math.sqrt(sigma2)
     centre = -math.log(L - 1) - sigma2 / 2
@@ -1299,6 +1606,44 @@ def row_table(L: int, sigma2: float, row_density: str = "exact", n_x: int = 600,
                                     replicates=replicates).value)
     a = expit(x)
     return RowTable(x, log_p + math.log(x[1] - x[0]), a, a * a + k * (1 - a) ** 2 / (L - 1), rel, k)
+
+
+@dataclass(frozen=True)
+class RowSet:
+    """The distinct target rows of one boundary convention, each with its multiplicity (periodic and
+    drop-first: one row table, T times; causal mask: the rows l = 2..L, once each). Arrays are (R, n_x)."""
+
+    x: np.ndarray
+    log_weight: np.ndarray
+    a: np.ndarray
+    q: np.ndarray
+    relative_error: np.ndarray
+    multiplicity: np.ndarray
+    positions: np.ndarray  # positions each row attends to
+    participation: np.ndarray
+
+    @property
+    def targets(self) -> float:
+        return float(self.multiplicity.sum())
+
+    @property
+    def uniform_overlap(self) -> float:
+        """m of the uniform pattern (every row at its prior mean 1/l): H/T."""
+        return float((self.multiplicity / self.positions).sum() / self.targets)
+
+    def copy_strength(self, m_):
+        """c of the plane projection with every row sum 1: (T m − H)/(T − H) (= (Lm − 1)/(L − 1) for equal rows)."""
+        H, T_ = self.uniform_overlap * self.targets, self.targets
+        return (T_ * np.asarray(m_) - H) / (T_ - H)
+
+
+def row_set(L: int, conv: model.Convention, row_density: str = "exact") -> RowSet:
+    rows = model.visible_positions(L, conv.boundary)
+    lengths, counts = np.unique(rows, return_counts=True)
+    tables = [row_table(int(l_), conv.sigma2, row_density) for l_ in lengths]
+    stack = lambda name: np.stack([getattr(tb, name) for tb in tables])  # noqa: E731
+    return RowSet(stack("x"), stack("log_weight"), stack("a"), stack("q"), stack("relative_error"), counts.astype(float),
+                  lengths.astype(float), np.array([tb.participation for tb in tables]))
 
 
 @dataclass
@@ -1327,22 +1672,31 @@ class RowMeanFieldResult:
     message: str
 
 
-def _tilted_moments(table: RowTable, h, g):
-    """Λ(h, g), E[a], E[q] and E[relative error] under p(x) e^{h a + g q}, vectorised over (h, g)."""
+def _tilted_moments(table: RowSet, h, g):
+    """Row averages (1/T) Σ_l of Λ_l(h, g), E_l[a], E_l[q] and E_l[relative error] under p_l(x) e^{h a + g q_l},
+    vectorised over (h, g): every row its own cumulant function, all rows under the same fields."""
     from scipy.special import logsumexp
 
-    h, g = np.asarray(h, float)[..., None], np.asarray(g, float)[..., None]
+    h, g = np.asarray(h, float)[..., None, None], np.asarray(g, float)[..., None, None]
     exponent = table.log_weight + h * table.a + g * table.q
     lam = logsumexp(exponent, axis=-1)
     w = np.exp(exponent - lam[..., None])
-    return lam, (w * table.a).sum(-1), (w * table.q).sum(-1), (w * table.relative_error).sum(-1)
+    weights = table.multiplicity / table.targets
+
+    def average(per_row):
+        return (per_row * weights).sum(-1)
+
+    return (average(lam), average((w * table.a).sum(-1)), average((w * table.q).sum(-1)),
+            average((w * table.relative_error).sum(-1)))
 
 
-def _conjugate_g(table: RowTable, h, n_, V, conv, T_):
+def _conjugate_g(table: RowSet, h, n_, V, conv, T_):
     """g(h) with g = −(1/T) ∂S_data/∂q at the tilted moments (the minimum over q at fixed m).
 
     ∂S_data/∂q > 0, so the root lies in [−G, 0) with G above every value of (1/T)∂S_data/∂q:
-    ∂S/∂q ≤ (V−1)τn/2 + ετn²/(8V) (from m² ≤ q and u = τnq/V); found by bisection (monotone in g).
+    ∂S/∂q ≤ (V−1)τn/2 + ετn²/(8V) (from m² ≤ q and u = τnq/V); found by the Illinois variant of regula
+    falsi on that bracket (the residual is increasing and nearly linear in g, so it converges in ~10
+    evaluations instead of bisection's 40; bisection finishes any element that has not converged).
     """
     ker = softmax_data_kernel()
     tau_ = conv.tau(V)
@@ -1353,8 +1707,22 @@ def _conjugate_g(table: RowTable, h, n_, V, conv, T_):
         _, m_, q_, _ = _tilted_moments(table, h, g)
         return g + np.asarray(ker(m_, q_, n_, V, tau_, conv.log_det_weight))[..., 2] / T_
 
-    # |g| to 2^-40 G ~ 1e-12 G: F is stationary in g, so its error is second order
-    return bisect_increasing(residual, np.full(h.shape, -G), np.zeros(h.shape), iterations=40)
+    # g to ~1e-13 G: F is stationary in g, so its error is second order
+    lo, hi = np.full(h.shape, -G), np.zeros(h.shape)
+    f_lo, f_hi = residual(lo), residual(hi)
+    side = np.zeros(h.shape)
+    x = hi.copy()
+    for _ in range(30):
+        x = np.clip(hi - f_hi * (hi - lo) / (f_hi - f_lo), lo, hi)
+        fx = residual(x)
+        above = fx > 0
+        lo, f_lo = np.where(above, lo, x), np.where(above, np.where(side > 0, f_lo / 2, f_lo), fx)
+        hi, f_hi = np.where(above, x, hi), np.where(above, fx, np.where(side < 0, f_hi / 2, f_hi))
+        side = np.where(above, 1.0, -1.0)
+        if np.all(np.abs(fx) <= 1e-13 * G):
+            return x
+    # not converged everywhere: bisection inside the remaining brackets
+    return bisect_increasing(residual, lo, hi, iterations=40)
 
 
 def _mean_field_point(table, h, n_, V, conv, T_):
@@ -1370,7 +1738,11 @@ def _mean_field_point(table, h, n_, V, conv, T_):
 def softmax_row_mean_field(L: int, V: int, P: float, convention: model.Convention = model.DEFAULT,
                            row_density: str = "exact", n_tilts: int = 200) -> RowMeanFieldResult:
     """Stationary points and barriers of the row mean-field free energy F(m) at P (see the section
-    comment above: F = T Λ*(m, q) + S_data(m, q), minimised over q)."""
+    comment above: F = T Λ*(m, q) + S_data(m, q), minimised over q).
+
+    Causal mask (`convention.boundary == "causal"`): row l attends to l positions, its logit density is that
+    of softmax over l Gaussian scores, and F = sup_{h,g} [T(h m + g q) − Σ_l Λ_l(h, g)] + S_data(m, q): each row
+    its own Cramér function, rows independent under the prior, the data term seeing them through m and q."""
     from scipy.optimize import brentq
 
     _, L, V = _check_common("softmax", L, V, convention)
@@ -1380,7 +1752,7 @@ def softmax_row_mean_field(L: int, V: int, P: float, convention: model.Conventio
         raise ParameterError("L", L, "an integer >= 3 (a row needs at least two other positions)")
     conv = convention
     n_, T_ = conv.n_of_P(P, L), conv.targets(L)
-    table = row_table(L, conv.sigma2, row_density)
+    table = row_set(L, conv, row_density)
     # at a stationary point h = −(1/T)∂S/∂m = ετn²m/(TV(1 + u)) ≤ ε n^{3/2} √τ /(2T√V) (AM–GM with u ≥ τnm²/V)
     h_max = n_**1.5 * math.sqrt(conv.tau(V)) / (2 * T_ * math.sqrt(V)) + 10.0
     hs = np.linspace(0.0, h_max, n_tilts)
@@ -1391,12 +1763,12 @@ def softmax_row_mean_field(L: int, V: int, P: float, convention: model.Conventio
                       xtol=1e-10 * h_max)
         mv, qv, Fv, _, ev = (float(v[0]) for v in _mean_field_point(table, root, n_, V, conv, T_))
         kind = "min" if slope[i] < 0 else "max"
-        stationary[kind].append({"m": mv, "c": (L * mv - 1) / (L - 1), "q": qv, "free_energy": Fv, "free_energy_error": ev,
+        stationary[kind].append({"m": mv, "c": float(table.copy_strength(mv)), "q": qv, "free_energy": Fv, "free_energy_error": ev,
                                  "tilt": float(root)})
     if not stationary["min"]:
-        # dF/dm > 0 on the whole path: the minimum is the path's start (no tilt, the prior's own m = 1/L)
+        # dF/dm > 0 on the whole path: the minimum is the path's start (no tilt, the prior's own m = H/T)
         mv, qv, Fv, _, ev = (float(v[0]) for v in _mean_field_point(table, 0.0, n_, V, conv, T_))
-        stationary["min"].append({"m": mv, "c": (L * mv - 1) / (L - 1), "q": qv, "free_energy": Fv, "free_energy_error": ev,
+        stationary["min"].append({"m": mv, "c": float(table.copy_strength(mv)), "q": qv, "free_energy": Fv, "free_energy_error": ev,
                                   "tilt": 0.0})
     minima, maxima = stationary["min"], stationary["max"]
     barriers = []
@@ -1409,9 +1781,10 @@ def softmax_row_mean_field(L: int, V: int, P: float, convention: model.Conventio
                          "error": top["free_energy_error"] + max(left["free_energy_error"], right["free_energy_error"])})
     monotone = bool(np.all(np.diff(m_) > 0))
     status = "converged" if monotone else "non_monotone_path"
-    msg = (f"{len(minima)} minimum/minima of F(m) ({row_density} row density, k = {table.participation:.4g})"
+    msg = (f"{len(minima)} minimum/minima of F(m) ({row_density} row density, {len(table.positions)} distinct row(s), "
+           f"k = {table.participation[-1]:.4g} for the longest)"
            + ("" if monotone else "; m(h) is not monotone on the path: stationary points may be missed"))
-    return RowMeanFieldResult(L, V, P, n_, row_density, m_, (L * m_ - 1) / (L - 1), F, minima, maxima, barriers, status, msg)
+    return RowMeanFieldResult(L, V, P, n_, row_density, m_, table.copy_strength(m_), F, minima, maxima, barriers, status, msg)
 
 
 def _outer_barrier(result: RowMeanFieldResult) -> dict | None:
@@ -1430,23 +1803,31 @@ def _outer_barrier(result: RowMeanFieldResult) -> dict | None:
 
 
 def softmax_mean_field_window(L: int, V: int, convention: model.Convention = model.DEFAULT,
-                              row_density: str = "exact", factors=None) -> dict:
+                              row_density: str = "exact", factors=None, n_tilts: int = 200) -> dict:
     """Where the row mean-field free energy has two minima (its spinodal window), against the homogeneous
     action's window, with the barrier where the two minima are equally deep.
 
-    P is scanned on P*_hom × `factors` (default 49 points over 0.6…2.5, spacing 3%); when no P has two
+    P is scanned on P*_hom × `factors` (default 49 points over 0.6…2.5, spacing 3%; P*_hom is replaced by the
+    scale T ln²L/σ² + V² in tokens when the homogeneous action has no transition); when no P has two
     minima, the neighbourhood of the largest jump of the global c is rescanned 12× finer (a narrow window
     sits there). The window ends are refined by bisection to 2^-10 of a step; the coexistence point is the
     root of F_copy − F_uniform (brentq).
+
+    Causal mask: the scan is centred on the homogeneous P* of the drop-first boundary (same T = L − 1 target
+    rows, all of length L), since the homogeneous action has no causal form (its rows are all alike).
     """
     from scipy.optimize import brentq
 
-    hom = softmax_transition(L, V, convention, digits=10)
+    reference = convention.with_(boundary="drop-first") if convention.boundary == "causal" else convention
+    hom = softmax_transition(L, V, reference, digits=10)
+    # scan centre: the homogeneous P*, or its natural scale T ln²L/σ² + V² where the homogeneous action has no
+    # first-order transition (small L, large V)
+    centre = hom.P_star if math.isfinite(hom.P_star) else reference.P_of_n(_n_scale_softmax(L, V, reference), L)
     factors = np.geomspace(0.6, 2.5, 49) if factors is None else np.asarray(factors, float)
 
     def scan_point(f):
-        r = softmax_row_mean_field(L, V, f * hom.P_star, convention, row_density)
-        return {"P": f * hom.P_star, "P_over_P_star_homogeneous": float(f), "n_minima": len(r.minima),
+        r = softmax_row_mean_field(L, V, f * centre, convention, row_density, n_tilts)
+        return {"P": f * centre, "P_over_P_star_homogeneous": float(f), "n_minima": len(r.minima),
                 "c_minima": [mn["c"] for mn in r.minima], "barriers": r.barriers,
                 "c_global": min(r.minima, key=lambda mn: mn["free_energy"])["c"]}
 
@@ -1471,11 +1852,11 @@ def softmax_mean_field_window(L: int, V: int, convention: model.Convention = mod
         return out
 
     def depth_difference(P_):
-        r = softmax_row_mean_field(L, V, P_, convention, row_density)
+        r = softmax_row_mean_field(L, V, P_, convention, row_density, n_tilts)
         return r.minima[-1]["free_energy"] - r.minima[0]["free_energy"] if len(r.minima) >= 2 else math.nan
 
     def two_minima(P_):
-        return len(softmax_row_mean_field(L, V, P_, convention, row_density).minima) >= 2
+        return len(softmax_row_mean_field(L, V, P_, convention, row_density, n_tilts).minima) >= 2
 
     def refine_end(inside, outside, iterations=10):
         # geometric bisection on "two minima": the window end to 2^-10 of one scan step
@@ -1489,13 +1870,49 @@ def softmax_mean_field_window(L: int, V: int, convention: model.Convention = mod
     hi = refine_end(two[-1]["P"], scan[i_hi + 1]["P"]) if i_hi + 1 < len(scan) else two[-1]["P"]
     d_lo, d_hi = depth_difference(lo), depth_difference(hi)
     P_co = brentq(depth_difference, lo, hi, xtol=1e-8 * hi) if d_lo * d_hi < 0 else math.nan
-    barrier = _outer_barrier(softmax_row_mean_field(L, V, P_co, convention, row_density)) if math.isfinite(P_co) else None
+    barrier = (_outer_barrier(softmax_row_mean_field(L, V, P_co, convention, row_density, n_tilts)) if math.isfinite(P_co)
+               else None)
     spacing = scan[i_lo]["P"] / scan[i_lo - 1]["P"] - 1 if i_lo > 0 else factors[1] / factors[0] - 1
     resolution = spacing / 2**10 if 0 < i_lo and i_hi + 1 < len(scan) else spacing
     out.update({"order": "first", "window": (lo, hi), "window_resolution": resolution, "P_coexistence": P_co, "barrier": barrier,
                 "message": f"two minima of F(m) for P in [{lo:.6g}, {hi:.6g}] (relative resolution {resolution:.1e}); "
                            "a window narrower than the scan spacing can be missed"})
     return out
+
+
+def causal_softmax_transition(L, V, conv, digits=30, row_density: str = "exact", factors=None) -> TransitionResult:
+    """Softmax under the causal mask: the order and P* from the row mean-field free energy (every row l its
+    own Cramér function of softmax over l scores; `softmax_mean_field_window`). Two minima of F over a window
+    of P with a jump of the global one => "first" (P* = coexistence, spinodals = window ends); one minimum
+    at every P => "none" (a continuous onset; P* is then the steepest point of the global c, reported in
+    details, and P_star is NaN). Float64 throughout: the digits kept are those the Sobol error of the row
+    densities and the scan resolution support (`supported_digits_string`).
+
+    Cost: one F(m) profile per scanned P (≈ 1–5 s at L = 8–32 on one core); L ≤ 64."""
+    if L > 64:
+        raise ParameterError("L", L, "at most 64 for softmax with boundary 'causal' (a row mean field with L − 1 "
+                                     "distinct exact row densities)")
+    factors = np.geomspace(0.3, 3.0, 25) if factors is None else factors
+    win = softmax_mean_field_window(L, V, conv, row_density, factors=factors, n_tilts=100)
+    if win["order"] != "first":
+        P_steep = win["steepest_P"]
+        return TransitionResult("softmax", L, V, "none", math.nan, "", math.nan, math.nan, status="not_found",
+                                message="causal mask, row mean field: " + win["message"],
+                                details={"steepest_P": P_steep, "steepest_jump_per_step": win["steepest_jump_per_step"],
+                                         "scan": [{k: v for k, v in sp.items() if k != "barriers"} for sp in win["scan"]]})
+    P_co = win["P_coexistence"]
+    r = softmax_row_mean_field(L, V, P_co, conv, row_density, 100)
+    lo, hi = win["window"]
+    # error: the brentq tolerance, the Sobol error of F at both minima over the slope of the depth difference
+    d = lambda P_: (lambda rr: rr.minima[-1]["free_energy"] - rr.minima[0]["free_energy"])(  # noqa: E731
+        softmax_row_mean_field(L, V, P_, conv, row_density, 100))
+    h = 1e-4 * P_co
+    slope = (d(P_co + h) - d(P_co - h)) / (2 * h)
+    err = (r.minima[0]["free_energy_error"] + r.minima[-1]["free_energy_error"]) / abs(slope) + 1e-8 * P_co
+    return TransitionResult("softmax", L, V, "first", P_co, supported_digits_string(P_co, err, digits), err, conv.n_of_P(P_co, L),
+                            spinodals=(lo, hi), jump=r.minima[-1]["c"] - r.minima[0]["c"], status="converged",
+                            message="causal mask, row mean field: " + win["message"],
+                            details={"barrier": win["barrier"], "window_resolution": win["window_resolution"]})
 
 
 def simulate_hysteresis(L: int, V: int, P_values, *, data_sets: int = 2, steps: int = 4000, burn_in: int | None = None,
@@ -1525,8 +1942,8 @@ def simulate_hysteresis(L: int, V: int, P_values, *, data_sets: int = 2, steps: 
     T_ = convention.targets(L)
     n_seqs = [max(1, int(round(P / T_))) if convention.P_counts == "tokens" else max(1, int(round(P))) for P in P_values]
     tokens = [sgld.sample_tokens(k, cfg, gen, dev) for k in n_seqs for _ in range(data_sets)]
-    train = sgld.statistics(tokens, V).repeat(2)
-    test = sgld.statistics([sgld.sample_tokens(500, cfg, gen, dev)], V)
+    train = sgld.statistics(tokens, V, boundary=cfg.boundary).repeat(2)
+    test = sgld.statistics([sgld.sample_tokens(500, cfg, gen, dev)], V, boundary=cfg.boundary)
     starts = ["uniform", "copy"] * len(tokens)
     run = sgld.run_langevin(cfg, train, test, starts, steps=steps, burn_in=burn_in, seed=seed + 1, device=str(dev),
                             record_matrices=False)

@@ -36,7 +36,8 @@ def convention_options(func):
         click.option("--loss", type=click.Choice(LOSS_REDUCTIONS), default="summed", show_default=True,
                      help="Squared error summed or averaged over positions."),
         click.option("--boundary", type=click.Choice(BOUNDARIES), default="periodic", show_default=True,
-                     help="periodic (y_1 = x_L) or drop-first (no target at position 1)."),
+                     help="periodic (y_1 = x_L), drop-first (no target at position 1) or causal (drop-first and "
+                          "row l attends to positions <= l)."),
         click.option("--tau-scale", type=click.Choice(TAU_SCALES), default="one", show_default=True,
                      help="Value-prior variance tau or tau/V."),
         click.option("--linear-scale", type=click.Choice(LINEAR_SCALES), default="1/L", show_default=True,

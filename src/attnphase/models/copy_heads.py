@@ -29,6 +29,9 @@ Softmax rows sum to one (t = 1); the order parameter is the previous-position lo
 the weight on the previous position, and the other L−1 weights are integrated out (their participation
 ratio enters ρ).
 
+Causal mask (boundary "causal"): row l attends to positions ≤ l, so the rows differ; the row-resolved
+reductions are in the section "causal mask" below.
+
 This module holds the expressions and the exact action; `attnphase.api.copy_heads` compiles and solves.
 """
 
@@ -69,11 +72,29 @@ rho = order_parameter("rho", Domain.positive(), latex=r"\rho", description="rema
 x = order_parameter("x", Domain.real(), latex="x", description="softmax previous-position logit, a = 1/(1+e^{-x})")
 m = order_parameter("m", Domain.real(), latex="m", description="overlap with the copy pattern <G,S>/T")
 q = order_parameter("q", Domain.positive(), latex="q", description="norm per target row ||G||^2/T")
+t2 = order_parameter("t2", Domain.nonnegative(), latex="t_2", description="mean squared row sum over the target rows (causal mask)")
 
 eps = 1 - 1 / V
 
 
 # -- data term -------------------------------------------------------------------------------------
+def data_action_rows(m_expr, q_expr, t1_expr, t2_expr, centred: bool = False) -> sympy.Expr:
+    """Self-averaged data term when the target rows differ (causal mask): m, q, t1 = mean row sum and
+    t2 = mean squared row sum, all averaged over the T target rows.
+
+    Per target row l, E[h_l h_lᵀ] = q_l(I − 11ᵀ/V)/V + t_l² 11ᵀ/V² and E[h_l y_lᵀ] = g_l(I − 11ᵀ/V)/V +
+    t_l 11ᵀ/V² (g_l = G_{l,l−1}); M and B are sums over rows, so they see the rows only through the
+    averages m = ⟨g_l⟩, q = ⟨q_l⟩ and, along the all-ones direction, t2 = ⟨t_l²⟩ (in M) and t1 = ⟨t_l⟩
+    (in B). With equal rows t2 = t1² and this is `data_action`.
+    """
+    u = tau * n * q_expr / V
+    u1 = tau * n * t2_expr / V
+    centred_part = ld * V * (V - 1) / 2 * sympy.log(1 + u) - eps * tau * n**2 * m_expr**2 / (2 * V * (1 + u))
+    if centred:
+        return centred_part
+    return centred_part + ld * V / 2 * sympy.log(1 + u1) - tau * n**2 * t1_expr**2 / (2 * V**2 * (1 + u1))
+
+
 def data_action(m_expr, q_expr, t_expr, centred: bool = False) -> sympy.Expr:
     """Self-averaged −log marginal likelihood (G-dependent part) at overlap m, norm q, row sum t.
 
@@ -84,12 +105,7 @@ def data_action(m_expr, q_expr, t_expr, centred: bool = False) -> sympy.Expr:
     E[h yᵀ] = m(I − 11ᵀ/V)/V per target, with no all-ones component: the read-out can no longer output
     the mean 1/V through uniform pooling, and the last two (all-ones) terms drop out.
     """
-    u = tau * n * q_expr / V
-    u1 = tau * n * t_expr**2 / V
-    centred_part = ld * V * (V - 1) / 2 * sympy.log(1 + u) - eps * tau * n**2 * m_expr**2 / (2 * V * (1 + u))
-    if centred:
-        return centred_part
-    return centred_part + ld * V / 2 * sympy.log(1 + u1) - tau * n**2 * t_expr**2 / (2 * V**2 * (1 + u1))
+    return data_action_rows(m_expr, q_expr, t_expr, t_expr**2, centred)
 
 
 def copy_plane(t_expr, c_expr, rho_expr=0):
@@ -149,14 +165,15 @@ def softmax_weight(x_expr):
     return 1 / (1 + sympy.exp(-x_expr))
 
 
-def softmax_shortcut_prior() -> sympy.Expr:
+def softmax_shortcut_prior(positions=None) -> sympy.Expr:
     """Large-L (law of large numbers) row rate in the logit x = z_prev − ln Σ_{m≠prev} e^{z_m}.
 
     The softmax denominator of the other L−1 scores is replaced by its mean (L−1)e^{σ²/2}; the row's
     previous-position score is then s = x + ln(L−1) + σ²/2 and costs s²/(2σ²). Valid when the relative
     spread of the denominator, (e^{σ²} − 1)/(L − 1), times (s/σ²)² is small.
     """
-    s = x + sympy.log(L - 1) + sigma2 / 2
+    positions = L if positions is None else positions  # causal mask: row l attends to `positions` = l
+    s = x + sympy.log(positions - 1) + sigma2 / 2
     return s**2 / (2 * sigma2) + sympy.log(2 * sympy.pi * sigma2) / 2
 
 
@@ -171,6 +188,78 @@ def softmax_action(row_prior: sympy.Expr | None = None) -> sympy.Expr:
     a = softmax_weight(x)
     q_e = a**2 + k_rest * (1 - a) ** 2 / (L - 1)
     return T * prior + data_action(a, q_e, 1)
+
+
+# -- causal mask -----------------------------------------------------------------------------------
+# Row l (counted from 1) attends to the l positions m ≤ l; targets are rows l = 2..L (T = L − 1; row 1 has
+# no previous token). The task has no translation symmetry any more, so the rows differ:
+#   * uniform pooling is row dependent, U_l = 1_{m≤l}/l (the prior mean of a softmax row over l scores),
+#   * the copy direction of row l is δ_{m,l−1} − U_l (orthogonal to U_l, norm² 1 − 1/l),
+#   * the data term sees the rows only through the row averages m, q, t1 = ⟨t_l⟩, t2 = ⟨t_l²⟩
+#     (`data_action_rows`).
+# Row l of G = t_l U_l + c_l (δ_{l−1} − U_l) + R_l: g_l = G_{l,l−1} = t_l/l + c_l(1 − 1/l),
+# q_l = t_l²/l + c_l²(1 − 1/l) + ‖R_l‖².
+#
+# Linear attention (Convention A, saddle point over G): G = κ(A + b)·mask, A_lm ~ N(0, σ²) on the mask.
+# The prior of G's target rows, at the MAP of the row-1 entry and of the bias b, is
+#     (λ_a/2) [Σ_l q_l − w_b (Σ_l t_l)²],  λ_a = 1/(κ²σ²),  w_b = 1/(Σ_l l + σ²/s1)  (0 without bias),
+# since ‖A_l‖² = q_l/κ² − 2b t_l/κ + l b² is minimised over b in closed form. The remainder R_l costs
+# prior and data alike, so it vanishes at the saddle point; c_l enters only through Σ(1 − 1/l)c_l and
+# Σ(1 − 1/l)c_l², so by Jensen all rows share one copy strength c at the minimum; the row sums t_l stay
+# free (T of them). The action then depends on the row profile t only through four sums,
+#     Q_t = Σ t_l²/l,  M_t = Σ t_l/l,  T1 = Σ t_l,  T2 = Σ t_l²,
+# with m = (M_t + c(T − H))/T, q = (Q_t + c²(T − H))/T, t1 = T1/T, t2 = T2/T and H = Σ_l 1/l.
+sum_t2_l = order_parameter("Q_t", Domain.nonnegative(), latex="Q_t", description="sum over target rows of t_l^2/l")
+sum_t_l = order_parameter("M_t", Domain.real(), latex="M_t", description="sum over target rows of t_l/l")
+sum_t = order_parameter("T_1", Domain.real(), latex="T_1", description="sum over target rows of t_l")
+sum_t2 = order_parameter("T_2", Domain.nonnegative(), latex="T_2", description="sum over target rows of t_l^2")
+harmonic = parameter("H_T", Domain.positive(), latex="H", description="sum over target rows of 1/l (l positions visible)")
+lam_a = parameter("lam_a", Domain.positive(), latex=r"\lambda_a", description="prior precision 1/(kappa^2 sigma^2) of one entry of G")
+w_b = parameter("w_b", Domain.nonnegative(), latex="w_b", description="bias weight 1/(sum_l l + sigma^2/s1); 0 without bias")
+l_row = parameter("l", Domain.positive(), latex="l", description="number of positions a row attends to")
+
+
+def causal_linear_action(centred: bool = False) -> sympy.Expr:
+    """Row-resolved Convention-A action of masked linear attention in (Q_t, M_t, T1, T2, c) (see above)."""
+    spread = T - harmonic  # Σ_l (1 − 1/l)
+    prior = lam_a / 2 * (sum_t2_l - w_b * sum_t**2) + lam_a / 2 * c**2 * spread
+    return prior + data_action_rows((sum_t_l + c * spread) / T, (sum_t2_l + c**2 * spread) / T, sum_t / T, sum_t2 / T, centred)
+
+
+_ORIGIN = {sum_t2_l: 0, sum_t_l: 0, sum_t: 0, sum_t2: 0, c: 0}
+causal_gram = sympy.symbols("Sigma_a Sigma_b Sigma_c", positive=True)
+
+
+def causal_row_curvatures(centred: bool = False) -> tuple[sympy.Expr, sympy.Expr]:
+    """(λ, μ) of the diagonal curvature d_l = λ/l + μ of the row sum t_l at the symmetric point:
+    λ = 2∂S/∂Q_t, μ = 2∂S/∂T2 (the linear functionals M_t, T1 add a rank-2 part)."""
+    S = causal_linear_action(centred)
+    return (sympy.simplify(2 * sympy.diff(S, sum_t2_l).subs(_ORIGIN)), sympy.simplify(2 * sympy.diff(S, sum_t2).subs(_ORIGIN)))
+
+
+def causal_stability_matrix(centred: bool = False) -> sympy.Matrix:
+    """3×3 matrix K whose positivity is the stability of the symmetric point t_l = c = 0.
+
+    The Hessian in (t_2..t_L, c) is diag(d_l) on t plus Bᵀ H₃ B, B the rows (1/l; 0), (1; 0), (0; 1) that
+    make (M_t, T1, c), H₃ the Hessian of S in (M_t, T1, c). Minimising the diagonal part over t at fixed
+    (M_t, T1) leaves ½ yᵀ Σ⁻¹ y with the Gram matrix Σ = [[Σ_a, Σ_b], [Σ_b, Σ_c]], Σ_a = Σ_l 1/(l(λ + μl)),
+    Σ_b = Σ_l 1/(λ + μl), Σ_c = Σ_l l/(λ + μl); so the Hessian is positive iff K = Σ⁻¹ ⊕ 0 + H₃ is, and its
+    null vector y* = (M_t, T1, c) gives the soft row profile t_l = (y₁/l + y₂)/d_l·(Σ⁻¹ applied) (api).
+    """
+    S = causal_linear_action(centred)
+    H3 = hessian(S, [sum_t_l, sum_t, c]).subs(_ORIGIN)
+    Sa, Sb, Sc = causal_gram
+    gram_inverse = sympy.Matrix([[Sa, Sb], [Sb, Sc]]).inv()
+    K = H3.copy()
+    for i in range(2):
+        for j in range(2):
+            K[i, j] += gram_inverse[i, j]
+    return K
+
+
+def causal_row_uniform_weight(L_: int) -> float:
+    """H = Σ_{l=2}^{L} 1/l: with every row uniform (G_l = U_l) the overlap is m = H/T."""
+    return float(sum(1.0 / l for l in range(2, L_ + 1)))
 
 
 # -- losses ----------------------------------------------------------------------------------------
@@ -195,8 +284,28 @@ def gibbs_loss(m_expr, q_expr, t_expr, centred: bool = False) -> sympy.Expr:
     return mean_predictor_loss(m_expr, q_expr, t_expr, centred) + (V - 1) * tau * q_expr / (1 + u) + ones_variance
 
 
+def mean_predictor_loss_rows(m_expr, q_expr, t1_expr, t2_expr, centred: bool = False) -> sympy.Expr:
+    """`mean_predictor_loss` when the rows differ (causal mask): along the all-ones direction the
+    read-out is w = τn t1/(V(1 + u₁)), u₁ = τn t2/V, and the loss there is (1 − 2w t1 + w² t2)/V
+    (= (1 − w₁)²/V when t2 = t1²)."""
+    u = tau * n * q_expr / V
+    w = u / (1 + u)
+    copy_part = eps * (1 - m_expr**2 / q_expr * w * (2 - w))
+    if centred:
+        return copy_part + 1 / V
+    w_ones = tau * n * t1_expr / (V * (1 + tau * n * t2_expr / V))
+    return copy_part + (1 - 2 * w_ones * t1_expr + w_ones**2 * t2_expr) / V
+
+
+def gibbs_loss_rows(m_expr, q_expr, t1_expr, t2_expr, centred: bool = False) -> sympy.Expr:
+    """`gibbs_loss` when the rows differ: the read-out's posterior variance seen through ⟨h hᵀ⟩."""
+    u = tau * n * q_expr / V
+    ones_variance = 0 if centred else tau * t2_expr / (1 + tau * n * t2_expr / V)
+    return mean_predictor_loss_rows(m_expr, q_expr, t1_expr, t2_expr, centred) + (V - 1) * tau * q_expr / (1 + u) + ones_variance
+
+
 # -- conventions -----------------------------------------------------------------------------------
-BOUNDARIES = ("periodic", "drop-first")
+BOUNDARIES = ("periodic", "drop-first", "causal")
 P_COUNTS = ("sequences", "tokens")
 LOSS_REDUCTIONS = ("summed", "averaged")
 TAU_SCALES = ("one", "inverse-V")
@@ -210,7 +319,8 @@ READ_OUTS = ("integrated", "map")
 class Convention:
     """Choices that move thresholds by powers of L and V (spec §2).
 
-    boundary: periodic (y_1 = x_L, T = L targets) or drop-first (T = L − 1).
+    boundary: periodic (y_1 = x_L, T = L targets), drop-first (T = L − 1) or causal (T = L − 1 and row l
+    attends to positions ≤ l only: see the causal-mask section).
     P_counts: what P counts, sequences or target tokens.
     loss: the squared error summed over positions, or averaged (β → β/T per sequence).
     tau_scale: value-prior variance τ = tau0 ("one") or tau0/V.
@@ -315,6 +425,29 @@ def target_rows(L_: int, boundary: str) -> np.ndarray:
     return np.arange(L_) if boundary == "periodic" else np.arange(1, L_)
 
 
+def visible_positions(L_: int, boundary: str) -> np.ndarray:
+    """Number of positions each target row attends to: L, or l for row l (1-based) under the causal mask."""
+    rows = target_rows(L_, boundary)
+    return rows + 1 if boundary == "causal" else np.full(len(rows), L_)
+
+
+def causal_mask(L_: int) -> np.ndarray:
+    """mask_lm = 1 for m ≤ l (row l attends to the current and earlier positions)."""
+    return np.tril(np.ones((L_, L_)))
+
+
+def causal_plane_matrix(L_: int, t_rows, c_: float) -> np.ndarray:
+    """Masked G with target rows t_l U_l + c(δ_{l−1} − U_l) (U_l = 1_{m≤l}/l) and row 1 zero; t_rows has
+    L − 1 entries (one per target row) or is a scalar."""
+    t_rows = np.broadcast_to(np.asarray(t_rows, float), (L_ - 1,))
+    G = np.zeros((L_, L_))
+    for i in range(1, L_):
+        l_ = i + 1
+        G[i, :l_] = t_rows[i - 1] / l_ - c_ / l_
+        G[i, i - 1] += c_
+    return G
+
+
 def shift_matrix(L_: int) -> np.ndarray:
     """S_lm = δ_{m, l−1} (periodic: row 0 points at L−1)."""
     return np.roll(np.eye(L_), -1, axis=1)
@@ -368,12 +501,27 @@ def softmax_symmetric_matrix(L_: int, a: float) -> np.ndarray:
 
 
 def order_parameters_of(G: np.ndarray, boundary: str = "periodic") -> dict[str, np.ndarray]:
-    """Projections of G (..., L, L) on the plane: t (mean row sum), m, c, a (= m), ρ (remainder)."""
+    """Projections of G (..., L, L) on the plane: t (mean row sum), m, c, a (= m), ρ (remainder).
+
+    Causal mask: c is the projection on the row-dependent copy direction δ_{l−1} − U_l (shared by all
+    rows), t the mean row sum, t2 the mean squared row sum (what the data term's all-ones part sees)."""
     G = np.asarray(G, float)
     L_ = G.shape[-1]
     rows = target_rows(L_, boundary)
     Gt = G[..., rows, :]
     T_ = len(rows)
+    if boundary == "causal":
+        # row-resolved plane: c = Σ_l (g_l − t_l/l) / Σ_l (1 − 1/l) is the projection on the copy direction
+        # S − U_causal; ρ the remainder of q beyond Σ_l [t_l²/l + c²(1 − 1/l)]/T
+        l_ = visible_positions(L_, boundary).astype(float)
+        t_rows = Gt.sum(axis=-1)
+        g_rows = Gt[..., np.arange(T_), rows - 1]
+        spread = float(np.sum(1 - 1 / l_))
+        c_ = (g_rows - t_rows / l_).sum(axis=-1) / spread
+        q_ = (Gt**2).sum(axis=(-1, -2)) / T_
+        rho_ = q_ - ((t_rows**2 / l_).sum(axis=-1) + c_**2 * spread) / T_
+        return {"t": t_rows.mean(axis=-1), "c": c_, "m": g_rows.mean(axis=-1), "q": q_, "rho": rho_,
+                "t2": (t_rows**2).mean(axis=-1)}
     t_ = Gt.sum(axis=(-1, -2)) / T_
     m_ = Gt[..., np.arange(T_), (rows - 1) % L_].sum(axis=-1) / T_
     c_ = (m_ - t_ / L_) * L_ / (L_ - 1)
@@ -494,6 +642,47 @@ def derivation_markdown() -> str:
         "Lambda* the Legendre transform of the row cumulant function Lambda(h, g) = ln E exp(h a + g q_row) under "
         "the exact row-logit density. The homogeneous action T I_row(x) + S_data is its limit when each row's "
         "tilted density concentrates; at L ~ 32 it does not (api.softmax_row_mean_field)."
+    )
+    doc.heading("Causal mask", 2)
+    doc.paragraph(
+        "Row l (counted from 1) attends to the l positions m <= l; the targets are rows l = 2..L (T = L - 1). "
+        "The uniform pattern is row dependent, U_l = 1_{m<=l}/l (the prior mean of a softmax row over l scores), "
+        "and the copy direction of row l is delta_{m,l-1} - U_l (orthogonal to U_l, squared norm 1 - 1/l). The data "
+        "term sums over rows, so it sees them only through row averages: m = <g_l>, q = <q_l> and, along the "
+        "all-ones direction, t2 = <t_l^2> in M and t1 = <t_l> in B:"
+    )
+    doc.equation(sympy.Symbol("S_data^rows"), data_action_rows(m, q, t, t2), label="data-rows")
+    doc.paragraph(
+        "Linear attention G = kappa (A + b) mask, Convention A. With b at its minimum the prior of the target rows is "
+        "(lam_a/2)[sum_l q_l - w_b (sum_l t_l)^2], lam_a = 1/(kappa^2 sigma^2), w_b = 1/(sum_l l + sigma^2/s1). The remainder "
+        "of each row vanishes at the saddle point, all rows share one copy strength c (Jensen), and the T row sums "
+        "t_l stay free; the action depends on them through Q_t = sum t_l^2/l, M_t = sum t_l/l, T_1 = sum t_l, "
+        "T_2 = sum t_l^2 (H = sum_l 1/l):"
+    )
+    doc.equation(sympy.Symbol("S_lin^causal"), causal_linear_action(), label="linear-causal")
+    lam_row, mu_row = causal_row_curvatures()
+    doc.paragraph(
+        "At the symmetric point the Hessian in (t_2..t_L, c) is diag(lambda/l + mu) on t plus a rank-3 part through "
+        "(M_t, T_1, c), with"
+    )
+    doc.equation(sympy.Symbol("lambda"), lam_row, label="row-curvature-lambda")
+    doc.equation(sympy.Symbol("mu"), mu_row, label="row-curvature-mu")
+    doc.paragraph(
+        "Minimising the diagonal part at fixed (M_t, T_1) leaves the inverse Gram matrix of (1/l, 1) weighted by "
+        "1/(lambda/l + mu): Sigma_a = sum 1/(l(lambda + mu l)), Sigma_b = sum 1/(lambda + mu l), Sigma_c = sum l/(lambda + mu l) "
+        "(digamma differences). The symmetric point is stable iff K is positive definite; the uniform onset is where its "
+        "smallest eigenvalue vanishes, with the soft row profile t_l proportional to (alpha/l + beta)/(lambda/l + mu); "
+        "the Landau expansion along that profile classifies the transition, and K_cc = 0 is the copy crossover."
+    )
+    doc.equation(sympy.Symbol("K"), causal_stability_matrix(), label="causal-stability")
+    doc.paragraph("Softmax: row l is the softmax of l Gaussian scores; its large-l rate in the previous-position logit is")
+    doc.equation(sympy.Symbol("I_l"), softmax_shortcut_prior(l_row), label="row-rate-l")
+    doc.paragraph(
+        "and its exact logit density is E[phi_sigma(x + ln sum_{m <= l, m != l-1} e^{z_m})] over the other l - 1 scores. "
+        "The rows are independent under the prior and meet the data term through m and q, so the row mean field is "
+        "F(m, q) = sup_{h,g} [T(h m + g q) - sum_l Lambda_l(h, g)] + S_data(m, q), each row with its own cumulant "
+        "function Lambda_l(h, g) = ln E_l exp(h a + g q_l); without data its minimum is the causal uniform pattern "
+        "m = H/T (c = 0). The copy strength is c = (T m - H)/(T - H)."
     )
     doc.heading("Test loss per position", 2)
     doc.equation(sympy.Symbol("E_mean"), mean_predictor_loss(m, q, t), label="loss-mean")

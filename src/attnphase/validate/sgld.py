@@ -36,7 +36,12 @@ from attnphase.validate import seeds
 
 @dataclass(frozen=True)
 class CopyTaskConfig:
-    """Sizes and priors of the network (the conventions of models.copy_heads, boundary periodic)."""
+    """Sizes and priors of the network (the conventions of models.copy_heads).
+
+    boundary: "periodic" (y_1 = x_L, T = L targets), "drop-first" (no target at position 1, T = L − 1) or
+    "causal" (T = L − 1 and row l attends to positions m ≤ l only: masked scores are −∞ before the
+    softmax, masked entries of linear attention are 0).
+    """
 
     L: int
     V: int
@@ -48,6 +53,7 @@ class CopyTaskConfig:
     kappa: float | None = None  # linear scale, default 1/L
     bias: bool = True
     qk_width: int | None = None  # None: scores sampled directly (wide query-key limit)
+    boundary: str = "periodic"
 
     def __post_init__(self):
         check_int("L", self.L, 2, None)
@@ -57,10 +63,16 @@ class CopyTaskConfig:
             check_positive(name, getattr(self, name))
         if self.qk_width is not None:
             check_int("qk_width", self.qk_width, 1, None)
+        check_choice("boundary", self.boundary, BOUNDARIES)
+        if self.boundary != "periodic" and self.L < 3:
+            check_int("L", self.L, 3, None)
 
     @property
     def scale(self) -> float:
         return 1.0 / self.L if self.kappa is None else self.kappa
+
+
+BOUNDARIES = ("periodic", "drop-first", "causal")
 
 
 # -- data ------------------------------------------------------------------------------------------
@@ -70,34 +82,43 @@ def sample_tokens(n_sequences: int, cfg: CopyTaskConfig, gen: torch.Generator, d
 
 @dataclass
 class Statistics:
-    """Sufficient statistics of one data set per chain for the copy task (periodic boundary, T = L).
+    """Sufficient statistics of one data set per chain for the copy task.
 
     Chains may see different data sets (e.g. one per P), so every field has a leading chain axis.
     """
 
     C: torch.Tensor  # (K, L, L, V, V): Σ_μ x_m x_m'ᵀ
-    D: torch.Tensor  # (K, L, L, V, V): D[l, m] = Σ_μ x_m x_{l−1}ᵀ
+    D: torch.Tensor  # (K, L, L, V, V): D[l, m] = Σ_μ x_m x_{l−1}ᵀ over target rows l (0 elsewhere)
     yy: torch.Tensor  # (K,) Σ ‖y‖²
     n_targets: torch.Tensor  # (K,) number of target tokens
+    row_mask: torch.Tensor  # (K, L): 1 on target rows (all rows when periodic; not row 1 otherwise)
 
     def repeat(self, k: int) -> Statistics:
         """Each data set repeated for k consecutive chains."""
-        return Statistics(*(v.repeat_interleave(k, dim=0) for v in (self.C, self.D, self.yy, self.n_targets)))
+        return Statistics(*(v.repeat_interleave(k, dim=0) for v in (self.C, self.D, self.yy, self.n_targets, self.row_mask)))
 
 
-def statistics(tokens_list: list[torch.Tensor], V: int, dtype=torch.float64) -> Statistics:
-    """Statistics of several token sets (P_i, L), stacked along the chain axis."""
-    Cs, Ds, yy, nt = [], [], [], []
+def statistics(tokens_list: list[torch.Tensor], V: int, dtype=torch.float64, boundary: str = "periodic") -> Statistics:
+    """Statistics of several token sets (P_i, L), stacked along the chain axis. boundary periodic: every
+    row is a target (y_1 = x_L); drop-first / causal: row 1 has no target."""
+    check_choice("boundary", boundary, BOUNDARIES)
+    Cs, Ds, yy, nt, masks = [], [], [], [], []
     for tokens in tokens_list:
         X = torch.nn.functional.one_hot(tokens, V).to(dtype)  # (P, L, V)
         Y = torch.roll(X, 1, dims=1)  # y_l = x_{l-1}
+        mask = torch.ones(tokens.shape[1], dtype=dtype, device=tokens.device)
+        if boundary != "periodic":
+            mask[0] = 0.0
+        Y = Y * mask[None, :, None]
         Cs.append(torch.einsum("pmv,pnw->mnvw", X, X))
         Ds.append(torch.einsum("pmv,plw->lmvw", X, Y))
-        yy.append(float(tokens.numel()))
-        nt.append(float(tokens.numel()))
+        n_t = float(tokens.shape[0] * mask.sum().item())
+        yy.append(n_t)
+        nt.append(n_t)
+        masks.append(mask)
     dev = tokens_list[0].device
     return Statistics(torch.stack(Cs), torch.stack(Ds), torch.tensor(yy, dtype=dtype, device=dev),
-                      torch.tensor(nt, dtype=dtype, device=dev))
+                      torch.tensor(nt, dtype=dtype, device=dev), torch.stack(masks))
 
 
 # -- network -----------------------------------------------------------------------------------------
@@ -107,18 +128,26 @@ def scores(params: dict, cfg: CopyTaskConfig) -> torch.Tensor:
     return params["Q"].transpose(-1, -2) @ params["K"] / math.sqrt(cfg.qk_width)
 
 
+def causal_mask(L: int, device) -> torch.Tensor:
+    """True where row l may attend to position m (m ≤ l)."""
+    return torch.ones(L, L, dtype=torch.bool, device=device).tril()
+
+
 def attention_matrix(params: dict, cfg: CopyTaskConfig) -> torch.Tensor:
     A = scores(params, cfg)
+    mask = causal_mask(cfg.L, A.device) if cfg.boundary == "causal" else None
     if cfg.attention == "softmax":
-        return torch.softmax(A, dim=-1)
+        return torch.softmax(A if mask is None else A.masked_fill(~mask, -math.inf), dim=-1)
     G = cfg.scale * A
     if cfg.bias:
         G = G + cfg.scale * params["b"][..., None, None]
-    return G
+    return G if mask is None else G * mask
 
 
 def squared_error(G: torch.Tensor, W: torch.Tensor, st: Statistics) -> torch.Tensor:
-    """Σ_targets ‖y − W h‖² = tr(W M Wᵀ) − 2 tr(W B) + Σ‖y‖², M = Σ GᵀG-weighted C, B from D."""
+    """Σ_targets ‖y − W h‖² = tr(W M Wᵀ) − 2 tr(W B) + Σ‖y‖², M = Σ GᵀG-weighted C, B from D (rows that
+    carry no target are masked out)."""
+    G = G * st.row_mask[..., :, None]
     GG = G.transpose(-1, -2) @ G  # (K, L, L)
     M = torch.einsum("kmn,kmnvw->kvw", GG, st.C)
     B = torch.einsum("klm,klmvw->kvw", G, st.D)  # Σ h yᵀ
@@ -202,7 +231,7 @@ class ChainSamples:
 def _preconditioner(params, cfg, st):
     """Per-block variance scale: inverse of (prior precision + data curvature bound)."""
     K = params["W"].shape[0]
-    G = attention_matrix(params, cfg).detach()
+    G = attention_matrix(params, cfg).detach() * st.row_mask[..., :, None]
     M = torch.einsum("kmn,kmnvw->kvw", G.transpose(-1, -2) @ G, st.C)
     lam = torch.linalg.eigvalsh(M)[:, -1]
     pre = {"W": (1.0 / (1 / cfg.tau + cfg.beta * lam)).reshape(K, 1, 1)}
@@ -244,13 +273,21 @@ def _match(st: Statistics, K: int) -> Statistics:
     raise ValueError(f"statistics for {st.C.shape[0]} data sets given to {K} chains")
 
 
-def copy_strength(G: torch.Tensor) -> torch.Tensor:
-    """c of the plane projection G ≈ tU + c(S − U) (periodic boundary): c = (L m − t)/(L − 1), with m the mean
-    weight on the previous position and t the mean row sum (models.copy_heads.order_parameters_of)."""
+def copy_strength(G: torch.Tensor, boundary: str = "periodic") -> torch.Tensor:
+    """c of the plane projection G ≈ tU + c(S − U) over the target rows: c = Σ_l (g_l − t_l/l)/Σ_l (1 − 1/l), g_l
+    the weight on the previous position, t_l the row sum and l the positions row l attends to (L, or l under
+    the causal mask); periodic: c = (L m − t)/(L − 1) (models.copy_heads.order_parameters_of)."""
     L = G.shape[-1]
-    m = torch.diagonal(torch.roll(G, 1, dims=-1), dim1=-2, dim2=-1).mean(-1)
-    t = G.sum((-1, -2)) / L
-    return (L * m - t) / (L - 1)
+    g = torch.diagonal(torch.roll(G, 1, dims=-1), dim1=-2, dim2=-1)
+    t = G.sum(-1)
+    if boundary == "periodic":
+        return (L * g.mean(-1) - t.mean(-1)) / (L - 1)
+    g, t = g[..., 1:], t[..., 1:]
+    if boundary == "causal":
+        positions = torch.arange(2, L + 1, dtype=G.dtype, device=G.device)
+    else:
+        positions = torch.full((L - 1,), float(L), dtype=G.dtype, device=G.device)
+    return (g - t / positions).sum(-1) / (1 - 1 / positions).sum()
 
 
 def _run_langevin(cfg, train, test, starts, steps, burn_in, thin, seed, dev, target_acceptance, record_matrices, rng):
@@ -294,7 +331,7 @@ def _run_langevin(cfg, train, test, starts, steps, burn_in, thin, seed, dev, tar
                     if record_matrices:
                         Gs.append(G.cpu().numpy())
                     G_sum += G
-                    cs.append(copy_strength(G).cpu().numpy())
+                    cs.append(copy_strength(G, cfg.boundary).cpu().numpy())
                     tr.append((squared_error(G, params["W"], train) / train.n_targets).cpu().numpy())
                     te.append((squared_error(G, params["W"], test) / test.n_targets).cpu().numpy())
     acc_rate = (accepted / max(1, steps - burn_in)).cpu().numpy()
@@ -338,21 +375,29 @@ def _run_adam(cfg, train, test, n_seeds, steps, lr, seed, dev, rng):
 
 
 # -- measurements ------------------------------------------------------------------------------------
-def plane_basis(L: int) -> np.ndarray:
-    """Orthonormal basis (2, L, L) of span{U, S − U}."""
-    U = np.full((L, L), 1.0 / L)
+def plane_basis(L: int, boundary: str = "periodic") -> np.ndarray:
+    """Orthonormal basis (2, L, L) of span{U, S − U} (causal: U with rows 1_{m≤l}/l; non-periodic: target
+    rows only)."""
+    if boundary == "causal":
+        U = np.tril(np.ones((L, L))) / np.arange(1, L + 1)[:, None]
+    else:
+        U = np.full((L, L), 1.0 / L)
     S = np.roll(np.eye(L), -1, axis=1)
     Sp = S - U
+    if boundary != "periodic":
+        U[0], Sp[0] = 0.0, 0.0
     return np.stack([U / np.linalg.norm(U), Sp / np.linalg.norm(Sp)])
 
 
-def coverage(G_samples: np.ndarray) -> dict:
+def coverage(G_samples: np.ndarray, boundary: str = "periodic") -> dict:
     """Fraction of the sampled attention matrices' variance captured by the two order-parameter
     directions (about the pooled mean), with the top-2 principal components for comparison, and the
     fraction of the second moment (‖P G‖²/‖G‖²)."""
     L = G_samples.shape[-1]
+    if boundary != "periodic":  # row 1 carries no target and lies outside the plane
+        G_samples = np.concatenate([np.zeros_like(G_samples[..., :1, :]), G_samples[..., 1:, :]], axis=-2)
     flat = G_samples.reshape(-1, L * L)
-    basis = plane_basis(L).reshape(2, -1)
+    basis = plane_basis(L, boundary).reshape(2, -1)
     centred = flat - flat.mean(0)
     total = float((centred**2).sum())
     captured = float(((centred @ basis.T) ** 2).sum())

@@ -1,0 +1,296 @@
+"""Copy heads under the causal mask: exact-action identities, the row-resolved reductions (linear
+Convention A, softmax row mean field) against independent references, and the masked simulator."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from scipy import integrate
+from scipy.special import expit
+
+from attnphase.api import copy_heads as api
+from attnphase.errors import ParameterError
+from attnphase.models import copy_heads as model
+from attnphase.validate import seeds, sgld
+
+CAUSAL = model.DEFAULT.with_(boundary="causal")
+
+
+# -- exact action ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("beta, tau", [(1.0, 1.0), (0.3, 2.5)])
+def test_weight_space_equals_function_space_under_the_mask(beta, tau):
+    rng = np.random.default_rng(3)
+    L, V, P = 6, 3, 9
+    tokens = rng.integers(0, V, (P, L))
+    for _ in range(3):
+        G = rng.normal(size=(L, L)) * model.causal_mask(L)
+        ws = model.weight_space_action(G, tokens, V, beta, tau, "causal")
+        fs = model.function_space_action(G, tokens, V, beta, tau, "causal")
+        assert abs(ws - fs) <= 1e-10 * max(1.0, abs(fs))
+
+
+def _reduced_causal_data(G, L, V, N):
+    op = model.order_parameters_of(G, "causal")
+    expr = model.data_action_rows(model.m, model.q, model.t, model.t2)
+    values = {model.m: op["m"], model.q: op["q"], model.t: op["t"], model.t2: op["t2"], model.n: N, model.V: V, model.tau: 1.0,
+              model.ld: 1}
+    return float(expr.subs(values))
+
+
+def test_row_resolved_data_term_matches_exact_action_at_large_P():
+    """Masked G with row-dependent row sums t_l (so t2 ≠ t1²): action differences of the self-averaged
+    row-resolved data term against the exact finite-P action; relative sample fluctuations of an
+    empirical mean over N target tokens are O(1/√N), bound 5/√N (as for the periodic reduction)."""
+    L, V, P = 8, 4, 16000
+    rng = np.random.default_rng(7)
+    profiles = [(np.linspace(0.2, 0.9, L - 1), 0.0), (np.linspace(0.6, 0.1, L - 1), 0.3), (np.full(L - 1, 0.1), 0.7)]
+    Gs = [model.causal_plane_matrix(L, t, c) for t, c in profiles]
+    N = P * (L - 1)
+    reduced = [_reduced_causal_data(G, L, V, N) for G in Gs]
+    rel = []
+    for _ in range(2):
+        tokens = rng.integers(0, V, (P, L))
+        exact = [model.weight_space_action(G, tokens, V, 1.0, 1.0, "causal") for G in Gs]
+        for i in (1, 2):
+            d_exact, d_red = exact[i] - exact[0], reduced[i] - reduced[0]
+            rel.append(abs(d_exact - d_red) / abs(d_red))
+    assert max(rel) < 5 / math.sqrt(N)
+
+
+def test_row_resolved_loss_matches_ridge_regression_under_the_mask():
+    """The loss predicted from the row averages (m, q, t1, t2) against the posterior-mean read-out fitted on P
+    masked sequences with row-dependent row sums (t2 ≠ t1²) and tested on fresh ones; MC error from the
+    sample standard deviation, plus the O(V²/n) estimation error of the finite-P read-out."""
+    L, V, P = 8, 4, 3000
+    rng = np.random.default_rng(4)
+    G = model.causal_plane_matrix(L, np.linspace(0.1, 0.9, L - 1), 0.35)
+    Phi, Y = model.features_and_targets(G, rng.integers(0, V, (P, L)), V, "causal")
+    W = np.linalg.solve(np.eye(V) + Phi.T @ Phi, Phi.T @ Y).T
+    Phi_t, Y_t = model.features_and_targets(G, rng.integers(0, V, (4000, L)), V, "causal")
+    per_pos = ((Y_t - Phi_t @ W.T) ** 2).sum(axis=1)
+    op = model.order_parameters_of(G, "causal")
+    n_ = P * (L - 1)
+    predicted = float(model.mean_predictor_loss_rows(model.m, model.q, model.t, model.t2).subs(
+        {model.m: op["m"], model.q: op["q"], model.t: op["t"], model.t2: op["t2"], model.n: n_, model.V: V, model.tau: 1.0}))
+    # the equal-rows formula (t2 = t1²) is a different number here: the check can fail
+    equal_rows = float(model.mean_predictor_loss(model.m, model.q, model.t).subs(
+        {model.m: op["m"], model.q: op["q"], model.t: op["t"], model.n: n_, model.V: V, model.tau: 1.0}))
+    tolerance = 4 * per_pos.std() / math.sqrt(per_pos.size) + 2 * V * V / n_
+    assert abs(per_pos.mean() - predicted) < tolerance
+    assert abs(predicted - equal_rows) > tolerance
+
+
+def test_causal_linear_prior_is_the_minimum_over_scores_and_bias():
+    """The prior part of the causal linear action, (λ_a/2)[Σq_l − w_b(Σt_l)²] + c-term, equals the least
+    ‖A‖²/(2σ²) + b²/(2s1) over all (A, b) with κ(A + b)·mask = G on the target rows, computed here by
+    linear least squares over b (A is then fixed), for a G in the row-resolved plane."""
+    L, sigma2, s1 = 7, 1.3, 0.6
+    conv = CAUSAL.with_(sigma2=sigma2, s1=s1)
+    kappa = conv.kappa(L)
+    t_rows, c_ = np.linspace(0.1, 0.8, L - 1), 0.35
+    G = model.causal_plane_matrix(L, t_rows, c_)
+    # A_l = G_l/κ − b 1_{≤l} on target rows; minimise Σ‖A_l‖²/(2σ²) + b²/(2 s1) over b
+    mask = model.causal_mask(L)[1:]
+    target = (G[1:] / kappa)[mask > 0]
+    ones = np.ones_like(target)
+    b = (ones @ target / sigma2) / (ones @ ones / sigma2 + 1 / s1)
+    exact = ((target - b) ** 2).sum() / (2 * sigma2) + b * b / (2 * s1)
+    p = api.causal_linear_parameters(1.0, L, 4, conv)
+    ls = np.arange(2, L + 1, dtype=float)
+    values = {model.sum_t2_l: (t_rows**2 / ls).sum(), model.sum_t_l: (t_rows / ls).sum(), model.sum_t: t_rows.sum(),
+              model.sum_t2: (t_rows**2).sum(), model.c: c_, model.T: p[2], model.harmonic: p[3], model.lam_a: p[5], model.w_b: p[6]}
+    prior = model.causal_linear_action().subs(model.n, 0).subs(values)
+    assert float(prior) == pytest.approx(exact, rel=1e-12)
+
+
+# -- linear attention ----------------------------------------------------------------------------------
+def test_causal_linear_second_order_found_by_classifier():
+    """Order and exponent from derive.landau along the soft row profile; independently: (i) the smallest
+    eigenvalue of the full (L × L) Hessian in (t_2..t_L, c) changes sign at n* (the 3×3 reduction is exact),
+    (ii) the minimiser's mean row sum grows as (P − P*)^{1/2}."""
+    L, V = 16, 4
+    tr = api.threshold("linear", L, V, digits=20, convention=CAUSAL)
+    assert tr.order == "second" and tr.exponent == pytest.approx(0.5) and tr.soft_mode == "uniform"
+    zero = np.zeros(L - 1)
+    for factor, sign in ((1 - 1e-6, 1), (1 + 1e-6, -1)):
+        hess = api.causal_linear_action_of(zero, 0.0, tr.n_star * factor, L, V, CAUSAL)[2]
+        assert np.sign(np.linalg.eigvalsh(hess)[0]) == sign
+    dps = np.array([1e-4, 1e-3, 1e-2])
+    ts = [api.solve("linear", L, V, tr.P_star * (1 + d), CAUSAL).global_minimum.c_uniform for d in dps]
+    slope = np.polyfit(np.log(dps), np.log(ts), 1)[0]
+    assert slope == pytest.approx(0.5, abs=0.02)
+    assert tr.P_crossover > tr.P_star
+
+
+def test_causal_linear_threshold_at_large_L_against_direct_sums():
+    """Beyond L = 4096 the row sums Σ_l 1/(l(λ+μl)), 1/(λ+μl), l/(λ+μl) are digamma differences at raised
+    precision. At L = 8192 the stability matrix K built from the explicit sums (mpmath.fsum of 8191 terms)
+    is singular at the reported n*: its smallest normalised eigenvalue changes sign between
+    n*(1 − 1e-20) and n*(1 + 1e-20). At L = 2^20, 30 requested digits agree with a 40-digit run to 1e-29 and
+    P* has converged to 24 (24.0117 at L = 4096)."""
+    import mpmath
+
+    L = 8192
+    tr = api.threshold("linear", L, 4, digits=30, convention=CAUSAL)
+    _, lam_mu_mp, _, K_mp = api.causal_stability_kernels(False)
+    signs = []
+    with mpmath.workdps(60):
+        for factor in (1 - mpmath.mpf("1e-20"), 1 + mpmath.mpf("1e-20")):
+            p = [mpmath.mpf(v) for v in api.causal_linear_parameters(mpmath.mpf(tr.P_star_digits) * factor, L, 4, CAUSAL)]
+            ls = [mpmath.mpf(v) for v in range(2, L + 1)]
+            p[3] = mpmath.fsum(1 / v for v in ls)
+            lam, mu = lam_mu_mp(*p)
+            sums = [mpmath.fsum(1 / (v * (lam + mu * v)) for v in ls), mpmath.fsum(1 / (lam + mu * v) for v in ls),
+                    mpmath.fsum(v / (lam + mu * v) for v in ls)]
+            signs.append(mpmath.sign(api._normalised_min_eigenvalue(K_mp(*sums, *p), mp=True)))
+    assert signs == [1, -1]
+    a = api.threshold("linear", 2**20, 4, digits=30, convention=CAUSAL)
+    b = api.threshold("linear", 2**20, 4, digits=40, convention=CAUSAL)
+    with mpmath.workdps(50):
+        assert abs(mpmath.mpf(a.P_star_digits) / mpmath.mpf(b.P_star_digits) - 1) < mpmath.mpf(10) ** -29
+    assert a.order == "second" and a.P_star == pytest.approx(24.0, rel=1e-4)
+
+
+# -- softmax: row-resolved mean field -------------------------------------------------------------------
+def test_causal_mean_field_zero_data_minimum_is_the_causal_uniform_pattern():
+    """Without data each row sits at its prior mean weight 1/l (l exchangeable scores), so the minimum of F
+    is at m = H/T, H = Σ_{l=2}^{L} 1/l, i.e. c = 0 for the causal uniform pattern. Tolerance: the tilted
+    mean of the rows' Sobol relative errors (times m) plus the data shift at P = 1e-6."""
+    L = 8
+    r = api.softmax_row_mean_field(L, 4, 1e-6, CAUSAL)
+    (mn,) = r.minima
+    rows = api.row_set(L, CAUSAL, "exact")
+    rel_err = float(np.max([(np.exp(lw - lw.max()) * e).sum() / np.exp(lw - lw.max()).sum()
+                            for lw, e in zip(rows.log_weight, rows.relative_error)]))
+    H = sum(1 / l for l in range(2, L + 1))
+    assert mn["m"] == pytest.approx(H / (L - 1), rel=3 * rel_err + 1e-5)
+    assert abs(mn["c"]) < 3 * rel_err + 1e-5
+
+
+def test_causal_mean_field_stationary_points_are_row_resolved_self_consistent():
+    """At every stationary point m = (1/T) Σ_l E_l[a] with each row l's own tilted density p_l(x) e^{h a + g q_l}
+    (fields h = −(1/T)∂S/∂m, g = −(1/T)∂S/∂q from the data term), recomputed by adaptive quadrature of
+    the closed-form shortcut densities N(−ln(l−1) − σ²/2, σ²), independent of the code's grids."""
+    L, V = 8, 4
+    P = 70.0
+    r = api.softmax_row_mean_field(L, V, P, CAUSAL, row_density="shortcut")
+    n_, T_ = CAUSAL.n_of_P(P, L), L - 1
+    ker = api.softmax_data_kernel()
+    s2 = CAUSAL.sigma2
+    for point in r.minima + r.maxima:
+        _, dS_dm, dS_dq = np.asarray(ker(point["m"], point["q"], n_, V, 1.0, 1.0), float)
+        h, g = -dS_dm / T_, -dS_dq / T_
+        m_ref = 0.0
+        for l_ in range(2, L + 1):
+            k = l_ - 1.0 if s2 >= math.log(l_ - 1.0) else math.exp(s2)
+            centre = -math.log(l_ - 1) - s2 / 2
+
+            def weight(x, k=k, centre=centre, l_=l_):
+                a = expit(x)
+                return math.exp(-((x - centre) ** 2) / (2 * s2) + h * a + g * (a * a + k * (1 - a) ** 2 / (l_ - 1)))
+
+            lim = (centre - 12, 14)
+            Z = integrate.quad(weight, *lim, epsabs=0, epsrel=1e-12, limit=200)[0]
+            m_ref += integrate.quad(lambda x: expit(x) * weight(x), *lim, epsabs=0, epsrel=1e-12, limit=200)[0] / Z / T_
+        assert point["m"] == pytest.approx(m_ref, rel=1e-6)
+
+
+def test_causal_bad_input():
+    with pytest.raises(ParameterError):
+        api.threshold("linear", 2, 4, convention=CAUSAL)
+    with pytest.raises(ParameterError):
+        api.solve("linear", 8, 4, 100.0, CAUSAL.with_(remainder="entropy"))
+    with pytest.raises(ParameterError):
+        api.threshold("linear", 8, 4, convention=CAUSAL, reduction="first-attempt")
+    with pytest.raises(ParameterError):
+        api.threshold("softmax", 128, 4, convention=CAUSAL)
+    with pytest.raises(ParameterError):
+        api.scaling("softmax", 4, 8, 32, convention=CAUSAL)
+    with pytest.raises(ParameterError):
+        sgld.CopyTaskConfig(L=8, V=4, attention="softmax", boundary="mask")
+
+
+# -- simulator -------------------------------------------------------------------------------------
+@pytest.mark.parametrize("attention", ["softmax", "linear"])
+def test_masked_network_error_from_statistics_equals_direct_sum(attention):
+    """The masked network: G vanishes above the diagonal (softmax rows still sum to 1), and the squared error
+    from sufficient statistics equals the direct sum over target rows 2..L."""
+    L, V = 6, 3
+    cfg = sgld.CopyTaskConfig(L=L, V=V, attention=attention, boundary="causal")
+    gen = torch.Generator().manual_seed(5)
+    tokens = sgld.sample_tokens(17, cfg, gen, "cpu")
+    st = sgld.statistics([tokens], V, boundary="causal").repeat(3)
+    params = sgld.initial_params(cfg, ["prior", "copy", "uniform"], gen, "cpu")
+    params["A"] = params["A"] + seeds.randn(params["A"].shape, gen, "cpu", torch.float64)
+    G = sgld.attention_matrix(params, cfg)
+    assert torch.all(G[:, ~sgld.causal_mask(L, "cpu")] == 0)
+    if attention == "softmax":
+        assert torch.allclose(G.sum(-1), torch.ones(3, L, dtype=torch.float64))
+    X = torch.nn.functional.one_hot(tokens, V).double()
+    Y = torch.roll(X, 1, dims=1)
+    F = torch.einsum("kcv,klm,pmv->kplc", params["W"], G, X)
+    direct = ((Y - F) ** 2)[:, :, 1:].sum((1, 2, 3))
+    assert torch.allclose(sgld.squared_error(G, params["W"], st), direct, rtol=1e-12, atol=1e-10)
+    assert float(st.n_targets[0]) == 17 * (L - 1)
+    expected = model.order_parameters_of(G.numpy(), "causal")["c"]
+    assert np.allclose(sgld.copy_strength(G, "causal").numpy(), expected, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("P", [70.0, pytest.param(140.0, marks=pytest.mark.slow)])
+def test_sgld_with_causal_mask_agrees_with_the_causal_row_mean_field(P):
+    """Posterior sampling (MALA) of the masked softmax network at L = 8, V = 4 against the causal row mean
+    field (c = 0.278 at P = 70, 0.494 at 140; the same data without the mask's row dependence, drop-first,
+    gives 0.112 and 0.420): copy strength and Gibbs test loss within error bars (batch means ⊕ the
+    theory's finite-P error |value|/√N)."""
+    r = api.simulate("softmax", 8, 4, P, sampler="sgld", chains=4, steps=3000, seed=3, device="cpu", convention=CAUSAL)
+    assert r["status"] == "converged"
+    by_name = {c.name: c for c in r["comparisons"]}
+    assert by_name["c_copy"].agrees, by_name["c_copy"]
+    assert by_name["test_loss"].agrees, by_name["test_loss"]
+
+
+@pytest.mark.slow
+def test_adam_with_causal_mask_reaches_the_row_resolved_joint_map():
+    """Adam on the masked linear network (joint MAP over A, b, W) against the row-resolved Convention-A
+    action with the read-out at its MAP: mean row sum and copy strength of the kept runs."""
+    r = api.simulate("linear", 8, 4, 1000.0, sampler="adam", chains=6, steps=3000, seed=3, device="cpu", convention=CAUSAL)
+    assert sum(c["kept"] for c in r["chains"]) >= 3
+    by_name = {c.name: c for c in r["comparisons"]}
+    assert by_name["c_copy"].agrees, by_name["c_copy"]
+    assert by_name["c_uniform"].agrees, by_name["c_uniform"]
+
+
+@pytest.mark.slow
+def test_causal_softmax_order_found_by_the_row_mean_field_classifier():
+    """Softmax under the mask at L = 8 (V = 4): the row mean field has one minimum at every P scanned
+    (0.3–3 × the drop-first homogeneous P*, refined 12× around the steepest step), so the classifier reports
+    no first-order transition; the global c rises continuously through the scan."""
+    tr = api.threshold("softmax", 8, 4, convention=CAUSAL)
+    assert tr.order == "none" and math.isnan(tr.P_star)
+    cs = [sp["c_global"] for sp in tr.details["scan"]]
+    assert all(sp["n_minima"] == 1 for sp in tr.details["scan"])
+    # non-decreasing: the refined scan shares some of its P values with the coarse one (equal c there)
+    assert np.all(np.diff(cs) >= 0) and cs[0] < 0.1 < 0.5 < cs[-1]
+    assert tr.details["steepest_jump_per_step"] < 0.05
+
+
+def test_cli_accepts_the_causal_boundary():
+    import json
+
+    from click.testing import CliRunner
+
+    import attnphase.cli.copy_heads  # noqa: F401  (registers the commands)
+    from attnphase.cli import main
+
+    runner = CliRunner()
+    out = runner.invoke(main, ["threshold", "copy-heads", "--attention", "linear", "--L", "16", "--V", "4", "--boundary", "causal",
+                               "--digits", "20", "--json"])
+    assert out.exit_code == 0, out.output
+    d = json.loads(out.output)
+    assert d["order"] == "second" and d["P_star_digits"].startswith("25.79831738857255561")
+    out = runner.invoke(main, ["scaling", "copy-heads", "--attention", "softmax", "--V", "4", "--L-min", "8", "--L-max", "32",
+                               "--boundary", "causal", "--json"])
+    assert out.exit_code == 2

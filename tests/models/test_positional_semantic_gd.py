@@ -104,6 +104,11 @@ def test_minimum_classification_rule():
     labels = classify_minimum([0.25, 0.01, 0.02, 0.2, 0.11], [0.0, 0.13, 0.01, 0.13, 0.0], 0.25, 0.13)
     # |m| ≥ ½ m_pos decides first (also for the mixed-like 4th run); then |θ| ≥ ½ θ_sem; else "other"
     assert list(labels) == ["positional", "semantic", "other", "positional", "other"]
+    # A branch that does not exist at this α is never assigned: those runs become "other".
+    assert list(classify_minimum([0.25, 0.01], [0.0, 0.13], 0.25, None)) == ["positional", "other"]
+    assert list(classify_minimum([0.25, 0.01], [0.0, 0.13], None, 0.13)) == ["other", "semantic"]
+    with pytest.raises(ParameterError, match="semantic_theta"):
+        classify_minimum([0.25], [0.0], 0.25, float("nan"))
 
 
 def test_wilson_interval_closed_forms():

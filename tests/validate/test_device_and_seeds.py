@@ -64,3 +64,23 @@ def test_single_cpu_thread_sets_one_thread_on_the_cpu_only_and_restores():
         pass
     assert torch.get_num_threads() == 2
     torch.set_num_threads(original)
+
+
+@pytest.mark.parametrize("source", ["gpu", "", None, 3])
+def test_bad_random_source_names_the_parameter(source):
+    with pytest.raises(ParameterError, match="rng"):
+        generator(0, "cpu", source)
+
+
+def test_simulate_commands_reject_a_bad_random_source():
+    from click.testing import CliRunner
+
+    from attnphase.cli import main
+
+    for command in (["simulate", "signal-recovery", "--d", "8", "--L", "4", "--R", "2", "--theta", "1", "--trials", "1",
+                     "--steps", "1"],
+                    ["simulate", "copy-heads", "--attention", "softmax", "--L", "4", "--V", "2", "--P", "10"],
+                    ["simulate", "positional-semantic", "--omega", "0.3", "--alpha", "1", "--d", "10"]):
+        result = CliRunner().invoke(main, [*command, "--rng", "gpu", "--json"])
+        assert result.exit_code == 2
+        assert "--rng" in result.output and "device" in result.output and "cpu" in result.output

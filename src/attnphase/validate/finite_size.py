@@ -116,13 +116,14 @@ def classify_minimum(m, theta, positional_m, semantic_theta, *, fraction: float 
     θ_sem can be small (near the semantic branch's spinodal θ_sem ≈ 0.01 at α = 0.5, ω = 0.3), where
     the O(d^(-1/2)) finite-d fluctuation of θ exceeds it. A mixed-like run (both overlaps large)
     therefore counts as positional. fraction = ½ puts the boundary halfway between each branch and
-    the invariant set of the other.
+    the invariant set of the other. A branch that does not exist at this α (the theory value None) is
+    never assigned.
     """
-    positional_m = check_real("positional_m", abs(positional_m), 0.0, None, low_open=True)
-    semantic_theta = check_real("semantic_theta", abs(semantic_theta), 0.0, None, low_open=True)
     fraction = check_real("fraction", fraction, 0.0, 1.0, low_open=True, high_open=True)
-    u = np.abs(np.asarray(m, float)) / positional_m
-    v = np.abs(np.asarray(theta, float)) / semantic_theta
+    u = np.zeros(np.shape(m)) if positional_m is None else (
+        np.abs(np.asarray(m, float)) / check_real("positional_m", abs(positional_m), 0.0, None, low_open=True))
+    v = np.zeros(np.shape(theta)) if semantic_theta is None else (
+        np.abs(np.asarray(theta, float)) / check_real("semantic_theta", abs(semantic_theta), 0.0, None, low_open=True))
     return np.where(u >= fraction, "positional", np.where(v >= fraction, "semantic", "other")).astype(object)
 
 

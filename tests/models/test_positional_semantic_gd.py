@@ -177,3 +177,49 @@ def test_cached_runner_keeps_each_run_and_reuses_it(tmp_path):
     # The plan lists each of the full report's simulations once (the scan reuses the d = 1000 protocol runs).
     plan = gd_run_plan()
     assert len(plan) == len(set(plan)) == 8 + 2 * 4 + 5
+
+
+def test_theory_reference_keeps_the_start_that_converges_to_the_branch_and_caches_it(tmp_path, monkeypatch):
+    """Two tensor-rule starts (a spurious low-|m| point and the branch): the reference is the converged
+    study that keeps m ≠ 0; a failed branch is reported as failed; the JSON cache is reused."""
+    from types import SimpleNamespace
+
+    from attnphase.reproduce import positional_semantic as reproduce
+
+    def solution(m, theta):
+        return SimpleNamespace(status="converged", m=m, theta=theta)
+
+    class Tracker:
+        def __init__(self, params, nodes):
+            pass
+
+        def at(self, branch, alpha):  # warm continuation slid onto the spurious point
+            return solution(0.10, 0.0) if branch == "positional" else solution(0.0, 0.13)
+
+    def solve_branch(branch, alpha, params, nodes_per_dim, stability):
+        return solution(0.25, 0.0) if branch == "positional" else solution(0.0, 0.13)
+
+    studies = []
+
+    def convergence_study(branch, alpha, params, start):
+        studies.append((branch, start.m))
+        if branch == "semantic":
+            return SimpleNamespace(status="failed", message="defect correction diverged", state_rows=())
+        m_converged = 0.0 if start.m < 0.2 else 0.258  # the spurious start goes to m = 0
+        rows = ({"m": m_converged - 1e-4, "theta": 0.0, "q": 0.0511}, {"m": m_converged, "theta": 0.0, "q": 0.0512})
+        return SimpleNamespace(status="converged", message="", state_rows=rows, test_error=0.00347,
+                               test_error_error=1e-6, free_energy=-0.0046, free_energy_error=3e-7, train_loss=0.0046)
+
+    monkeypatch.setattr(reproduce.api, "BranchTracker", Tracker)
+    monkeypatch.setattr(reproduce.api, "solve_branch", solve_branch)
+    monkeypatch.setattr(reproduce.api, "convergence_study", convergence_study)
+    cache = tmp_path / "theory_reference.json"
+    reference = reproduce.theory_reference([2.0], cache_path=cache)
+    positional, semantic = reference[("positional", 2.0)], reference[("semantic", 2.0)]
+    assert positional["status"] == "converged" and positional["tensor_starts"] == 2
+    assert positional["abs_m"] == 0.258 and positional["abs_m_error"] == pytest.approx(1e-4)
+    assert semantic["status"] == "failed" and np.isnan(semantic["abs_theta"])
+    assert len(studies) == 3  # two distinct positional starts, one semantic
+    again = reproduce.theory_reference([2.0], cache_path=cache)
+    assert len(studies) == 3  # nothing recomputed
+    assert again[("positional", 2.0)]["abs_m"] == 0.258 and np.isnan(again[("semantic", 2.0)]["abs_theta"])

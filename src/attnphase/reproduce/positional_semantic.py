@@ -229,9 +229,9 @@ def theory_reference(alphas, nodes: int = THEORY_NODES, cache_path: Path | None 
     reference = {}
     for a in sorted(alphas):
         for branch in ("positional", "semantic"):
-            key = f"{branch} {float(a)!r} nodes={nodes}"
-            if key in stored:
-                reference[(branch, float(a))] = {k: math.nan if v is None else v for k, v in stored[key].items()}
+            cache_key = f"{branch} {float(a)!r} nodes={nodes}"
+            if cache_key in stored:
+                reference[(branch, float(a))] = {k: math.nan if v is None else v for k, v in stored[cache_key].items()}
                 continue
             order = "m" if branch == "positional" else "theta"
             starts = [api.solve_branch(branch, float(a), params, nodes_per_dim=nodes, stability=False),
@@ -258,7 +258,7 @@ def theory_reference(alphas, nodes: int = THEORY_NODES, cache_path: Path | None 
                                                     "free_energy_error", "train_loss", "train_loss_error")})
             reference[(branch, float(a))] = entry
             if cache_path:
-                stored[key] = {k: None if isinstance(v, float) and not np.isfinite(v) else v for k, v in entry.items()}
+                stored[cache_key] = {k: None if isinstance(v, float) and not np.isfinite(v) else v for k, v in entry.items()}
                 partial = Path(cache_path).with_suffix(".partial")
                 partial.write_text(json.dumps(stored, indent=1))
                 partial.replace(cache_path)

@@ -532,7 +532,7 @@ def gd_validation(out_dir: Path, device: str, runner=simulate_run) -> dict:
                                      *[f"{m}_{e}" for m in ("positional", "semantic") for e in ("low", "high")]]),
         "![random init fractions](random_init.png)",
         "",
-        f"Simulation wall times: {', '.join(f'{k} {v:.0f} s' for k, v in timings.items())}.",
+        f"Simulation wall times (a run reused from gd_runs/ counts 0 s): {', '.join(f'{k} {v:.0f} s' for k, v in timings.items())}.",
         "",
     ]
     headline = {"protocol_agreement": f"{sum(r.get('agrees') is True for r in comparison)}/"

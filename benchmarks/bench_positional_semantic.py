@@ -13,8 +13,9 @@ Accuracy of both against a converged reference: the split-line convergence study
 (`api.convergence_study`, Φ to ~1e-7, ε_g to ~1e-6..1e-5, printed with its own errors; ~2 minutes per
 branch), or with --quick the 12-node tensor rule (whose own error, ~1e-6 on Φ, then limits the
 comparison). `--curve N` also times `api.alpha_c_curve` on N values of ω in [0, 0.45] and prints
-whether it stays within the 120 s target. Run:
-`.venv/bin/python benchmarks/bench_positional_semantic.py [--quick] [--curve 20]`.
+whether it stays within the 120 s target; `--thresholds 0,0.1,0.2,0.3,0.4` times the refined thresholds
+(tensor and split-line values side by side) instead. Run:
+`.venv/bin/python benchmarks/bench_positional_semantic.py [--quick] [--curve 20] [--thresholds W1,W2]`.
 """
 
 from __future__ import annotations
@@ -111,11 +112,37 @@ def curve_timing(n_omegas: int) -> None:
     print(f"wall time {wall:.1f} s; target ≤ 120 s: {'met' if wall <= 120 else 'NOT met'}")
 
 
+# α scan ranges bracketing the tensor-rule thresholds (6 points, 5 at ω = 0.4) used for the note's table.
+THRESHOLD_SCANS = {0.0: (0.5, 1.0, 6), 0.1: (0.6, 1.1, 6), 0.2: (0.8, 1.3, 6), 0.3: (1.1, 1.6, 6), 0.4: (1.6, 2.4, 5)}
+
+
+def threshold_timing(omegas) -> None:
+    """α_c and α_l at each ω: 8-node tensor rule (check 10) and split-line refined, with wall times
+    (the table of docs/models/positional_semantic.md, "Small ω"; 3-12 minutes per ω on 2 cores)."""
+    print(f"\n{'ω':>5} {'α_c tensor':>18} {'α_c refined':>18} {'α_l tensor':>18} {'α_l refined':>18} {'time s':>7}")
+    for omega in omegas:
+        lo, hi, n = THRESHOLD_SCANS.get(omega, (0.5, 3.0, 6))
+        t0 = time.perf_counter()
+        result = api.threshold(omega, nodes_per_dim=8, check_nodes_per_dim=10, alpha_min=lo, alpha_max=hi, n_scan=n,
+                               rtol=1e-4, refine=("alpha_c", "alpha_l"))
+        wall = time.perf_counter() - t0
+        cells = []
+        for coarse, name in ((result.alpha_c, "alpha_c"), (result.alpha_l, "alpha_l")):
+            fine = result.refined[name]
+            cells += [f"{coarse.value:.4f} ± {coarse.error:.4f}", f"{fine.value:.4f} ± {fine.error:.4f}"]
+        print(f"{omega:5.2f} " + " ".join(f"{c:>18}" for c in cells) + f" {wall:7.0f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--curve", type=int, default=0, help="time alpha_c_curve on this many ω (0: skip)")
+    parser.add_argument("--thresholds", type=str, default="",
+                        help="comma-separated ω: time refined thresholds there (e.g. 0,0.1,0.2,0.3,0.4) and skip the rest")
     args = parser.parse_args()
+    if args.thresholds:
+        threshold_timing([float(w) for w in args.thresholds.split(",")])
+        return
     params = api.model_parameters(OMEGA)
     branches = ("semantic",) if args.quick else ("positional", "semantic")
     rows, labels = [], []

@@ -521,69 +521,174 @@ ENVELOPE_RULES = (SplitLineRule(10, 32, 1e-10), SplitLineRule(12, 32, 1e-10), Sp
 TEST_ERROR_NODES = 16
 
 
-def _reduced_jacobian(F, y, relative_step=1e-3):
-    """Central finite-difference Jacobian of F at y with a LARGE step (1e-3 relative): the map on a
-    fixed rule is piecewise smooth with small jumps, and a large step averages them out; the result
-    only preconditions the defect correction, so its O(step²) error slows it a little, nothing more."""
+def _accurate_jacobian(F, y, f0, relative_step=1e-2):
+    """Forward finite-difference Jacobian of the split-line map F (reduced coordinates) at y, f0 = F(y).
+
+    The split-line map is continuous in the state (basin switches are located and integrated along
+    each line), so a 1% step is accurate to O(1%), far above its quadrature noise (~1e-6 relative in
+    the conjugates); the Broyden updates of the defect correction remove the rest. The step is at
+    least 1e-3 absolute (relative_step × 0.1) in every coordinate, since c and m can be small."""
     n = len(y)
     J = np.empty((n, n))
     for j in range(n):
-        h = relative_step * max(abs(y[j]), 1e-2)
-        up, down = y.copy(), y.copy()
+        h = relative_step * max(abs(y[j]), 0.1)
+        up = y.copy()
         up[j] += h
-        down[j] -= h
-        J[:, j] = (F(up) - F(down)) / (2 * h)
+        J[:, j] = (F(up) - f0) / h
     return J
 
 
-def refine_branch(solution: BranchSolution, params: ModelParameters, rule: SplitLineRule, *, tol: float = 1e-8,
-                  max_iter: int = 10) -> BranchSolution:
-    """The branch's fixed point on the split-line rule, by defect correction from a tensor-rule solution.
+# Largest move of one defect-correction step, per coordinate, as a fraction of max(|y_j|, 0.05): a
+# Newton step from a poor Jacobian must not leave the branch's basin of attraction (at ω = 0 a full
+# step from the tensor-rule Jacobian sent m from 0.06 to 0.5).
+_MAX_STEP_FRACTION = 0.25
+_REFINE_MAX_ITER = 16
+_ANDERSON_MAX_ITER = 40
 
-    With F_c the map on the solution's tensor rule (cheap) and F_s on the split-line rule (accurate),
-    solve G(y) = F_s(y) − y = 0 by Broyden's method started from the inverse Jacobian (J_c − I)⁻¹,
-    J_c = dF_c/dy by finite differences (one split-line evaluation per iteration; the cheap Jacobian
-    alone gives linear convergence at rate ~0.2, the secant updates make it superlinear).
-    The state matters for Φ at second order only (Φ is stationary), but the tensor rules leave the
-    state wrong by several percent (ω = 0.3, α = 1.25, positional: V = 14.61 on 10 nodes, 15.32 on 14),
-    which moves Φ by ~5e-7. Status "converged" when max_j |F_s(y) − y|_j / max(|y_j|, 1e-3) ≤ tol.
-    """
-    if solution.status != "converged":
-        return solution
+
+def _defect_correction(solution: BranchSolution, params: ModelParameters, rule: SplitLineRule, tol: float,
+                       max_iter: int, inverse=None, anderson: bool = True):
+    """Fixed point of the split-line map from `solution`; returns (BranchSolution, inverse Jacobian of
+    G(y) = F_s(y) − y at the end, reusable as the start of a finer rule)."""
     coords = BranchCoordinates(solution.branch, params)
-    cheap = SaddlePointEquations(params, solution.alpha, solution.nodes_per_dim)
     accurate = SaddlePointEquations(params, solution.alpha, TEST_ERROR_NODES, split_rule=rule)
+    restricted = coords.restricted_map(accurate)
+
+    def inside(y):
+        return bool(np.all(np.isfinite(y)) and y[0] > 0 and y[1] > 0 and (not coords.has_c or abs(y[2]) < 1))
+
+    def F(y):
+        return restricted(y) if inside(y) else np.full(len(y), np.nan)
+
+    def collapsed(y):
+        """On the trivial set (or, for the mixed branch, on a pure one): m = 0 and θ = 0 are invariant, so
+        a solver can converge there from a start on the branch (seen: Anderson at ω = 0.05, α = 0.68,
+        positional m 0.17 -> 0)."""
+        x = coords.to_state(y)
+        sizes = ([abs(x[2])] if coords.has_c else []) + ([float(np.abs(x[3:]).max())] if coords.has_m else [])
+        return bool(sizes) and min(sizes) < _COLLAPSE_LEVEL
+
     y = coords.from_state(solution.state)
-    J = _reduced_jacobian(coords.restricted_map(cheap), y)
-    evaluations = 2 * len(y)
-    inverse = np.linalg.inv(J - np.eye(len(y)))  # approximate inverse Jacobian of G(y) = F_s(y) − y
-    scale = np.maximum(np.abs(y), 1e-3)
-    status, residual, previous = "max_iter", math.inf, None
+    # 1. Anderson mixing on the split-line map itself (globally more robust than Newton here: at ω = 0
+    #    it climbs from the tensor start m = 0.07 to the fixed point m = 0.152 in 16 evaluations)
+    evaluations = 0
+    if anderson:
+        mixed = solve_fixed_point(F, y, transforms=coords.transforms, method="anderson", damping=0.5, tol=tol,
+                                  max_iter=_ANDERSON_MAX_ITER, spectrum=False)
+        evaluations += mixed.evaluations
+        if inside(mixed.value) and not collapsed(np.asarray(mixed.value, float)):
+            y = np.asarray(mixed.value, float)  # else Broyden from the start
+    f = F(y)
+    evaluations += 1
+    # 2. Broyden from the Jacobian of the split-line map, until the relative defect is below tol
+    status, residual = "max_iter", math.inf
     for _ in range(max_iter):
-        evaluation = accurate.evaluate(coords.to_state(y))
-        evaluations += 1
-        defect = coords.from_state(evaluation["next"]) - y
-        residual = float(np.max(np.abs(defect) / scale))
+        defect = f - y
+        residual = float(np.max(np.abs(defect) / np.maximum(np.abs(y), 1e-3)))
+        if not np.isfinite(residual):
+            status = "diverged"
+            break
         if residual <= tol:
             status = "converged"
             break
-        if previous is not None:  # Broyden's ("good") update of the inverse Jacobian: superlinear
-            dy, dg = y - previous[0], defect - previous[1]
-            v = dy @ inverse
-            inverse = inverse + np.outer(dy - inverse @ dg, v) / (v @ dg)
-        previous = (y, defect)
-        y = y - inverse @ defect
-        if not (y[0] > 0 and y[1] > 0 and (not coords.has_c or abs(y[2]) < 1)):
+        if inverse is None:
+            J = _accurate_jacobian(F, y, f)
+            evaluations += len(y)
+            inverse = np.linalg.inv(J - np.eye(len(y)))
+        step = -inverse @ defect
+        cap = _MAX_STEP_FRACTION * np.maximum(np.abs(y), 0.05)
+        step *= min(1.0, float(np.min(cap / np.maximum(np.abs(step), 1e-300))))
+        for _halving in range(5):  # backtrack out of the domain (q, V > 0, |c| < 1)
+            if inside(y + step):
+                break
+            step *= 0.5
+        y_new = y + step
+        f_new = F(y_new)
+        evaluations += 1
+        if not np.all(np.isfinite(f_new)):
             status = "diverged"
             break
+        # Broyden's ("good") update of the inverse Jacobian of G: superlinear convergence
+        dy, dg = y_new - y, (f_new - y_new) - defect
+        v = dy @ inverse
+        if abs(v @ dg) > 0:
+            inverse = inverse + np.outer(dy - inverse @ dg, v) / (v @ dg)
+        y, f = y_new, f_new
+    if status == "converged" and collapsed(y):
+        status = "collapsed"
     x = coords.to_state(y)
-    phi = accurate.free_energy(x, evaluation) if status == "converged" else math.nan
-    return BranchSolution(
+    converged = status == "converged"
+    if converged:
+        evaluation = accurate.evaluate(x)
+        evaluations += 1
+        phi = accurate.free_energy(x, evaluation)
+    else:
+        phi = math.nan
+    refined = BranchSolution(
         branch=solution.branch, alpha=solution.alpha, q=float(x[0]), m=float(x[3]), theta=float(x[2]), V=float(x[1]),
-        free_energy=phi, train_loss=-phi, test_error=accurate.test_error(x) if status == "converged" else math.nan,
+        free_energy=phi, train_loss=-phi, test_error=accurate.test_error(x) if converged else math.nan,
         stable=solution.stable, spectral_radius=solution.spectral_radius, status=status,
         message=f"defect correction on the split-line rule {rule.label()}: residual {residual:.2g}",
         evaluations=evaluations, residual=residual, nodes_per_dim=solution.nodes_per_dim, state=x)
+    return refined, inverse
+
+
+def refine_branch(solution: BranchSolution, params: ModelParameters, rule: SplitLineRule, *, tol: float = 1e-8,
+                  max_iter: int = _REFINE_MAX_ITER, anderson: bool = True) -> BranchSolution:
+    """The branch's fixed point on the split-line rule, by defect correction from a tensor-rule solution.
+
+    Solves G(y) = F_s(y) − y = 0 (F_s the map on the split-line rule, reduced coordinates): Anderson
+    mixing on F_s first (numeric.fixedpoint, damping 0.5, ≤ _ANDERSON_MAX_ITER evaluations), then
+    Broyden's method from wherever that ended, started from the inverse of J_s − I with J_s = dF_s/dy
+    by forward differences on the split-line map itself (n extra evaluations, only if needed), each
+    step capped at _MAX_STEP_FRACTION of each coordinate and kept inside the domain (q, V > 0, |c| < 1).
+
+    Why the Jacobian of the accurate map: at small ω the tensor rules get the m-dependence of the
+    positional branch qualitatively wrong. At ω = 0, α = 0.6 (q, V fixed) ∂F_m/∂m is −1.25 on the
+    10-node tensor rule but +0.9 on the split-line rule: the drive of m (m̂ comes from which prox
+    basin wins, i.e. from the switching surface the tensor rule does not resolve) is weak, the map is
+    nearly neutral along m, and the tensor fixed point sits at m ≈ 0.07 while the converged one is
+    at m ≈ 0.15. A defect correction preconditioned by the tensor Jacobian diverges there.
+
+    The state matters for Φ at second order only (Φ is stationary), but at ω = 0.3, α = 1.25 the
+    tensor rules already leave V wrong by several percent (positional: 14.61 on 10 nodes, 15.32 on 14,
+    14.90 converged), which moves Φ by ~5e-7. Status "converged" when
+    max_j |F_s(y) − y|_j / max(|y_j|, 1e-3) ≤ tol; "diverged" when the iteration leaves the domain;
+    "collapsed" when it converged onto the trivial set (|θ| or |m| < _COLLAPSE_LEVEL; for the mixed
+    branch onto a pure one), which is never reported as the branch.
+
+    anderson=False skips the Anderson stage: Broyden alone converges to the fixed point near the start
+    whatever its stability, which is how unstable (saddle) fixed points such as the mixed state are
+    found; Anderson mixing tends to slide off them onto a stable branch. `stable` and
+    `spectral_radius` are copied from `solution` (not recomputed on the split-line rule).
+    """
+    if solution.status != "converged":
+        return solution
+    return _defect_correction_with_retry(solution, params, rule, tol, max_iter, None, anderson)[0]
+
+
+# When the defect correction collapses onto the trivial set, it is retried once from the start with
+# the branch's order parameter (|m| positional, c semantic) scaled by this factor: at small ω the
+# tensor rules put the positional |m| at about half its converged value (ω = 0: 0.07 vs 0.152; ω =
+# 0.05, α = 0.68: 0.076 vs 0.170), and from there both Anderson and Broyden fall to m = 0.
+_RETRY_ORDER_SCALE = 2.0
+
+
+def _defect_correction_with_retry(solution, params, rule, tol, max_iter, inverse=None, anderson=True):
+    refined, inverse_out = _defect_correction(solution, params, rule, tol, max_iter, inverse, anderson)
+    if refined.status not in ("collapsed", "max_iter", "diverged") or solution.branch not in ("positional", "semantic"):
+        return refined, inverse_out
+    x = np.array(solution.state, float)
+    if solution.branch == "positional":
+        x[3:] *= _RETRY_ORDER_SCALE
+    else:
+        x[2] *= min(_RETRY_ORDER_SCALE, 0.9 * math.sqrt(params.rho * x[0]) / max(abs(x[2]), 1e-300))
+    retried, retried_inverse = _defect_correction(replace(solution, state=x), params, rule, tol, max_iter, None,
+                                                  anderson)
+    if retried.status == "converged":
+        return replace(retried, message=retried.message + f" (after a retry with the order parameter ×{_RETRY_ORDER_SCALE:g}: "
+                                                          f"first attempt {refined.status})"), retried_inverse
+    return refined, inverse_out
 
 
 @dataclass(frozen=True)
@@ -613,6 +718,10 @@ class ConvergenceStudy:
     test_error_error: float
     status: str
     message: str
+    # E[M] at the fine state on the finest envelope rule: dΦ/dα = −E[M] along the branch (Φ is
+    # stationary, α enters explicitly only through −α E[M]), the exact slope for threshold refinement
+    envelope: float = math.nan
+    state: np.ndarray | None = field(default=None, repr=False)  # the fine state (q, V, θ, m_1..m_L)
 
     @property
     def train_loss(self) -> float:
@@ -623,7 +732,7 @@ class ConvergenceStudy:
                 "free_energy_error": self.free_energy_error, "train_loss": self.train_loss,
                 "train_loss_error": self.free_energy_error, "test_error": self.test_error,
                 "test_error_error": self.test_error_error, "status": self.status, "message": self.message,
-                "state_rows": [dict(r) for r in self.state_rows], "envelope_rows": [dict(r) for r in self.envelope_rows]}
+                "envelope": self.envelope, "state_rows": [dict(r) for r in self.state_rows], "envelope_rows": [dict(r) for r in self.envelope_rows]}
 
 
 def convergence_study(branch: str, alpha, params: ModelParameters, *, state_rules=STATE_RULES,
@@ -636,9 +745,13 @@ def convergence_study(branch: str, alpha, params: ModelParameters, *, state_rule
         raise ParameterError("rules", (state_rules, envelope_rules), "at least two state rules and two envelope rules")
     if start is None:
         start = solve_branch(branch, alpha, params, nodes_per_dim=nodes_per_dim, stability=False)
-    states, current = [], start
+    if start.status != "converged":
+        return ConvergenceStudy(branch, alpha, (), (), math.nan, math.nan, math.nan, math.nan, "failed",
+                                f"no converged tensor-rule start: {start.status} ({start.message[:80]})")
+    states, current, inverse = [], start, None
     for rule in state_rules:
-        refined = refine_branch(current, params, rule)
+        # each finer rule starts from the previous rule's fixed point and inverse Jacobian
+        refined, inverse = _defect_correction_with_retry(current, params, rule, 1e-8, _REFINE_MAX_ITER, inverse)
         states.append(refined)
         if refined.status != "converged":
             rows = tuple({"rule": r.label(), "status": st.status, "residual": st.residual}
@@ -653,7 +766,8 @@ def convergence_study(branch: str, alpha, params: ModelParameters, *, state_rule
     envelope_rows, phis = [], []
     for rule in envelope_rules:
         equations = SaddlePointEquations(params, alpha, TEST_ERROR_NODES, split_rule=rule)
-        phi = equations.free_energy(fine)
+        evaluation = equations.evaluate(fine)
+        phi = equations.free_energy(fine, evaluation)
         phis.append(phi)
         envelope_rows.append({"rule": rule.label(), "free_energy": phi})
     phi_coarse_state = SaddlePointEquations(params, alpha, TEST_ERROR_NODES, split_rule=envelope_rules[-1]).free_energy(coarse)
@@ -663,7 +777,8 @@ def convergence_study(branch: str, alpha, params: ModelParameters, *, state_rule
     message = (f"Φ spread over {len(phis)} envelope rules {spread:.2g}, state effect {state_effect:.2g}; "
                f"finest {envelope_rules[-1].label()}")
     return ConvergenceStudy(branch, alpha, state_rows, tuple(envelope_rows), phis[-1], spread + state_effect,
-                            states[-1].test_error, test_error_error, "converged", message)
+                            states[-1].test_error, test_error_error, "converged", message,
+                            float(evaluation["envelope"]), fine)
 
 
 # ==================================================================================================
@@ -844,15 +959,53 @@ class ThresholdResult:
                "linear_baseline_error": self.linear_baseline_error, "nodes_per_dim": self.nodes_per_dim,
                "check_nodes_per_dim": self.check_nodes_per_dim,
                "message": f"alpha_c: {self.alpha_c.message}; alpha_l: {self.alpha_l.message}"}
+        tensor_rule = f"tensor Gauss-Hermite {self.nodes_per_dim} nodes (check {self.check_nodes_per_dim})"
+        for name, coarse in (("alpha_c", self.alpha_c), ("alpha_l", self.alpha_l)):
+            out.update({f"{name}_tensor": coarse.value, f"{name}_tensor_error": coarse.error, f"{name}_method": tensor_rule})
         for name, value in self.refined.items():  # "alpha_c" -> alpha_c_refined, alpha_c_refined_error, ...
             out.update({f"{name}_refined": value.value, f"{name}_refined_error": value.error,
                         f"{name}_refined_status": value.status, f"{name}_refined_message": value.message})
+            if value.status == "converged":  # the best estimate is the refined one
+                out.update({name: value.value, f"{name}_error": value.error, f"{name}_status": value.status,
+                            f"{name}_method": "split-line refined (Newton on convergence studies)"})
         if self.studies:
             out["studies"] = [study.as_dict() for study in self.studies]
         return out
 
 
-def _crossing(f, alphas, values, f_check, rtol) -> Threshold:
+def _no_crossing(alphas, values, meaning, why=None) -> Threshold:
+    """Status and diagnostics when the scan shows no sign change of the crossing function.
+
+    "no_crossing" only when every scan point was solved (both branches converged and distinct) and
+    the sign never changes: the message says what that means (`meaning[sign]`), the closest approach,
+    and where the secant through the last two points would cross. With unsolved points the sign
+    could change in between: status "failed", naming them (a branch that does not exist there, or a
+    solve that failed), never a number."""
+    alphas = np.asarray(alphas, float)
+    finite = np.isfinite(values)
+    missing = ", ".join(f"{a:.4g}" + (f" ({why(a)})" if why else "") for a in alphas[~finite])
+    if not finite.any():
+        return Threshold(math.nan, math.nan, "failed", f"no branch pair solved at any scan point ({missing})", None)
+    a_f, v_f = alphas[finite], values[finite]
+    if len(set(np.sign(v_f))) > 1:
+        return Threshold(math.nan, math.nan, "failed",
+                         f"sign change across unsolved scan points (α = {missing}): a branch is lost there", None)
+    closest = int(np.argmin(np.abs(v_f)))
+    text = (f"{meaning.get(int(np.sign(v_f[0])), '')} at all {len(v_f)} solved scan points in "
+            f"[{alphas[0]:g}, {alphas[-1]:g}]; closest approach {v_f[closest]:.3g} at α = {a_f[closest]:.4g}")
+    if len(v_f) >= 2 and v_f[-1] != v_f[-2]:
+        extrapolated = a_f[-1] - v_f[-1] * (a_f[-1] - a_f[-2]) / (v_f[-1] - v_f[-2])
+        text += f"; the secant through the last two points crosses at α ≈ {extrapolated:.3g}"
+    if missing:
+        return Threshold(math.nan, math.nan, "failed", f"{text}; unsolved at α = {missing}", None)
+    return Threshold(math.nan, math.nan, "no_crossing", text, None)
+
+
+MEANING_C = {-1: "positional is the global minimum (Φ_sem < Φ_pos)", 1: "semantic is the global minimum (Φ_sem > Φ_pos)"}
+MEANING_L = {-1: "the semantic branch beats the linear baseline", 1: "the semantic branch does not beat the linear baseline"}
+
+
+def _crossing(f, alphas, values, f_check, rtol, meaning=None, why=None) -> Threshold:
     """First sign change of f on the scanned grid, refined by numeric.threshold.find_crossing; the
     error adds the quadrature shift f_check(α*) − f(α*) divided by the slope."""
     from attnphase.numeric.threshold import find_crossing
@@ -862,7 +1015,7 @@ def _crossing(f, alphas, values, f_check, rtol) -> Threshold:
     change = [i for i in range(len(alphas) - 1) if np.isfinite(values[i]) and np.isfinite(values[i + 1])
               and signs[i] != signs[i + 1]]
     if not change:
-        return Threshold(math.nan, math.nan, "no_crossing", f"no sign change on [{alphas[0]:g}, {alphas[-1]:g}]", None)
+        return _no_crossing(alphas, values, meaning or {}, why)
     i = change[0]
     lo, hi = float(alphas[i]), float(alphas[i + 1])
     root = find_crossing(f, lo, hi, digits=int(-math.log10(rtol)) + 1, n_scan=1)
@@ -878,44 +1031,104 @@ def _crossing(f, alphas, values, f_check, rtol) -> Threshold:
                      float(slope))
 
 
+# Newton steps (one convergence study per branch each) of the threshold refinement.
+_REFINE_STEPS = 3
+
+
+def _tensor_curvature(crossing, alpha, h=0.05) -> float:
+    """|Δ''| of a crossing function on the working tensor rule near α: the larger of the central second
+    differences with steps h and 2h (their difference is the noise of the tensor rule's fixed points).
+    It bounds the interpolation error of the last Newton step of `_refine_threshold`."""
+    values = {k: crossing(alpha + k * h) for k in (-2, -1, 0, 1, 2)}
+    second = [(values[k] - 2 * values[0] + values[-k]) / (k * h) ** 2 for k in (1, 2)]
+    return float(max(abs(v) for v in second))
+
+
 def _refine_threshold(kind: str, coarse: Threshold, tracker: "BranchTracker", params: ModelParameters,
                       baseline: LinearBaseline, state_rules, envelope_rules) -> tuple[Threshold, tuple]:
-    """Move a tensor-rule threshold α* to the root of the accurately computed crossing function.
+    """Root of the ACCURATELY computed crossing function, by Newton's method from the tensor-rule root.
 
-    The crossing function (Δ_c = Φ_sem − Φ_pos, or Δ_l = ε_g,sem − ε_g^lin) is evaluated at α* by
-    `convergence_study` (split-line rules), and α* is moved by −Δ/slope with the working rule's slope.
-    Error: (errors of Δ from the studies)/|slope| + |correction| × (relative slope uncertainty), the
-    latter measured as the difference between the bracket secant and a local central difference
-    (α* ± 0.02) on the working rule.
+    Crossing functions: Δ_c = Φ_sem − Φ_pos and Δ_l = ε_g,sem − ε_g^lin, each evaluated by
+    `convergence_study` (split-line rules, with its error). Slopes: dΔ_c/dα = E[M]_pos − E[M]_sem
+    exactly (dΦ/dα = −E[M] along a branch), taken from the studies; dΔ_l/dα from the secant of the
+    accurate values once there are two, the working rule's bracket secant before. Each step is one
+    study per branch, started from the previous study's state; it stops as soon as the linearisation
+    error of the next Newton step is below the error of Δ (or after _REFINE_STEPS steps), and returns
+    that Newton iterate α* = α_k − Δ_k/Δ'_k without evaluating it.
+
+    Error (in α): [err(Δ_k) + ½|Δ''| (Δ_k/Δ')² + |Δ_k| s] / |Δ'|: the studies' quadrature errors, the
+    linearisation over the last step (|Δ''| from the accurate slopes of two steps for α_c, else the
+    larger of the working rule's second differences with steps 0.05 and 0.1), and for α_l the relative
+    slope uncertainty s (secant against the working rule's local slope). The tensor rule enters only
+    as the start and through |Δ''|.
+
+    Why not one linear correction from the tensor root: at small ω the tensor rules misplace the
+    positional branch (ω = 0, α = 0.6: m = 0.072 on 10 nodes against 0.152 converged, Φ too low by
+    6.5e-6), so the tensor root can be far off (ω = 0.1: 0.701 on 8 nodes against 0.7515 converged) and
+    its slope is not that of the accurate Δ_c.
     """
-    if coarse.status != "converged":
-        return Threshold(math.nan, math.nan, "failed", "no tensor-rule threshold to refine", None), ()
-    alpha = coarse.value
+    if coarse.status != "converged":  # keep what the scan found (no_crossing / failed) and why
+        return Threshold(math.nan, math.nan, coarse.status, f"not refined: {coarse.message}", coarse.bracket), ()
     branches = ("semantic", "positional") if kind == "alpha_c" else ("semantic",)
-    studies = tuple(convergence_study(b, alpha, params, state_rules=state_rules, envelope_rules=envelope_rules,
-                                      start=tracker.at(b, alpha)) for b in branches)
-    if any(s.status != "converged" for s in studies):
-        return Threshold(math.nan, math.nan, "failed", "; ".join(s.message for s in studies), coarse.bracket), studies
     if kind == "alpha_c":
-        delta = studies[0].free_energy - studies[1].free_energy
-        delta_error = studies[0].free_energy_error + studies[1].free_energy_error
-
         def crossing(a):
             return tracker.at("semantic", a).free_energy - tracker.at("positional", a).free_energy
     else:
-        delta = studies[0].test_error - baseline.value
-        delta_error = studies[0].test_error_error + baseline.error
-
         def crossing(a):
             return tracker.at("semantic", a).test_error - baseline.value
+    alpha = coarse.value
+    # working-rule curvature and local slope near the tensor root (cheap tensor solves)
+    tensor_curvature = _tensor_curvature(crossing, alpha)
     h = 0.02
-    local_slope = (crossing(alpha + h) - crossing(alpha - h)) / (2 * h)
-    slope_uncertainty = abs(local_slope - coarse.slope) / abs(coarse.slope)
-    correction = -delta / coarse.slope
-    error = delta_error / abs(coarse.slope) + abs(correction) * slope_uncertainty
-    message = (f"tensor-rule α* {alpha:.5f} moved by {correction:+.2e}: crossing function {delta:.3g} ± {delta_error:.2g} "
-               f"(split-line study), slope {coarse.slope:.3g} (local {local_slope:.3g})")
-    return Threshold(alpha + correction, error, "converged", message, coarse.bracket, delta, coarse.slope), studies
+    tensor_local_slope = (crossing(alpha + h) - crossing(alpha - h)) / (2 * h)
+    starts = {b: tracker.at(b, alpha) for b in branches}
+    all_studies, points = [], []  # points: (α, Δ, error of Δ, slope)
+
+    def linearisation(points):
+        """(error of the last Newton step's linearisation in Δ units, |Δ''| used, its source, relative slope error)."""
+        alpha_k, delta, _, slope = points[-1]
+        if kind == "alpha_c" and len(points) >= 2:
+            curvature, source = abs(points[-1][3] - points[-2][3]) / abs(points[-1][0] - points[-2][0]), "accurate slopes"
+        else:
+            curvature, source = tensor_curvature, "working-rule second difference"
+        # α_c: exact slope (E[M] difference, to the studies' 1e-7); α_l: secant against the local slope
+        slope_error = 0.0 if kind == "alpha_c" else abs(tensor_local_slope - slope) / abs(slope)
+        step = delta / abs(slope)
+        return 0.5 * curvature * step**2 + abs(step) * slope_error * abs(slope), curvature, source, slope_error
+
+    for step_index in range(_REFINE_STEPS):
+        studies = tuple(convergence_study(b, alpha, params, state_rules=state_rules, envelope_rules=envelope_rules,
+                                          start=starts[b]) for b in branches)
+        all_studies += studies
+        if any(s.status != "converged" for s in studies):
+            return Threshold(math.nan, math.nan, "failed", f"split-line study at α = {alpha:.5f} failed: " +
+                             "; ".join(s.message for s in studies), coarse.bracket), tuple(all_studies)
+        if kind == "alpha_c":
+            delta = studies[0].free_energy - studies[1].free_energy
+            delta_error = studies[0].free_energy_error + studies[1].free_energy_error
+            slope = studies[1].envelope - studies[0].envelope
+        else:
+            delta = studies[0].test_error - baseline.value
+            delta_error = studies[0].test_error_error + baseline.error
+            slope = (delta - points[-1][1]) / (alpha - points[-1][0]) if points else coarse.slope
+        points.append((alpha, delta, delta_error, slope))
+        newton_step = -delta / slope
+        # Stop once the linearisation over the Newton step is less uncertain than Δ itself.
+        if linearisation(points)[0] <= delta_error:
+            break
+        starts = {b: replace(starts[b], alpha=alpha + newton_step, state=st.state) for b, st in zip(branches, studies)}
+        alpha += newton_step
+    alpha_k, delta, delta_error, slope = points[-1]
+    newton_step = -delta / slope
+    root = alpha_k + newton_step
+    linear_error, curvature, curvature_source, _ = linearisation(points)
+    error = (delta_error + linear_error) / abs(slope)
+    path = ", ".join(f"{a:.5f}" for a, *_ in points)
+    message = (f"Newton on split-line studies from the tensor root {coarse.value:.5f} through α = {path}: "
+               f"crossing function {delta:.3g} ± {delta_error:.2g}, slope {slope:.3g}, last step {newton_step:+.2e}, "
+               f"|Δ''| ≤ {curvature:.2g} ({curvature_source})")
+    return (Threshold(float(root), float(error), "converged", message, coarse.bracket, float(delta), float(slope)),
+            tuple(all_studies))
 
 
 def threshold(omega, sigma=0.5, lam=0.01, A=None, L=2, *, nodes_per_dim=10, check_nodes_per_dim=14,
@@ -948,17 +1161,27 @@ def threshold(omega, sigma=0.5, lam=0.01, A=None, L=2, *, nodes_per_dim=10, chec
     work = BranchTracker(params, nodes_per_dim)
     check = BranchTracker(params, check_nodes_per_dim, seed=work)
 
+    # A solve that failed or slid onto another branch gives NaN (`_genuine`), never a crossing.
     def delta_c(tracker):
-        return lambda a: tracker.at("semantic", a).free_energy - tracker.at("positional", a).free_energy
+        return lambda a: (_genuine(tracker.at("semantic", a), "free_energy")
+                          - _genuine(tracker.at("positional", a), "free_energy"))
 
     def delta_l(tracker):
-        return lambda a: tracker.at("semantic", a).test_error - baseline
+        return lambda a: _genuine(tracker.at("semantic", a), "test_error") - baseline
 
     alphas = np.linspace(alpha_min, alpha_max, n_scan)
     dc = [delta_c(work)(a) for a in alphas]
     dl = [delta_l(work)(a) for a in alphas]
-    alpha_c = _crossing(delta_c(work), alphas, dc, delta_c(check), rtol)
-    alpha_l = _crossing(delta_l(work), alphas, dl, delta_l(check), rtol)
+    def why(branches):
+        """Which branch solve is missing at α, and why (for the diagnostics of an unsolved scan point)."""
+        def explain(a):
+            lost = [f"{b} {work.at(b, a).status}" + (" but collapsed" if work.at(b, a).status == "converged" else "")
+                    for b in branches if not _distinct(work.at(b, a), ())]
+            return ", ".join(lost)
+        return explain
+
+    alpha_c = _crossing(delta_c(work), alphas, dc, delta_c(check), rtol, MEANING_C, why(("semantic", "positional")))
+    alpha_l = _crossing(delta_l(work), alphas, dl, delta_l(check), rtol, MEANING_L, why(("semantic",)))
     refined, studies = {}, ()
     for name, coarse in (("alpha_c", alpha_c), ("alpha_l", alpha_l)):
         if name in refine:

@@ -8,11 +8,14 @@ re-plot or check any curve without rerunning the computation.
 from __future__ import annotations
 
 import csv
+import json
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import matplotlib
+
+from attnphase.jsonio import to_jsonable
 
 matplotlib.use("Agg")  # reports are written headless
 import matplotlib.pyplot as plt  # noqa: E402
@@ -81,3 +84,27 @@ class Report:
         path = self.out_dir / name
         path.write_text("\n".join(self._lines).rstrip() + "\n")
         return path
+
+
+class Checkpoint:
+    """Finished pieces of a long report, kept in one JSON file so that an interrupted run resumes.
+
+    `get(key)` returns the stored dict (JSON null read back as NaN) or None; `put(key, value)` stores a
+    dict and rewrites the file atomically (write a sibling, then rename), so a kill never leaves a
+    half-written file behind.
+    """
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.entries = json.loads(self.path.read_text()) if self.path.exists() else {}
+
+    def get(self, key: str) -> dict | None:
+        stored = self.entries.get(key)
+        return None if stored is None else {k: math.nan if v is None else v for k, v in stored.items()}
+
+    def put(self, key: str, value: Mapping[str, object]) -> None:
+        self.entries[key] = to_jsonable(dict(value))
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        partial = self.path.with_suffix(".partial")
+        partial.write_text(json.dumps(self.entries, indent=1, allow_nan=False))
+        partial.replace(self.path)

@@ -32,12 +32,13 @@ import numpy as np
 
 from attnphase.api import positional_semantic as api
 from attnphase.errors import ParameterError
-from attnphase.report import write_csv
+from attnphase.report import Checkpoint, write_csv
 from attnphase.validate.compare import compare
 from attnphase.validate.finite_size import (MINIMA, binomial_interval, classify_minimum, fit_gap_rate,
                                             gap_at_size)
 
 OMEGA = 0.3
+THRESHOLD_OMEGAS = (0.0, 0.1, 0.2, 0.3, 0.4)  # the full report's α_c(ω), α_l(ω) table
 
 
 def branch_table(alphas, tracker: api.BranchTracker) -> list[dict]:
@@ -219,19 +220,17 @@ def theory_reference(alphas, nodes: int = THEORY_NODES, cache_path: Path | None 
     by warm continuation along α on the `nodes` rule — is carried over, and the start whose converged
     state keeps the branch's order parameter (the larger one if both do) is used; the entry records
     how many distinct starts there were. A study takes minutes, so with `cache_path` every finished
-    entry is kept in that JSON file and reused.
+    entry is kept in that JSON file (`report.Checkpoint`) and reused.
     """
-    import json
-
     params = api.model_parameters(OMEGA)
     tracker = api.BranchTracker(params, nodes)
-    stored = json.loads(Path(cache_path).read_text()) if cache_path and Path(cache_path).exists() else {}
+    checkpoint = Checkpoint(cache_path) if cache_path else None
     reference = {}
     for a in sorted(alphas):
         for branch in ("positional", "semantic"):
             cache_key = f"{branch} {float(a)!r} nodes={nodes}"
-            if cache_key in stored:
-                reference[(branch, float(a))] = {k: math.nan if v is None else v for k, v in stored[cache_key].items()}
+            if checkpoint and checkpoint.get(cache_key) is not None:
+                reference[(branch, float(a))] = checkpoint.get(cache_key)
                 continue
             order = "m" if branch == "positional" else "theta"
             starts = [api.solve_branch(branch, float(a), params, nodes_per_dim=nodes, stability=False),
@@ -257,11 +256,8 @@ def theory_reference(alphas, nodes: int = THEORY_NODES, cache_path: Path | None 
                                                     "q_error", "test_error", "test_error_error", "free_energy",
                                                     "free_energy_error", "train_loss", "train_loss_error")})
             reference[(branch, float(a))] = entry
-            if cache_path:
-                stored[cache_key] = {k: None if isinstance(v, float) and not np.isfinite(v) else v for k, v in entry.items()}
-                partial = Path(cache_path).with_suffix(".partial")
-                partial.write_text(json.dumps(stored, indent=1))
-                partial.replace(cache_path)
+            if checkpoint:
+                checkpoint.put(cache_key, entry)
     return reference
 
 
@@ -608,10 +604,16 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
                 "first_alpha_semantic_global": crossing}
     thresholds = []
     if not quick:
-        for omega in (0.0, 0.1, 0.2, 0.3, 0.4):
-            t = api.threshold(omega, nodes_per_dim=10, check_nodes_per_dim=14, alpha_min=0.4, alpha_max=2.75,
-                              n_scan=5, rtol=1e-3)
-            thresholds.append({"omega": omega, **{k: v for k, v in t.as_dict().items() if k != "message"}})
+        # Refined on the split-line rule (3–12 min per ω): the tensor rules' own error bars do not cover
+        # the converged thresholds (docs/models/positional_semantic.md). Each finished ω is checkpointed.
+        checkpoint = Checkpoint(out_dir / "thresholds.json")
+        for omega in THRESHOLD_OMEGAS:
+            key = f"omega={omega!r}"
+            if checkpoint.get(key) is None:
+                t = api.threshold(omega, nodes_per_dim=8, check_nodes_per_dim=10, alpha_min=0.4, alpha_max=2.75,
+                                  n_scan=5, rtol=1e-3, refine=("alpha_c", "alpha_l"))
+                checkpoint.put(key, {k: v for k, v in t.as_dict().items() if k != "message"})
+            thresholds.append({"omega": omega, **checkpoint.get(key)})
         write_csv(out_dir / "thresholds.csv", thresholds)
         fig, ax = plt.subplots(figsize=(5, 3.5))
         om = [t["omega"] for t in thresholds]

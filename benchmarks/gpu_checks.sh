@@ -7,8 +7,8 @@
 #      sampler on CUDA, an independent check of the projected sampler's headline at full size;
 #   4. one copy-heads SGLD run at L = 64 on CUDA, timed;
 #   5. every GD simulation of the full positional-semantic report (d = 1000 protocol, finite-size scan,
-#      random inits), stored as $OUT/gd_runs.tar: unpack it into <report dir>/gd_runs/ and
-#      `attnphase reproduce positional-semantic --out <report dir>` reuses the runs.
+#      random inits), stored as $OUT/gd_runs.tar: unpack it into <out>/positional_semantic/gd_runs/ and
+#      `attnphase reproduce positional-semantic --out <out>` reuses the runs.
 # Usage: OUT=dir bash benchmarks/gpu_checks.sh   (PYTHON=... to choose the interpreter; DEVICE=cpu for a
 # dry run of the same commands on a machine without a GPU; CHECKS="1 5" to run some of the checks).
 # Results go to $OUT.

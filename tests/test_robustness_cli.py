@@ -67,7 +67,7 @@ SIM = ["simulate", "copy-heads", "--attention", "softmax", "--device", "cpu", "-
       "--boundary", "drop-first"], "--L-max"),
     (SIM + ["--L", 8, "--V", 4, "--P", 64, "--qk-width", 3], "--qk-width"),
     (SIM + ["--L", 8, "--V", 4, "--P", 64, "--qk-width", 7], "--qk-width"),
-    (SIM + ["--L", 8, "--V", 4, "--P", 64, "--boundary", "drop-first"], "boundary"),
+    (SIM + ["--L", 8, "--V", 4, "--P", 64, "--tokens", "centred"], "tokens"),
     (SIM + ["--L", 8, "--V", 4, "--P", 1e12], "P"),
     (SIM + ["--L", 1000, "--V", 100, "--P", 64], "L"),
     (SIM + ["--L", 128, "--V", 4, "--P", 64, "--chains", 4096], "L"),

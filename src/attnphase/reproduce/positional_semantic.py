@@ -659,7 +659,7 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
         "",
         f"Linear baseline ε_g^lin = {baseline:.8f} (spec: 0.00402323 (1−ω)² = {0.00402323 * (1 - OMEGA) ** 2:.8f}).",
         "",
-        "| α | branch | |m| | |θ| | Φ | ε_g |",
+        "| α | branch | abs(m) | abs(θ) | Φ | ε_g |",
         "|---|---|---|---|---|---|",
         *[f"| {r['alpha']:.2f} | {r['branch']} | {r['abs_m']:.4f} | {r['abs_theta']:.4f} | {r['free_energy']:.7f} | "
           f"{r['test_error']:.6f} |" for r in rows],
@@ -677,9 +677,10 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
                   *[f"| {c['omega']} | {c['alpha_c']:.3f} | {c['alpha_c_error']:.3f} | {c['alpha_c_note']} | "
                     f"{c['alpha_l']:.3f} | {c['alpha_l_error']:.3f} | {c['alpha_l_note']} |" for c in phase_crossings]]
     if thresholds:
-        lines += ["", "| ω | α_c | ± | α_l | ± |", "|---|---|---|---|---|",
-                  *[f"| {t['omega']} | {t['alpha_c']} | {t['alpha_c_error']} | {t['alpha_l']} | {t['alpha_l_error']} |"
-                    for t in thresholds]]
+        lines += ["", "Thresholds refined on the split-line rule (api.threshold, refine both; statuses and the tensor-rule "
+                  "values in thresholds.csv):", "", "| ω | α_c | ± | α_l | ± |", "|---|---|---|---|---|",
+                  *[f"| {t['omega']} | {t['alpha_c']:.4f} | {t['alpha_c_error']:.4f} | {t['alpha_l']:.4f} | "
+                    f"{t['alpha_l_error']:.4f} |" for t in thresholds]]
     if validation:
         lines += ["", *validation["lines"]]
         headline["validation"] = validation["headline"]

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The checks that need a GPU, in one run (a few minutes on one H200):
 #   1. same seed on the CPU and on CUDA: every simulator of the validate layer agrees to floating-point
-#      tolerance (python -m attnphase.validate.agreement; the device tests);
+#      tolerance (attnphase agreement; the device tests);
 #   2. signal-recovery SGA throughput on CUDA against the per-trial numpy loop (benchmarks/bench_sga.py);
 #   3. the signal-recovery headline (30 trials, d = 1000, L = 10 500, sqrt-d scaling) with the DENSE
 #      sampler on CUDA, an independent check of the projected sampler's headline at full size;
@@ -28,8 +28,8 @@ $PY -c "import torch, numpy, scipy, sympy, numba; print('torch', torch.__version
 
 if wanted 1; then
 step "1. device agreement (seeds 0 and 7)"
-timeout 120 $PY -m attnphase.validate.agreement --other "$DEVICE" | tee "$OUT/agreement.txt"
-timeout 120 $PY -m attnphase.validate.agreement --other "$DEVICE" --seed 7 --json > "$OUT/agreement_seed7.json"; echo "rc $?"
+timeout 120 $PY -m attnphase agreement --other "$DEVICE" | tee "$OUT/agreement.txt"
+timeout 120 $PY -m attnphase agreement --other "$DEVICE" --seed 7 --json > "$OUT/agreement_seed7.json"; echo "rc $?"
 timeout 120 $PY -m pytest -q -p no:cacheprovider tests/validate/test_device_agreement.py tests/validate/test_device_and_seeds.py 2>&1 | tail -3
 fi
 

@@ -104,7 +104,15 @@ class Checkpoint:
 
     def put(self, key: str, value: Mapping[str, object]) -> None:
         self.entries[key] = to_jsonable(dict(value))
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        partial = self.path.with_suffix(".partial")
-        partial.write_text(json.dumps(self.entries, indent=1, allow_nan=False))
-        partial.replace(self.path)
+        write_json_atomically(self.path, self.entries)
+
+
+def write_json_atomically(path: Path, obj) -> Path:
+    """Write `obj` as JSON (non-finite floats as null) to a sibling file, then rename it over `path`:
+    a reader, or a run resumed after a kill, never sees a half-written file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".partial")
+    partial.write_text(json.dumps(to_jsonable(obj), indent=1, allow_nan=False))
+    partial.replace(path)
+    return path

@@ -4,23 +4,38 @@ On a machine with a GPU `compare_devices` runs every simulator on the CPU and on
 without one it runs them on the CPU twice, where the numbers must then be identical (determinism).
 """
 
+import json
+
 import numpy as np
 import torch
+from click.testing import CliRunner
+
+from attnphase.cli import main
 
 from attnphase.validate import seeds
-from attnphase.validate.agreement import RELATIVE_TOLERANCE, SIMULATORS, _compare, _signal_recovery, compare_devices
+from attnphase.validate.agreement import RELATIVE_TOLERANCE, SIMULATORS, _compare, _signal_recovery
 from attnphase.validate.sga import PlantedTokens, StepSchedule, projected_sga
 
 
 def test_every_simulator_agrees_between_devices_with_the_same_seed():
-    rows = compare_devices("cpu", "auto", seed=5)
-    assert {r.simulator for r in rows} == set(SIMULATORS)
-    failures = [r.as_dict() for r in rows if not r.agrees]
+    """Through the command line (`attnphase agreement --json`), as a user runs it."""
+    result = CliRunner().invoke(main, ["agreement", "--reference", "cpu", "--other", "auto", "--seed", "5", "--json"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.output)
+    rows = payload["rows"]
+    assert payload["agrees"] and payload["relative_tolerance"] == RELATIVE_TOLERANCE
+    assert {r["simulator"] for r in rows} == set(SIMULATORS)
+    failures = [r for r in rows if not r["agrees"]]
     assert not failures, failures
     if not torch.cuda.is_available():  # the CPU against itself: bit-for-bit
-        assert max(r.max_abs_deviation for r in rows) == 0.0
+        assert max(r["max_abs_deviation"] for r in rows) == 0.0
     # Each compared output is a real measurement, not an empty or all-zero array.
-    assert min(r.scale for r in rows) > 1e-4
+    assert min(r["scale"] for r in rows) > 1e-4
+
+
+def test_agreement_command_rejects_an_unknown_device():
+    result = CliRunner().invoke(main, ["agreement", "--other", "tpu"])
+    assert result.exit_code == 2 and "--other" in result.output and "cuda" in result.output
 
 
 def test_the_tolerance_separates_rounding_from_a_precision_bug():

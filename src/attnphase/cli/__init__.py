@@ -1,6 +1,6 @@
 """The `attnphase` command line.
 
-Commands: `derive`, `solve`, `threshold`, `scaling`, `simulate`, `reproduce`, `sweep`, `store`. The
+Commands: `derive`, `solve`, `threshold`, `scaling`, `simulate`, `reproduce`, `sweep`, `store`, `agreement`. The
 model-specific subcommands live in `attnphase.cli.<model>` and register themselves on the groups in
 `attnphase.cli.groups` when imported below.
 """
@@ -10,6 +10,7 @@ from __future__ import annotations
 import click
 
 from attnphase import __version__
+from attnphase.cli.agreement import agreement
 from attnphase.cli.derive import derive
 from attnphase.cli.groups import GuardedGroup, scaling, simulate, solve, threshold
 from attnphase.cli.reproduce import reproduce
@@ -38,6 +39,7 @@ main.add_command(simulate)
 main.add_command(reproduce)
 main.add_command(sweep)
 main.add_command(store_group)
+main.add_command(agreement)
 
 # Model subcommands register themselves on the groups when imported.
 from attnphase.cli import copy_heads, positional_semantic, signal_recovery  # noqa: E402,F401

@@ -32,7 +32,7 @@ import numpy as np
 
 from attnphase.api import positional_semantic as api
 from attnphase.errors import ParameterError
-from attnphase.report import Checkpoint, write_csv
+from attnphase.report import Checkpoint, write_csv, write_json_atomically
 from attnphase.validate.compare import compare
 from attnphase.validate.finite_size import (MINIMA, binomial_interval, classify_minimum, fit_gap_rate,
                                             gap_at_size)
@@ -185,14 +185,11 @@ def cached_runner(cache_dir: Path, runner=simulate_run):
 
     def cached(alpha, d, init, seeds, steps, test_samples, seed, device):
         path = cache_dir / f"gd_a{alpha:g}_d{d}_{init}_K{seeds}_s{steps}_t{test_samples}_seed{seed}.json"
-        if path.exists():
+        if path.exists():  # lists are the per-seed arrays (null: a non-finite measurement)
             stored = json.loads(path.read_text())
-            return {k: np.asarray(v) if isinstance(v, list) else v for k, v in stored.items()}
+            return {k: np.asarray(v, dtype=float) if isinstance(v, list) else v for k, v in stored.items()}
         result = runner(alpha, d, init, seeds, steps, test_samples, seed, device)
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(".partial")
-        partial.write_text(json.dumps({k: v.tolist() if isinstance(v, np.ndarray) else v for k, v in result.items()}))
-        partial.replace(path)  # atomic: a half-written file is never read back as a run
+        write_json_atomically(path, result)
         return result
 
     return cached

@@ -120,31 +120,3 @@ def compare_devices(reference: str = "cpu", other: str = "auto", seed: int = 0) 
         first, second = run(reference_device, seed), run(other_device, seed)
         results.extend(_compare(name, quantity, first[quantity], second[quantity]) for quantity in first)
     return results
-
-
-def main(argv: list[str] | None = None) -> int:
-    """`python -m attnphase.validate.agreement [--other cuda] [--seed N] [--json]`: print the table."""
-    import argparse
-    import json
-
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--reference", default="cpu", choices=("auto", "cpu", "cuda"))
-    parser.add_argument("--other", default="auto", choices=("auto", "cpu", "cuda"))
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--json", action="store_true")
-    args = parser.parse_args(argv)
-    rows = compare_devices(args.reference, args.other, args.seed)
-    devices = {"reference": str(select_device(args.reference)), "other": str(select_device(args.other))}
-    if args.json:
-        print(json.dumps({**devices, "relative_tolerance": RELATIVE_TOLERANCE, "rows": [r.as_dict() for r in rows]}))
-    else:
-        print(f"{devices['reference']} against {devices['other']}, relative tolerance {RELATIVE_TOLERANCE:g}")
-        print(f"{'simulator':32s} {'quantity':12s} {'max |dev|':>11s} {'scale':>10s} {'relative':>10s}  agrees")
-        for r in rows:
-            print(f"{r.simulator:32s} {r.quantity:12s} {r.max_abs_deviation:11.3e} {r.scale:10.3e} "
-                  f"{r.relative_deviation:10.3e}  {r.agrees}")
-    return 0 if all(r.agrees for r in rows) else 1
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,0 +1,33 @@
+"""`attnphase agreement`: the same seed on two devices, every simulator (attnphase.validate.agreement)."""
+
+from __future__ import annotations
+
+import click
+
+from attnphase.cli.common import Int, emit, json_option
+from attnphase.validate.device import DEVICE_CHOICES
+
+
+@click.command("agreement")
+@click.option("--reference", type=click.Choice(DEVICE_CHOICES), default="cpu", show_default=True,
+              help="Device of the reference runs.")
+@click.option("--other", type=click.Choice(DEVICE_CHOICES), default="auto", show_default=True,
+              help="Device compared with the reference (auto: CUDA when a GPU is visible, else the CPU).")
+@click.option("--seed", type=Int(0, 2**63 - 1), default=0, show_default=True)
+@json_option
+def agreement(reference, other, seed, as_json):
+    """Run every simulator on two devices with CPU-drawn random numbers; exit 1 if any output disagrees.
+
+    \b
+    Example:
+      attnphase agreement --other cuda --json
+    """
+    from attnphase.validate.agreement import RELATIVE_TOLERANCE, compare_devices
+    from attnphase.validate.device import select_device
+
+    rows = compare_devices(reference, other, seed)
+    parameters = {"reference": str(select_device(reference)), "other": str(select_device(other)), "seed": seed}
+    emit("agreement", "all", parameters, {"relative_tolerance": RELATIVE_TOLERANCE, "agrees": all(r.agrees for r in rows),
+                                           "rows": [r.as_dict() for r in rows]}, as_json)
+    if not all(r.agrees for r in rows):
+        raise SystemExit(1)

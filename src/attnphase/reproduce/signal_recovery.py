@@ -8,7 +8,9 @@
   started from each trial's own ρ₀;
 * sweep.csv / sweep.png — final |ρ| and noise-token mass, theory (ODE at the same t; large-L mass)
   against simulation, over nuisance ratio, θ, d, sign model and scaling;
-* headline.csv — the 30-trial headline run (reduced in quick mode).
+* headline.csv — the 30-trial headline run (reduced in quick mode);
+* checkpoint.json — every finished sweep point and the headline run, keyed by their configuration
+  (`report.Checkpoint`): an interrupted run resumes where it stopped; delete the file to recompute.
 
 Run time on 2 CPU cores: quick ≈ 2 min (10 headline trials, a 16-point sweep at d = 64); full ≈ 45 min
 (30 headline trials, 162 sweep points up to d = 1000, L = 10 500); a GPU shortens both. These times
@@ -28,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from attnphase.api import signal_recovery as api
-from attnphase.report import write_csv
+from attnphase.report import Checkpoint, write_csv
 
 
 @dataclass(frozen=True)
@@ -167,7 +169,11 @@ def _sweep_configs(quick: bool) -> list[RunConfig]:
     return configs
 
 
-def _sweep(out: Path, quick: bool, device: str) -> list[dict]:
+def _checkpoint_key(kind: str, cfg: RunConfig) -> str:
+    return kind + " " + " ".join(f"{k}={v!r}" for k, v in asdict(cfg).items())
+
+
+def _sweep(out: Path, quick: bool, device: str, checkpoint: Checkpoint) -> list[dict]:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -175,8 +181,12 @@ def _sweep(out: Path, quick: bool, device: str) -> list[dict]:
 
     rows = []
     for cfg in _sweep_configs(quick):
-        point = api.sweep_point(cfg.d, cfg.L, cfg.R, cfg.theta, cfg.theta_scaling, 1.0, 1.0, cfg.sign_model,
-                                cfg.trials, cfg.steps, cfg.seed, device)
+        key = _checkpoint_key("sweep", cfg)
+        point = checkpoint.get(key)
+        if point is None:
+            point = api.sweep_point(cfg.d, cfg.L, cfg.R, cfg.theta, cfg.theta_scaling, 1.0, 1.0, cfg.sign_model,
+                                    cfg.trials, cfg.steps, cfg.seed, device)
+            checkpoint.put(key, point)
         rows.append({"theta_scaling": cfg.theta_scaling, "sign_model": cfg.sign_model, "d": cfg.d, "L": cfg.L,
                      "R": cfg.R, "nuisance_ratio": (cfg.L - cfg.R) / cfg.R, "theta": cfg.theta, **point})
     write_csv(out / "sweep.csv", rows)
@@ -203,11 +213,19 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
+    checkpoint = Checkpoint(out / "checkpoint.json")
     landscape = _landscape(out, quick)
     trajectories = _trajectories(out, quick, device)
-    sweep = _sweep(out, quick, device)
+    sweep = _sweep(out, quick, device, checkpoint)
     config = QUICK_HEADLINE if quick else HEADLINE
-    headline = run_headline(config, device)
+    headline_key = _checkpoint_key("headline", config)
+    headline = checkpoint.get(headline_key)
+    if headline is None:
+        result = run_headline(config, device)
+        headline = {"final_rho": result.final_rho.tolist(), "alignment_mean": result.alignment_mean,
+                    "alignment_std": result.alignment_std, "nuisance_mass_mean": result.nuisance_mass_mean}
+        checkpoint.put(headline_key, headline)
+    final_rho = np.asarray(headline["final_rho"])
     params = api.make_parameters(config.d, config.L, config.R, config.theta, config.theta_scaling,
                                  sign_model=config.sign_model)
     theory_mass = float(api.large_L(params, 1.0)[4])
@@ -216,15 +234,15 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
     direct = api.make_parameters(config.d, config.L, config.R, config.theta, "direct", sign_model=config.sign_model)
     direct_plan = None if quick else api.choose_schedule(direct, deficit=0.005, max_steps=2_000_000)
     write_csv(out / "headline.csv", [{"trial": i, "final_rho": r, "abs_rho": abs(r)}
-                                      for i, r in enumerate(headline.final_rho)])
+                                      for i, r in enumerate(final_rho)])
     seconds = time.perf_counter() - start
     numbers = {
         "headline_config": asdict(config),
-        "headline_alignment_mean": headline.alignment_mean,
-        "headline_alignment_std": headline.alignment_std,
-        "headline_alignment_min": float(headline.alignment.min()),
-        "headline_positive_fraction": float(np.mean(headline.final_rho > 0)),
-        "headline_nuisance_mass_mean": headline.nuisance_mass_mean,
+        "headline_alignment_mean": headline["alignment_mean"],
+        "headline_alignment_std": headline["alignment_std"],
+        "headline_alignment_min": float(np.abs(final_rho).min()),
+        "headline_positive_fraction": float(np.mean(final_rho > 0)),
+        "headline_nuisance_mass_mean": headline["nuisance_mass_mean"],
         "headline_nuisance_mass_theory_at_xi": theory_mass,
         "direct_scaling_plan": None if direct_plan is None else {
             "eta0": direct_plan.eta0, "k0": direct_plan.k0, "steps": direct_plan.steps, "t_final": direct_plan.t_final,

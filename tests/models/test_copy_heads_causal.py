@@ -198,15 +198,67 @@ def test_causal_mean_field_stationary_points_are_row_resolved_self_consistent():
         assert point["m"] == pytest.approx(m_ref, rel=1e-6)
 
 
+def _shortcut_tilted_mean(l_, s2, h, g):
+    """E[a] and E[q] of one row (l positions) under N(x; −ln(l−1) − σ²/2, σ²)·e^{h a + g q}, by adaptive quadrature."""
+    k = l_ - 1.0 if s2 >= math.log(l_ - 1.0) else math.exp(s2)
+    centre = -math.log(l_ - 1) - s2 / 2
+
+    def weight(x):
+        a = expit(x)
+        return math.exp(-((x - centre) ** 2) / (2 * s2) + h * a + g * (a * a + k * (1 - a) ** 2 / (l_ - 1)) - h)
+
+    def q_of(x):
+        a = expit(x)
+        return a * a + k * (1 - a) ** 2 / (l_ - 1)
+
+    lim = (centre - 14, 16)
+    Z = integrate.quad(weight, *lim, epsabs=0, epsrel=1e-12, limit=400)[0]
+    Ea = integrate.quad(lambda x: expit(x) * weight(x), *lim, epsabs=0, epsrel=1e-12, limit=400)[0] / Z
+    Eq = integrate.quad(lambda x: q_of(x) * weight(x), *lim, epsabs=0, epsrel=1e-12, limit=400)[0] / Z
+    return Ea, Eq
+
+
+def test_dual_plane_minima_are_stationary_and_not_above_the_path_solver():
+    """Periodic L = 64, shortcut densities (closed form): inside the window (P = 1750) the dual-plane search finds
+    the path solver's two minima; beyond it (P = 2500) its single minimum is stationary (h = −S_m/T and
+    g = −S_q/T at the tilted moments, recomputed by adaptive quadrature; the grid's trapezoid rule is the only
+    difference, tolerance 1e-3 of the fields) and lies 35 units below the path solver's, which follows another
+    root of its q-condition."""
+    L, V = 64, 4
+    d = api.softmax_dual_mean_field(L, V, [1750.0, 2500.0], model.DEFAULT, "shortcut")
+    assert d.status == "converged"
+    inside, beyond = d.points
+    path = api.softmax_row_mean_field(L, V, 1750.0, model.DEFAULT, "shortcut").minima
+    assert inside["n_minima"] == 2 == len(path)
+    for a, b in zip(inside["minima"], path):
+        assert a["c"] == pytest.approx(b["c"], abs=1e-4)
+        assert a["free_energy"] == pytest.approx(b["free_energy"], abs=1e-3)
+    (mn,) = beyond["minima"]
+    Ea, Eq = _shortcut_tilted_mean(L, model.DEFAULT.sigma2, mn["h"], mn["g"])
+    _, dS_dm, dS_dq = np.asarray(api.softmax_data_kernel()(Ea, Eq, 2500.0, V, 1.0, 1.0), float)
+    assert abs(mn["h"] + dS_dm / L) < 1e-3 * mn["h"]
+    assert abs(mn["g"] + dS_dq / L) < 1e-3 * abs(mn["g"])
+    assert mn["free_energy"] < min(x["free_energy"] for x in api.softmax_row_mean_field(L, V, 2500.0, model.DEFAULT, "shortcut").minima) - 30
+
+
+def test_causal_dual_plane_search_agrees_with_the_path_solver_at_L8():
+    """Under the mask at L = 8, P = 70 (one minimum, where the path solver is reliable): same c and free energy."""
+    d = api.softmax_dual_mean_field(8, 4, [70.0], CAUSAL, "exact")
+    (mn,) = d.points[0]["minima"]
+    (ref,) = api.softmax_row_mean_field(8, 4, 70.0, CAUSAL).minima
+    assert mn["c"] == pytest.approx(ref["c"], abs=1e-4)
+    assert mn["free_energy"] == pytest.approx(ref["free_energy"], abs=1e-6)
+
+
 def test_causal_bad_input():
     with pytest.raises(ParameterError):
         api.threshold("linear", 2, 4, convention=CAUSAL)
     with pytest.raises(ParameterError):
-        api.solve("linear", 8, 4, 100.0, CAUSAL.with_(remainder="entropy"))
-    with pytest.raises(ParameterError):
         api.threshold("linear", 8, 4, convention=CAUSAL, reduction="first-attempt")
     with pytest.raises(ParameterError):
-        api.threshold("softmax", 128, 4, convention=CAUSAL)
+        api.threshold("softmax", api.CAUSAL_SOFTMAX_MAX_L + 1, 4, convention=CAUSAL)
+    with pytest.raises(ParameterError):
+        api.softmax_dual_mean_field(8, 4, [70.0], CAUSAL, n_grid=3)
     with pytest.raises(ParameterError):
         api.scaling("softmax", 4, 8, 32, convention=CAUSAL)
     with pytest.raises(ParameterError):
@@ -275,6 +327,21 @@ def test_causal_softmax_order_found_by_the_row_mean_field_classifier():
     # non-decreasing: the refined scan shares some of its P values with the coarse one (equal c there)
     assert np.all(np.diff(cs) >= 0) and cs[0] < 0.1 < 0.5 < cs[-1]
     assert tr.details["steepest_jump_per_step"] < 0.05
+
+
+@pytest.mark.slow
+def test_causal_softmax_has_no_first_order_transition_at_L128():
+    """L = 128 under the mask (hybrid densities: exact rows up to l = 64), dual-plane search: one minimum of the row
+    mean field at every P of 0.3–3 × the drop-first homogeneous P* (10% steps, 12× finer at the steepest rise),
+    c rising continuously; the same search finds the periodic window (positive control, L = 128, exact density)."""
+    tr = api.threshold("softmax", 128, 4, convention=CAUSAL)
+    assert tr.order == "none" and tr.details["grid_status"] == "converged"
+    assert all(sp["n_minima"] == 1 for sp in tr.details["scan"])
+    cs = [sp["c_global"] for sp in tr.details["scan"]]
+    assert np.all(np.diff(cs) >= 0) and cs[0] < 0.05 and cs[-1] > 0.4
+    assert tr.details["steepest_jump_per_step"] < 0.06
+    periodic = api.softmax_dual_mean_field(128, 4, [4096.0, 4608.0], model.DEFAULT, "exact")
+    assert all(pt["n_minima"] == 2 for pt in periodic.points)
 
 
 def test_cli_accepts_the_causal_boundary():

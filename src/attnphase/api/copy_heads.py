@@ -16,7 +16,10 @@ scans and mpmath for polishing) and solved here:
   fluctuations kept (Cramér function of one row; under the causal mask one per row length), the theory
   that finite-L sampling follows;
 * causal mask (`Convention(boundary="causal")`): `causal_solve`, `causal_linear_transition` (row-resolved
-  Convention A, exact 3×3 stability reduction), `causal_softmax_transition` (row mean field);
+  Convention A or, with `remainder="entropy"`, the remainder's radial volume; exact 3×3 stability reduction),
+  `causal_softmax_transition` (row mean field, minima from the dual plane: `softmax_dual_mean_field`);
+* `linear_posterior_means`: the linear order parameters averaged over exp(−S) (their own fluctuations), what
+  posterior sampling of the network measures;
   `simulate_hysteresis`: uniform- and copy-start chains on shared data sets across a window.
 
 P convention (default): P counts target tokens and the loss is summed, so n = β·P (β = 1). Other
@@ -111,9 +114,6 @@ def _check_common(attention, L, V, convention):
     L, V = model.check_sizes(L, V)
     if convention.boundary in ("drop-first", "causal") and L < 3:
         raise ParameterError("L", L, f"an integer >= 3 with boundary '{convention.boundary}'")
-    if convention.boundary == "causal" and attention == "linear" and convention.remainder != "map":
-        raise ParameterError("remainder", convention.remainder, "'map' with boundary 'causal' (the causal reduction is "
-                                                                "the row-resolved saddle point over G, Convention A)")
     return attention, L, V
 
 
@@ -771,30 +771,73 @@ def _action_overflow(attention, L, V, conv) -> str:
 # S, its gradient and Hessian in these five collective variables; the chain rule maps them to (t, c).
 _CAUSAL_COLLECTIVE = (model.sum_t2_l, model.sum_t_l, model.sum_t, model.sum_t2, model.c)
 _CAUSAL_PARAMS = [model.n, model.V, model.T, model.harmonic, model.tau, model.lam_a, model.w_b, model.ld]
+# remainder-entropy convention: the entropy weight D_r joins the parameters; ρ = e^r is a variable of the
+# action (solve) or, at the symmetric point, a parameter at its own minimum ρ₀(n) (stability, Landau)
+_CAUSAL_RHO_PARAMS = _CAUSAL_PARAMS + [model.dim_r]
+
+
+def _entropy(conv: model.Convention) -> bool:
+    return conv.remainder == "entropy"
 
 
 @lru_cache(maxsize=None)
-def causal_linear_kernels(centred: bool = False) -> _Kernels:
-    return _compile(model.causal_linear_action(centred), _CAUSAL_COLLECTIVE, _CAUSAL_PARAMS)
+def causal_linear_kernels(centred: bool = False, remainder: bool = False) -> _Kernels:
+    if not remainder:
+        return _compile(model.causal_linear_action(centred), _CAUSAL_COLLECTIVE, _CAUSAL_PARAMS)
+    expr = model.causal_linear_action(centred, remainder=True).subs(model.rho, sympy.exp(_r))
+    return _compile(expr, _CAUSAL_COLLECTIVE + (_r,), _CAUSAL_RHO_PARAMS)
 
 
 @lru_cache(maxsize=None)
-def causal_stability_kernels(centred: bool = False):
-    """(λ, μ) of the row curvatures d_l = λ/l + μ, and the 3×3 stability matrix K (float64 and mpmath)."""
-    lam_mu = list(model.causal_row_curvatures(centred))
-    K = model.causal_stability_matrix(centred)
-    args = list(model.causal_gram) + _CAUSAL_PARAMS
-    return (compile_kernel(lam_mu, _CAUSAL_PARAMS), compile_kernel(lam_mu, _CAUSAL_PARAMS, backend="mpmath"),
+def causal_stability_kernels(centred: bool = False, remainder: bool = False):
+    """(λ, μ) of the row curvatures d_l = λ/l + μ, and the 3×3 stability matrix K (float64 and mpmath).
+    remainder=True: both take ρ (the remainder at the symmetric point) as their last argument."""
+    lam_mu = list(model.causal_row_curvatures(centred, remainder))
+    K = model.causal_stability_matrix(centred, remainder)
+    params = _CAUSAL_PARAMS + ([model.dim_r, model.rho] if remainder else [])
+    args = list(model.causal_gram) + params
+    return (compile_kernel(lam_mu, params), compile_kernel(lam_mu, params, backend="mpmath"),
             compile_kernel(K, args), compile_kernel(K, args, backend="mpmath"))
 
 
 def causal_linear_parameters(n, L, V, conv: model.Convention) -> list:
-    """[n, V, T, H, τ, λ_a, w_b, ld] for G = κ(A + b)·mask over the target rows l = 2..L."""
+    """[n, V, T, H, τ, λ_a, w_b, ld] (+ [D_r] for the remainder-entropy convention) for G = κ(A + b)·mask over
+    the target rows l = 2..L."""
     T_ = L - 1
     sum_l = L * (L + 1) / 2 - 1
     w = 1.0 / (sum_l + conv.sigma2 / conv.s1) if conv.bias else 0.0
-    return [n, V, float(T_), model.causal_row_uniform_weight(L) if L <= 2**16 else _harmonic_tail(L), conv.tau(V),
-            1.0 / (conv.kappa(L) ** 2 * conv.sigma2), w, conv.log_det_weight]
+    p = [n, V, float(T_), model.causal_row_uniform_weight(L) if L <= 2**16 else _harmonic_tail(L), conv.tau(V),
+         1.0 / (conv.kappa(L) ** 2 * conv.sigma2), w, conv.log_det_weight]
+    if _entropy(conv):
+        p.append((model.causal_remainder_dimension(L) - 2) / 2)
+    return p
+
+
+@lru_cache(maxsize=None)
+def _causal_remainder_quadratic():
+    """Coefficients (a₂, a₁, a₀) of ρ(1 + τnρ/V)·∂S/∂ρ = a₂ρ² + a₁ρ + a₀ at the symmetric point
+    (models.causal_remainder_stationarity; a₂ > 0 > a₀, so exactly one positive root)."""
+    expr = sympy.expand(model.causal_remainder_stationarity() * model.rho * (1 + model.tau * model.n * model.rho / model.V))
+    expr = sympy.expand(sympy.cancel(expr))
+    coeffs = [expr.coeff(model.rho, k) for k in (2, 1, 0)]
+    assert sympy.simplify(expr - sum(cf * model.rho**k for cf, k in zip(coeffs, (2, 1, 0)))) == 0
+    return compile_kernel(coeffs, _CAUSAL_RHO_PARAMS), compile_kernel(coeffs, _CAUSAL_RHO_PARAMS, backend="mpmath")
+
+
+def causal_remainder_at_origin(p, mp=False):
+    """ρ₀: the positive root of a₂ρ² + a₁ρ + a₀ (parameters p = causal_linear_parameters, arrays allowed),
+    in the cancellation-free form (2|a₀|/(b + √disc) when b = a₁/a₂ > 0)."""
+    ker, ker_mp = _causal_remainder_quadratic()
+    if mp:
+        a2, a1, a0 = ker_mp(*_mp_params(p))
+        b, c0 = a1 / a2, a0 / a2
+        root = mpmath.sqrt(b * b - 4 * c0)
+        return -2 * c0 / (b + root) if b > 0 else (root - b) / 2
+    a2, a1, a0 = np.moveaxis(np.asarray(ker(*p), float), -1, 0)
+    b, c0 = a1 / a2, a0 / a2
+    root = np.sqrt(b * b - 4 * c0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(b > 0, -2 * c0 / (b + root), (root - b) / 2)
 
 
 def _harmonic_tail(L, mp=False):
@@ -835,16 +878,26 @@ def _causal_gram(lam, mu, L, H, mp=False):
     return out[0], out[1], out[2]
 
 
-def _causal_K(n_, L, V, conv, mp=False):
-    """The stability matrix K (models.causal_stability_matrix) at n (array in float64, scalar in mpmath)."""
-    lm, lm_mp, K, K_mp = causal_stability_kernels(conv.centred)
+def _causal_origin_parameters(n_, L, V, conv, mp=False) -> list:
+    """Parameters of the stability kernels at n: causal_linear_parameters, plus ρ₀(n) for the
+    remainder-entropy convention."""
+    p = causal_linear_parameters(n_, L, V, conv)
     if mp:
-        p = _mp_params(causal_linear_parameters(n_, L, V, conv))
+        p = _mp_params(p)
         if L > 2**16:
             p[3] = _harmonic_tail(L, mp=True)
+    if _entropy(conv):
+        p = p + [causal_remainder_at_origin(p, mp)]
+    return p
+
+
+def _causal_K(n_, L, V, conv, mp=False):
+    """The stability matrix K (models.causal_stability_matrix) at n (array in float64, scalar in mpmath)."""
+    lm, lm_mp, K, K_mp = causal_stability_kernels(conv.centred, _entropy(conv))
+    p = _causal_origin_parameters(n_, L, V, conv, mp)
+    if mp:
         lam, mu = lm_mp(*p)
         return K_mp(*_causal_gram(lam, mu, L, p[3], mp=True), *p)
-    p = causal_linear_parameters(n_, L, V, conv)
     lam_mu = np.asarray(lm(*p), float)
     gram = _causal_gram(lam_mu[..., 0], lam_mu[..., 1], L, p[3])
     return np.asarray(K(*gram, *p), float)
@@ -866,8 +919,8 @@ def _normalised_min_eigenvalue(K, mp=False):
 def causal_row_profile(y, n_, L, V, conv):
     """Row sums t_l (l = 2..L) that realise the collective soft vector y = (M_t, T1) at least cost:
     t_l = (α/l + β)/d_l, (α, β) = Σ⁻¹ y, d_l = λ/l + μ (see models.causal_stability_matrix)."""
-    lm = causal_stability_kernels(conv.centred)[0]
-    p = causal_linear_parameters(n_, L, V, conv)
+    lm = causal_stability_kernels(conv.centred, _entropy(conv))[0]
+    p = _causal_origin_parameters(n_, L, V, conv)
     lam, mu = (float(v) for v in np.asarray(lm(*p), float))
     ls = np.arange(2, L + 1, dtype=float)
     d = lam / ls + mu
@@ -878,17 +931,30 @@ def causal_row_profile(y, n_, L, V, conv):
 
 
 @lru_cache(maxsize=None)
-def causal_landau_kernel(centred: bool = False):
-    """(da₂/dn, a₂, a₄, a₆) of S along the direction φ·(t, c), given its collective sums (Q_v, M_v, T1_v, T2_v, c_v)."""
+def causal_landau_kernel(centred: bool = False, remainder: bool = False):
+    """(da₂/dn, a₂, a₄, a₆) of S along the direction φ·(t, c), given its collective sums (Q_v, M_v, T1_v, T2_v, c_v).
+
+    remainder=True (ρ the last argument, at its minimum ρ₀(n) at φ = 0): the remainder relaxes along the
+    soft direction, S = S₀ + a₂φ² + a₄φ⁴ + b φ²δρ + ½S_ρρ δρ² + ..., b = ∂a₂/∂ρ, so minimising over δρ gives
+    the effective quartic a₄ − b²/(2S_ρρ) (freezing ρ would miss this negative, first-order-favouring
+    term); da₂/dn is the total derivative along ρ₀(n), ∂a₂/∂n − b ∂²S/∂ρ∂n / S_ρρ. a₆ is the frozen-ρ one (it
+    decides only when the effective a₄ vanishes)."""
     from attnphase.derive.landau import landau_expansion
 
     direction = sympy.symbols("Q_v M_v T1_v T2_v c_v", real=True)
     Qv, Mv, T1v, T2v, cv = direction
-    F = model.causal_linear_action(centred).subs({model.sum_t2_l: _phi**2 * Qv, model.sum_t_l: _phi * Mv, model.sum_t: _phi * T1v,
-                                                   model.sum_t2: _phi**2 * T2v, model.c: _phi * cv})
+    S = model.causal_linear_action(centred, remainder)
+    F = S.subs({model.sum_t2_l: _phi**2 * Qv, model.sum_t_l: _phi * Mv, model.sum_t: _phi * T1v,
+                model.sum_t2: _phi**2 * T2v, model.c: _phi * cv})
     exp = landau_expansion(F, _phi, 0, 6)
-    outs = [sympy.diff(exp.coefficient(2), model.n), exp.coefficient(2), exp.coefficient(4), exp.coefficient(6)]
-    return compile_kernel(outs, list(direction) + _CAUSAL_PARAMS)
+    a2, a4, a6 = exp.coefficient(2), exp.coefficient(4), exp.coefficient(6)
+    if not remainder:
+        return compile_kernel([sympy.diff(a2, model.n), a2, a4, a6], list(direction) + _CAUSAL_PARAMS)
+    S0 = S.subs({v: 0 for v in _CAUSAL_COLLECTIVE})  # the symmetric point t_l = c = 0
+    s_rr, s_rn = sympy.diff(S0, model.rho, 2), sympy.diff(S0, model.rho, model.n)
+    b = sympy.diff(a2, model.rho)
+    outs = [sympy.diff(a2, model.n) - b * s_rn / s_rr, a2, a4 - b**2 / (2 * s_rr), a6]
+    return compile_kernel(outs, list(direction) + _CAUSAL_RHO_PARAMS + [model.rho])
 
 
 def causal_linear_transition(L, V, conv=model.DEFAULT, digits=30, classify=True) -> TransitionResult:
@@ -917,6 +983,7 @@ def causal_linear_transition(L, V, conv=model.DEFAULT, digits=30, classify=True)
     t_rows = causal_row_profile(y, n_star, L, V, conv)
     ls = np.arange(2, L + 1, dtype=float)
     spread = (L - 1) - float(causal_linear_parameters(n_star, L, V, conv)[3])
+    rho_star = float(_causal_origin_parameters(n_star, L, V, conv)[-1]) if _entropy(conv) else 0.0
     uniform_norm2, copy_norm2 = float((t_rows**2 / ls).sum()), y[2] ** 2 * spread
     soft_mode = "uniform" if uniform_norm2 >= copy_norm2 else "copy"
 
@@ -939,8 +1006,8 @@ def causal_linear_transition(L, V, conv=model.DEFAULT, digits=30, classify=True)
     land = {"order": "not classified", "message": ""}
     if classify:
         direction = [uniform_norm2, float((t_rows / ls).sum()), float(t_rows.sum()), float((t_rows**2).sum()), float(y[2])]
-        p = causal_linear_parameters(n_star, L, V, conv)
-        a2s, a2, a4, a6 = (float(v) for v in causal_landau_kernel(conv.centred)(*direction, *p))
+        p = _causal_origin_parameters(n_star, L, V, conv)
+        a2s, a2, a4, a6 = (float(v) for v in causal_landau_kernel(conv.centred, _entropy(conv))(*direction, *p))
         order, exponent, message = _classify_canonical(_sign(a2s), _sign(a4), _sign(a6))
         land = {"order": order, "exponent": exponent, "a4": a4, "message": message}
     P_cross = conv.P_of_n(math.exp(cross.value), L) if math.isfinite(cross.value) else None
@@ -950,7 +1017,7 @@ def causal_linear_transition(L, V, conv=model.DEFAULT, digits=30, classify=True)
         soft_mode=soft_mode, status=res.status,
         message=f"causal mask: symmetric point loses stability along the {soft_mode} mode; " + land.get("message", ""),
         details={"soft_vector": {"M_t": float(y[0]), "T1": float(y[1]), "c": float(y[2])},
-                 "soft_row_sums_first_last": [float(t_rows[0]), float(t_rows[-1])]},
+                 "soft_row_sums_first_last": [float(t_rows[0]), float(t_rows[-1])], "rho_at_P_star": rho_star},
     )
 
 
@@ -958,22 +1025,27 @@ def _causal_collective(t_rows, ls):
     return np.array([(t_rows**2 / ls).sum(), (t_rows / ls).sum(), t_rows.sum(), (t_rows**2).sum()])
 
 
-def causal_linear_action_of(t_rows, c_, n_, L, V, conv) -> tuple[float, np.ndarray, np.ndarray]:
+def causal_linear_action_of(t_rows, c_, n_, L, V, conv, r_=None) -> tuple[float, np.ndarray, np.ndarray]:
     """Action, gradient and Hessian of the causal linear action in (t_2..t_L, c) (chain rule from the
-    collective kernels: ∂Q_t/∂t_l = 2t_l/l, ∂M_t/∂t_l = 1/l, ∂T1/∂t_l = 1, ∂T2/∂t_l = 2t_l)."""
-    ker = causal_linear_kernels(conv.centred)
+    collective kernels: ∂Q_t/∂t_l = 2t_l/l, ∂M_t/∂t_l = 1/l, ∂T1/∂t_l = 1, ∂T2/∂t_l = 2t_l); for the
+    remainder-entropy convention in (t_2..t_L, c, r), ρ = e^r (r_ required)."""
+    entropy = _entropy(conv)
+    ker = causal_linear_kernels(conv.centred, entropy)
     p = causal_linear_parameters(n_, L, V, conv)
     ls = np.arange(2, L + 1, dtype=float)
-    z = list(_causal_collective(t_rows, ls)) + [c_]
+    z = list(_causal_collective(t_rows, ls)) + [c_] + ([r_] if entropy else [])
     S = float(ker.action(*z, *p))
-    g5 = np.asarray(ker.grad(*z, *p), float)
-    h5 = np.asarray(ker.hess(*z, *p), float)
+    gz = np.asarray(ker.grad(*z, *p), float)
+    hz = np.asarray(ker.hess(*z, *p), float)
     T_ = L - 1
-    J = np.zeros((5, T_ + 1))
+    k = len(z) - 5  # 0 or 1 extra variable (r), mapped to itself
+    J = np.zeros((5 + k, T_ + 1 + k))
     J[0, :T_], J[1, :T_], J[2, :T_], J[3, :T_], J[4, T_] = 2 * t_rows / ls, 1 / ls, 1.0, 2 * t_rows, 1.0
-    grad = J.T @ g5
-    hess = J.T @ h5 @ J
-    hess[np.arange(T_), np.arange(T_)] += 2 * g5[0] / ls + 2 * g5[3]
+    if k:
+        J[5, T_ + 1] = 1.0
+    grad = J.T @ gz
+    hess = J.T @ hz @ J
+    hess[np.arange(T_), np.arange(T_)] += 2 * gz[0] / ls + 2 * gz[3]
     return S, grad, hess
 
 
@@ -981,11 +1053,14 @@ def _causal_linear_minima(n_, L, V, conv):
     from scipy.optimize import minimize
 
     T_ = L - 1
+    entropy = _entropy(conv)
+    # remainder-entropy: start r at ln ρ₀(n), the remainder's minimum at the symmetric point
+    r0 = [math.log(float(causal_remainder_at_origin(causal_linear_parameters(n_, L, V, conv))))] if entropy else []
     found, iters = [], 0
     for t0 in (0.0, 0.5, 1.0, 2.0):
         for c0 in (0.0, 0.1, 0.5, 1.0):
-            x0 = np.r_[np.full(T_, t0), c0]
-            fun = lambda v: causal_linear_action_of(v[:T_], v[T_], n_, L, V, conv)  # noqa: E731
+            x0 = np.r_[np.full(T_, t0), c0, r0]
+            fun = lambda v: causal_linear_action_of(v[:T_], v[T_], n_, L, V, conv, *v[T_ + 1:])  # noqa: E731
             try:
                 with np.errstate(all="ignore"):
                     res = minimize(lambda v: fun(v)[0], x0, jac=lambda v: fun(v)[1], hess=lambda v: fun(v)[2],
@@ -995,7 +1070,9 @@ def _causal_linear_minima(n_, L, V, conv):
             iters += res.nit
             if not (np.all(np.isfinite(res.x)) and np.isfinite(res.fun)):
                 continue
-            v = res.x if res.x[:T_].mean() >= 0 else -res.x  # (t, c) ↦ (−t, −c) symmetry
+            v = res.x.copy()
+            if v[:T_].mean() < 0:  # (t, c) ↦ (−t, −c) symmetry (r unchanged)
+                v[:T_ + 1] *= -1
             if not any(np.allclose(v, f_, atol=1e-6, rtol=1e-6) for f_ in found):
                 found.append(v)
     return found, iters
@@ -1031,12 +1108,13 @@ def causal_solve(attention, L, V, P, conv) -> SolveResult:
         spread = T_ - model.causal_row_uniform_weight(L)
         for v in found:
             t_rows, c_ = v[:T_], float(v[T_])
-            S, _, hess = causal_linear_action_of(t_rows, c_, n_, L, V, conv)
+            S, _, hess = causal_linear_action_of(t_rows, c_, n_, L, V, conv, *v[T_ + 1:])
             eig = np.linalg.eigvalsh(hess)
             Qt, Mt, T1, T2 = _causal_collective(t_rows, ls)
-            m_, q_ = (Mt + c_ * spread) / T_, (Qt + c_**2 * spread) / T_
+            rho_ = math.exp(v[T_ + 1]) if len(v) > T_ + 1 else 0.0
+            m_, q_ = (Mt + c_ * spread) / T_, (Qt + c_**2 * spread) / T_ + rho_
             losses = lossk(m_, q_, T1 / T_, T2 / T_, n_, V, tau_)
-            minima.append(Minimum(float(T1 / T_), c_, S, bool(eig[0] > 0), m_, 0.0, eig[:3].tolist(), float(losses[0]),
+            minima.append(Minimum(float(T1 / T_), c_, S, bool(eig[0] > 0), m_, rho_, eig[:3].tolist(), float(losses[0]),
                                   float(losses[1])))
     minima = [mn for mn in minima if _all_finite(mn)]
     stable = [i for i, mn in enumerate(minima) if mn.stable]
@@ -1169,7 +1247,7 @@ def scaling(attention: str, V: int, L_min: int, L_max: int, digits: int = 15,
     V = check_int("V", V, 2, None)
     if attention == "softmax" and convention.boundary == "causal":
         raise ParameterError("boundary", "causal", "'periodic' or 'drop-first' for softmax scaling: under the causal mask "
-                                                   "P* comes from the row mean field, computable for L <= 64 only")
+                                                   "the row mean field has no first-order transition at L = 8...256, so there is no P* to fit")
     if L_values is not None:
         Ls = sorted({check_int("L_values", v, 2, None) for v in L_values})
         if len(Ls) < 3:
@@ -1223,6 +1301,7 @@ NAMED_CONVENTIONS = {
     "entropy of the remainder": model.DEFAULT.with_(remainder="entropy"),
     "drop-first boundary": model.DEFAULT.with_(boundary="drop-first"),
     "causal mask": model.DEFAULT.with_(boundary="causal"),
+    "causal mask, remainder entropy": model.DEFAULT.with_(boundary="causal", remainder="entropy"),
     "P counts sequences": model.DEFAULT.with_(P_counts="sequences"),
     "P counts sequences, loss averaged": model.DEFAULT.with_(P_counts="sequences", loss="averaged"),
     "centred tokens": model.DEFAULT.with_(tokens="centred"),
@@ -1240,13 +1319,13 @@ def convention_table(L_values=(16, 32, 64, 128, 256, 512, 1024, 2048, 4096), V_v
         row = {"convention": name}
         changed = {f for f in _SOFTMAX_BLIND if getattr(conv, f) != getattr(model.DEFAULT, f)}
         for attention in ATTENTIONS:
-            if attention == "softmax" and changed and changed <= _SOFTMAX_BLIND:
+            if attention == "softmax" and changed and changed <= _SOFTMAX_BLIND and conv.boundary == model.DEFAULT.boundary:
                 row["softmax"] = "same as default (softmax does not depend on this choice)"
                 continue
             if attention == "softmax" and conv.boundary == "causal":
-                # P* under the mask comes from the row mean field (L <= 64), not from a scan up to 4096
-                row["softmax"] = ("no scaling fit: row mean field (causal_softmax_transition) computable for L <= 64 only; "
-                                  "it finds a continuous onset (order 'none') at L = 8...64 (V = 4)")
+                # P* under the mask comes from the row mean field (L <= 256), not from a scan up to 4096
+                row["softmax"] = ("no scaling fit: row mean field (causal_softmax_transition) computable for L <= 256; "
+                                  "it finds a continuous onset (order 'none') at L = 8...256 (V = 4)")
                 continue
             sL = scaling(attention, V_fixed, min(L_values), max(L_values), convention=conv, L_values=L_values)
             entry = {f"{k} vs L": v for k, v in sL.fits.items()}
@@ -1260,6 +1339,134 @@ def convention_table(L_values=(16, 32, 64, 128, 256, 512, 1024, 2048, 4096), V_v
             row[attention] = entry
         rows.append(row)
     return rows
+
+
+# -- fluctuations of the order parameters (linear attention) -------------------------------------------
+@dataclass
+class PosteriorMeans:
+    """Posterior means of the linear order parameters under exp(−S) of the reduced action itself.
+
+    means / errors / saddle: dicts over "t" (mean row sum), "c", "rho" (remainder per target row) and
+    "loss_gibbs"; errors are standard errors over independent walkers; saddle is the global minimum.
+    """
+
+    L: int
+    V: int
+    P: float
+    n: float
+    means: dict
+    errors: dict
+    saddle: dict
+    acceptance: float
+    walkers: int
+    steps: int
+    status: str
+    message: str
+
+
+def linear_posterior_means(L: int, V: int, P: float, convention: model.Convention = model.DEFAULT, *, walkers: int = 256,
+                           steps: int = 6000, seed: int = 0) -> PosteriorMeans:
+    """Means of (t, c, ρ, Gibbs loss) over exp(−S(order parameters)) instead of their values at the minimum of S.
+
+    The reduced action S is the self-averaged −log posterior of G with W integrated out and, for
+    `remainder="entropy"`, the remainder R integrated radially; its variables are coordinates of G along
+    fixed directions (t U + c S_⊥, or per row t_l U_l + c(δ_{l−1} − U_l) under the causal mask), so the
+    posterior of the order parameters is exp(−S) with Lebesgue measure in (t[_l], c) and dρ = ρ dr in r = ln ρ.
+    The saddle point drops the order parameters' own fluctuations; these are not small at L ~ 8 because the
+    likelihood is invariant under G → λG, W → W/λ at large n, so the overall scale of G is held only by the
+    prior and the O(V² + D) log terms (relative width ~ (V² + D)^{−1/2}), and the mean of a skewed scale
+    distribution lies above its mode. Random-walk Metropolis, `walkers` independent walkers started near the
+    minimum with the proposal covariance (2.38²/d)·H⁻¹ (H the Hessian there); the first third is burn-in. The
+    sign symmetry (t, c) ↦ (−t, −c) is folded (each sample reported with t ≥ 0).
+    """
+    _, L, V = _check_common("linear", L, V, convention)
+    P = model.check_P(P)
+    walkers = check_int("walkers", walkers, 2, 10**6)
+    steps = check_int("steps", steps, 30, 10**8)
+    conv = convention
+    n_ = conv.n_of_P(P, L)
+    tau_ = conv.tau(V)
+    entropy = _entropy(conv)
+    if conv.boundary == "causal":
+        if L > 1024:
+            raise ParameterError("L", L, "at most 1024 with boundary 'causal' (one row sum per row, as in solve)")
+        T_ = L - 1
+        ls = np.arange(2, L + 1, dtype=float)
+        ker = causal_linear_kernels(conv.centred, entropy)
+        p = causal_linear_parameters(n_, L, V, conv)
+        spread = T_ - float(p[3])
+        lossk = causal_loss_kernels(conv.centred)
+        found, _ = _causal_linear_minima(n_, L, V, conv)
+        local = lambda v: causal_linear_action_of(v[:T_], v[T_], n_, L, V, conv, *v[T_ + 1:])  # noqa: E731
+
+        def observables(X):  # X (..., T + 1 [+ 1]) -> t, c, ρ, Gibbs loss and the action
+            t_rows, c_ = X[..., :T_], X[..., T_]
+            r_ = X[..., T_ + 1] if entropy else None
+            Qt, Mt, T1, T2 = ((t_rows**2 / ls).sum(-1), (t_rows / ls).sum(-1), t_rows.sum(-1), (t_rows**2).sum(-1))
+            rho_ = np.exp(r_) if entropy else np.zeros_like(c_)
+            S = np.asarray(ker.action(Qt, Mt, T1, T2, c_, *([r_] if entropy else []), *p), float)
+            m_, q_ = (Mt + c_ * spread) / T_, (Qt + c_**2 * spread) / T_ + rho_
+            loss = np.asarray(lossk(m_, q_, T1 / T_, T2 / T_, n_, V, tau_), float)[..., 1]
+            return T1 / T_, c_, rho_, loss, S
+    else:
+        ker = linear_kernels(conv.remainder, conv.centred)
+        p = linear_parameters(n_, L, V, conv)
+        lossk = loss_kernels(conv.centred)
+        found, _ = _linear_minima(n_, L, V, conv)
+
+        def local(v):
+            return (float(ker.action(*v, *p)), np.asarray(ker.grad(*v, *p), float),
+                    np.asarray(ker.hess(*v, *p), float))
+
+        def observables(X):
+            t_, c_ = X[..., 0], X[..., 1]
+            r_ = X[..., 2] if entropy else None
+            rho_ = np.exp(r_) if entropy else np.zeros_like(c_)
+            S = np.asarray(ker.action(t_, c_, *([r_] if entropy else []), *p), float)
+            m_, q_ = (t_ + (L - 1) * c_) / L, (t_**2 + (L - 1) * c_**2) / L + rho_
+            loss = np.asarray(lossk(m_, q_, t_, n_, V, tau_), float)[..., 1]
+            return t_, c_, rho_, loss, S
+
+    names = ("t", "c", "rho", "loss_gibbs")
+    stable = [v for v in found if np.linalg.eigvalsh(local(v)[2])[0] > 0]
+    if not stable:
+        nan = {k: math.nan for k in names}
+        return PosteriorMeans(L, V, P, n_, nan, nan, nan, math.nan, walkers, steps, "failed",
+                              "no stable minimum of the reduced action to start from")
+    best = min(stable, key=lambda v: local(v)[0])
+    dim = len(best)
+    chol = np.linalg.cholesky(np.linalg.inv(local(best)[2])) * (2.38 / math.sqrt(dim))
+    r_index = dim - 1 if entropy else None
+
+    def log_density(X):
+        S = observables(X)[4]
+        return -S + (X[..., r_index] if entropy else 0.0)  # dρ = ρ dr
+
+    rng = np.random.default_rng(seed)
+    X = best + 0.3 * rng.standard_normal((walkers, dim)) @ chol.T
+    logp = log_density(X)
+    burn = steps // 3
+    sums = np.zeros((walkers, len(names)))
+    accepted = 0.0
+    for k in range(steps):
+        Y = X + rng.standard_normal(X.shape) @ chol.T
+        logq = log_density(Y)
+        ok = np.log(rng.random(walkers)) < logq - logp
+        X[ok], logp[ok] = Y[ok], logq[ok]
+        accepted += ok.mean()
+        if k >= burn:
+            t_, c_, rho_, loss, _ = observables(X)
+            sign = np.where(t_ < 0, -1.0, 1.0)
+            sums += np.stack([t_ * sign, c_ * sign, rho_, loss], axis=-1)
+    per_walker = sums / (steps - burn)
+    means = dict(zip(names, per_walker.mean(0).tolist()))
+    errors = dict(zip(names, (per_walker.std(0, ddof=1) / math.sqrt(walkers)).tolist()))
+    t0, c0, rho0, loss0, _ = observables(best)
+    saddle = {"t": float(t0), "c": float(c0), "rho": float(rho0), "loss_gibbs": float(loss0)}
+    acc = accepted / steps
+    status = "converged" if 0.05 < acc < 0.9 and np.all(np.isfinite(per_walker)) else "poor_mixing"
+    return PosteriorMeans(L, V, P, n_, means, errors, saddle, acc, walkers, steps, status,
+                          f"random-walk Metropolis on the reduced action, acceptance {acc:.2f}")
 
 
 # -- simulation ----------------------------------------------------------------------------------------
@@ -1302,7 +1509,7 @@ def _check_simulation_size(L, V, P, n_seq, chains, steps, n_test_sequences):
 
 def simulate(attention: str, L: int, V: int, P: float, *, sampler: str = "sgld", chains: int = 2, steps: int = 4000,
              seed: int = 0, device: str = "auto", convention: model.Convention = model.DEFAULT, qk_width=None,
-             n_test_sequences: int = 2000, rng: str = "device") -> dict:
+             n_test_sequences: int = 2000, rng: str = "device", fluctuations: bool = False) -> dict:
     """Sample (SGLD/MALA, chains alternating uniform and copy starts) or train (Adam, `chains` seeds)
     the real network at P and compare the measured order parameters and losses with the theory.
     rng: "device" or "cpu", where the random numbers are drawn (`attnphase.validate.seeds`; "cpu"
@@ -1311,6 +1518,10 @@ def simulate(attention: str, L: int, V: int, P: float, *, sampler: str = "sgld",
     The number of training sequences is P/T rounded (P counts target tokens by default) or P
     (`P_counts="sequences"`). Linear attention has the symmetry (G, W) -> (−G, −W); its order
     parameters are reported as |t| and c·sign(t).
+
+    fluctuations (linear attention, sgld): compare with the means of the order parameters and of the Gibbs
+    loss over exp(−S) of the reduced action (`linear_posterior_means`, its Monte Carlo error added to the
+    theory error) instead of their values at the minimum; the result gains "posterior_means".
     """
 
     from attnphase.validate import sgld
@@ -1371,14 +1582,25 @@ def simulate(attention: str, L: int, V: int, P: float, *, sampler: str = "sgld",
 
     loss_theory = g.loss_gibbs if sampler == "sgld" else g.loss_mean_predictor
     comparisons = []
-    for name, meas, th, is_loss in (("c_copy", c_meas, g.c_copy, False), ("c_uniform", t_meas, g.c_uniform, False),
-                                    ("test_loss", run.test_loss, loss_theory, True)):
+    measured = [("c_copy", c_meas, g.c_copy, False), ("c_uniform", t_meas, g.c_uniform, False),
+                ("test_loss", run.test_loss, loss_theory, True)]
+    if attention == "linear":
+        # remainder norm per target row: 0 in Convention A, ρ at the minimum with the remainder's entropy kept
+        measured.append(("rho", op["rho"], g.rho, False))
+    means = None
+    key = {"c_copy": "c", "c_uniform": "t", "test_loss": "loss_gibbs", "rho": "rho"}
+    if fluctuations and attention == "linear" and sampler == "sgld":
+        means = linear_posterior_means(L, V, P_used, theory_conv, seed=seed)
+        measured = [(name, meas, means.means[key[name]], is_loss) for name, meas, _, is_loss in measured]
+    for name, meas, th, is_loss in measured:
         samples = _batch_means(meas[sel]).reshape(-1) if sampler == "sgld" else meas[sel].reshape(-1)
-        comparisons.append(compare(name, th, samples, theory_error=th_err(th, is_loss)))
+        error = th_err(th, is_loss) if means is None else math.hypot(th_err(th, is_loss), means.errors[key[name]])
+        comparisons.append(compare(name, th, samples, theory_error=error))
     cov = sgld.coverage(run.G[sel], convention.boundary)
     return {"sampler": sampler, "P_used": P_used, "sequences": n_seq, "n": convention.n_of_P(P_used, L),
             "chains": per_chain, "theory": {"minima": theory.minima, "global": g},
-            "comparisons": comparisons, "coverage": cov, "status": run.status, "message": run.message}
+            "comparisons": comparisons, "coverage": cov, "status": run.status, "message": run.message,
+            **({"posterior_means": means} if means is not None else {})}
 
 
 def simulate_sweep(attention: str, L: int, V: int, P_values, *, sampler: str = "sgld", chains_per_P: int = 2,
@@ -1551,6 +1773,10 @@ def softmax_exact_prior_threshold(L: int, V: int, convention: model.Convention =
 # whose zeros are the stationary points (minima where it turns from negative to positive).
 
 ROW_DENSITIES = ("exact", "shortcut")
+# row sets may mix them: "hybrid" uses the exact density for rows attending to at most HYBRID_EXACT_MAX positions and
+# the shortcut beyond (causal mask at large L, where L − 1 exact densities are too costly)
+ROW_SET_DENSITIES = ROW_DENSITIES + ("hybrid",)
+HYBRID_EXACT_MAX = 64
 
 
 @lru_cache(maxsize=None)
@@ -1638,9 +1864,21 @@ class RowSet:
 
 
 def row_set(L: int, conv: model.Convention, row_density: str = "exact") -> RowSet:
+    """The target rows of the convention with their densities (`row_table`).
+
+    row_density "hybrid": exact for rows attending to l ≤ HYBRID_EXACT_MAX positions, the shortcut beyond (its rate
+    error, v(s² + sσ² − σ²)/(2σ⁴) with v = (e^{σ²} − 1)/(l − 1), shrinks as 1/l; at l = 64 the periodic P* it gives
+    is 5.5% high, at 128 2.7%)."""
+    row_density = check_choice("row_density", row_density, ROW_SET_DENSITIES)
     rows = model.visible_positions(L, conv.boundary)
     lengths, counts = np.unique(rows, return_counts=True)
-    tables = [row_table(int(l_), conv.sigma2, row_density) for l_ in lengths]
+
+    def density(l_):
+        if row_density == "hybrid":
+            return "exact" if l_ <= HYBRID_EXACT_MAX else "shortcut"
+        return row_density
+
+    tables = [row_table(int(l_), conv.sigma2, density(int(l_))) for l_ in lengths]
     stack = lambda name: np.stack([getattr(tb, name) for tb in tables])  # noqa: E731
     return RowSet(stack("x"), stack("log_weight"), stack("a"), stack("q"), stack("relative_error"), counts.astype(float),
                   lengths.astype(float), np.array([tb.participation for tb in tables]))
@@ -1675,19 +1913,24 @@ class RowMeanFieldResult:
 def _tilted_moments(table: RowSet, h, g):
     """Row averages (1/T) Σ_l of Λ_l(h, g), E_l[a], E_l[q] and E_l[relative error] under p_l(x) e^{h a + g q_l},
     vectorised over (h, g): every row its own cumulant function, all rows under the same fields."""
-    from scipy.special import logsumexp
-
     h, g = np.asarray(h, float)[..., None, None], np.asarray(g, float)[..., None, None]
     exponent = table.log_weight + h * table.a + g * table.q
-    lam = logsumexp(exponent, axis=-1)
-    w = np.exp(exponent - lam[..., None])
+    # log-sum-exp by hand: one exp pass serves the normaliser and the tilted weights (this is the inner loop
+    # of every row mean field; scipy's logsumexp costs three passes over the (tilts, rows, grid) array)
+    top = exponent.max(axis=-1, keepdims=True)
+    np.subtract(exponent, top, out=exponent)
+    np.exp(exponent, out=exponent)
+    Z = exponent.sum(-1)
+    lam = top[..., 0] + np.log(Z)
     weights = table.multiplicity / table.targets
 
     def average(per_row):
         return (per_row * weights).sum(-1)
 
-    return (average(lam), average((w * table.a).sum(-1)), average((w * table.q).sum(-1)),
-            average((w * table.relative_error).sum(-1)))
+    def tilted(values):  # E_l[values] per row
+        return np.einsum("...rx,rx->...r", exponent, values) / Z
+
+    return (average(lam), average(tilted(table.a)), average(tilted(table.q)), average(tilted(table.relative_error)))
 
 
 def _conjugate_g(table: RowSet, h, n_, V, conv, T_):
@@ -1742,7 +1985,8 @@ def softmax_row_mean_field(L: int, V: int, P: float, convention: model.Conventio
 
     Causal mask (`convention.boundary == "causal"`): row l attends to l positions, its logit density is that
     of softmax over l Gaussian scores, and F = sup_{h,g} [T(h m + g q) − Σ_l Λ_l(h, g)] + S_data(m, q): each row
-    its own Cramér function, rows independent under the prior, the data term seeing them through m and q."""
+    its own Cramér function, rows independent under the prior, the data term seeing them through m and q.
+    row_density "hybrid": see `row_set` (for the causal mask at large L)."""
     from scipy.optimize import brentq
 
     _, L, V = _check_common("softmax", L, V, convention)
@@ -1880,39 +2124,188 @@ def softmax_mean_field_window(L: int, V: int, convention: model.Convention = mod
     return out
 
 
-def causal_softmax_transition(L, V, conv, digits=30, row_density: str = "exact", factors=None) -> TransitionResult:
-    """Softmax under the causal mask: the order and P* from the row mean-field free energy (every row l its
-    own Cramér function of softmax over l scores; `softmax_mean_field_window`). Two minima of F over a window
-    of P with a jump of the global one => "first" (P* = coexistence, spinodals = window ends); one minimum
-    at every P => "none" (a continuous onset; P* is then the steepest point of the global c, reported in
-    details, and P_star is NaN). Float64 throughout: the digits kept are those the Sobol error of the row
-    densities and the scan resolution support (`supported_digits_string`).
+# -- row mean field on the dual plane -------------------------------------------------------------------
+# F(m, q) = T Λ*(m, q) + S_data(m, q). The map (h, g) ↦ (m, q) = ∇Λ̄(h, g) (Λ̄ the row-averaged cumulant function) is
+# a bijection (Λ̄ strictly convex), so F is also a function on the dual plane,
+#     F̃(h, g) = T(h m + g q − Λ̄) + S_data(m, q),  (m, q) = ∇Λ̄(h, g),
+# with the same minima. `softmax_row_mean_field` follows one path through this plane (for each tilt h the g that
+# makes F stationary in q at fixed m); where that condition has several roots in g (rows switching one after
+# another under the mask, and the copy branch of long rows) the path can follow the wrong one: e.g. periodic
+# L = 64 (exact densities) at P = 2000 it reports a copy minimum c = 0.209 with F = −308.9 where F̃ reaches
+# −317.4 at c = 0.261. Searching the plane does not depend on that choice, and Λ̄ on a grid of (h, g) does not
+# depend on P, so one grid serves a whole scan over P.
+@dataclass
+class DualMeanField:
+    """Minima of the row mean-field free energy found on the dual plane, for several P.
 
-    Cost: one F(m) profile per scanned P (≈ 1–5 s at L = 8–32 on one core); L ≤ 64."""
-    if L > 64:
-        raise ParameterError("L", L, "at most 64 for softmax with boundary 'causal' (a row mean field with L − 1 "
-                                     "distinct exact row densities)")
-    factors = np.geomspace(0.3, 3.0, 25) if factors is None else factors
-    win = softmax_mean_field_window(L, V, conv, row_density, factors=factors, n_tilts=100)
-    if win["order"] != "first":
-        P_steep = win["steepest_P"]
+    points: per P, {"P", "n_minima", "c_global", "minima": [{c, m, q, free_energy, h, g, at_grid_edge}]};
+    extent: (H, G) of the grid h ∈ [0, H], g ∈ [−G, 0]; n_grid: grid points per axis.
+    """
+
+    L: int
+    V: int
+    row_density: str
+    extent: tuple
+    n_grid: int
+    points: list
+    status: str
+    message: str
+
+
+def _dual_free_energy(table, h, g, n_, V, conv, T_):
+    lam, m_, q_, _ = _tilted_moments(table, h, g)
+    S = np.asarray(softmax_data_kernel()(m_, q_, n_, V, conv.tau(V), conv.log_det_weight))
+    return T_ * (np.asarray(h) * m_ + np.asarray(g) * q_ - lam) + S[..., 0], m_, q_
+
+
+class _DualGrid:
+    """Λ̄, m, q tabulated on the dual plane for one row set (P-independent); `minima(P)` searches F̃ at one P."""
+
+    def __init__(self, L, V, conv, row_density, n_grid, P_max):
+        self.L, self.V, self.conv, self.n_grid = L, V, conv, n_grid
+        self.T = conv.targets(L)
+        self.table = row_set(L, conv, row_density)
+        eps = 1 - 1 / V
+        n_max = conv.n_of_P(P_max, L)
+        self.H, self.G = 5 * eps * n_max / self.T + 5, 8 * eps * n_max / self.T + 5
+        self.hs, self.gs = np.linspace(0.0, self.H, n_grid), np.linspace(-self.G, 0.0, n_grid)
+        self.lam, self.m, self.q = (np.empty((n_grid, n_grid)) for _ in range(3))
+        chunk = max(1, 2**21 // (len(self.table.positions) * self.table.x.shape[-1] * n_grid) + 1)
+        for i in range(0, n_grid, chunk):
+            hh = np.repeat(self.hs[i:i + chunk, None], n_grid, axis=1)
+            self.lam[i:i + chunk], self.m[i:i + chunk], self.q[i:i + chunk], _ = _tilted_moments(
+                self.table, hh, np.broadcast_to(self.gs, hh.shape))
+        self.Hg, self.Gg = np.meshgrid(self.hs, self.gs, indexing="ij")
+        self.edge_hits = 0
+
+    def minima(self, P) -> dict:
+        from scipy.optimize import minimize
+
+        conv, V, T_, table, n_grid = self.conv, self.V, self.T, self.table, self.n_grid
+        n_ = conv.n_of_P(float(P), self.L)
+        S = np.asarray(softmax_data_kernel()(self.m, self.q, n_, V, conv.tau(V), conv.log_det_weight))[..., 0]
+        F = T_ * (self.Hg * self.m + self.Gg * self.q - self.lam) + S
+        padded = np.pad(F, 1, constant_values=np.inf)
+        lower = np.ones_like(F, bool)
+        for di in (-1, 0, 1):
+            for dj in (-1, 0, 1):
+                if di or dj:
+                    lower &= F < padded[1 + di:n_grid + 1 + di, 1 + dj:n_grid + 1 + dj]
+
+        def f(v):
+            return float(_dual_free_energy(table, np.array([v[0]]), np.array([v[1]]), n_, V, conv, T_)[0][0])
+
+        found = []
+        for i, j in np.argwhere(lower):
+            res = minimize(f, [self.hs[i], self.gs[j]], method="Nelder-Mead",
+                           options={"xatol": 1e-5 * self.H, "fatol": 1e-8, "maxiter": 600})
+            Fv, mv, qv = (float(v[0]) for v in _dual_free_energy(table, np.array([res.x[0]]), np.array([res.x[1]]), n_, V, conv, T_))
+            cv = float(table.copy_strength(mv))
+            at_edge = bool(res.x[0] > 0.98 * self.H or res.x[1] < -0.98 * self.G)
+            self.edge_hits += at_edge
+            if not any(abs(cv - mn["c"]) < 2e-3 for mn in found):
+                found.append({"c": cv, "m": mv, "q": qv, "free_energy": Fv, "h": float(res.x[0]), "g": float(res.x[1]),
+                              "at_grid_edge": at_edge})
+        found.sort(key=lambda mn: mn["c"])
+        best = min(found, key=lambda mn: mn["free_energy"])
+        return {"P": float(P), "n_minima": len(found), "c_global": best["c"], "minima": found}
+
+
+def softmax_dual_mean_field(L: int, V: int, P_values, convention: model.Convention = model.DEFAULT,
+                            row_density: str = "exact", n_grid: int = 80) -> DualMeanField:
+    """All minima of the row mean-field free energy at each P, from the dual plane (see the comment above).
+
+    Λ̄ and its gradient are tabulated once on an n_grid × n_grid grid of h ∈ [0, H], g ∈ [−G, 0] with
+    H = 5εn_max/T + 5 and G = 8εn_max/T + 5 (a stationary point has h = −S_m/T ≈ εn m/(Tq) and g = −S_q/T of the
+    same order); at each P every grid point lower than its 8 neighbours is polished by Nelder–Mead on F̃, and
+    minima whose copy strengths differ by less than 2e-3 are merged. A minimum polished onto the far edges of the
+    grid is flagged (status "grid_edge"). Cost: the grid, ≈ n_grid² × (rows) × 600 exponentials (about 30 s for
+    127 rows at n_grid = 80), then well under a second per P.
+    """
+    _, L, V = _check_common("softmax", L, V, convention)
+    n_grid = check_int("n_grid", n_grid, 10, 2000)
+    Ps = [model.check_P(P) for P in np.atleast_1d(np.asarray(P_values, float))]
+    if L < 3:
+        raise ParameterError("L", L, "an integer >= 3 (a row needs at least two other positions)")
+    grid = _DualGrid(L, V, convention, row_density, n_grid, max(Ps))
+    points = [grid.minima(P) for P in Ps]
+    status = "grid_edge" if grid.edge_hits else "converged"
+    return DualMeanField(L, V, row_density, (grid.H, grid.G), n_grid, points, status,
+                         f"dual-plane search over {len(Ps)} value(s) of P, {len(grid.table.positions)} distinct row(s), "
+                         f"{n_grid}² grid" + (f"; {grid.edge_hits} minimum/minima on the grid's far edge" if grid.edge_hits else ""))
+
+
+CAUSAL_SOFTMAX_MAX_L = 256
+
+
+def causal_softmax_transition(L, V, conv, digits=30, row_density: str | None = None, factors=None,
+                              n_grid: int = 80) -> TransitionResult:
+    """Softmax under the causal mask: the order and P* from the row mean-field free energy (every row l its
+    own Cramér function of softmax over l scores), minima found on the dual plane (`softmax_dual_mean_field`).
+
+    P is scanned over `factors` × the drop-first homogeneous P* (default 25 points over 0.3–3, 10% apart; the
+    homogeneous action has no causal form), then 12× finer around the steepest rise of the global c. Two minima
+    at some P => "first" (window ends bisected on the count of minima, P* = equal depths by brentq, both cheap
+    once the grid exists); one minimum at every P => "none" (a continuous onset, P_star NaN; the steepest point
+    is reported in details). row_density None: "exact" for L ≤ 64, "hybrid" (exact rows up to l = 64, the
+    shortcut beyond) up to L = 256. Cost: the exact row tables (≈ 1 s each, cached) and the grid (≈ 10 s at L =
+    32, 60 s at 64 and 128, 3 min at 256); the scan adds seconds. Float64: the digits kept are those the
+    scan resolution supports (`supported_digits_string`)."""
+    from scipy.optimize import brentq
+
+    if L > CAUSAL_SOFTMAX_MAX_L:
+        raise ParameterError("L", L, f"at most {CAUSAL_SOFTMAX_MAX_L} for softmax with boundary 'causal' (a row mean field "
+                                     "with L − 1 distinct rows)")
+    row_density = ("exact" if L <= HYBRID_EXACT_MAX else "hybrid") if row_density is None else row_density
+    factors = np.geomspace(0.3, 3.0, 25) if factors is None else np.asarray(factors, float)
+    centre = softmax_transition(L, V, conv.with_(boundary="drop-first"), digits=10).P_star
+    if not math.isfinite(centre):
+        reference = conv.with_(boundary="drop-first")
+        centre = reference.P_of_n(_n_scale_softmax(L, V, reference), L)
+    coarse = factors * centre
+    # one grid for the whole scan; it covers one coarse step beyond the largest P
+    grid = _DualGrid(L, V, conv, row_density, n_grid, coarse[-1] * factors[-1] / factors[-2])
+    scan = [grid.minima(P) for P in coarse]
+    i = int(np.argmax(np.diff([sp["c_global"] for sp in scan])))
+    scan = sorted(scan + [grid.minima(P) for P in np.geomspace(scan[i]["P"], scan[i + 1]["P"], 14)[1:-1]],
+                  key=lambda sp: sp["P"])
+    summary = [{"P": sp["P"], "n_minima": sp["n_minima"], "c_global": sp["c_global"], "c_minima": [mn["c"] for mn in sp["minima"]]}
+               for sp in scan]
+    grid_status = "grid_edge" if grid.edge_hits else "converged"
+    two = [sp for sp in scan if sp["n_minima"] >= 2]
+    if not two:
+        jumps = np.diff([sp["c_global"] for sp in scan])
+        k = int(np.argmax(jumps))
         return TransitionResult("softmax", L, V, "none", math.nan, "", math.nan, math.nan, status="not_found",
-                                message="causal mask, row mean field: " + win["message"],
-                                details={"steepest_P": P_steep, "steepest_jump_per_step": win["steepest_jump_per_step"],
-                                         "scan": [{k: v for k, v in sp.items() if k != "barriers"} for sp in win["scan"]]})
-    P_co = win["P_coexistence"]
-    r = softmax_row_mean_field(L, V, P_co, conv, row_density, 100)
-    lo, hi = win["window"]
-    # error: the brentq tolerance, the Sobol error of F at both minima over the slope of the depth difference
-    d = lambda P_: (lambda rr: rr.minima[-1]["free_energy"] - rr.minima[0]["free_energy"])(  # noqa: E731
-        softmax_row_mean_field(L, V, P_, conv, row_density, 100))
-    h = 1e-4 * P_co
-    slope = (d(P_co + h) - d(P_co - h)) / (2 * h)
-    err = (r.minima[0]["free_energy_error"] + r.minima[-1]["free_energy_error"]) / abs(slope) + 1e-8 * P_co
-    return TransitionResult("softmax", L, V, "first", P_co, supported_digits_string(P_co, err, digits), err, conv.n_of_P(P_co, L),
-                            spinodals=(lo, hi), jump=r.minima[-1]["c"] - r.minima[0]["c"], status="converged",
-                            message="causal mask, row mean field: " + win["message"],
-                            details={"barrier": win["barrier"], "window_resolution": win["window_resolution"]})
+                                message=("causal mask, row mean field (dual-plane search, " + row_density + " row densities): one "
+                                         "minimum at every P scanned: a continuous (possibly steep) onset"),
+                                details={"steepest_P": math.sqrt(scan[k]["P"] * scan[k + 1]["P"]),
+                                         "steepest_jump_per_step": float(jumps[k]), "scan": summary, "grid_status": grid_status})
+
+    count = grid.minima
+
+    def depth(P_):
+        pt = count(P_)
+        return pt["minima"][-1]["free_energy"] - pt["minima"][0]["free_energy"] if pt["n_minima"] >= 2 else math.nan
+
+    def refine(inside, outside, iterations=10):
+        for _ in range(iterations):
+            mid = math.sqrt(inside * outside)
+            inside, outside = (mid, outside) if count(mid)["n_minima"] >= 2 else (inside, mid)
+        return inside
+
+    i_lo, i_hi = scan.index(two[0]), scan.index(two[-1])
+    lo = refine(two[0]["P"], scan[i_lo - 1]["P"]) if i_lo > 0 else two[0]["P"]
+    hi = refine(two[-1]["P"], scan[i_hi + 1]["P"]) if i_hi + 1 < len(scan) else two[-1]["P"]
+    d_lo, d_hi = depth(lo), depth(hi)
+    P_co = brentq(depth, lo, hi, xtol=1e-8 * hi) if d_lo * d_hi < 0 else math.nan
+    err = 1e-8 * hi if math.isfinite(P_co) else math.nan
+    pt = count(P_co) if math.isfinite(P_co) else two[0]
+    return TransitionResult("softmax", L, V, "first", P_co, supported_digits_string(P_co, err, digits) if math.isfinite(P_co) else "",
+                            err, conv.n_of_P(P_co, L) if math.isfinite(P_co) else math.nan, spinodals=(lo, hi),
+                            jump=pt["minima"][-1]["c"] - pt["minima"][0]["c"], status="converged",
+                            message=f"causal mask, row mean field (dual-plane search): two minima for P in [{lo:.6g}, {hi:.6g}]",
+                            details={"scan": summary, "grid_status": "grid_edge" if grid.edge_hits else "converged"})
 
 
 def simulate_hysteresis(L: int, V: int, P_values, *, data_sets: int = 2, steps: int = 4000, burn_in: int | None = None,

@@ -165,17 +165,21 @@ def solve_cmd(attention, L, V, P, convention, as_json):
 @click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True)
 @click.option("--qk-width", "qk_width", type=Int(0, 10**5), default=0, show_default=True,
               help="Query/key width d (>= L) for scores Q^T K/sqrt(d); 0 samples the scores directly (wide limit).")
+@click.option("--fluctuations", is_flag=True,
+              help="Linear attention, sgld: compare with the means of the order parameters over exp(-S) of the reduced action "
+                   "(their own fluctuations) instead of its minimum.")
 @rng_option
 @convention_options
 @json_option
-def simulate_cmd(attention, L, V, P, sampler, chains, steps, seed, device, qk_width, rng, convention, as_json):
+def simulate_cmd(attention, L, V, P, sampler, chains, steps, seed, device, qk_width, fluctuations, rng, convention, as_json):
     from attnphase.api.copy_heads import simulate as api_simulate
     from attnphase.errors import ParameterError
 
     if 0 < qk_width < L:
         raise ParameterError("--qk-width", qk_width, f"0 or an integer >= L ({L})")
     r = api_simulate(attention, L, V, P, sampler=sampler, chains=chains, steps=steps, seed=seed, device=device,
-                     convention=convention, qk_width=qk_width or None, rng=rng)
+                     convention=convention, qk_width=qk_width or None, rng=rng, fluctuations=fluctuations)
     emit("simulate", MODEL, {"attention": attention, "L": L, "V": V, "P": P, "sampler": sampler, "chains": chains,
                              "steps": steps, "seed": seed, "device": device, "rng": rng, "qk_width": qk_width,
+                             "fluctuations": fluctuations,
                              "convention": _conv_dict(convention)}, r, as_json)

@@ -219,25 +219,52 @@ w_b = parameter("w_b", Domain.nonnegative(), latex="w_b", description="bias weig
 l_row = parameter("l", Domain.positive(), latex="l", description="number of positions a row attends to")
 
 
-def causal_linear_action(centred: bool = False) -> sympy.Expr:
-    """Row-resolved Convention-A action of masked linear attention in (Q_t, M_t, T1, T2, c) (see above)."""
+def causal_linear_action(centred: bool = False, remainder: bool = False) -> sympy.Expr:
+    """Row-resolved action of masked linear attention in (Q_t, M_t, T1, T2, c) (see above).
+
+    remainder=False: Convention A (the remainder at its saddle point ρ = 0). remainder=True: the remainder
+    R (zero row sums, orthogonal to the shared copy direction; D = Σ_l (l − 1) − 1 = L(L−1)/2 − 1
+    dimensions) keeps its volume. Its prior is isotropic, λ_a‖R‖²/2 (R ⊥ the all-ones vector, so the bias
+    does not reach it), and the data term sees it only through q = ... + ρ, ρ = ‖R‖²/T; so the integral over
+    R at fixed ρ is exactly a radial one, ∝ ρ^{D/2 − 1}: the action gains λ_a T ρ/2 − D_r ln ρ with
+    D_r = (D − 2)/2 (`causal_remainder_dimension`). The rows' remainders R_l (dimension l − 1, the row's
+    copy deviation c_l − c included) pool into one radius because the prior and the data weigh them alike.
+    """
     spread = T - harmonic  # Σ_l (1 − 1/l)
     prior = lam_a / 2 * (sum_t2_l - w_b * sum_t**2) + lam_a / 2 * c**2 * spread
-    return prior + data_action_rows((sum_t_l + c * spread) / T, (sum_t2_l + c**2 * spread) / T, sum_t / T, sum_t2 / T, centred)
+    q_expr = (sum_t2_l + c**2 * spread) / T
+    if remainder:
+        prior = prior + lam_a * T * rho / 2 - dim_r * sympy.log(rho)
+        q_expr = q_expr + rho
+    return prior + data_action_rows((sum_t_l + c * spread) / T, q_expr, sum_t / T, sum_t2 / T, centred)
+
+
+def causal_remainder_dimension(L_: int) -> int:
+    """D = Σ_{l=2}^{L} (l − 1) − 1 = L(L−1)/2 − 1: the target-row directions of masked G with zero row sums,
+    less the shared copy direction (periodic analogue: T(L − 1) − 1)."""
+    return L_ * (L_ - 1) // 2 - 1
+
+
+def causal_remainder_stationarity() -> sympy.Expr:
+    """∂S/∂ρ of the remainder-entropy causal action at the symmetric point t_l = c = 0:
+    λ_a T/2 − D_r/ρ + ℓ_W (V−1)τn/(2(1 + τnρ/V)); its positive root ρ₀(n) is where the remainder sits
+    while the symmetric point is stable (a quadratic in ρ with one positive root)."""
+    return sympy.diff(causal_linear_action(remainder=True), rho).subs(_ORIGIN)
 
 
 _ORIGIN = {sum_t2_l: 0, sum_t_l: 0, sum_t: 0, sum_t2: 0, c: 0}
 causal_gram = sympy.symbols("Sigma_a Sigma_b Sigma_c", positive=True)
 
 
-def causal_row_curvatures(centred: bool = False) -> tuple[sympy.Expr, sympy.Expr]:
+def causal_row_curvatures(centred: bool = False, remainder: bool = False) -> tuple[sympy.Expr, sympy.Expr]:
     """(λ, μ) of the diagonal curvature d_l = λ/l + μ of the row sum t_l at the symmetric point:
-    λ = 2∂S/∂Q_t, μ = 2∂S/∂T2 (the linear functionals M_t, T1 add a rank-2 part)."""
-    S = causal_linear_action(centred)
+    λ = 2∂S/∂Q_t, μ = 2∂S/∂T2 (the linear functionals M_t, T1 add a rank-2 part). remainder=True: at the
+    remainder's value ρ (a parameter here; ρ₀(n) at the symmetric point)."""
+    S = causal_linear_action(centred, remainder)
     return (sympy.simplify(2 * sympy.diff(S, sum_t2_l).subs(_ORIGIN)), sympy.simplify(2 * sympy.diff(S, sum_t2).subs(_ORIGIN)))
 
 
-def causal_stability_matrix(centred: bool = False) -> sympy.Matrix:
+def causal_stability_matrix(centred: bool = False, remainder: bool = False) -> sympy.Matrix:
     """3×3 matrix K whose positivity is the stability of the symmetric point t_l = c = 0.
 
     The Hessian in (t_2..t_L, c) is diag(d_l) on t plus Bᵀ H₃ B, B the rows (1/l; 0), (1; 0), (0; 1) that
@@ -245,8 +272,11 @@ def causal_stability_matrix(centred: bool = False) -> sympy.Matrix:
     (M_t, T1) leaves ½ yᵀ Σ⁻¹ y with the Gram matrix Σ = [[Σ_a, Σ_b], [Σ_b, Σ_c]], Σ_a = Σ_l 1/(l(λ + μl)),
     Σ_b = Σ_l 1/(λ + μl), Σ_c = Σ_l l/(λ + μl); so the Hessian is positive iff K = Σ⁻¹ ⊕ 0 + H₃ is, and its
     null vector y* = (M_t, T1, c) gives the soft row profile t_l = (y₁/l + y₂)/d_l·(Σ⁻¹ applied) (api).
+
+    remainder=True: at the symmetric point ∂²S/∂ρ∂(t_l, c) = 0 (S depends on ρ through q and q is even in
+    (t, c)), so ρ decouples and K is the same matrix with every u = τnq/V at q = ρ₀ (ρ a parameter).
     """
-    S = causal_linear_action(centred)
+    S = causal_linear_action(centred, remainder)
     H3 = hessian(S, [sum_t_l, sum_t, c]).subs(_ORIGIN)
     Sa, Sb, Sc = causal_gram
     gram_inverse = sympy.Matrix([[Sa, Sb], [Sb, Sc]]).inv()
@@ -643,6 +673,12 @@ def derivation_markdown() -> str:
         "the exact row-logit density. The homogeneous action T I_row(x) + S_data is its limit when each row's "
         "tilted density concentrates; at L ~ 32 it does not (api.softmax_row_mean_field)."
     )
+    doc.paragraph(
+        "Dual plane: (h, g) -> (m, q) = grad Lambda(h, g) is a bijection (Lambda strictly convex), so F is also the function "
+        "F~(h, g) = T(h m + g q - Lambda) + S_data(m, q) of the tilts, with the same minima; Lambda does not depend on P, so "
+        "one table of it serves a whole scan (api.softmax_dual_mean_field). Following one root g(h) of the q-condition "
+        "instead can miss minima, because that condition has several roots on the copy branch."
+    )
     doc.heading("Causal mask", 2)
     doc.paragraph(
         "Row l (counted from 1) attends to the l positions m <= l; the targets are rows l = 2..L (T = L - 1). "
@@ -683,6 +719,43 @@ def derivation_markdown() -> str:
         "F(m, q) = sup_{h,g} [T(h m + g q) - sum_l Lambda_l(h, g)] + S_data(m, q), each row with its own cumulant "
         "function Lambda_l(h, g) = ln E_l exp(h a + g q_l); without data its minimum is the causal uniform pattern "
         "m = H/T (c = 0). The copy strength is c = (T m - H)/(T - H)."
+    )
+    doc.heading("Causal mask with the remainder's entropy", 2)
+    doc.paragraph(
+        "What the sampled network realises (the sampler integrates over every score). Write each target row as "
+        "t_l U_l + c (delta_{l-1} - U_l) + R_l with R_l orthogonal to both (dimension l - 2), and pool the rows' copy "
+        "deviations c_l - c into R: the remainder R has zero row sums and is orthogonal to the shared copy direction, "
+        "D = sum_l (l - 1) - 1 = L(L-1)/2 - 1 dimensions (periodic: T(L-1) - 1). R is orthogonal to the all-ones "
+        "vector, so the bias does not reach it and its prior is isotropic, lam_a ||R||^2/2, with no coupling to (t_l, c); "
+        "the data term sees it only through q = ... + rho, rho = ||R||^2/T. The integral over R at fixed rho is therefore "
+        "exactly radial, proportional to rho^{D/2 - 1}: the rows' remainders (row-dependent dimensions l - 2, plus the "
+        "copy deviations) enter only through their pooled dimension D, and the action gains lam_a T rho/2 - D_r ln rho "
+        "with D_r = (D - 2)/2:"
+    )
+    doc.equation(sympy.Symbol("S_lin^causal,rho"), causal_linear_action(remainder=True), label="linear-causal-rho")
+    doc.paragraph(
+        "At the symmetric point t_l = c = 0 the remainder sits at the positive root rho_0(n) of (a quadratic in rho)"
+    )
+    doc.equation(sympy.Symbol("dS/drho"), causal_remainder_stationarity(), label="causal-rho-stationarity")
+    doc.paragraph(
+        "and, since S depends on rho through q, which is even in (t, c), rho decouples from (t_l, c) there: the stability "
+        "matrix K is the one above with every u = tau n q/V at q = rho_0 (causal_stability_matrix(remainder=True)). Along "
+        "the soft direction phi the remainder relaxes, S = S_0 + a_2 phi^2 + a_4 phi^4 + b phi^2 delta rho + S_rr delta rho^2/2 "
+        "with b = da_2/drho, so the Landau quartic is a_4 - b^2/(2 S_rr) (it stays positive: second order, exponent 1/2). "
+        "Crossover (K_cc = 0): K_cc/(T - H) = lam_a + l_W (V-1) tau n/(T(1 + u_0)) - eps tau n^2 (T - H)/(T^2 V (1 + u_0)), "
+        "u_0 = tau n rho_0/V. With lam_a = L^2/sigma^2 (kappa = 1/L) and n ~ L^2, rho_0 -> 2 D_r/(lam_a T) -> sigma^2/(2L), "
+        "so lam_a u_0 -> tau n L/(2V) dominates the left side and eps tau n^2/(L V) is the right side: "
+        "n_X -> L^2/(2 eps) = V L^2/(2(V - 1)), independent of sigma^2 and tau, with O((ln L + V)/L) corrections. The "
+        "remainder's volume grows like L^2/4 in ln rho and keeps rho_0 ~ 1/L, whose noise in the pooled features "
+        "(u_0 ~ n/L) replaces Convention A's lam_a by lam_a u_0: the crossover moves from L^{3/2} V^{1/2} to L^2, as with "
+        "the periodic boundary. The uniform onset is unchanged to leading order (u_0 ~ 1/L at n ~ V^2): P* ~ V^2."
+    )
+    doc.paragraph(
+        "Fluctuations of the order parameters (api.linear_posterior_means): at large n the likelihood is invariant under "
+        "G -> lambda G, W -> W/lambda, so the overall scale of G is held only by the prior and the O(V^2 + D) logarithms, "
+        "and its relative width is ~ (V^2 + D)^{-1/2}; at L = 8 the means of t and rho over exp(-S) (Lebesgue measure in "
+        "(t_l, c), d rho = rho d ln rho) lie 5-25% above the saddle point. These means, not the saddle values, are what "
+        "the sampled network is compared with."
     )
     doc.heading("Test loss per position", 2)
     doc.equation(sympy.Symbol("E_mean"), mean_predictor_loss(m, q, t), label="loss-mean")

@@ -12,10 +12,9 @@
 * checkpoint.json — every finished sweep point and the headline run, keyed by their configuration
   (`report.Checkpoint`): an interrupted run resumes where it stopped; delete the file to recompute.
 
-Run time on 2 CPU cores: quick ≈ 2 min (10 headline trials, a 16-point sweep at d = 64); full ≈ 45 min
-(30 headline trials, 162 sweep points up to d = 1000, L = 10 500); a GPU shortens both. These times
-predate the retraction-corrected `api.choose_schedule`, which adds ≈ 1–4 s of CPU per sweep point and
-≈ 15 s for the direct-scaling plan of the full report (not re-measured: the machine was oversubscribed).
+Run time on 2 CPU cores: quick ≈ 2 min (10 headline trials, a 16-point sweep at d = 64); full ≈ 58 min
+(30 headline trials, 162 sweep points up to d = 1000, L = 10 500; measured on one nice'd thread while
+other work ran); a GPU shortens both.
 
 SGA runs use the exact O(L + d) projected sampler (same gradient law as dense tokens; see
 `attnphase.validate.sga.projected_pooling_gradient` and its test against dense tokens).

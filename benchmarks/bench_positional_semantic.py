@@ -1,27 +1,29 @@
 """Benchmark: the positional-semantic saddle point against the field's usual numerical method.
 
-Same point (ω = 0.3, α = 1.25), both branches (positional θ = 0, semantic m = 0):
+Same point (ω = 0.3, α = 1.25), both branches (positional θ = 0, semantic m = 0), one table:
 
 * baseline ("usual method"): nested fixed-degree 2-D cubature of degree 7 (4 × 4 Gauss-Hermite nodes
   in (ξ₁, ξ₂) outside, 4 × 4 in (η₁, η₂) inside: 256 points), the proximal map by
   `scipy.optimize.minimize` (BFGS) started from h = 0 at every node, damped iteration
   x ← 0.8 x + 0.2 F(x) until max |F(x) − x| < 1e-4;
-* attnphase: pruned tensor Gauss-Hermite rule (8 and 10 nodes per dimension), the vectorised multi-start
-  Newton prox over all nodes, Anderson / hybr fixed point to 1e-10.
+* attnphase: `api.solve_branch` from the default start (cold), pruned tensor Gauss-Hermite rule with
+  6 / 8 / 10 nodes per dimension, the fused multi-start Newton prox, frozen basins, Anderson / hybr to
+  1e-10; and the split-line fixed point (`api.refine_branch` on outer rule 8 from the 8-node solve).
 
-Accuracy of both against a converged reference: the split-line convergence study
-(`api.convergence_study`, Φ to ~1e-7, ε_g to ~1e-6..1e-5, printed with its own errors; ~2 minutes per
-branch), or with --quick the 12-node tensor rule (whose own error, ~1e-6 on Φ, then limits the
-comparison). `--curve N` also times `api.alpha_c_curve` on N values of ω in [0, 0.45] and prints
-whether it stays within the 120 s target; `--thresholds 0,0.1,0.2,0.3,0.4` times the refined thresholds
-(tensor and split-line values side by side) instead. Run:
-`.venv/bin/python benchmarks/bench_positional_semantic.py [--quick] [--curve 20] [--thresholds W1,W2]`.
+Accuracy of every row against a converged reference: the split-line convergence study
+(`api.convergence_study`: Φ to ~1e-7, ε_g to ~1e-6..1e-5), cached in
+benchmarks/positional_semantic_reference.json (recomputed with --recompute-reference, ~1-2 minutes per
+branch). `--quick`: semantic branch only. `--curve`: time `api.alpha_c_curve_split_line` on 22 values of
+ω in [0, 0.45] (0, 0.02, ..., 0.40, 0.45) and compare it with the refined thresholds of the docs.
+Run: `.venv/bin/python benchmarks/bench_positional_semantic.py [--quick] [--curve] [--recompute-reference]`.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import time
+from pathlib import Path
 
 import numpy as np
 from scipy import optimize
@@ -30,6 +32,12 @@ from scipy.special import roots_hermitenorm
 from attnphase.api import positional_semantic as api
 
 OMEGA, ALPHA = 0.3, 1.25
+REFERENCE_FILE = Path(__file__).with_name("positional_semantic_reference.json")
+# Refined thresholds (docs/models/positional_semantic.md, "Small ω": Newton on split-line convergence
+# studies, 3-12 minutes per ω): independent references for the curve.
+REFINED_ALPHA_C = {0.0: (0.6152, 0.0015), 0.1: (0.7515, 0.0008), 0.2: (0.9484, 0.0012), 0.3: (1.2517, 0.0006),
+                   0.4: (1.7716, 0.0004)}
+CURVE_OMEGAS = [round(0.02 * k, 2) for k in range(21)] + [0.45]
 
 
 def baseline_solve(branch: str, params, x0, damping=0.8, tol=1e-4, max_iter=400):
@@ -85,87 +93,99 @@ def baseline_solve(branch: str, params, x0, damping=0.8, tol=1e-4, max_iter=400)
     x = coords.to_state(y)
     new, ridge_args, M = F(x)
     phi = float(K.phi_rest(x[0], x[1], x[2], x[3], x[4], *ridge_args)) - ALPHA * M
-    eq = api.SaddlePointEquations(params, ALPHA, 14)
+    eq = api.SaddlePointEquations(params, ALPHA, api.TEST_ERROR_NODES)
     return {"free_energy": phi, "test_error": eq.test_error(x), "evaluations": evaluations + 1}
 
 
-def reference_solution(branch, params, quick):
-    """(Φ, ε_g, label) of the reference: the split-line study, or the 12-node tensor rule with --quick."""
-    if quick:
-        ref = api.solve_branch(branch, ALPHA, params, nodes_per_dim=12, stability=False)
-        return ref.free_energy, ref.test_error, "12-node tensor rule"
-    study = api.convergence_study(branch, ALPHA, params)
-    return (study.free_energy, study.test_error,
-            f"split-line study: Φ ± {study.free_energy_error:.1e}, ε_g ± {study.test_error_error:.1e}")
-
-
-def curve_timing(n_omegas: int) -> None:
-    omegas = np.linspace(0.0, 0.45, n_omegas)
-    t0 = time.perf_counter()
-    curve = api.alpha_c_curve(omegas)
-    wall = time.perf_counter() - t0
-    print(f"\nα_c(ω) curve: {n_omegas} values of ω in [0, 0.45], {curve.nodes_per_dim}-node rule "
-          f"(check {curve.check_nodes_per_dim}), {curve.solves} branch solves")
-    print(f"{'ω':>6} {'α_c':>8} {'± err':>8} {'status':>10} {'α_l':>8} {'± err':>8} {'status':>10}")
-    for w, c, l in zip(curve.omegas, curve.alpha_c, curve.alpha_l):
-        print(f"{w:6.3f} {c.value:8.4f} {c.error:8.4f} {c.status:>10} {l.value:8.4f} {l.error:8.4f} {l.status:>10}")
-    print(f"wall time {wall:.1f} s; target ≤ 120 s: {'met' if wall <= 120 else 'NOT met'}")
-
-
-# α scan ranges bracketing the tensor-rule thresholds (6 points, 5 at ω = 0.4) used for the note's table.
-THRESHOLD_SCANS = {0.0: (0.5, 1.0, 6), 0.1: (0.6, 1.1, 6), 0.2: (0.8, 1.3, 6), 0.3: (1.1, 1.6, 6), 0.4: (1.6, 2.4, 5)}
-
-
-def threshold_timing(omegas) -> None:
-    """α_c and α_l at each ω: 8-node tensor rule (check 10) and split-line refined, with wall times
-    (the table of docs/models/positional_semantic.md, "Small ω"; 3-12 minutes per ω on 2 cores)."""
-    print(f"\n{'ω':>5} {'α_c tensor':>18} {'α_c refined':>18} {'α_l tensor':>18} {'α_l refined':>18} {'time s':>7}")
-    for omega in omegas:
-        lo, hi, n = THRESHOLD_SCANS.get(omega, (0.5, 3.0, 6))
+def reference(params, recompute: bool) -> dict:
+    """{branch: study values} from the cache file, or recomputed by `api.convergence_study` and cached."""
+    if REFERENCE_FILE.exists() and not recompute:
+        return json.loads(REFERENCE_FILE.read_text())
+    out = {"omega": OMEGA, "alpha": ALPHA, "method": "api.convergence_study (split-line; default rules)"}
+    for branch in ("positional", "semantic"):
         t0 = time.perf_counter()
-        result = api.threshold(omega, nodes_per_dim=8, check_nodes_per_dim=10, alpha_min=lo, alpha_max=hi, n_scan=n,
-                               rtol=1e-4, refine=("alpha_c", "alpha_l"))
-        wall = time.perf_counter() - t0
-        cells = []
-        for coarse, name in ((result.alpha_c, "alpha_c"), (result.alpha_l, "alpha_l")):
-            fine = result.refined[name]
-            cells += [f"{coarse.value:.4f} ± {coarse.error:.4f}", f"{fine.value:.4f} ± {fine.error:.4f}"]
-        print(f"{omega:5.2f} " + " ".join(f"{c:>18}" for c in cells) + f" {wall:7.0f}")
+        study = api.convergence_study(branch, ALPHA, params)
+        out[branch] = {"free_energy": study.free_energy, "free_energy_error": study.free_energy_error,
+                       "test_error": study.test_error, "test_error_error": study.test_error_error,
+                       "status": study.status, "message": study.message, "seconds": time.perf_counter() - t0}
+        print(f"reference {branch}: Φ = {study.free_energy:.10f} ± {study.free_energy_error:.1e}, "
+              f"ε_g = {study.test_error:.7f} ± {study.test_error_error:.1e} ({out[branch]['seconds']:.0f} s)")
+    REFERENCE_FILE.write_text(json.dumps(out, indent=1) + "\n")
+    return out
+
+
+def ours(branch: str, params) -> list[tuple[str, float, float, float]]:
+    """(method, seconds, Φ, ε_g) of attnphase's solves, each cold (default start)."""
+    rows = []
+    for nodes in (6, 8, 10):
+        t0 = time.perf_counter()
+        solution = api.solve_branch(branch, ALPHA, params, nodes_per_dim=nodes, stability=False)
+        rows.append((f"tensor {nodes} nodes", time.perf_counter() - t0, solution.free_energy, solution.test_error))
+        if nodes == 8:
+            t0 = time.perf_counter()
+            refined = api.refine_branch(solution, params, api.STATE_RULES[0])
+            seconds = time.perf_counter() - t0 + rows[-1][1]
+            rows.append((f"split-line {api.STATE_RULES[0].label()}", seconds, refined.free_energy, refined.test_error))
+    return rows
+
+
+def curve_timing() -> None:
+    """The α_c(ω) curve on split-line free energies: wall time and the refined thresholds it must cover."""
+    t0 = time.perf_counter()
+    curve = api.alpha_c_curve_split_line(CURVE_OMEGAS)
+    wall = time.perf_counter() - t0
+    print(f"\nα_c(ω) curve (api.alpha_c_curve_split_line): {len(CURVE_OMEGAS)} values of ω in [0, 0.45], "
+          f"state rule {curve.state_rule}, envelope rules {', '.join(curve.envelope_rules)}, {curve.evaluations} "
+          f"split-line evaluations")
+    print(f"{'ω':>5} {'α_c':>8} {'± err':>7} {'status':>9} {'refined (docs)':>17} {'|diff|':>7} {'covered':>8}")
+    for w, c in zip(curve.omegas, curve.alpha_c):
+        ref = REFINED_ALPHA_C.get(round(w, 4))
+        cells = ""
+        if ref is not None:
+            diff = abs(c.value - ref[0])
+            cells = f"{ref[0]:.4f} ± {ref[1]:.4f} {diff:7.4f} {'yes' if diff <= c.error else 'NO':>8}"
+        print(f"{w:5.2f} {c.value:8.4f} {c.error:7.4f} {c.status:>9} {cells}")
+    print(f"wall time {wall:.1f} s; target ≤ 120 s on 2 cores: {'met' if wall <= 120 else 'NOT met'}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--curve", type=int, default=0, help="time alpha_c_curve on this many ω (0: skip)")
-    parser.add_argument("--thresholds", type=str, default="",
-                        help="comma-separated ω: time refined thresholds there (e.g. 0,0.1,0.2,0.3,0.4) and skip the rest")
+    parser.add_argument("--quick", action="store_true", help="semantic branch only")
+    parser.add_argument("--curve", action="store_true", help="time the α_c(ω) curve instead of the saddle point")
+    parser.add_argument("--recompute-reference", action="store_true", help="recompute and cache the reference")
     args = parser.parse_args()
-    if args.thresholds:
-        threshold_timing([float(w) for w in args.thresholds.split(",")])
+    if args.curve:
+        curve_timing()
         return
     params = api.model_parameters(OMEGA)
+    api.solve_branch("semantic", ALPHA, params, nodes_per_dim=4, stability=False)  # compile/load kernels: not timed
+    ref = reference(params, args.recompute_reference)
     branches = ("semantic",) if args.quick else ("positional", "semantic")
-    rows, labels = [], []
+    table = []
     for branch in branches:
-        ref_phi, ref_eg, label = reference_solution(branch, params, args.quick)
-        labels.append(f"{branch}: {label}")
         t0 = time.perf_counter()
         base = baseline_solve(branch, params, api.initial_guess(branch, params))
         t_base = time.perf_counter() - t0
-        for nodes in (6, 8, 10):
-            t0 = time.perf_counter()
-            ours = api.solve_branch(branch, ALPHA, params, nodes_per_dim=nodes, stability=False)
-            t_ours = time.perf_counter() - t0
-            rows.append((branch, nodes, t_base, t_ours, abs(base["free_energy"] - ref_phi),
-                         abs(ours.free_energy - ref_phi), abs(base["test_error"] - ref_eg),
-                         abs(ours.test_error - ref_eg)))
-    print(f"positional-semantic saddle point, ω = {OMEGA}, α = {ALPHA}; references: " + "; ".join(labels))
-    print(f"{'branch':<11} {'nodes':>5} {'baseline s':>10} {'attnphase s':>11} {'speed-up':>8} {'|ΔΦ| base':>10} "
-          f"{'|ΔΦ| ours':>10} {'|Δε_g| base':>12} {'|Δε_g| ours':>12}")
-    for branch, nodes, tb, to, pb, po, eb, eo in rows:
-        print(f"{branch:<11} {nodes:5d} {tb:10.1f} {to:11.1f} {tb / to:8.1f} {pb:10.2e} {po:10.2e} {eb:12.2e} {eo:12.2e}")
-    if args.curve:
-        curve_timing(args.curve)
+        table.append((branch, "baseline (degree 7, scipy prox)", t_base, base["free_energy"], base["test_error"]))
+        table += [(branch, *row) for row in ours(branch, params)]
+    print(f"\npositional-semantic saddle point, ω = {OMEGA}, α = {ALPHA}; reference {ref['method']}:")
+    for branch in branches:
+        r = ref[branch]
+        print(f"  {branch}: Φ = {r['free_energy']:.10f} ± {r['free_energy_error']:.1e}, "
+              f"ε_g = {r['test_error']:.7f} ± {r['test_error_error']:.1e}")
+    print(f"{'branch':<11} {'method':<32} {'time s':>8} {'speed-up':>9} {'|ΔΦ|':>9} {'|Δε_g|':>9} {'vs baseline':>12}")
+    for branch in branches:
+        rows = [row for row in table if row[0] == branch]
+        t_base, phi_base, eg_base = rows[0][2], rows[0][3], rows[0][4]
+        r = ref[branch]
+        err_phi_base, err_eg_base = abs(phi_base - r["free_energy"]), abs(eg_base - r["test_error"])
+        for _, method, seconds, phi, eg in rows:
+            err_phi, err_eg = abs(phi - r["free_energy"]), abs(eg - r["test_error"])
+            verdict = "" if method.startswith("baseline") else (
+                "as accurate" if err_phi <= err_phi_base and err_eg <= err_eg_base else "LESS accurate")
+            print(f"{branch:<11} {method:<32} {seconds:8.2f} {t_base / seconds:8.0f}× {err_phi:9.1e} {err_eg:9.1e} "
+                  f"{verdict:>12}")
+
 
 if __name__ == "__main__":
     main()

@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 
 from attnphase.api import positional_semantic as api
+from attnphase.errors import ParameterError
+from attnphase.numeric.minimize import minimize_multistart_newton
 from attnphase.numeric.split_line import SplitLineRule
 
 STANDARD = api.model_parameters(0.3)
@@ -110,3 +112,128 @@ def test_refined_alpha_c_is_within_the_tensor_rule_error_bars():
     assert abs(refined.value - coarse.value) <= coarse.error + refined.error
     assert refined.error < coarse.error
     assert 1.2 < refined.value < 1.3
+
+
+# -- fused proximal map ---------------------------------------------------------------------------
+def _vectorised_proximal_map(w, hs, V, params, extra_starts=(), starts=None):
+    """The prox as computed before the fused loop: numeric.minimize's vectorised multi-start Newton on
+    the generated kernels (an independent implementation of the same iteration)."""
+    L = params.L
+    K = api.kernels(L)
+    fixed = (V, params.sigma, params.omega, *params.A)
+
+    def columns(x, rows):
+        return [*(x[:, i] for i in range(L)), *(w[rows, i] for i in range(L)), *(hs[rows, i] for i in range(L)), *fixed]
+
+    def objective(x, rows):
+        return K.objective(*columns(x, rows))
+
+    def gradient_hessian(x, rows):
+        out = K.value_gradient_hessian(*columns(x, rows))
+        return out[:, 1:1 + L], out[:, 1 + L:].reshape(-1, L, L)
+
+    if starts is None:
+        starts = [np.zeros_like(w), w, w[:, ::-1], hs, -hs, *extra_starts]
+    return minimize_multistart_newton(objective, gradient_hessian, np.stack(starts))
+
+
+def test_fused_prox_equals_the_vectorised_multistart_newton():
+    """Same iteration, two implementations: the minimiser at every node agrees to the Newton tolerance
+    (1e-13 relative steps, so ~1e-12 after the last quadratic step) and the minimum value to rounding;
+    small V (convex), large V (several local minima), one start (local continuation) and five."""
+    rng = np.random.default_rng(11)
+    N = 400
+    w = rng.normal(size=(N, 2)) * 0.5 + np.array([0.25, -0.25])
+    hs = rng.normal(size=(N, 2)) * 0.5
+    for V in (1.0, 15.0, 30.0):
+        fused = api.proximal_map(w, hs, V, STANDARD)
+        reference = _vectorised_proximal_map(w, hs, V, STANDARD)
+        assert fused.converged.all() and reference.converged.all()
+        assert np.abs(fused.x - reference.x).max() <= 1e-12
+        assert np.abs(fused.value - reference.value).max() <= 1e-15
+        local = api.proximal_map(w, hs, V, STANDARD, starts=(w,))
+        local_reference = _vectorised_proximal_map(w, hs, V, STANDARD, starts=(w,))
+        assert np.abs(local.x - local_reference.x).max() <= 1e-12
+
+
+def test_fused_prox_equals_the_vectorised_one_for_three_tokens():
+    """L = 3 takes the general path (eigen-decomposition by LAPACK inside the loop instead of the closed
+    2×2 form; measured agreement 1.2e-12, so 1e-11 allows for the different eigenvector rounding)."""
+    params = api.model_parameters(0.3, A=[0.5, 0.3, 0.2, 0.3, 0.4, 0.3, 0.2, 0.3, 0.5], L=3)
+    rng = np.random.default_rng(1)
+    w, hs = rng.normal(size=(200, 3)) * 0.5, rng.normal(size=(200, 3)) * 0.5
+    fused = api.proximal_map(w, hs, 15.0, params)
+    reference = _vectorised_proximal_map(w, hs, 15.0, params)
+    assert fused.converged.all()
+    assert np.abs(fused.x - reference.x).max() <= 1e-11
+    assert np.abs(fused.value - reference.value).max() <= 1e-15
+
+
+def test_fused_prox_gives_the_same_fixed_point_as_the_vectorised_one(monkeypatch, positional_6):
+    """The faster map changes no result: the 6-node positional fixed point (frozen basins, Anderson,
+    global check) with the vectorised prox equals the fused one to 1e-12 (the maps agree to rounding,
+    amplified by the solver's 1/(1 − ρ)), Φ to 1e-15."""
+    monkeypatch.setattr(api, "proximal_map", _vectorised_proximal_map)
+    reference = api.solve_branch("positional", 1.25, STANDARD, nodes_per_dim=6, stability=False)
+    assert reference.status == "converged"
+    assert np.abs(reference.state - positional_6.state).max() <= 1e-12
+    assert abs(reference.free_energy - positional_6.free_energy) <= 1e-15
+
+
+def test_free_energy_gradient_matches_finite_differences_in_V_and_m(positional_6):
+    """∂Φ/∂V = −(q − σ²mᵀG⁺m − θ²/ρ)/(2V²) + ½Σq̂ and ∂Φ/∂m = −σ²G⁺m/V + m̂ hold node by node
+    (∂M/∂V = −|g|²/2, ∂M/∂ω = −g exactly), so on a frozen-basin rule (Φ smooth) they equal central
+    differences of free_energy_of_state to the differences' O(h²) error. Away from the fixed point,
+    where the gradient is not zero."""
+    equations = api.SaddlePointEquations(STANDARD, 1.25, 6, frozen_basins=True)
+    x = positional_6.state * np.array([1.1, 0.9, 1.0, 1.0, 1.0]) + np.array([0.0, 0.0, 0.01, 0.02, -0.01])
+    equations.freeze_at(x)
+    gradient = equations.free_energy_gradient(x)
+    for j in (1, 3, 4):
+        h = 1e-5 * max(abs(x[j]), 0.01)
+        e = np.zeros(len(x))
+        e[j] = h
+        central = (equations.free_energy_of_state(x + e) - equations.free_energy_of_state(x - e)) / (2 * h)
+        assert abs(central - gradient[j]) <= 1e-8 * max(abs(gradient[j]), 1e-3)
+
+
+@pytest.mark.parametrize("kwargs", [{"omegas": []}, {"omegas": [0.1, 0.1]}, {"omegas": [1.5]},
+                                    {"omegas": [0.3], "envelope_rules": (SplitLineRule(8, 16, 1e-8),)},
+                                    {"omegas": [0.3], "envelope_every": 0}, {"omegas": [0.3], "step_tol": -1.0}])
+def test_split_line_curve_rejects_bad_input(kwargs):
+    with pytest.raises(ParameterError):
+        api.alpha_c_curve_split_line(**kwargs)
+
+
+@pytest.mark.slow
+def test_split_line_alpha_c_curve_covers_the_refined_thresholds():
+    """α_c(ω) on ten ω (0.45 down to 0 in steps of 0.05; envelope rules at every third ω, the correction
+    interpolated in between) against the five refined thresholds of the docs (Newton on split-line
+    convergence studies, computed independently): each within the curve's own error bar; α_c rises
+    with ω (spec §4). About 1-2 minutes."""
+    refined = {0.0: 0.6152, 0.1: 0.7515, 0.2: 0.9484, 0.3: 1.2517, 0.4: 1.7716}
+    omegas = [round(0.05 * k, 2) for k in range(10)]
+    curve = api.alpha_c_curve_split_line(omegas)
+    assert all(t.status == "converged" for t in curve.alpha_c), [t.message for t in curve.alpha_c]
+    values = {w: t for w, t in zip(curve.omegas, curve.alpha_c)}
+    for omega, reference in refined.items():
+        assert abs(values[omega].value - reference) <= values[omega].error, (omega, values[omega])
+        assert values[omega].error < 0.01
+    assert np.all(np.diff([t.value for t in curve.alpha_c]) > 0)
+
+
+def test_accurate_free_energy_at_a_coarse_state_covers_the_fine_fixed_point():
+    """The curve's variational step, in a harsher setting than the curve's: Φ on envelope rules (outer
+    4, 6) at the fixed point of a much coarser state rule (outer 3; V off by 7%) against Φ on the
+    outer-6 rule at ITS OWN fixed point (an independent solve). The second-order state term bounds the
+    state's effect, and the reported error covers the independent value (both branches, ω = 0.3,
+    α = 1.25)."""
+    for branch in ("semantic", "positional"):
+        start = api.solve_branch(branch, 1.25, STANDARD, nodes_per_dim=6, stability=False)
+        coarse, inverse, _, _ = api._curve_branch_state(start, None, None, STANDARD, SplitLineRule(3, 32, 1e-8))
+        fine = api.refine_branch(coarse, STANDARD, SplitLineRule(6, 16, 1e-8))
+        assert coarse.status == "converged" and fine.status == "converged"
+        accurate = api._accurate_free_energy(coarse, inverse, STANDARD, (SplitLineRule(4, 16, 1e-8),
+                                                                         SplitLineRule(6, 16, 1e-8)))
+        assert abs(accurate["free_energy"] - fine.free_energy) <= abs(accurate["state_term"])
+        assert abs(accurate["free_energy"] - fine.free_energy) <= accurate["error"]

@@ -27,6 +27,10 @@ def run(args):
         ["solve", "positional-semantic", "--omega", "nan", "--alpha", "1"],
         ["solve", "positional-semantic", "--omega", "0.3", "--alpha", "1", "--branches", "sideways"],
         ["threshold", "positional-semantic", "--omega", "-0.1"],
+        ["threshold", "positional-semantic"],  # neither --omega nor --omega-grid
+        ["threshold", "positional-semantic", "--omega", "0.3", "--omega-grid", "0:0.4:3"],  # both
+        ["threshold", "positional-semantic", "--omega-grid", "0:2:3"],  # ω above 1
+        ["threshold", "positional-semantic", "--omega-grid", "0:0.4"],  # no count
         ["simulate", "positional-semantic", "--omega", "0.3", "--alpha", "1", "--init", "zero"],
         ["simulate", "positional-semantic", "--omega", "0.3", "--alpha", "1", "--seeds", "0"],
     ],

@@ -20,6 +20,7 @@ LAM_MAX = 1e6
 # Cross-parameter checks run in the API, which names its own arguments; the CLI reports the option.
 # Only these names are renamed: any other ParameterError comes from inside a solver and keeps its name.
 OPTION_NAMES = {"gram": "--A", "check_nodes_per_dim": "--check-nodes", "nodes_per_dim": "--nodes", "n_scan": "--scan",
+                "omegas": "--omega-grid",
                 **{name: "--" + name.replace("_", "-") for name in (
                     "omega", "alpha", "sigma", "lam", "A", "L", "alpha_min", "alpha_max", "d", "init", "seeds", "seed",
                     "steps", "lr", "test_samples", "device", "rng")}}
@@ -80,7 +81,12 @@ def solve_command(omega, alpha, sigma, lam, A, L, nodes, branches, as_json):
 
 
 @threshold.command(MODEL)
-@click.option("--omega", type=Real(0.0, 1.0), required=True, help="Positional weight ω of the teacher, in [0, 1].")
+@click.option("--omega", type=Real(0.0, 1.0), default=None, help="Positional weight ω of the teacher, in [0, 1].")
+@click.option("--omega-grid", default=None, metavar="START:STOP:NUM",
+              help="Instead of --omega: the α_c(ω) curve at NUM evenly spaced ω in [START, STOP] ⊂ [0, 1] (or a "
+                   "list V1,V2,...) from split-line free energies, with error bars that hold when the quadrature is "
+                   "refined (api.alpha_c_curve_split_line; 22 ω in [0, 0.45] take about 1.5 minutes on two cores). "
+                   "Gives α_c only; --nodes sets the tensor rule of the first (largest) ω's scan.")
 @model_options
 @click.option("--nodes", type=Int(4, 40), default=10, show_default=True, help="Working Gauss-Hermite nodes per dimension.")
 @click.option("--check-nodes", type=Int(5, 48), default=14, show_default=True,
@@ -95,17 +101,37 @@ def solve_command(omega, alpha, sigma, lam, A, L, nodes, branches, as_json):
                    "bars are optimistic at small ω (ω = 0: 0.618 ± 0.012 on 8/10 nodes, refined 0.615 ± 0.0015); "
                    "about 1.5 minutes per branch study on two cores, 3-7 minutes per threshold.")
 @json_option
-def threshold_command(omega, sigma, lam, A, L, nodes, check_nodes, alpha_min, alpha_max, scan, refine, as_json):
-    """α_c (free-energy crossing) and α_l (semantic test error = linear baseline) at ω, with errors.
+def threshold_command(omega, omega_grid, sigma, lam, A, L, nodes, check_nodes, alpha_min, alpha_max, scan, refine,
+                      as_json):
+    """α_c (free-energy crossing) and α_l (semantic test error = linear baseline) at ω, with errors;
+    or, with --omega-grid, the α_c(ω) curve.
 
     Status per threshold: converged, no_crossing (every scan point solved, no sign change; the message
     says which side wins and where the secant would cross) or failed (a branch lost at a scan point).
 
     \b
-    Example:
+    Examples:
       attnphase threshold positional-semantic --omega 0.3 --json
+      attnphase threshold positional-semantic --omega-grid 0:0.45:22 --json
     """
+    from attnphase.api.positional_semantic import alpha_c_curve_split_line
     from attnphase.api.positional_semantic import threshold as find_thresholds
+
+    if (omega is None) == (omega_grid is None):
+        raise ParameterError("--omega", omega, "exactly one of --omega and --omega-grid")
+    if omega_grid is not None:
+        from attnphase.sweep import parse_grid
+
+        try:
+            omegas = parse_grid(f"omega={omega_grid}").values
+        except ParameterError as exc:
+            raise ParameterError("--omega-grid", omega_grid, exc.allowed) from None
+        result = as_option_error(alpha_c_curve_split_line, omegas, sigma, lam, A, L, nodes_per_dim=nodes,
+                                 alpha_min=alpha_min, alpha_max=alpha_max, n_scan=scan)
+        parameters = {"omega_grid": omega_grid, "sigma": sigma, "lam": lam, "A": A, "L": L, "nodes": nodes,
+                      "alpha_min": alpha_min, "alpha_max": alpha_max, "scan": scan}
+        emit("threshold", MODEL, parameters, result.as_dict(), as_json)
+        return
 
     names = {"none": (), "alpha_c": ("alpha_c",), "alpha_l": ("alpha_l",), "both": ("alpha_c", "alpha_l")}[refine]
     result = as_option_error(find_thresholds, omega, sigma, lam, A, L, nodes_per_dim=nodes,

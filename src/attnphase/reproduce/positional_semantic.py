@@ -5,7 +5,9 @@
 * branches.csv / overlaps.png — |m| and |θ| against α for the positional and semantic branches (ω = 0.3);
 * errors.csv / errors.png — ε_g of each branch and of the global minimum (largest Φ) against the linear
   baseline, with finite-d GD points (semantic and positional inits; d = 1000 protocol runs in full mode);
-* phase_diagram.png — full mode: α_c(ω) and α_l(ω) with error bars (thresholds.csv); quick mode: a
+* phase_diagram.png — full mode: α_c(ω) and α_l(ω) with error bars at five ω (thresholds.csv) and the
+  α_c(ω) curve at 22 ω in [0, 0.45] with its error band (`api.alpha_c_curve_split_line`,
+  alpha_c_curve.csv); quick mode: a
   coarse (α, ω) grid (phase_grid.csv) with crossings interpolated between grid points, error = half a
   grid step (phase_crossings.csv);
 * full mode only, the finite-d validation (spec §6, `gd_validation`): protocol.csv and
@@ -39,6 +41,7 @@ from attnphase.validate.finite_size import (MINIMA, binomial_interval, classify_
 
 OMEGA = 0.3
 THRESHOLD_OMEGAS = (0.0, 0.1, 0.2, 0.3, 0.4)  # the full report's α_c(ω), α_l(ω) table
+CURVE_OMEGAS = tuple(float(w) for w in np.linspace(0.0, 0.45, 22))  # the full report's α_c(ω) curve
 
 
 def branch_table(alphas, tracker: api.BranchTracker) -> list[dict]:
@@ -613,10 +616,25 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
             # the convergence studies behind each refined value stay in thresholds.json, out of the table
             thresholds.append({"omega": omega, **{k: v for k, v in checkpoint.get(key).items() if k != "studies"}})
         write_csv(out_dir / "thresholds.csv", thresholds)
+        if checkpoint.get("alpha_c_curve") is None:
+            checkpoint.put("alpha_c_curve", api.alpha_c_curve_split_line(CURVE_OMEGAS).as_dict())
+        stored = checkpoint.get("alpha_c_curve")
+        curve = [{"omega": w, "alpha_c": np.nan if a is None else a, "alpha_c_error": np.nan if e is None else e,
+                  "status": st} for w, a, e, st in zip(stored["omega"], stored["alpha_c"], stored["alpha_c_error"],
+                                                      stored["alpha_c_status"])]
+        write_csv(out_dir / "alpha_c_curve.csv", curve)
         fig, ax = plt.subplots(figsize=(5, 3.5))
         om = [t["omega"] for t in thresholds]
-        ax.errorbar([t["alpha_c"] for t in thresholds], om, xerr=[t["alpha_c_error"] for t in thresholds], fmt="o-", label="α_c")
-        ax.errorbar([t["alpha_l"] for t in thresholds], om, xerr=[t["alpha_l_error"] for t in thresholds], fmt="s-", label="α_l")
+        solved = [c for c in curve if c["status"] == "converged"]
+        centre = np.array([c["alpha_c"] for c in solved])
+        half_width = np.array([c["alpha_c_error"] for c in solved])
+        ax.fill_betweenx([c["omega"] for c in solved], centre - half_width, centre + half_width, color="tab:blue",
+                         alpha=0.25, lw=0, label="α_c curve ± error (split line)")
+        ax.plot(centre, [c["omega"] for c in solved], "-", color="tab:blue", lw=1)
+        ax.errorbar([t["alpha_c"] for t in thresholds], om, xerr=[t["alpha_c_error"] for t in thresholds], fmt="o",
+                    color="tab:blue", label="α_c (refined)")
+        ax.errorbar([t["alpha_l"] for t in thresholds], om, xerr=[t["alpha_l_error"] for t in thresholds], fmt="s-",
+                    color="tab:green", label="α_l (refined)")
         ax.set_xlabel("α")
         ax.set_ylabel("ω")
         ax.legend()
@@ -624,6 +642,7 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
         fig.savefig(out_dir / "phase_diagram.png", dpi=120)
         plt.close(fig)
         headline["thresholds"] = thresholds
+        headline["alpha_c_curve"] = curve
     phase_grid, phase_crossings = [], []
     if quick:
         phase_grid, phase_crossings = coarse_phase_diagram(tracker, alphas, QUICK_PHASE_OMEGAS)
@@ -677,7 +696,11 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
         lines += ["", "Thresholds refined on the split-line rule (api.threshold, refine both; statuses and the tensor-rule "
                   "values in thresholds.csv):", "", "| ω | α_c | ± | α_l | ± |", "|---|---|---|---|---|",
                   *[f"| {t['omega']} | {t['alpha_c']:.4f} | {t['alpha_c_error']:.4f} | {t['alpha_l']:.4f} | "
-                    f"{t['alpha_l_error']:.4f} |" for t in thresholds]]
+                    f"{t['alpha_l_error']:.4f} |" for t in thresholds],
+                  "", f"α_c(ω) curve (api.alpha_c_curve_split_line, {len(curve)} values of ω; alpha_c_curve.csv):", "",
+                  "| ω | α_c | ± | status |", "|---|---|---|---|",
+                  *[f"| {c['omega']:.4f} | {c['alpha_c']:.4f} | {c['alpha_c_error']:.4f} | {c['status']} |"
+                    for c in curve]]
     if validation:
         lines += ["", *validation["lines"]]
         headline["validation"] = validation["headline"]

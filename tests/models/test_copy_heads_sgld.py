@@ -156,7 +156,7 @@ def test_softmax_sampling_at_L32_follows_the_row_mean_field_without_hysteresis()
 @pytest.mark.slow
 def test_softmax_hysteresis_at_L128_inside_the_mean_field_window_only():
     """L = 128, V = 4: the row mean field has two minima at 1.25 P*_hom (barriers ≈ 7 from the uniform
-    side, ≈ 136 from the copy side) and one at 0.8 and 2.5 P*_hom. MALA chains from a uniform and a copy
+    side, ≈ 177 from the copy side) and one at 0.8 and 2.5 P*_hom. MALA chains from a uniform and a copy
     start on the same data set disagree inside the window (Δc ≫ its batch-means error and ≈ the
     mean-field jump) and agree outside it."""
     P_hom = api.threshold("softmax", 128, 4, digits=8)

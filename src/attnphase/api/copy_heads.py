@@ -14,12 +14,12 @@ scans and mpmath for polishing) and solved here:
 * `simulate`: the real network with SGLD or Adam (validate.sgld).
 * `softmax_row_mean_field` / `softmax_mean_field_window`: the softmax free energy with each row's
   fluctuations kept (Cramér function of one row; under the causal mask one per row length), the theory
-  that finite-L sampling follows;
+  that finite-L sampling follows; its minima and mountain-pass barriers are searched on the dual plane of the tilts;
 * causal mask (`Convention(boundary="causal")`): `causal_solve`, `causal_linear_transition` (row-resolved
   Convention A or, with `remainder="entropy"`, the remainder's radial volume; exact 3×3 stability reduction),
   `causal_softmax_transition` (row mean field, minima from the dual plane: `softmax_dual_mean_field`);
 * `linear_posterior_means`: the linear order parameters averaged over exp(−S) (their own fluctuations), what
-  posterior sampling of the network measures;
+  posterior sampling of the network measures (with `row_sums="per-row"` one row sum per target row, as sampling has);
   `simulate_hysteresis`: uniform- and copy-start chains on shared data sets across a window.
 
 P convention (default): P counts target tokens and the loss is summed, so n = β·P (β = 1). Other
@@ -42,7 +42,6 @@ from attnphase.derive.codegen import compile_kernel
 from attnphase.errors import ParameterError
 from attnphase.models import copy_heads as model
 from attnphase.params import check_choice, check_int
-from attnphase.numeric.threshold import bisect_increasing
 
 ATTENTIONS = ("softmax", "linear")
 REDUCTIONS = ("convention-a", "first-attempt")
@@ -800,16 +799,35 @@ def causal_stability_kernels(centred: bool = False, remainder: bool = False):
             compile_kernel(K, args), compile_kernel(K, args, backend="mpmath"))
 
 
+def _row_resolved(conv: model.Convention) -> bool:
+    """One row sum per target row: always under the causal mask, on request (`row_sums="per-row"`) otherwise."""
+    return conv.boundary == "causal" or conv.row_sums == "per-row"
+
+
+def row_lengths(L: int, conv: model.Convention) -> np.ndarray:
+    """Positions each target row attends to: l = 2..L under the causal mask, L for each of the T rows otherwise."""
+    if conv.boundary == "causal":
+        return np.arange(2, L + 1, dtype=float)
+    return np.full(conv.targets(L), float(L))
+
+
 def causal_linear_parameters(n, L, V, conv: model.Convention) -> list:
-    """[n, V, T, H, τ, λ_a, w_b, ld] (+ [D_r] for the remainder-entropy convention) for G = κ(A + b)·mask over
-    the target rows l = 2..L."""
-    T_ = L - 1
-    sum_l = L * (L + 1) / 2 - 1
+    """[n, V, T, H, τ, λ_a, w_b, ld] (+ [D_r] for the remainder-entropy convention) of the row-resolved linear action,
+    H = Σ_rows 1/l and w_b = 1/(Σ_rows l + σ²/s₁) over the target rows: G = κ(A + b)·mask on the rows l = 2..L (causal
+    mask, D = L(L−1)/2 − 1), or G = κ(A + b11ᵀ) with every target row of length L (`row_sums="per-row"`: H = T/L,
+    w_b = 1/(TL + σ²/s₁), D = T(L − 1) − 1 zero-row-sum directions less the shared copy direction)."""
+    causal = conv.boundary == "causal"
+    T_ = conv.targets(L)
+    sum_l = L * (L + 1) / 2 - 1 if causal else T_ * L
     w = 1.0 / (sum_l + conv.sigma2 / conv.s1) if conv.bias else 0.0
-    p = [n, V, float(T_), model.causal_row_uniform_weight(L) if L <= 2**16 else _harmonic_tail(L), conv.tau(V),
-         1.0 / (conv.kappa(L) ** 2 * conv.sigma2), w, conv.log_det_weight]
+    if causal:
+        H = model.causal_row_uniform_weight(L) if L <= 2**16 else _harmonic_tail(L)
+    else:
+        H = T_ / L
+    p = [n, V, float(T_), H, conv.tau(V), 1.0 / (conv.kappa(L) ** 2 * conv.sigma2), w, conv.log_det_weight]
     if _entropy(conv):
-        p.append((model.causal_remainder_dimension(L) - 2) / 2)
+        D = model.causal_remainder_dimension(L) if causal else T_ * (L - 1) - 1
+        p.append((D - 2) / 2)
     return p
 
 
@@ -1028,16 +1046,17 @@ def _causal_collective(t_rows, ls):
 def causal_linear_action_of(t_rows, c_, n_, L, V, conv, r_=None) -> tuple[float, np.ndarray, np.ndarray]:
     """Action, gradient and Hessian of the causal linear action in (t_2..t_L, c) (chain rule from the
     collective kernels: ∂Q_t/∂t_l = 2t_l/l, ∂M_t/∂t_l = 1/l, ∂T1/∂t_l = 1, ∂T2/∂t_l = 2t_l); for the
-    remainder-entropy convention in (t_2..t_L, c, r), ρ = e^r (r_ required)."""
+    remainder-entropy convention in (t_2..t_L, c, r), ρ = e^r (r_ required). Also the row-resolved periodic and
+    drop-first actions (`row_sums="per-row"`, every row of length L: `row_lengths`)."""
     entropy = _entropy(conv)
     ker = causal_linear_kernels(conv.centred, entropy)
     p = causal_linear_parameters(n_, L, V, conv)
-    ls = np.arange(2, L + 1, dtype=float)
+    ls = row_lengths(L, conv)
     z = list(_causal_collective(t_rows, ls)) + [c_] + ([r_] if entropy else [])
     S = float(ker.action(*z, *p))
     gz = np.asarray(ker.grad(*z, *p), float)
     hz = np.asarray(ker.hess(*z, *p), float)
-    T_ = L - 1
+    T_ = len(ls)
     k = len(z) - 5  # 0 or 1 extra variable (r), mapped to itself
     J = np.zeros((5 + k, T_ + 1 + k))
     J[0, :T_], J[1, :T_], J[2, :T_], J[3, :T_], J[4, T_] = 2 * t_rows / ls, 1 / ls, 1.0, 2 * t_rows, 1.0
@@ -1052,7 +1071,7 @@ def causal_linear_action_of(t_rows, c_, n_, L, V, conv, r_=None) -> tuple[float,
 def _causal_linear_minima(n_, L, V, conv):
     from scipy.optimize import minimize
 
-    T_ = L - 1
+    T_ = conv.targets(L)
     entropy = _entropy(conv)
     # remainder-entropy: start r at ln ρ₀(n), the remainder's minimum at the symmetric point
     r0 = [math.log(float(causal_remainder_at_origin(causal_linear_parameters(n_, L, V, conv))))] if entropy else []
@@ -1098,7 +1117,7 @@ def causal_solve(attention, L, V, P, conv) -> SolveResult:
         for mn in r.minima:
             losses = lossk(mn["m"], mn["q"], 1.0, 1.0, n_, V, tau_)
             minima.append(Minimum(1.0, mn["c"], mn["free_energy"], True, mn["m"], 0.0, [], float(losses[0]), float(losses[1])))
-        iters = len(r.m)
+        iters = r.n_grid**2  # grid evaluations of F̃
     else:
         if L > 1024:
             raise ParameterError("L", L, "at most 1024 for solve with boundary 'causal' (one row sum per row)")
@@ -1346,8 +1365,10 @@ def convention_table(L_values=(16, 32, 64, 128, 256, 512, 1024, 2048, 4096), V_v
 class PosteriorMeans:
     """Posterior means of the linear order parameters under exp(−S) of the reduced action itself.
 
-    means / errors / saddle: dicts over "t" (mean row sum), "c", "rho" (remainder per target row) and
-    "loss_gibbs"; errors are standard errors over independent walkers; saddle is the global minimum.
+    means / errors / saddle: dicts over "t" (mean row sum), "c", "rho" (remainder per target row, measured as the
+    sampled network's is: from the row-resolved plane under the causal mask, from the shared plane t̄U + cS_⊥
+    otherwise, so that with `row_sums="per-row"` it includes the row-sum spread (⟨t_l²⟩ − t̄²)/L) and "loss_gibbs";
+    errors are standard errors over independent walkers; saddle is the global minimum.
     """
 
     L: int
@@ -1370,7 +1391,8 @@ def linear_posterior_means(L: int, V: int, P: float, convention: model.Conventio
 
     The reduced action S is the self-averaged −log posterior of G with W integrated out and, for
     `remainder="entropy"`, the remainder R integrated radially; its variables are coordinates of G along
-    fixed directions (t U + c S_⊥, or per row t_l U_l + c(δ_{l−1} − U_l) under the causal mask), so the
+    fixed directions (t U + c S_⊥, or per row t_l U_l + c(δ_{l−1} − U_l) under the causal mask and with
+    `row_sums="per-row"`), so the
     posterior of the order parameters is exp(−S) with Lebesgue measure in (t[_l], c) and dρ = ρ dr in r = ln ρ.
     The saddle point drops the order parameters' own fluctuations; these are not small at L ~ 8 because the
     likelihood is invariant under G → λG, W → W/λ at large n, so the overall scale of G is held only by the
@@ -1387,11 +1409,14 @@ def linear_posterior_means(L: int, V: int, P: float, convention: model.Conventio
     n_ = conv.n_of_P(P, L)
     tau_ = conv.tau(V)
     entropy = _entropy(conv)
-    if conv.boundary == "causal":
+    if _row_resolved(conv):
         if L > 1024:
-            raise ParameterError("L", L, "at most 1024 with boundary 'causal' (one row sum per row, as in solve)")
-        T_ = L - 1
-        ls = np.arange(2, L + 1, dtype=float)
+            raise ParameterError("L", L, "at most 1024 with one row sum per row (boundary 'causal' or row_sums 'per-row')")
+        T_ = conv.targets(L)
+        ls = row_lengths(L, conv)
+        # the sampled network's periodic/drop-first ρ is measured from the shared plane t̄U + cS_⊥ (`order_parameters_of`),
+        # so it also holds the row-sum spread (⟨t_l²⟩ − t̄²)/L; the causal ρ is measured from the row-resolved plane
+        spread_in_rho = 0.0 if conv.boundary == "causal" else 1.0 / L
         ker = causal_linear_kernels(conv.centred, entropy)
         p = causal_linear_parameters(n_, L, V, conv)
         spread = T_ - float(p[3])
@@ -1407,7 +1432,7 @@ def linear_posterior_means(L: int, V: int, P: float, convention: model.Conventio
             S = np.asarray(ker.action(Qt, Mt, T1, T2, c_, *([r_] if entropy else []), *p), float)
             m_, q_ = (Mt + c_ * spread) / T_, (Qt + c_**2 * spread) / T_ + rho_
             loss = np.asarray(lossk(m_, q_, T1 / T_, T2 / T_, n_, V, tau_), float)[..., 1]
-            return T1 / T_, c_, rho_, loss, S
+            return T1 / T_, c_, rho_ + spread_in_rho * (T2 / T_ - (T1 / T_) ** 2), loss, S
     else:
         ker = linear_kernels(conv.remainder, conv.centred)
         p = linear_parameters(n_, L, V, conv)
@@ -1884,32 +1909,6 @@ def row_set(L: int, conv: model.Convention, row_density: str = "exact") -> RowSe
                   lengths.astype(float), np.array([tb.participation for tb in tables]))
 
 
-@dataclass
-class RowMeanFieldResult:
-    """Free energy F(m) of the row mean-field theory at one P (softmax attention).
-
-    m, c, free_energy: the profile (c = (L m − 1)/(L − 1), the copy strength of the plane projection);
-    minima / maxima: stationary points {m, c, q, free_energy, free_energy_error}; barriers: for each
-    pair of neighbouring minima, the rise from the left (uniform side) and from the right (copy side)
-    minimum to the maximum between them, in units of the Bayesian temperature. free_energy_error: T times the
-    tilted mean of the row density's relative Sobol error (first-order error of T·Λ).
-    """
-
-    L: int
-    V: int
-    P: float
-    n: float
-    row_density: str
-    m: np.ndarray
-    c: np.ndarray
-    free_energy: np.ndarray
-    minima: list
-    maxima: list
-    barriers: list
-    status: str
-    message: str
-
-
 def _tilted_moments(table: RowSet, h, g):
     """Row averages (1/T) Σ_l of Λ_l(h, g), E_l[a], E_l[q] and E_l[relative error] under p_l(x) e^{h a + g q_l},
     vectorised over (h, g): every row its own cumulant function, all rows under the same fields."""
@@ -1933,121 +1932,257 @@ def _tilted_moments(table: RowSet, h, g):
     return (average(lam), average(tilted(table.a)), average(tilted(table.q)), average(tilted(table.relative_error)))
 
 
-def _conjugate_g(table: RowSet, h, n_, V, conv, T_):
-    """g(h) with g = −(1/T) ∂S_data/∂q at the tilted moments (the minimum over q at fixed m).
+# -- row mean field on the dual plane -------------------------------------------------------------------
+# F(m, q) = T Λ*(m, q) + S_data(m, q). The map (h, g) ↦ (m, q) = ∇Λ̄(h, g) (Λ̄ the row-averaged cumulant function) is
+# a bijection (Λ̄ strictly convex), so F is also a function on the dual plane,
+#     F̃(h, g) = T(h m + g q − Λ̄) + S_data(m, q),  (m, q) = ∇Λ̄(h, g),
+# with the same stationary points of the same type (∇F̃ = ∇²Λ̄ · ∇F, ∇²Λ̄ positive definite): minima are h = −S_m/T,
+# g = −S_q/T, and a path between two minima maps to a path, so the mountain-pass saddle (the barrier) is the same in
+# both planes. An earlier solver followed one path through this plane (for each tilt h one root g of the q-condition
+# T g + S_q = 0); that condition has several roots on the copy branch, and the path could follow the wrong one:
+# periodic L = 64 (exact density) at P = 2000 it reported a copy minimum c = 0.209 with F = −308.9 where F̃ reaches
+# −317.4 at c = 0.261. Searching the plane does not depend on that choice, and Λ̄ on a grid of (h, g) does not depend
+# on P, so one grid serves a whole scan over P.
+@dataclass
+class DualMeanField:
+    """Minima of the row mean-field free energy found on the dual plane, for several P.
 
-    ∂S_data/∂q > 0, so the root lies in [−G, 0) with G above every value of (1/T)∂S_data/∂q:
-    ∂S/∂q ≤ (V−1)τn/2 + ετn²/(8V) (from m² ≤ q and u = τnq/V); found by the Illinois variant of regula
-    falsi on that bracket (the residual is increasing and nearly linear in g, so it converges in ~10
-    evaluations instead of bisection's 40; bisection finishes any element that has not converged).
+    points: per P, {"P", "n_minima", "c_global", "minima": [{c, m, q, free_energy, free_energy_error, h, g,
+    at_grid_edge}]}; extent: (H, G) of the grid h ∈ [0, H], g ∈ [−G, 0]; n_grid: grid points per axis.
     """
+
+    L: int
+    V: int
+    row_density: str
+    extent: tuple
+    n_grid: int
+    points: list
+    status: str
+    message: str
+
+
+def _dual_free_energy(table, h, g, n_, V, conv, T_):
+    lam, m_, q_, _ = _tilted_moments(table, h, g)
+    S = np.asarray(softmax_data_kernel()(m_, q_, n_, V, conv.tau(V), conv.log_det_weight))
+    return T_ * (np.asarray(h) * m_ + np.asarray(g) * q_ - lam) + S[..., 0], m_, q_
+
+
+def _dual_point(table, h, g, n_, V, conv, T_) -> dict:
+    """{c, m, q, free_energy, free_energy_error, h, g} at one point of the dual plane (free_energy_error: T times the
+    tilted mean of the row densities' relative Sobol error, the first-order error of T·Λ̄)."""
+    lam, m_, q_, err = (float(v[0]) for v in _tilted_moments(table, np.array([h]), np.array([g])))
+    S = float(np.asarray(softmax_data_kernel()(m_, q_, n_, V, conv.tau(V), conv.log_det_weight))[0])
+    return {"c": float(table.copy_strength(m_)), "m": m_, "q": q_, "free_energy": T_ * (h * m_ + g * q_ - lam) + S,
+            "free_energy_error": T_ * err, "h": float(h), "g": float(g)}
+
+
+def _polish_stationary(table, start, n_, V, conv, T_, scale):
+    """Root of the mean-field equations h = −S_m/T, g = −S_q/T near `start` (hybrid Powell); None when it does not
+    converge. The fields fix the point exactly, unlike a minimiser's tolerance on the flat F̃."""
+    from scipy.optimize import root
+
     ker = softmax_data_kernel()
-    tau_ = conv.tau(V)
-    h = np.atleast_1d(np.asarray(h, float))
-    G = 2 * ((V - 1) * tau_ * n_ / 2 + tau_ * n_ * n_ / (8 * V)) / T_ + 1.0
 
-    def residual(g):
-        _, m_, q_, _ = _tilted_moments(table, h, g)
-        return g + np.asarray(ker(m_, q_, n_, V, tau_, conv.log_det_weight))[..., 2] / T_
+    def residual(v):
+        _, m_, q_, _ = _tilted_moments(table, np.array([v[0]]), np.array([v[1]]))
+        S = np.asarray(ker(m_, q_, n_, V, conv.tau(V), conv.log_det_weight))[0]
+        return [v[0] + S[1] / T_, v[1] + S[2] / T_]
 
-    # g to ~1e-13 G: F is stationary in g, so its error is second order
-    lo, hi = np.full(h.shape, -G), np.zeros(h.shape)
-    f_lo, f_hi = residual(lo), residual(hi)
-    side = np.zeros(h.shape)
-    x = hi.copy()
-    for _ in range(30):
-        x = np.clip(hi - f_hi * (hi - lo) / (f_hi - f_lo), lo, hi)
-        fx = residual(x)
-        above = fx > 0
-        lo, f_lo = np.where(above, lo, x), np.where(above, np.where(side > 0, f_lo / 2, f_lo), fx)
-        hi, f_hi = np.where(above, x, hi), np.where(above, fx, np.where(side < 0, f_hi / 2, f_hi))
-        side = np.where(above, 1.0, -1.0)
-        if np.all(np.abs(fx) <= 1e-13 * G):
-            return x
-    # not converged everywhere: bisection inside the remaining brackets
-    return bisect_increasing(residual, lo, hi, iterations=40)
+    sol = root(residual, np.asarray(start, float), method="hybr", options={"xtol": 1e-13})
+    if not sol.success or np.max(np.abs(residual(sol.x))) > 1e-9 * scale:
+        return None
+    return sol.x
 
 
-def _mean_field_point(table, h, n_, V, conv, T_):
-    """(m, q, F, dF/dm, F error) along the q-minimising path at tilts h."""
-    ker = softmax_data_kernel()
-    g = _conjugate_g(table, h, n_, V, conv, T_)
-    lam, m_, q_, err = _tilted_moments(table, np.atleast_1d(h), g)
-    S = np.asarray(ker(m_, q_, n_, V, conv.tau(V), conv.log_det_weight))
-    F = T_ * (np.atleast_1d(h) * m_ + g * q_ - lam) + S[..., 0]
-    return m_, q_, F, T_ * np.atleast_1d(h) + S[..., 1], T_ * err
+def _mountain_pass(F, cell_a, cell_b):
+    """Grid cell of the lowest pass between two cells of F (8-connected sublevel sets): the smallest level λ at which
+    {F ≤ λ} joins them, found by bisection over the sorted values of F (scipy.ndimage.label per step)."""
+    from scipy import ndimage
+
+    order = np.sort(F.ravel())
+    structure = np.ones((3, 3), bool)
+    i_lo, i_hi = int(np.searchsorted(order, max(F[cell_a], F[cell_b]))), len(order) - 1
+    while i_lo < i_hi:  # invariant: level order[i_hi] joins them
+        mid = (i_lo + i_hi) // 2
+        labels, _ = ndimage.label(F <= order[mid], structure)
+        if labels[cell_a] and labels[cell_a] == labels[cell_b]:
+            i_hi = mid
+        else:
+            i_lo = mid + 1
+    return np.unravel_index(int(np.argmin(np.abs(F - order[i_lo]))), F.shape)
+
+
+class _DualGrid:
+    """Λ̄, m, q tabulated on the dual plane for one row set (P-independent); `minima(P)` searches F̃ at one P and
+    `saddle(P, a, b)` finds the barrier between two of its minima."""
+
+    def __init__(self, L, V, conv, row_density, n_grid, P_max, extent_factor=1.0):
+        self.L, self.V, self.conv, self.n_grid = L, V, conv, n_grid
+        self.T = conv.targets(L)
+        self.table = row_set(L, conv, row_density)
+        eps = 1 - 1 / V
+        n_max = conv.n_of_P(P_max, L)
+        self.H = extent_factor * (5 * eps * n_max / self.T + 5)
+        self.G = extent_factor * (8 * eps * n_max / self.T + 5)
+        self.hs, self.gs = np.linspace(0.0, self.H, n_grid), np.linspace(-self.G, 0.0, n_grid)
+        self.lam, self.m, self.q = (np.empty((n_grid, n_grid)) for _ in range(3))
+        chunk = max(1, 2**21 // (len(self.table.positions) * self.table.x.shape[-1] * n_grid) + 1)
+        for i in range(0, n_grid, chunk):
+            hh = np.repeat(self.hs[i:i + chunk, None], n_grid, axis=1)
+            self.lam[i:i + chunk], self.m[i:i + chunk], self.q[i:i + chunk], _ = _tilted_moments(
+                self.table, hh, np.broadcast_to(self.gs, hh.shape))
+        self.Hg, self.Gg = np.meshgrid(self.hs, self.gs, indexing="ij")
+        self.edge_hits = 0
+
+    def free_energy_grid(self, P):
+        n_ = self.conv.n_of_P(float(P), self.L)
+        S = np.asarray(softmax_data_kernel()(self.m, self.q, n_, self.V, self.conv.tau(self.V), self.conv.log_det_weight))[..., 0]
+        return self.T * (self.Hg * self.m + self.Gg * self.q - self.lam) + S
+
+    def minima(self, P) -> dict:
+        """Every grid point below its 8 neighbours, minimised by Nelder–Mead on F̃ and then solved exactly for the
+        mean-field equations; minima closer than 2e-3 in c merged. Each minimum keeps its grid cell ("cell")."""
+        from scipy.optimize import minimize
+
+        conv, V, T_, table, n_grid = self.conv, self.V, self.T, self.table, self.n_grid
+        n_ = conv.n_of_P(float(P), self.L)
+        F = self.free_energy_grid(P)
+        padded = np.pad(F, 1, constant_values=np.inf)
+        lower = np.ones_like(F, bool)
+        for di in (-1, 0, 1):
+            for dj in (-1, 0, 1):
+                if di or dj:
+                    lower &= F < padded[1 + di:n_grid + 1 + di, 1 + dj:n_grid + 1 + dj]
+
+        def f(v):
+            return float(_dual_free_energy(table, np.array([v[0]]), np.array([v[1]]), n_, V, conv, T_)[0][0])
+
+        found = []
+        for i, j in np.argwhere(lower):
+            res = minimize(f, [self.hs[i], self.gs[j]], method="Nelder-Mead",
+                           options={"xatol": 1e-5 * self.H, "fatol": 1e-8, "maxiter": 600})
+            x = res.x
+            polished = _polish_stationary(table, x, n_, V, conv, T_, self.H)
+            # keep the exact root only if it is the minimum the minimiser was converging to
+            if polished is not None and np.hypot(*(polished - x)) < 1e-3 * self.H:
+                x = polished
+            point = _dual_point(table, x[0], x[1], n_, V, conv, T_)
+            point["at_grid_edge"] = bool(x[0] > 0.98 * self.H or x[1] < -0.98 * self.G)
+            point["cell"] = (int(i), int(j))
+            self.edge_hits += point["at_grid_edge"]
+            same = next((mn for mn in found if abs(point["c"] - mn["c"]) < 2e-3), None)
+            if same is None:
+                found.append(point)
+            elif F[point["cell"]] < F[same["cell"]]:
+                same["cell"] = point["cell"]
+        found.sort(key=lambda mn: mn["c"])
+        best = min(found, key=lambda mn: mn["free_energy"])
+        return {"P": float(P), "n_minima": len(found), "c_global": best["c"], "minima": found}
+
+    def saddle(self, P, first, second) -> dict:
+        """The mountain-pass saddle between two minima (dicts from `minima`): the lowest pass on the grid, solved
+        exactly for the mean-field equations from there. "resolved" False when that solve fails or lands on a
+        point that is not a saddle of F̃ (its value then is the grid's pass, an upper bound up to the grid error)."""
+        n_ = self.conv.n_of_P(float(P), self.L)
+        F = self.free_energy_grid(P)
+        i, j = _mountain_pass(F, first["cell"], second["cell"])
+        args = (self.table, n_, self.V, self.conv, self.T)
+        x = _polish_stationary(self.table, [self.hs[i], self.gs[j]], *args[1:], self.H)
+        resolved = x is not None and min(abs(x[0] - mn["h"]) + abs(x[1] - mn["g"]) for mn in (first, second)) > 1e-4 * self.H
+        if resolved:
+            # a saddle of F̃: the Hessian (central differences, step 1e-4 of the grid extent) has one negative eigenvalue
+            dh, dg = 1e-4 * self.H, 1e-4 * self.G
+            f = lambda a, b: float(_dual_free_energy(self.table, np.array([a]), np.array([b]), *args[1:])[0][0])  # noqa: E731
+            f0 = f(*x)
+            hxx = (f(x[0] + dh, x[1]) - 2 * f0 + f(x[0] - dh, x[1])) / dh**2
+            hyy = (f(x[0], x[1] + dg) - 2 * f0 + f(x[0], x[1] - dg)) / dg**2
+            hxy = (f(x[0] + dh, x[1] + dg) - f(x[0] + dh, x[1] - dg) - f(x[0] - dh, x[1] + dg) + f(x[0] - dh, x[1] - dg)) / (4 * dh * dg)
+            resolved = hxx * hyy - hxy**2 < 0
+        point = _dual_point(self.table, *(x if resolved else (self.hs[i], self.gs[j])), *args[1:])
+        point["resolved"] = bool(resolved)
+        return point
+
+
+def _barrier(first, second, top) -> dict:
+    return {"from_uniform_side": top["free_energy"] - first["free_energy"],
+            "from_copy_side": top["free_energy"] - second["free_energy"], "saddle_m": top["m"], "saddle_c": top["c"],
+            "resolved": top["resolved"],
+            "error": top["free_energy_error"] + max(first["free_energy_error"], second["free_energy_error"])}
+
+
+@dataclass
+class RowMeanFieldResult:
+    """Stationary points of the row mean-field free energy F(m, q) = T Λ̄*(m, q) + S_data(m, q) at one P (softmax).
+
+    minima: every local minimum {m, c, q, free_energy, free_energy_error, h, g, at_grid_edge, cell}, by increasing c
+    (c = (T m − H)/(T − H), the copy strength of the plane projection); maxima: the mountain-pass saddle between
+    each pair of neighbouring minima (the maximum of F along the best path, "resolved" when solved exactly);
+    barriers: for each neighbouring pair the rise from the left (uniform side) and from the right (copy side)
+    minimum to that saddle, in units of the Bayesian temperature; outer_barrier: the same between the first and the
+    last minimum (None with one minimum). free_energy_error: T times the tilted mean of the row density's relative
+    Sobol error (first-order error of T·Λ̄). n_grid, extent: the dual-plane grid searched.
+    """
+
+    L: int
+    V: int
+    P: float
+    n: float
+    row_density: str
+    n_grid: int
+    extent: tuple
+    minima: list
+    maxima: list
+    barriers: list
+    outer_barrier: dict | None
+    status: str
+    message: str
 
 
 def softmax_row_mean_field(L: int, V: int, P: float, convention: model.Convention = model.DEFAULT,
-                           row_density: str = "exact", n_tilts: int = 200) -> RowMeanFieldResult:
-    """Stationary points and barriers of the row mean-field free energy F(m) at P (see the section
-    comment above: F = T Λ*(m, q) + S_data(m, q), minimised over q).
+                           row_density: str = "exact", n_grid: int = 100) -> RowMeanFieldResult:
+    """Every minimum and the barriers of the row mean-field free energy at P, from a search over the dual plane
+    (h, g) of the tilts (see the section comment above): an n_grid² grid of F̃ over h ∈ [0, 5εn/T + 5],
+    g ∈ [−8εn/T − 5, 0], every local grid minimum minimised (Nelder–Mead) and solved exactly (h = −S_m/T,
+    g = −S_q/T); the barrier between two minima is the mountain pass of F̃ on the grid, solved exactly as a
+    stationary point with one negative curvature. A minimum on the grid's far edge: the plane is searched again
+    with 2× and 4× the extent (status "grid_edge" if it is still there).
 
     Causal mask (`convention.boundary == "causal"`): row l attends to l positions, its logit density is that
     of softmax over l Gaussian scores, and F = sup_{h,g} [T(h m + g q) − Σ_l Λ_l(h, g)] + S_data(m, q): each row
     its own Cramér function, rows independent under the prior, the data term seeing them through m and q.
-    row_density "hybrid": see `row_set` (for the causal mask at large L)."""
-    from scipy.optimize import brentq
-
+    row_density "hybrid": see `row_set` (for the causal mask at large L). Cost: one grid (≈ 0.2 s for one row at
+    n_grid = 100; rows × that under the mask) plus ≈ 0.1 s per minimum and saddle."""
     _, L, V = _check_common("softmax", L, V, convention)
     P = model.check_P(P)
-    n_tilts = check_int("n_tilts", n_tilts, 20, 10**5)
+    n_grid = check_int("n_grid", n_grid, 10, 2000)
     if L < 3:
         raise ParameterError("L", L, "an integer >= 3 (a row needs at least two other positions)")
-    conv = convention
-    n_, T_ = conv.n_of_P(P, L), conv.targets(L)
-    table = row_set(L, conv, row_density)
-    # at a stationary point h = −(1/T)∂S/∂m = ετn²m/(TV(1 + u)) ≤ ε n^{3/2} √τ /(2T√V) (AM–GM with u ≥ τnm²/V)
-    h_max = n_**1.5 * math.sqrt(conv.tau(V)) / (2 * T_ * math.sqrt(V)) + 10.0
-    hs = np.linspace(0.0, h_max, n_tilts)
-    m_, q_, F, slope, err = _mean_field_point(table, hs, n_, V, conv, T_)
-    stationary = {"min": [], "max": []}
-    for i in np.nonzero(np.sign(slope[:-1]) != np.sign(slope[1:]))[0]:
-        root = brentq(lambda hv: float(_mean_field_point(table, hv, n_, V, conv, T_)[3][0]), hs[i], hs[i + 1],
-                      xtol=1e-10 * h_max)
-        mv, qv, Fv, _, ev = (float(v[0]) for v in _mean_field_point(table, root, n_, V, conv, T_))
-        kind = "min" if slope[i] < 0 else "max"
-        stationary[kind].append({"m": mv, "c": float(table.copy_strength(mv)), "q": qv, "free_energy": Fv, "free_energy_error": ev,
-                                 "tilt": float(root)})
-    if not stationary["min"]:
-        # dF/dm > 0 on the whole path: the minimum is the path's start (no tilt, the prior's own m = H/T)
-        mv, qv, Fv, _, ev = (float(v[0]) for v in _mean_field_point(table, 0.0, n_, V, conv, T_))
-        stationary["min"].append({"m": mv, "c": float(table.copy_strength(mv)), "q": qv, "free_energy": Fv, "free_energy_error": ev,
-                                  "tilt": 0.0})
-    minima, maxima = stationary["min"], stationary["max"]
-    barriers = []
-    for left, right in zip(minima[:-1], minima[1:]):
-        top = max((mx for mx in maxima if left["m"] < mx["m"] < right["m"]), key=lambda mx: mx["free_energy"], default=None)
-        if top is None:  # two minima without a resolved maximum between them: no barrier to report
-            continue
-        barriers.append({"from_uniform_side": top["free_energy"] - left["free_energy"],
-                         "from_copy_side": top["free_energy"] - right["free_energy"], "saddle_m": top["m"],
-                         "error": top["free_energy_error"] + max(left["free_energy_error"], right["free_energy_error"])})
-    monotone = bool(np.all(np.diff(m_) > 0))
-    status = "converged" if monotone else "non_monotone_path"
-    msg = (f"{len(minima)} minimum/minima of F(m) ({row_density} row density, {len(table.positions)} distinct row(s), "
-           f"k = {table.participation[-1]:.4g} for the longest)"
-           + ("" if monotone else "; m(h) is not monotone on the path: stationary points may be missed"))
-    return RowMeanFieldResult(L, V, P, n_, row_density, m_, table.copy_strength(m_), F, minima, maxima, barriers, status, msg)
-
-
-def _outer_barrier(result: RowMeanFieldResult) -> dict | None:
-    """Barrier between the first (uniform) and the last (copy) minimum: the highest maximum between them
-    (at large L F can have a third, intermediate minimum, so neighbouring-pair barriers are not enough)."""
-    if len(result.minima) < 2:
-        return None
-    first, last = result.minima[0], result.minima[-1]
-    tops = [mx for mx in result.maxima if first["m"] < mx["m"] < last["m"]]
-    if not tops:
-        return None
-    top = max(tops, key=lambda mx: mx["free_energy"])
-    return {"from_uniform_side": top["free_energy"] - first["free_energy"], "from_copy_side": top["free_energy"] - last["free_energy"],
-            "saddle_m": top["m"], "n_minima": len(result.minima),
-            "error": top["free_energy_error"] + max(first["free_energy_error"], last["free_energy_error"])}
+    row_density = check_choice("row_density", row_density, ROW_SET_DENSITIES)
+    for extent_factor in (1.0, 2.0, 4.0):
+        # the default extent can be short of the copy minimum's g at large L (periodic L = 256 near coexistence:
+        # g ≈ −244 against −G = −224); a minimum polished onto the far edge means: search a larger plane
+        grid = _DualGrid(L, V, convention, row_density, n_grid, P, extent_factor)
+        minima = grid.minima(P)["minima"]
+        if not grid.edge_hits:
+            break
+    maxima = [grid.saddle(P, a, b) for a, b in zip(minima[:-1], minima[1:])]
+    barriers = [_barrier(a, b, top) for a, b, top in zip(minima[:-1], minima[1:], maxima)]
+    if len(minima) > 2:
+        top = grid.saddle(P, minima[0], minima[-1])
+        outer = _barrier(minima[0], minima[-1], top)
+    else:
+        outer = barriers[0] if barriers else None
+    unresolved = sum(not mx["resolved"] for mx in maxima)
+    status = "grid_edge" if grid.edge_hits else ("saddle_unresolved" if unresolved else "converged")
+    msg = (f"{len(minima)} minimum/minima of F ({row_density} row density, {len(grid.table.positions)} distinct row(s), "
+           f"{n_grid}² dual-plane grid)" + (f"; {grid.edge_hits} on the grid's far edge" if grid.edge_hits else "")
+           + (f"; {unresolved} saddle(s) only to grid resolution" if unresolved else ""))
+    return RowMeanFieldResult(L, V, P, convention.n_of_P(P, L), row_density, n_grid, (grid.H, grid.G), minima, maxima, barriers, outer,
+                              status, msg)
 
 
 def softmax_mean_field_window(L: int, V: int, convention: model.Convention = model.DEFAULT,
-                              row_density: str = "exact", factors=None, n_tilts: int = 200) -> dict:
+                              row_density: str = "exact", factors=None, n_grid: int = 100) -> dict:
     """Where the row mean-field free energy has two minima (its spinodal window), against the homogeneous
     action's window, with the barrier where the two minima are equally deep.
 
@@ -2070,7 +2205,7 @@ def softmax_mean_field_window(L: int, V: int, convention: model.Convention = mod
     factors = np.geomspace(0.6, 2.5, 49) if factors is None else np.asarray(factors, float)
 
     def scan_point(f):
-        r = softmax_row_mean_field(L, V, f * centre, convention, row_density, n_tilts)
+        r = softmax_row_mean_field(L, V, f * centre, convention, row_density, n_grid)
         return {"P": f * centre, "P_over_P_star_homogeneous": float(f), "n_minima": len(r.minima),
                 "c_minima": [mn["c"] for mn in r.minima], "barriers": r.barriers,
                 "c_global": min(r.minima, key=lambda mn: mn["free_energy"])["c"]}
@@ -2096,11 +2231,11 @@ def softmax_mean_field_window(L: int, V: int, convention: model.Convention = mod
         return out
 
     def depth_difference(P_):
-        r = softmax_row_mean_field(L, V, P_, convention, row_density, n_tilts)
+        r = softmax_row_mean_field(L, V, P_, convention, row_density, n_grid)
         return r.minima[-1]["free_energy"] - r.minima[0]["free_energy"] if len(r.minima) >= 2 else math.nan
 
     def two_minima(P_):
-        return len(softmax_row_mean_field(L, V, P_, convention, row_density, n_tilts).minima) >= 2
+        return len(softmax_row_mean_field(L, V, P_, convention, row_density, n_grid).minima) >= 2
 
     def refine_end(inside, outside, iterations=10):
         # geometric bisection on "two minima": the window end to 2^-10 of one scan step
@@ -2114,7 +2249,7 @@ def softmax_mean_field_window(L: int, V: int, convention: model.Convention = mod
     hi = refine_end(two[-1]["P"], scan[i_hi + 1]["P"]) if i_hi + 1 < len(scan) else two[-1]["P"]
     d_lo, d_hi = depth_difference(lo), depth_difference(hi)
     P_co = brentq(depth_difference, lo, hi, xtol=1e-8 * hi) if d_lo * d_hi < 0 else math.nan
-    barrier = (_outer_barrier(softmax_row_mean_field(L, V, P_co, convention, row_density, n_tilts)) if math.isfinite(P_co)
+    barrier = (softmax_row_mean_field(L, V, P_co, convention, row_density, n_grid).outer_barrier if math.isfinite(P_co)
                else None)
     spacing = scan[i_lo]["P"] / scan[i_lo - 1]["P"] - 1 if i_lo > 0 else factors[1] / factors[0] - 1
     resolution = spacing / 2**10 if 0 < i_lo and i_hi + 1 < len(scan) else spacing
@@ -2122,93 +2257,6 @@ def softmax_mean_field_window(L: int, V: int, convention: model.Convention = mod
                 "message": f"two minima of F(m) for P in [{lo:.6g}, {hi:.6g}] (relative resolution {resolution:.1e}); "
                            "a window narrower than the scan spacing can be missed"})
     return out
-
-
-# -- row mean field on the dual plane -------------------------------------------------------------------
-# F(m, q) = T Λ*(m, q) + S_data(m, q). The map (h, g) ↦ (m, q) = ∇Λ̄(h, g) (Λ̄ the row-averaged cumulant function) is
-# a bijection (Λ̄ strictly convex), so F is also a function on the dual plane,
-#     F̃(h, g) = T(h m + g q − Λ̄) + S_data(m, q),  (m, q) = ∇Λ̄(h, g),
-# with the same minima. `softmax_row_mean_field` follows one path through this plane (for each tilt h the g that
-# makes F stationary in q at fixed m); where that condition has several roots in g (rows switching one after
-# another under the mask, and the copy branch of long rows) the path can follow the wrong one: e.g. periodic
-# L = 64 (exact densities) at P = 2000 it reports a copy minimum c = 0.209 with F = −308.9 where F̃ reaches
-# −317.4 at c = 0.261. Searching the plane does not depend on that choice, and Λ̄ on a grid of (h, g) does not
-# depend on P, so one grid serves a whole scan over P.
-@dataclass
-class DualMeanField:
-    """Minima of the row mean-field free energy found on the dual plane, for several P.
-
-    points: per P, {"P", "n_minima", "c_global", "minima": [{c, m, q, free_energy, h, g, at_grid_edge}]};
-    extent: (H, G) of the grid h ∈ [0, H], g ∈ [−G, 0]; n_grid: grid points per axis.
-    """
-
-    L: int
-    V: int
-    row_density: str
-    extent: tuple
-    n_grid: int
-    points: list
-    status: str
-    message: str
-
-
-def _dual_free_energy(table, h, g, n_, V, conv, T_):
-    lam, m_, q_, _ = _tilted_moments(table, h, g)
-    S = np.asarray(softmax_data_kernel()(m_, q_, n_, V, conv.tau(V), conv.log_det_weight))
-    return T_ * (np.asarray(h) * m_ + np.asarray(g) * q_ - lam) + S[..., 0], m_, q_
-
-
-class _DualGrid:
-    """Λ̄, m, q tabulated on the dual plane for one row set (P-independent); `minima(P)` searches F̃ at one P."""
-
-    def __init__(self, L, V, conv, row_density, n_grid, P_max):
-        self.L, self.V, self.conv, self.n_grid = L, V, conv, n_grid
-        self.T = conv.targets(L)
-        self.table = row_set(L, conv, row_density)
-        eps = 1 - 1 / V
-        n_max = conv.n_of_P(P_max, L)
-        self.H, self.G = 5 * eps * n_max / self.T + 5, 8 * eps * n_max / self.T + 5
-        self.hs, self.gs = np.linspace(0.0, self.H, n_grid), np.linspace(-self.G, 0.0, n_grid)
-        self.lam, self.m, self.q = (np.empty((n_grid, n_grid)) for _ in range(3))
-        chunk = max(1, 2**21 // (len(self.table.positions) * self.table.x.shape[-1] * n_grid) + 1)
-        for i in range(0, n_grid, chunk):
-            hh = np.repeat(self.hs[i:i + chunk, None], n_grid, axis=1)
-            self.lam[i:i + chunk], self.m[i:i + chunk], self.q[i:i + chunk], _ = _tilted_moments(
-                self.table, hh, np.broadcast_to(self.gs, hh.shape))
-        self.Hg, self.Gg = np.meshgrid(self.hs, self.gs, indexing="ij")
-        self.edge_hits = 0
-
-    def minima(self, P) -> dict:
-        from scipy.optimize import minimize
-
-        conv, V, T_, table, n_grid = self.conv, self.V, self.T, self.table, self.n_grid
-        n_ = conv.n_of_P(float(P), self.L)
-        S = np.asarray(softmax_data_kernel()(self.m, self.q, n_, V, conv.tau(V), conv.log_det_weight))[..., 0]
-        F = T_ * (self.Hg * self.m + self.Gg * self.q - self.lam) + S
-        padded = np.pad(F, 1, constant_values=np.inf)
-        lower = np.ones_like(F, bool)
-        for di in (-1, 0, 1):
-            for dj in (-1, 0, 1):
-                if di or dj:
-                    lower &= F < padded[1 + di:n_grid + 1 + di, 1 + dj:n_grid + 1 + dj]
-
-        def f(v):
-            return float(_dual_free_energy(table, np.array([v[0]]), np.array([v[1]]), n_, V, conv, T_)[0][0])
-
-        found = []
-        for i, j in np.argwhere(lower):
-            res = minimize(f, [self.hs[i], self.gs[j]], method="Nelder-Mead",
-                           options={"xatol": 1e-5 * self.H, "fatol": 1e-8, "maxiter": 600})
-            Fv, mv, qv = (float(v[0]) for v in _dual_free_energy(table, np.array([res.x[0]]), np.array([res.x[1]]), n_, V, conv, T_))
-            cv = float(table.copy_strength(mv))
-            at_edge = bool(res.x[0] > 0.98 * self.H or res.x[1] < -0.98 * self.G)
-            self.edge_hits += at_edge
-            if not any(abs(cv - mn["c"]) < 2e-3 for mn in found):
-                found.append({"c": cv, "m": mv, "q": qv, "free_energy": Fv, "h": float(res.x[0]), "g": float(res.x[1]),
-                              "at_grid_edge": at_edge})
-        found.sort(key=lambda mn: mn["c"])
-        best = min(found, key=lambda mn: mn["free_energy"])
-        return {"P": float(P), "n_minima": len(found), "c_global": best["c"], "minima": found}
 
 
 def softmax_dual_mean_field(L: int, V: int, P_values, convention: model.Convention = model.DEFAULT,

@@ -343,6 +343,7 @@ LINEAR_SCALES = ("1/L", "1/sqrt(L)", "1")
 REMAINDERS = ("map", "entropy")
 TOKENS = ("one-hot", "centred")
 READ_OUTS = ("integrated", "map")
+ROW_SUMS = ("shared", "per-row")
 
 
 @dataclass(frozen=True)
@@ -363,6 +364,11 @@ class Convention:
     tokens: inputs "one-hot" or "centred" (x − 1/V; targets stay one-hot): the all-ones terms of the data
     action drop (`data_action`). Softmax rows sum to 1, so centring shifts every feature by the constant
     vector 1/V and changes the softmax action by a constant only.
+    row_sums (linear attention, periodic and drop-first): "shared" (one global row sum t, the plane t U + c S_⊥) or
+    "per-row" (one row sum t_l per target row, the row-resolved plane of the causal section with every row of length
+    L). The saddle point has equal row sums, so only the order parameters' fluctuations (`api.linear_posterior_means`)
+    see the difference: the T − 1 row-sum spreads that posterior sampling of the network integrates over. The causal
+    mask is always row-resolved.
     """
 
     boundary: str = "periodic"
@@ -374,6 +380,7 @@ class Convention:
     remainder: str = "map"
     read_out: str = "integrated"
     tokens: str = "one-hot"
+    row_sums: str = "shared"
     beta: float = 1.0
     tau0: float = 1.0
     sigma2: float = 1.0
@@ -388,6 +395,7 @@ class Convention:
         check_choice("remainder", self.remainder, REMAINDERS)
         check_choice("read_out", self.read_out, READ_OUTS)
         check_choice("tokens", self.tokens, TOKENS)
+        check_choice("row_sums", self.row_sums, ROW_SUMS)
         for name in ("beta", "tau0", "sigma2", "s1"):
             check_positive(name, getattr(self, name))
 
@@ -675,9 +683,11 @@ def derivation_markdown() -> str:
     )
     doc.paragraph(
         "Dual plane: (h, g) -> (m, q) = grad Lambda(h, g) is a bijection (Lambda strictly convex), so F is also the function "
-        "F~(h, g) = T(h m + g q - Lambda) + S_data(m, q) of the tilts, with the same minima; Lambda does not depend on P, so "
-        "one table of it serves a whole scan (api.softmax_dual_mean_field). Following one root g(h) of the q-condition "
-        "instead can miss minima, because that condition has several roots on the copy branch."
+        "F~(h, g) = T(h m + g q - Lambda) + S_data(m, q) of the tilts, with the same stationary points of the same type "
+        "(grad F~ = Hess Lambda . grad F) and the same mountain-pass barriers; Lambda does not depend on P, so one table "
+        "of it serves a whole scan (api.softmax_dual_mean_field). Every minimum and barrier of the row mean field is "
+        "searched on this plane (api.softmax_row_mean_field): following one root g(h) of the q-condition instead can "
+        "miss minima, because that condition has several roots on the copy branch."
     )
     doc.heading("Causal mask", 2)
     doc.paragraph(

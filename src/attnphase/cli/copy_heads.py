@@ -15,7 +15,8 @@ import click
 from attnphase.cli.common import Int, Real, emit, json_option, rng_option
 from attnphase.cli.groups import scaling, simulate, solve, threshold
 from attnphase.models.copy_heads import (
-    BOUNDARIES, LINEAR_SCALES, LOSS_REDUCTIONS, P_COUNTS, READ_OUTS, REMAINDERS, TAU_SCALES, TOKENS, Convention,
+    BOUNDARIES, LINEAR_SCALES, LOSS_REDUCTIONS, P_COUNTS, READ_OUTS, REMAINDERS, ROW_SUMS, TAU_SCALES, TOKENS,
+    Convention,
 )
 
 MODEL = "copy-heads"
@@ -45,6 +46,10 @@ def convention_options(func):
         click.option("--no-bias", is_flag=True, help="Linear attention without the uniform score bias b."),
         click.option("--remainder", type=click.Choice(REMAINDERS), default="map", show_default=True,
                      help="map: saddle point over G (Convention A); entropy: keep the remainder's volume."),
+        click.option("--row-sums", "row_sums", type=click.Choice(ROW_SUMS), default="shared", show_default=True,
+                     help="Linear attention, periodic/drop-first: one global row sum (shared) or one per row "
+                          "(per-row; same saddle point, but the posterior means of simulate --fluctuations then "
+                          "match the sampled network). The causal mask is always per row."),
         click.option("--read-out", "read_out", type=click.Choice(READ_OUTS), default="integrated", show_default=True,
                      help="integrated: W marginalised (Bayesian); map: joint MAP over W (what Adam minimises)."),
         click.option("--tokens", type=click.Choice(TOKENS), default="one-hot", show_default=True,
@@ -58,10 +63,11 @@ def convention_options(func):
         func = opt(func)
 
     @functools.wraps(func)
-    def wrapper(*args, P_counts, loss, boundary, tau_scale, linear_scale, no_bias, remainder, read_out, tokens, beta, tau, sigma2,
-                s1, **kwargs):
+    def wrapper(*args, P_counts, loss, boundary, tau_scale, linear_scale, no_bias, remainder, row_sums, read_out, tokens, beta,
+                tau, sigma2, s1, **kwargs):
         conv = Convention(boundary=boundary, P_counts=P_counts, loss=loss, tau_scale=tau_scale, linear_scale=linear_scale,
-                          bias=not no_bias, remainder=remainder, read_out=read_out, tokens=tokens, beta=beta, tau0=tau, sigma2=sigma2, s1=s1)
+                          bias=not no_bias, remainder=remainder, row_sums=row_sums, read_out=read_out, tokens=tokens,
+                          beta=beta, tau0=tau, sigma2=sigma2, s1=s1)
         return func(*args, convention=conv, **kwargs)
 
     return wrapper

@@ -28,20 +28,43 @@ is tangent to the switching surface; the outer Gauss-Hermite rule therefore conv
 or with oscillations at a much lower level than the tensor rule on the raw integrand (for the
 positional-semantic model: ~1e-7 against ~1e-6 on E[M]). Convergence is measured by refining the outer
 rule.
+
+Outer split (`OuterSplit`, optional): when the set where the line integrals are not smooth is known as
+the zero set of a smooth indicator of the outer coordinates, one outer coordinate is integrated like
+the lines themselves: its sign changes along each outer line are located (probes + bisection) and the
+pieces between them are integrated by adaptive Gauss-Kronrod (7, 15) against the normal density; the
+remaining outer coordinates keep Gauss-Hermite (per-coordinate node counts allowed). Each outer Kronrod
+node is a whole split line, so this costs ~15-30× the plain rule at equal Gauss-Hermite counts.
+
+For the positional-semantic prox the loss depends on h only through the attention s(h), which is even
+in h, so at ω = 0 the point h = 0 is always critical and loses stability in a pitchfork where the
+smallest eigenvalue of the Moreau Hessian at (h, ω) = (0, 0) crosses zero (a function of the teacher
+fields h* only). There the switching set is born, and the line integrals (hence the outer integrand)
+are not smooth across that set. `rotation` (an orthogonal R, z = R u) lets the caller integrate in
+coordinates where h* depends on the outer coordinates alone (u = (χ, ζ) with ζ = h*/√ρ), so the
+indicator does not depend on the line coordinate. Measured at ω = 0.3, α = 1.25 (fixed converged
+states, lines along χ_1, split along ζ_1, Gauss-Hermite in (χ_2, ζ_2)): E[M] from the plain rule
+oscillates by ~1e-7 over outer 10-24 nodes; the outer-split rule converges to ~1e-9 (positional:
+(χ_2, ζ_2) = (20, 14), (20, 18), (24, 18) agree to 9e-10; semantic: ζ_2 = 14, 18, 22 move it by
+1.1e-8, 1.2e-9). Not at ω = 0: there the line integrals are also rough in χ_2 (switching segments
+with cusp ends inside the (χ_1, χ_2) plane) and χ_2 = 16, 20, 24, 28 still move E[M] by 3e-7, 3e-7,
+1.5e-7 (positional).
 """
 
 from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import special
 
+from attnphase.errors import ParameterError
 from attnphase.params import check_int, check_real
 
-__all__ = ["SplitLineRule", "SplitLineExpectation", "split_line_expectation"]
+__all__ = ["SplitLineRule", "OuterSplit", "SplitLineExpectation", "split_line_expectation"]
 
 # Normal mass beyond ±7.5: 6e-14, below the 1e-7 target on any bounded integrand by six orders.
 _HALF_WIDTH = 7.5
@@ -89,12 +112,46 @@ class SplitLineRule:
 
 
 @dataclass(frozen=True)
+class OuterSplit:
+    """Integrate one OUTER coordinate adaptively too, cut where the line integrals are not smooth.
+
+    axis: that coordinate (an index of z, not the line axis); it is integrated by adaptive
+    Gauss-Kronrod (7, 15) against the normal density instead of Gauss-Hermite, the remaining
+    dim − 2 coordinates keep the Gauss-Hermite rule. indicator(z) -> (N,): a smooth function whose
+    zero set contains the points where the line integrals are not smooth (for the proximal maps of
+    the positional-semantic model: where the symmetric minimiser h = 0 at ω = 0 loses stability, a
+    pitchfork; see the module docstring). It is evaluated at points z with the line coordinate 0 and
+    must not depend on it. Its sign changes along each outer line are found on `probe_nodes` uniform
+    probes on [−6, 6] and located by bisection; the pieces between them are integrated to
+    `panel_tol` (absolute, per panel, per unit Gauss-Hermite weight) by interval halving.
+    nodes_per_dim: Gauss-Hermite nodes for each remaining coordinate (in increasing coordinate order),
+    default the rule's outer_nodes_per_dim for all of them.
+    """
+
+    axis: int
+    indicator: Callable
+    probe_nodes: int = 48
+    panel_tol: float = 1e-9
+    nodes_per_dim: tuple[int, ...] | None = None
+
+    def __post_init__(self):
+        check_int("probe_nodes", self.probe_nodes, 4, 400)
+        check_real("panel_tol", self.panel_tol, 0.0, 1.0, low_open=True)
+        for n in self.nodes_per_dim or ():
+            check_int("nodes_per_dim", n, 2, 60)
+
+
+@dataclass(frozen=True)
 class SplitLineExpectation:
     """value (k,): the expectation; n_points: minimisations at probes and Kronrod nodes;
     n_lines, n_split_lines: lines, and lines with at least one switch; n_switches: breakpoints;
     switch_weight: outer weight of the lines with a switch; unresolved_panels: panels still above the
     tolerance after the last refinement round (a switch missed by the probes), unresolved_error: their
-    outer-weighted Kronrod error estimates summed (an estimate of what they contribute)."""
+    outer-weighted Kronrod error estimates summed (an estimate of what they contribute).
+    With an OuterSplit: outer_error: the outer Gauss-Kronrod error estimates |K − G| of the accepted
+    outer panels, Gauss-Hermite weighted and summed (k,) (zero without an OuterSplit); n_outer_cuts:
+    zeros of the indicator found along the outer lines; unresolved_outer_panels: outer panels still
+    above their tolerance after the last round."""
 
     value: np.ndarray
     n_points: int
@@ -104,15 +161,23 @@ class SplitLineExpectation:
     switch_weight: float
     unresolved_panels: int
     unresolved_error: float
+    outer_error: np.ndarray | None = None
+    n_outer_cuts: int = 0
+    unresolved_outer_panels: int = 0
+
+
+def _outer_rule(dim: int, n: int):
+    """Pruned tensor Gauss-Hermite rule in `dim` standard normals, n nodes each (nodes, weights)."""
+    return _anisotropic_outer_rule((n,) * dim)
 
 
 @functools.lru_cache(maxsize=32)
-def _outer_rule(dim: int, n: int, floor: float = 1e-14):
-    """Pruned tensor Gauss-Hermite rule in `dim` standard normals (nodes, weights)."""
-    x, w = special.roots_hermitenorm(n)
-    w = w / w.sum()
-    grids = np.meshgrid(*([x] * dim), indexing="ij")
-    weights = np.prod(np.meshgrid(*([w] * dim), indexing="ij"), axis=0).ravel()
+def _anisotropic_outer_rule(counts: tuple[int, ...], floor: float = 1e-14):
+    """Pruned tensor Gauss-Hermite rule with counts[i] nodes in coordinate i (nodes, weights)."""
+    rules = [special.roots_hermitenorm(n) for n in counts]
+    rules = [(x, w / w.sum()) for x, w in rules]
+    grids = np.meshgrid(*(x for x, _ in rules), indexing="ij")
+    weights = np.prod(np.meshgrid(*(w for _, w in rules), indexing="ij"), axis=0).ravel()
     nodes = np.stack([g.ravel() for g in grids], axis=1)
     keep = weights > floor
     return nodes[keep], weights[keep]
@@ -123,21 +188,166 @@ def _normal_density(x):
 
 
 def split_line_expectation(global_minimum, local_minimum, integrand, dim: int, axis: int,
-                           rule: SplitLineRule, *, same_tol: float = 1e-6) -> SplitLineExpectation:
+                           rule: SplitLineRule, *, same_tol: float = 1e-6, rotation=None,
+                           outer_split: OuterSplit | None = None) -> SplitLineExpectation:
     """E_z[integrand(z, x*(z), F*(z))], z ~ N(0, I_dim), split along z_axis where x* switches basin.
 
     global_minimum(z) -> (x (N, n), value (N,)): the global minimiser at points z (N, dim).
     local_minimum(z, start) -> (x, value): the local minimiser reached from `start` (N, n).
     integrand(z, x, value) -> (N, k): the function to average.
     Two minima are the same when they differ by less than `same_tol` (relative to 1 + |x|).
+
+    rotation: an orthogonal dim × dim matrix R; the rule then integrates over u ~ N(0, I) with z = R u
+    (the same distribution), so "the line axis" and the outer coordinates are those of u; the callables
+    still receive z. outer_split: see OuterSplit (default: Gauss-Hermite in every outer coordinate).
     """
     axis = check_int("axis", axis, 0, dim - 1)
     same_tol = check_real("same_tol", same_tol, 0.0, 1.0, low_open=True)
+    if rotation is not None:
+        R = np.asarray(rotation, float)
+        if R.shape != (dim, dim) or not np.allclose(R @ R.T, np.eye(dim), atol=1e-12):
+            raise ParameterError("rotation", rotation, f"an orthogonal {dim}x{dim} matrix")
+        global_minimum, local_minimum, integrand = _rotated(global_minimum, local_minimum, integrand, R)
+    if outer_split is not None:
+        return _split_outer_expectation(global_minimum, local_minimum, integrand, dim, axis, rule, same_tol,
+                                        outer_split, None if rotation is None else R)
     outer, outer_w = _outer_rule(dim - 1, rule.outer_nodes_per_dim)
+    lines = _line_integrals(global_minimum, local_minimum, integrand, outer, axis, rule.probe_nodes,
+                            rule.panel_tol, same_tol)
+    split = lines.n_switches > 0
+    return SplitLineExpectation(value=outer_w @ lines.integrals, n_points=lines.n_points, n_lines=len(outer_w),
+                                n_split_lines=int(split.sum()), n_switches=int(lines.n_switches.sum()),
+                                switch_weight=float(outer_w[split].sum()),
+                                unresolved_panels=int(lines.unresolved_panels.sum()),
+                                unresolved_error=float(outer_w @ lines.unresolved_error))
+
+
+def _rotated(global_minimum, local_minimum, integrand, R):
+    """The callables as functions of u, z = R u (rows: z = u Rᵀ)."""
+    return (lambda u: global_minimum(u @ R.T), lambda u, start: local_minimum(u @ R.T, start),
+            lambda u, x, value: integrand(u @ R.T, x, value))
+
+
+# Outer panels: fewer initial cuts than along the lines (each outer node costs a whole line integral);
+# interval halving refines where the estimate asks for it.
+_OUTER_CUTS = np.array([-3.0, 0.0, 3.0])
+
+
+def _split_outer_expectation(global_minimum, local_minimum, integrand, dim, axis, rule, same_tol,
+                             outer_split: OuterSplit, R) -> SplitLineExpectation:
+    """Split lines along z_axis, adaptive Gauss-Kronrod along z_{outer_split.axis} cut at the indicator's
+    zeros, Gauss-Hermite in the remaining dim − 2 coordinates (all in the u coordinates when R is given)."""
+    outer_axis = check_int("outer_split.axis", outer_split.axis, 0, dim - 1)
+    if outer_axis == axis:
+        raise ParameterError("outer_split.axis", outer_axis, f"an outer coordinate (not the line axis {axis})")
+    others = [d for d in range(dim) if d not in (axis, outer_axis)]
+    counts = outer_split.nodes_per_dim or (rule.outer_nodes_per_dim,) * len(others)
+    if len(counts) != len(others):
+        raise ParameterError("outer_split.nodes_per_dim", counts, f"{len(others)} node counts (one per remaining coordinate)")
+    rest, rest_w = _anisotropic_outer_rule(tuple(counts)) if others else (np.zeros((1, 0)), np.ones(1))
+    n_rest = len(rest_w)
+
+    def full_points(rest_rows, t):
+        """Points z (in u coordinates) with the remaining coordinates from rest_rows, z_outer = t, line 0."""
+        z = np.zeros((len(t), dim))
+        z[:, others] = rest_rows
+        z[:, outer_axis] = t
+        return z
+
+    def indicator(z):
+        return np.asarray(outer_split.indicator(z if R is None else z @ R.T), float)
+
+    # 1. zeros of the indicator along every outer line: probes, then bisection of each sign change
+    probe_t = np.linspace(-_PROBE_HALF_WIDTH, _PROBE_HALF_WIDTH, outer_split.probe_nodes)
+    n_probe = len(probe_t)
+    values = indicator(full_points(np.repeat(rest, n_probe, axis=0), np.tile(probe_t, n_rest))).reshape(n_rest, n_probe)
+    line_id, gap_id = np.nonzero(np.sign(values[:, :-1]) * np.sign(values[:, 1:]) < 0)
+    a, b = probe_t[gap_id].copy(), probe_t[gap_id + 1].copy()
+    fa = values[line_id, gap_id]
+    for _ in range(_BISECTIONS):
+        c = 0.5 * (a + b)
+        fc = indicator(full_points(rest[line_id], c))
+        same_side = np.sign(fc) == np.sign(fa)
+        a, fa = np.where(same_side, c, a), np.where(same_side, fc, fa)
+        b = np.where(same_side, b, c)
+    roots = 0.5 * (a + b)
+
+    # 2. initial panels: [−T, T] cut at the zeros and at _OUTER_CUTS
+    lo, hi, owner = [], [], []
+    for r in range(n_rest):
+        cuts = np.unique(np.concatenate([roots[line_id == r], _OUTER_CUTS]))
+        edges = np.concatenate([[-_HALF_WIDTH], cuts, [_HALF_WIDTH]])
+        lo += list(edges[:-1])
+        hi += list(edges[1:])
+        owner += [r] * (len(edges) - 1)
+    lo, hi, owner = np.array(lo), np.array(hi), np.array(owner)
+
+    # 3. interval halving; every Kronrod node of an outer panel is a whole split line
+    total, error_sum = None, None
+    n_points = n_lines = n_split = n_switches = unresolved = unresolved_outer = 0
+    switch_weight = unresolved_error = 0.0
+    line_coordinates = [d for d in range(dim) if d != axis]  # order of the line's outer coordinates
+    for round_ in range(_MAX_ROUNDS):
+        half = 0.5 * (hi - lo)
+        along = (lo + half)[:, None] + half[:, None] * _KRONROD_X[None, :]
+        density = half[:, None] * _normal_density(along)
+        z = full_points(np.repeat(rest[owner], len(_KRONROD_X), axis=0), along.ravel())
+        lines = _line_integrals(global_minimum, local_minimum, integrand, z[:, line_coordinates], axis,
+                                rule.probe_nodes, rule.panel_tol, same_tol)
+        line_w = (np.repeat(rest_w[owner], len(_KRONROD_X)) * (density * _KRONROD_W[None, :]).ravel())
+        n_points += lines.n_points
+        n_lines += len(line_w)
+        n_split += int((lines.n_switches > 0).sum())
+        n_switches += int(lines.n_switches.sum())
+        switch_weight += float(line_w[lines.n_switches > 0].sum())
+        unresolved += int(lines.unresolved_panels.sum())
+        unresolved_error += float(np.abs(line_w) @ lines.unresolved_error)
+        vals = lines.integrals.reshape(len(lo), len(_KRONROD_X), -1)
+        kronrod = np.einsum("pnk,pn->pk", vals, density * _KRONROD_W[None, :])
+        gauss = np.einsum("pnk,pn->pk", vals[:, _GAUSS_IN_KRONROD], density[:, _GAUSS_IN_KRONROD] * _GAUSS_W[None, :])
+        if total is None:
+            total = np.zeros(vals.shape[2])
+            error_sum = np.zeros(vals.shape[2])
+        error = np.abs(kronrod - gauss)
+        done = (error.max(axis=1) <= outer_split.panel_tol) | (round_ == _MAX_ROUNDS - 1)
+        unresolved_outer += int((done & (error.max(axis=1) > outer_split.panel_tol)).sum())
+        total += rest_w[owner[done]] @ kronrod[done]
+        error_sum += rest_w[owner[done]] @ error[done]
+        mid = 0.5 * (lo + hi)
+        lo, hi, owner = (np.concatenate([lo[~done], mid[~done]]), np.concatenate([mid[~done], hi[~done]]),
+                         np.concatenate([owner[~done], owner[~done]]))
+        if lo.size == 0:
+            break
+    return SplitLineExpectation(value=total, n_points=int(n_points), n_lines=int(n_lines), n_split_lines=n_split,
+                                n_switches=n_switches, switch_weight=switch_weight, unresolved_panels=unresolved,
+                                unresolved_error=unresolved_error, outer_error=error_sum,
+                                n_outer_cuts=int(len(roots)), unresolved_outer_panels=unresolved_outer)
+
+
+@dataclass(frozen=True)
+class _Lines:
+    """Per-line results of `_line_integrals` (n_lines rows): integrals (n_lines, k) of the integrand
+    against the normal density along the line; n_switches: detected basin switches; unresolved_panels
+    and unresolved_error: panels left above the tolerance and their summed Kronrod error estimates;
+    n_points: minimisations used in total."""
+
+    integrals: np.ndarray
+    n_switches: np.ndarray
+    unresolved_panels: np.ndarray
+    unresolved_error: np.ndarray
+    n_points: int
+
+
+def _line_integrals(global_minimum, local_minimum, integrand, outer, axis: int, probe_nodes: int,
+                    panel_tol: float, same_tol: float) -> _Lines:
+    """Integrals along z_axis of integrand·φ(z_axis) on the lines through the rows of `outer` (the
+    other coordinates, (n_lines, dim − 1)), each split where the global minimiser switches basin
+    (steps 1-4 of the module docstring)."""
+    dim = outer.shape[1] + 1
     # uniform probes on [−6, 6] (mass outside 2e-9; a switch out there moves a bounded integrand by
     # less than that times the jump)
-    probe_x = np.linspace(-_PROBE_HALF_WIDTH, _PROBE_HALF_WIDTH, rule.probe_nodes)
-    n_lines, n_probe = len(outer_w), len(probe_x)
+    probe_x = np.linspace(-_PROBE_HALF_WIDTH, _PROBE_HALF_WIDTH, probe_nodes)
+    n_lines, n_probe = len(outer), len(probe_x)
 
     # 1. global minimiser at the probes (points line-major: line l, probe j at row l * n_probe + j)
     z = np.insert(np.repeat(outer, n_probe, axis=0), axis, np.tile(probe_x, n_lines), axis=1)
@@ -169,7 +379,6 @@ def split_line_expectation(global_minimum, local_minimum, integrand, dim: int, a
     switch = switch.reshape(n_lines, n_probe - 1)
     split = switch.any(axis=1)
 
-    n_switches = 0
     # pieces of every line: [−T, T] for a line without a switch; cut at the switch points otherwise
     piece_lo, piece_hi, piece_line, start_lo, start_hi = [], [], [], [], []
     unsplit = np.nonzero(~split)[0]
@@ -182,7 +391,6 @@ def split_line_expectation(global_minimum, local_minimum, integrand, dim: int, a
     if split.any():
         # 3. bisection of every detected interval (vectorised over all of them)
         line_id, gap_id = np.nonzero(switch)
-        n_switches = len(line_id)
         a, b = probe_x[gap_id].copy(), probe_x[gap_id + 1].copy()
         xa, xb = x[line_id, gap_id].copy(), x[line_id, gap_id + 1].copy()
         for _ in range(_BISECTIONS):
@@ -235,7 +443,8 @@ def split_line_expectation(global_minimum, local_minimum, integrand, dim: int, a
         end = np.where((t - piece_lo[piece] < piece_hi[piece] - t)[:, None], start_lo[piece], start_hi[piece])
         return np.where(inside[:, None], x[line, nearest], end)
     line_integrals = None
-    unresolved, unresolved_error = 0, 0.0
+    unresolved = np.zeros(n_lines, dtype=int)
+    unresolved_error = np.zeros(n_lines)
     for round_ in range(_MAX_ROUNDS):
         half = 0.5 * (hi - lo)
         along = (lo + half)[:, None] + half[:, None] * _KRONROD_X[None, :]  # (panels, 15)
@@ -249,19 +458,15 @@ def split_line_expectation(global_minimum, local_minimum, integrand, dim: int, a
         if line_integrals is None:
             line_integrals = np.zeros((n_lines, values.shape[2]))
         error = np.abs(kronrod - gauss).max(axis=1)
-        done = (error <= rule.panel_tol) | (round_ == _MAX_ROUNDS - 1)
-        stuck = done & (error > rule.panel_tol)
-        unresolved += int(stuck.sum())
-        unresolved_error += float(outer_w[piece_line[owner[stuck]]] @ error[stuck]) if stuck.any() else 0.0
+        done = (error <= panel_tol) | (round_ == _MAX_ROUNDS - 1)
+        stuck = done & (error > panel_tol)
+        np.add.at(unresolved, piece_line[owner[stuck]], 1)
+        np.add.at(unresolved_error, piece_line[owner[stuck]], error[stuck])
         np.add.at(line_integrals, piece_line[owner[done]], kronrod[done])
         mid = 0.5 * (lo + hi)
         lo, hi, owner = (np.concatenate([lo[~done], mid[~done]]), np.concatenate([mid[~done], hi[~done]]),
                          np.concatenate([owner[~done], owner[~done]]))
         if lo.size == 0:
             break
-
-    total = outer_w @ line_integrals
-    return SplitLineExpectation(value=total, n_points=int(n_points), n_lines=int(n_lines),
-                                n_split_lines=int(split.sum()), n_switches=int(n_switches),
-                                switch_weight=float(outer_w[split].sum()), unresolved_panels=unresolved,
-                                unresolved_error=unresolved_error)
+    return _Lines(integrals=line_integrals, n_switches=switch.sum(axis=1), unresolved_panels=unresolved,
+                  unresolved_error=unresolved_error, n_points=int(n_points))

@@ -38,3 +38,31 @@ def test_a_kill_between_pieces_keeps_every_finished_piece(tmp_path):
     stored = Checkpoint(path)
     for i in announced:
         assert stored.get(f"piece {i}") == {"value": float(i)}
+
+
+def test_computed_once_reads_back_the_exact_object_and_survives_an_interruption(tmp_path):
+    """The first call computes and stores; later calls return an equal object without computing; a
+    computation interrupted before it returns leaves nothing behind, so the next call computes again."""
+    import numpy as np
+    import pytest
+
+    from attnphase.report import computed_once
+
+    path = tmp_path / "pieces" / "chains.pickle"
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return {"c_trace": np.arange(5.0), "barrier": None, "sem": float("nan")}
+
+    def interrupted():
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        computed_once(path, interrupted)
+    assert not path.exists() and not list(tmp_path.rglob("*.partial"))
+    first = computed_once(path, compute)
+    again = computed_once(path, compute)
+    assert len(calls) == 1
+    assert np.array_equal(again["c_trace"], first["c_trace"]) and again["barrier"] is None
+    assert math.isnan(again["sem"])

@@ -10,6 +10,8 @@ from __future__ import annotations
 import csv
 import json
 import math
+import os
+import pickle
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -116,3 +118,21 @@ def write_json_atomically(path: Path, obj) -> Path:
     partial.write_text(json.dumps(to_jsonable(obj), indent=1, allow_nan=False))
     partial.replace(path)
     return path
+
+
+def computed_once(path: Path, compute):
+    """compute()'s result, kept in the pickle file `path`: computed on the first call, read back on later ones.
+
+    For pieces of a report whose results are nested Python objects (simulation outputs with arrays and
+    optional fields) that a JSON round trip would not give back exactly. The file is written to a sibling
+    and renamed, so an interrupted run leaves either no file or a whole one; delete it to recompute.
+    """
+    path = Path(path)
+    if path.exists():
+        return pickle.loads(path.read_bytes())
+    result = compute()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
+    partial.write_bytes(pickle.dumps(result))
+    partial.replace(path)
+    return result

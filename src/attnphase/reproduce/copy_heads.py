@@ -12,7 +12,9 @@ Writes into out_dir:
 * hysteresis.png / hysteresis_*.csv / mean_field_windows.csv: the softmax jump in sampling (theory windows of
   the homogeneous action and of the row mean field; uniform- and copy-start MALA chains across them);
   bimodality.png / .csv (full run): chains at the L = 64 mean-field coexistence point;
-* report.md.
+* report.md;
+* simulations/*.pickle: every finished simulation (`report.computed_once`), so an interrupted run resumes
+  without repeating them; delete the directory to rerun them.
 P convention: P counts target tokens, loss summed, β = 1 (n = P), unless a row says otherwise.
 """
 
@@ -26,7 +28,7 @@ import numpy as np
 
 from attnphase.api import copy_heads as api
 from attnphase.models import copy_heads as model
-from attnphase.report import write_csv
+from attnphase.report import computed_once, write_csv
 
 
 
@@ -90,8 +92,10 @@ def _hysteresis(out_dir, quick, device, plt):
     fig, axes = plt.subplots(1, len(runs) + 1, figsize=(5.5 * (len(runs) + 1), 4.5))
     for ax, (L, facs, data_sets, steps) in zip(axes, runs):
         P_hom = api.softmax_transition(L, V, digits=10)
-        res = api.simulate_hysteresis(L, V, [f * P_hom.P_star for f in facs], data_sets=data_sets, steps=steps, seed=21,
-                                      device=device)
+        res = computed_once(
+            out_dir / "simulations" / f"hysteresis_L{L}_V{V}_{len(facs)}P_{data_sets}sets_{steps}steps.pickle",
+            lambda: api.simulate_hysteresis(L, V, [f * P_hom.P_star for f in facs], data_sets=data_sets, steps=steps,
+                                            seed=21, device=device))
         for pt in res["points"]:
             mf = api.softmax_row_mean_field(L, V, pt["P"])
             hom_c, _ = _homogeneous_minima(L, V, pt["P"])
@@ -197,8 +201,9 @@ def _bimodality(out_dir, device, plt, windows):
     w = next(wr for wr in windows if wr["L"] == L)
     if not w["P_coexistence_mean_field"]:
         return ["", f"No mean-field coexistence found at L = {L}: no bimodality run."], {}
-    res = api.simulate_hysteresis(L, V, [w["P_coexistence_mean_field"]], data_sets=1, steps=16000, burn_in=1000, seed=9,
-                                  device=device)
+    res = computed_once(out_dir / "simulations" / f"bimodality_L{L}_V{V}_P{w['P_coexistence_mean_field']:.6g}.pickle",
+                        lambda: api.simulate_hysteresis(L, V, [w["P_coexistence_mean_field"]], data_sets=1, steps=16000,
+                                                        burn_in=1000, seed=9, device=device))
     pt = res["points"][0]
     mf = api.softmax_row_mean_field(L, V, pt["P"])
     rows = [{"start": ch["start"], "sample": i, "step": 1000 + 10 * i, "c": float(v)}
@@ -256,8 +261,11 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
             theory += _theory_curves(attention, L, V, P_grid, conv_a.with_(remainder="entropy"))
         theory += _theory_curves(attention, L, V, P_grid, conv_a.with_(read_out="map"))
         for sampler in ("sgld", "adam"):
-            rows = api.simulate_sweep(attention, L, V, P_sim, sampler=sampler, chains_per_P=2 if sampler == "sgld" else 4,
-                                      steps=steps if sampler == "sgld" else steps // 2, seed=7, device=device)
+            chains, sampler_steps = (2, steps) if sampler == "sgld" else (4, steps // 2)
+            rows = computed_once(
+                out_dir / "simulations" / f"{attention}_{sampler}_L{L}_V{V}_{len(P_sim)}P_{sampler_steps}steps.pickle",
+                lambda: api.simulate_sweep(attention, L, V, P_sim, sampler=sampler, chains_per_P=chains,
+                                           steps=sampler_steps, seed=7, device=device))
             if sampler == "sgld":
                 from attnphase.validate.sgld import coverage as _coverage
 

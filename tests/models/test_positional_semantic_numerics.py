@@ -237,3 +237,22 @@ def test_accurate_free_energy_at_a_coarse_state_covers_the_fine_fixed_point():
                                                                          SplitLineRule(6, 16, 1e-8)))
         assert abs(accurate["free_energy"] - fine.free_energy) <= abs(accurate["state_term"])
         assert abs(accurate["free_energy"] - fine.free_energy) <= accurate["error"]
+
+
+@pytest.mark.slow
+def test_outer_split_study_gives_phi_to_1e7_near_alpha_c_at_omega_0_3():
+    """ω = 0.3, α = 1.25 (α_c = 1.2517), positional branch: the convergence study on the outer-split
+    envelope rules (ENVELOPE_OUTER_SPLIT_NODES) reports Φ with an error below 1e-7, and a finer
+    outer-split rule at the same state lands within that error. The plain split-line rules' spread is
+    ~1e-7 here (E[M] oscillates with the outer Gauss-Hermite rule), so this fails without the outer split.
+    (The outer split's convergence to an independent closed form is tests/numeric/test_split_line.py.)"""
+    params = api.model_parameters(0.3)
+    start = api.solve_branch("positional", 1.25, params, nodes_per_dim=10, stability=False)
+    study = api.convergence_study("positional", 1.25, params, start=start,
+                                  envelope_outer_nodes=api.ENVELOPE_OUTER_SPLIT_NODES)
+    assert study.status == "converged", study.message
+    assert study.free_energy_error < 1e-7
+    finer = api.SaddlePointEquations(params, 1.25, api.TEST_ERROR_NODES, split_rule=SplitLineRule(24, 32, 1e-10),
+                                     outer_split_nodes=(24, 18))
+    reference = finer.free_energy_of_state(study.state, finer.envelope_average(study.state))
+    assert abs(study.free_energy - reference) <= study.free_energy_error

@@ -9,7 +9,7 @@ from scipy import integrate, special
 from scipy.stats import norm
 
 from attnphase.errors import ParameterError
-from attnphase.numeric.split_line import OuterSplit, SplitLineRule, split_line_expectation
+from attnphase.numeric.split_line import CountSplit, OuterSplit, SplitLineRule, split_line_expectation
 
 
 def _shift(z):
@@ -169,3 +169,106 @@ def test_bad_rotation_or_outer_axis_raises():
                                outer_split=OuterSplit(0, _crease_indicator))
     with pytest.raises(ParameterError):
         OuterSplit(1, _crease_indicator, 48, 0.0)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Count split: the number of switches on a line changes along an outer coordinate
+# ---------------------------------------------------------------------------------------------------
+WINDOW = 0.8
+
+
+def _window_edge(z):
+    """c(z_2[, z_3]): basin A is global on lines with z_1 > c only (in a window of z_0), so the lines have
+    no switch below c and two above, and the line integrals jump at z_1 = c. With a fourth coordinate c
+    also has a crease at z_3 = CREASE (for the outer split)."""
+    edge = 0.3 + 0.1 * np.sin(z[..., 2])
+    return edge if z.shape[-1] == 3 else edge + 0.4 * np.abs(z[..., 3] - CREASE)
+
+
+def _window_centre(z1):
+    return 0.2 + 0.1 * z1
+
+
+def _window_value(z):
+    """Basin A's minimum: negative (A global) for |z_0 − centre(z_1)| < WINDOW when z_1 > c, else > 0."""
+    return (z[:, 0] - _window_centre(z[:, 1])) ** 2 - WINDOW**2 + 10.0 * (z[:, 1] < _window_edge(z))
+
+
+def _window_basins(z, in_a):
+    return np.where(in_a, 1.0 + 0.1 * z[:, 0], -1.0)[:, None], np.where(in_a, _window_value(z), 0.0)
+
+
+def window_global_minimum(z):
+    return _window_basins(z, _window_value(z) < 0)
+
+
+def window_local_minimum(z, start):
+    return _window_basins(z, start[:, 0] > 0)
+
+
+def window_reference(crease=False):
+    """E[x*], E[min] in closed form along the lines (x* = −1 and min = 0 off the window; on it
+    ∫(2 + 0.1 z)φ = 2ΔΦ − 0.1Δφ and ∫((z − a)² − W²)φ = ΔΦ − Δ(zφ) + 2aΔφ + (a² − W²)ΔΦ), then Gauss-Legendre
+    (60 nodes) in z_1 on (c, 7.5) (smooth there), Gauss-Hermite (60) in z_2 and, with the crease,
+    Gauss-Legendre (60) in z_3 on each side of it."""
+    t2, w2 = special.roots_hermitenorm(60)
+    s, ws = special.roots_legendre(60)
+    outer = [(t2[:, None], w2[:, None] / w2.sum())]
+    if crease:
+        halves = [(lo + (hi - lo) * (s + 1) / 2, (hi - lo) / 2 * ws * norm.pdf(lo + (hi - lo) * (s + 1) / 2))
+                  for lo, hi in ((-7.5, CREASE), (CREASE, 7.5))]
+        z3, w3 = np.concatenate([h[0] for h in halves]), np.concatenate([h[1] for h in halves])
+        outer = [(np.stack(np.broadcast_arrays(t2[:, None], z3[None, :]), -1).reshape(-1, 2),
+                  (w2[:, None] / w2.sum() * w3[None, :]).reshape(-1, 1))]
+    points, weights = outer[0]
+    edge = _window_edge(np.column_stack([np.zeros((len(points), 2)), points]))[:, None]
+    z1 = edge + (7.5 - edge) * (s + 1) / 2
+    w1 = (7.5 - edge) / 2 * ws * norm.pdf(z1)
+    lo, hi = _window_centre(z1) - WINDOW, _window_centre(z1) + WINDOW
+    dP, ph, pl = norm.cdf(hi) - norm.cdf(lo), norm.pdf(hi), norm.pdf(lo)
+    inside_x = np.sum(w1 * (2 * dP - 0.1 * (ph - pl)), axis=1)
+    inside_min = np.sum(w1 * (dP - (hi * ph - lo * pl) + 2 * _window_centre(z1) * (ph - pl)
+                              + (_window_centre(z1) ** 2 - WINDOW**2) * dP), axis=1)
+    return np.array([weights[:, 0] @ inside_x - weights.sum(), weights[:, 0] @ inside_min])
+
+
+def test_count_split_converges_where_the_switch_count_changes():
+    exact = window_reference()
+    # old rule: Gauss-Hermite across the jump of the line integrals at z_1 = c
+    old = split_line_expectation(window_global_minimum, window_local_minimum, integrand, 3, 0, SplitLineRule(24, 24, 1e-12))
+    assert np.abs(old.value - exact).max() > 1e-4
+    split = CountSplit(1, 48, 1e-11)
+    coarse, fine = (split_line_expectation(window_global_minimum, window_local_minimum, integrand, 3, 0,
+                                           SplitLineRule(n, 24, 1e-12), count_split=split) for n in (12, 16))
+    # error estimate: the change of the remaining Gauss-Hermite rule (z_2) plus the Kronrod estimate along z_1
+    estimate = np.abs(fine.value - coarse.value) + fine.count_error
+    assert np.all(estimate < 1e-7)
+    assert np.all(np.abs(fine.value - exact) <= estimate)
+    assert fine.n_count_cuts == 16  # one change (0 -> 2 switches) per plane
+    assert fine.unresolved_panels == 0 and fine.unresolved_count_panels == 0
+
+
+@pytest.mark.slow
+def test_count_split_inside_an_outer_split():
+    """Both non-smooth sets at once: the jump at z_1 = c (count split) and a crease of c at z_3 = CREASE
+    (outer split along z_3), Gauss-Hermite in z_2 only (~2-5 min: ~3e5 lines per evaluation)."""
+    exact = window_reference(crease=True)
+    results = [split_line_expectation(window_global_minimum, window_local_minimum, integrand, 4, 0,
+                                      SplitLineRule(n, 12, 1e-12), count_split=CountSplit(1, 24, 1e-10, 40),
+                                      outer_split=OuterSplit(3, lambda z: z[:, 3] - CREASE, 24, 1e-9))
+               for n in (8, 12)]
+    estimate = np.abs(results[1].value - results[0].value) + results[1].count_error + results[1].outer_error
+    assert np.all(estimate < 1e-7)
+    assert np.all(np.abs(results[1].value - exact) <= estimate)
+    assert results[1].n_outer_cuts == 12 and results[1].unresolved_count_panels == 0
+
+
+def test_bad_count_split_raises():
+    with pytest.raises(ParameterError):
+        CountSplit(1, 48, 0.0)
+    with pytest.raises(ParameterError):  # the line axis
+        split_line_expectation(window_global_minimum, window_local_minimum, integrand, 3, 0, SplitLineRule(4, 8, 1e-8),
+                               count_split=CountSplit(0))
+    with pytest.raises(ParameterError):  # the outer split's axis
+        split_line_expectation(window_global_minimum, window_local_minimum, integrand, 3, 0, SplitLineRule(4, 8, 1e-8),
+                               count_split=CountSplit(1), outer_split=OuterSplit(1, _crease_indicator))

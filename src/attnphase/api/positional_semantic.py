@@ -30,7 +30,7 @@ from attnphase.models import positional_semantic as model
 from attnphase.numeric.fixedpoint import Identity, Interval, Positive, map_jacobian, solve_fixed_point
 from attnphase.numeric.gauss import GaussHermiteRule, gaussian_expectation
 from attnphase.numeric.minimize import MultiStartMinimum
-from attnphase.numeric.split_line import OuterSplit, SplitLineRule, split_line_expectation
+from attnphase.numeric.split_line import CountSplit, OuterSplit, SplitLineRule, split_line_expectation
 from attnphase.params import check_choice, check_int, check_positive, check_real, check_real_list
 
 DEFAULT_A = (0.6, 0.4, 0.4, 0.6)
@@ -373,6 +373,11 @@ class SaddlePointEquations:
     along ζ_1 cut where the pitchfork indicator (`pitchfork_indicator`) changes sign; Gauss-Hermite
     with these node counts in (χ_2..χ_L, ζ_2..ζ_L). Removes the ~1e-7 oscillation of E[M] in the outer
     Gauss-Hermite rule at ω = 0.3 (not at ω = 0, where χ_2 still converges slowly).
+
+    count_split (with outer_split_nodes): χ_2 integrated adaptively too (numeric.split_line.CountSplit,
+    cut where the number of switches on a χ_1 line changes; its axis must be 1, χ_2); outer_split_nodes
+    then counts (χ_3..χ_L, ζ_2..ζ_L) only. For ω = 0, where the switching set inside the (χ_1, χ_2) plane
+    has segments with cusp ends; ~10× the cost of the outer-split rule (see ENVELOPE_COUNT_SPLIT_NODES).
     """
 
     params: ModelParameters
@@ -381,6 +386,7 @@ class SaddlePointEquations:
     split_rule: SplitLineRule | None = None
     frozen_basins: bool = False
     outer_split_nodes: tuple[int, ...] | None = None
+    count_split: CountSplit | None = None
 
     def __post_init__(self):
         # With frozen_basins (tensor rule only) the prox at each node is the LOCAL minimiser continued
@@ -455,7 +461,10 @@ class SaddlePointEquations:
         extra = {}
         if self.outer_split_nodes is not None:
             extra = dict(rotation=zeta_rotation(x, p),
-                         outer_split=OuterSplit(L, pitchfork_indicator(x, p), 48, 1e-9, tuple(self.outer_split_nodes)))
+                         outer_split=OuterSplit(L, pitchfork_indicator(x, p), 48, 1e-9, tuple(self.outer_split_nodes)),
+                         count_split=self.count_split)
+        elif self.count_split is not None:
+            raise ParameterError("count_split", self.count_split, "None unless outer_split_nodes is set")
         return split_line_expectation(global_minimum, local_minimum, integrand, 2 * L, 0, self.split_rule, **extra)
 
     def freeze_at(self, x) -> bool:
@@ -788,6 +797,14 @@ ENVELOPE_RULES = (SplitLineRule(10, 32, 1e-10), SplitLineRule(12, 32, 1e-10), Sp
 # one by 8e-10 and 1.2e-9. Only E[M] is averaged on these rules (`envelope_average`): with the hat
 # integrands (jumps) the adaptive panels refine ~3× more.
 ENVELOPE_OUTER_SPLIT_NODES = ((16, 14), (20, 18))
+# Outer split plus a count split along χ_2 (Gauss-Hermite in ζ_2 only, 64 probes per line), for ω = 0
+# (`convergence_study(..., envelope_count_split=True)`). Measured at ω = 0, α = 0.615 (positional branch,
+# fixed converged state; 8-20 CPU-minutes per evaluation): E[M] on ζ_2 = 12 -> 16 -> 20 moves by −3.9e-8,
+# +1.5e-9; count tolerance 1e-9 -> 1e-10 by 1.2e-10; 32 -> 64 probes per line by −1.2e-8 (64 -> 128 on
+# planes: 4e-10).
+ENVELOPE_COUNT_SPLIT_NODES = ((12,), (16,))
+ENVELOPE_COUNT_SPLIT = CountSplit(1, 48, 1e-9)
+ENVELOPE_COUNT_SPLIT_PROBES = 64
 TEST_ERROR_NODES = 16
 
 
@@ -1008,12 +1025,20 @@ class ConvergenceStudy:
 
 def convergence_study(branch: str, alpha, params: ModelParameters, *, state_rules=STATE_RULES,
                       envelope_rules=ENVELOPE_RULES, nodes_per_dim: int = 10,
-                      start: BranchSolution | None = None, envelope_outer_nodes=None) -> ConvergenceStudy:
+                      start: BranchSolution | None = None, envelope_outer_nodes=None,
+                      envelope_count_split: bool = False) -> ConvergenceStudy:
     """Solve `branch` at α by defect correction on each state rule (each started from the previous),
-    evaluate Φ at the finest state on each envelope rule, and estimate the errors (see ConvergenceStudy)."""
+    evaluate Φ at the finest state on each envelope rule, and estimate the errors (see ConvergenceStudy).
+
+    envelope_outer_nodes: outer-split envelope rules instead of envelope_rules (one tuple of Gauss-Hermite
+    counts each, see SaddlePointEquations.outer_split_nodes); with envelope_count_split also a count split
+    along χ_2 (ENVELOPE_COUNT_SPLIT, 64 probes per line), and each tuple counts (χ_3..χ_L, ζ_2..ζ_L) only
+    (e.g. ENVELOPE_COUNT_SPLIT_NODES)."""
     alpha = check_positive("alpha", alpha)
     if len(state_rules) < 2 or len(envelope_rules) < 2:
         raise ParameterError("rules", (state_rules, envelope_rules), "at least two state rules and two envelope rules")
+    if envelope_count_split and envelope_outer_nodes is None:
+        raise ParameterError("envelope_count_split", envelope_count_split, "False unless envelope_outer_nodes is given")
     if start is None:
         start = solve_branch(branch, alpha, params, nodes_per_dim=nodes_per_dim, stability=False)
     if start.status != "converged":
@@ -1036,11 +1061,14 @@ def convergence_study(branch: str, alpha, params: ModelParameters, *, state_rule
     coarse, fine = states[-2].state, states[-1].state
     envelope_rows, phis = [], []
     # envelope_outer_nodes: outer-split rules (one tuple of Gauss-Hermite counts each) replace envelope_rules
+    count_split = ENVELOPE_COUNT_SPLIT if envelope_count_split else None
+    probes, kind = (ENVELOPE_COUNT_SPLIT_PROBES, "outer+count-split ") if envelope_count_split else (32, "outer-split ")
     variants = ([(rule, None, rule.label()) for rule in envelope_rules] if envelope_outer_nodes is None else
-                [(SplitLineRule(max(nodes), 32, 1e-10), tuple(nodes), "outer-split " + "x".join(map(str, nodes)))
+                [(SplitLineRule(max(nodes), probes, 1e-10), tuple(nodes), kind + "x".join(map(str, nodes)))
                  for nodes in envelope_outer_nodes])
     for rule, outer_nodes, label in variants:
-        equations = SaddlePointEquations(params, alpha, TEST_ERROR_NODES, split_rule=rule, outer_split_nodes=outer_nodes)
+        equations = SaddlePointEquations(params, alpha, TEST_ERROR_NODES, split_rule=rule, outer_split_nodes=outer_nodes,
+                                         count_split=count_split if outer_nodes is not None else None)
         if outer_nodes is None:
             evaluation = equations.evaluate(fine)
             phi = equations.free_energy(fine, evaluation)
@@ -1054,7 +1082,7 @@ def convergence_study(branch: str, alpha, params: ModelParameters, *, state_rule
     # finest plain rule as before, the cheaper outer-split rule
     k = -1 if envelope_outer_nodes is None else 0
     coarse_equations = SaddlePointEquations(params, alpha, TEST_ERROR_NODES, split_rule=variants[k][0],
-                                            outer_split_nodes=variants[k][1])
+                                            outer_split_nodes=variants[k][1], count_split=count_split)
     phi_coarse_state = (coarse_equations.free_energy(coarse) if variants[k][1] is None else
                         coarse_equations.free_energy_of_state(coarse, coarse_equations.envelope_average(coarse)))
     spread = max(phis) - min(phis)

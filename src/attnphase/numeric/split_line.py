@@ -49,6 +49,21 @@ oscillates by ~1e-7 over outer 10-24 nodes; the outer-split rule converges to ~1
 1.1e-8, 1.2e-9). Not at ω = 0: there the line integrals are also rough in χ_2 (switching segments
 with cusp ends inside the (χ_1, χ_2) plane) and χ_2 = 16, 20, 24, 28 still move E[M] by 3e-7, 3e-7,
 1.5e-7 (positional).
+
+Count split (`CountSplit`, optional, with or without an OuterSplit): a second outer coordinate is
+integrated by adaptive Gauss-Kronrod, cut where the number of switches detected on a line changes
+(located by bisection on that count); every Kronrod node is a whole split line, so the rule integrates
+planes (line axis, count axis). The cuts help only where the count changes where the line integral is
+not smooth; the interval halving does the rest (a cusp end where the jump vanishes is detected by the
+probes only once the jump exceeds `same_tol` and the two basins coexist across a probe interval, so the
+cut lands near, not at, the cusp; the panel containing it is then refined by halving). Measured at
+ω = 0, α = 0.615 on planes (χ_1, χ_2) of the positional branch: plane integrals converge to ~1e-10 in the
+count-split tolerance, where Gauss-Hermite in χ_2 is still off by 7e-7 on 48 and 64 nodes.
+Limits, shared with the lines themselves: a switch the probes miss (a window of the other basin narrower
+than the probe spacing near its birth, or a switch whose two basins both vanish within one probe
+interval near a cusp) is integrated in the wrong basin on its piece (nodes continue from the nearest
+probe); at the ω = 0 state this moves plane integrals by up to 1.3e-8 between 32 and 64 probes per
+line (64 and 128 agree to 4e-10), so use ≥ 64 probes there.
 """
 
 from __future__ import annotations
@@ -64,7 +79,7 @@ from scipy import special
 from attnphase.errors import ParameterError
 from attnphase.params import check_int, check_real
 
-__all__ = ["SplitLineRule", "OuterSplit", "SplitLineExpectation", "split_line_expectation"]
+__all__ = ["SplitLineRule", "OuterSplit", "CountSplit", "SplitLineExpectation", "split_line_expectation"]
 
 # Normal mass beyond ±7.5: 6e-14, below the 1e-7 target on any bounded integrand by six orders.
 _HALF_WIDTH = 7.5
@@ -142,6 +157,35 @@ class OuterSplit:
 
 
 @dataclass(frozen=True)
+class CountSplit:
+    """Integrate one more OUTER coordinate adaptively, cut where the number of switches on a line changes.
+
+    Where the switching set has bounded pieces inside the plane (line axis, `axis`) — segments with
+    cusp ends, closed curves — the number of basin switches on a line changes along `axis` (a pair of
+    switches is born or dies where a line touches such a piece), and the line integral has a
+    square-root point or a kink there, across which Gauss-Hermite in `axis` converges only
+    algebraically. The coordinate `axis` is then integrated by adaptive Gauss-Kronrod (7, 15) against
+    the normal density on [−T, T], cut where the switch count detected on the line (module docstring,
+    steps 1-2) differs between neighbouring of `probe_nodes` uniform probes on [−6, 6]; each such
+    change is located by `bisections` halvings on that count; panels are halved until their
+    |Kronrod − Gauss| ≤ `panel_tol` (absolute, per unit weight of the remaining coordinates); 30
+    bisections place a cut to 12/47·2⁻³⁰ ≈ 2.4e-10. Every Kronrod node is a whole split line: at the model's ω = 0
+    state (inside an OuterSplit along ζ_1) 1.0e4-1.6e4 lines per remaining Gauss-Hermite node.
+    With an OuterSplit, its indicator must not depend on this coordinate either (it is evaluated at 0).
+    """
+
+    axis: int
+    probe_nodes: int = 48
+    panel_tol: float = 1e-9
+    bisections: int = 30
+
+    def __post_init__(self):
+        check_int("probe_nodes", self.probe_nodes, 4, 400)
+        check_real("panel_tol", self.panel_tol, 0.0, 1.0, low_open=True)
+        check_int("bisections", self.bisections, 1, 60)
+
+
+@dataclass(frozen=True)
 class SplitLineExpectation:
     """value (k,): the expectation; n_points: minimisations at probes and Kronrod nodes;
     n_lines, n_split_lines: lines, and lines with at least one switch; n_switches: breakpoints;
@@ -151,7 +195,10 @@ class SplitLineExpectation:
     With an OuterSplit: outer_error: the outer Gauss-Kronrod error estimates |K − G| of the accepted
     outer panels, Gauss-Hermite weighted and summed (k,) (zero without an OuterSplit); n_outer_cuts:
     zeros of the indicator found along the outer lines; unresolved_outer_panels: outer panels still
-    above their tolerance after the last round."""
+    above their tolerance after the last round. With a CountSplit: count_error, n_count_cuts,
+    unresolved_count_panels: the same for the count-split coordinate (its Kronrod estimates weighted by
+    the outer rule; changes of the switch count located); n_lines still counts lines, but n_split_lines
+    and switch_weight count planes (a plane "with a switch": any of its lines has one)."""
 
     value: np.ndarray
     n_points: int
@@ -164,6 +211,9 @@ class SplitLineExpectation:
     outer_error: np.ndarray | None = None
     n_outer_cuts: int = 0
     unresolved_outer_panels: int = 0
+    count_error: np.ndarray | None = None
+    n_count_cuts: int = 0
+    unresolved_count_panels: int = 0
 
 
 def _outer_rule(dim: int, n: int):
@@ -189,7 +239,8 @@ def _normal_density(x):
 
 def split_line_expectation(global_minimum, local_minimum, integrand, dim: int, axis: int,
                            rule: SplitLineRule, *, same_tol: float = 1e-6, rotation=None,
-                           outer_split: OuterSplit | None = None) -> SplitLineExpectation:
+                           outer_split: OuterSplit | None = None,
+                           count_split: CountSplit | None = None) -> SplitLineExpectation:
     """E_z[integrand(z, x*(z), F*(z))], z ~ N(0, I_dim), split along z_axis where x* switches basin.
 
     global_minimum(z) -> (x (N, n), value (N,)): the global minimiser at points z (N, dim).
@@ -200,6 +251,8 @@ def split_line_expectation(global_minimum, local_minimum, integrand, dim: int, a
     rotation: an orthogonal dim × dim matrix R; the rule then integrates over u ~ N(0, I) with z = R u
     (the same distribution), so "the line axis" and the outer coordinates are those of u; the callables
     still receive z. outer_split: see OuterSplit (default: Gauss-Hermite in every outer coordinate).
+    count_split: see CountSplit (default: none); with both, the count-split integrals over the plane
+    (line axis, count axis) are the integrand of the outer split.
     """
     axis = check_int("axis", axis, 0, dim - 1)
     same_tol = check_real("same_tol", same_tol, 0.0, 1.0, low_open=True)
@@ -208,18 +261,37 @@ def split_line_expectation(global_minimum, local_minimum, integrand, dim: int, a
         if R.shape != (dim, dim) or not np.allclose(R @ R.T, np.eye(dim), atol=1e-12):
             raise ParameterError("rotation", rotation, f"an orthogonal {dim}x{dim} matrix")
         global_minimum, local_minimum, integrand = _rotated(global_minimum, local_minimum, integrand, R)
+    # `integrals(points)`: the line integrals (or, with a count split, the plane integrals) through
+    # points given in the `reduced` coordinates (all but the line axis and the count axis)
+    reduced = [d for d in range(dim) if d != axis]
+    if count_split is None:
+        def integrals(points):
+            return _line_integrals(global_minimum, local_minimum, integrand, points, axis, rule.probe_nodes,
+                                   rule.panel_tol, same_tol)
+    else:
+        count_axis = check_int("count_split.axis", count_split.axis, 0, dim - 1)
+        if count_axis == axis or (outer_split is not None and count_axis == outer_split.axis):
+            raise ParameterError("count_split.axis", count_axis, "an outer coordinate other than the line axis "
+                                 "and the outer split's axis")
+        count_position = reduced.index(count_axis)
+        reduced.remove(count_axis)
+
+        def integrals(points):
+            return _plane_integrals(global_minimum, local_minimum, integrand, points, axis, count_position, rule,
+                                    same_tol, count_split)
     if outer_split is not None:
-        return _split_outer_expectation(global_minimum, local_minimum, integrand, dim, axis, rule, same_tol,
-                                        outer_split, None if rotation is None else R)
-    outer, outer_w = _outer_rule(dim - 1, rule.outer_nodes_per_dim)
-    lines = _line_integrals(global_minimum, local_minimum, integrand, outer, axis, rule.probe_nodes,
-                            rule.panel_tol, same_tol)
+        return _split_outer_expectation(integrals, reduced, dim, axis, rule, outer_split,
+                                        None if rotation is None else R)
+    outer, outer_w = _outer_rule(len(reduced), rule.outer_nodes_per_dim)
+    lines = integrals(outer)
     split = lines.n_switches > 0
-    return SplitLineExpectation(value=outer_w @ lines.integrals, n_points=lines.n_points, n_lines=len(outer_w),
+    return SplitLineExpectation(value=outer_w @ lines.integrals, n_points=lines.n_points, n_lines=lines.n_lines,
                                 n_split_lines=int(split.sum()), n_switches=int(lines.n_switches.sum()),
                                 switch_weight=float(outer_w[split].sum()),
                                 unresolved_panels=int(lines.unresolved_panels.sum()),
-                                unresolved_error=float(outer_w @ lines.unresolved_error))
+                                unresolved_error=float(outer_w @ lines.unresolved_error),
+                                count_error=None if lines.count_error is None else outer_w @ lines.count_error,
+                                n_count_cuts=lines.n_count_cuts, unresolved_count_panels=lines.unresolved_count_panels)
 
 
 def _rotated(global_minimum, local_minimum, integrand, R):
@@ -233,14 +305,14 @@ def _rotated(global_minimum, local_minimum, integrand, R):
 _OUTER_CUTS = np.array([-3.0, 0.0, 3.0])
 
 
-def _split_outer_expectation(global_minimum, local_minimum, integrand, dim, axis, rule, same_tol,
-                             outer_split: OuterSplit, R) -> SplitLineExpectation:
-    """Split lines along z_axis, adaptive Gauss-Kronrod along z_{outer_split.axis} cut at the indicator's
-    zeros, Gauss-Hermite in the remaining dim − 2 coordinates (all in the u coordinates when R is given)."""
+def _split_outer_expectation(integrals, reduced, dim, axis, rule, outer_split: OuterSplit, R) -> SplitLineExpectation:
+    """Split lines along z_axis (`integrals` of points in the `reduced` coordinates: lines or count-split
+    planes), adaptive Gauss-Kronrod along z_{outer_split.axis} cut at the indicator's zeros, Gauss-Hermite
+    in the remaining reduced coordinates (all in the u coordinates when R is given)."""
     outer_axis = check_int("outer_split.axis", outer_split.axis, 0, dim - 1)
-    if outer_axis == axis:
+    if outer_axis not in reduced:
         raise ParameterError("outer_split.axis", outer_axis, f"an outer coordinate (not the line axis {axis})")
-    others = [d for d in range(dim) if d not in (axis, outer_axis)]
+    others = [d for d in reduced if d != outer_axis]
     counts = outer_split.nodes_per_dim or (rule.outer_nodes_per_dim,) * len(others)
     if len(counts) != len(others):
         raise ParameterError("outer_split.nodes_per_dim", counts, f"{len(others)} node counts (one per remaining coordinate)")
@@ -283,20 +355,22 @@ def _split_outer_expectation(global_minimum, local_minimum, integrand, dim, axis
     lo, hi, owner = np.array(lo), np.array(hi), np.array(owner)
 
     # 3. interval halving; every Kronrod node of an outer panel is a whole split line
-    total, error_sum = None, None
-    n_points = n_lines = n_split = n_switches = unresolved = unresolved_outer = 0
+    total, error_sum, count_error = None, None, None
+    n_points = n_lines = n_split = n_switches = unresolved = unresolved_outer = n_count_cuts = unresolved_count = 0
     switch_weight = unresolved_error = 0.0
-    line_coordinates = [d for d in range(dim) if d != axis]  # order of the line's outer coordinates
     for round_ in range(_MAX_ROUNDS):
         half = 0.5 * (hi - lo)
         along = (lo + half)[:, None] + half[:, None] * _KRONROD_X[None, :]
         density = half[:, None] * _normal_density(along)
         z = full_points(np.repeat(rest[owner], len(_KRONROD_X), axis=0), along.ravel())
-        lines = _line_integrals(global_minimum, local_minimum, integrand, z[:, line_coordinates], axis,
-                                rule.probe_nodes, rule.panel_tol, same_tol)
+        lines = integrals(z[:, reduced])
         line_w = (np.repeat(rest_w[owner], len(_KRONROD_X)) * (density * _KRONROD_W[None, :]).ravel())
         n_points += lines.n_points
-        n_lines += len(line_w)
+        n_lines += lines.n_lines
+        n_count_cuts += lines.n_count_cuts
+        unresolved_count += lines.unresolved_count_panels
+        if lines.count_error is not None:
+            count_error = (0.0 if count_error is None else count_error) + np.abs(line_w) @ lines.count_error
         n_split += int((lines.n_switches > 0).sum())
         n_switches += int(lines.n_switches.sum())
         switch_weight += float(line_w[lines.n_switches > 0].sum())
@@ -321,7 +395,9 @@ def _split_outer_expectation(global_minimum, local_minimum, integrand, dim, axis
     return SplitLineExpectation(value=total, n_points=int(n_points), n_lines=int(n_lines), n_split_lines=n_split,
                                 n_switches=n_switches, switch_weight=switch_weight, unresolved_panels=unresolved,
                                 unresolved_error=unresolved_error, outer_error=error_sum,
-                                n_outer_cuts=int(len(roots)), unresolved_outer_panels=unresolved_outer)
+                                n_outer_cuts=int(len(roots)), unresolved_outer_panels=unresolved_outer,
+                                count_error=count_error, n_count_cuts=n_count_cuts,
+                                unresolved_count_panels=unresolved_count)
 
 
 @dataclass(frozen=True)
@@ -329,20 +405,27 @@ class _Lines:
     """Per-line results of `_line_integrals` (n_lines rows): integrals (n_lines, k) of the integrand
     against the normal density along the line; n_switches: detected basin switches; unresolved_panels
     and unresolved_error: panels left above the tolerance and their summed Kronrod error estimates;
-    n_points: minimisations used in total."""
+    n_points: minimisations used in total; n_lines: lines integrated. From `_plane_integrals` (one row
+    per plane): count_error (n_planes, k): the accepted panels' |Kronrod − Gauss| along the count axis,
+    summed; n_count_cuts: changes of the switch count located; unresolved_count_panels: count-axis panels
+    left above the tolerance."""
 
     integrals: np.ndarray
     n_switches: np.ndarray
     unresolved_panels: np.ndarray
     unresolved_error: np.ndarray
     n_points: int
+    n_lines: int = 0
+    count_error: np.ndarray | None = None
+    n_count_cuts: int = 0
+    unresolved_count_panels: int = 0
 
 
-def _line_integrals(global_minimum, local_minimum, integrand, outer, axis: int, probe_nodes: int,
-                    panel_tol: float, same_tol: float) -> _Lines:
-    """Integrals along z_axis of integrand·φ(z_axis) on the lines through the rows of `outer` (the
-    other coordinates, (n_lines, dim − 1)), each split where the global minimiser switches basin
-    (steps 1-4 of the module docstring)."""
+def _detect_switches(global_minimum, local_minimum, outer, axis: int, probe_nodes: int, same_tol: float):
+    """Steps 1-2 of the module docstring on the lines through the rows of `outer` ((n_lines, dim − 1)):
+    returns the probes along the line, the global minimisers x at the probes (n_lines, n_probe, n_var)
+    (corrected by continuation), switch (n_lines, n_probe − 1): a basin switch detected between
+    neighbouring probes, and the minimisations used."""
     dim = outer.shape[1] + 1
     # uniform probes on [−6, 6] (mass outside 2e-9; a switch out there moves a bounded integrand by
     # less than that times the jump)
@@ -376,8 +459,20 @@ def _line_integrals(global_minimum, local_minimum, integrand, outer, axis: int, 
         value[line[better_right], gap[better_right] + 1] = forward_value[better_right]
         x[line[better_left], gap[better_left]] = backward[better_left]
         value[line[better_left], gap[better_left]] = backward_value[better_left]
-    switch = switch.reshape(n_lines, n_probe - 1)
+    return probe_x, x, switch.reshape(n_lines, n_probe - 1), n_points
+
+
+def _line_integrals(global_minimum, local_minimum, integrand, outer, axis: int, probe_nodes: int,
+                    panel_tol: float, same_tol: float) -> _Lines:
+    """Integrals along z_axis of integrand·φ(z_axis) on the lines through the rows of `outer` (the
+    other coordinates, (n_lines, dim − 1)), each split where the global minimiser switches basin
+    (steps 1-4 of the module docstring)."""
+    probe_x, x, switch, n_points = _detect_switches(global_minimum, local_minimum, outer, axis, probe_nodes, same_tol)
+    n_lines, n_probe, n_var = x.shape
     split = switch.any(axis=1)
+
+    def same(a, b):
+        return np.abs(a - b).max(axis=-1) <= same_tol * (1.0 + np.abs(b).max(axis=-1))
 
     # pieces of every line: [−T, T] for a line without a switch; cut at the switch points otherwise
     piece_lo, piece_hi, piece_line, start_lo, start_hi = [], [], [], [], []
@@ -469,4 +564,81 @@ def _line_integrals(global_minimum, local_minimum, integrand, outer, axis: int, 
         if lo.size == 0:
             break
     return _Lines(integrals=line_integrals, n_switches=switch.sum(axis=1), unresolved_panels=unresolved,
-                  unresolved_error=unresolved_error, n_points=int(n_points))
+                  unresolved_error=unresolved_error, n_points=int(n_points), n_lines=n_lines)
+
+
+def _plane_integrals(global_minimum, local_minimum, integrand, rows, axis: int, count_position: int,
+                     rule: SplitLineRule, same_tol: float, count_split: CountSplit) -> _Lines:
+    """Integrals of integrand·φ(z_axis)·φ(z_count) over the planes (line axis, count axis) through the rows
+    of `rows` (the remaining coordinates, (n_planes, dim − 2)); z_count sits at `count_position` among the
+    line's dim − 1 outer coordinates. Adaptive Gauss-Kronrod along z_count, cut where the number of
+    switches detected on the line changes (see CountSplit); each node a split line (`_line_integrals`)."""
+    n_planes = len(rows)
+
+    def line_points(plane, t):
+        return np.insert(rows[plane], count_position, t, axis=1)
+
+    def switch_counts(plane, t):
+        _, _, switch, used = _detect_switches(global_minimum, local_minimum, line_points(plane, t), axis,
+                                              rule.probe_nodes, same_tol)
+        return switch.sum(axis=1), used
+
+    # 1. switch counts on lines at uniform probes of z_count; bisection of every change
+    probe_t = np.linspace(-_PROBE_HALF_WIDTH, _PROBE_HALF_WIDTH, count_split.probe_nodes)
+    n_probe = len(probe_t)
+    counts, n_points = switch_counts(np.repeat(np.arange(n_planes), n_probe), np.tile(probe_t, n_planes))
+    counts = counts.reshape(n_planes, n_probe)
+    plane_id, gap_id = np.nonzero(counts[:, :-1] != counts[:, 1:])
+    a, b, count_a = probe_t[gap_id].copy(), probe_t[gap_id + 1].copy(), counts[plane_id, gap_id]
+    for _ in range(count_split.bisections if len(plane_id) else 0):
+        c = 0.5 * (a + b)
+        count_c, used = switch_counts(plane_id, c)
+        n_points += used
+        left = count_c == count_a
+        a, b = np.where(left, c, a), np.where(left, b, c)
+    changes = 0.5 * (a + b)
+
+    # 2. initial panels: [−T, T] cut at the changes and at _OUTER_CUTS; 3. interval halving
+    lo, hi, owner = [], [], []
+    for plane in range(n_planes):
+        edges = np.concatenate([[-_HALF_WIDTH], np.unique(np.concatenate([changes[plane_id == plane], _OUTER_CUTS])),
+                                [_HALF_WIDTH]])
+        lo += list(edges[:-1])
+        hi += list(edges[1:])
+        owner += [plane] * (len(edges) - 1)
+    lo, hi, owner = np.array(lo), np.array(hi), np.array(owner)
+    total = error_sum = None
+    n_switches = np.zeros(n_planes, dtype=int)
+    unresolved = np.zeros(n_planes, dtype=int)
+    unresolved_error = np.zeros(n_planes)
+    n_lines = unresolved_count = 0
+    for round_ in range(_MAX_ROUNDS):
+        half = 0.5 * (hi - lo)
+        along = (lo + half)[:, None] + half[:, None] * _KRONROD_X[None, :]
+        density = half[:, None] * _normal_density(along)
+        node_plane = np.repeat(owner, len(_KRONROD_X))
+        lines = _line_integrals(global_minimum, local_minimum, integrand, line_points(node_plane, along.ravel()), axis,
+                                rule.probe_nodes, rule.panel_tol, same_tol)
+        n_points += lines.n_points
+        n_lines += lines.n_lines
+        np.add.at(n_switches, node_plane, lines.n_switches)
+        np.add.at(unresolved, node_plane, lines.unresolved_panels)
+        np.add.at(unresolved_error, node_plane, (density * _KRONROD_W[None, :]).ravel() * lines.unresolved_error)
+        vals = lines.integrals.reshape(len(lo), len(_KRONROD_X), -1)
+        kronrod = np.einsum("pnk,pn->pk", vals, density * _KRONROD_W[None, :])
+        gauss = np.einsum("pnk,pn->pk", vals[:, _GAUSS_IN_KRONROD], density[:, _GAUSS_IN_KRONROD] * _GAUSS_W[None, :])
+        if total is None:
+            total, error_sum = np.zeros((n_planes, vals.shape[2])), np.zeros((n_planes, vals.shape[2]))
+        error = np.abs(kronrod - gauss)
+        done = (error.max(axis=1) <= count_split.panel_tol) | (round_ == _MAX_ROUNDS - 1)
+        unresolved_count += int((done & (error.max(axis=1) > count_split.panel_tol)).sum())
+        np.add.at(total, owner[done], kronrod[done])
+        np.add.at(error_sum, owner[done], error[done])
+        mid = 0.5 * (lo + hi)
+        lo, hi, owner = (np.concatenate([lo[~done], mid[~done]]), np.concatenate([mid[~done], hi[~done]]),
+                         np.concatenate([owner[~done], owner[~done]]))
+        if lo.size == 0:
+            break
+    return _Lines(integrals=total, n_switches=n_switches, unresolved_panels=unresolved,
+                  unresolved_error=unresolved_error, n_points=int(n_points), n_lines=n_lines, count_error=error_sum,
+                  n_count_cuts=int(len(changes)), unresolved_count_panels=unresolved_count)

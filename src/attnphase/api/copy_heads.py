@@ -2230,25 +2230,11 @@ def softmax_mean_field_window(L: int, V: int, convention: model.Convention = mod
                     "message": "one minimum of F(m) at every P scanned: a continuous (possibly steep) onset"})
         return out
 
-    def depth_difference(P_):
-        r = softmax_row_mean_field(L, V, P_, convention, row_density, n_grid)
-        return r.minima[-1]["free_energy"] - r.minima[0]["free_energy"] if len(r.minima) >= 2 else math.nan
+    def minima(P_):
+        return softmax_row_mean_field(L, V, P_, convention, row_density, n_grid).minima
 
-    def two_minima(P_):
-        return len(softmax_row_mean_field(L, V, P_, convention, row_density, n_grid).minima) >= 2
-
-    def refine_end(inside, outside, iterations=10):
-        # geometric bisection on "two minima": the window end to 2^-10 of one scan step
-        for _ in range(iterations):
-            mid = math.sqrt(inside * outside)
-            inside, outside = (mid, outside) if two_minima(mid) else (inside, mid)
-        return inside
-
+    lo, hi, P_co = _window_and_coexistence(scan, minima)
     i_lo, i_hi = scan.index(two[0]), scan.index(two[-1])
-    lo = refine_end(two[0]["P"], scan[i_lo - 1]["P"]) if i_lo > 0 else two[0]["P"]
-    hi = refine_end(two[-1]["P"], scan[i_hi + 1]["P"]) if i_hi + 1 < len(scan) else two[-1]["P"]
-    d_lo, d_hi = depth_difference(lo), depth_difference(hi)
-    P_co = brentq(depth_difference, lo, hi, xtol=1e-8 * hi) if d_lo * d_hi < 0 else math.nan
     barrier = (softmax_row_mean_field(L, V, P_co, convention, row_density, n_grid).outer_barrier if math.isfinite(P_co)
                else None)
     spacing = scan[i_lo]["P"] / scan[i_lo - 1]["P"] - 1 if i_lo > 0 else factors[1] / factors[0] - 1
@@ -2257,6 +2243,37 @@ def softmax_mean_field_window(L: int, V: int, convention: model.Convention = mod
                 "message": f"two minima of F(m) for P in [{lo:.6g}, {hi:.6g}] (relative resolution {resolution:.1e}); "
                            "a window narrower than the scan spacing can be missed"})
     return out
+
+
+def _window_and_coexistence(scan, minima) -> tuple[float, float, float]:
+    """Ends of the window of P with two minima and the coexistence point inside it.
+
+    scan: points {"P", "n_minima"} in increasing P with at least one two-minimum point; minima(P) -> the
+    minima (each with "free_energy", in increasing c) at P. Each end is refined by geometric bisection on
+    "two minima" between the last scan point inside and the first outside (to 2^-10 of one scan step);
+    the coexistence point is the root of the depth difference F(copy) − F(uniform) (brentq, 1e-8
+    relative), NaN when it does not change sign over the window.
+    """
+    from scipy.optimize import brentq
+
+    two = [sp for sp in scan if sp["n_minima"] >= 2]
+
+    def refine_end(inside, outside, iterations=10):
+        for _ in range(iterations):
+            mid = math.sqrt(inside * outside)
+            inside, outside = (mid, outside) if len(minima(mid)) >= 2 else (inside, mid)
+        return inside
+
+    def depth_difference(P_):
+        found = minima(P_)
+        return found[-1]["free_energy"] - found[0]["free_energy"] if len(found) >= 2 else math.nan
+
+    i_lo, i_hi = scan.index(two[0]), scan.index(two[-1])
+    lo = refine_end(two[0]["P"], scan[i_lo - 1]["P"]) if i_lo > 0 else two[0]["P"]
+    hi = refine_end(two[-1]["P"], scan[i_hi + 1]["P"]) if i_hi + 1 < len(scan) else two[-1]["P"]
+    d_lo, d_hi = depth_difference(lo), depth_difference(hi)
+    P_co = brentq(depth_difference, lo, hi, xtol=1e-8 * hi) if d_lo * d_hi < 0 else math.nan
+    return lo, hi, P_co
 
 
 def softmax_dual_mean_field(L: int, V: int, P_values, convention: model.Convention = model.DEFAULT,
@@ -2330,25 +2347,9 @@ def causal_softmax_transition(L, V, conv, digits=30, row_density: str | None = N
                                 details={"steepest_P": math.sqrt(scan[k]["P"] * scan[k + 1]["P"]),
                                          "steepest_jump_per_step": float(jumps[k]), "scan": summary, "grid_status": grid_status})
 
-    count = grid.minima
-
-    def depth(P_):
-        pt = count(P_)
-        return pt["minima"][-1]["free_energy"] - pt["minima"][0]["free_energy"] if pt["n_minima"] >= 2 else math.nan
-
-    def refine(inside, outside, iterations=10):
-        for _ in range(iterations):
-            mid = math.sqrt(inside * outside)
-            inside, outside = (mid, outside) if count(mid)["n_minima"] >= 2 else (inside, mid)
-        return inside
-
-    i_lo, i_hi = scan.index(two[0]), scan.index(two[-1])
-    lo = refine(two[0]["P"], scan[i_lo - 1]["P"]) if i_lo > 0 else two[0]["P"]
-    hi = refine(two[-1]["P"], scan[i_hi + 1]["P"]) if i_hi + 1 < len(scan) else two[-1]["P"]
-    d_lo, d_hi = depth(lo), depth(hi)
-    P_co = brentq(depth, lo, hi, xtol=1e-8 * hi) if d_lo * d_hi < 0 else math.nan
+    lo, hi, P_co = _window_and_coexistence(scan, lambda P_: grid.minima(P_)["minima"])
     err = 1e-8 * hi if math.isfinite(P_co) else math.nan
-    pt = count(P_co) if math.isfinite(P_co) else two[0]
+    pt = grid.minima(P_co) if math.isfinite(P_co) else two[0]
     return TransitionResult("softmax", L, V, "first", P_co, supported_digits_string(P_co, err, digits) if math.isfinite(P_co) else "",
                             err, conv.n_of_P(P_co, L) if math.isfinite(P_co) else math.nan, spinodals=(lo, hi),
                             jump=pt["minima"][-1]["c"] - pt["minima"][0]["c"], status="converged",

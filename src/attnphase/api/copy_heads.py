@@ -41,6 +41,7 @@ from attnphase.derive.calculus import gradient, hessian
 from attnphase.derive.codegen import compile_kernel
 from attnphase.errors import ParameterError
 from attnphase.models import copy_heads as model
+from attnphase.numeric.metropolis import metropolis_means
 from attnphase.params import check_choice, check_int
 
 ATTENTIONS = ("softmax", "linear")
@@ -1459,39 +1460,23 @@ def linear_posterior_means(L: int, V: int, P: float, convention: model.Conventio
         return PosteriorMeans(L, V, P, n_, nan, nan, nan, math.nan, walkers, steps, "failed",
                               "no stable minimum of the reduced action to start from")
     best = min(stable, key=lambda v: local(v)[0])
-    dim = len(best)
-    chol = np.linalg.cholesky(np.linalg.inv(local(best)[2])) * (2.38 / math.sqrt(dim))
-    r_index = dim - 1 if entropy else None
+    r_index = len(best) - 1 if entropy else None
 
     def log_density(X):
-        S = observables(X)[4]
-        return -S + (X[..., r_index] if entropy else 0.0)  # dρ = ρ dr
+        return -observables(X)[4] + (X[..., r_index] if entropy else 0.0)  # dρ = ρ dr
 
-    rng = np.random.default_rng(seed)
-    X = best + 0.3 * rng.standard_normal((walkers, dim)) @ chol.T
-    logp = log_density(X)
-    burn = steps // 3
-    sums = np.zeros((walkers, len(names)))
-    accepted = 0.0
-    for k in range(steps):
-        Y = X + rng.standard_normal(X.shape) @ chol.T
-        logq = log_density(Y)
-        ok = np.log(rng.random(walkers)) < logq - logp
-        X[ok], logp[ok] = Y[ok], logq[ok]
-        accepted += ok.mean()
-        if k >= burn:
-            t_, c_, rho_, loss, _ = observables(X)
-            sign = np.where(t_ < 0, -1.0, 1.0)
-            sums += np.stack([t_ * sign, c_ * sign, rho_, loss], axis=-1)
-    per_walker = sums / (steps - burn)
-    means = dict(zip(names, per_walker.mean(0).tolist()))
-    errors = dict(zip(names, (per_walker.std(0, ddof=1) / math.sqrt(walkers)).tolist()))
+    def folded(X):  # the sign symmetry (t, c) ↦ (−t, −c): each sample reported with t ≥ 0
+        t_, c_, rho_, loss, _ = observables(X)
+        sign = np.where(t_ < 0, -1.0, 1.0)
+        return np.stack([t_ * sign, c_ * sign, rho_, loss], axis=-1)
+
+    sampled = metropolis_means(log_density, folded, best, local(best)[2], walkers=walkers, steps=steps, seed=seed)
     t0, c0, rho0, loss0, _ = observables(best)
     saddle = {"t": float(t0), "c": float(c0), "rho": float(rho0), "loss_gibbs": float(loss0)}
-    acc = accepted / steps
-    status = "converged" if 0.05 < acc < 0.9 and np.all(np.isfinite(per_walker)) else "poor_mixing"
-    return PosteriorMeans(L, V, P, n_, means, errors, saddle, acc, walkers, steps, status,
-                          f"random-walk Metropolis on the reduced action, acceptance {acc:.2f}")
+    return PosteriorMeans(L, V, P, n_, dict(zip(names, sampled.means.tolist())), dict(zip(names, sampled.errors.tolist())),
+                          saddle, sampled.acceptance, walkers, steps, sampled.status,
+                          f"random-walk Metropolis on the reduced action (numeric.metropolis), acceptance "
+                          f"{sampled.acceptance:.2f}")
 
 
 # -- simulation ----------------------------------------------------------------------------------------

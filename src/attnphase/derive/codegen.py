@@ -486,6 +486,13 @@ class Kernel:
         self._module = module
         self._n_outputs = int(np.prod(self.output_shape)) if self.output_shape else 1
 
+    @property
+    def module_name(self) -> str:
+        """Name of the generated module (registered in sys.modules when the kernel lives in the disk
+        cache): numba code that calls this kernel's `evaluate` imports it as a module global, the only
+        way its own compiled code can be cached."""
+        return self._module.__name__
+
     def __repr__(self):
         return (f"Kernel(backend={self.backend!r}, args={list(self.arg_names)}, "
                 f"output_shape={self.output_shape}, key={self.key[:12]})")

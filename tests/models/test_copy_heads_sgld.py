@@ -30,6 +30,24 @@ def test_squared_error_from_sufficient_statistics_equals_direct_sum(attention):
     assert torch.allclose(sgld.squared_error(G, params["W"], st), direct, rtol=1e-12, atol=1e-10)
 
 
+@pytest.mark.parametrize("boundary", ["periodic", "drop-first"])
+def test_conditional_read_out_is_the_ridge_solution(boundary):
+    """The read-out a chain starts from with read_out_start="conditional" is the posterior mean of W given G: the ridge
+    regression of the targets on the features, W = βYᵀΦ(τ⁻¹I + βΦᵀΦ)⁻¹, computed here from the explicit feature matrix
+    of `models.copy_heads.features_and_targets` (independent of the sufficient statistics)."""
+    cfg = sgld.CopyTaskConfig(L=6, V=3, attention="softmax", beta=0.7, tau=1.3, boundary=boundary)
+    gen = torch.Generator().manual_seed(8)
+    tokens = sgld.sample_tokens(11, cfg, gen, "cpu")
+    st = sgld.statistics([tokens], 3, boundary=boundary).repeat(3)
+    params = sgld.initial_params(cfg, ["prior", "copy", "uniform"], gen, "cpu")
+    W = sgld.conditional_read_out(params, cfg, st).numpy()
+    G = sgld.attention_matrix(params, cfg).numpy()
+    for k in range(3):
+        Phi, Y = model.features_and_targets(G[k], tokens.numpy(), 3, boundary)
+        ridge = cfg.beta * Y.T @ Phi @ np.linalg.inv(np.eye(3) / cfg.tau + cfg.beta * Phi.T @ Phi)
+        assert np.allclose(W[k], ridge, rtol=1e-10, atol=1e-12)
+
+
 def test_attention_matrix_projections_recover_plane():
     cfg = sgld.CopyTaskConfig(L=8, V=4, attention="linear")
     params = sgld.initial_params(cfg, ["copy"], torch.Generator().manual_seed(0), "cpu")

@@ -21,6 +21,10 @@ scans and mpmath for polishing) and solved here:
 * `linear_posterior_means`: the linear order parameters averaged over exp(−S) (their own fluctuations), what
   posterior sampling of the network measures (with `row_sums="per-row"` one row sum per target row, as sampling has);
   `simulate_hysteresis`: uniform- and copy-start chains on shared data sets across a window.
+* softmax copy branch, theory against sampling: row density "joint" (each row's logit and its other weights'
+  participation jointly), `softmax_row_posterior_means` (means over each well instead of the mode),
+  `softmax_finite_data_correction` (one finite data set to second order) and `simulate_row_model` (MALA of the scores
+  under the self-averaged data term, which separates the two).
 
 P convention (default): P counts target tokens and the loss is summed, so n = β·P (β = 1). Other
 conventions are `Convention` fields (see models.copy_heads).
@@ -42,7 +46,7 @@ from attnphase.derive.codegen import compile_kernel
 from attnphase.errors import ParameterError
 from attnphase.models import copy_heads as model
 from attnphase.numeric.metropolis import metropolis_means
-from attnphase.params import check_choice, check_int
+from attnphase.params import check_choice, check_int, check_real
 
 ATTENTIONS = ("softmax", "linear")
 REDUCTIONS = ("convention-a", "first-attempt")
@@ -1774,7 +1778,15 @@ def softmax_exact_prior_threshold(L: int, V: int, convention: model.Convention =
 #     Λ(h, g) = ln ∫ dx p(x) exp(h a(x) + g q(x)),   a = 1/(1 + e^{−x}),  q(x) = a² + k(1 − a)²/(L − 1),
 #
 # (p the row-logit density, exact or the large-L shortcut; k the participation of the other weights as in
-# the homogeneous action). The free energy in the order parameters is F(m, q) = T Λ*(m, q) + S_data(m, q).
+# the homogeneous action). Row density "joint" keeps the participation Y = Σ_{m≠prev} w_m² of the other weights
+# (w their own softmax) as a random variable, q = a² + (1 − a)² Y with (x, Y) from their exact joint density:
+#
+#     Λ(h, g) = ln ∫ dx dY p(x, Y) exp(h a(x) + g [a² + (1 − a)² Y]).
+#
+# On the copy branch the tilt g = −S_q/T is large and negative (−24 to −80 at L = 32, V = 4, P = 640…1920): rows
+# whose other weights are spread evenly (small Y) are favoured, which the prior mean k/(L − 1) misses. The mean
+# participation makes q too large and Λ too small there, and the copy minimum comes out 0.01–0.02 too high in c
+# (L = 32; MALA of the scores under the self-averaged data term agrees with "joint" to ≤ 0.001, see docs). The free energy in the order parameters is F(m, q) = T Λ*(m, q) + S_data(m, q).
 # The homogeneous action is its limit when each row's tilted density concentrates (large fields, large L);
 # at L ~ 32 it does not, and the homogeneous barrier (22 units at L = 32) does not exist in F.
 #
@@ -1782,7 +1794,10 @@ def softmax_exact_prior_threshold(L: int, V: int, convention: model.Convention =
 # g = −(1/T) ∂S_data/∂q at (m, q) = ∂Λ/∂(h, g); then F = T(h m + g q − Λ) + S_data and dF/dm = T h + ∂S_data/∂m,
 # whose zeros are the stationary points (minima where it turns from negative to positive).
 
-ROW_DENSITIES = ("exact", "shortcut")
+ROW_DENSITIES = ("exact", "shortcut", "joint")
+# "joint": bins of the participation Y per logit x (equal prior mass each); 8 and 32 bins give the same L = 32 copy
+# minima to 2e-4 in c, the binning error (the spread of Y within a bin) falls with the bin width squared
+JOINT_PARTICIPATION_BINS = 16
 # row sets may mix them: "hybrid" uses the exact density for rows attending to at most HYBRID_EXACT_MAX positions and
 # the shortcut beyond (causal mask at large L, where L − 1 exact densities are too costly)
 ROW_SET_DENSITIES = ROW_DENSITIES + ("hybrid",)
@@ -1811,13 +1826,19 @@ class RowTable:
     q: np.ndarray
     relative_error: np.ndarray
     participation: float
+    # "joint" only: Σ_{m≠m'} w_m² w_m'² of the other weights (mean within each atom), for the finite-data correction
+    pair_participation: np.ndarray | None = None
 
 
 @lru_cache(maxsize=1024)
 def row_table(L: int, sigma2: float, row_density: str = "exact", n_x: int = 600, n_points: int = 2**12,
               replicates: int = 4) -> RowTable:
     """Tabulate the row-logit density p(x) (exact: Sobol over the L − 1 other scores; shortcut: the
-    Gaussian N(−ln(L−1) − σ²/2, σ²)) and the row's (a, q) on a grid of x."""
+    Gaussian N(−ln(L−1) − σ²/2, σ²)) and the row's (a, q) on a grid of x.
+
+    "joint": the joint density of x and the participation Y of the other weights (`_joint_row_table`); the arrays
+    then run over the atoms (x_j, bin k of Y), n_x · JOINT_PARTICIPATION_BINS of them (x repeated), so every
+    tilted average over the table is the same sum over atoms."""
     from attnphase.numeric.gauss import sobol_expectation
 
     L = check_int("L", L, 2, 2**16)  # positions the row attends to (2 and up under the causal mask)
@@ -1826,6 +1847,8 @@ def row_table(L: int, sigma2: float, row_density: str = "exact", n_x: int = 600,
     centre = -math.log(L - 1) - sigma2 / 2
     # a = 1/(1 + e^{−x}) is flat beyond x ≈ 12 and the prior weight below centre − 8σ is < e^{−32}
     x = np.linspace(centre - 8 * sigma, max(12.0, centre + 8 * sigma), n_x)
+    if row_density == "joint":
+        return _joint_row_table(L, sigma2, x, n_points, replicates)
     if row_density == "shortcut":
         log_p = -((x - centre) ** 2) / (2 * sigma2) - 0.5 * math.log(2 * math.pi * sigma2)
         rel = np.zeros_like(x)
@@ -1844,6 +1867,41 @@ def row_table(L: int, sigma2: float, row_density: str = "exact", n_x: int = 600,
     return RowTable(x, log_p + math.log(x[1] - x[0]), a, a * a + k * (1 - a) ** 2 / (L - 1), rel, k)
 
 
+def _joint_row_table(L: int, sigma2: float, x: np.ndarray, n_points: int, replicates: int,
+                     n_bins: int = JOINT_PARTICIPATION_BINS) -> RowTable:
+    """Row table over atoms (x_j, Y-bin k): weight p(x_j, k)·Δx and q = a_j² + (1 − a_j)² Ȳ_jk with Ȳ_jk the mean
+    participation within bin k given x_j (`models.copy_heads.row_joint_density_integrand`, Sobol over the L − 1 other
+    scores, the same points for every x). Bin edges: prior quantiles of Y from 4096 pseudo-random rows; any edges
+    give a consistent table, quantiles put equal prior mass in each bin."""
+    from attnphase.numeric.gauss import sobol_expectation
+
+    rng = np.random.default_rng(0)
+    z = math.sqrt(sigma2) * rng.standard_normal((4096, L - 1))
+    w = np.exp(z - np.logaddexp.reduce(z, axis=1)[:, None])
+    edges = np.quantile((w**2).sum(axis=1), np.linspace(0.0, 1.0, n_bins + 1))
+    edges[0], edges[-1] = 0.0, 1.0 + 1e-12  # Y ∈ [1/(L − 1), 1]
+    mean, cov = np.zeros(L - 1), np.eye(L - 1) * sigma2
+    mass, moment, pair_moment, err = (np.empty((len(x), n_bins)) for _ in range(4))
+    chunk = 16  # x values per Sobol call: the integrand holds N × 3 × chunk × n_bins numbers
+    for i in range(0, len(x), chunk):
+        sl = slice(i, i + chunk)
+        res = sobol_expectation(model.row_joint_density_integrand(x[sl], sigma2, edges), mean, cov, n_points=n_points,
+                                replicates=replicates)
+        mass[sl], moment[sl], pair_moment[sl] = np.asarray(res.value, float).reshape(3, -1, n_bins)
+        err[sl] = np.asarray(res.error, float).reshape(3, -1, n_bins)[0]
+    positive = mass > 0
+    safe_mass = np.where(positive, mass, 1.0)
+    Y = np.where(positive, moment / safe_mass, 0.0)
+    pairs = np.where(positive, pair_moment / safe_mass, 0.0)
+    a = np.repeat(expit(x)[:, None], n_bins, axis=1)
+    log_w = np.log(np.where(positive, mass, np.finfo(float).tiny)) + math.log(x[1] - x[0])
+    rel = np.where(positive, err / np.where(positive, mass, 1.0), 1.0)
+    k = float(sobol_expectation(model.row_participation_integrand(sigma2), mean, cov, n_points=n_points,
+                                replicates=replicates).value)
+    return RowTable(np.repeat(x[:, None], n_bins, axis=1).ravel(), log_w.ravel(), a.ravel(),
+                    (a * a + (1 - a) ** 2 * Y).ravel(), rel.ravel(), k, pairs.ravel())
+
+
 @dataclass(frozen=True)
 class RowSet:
     """The distinct target rows of one boundary convention, each with its multiplicity (periodic and
@@ -1857,6 +1915,7 @@ class RowSet:
     multiplicity: np.ndarray
     positions: np.ndarray  # positions each row attends to
     participation: np.ndarray
+    pair_participation: np.ndarray | None = None  # "joint" tables only (RowTable.pair_participation)
 
     @property
     def targets(self) -> float:
@@ -1890,8 +1949,9 @@ def row_set(L: int, conv: model.Convention, row_density: str = "exact") -> RowSe
 
     tables = [row_table(int(l_), conv.sigma2, density(int(l_))) for l_ in lengths]
     stack = lambda name: np.stack([getattr(tb, name) for tb in tables])  # noqa: E731
+    pairs = stack("pair_participation") if all(tb.pair_participation is not None for tb in tables) else None
     return RowSet(stack("x"), stack("log_weight"), stack("a"), stack("q"), stack("relative_error"), counts.astype(float),
-                  lengths.astype(float), np.array([tb.participation for tb in tables]))
+                  lengths.astype(float), np.array([tb.participation for tb in tables]), pairs)
 
 
 def _tilted_moments(table: RowSet, h, g):
@@ -2135,8 +2195,11 @@ def softmax_row_mean_field(L: int, V: int, P: float, convention: model.Conventio
     Causal mask (`convention.boundary == "causal"`): row l attends to l positions, its logit density is that
     of softmax over l Gaussian scores, and F = sup_{h,g} [T(h m + g q) − Σ_l Λ_l(h, g)] + S_data(m, q): each row
     its own Cramér function, rows independent under the prior, the data term seeing them through m and q.
-    row_density "hybrid": see `row_set` (for the causal mask at large L). Cost: one grid (≈ 0.2 s for one row at
-    n_grid = 100; rows × that under the mask) plus ≈ 0.1 s per minimum and saddle."""
+    row_density "hybrid": see `row_set` (for the causal mask at large L). "joint": each row's logit and the
+    participation of its other weights from their joint density (the other densities keep the participation at its
+    prior mean, which puts the copy minimum 0.01–0.02 too high in c at L = 32…128; see the section comment). Cost: one
+    grid (≈ 0.2 s for one row at n_grid = 100, ≈ 2 s with "joint"; rows × that under the mask) plus ≈ 0.1 s per
+    minimum and saddle, and for "joint" the table (≈ 5 s at L = 16, 20 s at L = 128, cached)."""
     _, L, V = _check_common("softmax", L, V, convention)
     P = model.check_P(P)
     n_grid = check_int("n_grid", n_grid, 10, 2000)
@@ -2343,7 +2406,8 @@ def causal_softmax_transition(L, V, conv, digits=30, row_density: str | None = N
 
 
 def simulate_hysteresis(L: int, V: int, P_values, *, data_sets: int = 2, steps: int = 4000, burn_in: int | None = None,
-                        seed: int = 0, device: str = "auto", convention: model.Convention = model.DEFAULT) -> dict:
+                        seed: int = 0, device: str = "auto", convention: model.Convention = model.DEFAULT,
+                        read_out_start: str = "small") -> dict:
     """Softmax hysteresis test: at each P, `data_sets` independent training sets, each sampled by two MALA
     chains, one started uniform (scores 0) and one started copy (scores 2 ln L on the previous position).
 
@@ -2353,7 +2417,9 @@ def simulate_hysteresis(L: int, V: int, P_values, *, data_sets: int = 2, steps: 
     Δc = c(copy start) − c(uniform start) on the same data set, its mean and standard error over data sets
     (for one data set, the two chains' batch-means errors combined). In equilibrium Δc = 0; two
     starts stuck in different minima give Δc ≈ the jump of the homogeneous theory. `c_trace` (per chain,
-    every 10 steps after burn-in) gives the histograms.
+    every 10 steps after burn-in) gives the histograms. read_out_start: see `validate.sgld.run_langevin` ("small", the
+    default, lets a copy start fall below its equilibrium first at L = 128; "conditional" starts W at its posterior
+    mean given the start).
     """
     from attnphase.validate import sgld
     from attnphase.validate.device import select_device
@@ -2373,7 +2439,7 @@ def simulate_hysteresis(L: int, V: int, P_values, *, data_sets: int = 2, steps: 
     test = sgld.statistics([sgld.sample_tokens(500, cfg, gen, dev)], V, boundary=cfg.boundary)
     starts = ["uniform", "copy"] * len(tokens)
     run = sgld.run_langevin(cfg, train, test, starts, steps=steps, burn_in=burn_in, seed=seed + 1, device=str(dev),
-                            record_matrices=False)
+                            record_matrices=False, read_out_start=read_out_start)
     points = []
     for i, k in enumerate(n_seqs):
         P_used = k * T_ if convention.P_counts == "tokens" else k
@@ -2401,3 +2467,253 @@ def simulate_hysteresis(L: int, V: int, P_values, *, data_sets: int = 2, steps: 
                        "delta_c": float(deltas.mean()), "delta_c_err": d_err, "chains": chains})
     return {"L": L, "V": V, "steps": steps, "data_sets": data_sets, "points": points, "status": run.status,
             "message": run.message}
+
+
+@lru_cache(maxsize=None)
+def _torch_data_term():
+    """models.copy_heads.data_action_rows compiled for torch (autograd): S_data(m, q, t1, t2; n, V, τ, ℓ_W)."""
+    args = [model.m, model.q, model.sum_t, model.sum_t2, model.n, model.V, model.tau, model.ld]
+    return compile_kernel(model.data_action_rows(model.m, model.q, model.sum_t, model.sum_t2), args, backend="torch")
+
+
+def simulate_row_model(L: int, V: int, P: float, *, chains: int = 8, steps: int = 3000, seed: int = 0,
+                       device: str = "auto", convention: model.Convention = model.DEFAULT) -> dict:
+    """Softmax: MALA of the row model, the attention scores under the self-averaged data term S_data(m, q) (no data
+    set; `validate.sgld.run_row_model`), chains alternating uniform and copy starts. It is the model the row mean field
+    approximates by its saddle point over (m, q) (and, with row_density "exact", by each row's mean participation),
+    and it differs from the sampled network (`simulate`, `simulate_hysteresis`) only by the finite data set; comparing
+    the three separates the approximations.
+
+    Returns {"P", "n", "c", "c_err", "q", "q_err", "per_chain_c", "acceptance", "status", "message"}: time means over
+    the chains after burn-in, errors from batch means (10 batches per chain)."""
+    from attnphase.validate import sgld
+    from attnphase.validate.device import select_device
+
+    _, L, V = _check_common("softmax", L, V, convention)
+    P = model.check_P(P)
+    chains = check_int("chains", chains, 1, 4096)
+    steps = check_int("steps", steps, 20, 10**7)
+    if chains * L * L > MAX_SIMULATION_ENTRIES:
+        raise ParameterError("chains", chains, f"at most {MAX_SIMULATION_ENTRIES // (L * L)} for L = {L}")
+    cfg = network_config("softmax", L, V, convention)
+    dev = select_device(device)
+    n_ = convention.n_of_P(P, L)
+    kernel = _torch_data_term()
+    tau_, ld_ = convention.tau(V), convention.log_det_weight
+
+    def data_term(m_, q_, t1, t2):
+        return kernel(m_, q_, t1, t2, n_, V, tau_, ld_)
+
+    starts = [("uniform", "copy")[i % 2] for i in range(chains)]
+    run = sgld.run_row_model(cfg, data_term, starts, steps=steps, seed=seed, device=str(dev))
+    out = {"P": P, "n": n_}
+    for name in ("c", "q"):
+        batches = _batch_means(getattr(run, name)).reshape(-1)
+        out[name] = float(batches.mean())
+        out[name + "_err"] = float(batches.std(ddof=1) / math.sqrt(len(batches)))
+    out.update(per_chain_c=run.c.mean(-1).tolist(), acceptance=run.acceptance.tolist(), status=run.status,
+               message=run.message)
+    return out
+
+
+@dataclass
+class RowPosteriorMeans:
+    """Means of the order parameters over each well of the row mean field's posterior (`softmax_row_posterior_means`).
+
+    wells: per minimum of F (by increasing c) {c_mode, c_mean, c_sd, q_mode, q_mean, m_mean, error, edge_weight}:
+    mode = the minimum of F, mean/sd over the well; error: quadrature error of c_mean (full against half the grid
+    points); edge_weight: the largest weight on one side of the integration box (the box must hold the well)."""
+
+    L: int
+    V: int
+    P: float
+    row_density: str
+    wells: list
+    status: str
+    message: str
+
+
+def _row_covariance(table: RowSet, h, g):
+    """(Λ̄, m, q, det ∇²Λ̄) at tilts (h, g): ∇²Λ̄ is the row-averaged covariance of (a, q) under the tilted density."""
+    h, g = np.asarray(h, float)[..., None, None], np.asarray(g, float)[..., None, None]
+    exponent = table.log_weight + h * table.a + g * table.q
+    top = exponent.max(axis=-1, keepdims=True)
+    w = np.exp(exponent - top)
+    Z = w.sum(-1)
+    weights = table.multiplicity / table.targets
+
+    def mean(values):
+        return np.einsum("...rx,rx->...r", w, values) / Z
+
+    ma, mq = mean(table.a), mean(table.q)
+    vaa, vqq, vaq = mean(table.a**2) - ma**2, mean(table.q**2) - mq**2, mean(table.a * table.q) - ma * mq
+    avg = lambda v: (v * weights).sum(-1)  # noqa: E731
+    return avg(top[..., 0] + np.log(Z)), avg(ma), avg(mq), avg(vaa) * avg(vqq) - avg(vaq) ** 2
+
+
+def softmax_row_posterior_means(L: int, V: int, P: float, convention: model.Convention = model.DEFAULT,
+                                row_density: str = "joint", span: float = 10.0, n_points: int = 81) -> RowPosteriorMeans:
+    """Means of c, q over the posterior of the row averages (m, q) instead of their values at the minimum of F.
+
+    The average of T independent rows has the saddle-point (Daniels) density
+        p(m, q) ≈ (T/2π) det(∇²Λ̄)^{−1/2} exp(−T Λ̄*(m, q))     (relative error O(1/T)),
+    so the posterior is ∝ det(∇²Λ̄)^{−1/2} exp(−F(m, q)); on the dual plane (dm dq = det ∇²Λ̄ dh dg) it is
+    ∝ det(∇²Λ̄(h, g))^{1/2} exp(−F̃(h, g)). Integrated by the trapezoid rule on an n_points² box of ±span standard
+    deviations along the principal axes of F̃'s Hessian at each minimum (finite differences), cut at the c of the
+    neighbouring saddles so that each well is averaged alone (what a chain that stays in one well measures). The
+    prefactor moves the mean at the same order O(1/T) as the skewness of F, so both are kept; the error of the
+    Daniels density moves the mean at O(1/T²)."""
+    _, L, V = _check_common("softmax", L, V, convention)
+    span = check_real("span", span, 2.0, 20.0)
+    n_points = check_int("n_points", n_points, 11, 1001)
+    mf = softmax_row_mean_field(L, V, P, convention, row_density)
+    table = row_set(L, convention, row_density)
+    T_, n_ = convention.targets(L), convention.n_of_P(P, L)
+    ker = softmax_data_kernel()
+
+    def weight_terms(h, g):
+        # in slices of the box: the tilted averages hold (points × rows × atoms) numbers
+        if np.ndim(h) == 2 and h.shape[0] > 1:
+            parts = [weight_terms(h[i:i + 1], g[i:i + 1]) for i in range(h.shape[0])]
+            return tuple(np.concatenate(v) for v in zip(*parts))
+        lam, m_, q_, det = _row_covariance(table, h, g)
+        S = np.asarray(ker(m_, q_, n_, V, convention.tau(V), convention.log_det_weight))[..., 0]
+        return T_ * (h * m_ + g * q_ - lam) + S, m_, q_, det
+
+    cuts = [-math.inf] + [mx["c"] for mx in mf.maxima] + [math.inf]
+    wells = []
+    for i, mn in enumerate(mf.minima):
+        h0, g0 = mn["h"], mn["g"]
+        dh, dg = 1e-3 * max(1.0, abs(h0)), 1e-3 * max(1.0, abs(g0))
+        f = lambda a, b: float(weight_terms(np.array([a]), np.array([b]))[0][0])  # noqa: E731
+        f0 = f(h0, g0)
+        hess = np.array([[(f(h0 + dh, g0) - 2 * f0 + f(h0 - dh, g0)) / dh**2, 0.0],
+                         [0.0, (f(h0, g0 + dg) - 2 * f0 + f(h0, g0 - dg)) / dg**2]])
+        hess[0, 1] = hess[1, 0] = (f(h0 + dh, g0 + dg) - f(h0 + dh, g0 - dg) - f(h0 - dh, g0 + dg)
+                                   + f(h0 - dh, g0 - dg)) / (4 * dh * dg)
+        curv, axes = np.linalg.eigh(hess)
+        if curv[0] <= 0:
+            raise RuntimeError(f"F̃ is not convex at its minimum c = {mn['c']:.4g} (finite-difference Hessian)")
+
+        def average(n):
+            u = np.linspace(-span, span, n)
+            U1, U2 = np.meshgrid(u, u, indexing="ij")
+            offset = np.stack([U1, U2], -1) / np.sqrt(curv) @ axes.T
+            F, m_, q_, det = weight_terms(h0 + offset[..., 0], g0 + offset[..., 1])
+            c_ = table.copy_strength(m_)
+            logw = -(F - f0) + 0.5 * np.log(det)
+            logw = np.where((c_ > cuts[i]) & (c_ < cuts[i + 1]), logw, -np.inf)
+            w = np.exp(logw - logw.max())
+            w /= w.sum()
+            # weight on the box's outermost points: the mass beyond the box is of that order, and it can move the
+            # mean by at most that mass times the range of c over the box
+            edge = max(w[0].sum(), w[-1].sum(), w[:, 0].sum(), w[:, -1].sum()) * float(np.ptp(c_[np.isfinite(logw)]))
+            c_mean = float((w * c_).sum())
+            return c_mean, float(np.sqrt(max(0.0, (w * c_**2).sum() - c_mean**2))), float((w * q_).sum()), \
+                float((w * m_).sum()), float(edge)
+
+        c_mean, c_sd, q_mean, m_mean, edge = average(n_points)
+        coarse = average(n_points // 2 + 1)[0]
+        wells.append({"c_mode": mn["c"], "c_mean": c_mean, "c_sd": c_sd, "q_mode": mn["q"], "q_mean": q_mean,
+                      "m_mean": m_mean, "error": abs(c_mean - coarse) + edge, "edge_weight": edge})
+    bad = [w for w in wells if w["edge_weight"] > 1e-2 * w["c_sd"]]
+    status = "converged" if not bad and mf.status == "converged" else ("box_too_small" if bad else mf.status)
+    return RowPosteriorMeans(L, V, float(P), row_density, wells, status,
+                             f"Daniels posterior over each of {len(wells)} well(s), {n_points}² trapezoid box of ±{span} "
+                             f"standard deviations; mean field: {mf.message}")
+
+
+# -- softmax: one finite data set (quenched disorder) to second order ------------------------------------
+# The row mean field uses the self-averaged data term. A data set of N_s sequences adds, to first order (model:
+# `finite_data_field_coefficients`), δS = −Σ_l η_l Σ_{m≠l−1} G_lm ζ_{m,l−1} + (pairs of non-copy weights), with
+# η_l = η_B − 2κ a_l (the copy weight a_l enters through the M-term pairs (l−1, m)) and the pair counts ζ (mean 0,
+# variance N_s ε/V, uncorrelated). The rows are independent at fixed tilts, so the posterior of (m, q) for one data
+# set, averaged over data sets, gains −½ E_ζ Var(δS | m, q) (its mean E_ζ⟨δS⟩ vanishes; the term linear in ζ only
+# spreads c from data set to data set). Row l attends to l positions; its l − 1 non-copy weights are exchangeable:
+#     ΔF(m, q) = −½ (N_s ε/V) Σ_l { E_l(η_l² (q_l − a_l²)) − (E_l[η_l (1 − a_l)])² / (l − 1)
+#                                   + 2κ² [E_l((1 − a_l)⁴ W_l) − (E_l[(1 − a_l)² − (q_l − a_l²)])² / ((l − 1)(l − 2))] },
+# E_l the tilted row average at the (h, g) of (m, q), q_l − a_l² = (1 − a_l)² Y_l the non-copy weights' squares and
+# W_l = Σ_{m≠m'} w_m² w_m'² (the second line: the pairs of two non-copy weights, κ G_lm G_lm' ζ_mm'; 20–40% of ΔF at
+# L = 32…128 because κ ≫ η_l). The network fits the pair-count noise with its non-copy weights; the gain falls with
+# the copy weight a, so ΔF pulls c down. Dropped: orders ζ³ and beyond, and the O(V) terms of second order in (dM, dB)
+# that do not grow with T.
+@lru_cache(maxsize=None)
+def _finite_data_kernel():
+    eta_B, kappa = model.finite_data_field_coefficients(model.m, model.q)
+    args = [model.m, model.q, model.n, model.V, model.tau, model.ld, model.beta_t]
+    return compile_kernel([eta_B, kappa], args, compiler="none")
+
+
+@dataclass
+class FiniteDataCorrection:
+    """Minima of F + ΔF (`softmax_finite_data_correction`), one per minimum of the row mean field F, by increasing c.
+
+    wells: {c_mean_field, c_corrected, shift, delta_F (ΔF at the corrected minimum), h, g}; sequences: N_s."""
+
+    L: int
+    V: int
+    P: float
+    sequences: float
+    row_density: str
+    wells: list
+    status: str
+    message: str
+
+
+def softmax_finite_data_correction(L: int, V: int, P: float, convention: model.Convention = model.DEFAULT,
+                                   row_density: str = "joint") -> FiniteDataCorrection:
+    """The row mean field with one finite data set's second-order (quenched) correction: every minimum of F(m, q)
+    continued to the minimum of F + ΔF nearby (ΔF in the section comment above), on the dual plane (Nelder–Mead
+    from the mean-field minimum's tilts). One-hot tokens only (the pair counts are those of one-hot inputs)."""
+    from scipy.optimize import minimize
+
+    _, L, V = _check_common("softmax", L, V, convention)
+    P = model.check_P(P)
+    if convention.centred:
+        raise ParameterError("tokens", convention.tokens, "'one-hot' (the pair-count fluctuations are those of one-hot inputs)")
+    row_density = check_choice("row_density", row_density, ("joint",))  # needs each row's non-copy pair weights
+    mf = softmax_row_mean_field(L, V, P, convention, row_density)
+    table = row_set(L, convention, row_density)
+    others = table.positions[:, None] - 1
+    off_pairs = np.maximum(others * (others - 1), 1.0)  # ordered pairs of non-copy weights (none for l = 2)
+    T_, n_ = convention.targets(L), convention.n_of_P(P, L)
+    beta_ = convention.beta_per_target(L)
+    sequences = n_ / beta_ / T_
+    eps = 1 - 1 / V
+    weights = table.multiplicity / table.targets
+    ker, coef = softmax_data_kernel(), _finite_data_kernel()
+    tau_, ld_ = convention.tau(V), convention.log_det_weight
+
+    def total(v):
+        h, g = v
+        exponent = table.log_weight + h * table.a + g * table.q
+        top = exponent.max(axis=-1, keepdims=True)
+        w = np.exp(exponent - top)
+        Z = w.sum(axis=-1)
+        w /= Z[:, None]
+        lam = float((weights * (top[:, 0] + np.log(Z))).sum())
+        m_ = float((weights * (w * table.a).sum(-1)).sum())
+        q_ = float((weights * (w * table.q).sum(-1)).sum())
+        S = float(np.asarray(ker(m_, q_, n_, V, tau_, ld_))[0])
+        eta_B, kappa = (float(v_) for v_ in np.asarray(coef(m_, q_, n_, V, tau_, ld_, beta_), float))
+        eta = eta_B - 2 * kappa * table.a
+        rest, squares = (1 - table.a) ** 2, table.q - table.a**2
+        copy_pairs = (w * eta**2 * squares).sum(-1) - (w * eta * (1 - table.a)).sum(-1) ** 2 / (table.positions - 1)
+        other_pairs = ((w * rest**2 * table.pair_participation).sum(-1)
+                       - (w * (rest - squares)).sum(-1) ** 2 / off_pairs[:, 0])
+        per_row = copy_pairs + 2 * kappa**2 * other_pairs
+        delta_F = -0.5 * sequences * eps / V * T_ * float((weights * per_row).sum())
+        return T_ * (h * m_ + g * q_ - lam) + S, delta_F, m_
+
+    wells = []
+    for mn in mf.minima:
+        res = minimize(lambda v: sum(total(v)[:2]), [mn["h"], mn["g"]], method="Nelder-Mead",
+                       options={"xatol": 1e-7 * max(1.0, abs(mn["h"])), "fatol": 1e-10, "maxiter": 4000})
+        _, delta_F, m_ = total(res.x)
+        c_ = float(table.copy_strength(m_))
+        wells.append({"c_mean_field": mn["c"], "c_corrected": c_, "shift": c_ - mn["c"], "delta_F": delta_F,
+                      "h": float(res.x[0]), "g": float(res.x[1]), "converged": bool(res.success)})
+    ok = all(w["converged"] for w in wells) and mf.status == "converged"
+    return FiniteDataCorrection(L, V, float(P), sequences, row_density, wells, "converged" if ok else "failed",
+                                f"second-order finite-data correction of {len(wells)} minimum/minima ({row_density} rows, "
+                                f"{sequences:.4g} sequences); mean field: {mf.message}")

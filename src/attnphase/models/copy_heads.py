@@ -108,6 +108,29 @@ def data_action(m_expr, q_expr, t_expr, centred: bool = False) -> sympy.Expr:
     return data_action_rows(m_expr, q_expr, t_expr, t_expr**2, centred)
 
 
+beta_t = parameter("beta_t", Domain.positive(), latex=r"\beta", description="inverse temperature per target token")
+
+
+def finite_data_field_coefficients(m_expr, q_expr) -> tuple[sympy.Expr, sympy.Expr]:
+    """(η_B, κ): how one finite data set moves the exact action away from the self-averaged one, to first order.
+
+    S(M, B) = (V/2) ln det(I + τβM) − (β²/2) tr[Bᵀ A⁻¹ B], A = τ⁻¹I + βM, has dS = tr[Ξ_M dM] + tr[Ξ_B dB] with
+    Ξ_M = (Vβ/2)A⁻¹ + (β³/2)A⁻¹BBᵀA⁻¹ and Ξ_B = −β²A⁻¹B. At the self-averaged M, B (one-hot tokens, softmax rows)
+    both are multiples of the centred projector Π = I − 11ᵀ/V (their all-ones parts meet no fluctuation: for one-hot
+    x, 1ᵀx = 1), Ξ_B = −η_B Π and Ξ_M = κ Π with u = τnq/V,
+
+        η_B = βτnm/(V(1 + u)),   κ = β[ℓ_W Vτ/(2(1 + u)) + (τnm/(V(1 + u)))²/2].
+
+    The fluctuations of a data set of N_s sequences enter only through the pair counts
+    ζ_ij = Σ_μ ([x_i^μ = x_j^μ] − 1/V) (i ≠ j; mean 0, variance N_s ε/V, uncorrelated between pairs), as
+    tr[Π dB] = Σ_l Σ_{m≠l−1} G_lm ζ_{m,l−1} and tr[Π dM] = Σ_l Σ_{m≠m'} G_lm G_lm' ζ_mm'.
+    """
+    u = tau * n * q_expr / V
+    eta_B = beta_t * tau * n * m_expr / (V * (1 + u))
+    kappa = beta_t * (ld * V * tau / (2 * (1 + u)) + (tau * n * m_expr / (V * (1 + u))) ** 2 / 2)
+    return eta_B, kappa
+
+
 def copy_plane(t_expr, c_expr, rho_expr=0):
     """(m, q) of G = tU + c(S − U) + R per target row."""
     return (t_expr + (L - 1) * c_expr) / L, (t_expr**2 + (L - 1) * c_expr**2) / L + rho_expr
@@ -594,6 +617,37 @@ def row_logit_density_integrand(x_values: np.ndarray, sigma2_: float):
         lse = np.logaddexp.reduce(z, axis=1)[:, None]
         s = xs[None, :] + lse
         return np.exp(-(s**2) / (2 * sigma2_)) / math.sqrt(2 * math.pi * sigma2_)
+
+    return f
+
+
+def row_joint_density_integrand(x_values: np.ndarray, sigma2_: float, edges: np.ndarray):
+    """Integrand of the joint density of a row's previous-position logit x and the participation Y = Σ_m w_m²
+    of its other weights (w = softmax of the L−1 other scores, so the row's q = a² + (1 − a)² Y, a = 1/(1 + e^{−x})):
+
+        p(x, Y ∈ bin k) = E_z[φ_σ(x + ln Σ_m e^{z_m}) 1_k(Y(z))],
+
+    with the same expectation times Y and times Σ_{m≠m'} w_m² w_m'² = Y² − Σ_m w_m⁴ (what the finite-data correction
+    needs), bins k between consecutive `edges`. Returns f(z) -> (N, 3·len(x)·n_bins), flattened from (3, len(x),
+    n_bins): the ratios to the first are the conditional means within the bin given x. Y and the softmax denominator
+    are both functions of the other scores, so Y is correlated with x; `row_participation_integrand` keeps only its
+    prior mean.
+    """
+    xs = np.atleast_1d(np.asarray(x_values, float))
+    edges = np.asarray(edges, float)
+    n_bins = len(edges) - 1
+
+    def f(z):
+        lse = np.logaddexp.reduce(z, axis=1)
+        w2 = np.exp(2 * (z - lse[:, None]))
+        Y = w2.sum(axis=1)
+        pairs = Y * Y - (w2 * w2).sum(axis=1)
+        onehot = np.zeros((len(Y), n_bins))
+        onehot[np.arange(len(Y)), np.clip(np.searchsorted(edges, Y, side="right") - 1, 0, n_bins - 1)] = 1.0
+        s = xs[None, :] + lse[:, None]
+        phi = np.exp(-(s**2) / (2 * sigma2_)) / math.sqrt(2 * math.pi * sigma2_)  # (N, n_x)
+        joint = phi[:, :, None] * onehot[:, None, :]
+        return np.stack([joint, joint * Y[:, None, None], joint * pairs[:, None, None]], axis=1).reshape(len(Y), -1)
 
     return f
 

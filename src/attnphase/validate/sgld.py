@@ -154,17 +154,22 @@ def squared_error(G: torch.Tensor, W: torch.Tensor, st: Statistics) -> torch.Ten
     return torch.einsum("kcv,kvw,kcw->k", W, M, W) - 2 * torch.einsum("kcv,kvc->k", W, B) + st.yy
 
 
-def potential(params: dict, cfg: CopyTaskConfig, st: Statistics) -> torch.Tensor:
-    G = attention_matrix(params, cfg)
-    U = cfg.beta / 2 * squared_error(G, params["W"], st) + (params["W"] ** 2).sum((-1, -2)) / (2 * cfg.tau)
+def attention_prior_energy(params: dict, cfg: CopyTaskConfig) -> torch.Tensor:
+    """−log prior of the attention weights (scores, or Q and K; the bias of linear attention), per chain."""
     if cfg.qk_width is None:
-        U = U + (params["A"] ** 2).sum((-1, -2)) / (2 * cfg.sigma2)
+        U = (params["A"] ** 2).sum((-1, -2)) / (2 * cfg.sigma2)
     else:
         var_qk = math.sqrt(cfg.sigma2)
-        U = U + ((params["Q"] ** 2).sum((-1, -2)) + (params["K"] ** 2).sum((-1, -2))) / (2 * var_qk)
+        U = ((params["Q"] ** 2).sum((-1, -2)) + (params["K"] ** 2).sum((-1, -2))) / (2 * var_qk)
     if cfg.attention == "linear" and cfg.bias:
         U = U + params["b"] ** 2 / (2 * cfg.s1)
     return U
+
+
+def potential(params: dict, cfg: CopyTaskConfig, st: Statistics) -> torch.Tensor:
+    G = attention_matrix(params, cfg)
+    U = cfg.beta / 2 * squared_error(G, params["W"], st) + (params["W"] ** 2).sum((-1, -2)) / (2 * cfg.tau)
+    return U + attention_prior_energy(params, cfg)
 
 
 def initial_params(cfg: CopyTaskConfig, starts: list[str], gen: torch.Generator, device, copy_score: float | None = None) -> dict:
@@ -251,17 +256,32 @@ def _preconditioner(params, cfg, st):
 
 def run_langevin(cfg: CopyTaskConfig, train: Statistics, test: Statistics, starts: list[str], *, steps: int = 4000,
                  burn_in: int | None = None, thin: int = 10, seed: int = 0, device: str = "auto",
-                 target_acceptance: float = 0.57, record_matrices: bool = True, rng: str = "device") -> ChainSamples:
+                 target_acceptance: float = 0.57, record_matrices: bool = True, rng: str = "device",
+                 read_out_start: str = "small") -> ChainSamples:
     """MALA chains (chain i starts from starts[i] and sees data set i of `train`) at the Bayesian
     temperature; samples after burn-in, every `thin` steps.
 
     record_matrices=False keeps only the copy strength of every sample (`c_trace`) and the mean attention
     matrix (`G_mean`), not every sampled G (K·S·L² numbers, gigabytes for long chains at L ≥ 128).
-    rng: "device" or "cpu", where the random numbers are drawn (`attnphase.validate.seeds`)."""
+    rng: "device" or "cpu", where the random numbers are drawn (`attnphase.validate.seeds`).
+    read_out_start: "small" (W a prior draw scaled by 0.1) or "conditional" (W at its posterior mean given the start's
+    attention matrix, βBᵀ(τ⁻¹I + βM)⁻¹; the same random numbers are drawn either way). With a small read-out the data
+    term does not hold a copy start at first: at L = 128, V = 4, P = 4096 its copy strength falls to ≈ 0.10 within
+    ~1000 steps and climbs back to ≈ 0.17 over the next ~2000, so a copy start approaches equilibrium from below."""
     dev = select_device(device)
+    read_out_start = check_choice("read_out_start", read_out_start, ("small", "conditional"))
     with single_cpu_thread(dev):
         return _run_langevin(cfg, train, test, starts, steps, burn_in, thin, seed, dev, target_acceptance, record_matrices,
-                             rng)
+                             rng, read_out_start)
+
+
+def conditional_read_out(params: dict, cfg: CopyTaskConfig, st: Statistics) -> torch.Tensor:
+    """Posterior mean of W given the attention weights: argmin of (β/2)Σ‖y − Wh‖² + ‖W‖²/(2τ), W = βBᵀ(τ⁻¹I + βM)⁻¹."""
+    G = attention_matrix(params, cfg).detach() * st.row_mask[..., :, None]
+    M = torch.einsum("kmn,kmnvw->kvw", G.transpose(-1, -2) @ G, st.C)
+    B = torch.einsum("klm,klmvw->kvw", G, st.D)
+    A = torch.eye(cfg.V, dtype=M.dtype, device=M.device) / cfg.tau + cfg.beta * M
+    return cfg.beta * torch.linalg.solve(A, B).transpose(-1, -2)  # A symmetric: (A⁻¹B)ᵀ = BᵀA⁻¹
 
 
 def _match(st: Statistics, K: int) -> Statistics:
@@ -290,11 +310,35 @@ def copy_strength(G: torch.Tensor, boundary: str = "periodic") -> torch.Tensor:
     return (g - t / positions).sum(-1) / (1 - 1 / positions).sum()
 
 
-def _run_langevin(cfg, train, test, starts, steps, burn_in, thin, seed, dev, target_acceptance, record_matrices, rng):
+def _mala_step(params, U, g, h, pre, grad, gen, dev):
+    """One Metropolis-adjusted Langevin step of K chains, in place on params and g (dicts of (K, ...) blocks):
+    proposal θ' = θ − η∇U + √(2η)ξ with η = h·pre per chain and block, accepted with the Metropolis–Hastings
+    ratio of the preconditioned Langevin proposal. grad(params) -> (U (K,), gradients). Returns (U, accepted)."""
+    K = U.shape[0]
+    eta = {k: h.reshape((K,) + (1,) * (v.dim() - 1)) * pre[k] for k, v in params.items()}
+    noise = {k: seeds.randn(v.shape, gen, dev, v.dtype) for k, v in params.items()}
+    prop = {k: params[k] - eta[k] * g[k] + torch.sqrt(2 * eta[k]) * noise[k] for k in params}
+    U_p, g_p = grad(prop)
+    # log q(θ | θ') − log q(θ' | θ) for the preconditioned Langevin proposal
+    fwd = _block_sum({k: noise[k] ** 2 / 2 for k in params}, K)
+    back = _block_sum({k: (params[k] - prop[k] + eta[k] * g_p[k]) ** 2 / (4 * eta[k]) for k in params}, K)
+    log_alpha = U - U_p - back + fwd
+    acc = torch.log(seeds.rand(K, gen, dev)) < log_alpha
+    for k in params:
+        mask = acc.reshape((K,) + (1,) * (params[k].dim() - 1))
+        params[k] = torch.where(mask, prop[k].detach(), params[k])
+        g[k] = torch.where(mask, g_p[k], g[k])
+    return torch.where(acc, U_p, U), acc
+
+
+def _run_langevin(cfg, train, test, starts, steps, burn_in, thin, seed, dev, target_acceptance, record_matrices, rng,
+                  read_out_start="small"):
     train, test = _match(train, len(starts)), _match(test, len(starts))
     gen = seeds.generator(seed, dev, rng)
     burn_in = steps // 2 if burn_in is None else burn_in
     params = initial_params(cfg, starts, gen, dev)
+    if read_out_start == "conditional":
+        params["W"] = conditional_read_out(params, cfg, train)
     K = len(starts)
     h = torch.full((K,), 0.5, dtype=torch.float64, device=dev)  # step multiplier per chain
     pre = _preconditioner(params, cfg, train)
@@ -306,21 +350,7 @@ def _run_langevin(cfg, train, test, starts, steps, burn_in, thin, seed, dev, tar
         if step < burn_in and step % 100 == 0:
             pre = _preconditioner(params, cfg, train)
             U, g = _grad(params, cfg, train)
-        eta = {k: h.reshape((K,) + (1,) * (v.dim() - 1)) * pre[k] for k, v in params.items()}
-        noise = {k: seeds.randn(v.shape, gen, dev, v.dtype) for k, v in params.items()}
-        prop = {k: params[k] - eta[k] * g[k] + torch.sqrt(2 * eta[k]) * noise[k] for k in params}
-        U_p, g_p = _grad(prop, cfg, train)
-        # log q(θ | θ') − log q(θ' | θ) for the preconditioned Langevin proposal
-        fwd = _block_sum({k: noise[k] ** 2 / 2 for k in params}, K)
-        back = _block_sum({k: (params[k] - prop[k] + eta[k] * g_p[k]) ** 2 / (4 * eta[k]) for k in params}, K)
-        log_alpha = U - U_p - back + fwd
-        u = seeds.rand(K, gen, dev)
-        acc = torch.log(u) < log_alpha
-        for k in params:
-            mask = acc.reshape((K,) + (1,) * (params[k].dim() - 1))
-            params[k] = torch.where(mask, prop[k].detach(), params[k])
-            g[k] = torch.where(mask, g_p[k], g[k])
-        U = torch.where(acc, U_p, U)
+        U, acc = _mala_step(params, U, g, h, pre, lambda prop: _grad(prop, cfg, train), gen, dev)
         if step < burn_in:
             h = h * torch.exp(0.05 * (acc.double() - target_acceptance))
         else:
@@ -340,6 +370,84 @@ def _run_langevin(cfg, train, test, starts, steps, burn_in, thin, seed, dev, tar
     return ChainSamples(G_all, np.stack(tr, 1), np.stack(te, 1), acc_rate, list(starts), steps, status,
                         f"MALA, {steps} steps, burn-in {burn_in}, acceptance {np.round(acc_rate, 2).tolist()}",
                         c_trace=np.stack(cs, 1), G_mean=(G_sum / len(cs)).cpu().numpy())
+
+
+@dataclass
+class RowModelSamples:
+    """Samples of `run_row_model`, per chain (K) and retained sample (S): the order parameters of G over the target
+    rows (c copy strength as `copy_strength`, m mean previous-position weight, q mean ‖g_l‖², t mean row sum)."""
+
+    c: np.ndarray  # (K, S)
+    m: np.ndarray
+    q: np.ndarray
+    t: np.ndarray
+    acceptance: np.ndarray  # (K,)
+    starts: list
+    steps: int
+    status: str
+    message: str
+
+
+def row_averages(G: torch.Tensor, boundary: str = "periodic") -> tuple:
+    """(m, q, t1, t2) of G (K, L, L) over its target rows: mean weight on the previous position, mean ‖g_l‖², mean row
+    sum and mean squared row sum (what the self-averaged data term sees; models.copy_heads.data_action_rows)."""
+    L = G.shape[-1]
+    g = torch.diagonal(torch.roll(G, 1, dims=-1), dim1=-2, dim2=-1)
+    q, t = (G * G).sum(-1), G.sum(-1)
+    if boundary != "periodic":
+        g, q, t = g[..., 1:], q[..., 1:], t[..., 1:]
+    return g.mean(-1), q.mean(-1), t.mean(-1), (t * t).mean(-1)
+
+
+def run_row_model(cfg: CopyTaskConfig, data_term, starts: list[str], *, steps: int = 3000, burn_in: int | None = None,
+                  thin: int = 5, seed: int = 0, device: str = "auto", target_acceptance: float = 0.57,
+                  rng: str = "device") -> RowModelSamples:
+    """MALA over the attention weights alone with a self-averaged data term instead of a data set:
+
+        U = data_term(m, q, t1, t2) + score prior (+ bias prior),   (m, q, t1, t2) = `row_averages`(G)
+
+    data_term: a torch callable (the large-P data term with W integrated out, e.g. models.copy_heads.data_action_rows
+    compiled for torch at fixed n, V, τ). This is the model the row mean field solves (rows independent under the
+    prior, coupled only through the row averages) without its Cramér/saddle-point steps, so it isolates those from the
+    finite data set of `run_langevin`. Chains start "uniform", "copy" or "prior" as in `initial_params`; step sizes adapt
+    during burn-in only (preconditioner: the score prior variance)."""
+    dev = select_device(device)
+    with single_cpu_thread(dev):
+        gen = seeds.generator(seed, dev, rng)
+        burn_in = steps // 2 if burn_in is None else check_int("burn_in", burn_in, 0, steps - 1)
+        params = initial_params(cfg, starts, gen, dev)
+        del params["W"]
+        K = len(starts)
+
+        def grad(p):
+            leaves = {k: v.detach().requires_grad_(True) for k, v in p.items()}
+            U = data_term(*row_averages(attention_matrix(leaves, cfg), cfg.boundary)) + attention_prior_energy(leaves, cfg)
+            grads = torch.autograd.grad(U.sum(), list(leaves.values()))
+            return U.detach(), dict(zip(leaves.keys(), grads))
+
+        prior_variance = {"A": cfg.sigma2, "Q": math.sqrt(cfg.sigma2), "K": math.sqrt(cfg.sigma2), "b": cfg.s1}
+        pre = {k: torch.full((K,) + (1,) * (v.dim() - 1), prior_variance[k], dtype=v.dtype, device=dev)
+               for k, v in params.items()}
+        h = torch.full((K,), 0.3, dtype=torch.float64, device=dev)
+        U, g = grad(params)
+        accepted = torch.zeros(K, dtype=torch.float64, device=dev)
+        record = []
+        for step in range(steps):
+            U, acc = _mala_step(params, U, g, h, pre, grad, gen, dev)
+            if step < burn_in:
+                h = h * torch.exp(0.05 * (acc.double() - target_acceptance))
+            else:
+                accepted += acc.double()
+                if (step - burn_in) % thin == 0:
+                    with torch.no_grad():
+                        G = attention_matrix(params, cfg)
+                        m, q, t, _ = row_averages(G, cfg.boundary)
+                        record.append(torch.stack([copy_strength(G, cfg.boundary), m, q, t]).cpu().numpy())
+    c, m, q, t = np.stack(record, -1)
+    acc_rate = (accepted / max(1, steps - burn_in)).cpu().numpy()
+    status = "converged" if np.all(acc_rate > 0.2) else "low_acceptance"
+    return RowModelSamples(c, m, q, t, acc_rate, list(starts), steps, status,
+                           f"MALA of the row model, {steps} steps, burn-in {burn_in}, acceptance {np.round(acc_rate, 2).tolist()}")
 
 
 def run_adam(cfg: CopyTaskConfig, train: Statistics, test: Statistics, n_seeds: int, *, steps: int = 3000, lr: float = 0.05,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 from click.testing import CliRunner
@@ -26,6 +27,9 @@ def run(args):
         ["solve", "positional-semantic", "--omega", "0.3", "--alpha", "1", "--A", "0.6,0.4"],
         ["solve", "positional-semantic", "--omega", "nan", "--alpha", "1"],
         ["solve", "positional-semantic", "--omega", "0.3", "--alpha", "1", "--branches", "sideways"],
+        ["solve", "positional-semantic", "--omega", "0.3", "--alpha", "1", "--nodes", "6", "--check-nodes", "6"],
+        ["solve", "positional-semantic", "--omega", "0.3", "--alpha", "1", "--check-nodes", "3"],
+        ["solve", "positional-semantic", "--omega", "0.3", "--alpha", "1", "--L", "3"],  # --A required for L = 3
         ["threshold", "positional-semantic", "--omega", "-0.1"],
         ["threshold", "positional-semantic"],  # neither --omega nor --omega-grid
         ["threshold", "positional-semantic", "--omega", "0.3", "--omega-grid", "0:0.4:3"],  # both
@@ -57,3 +61,26 @@ def test_solve_json_contract_on_the_positional_branch():
     # times that is the tolerance.
     assert abs(branch["train_loss"] - 0.00271873) < 1.3e-6
     assert abs(branch["test_error"] - 0.00341394) < 1e-4
+
+
+@pytest.mark.slow
+def test_solve_at_three_tokens_reports_every_branch_with_quadrature_errors():
+    """`--L 3` with the defaults (6 nodes, 4-node check; ~2 minutes): the positional, semantic and trivial
+    branches, each with <field>_error; the semantic branch is the global minimum at α = 1.25 by a Φ gap
+    (1.7e-3) far beyond the errors. Reference: the semantic Φ on 8 nodes per dimension, −0.0071275
+    (docs, section "L = 3"), within three times the reported 6-vs-4 error (measured: 2.5e-6 against 5.4e-6)."""
+    result = run(["solve", "positional-semantic", "--omega", "0.3", "--alpha", "1.25", "--L", "3",
+                  "--A", "0.6,0.2,0.2,0.2,0.6,0.2,0.2,0.2,0.6", "--json"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.output)
+    branches = {b["branch"]: b for b in payload["branches"]}
+    assert set(branches) == {"positional", "semantic", "trivial"}
+    assert payload["global_branch"] == "semantic"
+    for b in branches.values():
+        assert b["nodes_per_dim"] == 6 and b["check_nodes_per_dim"] == 4
+        assert all(math.isfinite(b[f"{name}_error"]) for name in ("q", "V", "free_energy", "test_error"))
+    assert branches["semantic"]["m"] == 0.0 and branches["positional"]["theta"] == 0.0
+    semantic = branches["semantic"]
+    gap = semantic["free_energy"] - max(branches[b]["free_energy"] for b in ("positional", "trivial"))
+    assert gap > 10 * max(b["free_energy_error"] for b in branches.values())
+    assert abs(semantic["free_energy"] - (-0.0071275)) <= 3 * semantic["free_energy_error"]

@@ -157,8 +157,9 @@ def test_fused_prox_equals_the_vectorised_multistart_newton():
 
 
 def test_fused_prox_equals_the_vectorised_one_for_three_tokens():
-    """L = 3 takes the general path (eigen-decomposition by LAPACK inside the loop instead of the closed
-    2×2 form; measured agreement 1.2e-12, so 1e-11 allows for the different eigenvector rounding)."""
+    """L = 3 takes the general path (eigen-decomposition by cyclic Jacobi rotations inside the loop, the
+    reference uses LAPACK; measured agreement 1.2e-12, so 1e-11 allows for the different eigenvector
+    rounding)."""
     params = api.model_parameters(0.3, A=[0.5, 0.3, 0.2, 0.3, 0.4, 0.3, 0.2, 0.3, 0.5], L=3)
     rng = np.random.default_rng(1)
     w, hs = rng.normal(size=(200, 3)) * 0.5, rng.normal(size=(200, 3)) * 0.5

@@ -42,6 +42,8 @@ SIGMA_RANGE = (1e-3, 100.0)
 LAM_MAX = 1e6
 BRANCHES = ("positional", "semantic", "trivial", "mixed")
 HAT_ORDER = ("mhat", "qhat", "thetahat", "Vhat")
+# What the threshold searches require of A (ModelParameters.swap_symmetric; the branches need nothing).
+_SYMMETRIC_A = "a token-reversal symmetric A (thresholds are computed in the spec's symmetric setting)"
 
 
 # ==================================================================================================
@@ -65,12 +67,19 @@ class ModelParameters:
 
     @property
     def swap_symmetric(self) -> bool:
-        """Whether m = 0 is an invariant set: A and G_p invariant under reversing the token order."""
+        """Whether A and G_p are invariant under reversing the token order (the spec's setting, to which
+        the threshold searches are restricted).
+
+        Not needed for the branches themselves: m = 0 and θ = 0 are invariant sets for EVERY A and G_p.
+        The loss depends on h and on h* only through the even maps h_ℓh_κ and h*_ℓh*_κ, so
+        prox(−ω, −h*) = −prox(ω, h*); at m = 0 the fields (ω, h*) are odd in (ξ, η), hence g is odd and
+        m̂ = αE[g] = 0, m = G_p m̂/D = 0 (tested for asymmetric A at L = 2 and L = 3). θ = 0 likewise
+        by the symmetry η → −η."""
         L = self.L
         A = np.array(self.A).reshape(L, L)
         G = np.array(self.gram).reshape(L, L)
         P = np.eye(L)[::-1]
-        return bool(np.allclose(P @ A @ P, A, atol=0) and np.allclose(P @ G @ P, G, atol=0) and np.allclose(G.sum(1), 0))
+        return bool(np.allclose(P @ A @ P, A, atol=0) and np.allclose(P @ G @ P, G, atol=0))
 
 
 def default_gram(L: int) -> tuple[float, ...]:
@@ -159,8 +168,49 @@ _value_gradient_hessian = sys.modules[{value_gradient_hessian!r}].evaluate_point
 
 
 @numba.njit(cache={cache})
-def newton_step(grad, hess, step):
-    '''Saddle-free Newton step -V diag(1/max(|λ|, 1e-8 max|λ|)) Vᵀ grad (2×2 in closed form).'''
+def symmetric_eigen(hess, eigval, eigvec, work):
+    '''Cyclic Jacobi rotations: hess = eigvec diag(eigval) eigvecᵀ (hess untouched, `work` scratch).
+    For the small L > 2 matrices here this is several times cheaper than LAPACK through numba
+    (no allocation, no workspace query) and accurate to rounding relative to the largest eigenvalue.'''
+    L = hess.shape[0]
+    norm2 = 0.0
+    for a in range(L):
+        for b in range(L):
+            work[a, b] = hess[a, b]
+            eigvec[a, b] = 1.0 if a == b else 0.0
+            norm2 += hess[a, b] * hess[a, b]
+    for sweep in range(60):
+        off = 0.0
+        for a in range(L):
+            for b in range(a + 1, L):
+                off += work[a, b] * work[a, b]
+        if off <= 1e-34 * norm2:  # off-diagonal mass below (1e-17 ‖H‖)²: diagonal to rounding
+            break
+        for p in range(L - 1):
+            for r in range(p + 1, L):
+                apr = work[p, r]
+                if apr == 0.0:
+                    continue
+                tau = (work[r, r] - work[p, p]) / (2.0 * apr)
+                t = (1.0 if tau >= 0.0 else -1.0) / (abs(tau) + math.sqrt(1.0 + tau * tau))
+                c = 1.0 / math.sqrt(1.0 + t * t)
+                s = t * c
+                for k in range(L):  # work <- work J, eigvec <- eigvec J
+                    akp, akr = work[k, p], work[k, r]
+                    work[k, p], work[k, r] = c * akp - s * akr, s * akp + c * akr
+                    vkp, vkr = eigvec[k, p], eigvec[k, r]
+                    eigvec[k, p], eigvec[k, r] = c * vkp - s * vkr, s * vkp + c * vkr
+                for k in range(L):  # work <- Jᵀ work
+                    apk, ark = work[p, k], work[r, k]
+                    work[p, k], work[r, k] = c * apk - s * ark, s * apk + c * ark
+    for a in range(L):
+        eigval[a] = work[a, a]
+
+
+@numba.njit(cache={cache})
+def newton_step(grad, hess, step, eigval, eigvec, work):
+    '''Saddle-free Newton step -V diag(1/max(|λ|, 1e-8 max|λ|)) Vᵀ grad (2×2 in closed form, larger
+    by Jacobi rotations; eigval, eigvec, work: scratch of shape (L,), (L, L), (L, L)).'''
     L = grad.shape[0]
     if L == 2:
         a, b, c = hess[0, 0], hess[0, 1], hess[1, 1]
@@ -174,7 +224,7 @@ def newton_step(grad, hess, step):
         step[0] = -(cs * c0 + (-sn) * c1)
         step[1] = -(sn * c0 + cs * c1)
         return
-    eigval, eigvec = np.linalg.eigh(hess)
+    symmetric_eigen(hess, eigval, eigvec, work)
     scale = 1e-300
     for a in range(L):
         scale = max(scale, abs(eigval[a]))
@@ -200,6 +250,7 @@ def multistart_newton(fixed, w, hs, starts, tol, max_iter, max_step, ends, end_v
     out_fgh = np.empty((1, 1 + L + L * L))
     x, trial, grad, step = np.empty(L), np.empty(L), np.empty(L), np.empty(L)
     hess = np.empty((L, L))
+    eigval, eigvec, work = np.empty(L), np.empty((L, L)), np.empty((L, L))
     slowest = 0
     for i in range(N):
         for l in range(L):
@@ -218,7 +269,7 @@ def multistart_newton(fixed, w, hs, starts, tol, max_iter, max_step, ends, end_v
                     grad[a] = out_fgh[0, 1 + a]
                     for b in range(L):
                         hess[a, b] = out_fgh[0, 1 + L + a * L + b]
-                newton_step(grad, hess, step)
+                newton_step(grad, hess, step, eigval, eigvec, work)
                 length = 0.0
                 for l in range(L):
                     length += step[l] * step[l]
@@ -281,8 +332,7 @@ def _fused_newton(L: int):
     from attnphase.derive.codegen import cache_dir
 
     K = kernels(L)
-    modules = {"objective": K.objective._module.__name__,
-               "value_gradient_hessian": K.value_gradient_hessian._module.__name__}
+    modules = {"objective": K.objective.module_name, "value_gradient_hessian": K.value_gradient_hessian.module_name}
     on_disk = K.objective.path is not None and K.value_gradient_hessian.path is not None
     source = _FUSED_NEWTON_TEMPLATE.format(cache=on_disk, **modules)
     name = "attnphase_fused_newton_" + hashlib.sha256(source.encode()).hexdigest()[:32]
@@ -470,13 +520,15 @@ class SaddlePointEquations:
     def freeze_at(self, x) -> bool:
         """Set the frozen basins to the GLOBAL minimisers at state x; returns whether they were already
         those (every node's continued minimiser equals the global one), i.e. whether the frozen map
-        and the global map agree at x."""
+        and the global map agree at x. `basin_change` is then the total weight of the nodes whose basin
+        was reset (1 on the first call)."""
         w, hs, _ = self.fields(np.asarray(x, float))
         glob = proximal_map(w, hs, x[1], self.params)
-        same = False
+        same, self.basin_change = False, 1.0
         if self.basin_starts is not None:
             continued = proximal_map(w, hs, x[1], self.params, starts=(self.basin_starts,))
-            same = bool(np.all(np.abs(glob.x - continued.x) <= 1e-7 * (1 + np.abs(glob.x))))
+            moved = np.any(np.abs(glob.x - continued.x) > 1e-7 * (1 + np.abs(glob.x)), axis=1)
+            same, self.basin_change = not moved.any(), float(self.weights[moved].sum())
         self.basin_starts = glob.x
         return same
 
@@ -673,11 +725,19 @@ class BranchSolution:
     state: np.ndarray = field(repr=False)
     # E[M] at the fixed point on the rule it was solved on: dΦ/dα = −E[M] along the branch
     envelope: float = math.nan
+    # Quadrature error estimates (`solve` with a check rule): |value − value on the check rule| for
+    # q, m, theta, V, test_error, train_loss, free_energy; NaN where the check solve failed.
+    errors: dict = field(default_factory=dict, repr=False)
+    check_nodes_per_dim: int | None = None
 
     def as_dict(self) -> dict:
-        return {"branch": self.branch, "q": self.q, "m": self.m, "theta": self.theta, "V": self.V,
-                "test_error": self.test_error, "train_loss": self.train_loss, "free_energy": self.free_energy,
-                "stable": self.stable, "spectral_radius": self.spectral_radius, "status": self.status}
+        out = {"branch": self.branch, "q": self.q, "m": self.m, "theta": self.theta, "V": self.V,
+               "test_error": self.test_error, "train_loss": self.train_loss, "free_energy": self.free_energy,
+               "stable": self.stable, "spectral_radius": self.spectral_radius, "status": self.status}
+        if self.check_nodes_per_dim is not None:
+            out.update({f"{name}_error": value for name, value in self.errors.items()},
+                       nodes_per_dim=self.nodes_per_dim, check_nodes_per_dim=self.check_nodes_per_dim)
+        return out
 
 
 def initial_guess(branch: str, params: ModelParameters) -> np.ndarray:
@@ -694,8 +754,13 @@ def initial_guess(branch: str, params: ModelParameters) -> np.ndarray:
     return np.array(guesses[branch], float)
 
 
-# Rounds of (frozen-basin fixed point, global check); measured: one or two suffice near the branches.
+# Rounds of (frozen-basin fixed point, global check); measured: one or two suffice near the branches
+# for L = 2. For L = 3 (6-D rules, many more nodes near a basin switch) the rounds converge linearly
+# (reset weight 1.5e-3, 1.1e-3, 4e-4, 6e-6, 6e-12, 0 on 6 nodes at ω = 0.3, α = 1.25, V moving 18.8 → 19.7
+# from the default start): rounds beyond `_BASIN_ROUNDS` continue while the reset weight at least halves per round,
+# up to `_MAX_BASIN_ROUNDS`; a stalled assignment (a node on a switch) goes to the global-prox map.
 _BASIN_ROUNDS = 4
+_MAX_BASIN_ROUNDS = 16
 
 
 def _solve_restricted(F, y0, coords, tol):
@@ -719,7 +784,8 @@ def solve_branch(branch: str, alpha: float, params: ModelParameters, *, nodes_pe
     the restricted map to `tol` with FROZEN BASINS: each node's prox is continued from its previous
     minimiser, which makes the map smooth and each evaluation ~5× cheaper; at the fixed point the global
     prox is recomputed, and if any node's global minimiser lies in another basin the basins are reset
-    and the solve repeated (up to `_BASIN_ROUNDS` times, then the global-prox map is solved directly).
+    and the solve repeated (`_BASIN_ROUNDS` times, more while the reset weight keeps halving; then the
+    global-prox map is solved directly).
     A residual up to `accept` is accepted (the global-prox map is piecewise smooth on a fixed rule, so
     its noise floor can exceed `tol`), anything larger is reported as not converged; the stability is
     the spectral radius of the Jacobian of the FULL
@@ -738,15 +804,18 @@ def solve_branch(branch: str, alpha: float, params: ModelParameters, *, nodes_pe
     # global-prox map (the two maps agree there).
     evaluations = 1
     equations.freeze_at(coords.to_state(y))
-    for _ in range(_BASIN_ROUNDS):
+    stalled = True
+    for round_ in range(_MAX_BASIN_ROUNDS):
         result = _solve_restricted(F, y, coords, tol)
         evaluations += result.evaluations + 1
         y = result.value
-        if not (np.all(np.isfinite(y)) and result.residual <= accept):
+        previous_change = equations.basin_change
+        if not (np.all(np.isfinite(y)) and result.residual <= accept) or equations.freeze_at(coords.to_state(y)):
+            stalled = False  # failed (reported below) or settled: a fixed point of the global-prox map
             break
-        if equations.freeze_at(coords.to_state(y)):
+        if round_ + 1 >= _BASIN_ROUNDS and equations.basin_change > 0.5 * previous_change:
             break
-    else:
+    if stalled:
         # The assignment keeps changing (a node sits on a basin switch at the fixed point): solve the
         # global-prox map itself from the last point, as without frozen basins.
         equations.frozen_basins = False
@@ -1171,29 +1240,87 @@ def _distinct(solution: BranchSolution, others) -> bool:
     return True
 
 
-def solve(omega, alpha, sigma=0.5, lam=0.01, A=None, L=2, *, nodes_per_dim=10, branches=BRANCHES,
-          stability=True) -> SolveResult:
+# Default rules of `solve` by L. The tensor rule has (nodes per dimension)^(2L) points: 10^4 for L = 2,
+# but 6^6 = 46 656 for L = 3 (one branch ~40 s on two cores, 8^6: several minutes) and 4^8 = 65 536 for
+# L = 4. For L ≥ 3 `solve` also re-solves every branch on a check rule two nodes coarser and reports the
+# difference as the quadrature error (the L = 2 rules have their own convergence study, see the docs).
+DEFAULT_NODES_PER_DIM = {2: 10, 3: 6}
+_ERROR_FIELDS = ("q", "m", "theta", "V", "test_error", "train_loss", "free_energy")
+
+
+def default_nodes_per_dim(L: int) -> int:
+    """Gauss-Hermite nodes per dimension `solve` uses by default for L tokens."""
+    return DEFAULT_NODES_PER_DIM.get(check_int("L", L, 2, 6), 4)
+
+
+def default_check_nodes_per_dim(L: int, nodes_per_dim: int) -> int | None:
+    """The check rule `solve` uses by default: none for L = 2, two nodes coarser (or finer at 4) for L ≥ 3."""
+    if L == 2:
+        return None
+    return nodes_per_dim - 2 if nodes_per_dim >= 6 else nodes_per_dim + 2
+
+
+def _is_auto(value) -> bool:
+    return isinstance(value, str) and value == "auto"
+
+
+def _with_check(solution: BranchSolution, params: ModelParameters, check_nodes_per_dim: int) -> BranchSolution:
+    """The solution with quadrature errors: the same branch re-solved on the check rule from its state."""
+    coords = BranchCoordinates(solution.branch, params)
+    check = solve_branch(solution.branch, solution.alpha, params, nodes_per_dim=check_nodes_per_dim,
+                         guess=coords.from_state(solution.state), stability=False)
+    same_branch = _distinct(check, ())
+    errors = {name: abs(getattr(solution, name) - getattr(check, name)) if same_branch else math.nan
+              for name in _ERROR_FIELDS}
+    return replace(solution, errors=errors, check_nodes_per_dim=check_nodes_per_dim)
+
+
+def solve(omega, alpha, sigma=0.5, lam=0.01, A=None, L=2, *, nodes_per_dim="auto", branches=BRANCHES,
+          stability=True, check_nodes_per_dim="auto") -> SolveResult:
     """Every branch at (ω, α), its stability and energies, the global minimum and the linear baseline.
 
     Branches are started inside their invariant sets (θ = 0, m = 0, both) and the mixed one from a
-    generic point; a branch that does not converge, or collapses onto another, is not reported.
+    generic point; a branch that does not converge, or collapses onto another, is not reported. A trivial
+    branch that fails from its default start (at L = 3 the map leaves V > 0 from V = σ²/(λ+σ²)) is retried
+    from the (q, V) of a branch already found.
+
+    nodes_per_dim: tensor Gauss-Hermite nodes per dimension ("auto": `default_nodes_per_dim(L)`).
+    check_nodes_per_dim: a second rule on which every reported branch is re-solved (warm-started) to give
+    `<field>_error` = |difference| for q, m, θ, V, ε_g, ε_t, Φ; "auto" = `default_check_nodes_per_dim`
+    (none for L = 2), None = no check. On these piecewise-smooth integrands (basin switches of the prox)
+    the difference is an error indicator, not a bound (docs: the rule sequence 4/6/8 at L = 3).
     """
     params = model_parameters(omega, sigma, lam, A, L)
     alpha = check_positive("alpha", alpha)
+    if _is_auto(nodes_per_dim):
+        nodes_per_dim = default_nodes_per_dim(params.L)
     nodes_per_dim = check_int("nodes_per_dim", nodes_per_dim, 4, 40)
+    if _is_auto(check_nodes_per_dim):
+        check_nodes_per_dim = default_check_nodes_per_dim(params.L, nodes_per_dim)
+    elif check_nodes_per_dim is not None:
+        check_nodes_per_dim = check_int("check_nodes_per_dim", check_nodes_per_dim, 4, 40)
+        if check_nodes_per_dim == nodes_per_dim:
+            raise ParameterError("check_nodes_per_dim", check_nodes_per_dim, f"a rule other than nodes_per_dim = {nodes_per_dim}")
     branches = [check_choice("branch", name, BRANCHES) for name in branches]  # all of them, before any work
     found: list[BranchSolution] = []
     notes = []
     for name in branches:
-        if name == "semantic" and not params.swap_symmetric:
-            notes.append("semantic: m = 0 is not invariant for this A / encodings; see the mixed branch")
-            continue
         solution = solve_branch(name, alpha, params, nodes_per_dim=nodes_per_dim, stability=stability)
+        if name == "trivial" and solution.status != "converged" and found:
+            solution = solve_branch(name, alpha, params, nodes_per_dim=nodes_per_dim, stability=stability,
+                                    guess=[found[0].q, found[0].V])
         if _distinct(solution, found):
             found.append(solution)
         else:
             notes.append(f"{name}: {solution.status} ({solution.message[:80]}); not reported")
+    if check_nodes_per_dim is not None:
+        found = [_with_check(solution, params, check_nodes_per_dim) for solution in found]
     best = max(found, key=lambda b: b.free_energy).branch if found else None
+    if check_nodes_per_dim is not None and len(found) >= 2:
+        first, second = sorted(found, key=lambda b: -b.free_energy)[:2]
+        gap = first.free_energy - second.free_energy
+        if not gap > first.errors["free_energy"] + second.errors["free_energy"]:
+            notes.append(f"global branch uncertain: Φ gap {gap:.2g} to {second.branch} within the quadrature errors")
     baseline = linear_baseline_error(params.omega, params.sigma, params.L).value
     return SolveResult(tuple(found), best, baseline, nodes_per_dim, "; ".join(notes) or "ok")
 
@@ -1468,7 +1595,7 @@ def threshold(omega, sigma=0.5, lam=0.01, A=None, L=2, *, nodes_per_dim=10, chec
     n_scan = check_int("n_scan", n_scan, 2, 200)
     rtol = check_real("rtol", rtol, 1e-12, 0.1)
     if not params.swap_symmetric:
-        raise ParameterError("A", params.A, "a token-swap symmetric A (the semantic branch m = 0 must be invariant)")
+        raise ParameterError("A", params.A, _SYMMETRIC_A)
     refine = tuple(check_choice("refine", name, ("alpha_c", "alpha_l")) for name in refine)
     baseline_result = linear_baseline_error(params.omega, params.sigma, params.L)
     baseline = baseline_result.value
@@ -1827,7 +1954,7 @@ def alpha_c_curve_split_line(omegas, sigma=0.5, lam=0.01, A=None, L=2, *, state_
     for omega in omegas:
         params = model_parameters(omega, sigma, lam, A, L)
         if not params.swap_symmetric:
-            raise ParameterError("A", params.A, "a token-swap symmetric A (the semantic branch m = 0 must be invariant)")
+            raise ParameterError("A", params.A, _SYMMETRIC_A)
         row = {"omega": omega, "newton": []}
         omega_started, evaluations_before = time.perf_counter(), evaluations
         if not history:
@@ -2165,7 +2292,7 @@ def spinodals(omega, sigma=0.5, lam=0.01, A=None, L=2, *, alpha_range=(0.5, 3.0)
     tol = check_real("tol", tol, 1e-6, step)
     branches = tuple(check_choice("branch", b, ("positional", "semantic")) for b in branches)
     if "semantic" in branches and not params.swap_symmetric:
-        raise ParameterError("A", params.A, "a token-swap symmetric A (the semantic branch m = 0 must be invariant)")
+        raise ParameterError("A", params.A, _SYMMETRIC_A)
     found = {}
     for branch in ("positional", "semantic"):
         if branch not in branches:

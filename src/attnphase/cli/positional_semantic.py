@@ -57,26 +57,35 @@ def model_options(func):
 @click.option("--omega", type=Real(0.0, 1.0), required=True, help="Positional weight ω of the teacher, in [0, 1].")
 @click.option("--alpha", type=Real(0.0, None, low_open=True), required=True, help="Samples per dimension α = n/d (> 0).")
 @model_options
-@click.option("--nodes", type=Int(4, 40), default=10, show_default=True,
-              help="Gauss-Hermite nodes per dimension of the 2L-dimensional average.")
+@click.option("--nodes", type=Int(4, 40), default=None,
+              help="Gauss-Hermite nodes per dimension of the 2L-dimensional average (default 10 for L = 2, "
+                   "6 for L = 3, 4 for L ≥ 4: the rule has nodes^(2L) points).")
+@click.option("--check-nodes", type=Int(4, 40), default=None,
+              help="Re-solve every branch on this rule too and report <field>_error = |difference| (default: "
+                   "none for L = 2, nodes − 2 for L ≥ 3).")
 @click.option("--branches", default="positional,semantic,trivial,mixed", show_default=True,
               help="Comma-separated branches to solve for.")
 @json_option
-def solve_command(omega, alpha, sigma, lam, A, L, nodes, branches, as_json):
+def solve_command(omega, alpha, sigma, lam, A, L, nodes, check_nodes, branches, as_json):
     """Every branch (positional, semantic, trivial, mixed) of the saddle point at (ω, α).
 
     \b
-    Example:
+    Examples:
       attnphase solve positional-semantic --omega 0.3 --alpha 1.25 --json
+      attnphase solve positional-semantic --omega 0.3 --alpha 1.25 --L 3 \\
+          --A 0.6,0.2,0.2,0.2,0.6,0.2,0.2,0.2,0.6 --json       (6 nodes, check 4: about 2 minutes)
     """
-    from attnphase.api.positional_semantic import BRANCHES
+    from attnphase.api.positional_semantic import BRANCHES, default_check_nodes_per_dim, default_nodes_per_dim
     from attnphase.api.positional_semantic import solve as solve_point
     from attnphase.params import check_choice
 
     names = tuple(check_choice("--branches", b.strip(), BRANCHES) for b in branches.split(",") if b.strip())
-    result = as_option_error(solve_point, omega, alpha, sigma, lam, A, L, nodes_per_dim=nodes, branches=names)
+    nodes = default_nodes_per_dim(L) if nodes is None else nodes
+    check_nodes = default_check_nodes_per_dim(L, nodes) if check_nodes is None else check_nodes
+    result = as_option_error(solve_point, omega, alpha, sigma, lam, A, L, nodes_per_dim=nodes, branches=names,
+                             check_nodes_per_dim=check_nodes)
     parameters = {"omega": omega, "alpha": alpha, "sigma": sigma, "lam": lam, "A": A, "L": L, "nodes": nodes,
-                  "branches": list(names)}
+                  "check_nodes": check_nodes, "branches": list(names)}
     emit("solve", MODEL, parameters, result.as_dict(), as_json)
 
 
@@ -88,9 +97,11 @@ def solve_command(omega, alpha, sigma, lam, A, L, nodes, branches, as_json):
                    "refined (api.alpha_c_curve_split_line; 22 ω in [0, 0.45] take about 1.5 minutes on two cores). "
                    "Gives α_c only; --nodes sets the tensor rule of the first (largest) ω's scan.")
 @model_options
-@click.option("--nodes", type=Int(4, 40), default=10, show_default=True, help="Working Gauss-Hermite nodes per dimension.")
-@click.option("--check-nodes", type=Int(5, 48), default=14, show_default=True,
-              help="Finer rule used for the quadrature error estimate.")
+@click.option("--nodes", type=Int(4, 40), default=None,
+              help="Working Gauss-Hermite nodes per dimension (default 10 for L = 2, 4 for L ≥ 3: the tensor rule "
+                   "has nodes^(2L) points; L = 3 on 4 nodes, check 6, 3 scan points: about 70 s).")
+@click.option("--check-nodes", type=Int(5, 48), default=None,
+              help="Finer rule used for the quadrature error estimate (default 14 for L = 2, nodes + 2 for L ≥ 3).")
 @click.option("--alpha-min", type=Real(0.0, None, low_open=True), default=0.5, show_default=True)
 @click.option("--alpha-max", type=Real(0.0, None, low_open=True), default=3.0, show_default=True)
 @click.option("--scan", type=Int(2, 200), default=6, show_default=True, help="Scan points in α before refinement.")
@@ -119,6 +130,8 @@ def threshold_command(omega, omega_grid, sigma, lam, A, L, nodes, check_nodes, a
 
     if (omega is None) == (omega_grid is None):
         raise ParameterError("--omega", omega, "exactly one of --omega and --omega-grid")
+    nodes = (10 if L == 2 else 4) if nodes is None else nodes
+    check_nodes = (14 if L == 2 else nodes + 2) if check_nodes is None else check_nodes
     if omega_grid is not None:
         from attnphase.sweep import parse_grid
 

@@ -2522,7 +2522,8 @@ class RowPosteriorMeans:
 
     wells: per minimum of F (by increasing c) {c_mode, c_mean, c_sd, q_mode, q_mean, m_mean, error, edge_weight}:
     mode = the minimum of F, mean/sd over the well; error: quadrature error of c_mean (full against half the grid
-    points); edge_weight: the largest weight on one side of the integration box (the box must hold the well)."""
+    points); edge_weight: the largest weight on one side of the integration box (the box must hold the well).
+    Means are NaN, and status "not_convex", for a minimum where the finite-difference Hessian of F̃ is not positive."""
 
     L: int
     V: int
@@ -2592,8 +2593,10 @@ def softmax_row_posterior_means(L: int, V: int, P: float, convention: model.Conv
         hess[0, 1] = hess[1, 0] = (f(h0 + dh, g0 + dg) - f(h0 + dh, g0 - dg) - f(h0 - dh, g0 + dg)
                                    + f(h0 - dh, g0 - dg)) / (4 * dh * dg)
         curv, axes = np.linalg.eigh(hess)
-        if curv[0] <= 0:
-            raise RuntimeError(f"F̃ is not convex at its minimum c = {mn['c']:.4g} (finite-difference Hessian)")
+        if curv[0] <= 0:  # the finite-difference Hessian does not see a minimum: no box to integrate on
+            wells.append({"c_mode": mn["c"], "c_mean": math.nan, "c_sd": math.nan, "q_mode": mn["q"], "q_mean": math.nan,
+                          "m_mean": math.nan, "error": math.nan, "edge_weight": math.nan})
+            continue
 
         def average(n):
             u = np.linspace(-span, span, n)
@@ -2616,8 +2619,9 @@ def softmax_row_posterior_means(L: int, V: int, P: float, convention: model.Conv
         coarse = average(n_points // 2 + 1)[0]
         wells.append({"c_mode": mn["c"], "c_mean": c_mean, "c_sd": c_sd, "q_mode": mn["q"], "q_mean": q_mean,
                       "m_mean": m_mean, "error": abs(c_mean - coarse) + edge, "edge_weight": edge})
+    not_convex = [w for w in wells if math.isnan(w["c_mean"])]
     bad = [w for w in wells if w["edge_weight"] > 1e-2 * w["c_sd"]]
-    status = "converged" if not bad and mf.status == "converged" else ("box_too_small" if bad else mf.status)
+    status = ("not_convex" if not_convex else "box_too_small" if bad else mf.status)
     return RowPosteriorMeans(L, V, float(P), row_density, wells, status,
                              f"Daniels posterior over each of {len(wells)} well(s), {n_points}² trapezoid box of ±{span} "
                              f"standard deviations; mean field: {mf.message}")

@@ -331,6 +331,29 @@ def _mala_step(params, U, g, h, pre, grad, gen, dev):
     return torch.where(acc, U_p, U), acc
 
 
+def _adaptive_mala(params, grad, pre, h, gen, dev, *, steps, burn_in, thin, target_acceptance, record,
+                   refresh_preconditioner=None) -> np.ndarray:
+    """`steps` MALA steps of K chains (`_mala_step`), in place on params. During burn-in the step multipliers h adapt
+    towards `target_acceptance` (and, if given, `refresh_preconditioner(params)` replaces the preconditioner every 100
+    steps); afterwards `record(params)` is called every `thin` steps (without gradients). Returns the acceptance rate
+    per chain after burn-in."""
+    U, g = grad(params)
+    accepted = torch.zeros(h.shape[0], dtype=torch.float64, device=dev)
+    for step in range(steps):
+        if refresh_preconditioner is not None and step < burn_in and step % 100 == 0:
+            pre = refresh_preconditioner(params)
+            U, g = grad(params)
+        U, acc = _mala_step(params, U, g, h, pre, grad, gen, dev)
+        if step < burn_in:
+            h = h * torch.exp(0.05 * (acc.double() - target_acceptance))
+        else:
+            accepted += acc.double()
+            if (step - burn_in) % thin == 0:
+                with torch.no_grad():
+                    record(params)
+    return (accepted / max(1, steps - burn_in)).cpu().numpy()
+
+
 def _run_langevin(cfg, train, test, starts, steps, burn_in, thin, seed, dev, target_acceptance, record_matrices, rng,
                   read_out_start="small"):
     train, test = _match(train, len(starts)), _match(test, len(starts))
@@ -341,30 +364,22 @@ def _run_langevin(cfg, train, test, starts, steps, burn_in, thin, seed, dev, tar
         params["W"] = conditional_read_out(params, cfg, train)
     K = len(starts)
     h = torch.full((K,), 0.5, dtype=torch.float64, device=dev)  # step multiplier per chain
-    pre = _preconditioner(params, cfg, train)
-    U, g = _grad(params, cfg, train)
-    accepted = torch.zeros(K, dtype=torch.float64, device=dev)
     Gs, tr, te, cs = [], [], [], []
     G_sum = torch.zeros(K, cfg.L, cfg.L, dtype=torch.float64, device=dev)
-    for step in range(steps):
-        if step < burn_in and step % 100 == 0:
-            pre = _preconditioner(params, cfg, train)
-            U, g = _grad(params, cfg, train)
-        U, acc = _mala_step(params, U, g, h, pre, lambda prop: _grad(prop, cfg, train), gen, dev)
-        if step < burn_in:
-            h = h * torch.exp(0.05 * (acc.double() - target_acceptance))
-        else:
-            accepted += acc.double()
-            if (step - burn_in) % thin == 0:
-                with torch.no_grad():
-                    G = attention_matrix(params, cfg)
-                    if record_matrices:
-                        Gs.append(G.cpu().numpy())
-                    G_sum += G
-                    cs.append(copy_strength(G, cfg.boundary).cpu().numpy())
-                    tr.append((squared_error(G, params["W"], train) / train.n_targets).cpu().numpy())
-                    te.append((squared_error(G, params["W"], test) / test.n_targets).cpu().numpy())
-    acc_rate = (accepted / max(1, steps - burn_in)).cpu().numpy()
+
+    def record(params):
+        nonlocal G_sum
+        G = attention_matrix(params, cfg)
+        if record_matrices:
+            Gs.append(G.cpu().numpy())
+        G_sum += G
+        cs.append(copy_strength(G, cfg.boundary).cpu().numpy())
+        tr.append((squared_error(G, params["W"], train) / train.n_targets).cpu().numpy())
+        te.append((squared_error(G, params["W"], test) / test.n_targets).cpu().numpy())
+
+    acc_rate = _adaptive_mala(params, lambda p: _grad(p, cfg, train), _preconditioner(params, cfg, train), h, gen, dev,
+                              steps=steps, burn_in=burn_in, thin=thin, target_acceptance=target_acceptance,
+                              record=record, refresh_preconditioner=lambda p: _preconditioner(p, cfg, train))
     status = "converged" if np.all(acc_rate > 0.2) else "low_acceptance"
     G_all = np.stack(Gs, 1) if record_matrices else np.empty((K, 0, cfg.L, cfg.L))
     return ChainSamples(G_all, np.stack(tr, 1), np.stack(te, 1), acc_rate, list(starts), steps, status,
@@ -429,22 +444,16 @@ def run_row_model(cfg: CopyTaskConfig, data_term, starts: list[str], *, steps: i
         pre = {k: torch.full((K,) + (1,) * (v.dim() - 1), prior_variance[k], dtype=v.dtype, device=dev)
                for k, v in params.items()}
         h = torch.full((K,), 0.3, dtype=torch.float64, device=dev)
-        U, g = grad(params)
-        accepted = torch.zeros(K, dtype=torch.float64, device=dev)
-        record = []
-        for step in range(steps):
-            U, acc = _mala_step(params, U, g, h, pre, grad, gen, dev)
-            if step < burn_in:
-                h = h * torch.exp(0.05 * (acc.double() - target_acceptance))
-            else:
-                accepted += acc.double()
-                if (step - burn_in) % thin == 0:
-                    with torch.no_grad():
-                        G = attention_matrix(params, cfg)
-                        m, q, t, _ = row_averages(G, cfg.boundary)
-                        record.append(torch.stack([copy_strength(G, cfg.boundary), m, q, t]).cpu().numpy())
-    c, m, q, t = np.stack(record, -1)
-    acc_rate = (accepted / max(1, steps - burn_in)).cpu().numpy()
+        samples = []
+
+        def record(params):
+            G = attention_matrix(params, cfg)
+            m, q, t, _ = row_averages(G, cfg.boundary)
+            samples.append(torch.stack([copy_strength(G, cfg.boundary), m, q, t]).cpu().numpy())
+
+        acc_rate = _adaptive_mala(params, grad, pre, h, gen, dev, steps=steps, burn_in=burn_in, thin=thin,
+                                  target_acceptance=target_acceptance, record=record)
+    c, m, q, t = np.stack(samples, -1)
     status = "converged" if np.all(acc_rate > 0.2) else "low_acceptance"
     return RowModelSamples(c, m, q, t, acc_rate, list(starts), steps, status,
                            f"MALA of the row model, {steps} steps, burn-in {burn_in}, acceptance {np.round(acc_rate, 2).tolist()}")

@@ -7,6 +7,7 @@ is expected.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 from collections.abc import Iterable, Sequence
@@ -103,3 +104,129 @@ def check_real_list(
     if not out:
         raise ParameterError(name, values, "a non-empty list of numbers")
     return out
+
+
+# --- declared ranges: a model's parameters are declared once, for the API, the CLI and the simulator ---
+
+
+@dataclasses.dataclass(frozen=True)
+class RealRange:
+    """A finite real number in an interval (None: unbounded on that side)."""
+
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    high_open: bool = False
+
+    def check(self, name: str, value: object) -> float:
+        return check_real(name, value, self.low, self.high, low_open=self.low_open, high_open=self.high_open)
+
+    def describe(self) -> str:
+        return _describe_interval(self.low, self.high, self.low_open, self.high_open)
+
+
+@dataclasses.dataclass(frozen=True)
+class IntRange:
+    """An integer in [low, high] (None: unbounded on that side)."""
+
+    low: int | None = None
+    high: int | None = None
+
+    def check(self, name: str, value: object) -> int:
+        return check_int(name, value, self.low, self.high)
+
+    def describe(self) -> str:
+        return f"an integer in [{'-inf' if self.low is None else self.low}, {'inf' if self.high is None else self.high}]"
+
+
+@dataclasses.dataclass(frozen=True)
+class OneOf:
+    """One of a fixed set of words."""
+
+    choices: tuple[str, ...]
+
+    def check(self, name: str, value: object) -> str:
+        return check_choice(name, value, self.choices)
+
+    def describe(self) -> str:
+        return "one of " + ", ".join(repr(c) for c in self.choices)
+
+
+@dataclasses.dataclass(frozen=True)
+class RealListRange:
+    """A list of finite reals in [low, high] (a comma-separated string is accepted), as a tuple."""
+
+    length: int | None = None
+    low: float | None = None
+    high: float | None = None
+
+    def check(self, name: str, value: object) -> tuple[float, ...]:
+        return tuple(check_real_list(name, value, self.length, self.low, self.high))
+
+    def describe(self) -> str:
+        size = f"{self.length} " if self.length else ""
+        return f"a list of {size}numbers in {_describe_interval(self.low, self.high, False, False)[len('a finite real number in '):]}"
+
+
+Range = RealRange | IntRange | OneOf | RealListRange
+
+
+def parameter(allowed: Range | None, default: object = dataclasses.MISSING, *, help: str = "",
+              option: str | None = None) -> dataclasses.Field:
+    """A field of a `ParameterSet`: its allowed range, default, help text and (optionally) CLI option name.
+
+    `allowed=None` declares a value that is checked only by `ParameterSet.check_joint` (e.g. a matrix whose
+    shape depends on another parameter). `default=None` means "absent" and skips the range check.
+    """
+    return dataclasses.field(default=default, metadata={"allowed": allowed, "help": help, "option": option})
+
+
+class ParameterSet:
+    """Base of a model's frozen parameter object (a frozen dataclass whose fields use `parameter`).
+
+    `validated(**values)` checks every value against its declared range, then the cross-parameter
+    constraints of `check_joint`, and returns the object; everything downstream trusts it. The same
+    declarations give the CLI its options (`attnphase.cli.common.options_from`), so a range is written
+    once.
+    """
+
+    @classmethod
+    def validated(cls, **values):
+        names = {f.name for f in dataclasses.fields(cls) if f.init}
+        unknown = set(values) - names
+        if unknown:
+            name = sorted(unknown)[0]
+            raise ParameterError(name, values[name], "one of the parameters " + ", ".join(sorted(names)))
+        checked = {}
+        for f in dataclasses.fields(cls):
+            if not f.init:
+                continue
+            if f.name in values:
+                value = values[f.name]
+            elif f.default is not dataclasses.MISSING:
+                value = f.default
+            elif f.default_factory is not dataclasses.MISSING:
+                value = f.default_factory()
+            else:
+                raise ParameterError(f.name, None, "a value (this parameter is required)")
+            allowed = f.metadata.get("allowed")
+            checked[f.name] = allowed.check(f.name, value) if allowed is not None and value is not None else value
+        obj = cls(**checked)
+        obj.check_joint()
+        return obj
+
+    def check_joint(self) -> None:
+        """Constraints between parameters; raise `ParameterError` naming one of them. Default: none."""
+
+    def replace(self, **changes):
+        """A validated copy with some values changed."""
+        current = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.init}
+        return type(self).validated(**{**current, **changes})
+
+    def as_dict(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.repr}
+
+    @classmethod
+    def declarations(cls) -> dict[str, dataclasses.Field]:
+        """The declared fields by name (for option generation and documentation)."""
+        return {f.name: f for f in dataclasses.fields(cls) if f.init}

@@ -78,7 +78,7 @@ def test_function_error_limits_digits():
 
 def test_no_sign_change_and_failures():
     res = find_crossing(lambda x: x * x + 1, -1.0, 1.0)
-    assert res.status == "no_sign_change" and res.bracket is None and "does not change sign" in res.message
+    assert res.status == "not_found" and res.bracket is None and "does not change sign" in res.message
     res = find_crossing(lambda x: math.log(x), -1.0, 2.0)
     assert res.status == "failed" and "ValueError" in res.message
     with pytest.raises(ParameterError):

@@ -1,8 +1,9 @@
 """The `attnphase` command line.
 
-Commands: `derive`, `solve`, `threshold`, `scaling`, `simulate`, `reproduce`, `sweep`, `store`, `agreement`. The
-model-specific subcommands live in `attnphase.cli.<model>` and register themselves on the groups in
-`attnphase.cli.groups` when imported below.
+Commands: `derive`, `solve`, `threshold`, `scaling`, `simulate`, `reproduce`, `sweep`, `store`,
+`agreement`. Nothing behind a command is imported until that command runs, so `attnphase --version`
+and `--help` start in a fraction of a second; the model subcommands are found through
+`attnphase.models.registry` (see `attnphase.cli.groups`).
 """
 
 from __future__ import annotations
@@ -10,15 +11,18 @@ from __future__ import annotations
 import click
 
 from attnphase import __version__
-from attnphase.cli.agreement import agreement
-from attnphase.cli.derive import derive
-from attnphase.cli.groups import GuardedGroup, scaling, simulate, solve, threshold
-from attnphase.cli.reproduce import reproduce
-from attnphase.cli.store import store_group
-from attnphase.cli.sweep import sweep
+from attnphase.cli.groups import LazyGroup, scaling, simulate, solve, threshold
+
+TOP_LEVEL_COMMANDS = {
+    "derive": ("attnphase.cli.derive:derive", "Render a model's equations to Markdown from its symbolic source."),
+    "reproduce": ("attnphase.cli.reproduce:reproduce", "Write a report directory per model (report.md, figures, CSV)."),
+    "sweep": ("attnphase.cli.sweep:sweep", "Compute a model on a parameter grid, storing each point as it finishes."),
+    "store": ("attnphase.cli.store:store_group", "Inspect and export the results store."),
+    "agreement": ("attnphase.cli.agreement:agreement", "Run every simulator on two devices with the same seed."),
+}
 
 
-@click.group(cls=GuardedGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=LazyGroup, lazy_commands=TOP_LEVEL_COMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="attnphase")
 def main() -> None:
     """attnphase: derive, solve and validate solvable models of attention.
@@ -31,15 +35,5 @@ def main() -> None:
     """
 
 
-main.add_command(derive)
-main.add_command(solve)
-main.add_command(threshold)
-main.add_command(scaling)
-main.add_command(simulate)
-main.add_command(reproduce)
-main.add_command(sweep)
-main.add_command(store_group)
-main.add_command(agreement)
-
-# Model subcommands register themselves on the groups when imported.
-from attnphase.cli import copy_heads, positional_semantic, signal_recovery  # noqa: E402,F401
+for _group in (solve, threshold, scaling, simulate):
+    main.add_command(_group)

@@ -8,8 +8,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import click
@@ -110,3 +111,68 @@ def emit(command: str, model: str, parameters: dict[str, Any], result: dict[str,
         return
     for key, value in payload.items():
         click.echo(f"{key}: {dumps(value) if isinstance(value, (dict, list)) else value}")
+
+
+def option_name(field) -> str:
+    """The CLI option of a declared parameter: its `option` metadata or --name-with-dashes."""
+    return field.metadata.get("option") or "--" + field.name.replace("_", "-")
+
+
+def _option_type(allowed):
+    from attnphase.params import IntRange, OneOf, RealListRange, RealRange
+
+    if isinstance(allowed, RealRange):
+        return Real(allowed.low, allowed.high, low_open=allowed.low_open, high_open=allowed.high_open)
+    if isinstance(allowed, IntRange):
+        return Int(allowed.low, allowed.high)
+    if isinstance(allowed, OneOf):
+        return click.Choice(list(allowed.choices))
+    if isinstance(allowed, RealListRange):
+        return RealList(allowed.length, allowed.low, allowed.high)
+    return None
+
+
+def options_from(parameter_set: type, names: Sequence[str] | None = None, *, required: Sequence[str] = (),
+                 defaults: dict[str, Any] | None = None) -> Callable:
+    """Click options for the declared parameters of `parameter_set` (a `params.ParameterSet` subclass).
+
+    names: which parameters (default: all, in declaration order); required: parameters the command must be
+    given; defaults: command-specific defaults that replace the declared ones. The option's help ends with
+    the allowed range, so the range is stated once, in the declaration.
+    """
+    declared = parameter_set.declarations()
+    chosen = list(declared) if names is None else list(names)
+    defaults = defaults or {}
+
+    def decorate(func: Callable) -> Callable:
+        for name in reversed(chosen):
+            field = declared[name]
+            allowed = field.metadata.get("allowed")
+            default = defaults.get(name, field.default)
+            is_required = name in required or default is dataclasses.MISSING
+            help_text = field.metadata.get("help", "")
+            if allowed is not None:
+                help_text = f"{help_text} ({allowed.describe()})".strip()
+            func = click.option(
+                option_name(field), name, type=_option_type(allowed), required=is_required,
+                default=None if is_required or default is dataclasses.MISSING else default,
+                show_default=not is_required and default is not None, help=help_text,
+            )(func)
+        return func
+
+    return decorate
+
+
+def as_option_error(parameter_set: type, call: Callable, *args, **kwargs):
+    """call(*args, **kwargs), with a ParameterError about a declared parameter renamed to its CLI option.
+
+    A cross-parameter check (`ParameterSet.check_joint`) names the field; the user typed the option.
+    Any other ParameterError comes from inside a solver and keeps its name.
+    """
+    declared = parameter_set.declarations()
+    try:
+        return call(*args, **kwargs)
+    except ParameterError as exc:
+        if exc.name not in declared:
+            raise
+        raise ParameterError(option_name(declared[exc.name]), exc.value, exc.allowed) from None

@@ -1,12 +1,18 @@
-"""The command groups every model fills in.
+"""Command groups whose subcommands are imported only when used.
 
-Model CLI modules (`attnphase.cli.<model>`) register one subcommand per model on these groups, e.g.
-`@solve.command("signal-recovery")`. Keeping the groups in their own module lets those modules import
-them without importing the whole CLI.
+`attnphase --version` and `--help` must not import torch, SymPy or dask: the groups list their
+subcommands from import paths and one-line summaries, and import a subcommand's module only when it
+runs (or when its own `--help` is asked for).
+
+* `LazyGroup`: subcommands given as name -> ("module:attribute", summary) (`attnphase derive`, ...).
+* `ModelGroup`: `solve`, `threshold`, `scaling` and `simulate`, filled from `attnphase.models.registry`;
+  the model's CLI module (`ModelEntry.cli`) registers its subcommand with `@solve.command(NAME)` when
+  imported.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 
@@ -39,21 +45,74 @@ class GuardedGroup(click.Group):
             sys.exit(1)
 
 
-@click.group(cls=GuardedGroup)
+def _format_summaries(formatter: click.HelpFormatter, rows: list[tuple[str, str]]) -> None:
+    if rows:
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+class LazyGroup(GuardedGroup):
+    """A group whose subcommands are name -> ("module:attribute", summary), imported on first use."""
+
+    def __init__(self, *args, lazy_commands: dict[str, tuple[str, str]] | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.lazy_commands = dict(lazy_commands or {})
+
+    def list_commands(self, ctx):
+        return sorted(set(self.commands) | set(self.lazy_commands))
+
+    def get_command(self, ctx, name):
+        if name not in self.commands and name in self.lazy_commands:
+            module_name, _, attribute = self.lazy_commands[name][0].partition(":")
+            self.add_command(getattr(importlib.import_module(module_name), attribute), name)
+        return self.commands.get(name)
+
+    def format_commands(self, ctx, formatter):
+        rows = []
+        for name in self.list_commands(ctx):
+            if name in self.lazy_commands:
+                rows.append((name, self.lazy_commands[name][1]))
+            else:
+                rows.append((name, self.commands[name].get_short_help_str(formatter.width)))
+        _format_summaries(formatter, rows)
+
+
+class ModelGroup(GuardedGroup):
+    """`solve`, `threshold`, ...: one subcommand per registered model that has one in this group."""
+
+    def _entries(self):
+        from attnphase.models.registry import MODELS
+
+        return {name: entry for name, entry in MODELS.items() if self.name in entry.commands}
+
+    def list_commands(self, ctx):
+        return list(self._entries())
+
+    def get_command(self, ctx, name):
+        entry = self._entries().get(name)
+        if entry is not None and name not in self.commands:
+            importlib.import_module(entry.cli)  # registers its subcommands on the groups below
+        return self.commands.get(name)
+
+    def format_commands(self, ctx, formatter):
+        _format_summaries(formatter, [(name, entry.commands[self.name]) for name, entry in self._entries().items()])
+
+
+@click.group(cls=ModelGroup)
 def solve() -> None:
     """Solve a model's saddle point / population objective at one parameter point."""
 
 
-@click.group(cls=GuardedGroup)
+@click.group(cls=ModelGroup)
 def threshold() -> None:
     """Locate a model's transition thresholds with error estimates."""
 
 
-@click.group(cls=GuardedGroup)
+@click.group(cls=ModelGroup)
 def scaling() -> None:
     """Fit a model's threshold scaling laws."""
 
 
-@click.group(cls=GuardedGroup)
+@click.group(cls=ModelGroup)
 def simulate() -> None:
     """Run finite-size torch simulations of a model."""

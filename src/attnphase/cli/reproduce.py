@@ -8,13 +8,12 @@ from pathlib import Path
 import click
 
 from attnphase.cli.common import emit, json_option
-from attnphase.models import model_names
-from attnphase.reproduce import run_model
+from attnphase.reproduce import reproducible_models, run_model
 from attnphase.validate.device import DEVICE_CHOICES
 
 
 @click.command()
-@click.argument("model", type=click.Choice(model_names() + ["all"]), default="all")
+@click.argument("model", type=click.Choice(reproducible_models() + ["all"]), default="all")
 @click.option("--quick", is_flag=True, help="Reduced sizes: all three models in about 2.5 minutes on 2 idle cores.")
 @click.option(
     "--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("reports"),
@@ -38,7 +37,7 @@ def reproduce(model: str, quick: bool, out_dir: Path, device: str, as_json: bool
       attnphase reproduce all --quick --out reports
       attnphase reproduce copy-heads --out reports
     """
-    names = model_names() if model == "all" else [model]
+    names = reproducible_models() if model == "all" else [model]
     headlines: dict[str, dict] = {}
     timings: dict[str, float] = {}
     for name in names:

@@ -32,6 +32,7 @@ __all__ = [
     "STABILITY_RULES",
     "stabilize",
     "compile_kernel",
+    "compile_action",
     "landau_expansion",
     "classify_transition",
     "leading_asymptotic",
@@ -42,6 +43,7 @@ __all__ = [
 
 _LAZY = {
     "compile_kernel": "attnphase.derive.codegen",
+    "compile_action": "attnphase.derive.codegen",
     "landau_expansion": "attnphase.derive.landau",
     "classify_transition": "attnphase.derive.landau",
     "leading_asymptotic": "attnphase.derive.asymptotics",

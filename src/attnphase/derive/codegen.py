@@ -45,6 +45,7 @@ import os
 import sys
 import tempfile
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -54,8 +55,8 @@ from attnphase.derive import rewrite as _rewrite
 from attnphase.errors import ParameterError
 from attnphase.params import check_choice
 
-__all__ = ["CODEGEN_VERSION", "BACKENDS", "Kernel", "compile_kernel", "cache_dir", "clear_memory_cache",
-           "generate_source", "structural_digests"]
+__all__ = ["CODEGEN_VERSION", "BACKENDS", "Kernel", "BoundKernel", "ActionKernels", "compile_kernel", "compile_action",
+           "cache_dir", "clear_memory_cache", "generate_source", "structural_digests"]
 
 CODEGEN_VERSION = "3"
 BACKENDS = ("numpy", "torch", "mpmath")
@@ -513,6 +514,18 @@ class Kernel:
             return self._call_torch(values)
         return self._call_mpmath(values)
 
+    def bind(self, **fixed) -> "BoundKernel":
+        """This kernel with some arguments fixed by name (the SymPy names in `arg_names`).
+
+        The result is called with the remaining arguments, by position in `arg_names` order or by name:
+        no positional argument list has to be kept in step with the expression by hand.
+        """
+        return BoundKernel(self, fixed)
+
+    def call(self, **values):
+        """Evaluate with every argument given by name."""
+        return self.bind(**values)()
+
     def _call_numpy(self, values):
         arrays = [np.asarray(v, dtype=np.float64) for v in values]
         shape = np.broadcast_shapes(*(a.shape for a in arrays)) if arrays else ()
@@ -569,6 +582,36 @@ class Kernel:
         for index in np.ndindex(shape):
             out[index] = one_point([a[index] for a in arrays])
         return out.reshape(shape + self.output_shape)
+
+
+class BoundKernel:
+    """A kernel with some arguments fixed by name; see `Kernel.bind`."""
+
+    def __init__(self, kernel: Kernel, fixed: dict):
+        unknown = set(fixed) - set(kernel.arg_names)
+        if unknown:
+            raise ParameterError("kernel argument", sorted(unknown)[0], "one of " + ", ".join(kernel.arg_names))
+        self.kernel = kernel
+        self.fixed = dict(fixed)
+        self.free_names = tuple(n for n in kernel.arg_names if n not in fixed)
+
+    def __repr__(self):
+        return f"BoundKernel({self.kernel!r}, fixed={sorted(self.fixed)}, free={list(self.free_names)})"
+
+    def bind(self, **more) -> "BoundKernel":
+        return BoundKernel(self.kernel, {**self.fixed, **more})
+
+    def __call__(self, *free_values, **named):
+        if free_values and named:
+            raise ParameterError("kernel arguments", "positional and named",
+                                 "either the free arguments by position or by name, not both")
+        if named:
+            return self.bind(**named)()
+        if len(free_values) != len(self.free_names):
+            raise ParameterError("kernel arguments", len(free_values),
+                                 f"exactly {len(self.free_names)} values ({', '.join(self.free_names)})")
+        values = dict(zip(self.free_names, free_values))
+        return self.kernel(*(self.fixed[n] if n in self.fixed else values[n] for n in self.kernel.arg_names))
 
 
 def _to_mp(v):
@@ -777,3 +820,38 @@ def compile_kernel(exprs, args, backend: str = "numpy", *, cse: bool = True, sta
             _MEMORY_CACHE[key] = kernel
             _OBJECT_CACHE[object_key] = kernel
     return kernel
+
+
+@dataclass(frozen=True)
+class ActionKernels:
+    """An action S(variables; parameters) with its gradient and Hessian in the variables, compiled for
+    float64 (numpy) and for mpmath: the kernel set every minimisation or saddle-node solve needs.
+
+    `variables` and `parameters` are the SymPy symbols; every kernel takes the variables first, then the
+    parameters, and can be bound by name (`kernels.action.bind(n=..., L=...)`).
+    """
+
+    variables: tuple
+    parameters: tuple
+    action: Kernel
+    gradient: Kernel
+    hessian: Kernel
+    action_mp: Kernel
+    gradient_mp: Kernel
+    hessian_mp: Kernel
+
+
+def compile_action(expr, variables, parameters) -> ActionKernels:
+    """Compile S, its gradient and its Hessian in `variables`, each in float64 and in mpmath (cached)."""
+    from attnphase.derive.calculus import gradient, hessian
+
+    variables, parameters = tuple(variables), tuple(parameters)
+    args = list(variables) + list(parameters)
+    g = list(gradient(expr, list(variables)))
+    h = hessian(expr, list(variables))
+    return ActionKernels(
+        variables, parameters,
+        compile_kernel(expr, args), compile_kernel(g, args), compile_kernel(h, args),
+        compile_kernel(expr, args, backend="mpmath"), compile_kernel(g, args, backend="mpmath"),
+        compile_kernel(h, args, backend="mpmath"),
+    )

@@ -1,30 +1,25 @@
-"""Registry of the solvable models.
+"""The solvable models, one package (or module) each, listed in `attnphase.models.registry`.
 
-Each entry maps the CLI name of a model to the module holding its symbolic source. A model module
-exports `NAME` (the CLI name), `TITLE`, and `derivation_markdown() -> str`, the rendered equations that
-`attnphase derive` writes to `derivations/<module>.md`.
+Importing this package imports nothing heavy: the registry holds import paths only.
 """
 
 from __future__ import annotations
 
-import importlib
 from types import ModuleType
 
-MODEL_MODULES: dict[str, str] = {
-    "positional-semantic": "attnphase.models.positional_semantic",
-    "signal-recovery": "attnphase.models.signal_recovery",
-    "copy-heads": "attnphase.models.copy_heads",
-}
+from attnphase.models.registry import get, model_names
 
-
-def model_names() -> list[str]:
-    return list(MODEL_MODULES)
+__all__ = ["model_names", "load_model", "derivation_filename"]
 
 
 def load_model(name: str) -> ModuleType:
-    """Import the symbolic source of model `name` (a key of MODEL_MODULES)."""
-    return importlib.import_module(MODEL_MODULES[name])
+    """The symbolic source of model `name` (a module with `NAME`, `TITLE` and `derivation_markdown()`)."""
+    from attnphase.models.registry import load
+
+    return load(get(name).symbolic)
 
 
 def derivation_filename(name: str) -> str:
-    return MODEL_MODULES[name].rsplit(".", 1)[-1] + ".md"
+    return get(name).derivation_stem + ".md"
+
+

@@ -25,7 +25,7 @@ from attnphase.numeric.gauss import (
 from attnphase.numeric.minimize import MultiStartMinimum, minimize_multistart_newton
 from attnphase.numeric.ode import FixedPoint, Trajectory, fixed_points_1d, integrate_drift, linear_stability
 from attnphase.numeric.scaling import ScalingFit, fit_power_law
-from attnphase.numeric.threshold import ThresholdResult, bisect_increasing, branch_crossing, find_crossing
+from attnphase.numeric.threshold import Threshold, bisect_increasing, branch_crossing, find_crossing
 
 __all__ = [
     "bisect_increasing",
@@ -52,7 +52,7 @@ __all__ = [
     "linear_stability",
     "ScalingFit",
     "fit_power_law",
-    "ThresholdResult",
+    "Threshold",
     "branch_crossing",
     "find_crossing",
 ]

@@ -26,18 +26,19 @@ from scipy import optimize
 
 from attnphase.errors import ParameterError
 from attnphase.params import check_int, check_real
+from attnphase.results import Result, Status
 
-__all__ = ["ThresholdResult", "find_crossing", "branch_crossing"]
+__all__ = ["Threshold", "find_crossing", "branch_crossing", "bisect_increasing"]
 
 
 @dataclass(frozen=True)
-class ThresholdResult:
-    """A located sign change.
+class Threshold(Result):
+    """A located threshold (a sign change, a crossing of two branches, a fold); the one threshold result.
 
     value: the root as a float64; value_mp: the polished root (mpmath mpf; equals value without f_mp);
     digits_string: the root with as many significant digits as requested and supported by `error`;
-    error: estimated absolute error of value_mp (polish + f_error / |slope|); status: "converged" |
-    "limited" (error does not support the requested digits) | "no_sign_change" | "failed";
+    error: estimated absolute error of value_mp (polish + f_error / |slope|); status: converged |
+    limited (error does not support the requested digits) | not_found (no sign change) | failed;
     message: in words; bracket: (a, b) of the float64 sign change (None when none found);
     slope: f'(x*) estimated from the final bracket; digits: significant digits in digits_string.
     """
@@ -46,7 +47,7 @@ class ThresholdResult:
     value_mp: object
     digits_string: str
     error: float
-    status: str
+    status: Status
     message: str
     bracket: tuple[float, float] | None
     slope: float = math.nan
@@ -129,7 +130,7 @@ def find_crossing(
     f_mp=None,
     f_error=None,
     n_scan: int = 64,
-) -> ThresholdResult:
+) -> Threshold:
     """First sign change of f on [lo, hi], to `digits` significant digits.
 
     f: float -> float (float64 evaluation, used for the scan and brentq).
@@ -173,8 +174,8 @@ def find_crossing(
         if bracket is None:
             finite = values[np.isfinite(values)]
             span = f"[{finite.min():.3g}, {finite.max():.3g}]" if finite.size else "no finite values"
-            return ThresholdResult(
-                math.nan, None, "", math.nan, "no_sign_change",
+            return Threshold(
+                math.nan, None, "", math.nan, Status.NOT_FOUND,
                 f"f does not change sign on a {n_scan}-interval scan of [{lo:g}, {hi:g}] (values {span})",
                 None,
             )
@@ -185,7 +186,7 @@ def find_crossing(
             x64 = optimize.brentq(f64, a64, b64, xtol=1e-300, rtol=4 * np.finfo(float).eps, maxiter=200)
         slope64 = _slope64(f64, x64, a64, b64)
     except _Failure as failure:
-        return ThresholdResult(math.nan, None, "", math.nan, "failed", str(failure), None)
+        return Threshold(math.nan, None, "", math.nan, Status.FAILED, str(failure), None)
 
     if f_mp is None:
         # brentq stops within rtol = 4 eps of the root; rounding of f itself near the root moves the
@@ -201,8 +202,8 @@ def find_crossing(
             r1, w1, _ = _polish(f_mp, p_lo, p_hi, x64, digits + 10)
             r2, w2, s2 = _polish(f_mp, p_lo, p_hi, x64, digits + 20)
         except (ArithmeticError, ValueError, TypeError, ZeroDivisionError) as exc:
-            return ThresholdResult(
-                x64, mpmath.mpf(x64), mpmath.nstr(mpmath.mpf(x64), 15), math.nan, "failed",
+            return Threshold(
+                x64, mpmath.mpf(x64), mpmath.nstr(mpmath.mpf(x64), 15), math.nan, Status.FAILED,
                 f"mpmath polish failed ({type(exc).__name__}: {exc}); the float64 root is in value",
                 (a64, b64), slope64,
             )
@@ -220,17 +221,17 @@ def find_crossing(
     supported = digits if error == 0 else int(math.floor(-math.log10(error / scale))) if error < scale else 0
     n_digits = max(0, min(digits, supported))
     if n_digits >= digits:
-        status, message = "converged", f"root located to {digits} significant digits (error {error:.3g})"
+        status, message = Status.CONVERGED, f"root located to {digits} significant digits (error {error:.3g})"
     else:
-        status = "limited"
+        status = Status.LIMITED
         source = "f_error / |slope|" if propagated >= polish_error else "float64 evaluation (give f_mp)"
         message = f"only {n_digits} of {digits} requested digits are supported (error {error:.3g}, limited by {source})"
     with mpmath.workdps(max(digits, 15) + 10):
         digits_string = mpmath.nstr(root_mp, n_digits, strip_zeros=False) if n_digits else ""
-    return ThresholdResult(float(root_mp), root_mp, digits_string, error, status, message, (a64, b64), slope, n_digits)
+    return Threshold(float(root_mp), root_mp, digits_string, error, status, message, (a64, b64), slope, n_digits)
 
 
-def branch_crossing(f1, f2, lo: float, hi: float, *, f1_mp=None, f2_mp=None, f_error=None, **kwargs) -> ThresholdResult:
+def branch_crossing(f1, f2, lo: float, hi: float, *, f1_mp=None, f2_mp=None, f_error=None, **kwargs) -> Threshold:
     """First crossing of two functions (e.g. the free energies of two branches): the sign change of
     f1 - f2 on [lo, hi]. mpmath polishing needs both f1_mp and f2_mp. `f_error` is the error of the
     difference (e.g. the sum of the two quadrature errors)."""
@@ -271,3 +272,12 @@ def bisect_increasing(residual, lo, hi, iterations: int = 40) -> np.ndarray:
         above = np.asarray(residual(mid)) > 0
         lo, hi = np.where(above, lo, mid), np.where(above, mid, hi)
     return 0.5 * (lo + hi)
+
+
+# --- crossings of noisy functions (quadrature rules): scan with a check-rule error, secant/Newton ----
+
+
+# --- counts, windows and coexistence (landscapes with several minima) --------------------------------
+
+
+# --- folds (saddle-nodes) of followed branches -------------------------------------------------------

@@ -1,19 +1,22 @@
-"""Reproduction pipelines, one module per model.
+"""Reproduction pipelines, one module per model (`ModelEntry.reproduce` in the registry).
 
-`attnphase.reproduce.<module>.run(out_dir, quick, device) -> dict` writes a report directory
-(report.md, PNG figures, CSV data) and returns the headline numbers.
+`<pipeline>.run(out_dir, quick, device) -> dict` writes a report directory (report.md, PNG figures, CSV
+data) and returns the headline numbers.
 """
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 
-from attnphase.models import MODEL_MODULES
+from attnphase.models.registry import MODELS, get, load
+
+
+def reproducible_models() -> list[str]:
+    """The registered models that have a reproduction pipeline."""
+    return [name for name, entry in MODELS.items() if entry.reproduce is not None]
 
 
 def run_model(name: str, out_dir: Path, quick: bool, device: str = "auto") -> dict:
-    """Run the reproduction pipeline of model `name` into `out_dir/<module>`."""
-    module_name = MODEL_MODULES[name].rsplit(".", 1)[-1]
-    pipeline = importlib.import_module(f"attnphase.reproduce.{module_name}")
-    return pipeline.run(Path(out_dir) / module_name, quick=quick, device=device)
+    """Run the reproduction pipeline of model `name` into `out_dir/<model_name_with_underscores>`."""
+    entry = get(name)
+    return load(entry.reproduce).run(Path(out_dir) / entry.derivation_stem, quick=quick, device=device)

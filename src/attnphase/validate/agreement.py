@@ -97,26 +97,42 @@ def _positional_semantic(device: torch.device, init: str, seed: int) -> dict[str
     return {"m": r.m, "theta": r.theta, "q": r.q, "test_error": r.test_error, "train_loss": r.train_loss}
 
 
-SIMULATORS = {
+SIGNAL_RECOVERY_SIMULATORS = {
     "signal-recovery projected SGA": lambda dev, seed: _signal_recovery(dev, "projected", seed),
     "signal-recovery dense SGA": lambda dev, seed: _signal_recovery(dev, "dense", seed),
+}
+COPY_HEADS_SIMULATORS = {
     "copy-heads MALA softmax": lambda dev, seed: _copy_task(dev, "softmax", "sgld", seed),
     "copy-heads MALA linear": lambda dev, seed: _copy_task(dev, "linear", "sgld", seed),
     "copy-heads Adam softmax": lambda dev, seed: _copy_task(dev, "softmax", "adam", seed),
+}
+POSITIONAL_SEMANTIC_SIMULATORS = {
     "positional-semantic GD": lambda dev, seed: _positional_semantic(dev, "semantic", seed),
     "positional-semantic Adam": lambda dev, seed: _positional_semantic(dev, "random", seed),
 }
 
 
-def compare_devices(reference: str = "cpu", other: str = "auto", seed: int = 0) -> list[Agreement]:
-    """Run every simulator in `SIMULATORS` on both devices with the same seed; one `Agreement` per output.
+def registered_simulators() -> dict:
+    """Every registered model's simulators (`ModelEntry.simulators`), by name."""
+    from attnphase.models.registry import MODELS, load_attribute
 
+    out = {}
+    for entry in MODELS.values():
+        if entry.simulators is not None:
+            out.update(load_attribute(entry.simulators))
+    return out
+
+
+def compare_devices(reference: str = "cpu", other: str = "auto", seed: int = 0, simulators=None) -> list[Agreement]:
+    """Run each simulator on both devices with the same seed; one `Agreement` per output.
+
+    simulators: name -> callable(device, seed) -> dict of arrays (default: every registered model's).
     `other="auto"` is CUDA when a GPU is visible and the CPU otherwise (then the check is one of
     determinism: the same device twice must give identical numbers).
     """
     reference_device, other_device = select_device(reference), select_device(other)
     results = []
-    for name, run in SIMULATORS.items():
+    for name, run in (registered_simulators() if simulators is None else simulators).items():
         first, second = run(reference_device, seed), run(other_device, seed)
         results.extend(_compare(name, quantity, first[quantity], second[quantity]) for quantity in first)
     return results

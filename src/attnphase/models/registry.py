@@ -1,0 +1,120 @@
+"""The one table of models: the CLI, sweeps, the device agreement check, `derive` and `reproduce` read it.
+
+An entry names, as import paths, everything the rest of the toolkit needs from a model; nothing is
+imported until it is used, so reading the table costs nothing (the CLI lists models for `--help`
+without importing torch or SymPy). Paths of functions are "module:attribute" strings, so that a sweep
+worker process imports the point function itself.
+
+Adding a model: write its package under `attnphase/models/<name>/` (docs/adding-a-model.md), then one
+`ModelEntry` below.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+from attnphase.errors import ParameterError
+
+__all__ = ["ModelEntry", "MODELS", "model_names", "get", "load", "load_attribute"]
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    """One model, by import path.
+
+    name: the CLI name; title: one line for listings; symbolic: the module with `derivation_markdown()`
+    (rendered to derivations/<derivation_stem>.md); cli: the module that defines the model's subcommands;
+    commands: CLI group -> one-line summary of the model's subcommand there (shown by `--help` without
+    importing `cli`); sweep_point: "module:function" evaluated by `attnphase sweep`; simulators:
+    "module:attribute" of a mapping name -> callable(device, seed) -> dict of arrays for the device
+    agreement check (None: the model has no simulator); reproduce: the module with
+    `run(out_dir, quick, device) -> dict`.
+    """
+
+    name: str
+    title: str
+    symbolic: str
+    cli: str
+    commands: dict[str, str] = field(default_factory=dict)
+    sweep_point: str | None = None
+    simulators: str | None = None
+    reproduce: str | None = None
+
+    @property
+    def derivation_stem(self) -> str:
+        return self.name.replace("-", "_")
+
+
+MODELS: dict[str, ModelEntry] = {
+    entry.name: entry
+    for entry in (
+        ModelEntry(
+            name="positional-semantic",
+            title="Positional vs semantic attention: replica saddle point, alpha_c(omega), alpha_l(omega)",
+            symbolic="attnphase.models.positional_semantic",
+            cli="attnphase.cli.positional_semantic",
+            commands={
+                "solve": "Every branch (positional, semantic, trivial, mixed) of the saddle point at (omega, alpha).",
+                "threshold": "alpha_c (free-energy crossing) and alpha_l (linear baseline) at omega, with errors.",
+                "simulate": "Full-batch GD (Adam for --init random) at finite d, batched over seeds.",
+            },
+            sweep_point="attnphase.api.positional_semantic:sweep_point",
+            simulators="attnphase.validate.agreement:POSITIONAL_SEMANTIC_SIMULATORS",
+            reproduce="attnphase.reproduce.positional_semantic",
+        ),
+        ModelEntry(
+            name="signal-recovery",
+            title="Signal recovery by a softmax-attention query: J(rho), the limiting ODE, projected SGA",
+            symbolic="attnphase.models.signal_recovery",
+            cli="attnphase.cli.signal_recovery",
+            commands={
+                "solve": "J(rho), J'(rho), the drift (1 - rho^2) J' and the nuisance attention mass at rho.",
+                "simulate": "Projected SGA of the query, all trials batched.",
+            },
+            sweep_point="attnphase.api.signal_recovery:sweep_point",
+            simulators="attnphase.validate.agreement:SIGNAL_RECOVERY_SIMULATORS",
+            reproduce="attnphase.reproduce.signal_recovery",
+        ),
+        ModelEntry(
+            name="copy-heads",
+            title="Copy-head emergence: effective action, P* scaling, SGLD/Adam validation",
+            symbolic="attnphase.models.copy_heads",
+            cli="attnphase.cli.copy_heads",
+            commands={
+                "solve": "Minima of the reduced action at one P (stability, order parameters).",
+                "threshold": "P* of the copy transition (mpmath-polished) and its order.",
+                "scaling": "P* over a range of L and fits against each claimed law.",
+                "simulate": "The one-head network on the copy task: MALA sampling or Adam.",
+            },
+            sweep_point="attnphase.api.copy_heads:sweep_point",
+            simulators="attnphase.validate.agreement:COPY_HEADS_SIMULATORS",
+            reproduce="attnphase.reproduce.copy_heads",
+        ),
+    )
+}
+
+
+def model_names() -> list[str]:
+    """The registered models' CLI names, in registry order."""
+    return list(MODELS)
+
+
+def get(name: str) -> ModelEntry:
+    """The entry of model `name`, or a ParameterError listing the registered names."""
+    try:
+        return MODELS[name]
+    except (KeyError, TypeError):
+        raise ParameterError("MODEL", name, "one of " + ", ".join(MODELS)) from None
+
+
+def load(module_path: str) -> ModuleType:
+    return importlib.import_module(module_path)
+
+
+def load_attribute(target: str) -> Any:
+    """The object a "module:attribute" path names."""
+    module_name, _, attribute = target.partition(":")
+    return getattr(importlib.import_module(module_name), attribute)

@@ -1,0 +1,79 @@
+"""One result convention for every public entry point.
+
+`Status` is the project's single status vocabulary: one word for success, one for "nothing in the
+searched range", one for "a value, but not to the requested accuracy", and so on. `Result` is the base
+of every result object: a frozen dataclass with `status` and `message` fields gets `success`,
+`as_dict()` (JSON-safe, through `attnphase.jsonio`) and `to_pandas()`.
+
+A result whose natural form is a table (a curve, a sweep, per-chain values) overrides `rows()`, and
+`to_pandas()` then gives one DataFrame row per entry; otherwise it gives a one-row frame of the scalar
+fields.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from attnphase.jsonio import to_jsonable
+
+__all__ = ["Status", "Result", "SUCCESS"]
+
+
+class Status(enum.StrEnum):
+    """What happened, in one word. A `StrEnum`, so `status == "converged"` and JSON output are plain text."""
+
+    CONVERGED = "converged"
+    """The value is computed and its error estimate meets what was asked (tolerance, digits)."""
+    LIMITED = "limited"
+    """A value is computed, but its verified error does not meet the request; `message` says why."""
+    NOT_FOUND = "not_found"
+    """Nothing of the kind in the searched range (no sign change, no minimum, no branch there)."""
+    LOST = "lost"
+    """A followed branch ended before the requested control (a fold, or it left its domain)."""
+    MAX_ITER = "max_iter"
+    """An iteration stopped at its budget before meeting its tolerance."""
+    DIVERGED = "diverged"
+    """An iteration or simulation left the finite numbers."""
+    NOT_CONVEX = "not_convex"
+    """A local quadratic approximation was required but the Hessian is not positive definite."""
+    POOR_MIXING = "poor_mixing"
+    """A Markov chain's diagnostics (acceptance, effective sample size, R-hat) do not support its estimate."""
+    FAILED = "failed"
+    """Anything else that left no usable value; `message` says what."""
+
+
+SUCCESS = frozenset({Status.CONVERGED})
+
+
+class Result:
+    """Mixin for frozen dataclasses with `status: Status` and `message: str` fields."""
+
+    status: Status
+    message: str
+
+    @property
+    def success(self) -> bool:
+        """Whether the status is `converged`."""
+        return self.status in SUCCESS
+
+    def as_dict(self) -> dict[str, Any]:
+        """The fields as JSON-safe values (non-finite floats become None), plus `success`."""
+        if not dataclasses.is_dataclass(self):
+            raise TypeError(f"{type(self).__name__} must be a dataclass to use Result.as_dict")
+        out = {f.name: to_jsonable(getattr(self, f.name)) for f in dataclasses.fields(self) if f.repr}
+        out["success"] = self.success
+        return out
+
+    def rows(self) -> Iterable[Mapping[str, Any]]:
+        """Table form of the result, one mapping per row (default: one row of the scalar fields)."""
+        flat = {k: v for k, v in self.as_dict().items() if not isinstance(v, (dict, list))}
+        return [flat]
+
+    def to_pandas(self):
+        """`rows()` as a pandas DataFrame (pandas is imported only here)."""
+        import pandas
+
+        return pandas.DataFrame(list(self.rows()))

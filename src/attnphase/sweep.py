@@ -47,14 +47,14 @@ import numpy as np
 from attnphase import __version__
 from attnphase.errors import ParameterError
 from attnphase.jsonio import to_jsonable
+from attnphase.models.registry import MODELS
 from attnphase.params import check_int, check_positive, check_real
 from attnphase.store import ResultStore
 
+# The registered models' point functions (attnphase.models.registry), plus the Curie-Weiss demo.
 SWEEP_POINTS: dict[str, str] = {
     "demo": "attnphase.sweep:curie_weiss_point",
-    "positional-semantic": "attnphase.api.positional_semantic:sweep_point",
-    "signal-recovery": "attnphase.api.signal_recovery:sweep_point",
-    "copy-heads": "attnphase.api.copy_heads:sweep_point",
+    **{name: entry.sweep_point for name, entry in MODELS.items() if entry.sweep_point is not None},
 }
 
 GRID_FORM = (

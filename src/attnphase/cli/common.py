@@ -176,3 +176,50 @@ def as_option_error(parameter_set: type, call: Callable, *args, **kwargs):
         if exc.name not in declared:
             raise
         raise ParameterError(option_name(declared[exc.name]), exc.value, exc.allowed) from None
+
+
+class RenamedOptionsCommand(click.Command):
+    """A command that still accepts old option spellings (and old option values) for one release.
+
+    renamed_options: old option -> new option (e.g. {"--seeds": "--trials"}); renamed_values: (new option,
+    old value) -> new value (e.g. {("--algorithm", "sgld"): "mala"}). An old spelling is rewritten before
+    parsing and a deprecation message goes to stderr, so `--json` output on stdout stays one object.
+    Use as `@solve.command(NAME, cls=RenamedOptionsCommand, renamed_options={...})`.
+    """
+
+    def __init__(self, *args, renamed_options: dict[str, str] | None = None,
+                 renamed_values: dict[tuple[str, str], str] | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.renamed_options = dict(renamed_options or {})
+        self.renamed_values = dict(renamed_values or {})
+
+    def parse_args(self, ctx, args):
+        rewritten: list[str] = []
+        pending_option = None  # the (new) option whose value comes next
+        for token in args:
+            if pending_option is not None:
+                token = self._renamed_value(pending_option, token)
+                pending_option = None
+                rewritten.append(token)
+                continue
+            name, eq, value = token.partition("=")
+            if name in self.renamed_options:
+                new = self.renamed_options[name]
+                click.echo(f"attnphase: {name} is deprecated and will be removed in the next release; use {new}",
+                           err=True)
+                name = new
+            if name.startswith("--") and any(option == name for option, _ in self.renamed_values):
+                if eq:
+                    value = self._renamed_value(name, value)
+                else:
+                    pending_option = name
+            rewritten.append(f"{name}={value}" if eq else name)
+        return super().parse_args(ctx, rewritten)
+
+    def _renamed_value(self, option: str, value: str) -> str:
+        new = self.renamed_values.get((option, value))
+        if new is None:
+            return value
+        click.echo(f"attnphase: {option} {value} is deprecated and will be removed in the next release; use "
+                   f"{option} {new}", err=True)
+        return new

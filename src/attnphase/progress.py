@@ -1,14 +1,18 @@
 """Progress of long work, shown on a terminal only.
 
 Library code announces its stages with `task(description, total)` and advances them; nothing is shown
-unless a command has switched display on with `shown(enabled)`. The CLI enables it when stderr is a
-terminal and `--json` is not given, so piped or JSON output stays clean, and the numeric layers never
-need a callback argument for it.
+unless a command has switched display on with `shown(enabled)`. Every `attnphase` command switches it
+on when stderr is a terminal and `--json` is not given (`attnphase.cli.common.json_option`), so piped
+or JSON output stays clean, and the numeric layers never need a callback argument for it.
 
     with progress.task("alpha_c(omega)", total=len(omegas)) as bar:
         for omega in omegas:
             ...
             bar.advance(f"omega = {omega:g}")
+
+Tasks nest: a task started inside another one gets its own line under it, and the lines of finished
+tasks disappear, so a terminal shows what is running now. The bars are drawn by `rich` on stderr;
+rich is imported only when a bar is actually shown.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ _SHOWN: contextvars.ContextVar[bool] = contextvars.ContextVar("attnphase_progres
 
 
 def is_shown() -> bool:
+    """Whether progress is displayed in the current context."""
     return _SHOWN.get()
 
 
@@ -41,28 +46,70 @@ class _Silent:
         pass
 
 
-class _Bar:
-    def __init__(self, description: str, total: float | None):
-        from tqdm import tqdm
+class _Display:
+    """One rich `Progress` on stderr shared by all open tasks (rich allows one live display at a time)."""
 
-        self._bar = tqdm(total=total, desc=description, file=sys.stderr, leave=False, dynamic_ncols=True)
+    def __init__(self):
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            SpinnerColumn,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        self.progress = Progress(
+            SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TimeElapsedColumn(), TimeRemainingColumn(), TextColumn("{task.fields[note]}", style="dim"),
+            console=Console(file=sys.stderr), transient=True,
+        )
+        self.open_tasks = 0
+
+    def add(self, description: str, total: float | None):
+        if self.open_tasks == 0:
+            self.progress.start()
+        self.open_tasks += 1
+        return self.progress.add_task(description, total=total, note="")
+
+    def remove(self, task_id) -> None:
+        self.progress.remove_task(task_id)
+        self.open_tasks -= 1
+        if self.open_tasks == 0:
+            self.progress.stop()
+
+
+_DISPLAY: _Display | None = None
+
+
+class _Bar:
+    def __init__(self, display: _Display, description: str, total: float | None):
+        self.display = display
+        self.task_id = display.add(description, total)
 
     def advance(self, note: str | None = None, amount: float = 1) -> None:
+        """Count `amount` steps as done; `note` (e.g. the current parameter) is shown after the bar."""
+        changes = {"advance": amount}
         if note is not None:
-            self._bar.set_postfix_str(note, refresh=False)
-        self._bar.update(amount)
+            changes["note"] = note
+        self.display.progress.update(self.task_id, **changes)
 
     def close(self) -> None:
-        self._bar.close()
+        self.display.remove(self.task_id)
 
 
 @contextmanager
 def task(description: str, total: float | None = None):
     """A stage of work with `total` steps (None: unknown); yields an object with `advance(note, amount)`."""
+    global _DISPLAY
     if not _SHOWN.get():
         yield _Silent()
         return
-    bar = _Bar(description, total)
+    if _DISPLAY is None or _DISPLAY.open_tasks == 0:  # a new display per outermost task: today's stderr
+        _DISPLAY = _Display()
+    bar = _Bar(_DISPLAY, description, total)
     try:
         yield bar
     finally:

@@ -1,6 +1,8 @@
 """The results store: one SQLite file holding every computed point of every sweep.
 
-A point is keyed by (model, canonical parameters, code version). The canonical parameters are the
+A point is keyed by (model, canonical parameters, code version). The code version is
+`attnphase.version.code_version()`: the release plus a hash of the installed source, so a point
+computed before any change to the code is never reused after it. The canonical parameters are the
 JSON text of the parameter dict with sorted keys, floats written with `repr` (shortest round-trip
 form, so the key is exact) and integral floats written as integers, so `beta=1` and `beta=1.0` name
 the same point. Results computed by another code version are kept but never reused.
@@ -37,9 +39,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from attnphase import __version__
 from attnphase.errors import ParameterError
 from attnphase.jsonio import dumps, to_jsonable
+from attnphase.version import code_version
+
+__all__ = [
+    "STORE_ENV", "DEFAULT_STORE_NAME", "EXPORT_FORMATS", "StoreError", "StoredPoint", "ModelSummary", "ResultStore",
+    "default_store_path", "canonical_params",
+]
 
 STORE_ENV = "ATTNPHASE_STORE"
 DEFAULT_STORE_NAME = "results.sqlite"
@@ -55,7 +62,7 @@ CREATE TABLE IF NOT EXISTS results (
     id       INTEGER PRIMARY KEY,
     model    TEXT NOT NULL,
     params   TEXT NOT NULL,   -- canonical JSON of the parameters
-    version  TEXT NOT NULL,   -- attnphase.__version__ that computed the point
+    version  TEXT NOT NULL,   -- attnphase.version.code_version() of the code that computed the point
     result   TEXT NOT NULL,   -- JSON object returned by the point function
     created  REAL NOT NULL,   -- unix time of the commit
     elapsed  REAL,            -- seconds the point took to compute, when known
@@ -166,13 +173,14 @@ class ResultStore:
     >>> store.get("demo", {"beta": 1.5})                                # doctest: +SKIP
     {'m': 0.8585}
 
-    Lookups use the current code version unless `version=` says otherwise. A store object holds one
+    Lookups use the current code version (`attnphase.version.code_version()`) unless `version=` says
+    otherwise. A store object holds one
     connection; give each process (and each thread) its own `ResultStore`.
     """
 
-    def __init__(self, path: str | os.PathLike | None = None, *, version: str = __version__, create: bool = True):
+    def __init__(self, path: str | os.PathLike | None = None, *, version: str | None = None, create: bool = True):
         self.path = Path(path) if path is not None else default_store_path()
-        self.version = version
+        self.version = version or code_version()
         if not create and not self.path.exists():
             raise StoreError(self.path, "does not exist", "Run a sweep first, or point --store / $ATTNPHASE_STORE at a store")
         if self.path.is_dir():

@@ -15,8 +15,9 @@ Where the work runs and where results are written:
 * `workers == 1`: serially in this process.
 * otherwise a local pool of `workers` processes (spawned, so nothing inherited from the driver can
   deadlock them; each exits when the driver dies).
-* `scheduler=ADDRESS`: `distributed.Client(ADDRESS)`; every worker needs attnphase (and the point
-  function's module) importable.
+* `scheduler=ADDRESS` (or a `distributed.Client`): a dask.distributed cluster, e.g. one started on
+  a SLURM or PBS allocation with dask-jobqueue; every worker needs attnphase (and the point
+  function's module) importable. dask is an optional dependency: `pip install 'attnphase[cluster]'`.
 
 In every case the driver process writes each result as its future completes and keeps at most two
 points per worker submitted but not yet written, so killing the driver loses at most those points;
@@ -44,12 +45,19 @@ from typing import Any
 
 import numpy as np
 
-from attnphase import __version__
+from attnphase import progress as progress_display
 from attnphase.errors import ParameterError
 from attnphase.jsonio import to_jsonable
 from attnphase.models.registry import MODELS
 from attnphase.params import check_int, check_positive, check_real
 from attnphase.store import ResultStore
+from attnphase.version import code_version
+
+__all__ = [
+    "SWEEP_POINTS", "GRID_FORM", "SETTING_FORM", "MAX_POINTS", "CLUSTER_EXTRA_HINT", "register_point", "resolve_point",
+    "curie_weiss_point", "Grid", "parse_grid", "parse_setting", "grid_points", "evaluate_point", "SweepFailure",
+    "SweepReport", "run_sweep", "require_distributed",
+]
 
 # The registered models' point functions (attnphase.models.registry), plus the Curie-Weiss demo.
 SWEEP_POINTS: dict[str, str] = {
@@ -374,7 +382,7 @@ class SweepReport:
     n_failed: int = 0
     failures: list[SweepFailure] = field(default_factory=list)
     store: str = ""
-    version: str = __version__
+    version: str = field(default_factory=code_version)
     backend: str = "serial"
     workers: int = 1
     elapsed_s: float = 0.0
@@ -401,7 +409,7 @@ class _Recorder:
             self.report.n_failed += 1
             if len(self.report.failures) < self.MAX_FAILURES_KEPT:
                 self.report.failures.append(SweepFailure(params, outcome[1]))
-        self.bar.update(1)
+        self.bar.advance(", ".join(f"{k}={v}" for k, v in params.items()))
 
 
 def run_sweep(
@@ -420,8 +428,8 @@ def run_sweep(
     `grids`: "NAME=START:STOP:NUM" / "NAME=V1,V2" strings, `Grid`s, or {name: values}. `base`: fixed
     parameters. `store`: a `ResultStore` or a path (default $ATTNPHASE_STORE, else ./results.sqlite).
     `workers`: local processes (default: the CPU count; 1 runs in this process). `scheduler`: a
-    dask.distributed scheduler address or `Client`; overrides `workers`. `progress`: a tqdm bar on
-    stderr (default: when stderr is a terminal). `connect_timeout`: seconds to reach the scheduler.
+    dask.distributed scheduler address or `Client` (needs the `cluster` extra); overrides `workers`.
+    `progress`: a progress bar on stderr (`attnphase.progress`; default: when stderr is a terminal). `connect_timeout`: seconds to reach the scheduler.
 
     A point whose function raises `ParameterError` stops the sweep with that error (points finished
     before it stay stored); any other exception marks the point failed and the sweep goes on.
@@ -441,11 +449,9 @@ def run_sweep(
             model=model, target=target, grid={g.name: list(g.values) for g in grid_list}, base=base,
             n_points=len(points), n_cached=len(points) - len(missing), store=str(result_store.path),
         )
-        from tqdm.auto import tqdm
-
         show = sys.stderr.isatty() if progress is None else bool(progress)
-        with tqdm(total=len(points), initial=report.n_cached, disable=not show, file=sys.stderr,
-                  desc=model, unit="pt", dynamic_ncols=True) as bar:
+        with progress_display.shown(show), progress_display.task(f"sweep {model}", total=len(points)) as bar:
+            bar.advance("stored before", amount=report.n_cached)
             recorder = _Recorder(result_store, model, report, bar)
             if not missing:
                 report.backend, report.workers = "none", 0
@@ -521,9 +527,25 @@ def _dask_outcome(future) -> tuple:
         return ("error", f"dask task failed: {type(exc).__name__}: {exc}", 0.0)
 
 
+CLUSTER_EXTRA_HINT = "pip install 'attnphase[cluster]'"
+
+
+def require_distributed():
+    """The `distributed` module, or an ImportError that says which extra installs it."""
+    try:
+        import distributed
+    except ImportError as exc:
+        raise ImportError(
+            f"sweeps on a dask cluster need dask.distributed, which is not installed ({exc}); "
+            f"install it with: {CLUSTER_EXTRA_HINT}"
+        ) from None
+    return distributed
+
+
 def _run_dask(scheduler: Any, target: str, missing: list[dict[str, Any]], recorder: _Recorder,
               connect_timeout: float) -> None:
-    from distributed import Client, wait
+    distributed = require_distributed()
+    Client, wait = distributed.Client, distributed.wait
 
     if isinstance(scheduler, Client):
         client, own_client = scheduler, False

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import click
 
-from attnphase import __version__
 from attnphase.cli.groups import LazyGroup, scaling, simulate, solve, threshold
 
 TOP_LEVEL_COMMANDS = {
@@ -22,8 +21,18 @@ TOP_LEVEL_COMMANDS = {
 }
 
 
+def _print_version(ctx: click.Context, param, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    from attnphase.version import code_version, package_version
+
+    click.echo(f"attnphase, version {package_version()} (code {code_version()})")
+    ctx.exit()
+
+
 @click.group(cls=LazyGroup, lazy_commands=TOP_LEVEL_COMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="attnphase")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
+              help="Show the release and code versions and exit.")
 def main() -> None:
     """attnphase: derive, solve and validate solvable models of attention.
 

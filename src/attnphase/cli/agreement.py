@@ -7,6 +7,8 @@ import click
 from attnphase.cli.common import Int, emit, json_option
 from attnphase.validate.device import DEVICE_CHOICES
 
+__all__ = ["agreement"]
+
 
 @click.command("agreement")
 @click.option("--reference", type=click.Choice(DEVICE_CHOICES), default="cpu", show_default=True,

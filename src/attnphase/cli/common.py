@@ -3,7 +3,10 @@
 * `Real`, `Int` and `Choice`-like option types validate through `attnphase.params`, so the CLI and the
   Python API reject the same values with the same message, and click reports them with exit status 2.
 * `emit` prints exactly one JSON object (with `--json`) that carries the command, the model, the
-  parameters used and the code version, or a readable summary otherwise.
+  parameters used and the code version (`attnphase.version.code_version()`), or tables otherwise
+  (`attnphase.cli.display`).
+* `json_option` also decides whether progress bars are shown: on a terminal and without `--json`.
+* `threads_option` adds `--threads` (the rule is `attnphase.validate.device.choose_threads`).
 """
 
 from __future__ import annotations
@@ -15,10 +18,15 @@ from typing import Any
 
 import click
 
-from attnphase import __version__
+from attnphase import progress
 from attnphase.errors import ParameterError
 from attnphase.jsonio import dumps, to_jsonable
 from attnphase.params import check_int, check_real, check_real_list
+
+__all__ = [
+    "Real", "Int", "RealList", "json_option", "rng_option", "threads_option", "emit", "option_name",
+    "options_from", "as_option_error", "RenamedOptionsCommand",
+]
 
 
 class Real(click.ParamType):
@@ -83,10 +91,29 @@ def _param_name(param) -> str:
     return max(opts, key=len) if opts else param.name
 
 
+def _progress_unless_json(ctx: click.Context, param, as_json: bool) -> bool:
+    # Entered here, while the command's options are parsed, and left when the command's context closes:
+    # the command body runs with progress shown on a terminal, and silent with --json or when piped.
+    ctx.with_resource(progress.shown(not as_json))
+    return as_json
+
+
 def json_option(func: Callable) -> Callable:
-    """Add `--json`: print exactly one JSON object on stdout."""
+    """Add `--json`: print exactly one JSON object on stdout (and show no progress)."""
     return click.option(
-        "--json", "as_json", is_flag=True, help="Print exactly one JSON object on stdout."
+        "--json", "as_json", is_flag=True, callback=_progress_unless_json,
+        help="Print exactly one JSON object on stdout (no tables, no progress bars).",
+    )(func)
+
+
+def threads_option(func: Callable) -> Callable:
+    """Add `--threads N`: torch CPU threads of a simulation (default: chosen by
+    `attnphase.validate.device.choose_threads`, one unless the work is large). The command passes the
+    value (None when not given) to `choose_threads(threads, work=..., device=...)`."""
+    return click.option(
+        "--threads", type=Int(1, 4096), default=None,
+        help="CPU threads for torch (default: 1, or the idle cores when one step is large enough to gain "
+             "from more; see the docs' 'Threads' section).",
     )(func)
 
 
@@ -97,20 +124,29 @@ def rng_option(func: Callable) -> Callable:
                              "copied, so that the same seed gives the same numbers on every device.")(func)
 
 
-def emit(command: str, model: str, parameters: dict[str, Any], result: dict[str, Any], as_json: bool) -> None:
-    """Print a command's result: one JSON object with `--json`, else `key: value` lines."""
+def emit(command: str, model: str, parameters: dict[str, Any], result: dict[str, Any], as_json: bool, *,
+         units: dict[str, str] | None = None) -> None:
+    """Print a command's result: one JSON object with `--json`, else tables (`attnphase.cli.display`).
+
+    units: optional field -> unit or convention text shown beside the values in the tables (a field's
+    path such as "branches.positional.q", or a bare name that applies wherever it appears); the JSON
+    output is unchanged by it.
+    """
+    from attnphase.version import code_version
+
     payload = {
         "command": command,
         "model": model,
-        "version": __version__,
+        "version": code_version(),
         "parameters": to_jsonable(parameters),
         **to_jsonable(result),
     }
     if as_json:
         sys.stdout.write(dumps(payload) + "\n")
         return
-    for key, value in payload.items():
-        click.echo(f"{key}: {dumps(value) if isinstance(value, (dict, list)) else value}")
+    from attnphase.cli.display import render
+
+    render(payload, units)
 
 
 def option_name(field) -> str:

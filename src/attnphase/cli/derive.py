@@ -10,6 +10,8 @@ import click
 from attnphase.cli.common import emit, json_option
 from attnphase.models import derivation_filename, load_model, model_names
 
+__all__ = ["derive", "default_derivations_dir"]
+
 
 def default_derivations_dir() -> Path:
     """`derivations/` of the source checkout when running from one, else `./derivations`."""

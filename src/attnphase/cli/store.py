@@ -12,6 +12,8 @@ from attnphase.cli.common import emit, json_option
 from attnphase.cli.groups import GuardedGroup
 from attnphase.store import EXPORT_FORMATS, ResultStore, StoreError, default_store_path
 
+__all__ = ["store_group"]
+
 _store_option = click.option(
     "--store", "store_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
     help="Results store file (default: $ATTNPHASE_STORE, else ./results.sqlite).",
@@ -56,13 +58,10 @@ def list_command(store_path, model, as_json) -> None:
     if as_json:
         emit("store list", model, {"store": str(store.path)}, {"store": str(store.path), "models": summaries}, True)
         return
-    click.echo(f"store: {store.path}")
-    if not summaries:
-        click.echo("(no points)")
-    for s in summaries:
-        last = datetime.datetime.fromtimestamp(s.last_created).isoformat(timespec="seconds")
-        click.echo(f"{s.model}  version {s.version}  {s.n_points} points  "
-                   f"parameters: {', '.join(s.parameter_names)}  last written {last}")
+    rows = [{"model": s.model, "version": s.version, "points": s.n_points, "parameters": ", ".join(s.parameter_names),
+             "last written": datetime.datetime.fromtimestamp(s.last_created).isoformat(timespec="seconds")}
+            for s in summaries]
+    emit("store list", model, {"store": str(store.path)}, {"models": rows or "(no points)"}, False)
 
 
 @store_group.command("export")

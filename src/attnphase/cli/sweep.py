@@ -21,7 +21,8 @@ from attnphase.sweep import GRID_FORM, SWEEP_POINTS, parse_grid, parse_setting, 
 @click.option("--workers", type=Int(1, 1024), default=None,
               help="Local worker processes (default: the CPU count; 1 runs in this process).")
 @click.option("--scheduler", default=None, metavar="ADDRESS",
-              help="Run on a dask.distributed cluster, e.g. tcp://10.0.0.5:8786 (overrides --workers).")
+              help="Run on a dask.distributed cluster, e.g. tcp://10.0.0.5:8786 (overrides --workers; needs "
+                   "pip install 'attnphase[cluster]').")
 @click.option("--store", "store_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Results store file (default: $ATTNPHASE_STORE, else ./results.sqlite).")
 @json_option
@@ -43,10 +44,12 @@ def sweep(model, grid_specs, settings, workers, scheduler, store_path, as_json) 
     """
     grids = [parse_grid(spec) for spec in grid_specs]
     base = dict(parse_setting(spec) for spec in settings)
+    from attnphase import progress
+
     try:
         report = run_sweep(model, grids, base, store=store_path, workers=workers, scheduler=scheduler,
-                           progress=False if as_json else None)
-    except StoreError as exc:
+                           progress=progress.is_shown())
+    except (StoreError, ImportError) as exc:  # ImportError: --scheduler without the cluster extra
         raise click.ClickException(str(exc)) from None
     parameters = {"grid": report.grid, "set": report.base, "workers": workers, "scheduler": scheduler}
     result = {

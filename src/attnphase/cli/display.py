@@ -1,0 +1,169 @@
+"""Human-readable output of a command's result: tables on stdout, drawn with `rich`.
+
+`render(payload, units)` turns the JSON-safe payload that `attnphase.cli.common.emit` builds into:
+
+* one two-column table of the payload's scalar fields (name, value), with a third column for the
+  unit or convention of the fields that carry one;
+* one table per nested mapping (its scalar fields, titled with the mapping's path, e.g. `branches.positional`);
+* one table per list of records (a list of mappings): a column per key, one row per record; a cell
+  that holds a nested value shows its size instead (`3 values`, `2 fields`);
+* lists of numbers inline when short, else their first values and a count.
+
+Long tables are cut to `MAX_ROWS` rows with a line that says how many were left out; `--json` gives
+everything. Units: `units` maps a field's path (`"alpha_c"`, `"branches.positional.q"`, or a last
+component such as `"q"`, which applies wherever that name appears) to a short text (`"per token"`,
+`"nats"`, `"rho = <w, w*>/|w*|"`). A command passes them to `emit(..., units=...)`; no model has to.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+__all__ = ["render", "format_value", "console", "MAX_ROWS", "MAX_INLINE_VALUES", "PIPED_WIDTH"]
+
+MAX_ROWS = 20
+MAX_INLINE_VALUES = 8
+SIGNIFICANT_DIGITS = 6
+PIPED_WIDTH = 120  # columns of the tables when stdout is not a terminal (a terminal gives its own width)
+
+
+def console(file=None):
+    """A rich Console on `file` (default: the current sys.stdout), without colour guessing on numbers."""
+    import sys
+
+    from rich.console import Console
+
+    file = file or sys.stdout
+    is_terminal = hasattr(file, "isatty") and file.isatty()
+    return Console(file=file, highlight=False, soft_wrap=False, width=None if is_terminal else PIPED_WIDTH)
+
+
+def format_value(value: Any) -> str:
+    """One cell: numbers to SIGNIFICANT_DIGITS digits, None as "n/a" (not computed), short lists inline."""
+    if value is None:
+        return "n/a"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return "n/a"
+        return f"{value:.{SIGNIFICANT_DIGITS}g}"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Mapping):
+        return f"{len(value)} fields"
+    if isinstance(value, Sequence):
+        if _is_scalar_list(value) and len(value) <= MAX_INLINE_VALUES:
+            return ", ".join(format_value(v) for v in value) if value else "(none)"
+        if _is_scalar_list(value):
+            head = ", ".join(format_value(v) for v in value[:4])
+            return f"{head}, ... ({len(value)} values)"
+        return f"{len(value)} values"
+    return str(value)
+
+
+def _is_scalar(value: Any) -> bool:
+    return value is None or isinstance(value, (bool, int, float, str))
+
+
+def _is_scalar_list(value: Any) -> bool:
+    return isinstance(value, Sequence) and not isinstance(value, str) and all(_is_scalar(v) for v in value)
+
+
+def _is_record_list(value: Any) -> bool:
+    return (isinstance(value, Sequence) and not isinstance(value, str) and len(value) > 0
+            and all(isinstance(v, Mapping) for v in value))
+
+
+def _unit(units: Mapping[str, str], path: str) -> str:
+    if path in units:
+        return units[path]
+    return units.get(path.rsplit(".", 1)[-1], "")
+
+
+def _scalar_table(title: str | None, rows: list[tuple[str, Any]], units: Mapping[str, str], prefix: str):
+    from rich.table import Table
+
+    with_units = any(_unit(units, prefix + name) for name, _ in rows)
+    table = Table(title=title, title_justify="left", show_header=False, box=None, pad_edge=False)
+    table.add_column("name", style="bold", no_wrap=True)
+    table.add_column("value", overflow="fold")
+    if with_units:
+        table.add_column("unit", style="dim", overflow="fold")
+    shown = rows if len(rows) <= MAX_ROWS else rows[:MAX_ROWS]
+    for name, value in shown:
+        cells = [name, format_value(value)]
+        if with_units:
+            cells.append(_unit(units, prefix + name))
+        table.add_row(*cells)
+    if len(rows) > len(shown):
+        table.add_row(f"... {len(rows) - len(shown)} more fields", "")
+    return table
+
+
+def _record_table(title: str, records: Sequence[Mapping[str, Any]], units: Mapping[str, str], prefix: str):
+    from rich.table import Table
+
+    columns: list[str] = []
+    for record in records:
+        columns.extend(k for k in record if k not in columns)
+    table = Table(title=title, title_justify="left", header_style="bold")
+    for column in columns:
+        unit = _unit(units, prefix + column)
+        table.add_column(f"{column}\n({unit})" if unit else column, overflow="fold")
+    shown = records[:MAX_ROWS]
+    for record in shown:
+        table.add_row(*(format_value(record.get(column)) if column in record else "" for column in columns))
+    if len(records) > len(shown):
+        table.caption = f"first {len(shown)} of {len(records)} rows (all of them with --json)"
+        table.caption_justify = "left"
+    return table
+
+
+def _tables(title: str | None, mapping: Mapping[str, Any], units: Mapping[str, str], prefix: str = ""):
+    """The tables of one mapping: its scalars first, then one table per nested mapping or record list."""
+    scalars, nested = [], []
+    for name, value in mapping.items():
+        if _is_scalar(value) or _is_scalar_list(value):
+            scalars.append((name, value))
+        else:
+            nested.append((name, value))
+    out = []
+    if scalars:
+        out.append(_scalar_table(title, scalars, units, prefix))
+    for name, value in nested:
+        path = f"{prefix}{name}"
+        if isinstance(value, Mapping):
+            out.extend(_tables(path, value, units, path + "."))
+        elif _is_record_list(value):
+            out.append(_record_table(f"{path} ({len(value)} rows)", value, units, path + "."))
+        else:  # a list mixing records and values, or of lists: index each entry
+            out.extend(_tables(path, {f"[{i}]": v for i, v in enumerate(value[:MAX_ROWS])}, units, path + "."))
+            if len(value) > MAX_ROWS:
+                out.append(f"{path}: first {MAX_ROWS} of {len(value)} entries (all of them with --json)")
+    return out
+
+
+def render(payload: Mapping[str, Any], units: Mapping[str, str] | None = None, *, file=None) -> None:
+    """Print `payload` (JSON-safe: dicts, lists, str, numbers, None) as tables to `file` (default stdout).
+
+    The keys "command", "model", "version" and "parameters" form the heading and the parameter table.
+    """
+    units = dict(units or {})
+    out = console(file)
+    body = {k: v for k, v in payload.items() if k not in ("command", "model", "version", "parameters")}
+    heading = " ".join(str(payload[k]) for k in ("command", "model") if payload.get(k))
+    if heading:
+        out.print(f"[bold]{heading}[/bold]  [dim](attnphase {payload.get('version', '')})[/dim]")
+    parameters = payload.get("parameters") or {}
+    if parameters:
+        for table in _tables("parameters", parameters, {}, "parameters."):
+            out.print(table)
+        out.print()
+    for table in _tables("result" if parameters else None, body, units):
+        out.print(table)
+        out.print()

@@ -42,3 +42,64 @@ def test_every_command_has_help_with_examples_or_subcommands(command):
     result = run(command, "--help")
     assert result.exit_code == 0
     assert "Usage:" in result.output
+
+
+# -- human output and progress ----------------------------------------------------------------------
+
+SWEEP = ["sweep", "demo", "--grid", "beta=0.5:2:40", "--workers", "1"]
+
+
+def run_with_stderr_on_a_terminal(args, tmp_path):
+    """Run `attnphase ARGS` with stderr on a pseudo-terminal (as in an interactive shell) and stdout piped;
+    returns (exit status, stdout, everything written to the terminal)."""
+    import os
+    import pty
+
+    primary, secondary = pty.openpty()
+    env = {**os.environ, "COLUMNS": "100", "TERM": "xterm"}
+    process = subprocess.Popen([sys.executable, "-m", "attnphase", *args], stdout=subprocess.PIPE, stderr=secondary,
+                               cwd=tmp_path, env=env)
+    os.close(secondary)
+    terminal = b""
+    while True:
+        try:
+            chunk = os.read(primary, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        terminal += chunk
+    os.close(primary)
+    stdout = process.stdout.read().decode()
+    return process.wait(timeout=120), stdout, terminal.decode(errors="replace")
+
+
+def test_progress_is_drawn_on_a_terminal_and_never_with_json(tmp_path):
+    status, stdout, terminal = run_with_stderr_on_a_terminal(SWEEP + ["--store", "a.sqlite"], tmp_path)
+    assert status == 0, terminal
+    assert "sweep demo" in terminal and "40" in terminal  # the bar: its description and its total
+    assert "n_computed" in stdout
+    status, stdout, terminal = run_with_stderr_on_a_terminal(SWEEP + ["--store", "b.sqlite", "--json"], tmp_path)
+    assert status == 0 and terminal == ""
+    assert json.loads(stdout)["n_computed"] == 40
+
+
+def test_piped_output_has_tables_and_no_progress_text(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "attnphase", *SWEEP, "--store", "c.sqlite"], capture_output=True,
+                         text=True, cwd=tmp_path, timeout=120)
+    assert out.returncode == 0 and out.stderr == ""
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith("sweep demo") and "(attnphase 0." in lines[0]
+    table = dict(line.split(None, 1) for line in lines if line.split()[:1] in (["n_points"], ["n_computed"], ["backend"]))
+    assert table == {"n_points": "40", "n_computed": "40", "backend": "serial"}
+    assert not any(line.lstrip().startswith("{") for line in lines)  # no JSON blobs in human output
+
+
+def test_json_output_is_exactly_one_object_with_the_code_version(tmp_path):
+    from attnphase.version import code_version
+
+    out = subprocess.run([sys.executable, "-m", "attnphase", *SWEEP, "--store", "d.sqlite", "--json"],
+                         capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert out.returncode == 0 and out.stderr == ""
+    payload = json.loads(out.stdout)  # raises if anything else is on stdout
+    assert payload["version"] == code_version() and payload["command"] == "sweep"

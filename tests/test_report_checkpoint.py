@@ -1,5 +1,6 @@
 """report.Checkpoint: finished pieces of a long report survive an interruption."""
 
+import json
 import math
 import os
 import signal
@@ -40,29 +41,166 @@ def test_a_kill_between_pieces_keeps_every_finished_piece(tmp_path):
         assert stored.get(f"piece {i}") == {"value": float(i)}
 
 
-def test_computed_once_reads_back_the_exact_object_and_survives_an_interruption(tmp_path):
-    """The first call computes and stores; later calls return an equal object without computing; a
-    computation interrupted before it returns leaves nothing behind, so the next call computes again."""
-    import numpy as np
-    import pytest
+def test_a_checkpoint_of_another_code_version_is_ignored(tmp_path, monkeypatch):
+    """Pieces computed by other code are never reused: the file records its code version."""
+    import attnphase.report as report
 
+    path = tmp_path / "pieces.json"
+    Checkpoint(path).put("omega=0.1", {"alpha_c": 0.75})
+    assert Checkpoint(path).get("omega=0.1") == {"alpha_c": 0.75}
+    monkeypatch.setattr(report, "code_version", lambda: "0.1.0+src.otherversion")
+    stale = Checkpoint(path)
+    assert stale.get("omega=0.1") is None
+    stale.put("omega=0.2", {"alpha_c": 0.8})  # the first put replaces the old version's file
+    assert json.loads(path.read_text()) == {"version": "0.1.0+src.otherversion",
+                                            "entries": {"omega=0.2": {"alpha_c": 0.8}}}
+
+
+def test_a_checkpoint_in_the_old_unversioned_format_is_ignored(tmp_path):
+    path = tmp_path / "pieces.json"
+    path.write_text(json.dumps({"omega=0.1": {"alpha_c": 0.75}}))
+    assert Checkpoint(path).get("omega=0.1") is None
+
+
+def _nested_result():
+    """What the reproduce pipelines keep: nested dicts and lists of arrays, NaN, None, tuples, mpmath
+    numbers, enums, and frozen dataclasses of the package (one inside another's dict field)."""
+    import mpmath
+    import numpy as np
+
+    from attnphase.numeric.mcmc import summarize_chains
+    from attnphase.results import Status
+    from attnphase.store import StoredPoint
+
+    chains = np.random.default_rng(1).standard_normal((2, 64))
+    with mpmath.workdps(40):
+        p_star = mpmath.mpf(2) ** mpmath.mpf("0.5")  # 40 digits, more than a float holds
+    return {
+        "points": [
+            {"P": 40.0, "c_trace": chains[0], "G_mean": np.arange(6, dtype=np.float32).reshape(2, 3),
+             "barrier": None, "sem": float("nan"), "accepted": np.array([True, False])},
+            {"P": 80, "c_trace": chains[1], "window": (1.5, float("inf")), "order": Status.NOT_FOUND},
+        ],
+        "summary": summarize_chains(chains),
+        "stored": StoredPoint(model="demo", params={"beta": 1.5}, version="v", result={"inner": summarize_chains(chains)},
+                              created=0.0, elapsed=None),
+        "P_star": p_star,
+        "complex": 1 - 2j,
+        "numpy_scalar": np.float32(0.1),
+        "index": {(8, 4): "L, V key", 3: "int key"},
+        "empty": [],
+    }
+
+
+def _assert_same(a, b):
+    """Equality that treats NaN as equal to NaN and compares arrays element-wise with their dtypes."""
+    import dataclasses
+
+    import numpy as np
+
+    assert type(a) is type(b), (type(a), type(b))
+    if isinstance(a, np.ndarray):
+        assert a.dtype == b.dtype and a.shape == b.shape
+        np.testing.assert_array_equal(a, b)
+    elif isinstance(a, float) and math.isnan(a):
+        assert math.isnan(b)
+    elif isinstance(a, dict):
+        assert list(a) == list(b)
+        for k in a:
+            _assert_same(a[k], b[k])
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b)
+        for x, y in zip(a, b):
+            _assert_same(x, y)
+    elif dataclasses.is_dataclass(a):
+        for f in dataclasses.fields(a):
+            _assert_same(getattr(a, f.name), getattr(b, f.name))
+    else:
+        assert a == b
+
+
+def test_computed_once_reads_back_an_equal_object_from_json_and_npz(tmp_path):
+    """The first call computes and stores; later calls return an equal object without computing. The
+    files are JSON and npz, never a pickle; the suffix of the given path is replaced."""
     from attnphase.report import computed_once
 
-    path = tmp_path / "pieces" / "chains.pickle"
+    path = tmp_path / "simulations" / "chains.pickle"
     calls = []
 
     def compute():
         calls.append(1)
-        return {"c_trace": np.arange(5.0), "barrier": None, "sem": float("nan")}
+        return _nested_result()
+
+    first = computed_once(path, compute)
+    again = computed_once(path, compute)
+    assert len(calls) == 1
+    _assert_same(again, first)
+    assert again["P_star"] == first["P_star"] and again["P_star"] != float(first["P_star"])  # all 40 digits
+    written = sorted(p.name for p in (tmp_path / "simulations").iterdir())
+    assert written == ["chains.json", "chains.npz"]
+    for p in (tmp_path / "simulations").iterdir():
+        assert not p.read_bytes().startswith(b"\x80")  # no pickle stream
+    import numpy as np
+
+    with np.load(tmp_path / "simulations" / "chains.npz", allow_pickle=False) as arrays:
+        assert len(arrays.files) == 4  # two traces, G_mean, accepted
+
+
+def test_computed_once_survives_an_interruption(tmp_path):
+    """A computation interrupted before it returns leaves nothing behind, so the next call computes again."""
+    import pytest
+
+    from attnphase.report import computed_once
+
+    path = tmp_path / "pieces" / "chains.json"
 
     def interrupted():
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
         computed_once(path, interrupted)
-    assert not path.exists() and not list(tmp_path.rglob("*.partial"))
-    first = computed_once(path, compute)
-    again = computed_once(path, compute)
-    assert len(calls) == 1
-    assert np.array_equal(again["c_trace"], first["c_trace"]) and again["barrier"] is None
-    assert math.isnan(again["sem"])
+    assert not [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert computed_once(path, lambda: {"x": 1}) == {"x": 1}
+
+
+def test_computed_once_recomputes_what_another_code_version_or_a_changed_file_wrote(tmp_path, monkeypatch):
+    import numpy as np
+
+    import attnphase.report as report
+
+    path = tmp_path / "run.json"
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return {"trace": np.arange(3.0) + len(calls)}
+
+    report.computed_once(path, compute)
+    monkeypatch.setattr(report, "code_version", lambda: "0.1.0+src.otherversion")
+    assert report.computed_once(path, compute)["trace"][0] == 2.0 and len(calls) == 2
+    assert report.computed_once(path, compute)["trace"][0] == 2.0 and len(calls) == 2  # now stored for it
+    np.savez(tmp_path / "run.npz", a0=np.zeros(3))  # arrays replaced behind the JSON's back: checksum differs
+    assert report.computed_once(path, compute)["trace"][0] == 3.0 and len(calls) == 3
+
+
+def test_stored_files_never_import_code_outside_the_package(tmp_path):
+    """A JSON file naming a class outside attnphase is not rebuilt (it is recomputed), and a result holding
+    an object the codec cannot rebuild exactly is refused before anything is written."""
+    import pytest
+
+    import attnphase.report as report
+    from attnphase.version import code_version
+
+    path = tmp_path / "evil.json"
+    path.write_text(json.dumps({"format": report.COMPUTED_ONCE_FORMAT, "version": code_version(), "arrays": None,
+                                "arrays_sha256": None,
+                                "value": {"__dataclass__": "subprocess:Popen", "fields": {"args": "touch pwned"}}}))
+    assert report.computed_once(path, lambda: {"safe": True}) == {"safe": True}
+    assert not (tmp_path / "pwned").exists() and "subprocess" not in path.read_text()
+
+    class Foreign:
+        pass
+
+    with pytest.raises(TypeError, match="without pickle"):
+        report.computed_once(tmp_path / "foreign.json", lambda: {"x": Foreign()})
+    assert not (tmp_path / "foreign.json").exists()

@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import given, strategies as st
 
-from attnphase import __version__
+from attnphase.version import code_version
 from attnphase.cli import main
 from attnphase.errors import ParameterError
 from attnphase.store import ResultStore, StoreError, canonical_params, default_store_path
@@ -62,7 +62,7 @@ def test_put_get_missing_and_no_duplicates(tmp_path):
         assert store.missing("demo", wanted) == [wanted[0], wanted[2]]
         assert store.count() == 1
         (row,) = store.rows()
-        assert (row.model, row.version, row.params, row.elapsed) == ("demo", __version__, {"beta": 1.5, "h": 0}, 0.5)
+        assert (row.model, row.version, row.params, row.elapsed) == ("demo", code_version(), {"beta": 1.5, "h": 0}, 0.5)
     # Another code version neither sees nor overwrites these points.
     with ResultStore(tmp_path / "s.sqlite", version="0.0.0+other") as old:
         assert old.get("demo", {"beta": 1.5, "h": 0}) is None

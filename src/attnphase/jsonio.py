@@ -112,13 +112,13 @@ def encode_exact(obj: Any, arrays: dict[str, np.ndarray]) -> Any:
     """
     import mpmath
 
-    if obj is None or isinstance(obj, (bool, str)):
-        return obj
-    if isinstance(obj, enum.Enum):
+    if isinstance(obj, enum.Enum):  # first: a StrEnum is also a str
         cls = type(obj)
         _check_trusted(cls)
         return {"__enum__": _class_path(cls), "value": encode_exact(obj.value, arrays)}
-    if isinstance(obj, int) and type(obj) is int:
+    if obj is None or type(obj) in (bool, str):
+        return obj
+    if type(obj) is int:
         return obj
     if type(obj) is float:
         return _encode_float(obj)

@@ -21,7 +21,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["render", "format_value", "console", "MAX_ROWS", "MAX_INLINE_VALUES", "PIPED_WIDTH"]
+__all__ = ["render", "format_value", "console", "print_renderables", "MAX_ROWS", "MAX_INLINE_VALUES", "PIPED_WIDTH"]
 
 MAX_ROWS = 20
 MAX_INLINE_VALUES = 8
@@ -38,6 +38,24 @@ def console(file=None):
     file = file or sys.stdout
     is_terminal = hasattr(file, "isatty") and file.isatty()
     return Console(file=file, highlight=False, soft_wrap=False, width=None if is_terminal else PIPED_WIDTH)
+
+
+def print_renderables(renderables, file=None) -> None:
+    """Print rich renderables (tables, text) to `file` without the trailing blanks rich pads lines with."""
+    import io
+    import sys
+
+    from rich.console import Console
+
+    file = file or sys.stdout
+    target = console(file)
+    buffer = io.StringIO()
+    # Rendered into a buffer with the target's width and colours, then trimmed line by line.
+    staging = Console(file=buffer, highlight=False, soft_wrap=False, width=target.width,
+                      force_terminal=target.is_terminal, color_system=target.color_system)
+    for item in renderables:
+        staging.print(item)
+    file.write("\n".join(line.rstrip() for line in buffer.getvalue().splitlines()) + "\n")
 
 
 def format_value(value: Any) -> str:
@@ -154,16 +172,15 @@ def render(payload: Mapping[str, Any], units: Mapping[str, str] | None = None, *
     The keys "command", "model", "version" and "parameters" form the heading and the parameter table.
     """
     units = dict(units or {})
-    out = console(file)
+    items: list = []
     body = {k: v for k, v in payload.items() if k not in ("command", "model", "version", "parameters")}
     heading = " ".join(str(payload[k]) for k in ("command", "model") if payload.get(k))
     if heading:
-        out.print(f"[bold]{heading}[/bold]  [dim](attnphase {payload.get('version', '')})[/dim]")
+        items.append(f"[bold]{heading}[/bold]  [dim](attnphase {payload.get('version', '')})[/dim]")
     parameters = payload.get("parameters") or {}
     if parameters:
-        for table in _tables("parameters", parameters, {}, "parameters."):
-            out.print(table)
-        out.print()
+        items.extend(_tables("parameters", parameters, {}, "parameters."))
+        items.append("")
     for table in _tables("result" if parameters else None, body, units):
-        out.print(table)
-        out.print()
+        items.extend([table, ""])
+    print_renderables(items[:-1] if items and items[-1] == "" else items, file)

@@ -71,7 +71,7 @@ def print_summary(headlines: dict[str, dict], timings: dict[str, float], reports
     """One row per model: its first headline numbers, the seconds it took and where its report is."""
     from rich.table import Table
 
-    from attnphase.cli.display import console, format_value
+    from attnphase.cli.display import format_value, print_renderables
     from attnphase.jsonio import to_jsonable
 
     table = Table(title="attnphase reproduce", title_justify="left", header_style="bold")
@@ -83,4 +83,4 @@ def print_summary(headlines: dict[str, dict], timings: dict[str, float], reports
         if len(scalars) > HEADLINE_NUMBERS:
             shown += f"\n(+{len(scalars) - HEADLINE_NUMBERS} more in the report)"
         table.add_row(name, shown or "(see the report)", f"{timings[name]:.1f}", reports[name])
-    console().print(table)
+    print_renderables([table])

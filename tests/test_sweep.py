@@ -431,3 +431,16 @@ def test_two_sweeps_on_one_store_at_once_lose_nothing(tmp_path):
     assert len(rows) == len(expected) == 45
     assert {p.params["x"] for p in rows} == expected
     assert all(p.result == {"y": p.params["x"] ** 2 + 1.0} for p in rows)
+
+
+def test_a_dask_sweep_without_the_cluster_extra_names_the_extra(tmp_path, monkeypatch):
+    """dask is optional: without it, --scheduler fails with the command that installs it (exit 1), and
+    nothing else needs it."""
+    monkeypatch.setitem(sys.modules, "distributed", None)  # `import distributed` now raises ImportError
+    with pytest.raises(ImportError, match=r"pip install 'attnphase\[cluster\]'"):
+        run_sweep("demo", ["beta=1,2"], store=tmp_path / "s.sqlite", scheduler="tcp://127.0.0.1:8786")
+    result = CliRunner().invoke(main, ["sweep", "demo", "--grid", "beta=1,2", "--scheduler", "tcp://127.0.0.1:8786",
+                                       "--store", str(tmp_path / "s.sqlite")])
+    assert result.exit_code == 1 and "attnphase[cluster]" in result.output and "Traceback" not in result.output
+    local = run_sweep("demo", ["beta=1,2"], store=tmp_path / "s.sqlite", workers=1)
+    assert local.n_computed == 2

@@ -73,3 +73,50 @@ def test_unreachable_or_malformed_scheduler_is_a_parameter_error(tmp_path):
         assert info.value.name == "--scheduler" and "dask scheduler" in info.value.allowed
     with ResultStore(tmp_path / "s.sqlite") as store:
         assert store.count() == 0
+
+
+def test_a_sweep_survives_a_worker_process_killed_mid_run(tmp_path):
+    """Two worker processes; one is SIGKILLed while points are in flight. The scheduler reruns its
+    points elsewhere (the nanny restarts it), and every point ends in the store exactly once."""
+    import os
+    import signal
+    import threading
+    import time
+
+    from distributed import Client
+
+    n_points, store_path = 24, tmp_path / "kill.sqlite"
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, protocol="tcp", host="127.0.0.1",
+                      dashboard_address=":0") as local, Client(local) as client:
+        pids = client.run(os.getpid)  # worker address -> its process id
+        outcome = {}
+
+        def sweep():
+            try:
+                outcome["report"] = run_sweep("slow_points:sleepy_point", [f"x=0:{n_points - 1}:{n_points}"],
+                                              {"seconds": 0.4}, store=store_path, scheduler=client)
+            except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
+                outcome["error"] = exc
+
+        driver = threading.Thread(target=sweep)
+        driver.start()
+        deadline = time.monotonic() + 120
+        with ResultStore(store_path) as store:
+            while store.count() < 3 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            busy = {}
+            while not busy and time.monotonic() < deadline:  # a worker with a point running now
+                busy = {worker: keys for worker, keys in client.processing().items() if keys and worker in pids}
+            victim = next(iter(busy))
+            stored_before_kill = store.count()
+            os.kill(pids[victim], signal.SIGKILL)
+        driver.join(timeout=300)
+        assert not driver.is_alive(), "the sweep did not finish after the worker was killed"
+    assert "error" not in outcome, outcome.get("error")
+    report = outcome["report"]
+    assert stored_before_kill < n_points  # the kill happened mid-run
+    assert (report.n_points, report.n_computed, report.n_failed, report.backend) == (n_points, n_points, 0, "dask")
+    with ResultStore(store_path) as store:
+        rows = store.rows("slow_points:sleepy_point")
+    assert sorted(row.params["x"] for row in rows) == list(range(n_points))  # every point, exactly once
+    assert all(row.result["x"] == row.params["x"] for row in rows)

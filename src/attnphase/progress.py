@@ -32,9 +32,13 @@ def is_shown() -> bool:
 
 
 @contextmanager
-def shown(enabled: bool):
-    """Show progress bars of the work inside this block when `enabled` and stderr is a terminal."""
-    token = _SHOWN.set(bool(enabled) and sys.stderr.isatty())
+def shown(enabled: bool, *, terminal_only: bool = True):
+    """Show progress bars of the work inside this block when `enabled` and stderr is a terminal.
+
+    `terminal_only=False` draws them whatever stderr is (e.g. a notebook, where rich draws a widget; in a
+    log file the final state of each bar is written once).
+    """
+    token = _SHOWN.set(bool(enabled) and (sys.stderr.isatty() or not terminal_only))
     try:
         yield
     finally:
@@ -61,10 +65,11 @@ class _Display:
             TimeRemainingColumn,
         )
 
+        console = Console(file=sys.stderr)
         self.progress = Progress(
             SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
             TimeElapsedColumn(), TimeRemainingColumn(), TextColumn("{task.fields[note]}", style="dim"),
-            console=Console(file=sys.stderr), transient=True,
+            console=console, transient=console.is_terminal,  # on a terminal, finished bars disappear
         )
         self.open_tasks = 0
 
@@ -75,10 +80,10 @@ class _Display:
         return self.progress.add_task(description, total=total, note="")
 
     def remove(self, task_id) -> None:
-        self.progress.remove_task(task_id)
         self.open_tasks -= 1
         if self.open_tasks == 0:
-            self.progress.stop()
+            self.progress.stop()  # before removing the task: off a terminal, the final state is written once
+        self.progress.remove_task(task_id)
 
 
 _DISPLAY: _Display | None = None

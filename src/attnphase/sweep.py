@@ -450,7 +450,7 @@ def run_sweep(
             n_points=len(points), n_cached=len(points) - len(missing), store=str(result_store.path),
         )
         show = sys.stderr.isatty() if progress is None else bool(progress)
-        with progress_display.shown(show), progress_display.task(f"sweep {model}", total=len(points)) as bar:
+        with progress_display.shown(show, terminal_only=progress is None), progress_display.task(f"sweep {model}", total=len(points)) as bar:
             bar.advance("stored before", amount=report.n_cached)
             recorder = _Recorder(result_store, model, report, bar)
             if not missing:

@@ -1,0 +1,41 @@
+"""Human output (`attnphase.cli.display`): tables with units, record lists as tables, long lists cut."""
+
+from __future__ import annotations
+
+import io
+
+from attnphase.cli.display import MAX_ROWS, format_value, render
+
+
+def rendered(payload, units=None) -> str:
+    out = io.StringIO()
+    render(payload, units, file=out)
+    return out.getvalue()
+
+
+def test_scalars_get_a_unit_column_when_a_unit_is_given():
+    text = rendered({"command": "solve", "model": "m", "version": "v", "parameters": {"omega": 0.3},
+                     "alpha_c": 1.2516512, "status": "converged", "branches": {"positional": {"q": 0.5, "m": None}}},
+                    units={"alpha_c": "samples per dimension (n/d)", "q": "overlap, per dimension"})
+    lines = [line.split() for line in text.splitlines()]
+    assert ["alpha_c", "1.25165", "samples", "per", "dimension", "(n/d)"] in lines
+    assert ["branches.positional"] in lines  # the nested mapping's own table, titled with its path
+    assert ["q", "0.5", "overlap,", "per", "dimension"] in lines  # a bare name applies wherever it appears
+    assert ["m", "n/a"] in lines  # None: not computed
+    assert all(not line.endswith(" ") for line in text.splitlines())
+
+
+def test_a_list_of_records_is_a_table_cut_at_max_rows_with_a_count():
+    rows = [{"P": float(p), "c": p / 1000, "trace": list(range(50))} for p in range(3 * MAX_ROWS)]
+    text = rendered({"command": "simulate", "model": "m", "version": "v", "parameters": {}, "chains": rows})
+    assert f"chains ({3 * MAX_ROWS} rows)" in text
+    assert f"first {MAX_ROWS} of {3 * MAX_ROWS} rows" in text
+    assert "50 values" in text  # a nested list in a cell shows its size, not its contents
+    body_lines = [line for line in text.splitlines() if line.startswith("│")]
+    assert len(body_lines) == MAX_ROWS
+
+
+def test_long_number_lists_are_cut_and_short_ones_inline():
+    assert format_value([1.0, 2.5, None]) == "1, 2.5, n/a"
+    assert format_value(list(range(100))) == "0, 1, 2, 3, ... (100 values)"
+    assert format_value(0.123456789) == "0.123457" and format_value(True) == "yes" and format_value([]) == "(none)"

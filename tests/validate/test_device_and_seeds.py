@@ -84,3 +84,60 @@ def test_simulate_commands_reject_a_bad_random_source():
         result = CliRunner().invoke(main, [*command, "--rng", "gpu", "--json"])
         assert result.exit_code == 2
         assert "--rng" in result.output and "device" in result.output and "cpu" in result.output
+
+
+# -- the thread policy (validate.device.choose_threads) ---------------------------------------------
+
+
+@pytest.fixture
+def eight_cores(monkeypatch):
+    """A machine with 8 usable cores and a load average the test sets."""
+    import os
+
+    load = {"value": 0.0}
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(8)))
+    monkeypatch.setattr(os, "getloadavg", lambda: (load["value"], 0.0, 0.0))
+    return load
+
+
+def test_small_work_gets_one_thread_and_large_work_the_idle_cores(eight_cores):
+    from attnphase.validate.device import PARALLEL_WORK, choose_threads
+
+    assert choose_threads() == 1  # work unknown: treated as small
+    assert choose_threads(work=PARALLEL_WORK - 1) == 1
+    assert choose_threads(work=PARALLEL_WORK) == 8  # idle machine: every core
+    eight_cores["value"] = 2.6
+    assert choose_threads(work=PARALLEL_WORK) == 5  # 8 - round(2.6)
+    eight_cores["value"] = 11.0
+    assert choose_threads(work=10 * PARALLEL_WORK) == 1  # a busy machine: never fewer than one
+    assert choose_threads(work=10 * PARALLEL_WORK, device="cuda") == 1  # the CPU only launches kernels
+    assert choose_threads(3, work=1.0) == 3 and choose_threads(0, work=1.0) == 1  # --threads wins; 0: choose
+
+
+def test_threads_are_set_for_the_block_and_restored():
+    from attnphase.validate.device import using_threads
+
+    before = torch.get_num_threads()
+    with using_threads(1) as n:
+        assert n == 1 and torch.get_num_threads() == 1
+    assert torch.get_num_threads() == before
+    with pytest.raises(ParameterError, match="--threads"):
+        with using_threads(-2):
+            pass
+
+
+def test_threads_option_rejects_a_bad_count_with_exit_status_2():
+    import click
+    from click.testing import CliRunner
+
+    from attnphase.cli.common import threads_option
+
+    @click.command()
+    @threads_option
+    def command(threads):
+        click.echo(f"threads={threads}")
+
+    assert CliRunner().invoke(command, []).output == "threads=None\n"
+    assert CliRunner().invoke(command, ["--threads", "4"]).output == "threads=4\n"
+    bad = CliRunner().invoke(command, ["--threads", "0"])
+    assert bad.exit_code == 2 and "--threads" in bad.output

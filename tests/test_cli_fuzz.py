@@ -17,11 +17,14 @@ from attnphase.cli.common import Int, Real, RealList
 
 
 def leaf_commands(group: click.Group, prefix: tuple[str, ...] = ()):
-    for name, command in sorted(group.commands.items()):
+    """Every command below `group`, loading the lazy ones (`list_commands`/`get_command`, as click does)."""
+    ctx = click.Context(group, info_name=prefix[-1] if prefix else "attnphase")
+    for name in sorted(group.list_commands(ctx)):
+        command = group.get_command(ctx, name)
         path = prefix + (name,)
         if isinstance(command, click.Group):
             yield from leaf_commands(command, path)
-        else:
+        elif command is not None:
             yield path, command
 
 
@@ -33,6 +36,13 @@ def numeric_options():
 
 
 NUMERIC_OPTIONS = list(numeric_options())
+
+
+def test_the_walk_finds_every_command_and_their_numeric_options():
+    """Without this, an empty walk (e.g. of lazily loaded commands) would skip the fuzz test silently."""
+    paths = {path for path, _ in leaf_commands(main)}
+    assert {("solve", "positional-semantic"), ("simulate", "copy-heads"), ("sweep",), ("store", "list")} <= paths
+    assert len(NUMERIC_OPTIONS) >= 30
 
 
 def bad_values(param_type) -> st.SearchStrategy[str]:
@@ -59,7 +69,8 @@ def bad_values(param_type) -> st.SearchStrategy[str]:
 
 
 @pytest.mark.parametrize(("path", "param"), NUMERIC_OPTIONS)
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+# 20 bad values per option (88 options, about 10 s); the profile (tests/conftest.py) sets the randomness
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_bad_numeric_value_exits_2_naming_the_option(path, param, data):
     value = data.draw(bad_values(param.type))

@@ -39,3 +39,36 @@ def test_long_number_lists_are_cut_and_short_ones_inline():
     assert format_value([1.0, 2.5, None]) == "1, 2.5, n/a"
     assert format_value(list(range(100))) == "0, 1, 2, 3, ... (100 values)"
     assert format_value(0.123456789) == "0.123457" and format_value(True) == "yes" and format_value([]) == "(none)"
+
+
+def test_units_declared_on_result_fields_are_found_by_path():
+    from dataclasses import dataclass, field
+
+    from attnphase.cli.display import units_from
+
+    @dataclass(frozen=True)
+    class Branch:
+        q: float = field(metadata={"unit": "per dimension"})
+        m: float = 0.0
+
+    @dataclass(frozen=True)
+    class Solved:
+        alpha_c: float = field(metadata={"unit": "n/d"})
+        positional: Branch = Branch(0.5)
+
+    assert units_from(Solved(1.25)) == {"alpha_c": "n/d", "positional.q": "per dimension"}
+    assert units_from({"not": "a dataclass"}) == {}
+
+
+def test_reproduce_ends_with_one_summary_row_per_model(capsys):
+    from attnphase.cli.reproduce import HEADLINE_NUMBERS, print_summary
+
+    headlines = {"copy-heads": {"softmax_P_star_exponent": 1.0213, "ratio": 2.5, "third": 3.0, "fourth": 4.0,
+                                "lines": ["not a number"]},
+                 "signal-recovery": {"checks": {"nested": 1.0}}}
+    print_summary(headlines, {"copy-heads": 96.04, "signal-recovery": 43.2},
+                  {"copy-heads": "reports/copy_heads/report.md", "signal-recovery": "reports/signal_recovery/report.md"})
+    text = capsys.readouterr().out
+    assert "softmax_P_star_exponent = 1.0213" in text and "96.0" in text and "reports/copy_heads/report.md" in text
+    assert "fourth" not in text and f"+{4 - HEADLINE_NUMBERS} more in the report" in text
+    assert "(see the report)" in text  # a model without scalar headline numbers

@@ -85,7 +85,7 @@ def test_a_sweep_survives_a_worker_process_killed_mid_run(tmp_path):
 
     from distributed import Client
 
-    n_points, store_path = 24, tmp_path / "kill.sqlite"
+    n_points, store_path = 16, tmp_path / "kill.sqlite"
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, protocol="tcp", host="127.0.0.1",
                       dashboard_address=":0") as local, Client(local) as client:
         pids = client.run(os.getpid)  # worker address -> its process id
@@ -94,7 +94,7 @@ def test_a_sweep_survives_a_worker_process_killed_mid_run(tmp_path):
         def sweep():
             try:
                 outcome["report"] = run_sweep("slow_points:sleepy_point", [f"x=0:{n_points - 1}:{n_points}"],
-                                              {"seconds": 0.4}, store=store_path, scheduler=client)
+                                              {"seconds": 0.3}, store=store_path, scheduler=client)
             except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
                 outcome["error"] = exc
 

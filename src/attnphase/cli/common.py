@@ -129,8 +129,9 @@ def emit(command: str, model: str, parameters: dict[str, Any], result: dict[str,
     """Print a command's result: one JSON object with `--json`, else tables (`attnphase.cli.display`).
 
     units: optional field -> unit or convention text shown beside the values in the tables (a field's
-    path such as "branches.positional.q", or a bare name that applies wherever it appears); the JSON
-    output is unchanged by it.
+    path such as "branches.positional.q", or a bare name that applies wherever it appears), e.g.
+    `attnphase.cli.display.units_from(result)` for a result type that declares them on its fields
+    (`field(metadata={"unit": ...})`); the JSON output is unchanged by it.
     """
     from attnphase.version import code_version
 

@@ -21,7 +21,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["render", "format_value", "console", "print_renderables", "MAX_ROWS", "MAX_INLINE_VALUES", "PIPED_WIDTH"]
+__all__ = ["render", "units_from", "format_value", "console", "print_renderables", "MAX_ROWS", "MAX_INLINE_VALUES", "PIPED_WIDTH"]
 
 MAX_ROWS = 20
 MAX_INLINE_VALUES = 8
@@ -164,6 +164,24 @@ def _tables(title: str | None, mapping: Mapping[str, Any], units: Mapping[str, s
             if len(value) > MAX_ROWS:
                 out.append(f"{path}: first {MAX_ROWS} of {len(value)} entries (all of them with --json)")
     return out
+
+
+def units_from(result: Any, prefix: str = "") -> dict[str, str]:
+    """The units declared on a result dataclass's fields, `field(metadata={"unit": "..."})`, by path.
+
+    Nested dataclasses are followed (their fields get "outer.inner" paths), so a result type can carry
+    its units once, next to its fields: `emit(..., units=units_from(result))`.
+    """
+    import dataclasses
+
+    units: dict[str, str] = {}
+    if not dataclasses.is_dataclass(result) or isinstance(result, type):
+        return units
+    for f in dataclasses.fields(result):
+        if "unit" in f.metadata:
+            units[prefix + f.name] = f.metadata["unit"]
+        units.update(units_from(getattr(result, f.name), f"{prefix}{f.name}."))
+    return units
 
 
 def render(payload: Mapping[str, Any], units: Mapping[str, str] | None = None, *, file=None) -> None:

@@ -45,6 +45,9 @@ def test_version_names_the_release_and_the_code():
     assert stdout.strip() == f"attnphase, version {__version__} (code {code_version()})"
     assert re.fullmatch(r"\S+\+src\.[0-9a-f]{12}", code_version())
     assert code_version().startswith(package_version()) and code_version().endswith(source_hash())
+    from importlib.metadata import version
+
+    assert package_version() == version("attnphase")  # the fast METADATA read agrees with importlib
 
 
 def test_the_source_hash_changes_with_the_source_and_ignores_caches(tmp_path):

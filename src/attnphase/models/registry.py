@@ -68,14 +68,14 @@ MODELS: dict[str, ModelEntry] = {
         ModelEntry(
             name="signal-recovery",
             title="Signal recovery by a softmax-attention query: J(rho), the limiting ODE, projected SGA",
-            symbolic="attnphase.models.signal_recovery",
+            symbolic="attnphase.models.signal_recovery.symbolic",
             cli="attnphase.cli.signal_recovery",
             commands={
                 "solve": "J(rho), J'(rho), the drift (1 - rho^2) J' and the nuisance attention mass at rho.",
                 "simulate": "Projected SGA of the query, all trials batched.",
             },
-            sweep_point="attnphase.api.signal_recovery:sweep_point",
-            simulators="attnphase.validate.agreement:SIGNAL_RECOVERY_SIMULATORS",
+            sweep_point="attnphase.models.signal_recovery.simulate:sweep_point",
+            simulators="attnphase.models.signal_recovery.network:SIMULATORS",
             reproduce="attnphase.reproduce.signal_recovery",
         ),
         ModelEntry(

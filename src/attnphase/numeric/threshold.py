@@ -28,7 +28,8 @@ from attnphase.errors import ParameterError
 from attnphase.params import check_int, check_real
 from attnphase.results import Result, Status
 
-__all__ = ["Threshold", "find_crossing", "branch_crossing", "bisect_increasing"]
+__all__ = ["Threshold", "find_crossing", "branch_crossing", "bisect_increasing", "solve_fold", "fold_threshold",
+           "threshold_from_error"]
 
 
 @dataclass(frozen=True)
@@ -281,3 +282,116 @@ def bisect_increasing(residual, lo, hi, iterations: int = 40) -> np.ndarray:
 
 
 # --- folds (saddle-nodes) of followed branches -------------------------------------------------------
+
+
+def _extended_system(gradient, hessian, determinant):
+    """E(y) = (∇S(x, c), det ∇²S(x, c)) for y = (x, c): zero at a fold of the stationary branches."""
+    def E(y):
+        x, c = y[:-1], y[-1]
+        return [*gradient(x, c), determinant(hessian(x, c))]
+
+    return E
+
+
+def solve_fold(gradient, hessian, x0, c0, *, dps: int | None = None, max_iter: int = 60):
+    """A fold (saddle-node) of the stationary points ∇S(x, c) = 0 near (x0, c0), by Newton's method on
+    the extended system E(x, c) = (∇S, det ∇²S) = 0, which is regular at a quadratic fold.
+
+    gradient(x, c) -> n values and hessian(x, c) -> n × n values, in float64 (`dps=None`: numpy arrays)
+    or in mpmath at `dps` decimal places (they then take and return mpf). The Jacobian of E is taken by
+    central differences with step h = u^{1/3} (u the working precision's unit roundoff), whose O(h²)
+    error makes Newton converge linearly with rate O(h²) = O(u^{2/3}): full precision in a few steps.
+    Newton stops when its step is below 10 u (relative), or once it is below √u and no longer halving
+    (the rounding floor of E). Returns (x, c, size of the last Newton step: the error of the last
+    iterate is at most about that); raises ArithmeticError when Newton does not converge.
+    """
+    if dps is None:
+        ctx_eps, to_num, det = np.finfo(float).eps, float, np.linalg.det
+
+        def solve_linear(J, r):
+            return np.linalg.solve(np.asarray(J, dtype=float), np.asarray(r, dtype=float))
+
+        def norm(v):
+            return float(np.max(np.abs(v)))
+    else:
+        ctx_eps, to_num = mpmath.mpf(10) ** (-dps), mpmath.mpf
+
+        def det(H):
+            return mpmath.det(mpmath.matrix(H))
+
+        def solve_linear(J, r):
+            return list(mpmath.lu_solve(mpmath.matrix(J), mpmath.matrix(r)))
+
+        def norm(v):
+            return max(abs(t) for t in v)
+
+    with mpmath.workdps(dps or 15):
+        E = _extended_system(gradient, hessian, det)
+        y = [to_num(v) for v in np.ravel(x0)] + [to_num(c0)]
+        m = len(y)
+        tol = 10 * ctx_eps
+        step = previous = math.inf
+        for _ in range(max_iter):
+            residual = E(y)
+            columns = []
+            for j in range(m):
+                h = ctx_eps ** (to_num(1) / 3) * max(1, abs(y[j]))
+                up, down = list(y), list(y)
+                up[j] += h
+                down[j] -= h
+                columns.append([(a - b) / (2 * h) for a, b in zip(E(up), E(down))])
+            J = [[columns[j][i] for j in range(m)] for i in range(m)]
+            delta = solve_linear(J, [-r for r in residual])
+            y = [a + b for a, b in zip(y, delta)]
+            step = norm(delta)
+            scale = max(1, norm(y))
+            if not (step == step and abs(step) != math.inf):  # NaN or inf: left the domain
+                raise ArithmeticError("Newton on the fold system left the finite numbers")
+            # Converged, or stalled at the rounding floor of E (steps no longer halving once small).
+            if step <= tol * scale or (step <= tol ** (to_num(1) / 2) * scale and step >= previous / 2):
+                return np.array(y[:-1], dtype=object if dps else float), y[-1], step
+            previous = step
+        raise ArithmeticError(f"Newton on the fold system did not converge in {max_iter} steps (last step {step})")
+
+
+def threshold_from_error(root, error: float, digits: int, bracket, what: str, slope: float = math.nan) -> Threshold:
+    """A Threshold for `root` with absolute `error`: as many of `digits` significant digits as the error supports."""
+    scale = max(abs(float(root)), np.finfo(float).tiny)
+    supported = digits if error == 0 else int(math.floor(-math.log10(error / scale))) if error < scale else 0
+    n_digits = max(0, min(digits, supported))
+    if n_digits >= digits:
+        status, message = Status.CONVERGED, f"{what} located to {digits} significant digits (error {error:.3g})"
+    else:
+        status = Status.LIMITED
+        message = f"{what}: only {n_digits} of {digits} requested digits are supported (error {error:.3g})"
+    with mpmath.workdps(max(digits, 15) + 10):
+        digits_string = mpmath.nstr(mpmath.mpf(root), n_digits, strip_zeros=False) if n_digits else ""
+    return Threshold(float(root), root, digits_string, float(error), status, message, bracket, slope, n_digits)
+
+
+def fold_threshold(gradient, hessian, x0, c0, *, gradient_mp=None, hessian_mp=None, digits: int = 15,
+                   bracket: tuple[float, float] | None = None) -> Threshold:
+    """The control value c of a fold (saddle-node) near (x0, c0), to `digits` significant digits.
+
+    `solve_fold` in float64 from (x0, c0), then, when mpmath evaluations `gradient_mp` and `hessian_mp`
+    are given, again at digits + 10 and digits + 20 decimal places; the error is the difference of the
+    two polishes plus the last Newton step (without them: the float64 fold, at most ~15 digits, with
+    its step and rounding as the error). bracket: the followed points around the fold, if known.
+    """
+    digits = check_int("digits", digits, 1, 1000)
+    try:
+        x64, c64, step64 = solve_fold(gradient, hessian, x0, c0)
+    except (ArithmeticError, ValueError, np.linalg.LinAlgError) as exc:
+        return Threshold(math.nan, None, "", math.nan, Status.FAILED, f"fold not located: {exc}", bracket)
+    if gradient_mp is None or hessian_mp is None:
+        error = float(step64) + 8 * np.finfo(float).eps * max(abs(c64), np.finfo(float).tiny)
+        return threshold_from_error(mpmath.mpf(float(c64)), error, digits, bracket, "fold (float64)")
+    try:
+        _, c1, _ = solve_fold(gradient_mp, hessian_mp, x64, c64, dps=digits + 10)
+        _, c2, step2 = solve_fold(gradient_mp, hessian_mp, x64, c64, dps=digits + 20)
+    except (ArithmeticError, ValueError, ZeroDivisionError) as exc:
+        return Threshold(float(c64), mpmath.mpf(float(c64)), "", math.nan, Status.FAILED,
+                         f"mpmath polish of the fold failed ({exc}); the float64 fold is in value", bracket)
+    with mpmath.workdps(digits + 20):
+        error = float(abs(c1 - c2) + step2)
+    return threshold_from_error(c2, error, digits, bracket, "fold")

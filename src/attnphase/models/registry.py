@@ -93,6 +93,18 @@ MODELS: dict[str, ModelEntry] = {
             simulators="attnphase.validate.agreement:COPY_HEADS_SIMULATORS",
             reproduce="attnphase.reproduce.copy_heads",
         ),
+        ModelEntry(
+            name="potts",
+            title="Mean-field q-state Potts model: order of the transition, beta_c, spinodals (from the layers alone)",
+            symbolic="attnphase.models.potts.symbolic",
+            cli="attnphase.cli.potts",
+            commands={
+                "solve": "Minima of the mean-field free energy f(m) at beta, and the global one.",
+                "threshold": "Order of the transition, beta_c to the asked digits, spinodals, jump of m.",
+            },
+            sweep_point="attnphase.models.potts.solve:sweep_point",
+            reproduce="attnphase.reproduce.potts",
+        ),
     )
 }
 

@@ -27,10 +27,9 @@ Rejected steps are halved; easy steps grow by `growth` up to `max_step`.
 Folds and branch points. With the bordered determinant D = det[[A], [tᵀ]] (nonzero at a regular point
 of a branch), t_c = ±det ∇²S / D: at a fold t_c and det ∇²S change sign together. Where D changes sign
 the branch meets another one (a branch point: transcritical or pitchfork), and t_c or the Hessian
-index changes alone. Folds are polished as roots of (∇S, det ∇²S) (`threshold.fold_threshold`); a
-branch point where the index changes is the root of the crossing eigenvalue along the branch in c
-(`threshold.find_crossing`, mpmath-polished); a turning point of the branch at a branch point (the
-tip of a pitchfork's side branch) is the root of t_c along the arclength, in float64.
+index changes alone. Both are located between the two followed points where the signs change, then
+polished in mpmath as roots of regular extended systems: folds of (∇S, det ∇²S)
+(`threshold.fold_threshold`), branch points of Moore's system (`threshold.branch_point_threshold`).
 """
 
 from __future__ import annotations
@@ -44,7 +43,9 @@ import numpy as np
 from scipy import optimize
 
 from attnphase.errors import ParameterError
-from attnphase.numeric.threshold import Threshold, find_crossing, fold_threshold, solve_fold, threshold_from_error
+from attnphase.numeric.threshold import (
+    Threshold, branch_point_threshold, fold_threshold, solve_branch_point, solve_fold, threshold_from_error,
+)
 from attnphase.params import check_int, check_real
 from attnphase.results import Result, Status
 
@@ -409,9 +410,9 @@ def _singularities(follower: _Follower, points: list[_Point], digits: int):
         fold = a.tangent[-1] * b.tangent[-1] < 0
         branch = a.bordered_sign != b.bordered_sign or (_index(a) != _index(b) and not fold)
         if branch and _index(a) != _index(b) and not fold:
-            yield _eigenvalue_root(follower, a, b, (i, i + 1), digits)
+            yield _branch_point(follower, a, b, (i, i + 1), digits, turning=False)
         elif branch and fold:
-            yield _turning_point(follower, a, b, (i, i + 1), digits)
+            yield _branch_point(follower, a, b, (i, i + 1), digits, turning=True)
         elif fold:
             yield _fold(follower, a, b, (i, i + 1), digits)
 
@@ -449,78 +450,36 @@ def _root_along(follower: _Follower, a: _Point, b: _Point, test) -> _Point:
     return point_at(sigma)
 
 
-def _eigenvalue_root(follower: _Follower, a: _Point, b: _Point, between, digits) -> Singularity:
-    """A branch point where the Hessian index changes while c keeps its direction: the root of the
-    crossing eigenvalue, first along the arclength in float64, then as a function of c polished in
-    mpmath from that state (exact for a symmetric branch such as a disordered state; elsewhere the
-    corrector is singular at the branch point, and the two-precision error estimate shows what holds)."""
+def _branch_point(follower: _Follower, a: _Point, b: _Point, between, digits, turning: bool) -> Singularity:
+    """A branch point between a and b: where the crossing eigenvalue vanishes (the index changes while c
+    keeps its direction) or where t_c does (the branch turns back in c: the tip of a pitchfork's side
+    branch). Its float64 position along the arclength starts Moore's regularised system
+    (`threshold.branch_point_threshold`), polished in mpmath; if that fails, the float64 position is
+    kept with √ε |c| as its error (the corrector is singular at a branch point)."""
     system, scale = follower.system, follower.scale
     k = min(_index(a), _index(b))
     bracket = (float(a.u[-1] * scale), float(b.u[-1] * scale))
+    test = (lambda p: p.tangent[-1]) if turning else (lambda p: p.eigenvalues[k])
     try:
-        root = _root_along(follower, a, b, lambda p: p.eigenvalues[k])
-        x_root, c_root = follower.split(root.u)
-        # A window around the float64 root, lopsided so that no scan point falls on a simple rational root.
-        width = 1e-6 * abs(bracket[1] - bracket[0])
-        lo, hi = c_root - width, c_root + 1.37 * width
-        float_error = math.sqrt(np.finfo(float).eps) * abs(c_root)  # the corrector is singular at the root
-    except (ArithmeticError, ValueError, np.linalg.LinAlgError):  # search the whole step in c instead
-        root = a if abs(a.eigenvalues[k]) < abs(b.eigenvalues[k]) else b
-        (x_root, c_root), (lo, hi) = follower.split(root.u), sorted(bracket)
-        float_error = hi - lo
-
-    def eigenvalue(c):
-        x = follower.correct_at_control(x_root, float(c))
-        if x is None:
-            raise ArithmeticError(f"no stationary point near the branch point at c = {float(c)!r}")
-        return x
-
-    def f64(c):
-        return float(np.linalg.eigvalsh(system.hessian(eigenvalue(c), c))[k])
-
-    def f_mp(c):
-        x = _polish_state(system, eigenvalue(c), c)
-        return mpmath.eigsy(system.hessian_mp(x, c))[0][k] if system.n > 1 else system.hessian_mp(x, c)[0, 0]
-
-    threshold = find_crossing(f64, lo, hi, f_mp=f_mp, digits=digits, n_scan=4)
-    if not math.isfinite(threshold.error):
-        threshold = threshold_from_error(mpmath.mpf(float(c_root)), float_error, digits, bracket,
-                                         "branch point (float64; the mpmath polish failed)")
-    return Singularity("branch_point", threshold, np.asarray(x_root, dtype=float), between, _index(a), _index(b),
-                       threshold.status, f"branch point (index {_index(a)} -> {_index(b)}): {threshold.message}")
-
-
-def _turning_point(follower: _Follower, a: _Point, b: _Point, between, digits) -> Singularity:
-    """A branch point where the branch turns back in c (the tip of a pitchfork's side branch): the root of
-    t_c along the arclength, in float64. The corrector is singular at a branch point, so about half the
-    float64 digits are trusted: the error is taken as √ε |c|."""
-    scale = follower.scale
-    bracket = (float(a.u[-1] * scale), float(b.u[-1] * scale))
-    try:
-        u = _root_along(follower, a, b, lambda p: p.tangent[-1]).u
-        error = math.sqrt(np.finfo(float).eps) * abs(u[-1] * scale)
+        u = _root_along(follower, a, b, test).u
+        float_error = math.sqrt(np.finfo(float).eps) * abs(u[-1] * scale)
     except (ArithmeticError, ValueError, np.linalg.LinAlgError):
-        u, error = (a.u if abs(a.tangent[-1]) < abs(b.tangent[-1]) else b.u), abs(bracket[1] - bracket[0])
-    threshold = threshold_from_error(mpmath.mpf(float(u[-1] * scale)), float(error), digits, bracket,
-                                     "turning point at a branch point (float64)")
-    return Singularity("branch_point", threshold, np.asarray(u[:-1], dtype=float), between, _index(a), _index(b),
-                       threshold.status, f"branch point where the branch turns back in c: {threshold.message}")
-
-
-def _polish_state(system: ActionSystem, x, c, max_iter: int = 60):
-    """Newton's method on ∇S(x, c) = 0 in mpmath at the current precision, from x (float64 or mpf)."""
-    x = mpmath.matrix([mpmath.mpf(v) for v in np.ravel(x)])
-    c = mpmath.mpf(c)
-    tol = mpmath.mpf(10) ** (-mpmath.mp.dps + 3)
-    for _ in range(max_iter):
-        g = mpmath.matrix(system.gradient_mp(list(x), c))
-        if mpmath.norm(g, mpmath.inf) == 0:  # exactly stationary (the Hessian may be singular there)
-            break
-        step = mpmath.lu_solve(system.hessian_mp(list(x), c), -g)
-        x += step
-        if mpmath.norm(step, mpmath.inf) <= tol * max(1, mpmath.norm(x, mpmath.inf)):
-            break
-    return list(x)
+        u, float_error = (a.u if abs(test(a)) < abs(test(b)) else b.u), abs(bracket[1] - bracket[0])
+    x_root, c_root = follower.split(u)
+    threshold = branch_point_threshold(system.gradient, system.hessian, x_root, c_root, gradient_mp=system.gradient_mp,
+                                       hessian_mp=system.hessian_mp, digits=digits, bracket=bracket)
+    state = np.asarray(x_root, dtype=float)
+    if math.isfinite(threshold.error):
+        try:
+            state = np.asarray(solve_branch_point(system.gradient, system.hessian, x_root, c_root)[0], dtype=float)
+        except (ArithmeticError, ValueError, np.linalg.LinAlgError):
+            pass
+    else:
+        threshold = threshold_from_error(mpmath.mpf(float(c_root)), float_error, digits, bracket,
+                                         f"branch point (float64 only: {threshold.message})")
+    where = "where the branch turns back in c" if turning else f"(index {_index(a)} -> {_index(b)})"
+    return Singularity("branch_point", threshold, state, between, _index(a), _index(b), threshold.status,
+                       f"branch point {where}: {threshold.message}")
 
 
 def follow_branches(system: ActionSystem, starts: Sequence[tuple], control_range: tuple[float, float], *,

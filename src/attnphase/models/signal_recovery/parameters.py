@@ -44,14 +44,6 @@ MAX_TOKEN_SHIFT = 1e30
 MAX_SEED = 2**63 - 1
 
 
-def _require_values(obj) -> None:
-    """`ParameterSet.validated` lets None through as "absent" for any field; here None is a value only
-    where the declared default is None (e.g. `rho0`), and anywhere else a ParameterError."""
-    for name, declared in type(obj).declarations().items():
-        if getattr(obj, name) is None and declared.default is not None:
-            raise ParameterError(name, None, declared.metadata["allowed"].describe())
-
-
 @dataclass(frozen=True)
 class Parameters(ParameterSet):
     """The model: R informative tokens x_i = θ_d s_i ξ + z_i and L − R noise tokens z_i ~ N(0, σ² I_d),
@@ -75,7 +67,6 @@ class Parameters(ParameterSet):
     def __post_init__(self):
         from attnphase.models.signal_recovery import symbolic
 
-        _require_values(self)
         expr = symbolic.THETA_D[self.theta_scaling]
         object.__setattr__(self, "theta_d", float(expr.subs({symbolic.theta: self.theta, symbolic.d: self.d})))
 
@@ -98,9 +89,6 @@ class SolveSettings(ParameterSet):
     rho: float = parameter(RealRange(-1.0, 1.0), help="Alignment <q, xi>.")
     samples: int = parameter(IntRange(16, None), 4096, help="Monte Carlo samples of the finite-L reduction.")
     seed: int = parameter(IntRange(0, MAX_SEED), 0, help="Seed of the finite-L samples.")
-
-    def check_joint(self) -> None:
-        _require_values(self)
 
 
 @dataclass(frozen=True)
@@ -126,7 +114,6 @@ class SimulationSettings(ParameterSet):
                                          help="Record the trajectory every this many steps (default: steps/50).")
 
     def check_joint(self) -> None:
-        _require_values(self)
         if self.k0 == 0 and self.gamma > 0:
             raise ParameterError("k0", self.k0, "a real number > 0 when gamma > 0")
 

@@ -228,7 +228,9 @@ def test_ode_limit_point_matches_long_integration():
     for params, starts in cases:
         fps = api.fixed_points(params)
         for r0 in starts:
-            _, traj = api.ode_trajectory(params, r0, [0.0, 3e3])
+            traj = api.ode_trajectory(params, r0, [0.0, 3e3])
+            assert traj.status == "converged"
+            traj = traj.x
             assert api.ode_limit_point(params, fps, r0) == pytest.approx(traj[-1], abs=1e-6)
 
 
@@ -267,7 +269,7 @@ def test_retraction_corrected_ode_predicts_sga_where_the_plain_ode_does_not():
                        sampler="projected", rho0=rho0, record_every=100)
     run = sim.trajectory
     corrected = api.retraction_corrected_rho(params, grid, noise, rho0, eta0, k0, np.maximum(run.steps, 1e-12))
-    _, plain = api.ode_trajectory(params, rho0, run.times)
+    plain = api.ode_trajectory(params, rho0, run.times).x
     sga = np.abs(run.rho).mean(axis=1)
     se = np.abs(run.rho).std(axis=1, ddof=1) / np.sqrt(run.rho.shape[1])
     shift = np.abs(plain) - np.abs(corrected)

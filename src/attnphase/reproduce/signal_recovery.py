@@ -125,7 +125,7 @@ def _trajectories(out: Path, quick: bool, device: str) -> dict:
                            cfg.sign_model, plan.eta0, plan.k0, plan.gamma, cfg.batch, cfg.seed, device,
                            sampler="projected", record_every=max(1, plan.steps // 60))
         run = sim.trajectory
-        ode = np.stack([api.ode_trajectory(params, r0, run.times)[1] for r0 in run.rho[0]], axis=1)
+        ode = np.stack([api.ode_trajectory(params, r0, run.times).x for r0 in run.rho[0]], axis=1)
         sga_abs, ode_abs = np.abs(run.rho), np.abs(ode)
         for j, t in enumerate(run.times):
             rows.append({"sign_model": cfg.sign_model, "t": t, "step": run.steps[j],

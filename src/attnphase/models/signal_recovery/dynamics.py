@@ -16,7 +16,7 @@ import numpy as np
 from attnphase.models.signal_recovery.parameters import MAX_STEPS, Parameters, as_parameters
 from attnphase.models.signal_recovery.population import finite_reduction, large_L
 from attnphase.models.signal_recovery.results import FixedPointsResult, ScheduleChoice
-from attnphase.numeric.ode import fixed_points_1d, integrate_drift
+from attnphase.numeric.ode import Trajectory, fixed_points_1d, integrate_drift
 from attnphase.params import check_int, check_positive, check_real
 from attnphase.results import Status
 
@@ -74,12 +74,12 @@ def ode_limit_point(params: Parameters, points: FixedPointsResult, rho0: float) 
     return rho0
 
 
-def ode_trajectory(params: Parameters, rho0: float, times, *, drift=None):
-    """ρ(t) of dρ/dt = drift(ρ) from ρ₀ at `times` (default drift: the large-L one). Returns (t, ρ(t))."""
+def ode_trajectory(params: Parameters, rho0: float, times, *, drift=None) -> Trajectory:
+    """ρ(t) of dρ/dt = drift(ρ) from ρ₀ at `times` (default drift: the large-L one), as a
+    `numeric.ode.Trajectory` (`.t`, `.x` = ρ(t), status converged unless the integration failed)."""
     rho0 = _check_rho(rho0)
     times = np.asarray(times, dtype=float)
-    traj = integrate_drift(drift or _large_L_drift(params), rho0, (0.0, float(times[-1])), t_eval=times)
-    return np.asarray(traj.t), np.asarray(traj.x).reshape(len(traj.t))
+    return integrate_drift(drift or _large_L_drift(params), rho0, (0.0, float(times[-1])), t_eval=times)
 
 
 def interpolated_finite_drift(params: Parameters, *, n_grid: int = 41, n_samples: int = 2048, seed: int = 0):

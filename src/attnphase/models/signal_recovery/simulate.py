@@ -125,7 +125,7 @@ def sweep_point(
     sim = run_sga(params, settings, device)
     run = sim.trajectory
     t_final = float(run.times[-1])
-    ode_final = np.array([ode_trajectory(params, r0, [0.0, t_final])[1][-1] for r0 in run.rho[0]])
+    ode_final = np.array([ode_trajectory(params, r0, [0.0, t_final]).x[-1] for r0 in run.rho[0]])
     fps = fixed_points(params)
     ode_limit = np.array([ode_limit_point(params, fps, r0) for r0 in run.rho[0]])
     return {

@@ -180,3 +180,12 @@ def test_fold_threshold_alone_float64_and_mpmath():
     at_zero = fold_threshold(ActionSystem(kernels, "c", {}).gradient, ActionSystem(kernels, "c", {}).hessian,
                              [0.1], 0.01, digits=10)
     assert abs(at_zero.value) <= at_zero.error + 1e-300
+
+
+def test_no_transition_in_range_is_not_found():
+    """On c ∈ [0.5, 1] the tilted well has one minimum (c > 0.1 + 2/(3√3) = 0.485): order none, not_found."""
+    system = tilted(1.0, 0.1)
+    branches = follow_branches(system, [([1.0], 0.5)], (0.5, 1.0))
+    assert not branches[0].singularities
+    transition = classify_transition(system, branches, (0.5, 1.0))
+    assert transition.order == "none" and transition.status == "not_found" and transition.control is None

@@ -35,10 +35,11 @@ import numba
 import numpy as np
 import torch
 
-from attnphase.validate.seeds import generator
-from attnphase.validate.sga import PlantedTokens, StepSchedule, projected_sga
+from attnphase.models.signal_recovery.parameters import Parameters, SimulationSettings
+from attnphase.models.signal_recovery.simulate import run_sga
 
 D, L, R, THETA_D, BETA = 1000, 10_500, 500, 0.25 * 1000**0.5, 1.0
+PARAMETERS = Parameters.validated(d=D, L=L, R=R, theta=0.25, theta_scaling="sqrt-d", score_scale=BETA)
 
 
 def numpy_loop(trials: int, steps: int, seed: int = 0, dtype=np.float64) -> tuple[float, float]:
@@ -67,16 +68,15 @@ def numpy_loop(trials: int, steps: int, seed: int = 0, dtype=np.float64) -> tupl
 def torch_run(trials: int, steps: int, sampler: str, device: torch.device, seed: int = 0,
               normal_source: str = "auto") -> tuple[float, float]:
     """Batched SGA; returns trial-steps per wall-clock second and per CPU second (all threads)."""
-    tokens = PlantedTokens(D, L, R, THETA_D)
-    gen = generator(seed, device)
-    schedule = StepSchedule(0.05, 50.0, 1.0)
-    kwargs = dict(beta=BETA, schedule=schedule, trials=trials, generator=gen, device=device, sampler=sampler,
-                  normal_source=normal_source)
-    projected_sga(tokens, steps=1, **kwargs)  # warm-up (and numba compilation on the first call)
+    def settings(n_steps):
+        return SimulationSettings.validated(trials=trials, steps=n_steps, eta0=0.05, k0=50.0, gamma=1.0, seed=seed,
+                                            sampler=sampler, normal_source=normal_source, record_every=n_steps)
+
+    run_sga(PARAMETERS, settings(1), device.type)  # warm-up (and numba compilation on the first call)
     if device.type == "cuda":
         torch.cuda.synchronize()
     start, cpu_start = time.perf_counter(), time.process_time()
-    projected_sga(tokens, steps=steps, record_every=steps, **kwargs)
+    run_sga(PARAMETERS, settings(steps), device.type)
     if device.type == "cuda":
         torch.cuda.synchronize()
     return trials * steps / (time.perf_counter() - start), trials * steps / (time.process_time() - cpu_start)
@@ -95,19 +95,18 @@ def with_threads(n: int, call):
 
 
 PEAK_CHILD = """
-import resource, torch
-from attnphase.validate.seeds import generator
-from attnphase.validate.sga import PlantedTokens, StepSchedule, projected_sga
-tokens = PlantedTokens({D}, {L}, {R}, {T})
-projected_sga(tokens, beta=1.0, schedule=StepSchedule(0.05, 50.0, 1.0), steps={steps}, trials=30,
-              generator=generator(0, "cpu"), device=torch.device("cpu"), sampler="{sampler}",
-              memory_budget_bytes={budget})
+import resource
+from attnphase.models.signal_recovery.parameters import Parameters, SimulationSettings
+from attnphase.models.signal_recovery.simulate import run_sga
+params = Parameters.validated(d={D}, L={L}, R={R}, theta=0.25, theta_scaling="sqrt-d")
+settings = SimulationSettings.validated(trials=30, steps={steps}, eta0=0.05, k0=50.0, gamma=1.0, sampler="{sampler}")
+run_sga(params, settings, "cpu", memory_budget_bytes={budget})
 print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
 
 
 def peak_rss_gib(sampler: str, budget: int, steps: int) -> float:
-    code = PEAK_CHILD.format(D=D, L=L, R=R, T=THETA_D, steps=steps, sampler=sampler, budget=budget)
+    code = PEAK_CHILD.format(D=D, L=L, R=R, steps=steps, sampler=sampler, budget=budget)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return int(out.stdout.strip().splitlines()[-1]) / 2**20  # ru_maxrss is in KiB on Linux
 

@@ -194,7 +194,7 @@ def test_ps_solve_extremes_are_finite_or_not_reported(omega, alpha, sigma, lam, 
 # ==================================================================================================
 # signal-recovery: bad parameters
 # ==================================================================================================
-SR_BASE = {"d": 8, "L": 6, "R": 2, "theta": 1.0, "theta_scaling": "direct", "sigma": 1.0, "beta": 1.0, "sign_model": "A"}
+SR_BASE = {"d": 8, "L": 6, "R": 2, "theta": 1.0, "theta_scaling": "direct", "sigma": 1.0, "score_scale": 1.0, "sign_model": "A"}
 
 
 def sr_bad(which: str):
@@ -205,7 +205,7 @@ def sr_bad(which: str):
         "theta": st.one_of(NON_FINITE, WRONG_TYPE, NEGATIVE),
         "theta_scaling": st.one_of(WRONG_TYPE, st.sampled_from(["sqrt_d", "Direct", "sqrt(d)"])),
         "sigma": bad_positive(),
-        "beta": bad_positive(),
+        "score_scale": bad_positive(),
         "sign_model": st.one_of(WRONG_TYPE, st.sampled_from(["a", "D", "AB"])),
     }[which]
 
@@ -260,8 +260,8 @@ def test_sr_large_L_solve_extremes_are_finite_or_failed(d, L, R_fraction, theta,
     if scaling == "sqrt-d" and not math.isfinite(theta * math.sqrt(d)):
         scaling = "direct"
     r = sr.solve(d, L, R, theta, rho, scaling, sigma, beta, sign_model)
-    assert r.status in ("ok", "failed")
-    if r.status == "ok":
+    assert r.status in ("converged", "failed")
+    if r.status == "converged":
         assert finite_numbers(r)
     else:
         assert all(math.isnan(v) for v in (r.J, r.dJ, r.drift, r.nuisance_mass)) and r.message
@@ -276,9 +276,9 @@ def test_sr_finite_solve_extremes_are_finite_or_failed(L, R_fraction, theta, sig
     TALLY["signal_recovery.solve finite-L (extreme)"] += 1
     R = max(1, min(L, round(R_fraction * L)))
     r = sr.solve(5, L, R, theta, rho, "direct", sigma, beta, sign_model, True, samples=16)
-    assert r.status in ("ok", "failed")
-    if r.status == "ok":
-        assert finite_numbers(r) and r.n_samples == 16
+    assert r.status in ("converged", "failed")
+    if r.status == "converged":
+        assert finite_numbers(r) and r.samples == 16
     else:
         assert math.isnan(r.J) and "non-finite" in r.message
 
@@ -303,14 +303,14 @@ def test_sr_fixed_points_rejects_bad_grid(n_grid):
 @given(theta=log_uniform(-300, 300), sigma=log_uniform(-300, 300), beta=log_uniform(-300, 300), L=st.integers(2, 10**9),
        R_fraction=st.floats(0.0, 1.0), sign_model=st.sampled_from(["A", "B", "C"]))
 def test_sr_fixed_points_extremes_are_honest(theta, sigma, beta, L, R_fraction, sign_model):
-    """β = 1e300 returned status "ok" with no fixed points at all (the drift was NaN everywhere), though
-    ρ = ±1 are always fixed points; now "failed" with a message. An "ok" result lists finite points in
-    [−1, 1] that include both ends."""
+    """β = 1e300 returned a success status with no fixed points at all (the drift was NaN everywhere),
+    though ρ = ±1 are always fixed points; now "failed" with a message (also for θ_d = 0, where every ρ
+    is a fixed point). A "converged" result lists finite points in [−1, 1] that include both ends."""
     TALLY["signal_recovery.fixed_points (extreme)"] += 1
     R = max(1, min(L, round(R_fraction * L)))
     r = sr.fixed_points(sr.make_parameters(16, L, R, theta, "direct", sigma, beta, sign_model), n_grid=201)
-    assert r.status in ("ok", "failed", "degenerate")
-    if r.status == "ok":
+    assert r.status in ("converged", "failed")
+    if r.status == "converged":
         assert finite_numbers(r.rho) and finite_numbers(r.slope)
         assert all(-1.0 <= x <= 1.0 for x in r.rho) and r.rho[0] == -1.0 and r.rho[-1] == 1.0
     else:
@@ -353,10 +353,10 @@ def test_sr_simulate_rejects_bad_parameters_before_sampling(which, data):
        sampler=st.sampled_from(["dense", "projected"]), sign_model=st.sampled_from(["A", "B", "C"]))
 def test_sr_simulate_extremes_are_finite_or_diverged(theta, sigma, beta, eta0, sampler, sign_model):
     TALLY["signal_recovery.simulate (extreme)"] += 1
-    r = sr.simulate(4, 3, 2, theta, 2, 5, sigma=sigma, beta=beta, eta0=eta0, sign_model=sign_model, device="cpu",
+    r = sr.simulate(4, 3, 2, theta, 2, 5, sigma=sigma, score_scale=beta, eta0=eta0, sign_model=sign_model, device="cpu",
                     sampler=sampler)
-    assert r.status in ("completed", "diverged")
-    if r.status == "completed":
+    assert r.status in ("converged", "diverged")
+    if r.status == "converged":
         assert finite_numbers([r.alignment, r.final_rho, r.alignment_mean, r.nuisance_mass_mean])
         assert np.all(r.alignment <= 1.0 + 1e-9)
     else:
@@ -437,19 +437,19 @@ def test_sr_cli_solve_json_is_finite_or_failed(d, L, R_fraction, theta, sigma, b
     nulls (it exited 0 with a "failed" status before)."""
     R = max(1, min(L, round(R_fraction * L)))
     args = ["solve", "signal-recovery", "--d", d, "--L", L, "--R", R, "--theta", repr(theta), "--sigma", repr(sigma),
-            "--beta", repr(beta), "--rho", repr(rho), "--sign-model", sign_model, "--json"]
+            "--score-scale", repr(beta), "--rho", repr(rho), "--sign-model", sign_model, "--json"]
     result = run(args, "solve signal-recovery (extreme, --json)")
     assert result.exit_code in (0, 1), result.output
     payload = parse_json(result)
     values = [payload[k] for k in ("J", "dJ", "drift", "nuisance_mass")]
     if result.exit_code == 0:
-        assert payload["status"] == "ok" and all(v is not None for v in values)
+        assert payload["status"] == "converged" and all(v is not None for v in values)
     else:
         assert payload["status"] == "failed" and all(v is None for v in values) and payload["message"]
 
 
 @pytest.mark.parametrize("extra, code", [
-    (["--L", 3, "--R", 2, "--beta", 1e300, "--finite", "--samples", 16], 1),
+    (["--L", 3, "--R", 2, "--score-scale", 1e300, "--finite", "--samples", 16], 1),
     (["--L", 3, "--R", 2, "--sigma", 1e300, "--finite", "--samples", 16], 1),
     (["--L", 3, "--R", 2, "--theta", 1e-300, "--finite", "--samples", 16], 0),
 ])
@@ -457,12 +457,12 @@ def test_sr_cli_finite_solve_json_edges(extra, code):
     result = run(SR_SOLVE + extra + ["--json"], "solve signal-recovery (edge, --json)")
     assert result.exit_code == code, result.output
     payload = parse_json(result)
-    assert payload["status"] == ("ok" if code == 0 else "failed")
+    assert payload["status"] == ("converged" if code == 0 else "failed")
     assert (payload["J_error"] is not None) == (code == 0)
 
 
 @pytest.mark.parametrize("extra, code", [
-    (["--beta", 1e300], 1),  # the queries become NaN: "diverged", nulls, exit 1
+    (["--score-scale", 1e300], 1),  # the queries become NaN: "diverged", nulls, exit 1
     (["--sigma", 1e-300, "--sampler", "projected"], 0),
     (["--eta0", 1e300, "--gamma", 1, "--k0", 1e-300], 1),  # η₀ = 1e600 overflows: "diverged"
     (["--eta0", 1e300, "--gamma", 0], 0),  # one giant step lands on a fixed point; |ρ| stays ≤ 1
@@ -472,7 +472,7 @@ def test_sr_cli_simulate_json_edges(extra, code):
     assert result.exit_code == code, result.output
     payload = parse_json(result)
     if code == 0:
-        assert payload["status"] == "completed" and payload["alignment_mean"] is not None
+        assert payload["status"] == "converged" and payload["alignment_mean"] is not None
     else:
         assert payload["status"] == "diverged" and payload["alignment_mean"] is None and payload["message"]
         assert payload["positive_fraction"] is None  # it said 0.0 for NaN alignments

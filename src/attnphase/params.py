@@ -176,7 +176,8 @@ def parameter(allowed: Range | None, default: object = dataclasses.MISSING, *, h
     """A field of a `ParameterSet`: its allowed range, default, help text and (optionally) CLI option name.
 
     `allowed=None` declares a value that is checked only by `ParameterSet.check_joint` (e.g. a matrix whose
-    shape depends on another parameter). `default=None` means "absent" and skips the range check.
+    shape depends on another parameter). `default=None` means "absent": None then skips the range check
+    (None for a parameter with another default, or none, is checked like any value, and rejected).
     """
     return dataclasses.field(default=default, metadata={"allowed": allowed, "help": help, "option": option})
 
@@ -210,7 +211,10 @@ class ParameterSet:
             else:
                 raise ParameterError(f.name, None, "a value (this parameter is required)")
             allowed = f.metadata.get("allowed")
-            checked[f.name] = allowed.check(f.name, value) if allowed is not None and value is not None else value
+            # None is "absent" only where it is the declared default; a required value or any other default
+            # must be given as a value of its range.
+            absent = value is None and f.default is None
+            checked[f.name] = allowed.check(f.name, value) if allowed is not None and not absent else value
         obj = cls(**checked)
         obj.check_joint()
         return obj

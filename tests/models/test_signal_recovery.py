@@ -15,9 +15,10 @@ import torch
 
 from attnphase.api import signal_recovery as api
 from attnphase.errors import ParameterError
-from attnphase.models import signal_recovery as model
+from attnphase.models.signal_recovery import symbolic as model
+from attnphase.models.signal_recovery.network import PlantedTokens
 from attnphase.numeric.scaling import fit_power_law
-from attnphase.validate.sga import PlantedTokens, initial_queries
+from attnphase.validate.sphere_sga import initial_queries
 
 RNG = np.random.default_rng(20240611)
 POINTS = [
@@ -68,17 +69,17 @@ def test_sign_symmetry_and_preferred_sign():
         odd_part = J - J.subs(model.rho, -model.rho)
         for point in POINTS:  # zero to 40 digits at random points (a symbolic simplify is far slower)
             assert abs(odd_part.evalf(50, subs=point)) < sp.Float(10) ** -40 * abs(J.evalf(50, subs=point))
-    p = api.make_parameters(300, 3000, 150, 0.4, beta=0.7, sigma=1.2)
+    p = api.make_parameters(300, 3000, 150, 0.4, score_scale=0.7, sigma=1.2)
     J, dJ = api.large_L(p, 0.0)[:2]
     pi = 150 / 3000
     assert dJ == pytest.approx(2 * 0.7 * 1.2**2 * 0.4 * pi + 2 * 0.7 * 0.4**3 * pi**2 * (1 - pi), rel=1e-12)
     for m in ("B", "C"):
-        pm = api.make_parameters(300, 3000, 150, 0.4, beta=0.7, sigma=1.2, sign_model=m)
+        pm = api.make_parameters(300, 3000, 150, 0.4, score_scale=0.7, sigma=1.2, sign_model=m)
         assert abs(api.large_L(pm, 0.0)[1]) < 1e-14
 
 
 def test_generated_kernel_matches_sympy_evaluation():
-    p = api.make_parameters(700, 5000, 300, 0.3, "sqrt-d", sigma=0.9, beta=1.1, sign_model="C")
+    p = api.make_parameters(700, 5000, 300, 0.3, "sqrt-d", sigma=0.9, score_scale=1.1, sign_model="C")
     point = {model.beta: 1.1, model.sigma: 0.9, model.theta_d: p.theta_d, model.pi_inf: 300 / 5000,
              model.d: 700, model.L: 5000, model.rho: 0.37}
     values = api.large_L(p, 0.37)
@@ -90,17 +91,17 @@ def test_generated_kernel_matches_sympy_evaluation():
 def direct_monte_carlo(params: api.Parameters, rho: float, n: int, seed: int):
     """‖f_q‖² and the noise-token mass over n d-dimensional sequences (float64 torch)."""
     gen = torch.Generator().manual_seed(seed)
-    tokens = PlantedTokens(params.d, params.L, params.R, params.theta_d, params.sigma, params.sign_model)
+    tokens = PlantedTokens(params)
     q = initial_queries(1, params.d, gen, "cpu", rho0=rho)[0]
     X = tokens.fill(torch.empty(n, params.L, params.d, dtype=torch.float64), gen)
-    a = torch.softmax(params.beta * (X @ q), dim=1)
+    a = torch.softmax(params.score_scale * (X @ q), dim=1)
     f = (a.unsqueeze(-1) * X).sum(dim=1)
     return (f * f).sum(dim=1).numpy(), a[:, params.R:].sum(dim=1).numpy()
 
 
 @pytest.mark.parametrize("sign_model", ["A", "B", "C"])
 def test_reduction_equals_direct_monte_carlo(sign_model):
-    params = api.make_parameters(5, 12, 4, 1.2, sigma=1.1, beta=0.8, sign_model=sign_model)
+    params = api.make_parameters(5, 12, 4, 1.2, sigma=1.1, score_scale=0.8, sign_model=sign_model)
     rho, n = 0.4, 100_000
     f_sq, nuisance = direct_monte_carlo(params, rho, n, seed=7)
     red = api.finite_reduction(params, [rho], n_samples=n, seed=11)
@@ -183,18 +184,26 @@ def test_fixed_points_and_stability():
     r_star = fps.rho[1]
     assert -1 < r_star < 0 and not fps.stable[1]
     assert abs(api.large_L(pa, r_star)[1]) < 1e-10
-    # No signal: the drift vanishes identically; reported as degenerate, not as 2001 fixed points.
-    assert api.fixed_points(api.make_parameters(100, 1000, 50, 0.0)).status == "degenerate"
+    # No signal: the drift vanishes identically; reported as failed with the reason, not as 2001 fixed points.
+    none = api.fixed_points(api.make_parameters(100, 1000, 50, 0.0))
+    assert none.status == "failed" and none.rho == [] and "vanishes identically" in none.message
 
 
 def test_solve_results_and_validation():
     r = api.solve(1000, 10500, 500, 0.25, 0.5)
-    assert r.method == "large-L" and r.J_error is None and r.status == "ok"
+    assert r.method == "large-L" and r.J_error is None and r.status == "converged" and r.success
     assert r.drift == pytest.approx((1 - 0.25) * r.dJ, rel=1e-14)
+    # The finite-L and large-L paths compute the same J and J′ at the same point up to the large-L
+    # truncation: the spec's 0.5% at L = 2000, scaled as 1/L (the leading correction) to L = 1000, plus 4
+    # standard errors of the sampling.
+    rl = api.solve(100, 1000, 50, 0.25, 0.5)
     rf = api.solve(100, 1000, 50, 0.25, 0.5, finite=True, samples=512)
-    assert rf.J_error > 0 and abs(rf.J - r.J) < 0.2
+    assert rf.J_error > 0 and rf.status == "converged" and rf.samples == 512
+    assert abs(rf.J - rl.J) < 0.01 * rl.J + 4 * rf.J_error
+    assert abs(rf.dJ - rl.dJ) < 0.01 * abs(rl.dJ) + 4 * rf.dJ_error
+    assert rf.drift == pytest.approx((1 - 0.25) * rf.dJ, rel=1e-14)
     bad = [
-        dict(d=1), dict(R=0), dict(R=2000), dict(L=0), dict(sigma=0.0), dict(beta=-1.0), dict(theta=-0.1),
+        dict(d=1), dict(R=0), dict(R=2000), dict(L=0), dict(sigma=0.0), dict(score_scale=-1.0), dict(theta=-0.1),
         dict(rho=1.01), dict(rho=float("nan")), dict(sign_model="D"), dict(theta_scaling="log"),
     ]
     base = dict(d=100, L=1000, R=50, theta=0.25, rho=0.5)
@@ -219,7 +228,9 @@ def test_ode_limit_point_matches_long_integration():
     for params, starts in cases:
         fps = api.fixed_points(params)
         for r0 in starts:
-            _, traj = api.ode_trajectory(params, r0, [0.0, 3e3])
+            traj = api.ode_trajectory(params, r0, [0.0, 3e3])
+            assert traj.status == "converged"
+            traj = traj.x
             assert api.ode_limit_point(params, fps, r0) == pytest.approx(traj[-1], abs=1e-6)
 
 
@@ -258,7 +269,7 @@ def test_retraction_corrected_ode_predicts_sga_where_the_plain_ode_does_not():
                        sampler="projected", rho0=rho0, record_every=100)
     run = sim.trajectory
     corrected = api.retraction_corrected_rho(params, grid, noise, rho0, eta0, k0, np.maximum(run.steps, 1e-12))
-    _, plain = api.ode_trajectory(params, rho0, run.times)
+    plain = api.ode_trajectory(params, rho0, run.times).x
     sga = np.abs(run.rho).mean(axis=1)
     se = np.abs(run.rho).std(axis=1, ddof=1) / np.sqrt(run.rho.shape[1])
     shift = np.abs(plain) - np.abs(corrected)
@@ -274,15 +285,13 @@ def test_fewer_than_two_tokens_are_rejected_everywhere():
 
     import attnphase.cli.signal_recovery  # noqa: F401 - registers the commands
     from attnphase.cli import main
-    from attnphase.validate.sga import PlantedTokens
-
     calls = [
         lambda: api.make_parameters(10, 1, 1, 0.5),
         lambda: api.solve(10, 1, 1, 0.5, 0.2),
         lambda: api.solve(10, 1, 1, 0.5, 0.2, finite=True, samples=32),
         lambda: api.simulate(10, 1, 1, 0.5, 2, 3, device="cpu"),
         lambda: api.sweep_point(10, 1, 1, 0.5, trials=2, max_steps=3),
-        lambda: PlantedTokens(10, 1, 1, 0.5),
+        lambda: api.Parameters.validated(d=10, L=1, R=1, theta=0.5),
     ]
     for call in calls:
         with pytest.raises(ParameterError) as info:
@@ -308,3 +317,23 @@ def test_no_nuisance_tokens_is_allowed():
     for sampler in ("dense", "projected"):
         sim = api.simulate(d, 50, 50, theta, 2, 5, device="cpu", sampler=sampler)
         assert sim.nuisance_mass_mean == 0.0 and np.all(np.isfinite(sim.final_rho))
+
+
+def test_curve_is_labelled_one_row_per_rho_and_agrees_with_solve():
+    """`curve` over an array of ρ: the values of `solve` at each ρ (same kernel, same numbers), one row per
+    ρ; sign model C is exactly even in ρ (J even, J′ odd), and drift = (1 − ρ²)J′."""
+    p = api.make_parameters(50, 400, 40, 0.6, sign_model="C")
+    rhos = np.linspace(-1.0, 1.0, 9)
+    c = api.curve(p, rhos)
+    rows = c.rows()
+    assert c.status == "converged" and len(rows) == 9 and [row["rho"] for row in rows] == list(rhos)
+    for rho, row in zip(rhos, rows):
+        single = api.solve(50, 400, 40, 0.6, rho, sign_model="C")
+        assert (row["J"], row["dJ"], row["drift"], row["nuisance_mass"]) == (single.J, single.dJ, single.drift,
+                                                                            single.nuisance_mass)
+        assert row["J_error"] is None
+    assert np.allclose(c.J, c.J[::-1], rtol=1e-13) and np.allclose(c.dJ, -c.dJ[::-1], rtol=1e-12, atol=1e-15)
+    assert np.allclose(c.drift, (1 - rhos**2) * c.dJ, rtol=1e-14, atol=0)
+    finite = api.curve(p, rhos[::4], finite=True, samples=64, seed=2)
+    assert finite.method == "finite-L" and np.all(finite.J_error > 0) and len(finite.rows()) == 3
+    assert finite.rows()[0]["J_error"] == finite.J_error[0]

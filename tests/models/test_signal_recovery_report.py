@@ -27,7 +27,7 @@ def _fake_point(calls):
 def test_interrupted_sweep_resumes_without_recomputing(tmp_path, monkeypatch):
     """Kill the sweep after 5 points, rerun: the 5 finished points come from checkpoint.json, only the
     rest is computed, and the rows equal those of an uninterrupted sweep."""
-    configs = report._sweep_configs(quick=True)
+    configs = report.sweep_configs(quick=True)
     calls = []
     compute = _fake_point(calls)
 
@@ -38,13 +38,13 @@ def test_interrupted_sweep_resumes_without_recomputing(tmp_path, monkeypatch):
 
     monkeypatch.setattr(api, "sweep_point", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        report._sweep(tmp_path, True, "cpu", Checkpoint(tmp_path / "checkpoint.json"))
+        report.run_sweep(tmp_path, True, "cpu", Checkpoint(tmp_path / "checkpoint.json"))
     assert len(Checkpoint(tmp_path / "checkpoint.json").entries) == 5
 
     monkeypatch.setattr(api, "sweep_point", compute)
-    resumed = report._sweep(tmp_path, True, "cpu", Checkpoint(tmp_path / "checkpoint.json"))
+    resumed = report.run_sweep(tmp_path, True, "cpu", Checkpoint(tmp_path / "checkpoint.json"))
     assert len(calls) == len(configs)  # 5 before the interruption, the rest after it; none twice
     assert len(set(calls)) == len(configs)
 
-    fresh = report._sweep(tmp_path / "fresh", True, "cpu", Checkpoint(tmp_path / "fresh.json"))
+    fresh = report.run_sweep(tmp_path / "fresh", True, "cpu", Checkpoint(tmp_path / "fresh.json"))
     assert resumed == fresh

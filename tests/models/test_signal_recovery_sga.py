@@ -18,10 +18,16 @@ from click.testing import CliRunner
 import attnphase.cli.signal_recovery  # noqa: F401 - registers the commands on the groups
 from attnphase.api import signal_recovery as api
 from attnphase.cli import main
-from attnphase.numeric.scaling import fit_power_law
-from attnphase.validate.sga import (
-    PlantedTokens, StepSchedule, initial_queries, pooling_gradient, projected_pooling_gradient,
+from attnphase.models.signal_recovery.network import (
+    DenseSampler, PlantedTokens, pooling_gradient, projected_pooling_gradient,
 )
+from attnphase.numeric.scaling import fit_power_law
+from attnphase.validate.sphere_sga import StepSchedule, initial_queries, sphere_sga
+
+
+def planted(d, L, R, theta, **model):
+    """The token distribution of a validated parameter object (θ_d = θ: direct scaling)."""
+    return PlantedTokens(api.Parameters.validated(d=d, L=L, R=R, theta=theta, **model))
 
 
 def f_squared(q, X, beta):
@@ -32,7 +38,7 @@ def f_squared(q, X, beta):
 
 def test_pooling_gradient_matches_finite_differences_and_autograd():
     gen = torch.Generator().manual_seed(3)
-    tokens = PlantedTokens(7, 15, 5, 1.3, sigma=0.8, sign_model="C")
+    tokens = planted(7, 15, 5, 1.3, sigma=0.8, sign_model="C")
     X = tokens.fill(torch.empty(1, 15, 7, dtype=torch.float64), gen)
     q = torch.randn(1, 7, generator=gen, dtype=torch.float64)  # off the sphere: the full gradient in R^d
     beta = 0.9
@@ -55,12 +61,12 @@ def test_pooling_gradient_matches_finite_differences_and_autograd():
 def test_projected_sampler_has_the_law_of_dense_tokens(sign_model):
     """Means of ‖f‖², the noise mass, every gradient component and its square agree within 4 standard errors."""
     n, d, L, R = 60_000, 6, 30, 8
-    tokens = PlantedTokens(d, L, R, 1.5, sigma=1.1, sign_model=sign_model)
+    tokens = planted(d, L, R, 1.5, sigma=1.1, score_scale=0.8, sign_model=sign_model)
     gen = torch.Generator().manual_seed(11)
     q = initial_queries(1, d, gen, "cpu", rho0=0.3).expand(n, d).contiguous()
     X = tokens.fill(torch.empty(n, L, d, dtype=torch.float64), gen)
     dense = pooling_gradient(q, X, 0.8, R)
-    projected = projected_pooling_gradient(q, tokens, 0.8, gen)
+    projected = projected_pooling_gradient(q, tokens, gen)
     stats = []
     for u, v in zip(dense, projected):
         for transform in (lambda x: x, lambda x: x * x):
@@ -78,13 +84,13 @@ def test_seeded_runs_are_reproducible(sampler):
     b = api.simulate(16, 40, 10, 1.0, seed=5, **kwargs)
     c = api.simulate(16, 40, 10, 1.0, seed=6, **kwargs)
     assert np.array_equal(a.trajectory.rho, b.trajectory.rho)
-    assert np.array_equal(a.trajectory.nuisance[1:], b.trajectory.nuisance[1:])
+    assert np.array_equal(a.trajectory.observable[1:], b.trajectory.observable[1:])
     assert not np.array_equal(a.trajectory.rho, c.trajectory.rho)
 
 
 def test_memory_budget_bounds_the_slice():
     run = api.simulate(8, 50, 10, 1.0, 4, 3, batch=2, device="cpu", memory_budget_bytes=3 * 50 * 8 * 4)
-    assert run.trajectory.sequences_per_slice == 3
+    assert run.sequences_per_slice == 3
     assert np.all(np.isfinite(run.trajectory.rho))
 
 
@@ -103,7 +109,7 @@ def test_sga_follows_the_ode_with_a_gap_shrinking_in_eta():
         sim = api.simulate(d, L, R, theta, 32, steps, eta0=eta0, k0=100.0, gamma=0.6, seed=3, device="cpu",
                            rho0=rho0, record_every=max(1, steps // 20), sampler="projected")
         run = sim.trajectory
-        _, ode = api.ode_trajectory(params, rho0, run.times, drift=drift)
+        ode = api.ode_trajectory(params, rho0, run.times, drift=drift).x
         gaps.append(float(np.sqrt(np.mean((run.rho - ode[:, None]) ** 2))))
     fit = fit_power_law(etas, gaps)
     # Measured: exponent ≈ 0.7 (between the √η of the fluctuations and the η of the bias).
@@ -115,6 +121,23 @@ def run_cli(args):
     return result.exit_code, result.output
 
 
+def test_old_beta_spelling_is_the_score_scale_with_a_deprecation_message():
+    """--beta (the score scale, not an inverse temperature) still works for one release: the same numbers
+    as --score-scale, a message on stderr, one JSON object on stdout."""
+    base = ["solve", "signal-recovery", "--d", "30", "--L", "300", "--R", "30", "--theta", "0.8", "--rho", "0.4", "--json"]
+    new = CliRunner().invoke(main, base + ["--score-scale", "0.7"])
+    old = CliRunner().invoke(main, base + ["--beta", "0.7"])
+    assert new.exit_code == 0 and old.exit_code == 0, old.output
+    assert "--beta is deprecated" in old.stderr and "--score-scale" in old.stderr and new.stderr == ""
+    assert json.loads(old.stdout) == json.loads(new.stdout)
+    assert json.loads(new.stdout)["parameters"]["score_scale"] == 0.7
+    direct = api.solve(30, 300, 30, 0.8, 0.4, score_scale=0.7)
+    assert json.loads(new.stdout)["J"] == direct.J
+    with pytest.warns(DeprecationWarning, match="score_scale"):
+        assert api.solve(30, 300, 30, 0.8, 0.4, beta=0.7).J == direct.J
+    assert api.solve(30, 300, 30, 0.8, 0.4).J != direct.J  # the score scale changes the numbers
+
+
 def test_cli_contract():
     code, out = run_cli(["solve", "signal-recovery", "--d", "1000", "--L", "10500", "--R", "500", "--theta", "0.25",
                          "--rho", "0.5", "--json"])
@@ -123,7 +146,7 @@ def test_cli_contract():
     expected = api.solve(1000, 10500, 500, 0.25, 0.5)
     for key in ("J", "dJ", "drift", "nuisance_mass"):
         assert payload[key] == getattr(expected, key)
-    assert "J_error" not in payload
+    assert payload["J_error"] is None and payload["status"] == "converged" and payload["success"]
     code, out = run_cli(["solve", "signal-recovery", "--d", "50", "--L", "200", "--R", "20", "--theta", "0.5",
                          "--rho", "0.2", "--sign-model", "C", "--theta-scaling", "sqrt-d", "--finite", "--samples",
                          "64", "--json"])
@@ -164,7 +187,7 @@ def test_headline_thirty_trials_recover_xi():
     separatrix = fixed.rho[1]
     assert separatrix < 0
     assert np.all(np.sign(result.final_rho) == np.sign(result.trajectory.rho[0] - separatrix))
-    window = result.trajectory.nuisance[-1]  # per trial, the mean over the last record_every steps
+    window = result.trajectory.observable[-1]  # per trial, the noise mass over the last record_every steps
     reduction = api.finite_reduction(params, [float(np.mean(result.final_rho))], n_samples=512, seed=3)
     se = math.hypot(window.std(ddof=1) / math.sqrt(window.size), reduction.nuisance_mass_error[0])
     assert abs(window.mean() - reduction.nuisance_mass[0]) < 4 * se
@@ -206,14 +229,15 @@ def test_dense_float32_tracks_float64():
     """The dense sampler in float32 and float64 with one seed draws the same noise (rounded): the
     trajectories differ by far less than the spread over trials."""
     from attnphase.validate.seeds import generator
-    from attnphase.validate.sga import projected_sga
 
-    tokens = PlantedTokens(32, 256, 32, 1.0)
-    runs = [
-        projected_sga(tokens, beta=1.0, schedule=StepSchedule(0.5, 20.0, 1.0), steps=60, trials=8,
-                      generator=generator(4), device=torch.device("cpu"), dtype=dtype, record_every=6)
-        for dtype in (torch.float32, torch.float64)
-    ]
+    tokens = planted(32, 256, 32, 1.0)
+
+    def run(dtype):
+        gen = generator(4)
+        return sphere_sga(DenseSampler(tokens, gen, dtype=dtype), d=32, schedule=StepSchedule(0.5, 20.0, 1.0), steps=60,
+                          trials=8, generator=gen, device=torch.device("cpu"), dtype=dtype, record_every=6)
+
+    runs = [run(torch.float32), run(torch.float64)]
     spread = runs[1].rho[-1].std()
     assert spread > 0.01
     assert np.max(np.abs(runs[0].rho - runs[1].rho)) < 0.01 * spread
@@ -224,12 +248,12 @@ def test_dense_sampler_sources_agree_in_law(normal_source):
     """‖f‖², the noise mass and the gradient along ξ from dense tokens of either noise source agree with
     the exact O(L + d) sampler within 4 standard errors."""
     n, d, L, R = 20_000, 6, 30, 8
-    tokens = PlantedTokens(d, L, R, 1.5, sigma=1.1)
+    tokens = planted(d, L, R, 1.5, sigma=1.1, score_scale=0.8)
     gen = torch.Generator().manual_seed(21)
     q = initial_queries(1, d, gen, "cpu", rho0=0.3).expand(n, d).contiguous()
     X = tokens.fill(torch.empty(n, L, d, dtype=torch.float64), gen, normal_source)
     dense = pooling_gradient(q, X, 0.8, R)
-    projected = projected_pooling_gradient(q, tokens, 0.8, gen)
+    projected = projected_pooling_gradient(q, tokens, gen)
     for u, v in ((dense[0], projected[0]), (dense[2], projected[2]), (dense[1][:, 0], projected[1][:, 0])):
         se = math.sqrt(u.var().item() / n + v.var().item() / n)
         assert abs(u.mean().item() - v.mean().item()) < 4 * se

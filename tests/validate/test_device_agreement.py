@@ -15,8 +15,10 @@ from click.testing import CliRunner
 from attnphase.cli import main
 
 from attnphase.validate import seeds
-from attnphase.validate.agreement import RELATIVE_TOLERANCE, _compare, _signal_recovery, registered_simulators
-from attnphase.validate.sga import PlantedTokens, StepSchedule, projected_sga
+from attnphase.models.signal_recovery.network import SIMULATORS, PlantedTokens, ProjectedSampler
+from attnphase.models.signal_recovery.parameters import Parameters
+from attnphase.validate.agreement import RELATIVE_TOLERANCE, _compare, registered_simulators
+from attnphase.validate.sphere_sga import StepSchedule, sphere_sga
 
 
 def agreement_payload(reference: str, other: str, seed: int) -> dict:
@@ -58,11 +60,11 @@ def test_the_tolerance_separates_rounding_from_a_precision_bug():
     """The same trajectory with float32 tokens deviates from the float64 one far beyond the tolerance,
     so a device path that silently downcast would fail the agreement check."""
     device = torch.device("cpu")
-    reference = _signal_recovery(device, "projected", seed=2)
-    tokens = PlantedTokens(d=64, L=256, R=32, theta_d=1.0, sigma=1.0, sign_model="C")
-    run32 = projected_sga(tokens, beta=1.0, schedule=StepSchedule(0.5, 10.0, 0.6), steps=300, trials=4, batch=2,
-                          generator=seeds.generator(2, device, "cpu"), device=device, record_every=30,
-                          dtype=torch.float32, sampler="projected")
+    reference = SIMULATORS["signal-recovery projected SGA"](device, 2)
+    tokens = PlantedTokens(Parameters.validated(d=64, L=256, R=32, theta=1.0, sign_model="C"))
+    generator = seeds.generator(2, device, "cpu")
+    run32 = sphere_sga(ProjectedSampler(tokens, generator), d=64, schedule=StepSchedule(0.5, 10.0, 0.6), steps=300,
+                       trials=4, batch=2, generator=generator, device=device, record_every=30, dtype=torch.float32)
     row = _compare("projected SGA", "rho", reference["rho"], run32.rho)
     assert not row.agrees
     assert row.relative_deviation > 100 * RELATIVE_TOLERANCE

@@ -68,14 +68,14 @@ MODELS: dict[str, ModelEntry] = {
         ModelEntry(
             name="signal-recovery",
             title="Signal recovery by a softmax-attention query: J(rho), the limiting ODE, projected SGA",
-            symbolic="attnphase.models.signal_recovery",
+            symbolic="attnphase.models.signal_recovery.symbolic",
             cli="attnphase.cli.signal_recovery",
             commands={
                 "solve": "J(rho), J'(rho), the drift (1 - rho^2) J' and the nuisance attention mass at rho.",
                 "simulate": "Projected SGA of the query, all trials batched.",
             },
-            sweep_point="attnphase.api.signal_recovery:sweep_point",
-            simulators="attnphase.validate.agreement:SIGNAL_RECOVERY_SIMULATORS",
+            sweep_point="attnphase.models.signal_recovery.simulate:sweep_point",
+            simulators="attnphase.models.signal_recovery.network:SIMULATORS",
             reproduce="attnphase.reproduce.signal_recovery",
         ),
         ModelEntry(
@@ -92,6 +92,18 @@ MODELS: dict[str, ModelEntry] = {
             sweep_point="attnphase.api.copy_heads:sweep_point",
             simulators="attnphase.validate.agreement:COPY_HEADS_SIMULATORS",
             reproduce="attnphase.reproduce.copy_heads",
+        ),
+        ModelEntry(
+            name="potts",
+            title="Mean-field q-state Potts model: order of the transition, beta_c, spinodals (from the layers alone)",
+            symbolic="attnphase.models.potts.symbolic",
+            cli="attnphase.cli.potts",
+            commands={
+                "solve": "Minima of the mean-field free energy f(m) at beta, and the global one.",
+                "threshold": "Order of the transition, beta_c to the asked digits, spinodals, jump of m.",
+            },
+            sweep_point="attnphase.models.potts.solve:sweep_point",
+            reproduce="attnphase.reproduce.potts",
         ),
     )
 }

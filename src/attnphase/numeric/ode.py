@@ -20,26 +20,27 @@ from scipy import integrate, optimize
 
 from attnphase.errors import ParameterError
 from attnphase.params import check_choice, check_int, check_positive, check_real
+from attnphase.results import Result, Status
 
 __all__ = ["Trajectory", "FixedPoint", "integrate_drift", "fixed_points_1d", "linear_stability"]
 
 
 @dataclass(frozen=True)
-class Trajectory:
-    """t: times (m,); x: states (m,) for a scalar x0, else (m, n); status: "complete" | "left_domain" |
-    "failed"; message: in words; exit_time: time the domain was left (None otherwise); evaluations:
-    drift calls."""
+class Trajectory(Result):
+    """t: times (m,); x: states (m,) for a scalar x0, else (m, n); status: converged (integrated to the
+    end) | lost (a coordinate reached its bound: the trajectory left the domain) | failed; message: in
+    words; exit_time: time the domain was left (None otherwise); evaluations: drift calls."""
 
     t: np.ndarray
     x: np.ndarray
-    status: str
+    status: Status
     message: str = ""
     exit_time: float | None = None
     evaluations: int = 0
 
-    @property
-    def success(self) -> bool:
-        return self.status == "complete"
+    def rows(self):
+        states = self.x.reshape(len(self.t), -1)
+        return [{"t": float(t), **{f"x{j}": float(v) for j, v in enumerate(row)}} for t, row in zip(self.t, states)]
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,7 @@ def integrate_drift(
     method: "DOP853" (explicit, 8th order) or "LSODA" (switches to implicit for stiff drifts) or
         "Radau".
     bounds: optional (low, high) per coordinate (None for an open side); the integration stops with
-        status "left_domain" when a coordinate reaches a bound.
+        status lost when a coordinate reaches a bound.
     """
     method = check_choice("method", method, ("DOP853", "LSODA", "Radau"))
     rtol = check_positive("rtol", rtol)
@@ -130,22 +131,22 @@ def integrate_drift(
         sol = integrate.solve_ivp(rhs, (t0, t1), y0, method=method, t_eval=t_eval, rtol=rtol, atol=atol,
                                   events=events or None)
     except _NonFinite as exc:
-        return Trajectory(np.empty(0), np.empty((0,) if scalar else (0, n)), "failed", str(exc), None, counter[0])
+        return Trajectory(np.empty(0), np.empty((0,) if scalar else (0, n)), Status.FAILED, str(exc), None, counter[0])
     except Exception as exc:  # user drift raised: a status, not a traceback
         if isinstance(exc, ParameterError):
             raise
-        return Trajectory(np.empty(0), np.empty((0,) if scalar else (0, n)), "failed",
+        return Trajectory(np.empty(0), np.empty((0,) if scalar else (0, n)), Status.FAILED,
                           f"drift raised {type(exc).__name__}: {exc}", None, counter[0])
     x = sol.y.T
     if scalar:
         x = x[:, 0]
     if sol.status == 1:
         exit_time = float(min(te[0] for te in sol.t_events if len(te)))
-        return Trajectory(sol.t, x, "left_domain", f"a coordinate reached its bound at t = {exit_time:.10g}",
+        return Trajectory(sol.t, x, Status.LOST, f"a coordinate reached its bound at t = {exit_time:.10g}",
                           exit_time, counter[0])
     if sol.status != 0:
-        return Trajectory(sol.t, x, "failed", sol.message, None, counter[0])
-    return Trajectory(sol.t, x, "complete", f"integrated to t = {t1:g} with {method}", None, counter[0])
+        return Trajectory(sol.t, x, Status.FAILED, sol.message, None, counter[0])
+    return Trajectory(sol.t, x, Status.CONVERGED, f"integrated to t = {t1:g} with {method}", None, counter[0])
 
 
 def fixed_points_1d(drift, lo: float, hi: float, derivative=None, n_grid: int = 2001) -> list[FixedPoint]:

@@ -17,7 +17,7 @@ Run time on 2 CPU cores: quick ≈ 2 min (10 headline trials, a 16-point sweep a
 other work ran); a GPU shortens both.
 
 SGA runs use the exact O(L + d) projected sampler (same gradient law as dense tokens; see
-`attnphase.validate.sga.projected_pooling_gradient` and its test against dense tokens).
+`attnphase.models.signal_recovery.network.projected_pooling_gradient` and its test against dense tokens).
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ import numpy as np
 
 from attnphase.api import signal_recovery as api
 from attnphase.report import Checkpoint, write_csv
+
+__all__ = ["RunConfig", "HEADLINE", "QUICK_HEADLINE", "run_headline", "sweep_configs", "run_sweep", "run"]
 
 
 @dataclass(frozen=True)
@@ -68,8 +70,6 @@ def run_headline(config: RunConfig = HEADLINE, device: str = "auto", progress: b
     )
 
 
-
-
 def _landscape(out: Path, quick: bool) -> dict:
     import matplotlib
 
@@ -83,16 +83,15 @@ def _landscape(out: Path, quick: bool) -> dict:
     for col, scaling in enumerate(("direct", "sqrt-d")):
         for m in ("A", "B", "C"):
             p = api.make_parameters(HEADLINE.d, HEADLINE.L, HEADLINE.R, HEADLINE.theta, scaling, sign_model=m)
-            values = api.large_L(p, rhos)
-            red = api.finite_reduction(p, check_rhos, n_samples=64 if quick else 512, seed=1)
-            checks[(scaling, m)] = float(np.max(np.abs(api.large_L(p, check_rhos)[:, 0] - red.J) / red.J))
-            for r, v in zip(rhos, values):
-                rows.append({"theta_scaling": scaling, "sign_model": m, "rho": r, "J": v[0], "dJ": v[1],
-                             "drift": v[2], "nuisance_mass": v[4]})
-            line, = axes[0, col].plot(rhos, values[:, 0], label=f"model {m} (large L)")
+            large = api.curve(p, rhos)
+            red = api.curve(p, check_rhos, finite=True, samples=64 if quick else 512, seed=1)
+            checks[(scaling, m)] = float(np.max(np.abs(api.curve(p, check_rhos).J - red.J) / red.J))
+            for row in large.rows():
+                rows.append({"theta_scaling": scaling, "sign_model": m, **{k: row[k] for k in ("rho", *large.COLUMNS)}})
+            line, = axes[0, col].plot(rhos, large.J, label=f"model {m} (large L)")
             axes[0, col].errorbar(check_rhos, red.J, yerr=2 * red.J_error, fmt="o", color=line.get_color(),
                                   ms=4, label=f"model {m} exact finite L")
-            axes[1, col].plot(rhos, values[:, 2], label=f"model {m}")
+            axes[1, col].plot(rhos, large.drift, label=f"model {m}")
         axes[0, col].set_title(f"J(ρ), θ_d {scaling}, d={HEADLINE.d}, L={HEADLINE.L}, R={HEADLINE.R}")
         axes[1, col].set_title("drift (1 − ρ²) J′(ρ)")
         axes[1, col].axhline(0, color="k", lw=0.5)
@@ -126,7 +125,7 @@ def _trajectories(out: Path, quick: bool, device: str) -> dict:
                            cfg.sign_model, plan.eta0, plan.k0, plan.gamma, cfg.batch, cfg.seed, device,
                            sampler="projected", record_every=max(1, plan.steps // 60))
         run = sim.trajectory
-        ode = np.stack([api.ode_trajectory(params, r0, run.times)[1] for r0 in run.rho[0]], axis=1)
+        ode = np.stack([api.ode_trajectory(params, r0, run.times).x for r0 in run.rho[0]], axis=1)
         sga_abs, ode_abs = np.abs(run.rho), np.abs(ode)
         for j, t in enumerate(run.times):
             rows.append({"sign_model": cfg.sign_model, "t": t, "step": run.steps[j],
@@ -151,7 +150,8 @@ def _trajectories(out: Path, quick: bool, device: str) -> dict:
     return summary
 
 
-def _sweep_configs(quick: bool) -> list[RunConfig]:
+def sweep_configs(quick: bool) -> list[RunConfig]:
+    """The sweep's configurations: θ_d scaling × sign model × d × θ × nuisance ratio."""
     R = 50 if quick else 500
     ratios = (1, 20) if quick else (1, 5, 20)
     thetas = (0.25, 1.0) if quick else (0.25, 0.5, 1.0)
@@ -172,14 +172,16 @@ def _checkpoint_key(kind: str, cfg: RunConfig) -> str:
     return kind + " " + " ".join(f"{k}={v!r}" for k, v in asdict(cfg).items())
 
 
-def _sweep(out: Path, quick: bool, device: str, checkpoint: Checkpoint) -> list[dict]:
+def run_sweep(out: Path, quick: bool, device: str, checkpoint: Checkpoint) -> list[dict]:
+    """Every sweep point (from `checkpoint` when already computed, else computed and stored there), its
+    CSV and its figure; returns the rows."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     rows = []
-    for cfg in _sweep_configs(quick):
+    for cfg in sweep_configs(quick):
         key = _checkpoint_key("sweep", cfg)
         point = checkpoint.get(key)
         if point is None:
@@ -215,7 +217,7 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
     checkpoint = Checkpoint(out / "checkpoint.json")
     landscape = _landscape(out, quick)
     trajectories = _trajectories(out, quick, device)
-    sweep = _sweep(out, quick, device, checkpoint)
+    sweep = run_sweep(out, quick, device, checkpoint)
     config = QUICK_HEADLINE if quick else HEADLINE
     headline_key = _checkpoint_key("headline", config)
     headline = checkpoint.get(headline_key)
@@ -227,7 +229,7 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
     final_rho = np.asarray(headline["final_rho"])
     params = api.make_parameters(config.d, config.L, config.R, config.theta, config.theta_scaling,
                                  sign_model=config.sign_model)
-    theory_mass = float(api.large_L(params, 1.0)[4])
+    theory_mass = float(api.curve(params, [1.0]).nuisance_mass[0])
     # Direct scaling (θ_d = θ) at the headline size is far too slow to simulate here (≈ 3 × 10⁵ steps); the
     # full report states what the retraction-corrected ODE predicts for the schedule aiming at |ρ| = 0.99.
     direct = api.make_parameters(config.d, config.L, config.R, config.theta, "direct", sign_model=config.sign_model)
@@ -245,7 +247,8 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
         "headline_nuisance_mass_theory_at_xi": theory_mass,
         "direct_scaling_plan": None if direct_plan is None else {
             "eta0": direct_plan.eta0, "k0": direct_plan.k0, "steps": direct_plan.steps, "t_final": direct_plan.t_final,
-            "predicted_final": direct_plan.predicted_final, "nuisance_mass_at_xi": float(api.large_L(direct, 1.0)[4])},
+            "predicted_final": direct_plan.predicted_final,
+            "nuisance_mass_at_xi": float(api.curve(direct, [1.0]).nuisance_mass[0])},
         "seconds": seconds,
     }
     _write_report(out, quick, numbers, landscape, trajectories, sweep)

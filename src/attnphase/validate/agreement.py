@@ -5,7 +5,6 @@ numbers drawn on the CPU (`seeds.generator(..., source="cpu")`), so both runs co
 numbers and differ only by floating-point rounding: the devices' kernels sum in different orders and
 use different fused operations. The problems, all in float64:
 
-- projected SGA (signal recovery, projected sampler) and dense SGA (L×d tokens, torch normals);
 - MALA on the copy task (softmax and linear attention, a uniform and a copy start) and Adam on it;
 - full-batch GD and Adam on the positional/semantic attention model.
 
@@ -60,19 +59,6 @@ def _compare(simulator: str, quantity: str, reference: np.ndarray, other: np.nda
                      bool(np.all(np.isfinite(reference)) and np.all(np.isfinite(other)) and relative <= RELATIVE_TOLERANCE))
 
 
-def _signal_recovery(device: torch.device, sampler: str, seed: int) -> dict[str, np.ndarray]:
-    from attnphase.validate.sga import PlantedTokens, StepSchedule, projected_sga
-
-    if sampler == "projected":
-        tokens, trials, steps, batch = PlantedTokens(d=64, L=256, R=32, theta_d=1.0, sigma=1.0, sign_model="C"), 4, 300, 2
-    else:
-        tokens, trials, steps, batch = PlantedTokens(d=32, L=64, R=8, theta_d=1.0, sigma=1.0, sign_model="B"), 3, 100, 1
-    run = projected_sga(tokens, beta=1.0, schedule=StepSchedule(0.5, 10.0, 0.6), steps=steps, trials=trials, batch=batch,
-                        generator=seeds.generator(seed, device, "cpu"), device=device, record_every=max(1, steps // 10),
-                        dtype=torch.float64, sampler=sampler, normal_source="torch")
-    return {"rho": run.rho, "objective": run.objective[1:], "nuisance": run.nuisance[1:]}
-
-
 def _copy_task(device: torch.device, attention: str, sampler: str, seed: int) -> dict[str, np.ndarray]:
     from attnphase.validate import sgld
 
@@ -97,10 +83,6 @@ def _positional_semantic(device: torch.device, init: str, seed: int) -> dict[str
     return {"m": r.m, "theta": r.theta, "q": r.q, "test_error": r.test_error, "train_loss": r.train_loss}
 
 
-SIGNAL_RECOVERY_SIMULATORS = {
-    "signal-recovery projected SGA": lambda dev, seed: _signal_recovery(dev, "projected", seed),
-    "signal-recovery dense SGA": lambda dev, seed: _signal_recovery(dev, "dense", seed),
-}
 COPY_HEADS_SIMULATORS = {
     "copy-heads MALA softmax": lambda dev, seed: _copy_task(dev, "softmax", "sgld", seed),
     "copy-heads MALA linear": lambda dev, seed: _copy_task(dev, "linear", "sgld", seed),

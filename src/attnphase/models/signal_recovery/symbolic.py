@@ -37,12 +37,18 @@ from functools import lru_cache
 import sympy as sp
 
 from attnphase.derive.symbols import Domain, order_parameter, parameter
+from attnphase.models.signal_recovery.parameters import SIGN_MODELS
+
+__all__ = [
+    "NAME", "TITLE", "rho", "beta", "sigma", "theta", "theta_d", "pi_inf", "d", "L", "S1", "S2", "S3", "shift",
+    "THETA_D", "KERNEL_ARGS", "LARGE_L_OUTPUTS", "reduction_integrand", "gaussian_mgf", "tilted_moment", "TokenType",
+    "token_types", "LargeLLimits", "large_L_limits", "large_L_objective", "nuisance_mass", "objective_slope", "drift",
+    "drift_slope", "large_L_expressions", "large_L_kernel", "reduction_gradient", "reduction_kernel",
+    "token_moment_kernel", "derivation_markdown",
+]
 
 NAME = "signal-recovery"
 TITLE = "Signal subspace recovery by a learned softmax-attention query"
-
-SIGN_MODELS = ("A", "B", "C")
-THETA_SCALINGS = ("direct", "sqrt-d")
 
 # ---- symbols ---------------------------------------------------------------------------------------
 rho = order_parameter("rho", Domain.interval(-1, 1), latex=r"\rho", description="alignment <q, xi>")
@@ -172,8 +178,10 @@ def drift_slope(sign_model: str) -> sp.Expr:
     return sp.diff(drift(sign_model), rho)
 
 
-#: Arguments of every generated large-L kernel, in order.
+#: Arguments of every generated large-L kernel (callers bind them by name: `Kernel.call(rho=..., ...)`).
 KERNEL_ARGS = (rho, beta, sigma, theta_d, pi_inf, d, L)
+#: Names of the outputs of `large_L_kernel`, in order (the last axis of its value).
+LARGE_L_OUTPUTS = ("J", "dJ", "drift", "drift_slope", "nuisance_mass")
 
 
 def large_L_expressions(sign_model: str) -> list[sp.Expr]:

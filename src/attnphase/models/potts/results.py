@@ -1,0 +1,48 @@
+"""Result types of the Potts model."""
+
+from dataclasses import dataclass
+
+from attnphase.results import Result, Status
+
+__all__ = ["State", "Solution", "Transition"]
+
+
+@dataclass(frozen=True)
+class State:
+    """A minimum of f(m): "stable" (global), "metastable", or "saddle" (unstable to splitting the others)."""
+
+    m: float
+    free_energy: float
+    curvature: float
+    transverse_curvature: float
+    stability: str
+
+
+@dataclass(frozen=True)
+class Solution(Result):
+    """The minima of f at β, lowest first; the global one is printed as "global"."""
+
+    beta: float
+    minima: tuple[State, ...]
+    global_minimum: State | None
+    status: Status
+    message: str
+
+    def as_dict(self) -> dict:
+        out = super().as_dict()
+        out["global"] = out.pop("global_minimum")
+        return out
+
+
+@dataclass(frozen=True)
+class Transition(Result):
+    """β_c (value, digit string, error), the spinodals ({kind, beta, digits, error, status}), the jump of m."""
+
+    order: str
+    beta_c: float
+    beta_c_digits: str
+    beta_c_error: float
+    spinodals: tuple[dict, ...]
+    jump: float
+    status: Status
+    message: str

@@ -1,0 +1,58 @@
+"""Mean-field q-state Potts model, H = −(J/2N) Σ_ij δ(σ_i, σ_j): the symbolic source.
+
+Free energy per spin of the state fractions p_k: f = −(J/2) Σ p_k² + β⁻¹ Σ p_k ln p_k. Ordered states
+favour one state: p_1 = x, the others (1 − x)/(q − 1); order parameter m = (qx − 1)/(q − 1) (Wu, Rev.
+Mod. Phys. 54, 235 (1982)). The numeric layers follow f in the log-odds u = ln(x(q − 1)/(1 − x)):
+unbounded, so no branch meets a domain edge, and x never rounds to 1. Stationarity reads u = βJm.
+"""
+
+from functools import lru_cache
+
+import sympy as sp
+
+from attnphase.derive.symbols import Domain, order_parameter, parameter
+
+__all__ = ["NAME", "TITLE", "u", "beta", "J", "q", "x", "m", "free_energy_of_x", "free_energy", "transverse_curvature",
+           "kernels", "derivation_markdown"]
+
+NAME, TITLE = "potts", "Mean-field q-state Potts model"
+u = order_parameter("u", Domain.real(), latex="u", description="log-odds of the favoured state")
+beta = parameter("beta", Domain.positive(), latex=r"\beta", description="inverse temperature")
+J = parameter("J", Domain.positive(), latex="J", description="coupling")
+q = parameter("q", Domain.integers(2), latex="q", description="number of states")
+_x, _eps, _p = sp.symbols("x epsilon p", positive=True)
+
+x = sp.exp(u) / (sp.exp(u) + q - 1)
+m = (q * x - 1) / (q - 1)
+free_energy_of_x = -J / 2 * (_x**2 + (1 - _x) ** 2 / (q - 1)) + (_x * sp.log(_x) + (1 - _x) * sp.log((1 - _x) / (q - 1))) / beta
+# f(x(u)) with ln x = u − ln(e^u + q − 1) and ln((1 − x)/(q − 1)) = −ln(e^u + q − 1): no log of a difference.
+free_energy = -J / 2 * (x**2 + (1 - x) ** 2 / (q - 1)) + (x * u - sp.log(sp.exp(u) + q - 1)) / beta
+# Two unfavoured fractions split as p ± ε: half the second derivative of f in ε at ε = 0, p = (1 − x)/(q − 1).
+_split = -J / 2 * ((_p + _eps) ** 2 + (_p - _eps) ** 2) + ((_p + _eps) * sp.log(_p + _eps) + (_p - _eps) * sp.log(_p - _eps)) / beta
+transverse_curvature_of_x = sp.simplify(sp.diff(_split, _eps, 2).subs(_eps, 0) / 2).subs(_p, (1 - _x) / (q - 1))
+transverse_curvature = transverse_curvature_of_x.subs(_x, x)
+
+
+@lru_cache(maxsize=None)
+def kernels():
+    """f, ∇f, ∇²f of (u; β, J, q) in float64 and mpmath (the action), and (u, β, J, q) -> [m, f, κ⊥]."""
+    from attnphase.derive.codegen import compile_action, compile_kernel
+
+    return compile_action(free_energy, [u], [beta, J, q]), compile_kernel([m, free_energy, transverse_curvature], [u, beta, J, q])
+
+
+def derivation_markdown() -> str:
+    from attnphase.derive.render import MarkdownDocument
+
+    doc = MarkdownDocument()
+    doc.heading(TITLE, 1)
+    doc.paragraph("One favoured state with fraction x, the others (1 − x)/(q − 1), m = (qx − 1)/(q − 1); f per spin, "
+                  "its x-derivative (zero at stationary points: u = βJm in the log-odds u), the curvature for "
+                  "splitting the unfavoured states, and the disordered state's curvature and instability:")
+    doc.equation(sp.Symbol("f"), free_energy_of_x, label="free-energy")
+    doc.equation(sp.Symbol("f_x"), sp.simplify(sp.diff(free_energy_of_x, _x)))
+    doc.equation(sp.Symbol(r"\kappa_\perp"), transverse_curvature_of_x)
+    curvature = sp.simplify(sp.diff(free_energy_of_x, _x, 2).subs(_x, 1 / q))
+    doc.equation(sp.Symbol(r"\partial_x^2 f|_{x=1/q}"), curvature)
+    doc.equation(beta * J, sp.solve(sp.Eq(curvature, 0), beta)[0] * J, label="disordered-instability")
+    return doc.text()

@@ -1,0 +1,141 @@
+"""The signal-recovery model's parameters, declared once for the Python API, the CLI and the simulator.
+
+`Parameters` is the model (d, L, R, θ, its scaling, σ, the score scale β, the sign model); `SolveSettings`
+and `SimulationSettings` are what `solve` and `simulate` need besides the model. Each range is declared
+here and nowhere else: `cli.common.options_from` builds the CLI options (and their help) from these
+declarations, and the API validates through `ParameterSet.validated`, so both reject the same values
+with the same message. Everything downstream trusts a validated object.
+
+This module imports no SymPy, torch or solver code (the CLI imports it at start-up).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field
+
+from attnphase.errors import ParameterError
+from attnphase.params import IntRange, OneOf, ParameterSet, RealRange, parameter
+
+__all__ = [
+    "SIGN_MODELS", "THETA_SCALINGS", "SAMPLERS", "NORMAL_SOURCES", "MAX_SIZE", "MIN_TOKENS", "MAX_FINITE_L",
+    "MAX_STEPS", "MAX_SIMULATION_NUMBERS", "MAX_TOKEN_SHIFT", "MAX_SEED", "Parameters", "SolveSettings",
+    "SimulationSettings", "make_parameters", "as_parameters",
+]
+
+SIGN_MODELS = ("A", "B", "C")
+THETA_SCALINGS = ("direct", "sqrt-d")
+SAMPLERS = ("dense", "projected")
+NORMAL_SOURCES = ("auto", "ziggurat", "torch")
+
+# d and L are used as floats (10**400 overflowed): sizes beyond MAX_SIZE are refused where they enter.
+MAX_SIZE = 10**12
+# L counts all tokens. With one token the softmax weight is 1 whatever q, so J is flat and the drift
+# vanishes: L ≥ 2. R = L (no nuisance tokens, π = 1) is allowed; the nuisance mass is then 0.
+MIN_TOKENS = 2
+# A block of the finite-L reduction holds ~10 arrays of 256 × L floats (L = 1e9 asked for 119 GiB).
+MAX_FINITE_L = 1 << 16
+# The step-size schedule is one array of `steps` floats, and everything a simulation holds at once must
+# fit (10**12 trials or 10**15 steps were allocation errors); float32 tokens need a representable θ_d.
+MAX_STEPS = 10**8
+MAX_SIMULATION_NUMBERS = 1 << 28
+MAX_TOKEN_SHIFT = 1e30
+MAX_SEED = 2**63 - 1
+
+
+@dataclass(frozen=True)
+class Parameters(ParameterSet):
+    """The model: R informative tokens x_i = θ_d s_i ξ + z_i and L − R noise tokens z_i ~ N(0, σ² I_d),
+    scores β⟨q, x_i⟩ with β = `score_scale`. `theta_d` is θ after the scaling convention (θ or θ√d),
+    evaluated from the symbolic source when the object is made."""
+
+    d: int = parameter(IntRange(2, MAX_SIZE), help="Dimension.")
+    L: int = parameter(IntRange(MIN_TOKENS, MAX_SIZE),
+                       help="Number of tokens, all of them (one token would make the objective flat).")
+    R: int = parameter(IntRange(1, MAX_SIZE), help="Number of informative tokens, at most L (R = L: no nuisance tokens).")
+    theta: float = parameter(RealRange(0.0, None), help="Signal strength.")
+    theta_scaling: str = parameter(OneOf(THETA_SCALINGS), "direct", help="theta_d = theta (direct) or theta*sqrt(d).")
+    sigma: float = parameter(RealRange(0.0, None, low_open=True), 1.0, help="Noise standard deviation.")
+    score_scale: float = parameter(RealRange(0.0, None, low_open=True), 1.0,
+                                   help="Score scale beta: the scores are beta*<q, x_i>.")
+    sign_model: str = parameter(OneOf(SIGN_MODELS), "A",
+                                help="A: +theta_d xi; B: one random sign per sequence; C: one random sign per "
+                                     "informative token.")
+    theta_d: float = field(init=False)
+
+    def __post_init__(self):
+        from attnphase.models.signal_recovery import symbolic
+
+        expr = symbolic.THETA_D[self.theta_scaling]
+        object.__setattr__(self, "theta_d", float(expr.subs({symbolic.theta: self.theta, symbolic.d: self.d})))
+
+    def check_joint(self) -> None:
+        if self.R > self.L:
+            raise ParameterError("R", self.R, f"an integer in [1, {self.L}] (at most L)")
+        if not math.isfinite(self.theta_d):
+            raise ParameterError("theta", self.theta,
+                                 f"a finite real number >= 0 with theta_d = theta·√d finite (d = {self.d})")
+
+    @property
+    def informative_fraction(self) -> float:
+        return self.R / self.L
+
+
+@dataclass(frozen=True)
+class SolveSettings(ParameterSet):
+    """Where `solve` evaluates (the alignment ρ) and how the finite-L reduction samples."""
+
+    rho: float = parameter(RealRange(-1.0, 1.0), help="Alignment <q, xi>.")
+    samples: int = parameter(IntRange(16, None), 4096, help="Monte Carlo samples of the finite-L reduction.")
+    seed: int = parameter(IntRange(0, MAX_SEED), 0, help="Seed of the finite-L samples.")
+
+
+@dataclass(frozen=True)
+class SimulationSettings(ParameterSet):
+    """Projected SGA: trials, steps η_k = η₀/(k + k₀)^γ, mini-batch, seed, sampler, start and recording."""
+
+    trials: int = parameter(IntRange(1, None), help="Independent trials (batched).")
+    steps: int = parameter(IntRange(1, MAX_STEPS), help="SGA steps.")
+    eta0: float = parameter(RealRange(0.0, None, low_open=True), 0.05, help="Step size eta_k = eta0/(k + k0)^gamma.")
+    k0: float = parameter(RealRange(0.0, None), 10.0, help="Schedule offset k0 (> 0 when gamma > 0).")
+    gamma: float = parameter(RealRange(0.0, 1.0), 0.6, help="Schedule exponent gamma.")
+    batch: int = parameter(IntRange(1, None), 1, help="Sequences per gradient (mini-batch).")
+    seed: int = parameter(IntRange(0, MAX_SEED), 0, help="Seed.")
+    sampler: str = parameter(OneOf(SAMPLERS), "dense",
+                             help="dense: L x d tokens per sequence; projected: the same gradient law from 2L + 2d "
+                                  "numbers.")
+    rho0: float | None = parameter(RealRange(-1.0, 1.0), None,
+                                   help="Start every trial at this alignment (default: uniform on the sphere).")
+    normal_source: str = parameter(OneOf(NORMAL_SOURCES), "auto",
+                                   help="Dense sampler's Gaussian source: ziggurat (CPU only), torch, or auto "
+                                        "(ziggurat on the CPU).")
+    record_every: int | None = parameter(IntRange(1, None), None,
+                                         help="Record the trajectory every this many steps (default: steps/50).")
+
+    def check_joint(self) -> None:
+        if self.k0 == 0 and self.gamma > 0:
+            raise ParameterError("k0", self.k0, "a real number > 0 when gamma > 0")
+
+    @property
+    def recording_interval(self) -> int:
+        return self.record_every or max(1, self.steps // 50)
+
+
+def make_parameters(d, L, R, theta, theta_scaling="direct", sigma=1.0, score_scale=1.0, sign_model="A", *,
+                    beta=None) -> Parameters:
+    """`Parameters.validated` with the model's parameters by position (raises ParameterError naming a bad
+    one). `beta` is the old name of `score_scale`, accepted for one release with a DeprecationWarning."""
+    if beta is not None:
+        warnings.warn("signal_recovery: beta is deprecated and will be removed in the next release; use score_scale",
+                      DeprecationWarning, stacklevel=3)
+        score_scale = beta
+    return Parameters.validated(d=d, L=L, R=R, theta=theta, theta_scaling=theta_scaling, sigma=sigma,
+                                score_scale=score_scale, sign_model=sign_model)
+
+
+def as_parameters(params) -> Parameters:
+    """`params` itself when it is a validated `Parameters`, else a ParameterError naming it."""
+    if not isinstance(params, Parameters):
+        raise ParameterError("params", params, "a signal_recovery Parameters object (Parameters.validated(...))")
+    return params

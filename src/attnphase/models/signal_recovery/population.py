@@ -1,0 +1,218 @@
+"""The population objective J(ρ) = E‖f_q(X)‖², its slope, the drift and the noise-token mass.
+
+Two evaluations of the same quantities, both generated from `symbolic`:
+
+* the large-L closed form (`large_L`, exact as L → ∞ at fixed R/L, keeping the σ²(d−1)/L term);
+* the exact finite-(d, L, R) reduction (`finite_reduction`), a Gaussian expectation over L scalar
+  scores g_i only — not L·d numbers — because the components of the tokens orthogonal to q are
+  independent of the softmax weights and average out in closed form. The same samples serve every ρ
+  (common random numbers), so differences across ρ are far more precise than the values. J′ is the
+  pathwise derivative of the same samples, through the generated partial derivatives of the integrand.
+
+`curve` gives either over an array of ρ as a labelled `Curve`; `solve` is the curve at one ρ.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from attnphase.errors import ParameterError
+from attnphase.models.signal_recovery import symbolic
+from attnphase.models.signal_recovery.parameters import (
+    MAX_FINITE_L, MIN_TOKENS, Parameters, SolveSettings, as_parameters, make_parameters,
+)
+from attnphase.models.signal_recovery.results import Curve, SolveResult
+from attnphase.params import check_int, check_real
+from attnphase.results import Status
+
+__all__ = ["large_L", "reduction_samples", "finite_reduction", "curve", "solve", "LARGE_L_OUTPUTS"]
+
+LARGE_L_OUTPUTS = symbolic.LARGE_L_OUTPUTS
+# Sequences per vectorised block of the reduction (fixed: the random stream does not depend on it).
+SAMPLE_CHUNK = 256
+
+
+def large_L(params: Parameters, rho) -> np.ndarray:
+    """The generated large-L kernel at ρ (an array): shape (..., 5), the columns `LARGE_L_OUTPUTS`
+    (J, J′, drift, drift′, nuisance mass). For labelled values use `curve`."""
+    kernel = symbolic.large_L_kernel(params.sign_model)
+    return np.asarray(kernel.call(
+        rho=np.asarray(rho, dtype=float), beta=params.score_scale, sigma=params.sigma, theta_d=params.theta_d,
+        pi_I=params.informative_fraction, d=float(params.d), L=float(params.L),
+    ), dtype=float)
+
+
+def _samples_at(params: Parameters, rho: float, g: np.ndarray, signs: np.ndarray | None):
+    """Per-sample integrand, pathwise dJ/dρ, noise mass and zero-mean controls, model A (signs None) or C."""
+    R, beta, sigma, theta_d = params.R, params.score_scale, params.sigma, params.theta_d
+    n = g.shape[0]
+    # Signal shift per token along q, c_i = θ_d s_i 1[i∈I], so y_i = ρ c_i + σ g_i.
+    c = np.zeros((n, params.L))
+    c[:, :R] = theta_d if signs is None else theta_d * signs
+    y = rho * c + sigma * g
+    z = beta * y
+    z -= z.max(axis=1, keepdims=True)
+    a = np.exp(z)
+    a /= a.sum(axis=1, keepdims=True)
+    s_inf = 1.0 if signs is None else signs
+    S1 = (a * y).sum(axis=1)
+    S2 = (a[:, :R] * s_inf).sum(axis=1)
+    S3 = (a * a).sum(axis=1)
+    # ∂a_i/∂ρ = β a_i (c_i − c̄) with c̄ = Σ a c = θ_d S₂.
+    c_bar = theta_d * S2
+    dS1 = beta * ((a * c * y).sum(axis=1) - c_bar * S1) + c_bar
+    dS2 = beta * theta_d * (a[:, :R].sum(axis=1) - S2**2)
+    dS3 = 2 * beta * ((a * a * c).sum(axis=1) - c_bar * S3)
+    out = np.asarray(symbolic.reduction_kernel().call(S_1=S1, S_2=S2, S_3=S3, rho=rho, theta_d=theta_d, sigma=sigma,
+                                                      d=float(params.d)))
+    value = out[:, 0]
+    slope = out[:, 1] * dS1 + out[:, 2] * dS2 + out[:, 3] * dS3 + out[:, 4]
+    nuisance = a[:, R:].sum(axis=1)
+    # Control variates: token averages of e^{βy}, y e^{βy} (all tokens, and signed over I) minus their
+    # exact means given the token's shift; each has mean zero. Shifts take three values only: +θ_dρ,
+    # −θ_dρ (informative) and 0 (noise).
+    e1 = np.exp(beta * y)
+    raw = np.stack([e1, y * e1, e1 * e1], axis=-1)
+    m_plus, m_minus, m_noise = np.asarray(symbolic.token_moment_kernel().call(
+        mu=np.array([theta_d * rho, -theta_d * rho, 0.0]), beta=beta, sigma=sigma))
+    raw[:, R:] -= m_noise
+    if signs is None:
+        raw[:, :R] -= m_plus
+    else:
+        raw[:, :R] -= np.where(signs[:, :, None] > 0, m_plus, m_minus)
+    s_weights = np.zeros((n, params.L))
+    s_weights[:, :R] = s_inf
+    controls = np.concatenate(
+        [raw[:, :, :2].mean(axis=1), (raw[:, :, :2] * s_weights[:, :, None]).mean(axis=1)], axis=1
+    )
+    return value, slope, nuisance, controls
+
+
+def _draw(params: Parameters, rng: np.random.Generator, n: int):
+    """n draws of the L scalar scores g (and, for model C, of the informative tokens' signs)."""
+    g = rng.standard_normal((n, params.L))
+    signs = rng.integers(0, 2, size=(n, params.R)) * 2.0 - 1.0 if params.sign_model == "C" else None
+    return g, signs
+
+
+def _samples(params: Parameters, rho: float, g: np.ndarray, signs: np.ndarray | None):
+    """`_samples_at` for every sign model: B averages model A at ρ and −ρ on the same draws (exactly even)."""
+    value, slope, nuisance, controls = _samples_at(params, rho, g, signs)
+    if params.sign_model == "B":
+        v2, s2, n2, c2 = _samples_at(params, -rho, g, None)
+        value, slope, nuisance = (value + v2) / 2, (slope - s2) / 2, (nuisance + n2) / 2
+        controls = np.concatenate([controls, c2], axis=1)
+    return value, slope, nuisance, controls
+
+
+def reduction_samples(params: Parameters, rho: float, *, n_samples: int = 256, seed: int = 0):
+    """Raw per-sample (integrand, pathwise J′, noise mass) of the reduction at ρ, no control variates.
+
+    The building block of `finite_reduction`, exposed for identity checks (a finite difference of the
+    integrand on the same draws equals the pathwise derivative sample by sample).
+    """
+    rho = check_real("rho", rho, -1.0, 1.0)
+    rng = np.random.default_rng(check_int("seed", seed, 0))
+    g, signs = _draw(params, rng, check_int("samples", n_samples, 1))
+    value, slope, nuisance, _ = _samples(params, rho, g, signs)
+    return value, slope, nuisance
+
+
+def _control_variate_mean(samples: np.ndarray, controls: np.ndarray) -> tuple[float, float]:
+    """Mean of `samples` corrected by regression on zero-mean `controls`, and its standard error."""
+    n, k = controls.shape
+    if not (np.all(np.isfinite(samples)) and np.all(np.isfinite(controls))):
+        return math.nan, math.nan  # overflow of e^{βy}: not computed (the caller reports the failure)
+    design = np.column_stack([np.ones(n), controls])
+    coef, *_ = np.linalg.lstsq(design, samples, rcond=None)
+    residual = samples - design @ coef
+    return float(coef[0]), float(np.sqrt(residual @ residual / (n - k - 1) / n))
+
+
+def _rhos(rhos) -> np.ndarray:
+    return np.atleast_1d(np.asarray([check_real("rho", r, -1.0, 1.0) for r in np.atleast_1d(rhos)], dtype=float))
+
+
+def finite_reduction(params: Parameters, rhos, *, n_samples: int = 4096, seed: int = 0) -> Curve:
+    """Exact finite-(d, L, R) J, J′ and noise mass as Gaussian expectations over L scalar scores.
+
+    The same `n_samples` draws of g ∈ R^L (and, for model C, of the token signs) serve every ρ.
+    Model B averages model A at ρ and −ρ on the same draws, which makes it exactly even. The sample
+    means are corrected with control variates — token averages of e^{βy}, y e^{βy} whose exact means
+    are known (regression estimator; its O(1/n) bias is far below the standard error) — which cuts the
+    standard error several-fold at large L. Status failed (NaN values) when e^{βy} overflows.
+    """
+    params = as_parameters(params)
+    if params.L > MAX_FINITE_L:
+        raise ParameterError("L", params.L, f"an integer in [{MIN_TOKENS}, {MAX_FINITE_L}] for the finite-L reduction (memory)")
+    rhos = _rhos(rhos)
+    n_samples = check_int("samples", n_samples, 16)
+    seed = check_int("seed", seed, 0)
+    rng = np.random.default_rng(seed)
+    per_rho: list[list[list[np.ndarray]]] = [[[], [], [], []] for _ in rhos]
+    done = 0
+    with np.errstate(all="ignore"):  # overflow of e^{βy} shows up as non-finite samples, reported below
+        while done < n_samples:
+            g, signs = _draw(params, rng, min(SAMPLE_CHUNK, n_samples - done))
+            for j, r in enumerate(rhos):
+                for store, samples in zip(per_rho[j], _samples(params, r, g, signs)):
+                    store.append(samples)
+            done += g.shape[0]
+    mean = np.zeros((3, rhos.size))
+    err = np.zeros((3, rhos.size))
+    with np.errstate(all="ignore"):
+        for j, stores in enumerate(per_rho):
+            controls = np.concatenate(stores[3])
+            for i in range(3):
+                mean[i, j], err[i, j] = _control_variate_mean(np.concatenate(stores[i]), controls)
+    slope_factor = 1 - rhos**2
+    with np.errstate(all="ignore"):
+        finite = bool(np.all(np.isfinite(mean)) and np.all(np.isfinite(err)))
+    status = Status.CONVERGED if finite else Status.FAILED
+    message = (f"exact finite-L reduction, {n_samples} Monte Carlo samples (seed {seed}); errors are standard errors"
+               if finite else "non-finite Monte Carlo samples or standard errors of the finite-L reduction "
+                              "(overflow of e^{βy} or of the squared samples)")
+    if not finite:
+        mean[:], err[:] = math.nan, math.nan
+    return Curve(rhos, mean[0], mean[1], slope_factor * mean[1], mean[2], err[0], err[1], slope_factor * err[1], err[2],
+                 params.theta_d, "finite-L", n_samples, seed, status, message)
+
+
+def curve(params: Parameters, rhos, *, finite: bool = False, samples: int = 4096, seed: int = 0) -> Curve:
+    """J, J′, the drift (1 − ρ²)J′ and the noise-token mass at every ρ in `rhos`, labelled (`Curve`).
+
+    finite=False: the large-L closed form (status failed, NaN values, where e^{βθ_dρ} overflows);
+    finite=True: the exact finite-L reduction with `samples` draws (`finite_reduction`).
+    """
+    params = as_parameters(params)
+    if not isinstance(finite, (bool, np.bool_)):
+        raise ParameterError("finite", finite, "True or False")
+    if finite:
+        return finite_reduction(params, rhos, n_samples=samples, seed=seed)
+    rhos = _rhos(rhos)
+    with np.errstate(all="ignore"):
+        values = large_L(params, rhos)
+    # R = L gives (1 − π)·(...) = −0.0 for the nuisance mass; it is reported as 0.
+    J, dJ, drift, nuisance = values[:, 0], values[:, 1], values[:, 2], values[:, 4] + 0.0
+    finite_values = bool(np.all(np.isfinite(values[:, [0, 1, 2, 4]])))
+    if not finite_values:
+        nan = np.full(rhos.shape, math.nan)
+        return Curve(rhos, nan, nan, nan, nan, None, None, None, None, params.theta_d, "large-L", 0, None,
+                     Status.FAILED, "non-finite value of the large-L form (overflow of e^{βθ_dρ})")
+    return Curve(rhos, J, dJ, drift, nuisance, None, None, None, None, params.theta_d, "large-L", 0, None,
+                 Status.CONVERGED, "large-L closed form; O(1/L) corrections not included")
+
+
+def solve(d, L, R, theta, rho, theta_scaling="direct", sigma=1.0, score_scale=1.0, sign_model="A", finite=False, *,
+          samples: int = 4096, seed: int = 0, beta=None) -> SolveResult:
+    """J, J′, the drift (1 − ρ²)J′ and the noise-token attention mass at alignment ρ: `curve` at one ρ.
+
+    `finite=False`: large-L closed form (exact as L → ∞ at fixed R/L, keeping the σ²(d−1)/L term).
+    `finite=True`: exact finite-L reduction by Monte Carlo with `samples` draws (standard errors).
+    `beta` is the deprecated name of `score_scale`.
+    """
+    params = make_parameters(d, L, R, theta, theta_scaling, sigma, score_scale, sign_model, beta=beta)
+    settings = SolveSettings.validated(rho=rho, samples=samples, seed=seed)
+    return curve(params, [settings.rho], finite=finite, samples=settings.samples, seed=settings.seed).at(0, settings.rho)

@@ -1,0 +1,152 @@
+"""Projected SGA of the query at finite (d, L, R), and one sweep point of theory against simulation.
+
+`simulate` composes the model's token samplers (`network`) with the generic batched driver
+`attnphase.validate.sphere_sga`; `sweep_point` runs it under the theory-chosen schedule
+(`dynamics.choose_schedule`) and compares with the large-L ODE.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from attnphase.errors import ParameterError
+from attnphase.models.signal_recovery.dynamics import choose_schedule, fixed_points, ode_limit_point, ode_trajectory
+from attnphase.models.signal_recovery.parameters import (
+    MAX_SIMULATION_NUMBERS, MAX_TOKEN_SHIFT, Parameters, SimulationSettings, make_parameters,
+)
+from attnphase.models.signal_recovery.population import large_L
+from attnphase.models.signal_recovery.results import SimulationResult
+from attnphase.params import check_int, check_real
+
+__all__ = ["check_simulation_size", "run_sga", "simulate", "sweep_point"]
+
+
+def check_simulation_size(params: Parameters, settings: SimulationSettings) -> None:
+    """Refuse, before any allocation, a run whose memory no slicing can bound: queries and per-sequence
+    gradients (float64, trials·(1 + batch)·d), one dense token sequence (L·d), the recorded trajectories
+    (3 numbers per trial per record); and a θ_d that float32 tokens cannot hold."""
+    if params.theta_d > MAX_TOKEN_SHIFT:
+        raise ParameterError("theta", params.theta, f"theta_d = {params.theta_d:g} at most {MAX_TOKEN_SHIFT:g} "
+                                                    "(tokens are float32 in the simulation)")
+    if settings.trials * (1 + settings.batch) * params.d > MAX_SIMULATION_NUMBERS:
+        raise ParameterError("trials", settings.trials, f"trials·(1 + batch)·d at most {MAX_SIMULATION_NUMBERS} "
+                                                        f"(d = {params.d}, batch = {settings.batch}; memory)")
+    if settings.sampler == "dense" and params.L * params.d > MAX_SIMULATION_NUMBERS:
+        raise ParameterError("L", params.L, f"L·d at most {MAX_SIMULATION_NUMBERS} for the dense sampler "
+                                            f"(d = {params.d}; memory); the projected sampler needs O(L + d) per sequence")
+    if 3 * (settings.steps // settings.recording_interval + 2) * settings.trials > MAX_SIMULATION_NUMBERS:
+        raise ParameterError("record_every", settings.recording_interval,
+                             f"at least 3·(steps/record_every)·trials ≤ {MAX_SIMULATION_NUMBERS} recorded numbers (memory)")
+
+
+def run_sga(params: Parameters, settings: SimulationSettings, device: str = "auto", *, rng: str = "device",
+            memory_budget_bytes: int = 1 << 30) -> SimulationResult:
+    """Projected SGA of `settings.trials` independent queries (validated objects; see `simulate`)."""
+    import torch
+
+    from attnphase.models.signal_recovery.network import DenseSampler, PlantedTokens, ProjectedSampler
+    from attnphase.validate.device import select_device
+    from attnphase.validate.seeds import generator
+    from attnphase.validate.sphere_sga import StepSchedule, sphere_sga
+
+    check_simulation_size(params, settings)
+    torch_device = select_device(device)
+    gen = generator(settings.seed, torch_device, rng)
+    tokens = PlantedTokens(params)
+    projected = settings.sampler == "projected"
+    sampler = (ProjectedSampler(tokens, gen) if projected else
+               DenseSampler(tokens, gen, normal_source=settings.normal_source,
+                            memory_budget_bytes=check_int("memory_budget_bytes", memory_budget_bytes, 1)))
+    run = sphere_sga(sampler, d=params.d, schedule=StepSchedule(settings.eta0, settings.k0, settings.gamma),
+                     steps=settings.steps, trials=settings.trials, batch=settings.batch, generator=gen,
+                     device=torch_device, rho0=settings.rho0, record_every=settings.recording_interval,
+                     dtype=torch.float32, single_thread=projected)
+    alignment = np.abs(run.final_rho)
+    finite = bool(np.all(np.isfinite(run.final_rho)))
+    return SimulationResult(
+        alignment=alignment,
+        alignment_mean=float(alignment.mean()),
+        alignment_std=float(alignment.std(ddof=1)) if settings.trials > 1 else 0.0,
+        final_rho=run.final_rho,
+        positive_fraction=float((run.final_rho > 0).mean()) if finite else None,
+        nuisance_mass_mean=float(np.mean(run.observable[-1])),
+        theta_d=params.theta_d,
+        t_final=float(run.times[-1]),
+        device=run.device,
+        seconds=run.seconds,
+        sequences_per_slice=settings.trials * settings.batch if projected else sampler.per_slice,
+        status=run.status,
+        message=run.message,
+        trajectory=run,
+    )
+
+
+def simulate(
+    d, L, R, theta, trials, steps, theta_scaling="direct", sigma=1.0, score_scale=1.0, sign_model="A",
+    eta0=0.05, k0=10.0, gamma=0.6, batch=1, seed=0, device="auto", *, rho0=None, record_every=None,
+    memory_budget_bytes: int = 1 << 30, sampler: str = "dense", progress: bool = False, normal_source: str = "auto",
+    rng: str = "device", beta=None,
+) -> SimulationResult:
+    """Projected SGA of `trials` independent queries from uniform random starts (or from alignment ρ₀).
+
+    Steps η_k = η₀/(k + k₀)^γ; `batch` sequences per gradient. The final noise-token mass is averaged
+    over the last recording window (the last `record_every` steps, default steps/50) and over trials.
+    `sampler`: "dense" (L×d tokens per sequence, float32, in slices under `memory_budget_bytes`) or
+    "projected" (same gradient law from 2L + 2d numbers). `normal_source` is the dense sampler's
+    Gaussian source (`network.normal_fill`); rng: "device" or "cpu", where the random numbers are drawn
+    (`attnphase.validate.seeds`; "cpu" with normal_source "torch" gives the same numbers on every
+    device). `progress=True` shows a progress bar on a terminal (otherwise the caller's
+    `attnphase.progress.shown` setting holds). `beta` is the deprecated name of `score_scale`.
+    """
+    from contextlib import nullcontext
+
+    from attnphase import progress as progress_display
+
+    params = make_parameters(d, L, R, theta, theta_scaling, sigma, score_scale, sign_model, beta=beta)
+    settings = SimulationSettings.validated(trials=trials, steps=steps, eta0=eta0, k0=k0, gamma=gamma, batch=batch,
+                                            seed=seed, sampler=sampler, rho0=rho0, normal_source=normal_source,
+                                            record_every=record_every)
+    with progress_display.shown(True) if progress else nullcontext():
+        return run_sga(params, settings, device, rng=rng, memory_budget_bytes=memory_budget_bytes)
+
+
+def sweep_point(
+    d, L, R, theta, theta_scaling="direct", sigma=1.0, score_scale=1.0, sign_model="A", trials=8, max_steps=2000,
+    seed=0, device="cpu", deficit=0.01, *, beta=None,
+) -> dict[str, float]:
+    """One sweep point: SGA from random starts under the theory-chosen schedule (`choose_schedule`)
+    against the large-L ODE started from each trial's own ρ₀ and run to the same t = Σ η_k."""
+    params = make_parameters(d, L, R, theta, theta_scaling, sigma, score_scale, sign_model, beta=beta)
+    plan = choose_schedule(params, deficit=check_real("deficit", deficit, 0.0, 0.25, low_open=True),
+                           max_steps=check_int("max_steps", max_steps, 1), seed=seed)
+    settings = SimulationSettings.validated(trials=trials, steps=plan.steps, eta0=plan.eta0, k0=plan.k0,
+                                            gamma=plan.gamma, seed=seed, sampler="projected",
+                                            record_every=max(1, plan.steps // 20))
+    sim = run_sga(params, settings, device)
+    run = sim.trajectory
+    t_final = float(run.times[-1])
+    ode_final = np.array([ode_trajectory(params, r0, [0.0, t_final]).x[-1] for r0 in run.rho[0]])
+    fps = fixed_points(params)
+    ode_limit = np.array([ode_limit_point(params, fps, r0) for r0 in run.rho[0]])
+    return {
+        "theta_d": params.theta_d,
+        "eta0": plan.eta0,
+        "steps": float(plan.steps),
+        "t_final": t_final,
+        "t_target": plan.t_target,
+        "budget_limited": float(plan.budget_limited),
+        "retraction_corrected_alignment": plan.predicted_final,  # from ρ₀ = ±1/√d (see choose_schedule)
+        "alignment_mean": sim.alignment_mean,
+        "alignment_std": sim.alignment_std,
+        "positive_fraction": float(np.mean(sim.final_rho > 0)),
+        "nuisance_mass_mean": sim.nuisance_mass_mean,
+        "ode_alignment_mean": float(np.mean(np.abs(ode_final))),
+        "ode_positive_fraction": float(np.mean(ode_final > 0)),
+        "ode_nuisance_mass_mean": float(np.mean(large_L(params, ode_final)[..., 4])),
+        "ode_limit_alignment_mean": float(np.mean(np.abs(ode_limit))),
+        "ode_limit_positive_fraction": float(np.mean(ode_limit > 0)),
+        "ode_limit_nuisance_mass_mean": float(np.mean(large_L(params, ode_limit)[..., 4])),
+        "nuisance_mass_at_xi": float(large_L(params, 1.0)[..., 4]),
+        "minus_xi_stable": float(any(s for r, s in zip(fps.rho, fps.stable) if r == -1.0)),
+        "interior_fixed_points": float(sum(1 for r in fps.rho if abs(r) < 1)),
+    }

@@ -1,0 +1,152 @@
+"""The mean-field q-state Potts model against the closed forms (Wu, Rev. Mod. Phys. 54, 235 (1982)).
+
+Independent references: β_c J = 2(q − 1) ln(q − 1)/(q − 2) for q ≥ 3 and 2 for q = 2, the jump of
+m = (qx − 1)/(q − 1) at β_c, (q − 2)/(q − 1), evaluated in mpmath; the spinodals and the ordered state
+from mpmath.findroot on the stationarity and fold equations in x written out by hand below (not the
+package's symbolic source), and the free energy typed in by hand.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import mpmath
+import pytest
+from click.testing import CliRunner
+
+from attnphase.cli import main
+from attnphase.errors import ParameterError
+from attnphase.models.potts.solve import solve, sweep_point, threshold
+from attnphase.reproduce.potts import closed_form_beta_c
+
+
+def stationarity(q, J):
+    """F(x, β) = ∂f/∂x for f = −(J/2)(x² + (1 − x)²/(q − 1)) + β⁻¹(x ln x + (1 − x) ln((1 − x)/(q − 1)))."""
+    return lambda x, beta: -J * (x - (1 - x) / (q - 1)) + mpmath.log(x * (q - 1) / (1 - x)) / beta
+
+
+def curvature(q, J):
+    """∂F/∂x: −Jq/(q − 1) + β⁻¹(1/x + 1/(1 − x))."""
+    return lambda x, beta: -J * q / (q - 1) + (1 / x + 1 / (1 - x)) / beta
+
+
+def free_energy(q, J, x, beta):
+    return -J / 2 * (x**2 + (1 - x) ** 2 / (q - 1)) + (x * mpmath.log(x) + (1 - x) * mpmath.log((1 - x) / (q - 1))) / beta
+
+
+@pytest.fixture(scope="module")
+def thresholds():
+    """threshold(q, J = 1, 30 digits) for q = 2..5, computed once for the tests below."""
+    return {q: threshold(q, 1.0, 30) for q in (2, 3, 4, 5)}
+
+
+@pytest.mark.parametrize("q", [3, 4, 5])
+def test_beta_c_to_30_digits_first_order_with_its_spinodals_and_jump(q, thresholds):
+    result = thresholds[q]
+    assert result.order == "first" and result.status == "converged"
+    with mpmath.workdps(60):
+        exact = closed_form_beta_c(q)
+        assert len(result.beta_c_digits.replace(".", "")) == 30
+        assert abs(mpmath.mpf(result.beta_c_digits) - exact) <= mpmath.mpf(10) ** -29 * exact  # the printed digits
+        assert result.beta_c_error <= 1e-30 * float(exact)
+        # The ordered fold: F = 0 and ∂F/∂x = 0, solved by hand; the disordered instability: βJ = q.
+        x_fold, beta_fold = mpmath.findroot([stationarity(q, 1.0), curvature(q, 1.0)], (mpmath.mpf(0.7), exact - 0.05))
+        kinds = [s["kind"] for s in result.spinodals]
+        assert kinds == ["fold", "branch_point"]
+        fold, instability = result.spinodals
+        assert abs(mpmath.mpf(fold["digits"]) - beta_fold) <= mpmath.mpf(10) ** -29 * beta_fold
+        assert abs(mpmath.mpf(instability["digits"]) - q) <= mpmath.mpf(10) ** -29 * q
+        assert beta_fold < exact < q and 1 / mpmath.mpf(q) < x_fold < 1
+        # The jump: the ordered x solving F(x, β_c) = 0, and the closed form (q − 2)/(q − 1).
+        x_ordered = mpmath.findroot(lambda x: stationarity(q, 1.0)(x, exact), (mpmath.mpf(0.6), 1 - mpmath.mpf(10) ** -30),
+                                    solver="illinois")
+        jump = (q * x_ordered - 1) / (q - 1)
+        assert abs(jump - mpmath.mpf(q - 2) / (q - 1)) < mpmath.mpf(10) ** -40
+        assert free_energy(q, 1.0, x_ordered, exact) == pytest.approx(free_energy(q, 1.0, 1 / mpmath.mpf(q), exact), abs=1e-45)
+    assert result.jump == pytest.approx(float(jump), abs=1e-12)
+
+
+def test_q2_is_continuous_at_beta_2(thresholds):
+    result = thresholds[2]
+    assert result.order == "second" and result.status == "converged" and result.jump == 0.0
+    assert result.beta_c_digits == "2." + "0" * 29  # 30 significant digits, the zeros kept
+    assert [s["kind"] for s in result.spinodals] == ["branch_point"]
+    below, above = solve(2, 1.9), solve(2, 2.1)
+    assert [s.m for s in below.minima] == [pytest.approx(0.0, abs=1e-12)]
+    plus, minus = above.minima  # the two ordered states, equal free energies; m > 0 is reported as global
+    assert above.global_minimum == plus and plus.m > 0.1 and minus.m == pytest.approx(-plus.m, abs=1e-12)
+    assert plus.free_energy == pytest.approx(minus.free_energy, abs=1e-14)
+    # m = tanh(βJm/2) in this normalisation (x = (1 + m)/2): the ordered minimum at β = 2.1 solves it.
+    assert plus.m == pytest.approx(math.tanh(2.1 * plus.m / 2), abs=1e-12)
+
+
+def test_coupling_scales_beta(thresholds):
+    """f depends on β and J through βJ only (up to the factor J): β_c(J = 2.5) = β_c(J = 1)/2.5."""
+    other = threshold(4, 2.5, 16)
+    with mpmath.workdps(40):
+        assert abs(mpmath.mpf(other.beta_c_digits) * mpmath.mpf(2.5) - mpmath.mpf(thresholds[4].beta_c_digits)) < 1e-14
+
+
+def test_solve_minima_between_the_spinodals():
+    """q = 3 at βJ = 2.76, between the fold (2.7456) and β_c (2.7726): the disordered minimum is global,
+    the ordered one metastable; free energies and stationarity against the hand-written equations."""
+    result = solve(3, 2.76)
+    assert result.status == "converged" and len(result.minima) == 2
+    disordered, ordered = result.minima
+    assert result.global_minimum == disordered and disordered.stability == "stable" and ordered.stability == "metastable"
+    assert disordered.m == pytest.approx(0.0, abs=1e-12)
+    for state in result.minima:
+        x = (1 + 2 * state.m) / 3
+        assert abs(stationarity(3, 1.0)(mpmath.mpf(x), mpmath.mpf(2.76))) < 1e-12
+        assert state.free_energy == pytest.approx(float(free_energy(3, 1.0, mpmath.mpf(x), mpmath.mpf(2.76))), abs=1e-13)
+        assert state.curvature > 0 and state.transverse_curvature > 0
+    above = solve(3, 2.9)
+    assert above.global_minimum.m > 0.5 and [s.stability for s in above.minima] == ["stable", "metastable"]
+    deep = solve(3, 3.5)  # past βJ = q: the disordered state is gone; m < 0 is a minimum of f(m) only
+    assert deep.minima[0].m > 0.8 and all(s.stability == "saddle" for s in deep.minima[1:])
+    assert sweep_point(2.9, 3) == {"m": above.global_minimum.m, "free_energy": above.global_minimum.free_energy,
+                                   "local_minima": 2.0}
+
+
+def test_bad_input_names_the_parameter():
+    for call, name in ((lambda: threshold(1), "q"), (lambda: threshold(2.5), "q"), (lambda: threshold(3, 0.0), "J"),
+                       (lambda: threshold(3, 1.0, 0), "digits"), (lambda: solve(3, -1.0), "beta"),
+                       (lambda: solve(True, 1.0), "q")):
+        with pytest.raises(ParameterError) as info:
+            call()
+        assert info.value.name == name
+    for args, option in ((["threshold", "potts", "--q", "1"], "--q"), (["threshold", "potts", "--q", "2.5"], "--q"),
+                         (["solve", "potts", "--q", "3", "--beta", "0"], "--beta"), (["solve", "potts", "--q", "3"], "--beta")):
+        result = CliRunner().invoke(main, args + ["--json"])
+        assert result.exit_code == 2 and option in result.output and "Traceback" not in result.output
+
+
+def test_cli_contract():
+    out = CliRunner().invoke(main, ["threshold", "potts", "--q", "3", "--digits", "12", "--json"])
+    assert out.exit_code == 0, out.output
+    payload = json.loads(out.stdout)
+    assert payload["order"] == "first" and payload["beta_c_digits"] == "2.77258872224"
+    assert payload["beta_c_error"] < 1e-12 and payload["jump"] == pytest.approx(0.5, abs=1e-12)
+    assert [s["kind"] for s in payload["spinodals"]] == ["fold", "branch_point"] and payload["parameters"]["J"] == 1.0
+    out = CliRunner().invoke(main, ["solve", "potts", "--q", "3", "--beta", "2.9", "--json"])
+    payload = json.loads(out.stdout)
+    assert out.exit_code == 0 and len(payload["minima"]) == 2
+    assert payload["global"] == payload["minima"][0] and set(payload["global"]) >= {"m", "free_energy", "stability"}
+
+
+def test_sweep_and_reproduce(tmp_path):
+    store = tmp_path / "potts.sqlite"
+    out = CliRunner().invoke(main, ["sweep", "potts", "--grid", "beta=2.6,2.9", "--set", "q=3", "--store", str(store),
+                                    "--workers", "1", "--json"])
+    assert out.exit_code == 0, out.output
+    from attnphase.store import ResultStore
+
+    with ResultStore(store) as results:
+        rows = sorted(results.rows("potts"), key=lambda r: r.params["beta"])
+    assert [r.result["m"] for r in rows] == [pytest.approx(0.0, abs=1e-12), sweep_point(2.9, 3)["m"]]
+    from attnphase.reproduce.potts import run
+
+    numbers = run(tmp_path / "report", quick=True, states=(3,))
+    assert numbers["max_relative_deviation"] < 1e-14 and set(numbers["beta_c"]) == {3}
+    assert (tmp_path / "report" / "report.md").exists() and (tmp_path / "report" / "landscape.png").exists()

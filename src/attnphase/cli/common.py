@@ -190,11 +190,10 @@ def options_from(parameter_set: type, names: Sequence[str] | None = None, *, req
             help_text = field.metadata.get("help", "")
             if allowed is not None:
                 help_text = f"{help_text} ({allowed.describe()})".strip()
-            func = click.option(
-                option_name(field), name, type=_option_type(allowed), required=is_required,
-                default=None if is_required or default is dataclasses.MISSING else default,
-                show_default=not is_required and default is not None, help=help_text,
-            )(func)
+            settings: dict[str, Any] = {"required": is_required, "help": help_text}
+            if not is_required:  # a default given to a required option would switch the requirement off
+                settings.update(default=default, show_default=default is not None)
+            func = click.option(option_name(field), name, type=_option_type(allowed), **settings)(func)
         return func
 
     return decorate

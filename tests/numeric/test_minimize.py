@@ -3,7 +3,7 @@
 import numpy as np
 from scipy.optimize import brentq
 
-from attnphase.numeric.minimize import _symmetric_eigen, minimize_multistart_newton
+from attnphase.numeric.minimize import symmetric_eigen, minimize_multistart_newton
 
 
 def tilted_double_well(tilts):
@@ -65,7 +65,7 @@ def test_closed_form_2x2_eigen_decomposition_matches_lapack():
     rng = np.random.default_rng(1)
     a = rng.normal(size=(500, 2, 2))
     sym = a + np.transpose(a, (0, 2, 1))
-    values, vectors = _symmetric_eigen(sym)
+    values, vectors = symmetric_eigen(sym)
     reconstructed = np.einsum("mij,mj,mkj->mik", vectors, values, vectors)
     assert np.max(np.abs(reconstructed - sym)) < 1e-13 * np.max(np.abs(sym))
     assert np.allclose(np.sort(values, axis=1), np.linalg.eigvalsh(sym), rtol=0, atol=1e-13 * np.abs(sym).max())

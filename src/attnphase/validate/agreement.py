@@ -6,7 +6,8 @@ numbers and differ only by floating-point rounding: the devices' kernels sum in 
 use different fused operations. The problems, all in float64:
 
 - projected SGA (signal recovery, projected sampler) and dense SGA (L×d tokens, torch normals);
-- MALA on the copy task (softmax and linear attention, a uniform and a copy start) and Adam on it;
+- MALA on the copy task (softmax and linear attention, a uniform and a copy start) and Adam on it
+  (`attnphase.models.copy_heads.samplers.DEVICE_AGREEMENT`);
 - full-batch GD and Adam on the positional/semantic attention model.
 
 Tolerance. One rounding error is ε = 2⁻⁵² ≈ 2.2e-16 relative. A simulation of k steps accumulates
@@ -73,22 +74,6 @@ def _signal_recovery(device: torch.device, sampler: str, seed: int) -> dict[str,
     return {"rho": run.rho, "objective": run.objective[1:], "nuisance": run.nuisance[1:]}
 
 
-def _copy_task(device: torch.device, attention: str, sampler: str, seed: int) -> dict[str, np.ndarray]:
-    from attnphase.validate import sgld
-
-    cfg = sgld.CopyTaskConfig(L=8, V=4, attention=attention, beta=1.0 / 8)
-    gen = seeds.generator(seed, device, "cpu")
-    data_sets = 2 if sampler == "sgld" else 1  # MALA: one per chain; Adam: all seeds on one data set
-    train = sgld.statistics([sgld.sample_tokens(25, cfg, gen, device) for _ in range(data_sets)], cfg.V)
-    test = sgld.statistics([sgld.sample_tokens(200, cfg, gen, device) for _ in range(data_sets)], cfg.V)
-    if sampler == "sgld":
-        run = sgld.run_langevin(cfg, train, test, ["uniform", "copy"], steps=400, seed=seed + 1, device=str(device),
-                                rng="cpu")
-    else:
-        run = sgld.run_adam(cfg, train, test, 3, steps=300, seed=seed + 1, device=str(device), rng="cpu")
-    return {"G": run.G, "train_loss": run.train_loss, "test_loss": run.test_loss}
-
-
 def _positional_semantic(device: torch.device, init: str, seed: int) -> dict[str, np.ndarray]:
     from attnphase.validate.gd import simulate_positional_semantic
 
@@ -100,11 +85,6 @@ def _positional_semantic(device: torch.device, init: str, seed: int) -> dict[str
 SIGNAL_RECOVERY_SIMULATORS = {
     "signal-recovery projected SGA": lambda dev, seed: _signal_recovery(dev, "projected", seed),
     "signal-recovery dense SGA": lambda dev, seed: _signal_recovery(dev, "dense", seed),
-}
-COPY_HEADS_SIMULATORS = {
-    "copy-heads MALA softmax": lambda dev, seed: _copy_task(dev, "softmax", "sgld", seed),
-    "copy-heads MALA linear": lambda dev, seed: _copy_task(dev, "linear", "sgld", seed),
-    "copy-heads Adam softmax": lambda dev, seed: _copy_task(dev, "softmax", "adam", seed),
 }
 POSITIONAL_SEMANTIC_SIMULATORS = {
     "positional-semantic GD": lambda dev, seed: _positional_semantic(dev, "semantic", seed),

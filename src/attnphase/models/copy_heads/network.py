@@ -236,7 +236,7 @@ def match_data_sets(st: Statistics, K: int) -> Statistics:
 def copy_strength(G: torch.Tensor, boundary: str = "periodic") -> torch.Tensor:
     """c of the plane projection G ≈ tU + c(S − U) over the target rows: c = Σ_l (g_l − t_l/l)/Σ_l (1 − 1/l), g_l
     the weight on the previous position, t_l the row sum and l the positions row l attends to (L, or l under
-    the causal mask); periodic: c = (L m − t)/(L − 1) (models.copy_heads.order_parameters_of)."""
+    the causal mask); periodic: c = (L m − t)/(L − 1) (`exact.order_parameters_of`)."""
     L = G.shape[-1]
     g = torch.diagonal(torch.roll(G, 1, dims=-1), dim1=-2, dim2=-1)
     t = G.sum(-1)
@@ -252,8 +252,7 @@ def copy_strength(G: torch.Tensor, boundary: str = "periodic") -> torch.Tensor:
 
 def row_averages(G: torch.Tensor, boundary: str = "periodic") -> tuple:
     """(m, q, t1, t2) of G (K, L, L) over its target rows: mean weight on the previous position, mean ‖g_l‖², mean row
-    sum and mean squared row sum (what the self-averaged data term sees; models.copy_heads.data_action_rows)."""
-    L = G.shape[-1]
+    sum and mean squared row sum (what the self-averaged data term sees; `symbolic.data_action_rows`)."""
     g = torch.diagonal(torch.roll(G, 1, dims=-1), dim1=-2, dim2=-1)
     q, t = (G * G).sum(-1), G.sum(-1)
     if boundary != "periodic":

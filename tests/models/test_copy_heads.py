@@ -302,6 +302,37 @@ def test_cli_contract_and_bad_input():
     assert out.exit_code == 2
 
 
+def test_renamed_options_are_still_accepted_with_a_deprecation_message():
+    """--sigma2 (now --score-variance), and for simulate --sampler sgld and --chains (now --algorithm mala and
+    --trials): the old spellings give the same JSON as the new ones, with one deprecation line per old spelling (and
+    per old value) on stderr; the JSON names the options as they are now (tau, score_variance, algorithm, trials)."""
+    import json
+
+    from click.testing import CliRunner
+
+    from attnphase.cli import main
+
+    runner = CliRunner()
+    cases = [(["threshold", "copy-heads", "--attention", "linear", "--L", "8", "--V", "4", "--digits", "6"],
+              ["--sigma2", "0.5"], ["--score-variance", "0.5"], 1),
+             (["simulate", "copy-heads", "--attention", "softmax", "--L", "4", "--V", "2", "--P", "8", "--steps", "20",
+               "--device", "cpu", "--rng", "cpu"], ["--sampler", "sgld", "--chains", "2"], ["--algorithm", "mala", "--trials", "2"],
+              3)]  # --sampler, its value sgld, --chains
+    for command, old, new, messages in cases:
+        outputs = []
+        for spelling in (old, new):
+            result = runner.invoke(main, [*command, *spelling, "--json"])
+            assert result.exit_code == 0, result.output
+            deprecations = [line for line in result.stderr.splitlines() if "deprecated" in line]
+            assert len(deprecations) == (messages if spelling is old else 0)
+            outputs.append({k: v for k, v in json.loads(result.stdout).items() if k != "version"})
+        assert outputs[0] == outputs[1]
+        convention = outputs[1]["parameters"]["convention"]
+        assert convention["score_variance"] == (0.5 if command[0] == "threshold" else 1.0) and convention["tau"] == 1.0
+    assert outputs[1]["parameters"]["algorithm"] == outputs[1]["algorithm"] == "mala"
+    assert outputs[1]["parameters"]["trials"] == len(outputs[1]["chains"]) == 2
+
+
 def test_softmax_shortcut_threshold_converges_to_exact_row_rate():
     """P* with the exact row rate (Sobol over the other scores) against the large-L shortcut: the
     shortcut overestimates P*, by a relative gap that shrinks with L (by more than a factor 3 from

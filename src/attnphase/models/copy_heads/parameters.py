@@ -35,8 +35,8 @@ class InstanceParameters(ParameterSet):
     """(attention, L, V, convention) of one model instance (`instance.CopyHeadsInstance` adds its kernels)."""
 
     attention: str = parameter(OneOf(ATTENTIONS), help="Attention activation.")
-    L: int = parameter(IntRange(2, None), help="Sequence length (>= 2).")
-    V: int = parameter(IntRange(2, None), help="Vocabulary size (>= 2).")
+    L: int = parameter(IntRange(2, None), help="Sequence length.")
+    V: int = parameter(IntRange(2, None), help="Vocabulary size.")
     convention: Convention = parameter(None, DEFAULT)
 
     def check_joint(self) -> None:
@@ -51,7 +51,7 @@ class InstanceParameters(ParameterSet):
 class DataSize(ParameterSet):
     """P, the amount of data (see the P convention: target tokens by default)."""
 
-    P: float = parameter(RealRange(0.0, None, low_open=True), help="Number of samples (> 0), see the P convention.")
+    P: float = parameter(RealRange(0.0, None, low_open=True), help="Number of samples, see the P convention.")
 
     def check_joint(self) -> None:
         reject_missing(self)

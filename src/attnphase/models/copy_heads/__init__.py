@@ -6,7 +6,7 @@ Modules: `symbolic` (the expressions) and `derivation` (rendered), `kernels` (co
 `exact` (the exact finite-P action, order parameters, row integrands), `homogeneous` (minima, `solve`),
 `softmax_transition`, `linear_transition`, `causal` (one row sum per row), `thresholds` (`threshold`),
 `scaling_laws`, `fluctuations`, `row_tables`, `row_mean_field`, `row_posterior`, `network` and `samplers` (the
-real network on `validate.mala`), `simulation`, `results`.
+real network on `validate.mala`), `simulation`, `results` and `simulation_results`.
 
 The public names below are imported on first use (module `__getattr__`), so that importing the package (the
 CLI builds its options from `convention` and `parameters`) does not import SymPy or torch.
@@ -25,8 +25,8 @@ _MODULES = {
     "results": ["Minimum", "SolveResult", "Transition", "SoftmaxTransition", "LinearTransition",
                 "CausalLinearTransition", "RowMeanFieldTransition", "ExactRowRateThreshold", "ClaimedLawFit",
                 "ScalingResult", "ConventionTable", "PosteriorMeans", "RowMeanFieldResult", "DualMeanField",
-                "MeanFieldWindow", "RowPosteriorMeans", "FiniteDataCorrection", "SimulationResult", "SweepResult",
-                "HysteresisResult", "RowModelResult"],
+                "MeanFieldWindow", "RowPosteriorMeans", "FiniteDataCorrection"],
+    "simulation_results": ["SimulationResult", "SweepResult", "HysteresisResult", "RowModelResult"],
     "exact": ["weight_space_action", "function_space_action", "order_parameters_of", "copy_plane_matrix",
               "causal_plane_matrix", "features_and_targets"],
     "homogeneous": ["solve"],

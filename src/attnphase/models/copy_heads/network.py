@@ -288,7 +288,7 @@ def coverage(G_samples: np.ndarray, boundary: str = "periodic"):
     total = float((centred**2).sum())
     captured = float(((centred @ basis.T) ** 2).sum())
     sv = np.linalg.svd(centred, compute_uv=False)
-    from attnphase.models.copy_heads.results import Coverage
+    from attnphase.models.copy_heads.simulation_results import Coverage
 
     return Coverage(captured / total if total > 0 else math.nan,
                     float((sv[:2] ** 2).sum() / (sv**2).sum()) if total > 0 else math.nan,

@@ -22,7 +22,7 @@ from attnphase.models.copy_heads.fluctuations import posterior_means_instance
 from attnphase.models.copy_heads.homogeneous import solve_instance
 from attnphase.models.copy_heads.instance import CopyHeadsInstance
 from attnphase.models.copy_heads.parameters import DataSize, SimulationSettings
-from attnphase.models.copy_heads.results import (
+from attnphase.models.copy_heads.simulation_results import (
     HysteresisChain, HysteresisPoint, HysteresisResult, RowModelResult, RunSummary, SimulationResult, StartMean,
     SweepResult,
 )

@@ -19,7 +19,7 @@ from attnphase.errors import ParameterError
 from attnphase.models.copy_heads import kernels, symbolic
 from attnphase.models.copy_heads.homogeneous import solve_result
 from attnphase.models.copy_heads.instance import CopyHeadsInstance, harmonic_tail
-from attnphase.models.copy_heads.linear_transition import classify_landau, n_range
+from attnphase.models.copy_heads.linear_transition import classify_landau, instability_transition, n_range
 from attnphase.models.copy_heads.results import CausalLinearTransition, Minimum, SolveResult
 from attnphase.numeric.minimize import multistart_local_minima
 from attnphase.numeric.precision import (
@@ -171,9 +171,6 @@ def causal_linear_transition(inst: CopyHeadsInstance, digits: int = 30, classify
     with mpmath.workdps(dps):
         cross = log_crossing(lambda n_: float(curvature_grid(np.array([math.log(n_)]))[0]), curvature_mp, lo, hi,
                              digits=digits, values=curvature_grid)
-        P_digits = mpmath.nstr(inst.P_of_n(mpmath.exp(res.value_mp)), digits)
-        crossed = math.isfinite(cross.value)
-        Pc_digits = mpmath.nstr(inst.P_of_n(mpmath.exp(cross.value_mp)), digits) if crossed else None
     land = {"order": "not classified", "message": ""}
     if classify:
         direction = [uniform_norm2, float((t_rows / ls).sum()), float(t_rows.sum()), float((t_rows**2).sum()), float(y[2])]
@@ -182,15 +179,10 @@ def causal_linear_transition(inst: CopyHeadsInstance, digits: int = 30, classify
         a2_slope, _, a4, a6 = (float(v) for v in landau(*direction))
         order, exponent, message = classify_landau(a2_slope, a4, a6)
         land = {"order": order, "exponent": exponent, "a4": a4, "message": message}
-    P_star = inst.P_of_n(n_star)
-    return CausalLinearTransition(
-        "linear", L, V, land["order"], P_star, P_digits, P_star * res.error, n_star, res.status,
-        f"causal mask: symmetric point loses stability along the {soft_mode} mode; " + land["message"],
-        exponent=land.get("exponent"), landau_a4=land.get("a4"),
-        P_crossover=inst.P_of_n(math.exp(cross.value)) if crossed else None, P_crossover_digits=Pc_digits,
-        soft_mode=soft_mode, soft_vector=(float(y[0]), float(y[1]), float(y[2])),
-        n_crossover=math.exp(cross.value) if crossed else None,
-        soft_row_sums_first_last=(float(t_rows[0]), float(t_rows[-1])), rho_at_P_star=rho_star)
+    return instability_transition(CausalLinearTransition, inst, res, cross, digits, dps, land,
+                                  f"causal mask: symmetric point loses stability along the {soft_mode} mode; ",
+                                  soft_mode=soft_mode, soft_vector=(float(y[0]), float(y[1]), float(y[2])),
+                                  soft_row_sums_first_last=(float(t_rows[0]), float(t_rows[-1])), rho_at_P_star=rho_star)
 
 
 def _collective(t_rows, ls):

@@ -25,7 +25,7 @@ from attnphase.numeric.threshold import find_crossing, log_crossing
 from attnphase.results import Status
 
 __all__ = ["n_range", "symmetric_point_hessian", "remainder_at_origin", "classify_landau", "landau_order",
-           "linear_transition", "first_attempt_transition"]
+           "instability_transition", "linear_transition", "first_attempt_transition"]
 
 
 def n_range(inst: CopyHeadsInstance) -> tuple[float, float]:
@@ -134,17 +134,27 @@ def linear_transition(inst: CopyHeadsInstance, digits: int = 30, classify: bool 
         cross = log_crossing(lambda n_: float(symmetric_point_hessian(inst, n_)[other, other]),
                              lambda n_: symmetric_point_hessian(inst, n_, mp=True)[other, other], lo, hi, digits=digits,
                              values=(lambda ln_n: hessian_grid(ln_n)[:, other, other]) if vectorised else None)
-        P_digits = mpmath.nstr(inst.P_of_n(mpmath.exp(res.value_mp)), digits)
-        crossed = math.isfinite(cross.value)
-        Pc_digits = mpmath.nstr(inst.P_of_n(mpmath.exp(cross.value_mp)), digits) if crossed else None
     land = _classify_symmetric_state(inst, n_star, soft) if classify else {"order": "not classified", "message": ""}
+    return instability_transition(LinearTransition, inst, res, cross, digits, dps, land,
+                                  f"symmetric state loses stability along the {soft_mode} mode; ", soft_mode=soft_mode,
+                                  soft_vector=tuple(soft.tolist()))
+
+
+def instability_transition(kind: type, inst: CopyHeadsInstance, instability, crossover, digits: int, dps: int,
+                           land: dict, message: str, **fields):
+    """The `kind` result of a symmetric state's instability: P* from the crossing `instability` and the crossover from
+    `crossover` (both found in ln n; digit strings polished at `dps`), the Landau classification `land` (order,
+    exponent, a4, message), and the kind's own `fields`."""
+    crossed = math.isfinite(crossover.value)
+    with mpmath.workdps(dps):
+        P_digits = mpmath.nstr(inst.P_of_n(mpmath.exp(instability.value_mp)), digits)
+        Pc_digits = mpmath.nstr(inst.P_of_n(mpmath.exp(crossover.value_mp)), digits) if crossed else None
+    n_star = math.exp(instability.value)
     P_star = inst.P_of_n(n_star)
-    return LinearTransition(
-        "linear", L, V, land["order"], P_star, P_digits, P_star * res.error, n_star, res.status,
-        f"symmetric state loses stability along the {soft_mode} mode; " + land["message"],
-        exponent=land.get("exponent"), landau_a4=land.get("a4"),
-        P_crossover=inst.P_of_n(math.exp(cross.value)) if crossed else None, P_crossover_digits=Pc_digits,
-        soft_mode=soft_mode, soft_vector=tuple(soft.tolist()), n_crossover=math.exp(cross.value) if crossed else None)
+    return kind("linear", inst.L, inst.V, land["order"], P_star, P_digits, P_star * instability.error, n_star,
+                instability.status, message + land["message"], exponent=land.get("exponent"), landau_a4=land.get("a4"),
+                P_crossover=inst.P_of_n(math.exp(crossover.value)) if crossed else None, P_crossover_digits=Pc_digits,
+                n_crossover=math.exp(crossover.value) if crossed else None, **fields)
 
 
 def first_attempt_transition(inst: CopyHeadsInstance, digits: int = 30) -> LinearTransition:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from attnphase.numeric.scaling import LawFit
 from attnphase.results import Result, Status
 
 __all__ = [
@@ -176,22 +177,13 @@ class ExactRowRateThreshold(Result):
 
 # -- scaling ------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class ClaimedLawFit:
-    """One threshold against one claimed law over one variable (`numeric.scaling.law_fit`, labelled)."""
+class ClaimedLawFit(LawFit):
+    """One threshold against one claimed law over one variable: `numeric.scaling.law_fit`, labelled with the law
+    in words, the variable ("L" or "V") and the threshold ("P_star" or "P_crossover")."""
 
-    law: str
-    variable: str
-    threshold: str
-    claimed_exponent: float | None
-    log_power: float
-    exponent: float
-    exponent_low: float
-    exponent_high: float
-    systematic: float
-    local_slope: float
-    durbin_watson: float
-    n: int
-    holds: bool | None
+    law: str = ""
+    variable: str = ""
+    threshold: str = ""
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,7 @@ def claimed_law_fit(xs, ys, attention: str, which: str, variable: str) -> Claime
     half of the sizes, band widened by the drift of the local slope)."""
     claimed, log_power, words = CLAIMED_LAWS[(attention, which, variable)]
     fit = law_fit(xs, ys, claimed, log_power=log_power)
-    return ClaimedLawFit(words, variable, which, **dataclasses.asdict(fit))
+    return ClaimedLawFit(**dataclasses.asdict(fit), law=words, variable=variable, threshold=which)
 
 
 def softmax_large_L_correction(L: int, V: int, conv: Convention = DEFAULT) -> float:

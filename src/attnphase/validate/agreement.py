@@ -6,8 +6,6 @@ numbers and differ only by floating-point rounding: the devices' kernels sum in 
 use different fused operations. The problems, all in float64:
 
 - projected SGA (signal recovery, projected sampler) and dense SGA (L×d tokens, torch normals);
-- MALA on the copy task (softmax and linear attention, a uniform and a copy start) and Adam on it
-  (`attnphase.models.copy_heads.samplers.DEVICE_AGREEMENT`);
 - full-batch GD and Adam on the positional/semantic attention model.
 
 Tolerance. One rounding error is ε = 2⁻⁵² ≈ 2.2e-16 relative. A simulation of k steps accumulates

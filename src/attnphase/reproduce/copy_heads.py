@@ -291,10 +291,10 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
     # averaged over the order parameters' own fluctuations (docs: "Which convention the real linear network realises")
     per_row = api.DEFAULT.with_(remainder="entropy", row_sums="per-row")
     walkers, walker_steps = (128, 3000) if quick else (256, 6000)
-    posterior = computed_once(
-        out_dir / "simulations" / f"linear_posterior_means_L{L}_V{V}_{len(P_sim)}P_{walkers}x{walker_steps}.result.pickle",
-        lambda: tuple(api.linear_posterior_means(L, V, float(P), per_row, walkers=walkers, steps=walker_steps, seed=11)
-                      for P in P_sim))
+    posterior = [computed_once(
+        out_dir / "simulations" / f"linear_posterior_means_L{L}_V{V}_P{P:g}_{walkers}x{walker_steps}.result.pickle",
+        lambda P=P: api.linear_posterior_means(L, V, float(P), per_row, walkers=walkers, steps=walker_steps, seed=11))
+        for P in P_sim]
     posterior_rows = [{"P": pm.P, **dataclasses.asdict(pm.means),
                        **{f"{k}_error": v for k, v in dataclasses.asdict(pm.errors).items()}, "status": str(pm.status)}
                       for pm in posterior]

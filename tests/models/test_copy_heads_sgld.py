@@ -207,7 +207,7 @@ def test_softmax_bimodality_at_L64_coexistence():
     assert len(mf.minima) == 2 and mf.barriers[0].from_uniform_side < 8 and mf.barriers[0].from_copy_side < 8
     lo, hi = mf.minima[0].c, mf.minima[-1].c
     r = api.simulate_hysteresis(L, V, [1600.0], data_sets=1, steps=16000, burn_in=1000, seed=9, device="cpu")
-    traces = [ch.c_trace for ch in r.points[0]["chains"]]
+    traces = [ch.c_trace for ch in r.points[0].chains]
     pooled = np.concatenate(traces)
     third = (hi - lo) / 3
     low, high = np.mean(pooled < lo + third), np.mean(pooled > hi - third)

@@ -43,13 +43,13 @@ def main() -> None:
         t0 = time.perf_counter()
         res = api.scaling(attention, 4, Ls[0], Ls[-1], digits=15, L_values=Ls)
         t = time.perf_counter() - t0
-        f = res.fits["P_star"]
+        f = res.fit["P_star"]
         rows.append((f"scaling sweep {len(Ls)} L, {attention}", t, 60.0,
                      f"exponent {f.exponent:.4f} [{f.exponent_low:.4f}, {f.exponent_high:.4f}]"))
     api.softmax_row_mean_field(128, 4, 4000.0)  # warm-up: Sobol table of the row density
     t, r = timed(lambda: api.softmax_row_mean_field(128, 4, 4000.0), repeats)
     rows.append(("row mean field F(m), L=128, V=4, P=4000", t, 1.0,
-                 f"{len(r.minima)} minima, c = " + ", ".join(f"{mn['c']:.4f}" for mn in r.minima)))
+                 f"{len(r.minima)} minima, c = " + ", ".join(f"{mn.c:.4f}" for mn in r.minima)))
     print(f"{'task':<40} {'time [s]':>10} {'target [s]':>11} {'ratio':>7}  result")
     for name, t, target, result in rows:
         print(f"{name:<40} {t:>10.3f} {target:>11.1f} {t / target:>7.2f}  {result}")

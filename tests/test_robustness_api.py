@@ -161,17 +161,17 @@ def test_copy_heads_scaling_bad_lists():
 
 
 @FAST
-@given(which=st.sampled_from(["P", "L", "chains", "steps", "sampler", "device", "seed", "qk_width"]), data=st.data())
+@given(which=st.sampled_from(["P", "L", "trials", "steps", "algorithm", "device", "seed", "qk_width"]), data=st.data())
 def test_copy_heads_simulate_rejects_bad_parameters(which, data):
     TALLY["copy_heads.simulate (bad)"] += 1
-    args = {"P": 16.0, "L": 4, "chains": 2, "steps": 10, "sampler": "sgld", "device": "cpu", "seed": 0, "qk_width": None}
+    args = {"P": 16.0, "L": 4, "trials": 2, "steps": 10, "algorithm": "mala", "device": "cpu", "seed": 0, "qk_width": None}
     bad = {"P": st.one_of(bad_positive(), st.floats(1e12, 1e300)),  # huge P: more sequences than memory holds
            "L": st.one_of(bad_int(2), st.integers(10**4, 10**6)),  # huge L: L²V² statistics per chain
-           "chains": st.one_of(bad_int(1), st.integers(4097, 10**9)),
+           "trials": st.one_of(bad_int(1), st.integers(4097, 10**9)),
            "steps": st.one_of(bad_int(10), st.integers(10**7 + 1, 10**12)),
-           "sampler": st.just("hmc"), "device": st.one_of(st.just("gpu"), st.just(3)),
+           "algorithm": st.sampled_from(["hmc", "sgld"]), "device": st.one_of(st.just("gpu"), st.just(3)),
            "seed": st.one_of(st.integers(max_value=-1), st.integers(min_value=2**63), st.just(1.5)),
-           "qk_width": st.integers(-5, 3)}[which]
+           "qk_width": st.one_of(st.integers(-5, -1), st.integers(1, 3))}[which]  # 0: the wide limit; else >= L
     args[which] = data.draw(bad)
     raises_named(which, ch.simulate, "softmax", args.pop("L"), 4, args.pop("P"), **args)
 
@@ -222,13 +222,13 @@ def test_copy_heads_threshold_huge_prior_variance():
 
 
 def test_copy_heads_simulate_tiny_runs_are_finite():
-    for attention, chains in (("softmax", 2), ("linear", 2)):
+    for attention, trials in (("softmax", 2), ("linear", 2)):
         TALLY["copy_heads.simulate (valid)"] += 1
-        out = ch.simulate(attention, 4, 2, 8.0, chains=chains, steps=40, device="cpu")
-        assert out["status"] in ("converged", "low_acceptance")
-        for chain in out["chains"]:
+        out = ch.simulate(attention, 4, 2, 8.0, trials=trials, steps=40, device="cpu")
+        assert out.status in ("converged", "poor_mixing")
+        for chain in out.chains:
             assert finite_numbers(chain)
-        for comparison in out["comparisons"]:
+        for comparison in out.comparisons:
             assert math.isfinite(comparison.theory) and math.isfinite(comparison.mean)
 
 

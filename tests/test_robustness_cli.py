@@ -70,8 +70,8 @@ SIM = ["simulate", "copy-heads", "--attention", "softmax", "--device", "cpu", "-
     (SIM + ["--L", 8, "--V", 4, "--P", 64, "--tokens", "centred"], "tokens"),
     (SIM + ["--L", 8, "--V", 4, "--P", 1e12], "P"),
     (SIM + ["--L", 1000, "--V", 100, "--P", 64], "L"),
-    (SIM + ["--L", 128, "--V", 4, "--P", 64, "--chains", 4096], "L"),
-    (SIM + ["--L", 64, "--V", 4, "--P", 64, "--chains", 64, "--steps", 10**6], "steps"),
+    (SIM + ["--L", 128, "--V", 4, "--P", 64, "--trials", 4096], "L"),
+    (SIM + ["--L", 64, "--V", 4, "--P", 64, "--trials", 64, "--steps", 10**6], "steps"),
     (["solve", "copy-heads", "--attention", "softmax", "--L", 2, "--V", 4, "--P", 10, "--boundary", "drop-first"], "L"),
     (["threshold", "copy-heads", "--attention", "linear", "--L", 2, "--V", 4, "--boundary", "drop-first"], "L"),
 ])
@@ -98,7 +98,7 @@ def test_scaling_reversed_or_short_ranges(L_min, L_max):
        counts=st.sampled_from(["tokens", "sequences"]), loss=st.sampled_from(["summed", "averaged"]),
        remainder=st.sampled_from(["map", "entropy"]))
 def test_solve_json_is_finite_or_failed(attention, L, V, P, sigma2, tau, beta, counts, loss, remainder):
-    args = ["solve", "copy-heads", "--attention", attention, "--L", L, "--V", V, "--P", P, "--sigma2", repr(sigma2),
+    args = ["solve", "copy-heads", "--attention", attention, "--L", L, "--V", V, "--P", P, "--score-variance", repr(sigma2),
             "--tau", repr(tau), "--beta", repr(beta), "--P-counts", counts, "--loss", loss, "--remainder", remainder, "--json"]
     result = run(args, "solve copy-heads (extreme, --json)")
     assert result.exit_code in (0, 1), result.output
@@ -113,8 +113,8 @@ def test_solve_json_is_finite_or_failed(attention, L, V, P, sigma2, tau, beta, c
 
 @pytest.mark.parametrize("extra", [
     ["--attention", "softmax", "--L", 2, "--V", 4],  # no transition: "none", P_star not computed (null)
-    ["--attention", "softmax", "--L", 16, "--V", 4, "--sigma2", 800],  # e^{σ²} overflowed before the fix
-    ["--attention", "linear", "--L", 16, "--V", 4, "--sigma2", 1e-8, "--digits", 5],
+    ["--attention", "softmax", "--L", 16, "--V", 4, "--score-variance", 800],  # e^{σ²} overflowed before the fix
+    ["--attention", "linear", "--L", 16, "--V", 4, "--score-variance", 1e-8, "--digits", 5],
     ["--attention", "linear", "--L", 8, "--V", 4, "--reduction", "first-attempt", "--digits", 5],
     ["--attention", "softmax", "--L", 16, "--V", 4, "--tau", 1e300],  # the action overflows: not computed
     ["--attention", "linear", "--L", 16, "--V", 4, "--tau", 1e300],
@@ -143,9 +143,9 @@ def test_simulate_without_a_theory_fails_before_sampling():
 
 
 def test_simulate_json_tiny_run():
-    args = SIM + ["--L", 4, "--V", 2, "--P", 8, "--chains", 2, "--steps", 40, "--json"]
+    args = SIM + ["--L", 4, "--V", 2, "--P", 8, "--trials", 2, "--steps", 40, "--json"]
     result = run(args, "simulate copy-heads (tiny, --json)")
     assert result.exit_code == 0, result.output
     payload = parse_json(result)
-    assert payload["status"] in ("converged", "low_acceptance")
+    assert payload["status"] in ("converged", "poor_mixing")
     assert all(c["mean"] is not None and c["theory"] is not None for c in payload["comparisons"])

@@ -13,7 +13,8 @@ from scipy import special
 
 from attnphase.api import copy_heads as api
 from attnphase.errors import ParameterError
-from attnphase.models import copy_heads as model
+from attnphase.models.copy_heads import derivation, exact
+from attnphase.models.copy_heads import symbolic as model
 
 
 # -- exact finite-P action ----------------------------------------------------------------------------
@@ -25,8 +26,8 @@ def test_weight_space_equals_function_space(boundary, beta, tau):
     tokens = rng.integers(0, V, (P, L))
     for _ in range(3):
         G = rng.normal(size=(L, L))
-        ws = model.weight_space_action(G, tokens, V, beta, tau, boundary)
-        fs = model.function_space_action(G, tokens, V, beta, tau, boundary)
+        ws = exact.weight_space_action(G, tokens, V, beta, tau, boundary)
+        fs = exact.function_space_action(G, tokens, V, beta, tau, boundary)
         assert abs(ws - fs) <= 1e-10 * max(1.0, abs(fs))
 
 
@@ -43,16 +44,16 @@ def test_reduced_action_matches_exact_at_large_P():
     rel = []
     for _ in range(2):
         tokens = rng.integers(0, V, (P, L))
-        exact = [model.weight_space_action(model.copy_plane_matrix(L, t, c), tokens, V, 1.0, 1.0) for t, c in pts]
+        values = [exact.weight_space_action(exact.copy_plane_matrix(L, t, c), tokens, V, 1.0, 1.0) for t, c in pts]
         for i in (1, 2):
-            d_exact, d_red = exact[i] - exact[0], reduced[i] - reduced[0]
+            d_exact, d_red = values[i] - values[0], reduced[i] - reduced[0]
             rel.append(abs(d_exact - d_red) / abs(d_red))
     assert max(rel) < 5 / math.sqrt(N)
 
 
 def test_order_parameters_of_plane_matrix_roundtrip():
     L = 7
-    op = model.order_parameters_of(model.copy_plane_matrix(L, 0.3, -0.4))
+    op = exact.order_parameters_of(exact.copy_plane_matrix(L, 0.3, -0.4))
     assert op["t"] == pytest.approx(0.3, abs=1e-14)
     assert op["c"] == pytest.approx(-0.4, abs=1e-14)
     assert op["rho"] == pytest.approx(0.0, abs=1e-14)
@@ -64,10 +65,10 @@ def test_mean_predictor_loss_matches_ridge_regression():
     L, V, P, beta, tau = 8, 4, 3000, 1.0, 1.0
     rng = np.random.default_rng(3)
     t_, c_ = 0.4, 0.35
-    G = model.copy_plane_matrix(L, t_, c_)
-    Phi, Y = model.features_and_targets(G, rng.integers(0, V, (P, L)), V)
+    G = exact.copy_plane_matrix(L, t_, c_)
+    Phi, Y = exact.features_and_targets(G, rng.integers(0, V, (P, L)), V)
     W = np.linalg.solve(np.eye(V) / tau + beta * Phi.T @ Phi, beta * Phi.T @ Y).T
-    Phi_t, Y_t = model.features_and_targets(G, rng.integers(0, V, (4000, L)), V)
+    Phi_t, Y_t = exact.features_and_targets(G, rng.integers(0, V, (4000, L)), V)
     per_pos = ((Y_t - Phi_t @ W.T) ** 2).sum(axis=1)
     m_, q_ = model.copy_plane(t_, c_)
     n_ = beta * P * L
@@ -93,7 +94,7 @@ def test_logistic_normal_density_against_monte_carlo():
         G3 = 1 - G1 - G2
         inside = G3 > 0
         gg = np.stack([G1, G2, np.where(inside, G3, 0.5)], axis=-1)
-        d = np.where(inside, np.exp(model.logistic_normal_logpdf(gg, sigma2)), 0.0)
+        d = np.where(inside, np.exp(exact.logistic_normal_logpdf(gg, sigma2)), 0.0)
         return float((b1 - a1) * (b2 - a2) / 4 * w @ d @ w)
 
     # normalisation over the simplex, g1 = u, g2 = (1 − u)v (Jacobian 1 − u)
@@ -101,7 +102,7 @@ def test_logistic_normal_density_against_monte_carlo():
     u = (x + 1) / 2
     U, Vv = np.meshgrid(u, u, indexing="ij")
     gg = np.stack([U, (1 - U) * Vv, (1 - U) * (1 - Vv)], axis=-1)
-    total = float(w @ (np.exp(model.logistic_normal_logpdf(gg, sigma2)) * (1 - U)) @ w / 4)
+    total = float(w @ (np.exp(exact.logistic_normal_logpdf(gg, sigma2)) * (1 - U)) @ w / 4)
     assert total == pytest.approx(1.0, abs=1e-6)
     for (a1, b1), (a2, b2) in [((0.1, 0.3), (0.2, 0.5)), ((0.5, 0.7), (0.05, 0.2)), ((0.01, 0.1), (0.01, 0.1))]:
         p = box_probability(a1, b1, a2, b2)
@@ -122,7 +123,7 @@ def test_exact_row_logit_density_against_monte_carlo():
     nodes, weights = np.polynomial.legendre.leggauss(24)
     for a, b in [(-4.0, -2.5), (-2.5, -1.5), (-1.0, 0.5)]:
         xq = (b - a) / 2 * nodes + (a + b) / 2
-        ex = sobol_expectation(model.row_logit_density_integrand(xq, sigma2), np.zeros(L - 1), np.eye(L - 1) * sigma2,
+        ex = sobol_expectation(exact.row_logit_density_integrand(xq, sigma2), np.zeros(L - 1), np.eye(L - 1) * sigma2,
                                n_points=2**13, replicates=8)
         p = float((b - a) / 2 * weights @ np.asarray(ex.value))
         p_err = float((b - a) / 2 * np.abs(weights) @ np.asarray(ex.error))
@@ -144,7 +145,7 @@ def test_row_rate_shortcut_becomes_exact_at_large_L():
     for L in (64, 256):
         s = 0.5 * math.log(L)
         xv = s - math.log(L - 1) - sigma2 / 2
-        ex = sobol_expectation(model.row_logit_density_integrand([xv], sigma2), np.zeros(L - 1), np.eye(L - 1) * sigma2,
+        ex = sobol_expectation(exact.row_logit_density_integrand([xv], sigma2), np.zeros(L - 1), np.eye(L - 1) * sigma2,
                                n_points=2**11, replicates=8)
         gap = -math.log(float(ex.value[0])) - shortcut(xv, L, sigma2)
         v = (math.exp(sigma2) - 1) / (L - 1)
@@ -204,7 +205,7 @@ def test_linear_thresholds_follow_closed_forms():
     """Convention A in closed form (spec §2b, with λ_t = 1/(s₁ + s_g)): the copy curvature vanishes at
     the positive root of ετ(L−1)/(VL²) n² − τ(V−1)/L n − λ_c/(L−1) = 0."""
     L, V = 64, 8
-    conv = model.DEFAULT
+    conv = api.DEFAULT
     tr = api.threshold("linear", L, V, digits=30)
     lam_c = conv.linear_precisions(L)["lam_c"]
     eps = 1 - 1 / V
@@ -229,17 +230,17 @@ def test_softmax_threshold_over_L_ln2_L_tends_to_constant():
 
     Ls = [2**k for k in (8, 16, 20, 32, 64, 128, 256)]
     res = api.scaling("softmax", 4, Ls[0], Ls[-1], digits=12, L_values=Ls)
-    assert {p["order"] for p in res.points} == {"first"}
-    P = np.array([p["P_star"] for p in res.points])
+    assert {p.order for p in res.points} == {"first"}
+    P = np.array([p.P_star for p in res.points])
     lnL = np.log(np.array(Ls, float))
     ratio = P / (np.array(Ls, float) * lnL**2)
     slopes = np.diff(np.log(ratio)) / np.diff(lnL)
     assert np.all(np.diff(np.abs(slopes)) < 0)
     ex = res.extrapolation
-    assert ex["R_inf_predicted"] == pytest.approx(1 / 3)
-    rem = np.array(ex["remainder_over_ln2ell_over_ell2"])
+    assert ex.R_inf_predicted == pytest.approx(1 / 3)
+    rem = np.array(ex.remainder_over_ln2ell_over_ell2)
     assert np.all(rem > 0) and rem.max() / rem.min() < 2
-    corrected = np.array(ex["corrected_ratio"])
+    corrected = np.array(ex.corrected_ratio)
     assert np.all(np.diff(np.abs(corrected - 1)) < 0)
     low = fit_power_law(np.array(Ls[:4], float), corrected[:4])
     high = fit_power_law(np.array(Ls[3:], float), corrected[3:])
@@ -247,9 +248,9 @@ def test_softmax_threshold_over_L_ln2_L_tends_to_constant():
 
 
 def test_linear_transition_scales_as_V_squared_and_crossover_as_L_three_halves():
-    fitV = api.scaling_in_V("linear", 4096, [8, 16, 32, 64, 128], digits=12).fits
+    fitV = api.scaling_in_V("linear", 4096, [8, 16, 32, 64, 128], digits=12).fit
     assert fitV["P_star"].exponent == pytest.approx(2.0, abs=0.1)
-    fitL = api.scaling("linear", 4, 256, 2**16, digits=12).fits
+    fitL = api.scaling("linear", 4, 256, 2**16, digits=12).fit
     assert fitL["P_crossover"].holds
     assert fitL["P_crossover"].exponent == pytest.approx(1.5, abs=0.05)
     assert fitL["P_star"].holds
@@ -269,7 +270,7 @@ def test_bad_parameters_raise_parameter_error():
 
 
 def test_derivation_markdown_is_deterministic_and_shows_the_actions():
-    a, b = model.derivation_markdown(), model.derivation_markdown()
+    a, b = derivation.derivation_markdown(), derivation.derivation_markdown()
     assert a == b
     for label in ("data", "linear", "first", "softmax", "row-rate", "loss-gibbs"):
         assert f"\\tag{{{label}}}" in a
@@ -301,6 +302,37 @@ def test_cli_contract_and_bad_input():
     assert out.exit_code == 2
 
 
+def test_renamed_options_are_still_accepted_with_a_deprecation_message():
+    """--sigma2 (now --score-variance), and for simulate --sampler sgld and --chains (now --algorithm mala and
+    --trials): the old spellings give the same JSON as the new ones, with one deprecation line per old spelling (and
+    per old value) on stderr; the JSON names the options as they are now (tau, score_variance, algorithm, trials)."""
+    import json
+
+    from click.testing import CliRunner
+
+    from attnphase.cli import main
+
+    runner = CliRunner()
+    cases = [(["threshold", "copy-heads", "--attention", "linear", "--L", "8", "--V", "4", "--digits", "6"],
+              ["--sigma2", "0.5"], ["--score-variance", "0.5"], 1),
+             (["simulate", "copy-heads", "--attention", "softmax", "--L", "4", "--V", "2", "--P", "8", "--steps", "20",
+               "--device", "cpu", "--rng", "cpu"], ["--sampler", "sgld", "--chains", "2"], ["--algorithm", "mala", "--trials", "2"],
+              3)]  # --sampler, its value sgld, --chains
+    for command, old, new, messages in cases:
+        outputs = []
+        for spelling in (old, new):
+            result = runner.invoke(main, [*command, *spelling, "--json"])
+            assert result.exit_code == 0, result.output
+            deprecations = [line for line in result.stderr.splitlines() if "deprecated" in line]
+            assert len(deprecations) == (messages if spelling is old else 0)
+            outputs.append({k: v for k, v in json.loads(result.stdout).items() if k != "version"})
+        assert outputs[0] == outputs[1]
+        convention = outputs[1]["parameters"]["convention"]
+        assert convention["score_variance"] == (0.5 if command[0] == "threshold" else 1.0) and convention["tau"] == 1.0
+    assert outputs[1]["parameters"]["algorithm"] == outputs[1]["algorithm"] == "mala"
+    assert outputs[1]["parameters"]["trials"] == len(outputs[1]["chains"]) == 2
+
+
 def test_softmax_shortcut_threshold_converges_to_exact_row_rate():
     """P* with the exact row rate (Sobol over the other scores) against the large-L shortcut: the
     shortcut overestimates P*, by a relative gap that shrinks with L (by more than a factor 3 from
@@ -308,9 +340,9 @@ def test_softmax_shortcut_threshold_converges_to_exact_row_rate():
     gaps = []
     for L in (32, 128):
         r = api.softmax_exact_prior_threshold(L, 4)
-        assert r["order"] == "first"
-        gap = (r["P_star_shortcut"] - r["P_star_exact"]) / r["P_star_exact"]
-        assert gap > 3 * r["error"] / r["P_star_exact"]
+        assert r.order == "first" and r.success
+        gap = (r.P_star_shortcut - r.P_star_exact) / r.P_star_exact
+        assert gap > 3 * r.error / r.P_star_exact
         gaps.append(gap)
     assert gaps[1] < gaps[0] / 3
 
@@ -321,8 +353,8 @@ def test_centred_tokens_weight_space_equals_function_space():
     L, V = 5, 3
     tokens = rng.integers(0, V, (7, L))
     G = rng.normal(size=(L, L))
-    ws = model.weight_space_action(G, tokens, V, 0.7, 1.3, centred=True)
-    fs = model.function_space_action(G, tokens, V, 0.7, 1.3, centred=True)
+    ws = exact.weight_space_action(G, tokens, V, 0.7, 1.3, centred=True)
+    fs = exact.function_space_action(G, tokens, V, 0.7, 1.3, centred=True)
     assert ws == pytest.approx(fs, rel=1e-10, abs=1e-10)
 
 
@@ -336,9 +368,9 @@ def test_centred_reduced_action_matches_exact_at_large_P():
     subs = {model.n: N, model.L: L, model.V: V, model.tau: 1.0, model.ld: 1}
     reduced = [float(model.data_action(*model.copy_plane(t, c), t, centred=True).subs(subs)) for t, c in pts]
     tokens = rng.integers(0, V, (P, L))
-    exact = [model.weight_space_action(model.copy_plane_matrix(L, t, c), tokens, V, 1.0, 1.0, centred=True) for t, c in pts]
+    values = [exact.weight_space_action(exact.copy_plane_matrix(L, t, c), tokens, V, 1.0, 1.0, centred=True) for t, c in pts]
     for i in (1, 2):
-        d_exact, d_red = exact[i] - exact[0], reduced[i] - reduced[0]
+        d_exact, d_red = values[i] - values[0], reduced[i] - reduced[0]
         assert abs(d_exact - d_red) / abs(d_red) < 5 / math.sqrt(N)
 
 
@@ -359,7 +391,7 @@ def test_centred_tokens_remove_only_the_uniform_data_gain_from_the_hessian():
 def test_centred_tokens_threshold_and_softmax_blindness():
     """Centred inputs: the linear transition is no longer P* ~ V² with no L dependence (the uniform mode
     lost its own gain: its curvature vanishes at n ≈ V²L instead), while softmax is unchanged."""
-    conv = model.DEFAULT.with_(tokens="centred")
+    conv = api.DEFAULT.with_(tokens="centred")
     a = api.threshold("linear", 64, 4, digits=8, convention=conv).P_star
     b = api.threshold("linear", 256, 4, digits=8, convention=conv).P_star
     assert math.log(b / a) / math.log(4) > 0.5

@@ -13,10 +13,22 @@ from scipy.special import expit
 
 from attnphase.api import copy_heads as api
 from attnphase.errors import ParameterError
-from attnphase.models import copy_heads as model
-from attnphase.validate import seeds, sgld
+from attnphase.models.copy_heads import causal, exact, kernels
+from attnphase.models.copy_heads import network as net
+from attnphase.models.copy_heads import symbolic as model
+from attnphase.numeric.precision import normalised_min_eigenvalue_mp
+from attnphase.validate import seeds
 
-CAUSAL = model.DEFAULT.with_(boundary="causal")
+CAUSAL = api.DEFAULT.with_(boundary="causal")
+
+
+def _instance(L, V=4, convention=CAUSAL, attention="linear"):
+    return api.CopyHeadsInstance.validated(attention=attention, L=L, V=V, convention=convention)
+
+
+def _data_terms(m, q, n, V, tau=1.0, ld=1.0):
+    """(S_data, ∂S/∂m, ∂S/∂q) of the softmax data term (t = 1)."""
+    return np.asarray(kernels.softmax_data_kernel().call(m=m, q=q, n=n, V=V, tau=tau, ld=ld), float)
 
 
 # -- exact action ----------------------------------------------------------------------------------
@@ -26,14 +38,14 @@ def test_weight_space_equals_function_space_under_the_mask(beta, tau):
     L, V, P = 6, 3, 9
     tokens = rng.integers(0, V, (P, L))
     for _ in range(3):
-        G = rng.normal(size=(L, L)) * model.causal_mask(L)
-        ws = model.weight_space_action(G, tokens, V, beta, tau, "causal")
-        fs = model.function_space_action(G, tokens, V, beta, tau, "causal")
+        G = rng.normal(size=(L, L)) * exact.causal_mask(L)
+        ws = exact.weight_space_action(G, tokens, V, beta, tau, "causal")
+        fs = exact.function_space_action(G, tokens, V, beta, tau, "causal")
         assert abs(ws - fs) <= 1e-10 * max(1.0, abs(fs))
 
 
 def _reduced_causal_data(G, L, V, N):
-    op = model.order_parameters_of(G, "causal")
+    op = exact.order_parameters_of(G, "causal")
     expr = model.data_action_rows(model.m, model.q, model.t, model.t2)
     values = {model.m: op["m"], model.q: op["q"], model.t: op["t"], model.t2: op["t2"], model.n: N, model.V: V, model.tau: 1.0,
               model.ld: 1}
@@ -47,15 +59,15 @@ def test_row_resolved_data_term_matches_exact_action_at_large_P():
     L, V, P = 8, 4, 16000
     rng = np.random.default_rng(7)
     profiles = [(np.linspace(0.2, 0.9, L - 1), 0.0), (np.linspace(0.6, 0.1, L - 1), 0.3), (np.full(L - 1, 0.1), 0.7)]
-    Gs = [model.causal_plane_matrix(L, t, c) for t, c in profiles]
+    Gs = [exact.causal_plane_matrix(L, t, c) for t, c in profiles]
     N = P * (L - 1)
     reduced = [_reduced_causal_data(G, L, V, N) for G in Gs]
     rel = []
     for _ in range(2):
         tokens = rng.integers(0, V, (P, L))
-        exact = [model.weight_space_action(G, tokens, V, 1.0, 1.0, "causal") for G in Gs]
+        values = [exact.weight_space_action(G, tokens, V, 1.0, 1.0, "causal") for G in Gs]
         for i in (1, 2):
-            d_exact, d_red = exact[i] - exact[0], reduced[i] - reduced[0]
+            d_exact, d_red = values[i] - values[0], reduced[i] - reduced[0]
             rel.append(abs(d_exact - d_red) / abs(d_red))
     assert max(rel) < 5 / math.sqrt(N)
 
@@ -66,12 +78,12 @@ def test_row_resolved_loss_matches_ridge_regression_under_the_mask():
     sample standard deviation, plus the O(V²/n) estimation error of the finite-P read-out."""
     L, V, P = 8, 4, 3000
     rng = np.random.default_rng(4)
-    G = model.causal_plane_matrix(L, np.linspace(0.1, 0.9, L - 1), 0.35)
-    Phi, Y = model.features_and_targets(G, rng.integers(0, V, (P, L)), V, "causal")
+    G = exact.causal_plane_matrix(L, np.linspace(0.1, 0.9, L - 1), 0.35)
+    Phi, Y = exact.features_and_targets(G, rng.integers(0, V, (P, L)), V, "causal")
     W = np.linalg.solve(np.eye(V) + Phi.T @ Phi, Phi.T @ Y).T
-    Phi_t, Y_t = model.features_and_targets(G, rng.integers(0, V, (4000, L)), V, "causal")
+    Phi_t, Y_t = exact.features_and_targets(G, rng.integers(0, V, (4000, L)), V, "causal")
     per_pos = ((Y_t - Phi_t @ W.T) ** 2).sum(axis=1)
-    op = model.order_parameters_of(G, "causal")
+    op = exact.order_parameters_of(G, "causal")
     n_ = P * (L - 1)
     predicted = float(model.mean_predictor_loss_rows(model.m, model.q, model.t, model.t2).subs(
         {model.m: op["m"], model.q: op["q"], model.t: op["t"], model.t2: op["t2"], model.n: n_, model.V: V, model.tau: 1.0}))
@@ -91,19 +103,20 @@ def test_causal_linear_prior_is_the_minimum_over_scores_and_bias():
     conv = CAUSAL.with_(sigma2=sigma2, s1=s1)
     kappa = conv.kappa(L)
     t_rows, c_ = np.linspace(0.1, 0.8, L - 1), 0.35
-    G = model.causal_plane_matrix(L, t_rows, c_)
+    G = exact.causal_plane_matrix(L, t_rows, c_)
     # A_l = G_l/κ − b 1_{≤l} on target rows; minimise Σ‖A_l‖²/(2σ²) + b²/(2 s1) over b
-    mask = model.causal_mask(L)[1:]
+    mask = exact.causal_mask(L)[1:]
     target = (G[1:] / kappa)[mask > 0]
     ones = np.ones_like(target)
     b = (ones @ target / sigma2) / (ones @ ones / sigma2 + 1 / s1)
-    exact = ((target - b) ** 2).sum() / (2 * sigma2) + b * b / (2 * s1)
-    p = api.causal_linear_parameters(1.0, L, 4, conv)
+    least = ((target - b) ** 2).sum() / (2 * sigma2) + b * b / (2 * s1)
+    p = _instance(L, convention=conv).row_resolved_values()
     ls = np.arange(2, L + 1, dtype=float)
     values = {model.sum_t2_l: (t_rows**2 / ls).sum(), model.sum_t_l: (t_rows / ls).sum(), model.sum_t: t_rows.sum(),
-              model.sum_t2: (t_rows**2).sum(), model.c: c_, model.T: p[2], model.harmonic: p[3], model.lam_a: p[5], model.w_b: p[6]}
+              model.sum_t2: (t_rows**2).sum(), model.c: c_, model.T: p["T"], model.harmonic: p["H_T"],
+              model.lam_a: p["lam_a"], model.w_b: p["w_b"]}
     prior = model.causal_linear_action().subs(model.n, 0).subs(values)
-    assert float(prior) == pytest.approx(exact, rel=1e-12)
+    assert float(prior) == pytest.approx(least, rel=1e-12)
 
 
 # -- linear attention ----------------------------------------------------------------------------------
@@ -115,8 +128,9 @@ def test_causal_linear_second_order_found_by_classifier():
     tr = api.threshold("linear", L, V, digits=20, convention=CAUSAL)
     assert tr.order == "second" and tr.exponent == pytest.approx(0.5) and tr.soft_mode == "uniform"
     zero = np.zeros(L - 1)
+    inst = _instance(L, V)
     for factor, sign in ((1 - 1e-6, 1), (1 + 1e-6, -1)):
-        hess = api.causal_linear_action_of(zero, 0.0, tr.n_star * factor, L, V, CAUSAL)[2]
+        hess = causal.row_resolved_action(inst, zero, 0.0, tr.n_star * factor)[2]
         assert np.sign(np.linalg.eigvalsh(hess)[0]) == sign
     dps = np.array([1e-4, 1e-3, 1e-2])
     ts = [api.solve("linear", L, V, tr.P_star * (1 + d), CAUSAL).global_minimum.c_uniform for d in dps]
@@ -135,17 +149,17 @@ def test_causal_linear_threshold_at_large_L_against_direct_sums():
 
     L = 8192
     tr = api.threshold("linear", L, 4, digits=30, convention=CAUSAL)
-    _, lam_mu_mp, _, K_mp = api.causal_stability_kernels(False)
+    _, lam_mu_mp, _, K_mp = kernels.causal_stability_kernels(False, False)
     signs = []
     with mpmath.workdps(60):
         for factor in (1 - mpmath.mpf("1e-20"), 1 + mpmath.mpf("1e-20")):
-            p = [mpmath.mpf(v) for v in api.causal_linear_parameters(mpmath.mpf(tr.P_star_digits) * factor, L, 4, CAUSAL)]
             ls = [mpmath.mpf(v) for v in range(2, L + 1)]
-            p[3] = mpmath.fsum(1 / v for v in ls)
-            lam, mu = lam_mu_mp(*p)
+            p = {**_instance(L).row_resolved_values(), "n": mpmath.mpf(tr.P_star_digits) * factor,
+                 "H_T": mpmath.fsum(1 / v for v in ls)}
+            lam, mu = kernels.bind(lam_mu_mp, p)()
             sums = [mpmath.fsum(1 / (v * (lam + mu * v)) for v in ls), mpmath.fsum(1 / (lam + mu * v) for v in ls),
                     mpmath.fsum(v / (lam + mu * v) for v in ls)]
-            signs.append(mpmath.sign(api._normalised_min_eigenvalue(K_mp(*sums, *p), mp=True)))
+            signs.append(mpmath.sign(normalised_min_eigenvalue_mp(kernels.bind(K_mp, p)(*sums))))
     assert signs == [1, -1]
     a = api.threshold("linear", 2**20, 4, digits=30, convention=CAUSAL)
     b = api.threshold("linear", 2**20, 4, digits=40, convention=CAUSAL)
@@ -166,8 +180,8 @@ def test_causal_mean_field_zero_data_minimum_is_the_causal_uniform_pattern():
     rel_err = float(np.max([(np.exp(lw - lw.max()) * e).sum() / np.exp(lw - lw.max()).sum()
                             for lw, e in zip(rows.log_weight, rows.relative_error)]))
     H = sum(1 / l for l in range(2, L + 1))
-    assert mn["m"] == pytest.approx(H / (L - 1), rel=3 * rel_err + 1e-5)
-    assert abs(mn["c"]) < 3 * rel_err + 1e-5
+    assert mn.m == pytest.approx(H / (L - 1), rel=3 * rel_err + 1e-5)
+    assert abs(mn.c) < 3 * rel_err + 1e-5
 
 
 def test_causal_mean_field_stationary_points_are_row_resolved_self_consistent():
@@ -178,10 +192,9 @@ def test_causal_mean_field_stationary_points_are_row_resolved_self_consistent():
     P = 70.0
     r = api.softmax_row_mean_field(L, V, P, CAUSAL, row_density="shortcut")
     n_, T_ = CAUSAL.n_of_P(P, L), L - 1
-    ker = api.softmax_data_kernel()
     s2 = CAUSAL.sigma2
     for point in r.minima + r.maxima:
-        _, dS_dm, dS_dq = np.asarray(ker(point["m"], point["q"], n_, V, 1.0, 1.0), float)
+        _, dS_dm, dS_dq = _data_terms(point.m, point.q, n_, V)
         h, g = -dS_dm / T_, -dS_dq / T_
         m_ref = 0.0
         for l_ in range(2, L + 1):
@@ -195,7 +208,7 @@ def test_causal_mean_field_stationary_points_are_row_resolved_self_consistent():
             lim = (centre - 12, 14)
             Z = integrate.quad(weight, *lim, epsabs=0, epsrel=1e-12, limit=200)[0]
             m_ref += integrate.quad(lambda x: expit(x) * weight(x), *lim, epsabs=0, epsrel=1e-12, limit=200)[0] / Z / T_
-        assert point["m"] == pytest.approx(m_ref, rel=1e-6)
+        assert point.m == pytest.approx(m_ref, rel=1e-6)
 
 
 def _shortcut_tilted_mean(l_, s2, h, g):
@@ -224,19 +237,19 @@ def test_dual_plane_scan_agrees_with_the_single_P_search_and_is_stationary():
     single minimum is stationary (h = −S_m/T and g = −S_q/T at the tilted moments, recomputed by adaptive quadrature;
     the grid's trapezoid rule is the only difference, tolerance 1e-3 of the fields)."""
     L, V = 64, 4
-    d = api.softmax_dual_mean_field(L, V, [1750.0, 2500.0], model.DEFAULT, "shortcut")
+    d = api.softmax_dual_mean_field(L, V, [1750.0, 2500.0], api.DEFAULT, "shortcut")
     assert d.status == "converged"
     inside, beyond = d.points
-    single = api.softmax_row_mean_field(L, V, 1750.0, model.DEFAULT, "shortcut").minima
-    assert inside["n_minima"] == 2 == len(single)
-    for a, b in zip(inside["minima"], single):
-        assert a["c"] == pytest.approx(b["c"], abs=1e-6)
-        assert a["free_energy"] == pytest.approx(b["free_energy"], abs=1e-6)
-    (mn,) = beyond["minima"]
-    Ea, Eq = _shortcut_tilted_mean(L, model.DEFAULT.sigma2, mn["h"], mn["g"])
-    _, dS_dm, dS_dq = np.asarray(api.softmax_data_kernel()(Ea, Eq, 2500.0, V, 1.0, 1.0), float)
-    assert abs(mn["h"] + dS_dm / L) < 1e-3 * mn["h"]
-    assert abs(mn["g"] + dS_dq / L) < 1e-3 * abs(mn["g"])
+    single = api.softmax_row_mean_field(L, V, 1750.0, api.DEFAULT, "shortcut").minima
+    assert inside.n_minima == 2 == len(single)
+    for a, b in zip(inside.minima, single):
+        assert a.c == pytest.approx(b.c, abs=1e-6)
+        assert a.free_energy == pytest.approx(b.free_energy, abs=1e-6)
+    (mn,) = beyond.minima
+    Ea, Eq = _shortcut_tilted_mean(L, api.DEFAULT.sigma2, mn.h, mn.g)
+    _, dS_dm, dS_dq = _data_terms(Ea, Eq, 2500.0, V)
+    assert abs(mn.h + dS_dm / L) < 1e-3 * mn.h
+    assert abs(mn.g + dS_dq / L) < 1e-3 * abs(mn.g)
 
 
 def test_causal_bad_input():
@@ -251,7 +264,7 @@ def test_causal_bad_input():
     with pytest.raises(ParameterError):
         api.scaling("softmax", 4, 8, 32, convention=CAUSAL)
     with pytest.raises(ParameterError):
-        sgld.CopyTaskConfig(L=8, V=4, attention="softmax", boundary="mask")
+        api.DEFAULT.with_(boundary="mask")
 
 
 # -- simulator -------------------------------------------------------------------------------------
@@ -260,24 +273,24 @@ def test_masked_network_error_from_statistics_equals_direct_sum(attention):
     """The masked network: G vanishes above the diagonal (softmax rows still sum to 1), and the squared error
     from sufficient statistics equals the direct sum over target rows 2..L."""
     L, V = 6, 3
-    cfg = sgld.CopyTaskConfig(L=L, V=V, attention=attention, boundary="causal")
+    cfg = net.CopyTaskConfig(L=L, V=V, attention=attention, boundary="causal")
     gen = torch.Generator().manual_seed(5)
-    tokens = sgld.sample_tokens(17, cfg, gen, "cpu")
-    st = sgld.statistics([tokens], V, boundary="causal").repeat(3)
-    params = sgld.initial_params(cfg, ["prior", "copy", "uniform"], gen, "cpu")
+    tokens = net.sample_tokens(17, cfg, gen, "cpu")
+    st = net.statistics([tokens], V, boundary="causal").repeat(3)
+    params = net.initial_params(cfg, ["prior", "copy", "uniform"], gen, "cpu")
     params["A"] = params["A"] + seeds.randn(params["A"].shape, gen, "cpu", torch.float64)
-    G = sgld.attention_matrix(params, cfg)
-    assert torch.all(G[:, ~sgld.causal_mask(L, "cpu")] == 0)
+    G = net.attention_matrix(params, cfg)
+    assert torch.all(G[:, ~net.causal_mask(L, "cpu")] == 0)
     if attention == "softmax":
         assert torch.allclose(G.sum(-1), torch.ones(3, L, dtype=torch.float64))
     X = torch.nn.functional.one_hot(tokens, V).double()
     Y = torch.roll(X, 1, dims=1)
     F = torch.einsum("kcv,klm,pmv->kplc", params["W"], G, X)
     direct = ((Y - F) ** 2)[:, :, 1:].sum((1, 2, 3))
-    assert torch.allclose(sgld.squared_error(G, params["W"], st), direct, rtol=1e-12, atol=1e-10)
+    assert torch.allclose(net.squared_error(G, params["W"], st), direct, rtol=1e-12, atol=1e-10)
     assert float(st.n_targets[0]) == 17 * (L - 1)
-    expected = model.order_parameters_of(G.numpy(), "causal")["c"]
-    assert np.allclose(sgld.copy_strength(G, "causal").numpy(), expected, rtol=1e-12, atol=1e-14)
+    expected = exact.order_parameters_of(G.numpy(), "causal")["c"]
+    assert np.allclose(net.copy_strength(G, "causal").numpy(), expected, rtol=1e-12, atol=1e-14)
 
 
 @pytest.mark.parametrize("P", [70.0, pytest.param(140.0, marks=pytest.mark.slow)])
@@ -286,9 +299,9 @@ def test_sgld_with_causal_mask_agrees_with_the_causal_row_mean_field(P):
     field (c = 0.278 at P = 70, 0.494 at 140; the same data without the mask's row dependence, drop-first,
     gives 0.112 and 0.420): copy strength and Gibbs test loss within error bars (batch means ⊕ the
     theory's finite-P error |value|/√N)."""
-    r = api.simulate("softmax", 8, 4, P, sampler="sgld", chains=4, steps=3000, seed=3, device="cpu", convention=CAUSAL)
-    assert r["status"] == "converged"
-    by_name = {c.name: c for c in r["comparisons"]}
+    r = api.simulate("softmax", 8, 4, P, algorithm="mala", trials=4, steps=3000, seed=3, device="cpu", convention=CAUSAL)
+    assert r.status == "converged"
+    by_name = {c.name: c for c in r.comparisons}
     assert by_name["c_copy"].agrees, by_name["c_copy"]
     assert by_name["test_loss"].agrees, by_name["test_loss"]
 
@@ -297,9 +310,9 @@ def test_sgld_with_causal_mask_agrees_with_the_causal_row_mean_field(P):
 def test_adam_with_causal_mask_reaches_the_row_resolved_joint_map():
     """Adam on the masked linear network (joint MAP over A, b, W) against the row-resolved Convention-A
     action with the read-out at its MAP: mean row sum and copy strength of the kept runs."""
-    r = api.simulate("linear", 8, 4, 1000.0, sampler="adam", chains=6, steps=3000, seed=3, device="cpu", convention=CAUSAL)
-    assert sum(c["kept"] for c in r["chains"]) >= 3
-    by_name = {c.name: c for c in r["comparisons"]}
+    r = api.simulate("linear", 8, 4, 1000.0, algorithm="adam", trials=6, steps=3000, seed=3, device="cpu", convention=CAUSAL)
+    assert sum(c.kept for c in r.chains) >= 3
+    by_name = {c.name: c for c in r.comparisons}
     assert by_name["c_copy"].agrees, by_name["c_copy"]
     assert by_name["c_uniform"].agrees, by_name["c_uniform"]
 
@@ -311,11 +324,11 @@ def test_causal_softmax_order_found_by_the_row_mean_field_classifier():
     no first-order transition; the global c rises continuously through the scan."""
     tr = api.threshold("softmax", 8, 4, convention=CAUSAL)
     assert tr.order == "none" and math.isnan(tr.P_star)
-    cs = [sp["c_global"] for sp in tr.details["scan"]]
-    assert all(sp["n_minima"] == 1 for sp in tr.details["scan"])
+    cs = [sp.c_global for sp in tr.scan]
+    assert all(sp.n_minima == 1 for sp in tr.scan)
     # non-decreasing: the refined scan shares some of its P values with the coarse one (equal c there)
     assert np.all(np.diff(cs) >= 0) and cs[0] < 0.1 < 0.5 < cs[-1]
-    assert tr.details["steepest_jump_per_step"] < 0.05
+    assert tr.steepest_jump_per_step < 0.05
 
 
 @pytest.mark.slow
@@ -324,13 +337,13 @@ def test_causal_softmax_has_no_first_order_transition_at_L128():
     mean field at every P of 0.3–3 × the drop-first homogeneous P* (10% steps, 12× finer at the steepest rise),
     c rising continuously; the same search finds the periodic window (positive control, L = 128, exact density)."""
     tr = api.threshold("softmax", 128, 4, convention=CAUSAL)
-    assert tr.order == "none" and tr.details["grid_status"] == "converged"
-    assert all(sp["n_minima"] == 1 for sp in tr.details["scan"])
-    cs = [sp["c_global"] for sp in tr.details["scan"]]
+    assert tr.order == "none" and tr.grid_status == "converged"
+    assert all(sp.n_minima == 1 for sp in tr.scan)
+    cs = [sp.c_global for sp in tr.scan]
     assert np.all(np.diff(cs) >= 0) and cs[0] < 0.05 and cs[-1] > 0.4
-    assert tr.details["steepest_jump_per_step"] < 0.06
-    periodic = api.softmax_dual_mean_field(128, 4, [4096.0, 4608.0], model.DEFAULT, "exact")
-    assert all(pt["n_minima"] == 2 for pt in periodic.points)
+    assert tr.steepest_jump_per_step < 0.06
+    periodic = api.softmax_dual_mean_field(128, 4, [4096.0, 4608.0], api.DEFAULT, "exact")
+    assert all(pt.n_minima == 2 for pt in periodic.points)
 
 
 def test_cli_accepts_the_causal_boundary():

@@ -14,9 +14,14 @@ from scipy.optimize import brentq
 
 from attnphase.api import copy_heads as api
 from attnphase.errors import ParameterError
-from attnphase.models import copy_heads as model
+from attnphase.models.copy_heads import causal, homogeneous
+from attnphase.models.copy_heads import symbolic as model
 
-CAUSAL_ENTROPY = model.DEFAULT.with_(boundary="causal", remainder="entropy")
+CAUSAL_ENTROPY = api.DEFAULT.with_(boundary="causal", remainder="entropy")
+
+
+def _instance(L, V, convention):
+    return api.CopyHeadsInstance.validated(attention="linear", L=L, V=V, convention=convention)
 
 
 def _target_entries(L):
@@ -62,10 +67,10 @@ def test_causal_remainder_minimum_at_the_symmetric_point(n_):
         return lam_a * T_ / 2 - D_r / rho + (V - 1) * tau_ * n_ / (2 * (1 + tau_ * n_ * rho / V))
 
     reference = math.exp(brentq(stationarity, -80, 20, xtol=1e-15, rtol=1e-15))
-    p = api.causal_linear_parameters(n_, L, V, conv)
-    assert float(api.causal_remainder_at_origin(p)) == pytest.approx(reference, rel=1e-12)
+    inst = _instance(L, V, conv)
+    assert float(causal.remainder_at_origin(inst, n_)) == pytest.approx(reference, rel=1e-12)
     with mpmath.workdps(40):
-        rho_mp = api.causal_remainder_at_origin(p, mp=True)
+        rho_mp = causal.remainder_at_origin(inst, mpmath.mpf(n_), mp=True)
         lam_mp, n_mp = mpmath.mpf(lam_a), mpmath.mpf(n_)
         residual = lam_mp * T_ / 2 - D_r / rho_mp + (V - 1) * tau_ * n_mp / (2 * (1 + tau_ * n_mp * rho_mp / V))
         assert abs(residual) < mpmath.mpf(10) ** -30 * lam_a * T_
@@ -98,10 +103,11 @@ def test_causal_entropy_transition_second_order_and_crossover():
     L, V = 16, 4
     tr = api.threshold("linear", L, V, digits=20, convention=CAUSAL_ENTROPY)
     assert tr.order == "second" and tr.exponent == pytest.approx(0.5) and tr.soft_mode == "uniform"
+    inst = _instance(L, V, CAUSAL_ENTROPY)
     for factor, sign in ((1 - 1e-6, 1), (1 + 1e-6, -1)):
         n_ = tr.n_star * factor
-        r0 = math.log(float(api.causal_remainder_at_origin(api.causal_linear_parameters(n_, L, V, CAUSAL_ENTROPY))))
-        _, grad, hess = api.causal_linear_action_of(np.zeros(L - 1), 0.0, n_, L, V, CAUSAL_ENTROPY, r0)
+        r0 = math.log(float(causal.remainder_at_origin(inst, n_)))
+        _, grad, hess = causal.row_resolved_action(inst, np.zeros(L - 1), 0.0, n_, r0)
         assert np.abs(grad).max() < 1e-10
         assert np.sign(np.linalg.eigvalsh(hess)[0]) == sign
     dps = np.array([1e-4, 1e-3, 1e-2])
@@ -131,24 +137,26 @@ def _quadrature_means(L, V, P, conv, box, points):
     """Means of (t, c, ρ) over exp(−S)·ρ (dρ = ρ dr) by a trapezoid grid in the Hessian eigen-coordinates of
     S around its minimum, ±box standard deviations, `points` per axis (independent of the Metropolis code)."""
     n_ = conv.n_of_P(P, L)
+    inst = _instance(L, V, conv)
     if conv.boundary == "causal":
         T_ = L - 1
         ls = np.arange(2, L + 1, dtype=float)
-        found, _ = api._causal_linear_minima(n_, L, V, conv)
-        local = lambda v: api.causal_linear_action_of(v[:T_], v[T_], n_, L, V, conv, v[T_ + 1])  # noqa: E731
-        ker, p = api.causal_linear_kernels(False, True), api.causal_linear_parameters(n_, L, V, conv)
+        found = causal.row_resolved_minima(inst, n_).points
+        local = lambda v: causal.row_resolved_action(inst, v[:T_], v[T_], n_, v[T_ + 1])  # noqa: E731
+        ker = inst.rows
 
         def action(X):
             t_rows = X[:, :T_]
-            S = ker.action((t_rows**2 / ls).sum(1), (t_rows / ls).sum(1), t_rows.sum(1), (t_rows**2).sum(1), X[:, T_], X[:, T_ + 1], *p)
+            S = ker.action((t_rows**2 / ls).sum(1), (t_rows / ls).sum(1), t_rows.sum(1), (t_rows**2).sum(1), X[:, T_],
+                           X[:, T_ + 1], n_)
             return np.asarray(S, float), t_rows.mean(1), X[:, T_]
     else:
-        found, _ = api._linear_minima(n_, L, V, conv)
-        ker, p = api.linear_kernels("entropy"), api.linear_parameters(n_, L, V, conv)
-        local = lambda v: (float(ker.action(*v, *p)), None, np.asarray(ker.hess(*v, *p), float))  # noqa: E731
+        found = homogeneous.linear_minima(inst, n_).points
+        ker = inst.reduced
+        local = lambda v: (float(ker.action(*v, n_)), None, np.asarray(ker.hessian(*v, n_), float))  # noqa: E731
 
         def action(X):
-            return np.asarray(ker.action(*X.T, *p), float), X[:, 0], X[:, 1]
+            return np.asarray(ker.action(*X.T, n_), float), X[:, 0], X[:, 1]
 
     best = min(found, key=lambda v: local(v)[0])
     S0, _, H = local(best)
@@ -169,7 +177,7 @@ def test_posterior_means_of_the_reduced_action_against_quadrature(boundary, L, P
     """`linear_posterior_means` (random-walk Metropolis on exp(−S)) against direct quadrature of the same
     integral; tolerance 4 standard errors over walkers plus the quadrature error (two grids' difference).
     The saddle values of t and ρ lie outside it (the fluctuation shift is resolved)."""
-    conv = model.DEFAULT.with_(boundary=boundary, remainder="entropy")
+    conv = api.DEFAULT.with_(boundary=boundary, remainder="entropy")
     fine, coarse = (_quadrature_means(L, 4, P, conv, box, pts) for box, pts in grids)
     r = api.linear_posterior_means(L, 4, P, conv, walkers=256, steps=3000, seed=1)
     assert r.status == "converged"
@@ -188,12 +196,12 @@ def test_causal_entropy_bad_input():
     with pytest.raises(ParameterError):
         api.linear_posterior_means(2, 4, 100.0, CAUSAL_ENTROPY)
     with pytest.raises(ParameterError):
-        model.DEFAULT.with_(row_sums="per-token")
+        api.DEFAULT.with_(row_sums="per-token")
 
 
 # -- periodic / drop-first with one row sum per row (row_sums="per-row") ------------------------------------
 def _per_row(boundary):
-    return model.DEFAULT.with_(boundary=boundary, remainder="entropy", row_sums="per-row")
+    return api.DEFAULT.with_(boundary=boundary, remainder="entropy", row_sums="per-row")
 
 
 def _previous_column(L, boundary):
@@ -221,8 +229,8 @@ def test_per_row_remainder_is_isotropic_and_prior_is_least_squares(boundary):
     copy_direction = (copy_direction - 1.0 / L).ravel()
     _, sv, vt = np.linalg.svd(np.vstack([row_sums, copy_direction]))
     basis = vt[int(np.sum(sv > 1e-12)):].T
-    p = api.causal_linear_parameters(1.0, L, 4, conv)
-    assert basis.shape[1] == T_ * (L - 1) - 1 == 2 * p[8] + 2
+    p = _instance(L, 4, conv).row_resolved_values()
+    assert basis.shape[1] == T_ * (L - 1) - 1 == 2 * p["D_r"] + 2
     lam_a = 1.0 / (kappa**2 * sigma2)
     assert np.allclose(basis.T @ precision @ basis, lam_a * np.eye(basis.shape[1]), rtol=1e-10, atol=1e-8 * lam_a)
     assert np.abs(basis.T @ precision @ np.vstack([row_sums, copy_direction]).T).max() < 1e-8 * lam_a
@@ -230,11 +238,12 @@ def test_per_row_remainder_is_isotropic_and_prior_is_least_squares(boundary):
     G = t_rows[:, None] / L + c_ * copy_direction.reshape(T_, L)
     target = (G / kappa).ravel()
     b = (target.sum() / sigma2) / (N / sigma2 + 1 / s1)
-    exact = ((target - b) ** 2).sum() / (2 * sigma2) + b * b / (2 * s1)
-    ls = api.row_lengths(L, conv)
+    least = ((target - b) ** 2).sum() / (2 * sigma2) + b * b / (2 * s1)
+    ls = causal.row_lengths(_instance(L, 4, conv))
     values = {model.sum_t2_l: (t_rows**2 / ls).sum(), model.sum_t_l: (t_rows / ls).sum(), model.sum_t: t_rows.sum(),
-              model.sum_t2: (t_rows**2).sum(), model.c: c_, model.T: p[2], model.harmonic: p[3], model.lam_a: p[5], model.w_b: p[6]}
-    assert float(model.causal_linear_action().subs(model.n, 0).subs(values)) == pytest.approx(exact, rel=1e-12)
+              model.sum_t2: (t_rows**2).sum(), model.c: c_, model.T: p["T"], model.harmonic: p["H_T"],
+              model.lam_a: p["lam_a"], model.w_b: p["w_b"]}
+    assert float(model.causal_linear_action().subs(model.n, 0).subs(values)) == pytest.approx(least, rel=1e-12)
 
 
 @pytest.mark.parametrize("boundary", ["periodic", "drop-first"])
@@ -244,15 +253,16 @@ def test_per_row_action_with_equal_row_sums_is_the_shared_action(boundary):
     row-resolved minimiser finds equal row sums, at the shared minimum (Convention A at P = 1000: no row-sum spread at
     the saddle point)."""
     L, V = 8, 4
-    shared = model.DEFAULT.with_(boundary=boundary)
+    shared = api.DEFAULT.with_(boundary=boundary)
     per_row = shared.with_(row_sums="per-row")
-    ker = api.linear_kernels("map")
+    ker = _instance(L, V, shared).reduced
+    rows = _instance(L, V, per_row)
     T_ = shared.targets(L)
     for n_, t, c in ((30.0, 0.1, -0.3), (200.0, 0.3, 0.2), (1e4, 0.5, 0.4)):
-        S_rows = api.causal_linear_action_of(np.full(T_, t), c, n_, L, V, per_row)[0]
-        assert S_rows == pytest.approx(float(ker.action(t, c, *api.linear_parameters(n_, L, V, shared))), rel=1e-12)
-    found, _ = api._causal_linear_minima(1000.0, L, V, per_row)
-    best = min(found, key=lambda v: api.causal_linear_action_of(v[:T_], v[T_], 1000.0, L, V, per_row)[0])
+        S_rows = causal.row_resolved_action(rows, np.full(T_, t), c, n_)[0]
+        assert S_rows == pytest.approx(float(ker.action(t, c, n_)), rel=1e-12)
+    found = causal.row_resolved_minima(rows, 1000.0).points
+    best = min(found, key=lambda v: causal.row_resolved_action(rows, v[:T_], v[T_], 1000.0)[0])
     ref = api.solve("linear", L, V, 1000.0, shared).global_minimum
     assert np.ptp(best[:T_]) < 1e-6
     assert best[:T_].mean() == pytest.approx(ref.c_uniform, rel=1e-6) and best[T_] == pytest.approx(ref.c_copy, rel=1e-6)
@@ -265,10 +275,10 @@ def test_mala_of_the_periodic_linear_network_realises_the_per_row_entropy_conven
     slowly) against the posterior means of the row-resolved remainder-entropy action (`row_sums="per-row"`): mean row
     sum, copy strength, remainder norm (measured from the shared plane, so it holds the row-sum spread) and Gibbs test
     loss agree within 3σ (batch means ⊕ finite-P error |value|/√N ⊕ Monte Carlo). Measured: z ≤ 1.3 for all twelve."""
-    r = api.simulate("linear", 8, 4, P, sampler="sgld", chains=4, steps=steps, seed=3, device="cpu",
+    r = api.simulate("linear", 8, 4, P, algorithm="mala", trials=4, steps=steps, seed=3, device="cpu",
                      convention=_per_row("periodic"), fluctuations=True)
-    assert r["status"] == "converged"
-    by_name = {c.name: c for c in r["comparisons"]}
+    assert r.status == "converged"
+    by_name = {c.name: c for c in r.comparisons}
     for name in ("c_uniform", "c_copy", "rho", "test_loss"):
         assert by_name[name].agrees, by_name[name]
 
@@ -280,10 +290,10 @@ def test_mala_of_the_masked_linear_network_realises_the_remainder_entropy_conven
     theory with the order parameters' fluctuations (`linear_posterior_means`): mean row sum, copy strength,
     remainder norm and Gibbs test loss agree within 3σ (batch means ⊕ finite-P error |value|/√N ⊕ Monte
     Carlo); Convention A (the saddle point with ρ = 0) is excluded by the remainder norm."""
-    r = api.simulate("linear", 8, 4, P, sampler="sgld", chains=4, steps=6000, seed=3, device="cpu", convention=CAUSAL_ENTROPY,
-                     fluctuations=True)
-    assert r["status"] == "converged"
-    by_name = {c.name: c for c in r["comparisons"]}
+    r = api.simulate("linear", 8, 4, P, algorithm="mala", trials=4, steps=6000, seed=3, device="cpu",
+                     convention=CAUSAL_ENTROPY, fluctuations=True)
+    assert r.status == "converged"
+    by_name = {c.name: c for c in r.comparisons}
     for name in ("c_uniform", "c_copy", "rho", "test_loss"):
         assert by_name[name].agrees, by_name[name]
     rho = by_name["rho"]

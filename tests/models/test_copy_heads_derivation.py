@@ -4,7 +4,7 @@ import mpmath
 import sympy
 
 from attnphase.api import copy_heads as api
-from attnphase.models import copy_heads as ch
+from attnphase.models.copy_heads import symbolic as ch
 from attnphase.numeric.scaling import fit_power_law
 
 

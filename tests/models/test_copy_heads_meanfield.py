@@ -11,7 +11,12 @@ from scipy.special import expit
 
 from attnphase.api import copy_heads as api
 from attnphase.errors import ParameterError
-from attnphase.models import copy_heads as model
+from attnphase.models.copy_heads import kernels
+
+
+def _data_terms(m, q, n, V, tau=1.0, ld=1.0):
+    """(S_data, ∂S/∂m, ∂S/∂q) of the softmax data term (t = 1)."""
+    return np.asarray(kernels.softmax_data_kernel().call(m=m, q=q, n=n, V=V, tau=tau, ld=ld), float)
 
 
 def test_mean_field_minimum_is_the_prior_mean_without_data():
@@ -22,10 +27,10 @@ def test_mean_field_minimum_is_the_prior_mean_without_data():
     L = 16
     r = api.softmax_row_mean_field(L, 4, 1e-6)
     (mn,) = r.minima
-    table = api.row_table(L, model.DEFAULT.sigma2, "exact")
+    table = api.row_table(L, api.DEFAULT.sigma2, "exact")
     w = np.exp(table.log_weight - table.log_weight.max())
     rel_err = float((w * table.relative_error).sum() / w.sum())
-    assert mn["m"] == pytest.approx(1 / L, rel=3 * rel_err + 1e-5)
+    assert mn.m == pytest.approx(1 / L, rel=3 * rel_err + 1e-5)
 
 
 @pytest.mark.parametrize("factor", [0.9, 1.3])
@@ -34,15 +39,14 @@ def test_mean_field_stationary_points_are_self_consistent(factor):
     fields h = −(1/T)∂S/∂m, g = −(1/T)∂S/∂q: recomputed here by adaptive quadrature (scipy.quad) of the
     closed-form shortcut density, independent of the code's grid and of its path parametrisation."""
     L, V = 32, 4
-    conv = model.DEFAULT
+    conv = api.DEFAULT
     P = factor * api.threshold("softmax", L, V, digits=6).P_star
     r = api.softmax_row_mean_field(L, V, P, row_density="shortcut")
     n_, T_ = conv.n_of_P(P, L), conv.targets(L)
     k = math.exp(conv.sigma2)
     centre = -math.log(L - 1) - conv.sigma2 / 2
-    ker = api.softmax_data_kernel()
     for point in r.minima + r.maxima:
-        _, dS_dm, dS_dq = np.asarray(ker(point["m"], point["q"], n_, V, conv.tau(V), 1.0), float)
+        _, dS_dm, dS_dq = _data_terms(point.m, point.q, n_, V, conv.tau(V))
         h, g = -dS_dm / T_, -dS_dq / T_
 
         def weight(x):
@@ -54,14 +58,14 @@ def test_mean_field_stationary_points_are_self_consistent(factor):
         Z = integrate.quad(weight, *lim, epsabs=0, epsrel=1e-12, limit=200)[0]
         m_ref = integrate.quad(lambda x: expit(x) * weight(x), *lim, epsabs=0, epsrel=1e-12, limit=200)[0] / Z
         # grid quadrature (600 points, trapezoid on a smooth integrand) and the bisection for g: ~1e-7
-        assert point["m"] == pytest.approx(m_ref, rel=1e-6)
+        assert point.m == pytest.approx(m_ref, rel=1e-6)
 
 
 def _brute_force_dual_plane(x, log_p, q_of_a, L, V, P, h_max, g_min, n=250):
     """F̃(h, g) = T(h m + g q − Λ) + S_data(m, q) on an n × n grid of the tilts, by plain trapezoid sums over the
     logit grid x (weights e^{log_p}): every value is a value of F, so the global minimum lies at or below the grid's
     smallest value (up to the quadrature). Returns (smallest value, m there)."""
-    conv = model.DEFAULT
+    conv = api.DEFAULT
     T_, n_ = conv.targets(L), conv.n_of_P(P, L)
     a = expit(x)
     q = q_of_a(a)
@@ -74,7 +78,7 @@ def _brute_force_dual_plane(x, log_p, q_of_a, L, V, P, h_max, g_min, n=250):
         Z = w.sum(axis=1)
         lam = top[:, 0] + np.log(Z)
         m_, q_ = (w @ a) / Z, (w @ q) / Z
-        S = np.asarray(api.softmax_data_kernel()(m_, q_, n_, V, conv.tau(V), conv.log_det_weight))[..., 0]
+        S = _data_terms(m_, q_, n_, V, conv.tau(V), conv.log_det_weight)[..., 0]
         F = T_ * (h * m_ + gs * q_ - lam) + S
         k = int(np.argmin(F))
         if F[k] < best:
@@ -91,7 +95,7 @@ def test_periodic_copy_minimum_is_the_global_stationary_point():
     Tolerances: 1e-6 relative in m (the code's 600-point trapezoid against quad); 0.05 in F (the two quadratures
     differ by < 1e-6 relative of |F| ≈ 300); 0.01 in c (the brute-force grid spacing, ≈ 0.6 in h, moves m by ≈ 0.005)."""
     L, V, P = 64, 4, 2000.0
-    conv = model.DEFAULT
+    conv = api.DEFAULT
     s2 = conv.sigma2
     k = math.exp(s2)
     centre = -math.log(L - 1) - s2 / 2
@@ -102,7 +106,7 @@ def test_periodic_copy_minimum_is_the_global_stationary_point():
         return a * a + k * (1 - a) ** 2 / (L - 1)
 
     for point in r.minima + r.maxima:
-        _, dS_dm, dS_dq = np.asarray(api.softmax_data_kernel()(point["m"], point["q"], n_, V, conv.tau(V), 1.0), float)
+        _, dS_dm, dS_dq = _data_terms(point.m, point.q, n_, V, conv.tau(V))
         h, g = -dS_dm / T_, -dS_dq / T_
 
         def weight(x):
@@ -112,15 +116,15 @@ def test_periodic_copy_minimum_is_the_global_stationary_point():
         Z = integrate.quad(weight, *lim, epsabs=0, epsrel=1e-12, limit=400)[0]
         m_ref = integrate.quad(lambda x: expit(x) * weight(x), *lim, epsabs=0, epsrel=1e-12, limit=400)[0] / Z
         q_ref = integrate.quad(lambda x: q_of_a(expit(x)) * weight(x), *lim, epsabs=0, epsrel=1e-12, limit=400)[0] / Z
-        assert point["m"] == pytest.approx(m_ref, rel=1e-6)
-        assert point["q"] == pytest.approx(q_ref, rel=1e-6)
-    best = min(r.minima, key=lambda mn: mn["free_energy"])
+        assert point.m == pytest.approx(m_ref, rel=1e-6)
+        assert point.q == pytest.approx(q_ref, rel=1e-6)
+    best = min(r.minima, key=lambda mn: mn.free_energy)
     x = np.linspace(centre - 12, 16, 1000)
     log_p = -((x - centre) ** 2) / (2 * s2) - 0.5 * math.log(2 * math.pi * s2) + math.log(x[1] - x[0])
     F_grid, m_grid = _brute_force_dual_plane(x, log_p, q_of_a, L, V, P, h_max=150.0, g_min=-200.0)
-    assert best["free_energy"] <= F_grid + 0.05
-    assert float(api.row_set(L, conv, "shortcut").copy_strength(m_grid)) == pytest.approx(best["c"], abs=0.01)
-    assert best["c"] == pytest.approx(0.2618, abs=0.01)  # the old one-root path: 0.2315, 2.7 units higher
+    assert best.free_energy <= F_grid + 0.05
+    assert float(api.row_set(L, conv, "shortcut").copy_strength(m_grid)) == pytest.approx(best.c, abs=0.01)
+    assert best.c == pytest.approx(0.2618, abs=0.01)  # the old one-root path: 0.2315, 2.7 units higher
 
 
 def test_periodic_exact_density_copy_minimum_at_L64():
@@ -129,15 +133,15 @@ def test_periodic_exact_density_copy_minimum_at_L64():
     search) has no value below the reported minimum, and its argmin has the same c (≈ 0.261)."""
     L, V, P = 64, 4, 2000.0
     r = api.softmax_row_mean_field(L, V, P)
-    best = min(r.minima, key=lambda mn: mn["free_energy"])
-    table = api.row_table(L, model.DEFAULT.sigma2, "exact")
+    best = min(r.minima, key=lambda mn: mn.free_energy)
+    table = api.row_table(L, api.DEFAULT.sigma2, "exact")
     k = table.participation
     F_grid, m_grid = _brute_force_dual_plane(table.x, table.log_weight, lambda a: a * a + k * (1 - a) ** 2 / (L - 1), L, V, P,
                                              h_max=150.0, g_min=-200.0)
-    assert best["free_energy"] <= F_grid + 1e-6 * abs(F_grid)
+    assert best.free_energy <= F_grid + 1e-6 * abs(F_grid)
     c_grid = (L * m_grid - 1) / (L - 1)
-    assert c_grid == pytest.approx(best["c"], abs=0.01)
-    assert best["c"] == pytest.approx(0.261, abs=0.005) and best["free_energy"] < -317
+    assert c_grid == pytest.approx(best.c, abs=0.01)
+    assert best.c == pytest.approx(0.261, abs=0.005) and best.free_energy < -317
 
 
 def test_periodic_barrier_is_the_mountain_pass():
@@ -148,9 +152,9 @@ def test_periodic_barrier_is_the_mountain_pass():
     from scipy import ndimage
 
     L, V, P = 64, 4, 1600.0
-    conv = model.DEFAULT
+    conv = api.DEFAULT
     r = api.softmax_row_mean_field(L, V, P)
-    assert len(r.minima) == 2 and r.maxima[0]["resolved"]
+    assert len(r.minima) == 2 and r.maxima[0].resolved
     (top,) = r.maxima
     table = api.row_table(L, conv.sigma2, "exact")
     T_, n_ = conv.targets(L), conv.n_of_P(P, L)
@@ -163,13 +167,13 @@ def test_periodic_barrier_is_the_mountain_pass():
         w = np.exp(e - top_e)
         Z = w.sum(axis=1)
         m_, q_ = (w @ a) / Z, (w @ q) / Z
-        S = np.asarray(api.softmax_data_kernel()(m_, q_, n_, V, conv.tau(V), conv.log_det_weight))[..., 0]
+        S = _data_terms(m_, q_, n_, V, conv.tau(V), conv.log_det_weight)[..., 0]
         F[i] = T_ * (h * m_ + gs * q_ - (top_e[:, 0] + np.log(Z))) + S
-    cells = [(int(np.argmin(abs(hs - mn["h"]))), int(np.argmin(abs(gs - mn["g"])))) for mn in r.minima]
+    cells = [(int(np.argmin(abs(hs - mn.h))), int(np.argmin(abs(gs - mn.g)))) for mn in r.minima]
     for shift, joined in ((-0.2, False), (0.2, True)):
-        labels, _ = ndimage.label(F <= top["free_energy"] + shift, np.ones((3, 3), bool))
+        labels, _ = ndimage.label(F <= top.free_energy + shift, np.ones((3, 3), bool))
         assert (labels[cells[0]] != 0 and labels[cells[0]] == labels[cells[1]]) == joined
-    assert r.barriers[0]["from_uniform_side"] == pytest.approx(top["free_energy"] - r.minima[0]["free_energy"])
+    assert r.barriers[0].from_uniform_side == pytest.approx(top.free_energy - r.minima[0].free_energy)
 
 
 def test_mean_field_bad_input():
@@ -200,12 +204,12 @@ def test_periodic_window_ends_and_coexistence_are_what_they_claim():
     minima are equally deep: to 1e-4, far below the 0.2 barrier between them (brentq stops at 1e-8
     relative in P, where the depth difference moves by much less)."""
     window = api.softmax_mean_field_window(32, 4, factors=np.geomspace(0.6, 2.5, 17))
-    lo, hi = window["window"]
-    step = window["window_resolution"]
+    lo, hi = window.window
+    step = window.window_resolution
     assert len(api.softmax_row_mean_field(32, 4, lo).minima) == 2
     assert len(api.softmax_row_mean_field(32, 4, hi).minima) == 2
     assert len(api.softmax_row_mean_field(32, 4, lo / (1 + 2 * step)).minima) == 1
     assert len(api.softmax_row_mean_field(32, 4, hi * (1 + 2 * step)).minima) == 1
-    at = api.softmax_row_mean_field(32, 4, window["P_coexistence"]).minima
-    assert len(at) == 2 and abs(at[-1]["free_energy"] - at[0]["free_energy"]) < 1e-4
-    assert lo < window["P_coexistence"] < hi
+    at = api.softmax_row_mean_field(32, 4, window.P_coexistence).minima
+    assert len(at) == 2 and abs(at[-1].free_energy - at[0].free_energy) < 1e-4
+    assert lo < window.P_coexistence < hi

@@ -10,9 +10,9 @@ import pytest
 from scipy.special import logsumexp, softmax
 
 from attnphase.api import copy_heads as api
-from attnphase.models import copy_heads as model
+from attnphase.models.copy_heads import exact, kernels, row_tables
 
-SIGMA2 = model.DEFAULT.sigma2
+SIGMA2 = api.DEFAULT.sigma2
 
 
 def test_joint_row_table_marginal_is_the_logit_density():
@@ -58,8 +58,8 @@ def test_joint_row_table_matches_direct_sampling_of_softmax_rows(h, g):
     ref, err = est.mean(0), est.std(0, ddof=1) / math.sqrt(len(est))
     results = {}
     for density in ("joint", "exact"):
-        table = api.row_set(L, model.DEFAULT, density)
-        lam, m_, q_, sobol_rel = (float(v[0]) for v in api._tilted_moments(table, np.array([h]), np.array([g])))
+        table = api.row_set(L, api.DEFAULT, density)
+        lam, m_, q_, sobol_rel = (float(v[0]) for v in row_tables.tilted_row_moments(table, np.array([h]), np.array([g])))
         results[density] = (m_, q_, lam, sobol_rel)
     m_j, q_j, lam_j, rel_j = results["joint"]
     assert abs(m_j - ref[0]) <= 4 * err[0] + 2 * rel_j * m_j
@@ -82,12 +82,12 @@ def test_row_posterior_mean_without_data_is_the_prior_mean():
     r = api.softmax_row_posterior_means(L, 4, 1e-6)
     (well,) = r.wells
     assert r.status == "converged"
-    assert abs(well["c_mean"]) <= well["c_sd"] / L + 3 * well["error"]
-    table = api.row_set(L, model.DEFAULT, "joint")
-    sobol_rel = float(api._tilted_moments(table, np.array([0.0]), np.array([0.0]))[3][0])
+    assert abs(well.c_mean) <= well.c_sd / L + 3 * well.error
+    table = api.row_set(L, api.DEFAULT, "joint")
+    sobol_rel = float(row_tables.tilted_row_moments(table, np.array([0.0]), np.array([0.0]))[3][0])
     _, q = _direct_rows(L, 2**18, seed=2)
     q_ref, q_err = q.mean(), q.std() / math.sqrt(len(q))
-    assert abs(well["q_mean"] - q_ref) <= 4 * q_err + 2 * sobol_rel * q_ref
+    assert abs(well.q_mean - q_ref) <= 4 * q_err + 2 * sobol_rel * q_ref
 
 
 def test_row_model_sampling_agrees_with_the_joint_row_mean_field():
@@ -97,16 +97,16 @@ def test_row_model_sampling_agrees_with_the_joint_row_mean_field():
     The mean-participation row mean field ("exact") lies further away than twice that (measured: 0.471 against
     0.451 ± 0.001)."""
     L, V, P = 16, 4, 600.0
-    sampled = api.simulate_row_model(L, V, P, chains=8, steps=2000, seed=3, device="cpu")
-    assert sampled["status"] == "converged"
+    sampled = api.simulate_row_model(L, V, P, trials=8, steps=2000, seed=3, device="cpu")
+    assert sampled.status == "converged"
     theory = api.softmax_row_posterior_means(L, V, P, row_density="joint")
     (well,) = theory.wells
-    tolerance = 4 * sampled["c_err"] + 3 * well["error"] + abs(well["c_mean"] - well["c_mode"]) / L
-    assert abs(sampled["c"] - well["c_mean"]) <= tolerance, (sampled["c"], sampled["c_err"], well)
-    q_tolerance = 4 * sampled["q_err"] + abs(well["q_mean"] - well["q_mode"]) / L
-    assert abs(sampled["q"] - well["q_mean"]) <= q_tolerance, (sampled, well)
+    tolerance = 4 * sampled.c_err + 3 * well.error + abs(well.c_mean - well.c_mode) / L
+    assert abs(sampled.c - well.c_mean) <= tolerance, (sampled.c, sampled.c_err, well)
+    q_tolerance = 4 * sampled.q_err + abs(well.q_mean - well.q_mode) / L
+    assert abs(sampled.q - well.q_mean) <= q_tolerance, (sampled, well)
     (old,) = api.softmax_row_mean_field(L, V, P, row_density="exact").minima
-    assert abs(sampled["c"] - old["c"]) > 2 * tolerance
+    assert abs(sampled.c - old.c) > 2 * tolerance
 
 
 @pytest.mark.slow
@@ -120,14 +120,14 @@ def test_sampled_network_at_L32_follows_the_corrected_row_mean_field():
     / −0.005 ± 0.003 at 1280, +0.002 ± 0.001 / +0.003 ± 0.001 at 1920."""
     L, V = 32, 4
     r = api.simulate_hysteresis(L, V, [1280.0, 1920.0], data_sets=6, steps=3000, seed=11, device="cpu")
-    for pt in r["points"]:
-        (well,) = api.softmax_finite_data_correction(L, V, pt["P"]).wells
-        (old,) = api.softmax_row_mean_field(L, V, pt["P"], row_density="exact").minima
-        finite_P = abs(well["c_corrected"]) / math.sqrt(pt["P"])
+    for pt in r.points:
+        (well,) = api.softmax_finite_data_correction(L, V, pt.P).wells
+        (old,) = api.softmax_row_mean_field(L, V, pt.P, row_density="exact").minima
+        finite_P = abs(well.c_corrected) / math.sqrt(pt.P)
         for start in ("uniform_start", "copy_start"):
-            c, err = pt[start]["c"], pt[start]["c_err"]
-            assert abs(c - well["c_corrected"]) <= 4 * err + finite_P, (pt["P"], start, c, err, well)
-            assert abs(c - old["c"]) > 4 * err + finite_P, (pt["P"], start, c, err, old["c"])
+            c, err = getattr(pt, start).c, getattr(pt, start).c_err
+            assert abs(c - well.c_corrected) <= 4 * err + finite_P, (pt.P, start, c, err, well)
+            assert abs(c - old.c) > 4 * err + finite_P, (pt.P, start, c, err, old.c)
 
 
 def _action_of_statistics(M, B, V, beta, tau):
@@ -138,7 +138,7 @@ def _action_of_statistics(M, B, V, beta, tau):
 
 def _softmax_rows(L, seed, copy_score=2.0):
     rng = np.random.default_rng(seed)
-    A = rng.standard_normal((L, L)) + copy_score * model.shift_matrix(L)
+    A = rng.standard_normal((L, L)) + copy_score * exact.shift_matrix(L)
     return softmax(A, axis=1)
 
 
@@ -150,17 +150,18 @@ def test_finite_data_fields_are_the_derivative_of_the_exact_action():
     L, V, n_seq, beta, tau = 8, 4, 30, 1.0, 1.0
     G = _softmax_rows(L, seed=4)
     tokens = np.random.default_rng(5).integers(0, V, (n_seq, L))
-    Phi, Y = model.features_and_targets(G, tokens, V)
+    Phi, Y = exact.features_and_targets(G, tokens, V)
     M, B = Phi.T @ Phi, Phi.T @ Y
     N = Phi.shape[0]
-    op = model.order_parameters_of(G)
+    op = exact.order_parameters_of(G)
     Pi, J = np.eye(V) - np.ones((V, V)) / V, np.ones((V, V))
     M_bar, B_bar = N * (op["q"] * Pi / V + J / V**2), N * (op["m"] * Pi / V + J / V**2)
     dM, dB = M - M_bar, B - B_bar
     s = 1e-4
     derivative = (_action_of_statistics(M_bar + s * dM, B_bar + s * dB, V, beta, tau)
                   - _action_of_statistics(M_bar - s * dM, B_bar - s * dB, V, beta, tau)) / (2 * s)
-    eta_B, kappa = (float(v) for v in api._finite_data_kernel()(op["m"], op["q"], beta * N, V, tau, 1.0, beta))
+    eta_B, kappa = (float(v) for v in kernels.finite_data_kernel().call(m=op["m"], q=op["q"], n=beta * N, V=V, tau=tau,
+                                                                         ld=1.0, beta_t=beta))
     predicted = kappa * np.trace(Pi @ dM) - eta_B * np.trace(Pi @ dB)
     assert derivative == pytest.approx(predicted, rel=1e-6, abs=1e-8 * abs(kappa * np.trace(Pi @ M)))
     zeta = (tokens[:, :, None] == tokens[:, None, :]).sum(0) - n_seq / V  # ζ_ij over positions i, j
@@ -178,14 +179,15 @@ def test_first_order_move_has_the_variance_of_the_pair_counts():
     variance's relative error is √(2/2999); tolerance 4 of them."""
     L, V, n_seq, n_sets = 8, 4, 12, 3000
     G = _softmax_rows(L, seed=6)
-    op = model.order_parameters_of(G)
+    op = exact.order_parameters_of(G)
     N = n_seq * L
-    eta_B, kappa = (float(v) for v in api._finite_data_kernel()(op["m"], op["q"], float(N), V, 1.0, 1.0, 1.0))
+    eta_B, kappa = (float(v) for v in kernels.finite_data_kernel().call(m=op["m"], q=op["q"], n=float(N), V=V, tau=1.0,
+                                                                         ld=1.0, beta_t=1.0))
     Pi = np.eye(V) - np.ones((V, V)) / V
     rng = np.random.default_rng(7)
     values = []
     for _ in range(n_sets):
-        Phi, Y = model.features_and_targets(G, rng.integers(0, V, (n_seq, L)), V)
+        Phi, Y = exact.features_and_targets(G, rng.integers(0, V, (n_seq, L)), V)
         values.append(kappa * np.trace(Pi @ Phi.T @ Phi) - eta_B * np.trace(Pi @ Phi.T @ Y))
     S_prev = np.roll(np.eye(L), -1, axis=1)  # S[l, l−1] = 1
     B_coef = G.T @ S_prev  # B_coef[i, j] = G[j+1, i] (row j+1 = the row whose previous position is j)
@@ -203,11 +205,11 @@ def test_finite_data_correction_pulls_the_copy_strength_down():
         r = api.softmax_finite_data_correction(16, 4, P)
         (well,) = r.wells
         assert r.status == "converged"
-        assert well["delta_F"] < 0 and well["shift"] < 0
-        shifts.append(well["shift"])
+        assert well.delta_F < 0 and well.shift < 0
+        shifts.append(well.shift)
     assert shifts[0] < shifts[1]
     (well,) = api.softmax_finite_data_correction(16, 4, 1e-3).wells
-    assert abs(well["delta_F"]) < 1e-5 and abs(well["shift"]) < 1e-6
+    assert abs(well.delta_F) < 1e-5 and abs(well.shift) < 1e-6
 
 
 @pytest.mark.slow
@@ -221,12 +223,12 @@ def test_sampled_network_at_L128_follows_the_corrected_row_mean_field():
     L, V, P = 128, 4, 4096.0
     r = api.simulate_hysteresis(L, V, [P], data_sets=4, steps=4000, burn_in=1000, seed=22, device="cpu",
                                 read_out_start="conditional")
-    (pt,) = r["points"]
-    uniform_well, copy_well = api.softmax_finite_data_correction(L, V, pt["P"]).wells
-    (_, old) = api.softmax_row_mean_field(L, V, pt["P"], row_density="exact").minima
+    (pt,) = r.points
+    uniform_well, copy_well = api.softmax_finite_data_correction(L, V, pt.P).wells
+    (_, old) = api.softmax_row_mean_field(L, V, pt.P, row_density="exact").minima
     for start, well in (("uniform_start", uniform_well), ("copy_start", copy_well)):
-        c, err = pt[start]["c"], pt[start]["c_err"]
-        tolerance = 4 * err + abs(well["c_corrected"]) / math.sqrt(pt["P"])
-        assert abs(c - well["c_corrected"]) <= tolerance, (start, c, err, well)
-    c, err = pt["copy_start"]["c"], pt["copy_start"]["c_err"]
-    assert abs(c - old["c"]) > 4 * err + abs(old["c"]) / math.sqrt(pt["P"])
+        c, err = getattr(pt, start).c, getattr(pt, start).c_err
+        tolerance = 4 * err + abs(well.c_corrected) / math.sqrt(pt.P)
+        assert abs(c - well.c_corrected) <= tolerance, (start, c, err, well)
+    c, err = pt.copy_start.c, pt.copy_start.c_err
+    assert abs(c - old.c) > 4 * err + abs(old.c) / math.sqrt(pt.P)

@@ -1,4 +1,4 @@
-"""Copy-heads: the real network (validate.sgld) against the theory (api.copy_heads)."""
+"""Copy-heads: the real network (models.copy_heads.network, run by validate.mala) against the theory."""
 
 from __future__ import annotations
 
@@ -11,23 +11,23 @@ import torch
 
 from attnphase.api import copy_heads as api
 from attnphase.errors import ParameterError
-from attnphase.models import copy_heads as model
-from attnphase.validate import sgld
+from attnphase.models.copy_heads import exact, homogeneous
+from attnphase.models.copy_heads import network as net
 
 
 @pytest.mark.parametrize("attention", ["softmax", "linear"])
 def test_squared_error_from_sufficient_statistics_equals_direct_sum(attention):
-    cfg = sgld.CopyTaskConfig(L=6, V=3, attention=attention)
+    cfg = net.CopyTaskConfig(L=6, V=3, attention=attention)
     gen = torch.Generator().manual_seed(4)
-    tokens = sgld.sample_tokens(17, cfg, gen, "cpu")
-    st = sgld.statistics([tokens], 3).repeat(3)
-    params = sgld.initial_params(cfg, ["prior", "copy", "uniform"], gen, "cpu")
-    G = sgld.attention_matrix(params, cfg)
+    tokens = net.sample_tokens(17, cfg, gen, "cpu")
+    st = net.statistics([tokens], 3).repeat(3)
+    params = net.initial_params(cfg, ["prior", "copy", "uniform"], gen, "cpu")
+    G = net.attention_matrix(params, cfg)
     X = torch.nn.functional.one_hot(tokens, 3).double()
     Y = torch.roll(X, 1, dims=1)
     F = torch.einsum("kcv,klm,pmv->kplc", params["W"], G, X)
     direct = ((Y - F) ** 2).sum((1, 2, 3))
-    assert torch.allclose(sgld.squared_error(G, params["W"], st), direct, rtol=1e-12, atol=1e-10)
+    assert torch.allclose(net.squared_error(G, params["W"], st), direct, rtol=1e-12, atol=1e-10)
 
 
 @pytest.mark.parametrize("boundary", ["periodic", "drop-first"])
@@ -35,59 +35,61 @@ def test_conditional_read_out_is_the_ridge_solution(boundary):
     """The read-out a chain starts from with read_out_start="conditional" is the posterior mean of W given G: the ridge
     regression of the targets on the features, W = βYᵀΦ(τ⁻¹I + βΦᵀΦ)⁻¹, computed here from the explicit feature matrix
     of `models.copy_heads.features_and_targets` (independent of the sufficient statistics)."""
-    cfg = sgld.CopyTaskConfig(L=6, V=3, attention="softmax", beta=0.7, tau=1.3, boundary=boundary)
+    cfg = net.CopyTaskConfig(L=6, V=3, attention="softmax", beta=0.7, tau=1.3, boundary=boundary)
     gen = torch.Generator().manual_seed(8)
-    tokens = sgld.sample_tokens(11, cfg, gen, "cpu")
-    st = sgld.statistics([tokens], 3, boundary=boundary).repeat(3)
-    params = sgld.initial_params(cfg, ["prior", "copy", "uniform"], gen, "cpu")
-    W = sgld.conditional_read_out(params, cfg, st).numpy()
-    G = sgld.attention_matrix(params, cfg).numpy()
+    tokens = net.sample_tokens(11, cfg, gen, "cpu")
+    st = net.statistics([tokens], 3, boundary=boundary).repeat(3)
+    params = net.initial_params(cfg, ["prior", "copy", "uniform"], gen, "cpu")
+    W = net.conditional_read_out(params, cfg, st).numpy()
+    G = net.attention_matrix(params, cfg).numpy()
     for k in range(3):
-        Phi, Y = model.features_and_targets(G[k], tokens.numpy(), 3, boundary)
+        Phi, Y = exact.features_and_targets(G[k], tokens.numpy(), 3, boundary)
         ridge = cfg.beta * Y.T @ Phi @ np.linalg.inv(np.eye(3) / cfg.tau + cfg.beta * Phi.T @ Phi)
         assert np.allclose(W[k], ridge, rtol=1e-10, atol=1e-12)
 
 
 def test_attention_matrix_projections_recover_plane():
-    cfg = sgld.CopyTaskConfig(L=8, V=4, attention="linear")
-    params = sgld.initial_params(cfg, ["copy"], torch.Generator().manual_seed(0), "cpu")
-    op = model.order_parameters_of(sgld.attention_matrix(params, cfg).numpy())
+    cfg = net.CopyTaskConfig(L=8, V=4, attention="linear")
+    params = net.initial_params(cfg, ["copy"], torch.Generator().manual_seed(0), "cpu")
+    op = exact.order_parameters_of(net.attention_matrix(params, cfg).numpy())
     assert op["t"][0] == pytest.approx(1.0) and op["c"][0] == pytest.approx(1.0)
 
 
 def test_copy_strength_of_samples_equals_the_plane_projection():
     """The per-sample c the chains record (torch) is the c of models.copy_heads.order_parameters_of."""
     G = np.random.default_rng(2).random((3, 5, 7, 7))
-    expected = model.order_parameters_of(G)["c"]
-    assert np.allclose(sgld.copy_strength(torch.from_numpy(G)).numpy(), expected, rtol=1e-13, atol=1e-15)
+    expected = exact.order_parameters_of(G)["c"]
+    assert np.allclose(net.copy_strength(torch.from_numpy(G)).numpy(), expected, rtol=1e-13, atol=1e-15)
 
 
 def test_coverage_of_plane_samples_is_complete():
     L = 6
     rng = np.random.default_rng(0)
-    G = np.stack([model.copy_plane_matrix(L, t, c) for t, c in rng.normal(size=(50, 2))])
-    cov = sgld.coverage(G)
-    assert cov["variance_fraction"] == pytest.approx(1.0, abs=1e-12)
-    assert cov["pca_top2_fraction"] == pytest.approx(1.0, abs=1e-12)
+    G = np.stack([exact.copy_plane_matrix(L, t, c) for t, c in rng.normal(size=(50, 2))])
+    cov = net.coverage(G)
+    assert cov.variance_fraction == pytest.approx(1.0, abs=1e-12)
+    assert cov.pca_top2_fraction == pytest.approx(1.0, abs=1e-12)
 
 
 def test_simulation_rejects_unsupported_tokens():
     with pytest.raises(ParameterError):
-        api.simulate("softmax", 8, 4, 100.0, convention=model.DEFAULT.with_(tokens="centred"), steps=10)
+        api.simulate("softmax", 8, 4, 100.0, convention=api.DEFAULT.with_(tokens="centred"), steps=10)
+    with pytest.raises(ParameterError, match="qk_width"):
+        api.simulate("softmax", 8, 4, 100.0, qk_width=7, steps=10)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("attention, convention, P", [
-    ("softmax", model.DEFAULT, 400.0),
-    ("softmax", model.DEFAULT, 1000.0),
-    ("linear", model.DEFAULT.with_(remainder="entropy"), 1000.0),
+    ("softmax", api.DEFAULT, 400.0),
+    ("softmax", api.DEFAULT, 1000.0),
+    ("linear", api.DEFAULT.with_(remainder="entropy"), 1000.0),
 ])
 def test_sgld_agrees_with_theory_within_error_bars(attention, convention, P):
     """Posterior sampling of the real network (L = 8, V = 4) against the reduced action: copy
     strength and Gibbs test loss, error bars = batch-means SEM ⊕ finite-P error of the theory."""
-    r = api.simulate(attention, 8, 4, P, sampler="sgld", chains=4, steps=3000, seed=3, device="cpu", convention=convention)
-    assert r["status"] == "converged"
-    by_name = {c.name: c for c in r["comparisons"]}
+    r = api.simulate(attention, 8, 4, P, algorithm="mala", trials=4, steps=3000, seed=3, device="cpu", convention=convention)
+    assert r.status == "converged"
+    by_name = {c.name: c for c in r.comparisons}
     assert by_name["c_copy"].agrees, by_name["c_copy"]
     assert by_name["test_loss"].agrees, by_name["test_loss"]
 
@@ -96,18 +98,18 @@ def test_sgld_agrees_with_theory_within_error_bars(attention, convention, P):
 def test_convention_a_misses_the_linear_posterior():
     """Honest negative: the full posterior keeps the remainder's entropy, so Convention A (MAP over G)
     overestimates the copy overlap's effect on the loss at L = 8, V = 4."""
-    r = api.simulate("linear", 8, 4, 1000.0, sampler="sgld", chains=4, steps=3000, seed=3, device="cpu")
-    by_name = {c.name: c for c in r["comparisons"]}
+    r = api.simulate("linear", 8, 4, 1000.0, algorithm="mala", trials=4, steps=3000, seed=3, device="cpu")
+    by_name = {c.name: c for c in r.comparisons}
     assert not by_name["test_loss"].agrees
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("attention", ["softmax", "linear"])
 def test_adam_reaches_the_joint_map_of_the_theory(attention):
-    r = api.simulate(attention, 8, 4, 800.0, sampler="adam", chains=6, steps=1500, seed=1, device="cpu")
-    kept = [c for c in r["chains"] if c["kept"]]
+    r = api.simulate(attention, 8, 4, 800.0, algorithm="adam", trials=6, steps=1500, seed=1, device="cpu")
+    kept = [c for c in r.chains if c.kept]
     assert len(kept) >= 3
-    by_name = {c.name: c for c in r["comparisons"]}
+    by_name = {c.name: c for c in r.comparisons}
     assert by_name["c_copy"].agrees, by_name["c_copy"]
     assert by_name["c_uniform"].agrees, by_name["c_uniform"]
 
@@ -119,10 +121,10 @@ def test_softmax_sampled_phase_switches_at_theory_threshold():
     starts agree, i.e. no hysteresis at this size: the row mean field has a single minimum here (see
     test_softmax_sampling_at_L32_follows_the_row_mean_field_without_hysteresis)."""
     tr = api.threshold("softmax", 32, 4, digits=10)
-    below = api.simulate("softmax", 32, 4, 0.85 * tr.P_star, sampler="sgld", chains=2, steps=2000, seed=5, device="cpu")
-    above = api.simulate("softmax", 32, 4, 1.5 * tr.P_star, sampler="sgld", chains=2, steps=2000, seed=5, device="cpu")
-    c_below = [ch["c_copy"] for ch in below["chains"]]
-    c_above = [ch["c_copy"] for ch in above["chains"]]
+    below = api.simulate("softmax", 32, 4, 0.85 * tr.P_star, algorithm="mala", trials=2, steps=2000, seed=5, device="cpu")
+    above = api.simulate("softmax", 32, 4, 1.5 * tr.P_star, algorithm="mala", trials=2, steps=2000, seed=5, device="cpu")
+    c_below = [ch.c_copy for ch in below.chains]
+    c_above = [ch.c_copy for ch in above.chains]
     assert max(c_below) < 0.1
     assert min(c_above) > 0.2
 
@@ -132,9 +134,9 @@ def test_sgld_with_finite_query_key_width_agrees_with_theory():
     """Scores A = QᵀK/√d from query/key weights of width d = L = 8 (Gaussian priors of variance σ on Q and
     K entries, so that A has variance σ² entrywise): the sampled copy strength and Gibbs test loss agree
     with the wide-limit reduced action within error bars (batch means ⊕ finite-P theory error)."""
-    r = api.simulate("softmax", 8, 4, 400.0, sampler="sgld", chains=4, steps=3000, seed=3, device="cpu", qk_width=8)
-    assert r["status"] == "converged"
-    by_name = {c.name: c for c in r["comparisons"]}
+    r = api.simulate("softmax", 8, 4, 400.0, algorithm="mala", trials=4, steps=3000, seed=3, device="cpu", qk_width=8)
+    assert r.status == "converged"
+    by_name = {c.name: c for c in r.comparisons}
     assert by_name["c_copy"].agrees, by_name["c_copy"]
     assert by_name["test_loss"].agrees, by_name["test_loss"]
 
@@ -155,20 +157,21 @@ def test_softmax_sampling_at_L32_follows_the_row_mean_field_without_hysteresis()
     r = api.simulate_hysteresis(L, 4, [f * P_hom.P_star for f in (0.85, 1.0, 1.5)], data_sets=6, steps=2000, seed=5,
                                 device="cpu")
     k, systematic = 4.0, 1.0 / L
-    for pt in r["points"]:
-        mf = api.softmax_row_mean_field(L, 4, pt["P"])
+    for pt in r.points:
+        mf = api.softmax_row_mean_field(L, 4, pt.P)
         assert len(mf.minima) == 1
-        c_mf = mf.minima[0]["c"]
-        assert abs(pt["delta_c"]) <= k * pt["delta_c_err"], (pt["P"], pt["delta_c"], pt["delta_c_err"])
+        c_mf = mf.minima[0].c
+        assert abs(pt.delta_c) <= k * pt.delta_c_err, (pt.P, pt.delta_c, pt.delta_c_err)
         for start in ("uniform_start", "copy_start"):
-            assert abs(pt[start]["c"] - c_mf) <= k * pt[start]["c_err"] + systematic, (pt["P"], start, pt[start], c_mf)
-    at_P_star = r["points"][1]
-    x_minima, _ = api._softmax_stationary(model.DEFAULT.n_of_P(at_P_star["P"], L), L, 4, model.DEFAULT)
+            assert abs(getattr(pt, start).c - c_mf) <= k * getattr(pt, start).c_err + systematic, (pt.P, start, pt[start], c_mf)
+    at_P_star = r.points[1]
+    inst = api.CopyHeadsInstance.validated(attention="softmax", L=L, V=4)
+    x_minima, _ = homogeneous.softmax_stationary_points(inst, inst.n_of_P(at_P_star.P))
     assert len(x_minima) == 2
     for x in x_minima:
         c_hom = (L / (1 + math.exp(-x)) - 1) / (L - 1)
         for start in ("uniform_start", "copy_start"):
-            assert abs(at_P_star[start]["c"] - c_hom) > k * at_P_star[start]["c_err"] + systematic
+            assert abs(getattr(at_P_star, start).c - c_hom) > k * getattr(at_P_star, start).c_err + systematic
 
 
 @pytest.mark.slow
@@ -182,14 +185,14 @@ def test_softmax_hysteresis_at_L128_inside_the_mean_field_window_only():
     n_minima = [len(api.softmax_row_mean_field(128, 4, f * P_hom.P_star).minima) for f in factors]
     assert n_minima == [1, 2, 1]
     r = api.simulate_hysteresis(128, 4, [f * P_hom.P_star for f in factors], data_sets=1, steps=3000, seed=2, device="cpu")
-    below, inside, above = r["points"]
-    mf_inside = api.softmax_row_mean_field(128, 4, inside["P"])
-    jump = mf_inside.minima[-1]["c"] - mf_inside.minima[0]["c"]
-    assert inside["delta_c"] > 10 * inside["delta_c_err"]
-    assert inside["delta_c"] > 0.5 * jump
+    below, inside, above = r.points
+    mf_inside = api.softmax_row_mean_field(128, 4, inside.P)
+    jump = mf_inside.minima[-1].c - mf_inside.minima[0].c
+    assert inside.delta_c > 10 * inside.delta_c_err
+    assert inside.delta_c > 0.5 * jump
     for pt in (below, above):
         # one data set: the paired difference has no data-set spread, only the two chains' batch-means errors
-        assert abs(pt["delta_c"]) <= 4 * pt["delta_c_err"], (pt["P"], pt["delta_c"], pt["delta_c_err"])
+        assert abs(pt.delta_c) <= 4 * pt.delta_c_err, (pt.P, pt.delta_c, pt.delta_c_err)
 
 
 @pytest.mark.slow
@@ -201,10 +204,10 @@ def test_softmax_bimodality_at_L64_coexistence():
     chain visits both states."""
     L, V = 64, 4
     mf = api.softmax_row_mean_field(L, V, 1600.0)
-    assert len(mf.minima) == 2 and mf.barriers[0]["from_uniform_side"] < 8 and mf.barriers[0]["from_copy_side"] < 8
-    lo, hi = mf.minima[0]["c"], mf.minima[-1]["c"]
+    assert len(mf.minima) == 2 and mf.barriers[0].from_uniform_side < 8 and mf.barriers[0].from_copy_side < 8
+    lo, hi = mf.minima[0].c, mf.minima[-1].c
     r = api.simulate_hysteresis(L, V, [1600.0], data_sets=1, steps=16000, burn_in=1000, seed=9, device="cpu")
-    traces = [ch["c_trace"] for ch in r["points"][0]["chains"]]
+    traces = [ch.c_trace for ch in r.points[0].chains]
     pooled = np.concatenate(traces)
     third = (hi - lo) / 3
     low, high = np.mean(pooled < lo + third), np.mean(pooled > hi - third)

@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 
 from attnphase.errors import ParameterError
-from attnphase.numeric.scaling import fit_power_law
+from attnphase.numeric.scaling import fit_power_law, law_fit
 
 
 def noisy_power_law(rng, x, prefactor, exponent, sigma, log_power=0.0):
@@ -91,3 +91,21 @@ def test_weighted_fit_with_known_errors():
 def test_bad_input_rejected(x, y, kwargs):
     with pytest.raises(ParameterError):
         fit_power_law(x, y, **kwargs)
+
+
+def test_law_fit_holds_for_the_true_exponent_and_reports_the_drift():
+    """Exact data y = 3 x^1.5 (ln x)²: with log power 2 the fit over the upper half returns 1.5 exactly, no
+    systematic drift, and the claim holds for 1.5 and not for 1.4. Curved data y = x (1 + 10/x) (a correction that
+    decays): the local slope of the last two points differs from the upper-half fit, and that difference is the
+    systematic error that widens the band. Points with y = NaN (a threshold not found) are left out."""
+    x = 2.0 ** np.arange(4, 12)
+    y = 3 * x**1.5 * np.log(x) ** 2
+    fit = law_fit(x, y, 1.5, log_power=2)
+    assert fit.exponent == pytest.approx(1.5, abs=1e-10) and fit.systematic < 1e-10 and fit.holds and fit.n == 4
+    assert law_fit(x, y, 1.4, log_power=2).holds is False
+    assert law_fit(x, y, None, log_power=2).holds is None
+    curved = law_fit(np.r_[x, 2.0**12], np.r_[x * (1 + 10 / x), np.nan], 1.0)
+    assert curved.n == 4 and curved.systematic > 0
+    expected_local = np.log((x[-1] + 10) / (x[-2] + 10)) / np.log(2.0)
+    assert curved.local_slope == pytest.approx(expected_local, rel=1e-12)
+    assert curved.systematic == pytest.approx(abs(expected_local - curved.exponent), rel=1e-12)

@@ -81,7 +81,7 @@ MODELS: dict[str, ModelEntry] = {
         ModelEntry(
             name="copy-heads",
             title="Copy-head emergence: effective action, P* scaling, SGLD/Adam validation",
-            symbolic="attnphase.models.copy_heads",
+            symbolic="attnphase.models.copy_heads.derivation",
             cli="attnphase.cli.copy_heads",
             commands={
                 "solve": "Minima of the reduced action at one P (stability, order parameters).",
@@ -89,8 +89,8 @@ MODELS: dict[str, ModelEntry] = {
                 "scaling": "P* over a range of L and fits against each claimed law.",
                 "simulate": "The one-head network on the copy task: MALA sampling or Adam.",
             },
-            sweep_point="attnphase.api.copy_heads:sweep_point",
-            simulators="attnphase.validate.agreement:COPY_HEADS_SIMULATORS",
+            sweep_point="attnphase.models.copy_heads.simulation:sweep_point",
+            simulators="attnphase.models.copy_heads.samplers:DEVICE_AGREEMENT",
             reproduce="attnphase.reproduce.copy_heads",
         ),
         ModelEntry(

@@ -16,21 +16,23 @@ from dataclasses import dataclass
 import numpy as np
 
 from attnphase.params import check_int
+from attnphase.results import Result, Status
 
 __all__ = ["MetropolisMeans", "metropolis_means"]
 
 
 @dataclass(frozen=True)
-class MetropolisMeans:
+class MetropolisMeans(Result):
     """means, errors (k,): E[f] and their standard errors over walkers; acceptance: mean acceptance rate;
-    status "converged" when 0.05 < acceptance < 0.9 and every walker average is finite, else "poor_mixing"."""
+    status converged when 0.05 < acceptance < 0.9 and every walker average is finite, else poor_mixing."""
 
     means: np.ndarray
     errors: np.ndarray
     acceptance: float
     walkers: int
     steps: int
-    status: str
+    status: Status
+    message: str
 
 
 def metropolis_means(log_density, observables, mode, hessian, *, walkers: int = 256, steps: int = 6000,
@@ -62,6 +64,9 @@ def metropolis_means(log_density, observables, mode, hessian, *, walkers: int = 
             sums = values if sums is None else sums + values
     per_walker = sums / (steps - burn)
     acceptance = accepted / steps
-    status = "converged" if 0.05 < acceptance < 0.9 and np.all(np.isfinite(per_walker)) else "poor_mixing"
+    mixing = 0.05 < acceptance < 0.9 and np.all(np.isfinite(per_walker))
+    status = Status.CONVERGED if mixing else Status.POOR_MIXING
+    message = (f"random-walk Metropolis, {walkers} walkers x {steps} steps (burn-in {burn}), acceptance "
+               f"{acceptance:.2f}" + ("" if mixing else ": outside (0.05, 0.9) or a non-finite walker average"))
     return MetropolisMeans(per_walker.mean(0), per_walker.std(0, ddof=1) / math.sqrt(walkers), acceptance, walkers,
-                           steps, status)
+                           steps, status, message)

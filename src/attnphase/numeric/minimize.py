@@ -1,18 +1,26 @@
-"""Vectorised global minimisation of many small independent problems (proximal maps).
+"""Local and global minimisation from several starts, and roots of a derivative on sign-change brackets.
 
-Inside a state-evolution map the same non-convex minimisation (a proximal map) must be solved at every
-quadrature node, and the GLOBAL minimiser is required. `minimize_multistart_newton` runs a safeguarded
-Newton iteration from several starts for all problems at once (numpy over the stacked points, no
-Python loop over problems) and keeps, per problem, the end point with the lowest objective.
+* `minimize_multistart_newton`: inside a state-evolution map the same non-convex minimisation (a proximal
+  map) must be solved at every quadrature node, and the GLOBAL minimiser is required. A safeguarded Newton
+  iteration runs from several starts for all problems at once (numpy over the stacked points, no Python loop
+  over problems) and keeps, per problem, the end point with the lowest objective.
+* `multistart_local_minima`: EVERY local minimum of one smooth function of a few variables (a reduced
+  action with coexisting phases), from a list of starts, folded by the function's symmetry and deduplicated.
+* `bracketed_roots`: the roots of f on many sign-change brackets at once (safeguarded Newton: bisection when
+  a Newton step leaves its bracket), e.g. the stationary points of a one-dimensional action from a scan.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["MultiStartMinimum", "minimize_multistart_newton"]
+from attnphase.results import Result, Status
+
+__all__ = ["MultiStartMinimum", "minimize_multistart_newton", "symmetric_eigen", "LocalMinima",
+           "multistart_local_minima", "sign_change_brackets", "bracketed_roots"]
 
 
 @dataclass(frozen=True)
@@ -58,7 +66,7 @@ def minimize_multistart_newton(objective, gradient_hessian, starts, *, tol=1e-13
             break
         xa, fa = x[active], f[active]
         grad, hess = gradient_hessian(xa, problem[active])
-        eigval, eigvec = _symmetric_eigen(hess)
+        eigval, eigvec = symmetric_eigen(hess)
         scale = np.maximum(np.abs(eigval).max(axis=1, keepdims=True), 1e-300)
         modified = np.maximum(np.abs(eigval), 1e-8 * scale)
         step = -np.einsum("mij,mj->mi", eigvec, np.einsum("mji,mj->mi", eigvec, grad) / modified)
@@ -99,7 +107,7 @@ def minimize_multistart_newton(objective, gradient_hessian, starts, *, tol=1e-13
     )
 
 
-def _symmetric_eigen(H):
+def symmetric_eigen(H):
     """Eigenvalues (M, n) and eigenvectors (M, n, n) of a stack of symmetric matrices.
 
     2×2 in closed form (rotation angle ½ atan2(2b, a − c)); batched LAPACK is much slower for tiny blocks.
@@ -115,3 +123,78 @@ def _symmetric_eigen(H):
     eigvec[:, 0, 0], eigvec[:, 1, 0] = cos, sin
     eigvec[:, 0, 1], eigvec[:, 1, 1] = -sin, cos
     return eigval, eigvec
+
+
+@dataclass(frozen=True)
+class LocalMinima(Result):
+    """Result of `multistart_local_minima`: points, the distinct local minima found (each in the canonical
+    form of the symmetry); iterations, the minimiser's iterations summed over the starts; status converged
+    (at least one minimum) or not_found (every start failed or ran out of the finite numbers)."""
+
+    points: tuple
+    iterations: int
+    status: Status
+    message: str
+
+
+def multistart_local_minima(objective: Callable, gradient: Callable, hessian: Callable, starts: Sequence, *,
+                            canonical: Callable | None = None, gtol: float = 1e-10, max_iter: int = 500,
+                            rtol: float = 1e-6, atol: float = 1e-6) -> LocalMinima:
+    """Every local minimum reached from `starts` by a trust-region Newton method (scipy "trust-exact").
+
+    objective(x) -> float, gradient(x) -> (n,), hessian(x) -> (n, n); canonical(x) maps an end point onto the
+    representative of its symmetry class (e.g. (t, c) -> (-t, -c) folded onto t >= 0); end points within
+    `rtol`/`atol` of one found before are the same minimum. A start whose path leaves the finite numbers
+    (the objective overflows float64 at extreme parameters) is skipped: scipy raises from inside the
+    subproblem then (UnboundLocalError when the trust-exact Hessian turns non-finite), or ends non-finite.
+    """
+    from scipy.optimize import minimize
+
+    found, iterations = [], 0
+    for start in starts:
+        try:
+            with np.errstate(all="ignore"):
+                res = minimize(objective, np.asarray(start, float), jac=gradient, hess=hessian, method="trust-exact",
+                               options={"gtol": gtol, "maxiter": max_iter})
+        except (ValueError, ArithmeticError, np.linalg.LinAlgError, UnboundLocalError):
+            continue
+        iterations += res.nit
+        if not (np.all(np.isfinite(res.x)) and np.isfinite(res.fun)):
+            continue
+        point = res.x if canonical is None else canonical(res.x)
+        if not any(np.allclose(point, other, atol=atol, rtol=rtol) for other in found):
+            found.append(point)
+    if found:
+        return LocalMinima(tuple(found), iterations, Status.CONVERGED, f"{len(found)} local minimum/minima")
+    return LocalMinima((), iterations, Status.NOT_FOUND, f"no start of {len(starts)} reached a finite minimum")
+
+
+def sign_change_brackets(values: np.ndarray) -> np.ndarray:
+    """Indices i with sign(values[i]) != sign(values[i + 1]): the grid cells that bracket a root."""
+    return np.nonzero(np.sign(values[:-1]) != np.sign(values[1:]))[0]
+
+
+def bracketed_roots(f: Callable, df: Callable, lo: np.ndarray, hi: np.ndarray, f_lo: np.ndarray, *,
+                    max_iter: int = 60, rtol: float = 1e-13) -> np.ndarray:
+    """Roots of f in every bracket [lo_i, hi_i] at once (f(lo_i) = f_lo_i and f(hi_i) of opposite signs).
+
+    f and df take and return arrays shaped like lo. Each iteration takes the Newton step where it stays
+    inside its (shrinking) bracket and bisects where it does not, so every root stays bracketed; the
+    iteration stops when no point moves by more than rtol·max(1, |x|).
+    """
+    lo, hi, f_lo = np.array(lo, float), np.array(hi, float), np.array(f_lo, float)
+    x = 0.5 * (lo + hi)
+    for _ in range(max_iter):
+        fx, dfx = f(x), df(x)
+        left = np.sign(fx) == np.sign(f_lo)
+        lo, hi = np.where(left, x, lo), np.where(left, hi, x)
+        f_lo = np.where(left, fx, f_lo)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            newton = x - fx / dfx
+        inside = np.isfinite(newton) & (newton > lo) & (newton < hi)
+        x_new = np.where(inside, newton, 0.5 * (lo + hi))
+        done = np.all(np.abs(x_new - x) <= rtol * np.maximum(1.0, np.abs(x)))
+        x = x_new
+        if done:
+            break
+    return x

@@ -23,6 +23,9 @@ With known errors of the data (`y_error`), the fit is weighted by 1/sigma_i with
 / y_i (the error of ln y), and the covariance is (X^T W X)^-1 scaled by max(1, chi^2 / dof) (the
 Birge ratio): the band reflects the data errors, widened when the misfit shows they are not the
 whole story. `chi2` reports the misfit.
+
+`law_fit` tests a claimed exponent against a threshold computed over a range of sizes: the fit over the
+upper half of the sizes (the asymptotic part), widened by how much the local slope still drifts there.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from scipy import stats
 from attnphase.errors import ParameterError
 from attnphase.params import check_real, check_real_list
 
-__all__ = ["ScalingFit", "fit_power_law"]
+__all__ = ["ScalingFit", "fit_power_law", "LawFit", "law_fit"]
 
 
 @dataclass(frozen=True)
@@ -146,3 +149,46 @@ def fit_power_law(
         corrections_stderr=tuple(float(v) for v in se[2:]),
         exponent_systematic=float(systematic[1]),
     )
+
+
+@dataclass(frozen=True)
+class LawFit:
+    """A claimed exponent against data (`law_fit`).
+
+    exponent [exponent_low, exponent_high]: least-squares log-log slope of y/(ln x)^log_power over the upper
+    half of the points (at least 4) with its band; local_slope: the slope between the last two points;
+    systematic: |exponent - local_slope| (how much the slope still drifts); holds: the claimed exponent lies in
+    the band widened by the systematic error (None when no exponent is claimed); durbin_watson < ~1 flags
+    smooth residuals (curvature); n: points in the fit.
+    """
+
+    claimed_exponent: float | None
+    log_power: float
+    exponent: float
+    exponent_low: float
+    exponent_high: float
+    systematic: float
+    local_slope: float
+    durbin_watson: float
+    n: int
+    holds: bool | None
+
+
+def law_fit(x, y, claimed_exponent: float | None, *, log_power: float = 0.0) -> LawFit:
+    """Fit y ~ x^beta (ln x)^log_power over the upper half of increasing x and test `claimed_exponent`.
+
+    Points whose y is not finite and positive (a threshold not found at that size) are left out first.
+    """
+    xs, ys = np.asarray(x, float), np.asarray(y, float)
+    ok = np.isfinite(ys) & (ys > 0)
+    xs, ys = xs[ok], ys[ok]
+    half = min(len(xs), max(4, (len(xs) + 1) // 2))
+    fit = fit_power_law(xs[-half:], ys[-half:], log_power=log_power)
+    lx = np.log(xs[-2:])
+    ly = np.log(ys[-2:] / np.log(xs[-2:]) ** log_power) if log_power else np.log(ys[-2:])
+    local = float((ly[1] - ly[0]) / (lx[1] - lx[0]))
+    systematic = abs(local - fit.exponent)
+    holds = None if claimed_exponent is None else bool(
+        fit.exponent_low - systematic <= claimed_exponent <= fit.exponent_high + systematic)
+    return LawFit(claimed_exponent, log_power, fit.exponent, fit.exponent_low, fit.exponent_high, systematic, local,
+                  fit.durbin_watson, int(fit.n), holds)

@@ -29,7 +29,8 @@ from attnphase.params import check_int, check_real
 from attnphase.results import Result, Status
 
 __all__ = ["Threshold", "find_crossing", "branch_crossing", "bisect_increasing", "solve_fold", "fold_threshold",
-           "solve_branch_point", "branch_point_threshold", "threshold_from_error"]
+           "solve_branch_point", "branch_point_threshold", "threshold_from_error", "log_crossing", "bisect_geometric",
+           "bisect_count_change", "window_and_coexistence"]
 
 
 @dataclass(frozen=True)
@@ -279,6 +280,93 @@ def bisect_increasing(residual, lo, hi, iterations: int = 40) -> np.ndarray:
 
 
 # --- counts, windows and coexistence (landscapes with several minima) --------------------------------
+def log_crossing(f, f_mp, lo: float, hi: float, *, digits: int, values=None, n_grid: int = 1201) -> Threshold:
+    """First root of f(x) for x in [lo, hi] > 0 searched in ln x (the control spans many decades).
+
+    The result is `find_crossing`'s in s = ln x (value, value_mp and error are of ln x; the relative error of
+    x is `error`). f and f_mp take x (float64 and mpmath). `values(s_grid)`, when given, evaluates f on the
+    whole n_grid-point scan grid of ln x at once (vectorised) and only the bracketing cell is handed on;
+    otherwise the scan is 400 scalar evaluations.
+    """
+    lo_s, hi_s = math.log(lo), math.log(hi)
+    if values is not None:
+        grid = np.linspace(lo_s, hi_s, n_grid)
+        v = values(grid)
+        change = np.nonzero(np.sign(v[:-1]) != np.sign(v[1:]))[0]
+        if len(change):
+            lo_s, hi_s = grid[change[0]], grid[change[0] + 1]
+    return find_crossing(lambda s: f(math.exp(s)), lo_s, hi_s, digits=digits + 2,
+                         f_mp=lambda s: f_mp(mpmath.exp(s)), n_scan=4 if values is not None else 400)
+
+
+def bisect_geometric(holds, inside: float, outside: float, *, iterations: int = 60,
+                     rtol: float | None = None) -> Threshold:
+    """Where a property of a positive control stops holding, by bisection at the geometric midpoint.
+
+    holds(inside) is True and holds(outside) False (either order on the axis). After each step the pair
+    moves to the midpoint on its side; the loop ends after `iterations` steps or when the pair is within
+    `rtol` relative. bracket: (last point where it holds, first point where it does not), in that order;
+    value: their geometric mean; error: the bracket width.
+    """
+    steps = 0
+    for steps in range(1, iterations + 1):
+        mid = math.sqrt(inside * outside)
+        if holds(mid):
+            inside = mid
+        else:
+            outside = mid
+        if rtol is not None and max(inside, outside) / min(inside, outside) - 1 < rtol:
+            break
+    return Threshold(math.sqrt(inside * outside), None, "", abs(outside - inside), Status.CONVERGED,
+                     f"property holds up to {inside:.10g}, not at {outside:.10g} ({steps} bisection steps)",
+                     (inside, outside))
+
+
+def bisect_count_change(count, inside: float, outside: float, *, iterations: int = 60,
+                        rtol: float | None = 1e-6) -> Threshold:
+    """Where count(x) (e.g. the number of minima of a landscape) changes from its value at `inside`
+    (`bisect_geometric` on "count(x) == count(inside)")."""
+    reference = count(inside)
+    return bisect_geometric(lambda x: count(x) == reference, inside, outside, iterations=iterations, rtol=rtol)
+
+
+def window_and_coexistence(scan, count, depth_difference, *, refine_iterations: int = 10,
+                           xtol_relative: float = 1e-8) -> Threshold:
+    """The window of a control where two minima coexist, and the coexistence point inside it.
+
+    scan: (x, number of minima) in increasing x > 0, at least one point with two or more; count(x): the
+    number of minima at x; depth_difference(x): depth of the upper minimum minus the lower one (NaN with
+    fewer than two). Each window end is refined by `refine_iterations` geometric bisections on "two or more
+    minima" between the last scan point inside and the first outside (an end at the scan's edge stays
+    there); the coexistence point is the root of depth_difference in the window (brentq to xtol_relative of
+    the upper end). bracket: the window ends; value: the coexistence point, NaN with status not_found when
+    the depth difference does not change sign over the window.
+    """
+    from scipy.optimize import brentq
+
+    xs = [x for x, _ in scan]
+    two = [i for i, (_, k) in enumerate(scan) if k >= 2]
+    if not two:
+        raise ParameterError("scan", "no point with two minima", "at least one scan point with two or more minima")
+
+    def end(i_inside, i_outside):
+        if not 0 <= i_outside < len(scan):
+            return xs[i_inside]
+        return bisect_geometric(lambda x: count(x) >= 2, xs[i_inside], xs[i_outside],
+                                iterations=refine_iterations).bracket[0]
+
+    lo, hi = end(two[0], two[0] - 1), end(two[-1], two[-1] + 1)
+    d_lo, d_hi = depth_difference(lo), depth_difference(hi)
+    if not d_lo * d_hi < 0:
+        return Threshold(math.nan, None, "", math.nan, Status.NOT_FOUND,
+                         f"two minima for x in [{lo:.6g}, {hi:.6g}], but their depth difference does not change sign "
+                         "there", (lo, hi))
+    xtol = xtol_relative * hi
+    root = brentq(depth_difference, lo, hi, xtol=xtol)
+    return Threshold(root, None, "", xtol, Status.CONVERGED,
+                     f"two minima for x in [{lo:.6g}, {hi:.6g}], equally deep at {root:.10g}", (lo, hi))
+
+
 
 
 # --- folds (saddle-nodes) of followed branches -------------------------------------------------------

@@ -2,9 +2,9 @@
 
 Writes into out_dir:
 * order_parameters.png / .csv: copy strength c and uniform strength t against P (theory: every local
-  minimum, the global one marked; SGLD chains from uniform and copy starts; Adam runs kept by the
+  minimum, the global one marked; MALA chains from uniform and copy starts; Adam runs kept by the
   filter), both activations;
-* loss.png / .csv: test loss against P (theory Gibbs loss for SGLD, mean-predictor loss of the joint
+* loss.png / .csv: test loss against P (theory Gibbs loss for MALA, mean-predictor loss of the joint
   MAP for Adam; measured test loss);
 * scaling.png / scaling.csv: P* against L (softmax; with the law L ln²L and its large-L form) and the
   linear transition and crossover against L, with the fitted exponents; P* against V (linear);
@@ -13,13 +13,14 @@ Writes into out_dir:
   the homogeneous action and of the row mean field; uniform- and copy-start MALA chains across them);
   bimodality.png / .csv (full run): chains at the L = 64 mean-field coexistence point;
 * report.md;
-* simulations/*.pickle: every finished simulation (`report.computed_once`), so an interrupted run resumes
-  without repeating them; delete the directory to rerun them.
+* simulations/*.result.pickle: every finished simulation (`report.computed_once`, Result objects), so an
+  interrupted run resumes without repeating them; delete the directory to rerun them.
 P convention: P counts target tokens, loss summed, β = 1 (n = P), unless a row says otherwise.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from pathlib import Path
@@ -27,10 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from attnphase.api import copy_heads as api
-from attnphase.models import copy_heads as model
 from attnphase.report import computed_once, write_csv
-
-
 
 
 def _theory_curves(attention, L, V, P_grid, conv):
@@ -46,17 +44,19 @@ def _theory_curves(attention, L, V, P_grid, conv):
     return rows
 
 
-def _homogeneous_minima(L, V, P, conv=model.DEFAULT):
+def _homogeneous_minima(L, V, P, conv=api.DEFAULT):
     """Copy strengths c of the homogeneous action's minima and the barrier between them (if two)."""
-    n_ = conv.n_of_P(P, L)
-    mins, maxs = api._softmax_stationary(n_, L, V, conv)
-    ker = api.softmax_kernels()
-    p = api.softmax_parameters(n_, L, V, conv)
+    from attnphase.models.copy_heads.homogeneous import softmax_stationary_points
+
+    inst = api.CopyHeadsInstance.validated(attention="softmax", L=L, V=V, convention=conv)
+    n_ = inst.n_of_P(P)
+    mins, maxs = softmax_stationary_points(inst, n_)
+    action = inst.reduced.action
     cs = [(L / (1 + math.exp(-x)) - 1) / (L - 1) for x in mins]
     barrier = None
     if len(mins) >= 2 and maxs:
-        top = float(ker.action(maxs[0], *p))
-        barrier = (top - float(ker.action(mins[0], *p)), top - float(ker.action(mins[-1], *p)))
+        top = float(action(maxs[0], n_))
+        barrier = (top - float(action(mins[0], n_)), top - float(action(mins[-1], n_)))
     return cs, barrier
 
 
@@ -71,18 +71,18 @@ def _hysteresis(out_dir, quick, device, plt):
     windows = []
     for L in window_Ls:
         w = api.softmax_mean_field_window(L, V, factors=factors)
-        hom = w["homogeneous"]
-        _, hom_barrier = _homogeneous_minima(L, V, hom["P_star"])
-        b = w["barrier"]
-        windows.append({"L": L, "V": V, "P_star_homogeneous": hom["P_star"], "spinodal_low_homogeneous": hom["spinodals"][0],
-                        "spinodal_high_homogeneous": hom["spinodals"][1],
+        _, hom_barrier = _homogeneous_minima(L, V, w.homogeneous_P_star)
+        b = w.barrier
+        windows.append({"L": L, "V": V, "P_star_homogeneous": w.homogeneous_P_star,
+                        "spinodal_low_homogeneous": w.homogeneous_spinodals[0],
+                        "spinodal_high_homogeneous": w.homogeneous_spinodals[1],
                         "barrier_homogeneous_at_P_star": hom_barrier[0] if hom_barrier else None,
-                        "mean_field_order": w["order"], "mean_field_window_low": w["window"][0] if w["window"] else None,
-                        "mean_field_window_high": w["window"][1] if w["window"] else None,
-                        "mean_field_window_resolution": w.get("window_resolution"),
-                        "P_coexistence_mean_field": w["P_coexistence"],
-                        "barrier_mean_field_at_coexistence": b["from_uniform_side"] if b else None,
-                        "barrier_mean_field_error": b["error"] if b else None})
+                        "mean_field_order": w.order, "mean_field_window_low": w.window[0] if w.window else None,
+                        "mean_field_window_high": w.window[1] if w.window else None,
+                        "mean_field_window_resolution": w.window_resolution,
+                        "P_coexistence_mean_field": w.P_coexistence,
+                        "barrier_mean_field_at_coexistence": b.from_uniform_side if b else None,
+                        "barrier_mean_field_error": b.error if b else None})
     write_csv(out_dir / "mean_field_windows.csv", windows)
 
     runs = [(32, [0.7, 0.85, 1.0, 1.25, 1.5, 2.0], 1 if quick else 2, 2000 if quick else 4000)]
@@ -91,42 +91,43 @@ def _hysteresis(out_dir, quick, device, plt):
     sim_rows, theory_rows, hist_rows, summary = [], [], [], []
     fig, axes = plt.subplots(1, len(runs) + 1, figsize=(5.5 * (len(runs) + 1), 4.5))
     for ax, (L, facs, data_sets, steps) in zip(axes, runs):
-        P_hom = api.softmax_transition(L, V, digits=10)
+        P_hom = api.threshold("softmax", L, V, digits=10)
         # read-out started at its conditional mean given the start's scores: a small read-out makes a copy start dip
         # to low c and climb back over ~2000 steps at L = 128 (docs), which biases short runs low
         res = computed_once(
-            out_dir / "simulations" / f"hysteresis_L{L}_V{V}_{len(facs)}P_{data_sets}sets_{steps}steps_conditional.pickle",
+            out_dir / "simulations" / f"hysteresis_L{L}_V{V}_{len(facs)}P_{data_sets}sets_{steps}steps_conditional.result.pickle",
             lambda: api.simulate_hysteresis(L, V, [f * P_hom.P_star for f in facs], data_sets=data_sets, steps=steps,
                                             seed=21, device=device, read_out_start="conditional"))
-        for pt in res["points"]:
-            mf = api.softmax_row_mean_field(L, V, pt["P"])
+        for pt in res.points:
+            mf = api.softmax_row_mean_field(L, V, pt.P)
             # the row mean field with each row's logit and participation jointly, and one finite data set's correction
-            corrected = api.softmax_finite_data_correction(L, V, pt["P"])
-            hom_c, _ = _homogeneous_minima(L, V, pt["P"])
-            summary.append({"L": L, "P": pt["P"], "P_over_P_star_homogeneous": pt["P"] / P_hom.P_star,
-                            "c_uniform_start": pt["uniform_start"]["c"], "c_uniform_start_err": pt["uniform_start"]["c_err"],
-                            "c_copy_start": pt["copy_start"]["c"], "c_copy_start_err": pt["copy_start"]["c_err"],
-                            "delta_c": pt["delta_c"], "delta_c_err": pt["delta_c_err"],
-                            "mean_field_minima_c": " ".join(f"{m['c']:.4f}" for m in mf.minima),
-                            "mean_field_barriers": " ".join(f"{b['from_uniform_side']:.2f}/{b['from_copy_side']:.2f}" for b in mf.barriers),
-                            "joint_mean_field_minima_c": " ".join(f"{w['c_mean_field']:.4f}" for w in corrected.wells),
-                            "finite_data_corrected_c": " ".join(f"{w['c_corrected']:.4f}" for w in corrected.wells),
+            corrected = api.softmax_finite_data_correction(L, V, pt.P)
+            hom_c, _ = _homogeneous_minima(L, V, pt.P)
+            summary.append({"L": L, "P": pt.P, "P_over_P_star_homogeneous": pt.P / P_hom.P_star,
+                            "c_uniform_start": pt.uniform_start.c, "c_uniform_start_err": pt.uniform_start.c_err,
+                            "c_copy_start": pt.copy_start.c, "c_copy_start_err": pt.copy_start.c_err,
+                            "delta_c": pt.delta_c, "delta_c_err": pt.delta_c_err,
+                            "mean_field_minima_c": " ".join(f"{m.c:.4f}" for m in mf.minima),
+                            "mean_field_barriers": " ".join(f"{b.from_uniform_side:.2f}/{b.from_copy_side:.2f}" for b in mf.barriers),
+                            "joint_mean_field_minima_c": " ".join(f"{w.c_mean_field:.4f}" for w in corrected.wells),
+                            "finite_data_corrected_c": " ".join(f"{w.c_corrected:.4f}" for w in corrected.wells),
                             "homogeneous_minima_c": " ".join(f"{c:.4f}" for c in hom_c)})
-            for ch in pt["chains"]:
-                sim_rows.append({"L": L, "P": pt["P"], "P_over_P_star_homogeneous": pt["P"] / P_hom.P_star, "data_set": ch["data_set"],
-                                 "start": ch["start"], "c": ch["c"], "c_sem": ch["c_sem"], "acceptance": ch["acceptance"]})
+            for ch in pt.chains:
+                sim_rows.append({"L": L, "P": pt.P, "P_over_P_star_homogeneous": pt.P / P_hom.P_star, "data_set": ch.data_set,
+                                 "start": ch.start, "c": ch.c, "c_sem": ch.c_sem, "acceptance": ch.acceptance})
             for start, fill in (("uniform", "none"), ("copy", None)):
                 kw = {"mfc": fill} if fill else {}
-                ax.errorbar([pt["P"] / P_hom.P_star], [pt[f"{start}_start"]["c"]], yerr=[pt[f"{start}_start"]["c_err"]], fmt="o",
+                mean = getattr(pt, f"{start}_start")
+                ax.errorbar([pt.P / P_hom.P_star], [mean.c], yerr=[mean.c_err], fmt="o",
                             color="tab:blue" if start == "uniform" else "tab:red", ms=6, **kw)
-            ax.plot([pt["P"] / P_hom.P_star] * len(corrected.wells), [w["c_corrected"] for w in corrected.wells], "D",
+            ax.plot([pt.P / P_hom.P_star] * len(corrected.wells), [w.c_corrected for w in corrected.wells], "D",
                     color="tab:green", ms=4)
         # theory curves on a finer grid: every minimum of the row mean field and of the homogeneous action
         for f in np.geomspace(min(facs), max(facs), 40 if quick else 80):
             P_ = f * P_hom.P_star
             mf = api.softmax_row_mean_field(L, V, P_)
             for m in mf.minima:
-                theory_rows.append({"L": L, "P": P_, "P_over_P_star_homogeneous": f, "theory": "row mean field", "c": m["c"]})
+                theory_rows.append({"L": L, "P": P_, "P_over_P_star_homogeneous": f, "theory": "row mean field", "c": m.c})
             for c in _homogeneous_minima(L, V, P_)[0]:
                 theory_rows.append({"L": L, "P": P_, "P_over_P_star_homogeneous": f, "theory": "homogeneous rows", "c": c})
         for kind, color, marker in (("row mean field", "k", "."), ("homogeneous rows", "tab:gray", "x")):
@@ -149,10 +150,10 @@ def _hysteresis(out_dir, quick, device, plt):
         ax.legend(fontsize=6)
         # histogram at the P inside the mean-field window (or at P*_hom when there is none)
         target = 1.25 if L >= 128 else 1.0
-        pt = min(res["points"], key=lambda q: abs(q["P"] / P_hom.P_star - target))
-        for ch in pt["chains"]:
-            for v in ch["c_trace"]:
-                hist_rows.append({"L": L, "P": pt["P"], "start": ch["start"], "data_set": ch["data_set"], "c": float(v)})
+        pt = min(res.points, key=lambda q: abs(q.P / P_hom.P_star - target))
+        for ch in pt.chains:
+            for v in ch.c_trace:
+                hist_rows.append({"L": L, "P": pt.P, "start": ch.start, "data_set": ch.data_set, "c": float(v)})
     ax = axes[-1]
     for L in sorted({r["L"] for r in hist_rows}):
         for start, color in (("uniform", "tab:blue"), ("copy", "tab:red")):
@@ -216,41 +217,41 @@ def _bimodality(out_dir, device, plt, windows):
     w = next(wr for wr in windows if wr["L"] == L)
     if not w["P_coexistence_mean_field"]:
         return ["", f"No mean-field coexistence found at L = {L}: no bimodality run."], {}
-    res = computed_once(out_dir / "simulations" / f"bimodality_L{L}_V{V}_P{w['P_coexistence_mean_field']:.6g}.pickle",
+    res = computed_once(out_dir / "simulations" / f"bimodality_L{L}_V{V}_P{w['P_coexistence_mean_field']:.6g}.result.pickle",
                         lambda: api.simulate_hysteresis(L, V, [w["P_coexistence_mean_field"]], data_sets=1, steps=16000,
                                                         burn_in=1000, seed=9, device=device))
-    pt = res["points"][0]
-    mf = api.softmax_row_mean_field(L, V, pt["P"])
-    rows = [{"start": ch["start"], "sample": i, "step": 1000 + 10 * i, "c": float(v)}
-            for ch in pt["chains"] for i, v in enumerate(ch["c_trace"])]
+    pt = res.points[0]
+    mf = api.softmax_row_mean_field(L, V, pt.P)
+    rows = [{"start": ch.start, "sample": i, "step": 1000 + 10 * i, "c": float(v)}
+            for ch in pt.chains for i, v in enumerate(ch.c_trace)]
     write_csv(out_dir / "bimodality.csv", rows)
-    pooled = np.concatenate([ch["c_trace"] for ch in pt["chains"]])
-    lo, hi = mf.minima[0]["c"], mf.minima[-1]["c"]
+    pooled = np.concatenate([ch.c_trace for ch in pt.chains])
+    lo, hi = mf.minima[0].c, mf.minima[-1].c
     third = (hi - lo) / 3
     occupancy = {"uniform_third": float(np.mean(pooled < lo + third)), "middle_third": float(np.mean((pooled >= lo + third) & (pooled <= hi - third))),
                  "copy_third": float(np.mean(pooled > hi - third))}
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-    for ch, color in zip(pt["chains"], ("tab:blue", "tab:red")):
-        axes[0].plot(1000 + 10 * np.arange(len(ch["c_trace"])), ch["c_trace"], color=color, lw=0.6, label=f"{ch['start']} start")
+    for ch, color in zip(pt.chains, ("tab:blue", "tab:red")):
+        axes[0].plot(1000 + 10 * np.arange(len(ch.c_trace)), ch.c_trace, color=color, lw=0.6, label=f"{ch.start} start")
     axes[1].hist(pooled, bins=40, color="tab:gray")
     for m in mf.minima:
         for ax in axes:
-            (ax.axhline if ax is axes[0] else ax.axvline)(m["c"], color="k", ls="--", lw=0.8)
+            (ax.axhline if ax is axes[0] else ax.axvline)(m.c, color="k", ls="--", lw=0.8)
     axes[0].set_xlabel("MALA step")
     axes[0].set_ylabel("copy strength c")
     axes[0].legend(fontsize=7)
-    axes[0].set_title(f"softmax L={L}, V={V}, P={pt['P']:g} (mean-field coexistence); dashed: mean-field minima")
+    axes[0].set_title(f"softmax L={L}, V={V}, P={pt.P:g} (mean-field coexistence); dashed: mean-field minima")
     axes[1].set_xlabel("c (both chains pooled)")
     fig.tight_layout()
     fig.savefig(out_dir / "bimodality.png", dpi=120)
     plt.close(fig)
     b = mf.barriers[0] if mf.barriers else None
-    lines = ["", f"Bimodality (bimodality.png/csv): L = {L}, P = {pt['P']:g} ≈ the mean-field coexistence point "
+    lines = ["", f"Bimodality (bimodality.png/csv): L = {L}, P = {pt.P:g} ≈ the mean-field coexistence point "
              f"{w['P_coexistence_mean_field']:.1f}, mean-field minima c = {lo:.4f} and {hi:.4f}"
-             + (f", barriers {b['from_uniform_side']:.2f} / {b['from_copy_side']:.2f}" if b else "")
+             + (f", barriers {b.from_uniform_side:.2f} / {b.from_copy_side:.2f}" if b else "")
              + f"; two MALA chains × 16000 steps. Fraction of the pooled samples in the lower / middle / upper third "
              f"between the minima: {occupancy['uniform_third']:.3f} / {occupancy['middle_third']:.3f} / {occupancy['copy_third']:.3f}."]
-    return lines, {"P": pt["P"], "occupancy": occupancy, "mean_field_minima_c": [lo, hi]}
+    return lines, {"P": pt.P, "occupancy": occupancy, "mean_field_minima_c": [lo, hi]}
 
 
 def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
@@ -270,35 +271,33 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
     # -- theory and simulation, both activations ---------------------------------------------------
     theory, sims, coverages = [], [], {}
     for attention in ("softmax", "linear"):
-        conv_a = model.DEFAULT
+        conv_a = api.DEFAULT
         theory += _theory_curves(attention, L, V, P_grid, conv_a)
         if attention == "linear":
             theory += _theory_curves(attention, L, V, P_grid, conv_a.with_(remainder="entropy"))
         theory += _theory_curves(attention, L, V, P_grid, conv_a.with_(read_out="map"))
-        for sampler in ("sgld", "adam"):
-            chains, sampler_steps = (2, steps) if sampler == "sgld" else (4, steps // 2)
-            rows = computed_once(
-                out_dir / "simulations" / f"{attention}_{sampler}_L{L}_V{V}_{len(P_sim)}P_{sampler_steps}steps.pickle",
-                lambda: api.simulate_sweep(attention, L, V, P_sim, sampler=sampler, chains_per_P=chains,
-                                           steps=sampler_steps, seed=7, device=device))
-            if sampler == "sgld":
-                from attnphase.validate.sgld import coverage as _coverage
+        for algorithm in ("mala", "adam"):
+            per_P, algorithm_steps = (2, steps) if algorithm == "mala" else (4, steps // 2)
+            sweep = computed_once(
+                out_dir / "simulations" / f"{attention}_{algorithm}_L{L}_V{V}_{len(P_sim)}P_{algorithm_steps}steps.result.pickle",
+                lambda: api.simulate_sweep(attention, L, V, P_sim, algorithm=algorithm, trials_per_P=per_P,
+                                           steps=algorithm_steps, seed=7, device=device))
+            if algorithm == "mala":
+                from attnphase.models.copy_heads.network import coverage
 
-                coverages[attention] = _coverage(np.stack([r["G_mean"] for r in rows]))
-            for r in rows:
-                r.pop("G_mean")
-                r.update({"attention": attention, "sampler": sampler})
-            sims += rows
+                coverages[attention] = coverage(sweep.G_mean)
+            sims += [dict(r, attention=attention, algorithm=algorithm) for r in sweep.rows()]
     # linear attention: what the sampled network realises is the remainder-entropy theory with one row sum per row,
     # averaged over the order parameters' own fluctuations (docs: "Which convention the real linear network realises")
-    per_row = model.DEFAULT.with_(remainder="entropy", row_sums="per-row")
+    per_row = api.DEFAULT.with_(remainder="entropy", row_sums="per-row")
     walkers, walker_steps = (128, 3000) if quick else (256, 6000)
-    posterior = computed_once(
-        out_dir / "simulations" / f"linear_posterior_means_L{L}_V{V}_{len(P_sim)}P_{walkers}x{walker_steps}.pickle",
-        lambda: [api.linear_posterior_means(L, V, float(P), per_row, walkers=walkers, steps=walker_steps, seed=11)
-                 for P in P_sim])
-    posterior_rows = [{"P": pm.P, **{f"{k}": v for k, v in pm.means.items()}, **{f"{k}_error": v for k, v in pm.errors.items()},
-                       "status": pm.status} for pm in posterior]
+    posterior = [computed_once(
+        out_dir / "simulations" / f"linear_posterior_means_L{L}_V{V}_P{P:g}_{walkers}x{walker_steps}.result.pickle",
+        lambda P=P: api.linear_posterior_means(L, V, float(P), per_row, walkers=walkers, steps=walker_steps, seed=11))
+        for P in P_sim]
+    posterior_rows = [{"P": pm.P, **dataclasses.asdict(pm.means),
+                       **{f"{k}_error": v for k, v in dataclasses.asdict(pm.errors).items()}, "status": str(pm.status)}
+                      for pm in posterior]
     write_csv(out_dir / "order_parameters_theory.csv", theory)
     write_csv(out_dir / "order_parameters_linear_posterior_means.csv", posterior_rows)
     write_csv(out_dir / "order_parameters_simulation.csv", sims)
@@ -308,11 +307,11 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
         ax_c, ax_l = axes[0, col], axes[1, col]
         if attention == "linear":
             # the sampled posterior keeps the remainder's entropy (measured remainder norm and loss; docs):
-            # that convention is the theory the SGLD points are compared with; Convention A is shown for reference
+            # that convention is the theory the MALA points are compared with; Convention A is shown for reference
             styles = [("integrated", "entropy", "tab:purple", "remainder entropy, shared row sum: saddle point"),
                       ("integrated", "map", "k", "Convention A (MAP over G): not realised by sampling")]
         else:
-            styles = [("integrated", "map", "k", "theory for SGLD: W integrated (homogeneous rows)")]
+            styles = [("integrated", "map", "k", "theory for MALA: W integrated (homogeneous rows)")]
         styles.append(("map", "map", "tab:gray", "theory for Adam: joint MAP"))
         for read_out, remainder, color, label in styles:
             rows = [r for r in theory if r["attention"] == attention and r["read_out"] == read_out and r["remainder"] == remainder]
@@ -327,18 +326,19 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
         if attention == "linear":
             ok = [r for r in posterior_rows if r["status"] == "converged"]
             ax_c.errorbar([r["P"] for r in ok], [r["c"] for r in ok], yerr=[r["c_error"] for r in ok], fmt="-",
-                          color="tab:green", label="theory for SGLD: posterior means, one row sum per row, remainder entropy")
+                          color="tab:green", label="theory for MALA: posterior means, one row sum per row, remainder entropy")
             ax_c.plot([r["P"] for r in ok], [r["t"] for r in ok], "--", color="tab:green", lw=1)
             ax_l.errorbar([r["P"] for r in ok], [r["loss_gibbs"] for r in ok], yerr=[r["loss_gibbs_error"] for r in ok],
                           fmt="-", color="tab:green")
-        for sampler, marker, color in (("sgld", "o", "tab:blue"), ("adam", "s", "tab:orange")):
+        for algorithm, marker, color in (("mala", "o", "tab:blue"), ("adam", "s", "tab:orange")):
             for start, fill in (("uniform", "none"), ("copy", None), ("prior", None)):
-                rows = [r for r in sims if r["attention"] == attention and r["sampler"] == sampler and r["start"] == start and r["kept"]]
+                rows = [r for r in sims if r["attention"] == attention and r["algorithm"] == algorithm and r["start"] == start
+                        and r["kept"]]
                 if not rows:
                     continue
                 kw = {"mfc": fill} if fill else {}
                 ax_c.errorbar([r["P"] for r in rows], [r["c_copy"] for r in rows], yerr=[r["c_copy_sem"] for r in rows],
-                              fmt=marker, color=color, ms=5, label=f"{sampler} ({start} start)", **kw)
+                              fmt=marker, color=color, ms=5, label=f"{algorithm} ({start} start)", **kw)
                 ax_l.plot([r["P"] for r in rows], [r["test_loss"] for r in rows], marker, color=color, ms=5, **kw)
         ax_c.set_xscale("log")
         ax_c.set_title(f"{attention} attention, L={L}, V={V}")
@@ -356,40 +356,40 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
     lin = api.scaling("linear", 4, Ls[0], Ls[-1], digits=30 if not quick else 15, L_values=Ls)
     Vs = [4, 8, 16, 32, 64] if quick else [4, 8, 16, 32, 64, 128, 256]
     linV = api.scaling_in_V("linear", 4096, Vs, digits=15)
-    scal_rows = ([{"attention": "softmax", "L": p["L"], "V": 4, "P_star": p["P_star"], "P_star_digits": p["P_star_digits"],
-                   "P_crossover": None, "order": p["order"]} for p in soft.points]
-                 + [{"attention": "linear", "L": p["L"], "V": 4, "P_star": p["P_star"], "P_star_digits": p["P_star_digits"],
-                     "P_crossover": p["P_crossover"], "order": p["order"]} for p in lin.points]
-                 + [{"attention": "linear", "L": 4096, "V": p["V"], "P_star": p["P_star"], "P_star_digits": "",
-                     "P_crossover": p["P_crossover"], "order": p["order"]} for p in linV.points])
+    scal_rows = ([{"attention": "softmax", "L": p.L, "V": 4, "P_star": p.P_star, "P_star_digits": p.P_star_digits,
+                   "P_crossover": None, "order": p.order} for p in soft.points]
+                 + [{"attention": "linear", "L": p.L, "V": 4, "P_star": p.P_star, "P_star_digits": p.P_star_digits,
+                     "P_crossover": p.P_crossover, "order": p.order} for p in lin.points]
+                 + [{"attention": "linear", "L": 4096, "V": p.V, "P_star": p.P_star, "P_star_digits": "",
+                     "P_crossover": p.P_crossover, "order": p.order} for p in linV.points])
     write_csv(out_dir / "scaling.csv", scal_rows)
 
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.5))
     Ls_a = np.array(Ls, float)
-    Ps = np.array([p["P_star"] for p in soft.points])
+    Ps = np.array([p.P_star for p in soft.points])
     ax = axes[0]
     ax.loglog(Ls_a, Ps, "o", label="softmax P* (coexistence)")
-    f = soft.fits["P_star"]
+    f = soft.fit["P_star"]
     ax.loglog(Ls_a, f.exponent and Ps[-1] * (Ls_a / Ls_a[-1]) ** f.exponent * (np.log(Ls_a) / np.log(Ls_a[-1])) ** 2, "-",
               label=f"fit L^{f.exponent:.3f} ln^2 L [{f.exponent_low:.3f}, {f.exponent_high:.3f}]")
-    R_inf = soft.extrapolation["R_inf_predicted"]
+    R_inf = soft.extrapolation.R_inf_predicted
     ax.loglog(Ls_a, [R_inf * L_ * math.log(L_) ** 2 * api.softmax_large_L_correction(L_, 4) for L_ in Ls], "--",
               label="large-L form L ln²L/(4εσ²)·C(ln L)")
     ax.set_xlabel("L")
     ax.set_ylabel("P*")
     ax.legend(fontsize=7)
     ax = axes[1]
-    ax.loglog(Ls_a, [p["P_star"] for p in lin.points], "o", label="linear transition")
-    ax.loglog(Ls_a, [p["P_crossover"] for p in lin.points], "s", label="linear crossover")
-    fc = lin.fits["P_crossover"]
-    ax.loglog(Ls_a, lin.points[-1]["P_crossover"] * (Ls_a / Ls_a[-1]) ** fc.exponent, "-",
+    ax.loglog(Ls_a, [p.P_star for p in lin.points], "o", label="linear transition")
+    ax.loglog(Ls_a, [p.P_crossover for p in lin.points], "s", label="linear crossover")
+    fc = lin.fit["P_crossover"]
+    ax.loglog(Ls_a, lin.points[-1].P_crossover * (Ls_a / Ls_a[-1]) ** fc.exponent, "-",
               label=f"crossover fit L^{fc.exponent:.3f}")
     ax.set_xlabel("L (V = 4)")
     ax.legend(fontsize=7)
     ax = axes[2]
     Vs_a = np.array(Vs, float)
-    ax.loglog(Vs_a, [p["P_star"] for p in linV.points], "o", label=f"transition, fit V^{linV.fits['P_star'].exponent:.3f}")
-    ax.loglog(Vs_a, [p["P_crossover"] for p in linV.points], "s", label=f"crossover, fit V^{linV.fits['P_crossover'].exponent:.3f}")
+    ax.loglog(Vs_a, [p.P_star for p in linV.points], "o", label=f"transition, fit V^{linV.fit['P_star'].exponent:.3f}")
+    ax.loglog(Vs_a, [p.P_crossover for p in linV.points], "s", label=f"crossover, fit V^{linV.fit['P_crossover'].exponent:.3f}")
     ax.set_xlabel("V (L = 4096)")
     ax.legend(fontsize=7)
     fig.tight_layout()
@@ -400,19 +400,17 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
     table = api.convention_table(L_values=(16, 64, 256, 1024) if quick else (16, 32, 64, 128, 256, 512, 1024, 2048, 4096),
                                  V_values=(4, 16, 64) if quick else (4, 8, 16, 32, 64, 128), L_fixed=1024 if quick else 4096)
     conv_rows = []
-    for row in table:
+    for row in table.conventions:
         for attention in ("softmax", "linear"):
-            entry = row.get(attention)
-            if isinstance(entry, str):
-                conv_rows.append({"convention": row["convention"], "attention": attention, "law": entry})
+            entry = getattr(row, attention)
+            if entry is None:
+                conv_rows.append({"convention": row.convention, "attention": attention, "law": row.note})
                 continue
-            for key, fit in entry.items():
-                if not hasattr(fit, "exponent"):
-                    continue
-                conv_rows.append({"convention": row["convention"], "attention": attention, "law": fit.law, "variable": fit.variable,
+            for fit in entry.fits:
+                conv_rows.append({"convention": row.convention, "attention": attention, "law": fit.law, "variable": fit.variable,
                                   "claimed": fit.claimed_exponent, "exponent": fit.exponent, "band_low": fit.exponent_low,
                                   "band_high": fit.exponent_high, "systematic": fit.systematic, "holds": fit.holds,
-                                  "orders": "/".join(entry.get("orders", []))})
+                                  "orders": "/".join(entry.orders)})
     write_csv(out_dir / "conventions.csv", conv_rows)
 
     hysteresis_lines, hysteresis_numbers = _hysteresis(out_dir, quick, device, plt)
@@ -441,17 +439,17 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
               f"* softmax P* ~ L ln²L: log-log exponent of P*/ln²L over the upper half of L = {Ls[0]}..{Ls[-1]}: "
               f"{f.exponent:.4f} [{f.exponent_low:.4f}, {f.exponent_high:.4f}], holds by the band rule: {f.holds}. "
               f"The large-L analysis gives P* = L ln²L/(4εσ²)·(1 + (2 ln ln L + 4σ² + 2 − 2 ln 2)/ln L + O(ln²ln L/ln²L)); "
-              f"P*/(L ln²L) at the largest L = {ex['ratio'][-1]:.4f} vs the limit {ex['R_inf_predicted']:.4f}; the corrected "
-              f"ratio is {ex['corrected_ratio'][-1]:.4f} (→ 1). So P*/(L ln²L) tends to a constant, with slowly decaying "
+              f"P*/(L ln²L) at the largest L = {ex.ratio[-1]:.4f} vs the limit {ex.R_inf_predicted:.4f}; the corrected "
+              f"ratio is {ex.corrected_ratio[-1]:.4f} (→ 1). So P*/(L ln²L) tends to a constant, with slowly decaying "
               "log corrections that bias any finite-range power-law fit below 1.",
-              f"* linear transition vs L (claim: no L dependence): exponent {lin.fits['P_star'].exponent:.4f} "
-              f"[{lin.fits['P_star'].exponent_low:.4f}, {lin.fits['P_star'].exponent_high:.4f}], holds: {lin.fits['P_star'].holds}",
-              f"* linear transition vs V (claim 2): {linV.fits['P_star'].exponent:.4f} [{linV.fits['P_star'].exponent_low:.4f}, "
-              f"{linV.fits['P_star'].exponent_high:.4f}], holds: {linV.fits['P_star'].holds}",
-              f"* linear crossover vs L (claim 3/2): {lin.fits['P_crossover'].exponent:.4f} [{lin.fits['P_crossover'].exponent_low:.4f}, "
-              f"{lin.fits['P_crossover'].exponent_high:.4f}], holds: {lin.fits['P_crossover'].holds}",
-              f"* linear crossover vs V (claim 1/2): {linV.fits['P_crossover'].exponent:.4f} [{linV.fits['P_crossover'].exponent_low:.4f}, "
-              f"{linV.fits['P_crossover'].exponent_high:.4f}], holds: {linV.fits['P_crossover'].holds}",
+              f"* linear transition vs L (claim: no L dependence): exponent {lin.fit['P_star'].exponent:.4f} "
+              f"[{lin.fit['P_star'].exponent_low:.4f}, {lin.fit['P_star'].exponent_high:.4f}], holds: {lin.fit['P_star'].holds}",
+              f"* linear transition vs V (claim 2): {linV.fit['P_star'].exponent:.4f} [{linV.fit['P_star'].exponent_low:.4f}, "
+              f"{linV.fit['P_star'].exponent_high:.4f}], holds: {linV.fit['P_star'].holds}",
+              f"* linear crossover vs L (claim 3/2): {lin.fit['P_crossover'].exponent:.4f} [{lin.fit['P_crossover'].exponent_low:.4f}, "
+              f"{lin.fit['P_crossover'].exponent_high:.4f}], holds: {lin.fit['P_crossover'].holds}",
+              f"* linear crossover vs V (claim 1/2): {linV.fit['P_crossover'].exponent:.4f} [{linV.fit['P_crossover'].exponent_low:.4f}, "
+              f"{linV.fit['P_crossover'].exponent_high:.4f}], holds: {linV.fit['P_crossover'].holds}",
               "", "## Conventions", "",
               "Rule: a claim holds when the claimed exponent lies in the 95% band of the fit over the upper half "
               "of the sizes, widened by the drift of the local slope (`systematic`).", "",
@@ -463,7 +461,7 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
         lines.append(f"| {r['convention']} | {r['attention']} | {r['law']} | {r['variable']} | {r['claimed']} | "
                      f"{r['exponent']:.3f} | [{r['band_low']:.3f}, {r['band_high']:.3f}] ± {r['systematic']:.3f} | {r['holds']} |")
     lines += ["", "## Simulation against theory", "",
-              "SGLD = Metropolis-adjusted Langevin on (scores, W, bias) at beta = 1; Adam keeps runs within "
+              "MALA = Metropolis-adjusted Langevin on (scores, W, bias) at beta = 1; Adam keeps runs within "
               "max(1, 1e-3|U_best|) of the best objective per P. Figures: order_parameters_and_loss.png, scaling.png.", "",
               "Linear attention: the sampled posterior is compared with the convention it realises, the remainder's "
               "entropy kept (`remainder=\"entropy\"`): sampling integrates over all L² scores, so the remainder of G keeps "
@@ -473,34 +471,34 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
               "V dependence (see the convention table). The green line is that theory with one row sum per row and averaged "
               "over the order parameters' own fluctuations (`linear_posterior_means`, random-walk Metropolis on the reduced "
               "action), which is what sampling measures; the purple line is its saddle point with one shared row sum.", "",
-              "| P | theory c (posterior mean) | theory t | theory Gibbs loss | SGLD c, each chain | SGLD t | SGLD test loss |",
+              "| P | theory c (posterior mean) | theory t | theory Gibbs loss | MALA c, each chain | MALA t | MALA test loss |",
               "|---|---|---|---|---|---|---|"]
     for row in posterior_rows:
-        chains = [r for r in sims if r["attention"] == "linear" and r["sampler"] == "sgld" and r["P"] == row["P"] and r["kept"]]
+        chains = [r for r in sims if r["attention"] == "linear" and r["algorithm"] == "mala" and r["P"] == row["P"] and r["kept"]]
         lines.append(f"| {row['P']:g} | {row['c']:.3f} ± {row['c_error']:.3f} | {row['t']:.3f} | {row['loss_gibbs']:.4f} | "
                      + ", ".join(f"{r['c_copy']:.3f} ± {r['c_copy_sem']:.3f}" for r in chains) + " | "
                      + ", ".join(f"{r['c_uniform']:.3f}" for r in chains) + " | "
                      + ", ".join(f"{r['test_loss']:.4f}" for r in chains) + " |")
     lines += ["", "(theory errors: Monte Carlo only; the finite-P error of the self-averaged action, |value|/√P, is not "
-              "included; SGLD errors: batch means of one chain)", "",
+              "included; MALA errors: batch means of one chain)", "",
               "Coverage (chain-mean attention matrices across the P sweep; fraction of their variance about the pooled "
               "mean captured by span{U, S − U}; top-2 PCA for comparison; fraction of the second moment):", ""]
     for attention, cv in coverages.items():
-        lines.append(f"* {attention}: variance {cv['variance_fraction']:.3f}, PCA top-2 {cv['pca_top2_fraction']:.3f}, "
-                     f"second moment {cv['second_moment_fraction']:.3f}")
+        lines.append(f"* {attention}: variance {cv.variance_fraction:.3f}, PCA top-2 {cv.pca_top2_fraction:.3f}, "
+                     f"second moment {cv.second_moment_fraction:.3f}")
     lines.append("")
-    lines.append("| attention | sampler | P | start | c (measured) | t (measured) | test loss |")
+    lines.append("| attention | algorithm | P | start | c (measured) | t (measured) | test loss |")
     lines.append("|---|---|---|---|---|---|---|")
     for r in sims:
         if r["kept"]:
-            lines.append(f"| {r['attention']} | {r['sampler']} | {r['P']} | {r['start']} | {r['c_copy']:.3f} ± {r['c_copy_sem']:.3f} | "
+            lines.append(f"| {r['attention']} | {r['algorithm']} | {r['P']} | {r['start']} | {r['c_copy']:.3f} ± {r['c_copy_sem']:.3f} | "
                          f"{r['c_uniform']:.3f} | {r['test_loss']:.4f} |")
     lines += hysteresis_lines
     (out_dir / "report.md").write_text("\n".join(lines) + "\n")
-    return {"softmax_P_star_exponent": f.exponent, "softmax_ratio_last": ex["ratio"][-1], "softmax_corrected_ratio_last": ex["corrected_ratio"][-1],
-            "linear_transition_V_exponent": linV.fits["P_star"].exponent, "linear_crossover_L_exponent": lin.fits["P_crossover"].exponent,
-            "linear_crossover_V_exponent": linV.fits["P_crossover"].exponent,
-            "coverage": {a: c["variance_fraction"] for a, c in coverages.items()},
+    return {"softmax_P_star_exponent": f.exponent, "softmax_ratio_last": ex.ratio[-1], "softmax_corrected_ratio_last": ex.corrected_ratio[-1],
+            "linear_transition_V_exponent": linV.fit["P_star"].exponent, "linear_crossover_L_exponent": lin.fit["P_crossover"].exponent,
+            "linear_crossover_V_exponent": linV.fit["P_crossover"].exponent,
+            "coverage": {a: c.variance_fraction for a, c in coverages.items()},
             "mean_field_windows": hysteresis_numbers["windows"], "hysteresis": hysteresis_numbers["hysteresis"],
             "bimodality": hysteresis_numbers.get("bimodality"),
             "seconds": time.time() - t_start}

@@ -5,7 +5,6 @@ numbers drawn on the CPU (`seeds.generator(..., source="cpu")`), so both runs co
 numbers and differ only by floating-point rounding: the devices' kernels sum in different orders and
 use different fused operations. The problems, all in float64:
 
-- MALA on the copy task (softmax and linear attention, a uniform and a copy start) and Adam on it;
 - full-batch GD and Adam on the positional/semantic attention model.
 
 Tolerance. One rounding error is ε = 2⁻⁵² ≈ 2.2e-16 relative. A simulation of k steps accumulates
@@ -59,22 +58,6 @@ def _compare(simulator: str, quantity: str, reference: np.ndarray, other: np.nda
                      bool(np.all(np.isfinite(reference)) and np.all(np.isfinite(other)) and relative <= RELATIVE_TOLERANCE))
 
 
-def _copy_task(device: torch.device, attention: str, sampler: str, seed: int) -> dict[str, np.ndarray]:
-    from attnphase.validate import sgld
-
-    cfg = sgld.CopyTaskConfig(L=8, V=4, attention=attention, beta=1.0 / 8)
-    gen = seeds.generator(seed, device, "cpu")
-    data_sets = 2 if sampler == "sgld" else 1  # MALA: one per chain; Adam: all seeds on one data set
-    train = sgld.statistics([sgld.sample_tokens(25, cfg, gen, device) for _ in range(data_sets)], cfg.V)
-    test = sgld.statistics([sgld.sample_tokens(200, cfg, gen, device) for _ in range(data_sets)], cfg.V)
-    if sampler == "sgld":
-        run = sgld.run_langevin(cfg, train, test, ["uniform", "copy"], steps=400, seed=seed + 1, device=str(device),
-                                rng="cpu")
-    else:
-        run = sgld.run_adam(cfg, train, test, 3, steps=300, seed=seed + 1, device=str(device), rng="cpu")
-    return {"G": run.G, "train_loss": run.train_loss, "test_loss": run.test_loss}
-
-
 def _positional_semantic(device: torch.device, init: str, seed: int) -> dict[str, np.ndarray]:
     from attnphase.validate.gd import simulate_positional_semantic
 
@@ -82,12 +65,6 @@ def _positional_semantic(device: torch.device, init: str, seed: int) -> dict[str
                                      test_samples=500, device=str(device), rng="cpu")
     return {"m": r.m, "theta": r.theta, "q": r.q, "test_error": r.test_error, "train_loss": r.train_loss}
 
-
-COPY_HEADS_SIMULATORS = {
-    "copy-heads MALA softmax": lambda dev, seed: _copy_task(dev, "softmax", "sgld", seed),
-    "copy-heads MALA linear": lambda dev, seed: _copy_task(dev, "linear", "sgld", seed),
-    "copy-heads Adam softmax": lambda dev, seed: _copy_task(dev, "softmax", "adam", seed),
-}
 POSITIONAL_SEMANTIC_SIMULATORS = {
     "positional-semantic GD": lambda dev, seed: _positional_semantic(dev, "semantic", seed),
     "positional-semantic Adam": lambda dev, seed: _positional_semantic(dev, "random", seed),

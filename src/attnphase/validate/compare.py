@@ -3,6 +3,9 @@
 Agreement means |mean − theory| ≤ n_sigma · sqrt(sem² + theory_error²), where sem is the standard
 error of the simulation mean over independent trials. With a single trial there is no spread to
 compare against, so the record says it cannot decide (`agrees` is None) rather than guessing.
+
+A Markov chain's samples are correlated; `batch_means` turns a chain into the means of consecutive
+batches, which are nearly independent when the batches are long compared with the autocorrelation time.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ import numpy as np
 
 from attnphase.errors import ParameterError
 from attnphase.params import check_positive, check_real
+
+__all__ = ["Comparison", "compare", "batch_means"]
 
 
 @dataclass(frozen=True)
@@ -60,3 +65,12 @@ def compare(
         z = (mean - theory) / scale
         agrees = abs(z) <= n_sigma
     return Comparison(name, theory, theory_error, mean, std, sem, n, z, agrees, n_sigma)
+
+
+def batch_means(x: np.ndarray, n_batches: int = 10) -> np.ndarray:
+    """Means of `n_batches` consecutive batches along the last axis of a chain (..., S) (fewer when S is
+    smaller; the last S mod n_batches samples are left out so that every batch has the same length)."""
+    S = x.shape[-1]
+    nb = max(1, min(n_batches, S))
+    usable = (S // nb) * nb
+    return x[..., :usable].reshape(x.shape[:-1] + (nb, usable // nb)).mean(-1)

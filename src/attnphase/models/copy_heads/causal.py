@@ -1,0 +1,269 @@
+"""Linear attention with one row sum per target row: the causal mask (and `row_sums="per-row"`).
+
+`symbolic.causal_linear_action` depends on the row sums t_l (rows l = 2..L) through Q_t = Σ t_l²/l, M_t = Σ t_l/l,
+T1 = Σ t_l, T2 = Σ t_l² and on the shared copy strength c; its kernels give S, the gradient and the Hessian in
+these collective variables, and the chain rule maps them to (t_2..t_L, c). At the symmetric point the Hessian
+reduces exactly to a 3×3 stability matrix K (`symbolic.causal_stability_matrix`) built from three sums over the
+rows (`gram_sums`): its smallest normalised eigenvalue crosses zero at the transition, its null vector gives the
+soft row profile, and K_cc = 0 is the crossover.
+"""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+import numpy as np
+
+from attnphase.errors import ParameterError
+from attnphase.models.copy_heads import kernels, symbolic
+from attnphase.models.copy_heads.homogeneous import solve_result
+from attnphase.models.copy_heads.instance import CopyHeadsInstance, harmonic_tail
+from attnphase.models.copy_heads.linear_transition import classify_landau, instability_transition, n_range
+from attnphase.models.copy_heads.results import CausalLinearTransition, Minimum, SolveResult
+from attnphase.numeric.minimize import multistart_local_minima
+from attnphase.numeric.precision import (
+    larger_quadratic_root, larger_quadratic_root_mp, normalised_min_eigenvalue, normalised_min_eigenvalue_mp, working_dps,
+)
+from attnphase.numeric.threshold import log_crossing
+from attnphase.results import Status
+
+__all__ = ["MAX_ROW_RESOLVED_L", "row_lengths", "remainder_at_origin", "gram_sums", "origin_values",
+           "stability_matrix", "soft_row_profile", "causal_linear_transition", "row_resolved_action",
+           "row_resolved_minima", "causal_solve"]
+
+MAX_ROW_RESOLVED_L = 1024
+"""Largest L for minimising over every row sum (a dense L × L Hessian per Newton step)."""
+
+
+def row_lengths(inst: CopyHeadsInstance) -> np.ndarray:
+    """Positions each target row attends to: l = 2..L under the causal mask, L for each of the T rows otherwise."""
+    if inst.causal:
+        return np.arange(2, inst.L + 1, dtype=float)
+    return np.full(inst.T, float(inst.L))
+
+
+def _values(inst: CopyHeadsInstance, mp: bool) -> dict:
+    values = inst.row_resolved_values()
+    if mp and inst.causal and inst.L > 2**16:
+        values["H_T"] = harmonic_tail(inst.L, mp=True)
+    return values
+
+
+def remainder_at_origin(inst: CopyHeadsInstance, n_, mp: bool = False):
+    """ρ₀(n): the remainder at the symmetric point (remainder "entropy"), the positive root of the quadratic
+    `symbolic.causal_remainder_quadratic` (a₂ > 0 > a₀), cancellation-free; n may be an array (float64)."""
+    quadratic, quadratic_mp = kernels.causal_remainder_quadratic_kernels()
+    values = {**_values(inst, mp), "n": n_}
+    if mp:
+        return larger_quadratic_root_mp(*kernels.bind(quadratic_mp, values)())
+    a2, a1, a0 = np.moveaxis(np.asarray(kernels.bind(quadratic, values)(), float), -1, 0)
+    return larger_quadratic_root(a2, a1, a0)
+
+
+def gram_sums(lam, mu, L: int, H, mp: bool = False):
+    """Σ_a = Σ 1/(l(λ + μl)), Σ_b = Σ 1/(λ + μl), Σ_c = Σ l/(λ + μl) over l = 2..L.
+
+    Direct sums in float64 up to L = 4096; beyond, digamma differences Σ_b = (ψ(L + 1 + z) − ψ(2 + z))/μ,
+    z = λ/μ, in mpmath: at the threshold z ~ L³ ≫ L, so the difference and Σ_c = (T − λΣ_b)/μ cancel about
+    2·log10(z) digits, which the working precision is raised by (float64 would return noise)."""
+    T_ = L - 1
+    if mp:
+        if mu == 0:
+            return H / lam, T_ / lam, (mpmath.mpf(L) * (L + 1) / 2 - 1) / lam
+        extra = 2 * int(abs(mpmath.log10(lam / mu))) + 10
+        with mpmath.workdps(mpmath.mp.dps + extra):
+            z = lam / mu  # at the raised precision: its rounding error is amplified z-fold in Σ_c
+            Sb = (mpmath.digamma(L + 1 + z) - mpmath.digamma(2 + z)) / mu
+            out = ((H - mu * Sb) / lam, Sb, (T_ - lam * Sb) / mu)
+        return tuple(+v for v in out)  # rounded back to the working precision
+    lam, mu = np.asarray(lam, float), np.asarray(mu, float)
+    if L <= 4096:
+        ls = np.arange(2, L + 1, dtype=float)
+        den = lam[..., None] + mu[..., None] * ls
+        return (1 / (ls * den)).sum(-1), (1 / den).sum(-1), (ls / den).sum(-1)
+    out = np.empty((3,) + lam.shape)
+    with mpmath.workdps(20):
+        for idx in np.ndindex(lam.shape):
+            out[(slice(None),) + idx] = [float(v) for v in gram_sums(mpmath.mpf(float(lam[idx])), mpmath.mpf(float(mu[idx])),
+                                                                     L, mpmath.mpf(float(H)), mp=True)]
+    return out[0], out[1], out[2]
+
+
+def origin_values(inst: CopyHeadsInstance, n_, mp: bool = False) -> dict:
+    """Parameters of the stability and Landau kernels at n: the row-resolved values, n, and ρ₀(n) for the
+    remainder-entropy convention."""
+    values = {**_values(inst, mp), "n": n_}
+    if inst.entropy:
+        values["rho"] = remainder_at_origin(inst, n_, mp)
+    return values
+
+
+def stability_matrix(inst: CopyHeadsInstance, n_, mp: bool = False):
+    """The stability matrix K (`symbolic.causal_stability_matrix`) at n: an array (..., 3, 3) in float64 (n may be
+    an array), an object array of mpmath numbers in mpmath."""
+    lam_mu, lam_mu_mp, K, K_mp = kernels.causal_stability_kernels(inst.convention.centred, inst.entropy)
+    values = origin_values(inst, n_, mp)
+    if mp:
+        lam, mu = kernels.bind(lam_mu_mp, values)()
+        return kernels.bind(K_mp, values)(*gram_sums(lam, mu, inst.L, values["H_T"], mp=True))
+    curvatures = np.asarray(kernels.bind(lam_mu, values)(), float)
+    gram = gram_sums(curvatures[..., 0], curvatures[..., 1], inst.L, values["H_T"])
+    return np.asarray(kernels.bind(K, values)(*gram), float)
+
+
+def soft_row_profile(inst: CopyHeadsInstance, y, n_) -> np.ndarray:
+    """Row sums t_l (l = 2..L) that realise the collective soft vector y = (M_t, T1) at least cost:
+    t_l = (α/l + β)/d_l, (α, β) = Σ⁻¹ y, d_l = λ/l + μ (see `symbolic.causal_stability_matrix`)."""
+    lam_mu = kernels.causal_stability_kernels(inst.convention.centred, inst.entropy)[0]
+    lam, mu = (float(v) for v in np.asarray(kernels.bind(lam_mu, origin_values(inst, n_))(), float))
+    ls = np.arange(2, inst.L + 1, dtype=float)
+    d = lam / ls + mu
+    A = np.stack([1 / ls, np.ones_like(ls)])
+    alpha, beta = np.linalg.solve((A / d) @ A.T, np.asarray(y[:2], float))
+    return (alpha / ls + beta) / d
+
+
+def causal_linear_transition(inst: CopyHeadsInstance, digits: int = 30, classify: bool = True) -> CausalLinearTransition:
+    """Masked linear attention: first n where the symmetric point t_l = c = 0 loses stability (the smallest
+    eigenvalue of the normalised stability matrix K crosses zero; mpmath polish), the soft row profile, the Landau
+    classification along it (derive.landau) and the crossover where the other mode's own curvature vanishes
+    (K_cc, or the t-block's smallest eigenvalue when the copy mode goes soft first)."""
+    L, V = inst.L, inst.V
+    dps = working_dps(digits, 3 * math.log10(L))
+    lo, hi = n_range(inst)
+
+    def values(ln_n):
+        return normalised_min_eigenvalue(stability_matrix(inst, np.exp(ln_n)))
+
+    with mpmath.workdps(dps):
+        res = log_crossing(lambda n_: float(values(np.array([math.log(n_)]))[0]),
+                           lambda n_: normalised_min_eigenvalue_mp(stability_matrix(inst, n_, mp=True)), lo, hi,
+                           digits=digits, values=values)
+    if not math.isfinite(res.value):
+        return CausalLinearTransition("linear", L, V, "none", math.nan, "", math.nan, math.nan, Status.NOT_FOUND,
+                                      res.message)
+    n_star = math.exp(res.value)
+    K = stability_matrix(inst, np.array([n_star * (1 + 1e-9)]))[0]
+    d = np.sqrt(np.abs(np.diag(K)))
+    y = np.linalg.eigh(K / np.outer(d, d))[1][:, 0] / d
+    t_rows = soft_row_profile(inst, y, n_star)
+    ls = np.arange(2, L + 1, dtype=float)
+    spread = (L - 1) - float(inst.row_resolved_values()["H_T"])
+    rho_star = float(origin_values(inst, n_star)["rho"]) if inst.entropy else 0.0
+    uniform_norm2, copy_norm2 = float((t_rows**2 / ls).sum()), y[2] ** 2 * spread
+    soft_mode = "uniform" if uniform_norm2 >= copy_norm2 else "copy"
+
+    def curvature(K_):  # the other mode's own curvature: K_cc (copy) or the t-block's smallest eigenvalue
+        if soft_mode == "uniform":
+            return K_[..., 2, 2]
+        return np.linalg.eigvalsh(K_[..., :2, :2])[..., 0]
+
+    def curvature_mp(n_):
+        K_ = stability_matrix(inst, n_, mp=True)
+        if soft_mode == "uniform":
+            return K_[2, 2]
+        return min(mpmath.eigsy(mpmath.matrix([[K_[0, 0], K_[0, 1]], [K_[1, 0], K_[1, 1]]]))[0])
+
+    def curvature_grid(ln_n):
+        return curvature(stability_matrix(inst, np.exp(ln_n)))
+
+    with mpmath.workdps(dps):
+        cross = log_crossing(lambda n_: float(curvature_grid(np.array([math.log(n_)]))[0]), curvature_mp, lo, hi,
+                             digits=digits, values=curvature_grid)
+    land = {"order": "not classified", "message": ""}
+    if classify:
+        direction = [uniform_norm2, float((t_rows / ls).sum()), float(t_rows.sum()), float((t_rows**2).sum()), float(y[2])]
+        landau = kernels.bind(kernels.causal_landau_kernel(inst.convention.centred, inst.entropy),
+                              origin_values(inst, n_star))
+        a2_slope, _, a4, a6 = (float(v) for v in landau(*direction))
+        order, exponent, message = classify_landau(a2_slope, a4, a6)
+        land = {"order": order, "exponent": exponent, "a4": a4, "message": message}
+    return instability_transition(CausalLinearTransition, inst, res, cross, digits, dps, land,
+                                  f"causal mask: symmetric point loses stability along the {soft_mode} mode; ",
+                                  soft_mode=soft_mode, soft_vector=(float(y[0]), float(y[1]), float(y[2])),
+                                  soft_row_sums_first_last=(float(t_rows[0]), float(t_rows[-1])), rho_at_P_star=rho_star)
+
+
+def _collective(t_rows, ls):
+    return np.array([(t_rows**2 / ls).sum(), (t_rows / ls).sum(), t_rows.sum(), (t_rows**2).sum()])
+
+
+def row_resolved_action(inst: CopyHeadsInstance, t_rows, c_, n_, r_=None) -> tuple[float, np.ndarray, np.ndarray]:
+    """Action, gradient and Hessian of the row-resolved linear action in (t_2..t_L, c) (chain rule from the
+    collective kernels: ∂Q_t/∂t_l = 2t_l/l, ∂M_t/∂t_l = 1/l, ∂T1/∂t_l = 1, ∂T2/∂t_l = 2t_l); for the
+    remainder-entropy convention in (t_2..t_L, c, r), ρ = e^r (r_ required). Under the causal mask, or with
+    `row_sums="per-row"` (every row of length L: `row_lengths`)."""
+    action = inst.rows
+    ls = row_lengths(inst)
+    z = list(_collective(t_rows, ls)) + [c_] + ([r_] if inst.entropy else [])
+    S = float(action.action(*z, n_))
+    gz = np.asarray(action.gradient(*z, n_), float)
+    hz = np.asarray(action.hessian(*z, n_), float)
+    T_ = len(ls)
+    k = len(z) - 5  # 0 or 1 extra variable (r), mapped to itself
+    J = np.zeros((5 + k, T_ + 1 + k))
+    J[0, :T_], J[1, :T_], J[2, :T_], J[3, :T_], J[4, T_] = 2 * t_rows / ls, 1 / ls, 1.0, 2 * t_rows, 1.0
+    if k:
+        J[5, T_ + 1] = 1.0
+    grad = J.T @ gz
+    hess = J.T @ hz @ J
+    hess[np.arange(T_), np.arange(T_)] += 2 * gz[0] / ls + 2 * gz[3]
+    return S, grad, hess
+
+
+def row_resolved_minima(inst: CopyHeadsInstance, n_):
+    """Local minima of the row-resolved action in (t_2..t_L, c[, r]) from 16 uniform starts
+    (`numeric.minimize.LocalMinima`); (t, c) ↦ (−t, −c) folded onto a non-negative mean row sum. The
+    remainder-entropy convention starts r at ln ρ₀(n), the remainder's minimum at the symmetric point."""
+    T_ = inst.T
+    r0 = [math.log(float(remainder_at_origin(inst, n_)))] if inst.entropy else []
+    starts = [np.r_[np.full(T_, t0), c0, r0] for t0 in (0.0, 0.5, 1.0, 2.0) for c0 in (0.0, 0.1, 0.5, 1.0)]
+
+    def local(v):
+        return row_resolved_action(inst, v[:T_], v[T_], n_, *v[T_ + 1:])
+
+    def canonical(v):
+        v = v.copy()
+        if v[:T_].mean() < 0:  # (t, c) ↦ (−t, −c) symmetry (r unchanged)
+            v[:T_ + 1] *= -1
+        return v
+
+    return multistart_local_minima(lambda v: local(v)[0], lambda v: local(v)[1], lambda v: local(v)[2], starts,
+                                   canonical=canonical)
+
+
+def causal_solve(inst: CopyHeadsInstance, P: float) -> SolveResult:
+    """`solve` under the causal mask. Linear: minima of the row-resolved action over (t_2..t_L, c) (L ≤ 1024, a dense
+    (L × L) Hessian per Newton step); c_uniform = mean row sum. Softmax: minima of the row mean-field free energy
+    F(m) (each row its own Cramér function; `row_mean_field.softmax_row_mean_field`)."""
+    n_ = inst.n_of_P(P)
+    minima = []
+    if inst.attention == "softmax":
+        from attnphase.models.copy_heads.row_mean_field import row_mean_field
+
+        r = row_mean_field(inst, P)
+        for mn in r.minima:
+            losses = inst.losses(mn.m, mn.q, 1.0, 1.0, n_)
+            minima.append(Minimum(1.0, mn.c, mn.free_energy, True, mn.m, 0.0, (), float(losses[0]), float(losses[1])))
+        iterations = r.n_grid**2  # grid evaluations of F̃
+    else:
+        if inst.L > MAX_ROW_RESOLVED_L:
+            raise ParameterError("L", inst.L, f"at most {MAX_ROW_RESOLVED_L} for solve with boundary 'causal' "
+                                              "(one row sum per row)")
+        found = row_resolved_minima(inst, n_)
+        iterations = found.iterations
+        ls = np.arange(2, inst.L + 1, dtype=float)
+        T_ = inst.L - 1
+        spread = T_ - symbolic.causal_row_uniform_weight(inst.L)
+        for v in found.points:
+            t_rows, c_ = v[:T_], float(v[T_])
+            S, _, hess = row_resolved_action(inst, t_rows, c_, n_, *v[T_ + 1:])
+            eig = np.linalg.eigvalsh(hess)
+            Qt, Mt, T1, T2 = _collective(t_rows, ls)
+            rho_ = math.exp(v[T_ + 1]) if len(v) > T_ + 1 else 0.0
+            m_, q_ = (Mt + c_ * spread) / T_, (Qt + c_**2 * spread) / T_ + rho_
+            losses = inst.losses(m_, q_, T1 / T_, T2 / T_, n_)
+            minima.append(Minimum(float(T1 / T_), c_, S, bool(eig[0] > 0), m_, rho_, tuple(eig[:3].tolist()),
+                                  float(losses[0]), float(losses[1])))
+    return solve_result(inst, P, minima, iterations, "no stable minimum resolved", prefix="causal mask: ")

@@ -1,0 +1,196 @@
+"""The linear transition: the first instability of the symmetric state t = c = 0, its order, and the crossover.
+
+The smallest curvature at the symmetric point changes sign at the transition (scanned in ln n, polished in
+mpmath); the Landau expansion of the action along the soft mode classifies it (derive.landau); the other
+mode's own curvature vanishes at the crossover. The first attempt of spec §2 (only m and q) is classified the
+same way.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import mpmath
+import numpy as np
+import sympy
+from scipy.optimize import brentq
+
+from attnphase.models.copy_heads import kernels
+from attnphase.models.copy_heads.instance import CopyHeadsInstance
+from attnphase.models.copy_heads.results import LinearTransition
+from attnphase.numeric.minimize import sign_change_brackets
+from attnphase.numeric.precision import scaled_lowest_curvature_2x2, working_dps
+from attnphase.numeric.threshold import find_crossing, log_crossing
+from attnphase.results import Status
+
+__all__ = ["n_range", "symmetric_point_hessian", "remainder_at_origin", "classify_landau", "landau_order",
+           "instability_transition", "linear_transition", "first_attempt_transition"]
+
+
+def n_range(inst: CopyHeadsInstance) -> tuple[float, float]:
+    """The range of n the linear scans cover: from 1e-3 (n_U ~ V² does not grow with L: start low) to 10⁶ times
+    the larger of the claimed scales V², L^{3/2}V^{1/2} and LV."""
+    L, V = inst.L, inst.V
+    return 1e-3, (V * V + L**1.5 * V**0.5 + L * V) * 1e6
+
+
+def remainder_at_origin(inst: CopyHeadsInstance, n_) -> float:
+    """ln ρ₀ of the remainder at the symmetric point t = c = 0 (its own minimum: ∂S/∂r = 0, brentq)."""
+    gradient = inst.reduced.gradient
+    return brentq(lambda r: float(gradient(0.0, 0.0, r, n_)[..., 2]), -200, 50)
+
+
+def symmetric_point_hessian(inst: CopyHeadsInstance, n_, mp: bool = False):
+    """Hessian in (t, c) at the symmetric state t = c = 0 (with the remainder at its own minimum); float64 (2×2
+    array) or mpmath (an object array whose [i, j] entries are used)."""
+    action = inst.reduced
+    if not inst.entropy:
+        if mp:
+            return action.hessian_mp(mpmath.mpf(0), mpmath.mpf(0), n_)
+        return np.asarray(action.hessian(0.0, 0.0, n_), float)
+    r0 = remainder_at_origin(inst, n_)
+    if mp:
+        zero = mpmath.mpf(0)
+        r_mp = mpmath.findroot(lambda r: action.gradient_mp(zero, zero, r, n_)[2], mpmath.mpf(r0))
+        return action.hessian_mp(zero, zero, r_mp, n_)
+    return np.asarray(action.hessian(0.0, 0.0, r0, n_), float)[:2, :2]
+
+
+@lru_cache(maxsize=None)
+def landau_order(s2: int, s4: int, s6: int) -> tuple[str, float | None, str]:
+    """derive.landau.classify_transition on the canonical polynomial s₂δφ² + s₄φ⁴ + s₆φ⁶.
+
+    Positive rescalings of F, δ and φ map a₂'δφ² + a₄φ⁴ + a₆φ⁶ onto this form (δ → δ|a₄|/|a₂'|·s⁻², φ → φs with
+    s² = |a₄/a₆|, F → F/|a₄|), and leave the order and the exponent unchanged, so the classification depends on
+    the three signs only (and is cached).
+    """
+    from attnphase.derive.landau import classify_transition
+
+    phi, delta = sympy.Symbol("phi", real=True), sympy.Symbol("delta", real=True)
+    result = classify_transition(s2 * delta * phi**2 + s4 * phi**4 + s6 * phi**6, phi, delta)
+    exponent = float(result.exponent) if result.exponent is not None else None
+    return result.order, exponent, result.message
+
+
+def _sign(v: float) -> int:
+    return (v > 0) - (v < 0)
+
+
+def classify_landau(a2_slope: float, a4: float, a6: float) -> tuple[str, float | None, str]:
+    """Order, exponent and message of F = a₂'(n*)δφ² + a₄φ⁴ + a₆φ⁶ near the critical point (δ = n − n*)."""
+    return landau_order(_sign(a2_slope), _sign(a4), _sign(a6))
+
+
+def _classify_symmetric_state(inst: CopyHeadsInstance, n_star: float, soft) -> dict:
+    """The Landau classification along the soft mode. The action is even under (t, c) → (−t, −c), so cubic terms
+    vanish and the restriction to the soft line φ·v carries the quartic coefficient that decides the order."""
+    conv = inst.convention
+    values = inst.values()
+    if inst.entropy:
+        values["rho"] = math.exp(remainder_at_origin(inst, n_star))
+    kernel = kernels.bind(kernels.linear_landau_kernel(conv.remainder, conv.centred), values)
+    a2_slope, _, a4, a6 = (float(v) for v in kernel(float(soft[0]), float(soft[1]), n_star))
+    order, exponent, message = classify_landau(a2_slope, a4, a6)
+    return {"order": order, "exponent": exponent, "a4": a4, "message": message}
+
+
+def linear_transition(inst: CopyHeadsInstance, digits: int = 30, classify: bool = True) -> LinearTransition:
+    """First instability of the symmetric state and the copy-curvature crossover (periodic, drop-first).
+
+    The smallest eigenvalue of the 2×2 Hessian (scale-free) changes sign exactly at the first instability; det H
+    would change sign twice when both modes go soft within one grid cell. classify=False skips the Landau
+    classification (order "not classified"), for long sweeps.
+    """
+    L, V = inst.L, inst.V
+    dps = working_dps(digits, 3 * math.log10(L))  # curvatures span ~L³: digits lost in det H
+    lo, hi = n_range(inst)
+
+    def lowest(n_):
+        h = symmetric_point_hessian(inst, n_)
+        return float(scaled_lowest_curvature_2x2(h[0, 0], h[0, 1], h[1, 1]))
+
+    def lowest_mp(n_):
+        h = symmetric_point_hessian(inst, n_, mp=True)
+        return scaled_lowest_curvature_2x2(h[0, 0], h[0, 1], h[1, 1], sqrt=mpmath.sqrt)
+
+    def hessian_grid(ln_n):
+        return np.asarray(inst.reduced.hessian(0.0, 0.0, np.exp(ln_n)), float)
+
+    def lowest_grid(ln_n):
+        h = hessian_grid(ln_n)
+        return scaled_lowest_curvature_2x2(h[:, 0, 0], h[:, 0, 1], h[:, 1, 1])
+
+    vectorised = not inst.entropy  # the grid evaluation needs the remainder's minimum per n otherwise
+    with mpmath.workdps(dps):
+        res = log_crossing(lowest, lowest_mp, lo, hi, digits=digits, values=lowest_grid if vectorised else None)
+    if res.status != Status.CONVERGED and not math.isfinite(res.value):
+        return LinearTransition("linear", L, V, "none", math.nan, "", math.nan, math.nan, Status.NOT_FOUND, res.message)
+    n_star = math.exp(res.value)
+    soft = np.linalg.eigh(symmetric_point_hessian(inst, n_star * (1 + 1e-9)))[1][:, 0]
+    soft_mode = "uniform" if abs(soft[0]) >= abs(soft[1]) else "copy"
+    other = 1 if soft_mode == "uniform" else 0
+    with mpmath.workdps(dps):
+        cross = log_crossing(lambda n_: float(symmetric_point_hessian(inst, n_)[other, other]),
+                             lambda n_: symmetric_point_hessian(inst, n_, mp=True)[other, other], lo, hi, digits=digits,
+                             values=(lambda ln_n: hessian_grid(ln_n)[:, other, other]) if vectorised else None)
+    land = _classify_symmetric_state(inst, n_star, soft) if classify else {"order": "not classified", "message": ""}
+    return instability_transition(LinearTransition, inst, res, cross, digits, dps, land,
+                                  f"symmetric state loses stability along the {soft_mode} mode; ", soft_mode=soft_mode,
+                                  soft_vector=tuple(soft.tolist()))
+
+
+def instability_transition(kind: type, inst: CopyHeadsInstance, instability, crossover, digits: int, dps: int,
+                           land: dict, message: str, **fields):
+    """The `kind` result of a symmetric state's instability: P* from the crossing `instability` and the crossover from
+    `crossover` (both found in ln n; digit strings polished at `dps`), the Landau classification `land` (order,
+    exponent, a4, message), and the kind's own `fields`."""
+    crossed = math.isfinite(crossover.value)
+    with mpmath.workdps(dps):
+        P_digits = mpmath.nstr(inst.P_of_n(mpmath.exp(instability.value_mp)), digits)
+        Pc_digits = mpmath.nstr(inst.P_of_n(mpmath.exp(crossover.value_mp)), digits) if crossed else None
+    n_star = math.exp(instability.value)
+    P_star = inst.P_of_n(n_star)
+    return kind("linear", inst.L, inst.V, land["order"], P_star, P_digits, P_star * instability.error, n_star,
+                instability.status, message + land["message"], exponent=land.get("exponent"), landau_a4=land.get("a4"),
+                P_crossover=inst.P_of_n(math.exp(crossover.value)) if crossed else None, P_crossover_digits=Pc_digits,
+                n_crossover=math.exp(crossover.value) if crossed else None, **fields)
+
+
+def first_attempt_transition(inst: CopyHeadsInstance, digits: int = 30) -> LinearTransition:
+    """Spec §2 first attempt (only m and q, i.i.d. G with its entropy, no all-ones mode): the overlap m becomes
+    nonzero where its curvature at m = 0 (q at its own minimum) vanishes; classified by derive.landau along m
+    with q frozen at the critical point."""
+    L, V = inst.L, inst.V
+    values = inst.first_attempt_values()
+    action = kernels.bind_action(kernels.first_attempt_kernels(), values)
+    dps = working_dps(digits, 3 * math.log10(L))
+
+    def state(n_):
+        """r₀ = ln(q₀) at m = 0 (q at its own minimum) and the curvature in m there."""
+        r0 = brentq(lambda r: float(action.gradient(0.0, r, n_)[..., 1]), -300, 60)
+        return r0, float(action.hessian(0.0, r0, n_)[..., 0, 0])
+
+    def curvature_mp(n_):
+        r0, _ = state(float(n_))
+        zero = mpmath.mpf(0)
+        r_mp = mpmath.findroot(lambda r: action.gradient_mp(zero, r, n_)[1], mpmath.mpf(r0))
+        return action.hessian_mp(zero, r_mp, n_)[0, 0]
+
+    grid = np.linspace(math.log(1e-2), math.log(1e14 + 1e4 * (L * L + V * V)), 200)
+    change = sign_change_brackets(np.array([state(math.exp(v))[1] for v in grid]))
+    if not len(change):
+        return LinearTransition("linear", L, V, "none", math.nan, "", math.nan, math.nan, Status.NOT_FOUND,
+                                "the curvature of m at m = 0 never vanishes in the range scanned")
+    with mpmath.workdps(dps):
+        res = find_crossing(lambda s: state(math.exp(s))[1], grid[change[0]], grid[change[0] + 1], digits=digits + 2,
+                            f_mp=lambda s: curvature_mp(mpmath.exp(s)), n_scan=4)
+        P_digits = mpmath.nstr(inst.P_of_n(mpmath.exp(res.value_mp)), digits)
+    n_star = math.exp(res.value)
+    r0, _ = state(n_star)
+    landau = kernels.bind(kernels.first_attempt_landau_kernel(), values)
+    a2_slope, a4, a6 = (float(v) for v in landau(r0, n_star))
+    order, exponent, message = classify_landau(a2_slope, a4, a6)
+    P_star = inst.P_of_n(n_star)
+    return LinearTransition("linear", L, V, order, P_star, P_digits, P_star * res.error, n_star, res.status,
+                            "first attempt (spec §2): " + message, exponent=exponent, landau_a4=a4, soft_mode="copy (m)")

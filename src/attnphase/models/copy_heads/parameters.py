@@ -1,0 +1,132 @@
+"""The declared inputs of the copy-heads entry points: ranges written once for the Python API and the CLI.
+
+Light on purpose (no SymPy, no torch): the CLI builds its options from these declarations when it loads.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from attnphase.errors import ParameterError
+from attnphase.models.copy_heads.convention import DEFAULT, Convention
+from attnphase.params import IntRange, OneOf, ParameterSet, RealRange, parameter
+
+__all__ = ["ATTENTIONS", "REDUCTIONS", "ALGORITHMS", "MAX_SCALING_L", "reject_missing", "InstanceParameters", "DataSize",
+           "ThresholdSettings", "ScalingRange", "SimulationSettings"]
+
+ATTENTIONS = ("softmax", "linear")
+REDUCTIONS = ("convention-a", "first-attempt")
+ALGORITHMS = ("mala", "adam")
+MAX_SCALING_L = 2**24
+
+
+def reject_missing(parameters: ParameterSet) -> None:
+    """A ParameterError for a declared value that is None where None is not its default (`ParameterSet.validated`
+    passes None through as "absent")."""
+    for name, declared in parameters.declarations().items():
+        allowed = declared.metadata.get("allowed")
+        if getattr(parameters, name) is None and declared.default is not None and allowed is not None:
+            raise ParameterError(name, None, allowed.describe())
+
+
+@dataclass(frozen=True)
+class InstanceParameters(ParameterSet):
+    """(attention, L, V, convention) of one model instance (`instance.CopyHeadsInstance` adds its kernels)."""
+
+    attention: str = parameter(OneOf(ATTENTIONS), help="Attention activation.")
+    L: int = parameter(IntRange(2, None), help="Sequence length.")
+    V: int = parameter(IntRange(2, None), help="Vocabulary size.")
+    convention: Convention = parameter(None, DEFAULT)
+
+    def check_joint(self) -> None:
+        reject_missing(self)
+        if not isinstance(self.convention, Convention):
+            raise ParameterError("convention", self.convention, "an attnphase.models.copy_heads.Convention")
+        if self.convention.boundary in ("drop-first", "causal") and self.L < 3:
+            raise ParameterError("L", self.L, f"an integer >= 3 with boundary '{self.convention.boundary}'")
+
+
+@dataclass(frozen=True)
+class DataSize(ParameterSet):
+    """P, the amount of data (see the P convention: target tokens by default)."""
+
+    P: float = parameter(RealRange(0.0, None, low_open=True), help="Number of samples, see the P convention.")
+
+    def check_joint(self) -> None:
+        reject_missing(self)
+
+
+@dataclass(frozen=True)
+class ThresholdSettings(ParameterSet):
+    digits: int = parameter(IntRange(1, 100), 30, help="Significant digits of P_star_digits.")
+    reduction: str = parameter(OneOf(REDUCTIONS), "convention-a",
+                               help="Linear: reduced action of spec §2b (t, c) or the first attempt of §2 (m, q only).")
+    row_rate: str = parameter(OneOf(("shortcut", "exact")), "shortcut",
+                              help="Softmax: also compute P* with the exact row rate (Sobol over the other scores; "
+                                   "float64; P_star_exact_row_rate_digits keeps only the digits its Sobol error "
+                                   "supports).")
+
+    def check_joint(self) -> None:
+        reject_missing(self)
+
+
+@dataclass(frozen=True)
+class ScalingRange(ParameterSet):
+    """The sizes of a scaling study: L_min, the powers of 2 in between and L_max (at least 3 values)."""
+
+    L_min: int = parameter(IntRange(2, None), help="Smallest L.")
+    L_max: int = parameter(IntRange(2, MAX_SCALING_L), help="Largest L (>= L-min).")
+    digits: int = parameter(IntRange(1, 100), 15, help="Significant digits of each P*.")
+
+    def check_joint(self) -> None:
+        reject_missing(self)
+        if self.L_max < self.L_min:
+            raise ParameterError("L_max", self.L_max, f"an integer >= the smallest L ({self.L_min})")
+        values = self.L_values()
+        if len(values) < 3:
+            raise ParameterError("L_max", self.L_max, f"large enough that the smallest L, the powers of 2 in between and "
+                                                      f"the largest L give at least 3 values of L (a fit has 2 "
+                                                      f"parameters); smallest L = {self.L_min}, e.g. largest L >= "
+                                                      f"{2 * 2 ** math.ceil(math.log2(values[0] + 1))}")
+
+    def L_values(self) -> list[int]:
+        values = {self.L_min, self.L_max}
+        k = 1
+        while 2**k <= self.L_max:
+            if 2**k > self.L_min:
+                values.add(2**k)
+            k += 1
+        return sorted(values)
+
+
+@dataclass(frozen=True)
+class SimulationSettings(ParameterSet):
+    """How the real network is run (`simulate`)."""
+
+    algorithm: str = parameter(OneOf(ALGORITHMS), "mala",
+                               help="mala: Metropolis-adjusted Langevin sampling of the posterior; adam: joint MAP "
+                                    "from prior draws.")
+    trials: int = parameter(IntRange(1, 4096), 2,
+                            help="Independent runs: MALA chains (alternating uniform/copy starts) or Adam seeds.")
+    steps: int = parameter(IntRange(10, 10**7), 4000, help="Sampler or optimiser steps.")
+    seed: int = parameter(IntRange(0, 2**63 - 1), 0, help="Seed of the data and of the runs.")
+    device: str = parameter(OneOf(("auto", "cpu", "cuda")), "auto", help="Where the runs are computed.")
+    qk_width: int | None = parameter(IntRange(0, 10**5), None,
+                                     help="Query/key width d (>= L) for scores Q^T K/sqrt(d); 0 samples the scores "
+                                          "directly (wide limit).")
+    n_test_sequences: int = parameter(IntRange(2, 10**6), 2000, help="Held-out sequences for the test loss.")
+    rng: str = parameter(OneOf(("device", "cpu")), "device",
+                         help="device: the simulation device's own generator (fastest); cpu: drawn on the CPU and "
+                              "copied, so that the same seed gives the same numbers on every device.")
+    fluctuations: bool = parameter(None, False,
+                                   help="Linear attention, mala: compare with the means of the order parameters over "
+                                        "exp(-S) of the reduced action (their own fluctuations) instead of its minimum.")
+
+    def check_joint(self) -> None:
+        reject_missing(self)
+
+    @property
+    def wide(self) -> bool:
+        """Scores sampled directly (no query/key weights)."""
+        return not self.qk_width

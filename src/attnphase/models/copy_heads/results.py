@@ -1,0 +1,467 @@
+"""Result types of the copy-heads theory (frozen dataclasses on `attnphase.results.Result`; the simulations' are
+in `simulation_results`).
+
+Every public entry point returns one of the `Result` types below (status from `attnphase.results.Status`,
+`as_dict()` for JSON); the parts they are made of (a minimum, a scan point, a well) are plain frozen
+dataclasses of numbers, strings and arrays.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from attnphase.numeric.scaling import LawFit
+from attnphase.results import Result, Status
+
+__all__ = [
+    "Minimum", "SolveResult", "Transition", "SoftmaxTransition", "LinearTransition", "CausalLinearTransition",
+    "MeanFieldScanPoint", "RowMeanFieldTransition", "ExactRowRateThreshold", "ClaimedLawFit", "ScalingPoint",
+    "SoftmaxExtrapolation", "ScalingResult", "ConventionEntry", "ConventionRow", "ConventionTable", "LinearObservables",
+    "PosteriorMeans", "MeanFieldPoint", "Barrier", "RowMeanFieldResult", "MeanFieldMinima", "DualMeanField",
+    "WindowScanPoint", "MeanFieldWindow", "Well", "RowPosteriorMeans", "CorrectedWell", "FiniteDataCorrection",
+]
+
+
+# -- solve ----------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Minimum:
+    """One local minimum of the reduced action (or a saddle, when stable is False).
+
+    c_uniform = t (row sum, projection on U), c_copy = c (coefficient of S − U); a_copy is the weight
+    on the previous position (softmax) or m (linear); rho the remainder norm per row.
+    """
+
+    c_uniform: float
+    c_copy: float
+    action: float
+    stable: bool
+    a_copy: float
+    rho: float
+    hessian_eigenvalues: tuple
+    loss_mean_predictor: float
+    loss_gibbs: float
+
+
+@dataclass(frozen=True)
+class SolveResult(Result):
+    """Every stationary point found at P (`minima`), the index of the global minimum (None when status is failed)
+    and the grid or minimiser iterations spent; `as_dict()` adds the global minimum as "global"."""
+
+    attention: str
+    L: int
+    V: int
+    P: float
+    n: float
+    minima: tuple
+    global_index: int | None
+    status: Status
+    message: str
+    iterations: int
+    error: float
+
+    @property
+    def global_minimum(self) -> Minimum:
+        if self.global_index is None:
+            raise RuntimeError(f"no global minimum: {self.message}")
+        return self.minima[self.global_index]
+
+    def as_dict(self) -> dict:
+        out = super().as_dict()
+        out["global"] = out["minima"][self.global_index] if self.global_index is not None else None
+        return out
+
+
+# -- thresholds -------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Transition(Result):
+    """A transition located and classified by the code.
+
+    order: "first" (coexisting minima, jump) | "second" (curvature of the symmetric state vanishes with a positive
+    quartic term) | "none" (neither found in the range) | "undetermined" (status failed: the float64 action
+    overflows at these parameters, nothing computed) | "not classified" (the Landau step was skipped).
+    P_star: coexistence point (first) or critical point (second), in the convention's P; P_star_digits: the
+    mpmath-polished string; error: absolute error of P_star; n_star: the control n at P_star.
+    """
+
+    attention: str
+    L: int
+    V: int
+    order: str
+    P_star: float
+    P_star_digits: str
+    error: float
+    n_star: float
+    status: Status
+    message: str
+
+
+@dataclass(frozen=True)
+class SoftmaxTransition(Transition):
+    """Softmax, homogeneous rows: spinodals (lower, upper) in P; jump of the previous-position weight a at P*;
+    a_uniform, a_copy: a on the two branches at P*; n_spinodals: the spinodals in n."""
+
+    spinodals: tuple | None = None
+    jump: float | None = None
+    a_uniform: float | None = None
+    a_copy: float | None = None
+    n_spinodals: tuple | None = None
+
+
+@dataclass(frozen=True)
+class LinearTransition(Transition):
+    """Linear attention: the first instability of the symmetric state. exponent: mean-field exponent of the order
+    parameter (from the Landau coefficients); landau_a4: the quartic coefficient along the soft mode; P_crossover:
+    where the other mode's own curvature vanishes; soft_mode: which mode goes soft first ("uniform" or "copy");
+    soft_vector: the soft direction in (t, c); n_crossover: the crossover in n."""
+
+    exponent: float | None = None
+    landau_a4: float | None = None
+    P_crossover: float | None = None
+    P_crossover_digits: str | None = None
+    soft_mode: str | None = None
+    soft_vector: tuple | None = None
+    n_crossover: float | None = None
+
+
+@dataclass(frozen=True)
+class CausalLinearTransition(LinearTransition):
+    """Linear attention under the causal mask: soft_vector is in the collective variables (M_t, T1, c);
+    soft_row_sums_first_last: the soft row profile's first and last row sums; rho_at_P_star: the remainder at
+    the symmetric point (remainder "entropy", else 0)."""
+
+    soft_row_sums_first_last: tuple | None = None
+    rho_at_P_star: float | None = None
+
+
+@dataclass(frozen=True)
+class MeanFieldScanPoint:
+    """One P of a row mean-field scan: how many minima, the global one's copy strength, every minimum's."""
+
+    P: float
+    n_minima: int
+    c_global: float
+    c_minima: tuple
+
+
+@dataclass(frozen=True)
+class RowMeanFieldTransition(Transition):
+    """Softmax under the causal mask, from the row mean field: spinodals (the window of two minima, in P), jump of
+    c at P*, the scan, the dual-plane grid's status, and (order "none") where the global c rises most steeply."""
+
+    spinodals: tuple | None = None
+    jump: float | None = None
+    scan: tuple = ()
+    grid_status: Status = Status.CONVERGED
+    steepest_P: float | None = None
+    steepest_jump_per_step: float | None = None
+
+
+@dataclass(frozen=True)
+class ExactRowRateThreshold(Result):
+    """Softmax P* with the exact row rate (Sobol over the other scores) against the large-L shortcut's.
+
+    error: the Sobol error of P*_exact; P_star_exact_digits: only the digits that error supports; k_exact,
+    k_shortcut: the participation of the non-copy weights; x_minima: the two minima's logits at P*_exact."""
+
+    order: str
+    P_star_exact: float
+    error: float
+    P_star_exact_digits: str
+    P_star_shortcut: float
+    k_exact: float
+    k_shortcut: float
+    x_minima: tuple
+    status: Status
+    message: str
+
+
+# -- scaling ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ClaimedLawFit(LawFit):
+    """One threshold against one claimed law over one variable: `numeric.scaling.law_fit`, labelled with the law
+    in words, the variable ("L" or "V") and the threshold ("P_star" or "P_crossover")."""
+
+    law: str = ""
+    variable: str = ""
+    threshold: str = ""
+
+
+@dataclass(frozen=True)
+class ScalingPoint:
+    """P* (and, linear, the crossover) at one size; the size that varies is L or V."""
+
+    L: int
+    V: int
+    P_star: float
+    P_star_digits: str
+    order: str
+    P_crossover: float | None = None
+
+
+@dataclass(frozen=True)
+class SoftmaxExtrapolation:
+    """Does n*/(T ln²L) tend to a constant? (`softmax_ratio_extrapolation`)"""
+
+    R_inf_predicted: float
+    ratio: tuple
+    corrected_ratio: tuple
+    remainder_over_ln2ell_over_ell2: tuple
+    corrected_slope: float = float("nan")
+    corrected_slope_low: float = float("nan")
+    corrected_slope_high: float = float("nan")
+
+
+@dataclass(frozen=True)
+class ScalingResult(Result):
+    """P* over one size variable ("L" or "V", the other `fixed`), with the fit of each threshold against its
+    claimed law (`fit`, by threshold) and, softmax over L, the extrapolation of P*/(L ln²L)."""
+
+    attention: str
+    variable: str
+    fixed: dict
+    points: tuple
+    fit: dict
+    extrapolation: SoftmaxExtrapolation | None
+    status: Status
+    message: str
+
+
+@dataclass(frozen=True)
+class ConventionEntry:
+    """One attention under one convention: every claimed law's fit, the orders found, the softmax extrapolation."""
+
+    fits: tuple
+    orders: tuple
+    extrapolation: SoftmaxExtrapolation | None = None
+
+
+@dataclass(frozen=True)
+class ConventionRow:
+    """One convention; an attention whose entry is None has a `note` saying why no fit was made."""
+
+    convention: str
+    softmax: ConventionEntry | None
+    linear: ConventionEntry | None
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class ConventionTable(Result):
+    """One `ConventionRow` per convention."""
+
+    conventions: tuple
+    status: Status
+    message: str
+
+
+# -- fluctuations of the linear order parameters ---------------------------------------------------------------
+@dataclass(frozen=True)
+class LinearObservables:
+    """t (mean row sum), c, rho (remainder per target row) and the Gibbs test loss."""
+
+    t: float
+    c: float
+    rho: float
+    loss_gibbs: float
+
+    def __getitem__(self, name: str) -> float:
+        return getattr(self, name)
+
+
+@dataclass(frozen=True)
+class PosteriorMeans(Result):
+    """Posterior means of the linear order parameters under exp(−S) of the reduced action itself.
+
+    means / errors / saddle: `LinearObservables` (rho measured as the sampled network's is: from the
+    row-resolved plane under the causal mask, from the shared plane t̄U + cS_⊥ otherwise, so that with
+    `row_sums="per-row"` it includes the row-sum spread (⟨t_l²⟩ − t̄²)/L); errors are standard errors over
+    independent walkers; saddle is the global minimum.
+    """
+
+    L: int
+    V: int
+    P: float
+    n: float
+    means: LinearObservables
+    errors: LinearObservables
+    saddle: LinearObservables
+    acceptance: float
+    walkers: int
+    steps: int
+    status: Status
+    message: str
+
+
+# -- the softmax row mean field -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class MeanFieldPoint:
+    """A stationary point of the row mean field: copy strength c, row averages m and q, the free energy F
+    with the first-order error of its Sobol tables, the tilts (h, g) that realise it; at_grid_edge: polished onto
+    the dual grid's far edge; cell: its dual-grid cell; resolved (saddles): solved exactly as a stationary point
+    of F̃ with one negative curvature (else the grid's pass, an upper bound up to the grid error)."""
+
+    c: float
+    m: float
+    q: float
+    free_energy: float
+    free_energy_error: float
+    h: float
+    g: float
+    at_grid_edge: bool = False
+    cell: tuple = ()
+    resolved: bool = True
+
+
+@dataclass(frozen=True)
+class Barrier:
+    """The rise of F from two neighbouring minima to the mountain-pass saddle between them (units of the Bayesian
+    temperature), the saddle's m and c, and the error from the row densities' Sobol tables."""
+
+    from_uniform_side: float
+    from_copy_side: float
+    saddle_m: float
+    saddle_c: float
+    resolved: bool
+    error: float
+
+
+@dataclass(frozen=True)
+class RowMeanFieldResult(Result):
+    """Stationary points of the row mean-field free energy F(m, q) = T Λ̄*(m, q) + S_data(m, q) at one P (softmax).
+
+    minima: every local minimum (`MeanFieldPoint`), by increasing c; maxima: the mountain-pass saddle between each
+    pair of neighbouring minima; barriers: for each neighbouring pair; outer_barrier: between the first and the
+    last minimum (None with one minimum). n_grid, extent: the dual-plane grid searched (h ∈ [0, H], g ∈ [−G, 0]).
+    """
+
+    L: int
+    V: int
+    P: float
+    n: float
+    row_density: str
+    n_grid: int
+    extent: tuple
+    minima: tuple
+    maxima: tuple
+    barriers: tuple
+    outer_barrier: Barrier | None
+    status: Status
+    message: str
+
+
+@dataclass(frozen=True)
+class MeanFieldMinima:
+    """Every minimum of the row mean field at one P of a dual-plane scan."""
+
+    P: float
+    n_minima: int
+    c_global: float
+    minima: tuple
+
+
+@dataclass(frozen=True)
+class DualMeanField(Result):
+    """Minima of the row mean-field free energy found on one dual-plane grid, for several P (`points`)."""
+
+    L: int
+    V: int
+    row_density: str
+    extent: tuple
+    n_grid: int
+    points: tuple
+    status: Status
+    message: str
+
+
+@dataclass(frozen=True)
+class WindowScanPoint:
+    P: float
+    P_over_P_star_homogeneous: float
+    n_minima: int
+    c_minima: tuple
+    barriers: tuple
+    c_global: float
+
+
+@dataclass(frozen=True)
+class MeanFieldWindow(Result):
+    """Where the row mean field has two minima, against the homogeneous action's window.
+
+    order: "first" (a window of two minima) or "continuous"; window: its ends in P (None when continuous),
+    window_resolution: relative resolution of the ends; P_coexistence: equal depths; barrier: there;
+    steepest_P, steepest_jump_per_step: where the global c rises most (continuous onset).
+    homogeneous_*: the homogeneous action's P*, spinodals and order."""
+
+    L: int
+    V: int
+    row_density: str
+    homogeneous_P_star: float
+    homogeneous_spinodals: tuple | None
+    homogeneous_order: str
+    scan: tuple
+    order: str
+    window: tuple | None
+    window_resolution: float | None
+    P_coexistence: float | None
+    barrier: Barrier | None
+    steepest_P: float | None
+    steepest_jump_per_step: float | None
+    status: Status
+    message: str
+
+
+@dataclass(frozen=True)
+class Well:
+    """Means over one well of the row mean field's posterior (mode = the minimum of F); error: quadrature error of
+    c_mean (full against half the grid points) plus the mass beyond the box; edge_weight: that mass times the range
+    of c over the box."""
+
+    c_mode: float
+    c_mean: float
+    c_sd: float
+    q_mode: float
+    q_mean: float
+    m_mean: float
+    error: float
+    edge_weight: float
+
+
+@dataclass(frozen=True)
+class RowPosteriorMeans(Result):
+    """Means of the order parameters over each well of the row mean field's posterior, by increasing c. Means are
+    NaN, and status not_convex, for a minimum where the finite-difference Hessian of F̃ is not positive."""
+
+    L: int
+    V: int
+    P: float
+    row_density: str
+    wells: tuple
+    status: Status
+    message: str
+
+
+@dataclass(frozen=True)
+class CorrectedWell:
+    """A minimum of F continued to the minimum of F + ΔF nearby (one finite data set to second order)."""
+
+    c_mean_field: float
+    c_corrected: float
+    shift: float
+    delta_F: float
+    h: float
+    g: float
+    converged: bool
+
+
+@dataclass(frozen=True)
+class FiniteDataCorrection(Result):
+    """Minima of F + ΔF, one per minimum of the row mean field F, by increasing c; sequences: N_s."""
+
+    L: int
+    V: int
+    P: float
+    sequences: float
+    row_density: str
+    wells: tuple
+    status: Status
+    message: str

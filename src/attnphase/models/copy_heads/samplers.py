@@ -1,0 +1,198 @@
+"""Runs of the copy-task network (`network`) on the batched drivers of `validate.mala`.
+
+* `run_langevin`: MALA chains at the Bayesian temperature (the full posterior over scores, read-out and bias),
+  each chain on its own data set; samples after burn-in, every `thin` steps. ("SGLD" in the spec: the full batch
+  and the Metropolis step remove both the gradient noise and the step-size bias.)
+* `run_row_model`: MALA over the attention weights alone under the self-averaged data term (no data set).
+* `run_adam`: Adam on U (joint MAP of all weights) from prior draws; filter: keep the runs whose final U is
+  within max(1, 1e-3|U_best|) of the best run (converged to the global minimum found).
+* `DEVICE_AGREEMENT`: short fixed runs for the device agreement check (`validate.agreement`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from attnphase.models.copy_heads import network as net
+from attnphase.params import check_choice, check_int
+from attnphase.results import Status
+from attnphase.validate import seeds
+from attnphase.validate.device import select_device, single_cpu_thread
+from attnphase.validate.mala import adam_minimise, adaptive_mala, autograd_potential
+
+__all__ = ["ChainSamples", "run_langevin", "RowModelSamples", "run_row_model", "run_adam", "DEVICE_AGREEMENT"]
+
+
+@dataclass(frozen=True)
+class ChainSamples:
+    """Samples of one sampler run: per chain (K) and retained sample (S)."""
+
+    G: np.ndarray  # (K, S, L, L)
+    train_loss: np.ndarray  # (K, S) squared error per target token of the sampled network
+    test_loss: np.ndarray  # (K, S) on held-out data
+    acceptance: np.ndarray  # (K,)
+    starts: list
+    steps: int
+    status: Status
+    message: str
+    kept: np.ndarray = field(default_factory=lambda: np.empty(0, bool))  # Adam filter
+    objective: np.ndarray = field(default_factory=lambda: np.empty(0))  # Adam: final U per run
+    c_trace: np.ndarray = field(default_factory=lambda: np.empty((0, 0)))  # (K, S) copy strength of each sample
+    G_mean: np.ndarray = field(default_factory=lambda: np.empty((0, 0, 0)))  # (K, L, L) mean over the samples
+
+
+def _mixing(acceptance: np.ndarray) -> Status:
+    return Status.CONVERGED if np.all(acceptance > 0.2) else Status.POOR_MIXING
+
+
+def run_langevin(cfg: net.CopyTaskConfig, train: net.Statistics, test: net.Statistics, starts: list[str], *,
+                 steps: int = 4000, burn_in: int | None = None, thin: int = 10, seed: int = 0, device: str = "auto",
+                 target_acceptance: float = 0.57, record_matrices: bool = True, rng: str = "device",
+                 read_out_start: str = "small") -> ChainSamples:
+    """MALA chains (chain i starts from starts[i] and sees data set i of `train`) at the Bayesian
+    temperature; samples after burn-in, every `thin` steps; status poor_mixing when a chain accepts ≤ 20%.
+
+    record_matrices=False keeps only the copy strength of every sample (`c_trace`) and the mean attention
+    matrix (`G_mean`), not every sampled G (K·S·L² numbers, gigabytes for long chains at L ≥ 128).
+    rng: "device" or "cpu", where the random numbers are drawn (`attnphase.validate.seeds`).
+    read_out_start: "small" (W a prior draw scaled by 0.1) or "conditional" (W at its posterior mean given the start's
+    attention matrix, βBᵀ(τ⁻¹I + βM)⁻¹; the same random numbers are drawn either way). With a small read-out the data
+    term does not hold a copy start at first: at L = 128, V = 4, P = 4096 its copy strength falls to ≈ 0.10 within
+    ~1000 steps and climbs back to ≈ 0.17 over the next ~2000, so a copy start approaches equilibrium from below."""
+    dev = select_device(device)
+    read_out_start = check_choice("read_out_start", read_out_start, ("small", "conditional"))
+    K = len(starts)
+    with single_cpu_thread(dev):
+        train, test = net.match_data_sets(train, K), net.match_data_sets(test, K)
+        gen = seeds.generator(seed, dev, rng)
+        burn_in = steps // 2 if burn_in is None else burn_in
+        params = net.initial_params(cfg, starts, gen, dev)
+        if read_out_start == "conditional":
+            params["W"] = net.conditional_read_out(params, cfg, train)
+        h = torch.full((K,), 0.5, dtype=torch.float64, device=dev)  # step multiplier per chain
+        Gs, tr, te, cs = [], [], [], []
+        G_sum = torch.zeros(K, cfg.L, cfg.L, dtype=torch.float64, device=dev)
+
+        def record(params):
+            nonlocal G_sum
+            G = net.attention_matrix(params, cfg)
+            if record_matrices:
+                Gs.append(G.cpu().numpy())
+            G_sum += G
+            cs.append(net.copy_strength(G, cfg.boundary).cpu().numpy())
+            tr.append((net.squared_error(G, params["W"], train) / train.n_targets).cpu().numpy())
+            te.append((net.squared_error(G, params["W"], test) / test.n_targets).cpu().numpy())
+
+        acceptance = adaptive_mala(params, autograd_potential(lambda p: net.potential(p, cfg, train)),
+                                   net.preconditioner(params, cfg, train), h, gen, dev, steps=steps, burn_in=burn_in,
+                                   thin=thin, target_acceptance=target_acceptance, record=record,
+                                   refresh_preconditioner=lambda p: net.preconditioner(p, cfg, train))
+    G_all = np.stack(Gs, 1) if record_matrices else np.empty((K, 0, cfg.L, cfg.L))
+    return ChainSamples(G_all, np.stack(tr, 1), np.stack(te, 1), acceptance, list(starts), steps, _mixing(acceptance),
+                        f"MALA, {steps} steps, burn-in {burn_in}, acceptance {np.round(acceptance, 2).tolist()}",
+                        c_trace=np.stack(cs, 1), G_mean=(G_sum / len(cs)).cpu().numpy())
+
+
+@dataclass(frozen=True)
+class RowModelSamples:
+    """Samples of `run_row_model`, per chain (K) and retained sample (S): the order parameters of G over the target
+    rows (c copy strength as `network.copy_strength`, m mean previous-position weight, q mean ‖g_l‖², t mean row sum)."""
+
+    c: np.ndarray  # (K, S)
+    m: np.ndarray
+    q: np.ndarray
+    t: np.ndarray
+    acceptance: np.ndarray  # (K,)
+    starts: list
+    steps: int
+    status: Status
+    message: str
+
+
+def run_row_model(cfg: net.CopyTaskConfig, data_term, starts: list[str], *, steps: int = 3000, burn_in: int | None = None,
+                  thin: int = 5, seed: int = 0, device: str = "auto", target_acceptance: float = 0.57,
+                  rng: str = "device") -> RowModelSamples:
+    """MALA over the attention weights alone with a self-averaged data term instead of a data set:
+
+        U = data_term(m, q, t1, t2) + score prior (+ bias prior),   (m, q, t1, t2) = `network.row_averages`(G)
+
+    data_term: a torch callable (the large-P data term with W integrated out, e.g. `symbolic.data_action_rows`
+    compiled for torch at fixed n, V, τ). This is the model the row mean field solves (rows independent under the
+    prior, coupled only through the row averages) without its Cramér/saddle-point steps, so it isolates those from the
+    finite data set of `run_langevin`. Chains start "uniform", "copy" or "prior" as in `network.initial_params`; step
+    sizes adapt during burn-in only (preconditioner: the score prior variance)."""
+    dev = select_device(device)
+    with single_cpu_thread(dev):
+        gen = seeds.generator(seed, dev, rng)
+        burn_in = steps // 2 if burn_in is None else check_int("burn_in", burn_in, 0, steps - 1)
+        params = net.initial_params(cfg, starts, gen, dev)
+        del params["W"]
+        K = len(starts)
+
+        def potential(p):
+            G = net.attention_matrix(p, cfg)
+            return data_term(*net.row_averages(G, cfg.boundary)) + net.attention_prior_energy(p, cfg)
+
+        prior_variance = {"A": cfg.sigma2, "Q": math.sqrt(cfg.sigma2), "K": math.sqrt(cfg.sigma2), "b": cfg.s1}
+        preconditioner = {k: torch.full((K,) + (1,) * (v.dim() - 1), prior_variance[k], dtype=v.dtype, device=dev)
+                          for k, v in params.items()}
+        h = torch.full((K,), 0.3, dtype=torch.float64, device=dev)
+        samples = []
+
+        def record(params):
+            G = net.attention_matrix(params, cfg)
+            m, q, t, _ = net.row_averages(G, cfg.boundary)
+            samples.append(torch.stack([net.copy_strength(G, cfg.boundary), m, q, t]).cpu().numpy())
+
+        acceptance = adaptive_mala(params, autograd_potential(potential), preconditioner, h, gen, dev, steps=steps,
+                                   burn_in=burn_in, thin=thin, target_acceptance=target_acceptance, record=record)
+    c, m, q, t = np.stack(samples, -1)
+    return RowModelSamples(c, m, q, t, acceptance, list(starts), steps, _mixing(acceptance),
+                           f"MALA of the row model, {steps} steps, burn-in {burn_in}, acceptance "
+                           f"{np.round(acceptance, 2).tolist()}")
+
+
+def run_adam(cfg: net.CopyTaskConfig, train: net.Statistics, test: net.Statistics, n_seeds: int, *, steps: int = 3000,
+             lr: float = 0.05, seed: int = 0, device: str = "auto", rng: str = "device") -> ChainSamples:
+    """Adam on U from `n_seeds` prior draws (batched, all on data set 0 of `train`); filter: U within
+    max(1, 1e-3|U_best|) of the best. rng: "device" or "cpu" (`attnphase.validate.seeds`)."""
+    dev = select_device(device)
+    with single_cpu_thread(dev):
+        train, test = net.match_data_sets(train, n_seeds), net.match_data_sets(test, n_seeds)
+        gen = seeds.generator(seed, dev, rng)
+        params = adam_minimise(lambda p: net.potential(p, cfg, train), net.initial_params(cfg, ["prior"] * n_seeds, gen, dev),
+                               steps=steps, lr=lr)
+        with torch.no_grad():
+            U = net.potential(params, cfg, train).cpu().numpy()
+            G = net.attention_matrix(params, cfg)
+            tr = (net.squared_error(G, params["W"], train) / train.n_targets).cpu().numpy()
+            te = (net.squared_error(G, params["W"], test) / test.n_targets).cpu().numpy()
+    kept = U <= U.min() + max(1.0, 1e-3 * abs(U.min()))
+    return ChainSamples(G.detach().cpu().numpy()[:, None], tr[:, None], te[:, None], np.ones(n_seeds), ["prior"] * n_seeds,
+                        steps, Status.CONVERGED, f"Adam lr={lr}, {steps} steps; kept {int(kept.sum())}/{n_seeds} runs "
+                        "within max(1, 1e-3|U_best|) of the best objective", kept, U)
+
+
+def _agreement_run(device: torch.device, attention: str, algorithm: str, seed: int) -> dict[str, np.ndarray]:
+    """A short fixed run (L = 8, V = 4, loss averaged: β = 1/8) with CPU random numbers, for the device check."""
+    cfg = net.CopyTaskConfig(L=8, V=4, attention=attention, beta=1.0 / 8)
+    gen = seeds.generator(seed, device, "cpu")
+    data_sets = 2 if algorithm == "mala" else 1  # MALA: one per chain; Adam: all seeds on one data set
+    train = net.statistics([net.sample_tokens(25, cfg, gen, device) for _ in range(data_sets)], cfg.V)
+    test = net.statistics([net.sample_tokens(200, cfg, gen, device) for _ in range(data_sets)], cfg.V)
+    if algorithm == "mala":
+        run = run_langevin(cfg, train, test, ["uniform", "copy"], steps=400, seed=seed + 1, device=str(device), rng="cpu")
+    else:
+        run = run_adam(cfg, train, test, 3, steps=300, seed=seed + 1, device=str(device), rng="cpu")
+    return {"G": run.G, "train_loss": run.train_loss, "test_loss": run.test_loss}
+
+
+DEVICE_AGREEMENT = {
+    "copy-heads MALA softmax": lambda dev, seed: _agreement_run(dev, "softmax", "mala", seed),
+    "copy-heads MALA linear": lambda dev, seed: _agreement_run(dev, "linear", "mala", seed),
+    "copy-heads Adam softmax": lambda dev, seed: _agreement_run(dev, "softmax", "adam", seed),
+}

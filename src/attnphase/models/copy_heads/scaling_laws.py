@@ -1,0 +1,182 @@
+"""Scaling of the thresholds with L and V against the claimed laws (spec §1), per convention."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from attnphase.errors import ParameterError
+from attnphase.models.copy_heads.convention import DEFAULT, Convention
+from attnphase.models.copy_heads.instance import CopyHeadsInstance
+from attnphase.models.copy_heads.parameters import ATTENTIONS, MAX_SCALING_L, ScalingRange, ThresholdSettings
+from attnphase.models.copy_heads.results import (
+    ClaimedLawFit, ConventionEntry, ConventionRow, ConventionTable, ScalingPoint, ScalingResult, SoftmaxExtrapolation,
+)
+from attnphase.models.copy_heads.thresholds import threshold_instance
+from attnphase.numeric.scaling import fit_power_law, law_fit
+from attnphase.params import OneOf, check_int
+from attnphase.results import Status
+
+__all__ = ["CLAIMED_LAWS", "claimed_law_fit", "softmax_large_L_correction", "softmax_ratio_extrapolation",
+           "default_L_values", "scaling", "scaling_in_V", "NAMED_CONVENTIONS", "convention_table"]
+
+# (attention, threshold, variable) -> (claimed exponent, log power of the claimed law, law in words)
+CLAIMED_LAWS = {
+    ("softmax", "P_star", "L"): (1.0, 2.0, "P* ~ L ln^2 L"),
+    ("linear", "P_star", "L"): (0.0, 0.0, "P* ~ V^2 (no L dependence)"),
+    ("linear", "P_crossover", "L"): (1.5, 0.0, "P_crossover ~ L^(3/2) V^(1/2)"),
+    ("softmax", "P_star", "V"): (None, 0.0, "P* ~ L ln^2 L (no V dependence claimed)"),
+    ("linear", "P_star", "V"): (2.0, 0.0, "P* ~ V^2"),
+    ("linear", "P_crossover", "V"): (0.5, 0.0, "P_crossover ~ L^(3/2) V^(1/2)"),
+}
+
+
+def claimed_law_fit(xs, ys, attention: str, which: str, variable: str) -> ClaimedLawFit:
+    """The fit of threshold `which` against its claimed law over `variable` (`numeric.scaling.law_fit`: the upper
+    half of the sizes, band widened by the drift of the local slope)."""
+    claimed, log_power, words = CLAIMED_LAWS[(attention, which, variable)]
+    fit = law_fit(xs, ys, claimed, log_power=log_power)
+    return ClaimedLawFit(**dataclasses.asdict(fit), law=words, variable=variable, threshold=which)
+
+
+def softmax_large_L_correction(L: int, V: int, conv: Convention = DEFAULT) -> float:
+    """Large-L form of the softmax coexistence point, n* ≈ T ℓ²/(4εσ²) · C(ℓ), ℓ = ln L.
+
+    Derivation (shortcut row rate, u ≫ 1): on the copy branch a² ≫ k/L, so the fit gain is
+    (εn/2)ρ with ρ = m²/q = 1/(1 + e^{−2y}), s = ℓ/2 + σ² + y the previous-position score. Stationarity
+    T s/σ² = εn dρ/dy gives e^{−2y} = 2/ℓ; equating the two branches, T s²/(2σ²) = (εn/2)(1 − 2/ℓ), so
+    C(ℓ) = 1 + (2 ln ℓ + 4σ² + 2 − 2 ln 2)/ℓ + O(ln²ℓ/ℓ²).
+    """
+    ell = math.log(L)
+    return 1 + (2 * math.log(ell) + 4 * conv.sigma2 + 2 - 2 * math.log(2)) / ell
+
+
+def softmax_ratio_extrapolation(Ls, P_stars, V: int, conv: Convention = DEFAULT) -> SoftmaxExtrapolation:
+    """Does n*/(T ln²L) tend to a constant? Compared with the large-L analysis.
+
+    R(L) = n*/(T ℓ²); R∞ = 1/(4εσ²) is the predicted limit. The corrected ratio R/(R∞ C(ℓ)) must tend
+    to 1 with a remainder O(ln²ℓ/ℓ²); `corrected_slope` is its log-log slope against L over the
+    points given (band from numeric.scaling), which must be ≈ 0.
+    """
+    Ls = [int(v) for v in Ls]
+    R_inf = 1 / (4 * (1 - 1 / V) * conv.sigma2)
+    R = np.array([conv.n_of_P(p, L) / (conv.targets(L) * math.log(L) ** 2) for p, L in zip(P_stars, Ls)])
+    corrected = R / (R_inf * np.array([softmax_large_L_correction(L, V, conv) for L in Ls]))
+    remainder_scale = np.array([math.log(math.log(L)) ** 2 / math.log(L) ** 2 for L in Ls])
+    slope = {}
+    if len(Ls) >= 3:
+        fit = fit_power_law(np.array(Ls, float), corrected)
+        slope = {"corrected_slope": fit.exponent, "corrected_slope_low": fit.exponent_low,
+                 "corrected_slope_high": fit.exponent_high}
+    return SoftmaxExtrapolation(R_inf, tuple(R.tolist()), tuple(corrected.tolist()),
+                                tuple(((corrected - 1) / remainder_scale).tolist()), **slope)
+
+
+def default_L_values(L_min: int, L_max: int) -> list[int]:
+    """L_min, the powers of 2 in between, L_max (however few: `scaling` refuses fewer than 3)."""
+    L_min = check_int("L_min", L_min, 2, None)
+    return ScalingRange(L_min, check_int("L_max", L_max, L_min, MAX_SCALING_L)).L_values()
+
+
+def _points(attention: str, sizes: list, V_or_L, variable: str, digits: int, convention: Convention) -> list:
+    points = []
+    for i, size in enumerate(sizes):
+        L, V = (size, V_or_L) if variable == "L" else (V_or_L, size)
+        inst = CopyHeadsInstance.validated(attention=attention, L=L, V=V, convention=convention)
+        tr = threshold_instance(inst, digits, classify=i in (0, len(sizes) - 1))
+        points.append(ScalingPoint(L, V, tr.P_star, tr.P_star_digits, tr.order,
+                                   tr.P_crossover if attention == "linear" else None))
+    return points
+
+
+def _fits(attention: str, points: list, variable: str) -> dict:
+    xs = [getattr(p, variable) for p in points]
+    fits = {"P_star": claimed_law_fit(xs, [p.P_star for p in points], attention, "P_star", variable)}
+    if attention == "linear":
+        fits["P_crossover"] = claimed_law_fit(xs, [p.P_crossover or math.nan for p in points], attention, "P_crossover",
+                                              variable)
+    return fits
+
+
+def scaling(attention: str, V: int, L_min: int, L_max: int, digits: int = 15, convention: Convention = DEFAULT,
+            L_values=None) -> ScalingResult:
+    """P* (and the crossover) at L = L_min, 2^k in between, L_max (or at `L_values`); fits against each claimed law."""
+    attention = OneOf(ATTENTIONS).check("attention", attention)
+    V = check_int("V", V, 2, None)
+    if attention == "softmax" and isinstance(convention, Convention) and convention.boundary == "causal":
+        raise ParameterError("boundary", "causal", "'periodic' or 'drop-first' for softmax scaling: under the causal mask "
+                                                   "the row mean field has no first-order transition at L = 8...256, so "
+                                                   "there is no P* to fit")
+    if L_values is not None:
+        Ls = sorted({check_int("L_values", v, 2, None) for v in L_values})
+        if len(Ls) < 3:
+            raise ParameterError("L_values", L_values, "at least 3 distinct integers >= 2 (a fit has 2 parameters)")
+        digits = ThresholdSettings.validated(digits=digits).digits
+    else:
+        sizes = ScalingRange.validated(L_min=L_min, L_max=L_max, digits=digits)
+        Ls, digits = sizes.L_values(), sizes.digits
+    points = _points(attention, Ls, V, "L", digits, convention)
+    extrapolation = None
+    if attention == "softmax":
+        extrapolation = softmax_ratio_extrapolation(Ls, [p.P_star for p in points], V, convention)
+    return ScalingResult(attention, "L", {"V": V}, tuple(points), _fits(attention, points, "L"), extrapolation,
+                         Status.CONVERGED, f"{len(points)} values of L")
+
+
+def scaling_in_V(attention: str, L: int, V_values, digits: int = 15, convention: Convention = DEFAULT) -> ScalingResult:
+    """P* (and the crossover) against V at fixed L, fitted against the claimed V laws."""
+    attention = OneOf(ATTENTIONS).check("attention", attention)
+    L = check_int("L", L, 2, None)
+    Vs = sorted({check_int("V_values", v, 2, None) for v in V_values})
+    if len(Vs) < 3:
+        raise ParameterError("V_values", V_values, "at least 3 distinct integers >= 2 (a fit has 2 parameters)")
+    digits = ThresholdSettings.validated(digits=digits).digits
+    points = _points(attention, Vs, L, "V", digits, convention)
+    return ScalingResult(attention, "V", {"L": L}, tuple(points), _fits(attention, points, "V"), None, Status.CONVERGED,
+                         f"{len(points)} values of V")
+
+
+NAMED_CONVENTIONS = {
+    "A (default)": DEFAULT,
+    "no 1/L scale (kappa=1)": DEFAULT.with_(linear_scale="1"),
+    "kappa=1/sqrt(L)": DEFAULT.with_(linear_scale="1/sqrt(L)"),
+    "no bias": DEFAULT.with_(bias=False),
+    "tau=1/V": DEFAULT.with_(tau_scale="inverse-V"),
+    "entropy of the remainder": DEFAULT.with_(remainder="entropy"),
+    "drop-first boundary": DEFAULT.with_(boundary="drop-first"),
+    "causal mask": DEFAULT.with_(boundary="causal"),
+    "causal mask, remainder entropy": DEFAULT.with_(boundary="causal", remainder="entropy"),
+    "P counts sequences": DEFAULT.with_(P_counts="sequences"),
+    "P counts sequences, loss averaged": DEFAULT.with_(P_counts="sequences", loss="averaged"),
+    "centred tokens": DEFAULT.with_(tokens="centred"),
+}
+# the softmax action does not contain the linear-attention choices, and centring the inputs shifts its
+# features by the constant 1/V·1 (rows sum to 1): the action changes by a constant
+_SOFTMAX_BLIND = {"linear_scale", "bias", "remainder", "tokens"}
+
+
+def convention_table(L_values=(16, 32, 64, 128, 256, 512, 1024, 2048, 4096), V_values=(4, 8, 16, 32, 64),
+                     V_fixed: int = 4, L_fixed: int = 1024, conventions=None) -> ConventionTable:
+    """For each convention: the fitted exponents of every claimed law and whether the claim holds."""
+    rows = []
+    for name, conv in (conventions or NAMED_CONVENTIONS).items():
+        changed = {f for f in _SOFTMAX_BLIND if getattr(conv, f) != getattr(DEFAULT, f)}
+        note = ""
+        if changed and changed <= _SOFTMAX_BLIND and conv.boundary == DEFAULT.boundary:
+            softmax, note = None, "same as default (softmax does not depend on this choice)"
+        elif conv.boundary == "causal":
+            # P* under the mask comes from the row mean field (L <= 256), not from a scan up to 4096
+            softmax, note = None, ("no scaling fit: row mean field (causal_softmax_transition) computable for L <= 256; "
+                                   "it finds a continuous onset (order 'none') at L = 8...256 (V = 4)")
+        else:
+            sL = scaling("softmax", V_fixed, min(L_values), max(L_values), convention=conv, L_values=L_values)
+            softmax = ConventionEntry(tuple(sL.fit.values()), tuple(sorted({p.order for p in sL.points})),
+                                      sL.extrapolation)
+        sL = scaling("linear", V_fixed, min(L_values), max(L_values), convention=conv, L_values=L_values)
+        sV = scaling_in_V("linear", L_fixed, V_values, convention=conv)
+        linear = ConventionEntry(tuple(sL.fit.values()) + tuple(sV.fit.values()),
+                                 tuple(sorted({p.order for p in sL.points + sV.points})))
+        rows.append(ConventionRow(name, softmax, linear, note))
+    return ConventionTable(tuple(rows), Status.CONVERGED, f"{len(rows)} conventions")

@@ -1,0 +1,314 @@
+"""The real network against the theory: `simulate` (one P), `simulate_sweep` (several P in one batch),
+`simulate_hysteresis` (uniform and copy starts on shared data sets), `simulate_row_model` (the row model).
+
+Every run is the same composition: a validated instance → its network (`network.CopyTaskConfig.of`) → the data
+sets, sampled from one seeded generator (`prepare_data`) → a batched run on `validate.mala` (`samplers`) →
+order parameters of the sampled matrices, batch means and comparisons (`validate.compare`). The network and
+its samplers (torch) are imported when a simulation runs.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from attnphase.errors import ParameterError
+from attnphase.models.copy_heads import kernels
+from attnphase.models.copy_heads.convention import DEFAULT, Convention
+from attnphase.models.copy_heads.exact import order_parameters_of
+from attnphase.models.copy_heads.fluctuations import posterior_means_instance
+from attnphase.models.copy_heads.homogeneous import solve_instance
+from attnphase.models.copy_heads.instance import CopyHeadsInstance
+from attnphase.models.copy_heads.parameters import DataSize, SimulationSettings
+from attnphase.models.copy_heads.simulation_results import (
+    HysteresisChain, HysteresisPoint, HysteresisResult, RowModelResult, RunSummary, SimulationResult, StartMean,
+    SweepResult,
+)
+from attnphase.params import check_choice, check_int
+from attnphase.results import Status
+from attnphase.validate.compare import batch_means, compare
+
+__all__ = ["MAX_SIMULATION_ENTRIES", "check_simulation_size", "prepare_data", "simulate", "simulate_sweep",
+           "simulate_hysteresis", "simulate_row_model", "sweep_point"]
+
+# Largest array a simulation may build, in float64 entries (4 GiB): the one-hot data (sequences × L × V),
+# the sufficient statistics (chains × L² × V², twice) and the recorded samples of G (chains × L² per
+# 10 steps after burn-in). Beyond it a run would exhaust memory instead of failing with a message.
+MAX_SIMULATION_ENTRIES = 2**29
+
+
+def check_simulation_size(inst: CopyHeadsInstance, P: float, sequences: int, trials: int, steps: int,
+                          n_test_sequences: int) -> None:
+    """A ParameterError (naming L, P or steps) when a run would build an array beyond MAX_SIMULATION_ENTRIES."""
+    cap, L, V = MAX_SIMULATION_ENTRIES, inst.L, inst.V
+    if 2 * trials * L * L * V * V > cap or n_test_sequences * L * V > cap:
+        raise ParameterError("L", L, f"small enough that 2·chains·L²·V² <= 2^29 (chains = {trials}, V = {V}): "
+                                     "the simulation keeps L²V² statistics per chain")
+    if sequences * L * V > cap:
+        raise ParameterError("P", P, f"at most about {cap / (L * V) * (P / sequences):.3g} for L = {L}, V = {V} "
+                                     f"(the training set is one-hot encoded in (P/T) × L × V <= 2^29 entries)")
+    if trials * L * L * (steps // 20 + 1) > cap:
+        raise ParameterError("steps", steps, f"small enough that chains·L²·steps/20 <= 2^29 (chains = {trials}, L = {L}): "
+                                             "samples of G are recorded every 10 steps after burn-in")
+
+
+def prepare_data(cfg, device: str, seed: int, rng: str, train_sequences: list[int],
+                 test_sequences: int):
+    """(device, training statistics (one data set per entry of train_sequences), test statistics): every data set
+    drawn from one generator seeded with `seed`, the training sets first."""
+    from attnphase.models.copy_heads import network as net
+    from attnphase.validate.device import select_device
+    from attnphase.validate.seeds import generator
+
+    dev = select_device(device)
+    gen = generator(seed, dev, rng)
+    train = net.statistics([net.sample_tokens(k, cfg, gen, dev) for k in train_sequences], cfg.V, boundary=cfg.boundary)
+    test = net.statistics([net.sample_tokens(test_sequences, cfg, gen, dev)], cfg.V, boundary=cfg.boundary)
+    return dev, train, test
+
+
+def _alternating_starts(count: int) -> list[str]:
+    return [("uniform", "copy")[i % 2] for i in range(count)]
+
+
+def _renamed(algorithm, trials, sampler, chains):
+    """The one-release spellings sampler= ("sgld" meant MALA) and chains= of `algorithm` and `trials`."""
+    if sampler is not None:
+        warnings.warn("sampler= is deprecated; use algorithm= ('sgld' is 'mala')", DeprecationWarning, stacklevel=3)
+        algorithm = "mala" if sampler == "sgld" else sampler
+    if chains is not None:
+        warnings.warn("chains= is deprecated; use trials=", DeprecationWarning, stacklevel=3)
+        trials = chains
+    return algorithm, trials
+
+
+def simulate(attention: str, L: int, V: int, P: float, *, algorithm: str = "mala", trials: int = 2, steps: int = 4000,
+             seed: int = 0, device: str = "auto", convention: Convention = DEFAULT, qk_width: int | None = None,
+             n_test_sequences: int = 2000, rng: str = "device", fluctuations: bool = False, sampler: str | None = None,
+             chains: int | None = None) -> SimulationResult:
+    """Sample (MALA, trials alternating uniform and copy starts) or train (Adam, `trials` seeds) the real network at
+    P and compare the measured order parameters and losses with the theory. rng: "device" or "cpu", where the random
+    numbers are drawn (`attnphase.validate.seeds`; "cpu" gives the same numbers on every device).
+
+    The number of training sequences is P/T rounded (P counts target tokens by default) or P
+    (`P_counts="sequences"`). Linear attention has the symmetry (G, W) -> (−G, −W); its order
+    parameters are reported as |t| and c·sign(t). MALA samples the Bayesian posterior (read-out integrated out);
+    Adam minimises the joint objective over all weights, whose reduced action has no log-det terms.
+
+    fluctuations (linear attention, MALA): compare with the means of the order parameters and of the Gibbs loss over
+    exp(−S) of the reduced action (`linear_posterior_means`, its Monte Carlo error added to the theory error) instead
+    of their values at the minimum. qk_width None or 0: scores sampled directly (wide limit); else ≥ L.
+    """
+    from attnphase.models.copy_heads import network as net
+    from attnphase.models.copy_heads.samplers import run_adam, run_langevin
+
+    algorithm, trials = _renamed(algorithm, trials, sampler, chains)
+    inst = CopyHeadsInstance.validated(attention=attention, L=L, V=V, convention=convention)
+    P = DataSize.validated(P=P).P
+    settings = SimulationSettings.validated(algorithm=algorithm, trials=trials, steps=steps, seed=seed, device=device,
+                                            qk_width=qk_width, n_test_sequences=n_test_sequences, rng=rng,
+                                            fluctuations=fluctuations)
+    if not settings.wide and settings.qk_width < inst.L:  # the copy start must be representable
+        raise ParameterError("qk_width", settings.qk_width, f"0 (wide limit) or an integer >= L ({inst.L})")
+    conv, mala = inst.convention, settings.algorithm == "mala"
+    cfg = net.CopyTaskConfig.of(inst, settings.qk_width)
+    sequences = conv.sequences_of_P(P, inst.L)
+    check_simulation_size(inst, P, sequences, settings.trials, settings.steps, settings.n_test_sequences)
+    P_used = conv.P_of_sequences(sequences, inst.L)
+    theory_inst = inst if mala else inst.with_convention(conv.with_(read_out="map"))
+    theory = solve_instance(theory_inst, float(P_used))
+    if theory.status != Status.CONVERGED:  # before sampling: without a theory there is nothing to compare with
+        raise RuntimeError(f"the theory at P = {P_used:g} was not computed: {theory.message}")
+    dev, train, test = prepare_data(cfg, settings.device, settings.seed, settings.rng, [sequences],
+                                    settings.n_test_sequences)
+    if mala:
+        run = run_langevin(cfg, train, test, _alternating_starts(settings.trials), steps=settings.steps,
+                           seed=settings.seed + 1, device=str(dev), rng=settings.rng)
+    else:
+        run = run_adam(cfg, train, test, settings.trials, steps=settings.steps, seed=settings.seed + 1, device=str(dev),
+                       rng=settings.rng)
+    op = order_parameters_of(run.G, conv.boundary)
+    t_meas, c_meas = op["t"], op["c"]
+    if attention == "linear":
+        sign = np.where(np.mean(t_meas, axis=-1, keepdims=True) < 0, -1.0, 1.0)
+        t_meas, c_meas = t_meas * sign, c_meas * sign
+    g = theory.global_minimum
+    keep = run.kept if run.kept.size else np.ones(len(run.starts), bool)
+    runs = tuple(RunSummary(run.starts[k], bool(keep[k]), float(t_meas[k].mean()), float(c_meas[k].mean()),
+                            float(c_meas[k].std()), float(op["rho"][k].mean()), float(run.train_loss[k].mean()),
+                            float(run.test_loss[k].mean()), float(run.acceptance[k])) for k in range(len(run.starts)))
+    selected = np.nonzero(keep)[0]
+    # The theory is the self-averaged (P → ∞) action: at N target tokens its order parameters carry a
+    # sample-fluctuation error ~ |value|/√N (cf. the reduced-vs-exact test), and the test loss an
+    # estimation error ~ V²/n on top.
+    N_tokens = sequences * inst.T
+    n_used = inst.n_of_P(P_used)
+
+    def theory_error(value, loss=False):
+        return (abs(value) + 1e-3) / math.sqrt(N_tokens) + (inst.V * inst.V / n_used if loss else 0.0)
+
+    measured = [("c_copy", c_meas, g.c_copy, False), ("c_uniform", t_meas, g.c_uniform, False),
+                ("test_loss", run.test_loss, g.loss_gibbs if mala else g.loss_mean_predictor, True)]
+    if attention == "linear":
+        # remainder norm per target row: 0 in Convention A, ρ at the minimum with the remainder's entropy kept
+        measured.append(("rho", op["rho"], g.rho, False))
+    means = None
+    if settings.fluctuations and attention == "linear" and mala:
+        means = posterior_means_instance(theory_inst, float(P_used), seed=settings.seed)
+        key = {"c_copy": "c", "c_uniform": "t", "test_loss": "loss_gibbs", "rho": "rho"}
+        measured = [(name, values, (means.means[key[name]], means.errors[key[name]]), is_loss)
+                    for name, values, _, is_loss in measured]
+    comparisons = []
+    for name, values, th, is_loss in measured:
+        samples = batch_means(values[selected]).reshape(-1) if mala else values[selected].reshape(-1)
+        if means is None:
+            comparisons.append(compare(name, th, samples, theory_error=theory_error(th, is_loss)))
+        else:
+            value, mc_error = th
+            comparisons.append(compare(name, value, samples,
+                                       theory_error=math.hypot(theory_error(value, is_loss), mc_error)))
+    return SimulationResult("mala" if mala else "adam", P_used, sequences, conv.n_of_P(P_used, inst.L), runs, theory,
+                            tuple(comparisons), net.coverage(run.G[selected], conv.boundary), run.status, run.message,
+                            means)
+
+
+def simulate_sweep(attention: str, L: int, V: int, P_values, *, algorithm: str = "mala", trials_per_P: int = 2,
+                   steps: int = 2000, seed: int = 0, device: str = "auto", convention: Convention = DEFAULT,
+                   n_test_sequences: int = 2000) -> SweepResult:
+    """Order parameters and losses of the real network at several P in ONE batched run (a data set per
+    P; MALA chains alternate uniform/copy starts, Adam seeds start from prior draws and are filtered
+    per P by the rule of `samplers.run_adam`)."""
+    from attnphase.models.copy_heads import network as net
+    from attnphase.models.copy_heads.samplers import run_adam, run_langevin
+
+    inst = CopyHeadsInstance.validated(attention=attention, L=L, V=V, convention=convention)
+    algorithm = check_choice("algorithm", algorithm, ("mala", "adam"))
+    per_P = check_int("trials_per_P", trials_per_P, 1, 4096)
+    conv = inst.convention
+    cfg = net.CopyTaskConfig.of(inst)
+    sequences = [conv.sequences_of_P(DataSize.validated(P=P).P, inst.L) for P in P_values]
+    dev, train, test = prepare_data(cfg, device, seed, "device", sequences, n_test_sequences)
+    train = train.repeat(per_P)
+    K = len(sequences) * per_P
+    if algorithm == "mala":
+        run = run_langevin(cfg, train, test, _alternating_starts(K), steps=steps, seed=seed + 1, device=str(dev))
+        kept = np.ones(K, bool)
+    else:
+        run = run_adam(cfg, train, test, K, steps=steps, seed=seed + 1, device=str(dev))
+        kept = np.zeros(K, bool)
+        for i in range(len(sequences)):
+            block = slice(i * per_P, (i + 1) * per_P)
+            best = run.objective[block].min()
+            kept[block] = run.objective[block] <= best + max(1.0, 1e-3 * abs(best))
+    op = order_parameters_of(run.G, conv.boundary)
+    t_runs, c_runs = op["t"].copy(), op["c"].copy()
+    if attention == "linear":
+        flip = t_runs.mean(-1) < 0
+        t_runs[flip], c_runs[flip] = -t_runs[flip], -c_runs[flip]
+    sems = []
+    for c_ in c_runs:
+        means = batch_means(c_[None])[0]
+        sems.append(float(means.std(ddof=1) / math.sqrt(len(means))) if len(means) > 1 else 0.0)
+    return SweepResult("mala" if algorithm == "mala" else "adam",
+                       np.repeat([float(conv.P_of_sequences(k, inst.L)) for k in sequences], per_P),
+                       np.tile(np.arange(per_P), len(sequences)), tuple(run.starts), kept, t_runs.mean(-1),
+                       c_runs.mean(-1), np.array(sems), run.train_loss.mean(-1), run.test_loss.mean(-1),
+                       run.G.mean(1), run.status, run.message)
+
+
+def simulate_hysteresis(L: int, V: int, P_values, *, data_sets: int = 2, steps: int = 4000, burn_in: int | None = None,
+                        seed: int = 0, device: str = "auto", convention: Convention = DEFAULT,
+                        read_out_start: str = "small") -> HysteresisResult:
+    """Softmax hysteresis test: at each P, `data_sets` independent training sets, each sampled by two MALA
+    chains, one started uniform (scores 0) and one started copy (scores 2 ln L on the previous position).
+
+    Per chain: the time-mean copy strength c with a batch-means error. Per P and start: the mean over
+    data sets with the standard error over data sets (which includes the data-set-to-data-set spread the
+    self-averaged theory does not have). The hysteresis statistic is the paired difference
+    Δc = c(copy start) − c(uniform start) on the same data set, its mean and standard error over data sets
+    (for one data set, the two chains' batch-means errors combined). In equilibrium Δc = 0; two
+    starts stuck in different minima give Δc ≈ the jump of the homogeneous theory. `c_trace` (per chain,
+    every 10 steps after burn-in) gives the histograms. read_out_start: see `samplers.run_langevin` ("small", the
+    default, lets a copy start fall below its equilibrium first at L = 128; "conditional" starts W at its posterior
+    mean given the start).
+    """
+    from attnphase.models.copy_heads import network as net
+    from attnphase.models.copy_heads.samplers import run_langevin
+
+    inst = CopyHeadsInstance.validated(attention="softmax", L=L, V=V, convention=convention)
+    P_values = [DataSize.validated(P=P).P for P in P_values]
+    data_sets = check_int("data_sets", data_sets, 1, 1000)
+    steps = check_int("steps", steps, 20, 10**7)
+    conv = inst.convention
+    cfg = net.CopyTaskConfig.of(inst)
+    sequences = [conv.sequences_of_P(P, inst.L) for P in P_values]
+    dev, train, test = prepare_data(cfg, device, seed, "device", [k for k in sequences for _ in range(data_sets)], 500)
+    run = run_langevin(cfg, train.repeat(2), test, ["uniform", "copy"] * (len(sequences) * data_sets), steps=steps,
+                       burn_in=burn_in, seed=seed + 1, device=str(dev), record_matrices=False,
+                       read_out_start=read_out_start)
+    points = []
+    for i, k in enumerate(sequences):
+        chains, deltas, delta_errs = [], [], []
+        for d in range(data_sets):
+            j = 2 * (i * data_sets + d)
+            pair = []
+            for start, idx in (("uniform", j), ("copy", j + 1)):
+                means = batch_means(run.c_trace[idx][None])[0]
+                sem = float(means.std(ddof=1) / math.sqrt(len(means)))
+                c_ = float(run.c_trace[idx].mean())
+                chains.append(HysteresisChain(d, start, c_, sem, float(run.acceptance[idx]), run.c_trace[idx]))
+                pair.append((c_, sem))
+            deltas.append(pair[1][0] - pair[0][0])
+            delta_errs.append(math.hypot(pair[0][1], pair[1][1]))
+        per_start = {}
+        for start in ("uniform", "copy"):
+            cs = np.array([ch.c for ch in chains if ch.start == start])
+            sems = np.array([ch.c_sem for ch in chains if ch.start == start])
+            err = float(cs.std(ddof=1) / math.sqrt(len(cs))) if len(cs) > 1 else float(sems[0])
+            per_start[start] = StartMean(float(cs.mean()), err)
+        deltas = np.array(deltas)
+        d_err = float(deltas.std(ddof=1) / math.sqrt(len(deltas))) if len(deltas) > 1 else delta_errs[0]
+        points.append(HysteresisPoint(conv.P_of_sequences(k, inst.L), k, per_start["uniform"], per_start["copy"],
+                                      float(deltas.mean()), d_err, tuple(chains)))
+    return HysteresisResult(inst.L, inst.V, steps, data_sets, tuple(points), run.status, run.message)
+
+
+def simulate_row_model(L: int, V: int, P: float, *, trials: int = 8, steps: int = 3000, seed: int = 0,
+                       device: str = "auto", convention: Convention = DEFAULT, chains: int | None = None) -> RowModelResult:
+    """Softmax: MALA of the row model, the attention scores under the self-averaged data term S_data(m, q) (no data
+    set; `samplers.run_row_model`), chains alternating uniform and copy starts. It is the model the row mean field
+    approximates by its saddle point over (m, q) (and, with row_density "exact", by each row's mean participation),
+    and it differs from the sampled network (`simulate`, `simulate_hysteresis`) only by the finite data set;
+    comparing the three separates the approximations. Time means over the chains after burn-in, errors from batch
+    means (10 batches per chain)."""
+    from attnphase.models.copy_heads import network as net
+    from attnphase.models.copy_heads.samplers import run_row_model
+
+    _, trials = _renamed(None, trials, None, chains)
+    inst = CopyHeadsInstance.validated(attention="softmax", L=L, V=V, convention=convention)
+    P = DataSize.validated(P=P).P
+    trials = check_int("trials", trials, 1, 4096)
+    steps = check_int("steps", steps, 20, 10**7)
+    if trials * inst.L * inst.L > MAX_SIMULATION_ENTRIES:
+        raise ParameterError("trials", trials, f"at most {MAX_SIMULATION_ENTRIES // (inst.L * inst.L)} for L = {inst.L}")
+    n_ = inst.n_of_P(P)
+    data_term = kernels.bind(kernels.torch_data_term(), {**inst.values(), "n": n_})
+    run = run_row_model(net.CopyTaskConfig.of(inst), data_term, _alternating_starts(trials), steps=steps, seed=seed,
+                        device=device)
+    summary = {}
+    for name in ("c", "q"):
+        batches = batch_means(getattr(run, name)).reshape(-1)
+        summary[name] = (float(batches.mean()), float(batches.std(ddof=1) / math.sqrt(len(batches))))
+    return RowModelResult(P, n_, *summary["c"], *summary["q"], tuple(run.c.mean(-1).tolist()),
+                          tuple(run.acceptance.tolist()), run.status, run.message)
+
+
+def sweep_point(attention: str = "softmax", L: int = 16, V: int = 4, P: float = 100.0, **convention_fields) -> dict[str, float]:
+    """One point of a parameter sweep: the global minimum and its losses (picklable, top level)."""
+    convention = Convention(**convention_fields) if convention_fields else DEFAULT
+    g = solve_instance(CopyHeadsInstance.validated(attention=attention, L=L, V=V, convention=convention),
+                       DataSize.validated(P=P).P).global_minimum
+    return {"c_uniform": g.c_uniform, "c_copy": g.c_copy, "a_copy": g.a_copy, "action": g.action,
+            "loss_mean_predictor": g.loss_mean_predictor, "loss_gibbs": g.loss_gibbs}

@@ -1,0 +1,161 @@
+"""Result types of the copy-heads simulations (frozen dataclasses on `attnphase.results.Result`): the real network
+against the theory, one batch over P, the hysteresis runs and the row model. Fields are numbers, strings and
+arrays (and the theory's `results.SolveResult`), so that a finished run can be stored and read back whole.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from attnphase.models.copy_heads.results import PosteriorMeans, SolveResult
+from attnphase.results import Result, Status
+from attnphase.validate.compare import Comparison
+
+__all__ = ["Coverage", "RunSummary", "SimulationResult", "SweepResult", "HysteresisChain", "StartMean", "HysteresisPoint",
+           "HysteresisResult", "RowModelResult"]
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """Fraction of the sampled attention matrices' variance captured by the two order-parameter directions
+    (about the pooled mean), the top-2 principal components' fraction for comparison, and the fraction of the
+    second moment (‖P G‖²/‖G‖²)."""
+
+    variance_fraction: float
+    pca_top2_fraction: float
+    second_moment_fraction: float
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """One chain (MALA) or seed (Adam): time means after burn-in (MALA) or the final state (Adam)."""
+
+    start: str
+    kept: bool
+    c_uniform: float
+    c_copy: float
+    c_copy_std: float
+    rho: float
+    train_loss: float
+    test_loss: float
+    acceptance: float
+
+
+@dataclass(frozen=True)
+class SimulationResult(Result):
+    """The real network at P against the theory (`simulate`): every run (`chains`), the theory at the P the data
+    realise (`P_used`, from `sequences` training sequences), one comparison per measured quantity, the coverage
+    of the sampled matrices by the order-parameter plane, and (linear, fluctuations) the posterior means."""
+
+    algorithm: str
+    P_used: float
+    sequences: int
+    n: float
+    chains: tuple
+    theory: SolveResult
+    comparisons: tuple
+    coverage: Coverage
+    status: Status
+    message: str
+    posterior_means: PosteriorMeans | None = None
+
+    def comparison(self, name: str) -> Comparison:
+        return next(c for c in self.comparisons if c.name == name)
+
+    def as_dict(self) -> dict:
+        out = super().as_dict()
+        out["theory"] = {"minima": out["theory"]["minima"], "global": self.theory.as_dict()["global"]}
+        if self.posterior_means is None:
+            del out["posterior_means"]
+        return out
+
+
+@dataclass(frozen=True)
+class SweepResult(Result):
+    """Runs of the real network at several P in one batch (`simulate_sweep`), one entry per run in every array
+    (run = P index × runs per P): P, chain (index within its P), start, kept (Adam filter), c_uniform, c_copy,
+    c_copy_sem (batch means), train_loss, test_loss, G_mean (mean attention matrix, (runs, L, L))."""
+
+    algorithm: str
+    P: np.ndarray
+    chain: np.ndarray
+    start: tuple
+    kept: np.ndarray
+    c_uniform: np.ndarray
+    c_copy: np.ndarray
+    c_copy_sem: np.ndarray
+    train_loss: np.ndarray
+    test_loss: np.ndarray
+    G_mean: np.ndarray = field(repr=False)
+    status: Status = Status.CONVERGED
+    message: str = ""
+
+    def rows(self):
+        return [{"P": float(self.P[i]), "chain": int(self.chain[i]), "start": self.start[i], "kept": bool(self.kept[i]),
+                 "c_uniform": float(self.c_uniform[i]), "c_copy": float(self.c_copy[i]),
+                 "c_copy_sem": float(self.c_copy_sem[i]), "train_loss": float(self.train_loss[i]),
+                 "test_loss": float(self.test_loss[i])} for i in range(len(self.P))]
+
+
+@dataclass(frozen=True)
+class HysteresisChain:
+    """One chain of a hysteresis run: its data set, start, time-mean c with its batch-means error, acceptance
+    and the copy strength of every recorded sample (`c_trace`, every 10 steps after burn-in)."""
+
+    data_set: int
+    start: str
+    c: float
+    c_sem: float
+    acceptance: float
+    c_trace: np.ndarray
+
+
+@dataclass(frozen=True)
+class StartMean:
+    """Mean c of one start over data sets, with its standard error over data sets (batch means for one)."""
+
+    c: float
+    c_err: float
+
+
+@dataclass(frozen=True)
+class HysteresisPoint:
+    P: float
+    sequences: int
+    uniform_start: StartMean
+    copy_start: StartMean
+    delta_c: float
+    delta_c_err: float
+    chains: tuple
+
+
+@dataclass(frozen=True)
+class HysteresisResult(Result):
+    """Uniform- and copy-start MALA chains on shared data sets across P (`simulate_hysteresis`)."""
+
+    L: int
+    V: int
+    steps: int
+    data_sets: int
+    points: tuple
+    status: Status
+    message: str
+
+
+@dataclass(frozen=True)
+class RowModelResult(Result):
+    """MALA of the row model (`simulate_row_model`): time means of c and q over the chains after burn-in, with
+    batch-means errors; per-chain means of c; acceptance per chain."""
+
+    P: float
+    n: float
+    c: float
+    c_err: float
+    q: float
+    q_err: float
+    per_chain_c: tuple
+    acceptance: tuple
+    status: Status
+    message: str

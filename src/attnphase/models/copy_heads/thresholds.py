@@ -1,0 +1,81 @@
+"""`threshold`: the transition of one instance, located and classified by the method its attention and
+convention call for (homogeneous softmax: counting minima; linear: instability of the symmetric state; causal
+mask: the row-resolved forms; first attempt: spec §2)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from attnphase.errors import ParameterError
+from attnphase.models.copy_heads.convention import DEFAULT, Convention
+from attnphase.models.copy_heads.homogeneous import softmax_grid
+from attnphase.models.copy_heads.instance import CopyHeadsInstance
+from attnphase.models.copy_heads.parameters import ThresholdSettings
+from attnphase.models.copy_heads.linear_transition import first_attempt_transition, linear_transition, n_range
+from attnphase.models.copy_heads.results import LinearTransition, SoftmaxTransition, Transition
+from attnphase.models.copy_heads.softmax_transition import softmax_n_scale, softmax_transition
+from attnphase.results import Status
+
+__all__ = ["action_overflow", "threshold_instance", "threshold"]
+
+
+def action_overflow(inst: CopyHeadsInstance) -> str:
+    """Why the float64 action cannot be scanned at these parameters ("" when it can).
+
+    Softmax: S' on the x grid at the natural scale of n (S' only: the minima are its sign changes, and the
+    bisection works without S'', which overflows at L ~ 2^256 while the scan and the mpmath polish still work);
+    linear: the Hessian at the symmetric state at both ends of the n scan (remainder at ρ = 1 for "entropy").
+    Extreme τ, σ² or β make these overflow (e.g. τ = 1e300), and the scans would then see no sign change at all.
+    """
+    action = inst.reduced
+    with np.errstate(all="ignore"):
+        if inst.attention == "softmax":
+            values = [action.gradient(softmax_grid(inst), softmax_n_scale(inst))]
+        else:
+            zero = [0.0, 0.0] + ([0.0] if inst.entropy else [])
+            values = [action.hessian(*zero, n_) for n_ in n_range(inst)]
+    if all(np.all(np.isfinite(np.asarray(v, float))) for v in values):
+        return ""
+    conv = inst.convention
+    return (f"the reduced {inst.attention} action overflows float64 at these parameters (L = {inst.L}, V = {inst.V}, "
+            f"tau = {conv.tau(inst.V):g}, sigma2 = {conv.sigma2:g}, beta = {conv.beta:g}): threshold not computed")
+
+
+def threshold_instance(inst: CopyHeadsInstance, digits: int = 30, classify: bool = True,
+                       reduction: str = "convention-a") -> Transition:
+    """`threshold` for a validated instance and settings."""
+    if inst.causal:
+        if reduction == "first-attempt":
+            raise ParameterError("reduction", reduction, "'convention-a' with boundary 'causal'")
+        if inst.attention == "softmax":
+            from attnphase.models.copy_heads.row_mean_field import causal_softmax_transition
+
+            return causal_softmax_transition(inst, digits)
+        from attnphase.models.copy_heads.causal import causal_linear_transition
+
+        return causal_linear_transition(inst, digits, classify)
+    overflow = action_overflow(inst)
+    if overflow:
+        # a scan over non-finite curvatures would find no sign change and report "no transition"
+        kind = SoftmaxTransition if inst.attention == "softmax" else LinearTransition
+        return kind(inst.attention, inst.L, inst.V, "undetermined", math.nan, "", math.nan, math.nan, Status.FAILED,
+                    overflow)
+    if inst.attention == "softmax":
+        return softmax_transition(inst, digits)
+    if reduction == "first-attempt":
+        return first_attempt_transition(inst, digits)
+    return linear_transition(inst, digits, classify)
+
+
+def threshold(attention: str, L: int, V: int, digits: int = 30, convention: Convention = DEFAULT,
+              classify: bool = True, reduction: str = "convention-a") -> Transition:
+    """P* (and the crossover for linear attention) to `digits` significant digits.
+
+    The softmax order is always found (by counting minima); classify=False skips the Landau step of the linear
+    classification (used inside sweeps, where the end points are classified).
+    """
+    inst = CopyHeadsInstance.validated(attention=attention, L=L, V=V, convention=convention)
+    settings = ThresholdSettings.validated(digits=digits, reduction=reduction)
+    return threshold_instance(inst, settings.digits, classify, settings.reduction)

@@ -6,7 +6,7 @@
 * errors.csv / errors.png — ε_g of each branch and of the global minimum (largest Φ) against the linear
   baseline, with finite-d GD points (semantic and positional inits; d = 1000 protocol runs in full mode);
 * phase_diagram.png — full mode: α_c(ω) and α_l(ω) with error bars at five ω (thresholds.csv) and the
-  α_c(ω) curve at 22 ω in [0, 0.45] with its error band (`api.alpha_c_curve_split_line`,
+  α_c(ω) curve at 22 ω in [0, 0.45] with its error band (`alpha_c_curve_split_line`,
   alpha_c_curve.csv); quick mode: a
   coarse (α, ω) grid (phase_grid.csv) with crossings interpolated between grid points, error = half a
   grid step (phase_crossings.csv);
@@ -73,8 +73,8 @@ def coarse_phase_diagram(tracker: api.BranchTracker, alphas, omegas) -> tuple[li
     alphas = sorted(float(a) for a in alphas)
     grid = []
     for omega in sorted(set(omegas) | {OMEGA}):
-        params = api.model_parameters(omega)
-        baseline = api.linear_baseline_error(omega).value
+        params = api.Parameters.validated(omega=omega)
+        baseline = api.linear_baseline(params).value
         for a in alphas:
             solution = {}
             for branch in ("positional", "semantic"):
@@ -114,13 +114,11 @@ def coarse_phase_diagram(tracker: api.BranchTracker, alphas, omegas) -> tuple[li
 
 
 def gd_table(alphas, d: int, seeds: int, steps: int, device: str) -> list[dict]:
-    from attnphase.validate.gd import simulate_positional_semantic
-
     rows = []
     for a in alphas:
         for init in ("semantic", "positional"):
-            r = simulate_positional_semantic(omega=OMEGA, alpha=float(a), d=d, init=init, seeds=seeds, steps=steps,
-                                             test_samples=4000, device=device, num_threads=1)
+            r = api.simulate(omega=OMEGA, alpha=float(a), d=d, init=init, trials=seeds, steps=steps, test_samples=4000,
+                             device=device, num_threads=1)
             rows.append({"alpha": float(a), "init": init, "d": d, "seeds": seeds, "steps": steps,
                          "abs_m": float(r.m.mean()), "abs_theta": float(r.theta.mean()),
                          "test_error": float(r.test_error.mean()),
@@ -156,11 +154,9 @@ SIM_KEYS = {"abs_m": "m", "abs_theta": "theta", "q": "q", "test_error": "test_er
 
 def simulate_run(alpha: float, d: int, init: str, seeds: int, steps: int, test_samples: int, seed: int,
                  device: str) -> dict:
-    """One batched simulation (validate.gd) at ω = 0.3, as a dict of per-seed arrays (GDResult.as_dict)."""
-    from attnphase.validate.gd import simulate_positional_semantic
-
-    result = simulate_positional_semantic(omega=OMEGA, alpha=alpha, d=d, init=init, seeds=seeds, steps=steps,
-                                          test_samples=test_samples, seed=seed, device=device, num_threads=1)
+    """One batched simulation (api.simulate) at ω = 0.3, as a dict of per-trial arrays (GDResult.as_dict)."""
+    result = api.simulate(omega=OMEGA, alpha=alpha, d=d, init=init, trials=seeds, steps=steps,
+                          test_samples=test_samples, seed=seed, device=device, num_threads=1)
     return result.as_dict()
 
 
@@ -222,7 +218,7 @@ def theory_reference(alphas, nodes: int = THEORY_NODES, cache_path: Path | None 
     how many distinct starts there were. A study takes minutes, so with `cache_path` every finished
     entry is kept in that JSON file (`report.Checkpoint`) and reused.
     """
-    params = api.model_parameters(OMEGA)
+    params = api.Parameters.validated(omega=OMEGA)
     tracker = api.BranchTracker(params, nodes)
     checkpoint = Checkpoint(cache_path) if cache_path else None
     reference = {}
@@ -239,15 +235,16 @@ def theory_reference(alphas, nodes: int = THEORY_NODES, cache_path: Path | None 
             distinct = [s for i, s in enumerate(starts)
                         if all(abs(abs(getattr(s, order)) - abs(getattr(t, order))) > 1e-4 for t in starts[:i])]
             studies = [api.convergence_study(branch, float(a), params, start=s) for s in distinct]
-            kept = [st for st in studies if st.status == "converged" and abs(st.state_rows[-1][order]) > 1e-6]
+            kept = [st for st in studies if st.success and abs(getattr(st.state_rows[-1], order)) > 1e-6]
             entry = {"status": "converged" if kept else "failed", "tensor_starts": len(distinct),
                      "message": "" if kept else "; ".join(st.message[:80] for st in studies) or "no tensor-rule start"}
             if kept:
-                study = max(kept, key=lambda st: abs(st.state_rows[-1][order]))
+                study = max(kept, key=lambda st: abs(getattr(st.state_rows[-1], order)))
                 coarse, fine = study.state_rows[0], study.state_rows[-1]
                 for key, attribute in (("abs_m", "m"), ("abs_theta", "theta"), ("q", "q")):
-                    entry[key] = abs(float(fine[attribute])) if key.startswith("abs") else float(fine[attribute])
-                    entry[key + "_error"] = abs(abs(float(fine[attribute])) - abs(float(coarse[attribute])))
+                    value, previous = float(getattr(fine, attribute)), float(getattr(coarse, attribute))
+                    entry[key] = abs(value) if key.startswith("abs") else value
+                    entry[key + "_error"] = abs(abs(value) - abs(previous))
                 entry.update({"test_error": study.test_error, "test_error_error": study.test_error_error,
                               "free_energy": study.free_energy, "free_energy_error": study.free_energy_error,
                               "train_loss": study.train_loss, "train_loss_error": study.free_energy_error})
@@ -548,7 +545,7 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
     start = time.time()
     nodes = 8 if quick else 12
     alphas = [0.75, 1.25, 1.75] if quick else list(np.arange(0.5, 3.01, 0.25))
-    tracker = api.BranchTracker(api.model_parameters(OMEGA), nodes)
+    tracker = api.BranchTracker(api.Parameters.validated(omega=OMEGA), nodes)
     rows = branch_table(alphas, tracker)
     write_csv(out_dir / "branches.csv", rows)
     baseline = api.linear_baseline_error(OMEGA).value

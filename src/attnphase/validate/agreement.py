@@ -6,8 +6,7 @@ numbers and differ only by floating-point rounding: the devices' kernels sum in 
 use different fused operations. The problems, all in float64:
 
 - projected SGA (signal recovery, projected sampler) and dense SGA (L×d tokens, torch normals);
-- MALA on the copy task (softmax and linear attention, a uniform and a copy start) and Adam on it;
-- full-batch GD and Adam on the positional/semantic attention model.
+- MALA on the copy task (softmax and linear attention, a uniform and a copy start) and Adam on it.
 
 Tolerance. One rounding error is ε = 2⁻⁵² ≈ 2.2e-16 relative. A simulation of k steps accumulates
 O(k) of them and its dynamics can amplify them; these short runs (≤ 400 steps) sit in contracting
@@ -89,14 +88,6 @@ def _copy_task(device: torch.device, attention: str, sampler: str, seed: int) ->
     return {"G": run.G, "train_loss": run.train_loss, "test_loss": run.test_loss}
 
 
-def _positional_semantic(device: torch.device, init: str, seed: int) -> dict[str, np.ndarray]:
-    from attnphase.validate.gd import simulate_positional_semantic
-
-    r = simulate_positional_semantic(omega=0.3, alpha=1.5, d=40, init=init, seeds=2, seed=seed, steps=300,
-                                     test_samples=500, device=str(device), rng="cpu")
-    return {"m": r.m, "theta": r.theta, "q": r.q, "test_error": r.test_error, "train_loss": r.train_loss}
-
-
 SIGNAL_RECOVERY_SIMULATORS = {
     "signal-recovery projected SGA": lambda dev, seed: _signal_recovery(dev, "projected", seed),
     "signal-recovery dense SGA": lambda dev, seed: _signal_recovery(dev, "dense", seed),
@@ -105,10 +96,6 @@ COPY_HEADS_SIMULATORS = {
     "copy-heads MALA softmax": lambda dev, seed: _copy_task(dev, "softmax", "sgld", seed),
     "copy-heads MALA linear": lambda dev, seed: _copy_task(dev, "linear", "sgld", seed),
     "copy-heads Adam softmax": lambda dev, seed: _copy_task(dev, "softmax", "adam", seed),
-}
-POSITIONAL_SEMANTIC_SIMULATORS = {
-    "positional-semantic GD": lambda dev, seed: _positional_semantic(dev, "semantic", seed),
-    "positional-semantic Adam": lambda dev, seed: _positional_semantic(dev, "random", seed),
 }
 
 

@@ -368,8 +368,11 @@ def secant_root(f, guess: float, f_check, rtol: float, bounds: tuple[float, floa
     the two points it was computed from (the interpolation error over such a bracket is ~|f''| step²/|f'|),
     otherwise the secant method continues from it, moving by at most `max_move` per step (a wild step
     means a poor guess). Error = |f_check − f| / |slope| at the evaluated point nearest the root (the
-    check rule's shift) + rtol |x*|. A step out of `bounds` fails: outside the scanned range the function
-    may have spurious roots (e.g. two branches merging at a trivial solution).
+    check rule's shift) + rtol |x*|. The interpolation error over the final bracket, |f''|/(2|f'|)
+    |x* − a_0||x* − a_1|, is not part of it: small from a guess within a few steps of the root, but from
+    a guess 0.2 away on f = (x − 1.3)(1 + x) the accepted root is off by 1.9e-3 against a reported 1.1e-4.
+    A step out of `bounds` fails: outside the scanned range the function may have spurious roots (e.g.
+    two branches merging at a trivial solution).
     """
     a0, a1 = guess - step, guess + step
     f0, f1 = f(a0), f(a1)

@@ -138,14 +138,15 @@ def climb(solve: Callable[[Any, Any], Any], rungs: Sequence[Rung], measure: Call
                  if _tolerance_for(tolerance, name) is not None
                  and not _tolerance_for(tolerance, name).allows(errors[name], values[name])]
         check = rungs[k - 1 if report == "refined" else k].label
-        if not unmet and (tolerance is not None or k == len(rungs) - 1):
-            met = "every requested tolerance met" if tolerance is not None else "no tolerance requested"
-            return LadderResult(values, errors, Status.CONVERGED, f"{rungs[index].label} checked on {check}: {met}",
+        if tolerance is not None and not unmet:
+            return LadderResult(values, errors, Status.CONVERGED,
+                                f"{rungs[index].label} checked on {check}: every requested tolerance met",
                                 rungs[index].label, check, answers[index], tuple(answers))
-        if k == len(rungs) - 1:
-            worst = max(unmet, key=lambda u: u[1] / u[2] if u[2] > 0 else math.inf)
-            return LadderResult(values, errors, Status.LIMITED,
-                                f"top rung {rungs[index].label} (checked on {check}): {worst[0]} error {worst[1]:.3g} "
-                                f"above the tolerance {worst[2]:.3g}", rungs[index].label, check, answers[index],
-                                tuple(answers))
-    raise AssertionError("unreachable: the loop returns at the top rung")
+    # the top rung: without a tolerance it is where the climb ends; with one, it was not met
+    if not unmet:
+        return LadderResult(values, errors, Status.CONVERGED, f"{rungs[index].label} checked on {check}: no tolerance "
+                            "requested", rungs[index].label, check, answers[index], tuple(answers))
+    worst = max(unmet, key=lambda u: u[1] / u[2] if u[2] > 0 else math.inf)
+    return LadderResult(values, errors, Status.LIMITED,
+                        f"top rung {rungs[index].label} (checked on {check}): {worst[0]} error {worst[1]:.3g} above "
+                        f"the tolerance {worst[2]:.3g}", rungs[index].label, check, answers[index], tuple(answers))

@@ -1,8 +1,8 @@
 """Fixed points x = F(x) of state-evolution / saddle-point maps, with their stability.
 
-The solvers work in unconstrained coordinates u = T(x), one transform per coordinate: variances
-live on (0, inf) and are iterated as log x (`Positive`), normalised overlaps live on (a, b) and are
-iterated through an atanh-type map (`Interval`). The map in u-coordinates, G = T o F o T^-1, has the
+The solvers work in unconstrained coordinates u = T(x), one transform per coordinate (numeric.transforms,
+re-exported here): variances live on (0, inf) and are iterated as log x (`Positive`), normalised
+overlaps live on (a, b) and are iterated through an atanh-type map (`Interval`). The map in u-coordinates, G = T o F o T^-1, has the
 same fixed points as F and, at a fixed point, a Jacobian similar to dF (DG = DT dF DT^-1), so the
 spectrum is the same in both coordinate systems.
 
@@ -39,6 +39,7 @@ import numpy as np
 from scipy import optimize
 
 from attnphase.errors import ParameterError
+from attnphase.numeric.transforms import Identity, Interval, Positive
 from attnphase.params import check_int, check_positive, check_real
 from attnphase.results import Result, Status
 
@@ -57,74 +58,6 @@ __all__ = [
     "map_jacobian",
     "forward_difference_jacobian",
 ]
-
-
-# --------------------------------------------------------------------------------------------------
-# Coordinate transforms
-
-
-@dataclass(frozen=True)
-class Identity:
-    """x = u on the whole real line."""
-
-    def to_unconstrained(self, x):
-        return np.asarray(x, dtype=float)
-
-    def from_unconstrained(self, u):
-        return np.asarray(u, dtype=float)
-
-    def contains(self, x) -> bool:
-        return bool(np.isfinite(x))
-
-    def describe(self) -> str:
-        return "(-inf, inf)"
-
-
-@dataclass(frozen=True)
-class Positive:
-    """x = exp(u) on (0, inf): for variances and other positive quantities."""
-
-    def to_unconstrained(self, x):
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.log(np.asarray(x, dtype=float))
-
-    def from_unconstrained(self, u):
-        with np.errstate(over="ignore"):
-            return np.exp(np.asarray(u, dtype=float))
-
-    def contains(self, x) -> bool:
-        return bool(np.isfinite(x) and x > 0)
-
-    def describe(self) -> str:
-        return "(0, inf)"
-
-
-@dataclass(frozen=True)
-class Interval:
-    """x = a + (b - a) (1 + tanh u) / 2 on the open interval (a, b): for overlaps and correlations."""
-
-    low: float
-    high: float
-
-    def __post_init__(self):
-        low = check_real("Interval.low", self.low)
-        high = check_real("Interval.high", self.high)
-        if not high > low:
-            raise ParameterError("Interval.high", self.high, f"greater than low = {low}")
-
-    def to_unconstrained(self, x):
-        s = 2.0 * (np.asarray(x, dtype=float) - self.low) / (self.high - self.low) - 1.0
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.arctanh(s)
-
-    def from_unconstrained(self, u):
-        return self.low + (self.high - self.low) * 0.5 * (1.0 + np.tanh(np.asarray(u, dtype=float)))
-
-    def contains(self, x) -> bool:
-        return bool(np.isfinite(x) and self.low < x < self.high)
-
-    def describe(self) -> str:
-        return f"({self.low:g}, {self.high:g})"
 
 
 # --------------------------------------------------------------------------------------------------

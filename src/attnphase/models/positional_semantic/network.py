@@ -27,14 +27,13 @@ import numpy as np
 import torch
 
 from attnphase.errors import ParameterError
-from attnphase.models.positional_semantic.parameters import INITS, Parameters, Simulation
+from attnphase.models.positional_semantic.parameters import Parameters, Simulation
 from attnphase.models.positional_semantic.results import GDResult
-from attnphase.results import Status
 from attnphase.validate.device import select_device
 from attnphase.validate.seeds import generator, randn
 from attnphase.validate.training import divergence, torch_threads, train_full_batch
 
-__all__ = ["INITS", "MAX_TRAINING_NUMBERS", "AttentionProblem", "simulate", "SIMULATORS"]
+__all__ = ["MAX_TRAINING_NUMBERS", "AttentionProblem", "simulate", "SIMULATORS"]
 
 # The training tokens of all trials are held at once (K·n·L·d numbers, n = round(αd)); beyond this many
 # the allocation fails (α = 1e300 asked for ~1e300 numbers) or swaps, so such runs are refused up front.

@@ -10,7 +10,7 @@ itself), and the convergence study climbs the rules (numeric.convergence.climb) 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -22,7 +22,7 @@ from attnphase.models.positional_semantic.state_evolution import SaddlePointEqua
 from attnphase.numeric.convergence import Rung, climb
 from attnphase.numeric.fixedpoint import Anderson, Broyden, Chain, LastEvaluation, solve_fixed_point
 from attnphase.numeric.split_line import CountSplit, SplitLineRule
-from attnphase.results import Status
+from attnphase.results import Result, Status
 
 __all__ = ["STATE_RULES", "ENVELOPE_RULES", "ENVELOPE_OUTER_SPLIT_NODES", "ENVELOPE_COUNT_SPLIT_NODES",
            "ENVELOPE_COUNT_SPLIT", "ENVELOPE_COUNT_SPLIT_PROBES", "TEST_ERROR_NODES", "REFINE_MAX_ITER",
@@ -59,16 +59,17 @@ RETRY_ORDER_SCALE = 2.0
 
 
 @dataclass(frozen=True)
-class AccurateState:
+class AccurateState(Result):
     """A branch solution on a split-line rule and the inverse Jacobian of F − I its Broyden solve ended
-    with (reduced coordinates): a warm start for the next, finer rule or the next control."""
+    with (reduced coordinates): a warm start for the next, finer rule or the next control. Status and
+    message are the solution's."""
 
     solution: BranchSolution
-    inverse: np.ndarray | None = None
+    inverse: np.ndarray | None = field(default=None, repr=False)
 
     @property
-    def success(self) -> bool:
-        return self.solution.success
+    def status(self) -> Status:
+        return self.solution.status
 
     @property
     def message(self) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -26,7 +26,7 @@ from attnphase.numeric.fixedpoint import LastEvaluation, forward_difference_jaco
 from attnphase.numeric.split_line import SplitLineRule
 from attnphase.numeric.threshold import Threshold, first_sign_change, noisy_threshold, second_difference_bound
 from attnphase.params import check_int, check_real, check_real_list
-from attnphase.results import Status
+from attnphase.results import Result, Status
 
 __all__ = ["CURVE_STATE_RULE", "CURVE_ENVELOPE_RULES", "AccurateFreeEnergy", "accurate_free_energy", "CurveBranchState",
            "curve_branch_state", "corrected_threshold", "alpha_c_curve_split_line"]
@@ -66,16 +66,19 @@ def _state_term(equations: SaddlePointEquations, coords: BranchCoordinates, x, e
 
 
 @dataclass(frozen=True)
-class AccurateFreeEnergy:
+class AccurateFreeEnergy(Result):
     """Φ of a state-rule fixed point on finer envelope rules: free_energy and E[M] (envelope) on the
     finest, rule_values on each, state_term the estimated second-order effect of the state, error the
-    difference of the last two rules plus |state_term|."""
+    difference of the last two rules plus |state_term| (status converged: there is no failure mode, a
+    state outside the domain raises)."""
 
     free_energy: float
     error: float
     envelope: float
     rule_values: tuple[float, ...]
     state_term: float
+    status: Status
+    message: str
 
 
 def accurate_free_energy(solution: BranchSolution, inverse, params: Parameters, rules) -> AccurateFreeEnergy:
@@ -101,20 +104,30 @@ def accurate_free_energy(solution: BranchSolution, inverse, params: Parameters, 
         envelopes.append(evaluation.envelope)
     state_term = _state_term(equations, coords, x, evaluation, inverse)
     return AccurateFreeEnergy(values[-1], abs(values[-1] - values[-2]) + abs(state_term), envelopes[-1], tuple(values),
-                              state_term)
+                              state_term, Status.CONVERGED,
+                              f"Φ on {rules[-1].label()} (check {rules[-2].label()}) at the state of {solution.message[:60]}")
 
 
 @dataclass(frozen=True)
-class CurveBranchState:
+class CurveBranchState(Result):
     """A branch on the curve's state rule (`curve_branch_state`): the solution (converged, or stalled
     below CURVE_STATE_ACCEPT, or the last failed attempt), the inverse Jacobian of F − I there (None on
     failure), the map evaluations used, and the second-order Φ error of an accepted unconverged state
-    (NaN on failure)."""
+    (NaN on failure). Status: converged when a state was accepted (the solution's own status says whether
+    it stalled), else the last attempt's."""
 
     solution: BranchSolution
-    inverse: np.ndarray | None
+    inverse: np.ndarray | None = field(repr=False)
     evaluations: int
     state_term: float
+
+    @property
+    def status(self) -> Status:
+        return Status.CONVERGED if np.isfinite(self.state_term) else self.solution.status
+
+    @property
+    def message(self) -> str:
+        return self.solution.message
 
 
 def _order_parameter(solution: BranchSolution) -> float:

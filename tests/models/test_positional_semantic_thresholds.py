@@ -30,7 +30,7 @@ def test_refined_threshold_becomes_the_reported_value():
     coarse = noisy_threshold(0.618, 0.012, Status.CONVERGED, "tensor", (0.6, 0.7), 4e-4)
     refined = noisy_threshold(0.615, 0.0015, Status.CONVERGED, "refined", (0.6, 0.7), 4e-4)
     none = noisy_threshold(math.nan, math.nan, Status.NOT_FOUND, "none")
-    result = api.ThresholdResult(coarse, none, 0.004, 8, 10, Status.NOT_FOUND, "", {"alpha_c": refined})
+    result = api.Thresholds(coarse, none, 0.004, 8, 10, Status.NOT_FOUND, "", {"alpha_c": refined})
     out = result.as_dict()
     assert (out["alpha_c"], out["alpha_c_error"], out["alpha_c_tensor"]) == (0.615, 0.0015, 0.618)
     assert out["alpha_c_method"].startswith("split-line") and result.best("alpha_c") is refined

@@ -35,7 +35,7 @@ _MODULES = {
               "CurveBranchState", "curve_branch_state", "alpha_c_curve_split_line"),
     "spinodal": ("SPINODAL_DIRECTIONS", "spinodals"),
     "results": ("BranchSolution", "LinearBaseline", "SolveResult", "StateRow", "EnvelopeRow", "ConvergenceStudy",
-                "ThresholdResult", "CurveResult", "CurveRow", "SplitLineCurve", "Spinodal", "SpinodalResult",
+                "Thresholds", "CurveResult", "CurveRow", "SplitLineCurve", "Spinodal", "SpinodalResult",
                 "TransverseCurvature", "GDResult"),
     "network": ("AttentionProblem", "simulate"),
 }

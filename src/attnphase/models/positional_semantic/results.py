@@ -15,7 +15,7 @@ from attnphase.numeric.threshold import Threshold
 from attnphase.results import Result, Status
 
 __all__ = ["BranchSolution", "LinearBaseline", "SolveResult", "StateRow", "EnvelopeRow", "ConvergenceStudy",
-           "ThresholdResult", "CurveResult", "NewtonPoint", "CurveRow", "SplitLineCurve", "Spinodal",
+           "Thresholds", "CurveResult", "NewtonPoint", "CurveRow", "SplitLineCurve", "Spinodal",
            "SpinodalResult", "TransverseCurvature", "GDResult", "ERROR_FIELDS", "combined_status"]
 
 # The quantities of a branch whose quadrature error `solve` reports with a check rule.
@@ -169,7 +169,7 @@ class ConvergenceStudy(Result):
 
 
 @dataclass(frozen=True)
-class ThresholdResult(Result):
+class Thresholds(Result):
     """α_c (free-energy crossing of the positional and semantic branches) and α_l (semantic ε_g crossing
     the linear baseline) at one ω, on the tensor rule; `refined`: name -> the split-line refinement;
     status: converged when both best estimates converged."""

@@ -15,7 +15,7 @@ from attnphase.errors import ParameterError
 from attnphase.models.positional_semantic.accurate import ENVELOPE_RULES, STATE_RULES, convergence_study
 from attnphase.models.positional_semantic.branches import BranchTracker, distinct, genuine
 from attnphase.models.positional_semantic.parameters import Parameters, ThresholdSearch
-from attnphase.models.positional_semantic.results import CurveResult, LinearBaseline, ThresholdResult, combined_status
+from attnphase.models.positional_semantic.results import CurveResult, LinearBaseline, Thresholds, combined_status
 from attnphase.models.positional_semantic.point import linear_baseline
 from attnphase.numeric.branches import extrapolate
 from attnphase.numeric.threshold import (CrossingValue, Threshold, first_sign_change, noisy_newton_root, noisy_threshold,
@@ -110,7 +110,7 @@ def refine_threshold(kind: str, coarse: Threshold, tracker: BranchTracker, param
 
 def threshold(omega, sigma=0.5, lam=0.01, A=None, L=2, *, nodes_per_dim=10, check_nodes_per_dim=14,
               alpha_min=0.5, alpha_max=3.0, n_scan=6, rtol=1e-4, refine=(), state_rules=STATE_RULES,
-              envelope_rules=ENVELOPE_RULES) -> ThresholdResult:
+              envelope_rules=ENVELOPE_RULES) -> Thresholds:
     """α_c(ω) and α_l(ω) with error estimates.
 
     Both branches are followed over a scan of α (warm-started); the first sign change of
@@ -154,7 +154,7 @@ def threshold(omega, sigma=0.5, lam=0.01, A=None, L=2, *, nodes_per_dim=10, chec
         if name in refine:
             refined[name], new = refine_threshold(name, coarse, work, params, baseline, state_rules, envelope_rules)
             studies += new
-    result = ThresholdResult(alpha_c, alpha_l, baseline.value, nodes_per_dim, check_nodes_per_dim, Status.CONVERGED,
+    result = Thresholds(alpha_c, alpha_l, baseline.value, nodes_per_dim, check_nodes_per_dim, Status.CONVERGED,
                              f"alpha_c: {alpha_c.message}; alpha_l: {alpha_l.message}", refined, studies)
     return replace(result, status=combined_status(result.best("alpha_c").status, result.best("alpha_l").status))
 

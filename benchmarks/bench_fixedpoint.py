@@ -21,7 +21,7 @@ import time
 
 import numpy as np
 
-from attnphase.numeric.fixedpoint import Interval, solve_fixed_point
+from attnphase.numeric.fixedpoint import Anderson, Damped, Hybr, Interval, solve_fixed_point
 from attnphase.numeric.gauss import GaussHermiteRule
 
 LAM = 1.01
@@ -36,11 +36,11 @@ def z2_map(m: float) -> float:
 
 
 SOLVERS = [
-    ("damped (damping 0: plain iteration)", dict(method="damped", damping=0.0)),
-    ("damped (damping 0.5)", dict(method="damped", damping=0.5)),
-    ("anderson (mixing 1)", dict(method="anderson", damping=0.0)),
-    ("anderson (mixing 0.5)", dict(method="anderson", damping=0.5)),
-    ("hybr (MINPACK)", dict(method="hybr")),
+    ("damped (damping 0: plain iteration)", Damped(damping=0.0)),
+    ("damped (damping 0.5)", Damped(damping=0.5)),
+    ("anderson (mixing 1)", Anderson(damping=0.0)),
+    ("anderson (mixing 0.5)", Anderson(damping=0.5)),
+    ("hybr (MINPACK)", Hybr()),
 ]
 
 
@@ -51,8 +51,7 @@ def main() -> None:
     repeats = 3 if args.quick else 15
 
     # Reference from a different solver and start than the hybr row below, at a 1e-15 residual.
-    reference = solve_fixed_point(z2_map, 0.2, transforms=[Interval(0.0, 1.0)], method="anderson",
-                                  damping=0.0, tol=1e-16)
+    reference = solve_fixed_point(z2_map, 0.2, Anderson(damping=0.0), transforms=[Interval(0.0, 1.0)], tol=1e-16)
     if not reference.success:
         raise SystemExit(f"reference solve failed: {reference.message}")
     m_ref = reference.value
@@ -64,12 +63,12 @@ def main() -> None:
     print(header)
     print("-" * len(header))
     rows = []
-    for label, kwargs in SOLVERS:
-        res = solve_fixed_point(z2_map, 0.5, transforms=[Interval(0.0, 1.0)], tol=TOL, **kwargs)
+    for label, solver in SOLVERS:
+        res = solve_fixed_point(z2_map, 0.5, solver, transforms=[Interval(0.0, 1.0)], tol=TOL)
         times = []
         for _ in range(repeats):
             start = time.perf_counter()
-            solve_fixed_point(z2_map, 0.5, transforms=[Interval(0.0, 1.0)], tol=TOL, spectrum=False, **kwargs)
+            solve_fixed_point(z2_map, 0.5, solver, transforms=[Interval(0.0, 1.0)], tol=TOL, spectrum=False)
             times.append(time.perf_counter() - start)
         rows.append((label, res, statistics.median(times)))
     base_evals, base_time = rows[0][1].evaluations, rows[0][2]

@@ -26,7 +26,7 @@ import numpy as np
 from scipy import integrate
 from scipy.special import ndtr
 
-from attnphase.numeric.gauss import _tensor_rule, gaussian_expectation
+from attnphase.numeric.gauss import gaussian_expectation, tensor_rule
 
 TOL = 1e-10
 MU = np.array([0.2, -0.1, 0.3])
@@ -90,7 +90,7 @@ def run_nquad(name: str, timeout: float):
 
 def run_attnphase(name: str, repeats: int):
     f = vectorised(name)
-    _tensor_rule.cache_clear()
+    tensor_rule.cache_clear()
     start = time.perf_counter()
     res = gaussian_expectation(f, MU, COV, tol=TOL)
     cold = time.perf_counter() - start

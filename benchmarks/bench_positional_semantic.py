@@ -7,8 +7,9 @@ Same point (ω = 0.3, α = 1.25), both branches (positional θ = 0, semantic m =
   `scipy.optimize.minimize` (BFGS) started from h = 0 at every node, damped iteration
   x ← 0.8 x + 0.2 F(x) until max |F(x) − x| < 1e-4;
 * attnphase: `api.solve_branch` from the default start (cold), pruned tensor Gauss-Hermite rule with
-  6 / 8 / 10 nodes per dimension, the fused multi-start Newton prox, frozen basins, Anderson / hybr to
-  1e-10; and the split-line fixed point (`api.refine_branch` on outer rule 8 from the 8-node solve).
+  6 / 8 / 10 nodes per dimension, the fused multi-start Newton prox (derive.fused), frozen basins,
+  Anderson then hybr to 1e-10; and the split-line fixed point (`api.refine_branch` on outer rule 8 from
+  the 8-node solve).
 
 Accuracy of every row against a converged reference: the split-line convergence study
 (`api.convergence_study`: Φ to ~1e-7, ε_g to ~1e-6..1e-5), cached in
@@ -30,6 +31,7 @@ from scipy import optimize
 from scipy.special import roots_hermitenorm
 
 from attnphase.api import positional_semantic as api
+from attnphase.models.positional_semantic.state_evolution import tokens
 
 OMEGA, ALPHA = 0.3, 1.25
 REFERENCE_FILE = Path(__file__).with_name("positional_semantic_reference.json")
@@ -45,7 +47,10 @@ def baseline_solve(branch: str, params, x0, damping=0.8, tol=1e-4, max_iter=400)
     nodes, weights = roots_hermitenorm(4)
     weights = weights / weights.sum()
     K = api.kernels(2)
-    A = params.A
+    teacher = {"sigma": params.sigma, "omega": params.omega,
+               **{f"A_{i + 1}_{j + 1}": params.A[2 * i + j] for i in range(2) for j in range(2)}}
+    ridge_constants = {"sigma": params.sigma, "lam": params.lam, "rho": params.rho,
+                       **{f"G_{i + 1}_{j + 1}": params.gram[2 * i + j] for i in range(2) for j in range(i, 2)}}
     coords = api.BranchCoordinates(branch, params)
 
     def F(x):
@@ -60,9 +65,8 @@ def baseline_solve(branch: str, params, x0, damping=0.8, tol=1e-4, max_iter=400)
                     for j2, e2 in enumerate(nodes):
                         eta = np.array([e1, e2])
                         hs = theta / np.sqrt(q) * xi + vstar * eta
-                        args = (w[0], w[1], hs[0], hs[1], V, params.sigma, params.omega, *A)
-                        res = optimize.minimize(lambda h: float(K.objective(h[0], h[1], *args)), np.zeros(2),
-                                                method="BFGS")
+                        objective = K.objective.bind(**tokens("w", w), **tokens("hs", hs), V=V, **teacher)
+                        res = optimize.minimize(lambda h: float(objective(h[0], h[1])), np.zeros(2), method="BFGS")
                         g = (res.x - w) / V
                         wt = weights[i1] * weights[i2] * weights[j1] * weights[j2]
                         acc["g"] += wt * g
@@ -74,16 +78,16 @@ def baseline_solve(branch: str, params, x0, damping=0.8, tol=1e-4, max_iter=400)
         mhat, qhat = a * acc["g"], a * acc["g2"]
         thetahat = a * acc["geta"] / vstar
         Vhat = -a * acc["gxi"] / np.sqrt(q) + theta * thetahat / q
-        G = np.array(params.gram).reshape(2, 2)
-        ridge_args = (*mhat, *qhat, *thetahat, *Vhat, *G[np.triu_indices(2)], params.sigma, params.lam, params.rho)
-        new = np.asarray(K.ridge(*ridge_args), float)
-        return new, ridge_args, acc["M"]
+        conjugates = {**tokens("mhat", mhat), **tokens("qhat", qhat), **tokens("thetahat", thetahat),
+                      **tokens("Vhat", Vhat), **ridge_constants}
+        new = np.asarray(K.ridge.call(**conjugates), float)
+        return new, conjugates, acc["M"]
 
     y = np.asarray(x0, float)
     evaluations = 0
     for _ in range(max_iter):
         x = coords.to_state(y)
-        new, ridge_args, M = F(x)
+        new, _, M = F(x)
         evaluations += 1
         y_new = coords.from_state(new)
         if np.max(np.abs(y_new - y)) < tol:
@@ -91,8 +95,8 @@ def baseline_solve(branch: str, params, x0, damping=0.8, tol=1e-4, max_iter=400)
             break
         y = damping * y + (1 - damping) * y_new
     x = coords.to_state(y)
-    new, ridge_args, M = F(x)
-    phi = float(K.phi_rest(x[0], x[1], x[2], x[3], x[4], *ridge_args)) - ALPHA * M
+    new, conjugates, M = F(x)
+    phi = float(K.phi_rest.call(q=x[0], V=x[1], theta=x[2], **tokens("m", x[3:5]), **conjugates)) - ALPHA * M
     eq = api.SaddlePointEquations(params, ALPHA, api.TEST_ERROR_NODES)
     return {"free_energy": phi, "test_error": eq.test_error(x), "evaluations": evaluations + 1}
 
@@ -157,7 +161,7 @@ def main() -> None:
     if args.curve:
         curve_timing()
         return
-    params = api.model_parameters(OMEGA)
+    params = api.Parameters.validated(omega=OMEGA)
     api.solve_branch("semantic", ALPHA, params, nodes_per_dim=4, stability=False)  # compile/load kernels: not timed
     ref = reference(params, args.recompute_reference)
     branches = ("semantic",) if args.quick else ("positional", "semantic")

@@ -3,7 +3,7 @@ range, or a result whose status says it failed; never another exception, never a
 success status.
 
 Covered: attnphase.api.copy_heads (solve, threshold, scaling, simulate), attnphase.numeric
-(gaussian_expectation, sobol_expectation, solve_fixed_point, continue_branch, find_crossing,
+(gaussian_expectation, sobol_expectation, solve_fixed_point and its solvers, follow_until_lost, find_crossing,
 integrate_drift, fixed_points_1d, fit_power_law), derive.codegen.compile_kernel, validate (select_device,
 generator, compare), store.ResultStore and sweep.parse_grid.
 
@@ -25,10 +25,13 @@ from attnphase.derive.codegen import compile_kernel
 from attnphase.errors import ParameterError
 from attnphase.models.copy_heads import DEFAULT, Convention
 from attnphase.numeric import (
-    continue_branch,
+    Anderson,
+    Damped,
+    Hybr,
     find_crossing,
     fit_power_law,
     fixed_points_1d,
+    follow_until_lost,
     gaussian_expectation,
     integrate_drift,
     sobol_expectation,
@@ -272,16 +275,24 @@ def test_sobol_expectation_rejects_bad_parameters(which, data):
 
 
 @FAST
-@given(which=st.sampled_from(["method", "damping", "tol", "memory", "map_error", "max_iter", "x0", "transforms"]),
+@given(which=st.sampled_from(["solver", "damping", "tol", "memory", "map_error", "max_iter", "x0", "transforms"]),
        data=st.data())
 def test_solve_fixed_point_rejects_bad_parameters(which, data):
+    """Bad settings of the solve, and of the solver values themselves (Damped, Anderson, Hybr)."""
     TALLY["numeric.solve_fixed_point (bad)"] += 1
     from attnphase.numeric import Positive
 
     kwargs = {"x0": [0.5, 0.5]}
-    bad = {"method": st.just("newton"), "damping": st.one_of(NON_FINITE, NEGATIVE, st.floats(1.0, 1e300)),
-           "tol": bad_positive(), "memory": bad_int(1), "map_error": st.one_of(NON_FINITE, NEGATIVE),
-           "max_iter": bad_int(1, none_allowed=True), "x0": st.sampled_from([[], [math.nan, 0.0], [[math.inf]], [-1.0, 1.0]]),
+    solver_fields = {"damping": (st.one_of(NON_FINITE, NEGATIVE, st.floats(1.0, 1e300)), (Damped, Anderson)),
+                     "memory": (bad_int(1), (Anderson,)), "max_iter": (bad_int(1), (Damped, Anderson))}
+    if which in solver_fields:
+        strategy, solvers = solver_fields[which]
+        solver = data.draw(st.sampled_from(solvers))
+        raises_named(which, solver, **{which: data.draw(strategy)})
+        return
+    bad = {"solver": st.sampled_from(["newton", 3, object()]), "tol": bad_positive(),
+           "map_error": st.one_of(NON_FINITE, NEGATIVE),
+           "x0": st.sampled_from([[], [math.nan, 0.0], [[math.inf]], [-1.0, 1.0]]),
            "transforms": st.sampled_from([[Positive()], ["log", "log"], [Positive()] * 3])}[which]
     kwargs[which] = data.draw(bad)
     if which == "x0" and kwargs["x0"] == [-1.0, 1.0]:
@@ -290,12 +301,14 @@ def test_solve_fixed_point_rejects_bad_parameters(which, data):
 
 
 @FAST
-@given(a=st.floats(-3, 3), b=st.floats(-1e3, 1e3), method=st.sampled_from(["hybr", "anderson", "damped"]))
-def test_solve_fixed_point_affine_maps(a, b, method):
+@given(a=st.floats(-3, 3), b=st.floats(-1e3, 1e3), solver=st.sampled_from([Hybr(max_evaluations=2000),
+                                                                             Anderson(max_iter=2000),
+                                                                             Damped(max_iter=2000)]))
+def test_solve_fixed_point_affine_maps(a, b, solver):
     """x = a x + b: the fixed point b/(1 − a) exists for a != 1; whatever the solver reports, a
     success is a true fixed point with a finite value, and a failure has a status and a message."""
     TALLY["numeric.solve_fixed_point (maps)"] += 1
-    r = solve_fixed_point(lambda x: a * x + b, 0.0, method=method, max_iter=2000, tol=1e-9)
+    r = solve_fixed_point(lambda x: a * x + b, 0.0, solver, tol=1e-9)
     if r.success:
         assert math.isfinite(r.value) and abs(a * r.value + b - r.value) <= 1e-9
         assert math.isfinite(r.spectral_radius) and r.stable == (abs(a) < 1)
@@ -304,12 +317,13 @@ def test_solve_fixed_point_affine_maps(a, b, method):
 
 
 @FAST
-@given(controls=st.one_of(st.just([]), st.lists(st.floats(0, 1), min_size=3, max_size=6).filter(
-    lambda c: len(set(c)) < len(c) or not (c == sorted(c) or c == sorted(c, reverse=True))),
-    st.just([0.0, math.nan, 1.0]), st.just("a,b")))
-def test_continue_branch_rejects_bad_controls(controls):
-    TALLY["numeric.continue_branch (bad)"] += 1
-    raises_named("controls", continue_branch, lambda x, c: c * x, 0.0, controls)
+@given(which=st.sampled_from(["start", "stop", "step", "tol"]), data=st.data())
+def test_follow_until_lost_rejects_bad_controls(which, data):
+    TALLY["numeric.follow_until_lost (bad)"] += 1
+    kwargs = {"start": 0.0, "stop": 1.0, "step": 0.1, "tol": 1e-3}
+    kwargs[which] = data.draw(st.one_of(NON_FINITE, WRONG_TYPE) if which in ("start", "stop") else bad_positive())
+    raises_named(which, follow_until_lost, lambda c, guess: c, lambda solution, prediction: None,
+                 lambda solution: np.array([solution]), **kwargs)
 
 
 @FAST

@@ -3,7 +3,7 @@
 Every invalid input raises ParameterError naming the parameter and its allowed range (the CLI: exit 2,
 one line naming the option, no traceback) before any work is done; every extreme but valid input gives
 a result whose numbers are finite, or whose status says it failed. Covered:
-attnphase.api.positional_semantic (model_parameters, linear_baseline_error, solve, threshold),
+attnphase.api.positional_semantic (Parameters.validated, linear_baseline_error, solve, threshold),
 attnphase.api.signal_recovery (make_parameters, solve, fixed_points, simulate), and the cross-parameter
 checks of `attnphase solve|threshold|simulate positional-semantic|signal-recovery` that the option types
 cannot see (single options are fuzzed by tests/test_cli_fuzz.py).
@@ -88,7 +88,7 @@ def ps_bad(which: str, L: int = 2):
 @FAST
 @given(which=st.sampled_from(["omega", "sigma", "lam", "L", "A", "gram"]), L=st.integers(2, 4), data=st.data())
 def test_ps_model_parameters_rejects_bad_parameters(which, L, data):
-    TALLY["positional_semantic.model_parameters (bad)"] += 1
+    TALLY["positional_semantic.Parameters (bad)"] += 1
     args = {"omega": 0.3, "sigma": 0.5, "lam": 0.01, "A": list(np.eye(L).ravel()), "L": L, "gram": None}
     if which == "gram":
         n = L * L
@@ -101,12 +101,12 @@ def test_ps_model_parameters_rejects_bad_parameters(which, L, data):
         args[which] = data.draw(ps_bad(which, L))
         if which == "L":
             args["A"] = None if args["L"] != 2 else args["A"]  # any A mismatches a bad L; None is "missing"
-    raises_named(which, ps.model_parameters, **args)
+    raises_named(which, ps.Parameters.validated, **args)
 
 
 def test_ps_A_is_required_beyond_two_tokens():
-    TALLY["positional_semantic.model_parameters (bad)"] += 1
-    err = raises_named("A", ps.model_parameters, 0.3, L=3)
+    TALLY["positional_semantic.Parameters (bad)"] += 1
+    err = raises_named("A", ps.Parameters.validated, omega=0.3, L=3)
     assert "3x3" in err.allowed
 
 
@@ -376,7 +376,7 @@ SR_SIM = ["simulate", "signal-recovery", "--d", 4, "--theta", 1, "--trials", 2, 
 PS_SOLVE = ["solve", "positional-semantic", "--omega", 0.3, "--alpha", 1, "--nodes", 4, "--branches", "trivial"]
 PS_THRESHOLD = ["threshold", "positional-semantic", "--omega", 0.3]
 PS_SIM = ["simulate", "positional-semantic", "--omega", 0.3, "--alpha", 1, "--d", 8, "--steps", 1, "--device", "cpu",
-          "--seeds", 1, "--test-samples", 4]
+          "--trials", 1, "--test-samples", 4]
 
 
 @FAST
@@ -409,7 +409,7 @@ def test_sr_cli_R_above_L(L, excess, command):
     (PS_SIM[:4] + ["--alpha", 1e300] + PS_SIM[6:], "--alpha"),
     (PS_SIM + ["--lam", 1e6], "--lr"),  # GD on λ‖Q‖²/2 alone diverges for lr·λ ≥ 2 (it printed 1e36 as "completed")
     (PS_SIM + ["--lam", 10, "--lr", 0.2], "--lr"),
-    (PS_SIM[:-4] + ["--seeds", 10**4, "--test-samples", 10**7, "--d", 10**5, "--alpha", 1e-6], "--seeds"),
+    (PS_SIM[:-4] + ["--trials", 10**4, "--test-samples", 10**7, "--d", 10**5, "--alpha", 1e-6], "--trials"),
 ])
 def test_inconsistent_combinations_exit_2(args, name):
     assert_usage_error(run(args, " ".join(map(str, args[:2])) + " (inconsistent)"), name)
@@ -496,11 +496,11 @@ def test_ps_cli_solve_json_at_the_edges():
     (["--alpha", 1e-300], 0),
 ])
 def test_ps_cli_simulate_json_edges(extra, code):
-    result = run(PS_SIM + ["--seeds", 2, *extra, "--json"], "simulate positional-semantic (edge, --json)")
+    result = run(PS_SIM + ["--trials", 2, *extra, "--json"], "simulate positional-semantic (edge, --json)")
     assert result.exit_code == code, result.output
     payload = parse_json(result)
     means = [payload[k + "_mean"] for k in ("m", "theta", "q", "test_error", "train_loss")]
     if code == 0:
-        assert payload["status"] == "completed" and all(v is not None for v in means)
+        assert payload["status"] == "converged" and all(v is not None for v in means)
     else:
         assert payload["status"] == "diverged" and "lr" in payload["message"] and None in means

@@ -2,8 +2,7 @@
 
 * No fixed point (F(x) = x + 1), a NaN from F, F leaving its domain, F raising: the result carries a
   status and a message, never a number that claims success.
-* Continuation through a fold (saddle-node of x² = c at c = 0): status "lost", with the last good
-  control just above the fold.
+* Following a branch through a fold (saddle-node of x² = c at c = 0): the loss bracketed at the fold.
 * The copy-heads action at extreme parameters (huge P, huge σ², tiny or huge τ): finite numbers
   behind a "converged" status, or "failed" with a message.
 * Refining the quadrature or tightening the tolerance moves a threshold by less than the error that
@@ -21,21 +20,25 @@ import pytest
 from attnphase.api import copy_heads as ch
 from attnphase.models.copy_heads import DEFAULT
 from attnphase.numeric import (
+    Anderson,
+    Damped,
+    Hybr,
     Interval,
     Positive,
-    continue_branch,
     find_crossing,
+    follow_until_lost,
     gaussian_expectation,
     solve_fixed_point,
 )
 
-METHODS = ("hybr", "anderson", "damped")
+SOLVERS = {"hybr": Hybr(max_evaluations=500), "anderson": Anderson(max_iter=500), "damped": Damped(max_iter=500)}
+METHODS = tuple(SOLVERS)
 
 
 # -- fixed points that do not exist ------------------------------------------------------------------
 @pytest.mark.parametrize("method", METHODS)
 def test_no_fixed_point_is_reported(method):
-    r = solve_fixed_point(lambda x: x + 1.0, 0.0, method=method, max_iter=500)
+    r = solve_fixed_point(lambda x: x + 1.0, 0.0, SOLVERS[method])
     assert not r.success and r.status in ("max_iter", "diverged", "failed") and r.message
     assert math.isnan(r.spectral_radius) and not r.stable
     # whatever value is reported, it is not a fixed point: the residual says so (or is not computed)
@@ -44,16 +47,16 @@ def test_no_fixed_point_is_reported(method):
 
 @pytest.mark.parametrize("method", METHODS)
 def test_nan_from_the_map_is_diverged(method):
-    r = solve_fixed_point(lambda x: math.nan if x > 0.3 else 0.5 * x + 0.4, 0.0, method=method)
+    r = solve_fixed_point(lambda x: math.nan if x > 0.3 else 0.5 * x + 0.4, 0.0, SOLVERS[method])
     assert r.status == "diverged" and "non-finite" in r.message and not r.success
 
 
 @pytest.mark.parametrize("method", METHODS)
 def test_map_leaving_its_domain_is_failed(method):
     # F(x) = x − 2 sends every positive x to where a variance cannot be
-    r = solve_fixed_point(lambda x: x - 2.0, 1.0, transforms=Positive(), method=method)
+    r = solve_fixed_point(lambda x: x - 2.0, 1.0, SOLVERS[method], transforms=Positive())
     assert r.status == "failed" and "left the domain" in r.message and not r.success
-    r = solve_fixed_point(lambda x: 1.5 * np.ones_like(x), [0.2, 0.3], transforms=Interval(-1, 1), method=method)
+    r = solve_fixed_point(lambda x: 1.5 * np.ones_like(x), [0.2, 0.3], SOLVERS[method], transforms=Interval(-1, 1))
     assert r.status == "failed" and "outside (-1, 1)" in r.message
 
 
@@ -62,7 +65,7 @@ def test_exception_in_the_map_is_failed(method):
     def F(x):
         raise ZeroDivisionError("division by zero inside F")
 
-    r = solve_fixed_point(F, 0.5, method=method)
+    r = solve_fixed_point(F, 0.5, SOLVERS[method])
     assert r.status == "failed" and "ZeroDivisionError" in r.message
 
 
@@ -75,22 +78,30 @@ def test_converged_fixed_point_near_a_fold_has_a_large_error_bar():
         assert abs(r.value - math.sqrt(c)) <= max(r.error, 1e-15)
 
 
-# -- continuation through a fold ---------------------------------------------------------------------
-def test_continuation_reports_a_lost_branch_at_the_fold():
-    """x = F(x, c) = x − (x² − c)/2: the branch x = √c ends at the saddle-node c = 0."""
-    controls = np.linspace(1.0, -0.5, 16)  # steps of 0.1; the fold lies between 0.0 and −0.1
-    branch = continue_branch(lambda x, c: x - 0.5 * (x * x - c), 1.0, controls, max_halvings=12)
-    assert branch.status == "lost" and "lost" in branch.message
-    assert branch.lost_at == pytest.approx(-0.1, abs=1e-12)
-    # the last control reached lies within a few halvings of the fold (step 0.1 / 2^12 ≈ 2.4e-5)
-    assert 0.0 <= branch.last_good_control <= 0.1 * 2.0**-10
-    np.testing.assert_allclose(branch.values, np.sqrt(branch.controls), rtol=1e-8, atol=1e-8)
-    assert len(branch.controls) == 11  # 1.0, 0.9, ..., 0.0 (c = 0 itself: x = 0 is the fold point)
+# -- following a branch through a fold ---------------------------------------------------------------
+def _sqrt_branch(c, guess):
+    """The fixed point of x = x − (x² − c)/2 (the branch x = √c for c ≥ 0, none for c < 0)."""
+    return solve_fixed_point(lambda x: x - 0.5 * (x * x - c), 1.0 if guess is None else float(guess[0]))
 
 
-def test_continuation_through_the_fold_from_the_start_is_lost():
-    branch = continue_branch(lambda x, c: x - 0.5 * (x * x - c), 1.0, [-1.0, -2.0])
-    assert branch.status == "lost" and branch.lost_at == -1.0 and len(branch.values) == 0
+def _alive(solution, prediction):
+    return None if solution.success and solution.value > 0 else solution.status
+
+
+def test_following_reports_a_lost_branch_at_the_fold():
+    """x = F(x, c) = x − (x² − c)/2: the branch x = √c ends at the saddle-node c = 0; followed from
+    c = 1 in steps of 0.1, the loss is bisected to 2.4e-5 around the fold, and the state at the alive
+    end is √c there."""
+    loss = follow_until_lost(_sqrt_branch, _alive, lambda r: np.array([r.value]), 1.0, -0.5, 0.1, 0.1 * 2.0**-12)
+    assert loss.status == "converged" and "lost" in loss.message and loss.criterion != "converged"
+    alive, lost = loss.bracket
+    assert lost < 0.0 <= alive + 1e-9 and alive - lost <= 0.1 * 2.0**-12
+    assert loss.last_state[0] == pytest.approx(math.sqrt(max(alive, 0.0)), abs=1e-4)
+
+
+def test_following_from_beyond_the_fold_fails_at_the_start():
+    loss = follow_until_lost(_sqrt_branch, _alive, lambda r: np.array([r.value]), -1.0, -2.0, 0.5, 0.01)
+    assert loss.status == "failed" and loss.bracket is None and "-1" in loss.message
 
 
 # -- copy heads at extreme parameters ---------------------------------------------------------------

@@ -11,9 +11,11 @@ from scipy import optimize
 
 from attnphase.api import positional_semantic as api
 from attnphase.errors import ParameterError
+from attnphase.models.positional_semantic.state_evolution import tokens
 from attnphase.numeric.gauss import gaussian_expectation
 
-STANDARD = api.model_parameters(0.3)
+STANDARD = api.Parameters.validated(omega=0.3)
+TEACHER = {"sigma": 0.5, "omega": 0.3, "A_1_1": 0.6, "A_1_2": 0.4, "A_2_1": 0.4, "A_2_2": 0.6}
 
 
 # -- linear baseline (spec §7: quoted to 6 significant digits) ---------------------------------------
@@ -45,9 +47,9 @@ def test_alpha_to_zero_limit():
     """
     K = api.kernels(2)
     cov = 0.25 * np.eye(2)
-    zero = lambda z: K.loss(0 * z[:, 0], 0 * z[:, 0], z[:, 0], z[:, 1], 0.5, 0.3, *STANDARD.A)
+    zero = lambda z: K.loss.call(**tokens("h", 0 * z), **tokens("hs", z), **TEACHER)
     direct = gaussian_expectation(zero, np.zeros(2), cov, tol=1e-14)
-    s1 = lambda z: K.attention(z[:, 0], z[:, 1])[:, 0]
+    s1 = lambda z: K.attention.call(**tokens("hs", z))[:, 0]
     mean = gaussian_expectation(s1, np.zeros(2), cov, tol=1e-14).value
     var = gaussian_expectation(lambda z: (s1(z) - mean) ** 2, np.zeros(2), cov, tol=1e-14).value
     t1, t2 = 0.7 * mean + 0.3 * 0.6, 0.7 * (1 - mean) + 0.3 * 0.4
@@ -108,10 +110,10 @@ def test_prox_is_global_minimiser_against_brute_force_grid():
     grid = np.linspace(-5, 5, 401)
     H1, H2 = np.meshgrid(grid, grid, indexing="ij")
     for i in range(N):
-        args = (w[i, 0], w[i, 1], hs[i, 0], hs[i, 1], V, STANDARD.sigma, STANDARD.omega, *STANDARD.A)
-        values = K.objective(H1, H2, *args)
+        fixed = K.objective.bind(**tokens("w", w[i]), **tokens("hs", hs[i]), V=V, **TEACHER)
+        values = fixed(H1, H2)
         j = np.unravel_index(np.argmin(values), values.shape)
-        polished = optimize.minimize(lambda h: float(K.objective(h[0], h[1], *args)), [H1[j], H2[j]],
+        polished = optimize.minimize(lambda h: float(fixed(h[0], h[1])), [H1[j], H2[j]],
                                      method="Nelder-Mead", options={"xatol": 1e-10, "fatol": 1e-15})
         assert prox.value[i] <= polished.fun + 1e-13
         assert prox.value[i] <= values.min() + 1e-13
@@ -131,7 +133,7 @@ def test_free_energy_alpha_derivative_equals_minus_envelope():
         assert s.status == "converged"
         return s.free_energy
 
-    envelope = api.SaddlePointEquations(STANDARD, alpha, n).evaluate(base.state)["envelope"]
+    envelope = api.SaddlePointEquations(STANDARD, alpha, n).evaluate(base.state).envelope
     h = 0.05
     plus, minus = phi(alpha + h), phi(alpha - h)
     central = (plus - minus) / (2 * h)
@@ -151,7 +153,7 @@ def test_free_energy_alpha_derivative_equals_minus_envelope():
 )
 def test_bad_parameters_raise(kwargs):
     with pytest.raises(ParameterError):
-        api.model_parameters(**kwargs)
+        api.Parameters.validated(**kwargs)
 
 
 def test_bad_alpha_raises():

@@ -36,12 +36,33 @@ def run(args):
         ["threshold", "positional-semantic", "--omega-grid", "0:2:3"],  # ω above 1
         ["threshold", "positional-semantic", "--omega-grid", "0:0.4"],  # no count
         ["simulate", "positional-semantic", "--omega", "0.3", "--alpha", "1", "--init", "zero"],
-        ["simulate", "positional-semantic", "--omega", "0.3", "--alpha", "1", "--seeds", "0"],
+        ["simulate", "positional-semantic", "--omega", "0.3", "--alpha", "1", "--trials", "0"],
     ],
 )
 def test_bad_values_exit_2(args):
     result = run(args)
     assert result.exit_code == 2, result.output
+
+
+def test_seeds_is_still_accepted_with_a_deprecation_message():
+    """--seeds was renamed --trials; the old spelling works for one release and says so on stderr, while
+    stdout stays one JSON object (with the option's new name)."""
+    args = ["simulate", "positional-semantic", "--omega", "0.3", "--alpha", "1", "--d", "8", "--steps", "1",
+            "--test-samples", "4", "--device", "cpu", "--json"]
+    old, new = run(args + ["--seeds", "2"]), run(args + ["--trials", "2"])
+    assert old.exit_code == 0 and new.exit_code == 0
+    assert "--seeds is deprecated" in old.stderr and "--trials" in old.stderr and not new.stderr.strip()
+    assert json.loads(old.stdout) == json.loads(new.stdout)
+    assert json.loads(new.stdout)["parameters"]["trials"] == 2 and len(json.loads(new.stdout)["m"]) == 2
+
+
+def test_cross_checks_name_the_option():
+    """An error found by a cross-check inside the API (the check rule must be finer; a memory bound on
+    trials·α·d) names the option the user typed, not the API's argument."""
+    result = run(["threshold", "positional-semantic", "--omega", "0.3", "--nodes", "12", "--check-nodes", "10"])
+    assert result.exit_code == 2 and "--check-nodes" in result.stderr and "check_nodes_per_dim" not in result.stderr
+    result = run(["solve", "positional-semantic", "--omega", "0.3", "--alpha", "1", "--nodes", "6", "--check-nodes", "6"])
+    assert result.exit_code == 2 and "--check-nodes" in result.stderr
 
 
 def test_solve_json_contract_on_the_positional_branch():

@@ -1,4 +1,5 @@
-"""Finite-d full-batch GD (validate.gd) against the saddle point of the positional-semantic model."""
+"""Finite-d full-batch GD (models.positional_semantic.network, on validate.training) against the saddle point
+of the positional-semantic model."""
 
 from __future__ import annotations
 
@@ -9,11 +10,11 @@ from attnphase.api import positional_semantic as api
 from attnphase.errors import ParameterError
 from attnphase.validate.compare import compare
 from attnphase.validate.finite_size import binomial_interval, classify_minimum, fit_gap_rate, gap_at_size
-from attnphase.validate.gd import simulate_positional_semantic as simulate
+from attnphase.api.positional_semantic import simulate
 
 
 def test_gd_is_reproducible_and_seeds_are_independent():
-    kwargs = dict(omega=0.3, alpha=1.0, d=40, init="positional", seeds=3, steps=20, test_samples=200,
+    kwargs = dict(omega=0.3, alpha=1.0, d=40, init="positional", trials=3, steps=20, test_samples=200,
                   num_threads=1)
     a, b = simulate(seed=7, **kwargs), simulate(seed=7, **kwargs)
     np.testing.assert_array_equal(a.test_error, b.test_error)
@@ -28,8 +29,9 @@ def test_gd_at_init_matches_the_uniform_attention_limit():
     Q₀ = 0.1·N(0,1) (random init) with one Adam step of lr 1e-12 leaves Q ≈ 0.1 N(0,1): the fields h
     have variance σ² · 0.01, so the attention differs from uniform by O(σ² · 0.01) and ε_g by O(1e-5).
     """
-    r = simulate(omega=0.3, alpha=0.5, d=200, init="random", seeds=4, steps=1, lr=1e-12, test_samples=4000,
+    r = simulate(omega=0.3, alpha=0.5, d=200, init="random", trials=4, steps=1, lr=1e-12, test_samples=4000,
                  num_threads=1)
+    assert r.status == "converged" and r.optimizer == "adam"
     # spread of the test-error estimate over seeds + the O(1e-5) offset of Q₀ ≠ 0
     c = compare("eps_g(Q≈0)", 0.00441456, r.test_error, theory_error=3e-5)
     assert c.agrees, c.summary()
@@ -37,9 +39,17 @@ def test_gd_at_init_matches_the_uniform_attention_limit():
 
 def test_bad_simulation_parameters():
     with pytest.raises(ParameterError):
-        simulate(omega=0.3, alpha=1.0, d=40, init="sideways", seeds=1, steps=1)
+        simulate(omega=0.3, alpha=1.0, d=40, init="sideways", trials=1, steps=1)
     with pytest.raises(ParameterError):
-        simulate(omega=0.3, alpha=-1.0, d=40, init="semantic", seeds=1, steps=1)
+        simulate(omega=0.3, alpha=-1.0, d=40, init="semantic", trials=1, steps=1)
+
+
+def test_a_diverging_run_is_reported_by_status():
+    """GD with lr = 1e300 (allowed: lr·λ = 1 < 2 for λ = 1e-300) overflows Q within a few steps: every
+    trial's measurements end non-finite and the run says so (status diverged, the count in the message)."""
+    r = simulate(omega=0.3, alpha=1.0, d=20, init="semantic", trials=2, steps=5, lr=1e300, lam=1e-300, test_samples=50,
+                 num_threads=1)
+    assert r.status == "diverged" and "2 of 2" in r.message and not np.isfinite(r.m).any()
 
 
 @pytest.mark.slow
@@ -50,8 +60,8 @@ def test_gd_agrees_with_theory_at_reduced_size(init, branch):
     The theory error combines the quadrature error of the 10-node rule (difference to the 14-node
     rule) with an O(1/d) finite-size allowance measured at d = 200 (ε_g higher by ~2e-4 there).
     """
-    theory = api.solve_branch(branch, 1.25, api.model_parameters(0.3), nodes_per_dim=10, stability=False)
-    run = simulate(omega=0.3, alpha=1.25, d=400, init=init, seeds=6, steps=4000, test_samples=5000, num_threads=1)
+    theory = api.solve_branch(branch, 1.25, api.Parameters.validated(omega=0.3), nodes_per_dim=10, stability=False)
+    run = simulate(omega=0.3, alpha=1.25, d=400, init=init, trials=6, steps=4000, test_samples=5000, num_threads=1)
     finite_size = 200 / 400 * 2.5e-4
     for name, value, sim in (("theta", abs(theory.theta), run.theta), ("q", theory.q, run.q),
                              ("test_error", theory.test_error, run.test_error),
@@ -67,7 +77,7 @@ def test_test_error_sem_predicts_the_spread_of_independent_test_sets():
     z = (ε₁ − ε₂)/(√2 sem₁) must be N(0, 1): Σ z² ~ χ²_K, checked at the 0.1 % / 99.9 % quantiles."""
     from scipy import stats
 
-    kwargs = dict(omega=0.3, alpha=1.0, d=50, init="semantic", seeds=48, steps=50, num_threads=1, test_chunk=1500)
+    kwargs = dict(omega=0.3, alpha=1.0, d=50, init="semantic", trials=48, steps=50, num_threads=1, test_chunk=1500)
     one = simulate(test_samples=1500, **kwargs)
     two = simulate(test_samples=3000, **kwargs)
     np.testing.assert_array_equal(one.m, two.m)  # the same training: only the test sets differ
@@ -138,13 +148,13 @@ def test_finite_size_gap_to_the_semantic_branch_shrinks():
     The runs are those of the full reproduce's scan (same seeds), so the report shows the same numbers.
     About 3 CPU-minutes (d = 400 dominates).
     """
-    params = api.model_parameters(0.3)
+    params = api.Parameters.validated(omega=0.3)
     fine = api.solve_branch("semantic", 1.5, params, nodes_per_dim=14, stability=False)
     guess = api.BranchCoordinates("semantic", params).from_state(fine.state)
     coarse = api.solve_branch("semantic", 1.5, params, nodes_per_dim=10, guess=guess, stability=False)
     theta_gaps, error_gaps = [], []
     for d, seeds in ((50, 40), (100, 20), (200, 10), (400, 8)):
-        run = simulate(omega=0.3, alpha=1.5, d=d, init="semantic", seeds=seeds, seed=0, steps=5000,
+        run = simulate(omega=0.3, alpha=1.5, d=d, init="semantic", trials=seeds, seed=0, steps=5000,
                        test_samples=10_000, device="cpu", num_threads=1)
         theta_gaps.append(gap_at_size(d, run.theta, abs(fine.theta), theory_error=abs(abs(fine.theta) - abs(coarse.theta))))
         error_gaps.append(gap_at_size(d, run.test_error, fine.test_error,
@@ -187,7 +197,7 @@ def test_theory_reference_keeps_the_start_that_converges_to_the_branch_and_cache
     from attnphase.reproduce import positional_semantic as reproduce
 
     def solution(m, theta):
-        return SimpleNamespace(status="converged", m=m, theta=theta)
+        return SimpleNamespace(status="converged", success=True, m=m, theta=theta)
 
     class Tracker:
         def __init__(self, params, nodes):
@@ -204,10 +214,10 @@ def test_theory_reference_keeps_the_start_that_converges_to_the_branch_and_cache
     def convergence_study(branch, alpha, params, start):
         studies.append((branch, start.m))
         if branch == "semantic":
-            return SimpleNamespace(status="failed", message="defect correction diverged", state_rows=())
+            return SimpleNamespace(status="failed", success=False, message="defect correction diverged", state_rows=())
         m_converged = 0.0 if start.m < 0.2 else 0.258  # the spurious start goes to m = 0
-        rows = ({"m": m_converged - 1e-4, "theta": 0.0, "q": 0.0511}, {"m": m_converged, "theta": 0.0, "q": 0.0512})
-        return SimpleNamespace(status="converged", message="", state_rows=rows, test_error=0.00347,
+        rows = (SimpleNamespace(m=m_converged - 1e-4, theta=0.0, q=0.0511), SimpleNamespace(m=m_converged, theta=0.0, q=0.0512))
+        return SimpleNamespace(status="converged", success=True, message="", state_rows=rows, test_error=0.00347,
                                test_error_error=1e-6, free_energy=-0.0046, free_energy_error=3e-7, train_loss=0.0046)
 
     monkeypatch.setattr(reproduce.api, "BranchTracker", Tracker)

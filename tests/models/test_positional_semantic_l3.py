@@ -15,12 +15,13 @@ import pytest
 from scipy import optimize
 
 from attnphase.api import positional_semantic as api
+from attnphase.models.positional_semantic.state_evolution import tokens
 
 A3 = [0.6, 0.2, 0.2, 0.2, 0.6, 0.2, 0.2, 0.2, 0.6]
-THREE = api.model_parameters(0.3, A=A3, L=3)
+THREE = api.Parameters.validated(omega=0.3, A=A3, L=3)
 # Not token-reversal symmetric, to show that the invariant sets do not need any symmetry of A.
-ASYMMETRIC = {2: api.model_parameters(0.3, A=[0.3, 0.7, 0.8, 0.2]),
-              3: api.model_parameters(0.3, A=[0.5, 0.3, 0.2, 0.1, 0.6, 0.3, 0.2, 0.2, 0.6], L=3)}
+ASYMMETRIC = {2: api.Parameters.validated(omega=0.3, A=[0.3, 0.7, 0.8, 0.2]),
+              3: api.Parameters.validated(omega=0.3, A=[0.5, 0.3, 0.2, 0.1, 0.6, 0.3, 0.2, 0.2, 0.6], L=3)}
 
 
 @pytest.fixture(scope="module")
@@ -61,11 +62,13 @@ def test_prox_is_the_global_minimiser_for_three_tokens_against_a_brute_force_gri
     K = api.kernels(3)
     grid = np.linspace(-4, 4, 61)
     H = np.meshgrid(grid, grid, grid, indexing="ij")
+    teacher = {"sigma": THREE.sigma, "omega": THREE.omega,
+               **{f"A_{a + 1}_{b + 1}": THREE.A[3 * a + b] for a in range(3) for b in range(3)}}
     for i in range(N):
-        args = (*w[i], *hs[i], V, THREE.sigma, THREE.omega, *THREE.A)
-        values = K.objective(*H, *args)
+        fixed = K.objective.bind(**tokens("w", w[i]), **tokens("hs", hs[i]), V=V, **teacher)
+        values = fixed(*H)
         j = np.unravel_index(np.argmin(values), values.shape)
-        polished = optimize.minimize(lambda h: float(K.objective(*h, *args)), [g[j] for g in H],
+        polished = optimize.minimize(lambda h: float(fixed(*h)), [g[j] for g in H],
                                      method="Nelder-Mead", options={"xatol": 1e-10, "fatol": 1e-15})
         assert prox.value[i] <= polished.fun + 1e-13
         assert prox.value[i] <= values.min() + 1e-13
@@ -77,7 +80,7 @@ def test_free_energy_of_the_order_parameters_equals_the_saddle_point_value_at_th
     equations = api.SaddlePointEquations(THREE, 1.25, 4)
     x = positional_3.state
     evaluation = equations.evaluate(x)
-    assert abs(equations.free_energy(x, evaluation) - equations.free_energy_of_state(x, evaluation["envelope"])) < 1e-12
+    assert abs(equations.free_energy(x, evaluation) - equations.free_energy_of_state(x, evaluation.envelope)) < 1e-12
     # m lies along the encodings' Gram row (G_p has rank one): m = μ (1, −1, 1)
     assert np.allclose(x[3:], x[3] * np.array([1.0, -1.0, 1.0]), atol=1e-14)
 

@@ -11,10 +11,12 @@ import pytest
 
 from attnphase.api import positional_semantic as api
 from attnphase.errors import ParameterError
+from attnphase.models.positional_semantic import state_evolution
+from attnphase.models.positional_semantic.state_evolution import tokens
 from attnphase.numeric.minimize import minimize_multistart_newton
 from attnphase.numeric.split_line import SplitLineRule
 
-STANDARD = api.model_parameters(0.3)
+STANDARD = api.Parameters.validated(omega=0.3)
 
 
 @pytest.fixture(scope="module")
@@ -31,14 +33,14 @@ def test_free_energy_of_the_order_parameters_equals_the_saddle_point_value(posit
     x = positional_6.state
     evaluation = equations.evaluate(x)
     full = equations.free_energy(x, evaluation)
-    closed = equations.free_energy_of_state(x, evaluation["envelope"])
+    closed = equations.free_energy_of_state(x, evaluation.envelope)
     # The fixed point is converged to a residual ~1e-10 relative; Φ is stationary, so the two
     # expressions differ at second order in it.
     assert abs(full - closed) < 1e-12
     # away from the fixed point the two differ (the conjugates of the map are not the stationary ones)
     moved = x * np.array([1.2, 1.0, 1.0, 1.0, 1.0])
     ev_moved = equations.evaluate(moved)
-    assert abs(equations.free_energy(moved, ev_moved) - equations.free_energy_of_state(moved, ev_moved["envelope"])) > 1e-8
+    assert abs(equations.free_energy(moved, ev_moved) - equations.free_energy_of_state(moved, ev_moved.envelope)) > 1e-8
 
 
 def test_split_line_envelope_equals_dense_line_integrals(positional_6):
@@ -82,9 +84,9 @@ def test_defect_correction_reaches_the_split_line_fixed_point(positional_6):
     assert refined.status == "converged" and refined.residual <= 1e-8
     equations = api.SaddlePointEquations(STANDARD, 1.25, api.TEST_ERROR_NODES, split_rule=rule)
     evaluation = equations.evaluate(refined.state)
-    new = evaluation["next"]
+    new = evaluation.next
     assert np.abs(new[:2] - refined.state[:2]).max() <= 1e-7 * np.abs(refined.state[:2]).max()
-    assert abs(equations.free_energy_of_state(refined.state, evaluation["envelope"]) - refined.free_energy) < 1e-11
+    assert abs(equations.free_energy_of_state(refined.state, evaluation.envelope) - refined.free_energy) < 1e-11
 
 
 @pytest.mark.slow
@@ -120,16 +122,17 @@ def _vectorised_proximal_map(w, hs, V, params, extra_starts=(), starts=None):
     the generated kernels (an independent implementation of the same iteration)."""
     L = params.L
     K = api.kernels(L)
-    fixed = (V, params.sigma, params.omega, *params.A)
+    teacher = {"sigma": params.sigma, "omega": params.omega,
+               **{f"A_{i + 1}_{j + 1}": params.A[i * L + j] for i in range(L) for j in range(L)}}
 
-    def columns(x, rows):
-        return [*(x[:, i] for i in range(L)), *(w[rows, i] for i in range(L)), *(hs[rows, i] for i in range(L)), *fixed]
+    def arguments(x, rows):
+        return {**tokens("h", x), **tokens("w", w[rows]), **tokens("hs", hs[rows]), "V": V, **teacher}
 
     def objective(x, rows):
-        return K.objective(*columns(x, rows))
+        return K.objective.call(**arguments(x, rows))
 
     def gradient_hessian(x, rows):
-        out = K.value_gradient_hessian(*columns(x, rows))
+        out = K.value_gradient_hessian.call(**arguments(x, rows))
         return out[:, 1:1 + L], out[:, 1 + L:].reshape(-1, L, L)
 
     if starts is None:
@@ -160,7 +163,7 @@ def test_fused_prox_equals_the_vectorised_one_for_three_tokens():
     """L = 3 takes the general path (eigen-decomposition by cyclic Jacobi rotations inside the loop, the
     reference uses LAPACK; measured agreement 1.2e-12, so 1e-11 allows for the different eigenvector
     rounding)."""
-    params = api.model_parameters(0.3, A=[0.5, 0.3, 0.2, 0.3, 0.4, 0.3, 0.2, 0.3, 0.5], L=3)
+    params = api.Parameters.validated(omega=0.3, A=[0.5, 0.3, 0.2, 0.3, 0.4, 0.3, 0.2, 0.3, 0.5], L=3)
     rng = np.random.default_rng(1)
     w, hs = rng.normal(size=(200, 3)) * 0.5, rng.normal(size=(200, 3)) * 0.5
     fused = api.proximal_map(w, hs, 15.0, params)
@@ -174,7 +177,7 @@ def test_fused_prox_gives_the_same_fixed_point_as_the_vectorised_one(monkeypatch
     """The faster map changes no result: the 6-node positional fixed point (frozen basins, Anderson,
     global check) with the vectorised prox equals the fused one to 1e-12 (the maps agree to rounding,
     amplified by the solver's 1/(1 − ρ)), Φ to 1e-15."""
-    monkeypatch.setattr(api, "proximal_map", _vectorised_proximal_map)
+    monkeypatch.setattr(state_evolution, "proximal_map", _vectorised_proximal_map)
     reference = api.solve_branch("positional", 1.25, STANDARD, nodes_per_dim=6, stability=False)
     assert reference.status == "converged"
     assert np.abs(reference.state - positional_6.state).max() <= 1e-12
@@ -186,15 +189,17 @@ def test_free_energy_gradient_matches_finite_differences_in_V_and_m(positional_6
     (∂M/∂V = −|g|²/2, ∂M/∂ω = −g exactly), so on a frozen-basin rule (Φ smooth) they equal central
     differences of free_energy_of_state to the differences' O(h²) error. Away from the fixed point,
     where the gradient is not zero."""
-    equations = api.SaddlePointEquations(STANDARD, 1.25, 6, frozen_basins=True)
+    equations = api.SaddlePointEquations(STANDARD, 1.25, 6)
+    basins = equations.new_basins()
     x = positional_6.state * np.array([1.1, 0.9, 1.0, 1.0, 1.0]) + np.array([0.0, 0.0, 0.01, 0.02, -0.01])
-    equations.freeze_at(x)
-    gradient = equations.free_energy_gradient(x)
+    equations.reset_basins(basins, x)
+    gradient = equations.free_energy_gradient(x, equations.evaluate(x, basins))
     for j in (1, 3, 4):
         h = 1e-5 * max(abs(x[j]), 0.01)
         e = np.zeros(len(x))
         e[j] = h
-        central = (equations.free_energy_of_state(x + e) - equations.free_energy_of_state(x - e)) / (2 * h)
+        central = (equations.free_energy_of_state(x + e, basins=basins)
+                   - equations.free_energy_of_state(x - e, basins=basins)) / (2 * h)
         assert abs(central - gradient[j]) <= 1e-8 * max(abs(gradient[j]), 1e-3)
 
 
@@ -231,13 +236,14 @@ def test_accurate_free_energy_at_a_coarse_state_covers_the_fine_fixed_point():
     α = 1.25)."""
     for branch in ("semantic", "positional"):
         start = api.solve_branch(branch, 1.25, STANDARD, nodes_per_dim=6, stability=False)
-        coarse, inverse, _, _ = api._curve_branch_state(start, None, None, STANDARD, SplitLineRule(3, 32, 1e-8))
+        state = api.curve_branch_state(start, None, None, STANDARD, SplitLineRule(3, 32, 1e-8))
+        coarse = state.solution
         fine = api.refine_branch(coarse, STANDARD, SplitLineRule(6, 16, 1e-8))
         assert coarse.status == "converged" and fine.status == "converged"
-        accurate = api._accurate_free_energy(coarse, inverse, STANDARD, (SplitLineRule(4, 16, 1e-8),
-                                                                         SplitLineRule(6, 16, 1e-8)))
-        assert abs(accurate["free_energy"] - fine.free_energy) <= abs(accurate["state_term"])
-        assert abs(accurate["free_energy"] - fine.free_energy) <= accurate["error"]
+        accurate = api.accurate_free_energy(coarse, state.inverse, STANDARD, (SplitLineRule(4, 16, 1e-8),
+                                                                              SplitLineRule(6, 16, 1e-8)))
+        assert abs(accurate.free_energy - fine.free_energy) <= abs(accurate.state_term)
+        assert abs(accurate.free_energy - fine.free_energy) <= accurate.error
 
 
 @pytest.mark.slow
@@ -247,7 +253,7 @@ def test_outer_split_study_gives_phi_to_1e7_near_alpha_c_at_omega_0_3():
     outer-split rule at the same state lands within that error. The plain split-line rules' spread is
     ~1e-7 here (E[M] oscillates with the outer Gauss-Hermite rule), so this fails without the outer split.
     (The outer split's convergence to an independent closed form is tests/numeric/test_split_line.py.)"""
-    params = api.model_parameters(0.3)
+    params = api.Parameters.validated(omega=0.3)
     start = api.solve_branch("positional", 1.25, params, nodes_per_dim=10, stability=False)
     study = api.convergence_study("positional", 1.25, params, start=start,
                                   envelope_outer_nodes=api.ENVELOPE_OUTER_SPLIT_NODES)

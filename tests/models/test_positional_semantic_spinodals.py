@@ -19,11 +19,12 @@ MARGIN = 0.02
 def leading_eigenpair(branch_solution, params, nodes_per_dim):
     """Eigenvalue of the full map's Jacobian with the largest real part, and its eigenvector, in the
     reduced full coordinates (q, V, c, m_1, m_2), at a solved fixed point (basins frozen there)."""
-    equations = api.SaddlePointEquations(params, branch_solution.alpha, nodes_per_dim, frozen_basins=True)
-    equations.freeze_at(branch_solution.state)
+    equations = api.SaddlePointEquations(params, branch_solution.alpha, nodes_per_dim)
+    basins = equations.new_basins()
+    equations.reset_basins(basins, branch_solution.state)
     full = api.BranchCoordinates("mixed", params)
-    J, _ = map_jacobian(full.restricted_map(equations), full.from_state(branch_solution.state),
-                        transforms=full.transforms)
+    J, _ = map_jacobian(full.restricted_map(lambda x: equations.evaluate(x, basins).next),
+                        full.from_state(branch_solution.state), transforms=full.transforms)
     values, vectors = np.linalg.eig(J)
     k = int(np.argmax(values.real))
     return values[k], vectors[:, k]
@@ -50,7 +51,7 @@ def test_positional_spinodal_at_omega_zero_separates_stable_from_unstable(omega_
     assert spinodal.criterion == "unstable"
     alive_end, lost_end = spinodal.bracket
     assert alive_end < spinodal.value < lost_end and lost_end - alive_end <= 2e-3
-    params = api.model_parameters(0.0)
+    params = api.Parameters.validated(omega=0.0)
     below = api.solve_branch("positional", alive_end - MARGIN, params, nodes_per_dim=6)
     assert below.status == "converged" and below.stable and abs(below.m) > 1e-3
     coords = api.BranchCoordinates("positional", params)
@@ -75,7 +76,7 @@ def test_spinodal_error_covers_the_check_rule_and_orders_against_alpha_c(omega_z
     below the positional spinodal, inside the coexistence window."""
     spinodal = omega_zero_positional.positional
     assert np.isfinite(spinodal.error) and spinodal.error >= abs(spinodal.check_value - spinodal.value)
-    params = api.model_parameters(0.0)
+    params = api.Parameters.validated(omega=0.0)
     alpha = spinodal.bracket[0]
     phi = {b: api.solve_branch(b, alpha, params, nodes_per_dim=8, stability=False) for b in ("positional", "semantic")}
     assert all(s.status == "converged" for s in phi.values())
@@ -106,7 +107,7 @@ def test_semantic_spinodal_at_omega_0_3_lies_below_alpha_c():
     assert spinodal.status == "converged", spinodal.message
     assert spinodal.criterion in ("not_converged", "jumped", "collapsed")
     assert spinodal.value + spinodal.error < 1.2
-    params = api.model_parameters(0.3)
+    params = api.Parameters.validated(omega=0.3)
     coords = api.BranchCoordinates("semantic", params)
     guess = None
     for alpha in (1.25, 1.0, spinodal.value + spinodal.error + MARGIN):
@@ -116,7 +117,7 @@ def test_semantic_spinodal_at_omega_0_3_lies_below_alpha_c():
 
 
 def test_bad_curvature_step_raises():
-    params = api.model_parameters(0.3)
+    params = api.Parameters.validated(omega=0.3)
     solution = api.solve_branch("positional", 1.25, params, nodes_per_dim=6, stability=False)
     for step in (0.0, -1e-3, 1.0):
         with pytest.raises(ParameterError):

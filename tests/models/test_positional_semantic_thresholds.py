@@ -15,53 +15,26 @@ import numpy as np
 import pytest
 
 from attnphase.api import positional_semantic as api
+from attnphase.numeric.fixedpoint import forward_difference_jacobian
 from attnphase.numeric.split_line import SplitLineRule
+from attnphase.numeric.threshold import noisy_threshold
+from attnphase.results import Status
 
-OMEGA_ZERO = api.model_parameters(0.0)
-
-
-# -- statuses and diagnostics (no solves) ------------------------------------------------------------
-def test_no_sign_change_with_every_point_solved_is_no_crossing_with_diagnostics():
-    alphas = np.linspace(1.0, 3.0, 5)
-    values = np.array([4e-3, 3e-3, 2e-3, 1.5e-3, 1e-3])
-    result = api._crossing(lambda a: math.nan, alphas, values, lambda a: math.nan, 1e-3, api.MEANING_L)
-    assert result.status == "no_crossing" and math.isnan(result.value) and math.isnan(result.error)
-    assert "does not beat the linear baseline" in result.message
-    # the secant through the last two points (slope -1e-3 per 0.5) crosses at α = 4
-    assert "α ≈ 4" in result.message
+OMEGA_ZERO = api.Parameters.validated(omega=0.0)
 
 
-@pytest.mark.parametrize("values", [[-1e-5, math.nan, 2e-5, 3e-5], [1e-5, math.nan, 2e-5, 3e-5],
-                                    [math.nan] * 4])
-def test_unsolved_scan_points_never_give_a_number(values):
-    """A sign change across an unsolved point, or an unsolved point that could hide one, is "failed"."""
-    alphas = np.linspace(0.5, 1.1, 4)
-    result = api._crossing(lambda a: math.nan, alphas, np.array(values), lambda a: math.nan, 1e-3, api.MEANING_C)
-    assert result.status == "failed" and math.isnan(result.value)
-    assert "0.7" in result.message  # names the unsolved α
-
-
-def test_crossing_of_a_known_function_and_its_error():
-    """A linear crossing function with a known offset on the check rule: root and error in closed form."""
-    f = lambda a: 2e-4 * (a - 0.8)  # noqa: E731
-    f_check = lambda a: f(a) + 1e-6  # noqa: E731
-    alphas = np.linspace(0.5, 1.0, 6)
-    result = api._crossing(f, alphas, [f(a) for a in alphas], f_check, 1e-6)
-    assert result.status == "converged"
-    assert abs(result.value - 0.8) < 1e-6
-    assert abs(result.error - (1e-6 / 2e-4 + 1e-6 * 0.8)) < 1e-6
-
-
+# -- statuses and diagnostics (no solves; the scan itself is numeric.threshold.scan_crossing, tested there) --
 def test_refined_threshold_becomes_the_reported_value():
     """With a converged refinement, alpha_c / alpha_c_error in the JSON are the refined ones and the
     tensor values are kept beside them; without one they stay the tensor values."""
-    coarse = api.Threshold(0.618, 0.012, "converged", "tensor", (0.6, 0.7), 1e-6, 4e-4)
-    refined = api.Threshold(0.615, 0.0015, "converged", "refined", (0.6, 0.7), 1e-6, 4e-4)
-    none = api.Threshold(math.nan, math.nan, "no_crossing", "none", None)
-    out = api.ThresholdResult(coarse, none, 0.004, 8, 10, {"alpha_c": refined}).as_dict()
+    coarse = noisy_threshold(0.618, 0.012, Status.CONVERGED, "tensor", (0.6, 0.7), 4e-4)
+    refined = noisy_threshold(0.615, 0.0015, Status.CONVERGED, "refined", (0.6, 0.7), 4e-4)
+    none = noisy_threshold(math.nan, math.nan, Status.NOT_FOUND, "none")
+    result = api.Thresholds(coarse, none, 0.004, 8, 10, Status.NOT_FOUND, "", {"alpha_c": refined})
+    out = result.as_dict()
     assert (out["alpha_c"], out["alpha_c_error"], out["alpha_c_tensor"]) == (0.615, 0.0015, 0.618)
-    assert out["alpha_c_method"].startswith("split-line")
-    assert out["alpha_l_status"] == "no_crossing" and out["alpha_l_method"].startswith("tensor")
+    assert out["alpha_c_method"].startswith("split-line") and result.best("alpha_c") is refined
+    assert out["alpha_l_status"] == "not_found" and out["alpha_l_method"].startswith("tensor")
 
 
 # -- root cause at ω = 0 ---------------------------------------------------------------------------
@@ -143,5 +116,5 @@ def test_mixed_fixed_point_at_omega_zero_is_a_saddle_below_both_branches():
     equations = api.SaddlePointEquations(OMEGA_ZERO, alpha, api.TEST_ERROR_NODES, split_rule=rule)
     F = full.restricted_map(equations)
     y = full.from_state(mixed.state)
-    eigenvalues = np.linalg.eigvals(api._accurate_jacobian(F, y, F(y)))
+    eigenvalues = np.linalg.eigvals(forward_difference_jacobian(F, y, F(y)))
     assert eigenvalues.real.max() > 1.1

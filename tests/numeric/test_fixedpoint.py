@@ -1,4 +1,4 @@
-"""Fixed points, their stability and branch continuation.
+"""Fixed points, their stability, solvers as values (chains, Broyden), and branch following.
 
 The main test problem is the state evolution of the Z2 spiked Wigner model,
     m = F(m) = E_z tanh(lam m + sqrt(lam m) z),  z ~ N(0, 1).
@@ -23,8 +23,9 @@ import numpy as np
 import pytest
 
 from attnphase.errors import ParameterError
-from attnphase.numeric.branches import continue_branch
-from attnphase.numeric.fixedpoint import Identity, Interval, Positive, map_jacobian, solve_fixed_point
+from attnphase.numeric.branches import WarmStarts, extrapolate, follow_until_lost
+from attnphase.numeric.fixedpoint import (Anderson, Broyden, Chain, Damped, Hybr, Identity, Interval, LastEvaluation,
+                                          Positive, forward_difference_jacobian, map_jacobian, solve_fixed_point)
 from attnphase.numeric.gauss import GaussHermiteRule
 from attnphase.numeric.scaling import fit_power_law
 
@@ -56,10 +57,10 @@ def z2_reference_at_1_5():
         return float(mpmath.findroot(lambda m: z2_map_mp(m, 1.5) - m, mpmath.mpf("0.394")))
 
 
-@pytest.mark.parametrize("method", ["hybr", "anderson", "damped"])
-def test_z2_solvers_agree_with_high_precision_reference(method, z2_reference_at_1_5):
-    res = solve_fixed_point(lambda m: z2_map(m, 1.5), 0.8, transforms=[Interval(0.0, 1.0)], method=method,
-                            damping=0.0 if method != "damped" else 0.3, tol=1e-13, map_error=MAP_ERROR)
+@pytest.mark.parametrize("solver", [Hybr(), Anderson(damping=0.0), Damped(damping=0.3)], ids=lambda s: s.name)
+def test_z2_solvers_agree_with_high_precision_reference(solver, z2_reference_at_1_5):
+    res = solve_fixed_point(lambda m: z2_map(m, 1.5), 0.8, solver, transforms=[Interval(0.0, 1.0)], tol=1e-13,
+                            map_error=MAP_ERROR)
     assert res.success and res.status == "converged"
     assert res.residual <= 1e-13
     # The solver's error estimate includes the map's quadrature error propagated through 1/(1 - F').
@@ -81,19 +82,22 @@ def test_z2_trivial_fixed_point_stability(lam):
 
 @pytest.fixture(scope="module")
 def z2_branch():
+    """The informative branch followed towards its onset at lam = 1 by warm starts (WarmStarts: each
+    solve starts from the extrapolation of the two nearest solved controls)."""
     eps = np.geomspace(1e-2, 1e-4, 9)
     controls = np.concatenate([[2.0, 1.5, 1.2, 1.1, 1.05], 1 + eps])
-    branch = continue_branch(z2_map, 0.9, controls, transforms=[Interval(0.0, 1.0)], tol=1e-15)
-    return eps, branch
+    branch = WarmStarts(lambda lam, guess: solve_fixed_point(lambda m: z2_map(m, lam), 0.9 if guess is None else float(guess),
+                                                             transforms=[Interval(0.0, 1.0)], tol=1e-15),
+                        lambda result: result.value, lambda result: result.success,
+                        contains=lambda guess: 0.0 < float(guess) < 1.0)
+    return eps, controls, [branch.at(c) for c in controls]
 
 
 def test_z2_branch_followed_to_onset(z2_branch):
-    eps, branch = z2_branch
-    assert branch.status == "complete" and branch.lost_at is None
-    assert len(branch.controls) == 14
-    assert np.all(branch.stable)
-    near = branch.values[5:]
-    for e, m, res in zip(eps, near, branch.results[5:]):
+    eps, controls, results = z2_branch
+    assert all(r.success and r.stable for r in results)
+    values = np.array([r.value for r in results])
+    for e, m, res in zip(eps, values[5:], results[5:]):
         lam = 1 + e
         delta = 1 - 1 / lam
         # h = lam m* = delta + (5/3) delta^2 + (11/9) delta^3 + (293/135) delta^4 + ... (module doc);
@@ -104,14 +108,14 @@ def test_z2_branch_followed_to_onset(z2_branch):
         h = lam * m
         assert abs(res.spectral_radius - lam * (1 - 2 * h + 5 * h**2)) <= 2 * lam * (52 / 3) * h**3 + 1e-7
     # Branch values decrease towards the onset.
-    assert np.all(np.diff(branch.values) < 0)
+    assert np.all(np.diff(values) < 0)
 
 
 def test_z2_onset_exponent(z2_branch):
     """beta = 1 from the expansion; the fit with the analytic corrections ln m = ln eps - eps/3 + ...
     must contain it, and the first correction must come out as -1/3."""
-    eps, branch = z2_branch
-    m = branch.values[5:]
+    eps, _, results = z2_branch
+    m = np.array([r.value for r in results[5:]])
     fit = fit_power_law(eps, m, corrections=(1, 2))
     assert fit.contains(1.0)
     assert fit.exponent_high - fit.exponent_low < 1e-4
@@ -126,11 +130,10 @@ def test_z2_evaluation_counts():
     """Efficiency regression guard at lam = 1.01, where F'(m*) = 0.99: damped iteration needs
     ~ln(1e-10)/ln(0.99) ~ 2000 steps, Anderson and hybr tens of evaluations."""
     counts = {}
-    for method, damping in [("hybr", 0.5), ("anderson", 0.0), ("damped", 0.0)]:
-        res = solve_fixed_point(lambda m: z2_map(m, 1.01), 0.5, transforms=[Interval(0.0, 1.0)],
-                                method=method, damping=damping, tol=1e-10)
+    for solver in (Hybr(), Anderson(damping=0.0), Damped(damping=0.0)):
+        res = solve_fixed_point(lambda m: z2_map(m, 1.01), 0.5, solver, transforms=[Interval(0.0, 1.0)], tol=1e-10)
         assert res.success
-        counts[method] = res.evaluations
+        counts[solver.name] = res.evaluations
     assert counts["hybr"] <= 60 and counts["anderson"] <= 60
     assert counts["damped"] >= 20 * max(counts["hybr"], counts["anderson"])
 
@@ -141,8 +144,8 @@ def test_two_dimensional_map_with_positive_coordinate():
     F = lambda x: np.array([1 / (1 + x[1]), x[0] / 2])  # noqa: E731
     v = (math.sqrt(3) - 1) / 2
     expected = np.array([1 / (1 + v), v])
-    for method in ("hybr", "anderson", "damped"):
-        res = solve_fixed_point(F, np.array([1.0, 1.0]), transforms=[Positive(), Positive()], method=method)
+    for solver in (Hybr(), Anderson(), Damped()):
+        res = solve_fixed_point(F, np.array([1.0, 1.0]), solver, transforms=[Positive(), Positive()])
         assert res.success, res.message
         assert np.max(np.abs(res.value - expected)) <= res.error + 1e-15
         omega = 1 / (math.sqrt(2) * (1 + v))
@@ -154,10 +157,10 @@ def test_two_dimensional_map_with_positive_coordinate():
 def test_unstable_fixed_point_reported():
     """x = 2x - 1 has the repelling fixed point 1: hybr finds it, the spectrum says unstable;
     damped iteration runs away."""
-    res = solve_fixed_point(lambda x: 2 * x - 1, 0.3, method="hybr")
+    res = solve_fixed_point(lambda x: 2 * x - 1, 0.3, Hybr())
     assert res.success and abs(res.value - 1) <= 1e-12
     assert not res.stable and abs(res.spectral_radius - 2) <= 1e-8
-    diverging = solve_fixed_point(lambda x: 2 * x - 1, 0.3, method="damped", damping=0.0, max_iter=5000)
+    diverging = solve_fixed_point(lambda x: 2 * x - 1, 0.3, Damped(damping=0.0, max_iter=5000))
     assert diverging.status == "diverged" and not diverging.success
 
 
@@ -181,9 +184,9 @@ def test_failures_are_statuses():
     assert nan_map.status == "diverged" and "non-finite" in nan_map.message
     leaves = solve_fixed_point(lambda x: -1.0, 0.5, transforms=[Positive()])
     assert leaves.status == "failed" and "left the domain" in leaves.message
-    raises = solve_fixed_point(lambda x: math.log(x), 0.5, method="anderson")
+    raises = solve_fixed_point(lambda x: math.log(x), 0.5, Anderson())
     assert raises.status == "failed" and "ValueError" in raises.message
-    slow = solve_fixed_point(lambda x: 0.999 * x + 0.001, 0.0, method="damped", damping=0.0, max_iter=50)
+    slow = solve_fixed_point(lambda x: 0.999 * x + 0.001, 0.0, Damped(damping=0.0, max_iter=50))
     assert slow.status == "max_iter" and not slow.success and math.isnan(slow.spectral_radius)
     wrong_shape = solve_fixed_point(lambda x: np.ones(3), np.zeros(2))
     assert wrong_shape.status == "failed"
@@ -191,13 +194,17 @@ def test_failures_are_statuses():
 
 def test_bad_input_rejected():
     with pytest.raises(ParameterError):
-        solve_fixed_point(lambda x: x, 0.0, method="newton")
+        solve_fixed_point(lambda x: x, 0.0, "newton")
     with pytest.raises(ParameterError):
         solve_fixed_point(lambda x: x, -1.0, transforms=[Positive()])
     with pytest.raises(ParameterError):
         solve_fixed_point(lambda x: x, np.nan)
     with pytest.raises(ParameterError):
-        solve_fixed_point(lambda x: x, 0.5, damping=1.0)
+        Damped(damping=1.0)
+    with pytest.raises(ParameterError):
+        Anderson(memory=0)
+    with pytest.raises(ParameterError):
+        Chain(Anderson())
     with pytest.raises(ParameterError):
         Interval(1.0, 0.0)
 
@@ -209,39 +216,136 @@ def test_transforms_round_trip(transform, x):
     assert abs(transform.from_unconstrained(u) - x) <= 1e-13 * max(1.0, abs(x))
 
 
+def test_chain_runs_hybr_only_where_anderson_stalls():
+    """Chain(Anderson, Hybr): Anderson alone stops at its budget on a slowly contracting map; the chain
+    hands its end point to MINPACK, which converges, and reports the stage that produced the value; a
+    chain whose first stage converges never runs the second (the evaluation count is Anderson's)."""
+    F = lambda x: np.array([0.999 * x[0] + 0.001, np.cos(x[1])])  # noqa: E731
+    alone = solve_fixed_point(F, np.array([0.0, 0.5]), Anderson(damping=0.9, max_iter=5, memory=1))
+    assert alone.status == "max_iter"
+    chained = solve_fixed_point(F, np.array([0.0, 0.5]), Chain(Anderson(damping=0.9, max_iter=5, memory=1), Hybr()))
+    assert chained.success and chained.method == "hybr"
+    assert np.max(np.abs(chained.value - [1.0, 0.7390851332151607])) <= chained.error + 1e-15
+    direct = solve_fixed_point(F, np.array([0.0, 0.5]), Anderson(), spectrum=False)
+    via_chain = solve_fixed_point(F, np.array([0.0, 0.5]), Chain(Anderson(), Hybr()), spectrum=False)
+    assert via_chain.method == "anderson" and via_chain.evaluations == direct.evaluations
+    np.testing.assert_array_equal(via_chain.value, direct.value)
+
+
+def test_broyden_converges_superlinearly_and_carries_its_inverse_jacobian():
+    """x = F(x) with F(x) = x − A(x − x*) + 0.1 (x − x*)² (componentwise): the fixed point x* is found by
+    Broyden from a finite-difference Jacobian to the relative tolerance; started again from the returned
+    inverse Jacobian it needs no new finite differences and fewer evaluations."""
+    target = np.array([0.3, -0.2, 1.5])
+    A = np.array([[0.5, 0.1, 0.0], [0.0, 0.4, 0.1], [0.1, 0.0, 0.6]])
+
+    def F(x):
+        d = x - target
+        return x - A @ d + 0.1 * d**2
+
+    cold = solve_fixed_point(F, target + 0.2, Broyden(max_iter=30), tol=1e-12, spectrum=False)
+    assert cold.success and np.max(np.abs(cold.value - target)) <= 1e-11 * 10
+    assert cold.inverse_jacobian is not None
+    warm = solve_fixed_point(F, target + 0.1, Broyden(max_iter=30, inverse=cold.inverse_jacobian), tol=1e-12,
+                             spectrum=False)
+    assert warm.success and warm.evaluations < cold.evaluations - 3  # no n = 3 finite differences, fewer steps
+    # A step onto points where F is not finite ends the solve as "diverged", at the last finite point
+    diverged = solve_fixed_point(lambda x: np.full(2, np.nan) if x[0] > 0.6 else 0.5 * x + 0.5, np.array([0.5, 0.5]),
+                                 Broyden(), transforms=[Positive(), Positive()], spectrum=False)
+    assert diverged.status == "diverged"
+    np.testing.assert_array_equal(diverged.value, [0.5, 0.5])
+
+
+def test_polish_chain_restarts_from_x0_when_the_first_stage_ends_unusable():
+    """Chain(first, Broyden(), polish=True, usable=...): Broyden always runs, from the first stage's end
+    point when `usable` accepts it, else from x0 (each run identical, step for step, to Broyden alone
+    from that point)."""
+    F = np.cos  # the fixed point 0.739085...
+    first = Damped(damping=0.0, max_iter=3)
+    end_of_first = solve_fixed_point(F, np.array([0.2]), first, spectrum=False).value
+    alone = {name: solve_fixed_point(F, start, Broyden(), tol=1e-13, spectrum=False)
+             for name, start in (("x0", np.array([0.2])), ("end", end_of_first))}
+    assert alone["x0"].iterations != alone["end"].iterations
+    for usable, start in ((lambda x: False, "x0"), (lambda x: True, "end")):
+        chained = solve_fixed_point(F, np.array([0.2]), Chain(first, Broyden(), polish=True, usable=usable), tol=1e-13,
+                                    spectrum=False)
+        assert chained.success and chained.method == "broyden"
+        assert chained.iterations == alone[start].iterations and chained.residual == alone[start].residual
+        assert abs(chained.value[0] - 0.7390851332151607) <= 1e-13
+
+
+def test_forward_difference_jacobian_and_last_evaluation():
+    F = lambda x: np.array([np.sin(x[0]) * x[1], np.exp(x[0] - x[1])])  # noqa: E731
+    x = np.array([0.3, 0.7])
+    J = forward_difference_jacobian(F, x, F(x), relative_step=1e-6)
+    exact = np.array([[math.cos(0.3) * 0.7, math.sin(0.3)], [math.exp(-0.4), -math.exp(-0.4)]])
+    # forward differences: error ~ h |F''| / 2 with h = 1e-6 max(|x_j|, 0.1)
+    assert np.max(np.abs(J - exact)) <= 1e-6
+    calls = []
+    remembered = LastEvaluation(lambda y: calls.append(y.copy()) or F(y))
+    first, again = remembered(x), remembered(x.copy())
+    assert first is again and len(calls) == 1
+    remembered(x + 1e-16 * 0 + np.array([0.0, 1e-9]))
+    assert len(calls) == 2
+
+
+# -- following a branch ----------------------------------------------------------------------------
+def _fixed_point_family(F, x0):
+    """solve(c, guess): the fixed point of F(., c) from the guess (x0 without one), spectrum included."""
+    return lambda c, guess: solve_fixed_point(lambda x: F(x, c), x0 if guess is None else float(np.ravel(guess)[0]))
+
+
+def test_extrapolate_reproduces_polynomials_of_its_degree():
+    """Two points: linear, exactly in the form nearest + (nearest − other)(t − c_0)/(c_0 − c_1); three:
+    a quadratic through them is reproduced to rounding; arrays elementwise."""
+    assert extrapolate([1.0, 0.5], [3.0, 2.0], 2.0) == 3.0 + (3.0 - 2.0) * (2.0 - 1.0) / (1.0 - 0.5)
+    c = [0.9, 0.7, 0.4]
+    values = [np.array([t * t - t, 2 * t]) for t in c]
+    np.testing.assert_allclose(extrapolate(c, values, 1.3), [1.3**2 - 1.3, 2.6], rtol=1e-14)
+    with pytest.raises(ParameterError):
+        extrapolate([1.0, 1.0], [0.0, 1.0], 2.0)
+
+
 def test_branch_lost_at_fold():
-    """x -> x + 0.3 (c - x^2) has the branch x = sqrt(c), which ends at c = 0 (a fold)."""
-    branch = continue_branch(lambda x, c: x + 0.3 * (c - x * x), 1.0, np.linspace(1.0, -0.5, 16))
-    assert branch.status == "lost"
-    assert branch.lost_at is not None and -0.1 - 1e-12 <= branch.lost_at < 0
-    assert branch.last_good_control is not None and abs(branch.last_good_control) <= 1e-3
-    ok = branch.controls > 0.01
-    assert np.allclose(branch.values[ok], np.sqrt(branch.controls[ok]), atol=1e-9)
+    """x -> x + 0.3 (c - x^2) has the branch x = sqrt(c), which ends at c = 0 (a fold): followed from
+    c = 1 downwards, the loss (no converged positive fixed point) is bracketed to the tolerance at 0."""
+    loss = follow_until_lost(_fixed_point_family(lambda x, c: x + 0.3 * (c - x * x), 1.0),
+                             lambda r, prediction: None if r.success and r.value > 0 else "not_converged",
+                             lambda r: np.array([r.value]), 1.0, -0.5, 0.1, 1e-4, name="c")
+    assert loss.status == "converged" and loss.criterion == "not_converged"
+    alive, lost = loss.bracket
+    assert lost < alive and alive - lost <= 1e-4 and lost <= 0.0 <= alive + 1e-4
+    assert abs(loss.value) <= loss.error + 1e-4
 
 
 def test_branch_stability_change():
-    """x -> x + 0.5 (c x - x^2): the branch x = 0 has F' = 1 + c/2, stable for c < 0 only."""
+    """x -> x + 0.5 (c x - x^2): the branch x = 0 has F' = 1 + c/2, stable for c < 0 only. Along it the
+    warm-started solves report that spectrum, and followed until unstable it is lost at c = 0."""
+    F = lambda x, c: x + 0.5 * (c * x - x * x)  # noqa: E731
+    branch = WarmStarts(_fixed_point_family(F, 0.0), lambda r: np.array([r.value]), lambda r: r.success)
     controls = np.linspace(-1.0, 1.0, 8)  # avoids the marginal point c = 0
-    branch = continue_branch(lambda x, c: x + 0.5 * (c * x - x * x), 0.0, controls)
-    assert branch.status == "complete"
-    assert np.allclose(branch.spectral_radius, np.abs(1 + controls / 2), atol=1e-8)
-    assert list(branch.stable) == [True] * 4 + [False] * 4
-    (low, high), = branch.stability_changes
-    assert math.isclose(low, -1 / 7) and math.isclose(high, 1 / 7)
+    results = [branch.at(c) for c in controls]
+    assert np.allclose([r.spectral_radius for r in results], np.abs(1 + controls / 2), atol=1e-8)
+    assert [r.stable for r in results] == [True] * 4 + [False] * 4
+    loss = follow_until_lost(_fixed_point_family(F, 0.0), lambda r, p: None if r.success and r.stable else "unstable",
+                             lambda r: np.array([r.value]), -1.0, 1.0, 0.25, 1e-6)
+    assert loss.criterion == "unstable" and abs(loss.value) <= loss.error and loss.error <= 1e-6
 
 
-def test_branch_jump_rejected_by_max_jump():
-    """The fixed point r(c) of x -> (x + r(c)) / 2 jumps from 1 to 3 at c = 0.5: without a bound on
-    the corrector's move the jump is silently followed; with max_jump the branch is lost there."""
+def test_branch_jump_is_a_loss():
+    """The fixed point r(c) of x -> (x + r(c)) / 2 jumps from 1 to 3 at c = 0.5: a solve that converges
+    far from the continuation's prediction is another branch, and the jump is bracketed there."""
 
     def F(x, c):
         return 0.5 * (x + (1.0 if c < 0.5 else 3.0))
 
-    controls = np.linspace(0.0, 1.0, 11)
-    followed = continue_branch(F, 1.0, controls)
-    assert followed.status == "complete" and followed.values[-1] == pytest.approx(3.0)
-    guarded = continue_branch(F, 1.0, controls, max_jump=0.5)
-    assert guarded.status == "lost" and guarded.lost_at == pytest.approx(0.5)
-    assert 0.4 <= guarded.last_good_control < 0.5 and 0.5 - guarded.last_good_control <= 0.1 / 2**10
-    assert "max_jump" in guarded.message
-    assert np.allclose(guarded.values, 1.0)
+    def jumped(r, prediction):
+        return "jumped" if prediction is not None and abs(r.value - prediction[0]) > 0.5 else None
+
+    loss = follow_until_lost(_fixed_point_family(F, 1.0), jumped, lambda r: np.array([r.value]), 0.0, 1.0, 0.1,
+                             0.1 / 2**10)
+    assert loss.status == "converged" and loss.criterion == "jumped"
+    assert loss.bracket[0] < 0.5 <= loss.bracket[1] and loss.bracket[1] - loss.bracket[0] <= 0.1 / 2**10
+    np.testing.assert_allclose(loss.last_state, 1.0)
+    alive = follow_until_lost(_fixed_point_family(F, 1.0), jumped, lambda r: np.array([r.value]), 0.0, 0.4, 0.1, 0.01)
+    assert alive.status == "not_found" and alive.bracket == (0.0, 0.4) and math.isnan(alive.value)

@@ -27,7 +27,9 @@ from attnphase.numeric.gauss import (
     GaussHermiteRule,
     covariance_factor,
     gaussian_expectation,
+    pruned_tensor_rule,
     sobol_expectation,
+    tensor_rule,
 )
 
 
@@ -247,3 +249,19 @@ def test_error_bound_on_random_covariances(dim, entries, direction, shift):
 def test_numeric_does_not_import_sympy():
     code = "import sys, attnphase.numeric; sys.exit('sympy' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+@pytest.mark.parametrize("dim, n", [(4, 10), (4, 14), (6, 6)])
+def test_pruned_rule_drops_only_negligible_weight(dim, n):
+    """The pruned rule keeps the nodes of weight > 1e-13: the dropped weight (1 − Σw) is below (dropped
+    nodes) × 1e-13, and a polynomial moment the full rule integrates exactly, E[z_1² z_2²] = 1, moves by
+    at most the dropped weight times max |z_1² z_2²| over the dropped nodes."""
+    full_nodes, full_weights = tensor_rule(dim, n)
+    nodes, weights = pruned_tensor_rule(dim, n, 1e-13)
+    dropped = full_weights <= 1e-13
+    assert len(weights) == len(full_weights) - dropped.sum() and len(weights) < len(full_weights)
+    assert 0 <= full_weights[dropped].sum() <= dropped.sum() * 1e-13
+    moment = lambda z: z[:, 0] ** 2 * z[:, 1] ** 2  # noqa: E731
+    bound = full_weights[dropped].sum() * moment(full_nodes[dropped]).max() + 1e-13
+    assert abs(weights @ moment(nodes) - 1.0) <= bound
+    assert not nodes.flags.writeable and pruned_tensor_rule(dim, n, 1e-13)[0] is nodes  # cached, read-only

@@ -1,72 +1,42 @@
 """`attnphase solve|threshold|simulate positional-semantic`: the positional-vs-semantic attention model.
 
-Each command mirrors a function of `attnphase.api.positional_semantic` (solve, threshold) or
-`attnphase.validate.gd` (simulate) and prints one JSON object with `--json`.
+Each command mirrors a function of `attnphase.api.positional_semantic` (solve, threshold,
+alpha_c_curve_split_line, simulate) and prints one JSON object with `--json`. The model's options
+(--omega, --sigma, --lam, --A, --L) come from the declarations of its `Parameters`; the model package is
+imported inside the commands only, to keep CLI start-up fast.
 """
 
 from __future__ import annotations
 
 import click
 
-from attnphase.cli.common import Int, Real, RealList, emit, json_option, rng_option
+from attnphase.cli.common import RenamedOptionsCommand, as_option_error, emit, json_option, options_from, rng_option
 from attnphase.cli.groups import simulate, solve, threshold
 from attnphase.errors import ParameterError
+from attnphase.models.positional_semantic.parameters import (Parameters, Simulation, SolveRules, ThresholdSearch,
+                                                             check_parameter)
 
 MODEL = "positional-semantic"
-# Kept in step with attnphase.api.positional_semantic.SIGMA_RANGE / LAM_MAX (the api module is imported
-# lazily, inside the commands, to keep CLI start-up fast).
-SIGMA_RANGE = (1e-3, 100.0)
-LAM_MAX = 1e6
-# Cross-parameter checks run in the API, which names its own arguments; the CLI reports the option.
-# Only these names are renamed: any other ParameterError comes from inside a solver and keeps its name.
-OPTION_NAMES = {"gram": "--A", "check_nodes_per_dim": "--check-nodes", "nodes_per_dim": "--nodes", "n_scan": "--scan",
-                "omegas": "--omega-grid",
-                **{name: "--" + name.replace("_", "-") for name in (
-                    "omega", "alpha", "sigma", "lam", "A", "L", "alpha_min", "alpha_max", "d", "init", "seeds", "seed",
-                    "steps", "lr", "test_samples", "device", "rng")}}
+omega_option = options_from(Parameters, ["omega"], required=["omega"])
+alpha_option = options_from(Simulation, ["alpha"], required=["alpha"])
+model_options = options_from(Parameters, ["sigma", "lam", "A", "L"])
 
 
-def as_option_error(call, *args, **kwargs):
-    """call(*args, **kwargs), with a ParameterError about a cross-checked argument renamed to its option."""
-    try:
-        return call(*args, **kwargs)
-    except ParameterError as exc:
-        if exc.name not in OPTION_NAMES:
-            raise
-        raise ParameterError(OPTION_NAMES[exc.name], exc.value, exc.allowed) from None
-
-
-def model_options(func):
-    """--sigma, --lam, --A, --L, --nodes (shared by every command of this model)."""
-    options = [
-        click.option("--sigma", type=Real(*SIGMA_RANGE), default=0.5, show_default=True,
-                     help=f"Token standard deviation σ, in [{SIGMA_RANGE[0]:g}, {SIGMA_RANGE[1]:g}]."),
-        click.option("--lam", type=Real(0.0, LAM_MAX, low_open=True), default=0.01, show_default=True,
-                     help=f"Weight decay λ, in (0, {LAM_MAX:g}]."),
-        click.option("--A", "A", type=RealList(None, 0.0, 1.0), default=None,
-                     help="Row-stochastic L×L positional part of the teacher, row-major "
-                          "(default 0.6,0.4,0.4,0.6 for L = 2)."),
-        click.option("--L", "L", type=Int(2, 6), default=2, show_default=True, help="Number of tokens (≥ 2)."),
-    ]
-    for option in reversed(options):
-        func = option(func)
-    return func
+def named_by_option(settings, call, *args, **kwargs):
+    """call(...), a ParameterError about a model parameter or one of `settings` (a ParameterSet class) named
+    by its option: the API names its arguments, the user typed options."""
+    return as_option_error(Parameters, as_option_error, settings, call, *args, **kwargs)
 
 
 @solve.command(MODEL)
-@click.option("--omega", type=Real(0.0, 1.0), required=True, help="Positional weight ω of the teacher, in [0, 1].")
-@click.option("--alpha", type=Real(0.0, None, low_open=True), required=True, help="Samples per dimension α = n/d (> 0).")
+@omega_option
+@alpha_option
 @model_options
-@click.option("--nodes", type=Int(4, 40), default=None,
-              help="Gauss-Hermite nodes per dimension of the 2L-dimensional average (default 10 for L = 2, "
-                   "6 for L = 3, 4 for L ≥ 4: the rule has nodes^(2L) points).")
-@click.option("--check-nodes", type=Int(4, 40), default=None,
-              help="Re-solve every branch on this rule too and report <field>_error = |difference| (default: "
-                   "none for L = 2, nodes − 2 for L ≥ 3).")
+@options_from(SolveRules, defaults={"nodes_per_dim": None})
 @click.option("--branches", default="positional,semantic,trivial,mixed", show_default=True,
               help="Comma-separated branches to solve for.")
 @json_option
-def solve_command(omega, alpha, sigma, lam, A, L, nodes, check_nodes, branches, as_json):
+def solve_command(omega, alpha, sigma, lam, A, L, nodes_per_dim, check_nodes_per_dim, branches, as_json):
     """Every branch (positional, semantic, trivial, mixed) of the saddle point at (ω, α).
 
     \b
@@ -80,31 +50,25 @@ def solve_command(omega, alpha, sigma, lam, A, L, nodes, check_nodes, branches, 
     from attnphase.params import check_choice
 
     names = tuple(check_choice("--branches", b.strip(), BRANCHES) for b in branches.split(",") if b.strip())
-    nodes = default_nodes_per_dim(L) if nodes is None else nodes
-    check_nodes = default_check_nodes_per_dim(L, nodes) if check_nodes is None else check_nodes
-    result = as_option_error(solve_point, omega, alpha, sigma, lam, A, L, nodes_per_dim=nodes, branches=names,
-                             check_nodes_per_dim=check_nodes)
+    nodes = default_nodes_per_dim(L) if nodes_per_dim is None else nodes_per_dim
+    check_nodes = default_check_nodes_per_dim(L, nodes) if check_nodes_per_dim is None else check_nodes_per_dim
+    result = named_by_option(SolveRules, solve_point, omega, alpha, sigma, lam, A, L, nodes_per_dim=nodes,
+                             branches=names, check_nodes_per_dim=check_nodes)
     parameters = {"omega": omega, "alpha": alpha, "sigma": sigma, "lam": lam, "A": A, "L": L, "nodes": nodes,
                   "check_nodes": check_nodes, "branches": list(names)}
     emit("solve", MODEL, parameters, result.as_dict(), as_json)
 
 
 @threshold.command(MODEL)
-@click.option("--omega", type=Real(0.0, 1.0), default=None, help="Positional weight ω of the teacher, in [0, 1].")
+@options_from(Parameters, ["omega"], defaults={"omega": None})
 @click.option("--omega-grid", default=None, metavar="START:STOP:NUM",
               help="Instead of --omega: the α_c(ω) curve at NUM evenly spaced ω in [START, STOP] ⊂ [0, 1] (or a "
                    "list V1,V2,...) from split-line free energies, with error bars that hold when the quadrature is "
                    "refined (api.alpha_c_curve_split_line; 22 ω in [0, 0.45] take about 1.5 minutes on two cores). "
                    "Gives α_c only; --nodes sets the tensor rule of the first (largest) ω's scan.")
 @model_options
-@click.option("--nodes", type=Int(4, 40), default=None,
-              help="Working Gauss-Hermite nodes per dimension (default 10 for L = 2, 4 for L ≥ 3: the tensor rule "
-                   "has nodes^(2L) points; L = 3 on 4 nodes, check 6, 3 scan points: about 70 s).")
-@click.option("--check-nodes", type=Int(5, 48), default=None,
-              help="Finer rule used for the quadrature error estimate (default 14 for L = 2, nodes + 2 for L ≥ 3).")
-@click.option("--alpha-min", type=Real(0.0, None, low_open=True), default=0.5, show_default=True)
-@click.option("--alpha-max", type=Real(0.0, None, low_open=True), default=3.0, show_default=True)
-@click.option("--scan", type=Int(2, 200), default=6, show_default=True, help="Scan points in α before refinement.")
+@options_from(ThresholdSearch, ["nodes_per_dim", "check_nodes_per_dim", "alpha_min", "alpha_max", "n_scan"],
+              defaults={"nodes_per_dim": None})
 @click.option("--refine", type=click.Choice(["none", "alpha_c", "alpha_l", "both"]), default="none", show_default=True,
               help="Move these thresholds to the root of the split-line (accurate) crossing function by Newton "
                    "steps on convergence studies; alpha_c/alpha_l then carry the refined value and error "
@@ -112,12 +76,12 @@ def solve_command(omega, alpha, sigma, lam, A, L, nodes, check_nodes, branches, 
                    "bars are optimistic at small ω (ω = 0: 0.618 ± 0.012 on 8/10 nodes, refined 0.615 ± 0.0015); "
                    "about 1.5 minutes per branch study on two cores, 3-7 minutes per threshold.")
 @json_option
-def threshold_command(omega, omega_grid, sigma, lam, A, L, nodes, check_nodes, alpha_min, alpha_max, scan, refine,
-                      as_json):
+def threshold_command(omega, omega_grid, sigma, lam, A, L, nodes_per_dim, check_nodes_per_dim, alpha_min, alpha_max,
+                      n_scan, refine, as_json):
     """α_c (free-energy crossing) and α_l (semantic test error = linear baseline) at ω, with errors;
     or, with --omega-grid, the α_c(ω) curve.
 
-    Status per threshold: converged, no_crossing (every scan point solved, no sign change; the message
+    Status per threshold: converged, not_found (every scan point solved, no sign change; the message
     says which side wins and where the secant would cross) or failed (a branch lost at a scan point).
 
     \b
@@ -130,60 +94,52 @@ def threshold_command(omega, omega_grid, sigma, lam, A, L, nodes, check_nodes, a
 
     if (omega is None) == (omega_grid is None):
         raise ParameterError("--omega", omega, "exactly one of --omega and --omega-grid")
-    nodes = (10 if L == 2 else 4) if nodes is None else nodes
-    check_nodes = (14 if L == 2 else nodes + 2) if check_nodes is None else check_nodes
+    nodes = (10 if L == 2 else 4) if nodes_per_dim is None else nodes_per_dim
+    check_nodes = (14 if L == 2 else nodes + 2) if check_nodes_per_dim is None else check_nodes_per_dim
     if omega_grid is not None:
         from attnphase.sweep import parse_grid
 
         try:
-            omegas = parse_grid(f"omega={omega_grid}").values
+            omegas = [check_parameter("omega", w) for w in parse_grid(f"omega={omega_grid}").values]
         except ParameterError as exc:
             raise ParameterError("--omega-grid", omega_grid, exc.allowed) from None
-        result = as_option_error(alpha_c_curve_split_line, omegas, sigma, lam, A, L, nodes_per_dim=nodes,
-                                 alpha_min=alpha_min, alpha_max=alpha_max, n_scan=scan)
+        result = named_by_option(ThresholdSearch, alpha_c_curve_split_line, omegas, sigma, lam, A, L,
+                                 nodes_per_dim=nodes, alpha_min=alpha_min, alpha_max=alpha_max, n_scan=n_scan)
         parameters = {"omega_grid": omega_grid, "sigma": sigma, "lam": lam, "A": A, "L": L, "nodes": nodes,
-                      "alpha_min": alpha_min, "alpha_max": alpha_max, "scan": scan}
+                      "alpha_min": alpha_min, "alpha_max": alpha_max, "scan": n_scan}
         emit("threshold", MODEL, parameters, result.as_dict(), as_json)
         return
 
     names = {"none": (), "alpha_c": ("alpha_c",), "alpha_l": ("alpha_l",), "both": ("alpha_c", "alpha_l")}[refine]
-    result = as_option_error(find_thresholds, omega, sigma, lam, A, L, nodes_per_dim=nodes,
-                             check_nodes_per_dim=check_nodes, alpha_min=alpha_min, alpha_max=alpha_max, n_scan=scan,
+    result = named_by_option(ThresholdSearch, find_thresholds, omega, sigma, lam, A, L, nodes_per_dim=nodes,
+                             check_nodes_per_dim=check_nodes, alpha_min=alpha_min, alpha_max=alpha_max, n_scan=n_scan,
                              refine=names)
     parameters = {"omega": omega, "sigma": sigma, "lam": lam, "A": A, "L": L, "nodes": nodes,
-                  "check_nodes": check_nodes, "alpha_min": alpha_min, "alpha_max": alpha_max, "scan": scan,
+                  "check_nodes": check_nodes, "alpha_min": alpha_min, "alpha_max": alpha_max, "scan": n_scan,
                   "refine": refine}
     emit("threshold", MODEL, parameters, result.as_dict(), as_json)
 
 
-@simulate.command(MODEL)
-@click.option("--omega", type=Real(0.0, 1.0), required=True, help="Positional weight ω of the teacher, in [0, 1].")
-@click.option("--alpha", type=Real(0.0, None, low_open=True), required=True, help="Samples per dimension α = n/d (> 0).")
-@click.option("--d", "d", type=Int(2, 100_000), default=1000, show_default=True, help="Embedding dimension.")
-@click.option("--init", type=click.Choice(["semantic", "positional", "random"]), default="semantic", show_default=True)
-@click.option("--seeds", type=Int(1, 10_000), default=5, show_default=True, help="Independent runs (batched).")
-@click.option("--seed", type=Int(0, 2**63 - 1), default=0, show_default=True, help="Base seed.")
-@click.option("--steps", type=Int(1, 10**7), default=5000, show_default=True)
-@click.option("--lr", type=Real(0.0, None, low_open=True), default=None,
-              help="Learning rate (default 0.15 for GD, 0.01 for Adam with --init random).")
-@click.option("--test-samples", type=Int(1, 10**7), default=10_000, show_default=True)
+@simulate.command(MODEL, cls=RenamedOptionsCommand, renamed_options={"--seeds": "--trials"})
+@omega_option
+@options_from(Simulation, required=["alpha"])
 @click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True)
 @rng_option
 @model_options
 @json_option
-def simulate_command(omega, alpha, d, init, seeds, seed, steps, lr, test_samples, device, rng, sigma, lam, A, L, as_json):
-    """Full-batch GD (Adam for --init random) at finite d, batched over seeds.
+def simulate_command(omega, alpha, d, init, trials, seed, steps, lr, test_samples, device, rng, sigma, lam, A, L, as_json):
+    """Full-batch GD (Adam for --init random) at finite d, batched over trials.
 
     \b
     Example:
-      attnphase simulate positional-semantic --omega 0.3 --alpha 1.5 --d 1000 --init semantic --seeds 5 --json
+      attnphase simulate positional-semantic --omega 0.3 --alpha 1.5 --d 1000 --init semantic --trials 5 --json
     """
-    from attnphase.validate.gd import simulate_positional_semantic
+    from attnphase.api.positional_semantic import simulate as simulate_network
 
-    result = as_option_error(simulate_positional_semantic, omega=omega, alpha=alpha, d=d, init=init, seeds=seeds, seed=seed,
-                                          steps=steps, lr=lr, test_samples=test_samples, device=device,
-                                          sigma=sigma, lam=lam, A=A, L=L, rng=rng)
-    parameters = {"omega": omega, "alpha": alpha, "d": d, "init": init, "seeds": seeds, "seed": seed,
+    result = named_by_option(Simulation, simulate_network, omega=omega, alpha=alpha, d=d, init=init, trials=trials,
+                             seed=seed, steps=steps, lr=lr, test_samples=test_samples, device=device, sigma=sigma,
+                             lam=lam, A=A, L=L, rng=rng)
+    parameters = {"omega": omega, "alpha": alpha, "d": d, "init": init, "trials": trials, "seed": seed,
                   "steps": steps, "lr": result.lr, "test_samples": test_samples, "device": result.device, "rng": rng,
                   "sigma": sigma, "lam": lam, "A": A, "L": L}
     emit("simulate", MODEL, parameters, result.as_dict(), as_json)

@@ -56,7 +56,7 @@ from attnphase.errors import ParameterError
 from attnphase.params import check_choice
 
 __all__ = ["CODEGEN_VERSION", "BACKENDS", "Kernel", "BoundKernel", "ActionKernels", "compile_kernel", "compile_action",
-           "cache_dir", "clear_memory_cache", "generate_source", "structural_digests"]
+           "cache_dir", "clear_memory_cache", "generate_source", "load_generated_module", "structural_digests"]
 
 CODEGEN_VERSION = "3"
 BACKENDS = ("numpy", "torch", "mpmath")
@@ -652,7 +652,26 @@ def _module_name(key: str) -> str:
 
 def _load_module(key: str, source: str, path: Path | None):
     """Import the generated module from its file (so numba can cache next to it) or exec it in memory."""
-    name = _module_name(key)
+    return _import_source(_module_name(key), source, path)
+
+
+def load_generated_module(name: str, source: str, *, on_disk: bool = True):
+    """Load generated Python source as the module `name`, through the same cache as the kernels.
+
+    on_disk: written (atomically, only if it changed) to `cache_dir()/<name>.py`, imported from there
+    and registered in sys.modules, so that numba caches the machine code of its `cache=True` functions
+    next to it and a later process loads them without compiling; else executed in memory. Code that
+    calls compiled kernels from numba (e.g. derive.fused) is generated and loaded this way.
+    """
+    path = None
+    if on_disk:
+        path = cache_dir() / f"{name}.py"
+        if not path.exists() or path.read_text() != source:
+            _write_atomic(path, source)
+    return _import_source(name, source, path)
+
+
+def _import_source(name: str, source: str, path: Path | None):
     if path is not None:
         spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(spec)
@@ -662,7 +681,7 @@ def _load_module(key: str, source: str, path: Path | None):
     import types
 
     module = types.ModuleType(name)
-    exec(compile(source, f"<attnphase kernel {key[:12]}>", "exec"), module.__dict__)
+    exec(compile(source, f"<{name}>", "exec"), module.__dict__)
     return module
 
 

@@ -54,15 +54,15 @@ MODELS: dict[str, ModelEntry] = {
         ModelEntry(
             name="positional-semantic",
             title="Positional vs semantic attention: replica saddle point, alpha_c(omega), alpha_l(omega)",
-            symbolic="attnphase.models.positional_semantic",
+            symbolic="attnphase.models.positional_semantic.symbolic",
             cli="attnphase.cli.positional_semantic",
             commands={
                 "solve": "Every branch (positional, semantic, trivial, mixed) of the saddle point at (omega, alpha).",
                 "threshold": "alpha_c (free-energy crossing) and alpha_l (linear baseline) at omega, with errors.",
-                "simulate": "Full-batch GD (Adam for --init random) at finite d, batched over seeds.",
+                "simulate": "Full-batch GD (Adam for --init random) at finite d, batched over trials.",
             },
-            sweep_point="attnphase.api.positional_semantic:sweep_point",
-            simulators="attnphase.validate.agreement:POSITIONAL_SEMANTIC_SIMULATORS",
+            sweep_point="attnphase.models.positional_semantic.point:sweep_point",
+            simulators="attnphase.models.positional_semantic.network:SIMULATORS",
             reproduce="attnphase.reproduce.positional_semantic",
         ),
         ModelEntry(

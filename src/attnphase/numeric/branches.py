@@ -1,162 +1,188 @@
-"""Continuation of a branch of fixed points x*(c) of x = F(x, c) in a control parameter c.
+"""Following a branch of solutions in a control parameter c: warm starts, and where the branch is lost.
 
-Natural-parameter continuation with a secant predictor: from the last two accepted points the branch
-is extrapolated linearly (in the solver's unconstrained coordinates, so the prediction stays in the
-domain) and the fixed-point solver corrects the prediction. A failed correction halves the step; after
-`max_halvings` halvings in a row the branch is declared lost (it ended at a fold, or left the domain),
-with the last control at which it was still found. Each accepted point carries the solver's result,
-so the stability of the branch (spectral radius of dF) is recorded along it.
+A branch is a family of solutions x*(c) (fixed points, minimisers, ...) produced by a `solve(c, guess)`
+callable; this module decides where each solve starts and when the branch has ended. It knows nothing
+about how a solution is computed.
 
-A converged corrector can still land on another branch when two branches come close; `max_jump` (an
-absolute bound on max |x - x_predicted|) rejects such steps and halves instead.
+* `extrapolate(controls, states, target)`: the predictor, the polynomial through known states
+  evaluated at a new control (linear through two, quadratic through three).
+* `WarmStarts`: solutions at arbitrary controls, each solved from the prediction of the two solved
+  controls nearest to it (a cache: the same control is solved once); optionally seeded by another
+  family (e.g. the same branch on a coarser rule, or at a neighbouring value of another parameter).
+* `follow_until_lost`: continuation from a start control towards a stop control in fixed steps; at
+  the first control where a caller-supplied criterion says the branch is lost (not converged,
+  collapsed, jumped onto another solution, unstable, ...), the loss is bracketed and bisected to a
+  tolerance. Returns a `BranchLoss` with the bracket, its midpoint and the criterion that fired.
+
+A converged solve can land on another branch when two branches come close: the prediction is handed to
+the loss criterion, which can compare the solution with it (a "jump").
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from attnphase.errors import ParameterError
-from attnphase.numeric.fixedpoint import FixedPointResult, Identity, solve_fixed_point
-from attnphase.params import check_int, check_positive, check_real_list
+from attnphase.params import check_positive, check_real
+from attnphase.results import Result, Status
 
-__all__ = ["Branch", "continue_branch"]
+__all__ = ["extrapolate", "WarmStarts", "BranchLoss", "follow_until_lost"]
+
+
+def extrapolate(controls: Sequence[float], states: Sequence, target: float):
+    """The polynomial through (controls[k], states[k]) at `target`, in Newton's form about controls[0].
+
+    p(t) = s_0 + Σ_k (f[c_0..c_{k−1}] − f[c_1..c_k]) Π_{j<k}(t − c_j) / (c_0 − c_k) with the divided
+    differences f[...]; with two points s_0 + (s_0 − s_1)(t − c_0)/(c_0 − c_1). Put the nearest known
+    control first: the expansion is then exact at it and its rounding smallest near it. States may be
+    numbers or arrays (extrapolated elementwise); the controls must be distinct.
+    """
+    c = [float(v) for v in controls]
+    if not c or len(c) != len(states) or len(set(c)) != len(c):
+        raise ParameterError("controls", controls, "distinct controls, one per state")
+    values = [np.asarray(s, dtype=float) for s in states]
+    if len(c) == 1:
+        return values[0].copy()
+    result = values[0].copy()
+    # differences[i] = f[c_i .. c_{i+k-1}] for the order k reached so far
+    differences = values
+    product = 1.0
+    for k in range(1, len(c)):
+        numerators = [differences[i] - differences[i + 1] for i in range(len(differences) - 1)]
+        product = product * (target - c[k - 1])
+        result = result + numerators[0] * product / (c[0] - c[k])
+        differences = [numerators[i] / (c[i] - c[i + k]) for i in range(len(numerators))]
+    return result
+
+
+class WarmStarts:
+    """Solutions of one branch at any control, each started from a prediction out of solved neighbours.
+
+    solve(control, guess) -> solution (guess None: the solver's own start); state(solution) -> the
+    array a guess is made of; usable(solution) -> whether it may seed others (e.g. converged);
+    contains(guess) -> whether an extrapolated guess lies in the solver's domain (else the nearest
+    solved state is used as it is); seed: another WarmStarts whose solutions are used while this one
+    has none of its own (e.g. the same branch on a coarser quadrature rule).
+
+    `at(c)` solves at c once (the solutions are kept in `solved`, by control), started from the linear
+    extrapolation of the two usable solved controls nearest to c, or from the nearest one alone.
+    """
+
+    def __init__(self, solve: Callable[[float, Any], Any], state: Callable[[Any], np.ndarray],
+                 usable: Callable[[Any], bool], *, contains: Callable[[np.ndarray], bool] | None = None,
+                 seed: WarmStarts | None = None):
+        self.solve, self.state, self.usable, self.contains, self.seed = solve, state, usable, contains, seed
+        self.solved: dict[float, Any] = {}
+
+    def guess(self, control: float):
+        """The start `at(control)` would use (None without a usable solved control)."""
+        known = self.solved
+        if not known and self.seed is not None:
+            known = self.seed.solved
+        usable = sorted((c for c, s in known.items() if self.usable(s)), key=lambda c: abs(c - control))
+        if len(usable) >= 2 and abs(usable[0] - usable[1]) > 1e-9:
+            # a closer start saves iterations
+            guess = extrapolate(usable[:2], [self.state(known[c]) for c in usable[:2]], control)
+            if self.contains is None or self.contains(guess):
+                return guess
+            return self.state(known[usable[0]])
+        if usable:
+            return self.state(known[usable[0]])
+        return None
+
+    def at(self, control: float):
+        """The solution at `control` (solved on the first request)."""
+        if control not in self.solved:
+            self.solved[control] = self.solve(control, self.guess(control))
+        return self.solved[control]
 
 
 @dataclass(frozen=True)
-class Branch:
-    """A branch followed through the requested controls.
+class BranchLoss(Result):
+    """Where a followed branch is lost (`follow_until_lost`).
 
-    controls: the requested controls reached (in order); values: x* there (shape (k,) for scalar x,
-    else (k, ...)); results: the FixedPointResult of each; status "complete" | "lost"; lost_at: the
-    control that could not be reached (None when complete); last_good_control: the last control
-    (requested or intermediate) where the branch was found; message: what happened; substeps: number
-    of accepted intermediate controls inserted by step halving.
+    value: the midpoint of the final bracket; error: half its width; bracket: (last control where the
+    branch was alive, first control where it was lost); criterion: what the loss criterion returned
+    there; status: converged (the loss located) | not_found (alive over the whole range; value NaN,
+    bracket = the range) | failed (no solution at the start); last_state: the state at the alive end
+    (a warm start for a repeat on another rule).
     """
 
-    controls: np.ndarray
-    values: np.ndarray
-    results: tuple[FixedPointResult, ...] = field(repr=False)
-    status: str
-    lost_at: float | None
+    value: float
+    error: float
+    status: Status
     message: str
-    last_good_control: float | None = None
-    substeps: int = 0
-
-    @property
-    def stable(self) -> np.ndarray:
-        """Stability (spectral radius of dF < 1) at each requested control."""
-        return np.array([r.stable for r in self.results], dtype=bool)
-
-    @property
-    def spectral_radius(self) -> np.ndarray:
-        return np.array([r.spectral_radius for r in self.results], dtype=float)
-
-    @property
-    def stability_changes(self) -> list[tuple[float, float]]:
-        """Pairs of consecutive controls between which the stability flips."""
-        s = self.stable
-        return [(float(self.controls[i]), float(self.controls[i + 1])) for i in range(len(s) - 1) if s[i] != s[i + 1]]
+    bracket: tuple[float, float] | None
+    criterion: str | None
+    last_state: np.ndarray | None = field(default=None, repr=False)
 
 
-def continue_branch(
-    F,
-    x0,
-    controls,
-    *,
-    max_halvings: int = 10,
-    max_jump: float | None = None,
-    **solver_kwargs,
-) -> Branch:
-    """Follow the fixed point of x = F(x, c) through `controls` (a monotone list), starting from the
-    guess x0 at controls[0]. `solver_kwargs` go to `solve_fixed_point` (method, transforms, tol, ...).
+def follow_until_lost(solve: Callable[[float, Any], Any], lost: Callable[[Any, Any], str | None],
+                      state: Callable[[Any], np.ndarray], start: float, stop: float, step: float, tol: float, *,
+                      start_guess=None, contains: Callable[[np.ndarray], bool] | None = None,
+                      name: str = "c") -> BranchLoss:
+    """Continue a branch from `start` towards `stop` in steps of `step`, then bisect the first loss to `tol`.
+
+    solve(control, guess) -> solution; lost(solution, prediction) -> None while the solution is still
+    the branch, else a word saying why not (prediction: the extrapolated state, None until two points
+    are known, as a single point says nothing about the branch's slope); state(solution) -> its state
+    array. Each solve starts from the linear extrapolation of the last two alive states (the last one
+    alone when the extrapolation leaves `contains`, `start_guess` at the start). Bisection keeps the
+    bracket (alive, lost) and halves it until its width is ≤ tol, each new point started from the
+    alive end's extrapolation. `name` is the control's name in the messages.
     """
-    cs = check_real_list("controls", controls)
-    diffs = np.diff(cs)
-    if len(cs) > 1 and not (np.all(diffs > 0) or np.all(diffs < 0)):
-        raise ParameterError("controls", controls, "a strictly monotone list")
-    max_halvings = check_int("max_halvings", max_halvings, 0, 60)
-    if max_jump is not None:
-        max_jump = check_positive("max_jump", max_jump)
-    x0_arr = np.asarray(x0, dtype=float)
-    shape = x0_arr.shape
-    n = x0_arr.size
-    transforms = solver_kwargs.get("transforms")
-    if transforms is None:
-        transforms = [Identity()] * n
-    elif not isinstance(transforms, (list, tuple)):
-        transforms = [transforms] * n
+    start, stop = check_real("start", start), check_real("stop", stop)
+    step, tol = check_positive("step", step), check_positive("tol", tol)
+    direction = 1.0 if stop > start else -1.0
+    alive: list[tuple[float, np.ndarray]] = []  # (control, state), in the order reached
 
-    def to_u(x):
-        return np.array([t.to_unconstrained(v) for t, v in zip(transforms, np.ravel(x))])
+    def predict(control):
+        if not alive:
+            return None if start_guess is None else np.asarray(start_guess, float)
+        if len(alive) == 1:
+            return alive[-1][1]
+        (c0, y0), (c1, y1) = alive[-2], alive[-1]
+        guess = extrapolate([c1, c0], [y1, y0], control)
+        return guess if contains is None or contains(guess) else y1
 
-    def to_x(u):
-        return np.array([t.from_unconstrained(v) for t, v in zip(transforms, u)])
+    def attempt(control):
+        prediction = predict(control)
+        solution = solve(control, prediction)
+        return solution, lost(solution, prediction if len(alive) >= 2 else None)
 
-    def solve(c, guess):
-        return solve_fixed_point(lambda x: F(x, c), _shaped(guess, shape), **solver_kwargs)
-
-    accepted_c: list[float] = []  # every accepted control, intermediate ones included
-    accepted_u: list[np.ndarray] = []
-    out_c, out_x, out_r = [], [], []
-    substeps = 0
-
-    first = solve(cs[0], x0_arr.ravel())
-    if not first.success:
-        return Branch(np.array([]), np.array([]), (), "lost", cs[0],
-                      f"no fixed point at the first control {cs[0]:g}: {first.message}", None, 0)
-    accepted_c.append(cs[0])
-    accepted_u.append(to_u(first.value))
-    out_c.append(cs[0]), out_x.append(first.value), out_r.append(first)
-
-    for target in cs[1:]:
-        step = target - accepted_c[-1]
-        halvings = 0
-        while True:
-            c_try = accepted_c[-1] + step
-            overshoots = (step > 0 and c_try > target) or (step < 0 and c_try < target)
-            if overshoots or abs(target - c_try) < 1e-12 * abs(step):  # land exactly on the target
-                c_try = target
-            if len(accepted_c) >= 2:
-                slope = (accepted_u[-1] - accepted_u[-2]) / (accepted_c[-1] - accepted_c[-2])
-                u_pred = accepted_u[-1] + slope * (c_try - accepted_c[-1])
-            else:
-                u_pred = accepted_u[-1]
-            x_pred = to_x(u_pred)
-            if not np.all(np.isfinite(x_pred)) or not all(t.contains(v) for t, v in zip(transforms, x_pred)):
-                x_pred = to_x(accepted_u[-1])
-            result = solve(c_try, x_pred)
-            jumped = (
-                result.success and max_jump is not None
-                and float(np.max(np.abs(np.ravel(result.value) - x_pred))) > max_jump
-            )
-            if result.success and not jumped:
-                accepted_c.append(c_try)
-                accepted_u.append(to_u(result.value))
-                if c_try == target:
-                    out_c.append(target), out_x.append(result.value), out_r.append(result)
-                    break
-                substeps += 1
-                halvings = 0
-                step = 2.0 * step  # the halved step worked: try a longer one again
-                continue
-            halvings += 1
-            if halvings > max_halvings:
-                why = "the corrector jumped by more than max_jump" if jumped else result.message
-                return Branch(
-                    np.array(out_c), np.array(out_x), tuple(out_r), "lost", float(target),
-                    f"branch lost between c = {accepted_c[-1]:.12g} and {c_try:.12g} after "
-                    f"{max_halvings} step halvings: {why}",
-                    accepted_c[-1], substeps,
-                )
-            step = 0.5 * step
-    return Branch(
-        np.array(out_c), np.array(out_x), tuple(out_r), "complete", None,
-        f"followed through {len(out_c)} controls ({substeps} intermediate steps)", accepted_c[-1], substeps,
-    )
-
-
-def _shaped(x, shape):
-    x = np.asarray(x, dtype=float)
-    return float(x.ravel()[0]) if shape == () else x.reshape(shape)
+    solution, reason = attempt(start)
+    if reason is not None:
+        message = getattr(solution, "message", "")
+        return BranchLoss(math.nan, math.nan, Status.FAILED, f"no solution at the start {name} = {start:g}: {reason}"
+                          + (f" ({message[:80]})" if message else ""), None, reason)
+    alive.append((start, state(solution)))
+    control, loss = start, None
+    while loss is None and direction * (stop - control) > 1e-12:
+        control = start + direction * min(abs(stop - start), abs(control - start) + step)
+        solution, reason = attempt(control)
+        if reason is None:
+            alive.append((control, state(solution)))
+        else:
+            loss = (control, reason)
+    low, high = min(start, stop), max(start, stop)
+    if loss is None:
+        return BranchLoss(math.nan, math.nan, Status.NOT_FOUND,
+                          f"alive over {name} in [{low:g}, {high:g}] in steps of {step:g}", (low, high), None,
+                          alive[-1][1])
+    lost_at, criterion = loss
+    while abs(lost_at - alive[-1][0]) > tol:
+        middle = 0.5 * (lost_at + alive[-1][0])
+        solution, reason = attempt(middle)
+        if reason is None:
+            alive.append((middle, state(solution)))
+        else:
+            lost_at, criterion = middle, reason
+    last_alive = alive[-1][0]
+    return BranchLoss(0.5 * (last_alive + lost_at), abs(lost_at - last_alive) / 2, Status.CONVERGED,
+                      f"alive at {name} = {last_alive:.5g}, lost at {lost_at:.5g} ({criterion})",
+                      (last_alive, lost_at), criterion, alive[-1][1])

@@ -1,18 +1,25 @@
 """Fixed points x = F(x) of state-evolution / saddle-point maps, with their stability.
 
-The solvers work in unconstrained coordinates u = T(x), one transform per coordinate: variances
-live on (0, inf) and are iterated as log x (`Positive`), normalised overlaps live on (a, b) and are
-iterated through an atanh-type map (`Interval`). The map in u-coordinates, G = T o F o T^-1, has the
+The solvers work in unconstrained coordinates u = T(x), one transform per coordinate (numeric.transforms,
+re-exported here): variances live on (0, inf) and are iterated as log x (`Positive`), normalised
+overlaps live on (a, b) and are iterated through an atanh-type map (`Interval`). The map in u-coordinates, G = T o F o T^-1, has the
 same fixed points as F and, at a fixed point, a Jacobian similar to dF (DG = DT dF DT^-1), so the
 spectrum is the same in both coordinate systems.
 
-Methods:
-* "damped": u <- damping u + (1 - damping) G(u). Robust, but it converges at the rate of the
+Solvers are small frozen values, passed to `solve_fixed_point(F, x0, solver)`:
+* `Damped(damping)`: u <- damping u + (1 - damping) G(u). Robust, but it converges at the rate of the
   spectral radius of the damped map, which tends to 1 near a continuous transition.
-* "anderson": type-II Anderson acceleration (Walker & Ni 2011) with mixing 1 - damping, a bounded
-  history, column dropping when the least-squares problem becomes ill-conditioned, and a restart
-  (plain damped step, history cleared) when a step increases the residual tenfold.
-* "hybr": MINPACK's hybrid Powell method (`scipy.optimize.root`) on the residual G(u) - u.
+* `Anderson(damping, memory)`: type-II Anderson acceleration (Walker & Ni 2011) with mixing
+  1 - damping, a bounded history, column dropping when the least-squares problem becomes
+  ill-conditioned, and a restart (plain damped step, history cleared) when a step increases the
+  residual tenfold.
+* `Hybr()`: MINPACK's hybrid Powell method (`scipy.optimize.root`) on the residual G(u) - u.
+* `Broyden(...)`: Broyden's ("good") method on F(x) - x in the original coordinates, from a
+  forward-difference Jacobian (or a carried inverse Jacobian), each step capped per coordinate and
+  kept inside the domain; for maps whose noise makes the other solvers stall (quadrature with adaptive
+  panels), and whose inverse Jacobian is worth carrying from one solve to the next.
+* `Chain(first, then, ...)`: solvers one after another (e.g. Anderson to get close, then hybr where it
+  stalls); see `Chain` for the two ways of chaining.
 
 Accelerated solvers converge just as happily to unstable fixed points, so every converged result
 carries the spectrum of dF at the solution (finite differences in the original coordinates, or a
@@ -25,90 +32,32 @@ F and non-convergence all end as a status with a message.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from scipy import optimize
 
 from attnphase.errors import ParameterError
-from attnphase.params import check_choice, check_int, check_positive, check_real
+from attnphase.numeric.transforms import Identity, Interval, Positive
+from attnphase.params import check_int, check_positive, check_real
+from attnphase.results import Result, Status
 
 __all__ = [
     "Identity",
     "Positive",
     "Interval",
+    "Damped",
+    "Anderson",
+    "Hybr",
+    "Broyden",
+    "Chain",
     "FixedPointResult",
+    "LastEvaluation",
     "solve_fixed_point",
     "map_jacobian",
+    "forward_difference_jacobian",
 ]
-
-
-# --------------------------------------------------------------------------------------------------
-# Coordinate transforms
-
-
-@dataclass(frozen=True)
-class Identity:
-    """x = u on the whole real line."""
-
-    def to_unconstrained(self, x):
-        return np.asarray(x, dtype=float)
-
-    def from_unconstrained(self, u):
-        return np.asarray(u, dtype=float)
-
-    def contains(self, x) -> bool:
-        return bool(np.isfinite(x))
-
-    def describe(self) -> str:
-        return "(-inf, inf)"
-
-
-@dataclass(frozen=True)
-class Positive:
-    """x = exp(u) on (0, inf): for variances and other positive quantities."""
-
-    def to_unconstrained(self, x):
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.log(np.asarray(x, dtype=float))
-
-    def from_unconstrained(self, u):
-        with np.errstate(over="ignore"):
-            return np.exp(np.asarray(u, dtype=float))
-
-    def contains(self, x) -> bool:
-        return bool(np.isfinite(x) and x > 0)
-
-    def describe(self) -> str:
-        return "(0, inf)"
-
-
-@dataclass(frozen=True)
-class Interval:
-    """x = a + (b - a) (1 + tanh u) / 2 on the open interval (a, b): for overlaps and correlations."""
-
-    low: float
-    high: float
-
-    def __post_init__(self):
-        low = check_real("Interval.low", self.low)
-        high = check_real("Interval.high", self.high)
-        if not high > low:
-            raise ParameterError("Interval.high", self.high, f"greater than low = {low}")
-
-    def to_unconstrained(self, x):
-        s = 2.0 * (np.asarray(x, dtype=float) - self.low) / (self.high - self.low) - 1.0
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.arctanh(s)
-
-    def from_unconstrained(self, u):
-        return self.low + (self.high - self.low) * 0.5 * (1.0 + np.tanh(np.asarray(u, dtype=float)))
-
-    def contains(self, x) -> bool:
-        return bool(np.isfinite(x) and self.low < x < self.high)
-
-    def describe(self) -> str:
-        return f"({self.low:g}, {self.high:g})"
 
 
 # --------------------------------------------------------------------------------------------------
@@ -116,33 +65,36 @@ class Interval:
 
 
 @dataclass(frozen=True)
-class FixedPointResult:
+class FixedPointResult(Result):
     """Outcome of `solve_fixed_point`.
 
     value: the fixed point (float for a scalar x0, else an array of x0's shape); when not
         converged, the last point F was evaluated at (if finite).
-    residual: max |F(x) - x| at `value` (original coordinates).
+    residual: max |F(x) - x| at `value` (original coordinates; `Broyden`: relative to max(|x|, its
+        residual_floor), the criterion it stops on).
     iterations: solver iterations (hybr: function evaluations, MINPACK does not count iterations).
-    evaluations: calls of F by the solver, not counting the Jacobian below.
-    status: "converged" | "max_iter" | "diverged" (F returned NaN/inf or the iterate blew up) |
-        "failed" (F raised, F(x) left the domain of the transforms, or the solver stalled).
-    message: what happened, in words. success: status == "converged".
+    evaluations: calls of F by the solver (every stage of a chain), not counting the Jacobian below.
+    status: converged | max_iter | diverged (F returned NaN/inf or the iterate blew up) | failed (F
+        raised, F(x) left the domain of the transforms, or the solver stalled).
+    message: what happened, in words.
     jacobian: dF at the solution (n x n); jacobian_eigenvalues: its eigenvalues (complex),
         spectral_radius: max |eigenvalue|, stable: spectral_radius < 1. Not computed (empty / nan /
         False) when the solver did not converge or the Jacobian could not be evaluated.
+    method: the solver (the stage of a chain) that produced `value`.
     jacobian_evaluations: calls of F spent on the finite-difference Jacobian.
     error: estimated distance max |x - x*| to the exact fixed point of the exact map,
         ||(I - dF)^-1||_inf (residual + map_error + rounding of x) (the size of a Newton correction;
         large near a bifurcation where I - dF is nearly singular); nan without the Jacobian.
+    inverse_jacobian: `Broyden`'s inverse of (dF - I) at the end (reduced coordinates), a warm start
+        for the next solve (`Broyden(inverse=...)`); None for the other solvers.
     """
 
     value: float | np.ndarray
     residual: float
     iterations: int
     evaluations: int
-    status: str
+    status: Status
     message: str
-    success: bool
     jacobian_eigenvalues: np.ndarray
     spectral_radius: float
     stable: bool
@@ -150,12 +102,13 @@ class FixedPointResult:
     jacobian: np.ndarray = field(default_factory=lambda: np.empty((0, 0)), repr=False)
     jacobian_evaluations: int = 0
     error: float = math.nan
+    inverse_jacobian: np.ndarray | None = field(default=None, repr=False)
 
 
 class _Stop(Exception):
     """Internal: abort the solver with a status and a message."""
 
-    def __init__(self, status: str, message: str):
+    def __init__(self, status: Status, message: str):
         super().__init__(message)
         self.status = status
         self.message = message
@@ -182,12 +135,16 @@ class _Problem:
         except ParameterError:
             raise
         except Exception as exc:  # F is user code; its failure is a status, not a traceback
-            raise _Stop("failed", f"F raised {type(exc).__name__}: {exc} at x = {x.tolist()}") from None
+            raise _Stop(Status.FAILED, f"F raised {type(exc).__name__}: {exc} at x = {x.tolist()}") from None
         if y.shape != x.shape:
-            raise _Stop("failed", f"F returned {y.size} values for {x.size} coordinates")
+            raise _Stop(Status.FAILED, f"F returned {y.size} values for {x.size} coordinates")
         if not np.all(np.isfinite(y)):
-            raise _Stop("diverged", f"F returned non-finite values at x = {x.tolist()}")
+            raise _Stop(Status.DIVERGED, f"F returned non-finite values at x = {x.tolist()}")
         return y
+
+    def contains(self, x: np.ndarray) -> bool:
+        """Whether every coordinate of x lies in its transform's domain (finite included)."""
+        return all(t.contains(v) for t, v in zip(self.transforms, x))
 
     def to_u(self, x: np.ndarray) -> np.ndarray:
         return np.array([t.to_unconstrained(xi) for t, xi in zip(self.transforms, x)], dtype=float)
@@ -198,100 +155,303 @@ class _Problem:
     def G(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(x, F(x), T(F(x))) for x = T^-1(u)."""
         if not np.all(np.isfinite(u)):
-            raise _Stop("diverged", f"the iterate became non-finite (unconstrained coordinates {u.tolist()})")
+            raise _Stop(Status.DIVERGED, f"the iterate became non-finite (unconstrained coordinates {u.tolist()})")
         x = self.to_x(u)
         y = self.call(x)
         for i, (t, yi) in enumerate(zip(self.transforms, y)):
             if not t.contains(yi):
                 raise _Stop(
-                    "failed",
+                    Status.FAILED,
                     f"F(x) left the domain: coordinate {i} = {yi:.6g} is outside {t.describe()} at x = {x.tolist()}",
                 )
         return x, y, self.to_u(y)
 
 
+@dataclass(frozen=True)
+class _Outcome:
+    """What one solver (one stage) returned: its last point x (flat), residual, status and message."""
+
+    x: np.ndarray
+    residual: float
+    iterations: int
+    status: Status
+    message: str
+    method: str
+    inverse_jacobian: np.ndarray | None = None
+
+
+def _run(solver, problem: _Problem, x0: np.ndarray, tol: float) -> _Outcome:
+    """One solver from x0; a _Stop becomes an outcome at the last point F was evaluated (if finite)."""
+    problem.last_x = None
+    try:
+        return solver.run(problem, x0, tol)
+    except _Stop as stop:
+        last = problem.last_x if problem.last_x is not None and np.all(np.isfinite(problem.last_x)) else x0
+        return _Outcome(last, math.nan, problem.evaluations, stop.status, stop.message, solver.name)
+
+
 # --------------------------------------------------------------------------------------------------
-# Solvers
+# Solvers (frozen values: what to run, not how it went)
 
 
-def _damped(problem: _Problem, u, damping, tol, max_iter):
-    for it in range(1, max_iter + 1):
-        x, y, gu = problem.G(u)
-        residual = float(np.max(np.abs(y - x)))
-        if residual <= tol:
-            return x, residual, it, "converged", f"damped iteration converged in {it} iterations"
-        u = damping * u + (1.0 - damping) * gu
-    message = f"damped iteration: residual {residual:.3g} > tol after {max_iter} iterations"
-    return x, residual, max_iter, "max_iter", message
+@dataclass(frozen=True)
+class Damped:
+    """Damped iteration u <- damping u + (1 - damping) G(u); `max_iter` iterations at most."""
+
+    damping: float = 0.5
+    max_iter: int = 100_000
+    name = "damped"
+
+    def __post_init__(self):
+        check_real("damping", self.damping, 0.0, 1.0, high_open=True)
+        check_int("max_iter", self.max_iter, 1, None)
+
+    def run(self, problem: _Problem, x0, tol) -> _Outcome:
+        u = problem.to_u(x0)
+        for it in range(1, self.max_iter + 1):
+            x, y, gu = problem.G(u)
+            residual = float(np.max(np.abs(y - x)))
+            if residual <= tol:
+                return _Outcome(x, residual, it, Status.CONVERGED, f"damped iteration converged in {it} iterations",
+                                self.name)
+            u = self.damping * u + (1.0 - self.damping) * gu
+        message = f"damped iteration: residual {residual:.3g} > tol after {self.max_iter} iterations"
+        return _Outcome(x, residual, self.max_iter, Status.MAX_ITER, message, self.name)
 
 
-def _anderson(problem: _Problem, u, damping, tol, max_iter, memory):
-    """Type-II Anderson: u+ = u + b g - (dU + b dG) gamma, gamma = argmin |g - dG gamma|, g = G(u) - u."""
-    beta = 1.0 - damping
-    # More than n differences in n dimensions are linearly dependent; with n = 1 this is the secant
-    # method.
-    memory = min(memory, u.size)
-    dU: list[np.ndarray] = []
-    dG: list[np.ndarray] = []
-    u_prev = g_prev = None
-    best = math.inf
-    for it in range(1, max_iter + 1):
-        x, y, gu = problem.G(u)
-        residual = float(np.max(np.abs(y - x)))
-        if residual <= tol:
-            return x, residual, it, "converged", f"Anderson converged in {it} iterations"
-        g = gu - u
-        if residual > 10.0 * best:
-            # The extrapolation made things much worse: forget the history, take a damped step.
-            dU.clear()
-            dG.clear()
-            u_prev = g_prev = None
-        best = min(best, residual)
-        if g_prev is not None:
-            dU.append(u - u_prev)
-            dG.append(g - g_prev)
-            if len(dU) > memory:
-                dU.pop(0)
-                dG.pop(0)
-        u_prev, g_prev = u, g
-        step = beta * g
-        while dG:
-            G_mat = np.stack(dG, axis=1)
-            gamma, _, _, singular = np.linalg.lstsq(G_mat, g, rcond=None)
-            # Drop the oldest differences while they are nearly collinear (ill-conditioned LSQ).
-            if len(dG) > 1 and singular[-1] <= 1e-10 * singular[0]:
-                dU.pop(0)
-                dG.pop(0)
-                continue
-            step = beta * g - (np.stack(dU, axis=1) + beta * G_mat) @ gamma
-            break
-        if not np.all(np.isfinite(step)):
-            dU.clear()
-            dG.clear()
+@dataclass(frozen=True)
+class Anderson:
+    """Type-II Anderson acceleration with mixing 1 - damping and a history of `memory` differences
+    (at most the number of coordinates is used); `max_iter` iterations at most."""
+
+    damping: float = 0.5
+    memory: int = 6
+    max_iter: int = 1000
+    name = "anderson"
+
+    def __post_init__(self):
+        check_real("damping", self.damping, 0.0, 1.0, high_open=True)
+        check_int("memory", self.memory, 1, 100)
+        check_int("max_iter", self.max_iter, 1, None)
+
+    def run(self, problem: _Problem, x0, tol) -> _Outcome:
+        """u+ = u + b g - (dU + b dG) gamma, gamma = argmin |g - dG gamma|, g = G(u) - u."""
+        u = problem.to_u(x0)
+        beta = 1.0 - self.damping
+        # More than n differences in n dimensions are linearly dependent; with n = 1 this is the secant
+        # method.
+        memory = min(self.memory, u.size)
+        dU: list[np.ndarray] = []
+        dG: list[np.ndarray] = []
+        u_prev = g_prev = None
+        best = math.inf
+        for it in range(1, self.max_iter + 1):
+            x, y, gu = problem.G(u)
+            residual = float(np.max(np.abs(y - x)))
+            if residual <= tol:
+                return _Outcome(x, residual, it, Status.CONVERGED, f"Anderson converged in {it} iterations", self.name)
+            g = gu - u
+            if residual > 10.0 * best:
+                # The extrapolation made things much worse: forget the history, take a damped step.
+                dU.clear()
+                dG.clear()
+                u_prev = g_prev = None
+            best = min(best, residual)
+            if g_prev is not None:
+                dU.append(u - u_prev)
+                dG.append(g - g_prev)
+                if len(dU) > memory:
+                    dU.pop(0)
+                    dG.pop(0)
+            u_prev, g_prev = u, g
             step = beta * g
-        u = u + step
-    return x, residual, max_iter, "max_iter", f"Anderson: residual {residual:.3g} > tol after {max_iter} iterations"
+            while dG:
+                G_mat = np.stack(dG, axis=1)
+                gamma, _, _, singular = np.linalg.lstsq(G_mat, g, rcond=None)
+                # Drop the oldest differences while they are nearly collinear (ill-conditioned LSQ).
+                if len(dG) > 1 and singular[-1] <= 1e-10 * singular[0]:
+                    dU.pop(0)
+                    dG.pop(0)
+                    continue
+                step = beta * g - (np.stack(dU, axis=1) + beta * G_mat) @ gamma
+                break
+            if not np.all(np.isfinite(step)):
+                dU.clear()
+                dG.clear()
+                step = beta * g
+            u = u + step
+        return _Outcome(x, residual, self.max_iter, Status.MAX_ITER,
+                        f"Anderson: residual {residual:.3g} > tol after {self.max_iter} iterations", self.name)
 
 
-def _hybr(problem: _Problem, u0, tol, max_iter):
-    def residual_u(u):
-        return problem.G(u)[2] - u
+@dataclass(frozen=True)
+class Hybr:
+    """MINPACK's hybrid Powell method on G(u) - u; `max_evaluations` calls of F (default 200 (n + 1))."""
 
-    sol = optimize.root(residual_u, u0, method="hybr", options={"xtol": 1e-14, "maxfev": max_iter})
-    # Re-evaluate at the returned point: MINPACK's last call need not be at its answer.
-    x, y, _ = problem.G(np.asarray(sol.x, dtype=float))
-    residual = float(np.max(np.abs(y - x)))
-    nfev = int(sol.nfev) + 1
-    if residual <= tol:
-        return x, residual, nfev, "converged", f"hybr converged ({nfev} evaluations)"
-    if sol.status == 2:
-        message = f"hybr: residual {residual:.3g} > tol after maxfev={max_iter} evaluations"
-        return x, residual, nfev, "max_iter", message
-    return x, residual, nfev, "failed", f"hybr stopped with residual {residual:.3g} > tol: {sol.message}"
+    max_evaluations: int | None = None
+    name = "hybr"
+
+    def __post_init__(self):
+        if self.max_evaluations is not None:
+            check_int("max_evaluations", self.max_evaluations, 1, None)
+
+    def run(self, problem: _Problem, x0, tol) -> _Outcome:
+        max_evaluations = self.max_evaluations or 200 * (x0.size + 1)
+
+        def residual_u(u):
+            return problem.G(u)[2] - u
+
+        sol = optimize.root(residual_u, problem.to_u(x0), method="hybr",
+                            options={"xtol": 1e-14, "maxfev": max_evaluations})
+        # Re-evaluate at the returned point: MINPACK's last call need not be at its answer.
+        x, y, _ = problem.G(np.asarray(sol.x, dtype=float))
+        residual = float(np.max(np.abs(y - x)))
+        nfev = int(sol.nfev) + 1
+        if residual <= tol:
+            return _Outcome(x, residual, nfev, Status.CONVERGED, f"hybr converged ({nfev} evaluations)", self.name)
+        if sol.status == 2:
+            message = f"hybr: residual {residual:.3g} > tol after maxfev={max_evaluations} evaluations"
+            return _Outcome(x, residual, nfev, Status.MAX_ITER, message, self.name)
+        return _Outcome(x, residual, nfev, Status.FAILED, f"hybr stopped with residual {residual:.3g} > tol: {sol.message}",
+                        self.name)
+
+
+@dataclass(frozen=True)
+class Broyden:
+    """Broyden's ("good") method on F(x) − x in the original coordinates.
+
+    Converged when max_j |F(x) − x|_j / max(|x_j|, residual_floor) ≤ tol (relative per coordinate,
+    absolute below residual_floor). The inverse of (dF − I) starts from `inverse` when given (e.g. the
+    previous solve's `FixedPointResult.inverse_jacobian`), else from a forward-difference Jacobian
+    (`forward_difference_jacobian` with `jacobian_step`, n extra evaluations, only if a step is needed).
+    Each step is capped per coordinate at max_step_fraction · max(|x_j|, step_floor), so that a step
+    from a poor Jacobian cannot leave the solution's basin of attraction, and halved up to `backtracks`
+    times to stay inside the transforms' domain. Status: converged, max_iter after `max_iter` steps, or
+    diverged when F is not finite (or the step could not be kept in the domain); the point returned is
+    then the last one where F was finite.
+    """
+
+    max_iter: int = 16
+    max_step_fraction: float = 0.25
+    step_floor: float = 0.05
+    residual_floor: float = 1e-3
+    jacobian_step: float = 1e-2
+    backtracks: int = 5
+    inverse: np.ndarray | None = field(default=None, repr=False, compare=False)
+    name = "broyden"
+
+    def __post_init__(self):
+        check_int("max_iter", self.max_iter, 0, None)
+        check_positive("max_step_fraction", self.max_step_fraction)
+        check_positive("step_floor", self.step_floor)
+        check_positive("residual_floor", self.residual_floor)
+        check_positive("jacobian_step", self.jacobian_step)
+        check_int("backtracks", self.backtracks, 0, 60)
+
+    def run(self, problem: _Problem, x0, tol) -> _Outcome:
+        n = x0.size
+
+        def evaluate(x):
+            """F(x), or NaN where F is undefined: outside the domain, not finite, or raising."""
+            if not problem.contains(x):
+                return np.full(n, np.nan)
+            try:
+                return problem.call(x)
+            except _Stop:
+                return np.full(n, np.nan)
+
+        inverse = None if self.inverse is None else np.array(self.inverse, dtype=float)
+        y = np.array(x0, dtype=float)
+        f = evaluate(y)
+        status, residual, steps = Status.MAX_ITER, math.inf, 0
+        for steps in range(self.max_iter):
+            defect = f - y
+            residual = float(np.max(np.abs(defect) / np.maximum(np.abs(y), self.residual_floor)))
+            if not np.isfinite(residual):
+                status = Status.DIVERGED
+                break
+            if residual <= tol:
+                status = Status.CONVERGED
+                break
+            if inverse is None:
+                J = forward_difference_jacobian(evaluate, y, f, self.jacobian_step)
+                try:
+                    inverse = np.linalg.inv(J - np.eye(n))
+                except np.linalg.LinAlgError:
+                    status = Status.FAILED
+                    break
+            step = -inverse @ defect
+            cap = self.max_step_fraction * np.maximum(np.abs(y), self.step_floor)
+            step *= min(1.0, float(np.min(cap / np.maximum(np.abs(step), 1e-300))))
+            for _halving in range(self.backtracks):  # back into the domain
+                if problem.contains(y + step):
+                    break
+                step *= 0.5
+            y_new = y + step
+            f_new = evaluate(y_new)
+            if not np.all(np.isfinite(f_new)):
+                status = Status.DIVERGED
+                break
+            # Broyden's ("good") update of the inverse Jacobian of G = F − I: superlinear convergence
+            dy, dg = y_new - y, (f_new - y_new) - defect
+            v = dy @ inverse
+            if abs(v @ dg) > 0:
+                inverse = inverse + np.outer(dy - inverse @ dg, v) / (v @ dg)
+            y, f = y_new, f_new
+        message = {Status.CONVERGED: f"Broyden converged: relative residual {residual:.2g} after {steps} steps",
+                   Status.MAX_ITER: f"Broyden: relative residual {residual:.2g} > tol after {self.max_iter} steps",
+                   Status.DIVERGED: f"Broyden: F not finite after {steps} steps (relative residual {residual:.2g})",
+                   Status.FAILED: "Broyden: the Jacobian of F − I is singular"}[status]
+        return _Outcome(y, residual, steps, status, message, self.name, inverse)
+
+
+@dataclass(frozen=True, init=False)
+class Chain:
+    """Solvers run one after another, each from the point where the previous one ended.
+
+    Chain(first, then, ...) (fallback, the default): stop at the first stage that converges; a stage
+    that did not converge hands its end point to the next one unless it diverged or the point left the
+    domain; the result with the smaller residual is kept (a stage that failed without a residual is
+    kept over a later one, as the comparison with NaN is false). E.g. Chain(Anderson(), Hybr()):
+    Anderson is globally robust, MINPACK finishes where Anderson stalls.
+
+    Chain(first, then, polish=True): every stage runs and the last one decides the result; a stage
+    starts from the previous end point when that point lies in the domain and `usable(point)` holds,
+    else from x0. E.g. Chain(Anderson(), Broyden(), polish=True): Anderson gets close on a noisy map,
+    Broyden meets its relative criterion; `usable` rejects an end point that slid onto another
+    solution.
+    """
+
+    stages: tuple
+    polish: bool = False
+    usable: Callable | None = None
+    name = "chain"
+
+    def __init__(self, *stages, polish: bool = False, usable: Callable | None = None):
+        if len(stages) < 2 or not all(hasattr(s, "run") for s in stages):
+            raise ParameterError("stages", stages, "two or more solvers (Damped, Anderson, Hybr, Broyden, Chain)")
+        object.__setattr__(self, "stages", tuple(stages))
+        object.__setattr__(self, "polish", bool(polish))
+        object.__setattr__(self, "usable", usable)
+
+    def run(self, problem: _Problem, x0, tol) -> _Outcome:
+        result = _run(self.stages[0], problem, x0, tol)
+        for stage in self.stages[1:]:
+            inside = problem.contains(result.x)
+            if self.polish:
+                usable = inside and (self.usable is None or self.usable(result.x))
+                result = _run(stage, problem, result.x if usable else x0, tol)
+                continue
+            if result.status in (Status.CONVERGED, Status.DIVERGED) or not inside:
+                break
+            later = _run(stage, problem, result.x, tol)
+            if later.residual < result.residual:
+                result = later
+        return result
 
 
 # --------------------------------------------------------------------------------------------------
-# Jacobian
+# Jacobians
 
 
 def map_jacobian(F, x, *, transforms=None, step: float | None = None) -> tuple[np.ndarray, int]:
@@ -335,51 +495,61 @@ def map_jacobian(F, x, *, transforms=None, step: float | None = None) -> tuple[n
                 J[:, j] = sign * (-3 * f0 + 4 * first - second) / (2 * h)
                 break
         else:
-            raise _Stop("failed", f"no finite-difference stencil for coordinate {j} stays where F is finite")
+            raise _Stop(Status.FAILED, f"no finite-difference stencil for coordinate {j} stays where F is finite")
     return J, problem.evaluations
+
+
+def forward_difference_jacobian(F, x, f0, relative_step: float = 1e-2, floor: float = 0.1) -> np.ndarray:
+    """Forward differences (F(x + h_j e_j) − f0)/h_j with h_j = relative_step · max(|x_j|, floor).
+
+    For maps with quadrature noise far below a 1% change (a central difference with the rounding-optimal
+    eps^(1/3) step would differentiate the noise): accurate to O(relative_step), enough to start
+    Broyden's method, whose updates remove the rest. f0 = F(x); the floor keeps the step finite for
+    coordinates at or near zero.
+    """
+    x = np.asarray(x, dtype=float)
+    n = len(x)
+    J = np.empty((n, n))
+    for j in range(n):
+        h = relative_step * max(abs(x[j]), floor)
+        up = x.copy()
+        up[j] += h
+        J[:, j] = (F(up) - f0) / h
+    return J
 
 
 # --------------------------------------------------------------------------------------------------
 # Entry point
 
-_DEFAULT_MAX_ITER = {"damped": 100_000, "anderson": 1_000, "hybr": None}
-
 
 def solve_fixed_point(
     F,
     x0,
+    solver=None,
     *,
     transforms=None,
-    method: str = "hybr",
-    damping: float = 0.5,
     tol: float = 1e-10,
-    max_iter: int | None = None,
-    memory: int = 6,
     jacobian=None,
     spectrum: bool = True,
     map_error: float = 0.0,
 ) -> FixedPointResult:
-    """Solve x = F(x) starting from x0.
+    """Solve x = F(x) starting from x0 with `solver` (default `Hybr()`).
 
     F: callable taking x (a float when x0 is a scalar, else an array of x0's shape) and returning
         F(x) of the same shape.
+    solver: Damped(...), Anderson(...), Hybr(...), Broyden(...) or a Chain of them.
     transforms: one of Identity() / Positive() / Interval(a, b) per coordinate (default Identity);
         x0 must lie inside their domains.
-    method: "hybr" (default), "anderson" or "damped".
-    damping: weight of the old iterate, in [0, 1): damped iteration u <- damping u + (1-damping) G(u);
-        Anderson uses the mixing 1 - damping; ignored by hybr.
-    tol: convergence when max |F(x) - x| <= tol in the original coordinates.
-    max_iter: iterations (damped, anderson) or function evaluations (hybr; default 200 (n + 1)).
-    memory: Anderson history length (at most the number of coordinates is used).
+    tol: convergence when max |F(x) - x| <= tol in the original coordinates (Broyden: relative, see it).
     jacobian: optional callable x -> dF/dx (n x n) used for the spectrum instead of finite differences.
     spectrum: compute the Jacobian spectrum at a converged solution (default True).
     map_error: absolute error of the evaluation of F (e.g. a quadrature error estimate); it enters
         the `error` of the result as ||(I - dF)^-1|| (residual + map_error + rounding).
     """
-    method = check_choice("method", method, ("hybr", "anderson", "damped"))
-    damping = check_real("damping", damping, 0.0, 1.0, high_open=True)
+    solver = Hybr() if solver is None else solver
+    if not hasattr(solver, "run"):
+        raise ParameterError("solver", solver, "Damped(), Anderson(), Hybr(), Broyden() or a Chain of them")
     tol = check_positive("tol", tol)
-    memory = check_int("memory", memory, 1, 100)
     map_error = check_real("map_error", map_error, 0.0, None)
     x0_arr = np.asarray(x0, dtype=float)
     shape = x0_arr.shape
@@ -396,57 +566,59 @@ def solve_fixed_point(
     for i, (t, xi) in enumerate(zip(transforms, flat0)):
         if not t.contains(xi):
             raise ParameterError("x0", x0, f"coordinate {i} inside {t.describe()}")
-    if max_iter is None:
-        max_iter = _DEFAULT_MAX_ITER[method] or 200 * (n + 1)
-    max_iter = check_int("max_iter", max_iter, 1, None)
 
     problem = _Problem(F, shape, transforms)
-    u0 = problem.to_u(flat0)
-    x_last = flat0
-    try:
-        if method == "damped":
-            x_last, residual, iterations, status, message = _damped(problem, u0, damping, tol, max_iter)
-        elif method == "anderson":
-            x_last, residual, iterations, status, message = _anderson(problem, u0, damping, tol, max_iter, memory)
-        else:
-            x_last, residual, iterations, status, message = _hybr(problem, u0, tol, max_iter)
-    except _Stop as stop:
-        if problem.last_x is not None and np.all(np.isfinite(problem.last_x)):
-            x_last = problem.last_x
-        return FixedPointResult(
-            value=_shaped(x_last, shape), residual=math.nan, iterations=problem.evaluations,
-            evaluations=problem.evaluations, status=stop.status, message=stop.message, success=False,
-            jacobian_eigenvalues=np.empty(0, dtype=complex), spectral_radius=math.nan, stable=False,
-            method=method,
-        )
-    evaluations = problem.evaluations
-    eigenvalues = np.empty(0, dtype=complex)
-    radius, stable, J, jac_evals, error = math.nan, False, np.empty((0, 0)), 0, math.nan
-    if status == "converged" and spectrum:
-        try:
-            if jacobian is not None:
-                J = np.asarray(jacobian(_shaped(x_last, shape)), dtype=float).reshape(n, n)
-            else:
-                J, jac_evals = map_jacobian(F, x_last.reshape(shape), transforms=transforms)
-            if not np.all(np.isfinite(J)):
-                raise _Stop("failed", "the Jacobian has non-finite entries")
-            eigenvalues = np.linalg.eigvals(J).astype(complex)
-            radius = float(np.max(np.abs(eigenvalues)))
-            stable = radius < 1.0
-            try:
-                # F itself is known only to map_error (e.g. its quadrature error) plus rounding.
-                uncertainty = residual + map_error + 4 * np.finfo(float).eps * float(np.max(np.abs(x_last)))
-                error = float(np.linalg.norm(np.linalg.inv(np.eye(n) - J), np.inf) * uncertainty)
-            except np.linalg.LinAlgError:
-                error = math.inf
-        except _Stop as stop:
-            message += f"; spectrum not computed: {stop.message}"
-    return FixedPointResult(
-        value=_shaped(x_last, shape), residual=residual, iterations=iterations, evaluations=evaluations,
-        status=status, message=message, success=status == "converged", jacobian_eigenvalues=eigenvalues,
-        spectral_radius=radius, stable=stable, method=method, jacobian=J, jacobian_evaluations=jac_evals,
-        error=error,
+    outcome = _run(solver, problem, flat0, tol)
+    result = FixedPointResult(
+        value=_shaped(outcome.x, shape), residual=outcome.residual, iterations=outcome.iterations,
+        evaluations=problem.evaluations, status=outcome.status, message=outcome.message,
+        jacobian_eigenvalues=np.empty(0, dtype=complex), spectral_radius=math.nan, stable=False,
+        method=outcome.method, inverse_jacobian=outcome.inverse_jacobian,
     )
+    if outcome.status != Status.CONVERGED or not spectrum:
+        return result
+    message = outcome.message
+    try:
+        jac_evals = 0
+        if jacobian is not None:
+            J = np.asarray(jacobian(_shaped(outcome.x, shape)), dtype=float).reshape(n, n)
+        else:
+            J, jac_evals = map_jacobian(F, outcome.x.reshape(shape), transforms=transforms)
+        if not np.all(np.isfinite(J)):
+            raise _Stop(Status.FAILED, "the Jacobian has non-finite entries")
+    except _Stop as stop:
+        return replace(result, message=f"{message}; spectrum not computed: {stop.message}")
+    eigenvalues = np.linalg.eigvals(J).astype(complex)
+    radius = float(np.max(np.abs(eigenvalues)))
+    try:
+        # F itself is known only to map_error (e.g. its quadrature error) plus rounding.
+        uncertainty = outcome.residual + map_error + 4 * np.finfo(float).eps * float(np.max(np.abs(outcome.x)))
+        error = float(np.linalg.norm(np.linalg.inv(np.eye(n) - J), np.inf) * uncertainty)
+    except np.linalg.LinAlgError:
+        error = math.inf
+    return replace(result, jacobian_eigenvalues=eigenvalues, spectral_radius=radius, stable=radius < 1.0,
+                   jacobian=J, jacobian_evaluations=jac_evals, error=error)
+
+
+class LastEvaluation:
+    """An expensive map that remembers its last argument and value.
+
+    A solver's final F(x) and a quantity evaluated at the same x afterwards (e.g. a free energy from the
+    same quadrature) then cost one evaluation, not two. Only for maps that are deterministic functions
+    of x; the value is returned as computed (not copied).
+    """
+
+    def __init__(self, function: Callable):
+        self.function = function
+        self._last: tuple[np.ndarray, object] | None = None
+
+    def __call__(self, x):
+        x = np.asarray(x, dtype=float)
+        if self._last is not None and np.array_equal(self._last[0], x):
+            return self._last[1]
+        value = self.function(x)
+        self._last = (x.copy(), value)
+        return value
 
 
 def _shaped(x: np.ndarray, shape):

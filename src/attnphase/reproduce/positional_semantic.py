@@ -6,7 +6,7 @@
 * errors.csv / errors.png — ε_g of each branch and of the global minimum (largest Φ) against the linear
   baseline, with finite-d GD points (semantic and positional inits; d = 1000 protocol runs in full mode);
 * phase_diagram.png — full mode: α_c(ω) and α_l(ω) with error bars at five ω (thresholds.csv) and the
-  α_c(ω) curve at 22 ω in [0, 0.45] with its error band (`api.alpha_c_curve_split_line`,
+  α_c(ω) curve at 22 ω in [0, 0.45] with its error band (`alpha_c_curve_split_line`,
   alpha_c_curve.csv); quick mode: a
   coarse (α, ω) grid (phase_grid.csv) with crossings interpolated between grid points, error = half a
   grid step (phase_crossings.csv);
@@ -73,8 +73,8 @@ def coarse_phase_diagram(tracker: api.BranchTracker, alphas, omegas) -> tuple[li
     alphas = sorted(float(a) for a in alphas)
     grid = []
     for omega in sorted(set(omegas) | {OMEGA}):
-        params = api.model_parameters(omega)
-        baseline = api.linear_baseline_error(omega).value
+        params = api.Parameters.validated(omega=omega)
+        baseline = api.linear_baseline(params).value
         for a in alphas:
             solution = {}
             for branch in ("positional", "semantic"):
@@ -113,18 +113,16 @@ def coarse_phase_diagram(tracker: api.BranchTracker, alphas, omegas) -> tuple[li
     return grid, crossings
 
 
-def gd_table(alphas, d: int, seeds: int, steps: int, device: str) -> list[dict]:
-    from attnphase.validate.gd import simulate_positional_semantic
-
+def gd_table(alphas, d: int, trials: int, steps: int, device: str) -> list[dict]:
     rows = []
     for a in alphas:
         for init in ("semantic", "positional"):
-            r = simulate_positional_semantic(omega=OMEGA, alpha=float(a), d=d, init=init, seeds=seeds, steps=steps,
-                                             test_samples=4000, device=device, num_threads=1)
-            rows.append({"alpha": float(a), "init": init, "d": d, "seeds": seeds, "steps": steps,
+            r = api.simulate(omega=OMEGA, alpha=float(a), d=d, init=init, trials=trials, steps=steps, test_samples=4000,
+                             device=device, num_threads=1)
+            rows.append({"alpha": float(a), "init": init, "d": d, "trials": trials, "steps": steps,
                          "abs_m": float(r.m.mean()), "abs_theta": float(r.theta.mean()),
                          "test_error": float(r.test_error.mean()),
-                         "test_error_sem": float(r.test_error.std(ddof=1) / np.sqrt(seeds)) if seeds > 1 else 0.0,
+                         "test_error_sem": float(r.test_error.std(ddof=1) / np.sqrt(trials)) if trials > 1 else 0.0,
                          "train_loss": float(r.train_loss.mean())})
     return rows
 
@@ -137,15 +135,15 @@ def gd_table(alphas, d: int, seeds: int, steps: int, device: str) -> list[dict]:
 # given α, hence the same teacher and training set, so per seed the lower training loss of the two
 # runs is the empirical global minimum.
 PROTOCOL_ALPHAS = (0.5, 1.0, 1.5, 2.0)
-PROTOCOL = {"d": 1000, "seeds": 5, "steps": 5000, "test_samples": 10_000, "seed": 0}
-# Finite-size scan at one α where both branches exist: (d, seeds), more seeds where runs are cheap
-# (a run costs ∝ seeds·d²) so that the gap stays resolved above the seed spread at every size.
+PROTOCOL = {"d": 1000, "trials": 5, "steps": 5000, "test_samples": 10_000, "seed": 0}
+# Finite-size scan at one α where both branches exist: (d, trials), more trials where runs are cheap
+# (a run costs ∝ trials·d²) so that the gap stays resolved above the seed spread at every size.
 SCAN_ALPHA = 1.5
 SCAN_SIZES = ((50, 40), (100, 20), (200, 10), (400, 8), (1000, 5))
 SCAN = {"steps": 5000, "test_samples": 10_000, "seed": 0}
 # Random init Q₀ = 0.1·N(0, 1) trained by Adam (lr 0.01): which minimum do runs reach?
 RANDOM_INIT_ALPHAS = (0.5, 1.0, 1.5, 2.0, 2.5)
-RANDOM_INIT = {"d": 200, "seeds": 16, "steps": 3000, "test_samples": 10_000, "seed": 0}
+RANDOM_INIT = {"d": 200, "trials": 16, "steps": 3000, "test_samples": 10_000, "seed": 0}
 # Theory for the comparisons: converged split-line studies started from tensor-rule solutions on this rule.
 THEORY_NODES = 14
 # Quantities compared per branch: the overlap that is non-zero on it, q and the two errors.
@@ -154,23 +152,21 @@ COMPARED = {"positional": ("abs_m", "q", "test_error", "train_loss"),
 SIM_KEYS = {"abs_m": "m", "abs_theta": "theta", "q": "q", "test_error": "test_error", "train_loss": "train_loss"}
 
 
-def simulate_run(alpha: float, d: int, init: str, seeds: int, steps: int, test_samples: int, seed: int,
+def simulate_run(alpha: float, d: int, init: str, trials: int, steps: int, test_samples: int, seed: int,
                  device: str) -> dict:
-    """One batched simulation (validate.gd) at ω = 0.3, as a dict of per-seed arrays (GDResult.as_dict)."""
-    from attnphase.validate.gd import simulate_positional_semantic
-
-    result = simulate_positional_semantic(omega=OMEGA, alpha=alpha, d=d, init=init, seeds=seeds, steps=steps,
-                                          test_samples=test_samples, seed=seed, device=device, num_threads=1)
+    """One batched simulation (api.simulate) at ω = 0.3, as a dict of per-trial arrays (GDResult.as_dict)."""
+    result = api.simulate(omega=OMEGA, alpha=alpha, d=d, init=init, trials=trials, steps=steps,
+                          test_samples=test_samples, seed=seed, device=device, num_threads=1)
     return result.as_dict()
 
 
 def gd_run_plan() -> list[tuple]:
-    """Every simulation `gd_validation` makes, as runner arguments (α, d, init, seeds, steps, test_samples, seed)."""
-    plan = [(a, PROTOCOL["d"], init, PROTOCOL["seeds"], PROTOCOL["steps"], PROTOCOL["test_samples"], PROTOCOL["seed"])
+    """Every simulation `gd_validation` makes, as runner arguments (α, d, init, trials, steps, test_samples, seed)."""
+    plan = [(a, PROTOCOL["d"], init, PROTOCOL["trials"], PROTOCOL["steps"], PROTOCOL["test_samples"], PROTOCOL["seed"])
             for a in PROTOCOL_ALPHAS for init in ("semantic", "positional")]
-    plan += [(SCAN_ALPHA, d, init, seeds, SCAN["steps"], SCAN["test_samples"], SCAN["seed"])
-             for d, seeds in SCAN_SIZES for init in ("semantic", "positional")]
-    plan += [(a, RANDOM_INIT["d"], "random", RANDOM_INIT["seeds"], RANDOM_INIT["steps"], RANDOM_INIT["test_samples"],
+    plan += [(SCAN_ALPHA, d, init, trials, SCAN["steps"], SCAN["test_samples"], SCAN["seed"])
+             for d, trials in SCAN_SIZES for init in ("semantic", "positional")]
+    plan += [(a, RANDOM_INIT["d"], "random", RANDOM_INIT["trials"], RANDOM_INIT["steps"], RANDOM_INIT["test_samples"],
               RANDOM_INIT["seed"]) for a in RANDOM_INIT_ALPHAS]
     return list(dict.fromkeys(plan))  # the scan reuses the protocol's d = 1000 runs
 
@@ -186,12 +182,12 @@ def cached_runner(cache_dir: Path, runner=simulate_run):
 
     cache_dir = Path(cache_dir)
 
-    def cached(alpha, d, init, seeds, steps, test_samples, seed, device):
-        path = cache_dir / f"gd_a{alpha:g}_d{d}_{init}_K{seeds}_s{steps}_t{test_samples}_seed{seed}.json"
+    def cached(alpha, d, init, trials, steps, test_samples, seed, device):
+        path = cache_dir / f"gd_a{alpha:g}_d{d}_{init}_K{trials}_s{steps}_t{test_samples}_seed{seed}.json"
         if path.exists():  # lists are the per-seed arrays (null: a non-finite measurement)
             stored = json.loads(path.read_text())
             return {k: np.asarray(v, dtype=float) if isinstance(v, list) else v for k, v in stored.items()}
-        result = runner(alpha, d, init, seeds, steps, test_samples, seed, device)
+        result = runner(alpha, d, init, trials, steps, test_samples, seed, device)
         write_json_atomically(path, result)
         return result
 
@@ -222,7 +218,7 @@ def theory_reference(alphas, nodes: int = THEORY_NODES, cache_path: Path | None 
     how many distinct starts there were. A study takes minutes, so with `cache_path` every finished
     entry is kept in that JSON file (`report.Checkpoint`) and reused.
     """
-    params = api.model_parameters(OMEGA)
+    params = api.Parameters.validated(omega=OMEGA)
     tracker = api.BranchTracker(params, nodes)
     checkpoint = Checkpoint(cache_path) if cache_path else None
     reference = {}
@@ -239,15 +235,16 @@ def theory_reference(alphas, nodes: int = THEORY_NODES, cache_path: Path | None 
             distinct = [s for i, s in enumerate(starts)
                         if all(abs(abs(getattr(s, order)) - abs(getattr(t, order))) > 1e-4 for t in starts[:i])]
             studies = [api.convergence_study(branch, float(a), params, start=s) for s in distinct]
-            kept = [st for st in studies if st.status == "converged" and abs(st.state_rows[-1][order]) > 1e-6]
+            kept = [st for st in studies if st.success and abs(getattr(st.state_rows[-1], order)) > 1e-6]
             entry = {"status": "converged" if kept else "failed", "tensor_starts": len(distinct),
                      "message": "" if kept else "; ".join(st.message[:80] for st in studies) or "no tensor-rule start"}
             if kept:
-                study = max(kept, key=lambda st: abs(st.state_rows[-1][order]))
+                study = max(kept, key=lambda st: abs(getattr(st.state_rows[-1], order)))
                 coarse, fine = study.state_rows[0], study.state_rows[-1]
                 for key, attribute in (("abs_m", "m"), ("abs_theta", "theta"), ("q", "q")):
-                    entry[key] = abs(float(fine[attribute])) if key.startswith("abs") else float(fine[attribute])
-                    entry[key + "_error"] = abs(abs(float(fine[attribute])) - abs(float(coarse[attribute])))
+                    value, previous = float(getattr(fine, attribute)), float(getattr(coarse, attribute))
+                    entry[key] = abs(value) if key.startswith("abs") else value
+                    entry[key + "_error"] = abs(abs(value) - abs(previous))
                 entry.update({"test_error": study.test_error, "test_error_error": study.test_error_error,
                               "free_energy": study.free_energy, "free_energy_error": study.free_energy_error,
                               "train_loss": study.train_loss, "train_loss_error": study.free_energy_error})
@@ -272,10 +269,10 @@ def landed_labels(run: dict, reference: dict, alpha: float) -> np.ndarray:
 
 
 def protocol_rows(runs: dict, reference: dict) -> list[dict]:
-    """Theory vs GD for every (α, init): each quantity of the branch the seeds landed on.
+    """Theory vs GD for every (α, init): each quantity of the branch the trials landed on.
 
-    runs: {(α, init): simulate_run dict}. A (α, init) whose seeds split between minima is compared
-    per group; seeds labelled "other" are listed but not compared.
+    runs: {(α, init): simulate_run dict}. A (α, init) whose trials split between minima is compared
+    per group; trials labelled "other" are listed but not compared.
     """
     rows = []
     for (a, init), run in sorted(runs.items()):
@@ -288,7 +285,7 @@ def protocol_rows(runs: dict, reference: dict) -> list[dict]:
             for key in quantities:
                 samples = np.asarray(run[SIM_KEYS[key]], float)[mask]
                 theory = reference[(branch, a)]
-                row = {"alpha": a, "init": init, "landed": branch, "seeds": int(mask.sum()), "quantity": key,
+                row = {"alpha": a, "init": init, "landed": branch, "trials": int(mask.sum()), "quantity": key,
                        "theory": theory[key], "theory_error": theory[key + "_error"],
                        "gd_mean": float(samples.mean()),
                        "gd_std": float(samples.std(ddof=1)) if samples.size > 1 else math.nan}
@@ -299,7 +296,7 @@ def protocol_rows(runs: dict, reference: dict) -> list[dict]:
                     row.update({"z": math.nan, "agrees": None})
                 rows.append(row)
             if branch == "other":
-                rows.append({"alpha": a, "init": init, "landed": branch, "seeds": int(mask.sum()),
+                rows.append({"alpha": a, "init": init, "landed": branch, "trials": int(mask.sum()),
                              "quantity": "abs_m|abs_theta",
                              "gd_mean": f"{np.mean(np.asarray(run['m'])[mask]):.4f}|"
                                         f"{np.mean(np.asarray(run['theta'])[mask]):.4f}"})
@@ -314,14 +311,14 @@ def theory_global(reference: dict, alpha: float) -> str:
 
 
 def empirical_global_rows(runs: dict, reference: dict) -> list[dict]:
-    """Per α: seeds whose semantic-init run has the lower training loss (same data for both inits),
+    """Per α: trials whose semantic-init run has the lower training loss (same data for both inits),
     against the theory's global branch (larger Φ)."""
     rows = []
     for a in sorted({a for a, _ in runs}):
         if (a, "semantic") not in runs or (a, "positional") not in runs:
             continue
         semantic_lower = np.asarray(runs[(a, "semantic")]["train_loss"]) < np.asarray(runs[(a, "positional")]["train_loss"])
-        rows.append({"alpha": a, "seeds": int(semantic_lower.size), "semantic_init_lower_train_loss": int(semantic_lower.sum()),
+        rows.append({"alpha": a, "trials": int(semantic_lower.size), "semantic_init_lower_train_loss": int(semantic_lower.sum()),
                      "theory_global": theory_global(reference, a),
                      "theory_delta_train_loss": reference[("semantic", a)]["train_loss"] - reference[("positional", a)]["train_loss"]})
     return rows
@@ -366,7 +363,7 @@ def random_init_rows(runs: dict, reference: dict) -> list[dict]:
     rows = []
     for a, run in sorted(runs.items()):
         labels = landed_labels(run, reference, a)
-        row = {"alpha": a, "seeds": int(labels.size), "theory_global": theory_global(reference, a)}
+        row = {"alpha": a, "trials": int(labels.size), "theory_global": theory_global(reference, a)}
         for minimum in MINIMA:
             count = int(np.sum(labels == minimum))
             low, high = binomial_interval(count, labels.size)
@@ -377,11 +374,11 @@ def random_init_rows(runs: dict, reference: dict) -> list[dict]:
 
 
 def _gd_points(runs: dict) -> list[dict]:
-    """Protocol runs as the GD points of errors.png (mean and standard error over seeds)."""
+    """Protocol runs as the GD points of errors.png (mean and standard error over trials)."""
     rows = []
     for (a, init), run in sorted(runs.items()):
         test = np.asarray(run["test_error"], float)
-        rows.append({"alpha": a, "init": init, "d": run["d"], "seeds": test.size, "steps": run["steps"],
+        rows.append({"alpha": a, "init": init, "d": run["d"], "trials": test.size, "steps": run["steps"],
                      "abs_m": float(np.mean(run["m"])), "abs_theta": float(np.mean(run["theta"])),
                      "test_error": float(test.mean()), "test_error_sem": float(test.std(ddof=1) / math.sqrt(test.size)),
                      "train_loss": float(np.mean(run["train_loss"]))})
@@ -442,7 +439,7 @@ def random_init_figure(fractions: list[dict], path: Path) -> None:
                    label="theory: semantic global")
     ax.set_xlabel("α")
     ax.set_ylabel("fraction of runs")
-    ax.set_title(f"Adam from Q₀ = 0.1·N(0,1), d = {RANDOM_INIT['d']}, {RANDOM_INIT['seeds']} seeds (95 % Wilson)", fontsize=8)
+    ax.set_title(f"Adam from Q₀ = 0.1·N(0,1), d = {RANDOM_INIT['d']}, {RANDOM_INIT['trials']} trials (95 % Wilson)", fontsize=8)
     ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
@@ -453,7 +450,7 @@ def gd_validation(out_dir: Path, device: str, runner=simulate_run) -> dict:
     """The finite-d validation of the full report: protocol, finite-size scan, random initialisation.
 
     Writes protocol.csv, protocol_global.csv, finite_size.csv, finite_size_fits.csv, finite_size.png,
-    random_init.csv, random_init.png. `runner(alpha, d, init, seeds, steps, test_samples, seed, device)`
+    random_init.csv, random_init.png. `runner(alpha, d, init, trials, steps, test_samples, seed, device)`
     returns one batched run as a dict (default: `simulate_run`). Returns {"gd_rows": GD points for
     errors.png, "lines": report lines, "headline": numbers}.
     """
@@ -462,7 +459,7 @@ def gd_validation(out_dir: Path, device: str, runner=simulate_run) -> dict:
     timings = {}
 
     start = time.time()
-    protocol = {(a, init): runner(a, PROTOCOL["d"], init, PROTOCOL["seeds"], PROTOCOL["steps"],
+    protocol = {(a, init): runner(a, PROTOCOL["d"], init, PROTOCOL["trials"], PROTOCOL["steps"],
                                   PROTOCOL["test_samples"], PROTOCOL["seed"], device)
                 for a in PROTOCOL_ALPHAS for init in ("semantic", "positional")}
     timings["protocol_s"] = time.time() - start
@@ -473,12 +470,12 @@ def gd_validation(out_dir: Path, device: str, runner=simulate_run) -> dict:
 
     start = time.time()
     scan = {}
-    for d, seeds in SCAN_SIZES:
+    for d, trials in SCAN_SIZES:
         for init in ("semantic", "positional"):
-            if d == PROTOCOL["d"] and SCAN_ALPHA in PROTOCOL_ALPHAS and seeds == PROTOCOL["seeds"]:
+            if d == PROTOCOL["d"] and SCAN_ALPHA in PROTOCOL_ALPHAS and trials == PROTOCOL["trials"]:
                 scan[(d, init)] = protocol[(SCAN_ALPHA, init)]  # the same runs: reuse, don't rerun
             else:
-                scan[(d, init)] = runner(SCAN_ALPHA, d, init, seeds, SCAN["steps"], SCAN["test_samples"], SCAN["seed"],
+                scan[(d, init)] = runner(SCAN_ALPHA, d, init, trials, SCAN["steps"], SCAN["test_samples"], SCAN["seed"],
                                          device)
     timings["finite_size_s"] = time.time() - start
     gap_rows, fit_rows = finite_size_gaps(scan, reference)
@@ -487,7 +484,7 @@ def gd_validation(out_dir: Path, device: str, runner=simulate_run) -> dict:
     finite_size_figure(gap_rows, fit_rows, out_dir / "finite_size.png")
 
     start = time.time()
-    random_runs = {a: runner(a, RANDOM_INIT["d"], "random", RANDOM_INIT["seeds"], RANDOM_INIT["steps"],
+    random_runs = {a: runner(a, RANDOM_INIT["d"], "random", RANDOM_INIT["trials"], RANDOM_INIT["steps"],
                              RANDOM_INIT["test_samples"], RANDOM_INIT["seed"], device) for a in RANDOM_INIT_ALPHAS}
     timings["random_init_s"] = time.time() - start
     fractions = random_init_rows(random_runs, reference)
@@ -498,19 +495,19 @@ def gd_validation(out_dir: Path, device: str, runner=simulate_run) -> dict:
         "## Finite-d validation",
         "",
         f"Protocol (spec §6): d = {PROTOCOL['d']}, ω = {OMEGA}, n = round(αd), full-batch GD lr 0.15, "
-        f"{PROTOCOL['steps']} steps, weight decay λ = 0.01, {PROTOCOL['seeds']} seeds (base seed {PROTOCOL['seed']}; both "
+        f"{PROTOCOL['steps']} steps, weight decay λ = 0.01, {PROTOCOL['trials']} trials (base seed {PROTOCOL['seed']}; both "
         f"inits share teacher and data per seed), ε_g on {PROTOCOL['test_samples']} fresh samples per seed. Theory: "
         "converged split-line studies (api.convergence_study) started from the branch on the "
         f"{THEORY_NODES}-node tensor rule; error = coarse-to-fine state-rule difference (Φ: the study's error). "
         "Each seed is compared with the branch it landed on (classification rule in validate.finite_size."
         "classify_minimum); agreement = |mean − theory| ≤ 3 √(sem² + theory error²).",
         "",
-        *_markdown_table(comparison, ["alpha", "init", "landed", "seeds", "quantity", "theory", "theory_error",
+        *_markdown_table(comparison, ["alpha", "init", "landed", "trials", "quantity", "theory", "theory_error",
                                       "gd_mean", "gd_std", "z", "agrees"]),
         "Empirical global minimum (per seed, the init with the lower training loss) against the theory:",
         "",
         *_markdown_table(global_rows, list(global_rows[0]) if global_rows else []),
-        f"### Finite-size scan (α = {SCAN_ALPHA}, ω = {OMEGA}; (d, seeds) = {list(SCAN_SIZES)})",
+        f"### Finite-size scan (α = {SCAN_ALPHA}, ω = {OMEGA}; (d, trials) = {list(SCAN_SIZES)})",
         "",
         "rms = per-run rms deviation from theory (test-set Monte-Carlo error removed); bias = mean − theory. "
         "Fits: gap ≈ A d^β weighted by the gap errors, 95 % band (numeric.scaling.fit_power_law).",
@@ -522,9 +519,9 @@ def gd_validation(out_dir: Path, device: str, runner=simulate_run) -> dict:
         "![finite-size gaps](finite_size.png)",
         "",
         f"### Random initialisation (Adam lr 0.01, Q₀ = 0.1·N(0,1), d = {RANDOM_INIT['d']}, {RANDOM_INIT['steps']} steps, "
-        f"{RANDOM_INIT['seeds']} seeds per α)",
+        f"{RANDOM_INIT['trials']} trials per α)",
         "",
-        *_markdown_table(fractions, ["alpha", "seeds", "theory_global", *MINIMA,
+        *_markdown_table(fractions, ["alpha", "trials", "theory_global", *MINIMA,
                                      *[f"{m}_{e}" for m in ("positional", "semantic") for e in ("low", "high")]]),
         "![random init fractions](random_init.png)",
         "",
@@ -548,14 +545,14 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
     start = time.time()
     nodes = 8 if quick else 12
     alphas = [0.75, 1.25, 1.75] if quick else list(np.arange(0.5, 3.01, 0.25))
-    tracker = api.BranchTracker(api.model_parameters(OMEGA), nodes)
+    tracker = api.BranchTracker(api.Parameters.validated(omega=OMEGA), nodes)
     rows = branch_table(alphas, tracker)
     write_csv(out_dir / "branches.csv", rows)
     baseline = api.linear_baseline_error(OMEGA).value
 
     validation = None
     if quick:
-        gd = gd_table([1.25], d=100, seeds=2, steps=500, device=device)
+        gd = gd_table([1.25], d=100, trials=2, steps=500, device=device)
     else:
         validation = gd_validation(out_dir, device, runner=cached_runner(out_dir / "gd_runs"))
         gd = validation["gd_rows"]

@@ -5,7 +5,8 @@ numbers drawn on the CPU (`seeds.generator(..., source="cpu")`), so both runs co
 numbers and differ only by floating-point rounding: the devices' kernels sum in different orders and
 use different fused operations. The problems, all in float64:
 
-- full-batch GD and Adam on the positional/semantic attention model.
+- each registered model's simulators (`ModelEntry.simulators` in attnphase.models.registry): projected and
+  dense SGA, MALA and Adam on the copy task, full-batch GD and Adam on the positional/semantic model.
 
 Tolerance. One rounding error is ε = 2⁻⁵² ≈ 2.2e-16 relative. A simulation of k steps accumulates
 O(k) of them and its dynamics can amplify them; these short runs (≤ 400 steps) sit in contracting
@@ -56,19 +57,6 @@ def _compare(simulator: str, quantity: str, reference: np.ndarray, other: np.nda
     relative = deviation / scale
     return Agreement(simulator, quantity, deviation, scale, relative,
                      bool(np.all(np.isfinite(reference)) and np.all(np.isfinite(other)) and relative <= RELATIVE_TOLERANCE))
-
-
-def _positional_semantic(device: torch.device, init: str, seed: int) -> dict[str, np.ndarray]:
-    from attnphase.validate.gd import simulate_positional_semantic
-
-    r = simulate_positional_semantic(omega=0.3, alpha=1.5, d=40, init=init, seeds=2, seed=seed, steps=300,
-                                     test_samples=500, device=str(device), rng="cpu")
-    return {"m": r.m, "theta": r.theta, "q": r.q, "test_error": r.test_error, "train_loss": r.train_loss}
-
-POSITIONAL_SEMANTIC_SIMULATORS = {
-    "positional-semantic GD": lambda dev, seed: _positional_semantic(dev, "semantic", seed),
-    "positional-semantic Adam": lambda dev, seed: _positional_semantic(dev, "random", seed),
-}
 
 
 def registered_simulators() -> dict:

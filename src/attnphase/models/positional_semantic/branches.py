@@ -1,0 +1,254 @@
+"""The model's branches: their invariant sets, starting points, the fixed-point solve of one branch, and
+the criteria that say whether a solution is (still) the branch it was started on.
+
+positional: θ = 0, m ≠ 0; semantic: m = 0, θ ≠ 0; trivial: m = θ = 0; mixed: both non-zero. θ = 0 and
+m = 0 are exact invariant sets of the map (for every A and G_p, see Parameters.swap_symmetric), so each
+pure branch is solved inside its set, in reduced coordinates (`BranchCoordinates`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from attnphase.errors import ParameterError
+from attnphase.models.positional_semantic.parameters import Parameters
+from attnphase.models.positional_semantic.results import BranchSolution
+from attnphase.models.positional_semantic.state_evolution import SaddlePointEquations, state_vector
+from attnphase.numeric.basins import frozen_basin_rounds
+from attnphase.numeric.branches import WarmStarts
+from attnphase.numeric.fixedpoint import Anderson, Chain, Hybr, Identity, Interval, Positive, map_jacobian, solve_fixed_point
+from attnphase.params import check_choice
+from attnphase.results import Status
+
+__all__ = ["BRANCHES", "COLLAPSE_LEVEL", "BranchCoordinates", "initial_guess", "solve_branch", "distinct", "genuine",
+           "branch_loss", "BranchTracker"]
+
+BRANCHES = ("positional", "semantic", "trivial", "mixed")
+COLLAPSE_LEVEL = 1e-6  # |θ| (semantic) or |m| (positional) below this: collapsed onto the trivial set
+# A continuation step that moves any reduced coordinate by more than this fraction of its size
+# (|c|, |m| measured against 0.1) from the linear prediction is a jump onto another fixed point, not
+# the branch: at ω = 0.3 the semantic branch's loss moved c from 0.72 to 0.57 and V by 14% in one
+# 0.02 step, while genuine steps of 0.1 move the prediction error by < 1%.
+JUMP_FRACTION = 0.1
+
+
+@dataclass(frozen=True)
+class BranchCoordinates:
+    """Reduced coordinates of a branch inside its invariant set, and the map restricted to it.
+
+    positional: (q, V, m_1..m_L) with θ = 0;  semantic: (q, V, c) with m = 0 and θ = c √(ρ q);
+    trivial: (q, V) with m = θ = 0;  mixed: (q, V, c, m_1..m_L). The normalised overlap c = θ/√(ρq)
+    lives in (−1, 1) (V* > 0), iterated through an atanh-type transform; q, V through log.
+    """
+
+    branch: str
+    params: Parameters
+    has_c: bool = field(init=False)
+    has_m: bool = field(init=False)
+    transforms: tuple = field(init=False, repr=False)
+
+    def __post_init__(self):
+        check_choice("branch", self.branch, BRANCHES)
+        has_c, has_m = self.branch in ("semantic", "mixed"), self.branch in ("positional", "mixed")
+        object.__setattr__(self, "has_c", has_c)
+        object.__setattr__(self, "has_m", has_m)
+        object.__setattr__(self, "transforms", (Positive(), Positive()) + ((Interval(-1.0, 1.0),) if has_c else ())
+                           + ((Identity(),) * self.params.L if has_m else ()))
+
+    def to_state(self, y) -> np.ndarray:
+        y = np.asarray(y, float)
+        L, rho = self.params.L, self.params.rho
+        q, V = y[0], y[1]
+        c = y[2] if self.has_c else 0.0
+        m = y[2 + self.has_c:2 + self.has_c + L] if self.has_m else np.zeros(L)
+        return state_vector(q, V, c * math.sqrt(rho * q), m)
+
+    def from_state(self, x) -> np.ndarray:
+        L, rho = self.params.L, self.params.rho
+        q, V, theta, m = x[0], x[1], x[2], x[3:3 + L]
+        out = [q, V] + ([theta / math.sqrt(rho * q)] if self.has_c else []) + (list(m) if self.has_m else [])
+        return np.array(out, float)
+
+    def contains(self, y) -> bool:
+        """Whether reduced coordinates y lie in the branch's domain (q, V > 0, |c| < 1, all finite)."""
+        return all(t.contains(v) for t, v in zip(self.transforms, y))
+
+    def restricted_map(self, next_state):
+        """y -> F(y) in reduced coordinates, for next_state: x -> F(x) (e.g. `equations`, or
+        `lambda x: equations.evaluate(x, basins).next`); NaN where the map leaves q > 0, |c| < 1."""
+        def F(y):
+            try:
+                return self.from_state(next_state(self.to_state(y)))
+            except ParameterError:  # the map left q > 0, |c| < 1: report it as a divergence
+                return np.full(len(y), np.nan)
+        return F
+
+
+def initial_guess(branch: str, params: Parameters) -> np.ndarray:
+    """A starting state inside the branch's invariant set (reduced coordinates)."""
+    m = 0.3 * params.gram_matrix[0]  # along the first encoding's Gram row
+    V = params.sigma**2 / (params.lam + params.sigma**2)
+    guesses = {
+        "positional": [0.05, V, *m],
+        "semantic": [0.2, V, 0.8],
+        "trivial": [0.01, V],
+        "mixed": [0.1, V, 0.5, *m],
+    }
+    return np.array(guesses[branch], float)
+
+
+# Rounds of (frozen-basin fixed point, global check); measured: one or two suffice near the branches
+# for L = 2. For L = 3 (6-D rules, many more nodes near a basin switch) the rounds converge linearly
+# (reset weight 1.5e-3, 1.1e-3, 4e-4, 6e-6, 6e-12, 0 on 6 nodes at ω = 0.3, α = 1.25, V moving 18.8 → 19.7
+# from the default start): rounds beyond BASIN_ROUNDS continue while the reset weight at least halves per
+# round, up to MAX_BASIN_ROUNDS; a stalled assignment (a node on a switch) goes to the global-prox map.
+BASIN_ROUNDS = 4
+MAX_BASIN_ROUNDS = 16
+
+
+def _branch_solver(n: int) -> Chain:
+    """Anderson first (globally robust here); MINPACK hybr from its end point where it stalls."""
+    return Chain(Anderson(damping=0.5, max_iter=80), Hybr(max_evaluations=20 * (n + 1)))
+
+
+def solve_branch(branch: str, alpha: float, params: Parameters, *, nodes_per_dim: int = 12, guess=None,
+                 tol: float = 1e-10, accept: float = 1e-8, stability: bool = True) -> BranchSolution:
+    """Fixed point of the state-evolution map inside the branch's invariant set, with its stability.
+
+    α is trusted (validated by the entry point). The solver (numeric.fixedpoint: Anderson, then MINPACK
+    hybr, in unconstrained coordinates) runs on the restricted map to `tol` with FROZEN BASINS
+    (numeric.basins): each node's prox is continued from its previous minimiser, which makes the map
+    smooth and each evaluation ~5× cheaper; at the fixed point the global prox is recomputed, and if any
+    node's global minimiser lies in another basin the basins are reset and the solve repeated
+    (BASIN_ROUNDS times, more while the reset weight keeps halving; then the global-prox map is solved
+    directly). A residual up to `accept` is accepted (the global-prox map is piecewise smooth on a fixed
+    rule, so its noise floor can exceed `tol`), anything larger is reported as not converged; the
+    stability is the spectral radius of the Jacobian of the FULL map (all of q, V, θ, m), so an
+    instability transverse to the invariant set (e.g. a semantic fixed point unstable towards m ≠ 0) is
+    seen. `stable` means attracting for a suitably damped iteration (all eigenvalues of dF with real
+    part < 1); `spectral_radius` is reported as well.
+    """
+    coords = BranchCoordinates(branch, params)
+    equations = SaddlePointEquations(params, alpha, nodes_per_dim)
+    basins = equations.new_basins()
+    y0 = initial_guess(branch, params) if guess is None else np.asarray(guess, float)
+    solver = _branch_solver(len(y0))
+    frozen = coords.restricted_map(lambda x: equations.evaluate(x, basins).next)
+
+    def solve(F, y):
+        return solve_fixed_point(F, y, solver, transforms=coords.transforms, tol=tol, spectrum=False)
+
+    rounds = frozen_basin_rounds(lambda y: solve(frozen, y), lambda y: solve(coords.restricted_map(equations), y),
+                                 lambda y: equations.reset_basins(basins, coords.to_state(y)), basins, y0,
+                                 accept=accept, rounds=BASIN_ROUNDS, max_rounds=MAX_BASIN_ROUNDS)
+    result, evaluations = rounds.result, rounds.evaluations
+    # the map the solution belongs to: frozen basins unless the assignment stalled (then the global map)
+    in_use = None if rounds.stalled else basins
+    converged = bool(np.isfinite(result.residual) and result.residual <= accept)
+    status = Status.CONVERGED if converged else result.status
+    message = result.message if result.success or not converged else (
+        f"{result.message}; accepted: residual {result.residual:.2g} <= {accept:g}")
+    x = coords.to_state(result.value)
+    L = params.L
+    m_rep = float(x[3]) if L == 2 else float(np.linalg.norm(x[3:3 + L]) / math.sqrt(L))
+    common = dict(branch=branch, alpha=alpha, q=float(x[0]), m=m_rep, theta=float(x[2]), V=float(x[1]),
+                  status=status, message=message, residual=float(result.residual),
+                  nodes_per_dim=nodes_per_dim, state=x)
+    if not converged:
+        return BranchSolution(free_energy=math.nan, train_loss=math.nan, test_error=math.nan, stable=False,
+                              spectral_radius=math.nan, evaluations=evaluations, **common)
+    radius, stable = math.nan, False
+    if stability:
+        full = BranchCoordinates("mixed", params)
+        J, n_eval = map_jacobian(full.restricted_map(lambda x: equations.evaluate(x, in_use).next), full.from_state(x),
+                                 transforms=full.transforms)
+        eigenvalues = np.linalg.eigvals(J)
+        radius = float(np.abs(eigenvalues).max())
+        # Stable = attracting for the damped iteration x <- (1 - η) x + η F(x) at some η in (0, 1]: every
+        # eigenvalue of dF has real part < 1. An eigenvalue below −1 (radius > 1) only means the
+        # undamped iteration overshoots; an eigenvalue with real part > 1 is a genuine saddle direction.
+        stable = bool(eigenvalues.real.max() < 1.0)
+        evaluations += n_eval
+    evaluation = equations.evaluate(x, in_use)
+    phi = equations.free_energy(x, evaluation)
+    return BranchSolution(free_energy=phi, train_loss=-phi, test_error=equations.test_error(x), stable=stable,
+                          spectral_radius=radius, evaluations=evaluations, envelope=evaluation.envelope, **common)
+
+
+def distinct(solution: BranchSolution, others=()) -> bool:
+    """A branch solution is reported only if it converged and did not collapse onto another branch."""
+    if not solution.success:
+        return False
+    if solution.branch == "positional" and abs(solution.m) < COLLAPSE_LEVEL:
+        return False  # collapsed onto the trivial fixed point
+    if solution.branch == "semantic" and abs(solution.theta) < COLLAPSE_LEVEL:
+        return False
+    if solution.branch == "mixed":
+        for o in others:
+            if np.allclose(o.state, solution.state, atol=1e-6):
+                return False
+        if abs(solution.m) < COLLAPSE_LEVEL or abs(solution.theta) < COLLAPSE_LEVEL:
+            return False
+    return True
+
+
+def genuine(solution: BranchSolution, quantity: str) -> float:
+    """solution.<quantity> if the solution converged on its own branch, else NaN: a warm start that
+    slid onto another branch (e.g. the semantic solve collapsing to the trivial fixed point, where
+    Φ_sem − Φ_pos can vanish) must never pass for a crossing."""
+    return float(getattr(solution, quantity)) if distinct(solution) else math.nan
+
+
+def branch_loss(solution: BranchSolution, prediction, coords: BranchCoordinates) -> str | None:
+    """Why `solution` is no longer the continued branch (None if it still is).
+
+    Checked in order: not converged; collapsed onto the trivial set; jumped (some reduced coordinate
+    differs from the continuation's `prediction` by more than JUMP_FRACTION of its size; skipped
+    without a prediction); unstable (`solution.stable` False: an eigenvalue of dF with real part ≥ 1).
+    """
+    if not solution.success:
+        return "not_converged"
+    order = abs(solution.theta) if solution.branch == "semantic" else abs(solution.m)
+    if order < COLLAPSE_LEVEL:
+        return "collapsed"
+    if prediction is not None:
+        y = coords.from_state(solution.state)
+        size = np.abs(prediction)
+        if coords.has_c or coords.has_m:
+            size[2:] = np.maximum(size[2:], 0.1)
+        if np.any(np.abs(y - prediction) > JUMP_FRACTION * size):
+            return "jumped"
+    if not solution.stable:
+        return "unstable"
+    return None
+
+
+class BranchTracker:
+    """Solutions of several branches at arbitrary α on one quadrature rule, each started from the nearest
+    α already solved on the same branch (numeric.branches.WarmStarts); with a `seed` tracker (e.g. a
+    coarser rule, or the previous ω) a branch starts from the seed's solutions while it has none."""
+
+    def __init__(self, params: Parameters, nodes_per_dim: int, branches=("positional", "semantic"),
+                 seed: BranchTracker | None = None):
+        self.params, self.nodes_per_dim = params, nodes_per_dim
+
+        def family(branch):
+            coords = BranchCoordinates(branch, params)
+            return WarmStarts(lambda alpha, guess: solve_branch(branch, alpha, params, nodes_per_dim=nodes_per_dim,
+                                                                guess=guess, stability=False),
+                              lambda solution: coords.from_state(solution.state), lambda solution: solution.success,
+                              contains=coords.contains, seed=None if seed is None else seed.families[branch])
+
+        self.families = {branch: family(branch) for branch in branches}
+
+    def at(self, branch: str, alpha: float) -> BranchSolution:
+        """The branch at α (solved on first request)."""
+        return self.families[branch].at(alpha)
+
+    @property
+    def solves(self) -> int:
+        """Branch solves made so far."""
+        return sum(len(f.solved) for f in self.families.values())

@@ -1,0 +1,176 @@
+"""The finite-d network: tied low-rank dot-product attention trained on the model's data, batched over trials.
+
+Tokens x_ℓ ~ N(0, σ² I_d), positional encodings p_ℓ = ±1_d/√d (alternating signs, the default Gram
+matrix), a tied rank-one student f_Q(x) = softmax((x+p) Q Qᵀ (x+p)ᵀ/d)(x+p) and the teacher
+y = [(1−ω) softmax(x Q* Q*ᵀ xᵀ/d) + ω A] x with Q* ~ N(0, I_d) (spec §1, §6). Training minimises
+R(Q) = Σ_μ ‖y^μ − f_Q(x^μ)‖²/(2d) + λ‖Q‖²/2 over n = round(αd) samples by full-batch GD (or Adam,
+validate.training), all K trials in one tensor computation: every tensor carries a leading trial axis,
+each trial with its own data, teacher and initialisation.
+
+Measured per trial: |m| = |p_1ᵀQ|/√d, |θ| = σ² |Q*ᵀQ|/d (the theory's θ), q = σ²‖Q‖²/d,
+ε_t = R(Q̂)/d and ε_g = E (1/(2d))‖y − f‖² on fresh samples, with the Monte-Carlo standard error of
+each trial's ε_g estimate (from the spread of the per-sample losses).
+
+Cost: each step is two matrix-vector products with the K·n·L·d training tokens (forward x·Q and its
+adjoint); at d = 1000 a 5-trial step takes ≈ 45 ms per unit of α on one CPU core in float64. float32
+measured no faster on CPU (the products are memory- and call-overhead bound), so float64 is the default.
+
+`SIMULATORS` are the device-agreement fixtures of this model (validate.agreement), named in the model
+registry.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from attnphase.errors import ParameterError
+from attnphase.models.positional_semantic.parameters import Parameters, Simulation
+from attnphase.models.positional_semantic.results import GDResult
+from attnphase.validate.device import select_device
+from attnphase.validate.seeds import generator, randn
+from attnphase.validate.training import divergence, torch_threads, train_full_batch
+
+__all__ = ["MAX_TRAINING_NUMBERS", "AttentionProblem", "simulate", "SIMULATORS"]
+
+# The training tokens of all trials are held at once (K·n·L·d numbers, n = round(αd)); beyond this many
+# the allocation fails (α = 1e300 asked for ~1e300 numbers) or swaps, so such runs are refused up front.
+MAX_TRAINING_NUMBERS = 1 << 28
+
+
+def _attention(fields: torch.Tensor) -> torch.Tensor:
+    """Row-softmax of the rank-one scores h_ℓ h_κ: fields (..., L) -> (..., L, L)."""
+    return torch.softmax(fields.unsqueeze(-1) * fields.unsqueeze(-2), dim=-1)
+
+
+class AttentionProblem:
+    """Data, teacher and encodings of K independent trials (leading axis K).
+
+    The loss needs x only through its token Gram matrices, which are fixed during training:
+    ‖(T − S) x − S p‖² = tr(D Gₓ Dᵀ) − 2 tr(D Gₓₚ Sᵀ) + tr(S Gₚ Sᵀ) with D = T − S, Gₓ = x xᵀ,
+    Gₓₚ = x pᵀ, Gₚ = p pᵀ (all L × L per sample). One step then costs two matrix-vector products
+    x·Q (forward and backward) instead of L × L × d work per sample.
+    """
+
+    def __init__(self, K, n, d, params: Parameters, gen, device, dtype):
+        L = params.L
+        self.K, self.n, self.d, self.L = K, n, d, L
+        self.omega, self.sigma = params.omega, params.sigma
+        self.A = torch.tensor(params.A, dtype=dtype, device=device).reshape(L, L)
+        signs = torch.tensor([(-1.0) ** i for i in range(L)], dtype=dtype, device=device)
+        self.p = signs[:, None] * torch.ones(d, dtype=dtype, device=device) / math.sqrt(d)  # (L, d)
+        self.gram_p = self.p @ self.p.T
+        self.teacher = randn((K, d), gen, device, dtype)  # Q*
+        self.gen, self.device, self.dtype = gen, device, dtype
+        self.train = self.batch(n)
+
+    def batch(self, n) -> dict:
+        """n fresh samples per trial, reduced to what the loss needs."""
+        x = self.sigma * randn((self.K, n, self.L, self.d), self.gen, self.device, self.dtype)
+        h_star = torch.einsum("knld,kd->knl", x, self.teacher) / math.sqrt(self.d)
+        T = (1 - self.omega) * _attention(h_star) + self.omega * self.A
+        return {"x": x, "T": T, "gram_x": x @ x.transpose(-1, -2), "gram_xp": x @ self.p.T}
+
+    def loss_sum(self, Q, data) -> torch.Tensor:
+        """Σ_μ ‖y − f‖²/(2d) per trial: (K,)."""
+        return self.per_sample_loss(Q, data).sum(dim=1)
+
+    def per_sample_loss(self, Q, data) -> torch.Tensor:
+        """‖y^μ − f(x^μ)‖²/(2d) per trial and sample: (K, n)."""
+        h = (torch.einsum("knld,kd->knl", data["x"], Q) + (self.p @ Q.T).T[:, None, :]) / math.sqrt(self.d)
+        S = _attention(h)
+        D = data["T"] - S
+        sq = ((D @ data["gram_x"]) * D).sum(dim=(-1, -2)) - 2 * ((D @ data["gram_xp"]) * S).sum(dim=(-1, -2)) \
+            + ((S @ self.gram_p) * S).sum(dim=(-1, -2))
+        return sq / (2 * self.d)
+
+
+def simulate(*, omega, alpha, d=1000, init="semantic", trials=5, seed=0, steps=5000, lr=None, test_samples=10_000,
+             device="auto", sigma=0.5, lam=0.01, A=None, L=2, dtype=torch.float64, test_chunk=2000, num_threads=None,
+             rng="device") -> GDResult:
+    """Train K = `trials` independent students by full-batch GD (semantic / positional init) or Adam
+    (random init, Q₀ = 0.1·N(0, 1)) and measure the overlaps and errors at the end (spec §6). The model's
+    values are checked against `Parameters`, the run's against `Simulation` (one declaration each, shared
+    with the CLI).
+
+    num_threads: torch CPU threads for this call (restored afterwards); on a shared machine one thread
+    avoids oversubscription, which slows these small tensor operations down several-fold.
+    rng: "device" or "cpu", where the random numbers are drawn (`attnphase.validate.seeds`).
+    """
+    params = Parameters.validated(omega=omega, sigma=sigma, lam=lam, A=A, L=L)
+    run = Simulation.validated(alpha=alpha, d=d, init=init, trials=trials, seed=seed, steps=steps, lr=lr,
+                               test_samples=test_samples)
+    alpha, d, init, K, steps, test_samples = run.alpha, run.d, run.init, run.trials, run.steps, run.test_samples
+    if K * alpha * d * L * d > MAX_TRAINING_NUMBERS:
+        raise ParameterError("alpha", alpha, f"at most {MAX_TRAINING_NUMBERS / (K * d * L * d):.3g} for trials = {K}, "
+                                             f"d = {d}, L = {L} (trials·αd·L·d ≤ {MAX_TRAINING_NUMBERS} training numbers)")
+    if K * min(test_chunk, test_samples) * L * d > MAX_TRAINING_NUMBERS:
+        raise ParameterError("trials", K, f"at most trials·min({test_chunk}, test_samples)·L·d = {MAX_TRAINING_NUMBERS} "
+                                          f"test numbers held at once (d = {d}, L = {L})")
+    optimizer = "adam" if init == "random" else "gd"
+    lr = (0.01 if init == "random" else 0.15) if run.lr is None else run.lr
+    if optimizer == "gd" and lr * params.lam >= 2.0:
+        # The weight decay alone multiplies Q by (1 − lr·λ) per step: |1 − lr·λ| ≥ 1 grows without bound.
+        raise ParameterError("lr", lr, f"a real number in (0, {2.0 / params.lam:g}) (GD needs lr·lam < 2; "
+                                       f"lam = {params.lam:g})")
+    with torch_threads(num_threads):
+        return _train_and_measure(params, alpha, d, init, K, run.seed, steps, lr, optimizer, test_samples, device,
+                                  dtype, test_chunk, rng)
+
+
+def _train_and_measure(params: Parameters, alpha, d, init, K, seed, steps, lr, optimizer, test_samples, device, dtype,
+                       test_chunk, rng) -> GDResult:
+    n = max(1, round(alpha * d))
+    dev = select_device(device)
+    gen = generator(seed, dev, rng)
+    problem = AttentionProblem(K, n, d, params, gen, dev, dtype)
+    if init == "semantic":
+        Q0 = problem.teacher.clone()
+    elif init == "positional":
+        Q0 = torch.ones(K, d, device=dev, dtype=dtype) / math.sqrt(d)
+    else:
+        Q0 = 0.1 * randn((K, d), gen, dev, dtype)
+
+    def objective(Q):
+        return problem.loss_sum(Q, problem.train) + 0.5 * params.lam * (Q**2).sum(dim=1)
+
+    Q = train_full_batch(objective, Q0, optimizer=optimizer, lr=lr, steps=steps)
+    sigma = params.sigma
+    with torch.no_grad():
+        train = (objective(Q) / d).cpu().numpy()
+        m = (Q @ problem.p[0]).abs() / math.sqrt(d)  # |1ᵀQ|/d
+        theta = sigma**2 * (Q * problem.teacher).sum(dim=1).abs() / d
+        q = sigma**2 * (Q**2).sum(dim=1) / d
+        total = torch.zeros(K, dtype=dtype, device=dev)
+        total_squares = torch.zeros(K, dtype=dtype, device=dev)
+        remaining = test_samples
+        while remaining > 0:
+            chunk = min(test_chunk, remaining)
+            losses = problem.per_sample_loss(Q, problem.batch(chunk))
+            total += losses.sum(dim=1)
+            total_squares += (losses**2).sum(dim=1)
+            remaining -= chunk
+        test_mean = total / test_samples
+        test = test_mean.cpu().numpy()
+        sample_variance = (total_squares / test_samples - test_mean**2).clamp(min=0.0) * test_samples / max(test_samples - 1, 1)
+        test_sem = (sample_variance / test_samples).sqrt().cpu().numpy()
+    measured = [m.cpu().numpy(), theta.cpu().numpy(), q.cpu().numpy(), test, train]
+    status, bad = divergence(measured)
+    message = (f"{bad} of {K} seeds ended with non-finite overlaps or errors ({optimizer}, lr = {lr:g}): lower the "
+               f"learning rate") if bad else f"{steps} {optimizer} steps of {K} seeds"
+    return GDResult(*measured, init, optimizer, d, n, steps, float(lr), str(dev), test_samples, status, message, test_sem)
+
+
+def _agreement_run(device: torch.device, init: str, seed: int) -> dict[str, np.ndarray]:
+    """A short fixed run for the device agreement check (CPU random numbers: identical draws on every device)."""
+    r = simulate(omega=0.3, alpha=1.5, d=40, init=init, trials=2, seed=seed, steps=300, test_samples=500,
+                 device=str(device), rng="cpu")
+    return {"m": r.m, "theta": r.theta, "q": r.q, "test_error": r.test_error, "train_loss": r.train_loss}
+
+
+SIMULATORS = {
+    "positional-semantic GD": lambda dev, seed: _agreement_run(dev, "semantic", seed),
+    "positional-semantic Adam": lambda dev, seed: _agreement_run(dev, "random", seed),
+}

@@ -1,0 +1,152 @@
+"""The convergence ladder: turn "how accurate" into an input.
+
+A computation that can be done on a sequence of rules of increasing accuracy (quadrature rules, grids,
+tolerances) climbs them as a ladder: it solves on the first rung, re-solves on the next one (started
+from the previous answer), and takes the difference as the verified error; while a requested tolerance
+is not met it climbs on. When the top rung does not meet it the result says so (status `limited`, with
+the quantity and the numbers), never a silent coarser answer.
+
+* `Rung(rule, label)`: one rule of the ladder (any object the solve callable understands).
+* `Tolerance(atol, rtol)`: the one convention for "accurate enough": error ≤ atol + rtol·|value|, per
+  quantity (a mapping quantity -> Tolerance, or one Tolerance for all).
+* `climb(solve, rungs, measure, ...)`: the ladder. `solve(rule, previous)` computes an answer on a rule
+  (previous: the answer on the rung below, or `start`); `measure(answer)` gives the quantities
+  (name -> float) whose errors are verified. Two ways to report:
+  - report="refined": the answer on the higher rung of the last pair, with the difference to the rung
+    below as its error (conservative when the rules converge);
+  - report="verified": the answer on the lower rung (the working rule), with the difference to the
+    rung above (its check rule) as its error. A check that fails leaves the working answer with
+    unknown (NaN) errors and status `limited`.
+  and two error estimates: error="difference" (between the last two rungs) or error="spread" (max − min
+  over every rung solved: for rules whose values oscillate rather than converge monotonically).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from attnphase.errors import ParameterError
+from attnphase.params import check_choice, check_real
+from attnphase.results import Result, Status
+
+__all__ = ["Rung", "Tolerance", "LadderResult", "climb"]
+
+
+@dataclass(frozen=True)
+class Rung:
+    """One rule of a ladder: `rule` is handed to the solve callable; `label` names it in messages."""
+
+    rule: Any
+    label: str
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """error ≤ atol + rtol·|value|: the one convention for a requested accuracy."""
+
+    atol: float = 0.0
+    rtol: float = 0.0
+
+    def __post_init__(self):
+        check_real("atol", self.atol, 0.0, None)
+        check_real("rtol", self.rtol, 0.0, None)
+        if self.atol == 0.0 and self.rtol == 0.0:
+            raise ParameterError("atol", self.atol, "atol > 0 or rtol > 0")
+
+    def bound(self, value: float) -> float:
+        return self.atol + self.rtol * abs(value)
+
+    def allows(self, error: float, value: float) -> bool:
+        return bool(error <= self.bound(value))
+
+
+@dataclass(frozen=True)
+class LadderResult(Result):
+    """What the ladder reports.
+
+    values, errors: the reported answer's quantities and their verified errors (name -> float; NaN
+    where not verified); status: converged (every error within its tolerance, or no tolerance asked
+    for) | limited (a value, but the top rung does not meet the tolerance, or the check failed) | failed
+    (no answer on the working rung); rung, check: labels of the rung reported and the rung it was
+    compared with; answer: the reported answer; answers: every rung's answer in the order solved.
+    """
+
+    values: dict[str, float]
+    errors: dict[str, float]
+    status: Status
+    message: str
+    rung: str | None
+    check: str | None
+    answer: Any = field(default=None, repr=False)
+    answers: tuple = field(default=(), repr=False)
+
+
+def _tolerance_for(tolerance, name: str) -> Tolerance | None:
+    if tolerance is None or isinstance(tolerance, Tolerance):
+        return tolerance
+    return tolerance.get(name)
+
+
+def climb(solve: Callable[[Any, Any], Any], rungs: Sequence[Rung], measure: Callable[[Any], Mapping[str, float]], *,
+          tolerance: Tolerance | Mapping[str, Tolerance] | None = None, start: Any = None, first: Any = None,
+          accept: Callable[[Any], bool] | None = None, report: str = "refined",
+          error: str = "difference") -> LadderResult:
+    """Climb `rungs` until the verified error meets `tolerance` (or, without one, to the top rung).
+
+    solve(rule, previous) -> answer, previous being the answer on the rung below (`start` for the
+    first); first: the answer on rungs[0] if it is already known (then it is not solved again);
+    accept(answer) -> whether the answer is usable (default: its `success`, or True); measure(answer)
+    -> {quantity: value}. See the module docstring for `report` and `error`.
+    """
+    if len(rungs) < 2:
+        raise ParameterError("rungs", rungs, "at least two rungs (a working rule and a check rule)")
+    report = check_choice("report", report, ("refined", "verified"))
+    error = check_choice("error", error, ("difference", "spread"))
+    accept = accept or (lambda answer: bool(getattr(answer, "success", True)))
+    answers: list = []
+    measured: list[dict[str, float]] = []
+    previous = start
+    for k, rung in enumerate(rungs):
+        answer = first if k == 0 and first is not None else solve(rung.rule, previous)
+        answers.append(answer)
+        if not accept(answer):
+            reason = getattr(answer, "message", "")
+            if k == 0:
+                return LadderResult({}, {}, Status.FAILED, f"{rung.label}: {reason}", rung.label, None, answer,
+                                    tuple(answers))
+            if report == "verified":
+                working = measured[-1]
+                return LadderResult(working, {name: math.nan for name in working}, Status.LIMITED,
+                                    f"check rule {rung.label} failed: {reason}", rungs[k - 1].label, rung.label,
+                                    answers[k - 1], tuple(answers))
+            return LadderResult({}, {}, Status.FAILED, f"{rung.label}: {reason}", rung.label, rungs[k - 1].label,
+                                answer, tuple(answers))
+        measured.append({name: float(value) for name, value in measure(answer).items()})
+        previous = answer
+        if k == 0:
+            continue
+        if error == "difference":
+            errors = {name: abs(value - measured[-2][name]) for name, value in measured[-1].items()}
+        else:
+            errors = {name: max(m[name] for m in measured) - min(m[name] for m in measured) for name in measured[-1]}
+        index = k if report == "refined" else k - 1
+        values = measured[index]
+        unmet = [(name, errors[name], _tolerance_for(tolerance, name).bound(values[name])) for name in values
+                 if _tolerance_for(tolerance, name) is not None
+                 and not _tolerance_for(tolerance, name).allows(errors[name], values[name])]
+        check = rungs[k - 1 if report == "refined" else k].label
+        if tolerance is not None and not unmet:
+            return LadderResult(values, errors, Status.CONVERGED,
+                                f"{rungs[index].label} checked on {check}: every requested tolerance met",
+                                rungs[index].label, check, answers[index], tuple(answers))
+    # the top rung: without a tolerance it is where the climb ends; with one, it was not met
+    if not unmet:
+        return LadderResult(values, errors, Status.CONVERGED, f"{rungs[index].label} checked on {check}: no tolerance "
+                            "requested", rungs[index].label, check, answers[index], tuple(answers))
+    worst = max(unmet, key=lambda u: u[1] / u[2] if u[2] > 0 else math.inf)
+    return LadderResult(values, errors, Status.LIMITED,
+                        f"top rung {rungs[index].label} (checked on {check}): {worst[0]} error {worst[1]:.3g} above "
+                        f"the tolerance {worst[2]:.3g}", rungs[index].label, check, answers[index], tuple(answers))

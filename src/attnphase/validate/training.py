@@ -1,0 +1,69 @@
+"""Full-batch training of K independent models at once (GD or Adam), with divergence reported per trial.
+
+The parameters of all K trials are one tensor with a leading trial axis, and the objective returns one
+value per trial: since the trials are independent, the gradient of the SUM of the objectives is each
+trial's own gradient, so one backward pass trains all of them. A trial whose measurements end
+non-finite (a too large learning rate, an unstable optimiser) is counted and reported by status, not
+left as silent NaNs among the others.
+
+* `train_full_batch(objective, initial, optimizer, lr, steps)`: the training loop.
+* `torch_threads(n)`: a context that sets torch's CPU thread count for a run and restores it.
+* `divergence(measurements)`: the status of a run from its per-trial measurements.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
+
+import numpy as np
+import torch
+
+from attnphase.params import check_choice, check_int, check_positive
+from attnphase.results import Status
+
+__all__ = ["OPTIMIZERS", "train_full_batch", "torch_threads", "divergence"]
+
+OPTIMIZERS = ("gd", "adam")
+
+
+def train_full_batch(objective: Callable[[torch.Tensor], torch.Tensor], initial: torch.Tensor, *, optimizer: str,
+                     lr: float, steps: int) -> torch.Tensor:
+    """Minimise objective(parameters) -> (K,) from `initial` (K, ...) by `steps` full-batch steps.
+
+    optimizer: "gd" (torch.optim.SGD, plain gradient descent) or "adam" (torch.optim.Adam) with learning
+    rate lr. Returns the trained parameters (a leaf tensor that requires grad).
+    """
+    optimizer = check_choice("optimizer", optimizer, OPTIMIZERS)
+    lr = check_positive("lr", lr)
+    steps = check_int("steps", steps, 1, None)
+    parameters = initial.requires_grad_(True)
+    step_rule = torch.optim.Adam([parameters], lr=lr) if optimizer == "adam" else torch.optim.SGD([parameters], lr=lr)
+    for _ in range(steps):
+        step_rule.zero_grad(set_to_none=True)
+        # The trials are independent: the gradient of the sum is each trial's own gradient.
+        objective(parameters).sum().backward()
+        step_rule.step()
+    return parameters
+
+
+@contextlib.contextmanager
+def torch_threads(count: int | None) -> Iterator[None]:
+    """torch's CPU thread count set to `count` inside the block (unchanged for None), restored after it.
+
+    On a shared machine one thread avoids oversubscription, which slows small tensor operations down
+    several-fold."""
+    previous = torch.get_num_threads()
+    if count is not None:
+        torch.set_num_threads(check_int("num_threads", count, 1, None))
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
+
+
+def divergence(measurements: Sequence[np.ndarray]) -> tuple[Status, int]:
+    """(converged, 0) when every trial's measurements (arrays of one value per trial) are finite, else
+    (diverged, the number of trials with a non-finite one)."""
+    bad = int(np.sum(~np.all(np.isfinite(np.stack([np.asarray(m, float) for m in measurements])), axis=0)))
+    return (Status.DIVERGED if bad else Status.CONVERGED), bad

@@ -1,0 +1,107 @@
+"""The convergence ladder (numeric.convergence.climb) on rules with known errors.
+
+Rungs: the composite trapezoid rule with n panels for ∫_0^1 e^x dx = e − 1, whose error is
+(e − 1)/(12 n²) + O(n⁻⁴) (Euler-Maclaurin), so each refinement by 2 divides it by 4 and the difference
+of two rungs over-estimates the finer rung's error by a factor ~3.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from attnphase.errors import ParameterError
+from attnphase.numeric.convergence import Rung, Tolerance, climb
+
+EXACT = math.e - 1
+
+
+def trapezoid(n, previous=None):
+    x = np.linspace(0.0, 1.0, n + 1)
+    f = np.exp(x)
+    return (f.sum() - 0.5 * (f[0] + f[-1])) / n
+
+
+RUNGS = [Rung(n, f"{n} panels") for n in (4, 8, 16, 32, 64, 128)]
+
+
+def measure(value):
+    return {"integral": value}
+
+
+def test_climbs_until_the_verified_error_meets_the_tolerance():
+    for rtol in (1e-3, 1e-4):
+        result = climb(trapezoid, RUNGS, measure, tolerance=Tolerance(rtol=rtol))
+        assert result.success
+        error, value = result.errors["integral"], result.values["integral"]
+        assert error <= rtol * abs(value)
+        assert abs(value - EXACT) <= error  # the reported error holds
+        # it stopped at the first rung that meets the tolerance: the rung below did not
+        k = [r.label for r in RUNGS].index(result.rung)
+        previous = abs(result.answers[k - 1] - result.answers[k - 2]) if k >= 2 else math.inf
+        assert previous > rtol * abs(result.answers[k - 1])
+
+
+def test_top_rung_short_of_the_tolerance_is_limited_with_the_reason():
+    result = climb(trapezoid, RUNGS[:3], measure, tolerance=Tolerance(atol=1e-9))
+    assert result.status == "limited" and not result.success
+    assert result.rung == "16 panels" and "integral" in result.message and "above the tolerance" in result.message
+    assert abs(result.values["integral"] - EXACT) <= result.errors["integral"]
+
+
+def test_without_a_tolerance_every_rung_is_climbed():
+    result = climb(trapezoid, RUNGS[:3], measure)
+    assert result.success and result.rung == "16 panels" and result.check == "8 panels"
+    assert len(result.answers) == 3
+
+
+def test_verified_reports_the_working_rule_checked_on_the_next_one():
+    result = climb(trapezoid, RUNGS[:2], measure, report="verified")
+    assert result.rung == "4 panels" and result.check == "8 panels"
+    assert result.values["integral"] == trapezoid(4)
+    # the difference to the finer rule is 3/4 of the working rule's own error (err(8) = err(4)/4 + O(n⁻⁴)):
+    # an estimate, not a bound, for the coarser answer; `refined` reports the finer one, which it bounds
+    true = abs(trapezoid(4) - EXACT)
+    assert 0.7 * true <= result.errors["integral"] <= 0.8 * true
+    refined = climb(trapezoid, RUNGS[:2], measure)
+    assert abs(refined.values["integral"] - EXACT) <= refined.errors["integral"] / 2.5
+
+
+def test_spread_and_warm_starts_and_a_known_first_answer():
+    seen = []
+
+    def solve(n, previous):
+        seen.append(previous)
+        return trapezoid(n)
+
+    result = climb(solve, RUNGS[:3], measure, start="start", first=trapezoid(4), error="spread")
+    assert seen == [trapezoid(4), trapezoid(8)]  # rung 0 not solved again; each rung gets the one below
+    values = [trapezoid(n) for n in (4, 8, 16)]
+    assert result.errors["integral"] == max(values) - min(values)
+
+
+def test_failed_rungs():
+    def failing(n, previous):
+        return {"success": False, "message": "no answer"} if n == 8 else trapezoid(n)
+
+    accept = lambda answer: not isinstance(answer, dict)  # noqa: E731
+    checked = climb(failing, RUNGS[:2], measure, accept=accept, report="verified")
+    assert checked.status == "limited" and math.isnan(checked.errors["integral"])
+    assert checked.values["integral"] == trapezoid(4) and "check rule 8 panels failed" in checked.message
+    refined = climb(failing, RUNGS[:2], measure, accept=accept)
+    assert refined.status == "failed"
+    working = climb(lambda n, p: {"success": False}, RUNGS[:2], measure, accept=accept)
+    assert working.status == "failed" and working.rung == "4 panels"
+
+
+def test_tolerance_convention_and_bad_input():
+    assert Tolerance(atol=1e-3, rtol=1e-2).bound(-2.0) == pytest.approx(1e-3 + 2e-2)
+    assert Tolerance(rtol=0.1).allows(0.1, 1.0) and not Tolerance(rtol=0.1).allows(0.11, 1.0)
+    with pytest.raises(ParameterError):
+        Tolerance()
+    with pytest.raises(ParameterError):
+        climb(trapezoid, RUNGS[:1], measure)
+    with pytest.raises(ParameterError):
+        climb(trapezoid, RUNGS, measure, report="best")

@@ -103,11 +103,22 @@ def _unit(units: Mapping[str, str], path: str) -> str:
     return units.get(path.rsplit(".", 1)[-1], "")
 
 
+def _title_width(title: str | None) -> int | None:
+    """A table is at least as wide as its title: rich wraps a title to the table's width, so a narrow
+    table would print its title broken over lines ("parameter" / "s")."""
+    return len(title) if title else None
+
+
+def _rows(count: int) -> str:
+    return f"{count} row" if count == 1 else f"{count} rows"
+
+
 def _scalar_table(title: str | None, rows: list[tuple[str, Any]], units: Mapping[str, str], prefix: str):
     from rich.table import Table
 
     with_units = any(_unit(units, prefix + name) for name, _ in rows)
-    table = Table(title=title, title_justify="left", show_header=False, box=None, pad_edge=False)
+    table = Table(title=title, title_justify="left", show_header=False, box=None, pad_edge=False,
+                  min_width=_title_width(title))
     table.add_column("name", style="bold", no_wrap=True)
     table.add_column("value", overflow="fold")
     if with_units:
@@ -129,7 +140,7 @@ def _record_table(title: str, records: Sequence[Mapping[str, Any]], units: Mappi
     columns: list[str] = []
     for record in records:
         columns.extend(k for k in record if k not in columns)
-    table = Table(title=title, title_justify="left", header_style="bold")
+    table = Table(title=title, title_justify="left", header_style="bold", min_width=_title_width(title))
     for column in columns:
         unit = _unit(units, prefix + column)
         table.add_column(f"{column}\n({unit})" if unit else column, overflow="fold")
@@ -158,7 +169,7 @@ def _tables(title: str | None, mapping: Mapping[str, Any], units: Mapping[str, s
         if isinstance(value, Mapping):
             out.extend(_tables(path, value, units, path + "."))
         elif _is_record_list(value):
-            out.append(_record_table(f"{path} ({len(value)} rows)", value, units, path + "."))
+            out.append(_record_table(f"{path} ({_rows(len(value))})", value, units, path + "."))
         else:  # a list mixing records and values, or of lists: index each entry
             out.extend(_tables(path, {f"[{i}]": v for i, v in enumerate(value[:MAX_ROWS])}, units, path + "."))
             if len(value) > MAX_ROWS:

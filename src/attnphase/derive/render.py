@@ -161,7 +161,7 @@ def latex(expr, **settings) -> str:
     return _Printer({"symbol_names": names, **settings}, {}).doprint(sympy.sympify(expr))
 
 
-def printed_width(tex: str) -> int:
+def _printed_width(tex: str) -> int:
     """A rough count of the characters `tex` shows: a symbol command (\\lambda) counts one, layout commands,
     braces and spaces nothing, and the two parts of a fraction are counted side by side (an overestimate)."""
     tex = re.sub(r"\\(left|right|frac|rm|mathrm|operatorname|begin|end|quad|qquad)\b|\\[,;!]|[{}\s^_]", "", tex)
@@ -387,12 +387,12 @@ class MarkdownDocument:
         if not ordered and not isinstance(rhs, sympy.Add):
             return f"{lhs_tex} {relation} {self.latex(rhs)}"
         terms = self._printer().terms(rhs)
-        if printed_width(lhs_tex + " ".join(terms)) <= MAX_LINE_WIDTH:
+        if _printed_width(lhs_tex + " ".join(terms)) <= MAX_LINE_WIDTH:
             return f"{lhs_tex} {relation} " + " ".join(terms)
-        room = MAX_LINE_WIDTH - printed_width(lhs_tex)  # each line is aligned after the left-hand side
+        room = MAX_LINE_WIDTH - _printed_width(lhs_tex)  # each line is aligned after the left-hand side
         lines, current = [], ""
         for term in terms:
-            if current and printed_width(current + term) > room:
+            if current and _printed_width(current + term) > room:
                 lines.append(current)
                 current = ""
             current += (" " if current else "") + term

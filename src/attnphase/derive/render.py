@@ -44,8 +44,8 @@ from attnphase.errors import ParameterError
 __all__ = ["latex", "Expectation", "Definition", "Equation", "MarkdownDocument", "MAX_LINE_WIDTH"]
 
 MAX_LINE_WIDTH = 60
-"""Estimated printed characters of a display equation's right-hand side above which it is broken over
-lines at its top-level terms (an `aligned` environment)."""
+"""Estimated printed characters of a display equation (both sides) above which it is broken over lines
+at its top-level terms (an `aligned` environment)."""
 
 
 class Expectation(sympy.Function):
@@ -53,6 +53,7 @@ class Expectation(sympy.Function):
 
     `Expectation(g * xi, g, xi)`. It is linear: `equivalence` compares expectations after pulling out the
     factors that do not depend on the random variables, so 𝔼[-g ξ/√q] and -𝔼[g ξ]/√q are the same.
+    Without random variables every symbol counts as random: only numbers are pulled out.
     """
 
     def _latex(self, printer, exp=None):

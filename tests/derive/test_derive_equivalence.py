@@ -68,6 +68,11 @@ def test_expectations_are_compared_linearly_and_only_linearly():
     assert not equivalent(Expectation(g, g, xi) * Expectation(xi, g, xi), Expectation(g * xi, g, xi)).success
     assert not equivalent(Expectation(g**2, g), Expectation(g, g) ** 2).success
     assert normalise_expectations(Expectation(3 * q * g, g)) == 3 * q * Expectation(g, g)
+    # without random variables named, every symbol may be random: only numbers come out
+    assert normalise_expectations(Expectation(3 * q * g)) == 3 * Expectation(q * g)
+    assert not equivalent(Expectation(g**2) - Expectation(g) ** 2, 0).success
+    # the same integrand written two ways is the same expectation
+    assert equivalent(Expectation(1 / (1 + sympy.exp(-g))) ** 2, Expectation(sympy.exp(g) / (sympy.exp(g) + 1)) ** 2).success
 
 
 def test_matrices_are_compared_entry_by_entry():

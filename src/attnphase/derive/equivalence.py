@@ -15,7 +15,8 @@ equality, and it is reported as such (`method == "points"`).
 
 Expectations (`render.Expectation`) are compared after linearity is applied: each one is split over the
 terms of its expanded integrand and the factors free of its random variables are pulled out; what is
-left under each 𝔼 is then an opaque quantity, the same on both sides only if the integrands are.
+left under each 𝔼 is then an opaque quantity, drawn at random like a symbol, and two of them are the
+same quantity only if their integrands are equal (checked the same way).
 """
 
 from __future__ import annotations
@@ -73,7 +74,10 @@ def normalise_expectations(expr):
         integrand, random_variables = expectation.args[0], expectation.args[1:]
         total = sympy.Integer(0)
         for term in sympy.Add.make_args(sympy.expand(integrand)):
-            constant, varying = term.as_independent(*random_variables, as_Add=False)
+            if random_variables:
+                constant, varying = term.as_independent(*random_variables, as_Add=False)
+            else:  # every symbol may be random: only a number comes out
+                constant, varying = term.as_coeff_Mul()
             total += constant * (Expectation(varying, *random_variables) if varying != 1 else 1)
         return total
 
@@ -111,10 +115,21 @@ def _real(value, tolerance) -> mpmath.mpf | None:
     return value if mpmath.isfinite(value) else None
 
 
-def _opaque_symbols(a, b):
-    """Expectations (normalised) and other unevaluated applications become symbols drawn like the rest."""
+def _opaque_symbols(a, b, digits: int, points: int, seed: int):
+    """Each expectation (normalised) becomes a symbol drawn like the others; expectations of equal
+    integrands (over the same random variables) share one symbol, however the integrands are written."""
     opaque = sorted((a.atoms(Expectation) | b.atoms(Expectation)), key=sympy.default_sort_key)
-    replace = {e: sympy.Symbol(f"expectation_{k}", real=True) for k, e in enumerate(opaque)}
+    representatives: list = []
+    replace = {}
+    for expectation in opaque:
+        for k, other in enumerate(representatives):
+            if other.args[1:] == expectation.args[1:] and equivalent(
+                    other.args[0], expectation.args[0], digits=digits, points=points, seed=seed).success:
+                replace[expectation] = sympy.Symbol(f"expectation_{k}", real=True)
+                break
+        else:
+            replace[expectation] = sympy.Symbol(f"expectation_{len(representatives)}", real=True)
+            representatives.append(expectation)
     return a.xreplace(replace), b.xreplace(replace)
 
 
@@ -143,7 +158,7 @@ def equivalent(a, b, *, digits: int = 50, points: int = 6, seed: int = 0) -> Equ
 
 
 def _compare_at_points(a, b, digits: int, points: int, seed: int) -> Equivalence:
-    a, b = _opaque_symbols(a, b)
+    a, b = _opaque_symbols(a, b, digits, points, seed)
     symbols = sorted(a.free_symbols | b.free_symbols, key=sympy.default_sort_key)
     rng = random.Random(seed)
     tolerance = mpmath.mpf(10) ** (GUARD_DIGITS - digits)

@@ -10,8 +10,8 @@ PIP    := $(BIN)/python -m pip install --disable-pip-version-check -q
 
 .PHONY: setup demo test test-slow examples docs docs-serve bench derive clean
 
-# What the default suite needs: the test extra (pytest, hypothesis, arviz), the cluster extra (dask, for
-# the sweep-on-a-cluster tests) and parquet (the store's parquet export).
+# What the default suite needs: the test extra (pytest, pytest-xdist, hypothesis, arviz), the cluster
+# extra (dask, for the sweep-on-a-cluster tests) and parquet (the store's parquet export).
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	# torch first, pinned: on the project's machines this is the CPU build on local disk;
@@ -29,8 +29,10 @@ setup: $(STAMP)
 demo: setup
 	$(BIN)/attnphase reproduce all --quick --out reports
 
+# The default suite on both cores: two pytest-xdist workers, each stealing queued tests from the other when
+# it runs dry, so that the few long tests do not leave one core idle at the end.
 test: setup
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 2 --dist worksteal
 
 test-slow: setup
 	$(BIN)/python -m pytest -q -m slow

@@ -8,8 +8,10 @@
   .hypothesis/ so that the next run tries it first).
 * "dev": a quick local iteration, 10 examples, derandomised.
 
-A test that sets `max_examples` itself keeps that count (because each example is expensive); it
-still follows the profile's derandomisation unless it sets `derandomize` too.
+The profile rules every test: none sets its own randomness, and a test whose every example is expensive
+(it solves a model, compiles a kernel) draws a fixed fraction of the profile's count,
+`settings(max_examples=max(1, settings.default.max_examples // k))` with a comment saying why, so that
+`fresh` draws k times more of them too (tests/test_hypothesis_profiles.py checks both).
 """
 
 from __future__ import annotations

@@ -20,10 +20,19 @@ def test_version():
     assert result.exit_code == 0 and __version__ in result.output
 
 
-def test_checked_in_derivations_are_up_to_date():
-    result = run("derive", "all", "--check", "--json")
+def test_derive_check_reports_an_up_to_date_page(tmp_path):
+    # the command as a user runs it, on the cheapest page (tests/derive/test_derivations.py compares every
+    # page of derivations/ with its rendered document)
+    result = run("derive", "potts", "--check", "--json")
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)["stale"] == []
+    # a stale page: --check exits 1 naming it and writes nothing; without --check the page is rewritten
+    (tmp_path / "potts.md").write_text("stale\n")
+    result = run("derive", "potts", "--check", "--json", "--dir", str(tmp_path))
+    assert result.exit_code == 1 and json.loads(result.output)["stale"] == [str(tmp_path / "potts.md")]
+    assert (tmp_path / "potts.md").read_text() == "stale\n"
+    assert run("derive", "potts", "--dir", str(tmp_path)).exit_code == 0
+    assert run("derive", "potts", "--check", "--dir", str(tmp_path)).exit_code == 0
 
 
 def test_unknown_model_exits_2_naming_the_choices():

@@ -69,8 +69,10 @@ def bad_values(param_type) -> st.SearchStrategy[str]:
 
 
 @pytest.mark.parametrize(("path", "param"), NUMERIC_OPTIONS)
-# 20 bad values per option (88 options, about 10 s); the profile (tests/conftest.py) sets the randomness
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+# A fifth of the profile's examples per option (20 in the ci profile; 88 options, about 10 s); the profile
+# (tests/conftest.py) sets the randomness
+@settings(max_examples=max(1, settings.default.max_examples // 5),
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_bad_numeric_value_exits_2_naming_the_option(path, param, data):
     value = data.draw(bad_values(param.type))

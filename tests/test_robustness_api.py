@@ -18,7 +18,7 @@ from collections import Counter
 import numpy as np
 import pytest
 import sympy
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import given, settings, strategies as st
 
 from attnphase.api import copy_heads as ch
 from attnphase.derive.codegen import compile_kernel
@@ -44,7 +44,9 @@ from attnphase.validate.device import select_device
 from attnphase.validate.seeds import generator
 
 TALLY: Counter = Counter()
-FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
+# The hypothesis profile of tests/conftest.py sets the number of examples and the randomness; a test
+# sets a smaller count only where each example is expensive, as a fraction of the profile's count.
+PROFILE_EXAMPLES = settings.default.max_examples
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -104,7 +106,6 @@ def finite_numbers(obj) -> bool:
 
 
 # -- copy heads: bad parameters ---------------------------------------------------------------------
-@FAST
 @given(which=st.sampled_from(["L", "V", "P", "attention", "convention"]), data=st.data())
 def test_copy_heads_solve_rejects_bad_parameters(which, data):
     TALLY["copy_heads.solve (bad)"] += 1
@@ -116,7 +117,6 @@ def test_copy_heads_solve_rejects_bad_parameters(which, data):
     raises_named(which, ch.solve, args["attention"], args["L"], args["V"], args["P"], args["convention"])
 
 
-@FAST
 @given(field=st.sampled_from(["beta", "tau0", "sigma2", "s1", "boundary", "P_counts", "loss", "remainder"]), data=st.data())
 def test_copy_heads_convention_rejects_bad_fields(field, data):
     TALLY["copy_heads.Convention (bad)"] += 1
@@ -130,7 +130,6 @@ def test_copy_heads_drop_first_needs_three_positions():
     assert ">= 3" in err.allowed
 
 
-@FAST
 @given(which=st.sampled_from(["L", "V", "digits", "reduction", "attention"]), data=st.data())
 def test_copy_heads_threshold_rejects_bad_parameters(which, data):
     TALLY["copy_heads.threshold (bad)"] += 1
@@ -142,7 +141,6 @@ def test_copy_heads_threshold_rejects_bad_parameters(which, data):
                  reduction=args["reduction"])
 
 
-@settings(max_examples=20, deadline=None, derandomize=True)
 @given(L_min=st.integers(2, 40), span=st.integers(-40, 0))
 def test_copy_heads_scaling_needs_three_values_of_L(L_min, span):
     """Reversed ranges and ranges holding fewer than 3 values of L name L_max (the fit needs 3)."""
@@ -163,7 +161,6 @@ def test_copy_heads_scaling_bad_lists():
         raises_named("V_values", ch.scaling_in_V, "linear", 16, values)
 
 
-@FAST
 @given(which=st.sampled_from(["P", "L", "trials", "steps", "algorithm", "device", "seed", "qk_width"]), data=st.data())
 def test_copy_heads_simulate_rejects_bad_parameters(which, data):
     TALLY["copy_heads.simulate (bad)"] += 1
@@ -183,7 +180,7 @@ def test_copy_heads_simulate_rejects_bad_parameters(which, data):
 LOG_REAL = st.floats(-700, 700).map(math.exp)  # 1e-304 .. 1e304, log-uniform
 
 
-@settings(max_examples=60, deadline=None, derandomize=True)
+@settings(max_examples=max(1, PROFILE_EXAMPLES * 3 // 5))  # each example solves the reduced action
 @given(attention=st.sampled_from(ch.ATTENTIONS), L=st.integers(2, 64), V=st.integers(2, 64), P=LOG_REAL,
        sigma2=LOG_REAL, tau0=LOG_REAL, beta=LOG_REAL)
 def test_copy_heads_solve_extremes_are_finite_or_failed(attention, L, V, P, sigma2, tau0, beta):
@@ -201,7 +198,7 @@ def test_copy_heads_solve_extremes_are_finite_or_failed(attention, L, V, P, sigm
         assert r.global_index is None and "solvable range" in r.message
 
 
-@settings(max_examples=6, deadline=None, derandomize=True)
+@settings(max_examples=max(1, PROFILE_EXAMPLES // 16))  # each example locates a threshold (about a second)
 @given(attention=st.sampled_from(ch.ATTENTIONS), L=st.integers(2, 12), V=st.integers(2, 6), digits=st.integers(1, 12),
        sigma2=st.floats(-5, 7).map(math.exp))
 def test_copy_heads_threshold_statuses_are_honest(attention, L, V, digits, sigma2):
@@ -240,7 +237,6 @@ def _mean_square(z):
     return np.sum(z**2, axis=1)
 
 
-@FAST
 @given(which=st.sampled_from(["tol", "rtol", "method", "nodes_per_dim", "max_nodes_per_dim", "seed", "mean", "cov"]),
        data=st.data())
 def test_gaussian_expectation_rejects_bad_parameters(which, data):
@@ -264,7 +260,6 @@ def test_gaussian_expectation_bad_integrands():
         assert not r.converged and "non-finite" in r.message
 
 
-@FAST
 @given(which=st.sampled_from(["n_points", "replicates", "seed"]), data=st.data())
 def test_sobol_expectation_rejects_bad_parameters(which, data):
     TALLY["numeric.sobol_expectation (bad)"] += 1
@@ -274,7 +269,6 @@ def test_sobol_expectation_rejects_bad_parameters(which, data):
     raises_named(which, sobol_expectation, _mean_square, [0.0], 1.0, **kwargs)
 
 
-@FAST
 @given(which=st.sampled_from(["solver", "damping", "tol", "memory", "map_error", "max_iter", "x0", "transforms"]),
        data=st.data())
 def test_solve_fixed_point_rejects_bad_parameters(which, data):
@@ -300,7 +294,6 @@ def test_solve_fixed_point_rejects_bad_parameters(which, data):
     raises_named(which, solve_fixed_point, lambda x: 0.5 * x, **kwargs)
 
 
-@FAST
 @given(a=st.floats(-3, 3), b=st.floats(-1e3, 1e3), solver=st.sampled_from([Hybr(max_evaluations=2000),
                                                                              Anderson(max_iter=2000),
                                                                              Damped(max_iter=2000)]))
@@ -316,7 +309,6 @@ def test_solve_fixed_point_affine_maps(a, b, solver):
         assert r.status in ("max_iter", "diverged", "failed") and r.message
 
 
-@FAST
 @given(which=st.sampled_from(["start", "stop", "step", "tol"]), data=st.data())
 def test_follow_until_lost_rejects_bad_controls(which, data):
     TALLY["numeric.follow_until_lost (bad)"] += 1
@@ -326,7 +318,6 @@ def test_follow_until_lost_rejects_bad_controls(which, data):
                  lambda solution: np.array([solution]), **kwargs)
 
 
-@FAST
 @given(which=st.sampled_from(["lo", "hi", "digits", "n_scan", "f_error"]), data=st.data())
 def test_find_crossing_rejects_bad_parameters(which, data):
     TALLY["numeric.find_crossing (bad)"] += 1
@@ -339,7 +330,6 @@ def test_find_crossing_rejects_bad_parameters(which, data):
     raises_named(which, find_crossing, lambda x: x - 1.0, lo, hi, **kwargs)
 
 
-@FAST
 @given(shift=st.floats(-10, 10), poison=st.sampled_from([None, "nan", "raise", "inf"]))
 def test_find_crossing_statuses(shift, poison):
     TALLY["numeric.find_crossing (functions)"] += 1
@@ -359,7 +349,6 @@ def test_find_crossing_statuses(shift, poison):
         assert r.status != "converged"
 
 
-@FAST
 @given(which=st.sampled_from(["method", "rtol", "atol", "t_span", "x0", "t_eval", "bounds"]), data=st.data())
 def test_integrate_drift_rejects_bad_parameters(which, data):
     TALLY["numeric.integrate_drift (bad)"] += 1
@@ -380,7 +369,6 @@ def test_integrate_drift_rejects_bad_parameters(which, data):
     raises_named(name, integrate_drift, lambda x: -x, x0, t_span, **kwargs)
 
 
-@FAST
 @given(rate=st.floats(-50, 50), poison=st.sampled_from([None, "nan", "raise"]))
 def test_integrate_drift_statuses(rate, poison):
     TALLY["numeric.integrate_drift (drifts)"] += 1
@@ -398,7 +386,6 @@ def test_integrate_drift_statuses(rate, poison):
         assert np.all(np.isfinite(tr.x)) and abs(tr.x[-1] - math.exp(rate)) <= 1e-6 * math.exp(rate) + 1e-8
 
 
-@FAST
 @given(which=st.sampled_from(["lo", "hi", "n_grid"]), data=st.data())
 def test_fixed_points_1d_rejects_bad_parameters(which, data):
     TALLY["numeric.fixed_points_1d (bad)"] += 1
@@ -414,7 +401,6 @@ def test_fixed_points_1d_nonfinite_drift_gives_no_false_roots():
     assert pts == []  # the sign change of x is inside the NaN region: nothing may be invented
 
 
-@FAST
 @given(which=st.sampled_from(["x", "y", "confidence", "log_power", "y_error", "corrections"]), data=st.data())
 def test_fit_power_law_rejects_bad_parameters(which, data):
     TALLY["numeric.fit_power_law (bad)"] += 1
@@ -430,7 +416,6 @@ def test_fit_power_law_rejects_bad_parameters(which, data):
     raises_named(which, fit_power_law, x, y, **kwargs)
 
 
-@FAST
 @given(slope=st.floats(-5, 5), noise=st.floats(0, 0.1), n=st.integers(3, 12))
 def test_fit_power_law_band_is_finite(slope, noise, n):
     TALLY["numeric.fit_power_law (data)"] += 1
@@ -466,7 +451,6 @@ def test_compile_kernel_rejects_bad_arguments(kwargs, name):
 
 
 # -- validate -----------------------------------------------------------------------------------------
-@FAST
 @given(requested=st.one_of(st.text(max_size=6).filter(lambda s: s not in ("", "auto", "cpu", "cuda")),
                            st.sampled_from([3, 1.5, ["cpu"], True])))
 def test_select_device_rejects_unknown(requested):
@@ -474,14 +458,12 @@ def test_select_device_rejects_unknown(requested):
     raises_named("device", select_device, requested)
 
 
-@FAST
 @given(seed=st.one_of(st.integers(max_value=-1), st.integers(min_value=2**63), NON_FINITE, st.sampled_from([1.5, "x", None])))
 def test_generator_rejects_bad_seeds(seed):
     TALLY["validate.generator (bad)"] += 1
     raises_named("seed", generator, seed, "cpu")
 
 
-@FAST
 @given(which=st.sampled_from(["theory", "theory_error", "n_sigma", "samples"]), data=st.data())
 def test_compare_rejects_bad_parameters(which, data):
     TALLY["validate.compare (bad)"] += 1
@@ -494,7 +476,6 @@ def test_compare_rejects_bad_parameters(which, data):
 
 
 # -- store and sweep grids --------------------------------------------------------------------------
-@settings(max_examples=40, deadline=None, derandomize=True)
 @given(value=st.one_of(NON_FINITE, st.sampled_from([[1], {"a": 1}, object(), b"x"])))
 def test_store_rejects_bad_parameter_values(tmp_path_factory, value):
     TALLY["store.ResultStore.put (bad)"] += 1
@@ -519,7 +500,6 @@ GRID_TEXT = st.one_of(
 )
 
 
-@settings(max_examples=150, deadline=None, derandomize=True)
 @given(spec=GRID_TEXT)
 def test_parse_grid_fuzz(spec):
     """Any text: a grid of distinct finite values, or a ParameterError naming --grid."""

@@ -19,7 +19,7 @@ from collections import Counter
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import given, settings, strategies as st
 from test_robustness_api import NEGATIVE, NON_FINITE, WRONG_TYPE, bad_int, bad_positive, finite_numbers, raises_named
 from test_robustness_cli import assert_usage_error, parse_json
 
@@ -31,8 +31,10 @@ from attnphase.cli import main
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
 TALLY: Counter = Counter()
-FAST = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
-FEW = settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
+# The hypothesis profile of tests/conftest.py sets the number of examples and the randomness; `EXPENSIVE`
+# marks the tests whose every example solves a model (a saddle point, a Monte Carlo reduction, a run of
+# SGA): they draw a tenth of the profile's count.
+EXPENSIVE = settings(max_examples=max(1, settings.default.max_examples // 10))
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -85,7 +87,6 @@ def ps_bad(which: str, L: int = 2):
     }[which]
 
 
-@FAST
 @given(which=st.sampled_from(["omega", "sigma", "lam", "L", "A", "gram"]), L=st.integers(2, 4), data=st.data())
 def test_ps_model_parameters_rejects_bad_parameters(which, L, data):
     TALLY["positional_semantic.Parameters (bad)"] += 1
@@ -110,7 +111,6 @@ def test_ps_A_is_required_beyond_two_tokens():
     assert "3x3" in err.allowed
 
 
-@FAST
 @given(which=st.sampled_from(["omega", "sigma", "L"]), data=st.data())
 def test_ps_linear_baseline_rejects_bad_parameters(which, data):
     TALLY["positional_semantic.linear_baseline_error (bad)"] += 1
@@ -119,7 +119,6 @@ def test_ps_linear_baseline_rejects_bad_parameters(which, data):
     raises_named(which, ps.linear_baseline_error, **args)
 
 
-@FAST
 @given(which=st.sampled_from(["omega", "alpha", "sigma", "lam", "A", "nodes_per_dim", "branch"]), data=st.data())
 def test_ps_solve_rejects_bad_parameters_before_solving(which, data):
     """Also a bad branch name after a good one: every name is checked before the first branch is solved
@@ -137,7 +136,6 @@ def test_ps_solve_rejects_bad_parameters_before_solving(which, data):
     raises_named(which, ps.solve, **args)
 
 
-@FAST
 @given(which=st.sampled_from(["omega", "sigma", "A", "nodes_per_dim", "check_nodes_per_dim", "alpha_min",
                               "alpha_max", "n_scan", "rtol"]), data=st.data())
 def test_ps_threshold_rejects_bad_parameters_before_solving(which, data):
@@ -166,7 +164,7 @@ def test_ps_threshold_rejects_bad_parameters_before_solving(which, data):
 
 
 # -- positional-semantic: extreme but valid ----------------------------------------------------------
-@FEW
+@EXPENSIVE
 @given(omega=st.floats(0.0, 1.0), sigma=log_uniform(-3, 2))
 def test_ps_linear_baseline_extremes_are_finite(omega, sigma):
     """σ across its whole range (σ = 1e300 overflowed before the range was bounded at 100)."""
@@ -175,7 +173,7 @@ def test_ps_linear_baseline_extremes_are_finite(omega, sigma):
     assert finite_numbers(r) and r.value >= 0 and r.error >= 0
 
 
-@FEW
+@EXPENSIVE
 @given(omega=st.floats(0.0, 1.0), alpha=log_uniform(-300, 300), sigma=log_uniform(-3, 2), lam=log_uniform(-300, 6),
        branch=st.sampled_from(["trivial", "positional"]))
 def test_ps_solve_extremes_are_finite_or_not_reported(omega, alpha, sigma, lam, branch):
@@ -210,7 +208,6 @@ def sr_bad(which: str):
     }[which]
 
 
-@FAST
 @given(which=st.sampled_from(list(SR_BASE)), data=st.data())
 def test_sr_make_parameters_rejects_bad_parameters(which, data):
     TALLY["signal_recovery.make_parameters (bad)"] += 1
@@ -219,7 +216,7 @@ def test_sr_make_parameters_rejects_bad_parameters(which, data):
     raises_named(which, sr.make_parameters, **args)
 
 
-@FEW
+@EXPENSIVE
 @given(theta=st.floats(1e160, 1e308), d=st.integers(10**4, 10**12))
 def test_sr_theta_d_must_be_finite(theta, d):
     """θ√d overflowing to inf was accepted (θ_d = inf, then NaN everywhere downstream)."""
@@ -229,7 +226,6 @@ def test_sr_theta_d_must_be_finite(theta, d):
     raises_named("theta", sr.make_parameters, d, 6, 2, theta, "sqrt-d")
 
 
-@FAST
 @given(which=st.sampled_from(["d", "R", "theta", "sigma", "rho", "finite", "samples", "seed", "L_finite"]), data=st.data())
 def test_sr_solve_rejects_bad_parameters(which, data):
     TALLY["signal_recovery.solve (bad)"] += 1
@@ -250,7 +246,6 @@ def test_sr_solve_rejects_bad_parameters(which, data):
     raises_named(name, sr.solve, **args)
 
 
-@FAST
 @given(d=st.integers(2, 10**12), L=st.integers(2, 10**12), R_fraction=st.floats(0.0, 1.0), theta=log_uniform(-300, 300),
        sigma=log_uniform(-300, 300), beta=log_uniform(-300, 300), rho=st.floats(-1.0, 1.0),
        sign_model=st.sampled_from(["A", "B", "C"]), scaling=st.sampled_from(["direct", "sqrt-d"]))
@@ -267,7 +262,7 @@ def test_sr_large_L_solve_extremes_are_finite_or_failed(d, L, R_fraction, theta,
         assert all(math.isnan(v) for v in (r.J, r.dJ, r.drift, r.nuisance_mass)) and r.message
 
 
-@FEW
+@EXPENSIVE
 @given(L=st.integers(2, 8), R_fraction=st.floats(0.0, 1.0), theta=log_uniform(-300, 300), sigma=log_uniform(-300, 300),
        beta=log_uniform(-300, 300), rho=st.floats(-1.0, 1.0), sign_model=st.sampled_from(["A", "B", "C"]))
 def test_sr_finite_solve_extremes_are_finite_or_failed(L, R_fraction, theta, sigma, beta, rho, sign_model):
@@ -292,14 +287,13 @@ def test_sr_entry_points_taking_parameters_reject_other_objects(params):
     raises_named("params", sr.finite_reduction, params, [0.5])
 
 
-@FEW
+@EXPENSIVE
 @given(n_grid=st.one_of(bad_int(3), st.integers(10**7 + 1, 10**12)))
 def test_sr_fixed_points_rejects_bad_grid(n_grid):
     TALLY["signal_recovery.fixed_points (bad)"] += 1
     raises_named("n_grid", sr.fixed_points, sr.make_parameters(**SR_BASE), n_grid=n_grid)
 
 
-@FAST
 @given(theta=log_uniform(-300, 300), sigma=log_uniform(-300, 300), beta=log_uniform(-300, 300), L=st.integers(2, 10**9),
        R_fraction=st.floats(0.0, 1.0), sign_model=st.sampled_from(["A", "B", "C"]))
 def test_sr_fixed_points_extremes_are_honest(theta, sigma, beta, L, R_fraction, sign_model):
@@ -320,7 +314,6 @@ def test_sr_fixed_points_extremes_are_honest(theta, sigma, beta, L, R_fraction, 
 SIM_BASE = dict(d=4, L=3, R=1, theta=1.0, trials=2, steps=5, device="cpu")
 
 
-@FAST
 @given(which=st.sampled_from(["trials", "steps", "eta0", "k0", "gamma", "batch", "seed", "device", "sampler", "rho0",
                               "record_every", "R", "theta", "memory_trials", "memory_L"]), data=st.data())
 def test_sr_simulate_rejects_bad_parameters_before_sampling(which, data):
@@ -348,7 +341,7 @@ def test_sr_simulate_rejects_bad_parameters_before_sampling(which, data):
     raises_named(name, sr.simulate, **args)
 
 
-@FEW
+@EXPENSIVE
 @given(theta=log_uniform(-300, 30), sigma=log_uniform(-300, 300), beta=log_uniform(-300, 300), eta0=log_uniform(-300, 300),
        sampler=st.sampled_from(["dense", "projected"]), sign_model=st.sampled_from(["A", "B", "C"]))
 def test_sr_simulate_extremes_are_finite_or_diverged(theta, sigma, beta, eta0, sampler, sign_model):
@@ -379,7 +372,6 @@ PS_SIM = ["simulate", "positional-semantic", "--omega", 0.3, "--alpha", 1, "--d"
           "--trials", 1, "--test-samples", 4]
 
 
-@FAST
 @given(L=st.integers(2, 10**6), excess=st.integers(1, 10**6), command=st.sampled_from(["solve", "simulate"]))
 def test_sr_cli_R_above_L(L, excess, command):
     args = (SR_SOLVE if command == "solve" else SR_SIM) + ["--L", L, "--R", L + excess]
@@ -415,7 +407,6 @@ def test_inconsistent_combinations_exit_2(args, name):
     assert_usage_error(run(args, " ".join(map(str, args[:2])) + " (inconsistent)"), name)
 
 
-@FAST
 @given(L=st.integers(2, 4), data=st.data())
 def test_ps_cli_bad_A(L, data):
     """--A of the wrong length or not row-stochastic (each entry is in [0, 1], so the option type passes it)."""
@@ -428,7 +419,6 @@ def test_ps_cli_bad_A(L, data):
     assert_usage_error(run(args, "solve positional-semantic (inconsistent)"), "--A")
 
 
-@FAST
 @given(d=st.integers(2, 10**12), L=st.integers(2, 10**12), R_fraction=st.floats(0.0, 1.0), theta=log_uniform(-300, 300),
        sigma=log_uniform(-300, 300), beta=log_uniform(-300, 300), rho=st.floats(-1.0, 1.0),
        sign_model=st.sampled_from(["A", "B", "C"]))

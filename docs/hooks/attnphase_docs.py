@@ -12,6 +12,8 @@
   an earlier one wrote): the getting-started page shows real output of the current code.
 * Models: every `docs/models/*.md`, and `docs/adding-a-model.md` when present, get nav entries under
   "Models", titled by their first heading.
+* A link from a page to a checked-in derivation by its path in the repository (`../../derivations/x.md`
+  from docs/models/, which works when the Markdown is read on its own) is pointed at the site's page.
 """
 
 from __future__ import annotations
@@ -126,7 +128,28 @@ def run_command(args: str) -> str:
     return f"```text\n$ attnphase {args}\n{result.stdout.rstrip()}\n```"
 
 
+REPOSITORY_LINK = re.compile(r"\]\((?P<path>(?:\.\./)+derivations/[\w.-]+\.md)(?P<anchor>#[^)]*)?\)")
+
+
+def site_links(markdown: str, page_path: str, docs_dir: Path) -> str:
+    """Links to `derivations/*.md` by their repository path, from the page `page_path` (relative to the docs
+    directory), rewritten to the generated pages of the site."""
+    import os
+
+    page_dir = (docs_dir / page_path).parent
+
+    def rewrite(match):
+        target = (page_dir / match.group("path")).resolve()
+        if target.parent != DERIVATIONS:
+            return match.group(0)
+        site_target = os.path.relpath(docs_dir / "derivations" / target.name, page_dir)
+        return f"]({Path(site_target).as_posix()}{match.group('anchor') or ''})"
+
+    return REPOSITORY_LINK.sub(rewrite, markdown)
+
+
 def on_page_markdown(markdown, page, config, files):
     if CLI_MARKER in markdown:
         markdown = markdown.replace(CLI_MARKER, cli_reference())
+    markdown = site_links(markdown, page.file.src_path, Path(config["docs_dir"]).resolve())
     return RUN_MARKER.sub(lambda match: run_command(match.group(1)), markdown)

@@ -44,7 +44,8 @@ def test_rule_fires_and_rewrites_back_to_the_original(rule, expr, expected):
         unstabilize(out), expr, {x: sympy.Rational(3, 7), y: sympy.Rational(-5, 4), z: sympy.Rational(1, 3), p: 2})
 
 
-@settings(max_examples=15, deadline=None, derandomize=True)
+# each example rewrites and evaluates every rule in exact arithmetic (about 0.1 s): a fifth of the profile
+@settings(max_examples=max(1, settings.default.max_examples // 5))
 @given(coordinates, coordinates, coordinates, st.floats(0.01, 5))
 def test_all_rules_preserve_values_at_random_points(xv, yv, zv, pv):
     point = {x: sympy.Rational(xv), y: sympy.Rational(yv), z: sympy.Rational(zv), p: sympy.Rational(pv)}

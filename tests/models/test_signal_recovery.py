@@ -213,8 +213,10 @@ def test_solve_results_and_validation():
 
 
 def test_derivation_markdown_is_deterministic():
-    text = model.derivation_markdown()
-    assert text == model.derivation_markdown()
+    from attnphase.models.signal_recovery import derivation
+
+    text = derivation.derivation_markdown()
+    assert text == derivation.derivation_markdown()
     for needle in ("Sign model A", "Sign model B", "Sign model C", "Exact scalar reduction"):
         assert needle in text
 

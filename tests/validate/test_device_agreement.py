@@ -17,7 +17,7 @@ from attnphase.cli import main
 from attnphase.validate import seeds
 from attnphase.models.signal_recovery.network import SIMULATORS, PlantedTokens, ProjectedSampler
 from attnphase.models.signal_recovery.parameters import Parameters
-from attnphase.validate.agreement import RELATIVE_TOLERANCE, _compare, registered_simulators
+from attnphase.validate.agreement import RELATIVE_TOLERANCE, compare_outputs, registered_simulators
 from attnphase.validate.sphere_sga import StepSchedule, sphere_sga
 
 
@@ -65,7 +65,7 @@ def test_the_tolerance_separates_rounding_from_a_precision_bug():
     generator = seeds.generator(2, device, "cpu")
     run32 = sphere_sga(ProjectedSampler(tokens, generator), d=64, schedule=StepSchedule(0.5, 10.0, 0.6), steps=300,
                        trials=4, batch=2, generator=generator, device=device, record_every=30, dtype=torch.float32)
-    row = _compare("projected SGA", "rho", reference["rho"], run32.rho)
+    row = compare_outputs("projected SGA", "rho", reference["rho"], run32.rho)
     assert not row.agrees
     assert row.relative_deviation > 100 * RELATIVE_TOLERANCE
 
@@ -89,3 +89,13 @@ def test_numbers_are_drawn_on_the_generator_device_and_land_on_the_tensor_device
     expected = torch.empty(1000, dtype=torch.float64).normal_(0.0, 0.5, generator=seeds.generator(3, "cpu"))
     assert out.device.type == target.type
     np.testing.assert_array_equal(out.cpu().numpy(), expected.numpy())
+
+
+def test_compare_outputs_measures_the_deviation_relative_to_the_reference():
+    close = compare_outputs("s", "x", [1.0, -2.0], [1.0, -2.0 * (1 + 1e-12)])
+    assert close.agrees and close.scale == 2.0
+    assert abs(close.relative_deviation - 1e-12) < 1e-15
+    far = compare_outputs("s", "x", [1.0, -2.0], [1.0, -2.0 * (1 + 10 * RELATIVE_TOLERANCE)])
+    assert not far.agrees and far.relative_deviation > RELATIVE_TOLERANCE
+    assert not compare_outputs("s", "x", [1.0, 2.0], [1.0, 2.0, 3.0]).agrees  # shapes differ
+    assert not compare_outputs("s", "x", [1.0, float("nan")], [1.0, float("nan")]).agrees

@@ -21,8 +21,19 @@ def default_derivations_dir() -> Path:
     return Path.cwd() / "derivations"
 
 
-@click.command()
-@click.argument("model", type=click.Choice(model_names() + ["all"]))
+DERIVE_HELP = f"""Render a model's equations to Markdown (LaTeX inside), from its symbolic source.
+
+    MODEL is one of {", ".join(model_names())}, or all.
+
+    \b
+    Examples:
+      attnphase derive all            # regenerate every derivations/<model>.md
+      attnphase derive copy-heads --check
+    """
+
+
+@click.command(help=DERIVE_HELP)
+@click.argument("model", type=click.Choice(model_names() + ["all"]), metavar="MODEL|all")
 @click.option("--check", is_flag=True, help="Exit 1 if a checked-in derivation is stale; write nothing.")
 @click.option(
     "--dir", "directory", type=click.Path(file_okay=False, path_type=Path), default=None,
@@ -30,13 +41,7 @@ def default_derivations_dir() -> Path:
 )
 @json_option
 def derive(model: str, check: bool, directory: Path | None, as_json: bool) -> None:
-    """Render a model's equations to Markdown (LaTeX inside), from its symbolic source.
-
-    \b
-    Examples:
-      attnphase derive all            # regenerate every derivations/<model>.md
-      attnphase derive copy-heads --check
-    """
+    """Render derivations/<model>.md (the help text is `DERIVE_HELP`, which names the registered models)."""
     directory = directory or default_derivations_dir()
     names = model_names() if model == "all" else [model]
     stale, written = [], []

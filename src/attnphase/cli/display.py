@@ -6,11 +6,12 @@
   unit or convention of the fields that carry one;
 * one table per nested mapping (its scalar fields, titled with the mapping's path, e.g. `branches.positional`);
 * one table per list of records (a list of mappings): a column per key, one row per record; a cell
-  that holds a nested value shows its size instead (`3 values`, `2 fields`);
+  that holds a nested value shows its size instead (`3 values`, `2 fields`); a table too wide for the
+  screen is transposed (a few records) or split by columns, never broken inside a word;
 * lists of numbers inline when short, else their first values and a count.
 
-Long tables are cut to `MAX_ROWS` rows with a line that says how many were left out; `--json` gives
-everything. Units: `units` maps a field's path (`"alpha_c"`, `"branches.positional.q"`, or a last
+Long lists of records are cut to `MAX_ROWS` rows with a line that says how many were left out; `--json`
+gives everything. Units: `units` maps a field's path (`"alpha_c"`, `"branches.positional.q"`, or a last
 component such as `"q"`, which applies wherever that name appears) to a short text (`"per token"`,
 `"nats"`, `"rho = <w, w*>/|w*|"`). A command passes them to `emit(..., units=...)`; no model has to.
 """
@@ -21,10 +22,13 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["render", "units_from", "format_value", "console", "print_renderables", "MAX_ROWS", "MAX_INLINE_VALUES", "PIPED_WIDTH"]
+__all__ = ["render", "units_from", "format_value", "console", "print_renderables", "MAX_ROWS", "MAX_INLINE_VALUES",
+           "MAX_TRANSPOSED_RECORDS", "PIPED_WIDTH"]
 
-MAX_ROWS = 20
+MAX_ROWS = 20  # records shown per table of records (scalar tables show every field)
 MAX_INLINE_VALUES = 8
+MAX_TRANSPOSED_RECORDS = 6  # a table of records too wide for the screen is transposed up to this many records
+COLUMN_GAP = 3  # characters between two columns of a table of records
 SIGNIFICANT_DIGITS = 6
 PIPED_WIDTH = 120  # columns of the tables when stdout is not a terminal (a terminal gives its own width)
 
@@ -103,46 +107,90 @@ def _unit(units: Mapping[str, str], path: str) -> str:
     return units.get(path.rsplit(".", 1)[-1], "")
 
 
+def _title_width(title: str | None) -> int | None:
+    """A table is at least as wide as its title: rich wraps a title to the table's width, so a narrow
+    table would print its title broken over lines ("parameter" / "s")."""
+    return len(title) if title else None
+
+
+def _rows(count: int) -> str:
+    return f"{count} row" if count == 1 else f"{count} rows"
+
+
 def _scalar_table(title: str | None, rows: list[tuple[str, Any]], units: Mapping[str, str], prefix: str):
     from rich.table import Table
 
     with_units = any(_unit(units, prefix + name) for name, _ in rows)
-    table = Table(title=title, title_justify="left", show_header=False, box=None, pad_edge=False)
+    table = Table(title=title, title_justify="left", show_header=False, box=None, pad_edge=False,
+                  min_width=_title_width(title))
     table.add_column("name", style="bold", no_wrap=True)
     table.add_column("value", overflow="fold")
     if with_units:
         table.add_column("unit", style="dim", overflow="fold")
-    shown = rows if len(rows) <= MAX_ROWS else rows[:MAX_ROWS]
-    for name, value in shown:
+    for name, value in rows:  # every field: a parameter or a result hidden behind "... more" would be lost
         cells = [name, format_value(value)]
         if with_units:
             cells.append(_unit(units, prefix + name))
         table.add_row(*cells)
-    if len(rows) > len(shown):
-        table.add_row(f"... {len(rows) - len(shown)} more fields", "")
     return table
 
 
-def _record_table(title: str, records: Sequence[Mapping[str, Any]], units: Mapping[str, str], prefix: str):
-    from rich.table import Table
+def _record_tables(title: str, records: Sequence[Mapping[str, Any]], units: Mapping[str, str], prefix: str,
+                   width: int) -> list:
+    """A list of records as tables of at most `width` columns of text.
 
+    One row per record when the columns fit side by side; otherwise, for a few records, one row per field
+    and one column per record (transposed); otherwise the columns split over several tables, each
+    repeating the first column so that its rows can be matched up. No cell is ever broken inside a word.
+    """
     columns: list[str] = []
     for record in records:
         columns.extend(k for k in record if k not in columns)
-    table = Table(title=title, title_justify="left", header_style="bold")
-    for column in columns:
-        unit = _unit(units, prefix + column)
-        table.add_column(f"{column}\n({unit})" if unit else column, overflow="fold")
     shown = records[:MAX_ROWS]
-    for record in shown:
-        table.add_row(*(format_value(record.get(column)) if column in record else "" for column in columns))
-    if len(records) > len(shown):
-        table.caption = f"first {len(shown)} of {len(records)} rows (all of them with --json)"
-        table.caption_justify = "left"
+    headers = [f"{c}\n({_unit(units, prefix + c)})" if _unit(units, prefix + c) else c for c in columns]
+    cells = [[format_value(record.get(c)) if c in record else "" for c in columns] for record in shown]
+    widths = [max([len(line) for line in header.splitlines()] + [len(row[k]) for row in cells])
+              for k, header in enumerate(headers)]
+    caption = f"first {len(shown)} of {len(records)} rows (all of them with --json)" if len(records) > len(shown) else None
+    if sum(widths) + COLUMN_GAP * (len(widths) - 1) <= width:
+        return [_grid(title, headers, cells, caption)]
+    if len(records) <= MAX_TRANSPOSED_RECORDS:
+        labels = [row[0] if columns and isinstance(shown[k].get(columns[0]), str) else f"[{k}]"
+                  for k, row in enumerate(cells)]
+        transposed = [[headers[k].replace("\n", " ")] + [row[k] for row in cells] for k in range(len(columns))]
+        if labels[0] != "[0]":  # the first column names the records: it is the header row now
+            transposed = transposed[1:]
+        return [_grid(title, [columns[0] if labels[0] != "[0]" else "", *labels], transposed, caption,
+                      first_column_bold=True)]
+    tables, start = [], 1
+    while start < len(columns):
+        used, stop = widths[0], start
+        while stop < len(columns) and (stop == start or used + COLUMN_GAP + widths[stop] <= width):
+            used += COLUMN_GAP + widths[stop]
+            stop += 1
+        part = [0, *range(start, stop)]
+        tables.append(_grid(f"{title}, columns {start + 1}-{stop} of {len(columns)}" if stop > start + 1
+                            else f"{title}, column {start + 1} of {len(columns)}",
+                            [headers[k] for k in part], [[row[k] for k in part] for row in cells], caption))
+        start = stop
+    return tables
+
+
+def _grid(title: str, headers: list[str], rows: list[list[str]], caption: str | None, first_column_bold=False):
+    from rich import box
+    from rich.table import Table
+
+    table = Table(title=title, title_justify="left", header_style="bold", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
+                  min_width=_title_width(title), caption=caption, caption_justify="left")
+    for k, header in enumerate(headers):
+        table.add_column(header, no_wrap=True, style="bold" if first_column_bold and k == 0 else None)
+    for row in rows:
+        table.add_row(*row)
     return table
 
 
-def _tables(title: str | None, mapping: Mapping[str, Any], units: Mapping[str, str], prefix: str = ""):
+def _tables(title: str | None, mapping: Mapping[str, Any], units: Mapping[str, str], prefix: str = "",
+            width: int = PIPED_WIDTH):
     """The tables of one mapping: its scalars first, then one table per nested mapping or record list."""
     scalars, nested = [], []
     for name, value in mapping.items():
@@ -156,11 +204,12 @@ def _tables(title: str | None, mapping: Mapping[str, Any], units: Mapping[str, s
     for name, value in nested:
         path = f"{prefix}{name}"
         if isinstance(value, Mapping):
-            out.extend(_tables(path, value, units, path + "."))
+            out.extend(_tables(path, value, units, path + ".", width))
         elif _is_record_list(value):
-            out.append(_record_table(f"{path} ({len(value)} rows)", value, units, path + "."))
+            out.extend(_record_tables(f"{path} ({_rows(len(value))})", value, units, path + ".", width))
         else:  # a list mixing records and values, or of lists: index each entry
-            out.extend(_tables(path, {f"[{i}]": v for i, v in enumerate(value[:MAX_ROWS])}, units, path + "."))
+            out.extend(_tables(path, {f"[{i}]": v for i, v in enumerate(value[:MAX_ROWS])}, units, path + ".",
+                               width))
             if len(value) > MAX_ROWS:
                 out.append(f"{path}: first {MAX_ROWS} of {len(value)} entries (all of them with --json)")
     return out
@@ -195,10 +244,11 @@ def render(payload: Mapping[str, Any], units: Mapping[str, str] | None = None, *
     heading = " ".join(str(payload[k]) for k in ("command", "model") if payload.get(k))
     if heading:
         items.append(f"[bold]{heading}[/bold]  [dim](attnphase {payload.get('version', '')})[/dim]")
+    width = console(file).width
     parameters = payload.get("parameters") or {}
     if parameters:
-        items.extend(_tables("parameters", parameters, {}, "parameters."))
+        items.extend(_tables("parameters", parameters, {}, "parameters.", width))
         items.append("")
-    for table in _tables("result" if parameters else None, body, units):
+    for table in _tables("result" if parameters else None, body, units, width=width):
         items.extend([table, ""])
     print_renderables(items[:-1] if items and items[-1] == "" else items, file)

@@ -14,9 +14,36 @@ from attnphase.validate.device import DEVICE_CHOICES
 __all__ = ["reproduce", "print_summary"]
 
 
-@click.command()
-@click.argument("model", type=click.Choice(reproducible_models() + ["all"]), default="all")
-@click.option("--quick", is_flag=True, help="Reduced sizes: all three models in about 2.5 minutes on 2 idle cores.")
+MODELS_WITH_REPORTS = reproducible_models()
+_COUNT = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}
+MODEL_COUNT = _COUNT.get(len(MODELS_WITH_REPORTS), str(len(MODELS_WITH_REPORTS)))
+
+
+def _help(text: str) -> str:
+    """The command's help with the number and names of the models that have a report (from the registry)."""
+    return text.replace("{count}", MODEL_COUNT).replace("{models}", ", ".join(MODELS_WITH_REPORTS))
+
+
+REPRODUCE_HELP = _help("""Write a report directory per model: report.md, PNG figures and the CSV behind each figure.
+
+    MODEL is one of {models}, or all ({count} models). Each model's report is written as soon as that
+    model finishes, so an interrupted run keeps the reports already written; the run ends with a table of
+    each model's headline numbers, time and report (--json: every headline number). The full run takes
+    several hours on 2 cores: signal-recovery about 45-60 minutes; positional-semantic computes alpha_c
+    and alpha_l at 5 values of omega (1-6 minutes each) and runs the d = 1000 gradient-descent validation
+    (1-2 CPU-hours); copy-heads adds long Langevin chains for the hysteresis and bimodality figures. The
+    simulations run on CUDA when a GPU is present (--device auto).
+
+    \b
+    Examples:
+      attnphase reproduce all --quick --out reports
+      attnphase reproduce copy-heads --out reports
+    """)
+
+
+@click.command(help=REPRODUCE_HELP)
+@click.argument("model", type=click.Choice(MODELS_WITH_REPORTS + ["all"]), default="all", metavar="[MODEL|all]")
+@click.option("--quick", is_flag=True, help=_help("Reduced sizes: all {count} models in a few minutes on 2 cores."))
 @click.option(
     "--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("reports"),
     show_default=True, help="Directory that receives one report directory per model.",
@@ -25,21 +52,7 @@ __all__ = ["reproduce", "print_summary"]
               help="Torch device for the simulations (auto: CUDA when present).")
 @json_option
 def reproduce(model: str, quick: bool, out_dir: Path, device: str, as_json: bool) -> None:
-    """Write a report directory per model: report.md, PNG figures and the CSV behind each figure.
-
-    Each model's report is written as soon as that model finishes, so an interrupted run keeps the
-    reports already written; the run ends with a table of each model's headline numbers, time and
-    report (--json: every headline number). With --quick all three take about 2.5 minutes on 2 idle cores. The full
-    run takes several hours on 2 cores: signal-recovery about 45-60 minutes; positional-semantic
-    computes alpha_c and alpha_l at 5 values of omega (1-6 minutes each) and runs the d = 1000
-    gradient-descent validation (1-2 CPU-hours); copy-heads adds long Langevin chains for the
-    hysteresis and bimodality figures. The simulations run on CUDA when a GPU is present (--device auto).
-
-    \b
-    Examples:
-      attnphase reproduce all --quick --out reports
-      attnphase reproduce copy-heads --out reports
-    """
+    """Write a report directory per model (the help text is `REPRODUCE_HELP`, which names the registered models)."""
     from attnphase import progress
     from attnphase.models.registry import get
 
@@ -62,6 +75,7 @@ def reproduce(model: str, quick: bool, out_dir: Path, device: str, as_json: bool
              {"headlines": headlines, "seconds": timings, "reports": reports}, as_json)
         return
     print_summary(headlines, timings, reports)
+
 
 
 HEADLINE_NUMBERS = 3  # per model in the summary table; every number is in the report and in --json

@@ -3,59 +3,87 @@
 Modules: `symbols` (parameters and order parameters with domains), `calculus` (gradients, Hessians,
 Jacobians, matrix derivatives), `landau` (Landau expansion, classification of transitions),
 `asymptotics` (leading large-parameter forms, also of implicitly defined thresholds), `rewrite`
-(numerical-stability rules), `codegen` (numpy / torch / mpmath kernels with CSE and caching), `render`
-(LaTeX / Markdown). The names from codegen, landau, asymptotics and render are imported on first
-use (module `__getattr__`), so importing the package does not pull in numba or torch.
+(numerical-stability rules), `codegen` (numpy / torch / mpmath kernels with CSE and caching), `fused`
+(a multistart Newton loop compiled from generated kernels), `render` (LaTeX / Markdown derivations with
+named sub-expressions) and `equivalence` (a rendered equation against the expression it stands for).
+
+Every public name of these modules is available here. `symbols`, `calculus` and `rewrite` (SymPy only)
+are imported with the package; the others on first use (module `__getattr__`), so importing the package
+does not pull in numba or torch.
 """
 
 from __future__ import annotations
 
-from attnphase.derive.calculus import gradient, hessian, jacobian, matrix_gradient
-from attnphase.derive.rewrite import STABILITY_RULES, expm1, log1p, logaddexp, sigmoid, stabilize
-from attnphase.derive.symbols import Domain, domain_of, order_parameter, parameter, symbol_matrix, validate
+from importlib import import_module
 
-__all__ = [
-    "Domain",
-    "parameter",
-    "order_parameter",
-    "symbol_matrix",
-    "domain_of",
-    "validate",
-    "gradient",
-    "hessian",
-    "jacobian",
-    "matrix_gradient",
-    "logaddexp",
-    "sigmoid",
-    "log1p",
-    "expm1",
-    "STABILITY_RULES",
-    "stabilize",
-    "compile_kernel",
-    "compile_action",
-    "landau_expansion",
-    "classify_transition",
-    "leading_asymptotic",
-    "implicit_leading_asymptotic",
-    "latex",
-    "MarkdownDocument",
-]
+from attnphase.derive.calculus import (
+    elementwise,
+    flatten_variables,
+    gradient,
+    hessian,
+    jacobian,
+    logdet,
+    matrix_gradient,
+    trace,
+)
+from attnphase.derive.rewrite import (
+    EXPM1,
+    LOG1P,
+    LOGSUMEXP,
+    SIGMOID,
+    SIGMOID_COMPLEMENT,
+    SIGMOID_RATIO,
+    SMALL_POWERS,
+    SOFTPLUS,
+    STABILITY_RULES,
+    expm1,
+    log1p,
+    logaddexp,
+    sigmoid,
+    stabilize,
+    unstabilize,
+)
+from attnphase.derive.symbols import (
+    Domain,
+    SymbolInfo,
+    domain_of,
+    latex_names,
+    order_parameter,
+    parameter,
+    symbol_info,
+    symbol_matrix,
+    validate,
+)
 
-_LAZY = {
-    "compile_kernel": "attnphase.derive.codegen",
-    "compile_action": "attnphase.derive.codegen",
-    "landau_expansion": "attnphase.derive.landau",
-    "classify_transition": "attnphase.derive.landau",
-    "leading_asymptotic": "attnphase.derive.asymptotics",
-    "implicit_leading_asymptotic": "attnphase.derive.asymptotics",
-    "latex": "attnphase.derive.render",
-    "MarkdownDocument": "attnphase.derive.render",
+_EAGER = (
+    "Domain", "SymbolInfo", "parameter", "order_parameter", "symbol_matrix", "domain_of", "symbol_info", "latex_names",
+    "validate", "gradient", "hessian", "jacobian", "matrix_gradient", "flatten_variables", "elementwise", "trace",
+    "logdet", "logaddexp", "sigmoid", "log1p", "expm1", "SOFTPLUS", "LOGSUMEXP", "SIGMOID_RATIO", "SIGMOID",
+    "SIGMOID_COMPLEMENT", "LOG1P", "EXPM1", "SMALL_POWERS", "STABILITY_RULES", "stabilize", "unstabilize",
+)
+_LAZY_MODULES = {
+    "codegen": ("CODEGEN_VERSION", "BACKENDS", "Kernel", "BoundKernel", "ActionKernels", "compile_kernel",
+                "compile_action", "cache_dir", "clear_memory_cache", "generate_source", "load_generated_module",
+                "structural_digests"),
+    "fused": ("MultiStartNewton",),
+    "landau": ("LandauExpansion", "TransitionClassification", "landau_expansion", "classify_transition"),
+    "asymptotics": ("leading_asymptotic", "implicit_leading_asymptotic"),
+    "render": ("latex", "Expectation", "Definition", "Equation", "MarkdownDocument", "MAX_LINE_WIDTH"),
+    "equivalence": ("Equivalence", "EquationCheck", "equivalent", "normalise_expectations", "check_equation",
+                    "check_document", "SYMBOLIC_SIZE_LIMIT"),
 }
+_WHERE = {name: module for module, names in _LAZY_MODULES.items() for name in names}
+
+__all__ = [*_EAGER, *(name for names in _LAZY_MODULES.values() for name in names)]
 
 
-def __getattr__(name):
-    if name in _LAZY:
-        import importlib
+def __getattr__(name: str):
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{_WHERE[name]}"), name)
+    globals()[name] = value
+    return value
 
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'attnphase.derive' has no attribute {name!r}")
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

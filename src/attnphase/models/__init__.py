@@ -13,7 +13,8 @@ __all__ = ["model_names", "load_model", "derivation_filename"]
 
 
 def load_model(name: str) -> ModuleType:
-    """The symbolic source of model `name` (a module with `NAME`, `TITLE` and `derivation_markdown()`)."""
+    """The derivation module of model `name` (`ModelEntry.symbolic`: a module with `NAME`, `TITLE` and
+    `derivation_markdown()`, which renders the model's symbolic source)."""
     from attnphase.models.registry import load
 
     return load(get(name).symbolic)

@@ -54,7 +54,7 @@ MODELS: dict[str, ModelEntry] = {
         ModelEntry(
             name="positional-semantic",
             title="Positional vs semantic attention: replica saddle point, alpha_c(omega), alpha_l(omega)",
-            symbolic="attnphase.models.positional_semantic.symbolic",
+            symbolic="attnphase.models.positional_semantic.derivation",
             cli="attnphase.cli.positional_semantic",
             commands={
                 "solve": "Every branch (positional, semantic, trivial, mixed) of the saddle point at (omega, alpha).",
@@ -68,7 +68,7 @@ MODELS: dict[str, ModelEntry] = {
         ModelEntry(
             name="signal-recovery",
             title="Signal recovery by a softmax-attention query: J(rho), the limiting ODE, projected SGA",
-            symbolic="attnphase.models.signal_recovery.symbolic",
+            symbolic="attnphase.models.signal_recovery.derivation",
             cli="attnphase.cli.signal_recovery",
             commands={
                 "solve": "J(rho), J'(rho), the drift (1 - rho^2) J' and the nuisance attention mass at rho.",
@@ -96,7 +96,7 @@ MODELS: dict[str, ModelEntry] = {
         ModelEntry(
             name="potts",
             title="Mean-field q-state Potts model: order of the transition, beta_c, spinodals (from the layers alone)",
-            symbolic="attnphase.models.potts.symbolic",
+            symbolic="attnphase.models.potts.derivation",
             cli="attnphase.cli.potts",
             commands={
                 "solve": "Minima of the mean-field free energy f(m) at beta, and the global one.",

@@ -1,90 +1,66 @@
 """Numeric layer: Gaussian expectations, fixed points with stability (solvers as values), frozen basins,
-branch following, thresholds (polished in high precision, or on noisy crossing functions), the
-convergence ladder, drift ODEs and scaling-law fits.
+branch following and continuation in a control parameter, the classification of transitions, thresholds
+(polished in high precision, on noisy crossing functions, counts, windows and folds), the convergence
+ladder, landscapes and mountain passes, tilted (Legendre) ensembles, MCMC diagnostics, drift ODEs and
+scaling-law fits.
 
 It receives plain callables (generated kernels) and never imports the symbolic layer. Every solver
 returns a result object with values, an error estimate, a status and a message.
+
+Every public name of the modules below is available here (`from attnphase.numeric import climb`); each
+is imported from its module on first use, so `import attnphase.numeric` costs nothing and a program that
+uses one solver does not load SciPy's integrators, mpmath or the others.
 """
 
-from attnphase.numeric.basins import FrozenBasins, frozen_basin_rounds
-from attnphase.numeric.branches import BranchLoss, WarmStarts, extrapolate, follow_until_lost
-from attnphase.numeric.convergence import LadderResult, Rung, Tolerance, climb
-from attnphase.numeric.fixedpoint import (
-    Anderson,
-    Broyden,
-    Chain,
-    Damped,
-    FixedPointResult,
-    Hybr,
-    Identity,
-    Interval,
-    Positive,
-    map_jacobian,
-    solve_fixed_point,
-)
-from attnphase.numeric.gauss import (
-    Expectation,
-    GaussHermiteRule,
-    RefinementStep,
-    covariance_factor,
-    gaussian_expectation,
-    sobol_expectation,
-)
-from attnphase.numeric.minimize import MultiStartMinimum, minimize_multistart_newton
-from attnphase.numeric.ode import FixedPoint, Trajectory, fixed_points_1d, integrate_drift, linear_stability
-from attnphase.numeric.scaling import ScalingFit, fit_power_law
-from attnphase.numeric.threshold import (
-    Threshold,
-    bisect_increasing,
-    branch_crossing,
-    find_crossing,
-    noisy_newton_root,
-    scan_crossing,
-    secant_root,
-)
+from __future__ import annotations
 
-__all__ = [
-    "bisect_increasing",
-    "FrozenBasins",
-    "frozen_basin_rounds",
-    "BranchLoss",
-    "WarmStarts",
-    "extrapolate",
-    "follow_until_lost",
-    "LadderResult",
-    "Rung",
-    "Tolerance",
-    "climb",
-    "Anderson",
-    "Broyden",
-    "Chain",
-    "Damped",
-    "Hybr",
-    "FixedPointResult",
-    "Identity",
-    "Interval",
-    "Positive",
-    "map_jacobian",
-    "solve_fixed_point",
-    "Expectation",
-    "GaussHermiteRule",
-    "RefinementStep",
-    "MultiStartMinimum",
-    "minimize_multistart_newton",
-    "covariance_factor",
-    "gaussian_expectation",
-    "sobol_expectation",
-    "FixedPoint",
-    "Trajectory",
-    "fixed_points_1d",
-    "integrate_drift",
-    "linear_stability",
-    "ScalingFit",
-    "fit_power_law",
-    "Threshold",
-    "branch_crossing",
-    "find_crossing",
-    "noisy_newton_root",
-    "scan_crossing",
-    "secant_root",
-]
+from importlib import import_module
+
+_MODULES = {
+    "basins": ("FrozenBasins", "BasinRounds", "frozen_basin_rounds"),
+    "branches": ("extrapolate", "WarmStarts", "BranchLoss", "follow_until_lost"),
+    "continuation": ("ActionSystem", "ContinuationSettings", "Singularity", "StationaryBranch", "stationary_point",
+                     "continue_in_control", "follow_branch", "follow_branches", "stationary_points_at"),
+    "convergence": ("Rung", "Tolerance", "LadderResult", "climb"),
+    # the coordinate transforms are defined in `transforms` (fixedpoint re-exports them)
+    "transforms": ("Identity", "Positive", "Interval"),
+    "fixedpoint": ("Damped", "Anderson", "Hybr", "Broyden", "Chain", "FixedPointResult", "LastEvaluation",
+                   "solve_fixed_point", "map_jacobian", "forward_difference_jacobian"),
+    "gauss": ("Expectation", "RefinementStep", "GaussHermiteRule", "gaussian_expectation", "sobol_expectation",
+              "covariance_factor", "default_max_nodes_per_dim", "tensor_rule", "pruned_tensor_rule"),
+    "split_line": ("SplitLineRule", "OuterSplit", "CountSplit", "SplitLineExpectation", "split_line_expectation"),
+    "landscape": ("grid_local_minima", "polish_and_merge", "mountain_pass", "central_hessian_2d", "BoxAverage",
+                  "laplace_box_average"),
+    "mcmc": ("ChainSummary", "RHAT_MAX", "ESS_MIN_PER_CHAIN", "as_chains", "split_chains", "rank_normalize",
+             "autocovariance", "split_rhat", "effective_sample_size", "integrated_autocorrelation_time", "mcse_mean",
+             "batch_means_sem", "summarize_chains"),
+    "metropolis": ("MetropolisMeans", "metropolis_means"),
+    "minimize": ("MultiStartMinimum", "minimize_multistart_newton", "symmetric_eigen", "LocalMinima",
+                 "multistart_local_minima", "sign_change_brackets", "bracketed_roots"),
+    "ode": ("Trajectory", "FixedPoint", "integrate_drift", "fixed_points_1d", "linear_stability"),
+    "precision": ("GUARD_DIGITS", "working_dps", "to_mp", "scaled_lowest_curvature_2x2", "normalised_min_eigenvalue",
+                  "normalised_min_eigenvalue_mp", "larger_quadratic_root", "larger_quadratic_root_mp"),
+    "scaling": ("ScalingFit", "fit_power_law", "LawFit", "law_fit"),
+    "threshold": ("Threshold", "find_crossing", "branch_crossing", "bisect_increasing", "noisy_threshold",
+                  "scan_crossing", "first_sign_change", "secant_root", "second_difference_bound", "CrossingValue",
+                  "noisy_newton_root", "log_crossing", "bisect_geometric", "bisect_count_change",
+                  "window_and_coexistence", "solve_fold", "fold_threshold", "solve_branch_point",
+                  "branch_point_threshold", "threshold_from_error"),
+    "tilting": ("Tilted", "tilt"),
+    "transition": ("MinimumSegment", "Transition", "minimum_segments", "classify_transition"),
+}
+_WHERE = {name: module for module, names in _MODULES.items() for name in names}
+
+__all__ = [name for names in _MODULES.values() for name in names]
+
+
+def __getattr__(name: str):
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{_WHERE[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

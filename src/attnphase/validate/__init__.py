@@ -1,1 +1,44 @@
-"""Finite-size torch simulations held against the theory (CPU or CUDA), batched over seeds."""
+"""Finite-size torch simulations held against the theory (CPU or CUDA), batched over seeds.
+
+Modules: `device` (device and thread choice), `seeds` (reproducible random streams, drawn on the CPU or
+the device), `ziggurat` (a parallel normal generator), `sphere_sga` (projected stochastic gradient ascent
+on the sphere), `training` (full-batch gradient descent and Adam), `mala` (Metropolis-adjusted Langevin
+sampling), `compare` (theory against simulation with error bars), `finite_size` (finite-size gaps and
+the classification of minima) and `agreement` (the same seed on two devices).
+
+Every public name of these modules is available here, imported from its module on first use (most of
+them import torch). Two functions share their module's name and are reached through the module:
+`attnphase.validate.compare.compare` and `attnphase.validate.sphere_sga.sphere_sga`.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+_MODULES = {
+    "device": ("DEVICE_CHOICES", "PARALLEL_WORK", "select_device", "available_cores", "idle_cores", "choose_threads",
+               "using_threads", "single_cpu_thread"),
+    "seeds": ("MAX_SEED", "RNG_SOURCES", "generator", "randn", "rand", "randint", "normal_", "trial_seeds"),
+    "ziggurat": ("fill_normal",),
+    "sphere_sga": ("StepSchedule", "SGAResult", "GradientSampler", "initial_queries"),
+    "training": ("OPTIMIZERS", "train_full_batch", "torch_threads", "divergence"),
+    "mala": ("autograd_potential", "mala_step", "adaptive_mala", "adam_minimise"),
+    "compare": ("Comparison", "batch_means"),
+    "finite_size": ("Gap", "gap_at_size", "fit_gap_rate", "classify_minimum", "binomial_interval", "MINIMA"),
+    "agreement": ("RELATIVE_TOLERANCE", "Agreement", "compare_outputs", "registered_simulators", "compare_devices"),
+}
+_WHERE = {name: module for module, names in _MODULES.items() for name in names}
+
+__all__ = [name for names in _MODULES.values() for name in names]
+
+
+def __getattr__(name: str):
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{_WHERE[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

@@ -30,6 +30,8 @@ import torch
 from attnphase.validate import seeds
 from attnphase.validate.device import select_device
 
+__all__ = ["RELATIVE_TOLERANCE", "Agreement", "compare_outputs", "registered_simulators", "compare_devices"]
+
 RELATIVE_TOLERANCE = 1e-9
 
 
@@ -48,7 +50,10 @@ class Agreement:
         return dict(self.__dict__)
 
 
-def _compare(simulator: str, quantity: str, reference: np.ndarray, other: np.ndarray) -> Agreement:
+def compare_outputs(simulator: str, quantity: str, reference, other) -> Agreement:
+    """How far `other` is from `reference` (two runs of one output, arrays of the same shape), relative to
+    the largest |reference|; they agree when both are finite and within `RELATIVE_TOLERANCE`. Arrays of
+    different shapes never agree (the deviations are then infinite)."""
     reference, other = np.asarray(reference, dtype=float), np.asarray(other, dtype=float)
     if reference.shape != other.shape:
         return Agreement(simulator, quantity, math.inf, math.inf, math.inf, False)
@@ -81,5 +86,5 @@ def compare_devices(reference: str = "cpu", other: str = "auto", seed: int = 0, 
     results = []
     for name, run in (registered_simulators() if simulators is None else simulators).items():
         first, second = run(reference_device, seed), run(other_device, seed)
-        results.extend(_compare(name, quantity, first[quantity], second[quantity]) for quantity in first)
+        results.extend(compare_outputs(name, quantity, first[quantity], second[quantity]) for quantity in first)
     return results

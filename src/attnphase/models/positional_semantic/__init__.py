@@ -3,7 +3,7 @@ Zdeborová 2024; spec positional_semantic.md).
 
 The package, by idea:
 * `symbolic`: the symbolic source (expressions of the loss, Moreau objective, conjugates, ridge part,
-  free energy, baseline) and the rendered derivation;
+  free energy, baseline); `derivation`: their rendering, derivations/positional_semantic.md;
 * `parameters`: `Parameters`, the model's ranges declared once;
 * `state_evolution`: the compiled kernels, the proximal map and `SaddlePointEquations` (the map, Φ, ε_g);
 * `branches`: invariant-set coordinates, `solve_branch`, the branch criteria and `BranchTracker`;
@@ -19,7 +19,8 @@ options) comes without SymPy, numba or torch.
 from importlib import import_module
 
 _MODULES = {
-    "symbolic": ("NAME", "TITLE", "derivation_markdown"),
+    "symbolic": ("NAME", "TITLE"),
+    "derivation": ("derivation_markdown",),
     "parameters": ("DEFAULT_A", "Parameters", "SolveRules", "ThresholdSearch", "Simulation", "default_gram"),
     "state_evolution": ("kernels", "proximal_map", "state_vector", "Evaluation", "SaddlePointEquations",
                         "zeta_rotation", "pitchfork_indicator"),

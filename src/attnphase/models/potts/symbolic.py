@@ -13,7 +13,7 @@ import sympy as sp
 from attnphase.derive.symbols import Domain, order_parameter, parameter
 
 __all__ = ["NAME", "TITLE", "u", "beta", "J", "q", "x", "m", "free_energy_of_x", "free_energy", "transverse_curvature",
-           "kernels", "derivation_markdown"]
+           "kernels"]
 
 NAME, TITLE = "potts", "Mean-field q-state Potts model"
 u = order_parameter("u", Domain.real(), latex="u", description="log-odds of the favoured state")
@@ -39,20 +39,3 @@ def kernels():
     from attnphase.derive.codegen import compile_action, compile_kernel
 
     return compile_action(free_energy, [u], [beta, J, q]), compile_kernel([m, free_energy, transverse_curvature], [u, beta, J, q])
-
-
-def derivation_markdown() -> str:
-    from attnphase.derive.render import MarkdownDocument
-
-    doc = MarkdownDocument()
-    doc.heading(TITLE, 1)
-    doc.paragraph("One favoured state with fraction x, the others (1 − x)/(q − 1), m = (qx − 1)/(q − 1); f per spin, "
-                  "its x-derivative (zero at stationary points: u = βJm in the log-odds u), the curvature for "
-                  "splitting the unfavoured states, and the disordered state's curvature and instability:")
-    doc.equation(sp.Symbol("f"), free_energy_of_x, label="free-energy")
-    doc.equation(sp.Symbol("f_x"), sp.simplify(sp.diff(free_energy_of_x, _x)))
-    doc.equation(sp.Symbol(r"\kappa_\perp"), transverse_curvature_of_x)
-    curvature = sp.simplify(sp.diff(free_energy_of_x, _x, 2).subs(_x, 1 / q))
-    doc.equation(sp.Symbol(r"\partial_x^2 f|_{x=1/q}"), curvature)
-    doc.equation(beta * J, sp.solve(sp.Eq(curvature, 0), beta)[0] * J, label="disordered-instability")
-    return doc.text()

@@ -1,6 +1,7 @@
 """Signal subspace recovery by a learned softmax-attention query (arXiv 2606.22406), one module per idea:
 
 * `symbolic` — the symbolic source: the exact scalar reduction, the large-L limits, the drift;
+* `derivation` — its rendering, derivations/signal_recovery.md;
 * `parameters` — `Parameters` (the model) and the settings of `solve` and `simulate`, ranges declared once;
 * `population` — J(ρ), J′, the drift and the noise-token mass: `curve`, `solve`, `finite_reduction`;
 * `dynamics` — the limiting ODE: fixed points, trajectories, the retraction-corrected ODE, schedules;
@@ -11,4 +12,4 @@
 Importing the package imports none of them; `attnphase.api.signal_recovery` gathers the public names.
 """
 
-__all__ = ["symbolic", "parameters", "population", "dynamics", "network", "simulate", "results"]
+__all__ = ["symbolic", "derivation", "parameters", "population", "dynamics", "network", "simulate", "results"]

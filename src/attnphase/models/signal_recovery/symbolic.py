@@ -37,14 +37,13 @@ from functools import lru_cache
 import sympy as sp
 
 from attnphase.derive.symbols import Domain, order_parameter, parameter
-from attnphase.models.signal_recovery.parameters import SIGN_MODELS
 
 __all__ = [
     "NAME", "TITLE", "rho", "beta", "sigma", "theta", "theta_d", "pi_inf", "d", "L", "S1", "S2", "S3", "shift",
     "THETA_D", "KERNEL_ARGS", "LARGE_L_OUTPUTS", "reduction_integrand", "gaussian_mgf", "tilted_moment", "TokenType",
     "token_types", "LargeLLimits", "large_L_limits", "large_L_objective", "nuisance_mass", "objective_slope", "drift",
     "drift_slope", "large_L_expressions", "large_L_kernel", "reduction_gradient", "reduction_kernel",
-    "token_moment_kernel", "derivation_markdown",
+    "token_moment_kernel",
 ]
 
 NAME = "signal-recovery"
@@ -233,43 +232,3 @@ def token_moment_kernel(backend: str = "numpy"):
 
     moments = [tilted_moment(shift, 0, beta), tilted_moment(shift, 1, beta), tilted_moment(shift, 0, 2 * beta)]
     return compile_kernel(moments, [shift, beta, sigma], backend=backend)
-
-
-def derivation_markdown() -> str:
-    """The derivation rendered to Markdown (deterministic: `attnphase derive --check` compares it)."""
-    from attnphase.derive.render import MarkdownDocument
-
-    doc = MarkdownDocument()
-    doc.heading(TITLE, 1)
-    doc.paragraph(
-        "Tokens x_i = θ_d s_i ξ + z_i (i in the informative set I, |I| = R) or x_i = z_i, with "
-        "z_i ~ N(0, σ² I_d); pooling f = Σ a_i x_i with a = softmax(β⟨q, x_i⟩); objective J = E‖f‖² on "
-        "the unit sphere, ρ = ⟨q, ξ⟩. Signal scaling: θ_d = θ (direct) or θ√d (sqrt-d)."
-    )
-    doc.heading("Exact scalar reduction (any d, L, R)", 2)
-    doc.paragraph(
-        "With y_i = θ_d ρ s_i 1[i∈I] + σ g_i, g_i i.i.d. N(0, 1), a = softmax(βy), S₁ = Σ a_i y_i, "
-        "S₂ = Σ_{i∈I} a_i s_i and S₃ = Σ a_i², the components of f along q, along the part of ξ "
-        "orthogonal to q and along the d − 2 remaining directions give J = E[integrand]:"
-    )
-    doc.equation(sp.Symbol("J_{sample}"), reduction_integrand, label="reduction")
-    doc.heading("Gaussian moments", 2)
-    doc.equation(sp.Function("E")(sp.exp(_t * _g)), gaussian_mgf(), label="mgf")
-    for model in ("A", "C"):
-        lim = large_L_limits(model)
-        doc.heading(f"Large-L limits, sign model {model}", 2)
-        doc.equation(sp.Symbol("S_1^{(" + model + ")}"), lim.S1)
-        doc.equation(sp.Symbol("S_2^{(" + model + ")}"), lim.S2)
-        doc.equation(sp.Symbol("L S_3^{(" + model + ")}"), lim.L_S3)
-    for model in SIGN_MODELS:
-        doc.heading(f"Sign model {model}", 2)
-        if model == "B":
-            doc.paragraph("One sign per sequence maps ρ to sρ: J_B(ρ) = [J_A(ρ) + J_A(−ρ)]/2 exactly.")
-        doc.equation(sp.Symbol(r"J_\infty^{(" + model + ")}"), large_L_objective(model))
-        doc.equation(sp.Symbol(r"\dot\rho^{(" + model + ")}"), drift(model))
-        doc.equation(sp.Symbol(r"m_{noise}^{(" + model + ")}"), nuisance_mass(model))
-    doc.paragraph(
-        "Fixed points of the drift: ρ = ±1 and the zeros of J′; stable where the derivative of the "
-        "drift is negative. Time t = Σ η_k of the projected stochastic gradient ascent."
-    )
-    return doc.text()

@@ -1,0 +1,109 @@
+"""Each model's derivation page against the code: the checked-in file is the rendered document, and every
+rendered equation, with its names substituted back, equals the expression the solvers compile (symbolically
+where SymPy decides it, else at random points to 30 digits; derive.equivalence). A page cannot drift from
+the code without one of these failing."""
+
+from pathlib import Path
+
+import pytest
+import sympy
+
+from attnphase.derive.equivalence import check_document
+from attnphase.models import derivation_filename, load_model, model_names
+
+DERIVATIONS = Path(__file__).resolve().parents[2] / "derivations"
+
+
+def assert_every_equation_equals_its_reference(document):
+    checks = check_document(document)
+    failed = [check.message for check in checks if not check.success]
+    assert not failed, "\n".join(failed)
+    assert len(checks) >= 8
+
+
+def names_in(expr):
+    expr = sympy.sympify(expr)
+    return expr.free_symbols | {application.func for application in expr.atoms(sympy.Function)}
+
+
+def assert_every_equation_is_checked(document):
+    """Each equation has a reference, or defines a name that a checked equation uses (directly or through
+    other names): nothing on the page escapes the comparison with the code."""
+    used, frontier = set(), [e.shown for e in document.equations if e.reference is not None]
+    while frontier:
+        for name in names_in(frontier.pop()) & set(document.definitions) - used:
+            used.add(name)
+            frontier.append(document.definitions[name].body)
+    unchecked = [e.lhs for e in document.equations if e.reference is None and e.defines not in used]
+    assert not unchecked, f"equations with nothing to check them: {unchecked}"
+
+
+@pytest.mark.parametrize("name", model_names())
+def test_the_checked_in_page_is_the_rendered_document(name):
+    assert (DERIVATIONS / derivation_filename(name)).read_text() == load_model(name).derivation_markdown()
+
+
+def test_positional_semantic_equations_equal_the_compiled_expressions():
+    from attnphase.models.positional_semantic import derivation
+
+    document = derivation.derivation_document(2)
+    assert_every_equation_equals_its_reference(document)
+    assert_every_equation_is_checked(document)
+    # the page is written for any L: the text does not depend on the size it is checked at
+    assert derivation.derivation_document(3).text() == document.text()
+
+
+@pytest.mark.slow
+def test_positional_semantic_equations_equal_the_compiled_expressions_at_three_tokens():
+    from attnphase.models.positional_semantic import derivation
+
+    assert_every_equation_equals_its_reference(derivation.derivation_document(3))
+
+
+def test_copy_heads_equations_equal_the_compiled_expressions():
+    from attnphase.models.copy_heads import derivation
+
+    document = derivation.derivation_document()
+    assert_every_equation_equals_its_reference(document)
+    assert_every_equation_is_checked(document)
+    # the exact action and its kernel form are LaTeX now, not plain text
+    assert r"\log\det\left(I + \tau \beta M\right)" in document.text()
+
+
+def test_signal_recovery_equations_equal_the_compiled_expressions():
+    from attnphase.models.signal_recovery import derivation
+
+    document = derivation.derivation_document()
+    assert_every_equation_equals_its_reference(document)
+    assert_every_equation_is_checked(document)
+
+
+def test_potts_equations_equal_the_compiled_expressions():
+    from attnphase.models.potts import derivation
+
+    document = derivation.derivation_document()
+    assert_every_equation_equals_its_reference(document)
+    assert_every_equation_is_checked(document)
+
+
+def test_a_page_that_no_longer_matches_the_compiled_expression_fails(monkeypatch):
+    """Change what the solvers compile by one part in 10^20: the equations that show it fail."""
+    from attnphase.models.potts import derivation
+    from attnphase.models.potts import symbolic
+
+    monkeypatch.setattr(symbolic, "free_energy", symbolic.free_energy * (1 + sympy.Rational(1, 10**20)))
+    checks = check_document(derivation.derivation_document())
+    failed = {check.equation for check in checks if not check.success}
+    assert failed == {"f", "f(u)", r"\frac{\partial f}{\partial u}"}
+
+
+def test_a_positional_semantic_page_that_drifts_fails(monkeypatch):
+    from attnphase.models.positional_semantic import derivation
+    from attnphase.models.positional_semantic import symbolic
+
+    compiled = symbolic.per_sample_loss
+    monkeypatch.setattr(symbolic, "per_sample_loss", lambda L: compiled(L).subs(symbolic.omega, symbolic.omega**2))
+    document = derivation.derivation_document(2)
+    loss = next(e for e in document.equations if e.lhs == r"\ell(h, h^*)")
+    failed = [check for check in check_document(document) if not check.success]
+    assert [check.equation for check in failed] == [loss.lhs]

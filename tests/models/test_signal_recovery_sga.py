@@ -89,7 +89,7 @@ def test_seeded_runs_are_reproducible(sampler):
 
 
 def test_memory_budget_bounds_the_slice():
-    run = api.simulate(8, 50, 10, 1.0, 4, 3, batch=2, device="cpu", memory_budget_bytes=3 * 50 * 8 * 4)
+    run = api.simulate(8, 50, 10, 1.0, 4, 3, batch=2, device="cpu", sampler="dense", memory_budget_bytes=3 * 50 * 8 * 4)
     assert run.sequences_per_slice == 3
     assert np.all(np.isfinite(run.trajectory.rho))
 

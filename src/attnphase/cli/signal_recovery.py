@@ -4,7 +4,9 @@ Conventions: scores β⟨q, x_i⟩ (β: --score-scale); x_i = θ_d s_i ξ + z_i 
 sign model A/B/C) and x_i = z_i on the others, z_i ~ N(0, σ² I_d); θ_d = θ (--theta-scaling direct) or θ√d
 (sqrt-d); L counts all tokens, R the informative ones. The options and their ranges come from the
 declarations in `attnphase.models.signal_recovery.parameters`. `--beta` is the old spelling of
-`--score-scale` (accepted for one release).
+`--score-scale` (accepted for one release). `simulate` plans its step schedule unless --eta0, --k0 or
+--gamma is given, runs the projected sampler unless --sampler dense, and chooses its CPU threads unless
+--threads is given.
 """
 
 from __future__ import annotations

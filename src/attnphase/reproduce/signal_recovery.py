@@ -15,7 +15,7 @@ figures and the CSV data behind every figure and table:
 * checkpoint.json — every finished sweep point and the headline run, keyed by their configuration
   (`report.Checkpoint`): an interrupted run resumes where it stopped; delete the file to recompute.
 
-Run time on 2 CPU cores: quick ≈ 2 min (10 headline trials, a 16-point sweep at d = 64); full ≈ 1 h
+Run time on a shared 2-core machine: quick ≈ 8 min at load 5–8 (10 headline trials, a 16-point sweep at d = 64); full ≈ 1 h
 (30 headline trials, 162 sweep points up to d = 1000, L = 10 500); a GPU shortens both. SGA runs use
 the exact O(L + d) projected sampler (the law of dense tokens; see
 `attnphase.models.signal_recovery.network.projected_pooling_gradient` and its test against dense tokens).
@@ -31,7 +31,7 @@ import numpy as np
 
 from attnphase import progress
 from attnphase.api import signal_recovery as api
-from attnphase.report import Checkpoint, Report
+from attnphase.report import Checkpoint, Report, write_csv
 
 __all__ = ["RunConfig", "HEADLINE", "QUICK_HEADLINE", "run_headline", "sweep_configs", "run_sweep", "run"]
 
@@ -98,17 +98,18 @@ def _headline(report: Report, quick: bool, device: str, checkpoint: Checkpoint) 
         f"(t = Σ η_k = {numbers['t_final']:.4g}). Prediction: the retraction-corrected ODE from each trial's own ρ₀ "
         "under the same schedule; its error is that of the tangent-noise estimate N only.")
     report.table([
-        {"quantity": "mean final |ρ|", "SGA": numbers["alignment_mean"], "± (standard error)": numbers["alignment_error"],
+        {"quantity": "mean final abs ρ", "SGA": numbers["alignment_mean"], "± (standard error)": numbers["alignment_error"],
          "theory": numbers["predicted_alignment"], "theory ±": numbers["predicted_alignment_error"]},
         {"quantity": "noise-token attention mass", "SGA": numbers["nuisance_mass_mean"], "± (standard error)": "",
          "theory": numbers["nuisance_mass_theory_at_xi"], "theory ±": "large-L, at ρ = 1"},
-        {"quantity": "smallest final |ρ|", "SGA": numbers["alignment_min"], "± (standard error)": "", "theory": "",
+        {"quantity": "smallest final abs ρ", "SGA": numbers["alignment_min"], "± (standard error)": "", "theory": "",
          "theory ±": ""},
         {"quantity": "fraction of trials at +ξ", "SGA": numbers["positive_fraction"], "± (standard error)": "",
          "theory": "", "theory ±": ""},
     ])
-    report.table([{"trial": i, "final_rho": float(r), "abs_rho": abs(float(r))} for i, r in enumerate(final_rho)],
-                 "headline.csv")
+    write_csv(report.out_dir / "headline.csv",
+              [{"trial": i, "final_rho": float(r), "abs_rho": abs(float(r))} for i, r in enumerate(final_rho)])
+    report.paragraph("Every trial's final ρ: [`headline.csv`](headline.csv).")
     if not quick:
         # Direct scaling (θ_d = θ) at the headline size is far too slow to simulate here (≈ 3 × 10⁵ steps):
         # what the retraction-corrected ODE predicts for the schedule aiming at |ρ| = 0.99.
@@ -186,7 +187,7 @@ def _trajectories(report: Report, quick: bool, device: str) -> dict:
             table.append({"sign model": cfg.sign_model, "steps": cfg.steps, "η₀": sim.eta0, "k₀": sim.k0,
                           "t final": sim.t_final, "SGA final": sga[-1].mean(), "± (s.e.)": error[-1],
                           "ODE corrected": ode_c[-1].mean(), "ODE plain": ode_p[-1].mean(),
-                          "largest |gap|/s.e. (corrected)": float(z.max())})
+                          "largest gap/s.e. (corrected)": float(z.max())})
             bar.advance(f"model {cfg.sign_model}")
     report.heading("ODE against SGA")
     report.figure(fig, "trajectories", f"|ρ| against t = Σ η_k, d = 64, L = 1050, R = 50, θ = 0.25 (θ√d), "
@@ -238,9 +239,9 @@ def run_sweep(checkpoint: Checkpoint, quick: bool, device: str) -> list[dict]:
 
 SWEEP_COLUMNS = {  # sweep row key -> table heading
     "theta_scaling": "scaling", "sign_model": "model", "d": "d", "L": "L", "nuisance_ratio": "ratio", "theta": "θ",
-    "theta_d": "θ_d", "steps": "steps", "t_final": "t", "budget_limited": "capped", "alignment_mean": "SGA |ρ|",
-    "alignment_error": "± s.e.", "predicted_alignment": "ODE corrected |ρ|", "ode_alignment_mean": "ODE plain |ρ|",
-    "ode_limit_alignment_mean": "ODE ∞ |ρ|", "positive_fraction": "SGA +ξ", "ode_limit_positive_fraction": "ODE ∞ +ξ",
+    "theta_d": "θ_d", "steps": "steps", "t_final": "t", "budget_limited": "capped", "alignment_mean": "SGA abs ρ",
+    "alignment_error": "± s.e.", "predicted_alignment": "ODE corrected abs ρ", "ode_alignment_mean": "ODE plain abs ρ",
+    "ode_limit_alignment_mean": "ODE ∞ abs ρ", "positive_fraction": "SGA +ξ", "ode_limit_positive_fraction": "ODE ∞ +ξ",
     "nuisance_mass_mean": "SGA mass", "ode_nuisance_mass_mean": "ODE mass", "ode_limit_nuisance_mass_mean": "ODE ∞ mass",
     "minus_xi_stable": "−ξ stable",
 }
@@ -252,12 +253,16 @@ def _sweep_section(report: Report, sweep: list[dict]) -> None:
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.5))
     for scaling, marker in (("sqrt-d", "o"), ("direct", "s")):
         sel = [r for r in sweep if r["theta_scaling"] == scaling]
-        axes[0].errorbar([r["predicted_alignment"] for r in sel], [r["alignment_mean"] for r in sel],
-                         yerr=[2 * r["alignment_error"] for r in sel], fmt=marker, ms=4, label=f"θ_d {scaling}")
+        mean = np.array([r["alignment_mean"] for r in sel])
+        half = 2 * np.array([r["alignment_error"] for r in sel])
+        # 2 standard errors of the mean, cut at 0 and 1: a mean of |ρ| cannot leave [0, 1].
+        bars = [mean - np.maximum(mean - half, 0.0), np.minimum(mean + half, 1.0) - mean]
+        axes[0].errorbar([r["predicted_alignment"] for r in sel], mean, yerr=bars, fmt=marker, ms=4,
+                         label=f"θ_d {scaling}")
         axes[1].scatter([r["ode_nuisance_mass_mean"] for r in sel], [r["nuisance_mass_mean"] for r in sel],
                         marker=marker, label=f"θ_d {scaling}")
     axes[0].set_xlabel("retraction-corrected ODE from the trials' starts: final |ρ|")
-    axes[0].set_ylabel("SGA: final |ρ| (±2 s.e.)")
+    axes[0].set_ylabel("SGA: final |ρ| (±2 s.e., cut at 0 and 1)")
     axes[1].set_xlabel("large-L ODE at the same t: noise-token attention mass")
     axes[1].set_ylabel("SGA: noise-token attention mass")
     for ax in axes:
@@ -290,10 +295,10 @@ def _recovery_summary(sweep: list[dict]) -> list[dict]:
         mass = [r["nuisance_mass_mean"] for r in rows]
         limit_mass = [r["ode_limit_nuisance_mass_mean"] for r in rows]
         table.append({
-            "scaling": scaling, "model": model, "points": len(rows), "SGA mean |ρ| ≥ 0.95": len(recovered),
+            "scaling": scaling, "model": model, "points": len(rows), "SGA mean abs ρ ≥ 0.95": len(recovered),
             "of those not capped": sum(1 for r in recovered if not r["budget_limited"]),
             "capped": sum(1 for r in rows if r["budget_limited"]),
-            "ODE ∞ |ρ| → 1": sum(1 for r in rows if r["ode_limit_alignment_mean"] > 0.999),
+            "ODE ∞ abs ρ → 1": sum(1 for r in rows if r["ode_limit_alignment_mean"] > 0.999),
             "some trial at −ξ": sum(1 for r in rows if r["positive_fraction"] < 1),
             "noise mass SGA (min–max)": f"{min(mass):.3g}–{max(mass):.3g}",
             "ODE ∞ mass (min–max)": f"{min(limit_mass):.3g}–{max(limit_mass):.3g}"})
@@ -318,5 +323,7 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
     seconds = time.perf_counter() - start
     report.paragraph(f"Total time {seconds:.0f} s.")
     report.write()
-    return {"headline": {k: v for k, v in headline.items() if k != "final_rho"}, **landscape,
+    return {"headline_alignment_mean": headline["alignment_mean"], "headline_alignment_error": headline["alignment_error"],
+            "headline_predicted_alignment": headline["predicted_alignment"],
+            "headline": {k: v for k, v in headline.items() if k != "final_rho"}, **landscape,
             "trajectories": trajectories, "sweep_points": len(sweep), "seconds": seconds}

@@ -57,7 +57,8 @@ class StepSchedule:
     def eta(self, steps: int) -> np.ndarray:
         """η_0, ..., η_{steps−1}."""
         k = np.arange(steps, dtype=float)
-        return self.eta0 / (k + self.k0) ** self.gamma
+        with np.errstate(over="ignore", divide="ignore"):  # an infinite step: the run reports it diverged
+            return self.eta0 / (k + self.k0) ** self.gamma
 
     def times(self, steps: int) -> np.ndarray:
         """t_k = Σ_{j<k} η_j for k = 0, ..., steps (the ODE time after k steps)."""

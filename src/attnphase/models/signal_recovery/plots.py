@@ -30,7 +30,9 @@ def plot_objective(curves: Curve | Sequence[Curve], labels: Sequence[str] | None
 
     curves: one `Curve` or several (e.g. `api.curve(params, rhos)` for several parameter sets), with
     `labels` for the legend (default: the method and θ_d). Finite-L curves are drawn as points with
-    error bars of two standard errors. axes: two matplotlib axes to draw into (default: a new figure).
+    error bars of two standard errors; a finite-L curve that directly follows a large-L one takes its
+    colour (pass the two evaluations of one parameter set as a pair). axes: two matplotlib axes to draw
+    into (default: a new figure).
     """
     import matplotlib.pyplot as plt
 
@@ -43,14 +45,18 @@ def plot_objective(curves: Curve | Sequence[Curve], labels: Sequence[str] | None
     else:
         fig = axes[0].figure
     top, bottom = axes
+    previous = None  # (method, colour) of the curve drawn last
     for c, label in zip(curves, labels):
         if c.method == "finite-L":
-            line = top.errorbar(c.rho, c.J, yerr=2 * c.J_error, fmt="o", ms=4, label=label)
-            bottom.errorbar(c.rho, c.drift, yerr=2 * c.drift_error, fmt="o", ms=4, color=line[0].get_color(),
-                            label=label)
+            colour = previous[1] if previous is not None and previous[0] == "large-L" else None
+            line = top.errorbar(c.rho, c.J, yerr=2 * c.J_error, fmt="o", ms=4, color=colour, label=label)
+            colour = line[0].get_color()
+            bottom.errorbar(c.rho, c.drift, yerr=2 * c.drift_error, fmt="o", ms=4, color=colour, label=label)
         else:
             line, = top.plot(c.rho, c.J, label=label)
-            bottom.plot(c.rho, c.drift, color=line.get_color(), label=label)
+            colour = line.get_color()
+            bottom.plot(c.rho, c.drift, color=colour, label=label)
+        previous = (c.method, colour)
     top.set_ylabel("J(ρ) = E‖f_q‖²")
     bottom.set_ylabel("drift (1 − ρ²) J′(ρ)")
     bottom.axhline(0.0, color="k", lw=0.5)

@@ -14,7 +14,7 @@ import numpy as np
 
 from attnphase.errors import ParameterError
 from attnphase.models.signal_recovery.dynamics import (
-    choose_schedule, fixed_points, ode_limit_point, ode_trajectory, predicted_alignment, tangent_noise,
+    MAX_STEP_NOISE, choose_schedule, fixed_points, ode_limit_point, ode_trajectory, predicted_alignment, tangent_noise,
 )
 from attnphase.models.signal_recovery.parameters import (
     MAX_PROJECTED_NUMBERS, MAX_SIMULATION_NUMBERS, MAX_TOKEN_SHIFT, Parameters, SimulationSettings, make_parameters,
@@ -82,11 +82,13 @@ def _numba_threads(count: int):
 
 def run_sga(params: Parameters, settings: SimulationSettings, device: str = "auto", *, rng: str = "device",
             memory_budget_bytes: int = 1 << 30, threads: int | None = None,
-            noise: TangentNoise | None = None) -> SimulationResult:
+            noise: TangentNoise | None = None, predict: bool = True) -> SimulationResult:
     """Projected SGA of `settings.trials` independent queries (validated objects; see `simulate`).
 
-    `noise`: the tangent noise N(ρ) for the planner and the prediction (default: `tangent_noise(params)`,
-    128 sequences per alignment from its own CPU generator, so the simulation's numbers do not depend on it).
+    `noise`: the tangent noise N(ρ) for the planner and the prediction (default: `tangent_noise(params)`
+    from 128 to `MAX_PILOT` sequences per alignment, 1/40 of the run's, drawn from its own CPU generator
+    so that the simulation's numbers do not depend on it). `predict=False` skips the prediction (and,
+    under a manual schedule, the tangent noise): for timing the SGA loop alone.
     """
     import torch
 
@@ -99,7 +101,7 @@ def run_sga(params: Parameters, settings: SimulationSettings, device: str = "aut
     torch_device = select_device(device)
     memory_budget_bytes = check_int("memory_budget_bytes", memory_budget_bytes, 1)
     n_threads = _threads_for(params, settings, threads, torch_device)
-    if noise is None:
+    if noise is None and (predict or settings.schedule_kind == "auto"):
         # The pilot grows with the run (‖G_⊥‖² is heavy-tailed: a small pilot underestimates N and its
         # error), within 1/40 of the run's sequences at each of the 5 alignments.
         pilot = min(MAX_PILOT, max(128, settings.trials * settings.batch * settings.steps // 40))
@@ -123,20 +125,20 @@ def run_sga(params: Parameters, settings: SimulationSettings, device: str = "aut
     alignment = np.abs(run.final_rho)
     finite = bool(np.all(np.isfinite(run.final_rho)))
     predicted = predicted_error = None
-    if finite and noise.success:
+    if predict and finite and noise.success:
         with np.errstate(all="ignore"):
-            predicted, predicted_error = predicted_alignment(params, noise, run.rho[0], eta0, k0, gamma,
-                                                             int(run.steps[-1]))
-        if not (math.isfinite(predicted) and math.isfinite(predicted_error)):
-            predicted = predicted_error = None
+            prediction = predicted_alignment(params, noise, run.rho[0], eta0, k0, gamma, int(run.steps[-1]))
+        if prediction is not None and all(math.isfinite(x) for x in prediction):
+            predicted, predicted_error = prediction
     std = float(alignment.std(ddof=1)) if settings.trials > 1 else 0.0
     message = run.message
     if plan is not None and plan.status == Status.FAILED:
         message += f"; {plan.message}: ran the manual default eta_k = {eta0:g}/(k + {k0:g})^{gamma:g}"
     elif plan is not None:
         message += f"; schedule planned: {plan.message}"
-    if predicted is None:
-        message += "; no prediction (non-finite tangent noise or drift)"
+    if predict and predicted is None:
+        message += ("; no prediction (non-finite tangent noise or drift, or steps with eta^2 N > "
+                    f"{MAX_STEP_NOISE:g}, outside the small-step expansion)")
     return SimulationResult(
         alignment=alignment,
         alignment_mean=float(alignment.mean()),
@@ -170,7 +172,7 @@ def simulate(
     d, L, R, theta, trials, steps, theta_scaling="direct", sigma=1.0, score_scale=1.0, sign_model="A", *,
     schedule=None, eta0=None, k0=None, gamma=None, batch=1, seed=0, device="auto", rho0=None, record_every=None,
     memory_budget_bytes: int = 1 << 30, sampler: str = "projected", threads: int | None = None,
-    progress: bool = False, normal_source: str = "auto", rng: str = "device", beta=None,
+    predict: bool = True, progress: bool = False, normal_source: str = "auto", rng: str = "device", beta=None,
 ) -> SimulationResult:
     """Projected SGA of `trials` independent queries from uniform random starts (or from alignment ρ₀).
 
@@ -180,7 +182,7 @@ def simulate(
     η₀ = 0.05, k₀ = 50, γ = 1 for those left out. `batch` sequences per gradient. The final
     noise-token mass is averaged over the last recording window (the last `record_every` steps,
     default steps/50) and over trials. The result carries the ODE's prediction of the mean final |ρ|
-    from the trials' own starts (`SimulationResult.predicted_alignment`).
+    from the trials' own starts (`SimulationResult.predicted_alignment`; `predict=False` skips it).
     `sampler`: "projected" (the gradient's exact law from 2L + 2d numbers per sequence) or "dense" (L×d
     tokens per sequence, float32, in slices under `memory_budget_bytes`; the same law, for validation).
     `normal_source` is the dense sampler's Gaussian source (`network.normal_fill`); rng: "device" or
@@ -197,8 +199,11 @@ def simulate(
                                             normal_source=normal_source, record_every=record_every)
     if threads is not None:
         threads = check_int("threads", threads, 1, 4096)
+    if not isinstance(predict, bool):
+        raise ParameterError("predict", predict, "True or False")
     with progress_display.shown(True) if progress else nullcontext():
-        return run_sga(params, settings, device, rng=rng, memory_budget_bytes=memory_budget_bytes, threads=threads)
+        return run_sga(params, settings, device, rng=rng, memory_budget_bytes=memory_budget_bytes, threads=threads,
+                       predict=predict)
 
 
 def sweep_point(

@@ -170,33 +170,6 @@ def test_cli_contract():
         assert code == 2, bad
 
 
-@pytest.mark.slow
-def test_headline_thirty_trials_recover_xi():
-    """30 trials, θ = 0.25, R = 500, 10 000 nuisance tokens, d = 1000, θ_d = θ√d, model A, 5000 steps under
-    the default schedule (planned for them): mean |ρ| ≥ 0.99, and equal to the retraction-corrected ODE's
-    prediction from the trials' starts within 4 combined errors; every trial ends on the side of the separatrix it started on (−ξ is also stable here, βθ_d ≈ 7.9 >
-    1.04: the drift has the stable ends ±1 and one unstable interior zero ρ* < 0, and starts at
-    |ρ₀| ~ 1/√d all lie above ρ*, so every trial reaches +ξ); the noise-token mass of the last recording
-    window equal to the exact finite-L reduction at the trials' mean ρ (4 combined standard errors)."""
-    from attnphase.reproduce.signal_recovery import HEADLINE, run_headline
-
-    result = run_headline(HEADLINE, device="cpu")
-    assert result.alignment_mean >= 0.99 and result.schedule == "auto"
-    assert abs(result.alignment_mean - result.predicted_alignment) < 4 * math.hypot(
-        result.alignment_error, result.predicted_alignment_error)
-    assert np.all(result.final_rho > 0)
-    params = api.make_parameters(HEADLINE.d, HEADLINE.L, HEADLINE.R, HEADLINE.theta, HEADLINE.theta_scaling)
-    fixed = api.fixed_points(params)
-    assert fixed.stable == [True, False, True] and fixed.rho[0] == -1.0 and fixed.rho[-1] == 1.0
-    separatrix = fixed.rho[1]
-    assert separatrix < 0
-    assert np.all(np.sign(result.final_rho) == np.sign(result.trajectory.rho[0] - separatrix))
-    window = result.trajectory.observable[-1]  # per trial, the noise mass over the last record_every steps
-    reduction = api.finite_reduction(params, [float(np.mean(result.final_rho))], n_samples=512, seed=3)
-    se = math.hypot(window.std(ddof=1) / math.sqrt(window.size), reduction.nuisance_mass_error[0])
-    assert abs(window.mean() - reduction.nuisance_mass[0]) < 4 * se
-
-
 def test_ziggurat_fill_has_the_standard_normal_law():
     """Binned χ² against exact normal cell probabilities (cells out to |x| = 5, so the tail sampler beyond
     r = 3.654 is tested), the tail frequency, the correlation of the two numbers cut from one 64-bit

@@ -99,7 +99,9 @@ def simulate_cmd(trials, steps, schedule, eta0, k0, gamma, batch, seed, device, 
                                 k0=k0, gamma=gamma, batch=batch, seed=seed, sampler=sampler, rho0=rho0,
                                 normal_source=normal_source)
     r = _as_option_error(run_sga, params, settings, device, rng=rng, threads=threads)
-    parameters = {**params.as_dict(), **settings.as_dict(), "device": device, "rng": rng}
+    # The schedule kind as resolved (auto unless eta0, k0 or gamma was given); the result has the values that ran.
+    parameters = {**params.as_dict(), **settings.as_dict(), "schedule": settings.schedule_kind, "device": device,
+                  "rng": rng, "threads": threads}
     emit("simulate", MODEL, parameters, r.as_dict(), as_json, units=units_from(r))
     if r.status == Status.DIVERGED:  # printed with its message; the non-finite alignments are null
         raise SystemExit(1)

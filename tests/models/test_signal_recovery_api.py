@@ -137,5 +137,5 @@ def test_cli_names_the_schedule_and_the_prediction():
     assert manual["schedule"] == "manual" and manual["eta0"] == 0.3 and manual["threads"] == 2
     bad = CliRunner().invoke(main, base + ["--schedule", "auto", "--eta0", "0.3"])
     assert bad.exit_code == 2 and "--schedule" in bad.output and "Traceback" not in bad.output
-    human = CliRunner().invoke(main, base[:-1])
+    human = CliRunner().invoke(main, base[:-1] + ["--eta0", "0.3"])
     assert human.exit_code == 0 and "predicted_alignment" in human.output and "schedule" in human.output

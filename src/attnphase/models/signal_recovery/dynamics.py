@@ -26,7 +26,7 @@ from attnphase.results import Status
 __all__ = [
     "fixed_points", "ode_limit_point", "ode_trajectory", "interpolated_finite_drift", "ode_time_to_reach",
     "tangent_noise", "retraction_corrected_rho", "choose_schedule", "predicted_trajectories", "predicted_alignment",
-    "NOISE_GRID", "MAX_STEP_NOISE",
+    "NOISE_GRID", "MAX_STEP_NOISE", "large_L_drift",
 ]
 
 #: Alignments at which the tangent noise N(ρ) is sampled (linear interpolation between them).
@@ -37,8 +37,9 @@ def _check_rho(rho) -> float:
     return check_real("rho", rho, -1.0, 1.0)
 
 
-def _large_L_drift(params: Parameters):
-    """ρ -> (1 − ρ²)J′(ρ) of the large-L form, clipped to [−1, 1] (an integrator may overshoot by rounding)."""
+def large_L_drift(params: Parameters):
+    """ρ -> (1 − ρ²)J′(ρ) of the large-L form (ρ clipped to [−1, 1]: an integrator may overshoot by rounding),
+    the default drift of the ODEs here; scale or replace it to try another theory (`drift=` arguments)."""
     return lambda r: large_L(params, np.clip(r, -1.0, 1.0))[..., 2]
 
 
@@ -86,7 +87,7 @@ def ode_trajectory(params: Parameters, rho0: float, times, *, drift=None) -> Tra
     `numeric.ode.Trajectory` (`.t`, `.x` = ρ(t), status converged unless the integration failed)."""
     rho0 = _check_rho(rho0)
     times = np.asarray(times, dtype=float)
-    return integrate_drift(drift or _large_L_drift(params), rho0, (0.0, float(times[-1])), t_eval=times)
+    return integrate_drift(drift or large_L_drift(params), rho0, (0.0, float(times[-1])), t_eval=times)
 
 
 def interpolated_finite_drift(params: Parameters, *, n_grid: int = 41, n_samples: int = 2048, seed: int = 0):
@@ -104,7 +105,7 @@ def interpolated_finite_drift(params: Parameters, *, n_grid: int = 41, n_samples
 def ode_time_to_reach(params: Parameters, rho0: float, level: float = 0.99, t_max: float = 1e6) -> float:
     """First t with |ρ(t)| ≥ level on the large-L ODE from ρ₀ (inf if not reached by t_max)."""
     times = np.concatenate([[0.0], np.geomspace(1e-4, t_max, 400)])
-    traj = integrate_drift(_large_L_drift(params), _check_rho(rho0), (0.0, t_max), t_eval=times, rtol=1e-8, atol=1e-12)
+    traj = integrate_drift(large_L_drift(params), _check_rho(rho0), (0.0, t_max), t_eval=times, rtol=1e-8, atol=1e-12)
     reached = np.nonzero(np.abs(traj.x) >= level)[0]
     return float(traj.t[reached[0]]) if reached.size else math.inf
 
@@ -168,7 +169,7 @@ def _corrected_flow(params: Parameters, noise: TangentNoise | None, rho0, eta0, 
     cases = [np.asarray(x, dtype=float) for x in np.broadcast_arrays(rho0, eta0, k0, gamma, steps)]
     shape = cases[0].shape
     cases = [x.ravel() for x in cases]
-    velocity = drift or _large_L_drift(params)
+    velocity = drift or large_L_drift(params)
     fractions = np.atleast_1d(np.asarray(fractions, dtype=float))
     out = np.full((fractions.size, cases[0].size), np.nan)
     for lo in range(0, cases[0].size, FLOW_CHUNK):
@@ -298,7 +299,7 @@ def _flow_along_schedule(params: Parameters, noise: TangentNoise | None, rho0, e
     with the schedule's own times: t_k = Σ_{j<k} η_j (`times`, K + 1 values) and η(t) interpolated between
     (t_k, η_k) — so t is the simulation's t at every step. N = 0 without `noise` (the plain ODE)."""
     rho0 = np.atleast_1d(np.asarray(rho0, dtype=float))
-    velocity = drift or _large_L_drift(params)
+    velocity = drift or large_L_drift(params)
     knots, steps_at_knots = times[:-1], etas
     out = np.full((len(t_eval), rho0.size), np.nan)
     for lo in range(0, rho0.size, FLOW_CHUNK):

@@ -386,7 +386,7 @@ def test_sr_cli_R_above_L(L, excess, command):
     (["simulate", "signal-recovery", "--d", 1000, "--L", 4, "--R", 1, "--theta", 1, "--trials", 10**9, "--steps", 5,
       "--device", "cpu"], "--trials"),
     (["simulate", "signal-recovery", "--d", 10**5, "--L", 10**5, "--R", 1, "--theta", 1, "--trials", 1, "--steps", 5,
-      "--device", "cpu"], "--L"),
+      "--device", "cpu", "--sampler", "dense"], "--L"),
     (SR_SIM + ["--L", 4, "--R", 1, "--theta", 1e31], "--theta"),
     (PS_SOLVE + ["--A", "0.5,0.5"], "--A"),
     (PS_SOLVE + ["--A", "0.5,0.6,0.4,0.6"], "--A"),

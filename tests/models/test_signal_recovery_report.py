@@ -38,13 +38,13 @@ def test_interrupted_sweep_resumes_without_recomputing(tmp_path, monkeypatch):
 
     monkeypatch.setattr(api, "sweep_point", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        report.run_sweep(tmp_path, True, "cpu", Checkpoint(tmp_path / "checkpoint.json"))
+        report.run_sweep(Checkpoint(tmp_path / "checkpoint.json"), True, "cpu")
     assert len(Checkpoint(tmp_path / "checkpoint.json").entries) == 5
 
     monkeypatch.setattr(api, "sweep_point", compute)
-    resumed = report.run_sweep(tmp_path, True, "cpu", Checkpoint(tmp_path / "checkpoint.json"))
+    resumed = report.run_sweep(Checkpoint(tmp_path / "checkpoint.json"), True, "cpu")
     assert len(calls) == len(configs)  # 5 before the interruption, the rest after it; none twice
     assert len(set(calls)) == len(configs)
 
-    fresh = report.run_sweep(tmp_path / "fresh", True, "cpu", Checkpoint(tmp_path / "fresh.json"))
+    fresh = report.run_sweep(Checkpoint(tmp_path / "fresh.json"), True, "cpu")
     assert resumed == fresh

@@ -79,7 +79,7 @@ def test_projected_sampler_has_the_law_of_dense_tokens(sign_model):
 
 @pytest.mark.parametrize("sampler", ["dense", "projected"])
 def test_seeded_runs_are_reproducible(sampler):
-    kwargs = dict(trials=3, steps=20, eta0=0.3, device="cpu", sampler=sampler, record_every=5)
+    kwargs = dict(trials=3, steps=20, eta0=0.3, device="cpu", sampler=sampler, record_every=5, predict=False)
     a = api.simulate(16, 40, 10, 1.0, seed=5, **kwargs)
     b = api.simulate(16, 40, 10, 1.0, seed=5, **kwargs)
     c = api.simulate(16, 40, 10, 1.0, seed=6, **kwargs)
@@ -89,7 +89,8 @@ def test_seeded_runs_are_reproducible(sampler):
 
 
 def test_memory_budget_bounds_the_slice():
-    run = api.simulate(8, 50, 10, 1.0, 4, 3, batch=2, device="cpu", memory_budget_bytes=3 * 50 * 8 * 4)
+    run = api.simulate(8, 50, 10, 1.0, 4, 3, batch=2, eta0=0.05, device="cpu", sampler="dense", predict=False,
+                       memory_budget_bytes=3 * 50 * 8 * 4)
     assert run.sequences_per_slice == 3
     assert np.all(np.isfinite(run.trajectory.rho))
 
@@ -107,7 +108,7 @@ def test_sga_follows_the_ode_with_a_gap_shrinking_in_eta():
         schedule = StepSchedule(eta0, k0=100.0, gamma=0.6)
         steps = schedule.steps_to_reach(1.0)
         sim = api.simulate(d, L, R, theta, 32, steps, eta0=eta0, k0=100.0, gamma=0.6, seed=3, device="cpu",
-                           rho0=rho0, record_every=max(1, steps // 20), sampler="projected")
+                           rho0=rho0, record_every=max(1, steps // 20), sampler="projected", predict=False)
         run = sim.trajectory
         ode = api.ode_trajectory(params, rho0, run.times, drift=drift).x
         gaps.append(float(np.sqrt(np.mean((run.rho - ode[:, None]) ** 2))))
@@ -167,30 +168,6 @@ def test_cli_contract():
         args = ["solve", "signal-recovery"] + [x for kv in base.items() for x in kv] + ["--json"]
         code, _ = run_cli(args)
         assert code == 2, bad
-
-
-@pytest.mark.slow
-def test_headline_thirty_trials_recover_xi():
-    """30 trials, θ = 0.25, R = 500, 10 000 nuisance tokens, d = 1000, θ_d = θ√d, model A: mean |ρ| ≥ 0.99;
-    every trial ends on the side of the separatrix it started on (−ξ is also stable here, βθ_d ≈ 7.9 >
-    1.04: the drift has the stable ends ±1 and one unstable interior zero ρ* < 0, and starts at
-    |ρ₀| ~ 1/√d all lie above ρ*, so every trial reaches +ξ); the noise-token mass of the last recording
-    window equal to the exact finite-L reduction at the trials' mean ρ (4 combined standard errors)."""
-    from attnphase.reproduce.signal_recovery import HEADLINE, run_headline
-
-    result = run_headline(HEADLINE, device="cpu")
-    assert result.alignment_mean >= 0.99
-    assert np.all(result.final_rho > 0)
-    params = api.make_parameters(HEADLINE.d, HEADLINE.L, HEADLINE.R, HEADLINE.theta, HEADLINE.theta_scaling)
-    fixed = api.fixed_points(params)
-    assert fixed.stable == [True, False, True] and fixed.rho[0] == -1.0 and fixed.rho[-1] == 1.0
-    separatrix = fixed.rho[1]
-    assert separatrix < 0
-    assert np.all(np.sign(result.final_rho) == np.sign(result.trajectory.rho[0] - separatrix))
-    window = result.trajectory.observable[-1]  # per trial, the noise mass over the last record_every steps
-    reduction = api.finite_reduction(params, [float(np.mean(result.final_rho))], n_samples=512, seed=3)
-    se = math.hypot(window.std(ddof=1) / math.sqrt(window.size), reduction.nuisance_mass_error[0])
-    assert abs(window.mean() - reduction.nuisance_mass[0]) < 4 * se
 
 
 def test_ziggurat_fill_has_the_standard_normal_law():

@@ -5,8 +5,13 @@
   L-dimensional Gaussian expectation with error bars); `curve` — the same over an array of ρ;
 * `finite_reduction` — the exact reduction on a grid of ρ with common random numbers;
 * `fixed_points`, `ode_trajectory`, `choose_schedule`, ... — the limiting ODE and step schedules;
-* `simulate` — projected SGA in d dimensions, batched over trials;
+* `simulate` — projected SGA in d dimensions, batched over trials, by default under a schedule planned
+  for its step count, with the ODE's prediction of the final alignment; `predicted_trajectories` — the
+  ODE along a simulation's own starts and schedule;
+* `plot_objective`, `plot_trajectories` — the model's figures (matplotlib Figures);
 * `sweep_point` — one point of a parameter sweep (theory and simulation), picklable.
+
+Every result is a `attnphase.results.Result`: `as_dict()` for JSON, `to_pandas()` for a table.
 
 Conventions (as the CLI): scores β⟨q, x_i⟩ with β = `score_scale`; x_i = θ_d s_i ξ + z_i on the R
 informative tokens, z_i ~ N(0, σ² I_d); θ_d = θ (`theta_scaling="direct"`) or θ√d (`"sqrt-d"`); L counts
@@ -14,22 +19,28 @@ all tokens. The implementation lives in `attnphase.models.signal_recovery`.
 """
 
 from attnphase.models.signal_recovery.dynamics import (
+    NOISE_GRID,
     choose_schedule,
     fixed_points,
     interpolated_finite_drift,
+    large_L_drift,
     ode_limit_point,
     ode_time_to_reach,
     ode_trajectory,
+    predicted_alignment,
+    predicted_trajectories,
     retraction_corrected_rho,
     tangent_noise,
 )
 from attnphase.models.signal_recovery.parameters import (
+    MANUAL_SCHEDULE,
     MAX_FINITE_L,
     MAX_SIZE,
     MAX_STEPS,
     MIN_TOKENS,
     Parameters,
     SimulationSettings,
+    SCHEDULES,
     SolveSettings,
     make_parameters,
 )
@@ -41,19 +52,24 @@ from attnphase.models.signal_recovery.population import (
     reduction_samples,
     solve,
 )
+from attnphase.models.signal_recovery.plots import plot_objective, plot_trajectories
 from attnphase.models.signal_recovery.results import (
     Curve,
     FixedPointsResult,
+    PredictedTrajectories,
     ScheduleChoice,
     SimulationResult,
     SolveResult,
+    TangentNoise,
 )
 from attnphase.models.signal_recovery.simulate import run_sga, simulate, sweep_point
 
 __all__ = [
     "Parameters", "SolveSettings", "SimulationSettings", "make_parameters", "MAX_SIZE", "MIN_TOKENS", "MAX_FINITE_L",
-    "MAX_STEPS", "SolveResult", "Curve", "FixedPointsResult", "ScheduleChoice", "SimulationResult", "LARGE_L_OUTPUTS",
-    "large_L", "curve", "solve", "finite_reduction", "reduction_samples", "fixed_points", "ode_limit_point",
-    "ode_trajectory", "interpolated_finite_drift", "ode_time_to_reach", "tangent_noise", "retraction_corrected_rho",
-    "choose_schedule", "run_sga", "simulate", "sweep_point",
+    "MAX_STEPS", "SCHEDULES", "MANUAL_SCHEDULE", "NOISE_GRID", "SolveResult", "Curve", "FixedPointsResult",
+    "TangentNoise", "ScheduleChoice", "SimulationResult", "PredictedTrajectories", "LARGE_L_OUTPUTS", "large_L",
+    "large_L_drift", "curve", "solve", "finite_reduction", "reduction_samples", "fixed_points", "ode_limit_point", "ode_trajectory",
+    "interpolated_finite_drift", "ode_time_to_reach", "tangent_noise", "retraction_corrected_rho", "choose_schedule",
+    "predicted_trajectories", "predicted_alignment", "run_sga", "simulate", "sweep_point", "plot_objective",
+    "plot_trajectories",
 ]

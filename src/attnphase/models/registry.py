@@ -72,7 +72,8 @@ MODELS: dict[str, ModelEntry] = {
             cli="attnphase.cli.signal_recovery",
             commands={
                 "solve": "J(rho), J'(rho), the drift (1 - rho^2) J' and the nuisance attention mass at rho.",
-                "simulate": "Projected SGA of the query, all trials batched.",
+                "simulate": "Projected SGA of the query, all trials batched, under a schedule planned for the step "
+                            "count; final |rho| against the retraction-corrected ODE's prediction.",
             },
             sweep_point="attnphase.models.signal_recovery.simulate:sweep_point",
             simulators="attnphase.models.signal_recovery.network:SIMULATORS",

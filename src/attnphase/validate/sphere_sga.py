@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,7 +31,7 @@ from attnphase import progress
 from attnphase.params import check_int, check_positive, check_real
 from attnphase.results import Result, Status
 from attnphase.validate import seeds
-from attnphase.validate.device import single_cpu_thread
+from attnphase.validate.device import using_threads
 
 __all__ = ["StepSchedule", "SGAResult", "GradientSampler", "initial_queries", "sphere_sga"]
 
@@ -56,7 +57,8 @@ class StepSchedule:
     def eta(self, steps: int) -> np.ndarray:
         """η_0, ..., η_{steps−1}."""
         k = np.arange(steps, dtype=float)
-        return self.eta0 / (k + self.k0) ** self.gamma
+        with np.errstate(over="ignore", divide="ignore"):  # an infinite step: the run reports it diverged
+            return self.eta0 / (k + self.k0) ** self.gamma
 
     def times(self, steps: int) -> np.ndarray:
         """t_k = Σ_{j<k} η_j for k = 0, ..., steps (the ODE time after k steps)."""
@@ -96,6 +98,12 @@ class SGAResult(Result):
     status: Status
     message: str
 
+    def rows(self):
+        """One row per recorded step and trial: step, t, trial, rho, objective, observable."""
+        return [{"step": int(k), "t": float(t), "trial": i, "rho": float(r), "objective": float(o), "observable": float(v)}
+                for k, t, rhos, objs, obss in zip(self.steps, self.times, self.rho, self.objective, self.observable)
+                for i, (r, o, v) in enumerate(zip(rhos, objs, obss))]
+
 
 def initial_queries(n_trials: int, d: int, generator: torch.Generator, device, rho0: float | None = None):
     """Uniform random unit queries (float64), or with alignment q₁ exactly ρ₀ and a random orthogonal part."""
@@ -122,15 +130,16 @@ def sphere_sga(
     rho0: float | None = None,
     record_every: int = 1,
     dtype: torch.dtype = torch.float32,
-    single_thread: bool = False,
+    threads: int | None = None,
 ) -> SGAResult:
     """Run `trials` independent projected-SGA trajectories of `steps` steps as one batched computation.
 
     The queries start uniform on the sphere (or at alignment ρ₀, `initial_queries`); every
     `record_every` steps the alignments and the window averages of the objective and the observable
-    are recorded. `single_thread` runs the loop with one torch intra-op thread on the CPU (for small
-    tensors the thread pool costs more than it saves, and under contention for the cores it made
-    steps several times slower).
+    are recorded. `threads`: torch intra-op threads for the loop on the CPU (None: leave the current
+    count; `attnphase.validate.device.choose_threads` gives the rule: for small tensors the thread pool
+    costs more than it saves, and under contention for the cores it made steps several times slower).
+    The progress bar (`attnphase.progress`, silent unless shown) notes the mean |ρ| at each record.
     """
     d = check_int("d", d, 1)
     steps = check_int("steps", steps, 1)
@@ -149,7 +158,8 @@ def sphere_sga(
     obj_acc = torch.zeros(trials, dtype=torch.float64, device=device)
     obs_acc = torch.zeros(trials, dtype=torch.float64, device=device)
     status, message = Status.CONVERGED, f"{steps} steps of {trials} trials"
-    with single_cpu_thread(device, enabled=single_thread), progress.task("projected SGA", total=steps) as bar:
+    threads_block = using_threads(threads) if threads is not None and torch.device(device).type == "cpu" else nullcontext()
+    with threads_block, progress.task("projected SGA", total=steps) as bar:
         for k in range(steps):
             objective, grads, observable = sampler(q.to(dtype).repeat_interleave(batch, dim=0))
             G = grads.to(torch.float64).view(trials, batch, d).mean(dim=1)
@@ -166,7 +176,9 @@ def sphere_sga(
                 obs_rec.append((obs_acc / window).cpu().numpy())
                 obj_acc.zero_()
                 obs_acc.zero_()
-            bar.advance()
+                bar.advance(f"mean |rho| {np.abs(rho_rec[-1]).mean():.4f}")
+            else:
+                bar.advance()
             if not torch.isfinite(q).all():
                 status, message = Status.DIVERGED, f"non-finite query at step {k}"
                 break

@@ -7,9 +7,10 @@
 * `dynamics` — the limiting ODE: fixed points, trajectories, the retraction-corrected ODE, schedules;
 * `network` — the planted tokens in torch, the pooling gradient and its dense / projected samplers;
 * `simulate` — projected SGA through `attnphase.validate.sphere_sga`, and the sweep point;
-* `results` — the result types.
+* `results` — the result types;
+* `plots` — the model's figures (J(ρ) and the drift; SGA against the ODE).
 
 Importing the package imports none of them; `attnphase.api.signal_recovery` gathers the public names.
 """
 
-__all__ = ["symbolic", "derivation", "parameters", "population", "dynamics", "network", "simulate", "results"]
+__all__ = ["symbolic", "derivation", "parameters", "population", "dynamics", "network", "simulate", "results", "plots"]

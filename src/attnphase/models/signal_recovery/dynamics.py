@@ -4,7 +4,8 @@ Fixed points are ρ = ±1 and the zeros of J′, stable where the drift's deriva
 (`fixed_points`). Projected SGA follows the ODE up to its retraction loss: renormalising q after a
 step of size η loses ½η²‖G_⊥‖² of alignment on average, so with finite steps the mean-field equation
 is dρ/dt = (1 − ρ²)J′ − ½ηρN(ρ), N = E‖G_⊥‖² (`retraction_corrected_rho`, `tangent_noise`), and the
-schedule η_k = η₀/(k + k₀) is chosen from it (`choose_schedule`).
+schedule η_k = η₀/(k + k₀) is chosen from it (`choose_schedule`). `predicted_trajectories` gives the
+ODE along a simulation's own starts and schedule.
 """
 
 from __future__ import annotations
@@ -15,23 +16,30 @@ import numpy as np
 
 from attnphase.models.signal_recovery.parameters import MAX_STEPS, Parameters, as_parameters
 from attnphase.models.signal_recovery.population import finite_reduction, large_L
-from attnphase.models.signal_recovery.results import FixedPointsResult, ScheduleChoice
+from attnphase.models.signal_recovery.results import (
+    FixedPointsResult, PredictedTrajectories, ScheduleChoice, SimulationResult, TangentNoise,
+)
 from attnphase.numeric.ode import Trajectory, fixed_points_1d, integrate_drift
 from attnphase.params import check_int, check_positive, check_real
 from attnphase.results import Status
 
 __all__ = [
     "fixed_points", "ode_limit_point", "ode_trajectory", "interpolated_finite_drift", "ode_time_to_reach",
-    "tangent_noise", "retraction_corrected_rho", "choose_schedule",
+    "tangent_noise", "retraction_corrected_rho", "choose_schedule", "predicted_trajectories", "predicted_alignment",
+    "NOISE_GRID", "MAX_STEP_NOISE", "large_L_drift",
 ]
+
+#: Alignments at which the tangent noise N(ρ) is sampled (linear interpolation between them).
+NOISE_GRID = np.linspace(-1.0, 1.0, 5)
 
 
 def _check_rho(rho) -> float:
     return check_real("rho", rho, -1.0, 1.0)
 
 
-def _large_L_drift(params: Parameters):
-    """ρ -> (1 − ρ²)J′(ρ) of the large-L form, clipped to [−1, 1] (an integrator may overshoot by rounding)."""
+def large_L_drift(params: Parameters):
+    """ρ -> (1 − ρ²)J′(ρ) of the large-L form (ρ clipped to [−1, 1]: an integrator may overshoot by rounding),
+    the default drift of the ODEs here; scale or replace it to try another theory (`drift=` arguments)."""
     return lambda r: large_L(params, np.clip(r, -1.0, 1.0))[..., 2]
 
 
@@ -79,7 +87,7 @@ def ode_trajectory(params: Parameters, rho0: float, times, *, drift=None) -> Tra
     `numeric.ode.Trajectory` (`.t`, `.x` = ρ(t), status converged unless the integration failed)."""
     rho0 = _check_rho(rho0)
     times = np.asarray(times, dtype=float)
-    return integrate_drift(drift or _large_L_drift(params), rho0, (0.0, float(times[-1])), t_eval=times)
+    return integrate_drift(drift or large_L_drift(params), rho0, (0.0, float(times[-1])), t_eval=times)
 
 
 def interpolated_finite_drift(params: Parameters, *, n_grid: int = 41, n_samples: int = 2048, seed: int = 0):
@@ -97,64 +105,113 @@ def interpolated_finite_drift(params: Parameters, *, n_grid: int = 41, n_samples
 def ode_time_to_reach(params: Parameters, rho0: float, level: float = 0.99, t_max: float = 1e6) -> float:
     """First t with |ρ(t)| ≥ level on the large-L ODE from ρ₀ (inf if not reached by t_max)."""
     times = np.concatenate([[0.0], np.geomspace(1e-4, t_max, 400)])
-    traj = integrate_drift(_large_L_drift(params), _check_rho(rho0), (0.0, t_max), t_eval=times, rtol=1e-8, atol=1e-12)
+    traj = integrate_drift(large_L_drift(params), _check_rho(rho0), (0.0, t_max), t_eval=times, rtol=1e-8, atol=1e-12)
     reached = np.nonzero(np.abs(traj.x) >= level)[0]
     return float(traj.t[reached[0]]) if reached.size else math.inf
 
 
-def tangent_noise(params: Parameters, rhos, *, pilot: int = 128, seed: int = 0) -> np.ndarray:
-    """E‖(I − qqᵀ)∇‖f‖²‖² per sequence at each alignment in `rhos` (mean over `pilot` sequences of the
-    exact projected sampler, whose law is that of dense tokens)."""
+def tangent_noise(params: Parameters, rhos=NOISE_GRID, *, pilot: int = 128, seed: int = 0) -> TangentNoise:
+    """N(ρ) = E‖(I − qqᵀ)∇‖f‖²‖² per sequence at each alignment in `rhos`, with its standard error:
+    the mean over `pilot` sequences of the exact projected sampler (whose law is that of dense tokens)."""
     from attnphase.models.signal_recovery.network import PlantedTokens, ProjectedSampler
+    from attnphase.validate.device import single_cpu_thread
     from attnphase.validate.seeds import generator
     from attnphase.validate.sphere_sga import initial_queries
 
+    params = as_parameters(params)
     pilot = check_int("pilot", pilot, 2)
+    seed = check_int("seed", seed, 0)
+    rhos = np.atleast_1d(np.asarray([_check_rho(r) for r in np.atleast_1d(rhos)], dtype=float))
     gen = generator(seed, "cpu")
     sampler = ProjectedSampler(PlantedTokens(params), gen)
-    noise = []
-    for rho in np.atleast_1d(rhos):
-        q = initial_queries(pilot, params.d, gen, "cpu", rho0=float(rho))
-        _, grad, _ = sampler(q)
-        grad_tangent = grad - (grad * q).sum(dim=1, keepdim=True) * q
-        noise.append(float((grad_tangent**2).sum(dim=1).mean()))
-    return np.asarray(noise)
+    # Sequences per batch: about 2**22 numbers of the (batch × (L + d)) arrays at a time.
+    chunk = max(1, min(pilot, 2**22 // (params.L + params.d)))
+    noise, error = [], []
+    with single_cpu_thread("cpu"):  # small tensors: one thread is fastest, and fair to other processes
+        for rho in rhos:
+            squared = []
+            for lo in range(0, pilot, chunk):
+                q = initial_queries(min(chunk, pilot - lo), params.d, gen, "cpu", rho0=float(rho))
+                _, grad, _ = sampler(q)
+                grad_tangent = grad - (grad * q).sum(dim=1, keepdim=True) * q
+                squared.append((grad_tangent**2).sum(dim=1).numpy())
+            squared = np.concatenate(squared)
+            with np.errstate(all="ignore"):  # overflow: reported by the status below
+                noise.append(float(squared.mean()))
+                error.append(float(squared.std(ddof=1) / np.sqrt(pilot)))
+    noise, error = np.asarray(noise), np.asarray(error)
+    finite = bool(np.all(np.isfinite(noise)) and np.all(np.isfinite(error)))
+    return TangentNoise(rhos, noise, error, pilot, seed, Status.CONVERGED if finite else Status.FAILED,
+                        f"mean and standard error over {pilot} sequences of the projected sampler (seed {seed})"
+                        if finite else "non-finite tangent noise (overflow in the pooling gradient)")
 
 
-def retraction_corrected_rho(params: Parameters, noise_grid, noise_values, rho0: float, eta0, k0, steps) -> np.ndarray:
-    """ρ after `steps` steps of η_k = η₀/(k + k₀) from ρ₀, by the mean-field ODE
+def _step_size(eta0, k0, gamma, k):
+    """η(k) = η₀/(k + k₀)^γ, the schedule continued to real k."""
+    return eta0 / (k + k0) ** gamma
 
-        dρ/dt = (1 − ρ²)J′(ρ) − ½ η(t) ρ N(ρ),   η(t) = (η₀/k₀) e^{−t/η₀},  t ∈ [0, η₀ ln(1 + K/k₀)],
 
-    for every (η₀, k₀, K) of the broadcast arrays. The second term is the mean loss of the retraction
-    q ← (q + ηG_⊥)/‖q + ηG_⊥‖: ρ' = (ρ + η⟨G_⊥, ξ⟩)(1 + η²‖G_⊥‖²)^{−1/2}, whose mean is
-    ρ + η(1 − ρ²)J′ − ½η²ρN + O(η³) with N(ρ) = E‖G_⊥‖² (interpolated from `noise_values` on
-    `noise_grid`). η(t) is the continuous form of the schedule (t ≈ Σ η_k, η(t_K) = η₀/(K + k₀)). Each
-    case is integrated over its own horizon, rescaled to s = t/t_K ∈ [0, 1].
+# Cases integrated together in one LSODA call: its finite-difference Jacobian costs one drift call per
+# case, so the work grows as the square of the cases in one call.
+FLOW_CHUNK = 64
+
+
+def _corrected_flow(params: Parameters, noise: TangentNoise | None, rho0, eta0, k0, gamma, steps, fractions, *,
+                    drift=None, noise_shift: float = 0.0) -> np.ndarray:
+    """ρ of the mean-field ODE at step counts `fractions`·steps, for every case of the broadcast arrays
+    (ρ₀, η₀, k₀, γ, steps); shape (len(fractions), *broadcast shape).
+
+    In the step variable k the ODE reads dρ/dk = η(k)[v(ρ) − ½η(k)ρN(ρ)], η(k) = η₀/(k + k₀)^γ, v the
+    drift (default: the large-L one) and N = 0 without `noise` (the plain ODE in t = ∫η dk). Each case
+    is integrated over its own horizon, rescaled to s = k/steps ∈ [0, 1], up to `FLOW_CHUNK` cases per
+    LSODA call. NaN where an integration failed.
     """
-    eta0, k0, steps = (np.asarray(x, dtype=float) for x in np.broadcast_arrays(eta0, k0, steps))
-    shape = eta0.shape
-    eta0, k0, steps = eta0.ravel(), k0.ravel(), steps.ravel()
-    horizon = eta0 * np.log1p(steps / k0)
+    cases = [np.asarray(x, dtype=float) for x in np.broadcast_arrays(rho0, eta0, k0, gamma, steps)]
+    shape = cases[0].shape
+    cases = [x.ravel() for x in cases]
+    velocity = drift or large_L_drift(params)
+    fractions = np.atleast_1d(np.asarray(fractions, dtype=float))
+    out = np.full((fractions.size, cases[0].size), np.nan)
+    for lo in range(0, cases[0].size, FLOW_CHUNK):
+        rho0_c, eta0_c, k0_c, gamma_c, steps_c = (x[lo:lo + FLOW_CHUNK] for x in cases)
 
-    def field(state):
-        rho, s = np.clip(state[:-1], -1.0, 1.0), state[-1]
-        eta = eta0 / k0 * np.exp(-s * horizon / eta0)
-        drift = large_L(params, rho)[..., 2] - 0.5 * eta * rho * np.interp(rho, noise_grid, noise_values)
-        return np.append(horizon * drift, 1.0)
+        def field(state, eta0_c=eta0_c, k0_c=k0_c, gamma_c=gamma_c, steps_c=steps_c):
+            rho, s = np.clip(state[:-1], -1.0, 1.0), state[-1]
+            eta = _step_size(eta0_c, k0_c, gamma_c, s * steps_c)
+            loss = 0.0 if noise is None else 0.5 * eta * rho * np.maximum(noise.at(rho, noise_shift), 0.0)
+            return np.append(steps_c * eta * (velocity(rho) - loss), 1.0)
 
-    start = np.append(np.full(eta0.size, float(rho0)), 0.0)
-    traj = integrate_drift(field, start, (0.0, 1.0), t_eval=[1.0], method="LSODA", rtol=1e-6, atol=1e-8)
-    return np.clip(np.asarray(traj.x)[-1, :-1], -1.0, 1.0).reshape(shape)
+        traj = integrate_drift(field, np.append(rho0_c, 0.0), (0.0, 1.0), t_eval=fractions, method="LSODA",
+                               rtol=1e-7, atol=1e-9)
+        if traj.status == Status.CONVERGED:
+            out[:, lo:lo + FLOW_CHUNK] = np.clip(np.asarray(traj.x).reshape(fractions.size, -1)[:, :-1], -1.0, 1.0)
+    return out.reshape(fractions.size, *shape)
 
 
-def choose_schedule(params: Parameters, *, deficit: float = 0.002, max_steps: int = 5000, max_first_step_noise=0.1,
-                    pilot: int = 128, seed: int = 0) -> ScheduleChoice:
+def retraction_corrected_rho(params: Parameters, noise: TangentNoise, rho0, eta0, k0, steps, *, gamma=1.0,
+                             drift=None) -> np.ndarray:
+    """ρ after `steps` steps of η_k = η₀/(k + k₀)^γ from ρ₀, by the mean-field ODE
+
+        dρ/dt = (1 − ρ²)J′(ρ) − ½ η(t) ρ N(ρ),   t = ∫₀^k η(k′) dk′,  η(k) = η₀/(k + k₀)^γ,
+
+    for every (ρ₀, η₀, k₀, γ, steps) of the broadcast arrays. The second term is the mean loss of the
+    retraction q ← (q + ηG_⊥)/‖q + ηG_⊥‖: ρ' = (ρ + η⟨G_⊥, ξ⟩)(1 + η²‖G_⊥‖²)^{−1/2}, whose mean is
+    ρ + η(1 − ρ²)J′ − ½η²ρN + O(η³) with N(ρ) = E‖G_⊥‖² (`noise`, a `TangentNoise`). η(k) is the
+    schedule continued to real k (t ≈ Σ η_k). `drift`: ρ -> (1 − ρ²)J′ (default: the large-L drift;
+    e.g. the finite-L one of `interpolated_finite_drift`). NaN where the integration failed.
+    """
+    return _corrected_flow(params, noise, rho0, eta0, k0, gamma, steps, [1.0], drift=drift)[0]
+
+
+def choose_schedule(params: Parameters, *, deficit: float = 0.002, max_steps: int = 5000, steps: int | None = None,
+                    max_first_step_noise=0.1, pilot: int = 128, seed: int = 0,
+                    noise: TangentNoise | None = None) -> ScheduleChoice:
     """Robbins–Monro schedule η_k = η₀/(k + k₀) (γ = 1) from theory, not from trial runs.
 
     * Last step (noise floor): near ρ = 1 the retraction loses ½η²N per step and the drift restores
       2(1 − ρ)J′(1)η, so the stationary deficit is 1 − ρ ≈ ηN(1)/(4J′(1)); η_K is set so that this
-      equals `deficit` (N = E‖G_⊥‖² from `pilot` sequences of the projected sampler at each of 5 alignments).
+      equals `deficit` (N = E‖G_⊥‖² from `pilot` sequences of the projected sampler at each of 5
+      alignments, or `noise` when given).
     * Early steps: the same retraction loss −½ηρN slows the whole approach, not just the end: when
       ½ηρN is comparable with the drift (1 − ρ²)J′, SGA stalls far from the ODE (at θ_d = 0.25, d = 1000,
       L = 10 500 a first step of 0.29 held |ρ| near ½ while the ODE was at 0.97). So the remaining two
@@ -164,45 +221,67 @@ def choose_schedule(params: Parameters, *, deficit: float = 0.002, max_steps: in
       typical random start, on the side the plain ODE leaves more slowly), with
       the k₀ that gets there (or, when the budget is short, gets furthest); the first step is kept
       where that expansion holds, η₁²N ≤ `max_first_step_noise`.
+    * `steps` given: the schedule for exactly that many steps (what `simulate` runs by default). The
+      last step is then free as well: among last steps η_K = 2^{−j} times the noise-floor rule's
+      (j = −3 … 8) and 12 offsets each, the pair with the largest predicted final |ρ| — a long run
+      ends below the `deficit` floor, a short one trades floor for speed.
     `t_target` is the time the plain ODE needs for the target (a lower bound on t_final). Status limited
-    (`budget_limited`) when `max_steps` cannot reach the target.
+    (`budget_limited`) when the schedule's predicted |ρ| stays below the target.
     """
     params = as_parameters(params)
     deficit = check_real("deficit", deficit, 0.0, 0.25, low_open=True)
     max_steps = check_int("max_steps", max_steps, 1, MAX_STEPS)
+    if steps is not None:
+        steps = check_int("steps", steps, 1, MAX_STEPS)
     max_first_step_noise = check_positive("max_first_step_noise", max_first_step_noise)
-    noise_grid = np.linspace(-1.0, 1.0, 5)
-    noise_values = tangent_noise(params, noise_grid, pilot=pilot, seed=seed)
-    noise = float(noise_values[-1])
-    slope_at_xi = float(large_L(params, 1.0)[1])
-    eta_final = 4 * abs(slope_at_xi) * deficit / noise
+    if noise is None:
+        noise = tangent_noise(params, NOISE_GRID, pilot=pilot, seed=seed)
+    noise_at_xi = float(noise.at(1.0))
+    with np.errstate(all="ignore"):
+        slope_at_xi = float(large_L(params, 1.0)[1])
+        floor_step = 4 * abs(slope_at_xi) * deficit / noise_at_xi if noise_at_xi > 0 else math.inf
+    if not (noise.success and math.isfinite(floor_step) and floor_step > 0 and np.all(noise.noise > 0)):
+        nan = math.nan
+        return ScheduleChoice(nan, nan, 1.0, steps or max_steps, nan, nan, nan, nan, noise_at_xi, 1.0 - 2.0 * deficit,
+                              nan, nan, True, Status.FAILED,
+                              f"no schedule planned: J'(1) = {slope_at_xi:.4g} and N(1) = {noise_at_xi:.4g} (a planned "
+                              "schedule needs a finite J'(1) > 0 and a finite N > 0)")
     target = 1.0 - 2.0 * deficit
     # Random starts have ρ₀ ≈ ±1/√d; plan for the slower side (model A's −1/√d when J′(0) > 0).
     starts = (1 / math.sqrt(params.d), -1 / math.sqrt(params.d))
     start_times = [ode_time_to_reach(params, r, level=target) for r in starts]
     rho0 = starts[int(np.argmax(start_times))]
     # Offsets from a constant step (k₀ ≫ K) to a first step at the expansion limit η₁²N_max = bound.
-    first_step_limit = math.sqrt(max_first_step_noise / float(noise_values.max()))
+    first_step_limit = math.sqrt(max_first_step_noise / float(np.max(noise.noise)))
 
-    def best_offset(K: int) -> tuple[float, float]:
-        k0_min = max(1e-3, eta_final * K / max(first_step_limit - eta_final, 1e-300))
-        k0s = np.geomspace(k0_min, max(100.0 * K, 10 * k0_min), 12)
-        finals = np.abs(retraction_corrected_rho(params, noise_grid, noise_values, rho0, eta_final * (K + k0s), k0s, K))
-        j = int(np.argmax(finals))
-        return float(k0s[j]), float(finals[j])
+    def best(K: int, last_steps) -> tuple[float, float, float]:
+        """(η_K, k₀, predicted |ρ|) of the best pair for K steps among the last steps `last_steps`."""
+        last_steps = np.asarray(last_steps, dtype=float)[:, None]
+        k0_min = np.maximum(1e-3, last_steps * K / np.maximum(first_step_limit - last_steps, 1e-300))
+        unit = np.linspace(0.0, 1.0, 12)[None, :]
+        k0s = k0_min * (np.maximum(100.0 * K, 10 * k0_min) / k0_min) ** unit  # 12 geometric offsets per η_K
+        eta_last = np.broadcast_to(last_steps, k0s.shape)
+        finals = np.abs(retraction_corrected_rho(params, noise, rho0, eta_last * (K + k0s), k0s, K))
+        finals = np.where(np.isfinite(finals) & (eta_last < first_step_limit), finals, -1.0)
+        i, j = np.unravel_index(int(np.argmax(finals)), finals.shape)
+        return float(eta_last[i, j]), float(k0s[i, j]), float(finals[i, j])
 
-    k0, predicted = best_offset(max_steps)
-    steps = max_steps
-    if predicted >= target:  # bisect on the step count: the fewest steps that still reach the target
-        lo, hi = 0, max_steps
-        while hi - lo > max(1, hi // 10):  # 10% in the step count
-            mid = (lo + hi) // 2
-            k0_mid, final_mid = best_offset(mid) if mid > 0 else (k0, 0.0)
-            if final_mid >= target:
-                hi, k0, predicted = mid, k0_mid, final_mid
-            else:
-                lo = mid
-        steps = hi
+    if steps is not None:
+        eta_final, k0, predicted = best(steps, floor_step * 2.0 ** -np.arange(-3, 9))
+    else:
+        eta_final = floor_step
+        _, k0, predicted = best(max_steps, [eta_final])
+        steps = max_steps
+        if predicted >= target:  # bisect on the step count: the fewest steps that still reach the target
+            lo, hi = 0, max_steps
+            while hi - lo > max(1, hi // 10):  # 10% in the step count
+                mid = (lo + hi) // 2
+                _, k0_mid, final_mid = best(mid, [eta_final]) if mid > 0 else (eta_final, k0, 0.0)
+                if final_mid >= target:
+                    hi, k0, predicted = mid, k0_mid, final_mid
+                else:
+                    lo = mid
+            steps = hi
     eta0 = eta_final * (steps + k0)
     t_final = eta0 * float(np.sum(1.0 / (np.arange(steps) + k0)))
     t_target = max(start_times)
@@ -210,5 +289,81 @@ def choose_schedule(params: Parameters, *, deficit: float = 0.002, max_steps: in
     status = Status.LIMITED if limited else Status.CONVERGED
     message = (f"the retraction-corrected ODE reaches |rho| = {predicted:.4g} < target {target:.4g} within {steps} steps"
                if limited else f"|rho| = {predicted:.4g} >= target {target:.4g} after {steps} steps")
-    return ScheduleChoice(eta0, k0, 1.0, steps, t_final, t_target, eta_final, eta0 / k0, noise, target, rho0,
+    return ScheduleChoice(eta0, k0, 1.0, steps, t_final, t_target, eta_final, eta0 / k0, noise_at_xi, target, rho0,
                           predicted, limited, status, message)
+
+
+def _flow_along_schedule(params: Parameters, noise: TangentNoise | None, rho0, etas: np.ndarray, times: np.ndarray,
+                         t_eval, *, drift=None, noise_shift: float = 0.0) -> np.ndarray:
+    """ρ(t) of dρ/dt = v(ρ) − ½η(t)ρN(ρ) from every start in `rho0` at `t_eval` (shape (len(t_eval), n)),
+    with the schedule's own times: t_k = Σ_{j<k} η_j (`times`, K + 1 values) and η(t) interpolated between
+    (t_k, η_k) — so t is the simulation's t at every step. N = 0 without `noise` (the plain ODE)."""
+    rho0 = np.atleast_1d(np.asarray(rho0, dtype=float))
+    velocity = drift or large_L_drift(params)
+    knots, steps_at_knots = times[:-1], etas
+    out = np.full((len(t_eval), rho0.size), np.nan)
+    for lo in range(0, rho0.size, FLOW_CHUNK):
+
+        def rhs(state):
+            rho, t = np.clip(state[:-1], -1.0, 1.0), state[-1]
+            eta = np.interp(t, knots, steps_at_knots)
+            loss = 0.0 if noise is None else 0.5 * eta * rho * np.maximum(noise.at(rho, noise_shift), 0.0)
+            return np.append(velocity(rho) - loss, 1.0)
+
+        start = np.append(rho0[lo:lo + FLOW_CHUNK], 0.0)
+        traj = integrate_drift(rhs, start, (0.0, float(times[-1])), t_eval=t_eval, method="LSODA", rtol=1e-7,
+                               atol=1e-9)
+        if traj.status == Status.CONVERGED:
+            out[:, lo:lo + FLOW_CHUNK] = np.clip(np.asarray(traj.x).reshape(len(t_eval), -1)[:, :-1], -1.0, 1.0)
+    return out
+
+
+def predicted_trajectories(simulation: SimulationResult, *, retraction: bool = True, drift=None,
+                           noise_shift: float = 0.0) -> PredictedTrajectories:
+    """The ODE from each trial's own ρ₀ under the schedule the simulation ran, at its recorded steps.
+
+    retraction=True: the retraction-corrected ODE dρ/dt = (1 − ρ²)J′ − ½η(t)ρN (with the simulation's
+    tangent noise N); False: the plain ODE dρ/dt = (1 − ρ²)J′. t is the simulation's t = Σ_{j<k} η_j at
+    every step (η(t) interpolated between the steps). `drift`: ρ -> (1 − ρ²)J′ (default: the large-L one).
+    `noise_shift` moves N by that many standard errors (for error bars).
+    """
+    from attnphase.validate.sphere_sga import StepSchedule
+
+    run = simulation.trajectory
+    params = simulation.params
+    noise = simulation.noise if retraction else None
+    if retraction and noise is None:
+        noise = tangent_noise(params)
+    schedule = StepSchedule(simulation.eta0, simulation.k0, simulation.gamma)
+    total = int(run.steps[-1])
+    rho = _flow_along_schedule(params, noise, run.rho[0], schedule.eta(total), schedule.times(total), run.times,
+                               drift=drift, noise_shift=noise_shift)
+    kind = "retraction-corrected" if retraction else "plain"
+    if not np.all(np.isfinite(rho)):
+        return PredictedTrajectories(run.steps, run.times, rho, kind, Status.FAILED, "the ODE integration failed")
+    return PredictedTrajectories(run.steps, run.times, rho, kind, Status.CONVERGED,
+                                 f"{kind} ODE from each of the {rho.shape[1]} trials' starts, "
+                                 + ("large-L drift" if drift is None else "the given drift"))
+
+
+#: Largest η²·max N for which a prediction is made: the retraction-corrected ODE keeps the terms of a
+#: step to order η², so it says nothing about steps that move q by more than its own length.
+MAX_STEP_NOISE = 1.0
+
+
+def predicted_alignment(params: Parameters, noise: TangentNoise, rho0, eta0, k0, gamma,
+                        steps) -> tuple[float, float] | None:
+    """Mean over the starts `rho0` of |ρ| after `steps` steps of η_k = η₀/(k + k₀)^γ by the
+    retraction-corrected ODE (in the schedule's own t = Σ η_k), and its error from the standard error of
+    N (the change when N moves up by one standard error). None when a step is outside the expansion the
+    ODE rests on (η²·max N > `MAX_STEP_NOISE`)."""
+    from attnphase.validate.sphere_sga import StepSchedule
+
+    schedule = StepSchedule(eta0, k0, gamma)
+    with np.errstate(all="ignore"):
+        etas, times = schedule.eta(steps), schedule.times(steps)
+        if not np.max(etas) ** 2 * np.max(noise.noise) <= MAX_STEP_NOISE:
+            return None
+    nominal, shifted = (np.abs(_flow_along_schedule(params, noise, rho0, etas, times, [times[-1]],
+                                                    noise_shift=shift)[0]).mean() for shift in (0.0, 1.0))
+    return float(nominal), float(abs(shifted - nominal))

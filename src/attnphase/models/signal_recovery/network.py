@@ -229,7 +229,7 @@ def _fixture(device: torch.device, sampler: str, seed: int) -> dict[str, np.ndar
             else DenseSampler(tokens, generator, dtype=torch.float64, normal_source="torch"))
     run = sphere_sga(draw, d=params.d, schedule=StepSchedule(0.5, 10.0, 0.6), steps=steps, trials=trials, batch=batch,
                      generator=generator, device=device, record_every=max(1, steps // 10), dtype=torch.float64,
-                     single_thread=sampler == "projected")
+                     threads=1 if sampler == "projected" else None)
     return {"rho": run.rho, "objective": run.objective[1:], "nuisance": run.observable[1:]}
 
 

@@ -19,14 +19,18 @@ from attnphase.errors import ParameterError
 from attnphase.params import IntRange, OneOf, ParameterSet, RealRange, parameter
 
 __all__ = [
-    "SIGN_MODELS", "THETA_SCALINGS", "SAMPLERS", "NORMAL_SOURCES", "MAX_SIZE", "MIN_TOKENS", "MAX_FINITE_L",
-    "MAX_STEPS", "MAX_SIMULATION_NUMBERS", "MAX_TOKEN_SHIFT", "MAX_SEED", "Parameters", "SolveSettings",
+    "SIGN_MODELS", "THETA_SCALINGS", "SAMPLERS", "SCHEDULES", "MANUAL_SCHEDULE", "NORMAL_SOURCES", "MAX_SIZE", "MIN_TOKENS", "MAX_FINITE_L",
+    "MAX_STEPS", "MAX_SIMULATION_NUMBERS", "MAX_PROJECTED_NUMBERS", "MAX_TOKEN_SHIFT", "MAX_SEED", "Parameters", "SolveSettings",
     "SimulationSettings", "make_parameters", "as_parameters",
 ]
 
 SIGN_MODELS = ("A", "B", "C")
 THETA_SCALINGS = ("direct", "sqrt-d")
 SAMPLERS = ("dense", "projected")
+SCHEDULES = ("auto", "manual")
+#: η₀, k₀, γ of a manual schedule that leaves some of them out: η_k = 0.05/(k + 50), the Robbins–Monro
+#: schedule (γ = 1) that recovers ξ at the paper's headline size under θ_d = θ√d.
+MANUAL_SCHEDULE = {"eta0": 0.05, "k0": 50.0, "gamma": 1.0}
 NORMAL_SOURCES = ("auto", "ziggurat", "torch")
 
 # d and L are used as floats (10**400 overflowed): sizes beyond MAX_SIZE are refused where they enter.
@@ -40,6 +44,8 @@ MAX_FINITE_L = 1 << 16
 # fit (10**12 trials or 10**15 steps were allocation errors); float32 tokens need a representable θ_d.
 MAX_STEPS = 10**8
 MAX_SIMULATION_NUMBERS = 1 << 28
+# The projected sampler holds about ten (sequences × (L + d)) arrays per step.
+MAX_PROJECTED_NUMBERS = 1 << 24
 MAX_TOKEN_SHIFT = 1e30
 MAX_SEED = 2**63 - 1
 
@@ -93,18 +99,29 @@ class SolveSettings(ParameterSet):
 
 @dataclass(frozen=True)
 class SimulationSettings(ParameterSet):
-    """Projected SGA: trials, steps η_k = η₀/(k + k₀)^γ, mini-batch, seed, sampler, start and recording."""
+    """Projected SGA: trials, steps, the schedule η_k = η₀/(k + k₀)^γ, mini-batch, seed, sampler, start, recording.
+
+    schedule "auto" (the default when none of η₀, k₀, γ is given): η₀ and k₀ (γ = 1) planned from the
+    retraction-corrected ODE for exactly `steps` steps (`dynamics.choose_schedule`); "manual" (implied by
+    giving any of them): η₀, k₀, γ as given, the others from `MANUAL_SCHEDULE`.
+    """
 
     trials: int = parameter(IntRange(1, None), help="Independent trials (batched).")
     steps: int = parameter(IntRange(1, MAX_STEPS), help="SGA steps.")
-    eta0: float = parameter(RealRange(0.0, None, low_open=True), 0.05, help="Step size eta_k = eta0/(k + k0)^gamma.")
-    k0: float = parameter(RealRange(0.0, None), 10.0, help="Schedule offset k0 (> 0 when gamma > 0).")
-    gamma: float = parameter(RealRange(0.0, 1.0), 0.6, help="Schedule exponent gamma.")
+    schedule: str | None = parameter(
+        OneOf(SCHEDULES), None,
+        help="auto: eta0 and k0 (gamma = 1) planned from the retraction-corrected ODE for this many steps; manual: "
+             "eta0, k0, gamma as given (default: auto, or manual when any of them is given).")
+    eta0: float | None = parameter(RealRange(0.0, None, low_open=True), None,
+                                   help="Manual schedule: step size eta_k = eta0/(k + k0)^gamma (default 0.05).")
+    k0: float | None = parameter(RealRange(0.0, None), None,
+                                 help="Manual schedule: offset k0, > 0 when gamma > 0 (default 50).")
+    gamma: float | None = parameter(RealRange(0.0, 1.0), None, help="Manual schedule: exponent gamma (default 1).")
     batch: int = parameter(IntRange(1, None), 1, help="Sequences per gradient (mini-batch).")
     seed: int = parameter(IntRange(0, MAX_SEED), 0, help="Seed.")
-    sampler: str = parameter(OneOf(SAMPLERS), "dense",
-                             help="dense: L x d tokens per sequence; projected: the same gradient law from 2L + 2d "
-                                  "numbers.")
+    sampler: str = parameter(OneOf(SAMPLERS), "projected",
+                             help="projected: the gradient's exact law from 2L + 2d numbers per sequence; dense: L x d "
+                                  "tokens per sequence (the same law, for validation).")
     rho0: float | None = parameter(RealRange(-1.0, 1.0), None,
                                    help="Start every trial at this alignment (default: uniform on the sphere).")
     normal_source: str = parameter(OneOf(NORMAL_SOURCES), "auto",
@@ -114,8 +131,26 @@ class SimulationSettings(ParameterSet):
                                          help="Record the trajectory every this many steps (default: steps/50).")
 
     def check_joint(self) -> None:
-        if self.k0 == 0 and self.gamma > 0:
-            raise ParameterError("k0", self.k0, "a real number > 0 when gamma > 0")
+        given = [name for name in MANUAL_SCHEDULE if getattr(self, name) is not None]
+        if self.schedule == "auto" and given:
+            raise ParameterError("schedule", self.schedule, f"'manual' (or left out) when {given[0]} is given")
+        if self.schedule_kind == "manual":
+            eta0, k0, gamma = self.manual_schedule
+            if k0 == 0 and gamma > 0:
+                raise ParameterError("k0", k0, "a real number > 0 when gamma > 0")
+
+    @property
+    def schedule_kind(self) -> str:
+        """"auto" or "manual", after the rule of the class docstring."""
+        if self.schedule is not None:
+            return self.schedule
+        return "manual" if any(getattr(self, name) is not None for name in MANUAL_SCHEDULE) else "auto"
+
+    @property
+    def manual_schedule(self) -> tuple[float, float, float]:
+        """(η₀, k₀, γ) of a manual schedule: the given values, `MANUAL_SCHEDULE` for the others."""
+        return tuple(MANUAL_SCHEDULE[name] if getattr(self, name) is None else getattr(self, name)
+                     for name in ("eta0", "k0", "gamma"))
 
     @property
     def recording_interval(self) -> int:

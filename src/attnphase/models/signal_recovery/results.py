@@ -9,7 +9,8 @@ import numpy as np
 from attnphase.jsonio import to_jsonable
 from attnphase.results import Result, Status
 
-__all__ = ["SolveResult", "Curve", "FixedPointsResult", "ScheduleChoice", "SimulationResult"]
+__all__ = ["SolveResult", "Curve", "FixedPointsResult", "TangentNoise", "ScheduleChoice", "SimulationResult",
+           "PredictedTrajectories"]
 
 
 @dataclass(frozen=True)
@@ -99,24 +100,47 @@ class FixedPointsResult(Result):
 
 
 @dataclass(frozen=True)
+class TangentNoise(Result):
+    """N(ρ) = E‖(I − qqᵀ)∇_q‖f‖²‖² per sequence at alignments ρ: the mean over `pilot` sequences of the
+    exact projected sampler (the law of dense tokens) and its standard error. N sets the retraction
+    loss ½η²N of a projected SGA step; between the alignments it is interpolated linearly (`at`)."""
+
+    rho: np.ndarray
+    noise: np.ndarray
+    noise_error: np.ndarray
+    pilot: int
+    seed: int
+    status: Status
+    message: str
+
+    def at(self, rho, shift: float = 0.0) -> np.ndarray:
+        """N at `rho` (linear interpolation), optionally shifted by `shift` standard errors."""
+        return np.interp(rho, self.rho, self.noise + shift * self.noise_error)
+
+    def rows(self):
+        return [{"rho": float(r), "noise": float(n), "noise_error": float(e)}
+                for r, n, e in zip(self.rho, self.noise, self.noise_error)]
+
+
+@dataclass(frozen=True)
 class ScheduleChoice(Result):
     """A step schedule η_k = η₀/(k + k₀) chosen from theory (see `dynamics.choose_schedule`).
 
     status converged when the retraction-corrected ODE reaches the target |ρ| within the step budget,
-    limited when the budget is too short (`budget_limited`)."""
+    limited when it does not (`budget_limited`)."""
 
     eta0: float
     k0: float
     gamma: float
     steps: int
-    t_final: float
-    t_target: float  # time the plain ODE needs from ρ₀ to the target |ρ| (no retraction loss)
+    t_final: float = field(metadata={"unit": "t = sum of eta_k"})
+    t_target: float = field(metadata={"unit": "plain ODE time from rho0 to the target"})
     eta_final: float
     eta_first: float
-    noise: float  # E‖(I − qqᵀ)G‖² per sequence at ρ = 1
-    target: float  # |ρ| the schedule aims for: 1 − 2·deficit
-    rho0: float  # the start it plans for: ±1/√d, whichever the plain ODE needs longer from
-    predicted_final: float  # |ρ| at the last step from the retraction-corrected ODE
+    noise: float = field(metadata={"unit": "E|G_tangent|^2 per sequence at rho = 1"})
+    target: float = field(metadata={"unit": "|rho| = 1 - 2 deficit"})
+    rho0: float = field(metadata={"unit": "planned start, -1/sqrt(d) or +1/sqrt(d)"})
+    predicted_final: float = field(metadata={"unit": "|rho|, retraction-corrected ODE from rho0"})
     budget_limited: bool
     status: Status
     message: str
@@ -124,28 +148,65 @@ class ScheduleChoice(Result):
 
 @dataclass(frozen=True)
 class SimulationResult(Result):
-    """Final alignments |ρ| of the trials of projected SGA and the recorded trajectories.
+    """Final alignments |ρ| of the trials of projected SGA, the schedule that ran, the theory's prediction.
 
-    positive_fraction: share of trials that ended on the +ξ side (None when a trial diverged);
-    nuisance_mass_mean: the noise-token attention mass over the last recording window, averaged over
-    trials; t_final = Σ η_k over the run; sequences_per_slice: dense token sequences held at once.
+    alignment_error: standard error of alignment_mean over the independent trials; positive_fraction:
+    share of trials that ended on the +ξ side (None when a trial diverged); nuisance_mass_mean: the
+    noise-token attention mass over the last recording window, averaged over trials; t_final = Σ η_k.
+    schedule: "auto" (η₀, k₀ planned by `dynamics.choose_schedule` for exactly this step count; `plan`
+    is its record) or "manual" (as given). predicted_alignment: mean over the trials of |ρ| at the last
+    step from the retraction-corrected ODE (`dynamics.retraction_corrected_rho`, large-L drift) started
+    at each trial's own ρ₀ under the schedule that ran; predicted_alignment_error: its error from the
+    Monte Carlo error of the tangent noise N only (the large-L drift's O(1/L) and the mean-field
+    equation's O(η) terms are not in it). sequences_per_slice: dense token sequences held at once.
     """
 
     alignment: np.ndarray
-    alignment_mean: float
+    alignment_mean: float = field(metadata={"unit": "|rho| = |<q, xi>|, mean over trials"})
     alignment_std: float
+    alignment_error: float = field(metadata={"unit": "standard error of the mean"})
     final_rho: np.ndarray
     positive_fraction: float | None
-    nuisance_mass_mean: float
+    nuisance_mass_mean: float = field(metadata={"unit": "attention mass on the L - R noise tokens"})
     theta_d: float
-    t_final: float
+    t_final: float = field(metadata={"unit": "t = sum of eta_k"})
+    schedule: str = field(metadata={"unit": "eta_k = eta0/(k + k0)^gamma"})
+    eta0: float
+    k0: float
+    gamma: float
+    plan: ScheduleChoice | None
+    predicted_alignment: float | None = field(metadata={"unit": "mean |rho|, retraction-corrected ODE"})
+    predicted_alignment_error: float | None
     device: str
+    threads: int
     seconds: float
     sequences_per_slice: int
     status: Status
     message: str
     trajectory: object = field(repr=False)  # attnphase.validate.sphere_sga.SGAResult
+    params: object = field(repr=False)  # the model's Parameters
+    noise: TangentNoise | None = field(repr=False, default=None)
 
     def rows(self):
         return [{"trial": i, "final_rho": float(r), "alignment": float(a)}
                 for i, (r, a) in enumerate(zip(self.final_rho, self.alignment))]
+
+
+@dataclass(frozen=True)
+class PredictedTrajectories(Result):
+    """The ODE's ρ(t) for every trial of a simulation, at its recorded steps (`dynamics.predicted_trajectories`).
+
+    kind: "retraction-corrected" (dρ/dt = (1 − ρ²)J′ − ½η(t)ρN under the schedule that ran) or "plain"
+    (dρ/dt = (1 − ρ²)J′); rho[j, trial] from that trial's own ρ₀, at steps[j] (times[j] = Σ_{i<k} η_i).
+    """
+
+    steps: np.ndarray
+    times: np.ndarray
+    rho: np.ndarray
+    kind: str
+    status: Status
+    message: str
+
+    def rows(self):
+        return [{"step": int(k), "t": float(t), "trial": i, "rho": float(r)}
+                for k, t, row in zip(self.steps, self.times, self.rho) for i, r in enumerate(row)]

@@ -7,30 +7,44 @@
 
 from __future__ import annotations
 
+import math
+from contextlib import contextmanager, nullcontext
+
 import numpy as np
 
 from attnphase.errors import ParameterError
-from attnphase.models.signal_recovery.dynamics import choose_schedule, fixed_points, ode_limit_point, ode_trajectory
+from attnphase.models.signal_recovery.dynamics import (
+    MAX_STEP_NOISE, choose_schedule, fixed_points, ode_limit_point, ode_trajectory, predicted_alignment, tangent_noise,
+)
 from attnphase.models.signal_recovery.parameters import (
-    MAX_SIMULATION_NUMBERS, MAX_TOKEN_SHIFT, Parameters, SimulationSettings, make_parameters,
+    MAX_PROJECTED_NUMBERS, MAX_SIMULATION_NUMBERS, MAX_TOKEN_SHIFT, Parameters, SimulationSettings, make_parameters,
 )
 from attnphase.models.signal_recovery.population import large_L
-from attnphase.models.signal_recovery.results import SimulationResult
+from attnphase.models.signal_recovery.results import SimulationResult, TangentNoise
 from attnphase.params import check_int, check_real
+from attnphase.results import Status
 
-__all__ = ["check_simulation_size", "run_sga", "simulate", "sweep_point"]
+__all__ = ["check_simulation_size", "run_sga", "simulate", "sweep_point", "MAX_PILOT"]
+
+#: Largest pilot (sequences per alignment) of the tangent noise a simulation estimates for its prediction.
+MAX_PILOT = 2048
 
 
 def check_simulation_size(params: Parameters, settings: SimulationSettings) -> None:
     """Refuse, before any allocation, a run whose memory no slicing can bound: queries and per-sequence
-    gradients (float64, trials·(1 + batch)·d), one dense token sequence (L·d), the recorded trajectories
-    (3 numbers per trial per record); and a θ_d that float32 tokens cannot hold."""
+    gradients (float64, trials·(1 + batch)·d), the projected sampler's (sequences × (L + d)) arrays, one
+    dense token sequence (L·d), the recorded trajectories (3 numbers per trial per record); and a θ_d
+    that float32 tokens cannot hold."""
     if params.theta_d > MAX_TOKEN_SHIFT:
         raise ParameterError("theta", params.theta, f"theta_d = {params.theta_d:g} at most {MAX_TOKEN_SHIFT:g} "
                                                     "(tokens are float32 in the simulation)")
     if settings.trials * (1 + settings.batch) * params.d > MAX_SIMULATION_NUMBERS:
         raise ParameterError("trials", settings.trials, f"trials·(1 + batch)·d at most {MAX_SIMULATION_NUMBERS} "
                                                         f"(d = {params.d}, batch = {settings.batch}; memory)")
+    if settings.sampler == "projected" and settings.trials * settings.batch * (params.L + params.d) > MAX_PROJECTED_NUMBERS:
+        raise ParameterError("L", params.L, f"trials·batch·(L + d) at most {MAX_PROJECTED_NUMBERS} for the projected sampler "
+                                            f"(trials = {settings.trials}, batch = {settings.batch}, d = {params.d}; "
+                                            "memory: about ten arrays of that size per step)")
     if settings.sampler == "dense" and params.L * params.d > MAX_SIMULATION_NUMBERS:
         raise ParameterError("L", params.L, f"L·d at most {MAX_SIMULATION_NUMBERS} for the dense sampler "
                                             f"(d = {params.d}; memory); the projected sampler needs O(L + d) per sequence")
@@ -39,9 +53,43 @@ def check_simulation_size(params: Parameters, settings: SimulationSettings) -> N
                              f"at least 3·(steps/record_every)·trials ≤ {MAX_SIMULATION_NUMBERS} recorded numbers (memory)")
 
 
+def _threads_for(params: Parameters, settings: SimulationSettings, threads: int | None, device) -> int:
+    """`validate.device.choose_threads` with the work of a step's largest tensor operation: the
+    (sequences × L) score arrays of the projected sampler (a few operations per element), or the
+    batched mat-vec of one slice of dense tokens (2·L·d operations per sequence)."""
+    from attnphase.validate.device import choose_threads
+
+    sequences = settings.trials * settings.batch
+    if settings.sampler == "projected":
+        work = 8.0 * sequences * (params.L + params.d)
+    else:
+        work = 2.0 * sequences * params.L * params.d
+    return choose_threads(threads, work=work, device=device)
+
+
+@contextmanager
+def _numba_threads(count: int):
+    """At most `count` numba threads (the dense sampler's ziggurat fill) inside the block."""
+    import numba
+
+    saved = numba.get_num_threads()
+    numba.set_num_threads(max(1, min(count, numba.config.NUMBA_NUM_THREADS)))
+    try:
+        yield
+    finally:
+        numba.set_num_threads(saved)
+
+
 def run_sga(params: Parameters, settings: SimulationSettings, device: str = "auto", *, rng: str = "device",
-            memory_budget_bytes: int = 1 << 30) -> SimulationResult:
-    """Projected SGA of `settings.trials` independent queries (validated objects; see `simulate`)."""
+            memory_budget_bytes: int = 1 << 30, threads: int | None = None,
+            noise: TangentNoise | None = None, predict: bool = True) -> SimulationResult:
+    """Projected SGA of `settings.trials` independent queries (validated objects; see `simulate`).
+
+    `noise`: the tangent noise N(ρ) for the planner and the prediction (default: `tangent_noise(params)`
+    from 128 to `MAX_PILOT` sequences per alignment, 1/40 of the run's, drawn from its own CPU generator
+    so that the simulation's numbers do not depend on it). `predict=False` skips the prediction (and,
+    under a manual schedule, the tangent noise): for timing the SGA loop alone.
+    """
     import torch
 
     from attnphase.models.signal_recovery.network import DenseSampler, PlantedTokens, ProjectedSampler
@@ -51,63 +99,111 @@ def run_sga(params: Parameters, settings: SimulationSettings, device: str = "aut
 
     check_simulation_size(params, settings)
     torch_device = select_device(device)
+    memory_budget_bytes = check_int("memory_budget_bytes", memory_budget_bytes, 1)
+    n_threads = _threads_for(params, settings, threads, torch_device)
+    if noise is None and (predict or settings.schedule_kind == "auto"):
+        # The pilot grows with the run (‖G_⊥‖² is heavy-tailed: a small pilot underestimates N and its
+        # error), within 1/40 of the run's sequences at each of the 5 alignments.
+        pilot = min(MAX_PILOT, max(128, settings.trials * settings.batch * settings.steps // 40))
+        noise = tangent_noise(params, pilot=pilot)
+    plan = None
+    eta0, k0, gamma = settings.manual_schedule
+    if settings.schedule_kind == "auto":
+        plan = choose_schedule(params, steps=settings.steps, noise=noise)
+        if plan.status != Status.FAILED:
+            eta0, k0, gamma = plan.eta0, plan.k0, plan.gamma
     gen = generator(settings.seed, torch_device, rng)
     tokens = PlantedTokens(params)
     projected = settings.sampler == "projected"
     sampler = (ProjectedSampler(tokens, gen) if projected else
-               DenseSampler(tokens, gen, normal_source=settings.normal_source,
-                            memory_budget_bytes=check_int("memory_budget_bytes", memory_budget_bytes, 1)))
-    run = sphere_sga(sampler, d=params.d, schedule=StepSchedule(settings.eta0, settings.k0, settings.gamma),
-                     steps=settings.steps, trials=settings.trials, batch=settings.batch, generator=gen,
-                     device=torch_device, rho0=settings.rho0, record_every=settings.recording_interval,
-                     dtype=torch.float32, single_thread=projected)
+               DenseSampler(tokens, gen, normal_source=settings.normal_source, memory_budget_bytes=memory_budget_bytes))
+    with nullcontext() if projected else _numba_threads(n_threads):
+        run = sphere_sga(sampler, d=params.d, schedule=StepSchedule(eta0, k0, gamma), steps=settings.steps,
+                         trials=settings.trials, batch=settings.batch, generator=gen, device=torch_device,
+                         rho0=settings.rho0, record_every=settings.recording_interval, dtype=torch.float32,
+                         threads=n_threads)
     alignment = np.abs(run.final_rho)
     finite = bool(np.all(np.isfinite(run.final_rho)))
+    predicted = predicted_error = None
+    if predict and finite and noise.success:
+        with np.errstate(all="ignore"):
+            prediction = predicted_alignment(params, noise, run.rho[0], eta0, k0, gamma, int(run.steps[-1]))
+        if prediction is not None and all(math.isfinite(x) for x in prediction):
+            predicted, predicted_error = prediction
+    std = float(alignment.std(ddof=1)) if settings.trials > 1 else 0.0
+    message = run.message
+    if plan is not None and plan.status == Status.FAILED:
+        message += f"; {plan.message}: ran the manual default eta_k = {eta0:g}/(k + {k0:g})^{gamma:g}"
+    elif plan is not None:
+        message += f"; schedule planned: {plan.message}"
+    if predict and predicted is None:
+        message += ("; no prediction (non-finite tangent noise or drift, or steps with eta^2 N > "
+                    f"{MAX_STEP_NOISE:g}, outside the small-step expansion)")
     return SimulationResult(
         alignment=alignment,
         alignment_mean=float(alignment.mean()),
-        alignment_std=float(alignment.std(ddof=1)) if settings.trials > 1 else 0.0,
+        alignment_std=std,
+        alignment_error=std / math.sqrt(settings.trials),
         final_rho=run.final_rho,
         positive_fraction=float((run.final_rho > 0).mean()) if finite else None,
         nuisance_mass_mean=float(np.mean(run.observable[-1])),
         theta_d=params.theta_d,
         t_final=float(run.times[-1]),
+        schedule=settings.schedule_kind,
+        eta0=float(eta0),
+        k0=float(k0),
+        gamma=float(gamma),
+        plan=plan,
+        predicted_alignment=predicted,
+        predicted_alignment_error=predicted_error,
         device=run.device,
+        threads=n_threads if torch_device.type == "cpu" else 1,
         seconds=run.seconds,
         sequences_per_slice=settings.trials * settings.batch if projected else sampler.per_slice,
         status=run.status,
-        message=run.message,
+        message=message,
         trajectory=run,
+        params=params,
+        noise=noise,
     )
 
 
 def simulate(
-    d, L, R, theta, trials, steps, theta_scaling="direct", sigma=1.0, score_scale=1.0, sign_model="A",
-    eta0=0.05, k0=10.0, gamma=0.6, batch=1, seed=0, device="auto", *, rho0=None, record_every=None,
-    memory_budget_bytes: int = 1 << 30, sampler: str = "dense", progress: bool = False, normal_source: str = "auto",
-    rng: str = "device", beta=None,
+    d, L, R, theta, trials, steps, theta_scaling="direct", sigma=1.0, score_scale=1.0, sign_model="A", *,
+    schedule=None, eta0=None, k0=None, gamma=None, batch=1, seed=0, device="auto", rho0=None, record_every=None,
+    memory_budget_bytes: int = 1 << 30, sampler: str = "projected", threads: int | None = None,
+    predict: bool = True, progress: bool = False, normal_source: str = "auto", rng: str = "device", beta=None,
 ) -> SimulationResult:
     """Projected SGA of `trials` independent queries from uniform random starts (or from alignment ρ₀).
 
-    Steps η_k = η₀/(k + k₀)^γ; `batch` sequences per gradient. The final noise-token mass is averaged
-    over the last recording window (the last `record_every` steps, default steps/50) and over trials.
-    `sampler`: "dense" (L×d tokens per sequence, float32, in slices under `memory_budget_bytes`) or
-    "projected" (same gradient law from 2L + 2d numbers). `normal_source` is the dense sampler's
-    Gaussian source (`network.normal_fill`); rng: "device" or "cpu", where the random numbers are drawn
-    (`attnphase.validate.seeds`; "cpu" with normal_source "torch" gives the same numbers on every
-    device). `progress=True` shows a progress bar on a terminal (otherwise the caller's
-    `attnphase.progress.shown` setting holds). `beta` is the deprecated name of `score_scale`.
+    Steps η_k = η₀/(k + k₀)^γ: with `schedule="auto"` (the default when none of eta0, k0, gamma is
+    given) η₀ and k₀ (γ = 1) are planned from the retraction-corrected ODE for exactly `steps` steps
+    (`choose_schedule`); giving any of them (or `schedule="manual"`) runs them as given, with
+    η₀ = 0.05, k₀ = 50, γ = 1 for those left out. `batch` sequences per gradient. The final
+    noise-token mass is averaged over the last recording window (the last `record_every` steps,
+    default steps/50) and over trials. The result carries the ODE's prediction of the mean final |ρ|
+    from the trials' own starts (`SimulationResult.predicted_alignment`; `predict=False` skips it).
+    `sampler`: "projected" (the gradient's exact law from 2L + 2d numbers per sequence) or "dense" (L×d
+    tokens per sequence, float32, in slices under `memory_budget_bytes`; the same law, for validation).
+    `normal_source` is the dense sampler's Gaussian source (`network.normal_fill`); rng: "device" or
+    "cpu", where the random numbers are drawn (`attnphase.validate.seeds`; "cpu" with normal_source
+    "torch" gives the same numbers on every device). `threads`: torch CPU threads (default:
+    `validate.device.choose_threads`). `progress=True` shows a progress bar on a terminal (otherwise
+    the caller's `attnphase.progress.shown` setting holds). `beta` is the deprecated name of `score_scale`.
     """
-    from contextlib import nullcontext
-
     from attnphase import progress as progress_display
 
     params = make_parameters(d, L, R, theta, theta_scaling, sigma, score_scale, sign_model, beta=beta)
-    settings = SimulationSettings.validated(trials=trials, steps=steps, eta0=eta0, k0=k0, gamma=gamma, batch=batch,
-                                            seed=seed, sampler=sampler, rho0=rho0, normal_source=normal_source,
-                                            record_every=record_every)
+    settings = SimulationSettings.validated(trials=trials, steps=steps, schedule=schedule, eta0=eta0, k0=k0,
+                                            gamma=gamma, batch=batch, seed=seed, sampler=sampler, rho0=rho0,
+                                            normal_source=normal_source, record_every=record_every)
+    if threads is not None:
+        threads = check_int("threads", threads, 1, 4096)
+    if not isinstance(predict, bool):
+        raise ParameterError("predict", predict, "True or False")
     with progress_display.shown(True) if progress else nullcontext():
-        return run_sga(params, settings, device, rng=rng, memory_budget_bytes=memory_budget_bytes)
+        return run_sga(params, settings, device, rng=rng, memory_budget_bytes=memory_budget_bytes, threads=threads,
+                       predict=predict)
 
 
 def sweep_point(
@@ -115,14 +211,16 @@ def sweep_point(
     seed=0, device="cpu", deficit=0.01, *, beta=None,
 ) -> dict[str, float]:
     """One sweep point: SGA from random starts under the theory-chosen schedule (`choose_schedule`)
-    against the large-L ODE started from each trial's own ρ₀ and run to the same t = Σ η_k."""
+    against the large-L ODE started from each trial's own ρ₀ and run to the same t = Σ η_k, plain
+    (`ode_*`) and retraction-corrected (`predicted_alignment`, with its error from N's sampling)."""
     params = make_parameters(d, L, R, theta, theta_scaling, sigma, score_scale, sign_model, beta=beta)
+    noise = tangent_noise(params, seed=check_int("seed", seed, 0))
     plan = choose_schedule(params, deficit=check_real("deficit", deficit, 0.0, 0.25, low_open=True),
-                           max_steps=check_int("max_steps", max_steps, 1), seed=seed)
+                           max_steps=check_int("max_steps", max_steps, 1), noise=noise)
     settings = SimulationSettings.validated(trials=trials, steps=plan.steps, eta0=plan.eta0, k0=plan.k0,
                                             gamma=plan.gamma, seed=seed, sampler="projected",
                                             record_every=max(1, plan.steps // 20))
-    sim = run_sga(params, settings, device)
+    sim = run_sga(params, settings, device, noise=noise)
     run = sim.trajectory
     t_final = float(run.times[-1])
     ode_final = np.array([ode_trajectory(params, r0, [0.0, t_final]).x[-1] for r0 in run.rho[0]])
@@ -138,6 +236,9 @@ def sweep_point(
         "retraction_corrected_alignment": plan.predicted_final,  # from ρ₀ = ±1/√d (see choose_schedule)
         "alignment_mean": sim.alignment_mean,
         "alignment_std": sim.alignment_std,
+        "alignment_error": sim.alignment_error,
+        "predicted_alignment": sim.predicted_alignment,
+        "predicted_alignment_error": sim.predicted_alignment_error,
         "positive_fraction": float(np.mean(sim.final_rho > 0)),
         "nuisance_mass_mean": sim.nuisance_mass_mean,
         "ode_alignment_mean": float(np.mean(np.abs(ode_final))),

@@ -1,0 +1,141 @@
+"""Signal recovery for a notebook or the shell: the schedule a simulation runs, labelled results, figures.
+
+References: the schedule's own formula η_k = η₀/(k + k₀)^γ summed directly; the plain ODE from
+`ode_trajectory` (DOP853 in t) for the step-schedule integrator of `predicted_trajectories` (LSODA);
+the drawn data of the figures against the results they were drawn from.
+"""
+
+from __future__ import annotations
+
+import json
+
+import matplotlib
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from attnphase.api import signal_recovery as api
+from attnphase.cli import main
+from attnphase.errors import ParameterError
+
+matplotlib.use("Agg")
+
+
+@pytest.fixture(scope="module")
+def auto_run():
+    """A short run under the default schedule (planned for its 120 steps)."""
+    return api.simulate(16, 64, 16, 1.2, 6, 120, seed=2, device="cpu", record_every=20)
+
+
+def test_schedule_is_planned_unless_given():
+    resolved = {
+        (): "auto", (("eta0", 0.3),): "manual", (("gamma", 0.6),): "manual", (("schedule", "manual"),): "manual",
+        (("schedule", "auto"),): "auto",
+    }
+    for given, kind in resolved.items():
+        assert api.SimulationSettings.validated(trials=1, steps=5, **dict(given)).schedule_kind == kind
+    partial = api.SimulationSettings.validated(trials=1, steps=5, eta0=0.3)
+    assert partial.manual_schedule == (0.3, api.MANUAL_SCHEDULE["k0"], api.MANUAL_SCHEDULE["gamma"])
+    with pytest.raises(ParameterError) as info:
+        api.SimulationSettings.validated(trials=1, steps=5, schedule="auto", k0=3.0)
+    assert info.value.name == "schedule"
+    with pytest.raises(ParameterError) as info:
+        api.SimulationSettings.validated(trials=1, steps=5, k0=0.0)  # γ defaults to 1: a step 1/0
+    assert info.value.name == "k0"
+    assert api.SimulationSettings.validated(trials=1, steps=5, k0=0.0, gamma=0.0).manual_schedule == (0.05, 0.0, 0.0)
+    assert api.SimulationSettings.validated(trials=1, steps=5).sampler == "projected"
+
+
+def test_simulation_reports_the_schedule_that_ran(auto_run):
+    run = auto_run
+    assert run.schedule == "auto" and run.plan.steps == 120 and run.gamma == 1.0
+    assert (run.eta0, run.k0) == (run.plan.eta0, run.plan.k0)
+    # t_final is the sum of the steps that ran
+    assert run.t_final == pytest.approx(sum(run.eta0 / (k + run.k0) for k in range(120)), rel=1e-12)
+    assert run.alignment_error == pytest.approx(run.alignment.std(ddof=1) / np.sqrt(6), rel=1e-12)
+    manual = api.simulate(16, 64, 16, 1.2, 2, 30, eta0=0.2, device="cpu")
+    assert manual.schedule == "manual" and manual.plan is None
+    assert (manual.eta0, manual.k0, manual.gamma) == (0.2, 50.0, 1.0)
+    assert manual.t_final == pytest.approx(sum(0.2 / (k + 50.0) for k in range(30)), rel=1e-12)
+    assert manual.threads == 1  # small tensors: one thread (validate.device.choose_threads)
+    assert api.simulate(16, 64, 16, 1.2, 2, 5, eta0=0.2, device="cpu", threads=2).threads == 2
+
+
+def test_predicted_trajectories_follow_the_runs_own_starts_and_times(auto_run):
+    """The plain ODE along the schedule equals `ode_trajectory` from each start at the run's times; the
+    corrected one ends at the run's `predicted_alignment`. From a start ρ₀ > 0 (model A: the drift at 0 is
+    positive, so neither path crosses 0) the corrected drift is the plain one minus ½ηρN ≥ 0, so the
+    corrected path stays below the plain one (comparison of 1-D ODEs)."""
+    run = auto_run
+    plain = api.predicted_trajectories(run, retraction=False)
+    corrected = api.predicted_trajectories(run)
+    reference = np.stack([api.ode_trajectory(run.params, r0, run.trajectory.times).x for r0 in run.trajectory.rho[0]],
+                         axis=1)
+    assert plain.success and np.allclose(plain.rho, reference, atol=1e-6, rtol=0)
+    assert np.array_equal(corrected.rho[0], run.trajectory.rho[0]) and np.array_equal(corrected.times, run.trajectory.times)
+    assert np.abs(corrected.rho[-1]).mean() == pytest.approx(run.predicted_alignment, abs=1e-7)
+    positive = run.trajectory.rho[0] > 0
+    assert positive.any() and np.all(corrected.rho[1:, positive] < plain.rho[1:, positive])
+    rows = corrected.to_pandas()
+    assert list(rows.columns) == ["step", "t", "trial", "rho"] and len(rows) == corrected.rho.size
+
+
+def test_every_result_has_labels_and_json():
+    params = api.make_parameters(20, 100, 20, 0.8)
+    curve = api.curve(params, [-0.5, 0.0, 0.5])
+    assert list(curve.to_pandas().columns) == ["rho", "J", "J_error", "dJ", "dJ_error", "drift", "drift_error",
+                                               "nuisance_mass", "nuisance_mass_error"]
+    noise = api.tangent_noise(params, pilot=16)
+    assert noise.to_pandas().shape == (5, 3) and np.all(noise.noise_error > 0)
+    plan = api.choose_schedule(params, steps=50, noise=noise)
+    assert plan.to_pandas().loc[0, "steps"] == 50
+    run = api.simulate(20, 100, 20, 0.8, 3, 20, device="cpu", record_every=5)
+    payload = json.loads(json.dumps(run.as_dict(), allow_nan=False))
+    assert payload["plan"]["steps"] == 20 and payload["schedule"] == "auto" and "trajectory" not in payload
+    assert run.to_pandas().shape == (3, 3)
+    assert run.trajectory.to_pandas().shape == (5 * 3, 6)
+    assert api.fixed_points(params).to_pandas().columns.tolist() == ["rho", "slope", "stable"]
+
+
+def test_plot_objective_draws_the_curves_it_is_given():
+    params = api.make_parameters(50, 400, 40, 0.6)
+    rhos = np.linspace(-1, 1, 11)
+    large, exact = api.curve(params, rhos), api.curve(params, rhos[::5], finite=True, samples=64)
+    fig = api.plot_objective([large, exact], ["large L", "exact"])
+    top, bottom = fig.axes
+    assert np.array_equal(top.lines[0].get_ydata(), large.J) and np.array_equal(bottom.lines[0].get_ydata(), large.drift)
+    assert [t.get_text() for t in top.get_legend().get_texts()] == ["large L", "exact"]
+    with pytest.raises(ValueError):
+        api.plot_objective([large], ["a", "b"])
+
+
+def test_plot_trajectories_bands_stay_inside_the_unit_interval(auto_run):
+    """Means of |ρ| with bands between the 10% and 90% quantiles of the trials: inside [0, 1], unlike
+    mean ± standard deviation."""
+    fig = api.plot_trajectories(auto_run, ode="both")
+    ax = fig.axes[0]
+    sga = np.abs(auto_run.trajectory.rho)
+    assert np.allclose(ax.lines[0].get_ydata(), sga.mean(axis=1))
+    assert len(ax.lines) == 3 and len(ax.collections) == 3
+    for band in ax.collections:
+        y = np.concatenate([p.vertices[:, 1] for p in band.get_paths()])
+        assert y.min() >= 0.0 and y.max() <= 1.0
+    with pytest.raises(ValueError):
+        api.plot_trajectories(auto_run, ode="exact")
+
+
+def test_cli_names_the_schedule_and_the_prediction():
+    base = ["simulate", "signal-recovery", "--d", "16", "--L", "64", "--R", "16", "--theta", "1.2", "--trials", "3",
+            "--steps", "40", "--device", "cpu", "--json"]
+    out = CliRunner().invoke(main, base)
+    assert out.exit_code == 0, out.output
+    payload = json.loads(out.stdout)
+    assert payload["schedule"] == "auto" and payload["plan"]["steps"] == 40 and payload["parameters"]["sampler"] == "projected"
+    assert 0 <= payload["predicted_alignment"] <= 1 and payload["predicted_alignment_error"] >= 0
+    assert payload["threads"] == 1
+    manual = json.loads(CliRunner().invoke(main, base + ["--eta0", "0.3", "--threads", "2"]).stdout)
+    assert manual["schedule"] == "manual" and manual["eta0"] == 0.3 and manual["threads"] == 2
+    bad = CliRunner().invoke(main, base + ["--schedule", "auto", "--eta0", "0.3"])
+    assert bad.exit_code == 2 and "--schedule" in bad.output and "Traceback" not in bad.output
+    human = CliRunner().invoke(main, base[:-1] + ["--eta0", "0.3"])
+    assert human.exit_code == 0 and "predicted_alignment" in human.output and "schedule" in human.output

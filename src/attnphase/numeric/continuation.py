@@ -35,7 +35,7 @@ polished in mpmath as roots of regular extended systems: folds of (∇S, det ∇
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import mpmath
@@ -49,19 +49,62 @@ from attnphase.numeric.threshold import (
 from attnphase.params import check_int, check_real
 from attnphase.results import Result, Status
 
-__all__ = ["ActionSystem", "ContinuationSettings", "Singularity", "StationaryBranch", "stationary_point",
-           "continue_in_control", "follow_branch", "follow_branches", "stationary_points_at"]
+__all__ = ["StationarySystem", "ActionSystem", "FunctionSystem", "ContinuationSettings", "Singularity", "StationaryBranch",
+           "stationary_point", "continue_in_control", "follow_branch", "follow_branches", "stationary_points_at"]
+
+
+def _difference_hessian(gradient, x, c, n: int) -> np.ndarray:
+    """∇²S by central differences of ∇S (step ε^{1/3} max(1, |x_j|): relative error ~1e-10), symmetrised."""
+    x = np.asarray(x, dtype=float)
+    columns = []
+    for j in range(n):
+        h = np.finfo(float).eps ** (1 / 3) * max(1.0, abs(x[j]))
+        step = np.zeros(n)
+        step[j] = h
+        columns.append((gradient(x + step, c) - gradient(x - step, c)) / (2 * h))
+    H = np.column_stack(columns)
+    return 0.5 * (H + H.T)
+
+
+class StationarySystem:
+    """What the continuation needs of S(x; c): `n` variables, value, gradient and Hessian in float64 and, when
+    `mp` is true, in mpmath (value_mp, gradient_mp, hessian_mp at the current mp.dps: folds, branch points and
+    action crossings are then polished there; without, they are located in float64 with their error).
+
+    log_control: the continuation variable c is the logarithm of the control parameter (which then must
+    be positive): a control that spans decades (a data size from 10⁻⁴ to 10⁴ times its natural scale)
+    is followed in steps of similar relative size everywhere, and every location (folds, branch points,
+    crossings) is found and reported in ln(control)."""
+
+    n: int
+    mp: bool
+    log_control: bool
+
+    def parameter(self, c):
+        """The control parameter's value at the continuation variable c (float64)."""
+        return math.exp(c) if self.log_control else c
+
+    def parameter_mp(self, c):
+        return mpmath.exp(c) if self.log_control else c
+
+    def control_gradient(self, x, c) -> np.ndarray:
+        """∂_c ∇S by a central difference (step ε^{1/3} max(1, |c|): relative error ~1e-11)."""
+        h = np.finfo(float).eps ** (1 / 3) * max(1.0, abs(c))
+        return (self.gradient(x, c + h) - self.gradient(x, c - h)) / (2 * h)
 
 
 @dataclass(frozen=True)
-class ActionSystem:
+class ActionSystem(StationarySystem):
     """S(x; c) from `derive.codegen.compile_action` kernels: the control parameter named `control`,
-    every other parameter bound by name in `fixed`. Evaluations in float64 (numpy arrays) and mpmath
-    (at the current `mp.dps`); x is a sequence of n numbers."""
+    every other parameter bound by name in `fixed` (parameters the kernels do not take are an error).
+    Evaluations in float64 (numpy arrays) and mpmath (at the current `mp.dps`); x is a sequence of n
+    numbers. mp False: singular points located in float64 only (cheaper, when about 12 digits do)."""
 
     kernels: object  # derive.codegen.ActionKernels
     control: str
     fixed: Mapping[str, float]
+    log_control: bool = False
+    mp: bool = True
     bound: dict = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
@@ -81,27 +124,53 @@ class ActionSystem:
         return len(self.kernels.variables)
 
     def value(self, x, c) -> float:
-        return float(self.bound["action"](*x, c))
+        return float(self.bound["action"](*x, self.parameter(c)))
 
     def gradient(self, x, c) -> np.ndarray:
-        return np.asarray(self.bound["gradient"](*x, c), dtype=float).reshape(self.n)
+        return np.asarray(self.bound["gradient"](*x, self.parameter(c)), dtype=float).reshape(self.n)
 
     def hessian(self, x, c) -> np.ndarray:
-        return np.asarray(self.bound["hessian"](*x, c), dtype=float).reshape(self.n, self.n)
-
-    def control_gradient(self, x, c) -> np.ndarray:
-        """∂_c ∇S by a central difference (step ε^{1/3} max(1, |c|): relative error ~1e-11)."""
-        h = np.finfo(float).eps ** (1 / 3) * max(1.0, abs(c))
-        return (self.gradient(x, c + h) - self.gradient(x, c - h)) / (2 * h)
+        """∇²S; where the compiled Hessian overflows float64 in an intermediate term although the gradient is
+        finite (the softmax action at L ~ 2²⁵⁶, whose e^{−x} ~ L enters squared and cubed), central
+        differences of the gradient."""
+        with np.errstate(all="ignore"):
+            H = np.asarray(self.bound["hessian"](*x, self.parameter(c)), dtype=float).reshape(self.n, self.n)
+        return H if np.all(np.isfinite(H)) else _difference_hessian(self.gradient, x, c, self.n)
 
     def value_mp(self, x, c):
-        return mpmath.mpf(self.bound["action_mp"](*x, c))
+        return mpmath.mpf(self.bound["action_mp"](*x, self.parameter_mp(c)))
 
     def gradient_mp(self, x, c) -> list:
-        return list(np.ravel(self.bound["gradient_mp"](*x, c)))
+        return list(np.ravel(self.bound["gradient_mp"](*x, self.parameter_mp(c))))
 
     def hessian_mp(self, x, c):
-        return mpmath.matrix(np.asarray(self.bound["hessian_mp"](*x, c), dtype=object).reshape(self.n, self.n).tolist())
+        values = self.bound["hessian_mp"](*x, self.parameter_mp(c))
+        return mpmath.matrix(np.asarray(values, dtype=object).reshape(self.n, self.n).tolist())
+
+
+@dataclass(frozen=True)
+class FunctionSystem(StationarySystem):
+    """S(x; c) from float64 callables of (x, control parameter): value, gradient and Hessian (None: central
+    differences of the gradient). For actions that are not compiled kernels (tabulated densities,
+    chain-rule reductions); singular points and crossings are located in float64."""
+
+    n: int
+    value_of: Callable
+    gradient_of: Callable
+    hessian_of: Callable | None = None
+    log_control: bool = False
+    mp: bool = field(default=False, init=False)
+
+    def value(self, x, c) -> float:
+        return float(self.value_of(np.asarray(x, dtype=float), self.parameter(c)))
+
+    def gradient(self, x, c) -> np.ndarray:
+        return np.asarray(self.gradient_of(np.asarray(x, dtype=float), self.parameter(c)), dtype=float).reshape(self.n)
+
+    def hessian(self, x, c) -> np.ndarray:
+        if self.hessian_of is None:
+            return _difference_hessian(self.gradient, x, c, self.n)
+        return np.asarray(self.hessian_of(np.asarray(x, dtype=float), self.parameter(c)), dtype=float).reshape(self.n, self.n)
 
 
 @dataclass(frozen=True)
@@ -169,13 +238,16 @@ class StationaryBranch(Result):
                 for c, x, i, s in zip(self.control, self.state, self.index, self.action)]
 
 
-def stationary_point(system: ActionSystem, x, c: float, tolerance: float = 1e-12, max_iter: int = 60):
+def stationary_point(system: StationarySystem, x, c: float, tolerance: float = 1e-12, max_iter: int = 60):
     """Newton's method on ∇S(x, c) = 0 at fixed c from x (halving steps that leave the finite numbers);
     None if it does not converge. It stops at the rounding floor of ∇S, where a nearly singular Hessian
-    (close to a branch point) would keep the steps above the tolerance."""
+    (close to a branch point) would keep the steps above the tolerance, and where the steps stop
+    shrinking below √tolerance (∇S a small difference of large terms: its rounding noise over the
+    curvature sets the last steps)."""
     x = np.array(np.atleast_1d(x), dtype=float)
+    previous = math.inf
+    g = system.gradient(x, c)
     for _ in range(max_iter):
-        g = system.gradient(x, c)
         if not np.all(np.isfinite(g)):
             return None
         H = system.hessian(x, c)
@@ -187,18 +259,21 @@ def stationary_point(system: ActionSystem, x, c: float, tolerance: float = 1e-12
             step = np.linalg.lstsq(H, -g, rcond=None)[0]
         for _ in range(40):
             trial = x + step
-            if np.all(np.isfinite(system.gradient(trial, c))):
+            g = system.gradient(trial, c)  # the next iteration's gradient, if finite
+            if np.all(np.isfinite(g)):
                 break
             step = step / 2
         else:
             return None
         x = trial
-        if np.max(np.abs(step)) <= tolerance * max(1.0, float(np.max(np.abs(x)))):
+        size, scale = float(np.max(np.abs(step))), max(1.0, float(np.max(np.abs(x))))
+        if size <= tolerance * scale or (size <= math.sqrt(tolerance) * scale and size >= previous / 2):
             return x
+        previous = size
     return None
 
 
-def continue_in_control(system: ActionSystem, x, c_from: float, c_to: float, substeps: int = 1):
+def continue_in_control(system: StationarySystem, x, c_from: float, c_to: float, substeps: int = 1):
     """The stationary point at c_to on the branch through the stationary point x at c_from, by natural
     continuation in `substeps` steps, each predicted along dx/dc = −(∇²S)⁻¹ ∂_c∇S (None if it fails)."""
     x = np.array(np.atleast_1d(x), dtype=float)
@@ -230,7 +305,7 @@ class _Point:
 class _Follower:
     """The continuation of one branch (see the module docstring)."""
 
-    def __init__(self, system: ActionSystem, lo: float, hi: float, scale: float, settings: ContinuationSettings):
+    def __init__(self, system: StationarySystem, lo: float, hi: float, scale: float, settings: ContinuationSettings):
         self.system, self.lo, self.hi, self.scale, self.settings = system, lo, hi, scale, settings
 
     def split(self, u):
@@ -262,9 +337,11 @@ class _Follower:
             g = self.system.gradient(x, c)
             if not np.all(np.isfinite(g)):
                 return None
-            if not strict and np.max(np.abs(g)) <= 8 * np.finfo(float).eps * (
+            if (not strict or iteration > 1) and np.max(np.abs(g)) <= 8 * np.finfo(float).eps * (
                     1.0 + float(np.max(np.abs(self.system.hessian(x, c)))) * max(1.0, float(np.max(np.abs(x))))):
-                return u, iteration  # at the rounding floor of ∇S (a singular point stalls the steps)
+                # at the rounding floor of ∇S: a singular point stalls the steps, and so does a Hessian whose
+                # soft direction (eigenvalues far apart) turns the rounding noise of ∇S into Newton steps
+                return u, iteration
             M = np.vstack([self.jacobian(u), anchor.tangent])
             r = np.append(g, anchor.tangent @ (u - anchor.u) - h)
             try:
@@ -364,7 +441,7 @@ def _start_point(follower: _Follower, x0, c0) -> _Point | None:
     return follower.point(u, orientation)
 
 
-def follow_branch(system: ActionSystem, x0, c0: float, control_range: tuple[float, float], *,
+def follow_branch(system: StationarySystem, x0, c0: float, control_range: tuple[float, float], *,
                   settings: ContinuationSettings = ContinuationSettings(), digits: int = 15) -> StationaryBranch:
     """The branch of stationary points through the solution of ∇S(x, c0) = 0 nearest x0, followed in both
     directions until it leaves `control_range` (or closes, or is lost), with its folds and branch points
@@ -374,7 +451,8 @@ def follow_branch(system: ActionSystem, x0, c0: float, control_range: tuple[floa
         raise ParameterError("control_range", control_range, "(low, high) with high > low")
     c0 = check_real("c0", c0, lo, hi)
     digits = check_int("digits", digits, 1, 1000)
-    scale = max(abs(lo), abs(hi), hi - lo)
+    # u = (x, c/scale) with c/scale of order one over the range: offsets matter for a logarithm, sizes otherwise
+    scale = (hi - lo) if system.log_control else max(abs(lo), abs(hi), hi - lo)
     follower = _Follower(system, lo, hi, scale, settings)
     start = _start_point(follower, x0, c0)
     if start is None:
@@ -417,14 +495,18 @@ def _singularities(follower: _Follower, points: list[_Point], digits: int):
             yield _fold(follower, a, b, (i, i + 1), digits)
 
 
+def _mp_of(system: StationarySystem) -> dict:
+    """The mpmath evaluations the singular-point polish takes (none when the system has none)."""
+    return {"gradient_mp": system.gradient_mp, "hessian_mp": system.hessian_mp} if system.mp else {}
+
+
 def _fold(follower: _Follower, a: _Point, b: _Point, between, digits) -> Singularity:
     system, scale = follower.system, follower.scale
     w = a.tangent[-1] / (a.tangent[-1] - b.tangent[-1])
     guess = a.u + w * (b.u - a.u)
     x0, c0 = follower.split(guess)
     bracket = (float(a.u[-1] * scale), float(b.u[-1] * scale))
-    threshold = fold_threshold(system.gradient, system.hessian, x0, c0, gradient_mp=system.gradient_mp,
-                               hessian_mp=system.hessian_mp, digits=digits, bracket=bracket)
+    threshold = fold_threshold(system.gradient, system.hessian, x0, c0, digits=digits, bracket=bracket, **_mp_of(system))
     try:
         state = np.asarray(solve_fold(system.gradient, system.hessian, x0, c0)[0], dtype=float)
     except (ArithmeticError, np.linalg.LinAlgError):
@@ -466,8 +548,8 @@ def _branch_point(follower: _Follower, a: _Point, b: _Point, between, digits, tu
     except (ArithmeticError, ValueError, np.linalg.LinAlgError):
         u, float_error = (a.u if abs(test(a)) < abs(test(b)) else b.u), abs(bracket[1] - bracket[0])
     x_root, c_root = follower.split(u)
-    threshold = branch_point_threshold(system.gradient, system.hessian, x_root, c_root, gradient_mp=system.gradient_mp,
-                                       hessian_mp=system.hessian_mp, digits=digits, bracket=bracket)
+    threshold = branch_point_threshold(system.gradient, system.hessian, x_root, c_root, digits=digits, bracket=bracket,
+                                       **_mp_of(system))
     state = np.asarray(x_root, dtype=float)
     if math.isfinite(threshold.error):
         try:
@@ -482,7 +564,7 @@ def _branch_point(follower: _Follower, a: _Point, b: _Point, between, digits, tu
                        f"branch point {where}: {threshold.message}")
 
 
-def follow_branches(system: ActionSystem, starts: Sequence[tuple], control_range: tuple[float, float], *,
+def follow_branches(system: StationarySystem, starts: Sequence[tuple], control_range: tuple[float, float], *,
                     settings: ContinuationSettings = ContinuationSettings(), digits: int = 15) -> list[StationaryBranch]:
     """Every branch through the starting points `starts` [(x0, c0), ...]; a start that lies on a branch
     already followed (its stationary point is one of that branch's points, to 1e-6) is skipped."""
@@ -507,7 +589,7 @@ def _on_branch(u, branch: StationaryBranch) -> bool:
     return False
 
 
-def stationary_points_at(system: ActionSystem, branches: Sequence[StationaryBranch], c: float) -> list[dict]:
+def stationary_points_at(system: StationarySystem, branches: Sequence[StationaryBranch], c: float) -> list[dict]:
     """Every stationary point at control c on the followed branches: x, action, Hessian eigenvalues and
     index (one per crossing of the level c by a branch; branches are not deduplicated)."""
     found = []

@@ -16,7 +16,9 @@ import functools
 
 import click
 
-from attnphase.cli.common import RenamedOptionsCommand, as_option_error, emit, json_option, option_name, options_from
+from attnphase.cli.common import (
+    RenamedOptionsCommand, as_option_error, emit, json_option, option_name, options_from, threads_option,
+)
 from attnphase.cli.groups import scaling, simulate, solve, threshold
 from attnphase.models.copy_heads.convention import Convention
 from attnphase.models.copy_heads.parameters import (
@@ -130,18 +132,20 @@ def solve_cmd(attention, L, V, P, convention, as_json):
                                   "--trials 2 --json"))
 @instance_options
 @options_from(DataSize)
-@options_from(SimulationSettings, ["algorithm", "trials", "steps", "seed", "device", "qk_width", "rng"],
+@options_from(SimulationSettings, ["algorithm", "trials", "steps", "seed", "device", "qk_width", "rng", "data_sets"],
               defaults={"qk_width": 0})
 @click.option("--fluctuations", is_flag=True, help=SimulationSettings.declarations()["fluctuations"].metadata["help"])
+@threads_option
 @convention_options
 @json_option
-def simulate_cmd(attention, L, V, P, algorithm, trials, steps, seed, device, qk_width, rng, fluctuations, convention,
-                 as_json):
+def simulate_cmd(attention, L, V, P, algorithm, trials, steps, seed, device, qk_width, rng, data_sets, fluctuations,
+                 threads, convention, as_json):
     from attnphase.api.copy_heads import simulate as api_simulate
 
     r = _call(api_simulate, attention, L, V, P, algorithm=algorithm, trials=trials, steps=steps, seed=seed, device=device,
-              convention=convention, qk_width=qk_width, rng=rng, fluctuations=fluctuations)
+              convention=convention, qk_width=qk_width, rng=rng, fluctuations=fluctuations, data_sets=data_sets,
+              threads=threads)
     emit("simulate", MODEL, {"attention": attention, "L": L, "V": V, "P": P, "algorithm": algorithm, "trials": trials,
                              "steps": steps, "seed": seed, "device": device, "rng": rng, "qk_width": qk_width,
-                             "fluctuations": fluctuations, "convention": _convention_json(convention)}, r.as_dict(),
-         as_json)
+                             "data_sets": data_sets, "fluctuations": fluctuations,
+                             "convention": _convention_json(convention)}, r.as_dict(), as_json)

@@ -122,9 +122,17 @@ class SimulationSettings(ParameterSet):
     fluctuations: bool = parameter(None, False,
                                    help="Linear attention, mala: compare with the means of the order parameters over "
                                         "exp(-S) of the reduced action (their own fluctuations) instead of its minimum.")
+    data_sets: int = parameter(IntRange(1, 4096), 1,
+                               help="Independent training sets, trials/data-sets runs on each; with more than one the "
+                                    "error bars include the data-set-to-data-set spread (finite P).")
+    threads: int | None = parameter(IntRange(1, 4096), None,
+                                    help="CPU threads for torch (default: 1, or the idle cores when one step is large).")
 
     def check_joint(self) -> None:
         reject_missing(self)
+        if self.trials % self.data_sets:
+            raise ParameterError("data_sets", self.data_sets, f"a divisor of trials ({self.trials}): every training "
+                                                               "set gets the same number of runs")
 
     @property
     def wide(self) -> bool:

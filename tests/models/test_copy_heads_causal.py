@@ -309,20 +309,27 @@ def agrees_and_rejects_a_shift(result, name: str, theory: float | None = None, t
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("P", [70.0, 140.0])
-def test_sgld_with_causal_mask_agrees_with_the_causal_row_mean_field(P):
-    """Posterior sampling (MALA) of the masked softmax network at L = 8, V = 4 against the causal row mean
-    field (c = 0.278 at P = 70, 0.494 at 140; the same data without the mask's row dependence, drop-first,
-    gives 0.112 and 0.420): the copy strength within the chains' Monte Carlo error (no finite-P term), and the
-    theory moved by twice that band is rejected. The Gibbs test loss is not claimed: it lies 5–10% above the
-    self-averaged theory at these sizes (a finite-P effect of the read-out's estimation that no term here
-    derives), so it is only reported."""
-    r = api.simulate("softmax", 8, 4, P, algorithm="mala", trials=4, steps=3000, seed=3, device="cpu", convention=CAUSAL)
-    assert r.status in ("converged", "poor_mixing")
-    assert max(d.rhat for d in r.diagnostics if math.isfinite(d.rhat)) < 1.05
-    agrees_and_rejects_a_shift(r, "c_copy")
-    loss = r.comparison("test_loss")
+def test_sgld_with_causal_mask_against_the_causal_row_mean_field():
+    """Posterior sampling (MALA, 4 chains × 3000 steps) of the masked softmax network at L = 8, V = 4 against the
+    causal row mean field with the mean-participation ("exact") row densities (the same data without the mask's row
+    dependence, drop-first, gives c = 0.112 and 0.420):
+    * P = 70 (c = 0.278): agreement within the chains' Monte Carlo error (no finite-P term), and the theory moved by
+      twice that band is rejected;
+    * P = 140 (c = 0.494): the sampled c lies 0.03 below, far outside that error: on the copy branch the mean
+      participation puts the copy minimum too high (as for the periodic boundary, where the "joint" row density
+      removes the offset; the causal row set has no joint form yet).
+    The Gibbs test loss is not claimed: it lies 5–10% above the self-averaged theory at these sizes (a finite-P
+    effect of the read-out's estimation that no term here derives), so it is only reported."""
+    low = api.simulate("softmax", 8, 4, 70.0, algorithm="mala", trials=4, steps=3000, seed=3, device="cpu",
+                       convention=CAUSAL)
+    assert max(d.rhat for d in low.diagnostics if math.isfinite(d.rhat)) < 1.05
+    agrees_and_rejects_a_shift(low, "c_copy")
+    loss = low.comparison("test_loss")
     assert loss.mean > loss.theory  # the finite-P excess of the loss, reported in the docs
+    high = api.simulate("softmax", 8, 4, 140.0, algorithm="mala", trials=4, steps=3000, seed=3, device="cpu",
+                        convention=CAUSAL)
+    measured = high.comparison("c_copy")
+    assert not measured.agrees and measured.theory - measured.mean > 0.02, measured
 
 
 @pytest.mark.slow

@@ -112,15 +112,30 @@ def test_convention_a_misses_the_linear_posterior():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("attention", ["softmax", "linear"])
-def test_adam_reaches_the_joint_map_of_the_theory(attention):
-    """Adam (joint MAP over all weights) on six independent training sets, two seeds each, against the joint-MAP
-    reduced action: t and c within the spread of the six sets' optima (Student t, 5 dof), a theory shifted by twice
-    that band rejected."""
-    r = api.simulate(attention, 8, 4, 800.0, algorithm="adam", trials=12, data_sets=6, steps=1500, seed=1, device="cpu")
+def test_adam_reaches_the_joint_map_of_the_linear_theory_to_two_per_mille():
+    """Adam (joint MAP over all weights) on six independent training sets, two seeds each (L = 8, V = 4, P = 800),
+    against the joint-MAP reduced action (Convention A, read-out at its MAP). The six sets' optima scatter by ~1e-4
+    in c, below the finite-P offset of the P → ∞ theory (measured: c 0.29021 against 0.29059), so the claim is an
+    agreement to 0.2% in t and c, not within the scatter; a theory moved by twice that is rejected."""
+    r = api.simulate("linear", 8, 4, 800.0, algorithm="adam", trials=12, data_sets=6, steps=1500, seed=1, device="cpu")
     assert sum(c.kept for c in r.chains) >= 6
-    agrees_and_rejects_a_shift(r, "c_copy")
-    agrees_and_rejects_a_shift(r, "c_uniform")
+    for name in ("c_copy", "c_uniform"):
+        measured = r.comparison(name)
+        claimed = 2e-3 * abs(measured.theory)
+        assert abs(measured.mean - measured.theory) <= claimed, measured
+        assert abs(measured.mean - (measured.theory + 2 * claimed)) > claimed
+        assert abs(measured.mean - (measured.theory - 2 * claimed)) > claimed
+
+
+@pytest.mark.slow
+def test_adam_softmax_is_not_the_homogeneous_joint_map():
+    """Honest negative: Adam on the softmax network (L = 8, V = 4, P = 800, six training sets) ends at c ≈ 0.63,
+    10% below the joint MAP of the homogeneous reduced action (0.70), far beyond the six sets' scatter: the
+    homogeneous action's row rate replaces the other scores' softmax denominator by its prior mean, which a
+    maximum a posteriori (the other scores at their mode) does not do."""
+    r = api.simulate("softmax", 8, 4, 800.0, algorithm="adam", trials=12, data_sets=6, steps=1500, seed=1, device="cpu")
+    measured = r.comparison("c_copy")
+    assert not measured.agrees and measured.mean < measured.theory - 0.03, measured
 
 
 @pytest.mark.slow

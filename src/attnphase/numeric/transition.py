@@ -30,7 +30,10 @@ from attnphase.numeric.threshold import Threshold, branch_crossing
 from attnphase.params import check_int
 from attnphase.results import Result, Status
 
-__all__ = ["MinimumSegment", "Transition", "minimum_segments", "classify_transition"]
+__all__ = ["SCAN_INTERVALS", "MinimumSegment", "Transition", "minimum_segments", "classify_transition"]
+
+SCAN_INTERVALS = 32
+"""Cells of the scan for crossings of two minima's actions, over each interval where both exist."""
 
 
 @dataclass(frozen=True)
@@ -240,16 +243,21 @@ def _global_pieces(system, segments, inside, a, b, digits, previous):
             scale = 1.0 + (float(np.max(np.abs(probed[p][finite]))) if finite.any() else 0.0)
             if np.all(np.abs(diff[np.isfinite(diff)]) <= 1e-11 * scale):
                 continue  # equal actions throughout: symmetric copies (e.g. ±m), not a transition
-            start = a + margin
-            while start < b - margin:
-                polish = ({"f1_mp": lambda c: sp.action_at_mp(system, c), "f2_mp": lambda c: sq.action_at_mp(system, c)}
-                          if system.mp else {})
+            # every sign change of the action difference on a 32-interval scan, each located in its own cell
+            grid = np.linspace(a + margin, b - margin, SCAN_INTERVALS + 1)
+            scan = np.array([sp.action_at(system, c) - sq.action_at(system, c) for c in grid])
+            polish = ({"f1_mp": lambda c: sp.action_at_mp(system, c), "f2_mp": lambda c: sq.action_at_mp(system, c)}
+                      if system.mp else {})
+            for i in range(SCAN_INTERVALS):
+                if not (np.isfinite(scan[i]) and np.isfinite(scan[i + 1])) or (scan[i] > 0) == (scan[i + 1] > 0):
+                    continue
+                # the cell with its neighbours: a root on a grid point is then polished from both sides
+                lo_i, hi_i = max(i - 1, 0), min(i + 2, SCAN_INTERVALS)
                 crossing = branch_crossing(lambda c: sp.action_at(system, c), lambda c: sq.action_at(system, c),
-                                           start, b - margin, digits=digits, n_scan=32, **polish)
-                if crossing.status == Status.NOT_FOUND or not math.isfinite(crossing.value):
-                    break
-                cuts.append((crossing.value, crossing))
-                start = crossing.value + margin
+                                           grid[lo_i], grid[hi_i], digits=digits, n_scan=hi_i - lo_i, **polish)
+                found = crossing.status != Status.NOT_FOUND and math.isfinite(crossing.value)
+                if found and not any(abs(crossing.value - c) <= margin for c, _ in cuts):
+                    cuts.append((crossing.value, crossing))
     bounds = [a] + sorted(c for c, _ in cuts) + [b]
     by_value = dict(cuts)
     pieces = []

@@ -164,12 +164,14 @@ def later_jump(inst: CopyHeadsInstance, found) -> dict:
             "crossover_window": window, "crossover_jump": jump.jump}
 
 
-def linear_transition(inst: CopyHeadsInstance, digits: int = 30, classify: bool = True) -> LinearTransition:
+def linear_transition(inst: CopyHeadsInstance, digits: int = 30, classify: bool = True,
+                      follow: bool = True) -> LinearTransition:
     """First instability of the symmetric state and the copy-curvature crossover (periodic, drop-first).
 
     The smallest eigenvalue of the 2×2 Hessian (scale-free) changes sign exactly at the first instability; det H
     would change sign twice when both modes go soft within one grid cell. classify=False skips the Landau
-    classification (order "not classified"), for long sweeps.
+    classification (order "not classified"), for long sweeps; follow=False keeps the Landau classification but
+    skips the check on the followed stationary branches (and with it the crossover's order), for scaling scans.
     """
     L, V = inst.L, inst.V
     dps = working_dps(digits, 3 * math.log10(L))  # curvatures span ~L³: digits lost in det H
@@ -204,7 +206,7 @@ def linear_transition(inst: CopyHeadsInstance, digits: int = 30, classify: bool 
                              lambda n_: symmetric_point_hessian(inst, n_, mp=True)[other, other], lo, hi, digits=digits,
                              values=(lambda ln_n: hessian_grid(ln_n)[:, other, other]) if vectorised else None)
     land = _classify_symmetric_state(inst, n_star, soft) if classify else {"order": "not classified", "message": ""}
-    if classify:
+    if classify and follow:
         system = action_system(inst, kernels.linear_kernels(inst.convention.remainder, inst.convention.centred),
                                inst.values())
         found = branch_classification(system, lambda n_: linear_minima(inst, n_).points, lo, hi)

@@ -85,7 +85,7 @@ def _points(attention: str, sizes: list, V_or_L, variable: str, digits: int, con
     for i, size in enumerate(sizes):
         L, V = (size, V_or_L) if variable == "L" else (V_or_L, size)
         inst = CopyHeadsInstance.validated(attention=attention, L=L, V=V, convention=convention)
-        tr = threshold_instance(inst, digits, classify=i in (0, len(sizes) - 1))
+        tr = threshold_instance(inst, digits, classify=i in (0, len(sizes) - 1), follow=False)
         points.append(ScalingPoint(L, V, tr.P_star, tr.P_star_digits, tr.order,
                                    tr.P_crossover if attention == "linear" else None))
     return points

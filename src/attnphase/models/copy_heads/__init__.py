@@ -1,4 +1,4 @@
-"""The copy-heads model (spec `copy_heads.md`): Bayesian theory of copy-head emergence, softmax against linear
+"""The copy-heads model (docs/models/copy_heads.md): Bayesian theory of copy-head emergence, softmax against linear
 attention, and the real one-head network that validates it.
 
 Modules: `symbolic` (the expressions) and `derivation` (rendered), `kernels` (compiled, called by name),

@@ -2,7 +2,7 @@
 
 The smallest curvature at the symmetric point changes sign at the transition (scanned in ln n, polished in
 mpmath); the Landau expansion of the action along the soft mode classifies it (derive.landau); the other
-mode's own curvature vanishes at the crossover. The first attempt of spec §2 (only m and q) is classified the
+mode's own curvature vanishes at the crossover. The first attempt (only m and q) is classified the
 same way.
 """
 
@@ -278,4 +278,4 @@ def first_attempt_transition(inst: CopyHeadsInstance, digits: int = 30) -> Linea
     order, exponent, message = classify_landau(a2_slope, a4, a6)
     P_star = inst.P_of_n(n_star)
     return LinearTransition("linear", L, V, order, P_star, P_digits, P_star * res.error, n_star, res.status,
-                            "first attempt (spec §2): " + message, exponent=exponent, landau_a4=a4, soft_mode="copy (m)")
+                            "first attempt (m and q only): " + message, exponent=exponent, landau_a4=a4, soft_mode="copy (m)")

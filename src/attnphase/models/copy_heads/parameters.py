@@ -61,7 +61,7 @@ class DataSize(ParameterSet):
 class ThresholdSettings(ParameterSet):
     digits: int = parameter(IntRange(1, 100), 30, help="Significant digits of P_star_digits.")
     reduction: str = parameter(OneOf(REDUCTIONS), "convention-a",
-                               help="Linear: reduced action of spec §2b (t, c) or the first attempt of §2 (m, q only).")
+                               help="Linear: Convention A in (t, c), or the first attempt in (m, q) only.")
     row_rate: str = parameter(OneOf(("shortcut", "exact")), "shortcut",
                               help="Softmax: also compute P* with the exact row rate (Sobol over the other scores; "
                                    "float64; P_star_exact_row_rate_digits keeps only the digits its Sobol error "

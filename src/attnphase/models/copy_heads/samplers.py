@@ -1,7 +1,7 @@
 """Runs of the copy-task network (`network`) on the batched drivers of `validate.mala`.
 
 * `run_langevin`: MALA chains at the Bayesian temperature (the full posterior over scores, read-out and bias),
-  each chain on its own data set; samples after burn-in, every `thin` steps. ("SGLD" in the spec: the full batch
+  each chain on its own data set; samples after burn-in, every `thin` steps. ("SGLD" in the paper's protocol: the full batch
   and the Metropolis step remove both the gradient noise and the step-size bias.)
 * `run_row_model`: MALA over the attention weights alone under the self-averaged data term (no data set).
 * `run_adam`: Adam on U (joint MAP of all weights) from prior draws; filter: keep the runs whose final U is

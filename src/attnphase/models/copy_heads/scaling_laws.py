@@ -1,4 +1,4 @@
-"""Scaling of the thresholds with L and V against the claimed laws (spec §1), per convention."""
+"""Scaling of the thresholds with L and V against the claimed laws (docs/models/copy_heads.md), per convention."""
 
 from __future__ import annotations
 

@@ -240,3 +240,26 @@ def test_softmax_bimodality_at_L64_coexistence():
     assert middle < 0.25 * min(low, high)
     for tr in traces:
         assert np.any(tr < lo + third) and np.any(tr > hi - third)
+
+
+def test_training_sets_must_share_the_runs_evenly():
+    with pytest.raises(ParameterError, match="data_sets"):
+        api.simulate("softmax", 8, 4, 100.0, trials=3, data_sets=2, steps=10)
+    with pytest.raises(ParameterError, match="threads"):
+        api.simulate("softmax", 8, 4, 100.0, trials=2, threads=0, steps=10)
+
+
+def test_plots_break_at_jumps_and_draw_every_named_line():
+    """The theory line of the global minimum stops at a first-order jump (a NaN between the two branches), and
+    every line the scaling figure's legend names is a drawn line with data."""
+    from attnphase.models.copy_heads.plots import break_at_jumps
+
+    x, y = break_at_jumps([1, 2, 3, 4], [0.0, 0.01, 0.3, 0.31], jump=0.05)
+    assert np.isnan(y[2]) and list(y[~np.isnan(y)]) == [0.0, 0.01, 0.3, 0.31]
+    fig = api.plot_scaling(api.scaling("linear", 4, 16, 64, digits=8))
+    ax = fig.axes[0]
+    named = [t.get_text() for t in ax.get_legend().get_texts()]
+    drawn = {line.get_label(): len(line.get_xdata()) for line in ax.get_lines()}
+    assert named and all(drawn.get(name, 0) >= 2 for name in named)
+    fig = api.plot_landscape("softmax", 16, 4, 259.0)
+    assert fig.axes[0].get_lines()

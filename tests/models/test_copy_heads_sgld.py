@@ -252,10 +252,15 @@ def test_training_sets_must_share_the_runs_evenly():
 def test_plots_break_at_jumps_and_draw_every_named_line():
     """The theory line of the global minimum stops at a first-order jump (a NaN between the two branches), and
     every line the scaling figure's legend names is a drawn line with data."""
-    from attnphase.models.copy_heads.plots import break_at_jumps
+    from attnphase.models.copy_heads.plots import global_line
 
-    x, y = break_at_jumps([1, 2, 3, 4], [0.0, 0.01, 0.3, 0.31], jump=0.05)
-    assert np.isnan(y[2]) and list(y[~np.isnan(y)]) == [0.0, 0.01, 0.3, 0.31]
+    def row(P, c, is_global):
+        return {"P": P, "c_copy": c, "global": is_global}
+
+    rows = [row(1, 0.0, True), row(2, 0.01, True), row(2, 0.3, False), row(3, 0.02, False), row(3, 0.31, True),
+            row(4, 0.32, True), row(5, 0.6, True)]  # a jump between P = 2 and 3; a steep rise (no jump) after 4
+    x, y = global_line(rows, "c_copy")
+    assert np.isnan(y[2]) and np.count_nonzero(np.isnan(y)) == 1 and list(y[~np.isnan(y)]) == [0.0, 0.01, 0.31, 0.32, 0.6]
     fig = api.plot_scaling(api.scaling("linear", 4, 16, 64, digits=8))
     ax = fig.axes[0]
     named = [t.get_text() for t in ax.get_legend().get_texts()]

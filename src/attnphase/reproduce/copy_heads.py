@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from attnphase.api import copy_heads as api
-from attnphase.models.copy_heads.plots import break_at_jumps, plot_scaling
+from attnphase.models.copy_heads.plots import global_line, plot_scaling
 from attnphase.models.copy_heads.scaling_laws import softmax_law_verdict
 from attnphase.report import Report, computed_once, write_csv
 
@@ -283,19 +283,17 @@ def _order_parameter_figure(plt, theory, sims, posterior_rows, L, V):
         styles.append(("map", "map", "tab:gray", "joint MAP (theory for Adam)"))
         for read_out, remainder, color, label in styles:
             rows = [r for r in theory if r["attention"] == attention and r["read_out"] == read_out and r["remainder"] == remainder]
-            glob = sorted((r for r in rows if r["global"]), key=lambda r: r["P"])
             line = ":" if (attention == "linear" and remainder == "map" and read_out == "integrated") else "-"
-            x, y = break_at_jumps([r["P"] for r in glob], [r["c_copy"] for r in glob], 0.05)
+            x, y = global_line(rows, "c_copy")
             ax_c.plot(x, y, line, color=color, label=f"{label}: global minimum")
             others = [r for r in rows if not r["global"]]
             if others:
                 ax_c.plot([r["P"] for r in others], [r["c_copy"] for r in others], "x", color=color, ms=4,
                           label=f"{label}: other stable minima (metastable)")
             if attention == "linear":
-                x, y = break_at_jumps([r["P"] for r in glob], [r["c_uniform"] for r in glob], 0.05)
+                x, y = global_line(rows, "c_uniform")
                 ax_c.plot(x, y, "--", color=color, lw=1)
-            loss_key = "loss_mean_predictor" if read_out == "map" else "loss_gibbs"
-            x, y = break_at_jumps([r["P"] for r in glob], [r[loss_key] for r in glob], 0.05)
+            x, y = global_line(rows, "loss_mean_predictor" if read_out == "map" else "loss_gibbs")
             ax_l.plot(x, y, line, color=color, label=label)
         if attention == "linear":
             ok = [r for r in posterior_rows if r["status"] == "converged"]

@@ -17,7 +17,7 @@ from attnphase.models.copy_heads.homogeneous import softmax_stationary_points, s
 from attnphase.models.copy_heads.instance import CopyHeadsInstance
 from attnphase.models.copy_heads.parameters import DataSize
 
-__all__ = ["theory_curves", "break_at_jumps", "plot_landscape", "plot_order_parameters", "plot_scaling"]
+__all__ = ["theory_curves", "global_line", "plot_landscape", "plot_order_parameters", "plot_scaling"]
 
 
 def _axes(ax, figsize=(5.5, 4.2)):
@@ -43,14 +43,28 @@ def theory_curves(attention: str, L: int, V: int, P_values: Sequence[float], con
     return rows
 
 
-def break_at_jumps(x: Sequence[float], y: Sequence[float], jump: float) -> tuple[np.ndarray, np.ndarray]:
-    """(x, y) with a NaN inserted wherever y changes by more than `jump` between neighbours: a curve of the global
-    minimum drawn through them stops at a first-order jump instead of joining its two branches."""
-    x, y = np.asarray(x, float), np.asarray(y, float)
-    if len(x) < 2:
-        return x, y
-    cut = np.nonzero(np.abs(np.diff(y)) > jump)[0] + 1
-    return np.insert(x, cut, np.nan), np.insert(y, cut, np.nan)
+def global_line(rows: Sequence[dict], key: str) -> tuple[np.ndarray, np.ndarray]:
+    """(P, value of `key`) of the global minimum along the rows of `theory_curves`, with a NaN wherever the global
+    minimum changes branch: between two neighbouring P where it is not the stable minimum closest (in c) to the
+    previous global one. A line drawn through them stops at first-order jumps and nowhere else."""
+    by_P: dict = {}
+    for r in rows:
+        by_P.setdefault(r["P"], []).append(r)
+    xs, ys, previous = [], [], None
+    for P in sorted(by_P):
+        minima = by_P[P]
+        glob = next((r for r in minima if r["global"]), None)
+        if glob is None:
+            continue
+        if previous is not None and len(minima) > 1:
+            nearest = min(minima, key=lambda r: abs(r["c_copy"] - previous["c_copy"]))
+            if nearest is not glob:
+                xs.append(math.nan)
+                ys.append(math.nan)
+        xs.append(P)
+        ys.append(glob[key])
+        previous = glob
+    return np.array(xs, float), np.array(ys, float)
 
 
 def plot_landscape(attention: str, L: int, V: int, P: float, convention: Convention = DEFAULT, *, ax=None):
@@ -100,15 +114,14 @@ def plot_landscape(attention: str, L: int, V: int, P: float, convention: Convent
 
 def plot_order_parameters(attention: str, L: int, V: int, P_values: Sequence[float], convention: Convention = DEFAULT, *,
                           theory: Sequence[dict] | None = None, simulation=None, label: str = "theory", color: str = "k",
-                          jump: float = 0.05, ax=None):
+                          ax=None):
     """Copy strength c against P: the global minimum of the reduced action as a line broken at first-order jumps
-    (a change of c by more than `jump` between neighbouring P), the other stable minima as small labelled points,
+    (`global_line`: where it changes branch), the other stable minima as small labelled points,
     and, if given, a simulation (`SweepResult` or `SimulationResult`) on top. theory: rows of `theory_curves` (else
     computed over P_values). Returns the Figure."""
     rows = list(theory) if theory is not None else theory_curves(attention, L, V, P_values, convention)
     fig, ax = _axes(ax)
-    glob = sorted((r for r in rows if r["global"]), key=lambda r: r["P"])
-    x, y = break_at_jumps([r["P"] for r in glob], [r["c_copy"] for r in glob], jump)
+    x, y = global_line(rows, "c_copy")
     ax.plot(x, y, "-", color=color, label=f"{label}: global minimum")
     others = [r for r in rows if not r["global"]]
     if others:

@@ -187,8 +187,11 @@ def plot_scaling(result, *, ax=None):
         R = result.extrapolation.R_inf_predicted
         ax.loglog(Ls, [R * L_ * math.log(L_) ** 2 * softmax_large_L_correction(int(L_), V) for L_ in Ls], "--",
                   color="k", lw=0.8, label="large-L form L ln²L/(4εσ²)·C(ln L)")
+    from matplotlib.ticker import NullFormatter
+
     fixed = ", ".join(f"{k} = {v}" for k, v in result.fixed.items())
     ax.set_xlabel(f"{name} ({fixed})")
     ax.set_ylabel("P (target tokens)")
-    ax.legend(fontsize=7, loc="upper left")
+    ax.xaxis.set_minor_formatter(NullFormatter())  # labelled decades only: minor labels collide on short ranges
+    ax.legend(fontsize=7, loc="best")
     return fig

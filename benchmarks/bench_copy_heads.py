@@ -1,7 +1,8 @@
 """Benchmark: copy-heads thresholds against the issue's targets.
 
-* P* to 30 digits for one (L, V) (softmax: coexistence of two minima, mpmath polish; linear:
-  det Hessian = 0 and the crossover, with the Landau classification), after warm-up: target <= 1 s.
+* P* to 30 digits for one (L, V) (softmax: the stationary branches followed in ln n, folds and the coexistence
+  polished in mpmath; linear: det Hessian = 0 and the crossover, the Landau classification and the order checked on
+  the followed branches), after warm-up: target <= 1 s.
 * The scaling sweep over 17 values of L (2^4 .. 2^20, V = 4, 15 digits): target <= 60 s.
 * The softmax row mean-field free energy F(m) at one P (L = 128, V = 4, row table cached), our target
   <= 1 s (no issue target; the window scan calls it ~70 times).

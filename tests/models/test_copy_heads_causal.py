@@ -144,7 +144,8 @@ def test_causal_linear_threshold_at_large_L_against_direct_sums():
     precision. At L = 8192 the stability matrix K built from the explicit sums (mpmath.fsum of 8191 terms)
     is singular at the reported n*: its smallest normalised eigenvalue changes sign between
     n*(1 − 1e-20) and n*(1 + 1e-20). At L = 2^20, 30 requested digits agree with a 40-digit run to 1e-29 and
-    P* has converged to 24 (24.0117 at L = 4096)."""
+    P* approaches its large-L value as 1/L: the 1/L extrapolation of L = 4096 and 8192 predicts the value at 2^20
+    (to 1e-6, the next order being 1/L²)."""
     import mpmath
 
     L = 8192
@@ -165,7 +166,10 @@ def test_causal_linear_threshold_at_large_L_against_direct_sums():
     b = api.threshold("linear", 2**20, 4, digits=40, convention=CAUSAL)
     with mpmath.workdps(50):
         assert abs(mpmath.mpf(a.P_star_digits) / mpmath.mpf(b.P_star_digits) - 1) < mpmath.mpf(10) ** -29
-    assert a.order == "second" and a.P_star == pytest.approx(24.0, rel=1e-4)
+    at_4096 = api.threshold("linear", 4096, 4, digits=15, convention=CAUSAL).P_star
+    limit = 2 * tr.P_star - at_4096  # P* = limit + a/L through L = 4096 and 8192
+    predicted = limit + (tr.P_star - limit) * 8192 / 2**20
+    assert a.order == "second" and a.P_star == pytest.approx(predicted, rel=1e-6)
 
 
 # -- softmax: row-resolved mean field -------------------------------------------------------------------
@@ -293,28 +297,51 @@ def test_masked_network_error_from_statistics_equals_direct_sum(attention):
     assert np.allclose(net.copy_strength(G, "causal").numpy(), expected, rtol=1e-12, atol=1e-14)
 
 
-@pytest.mark.parametrize("P", [70.0, pytest.param(140.0, marks=pytest.mark.slow)])
-def test_sgld_with_causal_mask_agrees_with_the_causal_row_mean_field(P):
-    """Posterior sampling (MALA) of the masked softmax network at L = 8, V = 4 against the causal row mean
-    field (c = 0.278 at P = 70, 0.494 at 140; the same data without the mask's row dependence, drop-first,
-    gives 0.112 and 0.420): copy strength and Gibbs test loss within error bars (batch means ⊕ the
-    theory's finite-P error |value|/√N)."""
-    r = api.simulate("softmax", 8, 4, P, algorithm="mala", trials=4, steps=3000, seed=3, device="cpu", convention=CAUSAL)
-    assert r.status == "converged"
-    by_name = {c.name: c for c in r.comparisons}
-    assert by_name["c_copy"].agrees, by_name["c_copy"]
-    assert by_name["test_loss"].agrees, by_name["test_loss"]
+def agrees_and_rejects_a_shift(result, name: str, theory: float | None = None, theory_error: float = 0.0):
+    """The comparison of `name` agrees with the theory (simulate's own, or the value given), and rejects the theory
+    moved by twice the band it claims (n_sigma·√(sem² + theory_error²)) either way; returns the comparison."""
+    measured = result.comparison(name) if theory is None else result.compared_with(name, theory, theory_error)
+    assert measured.agrees, measured
+    band = measured.n_sigma * math.hypot(measured.sem, measured.theory_error)
+    for shift in (-2 * band, 2 * band):
+        assert not result.compared_with(name, measured.theory + shift, measured.theory_error).agrees
+    return measured
+
+
+@pytest.mark.slow
+def test_sgld_with_causal_mask_against_the_causal_row_mean_field():
+    """Posterior sampling (MALA, 4 chains × 3000 steps) of the masked softmax network at L = 8, V = 4 against the
+    causal row mean field with the mean-participation ("exact") row densities (the same data without the mask's row
+    dependence, drop-first, gives c = 0.112 and 0.420):
+    * P = 70 (c = 0.278): agreement within the chains' Monte Carlo error (no finite-P term), and the theory moved by
+      twice that band is rejected;
+    * P = 140 (c = 0.494): the sampled c lies 0.03 below, far outside that error: on the copy branch the mean
+      participation puts the copy minimum too high (as for the periodic boundary, where the "joint" row density
+      removes the offset; the causal row set has no joint form yet).
+    The Gibbs test loss is not claimed: it lies 5–10% above the self-averaged theory at these sizes (a finite-P
+    effect of the read-out's estimation that no term here derives), so it is only reported."""
+    low = api.simulate("softmax", 8, 4, 70.0, algorithm="mala", trials=4, steps=3000, seed=3, device="cpu",
+                       convention=CAUSAL)
+    assert max(d.rhat for d in low.diagnostics if math.isfinite(d.rhat)) < 1.05
+    agrees_and_rejects_a_shift(low, "c_copy")
+    loss = low.comparison("test_loss")
+    assert loss.mean > loss.theory  # the finite-P excess of the loss, reported in the docs
+    high = api.simulate("softmax", 8, 4, 140.0, algorithm="mala", trials=4, steps=3000, seed=3, device="cpu",
+                        convention=CAUSAL)
+    measured = high.comparison("c_copy")
+    assert not measured.agrees and measured.theory - measured.mean > 0.02, measured
 
 
 @pytest.mark.slow
 def test_adam_with_causal_mask_reaches_the_row_resolved_joint_map():
     """Adam on the masked linear network (joint MAP over A, b, W) against the row-resolved Convention-A
-    action with the read-out at its MAP: mean row sum and copy strength of the kept runs."""
-    r = api.simulate("linear", 8, 4, 1000.0, algorithm="adam", trials=6, steps=3000, seed=3, device="cpu", convention=CAUSAL)
-    assert sum(c.kept for c in r.chains) >= 3
-    by_name = {c.name: c for c in r.comparisons}
-    assert by_name["c_copy"].agrees, by_name["c_copy"]
-    assert by_name["c_uniform"].agrees, by_name["c_uniform"]
+    action with the read-out at its MAP: mean row sum and copy strength of the kept runs, on six independent
+    training sets (two seeds each), so that the error bar holds the finite-P spread between data sets."""
+    r = api.simulate("linear", 8, 4, 1000.0, algorithm="adam", trials=12, data_sets=6, steps=3000, seed=3, device="cpu",
+                     convention=CAUSAL)
+    assert sum(c.kept for c in r.chains) >= 6
+    for name in ("c_copy", "c_uniform"):  # error: the spread of the six training sets' optima (Student t, 5 dof)
+        agrees_and_rejects_a_shift(r, name)
 
 
 @pytest.mark.slow
@@ -359,7 +386,13 @@ def test_cli_accepts_the_causal_boundary():
                                "--digits", "20", "--json"])
     assert out.exit_code == 0, out.output
     d = json.loads(out.output)
-    assert d["order"] == "second" and d["P_star_digits"].startswith("25.79831738857255561")
+    assert d["order"] == "second" and len(d["P_star_digits"].replace(".", "").lstrip("0")) == 20
+    # an independent algorithm: the full Hessian of the row-resolved action over (t_2..t_16, c) at the symmetric
+    # point (not the 3×3 reduction the threshold uses) has its smallest eigenvalue change sign at P*
+    inst = _instance(16)
+    lowest = [np.linalg.eigvalsh(causal.row_resolved_action(inst, np.zeros(15), 0.0, d["n_star"] * f)[2])[0]
+              for f in (1 - 1e-9, 1 + 1e-9)]
+    assert lowest[0] > 0 > lowest[1]
     out = runner.invoke(main, ["scaling", "copy-heads", "--attention", "softmax", "--V", "4", "--L-min", "8", "--L-max", "32",
                                "--boundary", "causal", "--json"])
     assert out.exit_code == 2

@@ -78,20 +78,28 @@ def test_simulation_rejects_unsupported_tokens():
         api.simulate("softmax", 8, 4, 100.0, qk_width=7, steps=10)
 
 
+def agrees_and_rejects_a_shift(result, name: str, theory: float | None = None, theory_error: float = 0.0):
+    """The comparison of `name` agrees with the theory (simulate's own, or the value given), and rejects the theory
+    moved by twice the band it claims (n_sigma·√(sem² + theory_error²)) either way; returns the comparison."""
+    measured = result.comparison(name) if theory is None else result.compared_with(name, theory, theory_error)
+    assert measured.agrees, measured
+    band = measured.n_sigma * math.hypot(measured.sem, measured.theory_error)
+    for shift in (-2 * band, 2 * band):
+        assert not result.compared_with(name, measured.theory + shift, measured.theory_error).agrees
+    return measured
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("attention, convention, P", [
-    ("softmax", api.DEFAULT, 400.0),
-    ("softmax", api.DEFAULT, 1000.0),
-    ("linear", api.DEFAULT.with_(remainder="entropy"), 1000.0),
-])
-def test_sgld_agrees_with_theory_within_error_bars(attention, convention, P):
-    """Posterior sampling of the real network (L = 8, V = 4) against the reduced action: copy
-    strength and Gibbs test loss, error bars = batch-means SEM ⊕ finite-P error of the theory."""
-    r = api.simulate(attention, 8, 4, P, algorithm="mala", trials=4, steps=3000, seed=3, device="cpu", convention=convention)
-    assert r.status == "converged"
-    by_name = {c.name: c for c in r.comparisons}
-    assert by_name["c_copy"].agrees, by_name["c_copy"]
-    assert by_name["test_loss"].agrees, by_name["test_loss"]
+@pytest.mark.parametrize("P", [400.0, 1000.0])
+def test_sampled_softmax_network_follows_the_joint_row_mean_field_not_the_homogeneous_action(P):
+    """MALA of the real network (L = 8, V = 4, 4 chains) against the posterior mean of the joint row mean field:
+    the copy strength within the chains' Monte Carlo error (no finite-P term), the theory shifted by twice that
+    band rejected. The homogeneous action (each row at its saddle point) is 3–5% high in c at L = 8 and is
+    rejected by the same error bars."""
+    r = api.simulate("softmax", 8, 4, P, algorithm="mala", trials=4, steps=3000, seed=3, device="cpu")
+    (well,) = api.softmax_row_posterior_means(8, 4, r.P_used, row_density="joint").wells
+    agrees_and_rejects_a_shift(r, "c_copy", well.c_mean, well.error)
+    assert not r.comparison("c_copy").agrees  # the homogeneous action
 
 
 @pytest.mark.slow
@@ -104,14 +112,30 @@ def test_convention_a_misses_the_linear_posterior():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("attention", ["softmax", "linear"])
-def test_adam_reaches_the_joint_map_of_the_theory(attention):
-    r = api.simulate(attention, 8, 4, 800.0, algorithm="adam", trials=6, steps=1500, seed=1, device="cpu")
-    kept = [c for c in r.chains if c.kept]
-    assert len(kept) >= 3
-    by_name = {c.name: c for c in r.comparisons}
-    assert by_name["c_copy"].agrees, by_name["c_copy"]
-    assert by_name["c_uniform"].agrees, by_name["c_uniform"]
+def test_adam_reaches_the_joint_map_of_the_linear_theory_to_two_per_mille():
+    """Adam (joint MAP over all weights) on six independent training sets, two seeds each (L = 8, V = 4, P = 800),
+    against the joint-MAP reduced action (Convention A, read-out at its MAP). The six sets' optima scatter by ~1e-4
+    in c, below the finite-P offset of the P → ∞ theory (measured: c 0.29021 against 0.29059), so the claim is an
+    agreement to 0.2% in t and c, not within the scatter; a theory moved by twice that is rejected."""
+    r = api.simulate("linear", 8, 4, 800.0, algorithm="adam", trials=12, data_sets=6, steps=1500, seed=1, device="cpu")
+    assert sum(c.kept for c in r.chains) >= 6
+    for name in ("c_copy", "c_uniform"):
+        measured = r.comparison(name)
+        claimed = 2e-3 * abs(measured.theory)
+        assert abs(measured.mean - measured.theory) <= claimed, measured
+        assert abs(measured.mean - (measured.theory + 2 * claimed)) > claimed
+        assert abs(measured.mean - (measured.theory - 2 * claimed)) > claimed
+
+
+@pytest.mark.slow
+def test_adam_softmax_is_not_the_homogeneous_joint_map():
+    """Honest negative: Adam on the softmax network (L = 8, V = 4, P = 800, six training sets) ends at c ≈ 0.63,
+    10% below the joint MAP of the homogeneous reduced action (0.70), far beyond the six sets' scatter: the
+    homogeneous action's row rate replaces the other scores' softmax denominator by its prior mean, which a
+    maximum a posteriori (the other scores at their mode) does not do."""
+    r = api.simulate("softmax", 8, 4, 800.0, algorithm="adam", trials=12, data_sets=6, steps=1500, seed=1, device="cpu")
+    measured = r.comparison("c_copy")
+    assert not measured.agrees and measured.mean < measured.theory - 0.03, measured
 
 
 @pytest.mark.slow
@@ -130,15 +154,15 @@ def test_softmax_sampled_phase_switches_at_theory_threshold():
 
 
 @pytest.mark.slow
-def test_sgld_with_finite_query_key_width_agrees_with_theory():
+def test_finite_query_key_width_moves_the_sampled_copy_strength():
     """Scores A = QᵀK/√d from query/key weights of width d = L = 8 (Gaussian priors of variance σ on Q and
-    K entries, so that A has variance σ² entrywise): the sampled copy strength and Gibbs test loss agree
-    with the wide-limit reduced action within error bars (batch means ⊕ finite-P theory error)."""
-    r = api.simulate("softmax", 8, 4, 400.0, algorithm="mala", trials=4, steps=3000, seed=3, device="cpu", qk_width=8)
-    assert r.status == "converged"
-    by_name = {c.name: c for c in r.comparisons}
-    assert by_name["c_copy"].agrees, by_name["c_copy"]
-    assert by_name["test_loss"].agrees, by_name["test_loss"]
+    K entries, so that A has variance σ² entrywise) against the wide limit (scores sampled directly), same data
+    and seeds: the finite width raises the sampled copy strength by more than the two runs' errors allow (the
+    theory is the wide limit; at d = L it does not describe the network)."""
+    wide = api.simulate("softmax", 8, 4, 400.0, algorithm="mala", trials=4, steps=3000, seed=3, device="cpu")
+    narrow = api.simulate("softmax", 8, 4, 400.0, algorithm="mala", trials=4, steps=3000, seed=3, device="cpu", qk_width=8)
+    a, b = wide.comparison("c_copy"), narrow.comparison("c_copy")
+    assert b.mean - a.mean > 3 * math.hypot(a.sem, b.sem)
 
 
 @pytest.mark.slow
@@ -216,3 +240,31 @@ def test_softmax_bimodality_at_L64_coexistence():
     assert middle < 0.25 * min(low, high)
     for tr in traces:
         assert np.any(tr < lo + third) and np.any(tr > hi - third)
+
+
+def test_training_sets_must_share_the_runs_evenly():
+    with pytest.raises(ParameterError, match="data_sets"):
+        api.simulate("softmax", 8, 4, 100.0, trials=3, data_sets=2, steps=10)
+    with pytest.raises(ParameterError, match="threads"):
+        api.simulate("softmax", 8, 4, 100.0, trials=2, threads=0, steps=10)
+
+
+def test_plots_break_at_jumps_and_draw_every_named_line():
+    """The theory line of the global minimum stops at a first-order jump (a NaN between the two branches), and
+    every line the scaling figure's legend names is a drawn line with data."""
+    from attnphase.models.copy_heads.plots import global_line
+
+    def row(P, c, is_global):
+        return {"P": P, "c_copy": c, "global": is_global}
+
+    rows = [row(1, 0.0, True), row(2, 0.01, True), row(2, 0.3, False), row(3, 0.02, False), row(3, 0.31, True),
+            row(4, 0.32, True), row(5, 0.6, True)]  # a jump between P = 2 and 3; a steep rise (no jump) after 4
+    x, y = global_line(rows, "c_copy")
+    assert np.isnan(y[2]) and np.count_nonzero(np.isnan(y)) == 1 and list(y[~np.isnan(y)]) == [0.0, 0.01, 0.31, 0.32, 0.6]
+    fig = api.plot_scaling(api.scaling("linear", 4, 16, 64, digits=8))
+    ax = fig.axes[0]
+    named = [t.get_text() for t in ax.get_legend().get_texts()]
+    drawn = {line.get_label(): len(line.get_xdata()) for line in ax.get_lines()}
+    assert named and all(drawn.get(name, 0) >= 2 for name in named)
+    fig = api.plot_landscape("softmax", 16, 4, 259.0)
+    assert fig.axes[0].get_lines()

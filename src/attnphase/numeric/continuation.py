@@ -35,73 +35,24 @@ polished in mpmath as roots of regular extended systems: folds of (∇S, det ∇
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 import mpmath
 import numpy as np
 from scipy import optimize
 
 from attnphase.errors import ParameterError
+from attnphase.numeric.stationary_systems import ActionSystem, FunctionSystem, StationarySystem
 from attnphase.numeric.threshold import (
     Threshold, branch_point_threshold, fold_threshold, solve_branch_point, solve_fold, threshold_from_error,
 )
 from attnphase.params import check_int, check_real
 from attnphase.results import Result, Status
 
-__all__ = ["ActionSystem", "ContinuationSettings", "Singularity", "StationaryBranch", "stationary_point",
-           "continue_in_control", "follow_branch", "follow_branches", "stationary_points_at"]
-
-
-@dataclass(frozen=True)
-class ActionSystem:
-    """S(x; c) from `derive.codegen.compile_action` kernels: the control parameter named `control`,
-    every other parameter bound by name in `fixed`. Evaluations in float64 (numpy arrays) and mpmath
-    (at the current `mp.dps`); x is a sequence of n numbers."""
-
-    kernels: object  # derive.codegen.ActionKernels
-    control: str
-    fixed: Mapping[str, float]
-    bound: dict = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self):
-        parameters = [str(p) for p in self.kernels.parameters]
-        if self.control not in parameters:
-            raise ParameterError("control", self.control, "one of the action's parameters " + ", ".join(parameters))
-        missing = sorted(set(parameters) - {self.control} - set(self.fixed))
-        unknown = sorted(set(self.fixed) - set(parameters) | ({self.control} & set(self.fixed)))
-        if missing or unknown:
-            raise ParameterError("fixed", dict(self.fixed), f"a value for every parameter but {self.control!r} "
-                                 f"(missing: {missing}, not parameters or the control: {unknown})")
-        names = ("action", "gradient", "hessian", "action_mp", "gradient_mp", "hessian_mp")
-        object.__setattr__(self, "bound", {name: getattr(self.kernels, name).bind(**self.fixed) for name in names})
-
-    @property
-    def n(self) -> int:
-        return len(self.kernels.variables)
-
-    def value(self, x, c) -> float:
-        return float(self.bound["action"](*x, c))
-
-    def gradient(self, x, c) -> np.ndarray:
-        return np.asarray(self.bound["gradient"](*x, c), dtype=float).reshape(self.n)
-
-    def hessian(self, x, c) -> np.ndarray:
-        return np.asarray(self.bound["hessian"](*x, c), dtype=float).reshape(self.n, self.n)
-
-    def control_gradient(self, x, c) -> np.ndarray:
-        """∂_c ∇S by a central difference (step ε^{1/3} max(1, |c|): relative error ~1e-11)."""
-        h = np.finfo(float).eps ** (1 / 3) * max(1.0, abs(c))
-        return (self.gradient(x, c + h) - self.gradient(x, c - h)) / (2 * h)
-
-    def value_mp(self, x, c):
-        return mpmath.mpf(self.bound["action_mp"](*x, c))
-
-    def gradient_mp(self, x, c) -> list:
-        return list(np.ravel(self.bound["gradient_mp"](*x, c)))
-
-    def hessian_mp(self, x, c):
-        return mpmath.matrix(np.asarray(self.bound["hessian_mp"](*x, c), dtype=object).reshape(self.n, self.n).tolist())
+# the systems are defined in numeric.stationary_systems and re-exported here, where the continuation's users look
+__all__ = ["StationarySystem", "ActionSystem", "FunctionSystem", "ContinuationSettings", "Singularity", "StationaryBranch",
+           "stationary_point", "continue_in_control", "follow_branch", "follow_branches", "stationary_points_at"]
 
 
 @dataclass(frozen=True)
@@ -169,13 +120,16 @@ class StationaryBranch(Result):
                 for c, x, i, s in zip(self.control, self.state, self.index, self.action)]
 
 
-def stationary_point(system: ActionSystem, x, c: float, tolerance: float = 1e-12, max_iter: int = 60):
+def stationary_point(system: StationarySystem, x, c: float, tolerance: float = 1e-12, max_iter: int = 60):
     """Newton's method on ∇S(x, c) = 0 at fixed c from x (halving steps that leave the finite numbers);
     None if it does not converge. It stops at the rounding floor of ∇S, where a nearly singular Hessian
-    (close to a branch point) would keep the steps above the tolerance."""
+    (close to a branch point) would keep the steps above the tolerance, and where the steps stop
+    shrinking below √tolerance (∇S a small difference of large terms: its rounding noise over the
+    curvature sets the last steps)."""
     x = np.array(np.atleast_1d(x), dtype=float)
+    previous = math.inf
+    g = system.gradient(x, c)
     for _ in range(max_iter):
-        g = system.gradient(x, c)
         if not np.all(np.isfinite(g)):
             return None
         H = system.hessian(x, c)
@@ -187,18 +141,21 @@ def stationary_point(system: ActionSystem, x, c: float, tolerance: float = 1e-12
             step = np.linalg.lstsq(H, -g, rcond=None)[0]
         for _ in range(40):
             trial = x + step
-            if np.all(np.isfinite(system.gradient(trial, c))):
+            g = system.gradient(trial, c)  # the next iteration's gradient, if finite
+            if np.all(np.isfinite(g)):
                 break
             step = step / 2
         else:
             return None
         x = trial
-        if np.max(np.abs(step)) <= tolerance * max(1.0, float(np.max(np.abs(x)))):
+        size, scale = float(np.max(np.abs(step))), max(1.0, float(np.max(np.abs(x))))
+        if size <= tolerance * scale or (size <= math.sqrt(tolerance) * scale and size >= previous / 2):
             return x
+        previous = size
     return None
 
 
-def continue_in_control(system: ActionSystem, x, c_from: float, c_to: float, substeps: int = 1):
+def continue_in_control(system: StationarySystem, x, c_from: float, c_to: float, substeps: int = 1):
     """The stationary point at c_to on the branch through the stationary point x at c_from, by natural
     continuation in `substeps` steps, each predicted along dx/dc = −(∇²S)⁻¹ ∂_c∇S (None if it fails)."""
     x = np.array(np.atleast_1d(x), dtype=float)
@@ -230,7 +187,7 @@ class _Point:
 class _Follower:
     """The continuation of one branch (see the module docstring)."""
 
-    def __init__(self, system: ActionSystem, lo: float, hi: float, scale: float, settings: ContinuationSettings):
+    def __init__(self, system: StationarySystem, lo: float, hi: float, scale: float, settings: ContinuationSettings):
         self.system, self.lo, self.hi, self.scale, self.settings = system, lo, hi, scale, settings
 
     def split(self, u):
@@ -262,9 +219,11 @@ class _Follower:
             g = self.system.gradient(x, c)
             if not np.all(np.isfinite(g)):
                 return None
-            if not strict and np.max(np.abs(g)) <= 8 * np.finfo(float).eps * (
+            if (not strict or iteration > 1) and np.max(np.abs(g)) <= 8 * np.finfo(float).eps * (
                     1.0 + float(np.max(np.abs(self.system.hessian(x, c)))) * max(1.0, float(np.max(np.abs(x))))):
-                return u, iteration  # at the rounding floor of ∇S (a singular point stalls the steps)
+                # at the rounding floor of ∇S: a singular point stalls the steps, and so does a Hessian whose
+                # soft direction (eigenvalues far apart) turns the rounding noise of ∇S into Newton steps
+                return u, iteration
             M = np.vstack([self.jacobian(u), anchor.tangent])
             r = np.append(g, anchor.tangent @ (u - anchor.u) - h)
             try:
@@ -364,7 +323,7 @@ def _start_point(follower: _Follower, x0, c0) -> _Point | None:
     return follower.point(u, orientation)
 
 
-def follow_branch(system: ActionSystem, x0, c0: float, control_range: tuple[float, float], *,
+def follow_branch(system: StationarySystem, x0, c0: float, control_range: tuple[float, float], *,
                   settings: ContinuationSettings = ContinuationSettings(), digits: int = 15) -> StationaryBranch:
     """The branch of stationary points through the solution of ∇S(x, c0) = 0 nearest x0, followed in both
     directions until it leaves `control_range` (or closes, or is lost), with its folds and branch points
@@ -374,7 +333,8 @@ def follow_branch(system: ActionSystem, x0, c0: float, control_range: tuple[floa
         raise ParameterError("control_range", control_range, "(low, high) with high > low")
     c0 = check_real("c0", c0, lo, hi)
     digits = check_int("digits", digits, 1, 1000)
-    scale = max(abs(lo), abs(hi), hi - lo)
+    # u = (x, c/scale) with c/scale of order one over the range: offsets matter for a logarithm, sizes otherwise
+    scale = (hi - lo) if system.log_control else max(abs(lo), abs(hi), hi - lo)
     follower = _Follower(system, lo, hi, scale, settings)
     start = _start_point(follower, x0, c0)
     if start is None:
@@ -417,14 +377,18 @@ def _singularities(follower: _Follower, points: list[_Point], digits: int):
             yield _fold(follower, a, b, (i, i + 1), digits)
 
 
+def _mp_of(system: StationarySystem) -> dict:
+    """The mpmath evaluations the singular-point polish takes (none when the system has none)."""
+    return {"gradient_mp": system.gradient_mp, "hessian_mp": system.hessian_mp} if system.mp else {}
+
+
 def _fold(follower: _Follower, a: _Point, b: _Point, between, digits) -> Singularity:
     system, scale = follower.system, follower.scale
     w = a.tangent[-1] / (a.tangent[-1] - b.tangent[-1])
     guess = a.u + w * (b.u - a.u)
     x0, c0 = follower.split(guess)
     bracket = (float(a.u[-1] * scale), float(b.u[-1] * scale))
-    threshold = fold_threshold(system.gradient, system.hessian, x0, c0, gradient_mp=system.gradient_mp,
-                               hessian_mp=system.hessian_mp, digits=digits, bracket=bracket)
+    threshold = fold_threshold(system.gradient, system.hessian, x0, c0, digits=digits, bracket=bracket, **_mp_of(system))
     try:
         state = np.asarray(solve_fold(system.gradient, system.hessian, x0, c0)[0], dtype=float)
     except (ArithmeticError, np.linalg.LinAlgError):
@@ -466,8 +430,8 @@ def _branch_point(follower: _Follower, a: _Point, b: _Point, between, digits, tu
     except (ArithmeticError, ValueError, np.linalg.LinAlgError):
         u, float_error = (a.u if abs(test(a)) < abs(test(b)) else b.u), abs(bracket[1] - bracket[0])
     x_root, c_root = follower.split(u)
-    threshold = branch_point_threshold(system.gradient, system.hessian, x_root, c_root, gradient_mp=system.gradient_mp,
-                                       hessian_mp=system.hessian_mp, digits=digits, bracket=bracket)
+    threshold = branch_point_threshold(system.gradient, system.hessian, x_root, c_root, digits=digits, bracket=bracket,
+                                       **_mp_of(system))
     state = np.asarray(x_root, dtype=float)
     if math.isfinite(threshold.error):
         try:
@@ -482,7 +446,7 @@ def _branch_point(follower: _Follower, a: _Point, b: _Point, between, digits, tu
                        f"branch point {where}: {threshold.message}")
 
 
-def follow_branches(system: ActionSystem, starts: Sequence[tuple], control_range: tuple[float, float], *,
+def follow_branches(system: StationarySystem, starts: Sequence[tuple], control_range: tuple[float, float], *,
                     settings: ContinuationSettings = ContinuationSettings(), digits: int = 15) -> list[StationaryBranch]:
     """Every branch through the starting points `starts` [(x0, c0), ...]; a start that lies on a branch
     already followed (its stationary point is one of that branch's points, to 1e-6) is skipped."""
@@ -507,7 +471,7 @@ def _on_branch(u, branch: StationaryBranch) -> bool:
     return False
 
 
-def stationary_points_at(system: ActionSystem, branches: Sequence[StationaryBranch], c: float) -> list[dict]:
+def stationary_points_at(system: StationarySystem, branches: Sequence[StationaryBranch], c: float) -> list[dict]:
     """Every stationary point at control c on the followed branches: x, action, Hessian eigenvalues and
     index (one per crossing of the level c by a branch; branches are not deduplicated)."""
     found = []

@@ -19,18 +19,21 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import mpmath
 import numpy as np
 
 from attnphase.errors import ParameterError
-from attnphase.numeric.continuation import ActionSystem, Singularity, StationaryBranch, continue_in_control
+from attnphase.numeric.continuation import Singularity, StationaryBranch, StationarySystem, continue_in_control
 from attnphase.numeric.threshold import Threshold, branch_crossing
 from attnphase.params import check_int
 from attnphase.results import Result, Status
 
-__all__ = ["MinimumSegment", "Transition", "minimum_segments", "classify_transition"]
+__all__ = ["SCAN_INTERVALS", "MinimumSegment", "Transition", "minimum_segments", "classify_transition"]
+
+SCAN_INTERVALS = 32
+"""Cells of the scan for crossings of two minima's actions, over each interval where both exist."""
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,8 @@ class MinimumSegment:
     state: np.ndarray
     lower: Singularity | None
     upper: Singularity | None
+    # the last mpmath-polished minimum (c, x): a root polish evaluates at nearby c, where it is the better start
+    polished: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def low(self) -> float:
@@ -54,7 +59,7 @@ class MinimumSegment:
         located = self.upper is not None and math.isfinite(self.upper.control.value)
         return float(self.upper.control.value) if located else float(self.control[-1])
 
-    def state_at(self, system: ActionSystem, c: float):
+    def state_at(self, system: StationarySystem, c: float):
         """The minimum of this segment at c (float64), continued from the segment's nearest point (one
         step, else eight), or None where that fails or is not a minimum."""
         near = int(np.argmin(np.abs(self.control - c)))
@@ -64,16 +69,21 @@ class MinimumSegment:
                 return x
         return None
 
-    def action_at(self, system: ActionSystem, c: float) -> float:
+    def action_at(self, system: StationarySystem, c: float) -> float:
         x = self.state_at(system, c)
         return math.nan if x is None else system.value(x, c)
 
-    def action_at_mp(self, system: ActionSystem, c) -> mpmath.mpf:
-        """S at this segment's minimum at c, the state polished by Newton's method at the current mp.dps."""
-        x = self.state_at(system, float(c))
-        if x is None:
-            return mpmath.nan
-        x = mpmath.matrix([mpmath.mpf(v) for v in x])
+    def action_at_mp(self, system: StationarySystem, c) -> mpmath.mpf:
+        """S at this segment's minimum at c, the state polished by Newton's method at the current mp.dps
+        (started from the last polished state when it lies within 1e-6 (relative) of c, else from float64)."""
+        last = self.polished.get("at")
+        if last is not None and abs(last[0] - c) <= 1e-6 * max(1, abs(c)):
+            x = mpmath.matrix(list(last[1]))
+        else:
+            x64 = self.state_at(system, float(c))
+            if x64 is None:
+                return mpmath.nan
+            x = mpmath.matrix([mpmath.mpf(v) for v in x64])
         tol = mpmath.mpf(10) ** (-mpmath.mp.dps + 3)
         for _ in range(60):
             g = mpmath.matrix(system.gradient_mp(list(x), c))
@@ -83,6 +93,7 @@ class MinimumSegment:
             x += step
             if mpmath.norm(step, mpmath.inf) <= tol * max(1, mpmath.norm(x, mpmath.inf)):
                 break
+        self.polished["at"] = (c, list(x))
         return system.value_mp(list(x), c)
 
 
@@ -145,13 +156,40 @@ def _end_threshold(end: Singularity | None, where: str) -> tuple[Threshold, str]
     return end.control, end.kind
 
 
-def classify_transition(system: ActionSystem, branches: Sequence[StationaryBranch], control_range: tuple[float, float], *,
-                        digits: int = 15, order_parameter: Callable[[np.ndarray], float] | None = None) -> Transition:
+def _distinct(segments: list[MinimumSegment], canonical: Callable) -> list[MinimumSegment]:
+    """The segments less those that are a symmetry image of one kept before: same ends, and the canonical
+    forms of their states agree along it (to 1e-8)."""
+    kept: list[MinimumSegment] = []
+    for seg in segments:
+        image = np.array([canonical(x) for x in seg.state])
+        duplicate = False
+        for other in kept:
+            if abs(other.low - seg.low) > 1e-8 * (1 + abs(seg.low)) or abs(other.high - seg.high) > 1e-8 * (1 + abs(seg.high)):
+                continue
+            mine = np.array([canonical(x) for x in other.state])
+            common = (other.control > seg.control[0]) & (other.control < seg.control[-1])
+            if not common.any():
+                continue
+            probe = np.column_stack([np.interp(other.control[common], seg.control, image[:, j]) for j in range(image.shape[1])])
+            spacing = np.max(np.abs(np.diff(image, axis=0))) if len(image) > 1 else 0.0
+            # the polylines are sampled at different points: they agree to the interpolation error, a step's worth
+            if np.allclose(probe, mine[common], rtol=0.0, atol=spacing + 1e-8):
+                duplicate = True
+                break
+        if not duplicate:
+            kept.append(seg)
+    return kept
+
+
+def classify_transition(system: StationarySystem, branches: Sequence[StationaryBranch], control_range: tuple[float, float], *,
+                        digits: int = 15, order_parameter: Callable[[np.ndarray], float] | None = None,
+                        canonical: Callable[[np.ndarray], np.ndarray] | None = None) -> Transition:
     """The order of the transition(s) of the global minimum of S over `control_range`, from `branches`.
 
     order_parameter(x) -> float (default: x[0]) gives the jump. Coexistence points are located to
     `digits` significant digits (mpmath-polished actions); spinodals carry the precision of their
-    singularity (`numeric.continuation`).
+    singularity (`numeric.continuation`). canonical(x): the representative of x under a symmetry of S (e.g.
+    x ↦ ±x folded onto one sign); minimum segments that are images of one another are classified once.
     """
     digits = check_int("digits", digits, 1, 1000)
     lo, hi = control_range
@@ -159,14 +197,18 @@ def classify_transition(system: ActionSystem, branches: Sequence[StationaryBranc
         raise ParameterError("control_range", control_range, "(low, high) with high > low")
     measure = order_parameter or (lambda x: float(x[0]))
     segments = [seg for b in branches for seg in minimum_segments(b) if seg.high > seg.low]
+    if canonical is not None:
+        segments = _distinct(segments, canonical)
     if not segments:
         return Transition("none", None, (), (), math.nan, (math.nan, math.nan), Status.FAILED,
                           "no minimum on the followed branches")
     # Segment ends cut [lo, hi] into intervals with a fixed set of minima; crossings cut them further.
-    events = sorted({lo, hi} | {v for seg in segments for v in (seg.low, seg.high) if lo < v < hi})
+    # (segment ends within rounding of a range end, e.g. a branch's first point c/scale·scale, are that end)
+    slack = 1e-10 * (hi - lo)
+    events = sorted({lo, hi} | {v for seg in segments for v in (seg.low, seg.high) if lo + slack < v < hi - slack})
     pieces: list[tuple[float, float, int, Threshold | None]] = []  # (from, to, segment, crossing that opened it)
     for a, b in zip(events[:-1], events[1:]):
-        inside = [k for k, seg in enumerate(segments) if seg.low <= a and seg.high >= b]
+        inside = [k for k, seg in enumerate(segments) if seg.low <= a + slack and seg.high >= b - slack]
         if not inside:
             return Transition("none", None, (), (), math.nan, (math.nan, math.nan), Status.FAILED,
                               f"no followed minimum covers c in [{a:.12g}, {b:.12g}]: give a start point there")
@@ -191,23 +233,31 @@ def _global_pieces(system, segments, inside, a, b, digits, previous):
     when it is one of them."""
     margin = 1e-9 * (b - a)
     cuts: list[tuple[float, Threshold]] = []
+    probe = np.linspace(a + margin, b - margin, 9)
+    probed = {k: np.array([segments[k].action_at(system, c) for c in probe]) for k in inside}
     for i, p in enumerate(inside):
         for q in inside[i + 1:]:
             sp, sq = segments[p], segments[q]
-            probe = np.linspace(a + margin, b - margin, 9)
-            diff = np.array([sp.action_at(system, c) - sq.action_at(system, c) for c in probe])
-            scale = 1.0 + np.nanmax(np.abs([sp.action_at(system, c) for c in probe]))
+            diff = probed[p] - probed[q]
+            finite = np.isfinite(probed[p])
+            scale = 1.0 + (float(np.max(np.abs(probed[p][finite]))) if finite.any() else 0.0)
             if np.all(np.abs(diff[np.isfinite(diff)]) <= 1e-11 * scale):
                 continue  # equal actions throughout: symmetric copies (e.g. ±m), not a transition
-            start = a + margin
-            while start < b - margin:
+            # every sign change of the action difference on a 32-interval scan, each located in its own cell
+            grid = np.linspace(a + margin, b - margin, SCAN_INTERVALS + 1)
+            scan = np.array([sp.action_at(system, c) - sq.action_at(system, c) for c in grid])
+            polish = ({"f1_mp": lambda c: sp.action_at_mp(system, c), "f2_mp": lambda c: sq.action_at_mp(system, c)}
+                      if system.mp else {})
+            for i in range(SCAN_INTERVALS):
+                if not (np.isfinite(scan[i]) and np.isfinite(scan[i + 1])) or (scan[i] > 0) == (scan[i + 1] > 0):
+                    continue
+                # the cell with its neighbours: a root on a grid point is then polished from both sides
+                lo_i, hi_i = max(i - 1, 0), min(i + 2, SCAN_INTERVALS)
                 crossing = branch_crossing(lambda c: sp.action_at(system, c), lambda c: sq.action_at(system, c),
-                                           start, b - margin, f1_mp=lambda c: sp.action_at_mp(system, c),
-                                           f2_mp=lambda c: sq.action_at_mp(system, c), digits=digits, n_scan=32)
-                if crossing.status == Status.NOT_FOUND or not math.isfinite(crossing.value):
-                    break
-                cuts.append((crossing.value, crossing))
-                start = crossing.value + margin
+                                           grid[lo_i], grid[hi_i], digits=digits, n_scan=hi_i - lo_i, **polish)
+                found = crossing.status != Status.NOT_FOUND and math.isfinite(crossing.value)
+                if found and not any(abs(crossing.value - c) <= margin for c, _ in cuts):
+                    cuts.append((crossing.value, crossing))
     bounds = [a] + sorted(c for c, _ in cuts) + [b]
     by_value = dict(cuts)
     pieces = []

@@ -21,6 +21,7 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
+from attnphase import progress
 from attnphase.validate import seeds
 
 __all__ = ["autograd_potential", "mala_step", "adaptive_mala", "adam_minimise"]
@@ -77,18 +78,21 @@ def adaptive_mala(params: dict, grad: Callable, preconditioner: dict, h: torch.T
     """
     U, g = grad(params)
     accepted = torch.zeros(h.shape[0], dtype=torch.float64, device=device)
-    for step in range(steps):
-        if refresh_preconditioner is not None and step < burn_in and step % 100 == 0:
-            preconditioner = refresh_preconditioner(params)
-            U, g = grad(params)
-        U, acc = mala_step(params, U, g, h, preconditioner, grad, gen, device)
-        if step < burn_in:
-            h = h * torch.exp(0.05 * (acc.double() - target_acceptance))
-        else:
-            accepted += acc.double()
-            if (step - burn_in) % thin == 0:
-                with torch.no_grad():
-                    record(params)
+    with progress.task(f"MALA, {h.shape[0]} chain(s)", total=steps) as bar:
+        for step in range(steps):
+            if refresh_preconditioner is not None and step < burn_in and step % 100 == 0:
+                preconditioner = refresh_preconditioner(params)
+                U, g = grad(params)
+            U, acc = mala_step(params, U, g, h, preconditioner, grad, gen, device)
+            if step < burn_in:
+                h = h * torch.exp(0.05 * (acc.double() - target_acceptance))
+            else:
+                accepted += acc.double()
+                if (step - burn_in) % thin == 0:
+                    with torch.no_grad():
+                        record(params)
+            if step % 50 == 49:
+                bar.advance("burn-in" if step < burn_in else "sampling", amount=50)
     return (accepted / max(1, steps - burn_in)).cpu().numpy()
 
 
@@ -96,8 +100,11 @@ def adam_minimise(potential: Callable, params: dict, *, steps: int, lr: float) -
     """`steps` Adam steps on the summed potential of K independent runs, in place on params (returned)."""
     leaves = [v.requires_grad_(True) for v in params.values()]
     optimiser = torch.optim.Adam(leaves, lr=lr)
-    for _ in range(steps):
-        optimiser.zero_grad()
-        potential(params).sum().backward()
-        optimiser.step()
+    with progress.task("Adam", total=steps) as bar:
+        for step in range(steps):
+            optimiser.zero_grad()
+            potential(params).sum().backward()
+            optimiser.step()
+            if step % 50 == 49:
+                bar.advance(amount=50)
     return params

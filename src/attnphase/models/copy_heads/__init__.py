@@ -1,4 +1,4 @@
-"""The copy-heads model (spec `copy_heads.md`): Bayesian theory of copy-head emergence, softmax against linear
+"""The copy-heads model (docs/models/copy_heads.md): Bayesian theory of copy-head emergence, softmax against linear
 attention, and the real one-head network that validates it.
 
 Modules: `symbolic` (the expressions) and `derivation` (rendered), `kernels` (compiled, called by name),
@@ -6,7 +6,7 @@ Modules: `symbolic` (the expressions) and `derivation` (rendered), `kernels` (co
 `exact` (the exact finite-P action, order parameters, row integrands), `homogeneous` (minima, `solve`),
 `softmax_transition`, `linear_transition`, `causal` (one row sum per row), `thresholds` (`threshold`),
 `scaling_laws`, `fluctuations`, `row_tables`, `row_mean_field`, `row_posterior`, `network` and `samplers` (the
-real network on `validate.mala`), `simulation`, `results` and `simulation_results`.
+real network on `validate.mala`), `simulation`, `results` and `simulation_results`, `plots` (figures).
 
 The public names below are imported on first use (module `__getattr__`), so that importing the package (the
 CLI builds its options from `convention` and `parameters`) does not import SymPy or torch.
@@ -40,6 +40,7 @@ _MODULES = {
     "row_mean_field": ["CAUSAL_SOFTMAX_MAX_L", "softmax_row_mean_field", "softmax_mean_field_window",
                        "softmax_dual_mean_field"],
     "row_posterior": ["softmax_row_posterior_means", "softmax_finite_data_correction"],
+    "plots": ["plot_landscape", "plot_order_parameters", "plot_scaling"],
     "simulation": ["MAX_SIMULATION_ENTRIES", "simulate", "simulate_sweep", "simulate_hysteresis", "simulate_row_model",
                  "sweep_point"],
 }

@@ -1,4 +1,4 @@
-"""The conventions of the copy-heads model: choices that move thresholds by powers of L and V (spec §2).
+"""The conventions of the copy-heads model: choices that move thresholds by powers of L and V (docs/models/copy_heads.md, "Conventions").
 
 Each choice is a declared parameter (`attnphase.params`), so its range is written once and serves the Python
 API, the CLI options (`attnphase.cli.common.options_from`) and the simulator. A `Convention` is validated
@@ -29,7 +29,7 @@ _POSITIVE = RealRange(0.0, None, low_open=True)
 
 @dataclass(frozen=True)
 class Convention(ParameterSet):
-    """Choices that move thresholds by powers of L and V (spec §2).
+    """Choices that move thresholds by powers of L and V (docs/models/copy_heads.md, "Conventions").
 
     boundary: periodic (y_1 = x_L, T = L targets), drop-first (T = L − 1) or causal (T = L − 1 and row l
     attends to positions ≤ l only: see the causal-mask section of `symbolic`).

@@ -123,7 +123,7 @@ class CopyHeadsInstance(InstanceParameters):
         return out
 
     def first_attempt_values(self) -> dict:
-        """Parameters of the first attempt (spec §2): λ_ρ = T/s_g per unit of q and D_r = (TL − 2)/2."""
+        """Parameters of the first attempt (the reduction to m and q alone): λ_ρ = T/s_g per unit of q and D_r = (TL − 2)/2."""
         conv = self.convention
         s_g = conv.kappa(self.L) ** 2 * conv.sigma2
         return {"V": self.V, "tau": conv.tau(self.V), "lam_r": self.T / s_g, "D_r": (self.T * self.L - 2) / 2,

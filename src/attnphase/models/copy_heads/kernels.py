@@ -78,7 +78,7 @@ def softmax_kernels() -> ActionKernels:
 
 @lru_cache(maxsize=None)
 def first_attempt_kernels() -> ActionKernels:
-    """The first attempt (spec §2) in (m, r), q = m² + e^r."""
+    """The first attempt (the reduction to m and q alone) in (m, r), q = m² + e^r."""
     return _action(s.first_attempt_action_log_gap(), (s.m, s.r))
 
 

@@ -2,7 +2,7 @@
 
 The smallest curvature at the symmetric point changes sign at the transition (scanned in ln n, polished in
 mpmath); the Landau expansion of the action along the soft mode classifies it (derive.landau); the other
-mode's own curvature vanishes at the crossover. The first attempt of spec §2 (only m and q) is classified the
+mode's own curvature vanishes at the crossover. The first attempt (only m and q) is classified the
 same way.
 """
 
@@ -17,14 +17,17 @@ import sympy
 from scipy.optimize import brentq
 
 from attnphase.models.copy_heads import kernels
+from attnphase.models.copy_heads.homogeneous import linear_minima
 from attnphase.models.copy_heads.instance import CopyHeadsInstance
 from attnphase.models.copy_heads.results import LinearTransition
 from attnphase.numeric.minimize import sign_change_brackets
 from attnphase.numeric.precision import scaled_lowest_curvature_2x2, working_dps
+from attnphase.numeric.continuation import ActionSystem, follow_branches
 from attnphase.numeric.threshold import find_crossing, log_crossing
+from attnphase.numeric.transition import classify_transition
 from attnphase.results import Status
 
-__all__ = ["n_range", "symmetric_point_hessian", "remainder_at_origin", "classify_landau", "landau_order",
+__all__ = ["BRANCH_DIGITS", "action_system", "branch_classification", "checked_order", "later_jump", "n_range", "symmetric_point_hessian", "remainder_at_origin", "classify_landau", "landau_order",
            "instability_transition", "linear_transition", "first_attempt_transition"]
 
 
@@ -95,12 +98,80 @@ def _classify_symmetric_state(inst: CopyHeadsInstance, n_star: float, soft) -> d
     return {"order": order, "exponent": exponent, "a4": a4, "message": message}
 
 
-def linear_transition(inst: CopyHeadsInstance, digits: int = 30, classify: bool = True) -> LinearTransition:
+BRANCH_DIGITS = 12
+"""Digits the followed branches locate their singular points and crossings to (float64): enough to tell the
+instability they find from the one located to `digits` digits on the symmetric state."""
+
+
+def action_system(inst: CopyHeadsInstance, action_kernels, values: dict) -> ActionSystem:
+    """An action of this instance as an `ActionSystem` in ln n, float64 (the parameters it takes, from `values`)."""
+    names = {str(p) for p in action_kernels.parameters}
+    return ActionSystem(action_kernels, "n", {k: v for k, v in values.items() if k in names}, log_control=True,
+                        mp=False)
+
+
+def _lowest_stable(system: ActionSystem, points, c: float):
+    stable = [np.asarray(p, float) for p in points if np.all(np.linalg.eigvalsh(system.hessian(p, c)) > 0)]
+    return min(stable, key=lambda p: system.value(p, c)) if stable else None
+
+
+def branch_classification(system: ActionSystem, minima_at, n_lo: float, n_hi: float):
+    """The order of the transition from the followed stationary branches (`numeric.transition`): the branches
+    through the lowest stable minimum at n_lo and at n_hi (minima_at(n) -> candidate points), followed in ln n,
+    the global minimum read off them. It sees a first-order jump anywhere in the range, which the Landau
+    expansion at the instability cannot."""
+    control_range = (math.log(n_lo), math.log(n_hi))
+    starts = [(p, c) for c in control_range if (p := _lowest_stable(system, minima_at(math.exp(c)), c)) is not None]
+    branches = follow_branches(system, starts, control_range, digits=BRANCH_DIGITS)
+    return classify_transition(system, branches, control_range, digits=BRANCH_DIGITS,
+                               order_parameter=lambda x: float(np.hypot(x[0], x[1])), canonical=_even_image)
+
+
+def _even_image(x: np.ndarray) -> np.ndarray:
+    """The action is even under (t, c) ↦ (−t, −c) (the remainder, if any, unchanged): the image with t ≥ 0."""
+    x = np.asarray(x, float).copy()
+    if x[0] < 0 or (x[0] == 0 and x[1] < 0):
+        x[:2] *= -1
+    return x
+
+
+def checked_order(found, n_star: float, landau: dict) -> tuple[str, Status | None, str]:
+    """(order, status override, message) from the branch classification `found` against the instability at n_star:
+    second order at a branch point equal to n_star (to 1e-8) confirms it; a first-order jump is reported as such
+    (the instability is then not the transition); anything else leaves the Landau order with status limited."""
+    if found.order == "second" and found.control is not None:
+        n_branch = math.exp(found.control.value)
+        if abs(n_branch - n_star) <= 1e-8 * n_star:
+            return landau["order"], None, "; followed branches: second order at the same point"
+        return landau["order"], Status.LIMITED, (f"; followed branches: second order at n = {n_branch:.12g}, not at the "
+                                                 "instability")
+    if found.order == "first" and found.control is not None:
+        return "first", None, (f"; followed branches: FIRST order, the global minimum jumps at n = "
+                               f"{math.exp(found.control.value):.12g} ({found.message})")
+    return landau["order"], Status.LIMITED, f"; followed branches did not classify the transition ({found.message})"
+
+
+def later_jump(inst: CopyHeadsInstance, found) -> dict:
+    """The crossover as the followed branches see it: "first" when the global minimum jumps again after the
+    transition (a fold pair on the ordered branch: the uniform-pooling minimum and the copy minimum coexist), with
+    the coexistence point, its window and the jump of √(t² + c²); "smooth" when it does not."""
+    jumps = [t for t in found.later if t.order == "first" and t.control is not None]
+    if not jumps:
+        return {"crossover_order": "smooth"}
+    jump = jumps[0]
+    window = tuple(inst.P_of_n(math.exp(s.value)) if math.isfinite(s.value) else math.nan for s in jump.spinodals)
+    return {"crossover_order": "first", "P_crossover_jump": inst.P_of_n(math.exp(jump.control.value)),
+            "crossover_window": window, "crossover_jump": jump.jump}
+
+
+def linear_transition(inst: CopyHeadsInstance, digits: int = 30, classify: bool = True,
+                      follow: bool = True) -> LinearTransition:
     """First instability of the symmetric state and the copy-curvature crossover (periodic, drop-first).
 
     The smallest eigenvalue of the 2×2 Hessian (scale-free) changes sign exactly at the first instability; det H
     would change sign twice when both modes go soft within one grid cell. classify=False skips the Landau
-    classification (order "not classified"), for long sweeps.
+    classification (order "not classified"), for long sweeps; follow=False keeps the Landau classification but
+    skips the check on the followed stationary branches (and with it the crossover's order), for scaling scans.
     """
     L, V = inst.L, inst.V
     dps = working_dps(digits, 3 * math.log10(L))  # curvatures span ~L³: digits lost in det H
@@ -135,9 +206,22 @@ def linear_transition(inst: CopyHeadsInstance, digits: int = 30, classify: bool 
                              lambda n_: symmetric_point_hessian(inst, n_, mp=True)[other, other], lo, hi, digits=digits,
                              values=(lambda ln_n: hessian_grid(ln_n)[:, other, other]) if vectorised else None)
     land = _classify_symmetric_state(inst, n_star, soft) if classify else {"order": "not classified", "message": ""}
+    if classify and follow:
+        system = action_system(inst, kernels.linear_kernels(inst.convention.remainder, inst.convention.centred),
+                               inst.values())
+        found = branch_classification(system, lambda n_: linear_minima(inst, n_).points, lo, hi)
+        land = _with_branches(land, checked_order(found, n_star, land))
+        crossover = later_jump(inst, found)
+    else:
+        crossover = {}
     return instability_transition(LinearTransition, inst, res, cross, digits, dps, land,
                                   f"symmetric state loses stability along the {soft_mode} mode; ", soft_mode=soft_mode,
-                                  soft_vector=tuple(soft.tolist()))
+                                  soft_vector=tuple(soft.tolist()), **crossover)
+
+
+def _with_branches(land: dict, checked) -> dict:
+    order, status, message = checked
+    return {**land, "order": order, "status": status, "message": land["message"] + message}
 
 
 def instability_transition(kind: type, inst: CopyHeadsInstance, instability, crossover, digits: int, dps: int,
@@ -152,7 +236,8 @@ def instability_transition(kind: type, inst: CopyHeadsInstance, instability, cro
     n_star = math.exp(instability.value)
     P_star = inst.P_of_n(n_star)
     return kind("linear", inst.L, inst.V, land["order"], P_star, P_digits, P_star * instability.error, n_star,
-                instability.status, message + land["message"], exponent=land.get("exponent"), landau_a4=land.get("a4"),
+                land.get("status") or instability.status, message + land["message"], exponent=land.get("exponent"),
+                landau_a4=land.get("a4"),
                 P_crossover=inst.P_of_n(math.exp(crossover.value)) if crossed else None, P_crossover_digits=Pc_digits,
                 n_crossover=math.exp(crossover.value) if crossed else None, **fields)
 
@@ -193,4 +278,4 @@ def first_attempt_transition(inst: CopyHeadsInstance, digits: int = 30) -> Linea
     order, exponent, message = classify_landau(a2_slope, a4, a6)
     P_star = inst.P_of_n(n_star)
     return LinearTransition("linear", L, V, order, P_star, P_digits, P_star * res.error, n_star, res.status,
-                            "first attempt (spec §2): " + message, exponent=exponent, landau_a4=a4, soft_mode="copy (m)")
+                            "first attempt (m and q only): " + message, exponent=exponent, landau_a4=a4, soft_mode="copy (m)")

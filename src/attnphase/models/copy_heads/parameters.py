@@ -61,7 +61,7 @@ class DataSize(ParameterSet):
 class ThresholdSettings(ParameterSet):
     digits: int = parameter(IntRange(1, 100), 30, help="Significant digits of P_star_digits.")
     reduction: str = parameter(OneOf(REDUCTIONS), "convention-a",
-                               help="Linear: reduced action of spec §2b (t, c) or the first attempt of §2 (m, q only).")
+                               help="Linear: Convention A in (t, c), or the first attempt in (m, q) only.")
     row_rate: str = parameter(OneOf(("shortcut", "exact")), "shortcut",
                               help="Softmax: also compute P* with the exact row rate (Sobol over the other scores; "
                                    "float64; P_star_exact_row_rate_digits keeps only the digits its Sobol error "
@@ -122,9 +122,17 @@ class SimulationSettings(ParameterSet):
     fluctuations: bool = parameter(None, False,
                                    help="Linear attention, mala: compare with the means of the order parameters over "
                                         "exp(-S) of the reduced action (their own fluctuations) instead of its minimum.")
+    data_sets: int = parameter(IntRange(1, 4096), 1,
+                               help="Independent training sets, trials/data-sets runs on each; with more than one the "
+                                    "error bars include the data-set-to-data-set spread (finite P).")
+    threads: int | None = parameter(IntRange(1, 4096), None,
+                                    help="CPU threads for torch (default: 1, or the idle cores when one step is large).")
 
     def check_joint(self) -> None:
         reject_missing(self)
+        if self.trials % self.data_sets:
+            raise ParameterError("data_sets", self.data_sets, f"a divisor of trials ({self.trials}): every training "
+                                                               "set gets the same number of runs")
 
     @property
     def wide(self) -> bool:

@@ -97,14 +97,18 @@ class Transition(Result):
 
 @dataclass(frozen=True)
 class SoftmaxTransition(Transition):
-    """Softmax, homogeneous rows: spinodals (lower, upper) in P; jump of the previous-position weight a at P*;
-    a_uniform, a_copy: a on the two branches at P*; n_spinodals: the spinodals in n."""
+    """Softmax, homogeneous rows: spinodals (lower, upper) in P (folds of the followed branches); jump of the
+    previous-position weight a at P*; a_uniform, a_copy: a on the two branches at P*; n_spinodals: the spinodals
+    in n; spinodals_digits: their mpmath-polished digit strings; spinodal_kinds: "fold" (or "range" for a window
+    end beyond the range covered)."""
 
     spinodals: tuple | None = None
     jump: float | None = None
     a_uniform: float | None = None
     a_copy: float | None = None
     n_spinodals: tuple | None = None
+    spinodals_digits: tuple | None = None
+    spinodal_kinds: tuple | None = None
 
 
 @dataclass(frozen=True)
@@ -112,7 +116,10 @@ class LinearTransition(Transition):
     """Linear attention: the first instability of the symmetric state. exponent: mean-field exponent of the order
     parameter (from the Landau coefficients); landau_a4: the quartic coefficient along the soft mode; P_crossover:
     where the other mode's own curvature vanishes; soft_mode: which mode goes soft first ("uniform" or "copy");
-    soft_vector: the soft direction in (t, c); n_crossover: the crossover in n."""
+    soft_vector: the soft direction in (t, c); n_crossover: the crossover in n. From the followed stationary
+    branches (when classified): crossover_order "first" when the global minimum jumps again after the transition
+    (the uniform-pooling and the copy minimum coexist), with P_crossover_jump (their coexistence point, ~12 digits),
+    crossover_window (its spinodals in P) and crossover_jump (the jump of √(t² + c²)); "smooth" otherwise."""
 
     exponent: float | None = None
     landau_a4: float | None = None
@@ -121,6 +128,10 @@ class LinearTransition(Transition):
     soft_mode: str | None = None
     soft_vector: tuple | None = None
     n_crossover: float | None = None
+    crossover_order: str | None = None
+    P_crossover_jump: float | None = None
+    crossover_window: tuple | None = None
+    crossover_jump: float | None = None
 
 
 @dataclass(frozen=True)

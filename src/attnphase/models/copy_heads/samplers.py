@@ -1,7 +1,7 @@
 """Runs of the copy-task network (`network`) on the batched drivers of `validate.mala`.
 
 * `run_langevin`: MALA chains at the Bayesian temperature (the full posterior over scores, read-out and bias),
-  each chain on its own data set; samples after burn-in, every `thin` steps. ("SGLD" in the spec: the full batch
+  each chain on its own data set; samples after burn-in, every `thin` steps. ("SGLD" in the paper's protocol: the full batch
   and the Metropolis step remove both the gradient noise and the step-size bias.)
 * `run_row_model`: MALA over the attention weights alone under the self-averaged data term (no data set).
 * `run_adam`: Adam on U (joint MAP of all weights) from prior draws; filter: keep the runs whose final U is
@@ -21,10 +21,10 @@ from attnphase.models.copy_heads import network as net
 from attnphase.params import check_choice, check_int
 from attnphase.results import Status
 from attnphase.validate import seeds
-from attnphase.validate.device import select_device, single_cpu_thread
+from attnphase.validate.device import choose_threads, select_device, using_threads
 from attnphase.validate.mala import adam_minimise, adaptive_mala, autograd_potential
 
-__all__ = ["ChainSamples", "run_langevin", "RowModelSamples", "run_row_model", "run_adam", "DEVICE_AGREEMENT"]
+__all__ = ["ChainSamples", "step_work", "run_langevin", "RowModelSamples", "run_row_model", "run_adam", "DEVICE_AGREEMENT"]
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,16 @@ class ChainSamples:
     G_mean: np.ndarray = field(default_factory=lambda: np.empty((0, 0, 0)))  # (K, L, L) mean over the samples
 
 
+def step_work(cfg: net.CopyTaskConfig, runs: int) -> float:
+    """Floating-point operations of the largest tensor operation of one step (the data term's contraction of the
+    L²V² statistics with G, for every run): what `validate.device.choose_threads` weighs."""
+    return 2.0 * runs * cfg.L**3 * cfg.V**2
+
+
+def _threads(cfg: net.CopyTaskConfig, runs: int, threads: int | None, device) -> int:
+    return choose_threads(threads, work=step_work(cfg, runs), device=device)
+
+
 def _mixing(acceptance: np.ndarray) -> Status:
     return Status.CONVERGED if np.all(acceptance > 0.2) else Status.POOR_MIXING
 
@@ -52,7 +62,7 @@ def _mixing(acceptance: np.ndarray) -> Status:
 def run_langevin(cfg: net.CopyTaskConfig, train: net.Statistics, test: net.Statistics, starts: list[str], *,
                  steps: int = 4000, burn_in: int | None = None, thin: int = 10, seed: int = 0, device: str = "auto",
                  target_acceptance: float = 0.57, record_matrices: bool = True, rng: str = "device",
-                 read_out_start: str = "small") -> ChainSamples:
+                 read_out_start: str = "small", threads: int | None = None) -> ChainSamples:
     """MALA chains (chain i starts from starts[i] and sees data set i of `train`) at the Bayesian
     temperature; samples after burn-in, every `thin` steps; status poor_mixing when a chain accepts ≤ 20%.
 
@@ -62,11 +72,12 @@ def run_langevin(cfg: net.CopyTaskConfig, train: net.Statistics, test: net.Stati
     read_out_start: "small" (W a prior draw scaled by 0.1) or "conditional" (W at its posterior mean given the start's
     attention matrix, βBᵀ(τ⁻¹I + βM)⁻¹; the same random numbers are drawn either way). With a small read-out the data
     term does not hold a copy start at first: at L = 128, V = 4, P = 4096 its copy strength falls to ≈ 0.10 within
-    ~1000 steps and climbs back to ≈ 0.17 over the next ~2000, so a copy start approaches equilibrium from below."""
+    ~1000 steps and climbs back to ≈ 0.17 over the next ~2000, so a copy start approaches equilibrium from below.
+    threads: torch CPU threads (None: `validate.device.choose_threads` on `step_work`)."""
     dev = select_device(device)
     read_out_start = check_choice("read_out_start", read_out_start, ("small", "conditional"))
     K = len(starts)
-    with single_cpu_thread(dev):
+    with using_threads(_threads(cfg, K, threads, dev)):
         train, test = net.match_data_sets(train, K), net.match_data_sets(test, K)
         gen = seeds.generator(seed, dev, rng)
         burn_in = steps // 2 if burn_in is None else burn_in
@@ -115,7 +126,7 @@ class RowModelSamples:
 
 def run_row_model(cfg: net.CopyTaskConfig, data_term, starts: list[str], *, steps: int = 3000, burn_in: int | None = None,
                   thin: int = 5, seed: int = 0, device: str = "auto", target_acceptance: float = 0.57,
-                  rng: str = "device") -> RowModelSamples:
+                  rng: str = "device", threads: int | None = None) -> RowModelSamples:
     """MALA over the attention weights alone with a self-averaged data term instead of a data set:
 
         U = data_term(m, q, t1, t2) + score prior (+ bias prior),   (m, q, t1, t2) = `network.row_averages`(G)
@@ -126,7 +137,7 @@ def run_row_model(cfg: net.CopyTaskConfig, data_term, starts: list[str], *, step
     finite data set of `run_langevin`. Chains start "uniform", "copy" or "prior" as in `network.initial_params`; step
     sizes adapt during burn-in only (preconditioner: the score prior variance)."""
     dev = select_device(device)
-    with single_cpu_thread(dev):
+    with using_threads(_threads(cfg, len(starts), threads, dev)):
         gen = seeds.generator(seed, dev, rng)
         burn_in = steps // 2 if burn_in is None else check_int("burn_in", burn_in, 0, steps - 1)
         params = net.initial_params(cfg, starts, gen, dev)
@@ -157,11 +168,14 @@ def run_row_model(cfg: net.CopyTaskConfig, data_term, starts: list[str], *, step
 
 
 def run_adam(cfg: net.CopyTaskConfig, train: net.Statistics, test: net.Statistics, n_seeds: int, *, steps: int = 3000,
-             lr: float = 0.05, seed: int = 0, device: str = "auto", rng: str = "device") -> ChainSamples:
-    """Adam on U from `n_seeds` prior draws (batched, all on data set 0 of `train`); filter: U within
-    max(1, 1e-3|U_best|) of the best. rng: "device" or "cpu" (`attnphase.validate.seeds`)."""
+             lr: float = 0.05, seed: int = 0, device: str = "auto", rng: str = "device",
+             threads: int | None = None, per_data_set: int | None = None) -> ChainSamples:
+    """Adam on U from `n_seeds` prior draws (batched; seed i on data set i of `train`, or all on one); filter, per
+    block of `per_data_set` consecutive seeds sharing a data set (None: all seeds share one): U within
+    max(1, 1e-3|U_best|) of the best of its block. rng: "device" or "cpu" (`attnphase.validate.seeds`)."""
     dev = select_device(device)
-    with single_cpu_thread(dev):
+    per = n_seeds if per_data_set is None else check_int("per_data_set", per_data_set, 1, n_seeds)
+    with using_threads(_threads(cfg, n_seeds, threads, dev)):
         train, test = net.match_data_sets(train, n_seeds), net.match_data_sets(test, n_seeds)
         gen = seeds.generator(seed, dev, rng)
         params = adam_minimise(lambda p: net.potential(p, cfg, train), net.initial_params(cfg, ["prior"] * n_seeds, gen, dev),
@@ -171,10 +185,11 @@ def run_adam(cfg: net.CopyTaskConfig, train: net.Statistics, test: net.Statistic
             G = net.attention_matrix(params, cfg)
             tr = (net.squared_error(G, params["W"], train) / train.n_targets).cpu().numpy()
             te = (net.squared_error(G, params["W"], test) / test.n_targets).cpu().numpy()
-    kept = U <= U.min() + max(1.0, 1e-3 * abs(U.min()))
+    best = np.repeat(U.reshape(-1, per).min(axis=1), per)
+    kept = U <= best + np.maximum(1.0, 1e-3 * np.abs(best))
     return ChainSamples(G.detach().cpu().numpy()[:, None], tr[:, None], te[:, None], np.ones(n_seeds), ["prior"] * n_seeds,
                         steps, Status.CONVERGED, f"Adam lr={lr}, {steps} steps; kept {int(kept.sum())}/{n_seeds} runs "
-                        "within max(1, 1e-3|U_best|) of the best objective", kept, U)
+                        "within max(1, 1e-3|U_best|) of the best objective on their data set", kept, U)
 
 
 def _agreement_run(device: torch.device, attention: str, algorithm: str, seed: int) -> dict[str, np.ndarray]:

@@ -1,4 +1,4 @@
-"""Scaling of the thresholds with L and V against the claimed laws (spec §1), per convention."""
+"""Scaling of the thresholds with L and V against the claimed laws (docs/models/copy_heads.md), per convention."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from attnphase.params import OneOf, check_int
 from attnphase.results import Status
 
 __all__ = ["CLAIMED_LAWS", "claimed_law_fit", "softmax_large_L_correction", "softmax_ratio_extrapolation",
-           "default_L_values", "scaling", "scaling_in_V", "NAMED_CONVENTIONS", "convention_table"]
+           "default_L_values", "softmax_law_verdict", "scaling", "scaling_in_V", "NAMED_CONVENTIONS", "convention_table"]
 
 # (attention, threshold, variable) -> (claimed exponent, log power of the claimed law, law in words)
 CLAIMED_LAWS = {
@@ -51,6 +51,26 @@ def softmax_large_L_correction(L: int, V: int, conv: Convention = DEFAULT) -> fl
     """
     ell = math.log(L)
     return 1 + (2 * math.log(ell) + 4 * conv.sigma2 + 2 - 2 * math.log(2)) / ell
+
+
+def softmax_law_verdict(extrapolation: SoftmaxExtrapolation) -> tuple[bool, str]:
+    """One verdict on P* ~ L ln²L for the softmax thresholds of a scan, with its criterion: the law holds
+    (asymptotically) when the corrected ratio P*/(L ln²L · C(ln L)/(4εσ²)) approaches 1 monotonically over the sizes
+    computed and, over the upper half of them (as the fits), its remainder is of the derived order ln²ln L/ln²L:
+    remainder/(ln²ln L/ln²L) positive and within a factor 2 (it is larger at small L, where the expansion starts). A
+    plain power-law fit of P*/ln²L over a finite range is not the criterion: the slowly decaying log corrections bias
+    it below 1."""
+    corrected = np.array(extrapolation.corrected_ratio)
+    remainder = np.array(extrapolation.remainder_over_ln2ell_over_ell2)
+    upper = remainder[len(remainder) // 2:]
+    approaches = len(corrected) >= 2 and bool(np.all(np.diff(np.abs(corrected - 1)) < 0))
+    derived_order = bool(len(upper) and np.all(upper > 0) and upper.max() <= 2 * upper.min())
+    holds = approaches and derived_order
+    text = (f"P* ~ L ln²L {'holds' if holds else 'does not hold'} asymptotically: the corrected ratio "
+            f"{' → '.join(f'{v:.4f}' for v in corrected)} {'approaches' if approaches else 'does not approach'} 1 "
+            f"monotonically, with remainder/(ln²ln L/ln²L) over the upper half of the sizes from {upper.min():.2f} to "
+            f"{upper.max():.2f} ({'within' if derived_order else 'not within'} a factor 2)")
+    return holds, text
 
 
 def softmax_ratio_extrapolation(Ls, P_stars, V: int, conv: Convention = DEFAULT) -> SoftmaxExtrapolation:
@@ -85,7 +105,7 @@ def _points(attention: str, sizes: list, V_or_L, variable: str, digits: int, con
     for i, size in enumerate(sizes):
         L, V = (size, V_or_L) if variable == "L" else (V_or_L, size)
         inst = CopyHeadsInstance.validated(attention=attention, L=L, V=V, convention=convention)
-        tr = threshold_instance(inst, digits, classify=i in (0, len(sizes) - 1))
+        tr = threshold_instance(inst, digits, classify=i in (0, len(sizes) - 1), follow=False)
         points.append(ScalingPoint(L, V, tr.P_star, tr.P_star_digits, tr.order,
                                    tr.P_crossover if attention == "linear" else None))
     return points

@@ -23,12 +23,12 @@ from attnphase.models.copy_heads.homogeneous import solve_instance
 from attnphase.models.copy_heads.instance import CopyHeadsInstance
 from attnphase.models.copy_heads.parameters import DataSize, SimulationSettings
 from attnphase.models.copy_heads.simulation_results import (
-    HysteresisChain, HysteresisPoint, HysteresisResult, RowModelResult, RunSummary, SimulationResult, StartMean,
+    ChainDiagnostics, HysteresisChain, HysteresisPoint, HysteresisResult, RowModelResult, RunSummary, SimulationResult, StartMean,
     SweepResult,
 )
 from attnphase.params import check_choice, check_int
 from attnphase.results import Status
-from attnphase.validate.compare import batch_means, compare
+from attnphase.validate.compare import Comparison, batch_means
 
 __all__ = ["MAX_SIMULATION_ENTRIES", "check_simulation_size", "prepare_data", "simulate", "simulate_sweep",
            "simulate_hysteresis", "simulate_row_model", "sweep_point"]
@@ -84,51 +84,113 @@ def _renamed(algorithm, trials, sampler, chains):
     return algorithm, trials
 
 
+def _draw_statistics(draws: np.ndarray, groups: np.ndarray, name: str, algorithm: str):
+    """(mean, sd, sem, n, dof, diagnostics) of one quantity: draws (runs, samples) of the selected runs, groups their
+    training set. MALA: per training set the mean and its Monte Carlo standard error (ESS over its chains); Adam:
+    per set the mean of its kept runs, with their spread. One set: that set's numbers (dof None: normal band);
+    several: the mean of the sets' means and their standard error (dof = sets − 1: Student-t band)."""
+    from attnphase.numeric.mcmc import summarize_chains
+
+    sets = np.unique(groups)
+    means, errors, summaries = [], [], []
+    for d in sets:
+        block = draws[groups == d]
+        means.append(float(block.mean()))
+        if algorithm == "adam":
+            values = block.reshape(-1)
+            errors.append(float(values.std(ddof=1) / math.sqrt(len(values))) if len(values) > 1 else 0.0)
+        elif np.ptp(block) == 0 or block.shape[1] < 4:
+            errors.append(0.0)
+        else:
+            summary = summarize_chains(block)
+            summaries.append(summary)
+            errors.append(summary.mcse_mean)
+    values = draws.reshape(-1)
+    sd = float(values.std(ddof=1)) if values.size > 1 else 0.0
+    diagnostics = None
+    if summaries:
+        poor = [sm.message for sm in summaries if sm.status != Status.CONVERGED]
+        diagnostics = ChainDiagnostics(name, max(sm.rhat for sm in summaries), sum(sm.ess_bulk for sm in summaries),
+                                       sum(sm.ess_tail for sm in summaries),
+                                       math.sqrt(sum(e * e for e in errors)) / len(sets), draws.shape[0], draws.shape[1],
+                                       Status.POOR_MIXING if poor else Status.CONVERGED, "; ".join(poor))
+    elif algorithm == "mala":
+        diagnostics = ChainDiagnostics(name, math.nan, math.nan, math.nan, 0.0, draws.shape[0], draws.shape[1],
+                                       Status.CONVERGED, "constant: no diagnostics")
+    if len(sets) == 1:
+        return means[0], sd, errors[0], values.size, None, diagnostics
+    return float(np.mean(means)), sd, float(np.std(means, ddof=1) / math.sqrt(len(sets))), values.size, len(sets) - 1, \
+        diagnostics
+
+
+def _comparison(name: str, theory: float, theory_error: float, statistics) -> Comparison:
+    """`validate.compare.Comparison` of a theory value with (mean, sd, sem, n, dof) of `_draw_statistics`: agreement
+    within 3σ of a normal band, or the same two-sided level (99.73%) of Student's t with dof degrees of freedom."""
+    from scipy.stats import t as student
+
+    mean, sd, sem, n, dof, _ = statistics
+    n_sigma = 3.0 if dof is None else float(student.ppf(1 - 0.0027 / 2, dof))
+    scale = math.hypot(sem, theory_error)
+    z = (mean - theory) / scale if scale > 0 else None
+    agrees = (abs(z) <= n_sigma) if z is not None else (mean == theory)
+    return Comparison(name, float(theory), float(theory_error), mean, sd, sem, int(n), z, agrees, n_sigma)
+
+
 def simulate(attention: str, L: int, V: int, P: float, *, algorithm: str = "mala", trials: int = 2, steps: int = 4000,
              seed: int = 0, device: str = "auto", convention: Convention = DEFAULT, qk_width: int | None = None,
-             n_test_sequences: int = 2000, rng: str = "device", fluctuations: bool = False, sampler: str | None = None,
-             chains: int | None = None) -> SimulationResult:
+             n_test_sequences: int = 2000, rng: str = "device", fluctuations: bool = False, data_sets: int = 1,
+             threads: int | None = None, sampler: str | None = None, chains: int | None = None) -> SimulationResult:
     """Sample (MALA, trials alternating uniform and copy starts) or train (Adam, `trials` seeds) the real network at
     P and compare the measured order parameters and losses with the theory. rng: "device" or "cpu", where the random
-    numbers are drawn (`attnphase.validate.seeds`; "cpu" gives the same numbers on every device).
+    numbers are drawn (`attnphase.validate.seeds`).
 
     The number of training sequences is P/T rounded (P counts target tokens by default) or P
-    (`P_counts="sequences"`). Linear attention has the symmetry (G, W) -> (−G, −W); its order
-    parameters are reported as |t| and c·sign(t). MALA samples the Bayesian posterior (read-out integrated out);
-    Adam minimises the joint objective over all weights, whose reduced action has no log-det terms.
+    (`P_counts="sequences"`). data_sets: independent training sets of that size, trials/data_sets consecutive runs
+    on each (MALA: alternating starts within each); the error bars then hold the finite-P spread between data sets
+    (`SimulationResult`). Linear attention has the symmetry (G, W) -> (−G, −W); its order parameters are reported as
+    |t| and c·sign(t). MALA samples the Bayesian posterior (read-out integrated out); Adam minimises the joint
+    objective over all weights, whose reduced action has no log-det terms.
 
     fluctuations (linear attention, MALA): compare with the means of the order parameters and of the Gibbs loss over
-    exp(−S) of the reduced action (`linear_posterior_means`, its Monte Carlo error added to the theory error) instead
-    of their values at the minimum. qk_width None or 0: scores sampled directly (wide limit); else ≥ L.
+    exp(−S) of the reduced action (`linear_posterior_means`, its Monte Carlo error as the theory error) instead
+    of their values at the minimum. qk_width None or 0: scores sampled directly (wide limit); else ≥ L. threads:
+    torch CPU threads (None: `validate.device.choose_threads`).
     """
     from attnphase.models.copy_heads import network as net
-    from attnphase.models.copy_heads.samplers import run_adam, run_langevin
+    from attnphase.models.copy_heads.samplers import run_adam, run_langevin, step_work
+    from attnphase.validate.device import choose_threads
 
     algorithm, trials = _renamed(algorithm, trials, sampler, chains)
     inst = CopyHeadsInstance.validated(attention=attention, L=L, V=V, convention=convention)
     P = DataSize.validated(P=P).P
     settings = SimulationSettings.validated(algorithm=algorithm, trials=trials, steps=steps, seed=seed, device=device,
                                             qk_width=qk_width, n_test_sequences=n_test_sequences, rng=rng,
-                                            fluctuations=fluctuations)
+                                            fluctuations=fluctuations, data_sets=data_sets, threads=threads)
     if not settings.wide and settings.qk_width < inst.L:  # the copy start must be representable
         raise ParameterError("qk_width", settings.qk_width, f"0 (wide limit) or an integer >= L ({inst.L})")
     conv, mala = inst.convention, settings.algorithm == "mala"
     cfg = net.CopyTaskConfig.of(inst, settings.qk_width)
     sequences = conv.sequences_of_P(P, inst.L)
-    check_simulation_size(inst, P, sequences, settings.trials, settings.steps, settings.n_test_sequences)
+    check_simulation_size(inst, P, sequences * settings.data_sets, settings.trials, settings.steps,
+                          settings.n_test_sequences)
     P_used = conv.P_of_sequences(sequences, inst.L)
     theory_inst = inst if mala else inst.with_convention(conv.with_(read_out="map"))
     theory = solve_instance(theory_inst, float(P_used))
     if theory.status != Status.CONVERGED:  # before sampling: without a theory there is nothing to compare with
         raise RuntimeError(f"the theory at P = {P_used:g} was not computed: {theory.message}")
-    dev, train, test = prepare_data(cfg, settings.device, settings.seed, settings.rng, [sequences],
+    D, per = settings.data_sets, settings.trials // settings.data_sets
+    dev, train, test = prepare_data(cfg, settings.device, settings.seed, settings.rng, [sequences] * D,
                                     settings.n_test_sequences)
+    if D > 1:
+        train = train.repeat(per)
+    n_threads = choose_threads(settings.threads, work=step_work(cfg, settings.trials), device=dev)
+    starts = [("uniform", "copy")[j % 2] for _ in range(D) for j in range(per)]
     if mala:
-        run = run_langevin(cfg, train, test, _alternating_starts(settings.trials), steps=settings.steps,
-                           seed=settings.seed + 1, device=str(dev), rng=settings.rng)
+        run = run_langevin(cfg, train, test, starts, steps=settings.steps, seed=settings.seed + 1, device=str(dev),
+                           rng=settings.rng, threads=n_threads)
     else:
         run = run_adam(cfg, train, test, settings.trials, steps=settings.steps, seed=settings.seed + 1, device=str(dev),
-                       rng=settings.rng)
+                       rng=settings.rng, threads=n_threads, per_data_set=per)
     op = order_parameters_of(run.G, conv.boundary)
     t_meas, c_meas = op["t"], op["c"]
     if attention == "linear":
@@ -140,38 +202,33 @@ def simulate(attention: str, L: int, V: int, P: float, *, algorithm: str = "mala
                             float(c_meas[k].std()), float(op["rho"][k].mean()), float(run.train_loss[k].mean()),
                             float(run.test_loss[k].mean()), float(run.acceptance[k])) for k in range(len(run.starts)))
     selected = np.nonzero(keep)[0]
-    # The theory is the self-averaged (P → ∞) action: at N target tokens its order parameters carry a
-    # sample-fluctuation error ~ |value|/√N (cf. the reduced-vs-exact test), and the test loss an
-    # estimation error ~ V²/n on top.
-    N_tokens = sequences * inst.T
-    n_used = inst.n_of_P(P_used)
-
-    def theory_error(value, loss=False):
-        return (abs(value) + 1e-3) / math.sqrt(N_tokens) + (inst.V * inst.V / n_used if loss else 0.0)
-
-    measured = [("c_copy", c_meas, g.c_copy, False), ("c_uniform", t_meas, g.c_uniform, False),
-                ("test_loss", run.test_loss, g.loss_gibbs if mala else g.loss_mean_predictor, True)]
+    groups = (np.arange(settings.trials) // per)[selected]
+    measured = [("c_copy", c_meas, g.c_copy), ("c_uniform", t_meas, g.c_uniform),
+                ("test_loss", run.test_loss, g.loss_gibbs if mala else g.loss_mean_predictor)]
     if attention == "linear":
         # remainder norm per target row: 0 in Convention A, ρ at the minimum with the remainder's entropy kept
-        measured.append(("rho", op["rho"], g.rho, False))
+        measured.append(("rho", op["rho"], g.rho))
     means = None
+    errors = {}
     if settings.fluctuations and attention == "linear" and mala:
         means = posterior_means_instance(theory_inst, float(P_used), seed=settings.seed)
         key = {"c_copy": "c", "c_uniform": "t", "test_loss": "loss_gibbs", "rho": "rho"}
-        measured = [(name, values, (means.means[key[name]], means.errors[key[name]]), is_loss)
-                    for name, values, _, is_loss in measured]
-    comparisons = []
-    for name, values, th, is_loss in measured:
-        samples = batch_means(values[selected]).reshape(-1) if mala else values[selected].reshape(-1)
-        if means is None:
-            comparisons.append(compare(name, th, samples, theory_error=theory_error(th, is_loss)))
-        else:
-            value, mc_error = th
-            comparisons.append(compare(name, value, samples,
-                                       theory_error=math.hypot(theory_error(value, is_loss), mc_error)))
+        errors = {name: means.errors[key[name]] for name, _, _ in measured}
+        measured = [(name, values, means.means[key[name]]) for name, values, _ in measured]
+    comparisons, diagnostics = [], []
+    for name, values, th in measured:
+        statistics = _draw_statistics(np.asarray(values)[selected], groups, name, "mala" if mala else "adam")
+        comparisons.append(_comparison(name, th, errors.get(name, 0.0), statistics))
+        if statistics[-1] is not None:
+            diagnostics.append(statistics[-1])
+    status, message = run.status, run.message
+    poor = [d.name for d in diagnostics if d.status != Status.CONVERGED]
+    if poor and status == Status.CONVERGED:
+        status = Status.POOR_MIXING
+        message += f"; not mixed (R-hat > 1.01 or ESS < 100 per chain): {', '.join(poor)}"
     return SimulationResult("mala" if mala else "adam", P_used, sequences, conv.n_of_P(P_used, inst.L), runs, theory,
-                            tuple(comparisons), net.coverage(run.G[selected], conv.boundary), run.status, run.message,
-                            means)
+                            tuple(comparisons), net.coverage(run.G[selected], conv.boundary), status, message, means,
+                            D, tuple(diagnostics), n_threads)
 
 
 def simulate_sweep(attention: str, L: int, V: int, P_values, *, algorithm: str = "mala", trials_per_P: int = 2,

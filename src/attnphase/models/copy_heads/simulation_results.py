@@ -5,6 +5,7 @@ arrays (and the theory's `results.SolveResult`), so that a finished run can be s
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -13,7 +14,7 @@ from attnphase.models.copy_heads.results import PosteriorMeans, SolveResult
 from attnphase.results import Result, Status
 from attnphase.validate.compare import Comparison
 
-__all__ = ["Coverage", "RunSummary", "SimulationResult", "SweepResult", "HysteresisChain", "StartMean", "HysteresisPoint",
+__all__ = ["Coverage", "RunSummary", "ChainDiagnostics", "SimulationResult", "SweepResult", "HysteresisChain", "StartMean", "HysteresisPoint",
            "HysteresisResult", "RowModelResult"]
 
 
@@ -44,10 +45,37 @@ class RunSummary:
 
 
 @dataclass(frozen=True)
+class ChainDiagnostics:
+    """Convergence of one compared quantity over the sampled chains (`numeric.mcmc.summarize_chains` on the chains
+    of each training set): the largest split R-hat over the training sets, bulk and tail effective sample sizes and
+    the Monte Carlo standard error of the mean (summed over the training sets), status poor_mixing when R-hat > 1.01 or
+    an ESS is below 100 per chain. A quantity that does not vary (a softmax row sum) has none: NaN, converged."""
+
+    name: str
+    rhat: float
+    ess_bulk: float
+    ess_tail: float
+    mcse: float
+    chains: int
+    draws_per_chain: int
+    status: Status
+    message: str
+
+
+@dataclass(frozen=True)
 class SimulationResult(Result):
     """The real network at P against the theory (`simulate`): every run (`chains`), the theory at the P the data
-    realise (`P_used`, from `sequences` training sequences), one comparison per measured quantity, the coverage
-    of the sampled matrices by the order-parameter plane, and (linear, fluctuations) the posterior means."""
+    realise (`P_used`, from `sequences` training sequences each in `data_sets` independent training sets), one
+    comparison per measured quantity, the coverage of the sampled matrices by the order-parameter plane, (linear,
+    fluctuations) the posterior means, the convergence diagnostics of each compared quantity (MALA) and the torch
+    threads used.
+
+    Error bars (`comparisons`): the simulation's own statistics. MALA, one training set: the Monte Carlo standard
+    error of the mean from the effective sample size over its chains; several: the standard error of the training
+    sets' means (their spread holds the finite-P fluctuation of one data set as well), and the agreement band is the
+    Student-t quantile for that many sets. Adam: the spread of the kept runs (one set) or of the sets' means. The
+    theory is the P → ∞ self-averaged one; no finite-P term is added to it (theory_error is the Monte Carlo error of
+    the posterior means with `fluctuations`, else 0)."""
 
     algorithm: str
     P_used: float
@@ -60,9 +88,22 @@ class SimulationResult(Result):
     status: Status
     message: str
     posterior_means: PosteriorMeans | None = None
+    data_sets: int = 1
+    diagnostics: tuple = ()
+    threads: int = 1
 
     def comparison(self, name: str) -> Comparison:
         return next(c for c in self.comparisons if c.name == name)
+
+    def compared_with(self, name: str, theory: float, theory_error: float = 0.0) -> Comparison:
+        """The measured quantity `name` against another theory value, with the same error bars and band (e.g. a
+        different reduction, or a theory shifted on purpose to show that the comparison can fail)."""
+        measured = self.comparison(name)
+        scale = math.hypot(measured.sem, theory_error)
+        z = (measured.mean - theory) / scale if scale > 0 else None
+        agrees = abs(z) <= measured.n_sigma if z is not None else measured.mean == theory
+        return Comparison(name, float(theory), float(theory_error), measured.mean, measured.std, measured.sem,
+                          measured.n, z, agrees, measured.n_sigma)
 
     def as_dict(self) -> dict:
         out = super().as_dict()

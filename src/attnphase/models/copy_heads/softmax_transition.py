@@ -1,12 +1,19 @@
-"""The softmax transition of the homogeneous action, located by counting its minima along n.
+"""The softmax transition of the homogeneous action, from its stationary branches followed in n.
 
 The softmax action has no symmetric "disordered" state (x → −x is not a symmetry and the copy minimum is far
-from the uniform one), so a Landau expansion cannot see it. Instead the minima of S(x; n) are counted along n:
-two coexisting stable minima over an interval of n with a change of the global one is first order; the
-interval ends are the spinodals (saddle-nodes S' = S'' = 0, solved jointly in mpmath); the coexistence point
-is the crossing of the two branches' actions (`numeric.threshold.branch_crossing`, each branch polished at its
-minimum in mpmath). A single minimum everywhere is "none" (a smooth crossover; at small L, e.g. L ≤ 6 for
-V = 4). `classify_by_counting` is the classifier; a fold-following classifier can replace it alone.
+from the uniform one), so a Landau expansion cannot see it. Instead every stationary branch S'(x; n) = 0 is
+followed by pseudo-arclength continuation in ln n (`numeric.continuation`, through its folds, with a step rule
+that cannot step over a fold pair), the folds (saddle-nodes: the spinodals) are located as roots of (S', S'') and
+polished in mpmath, and `numeric.transition.classify_transition` reads the order off the branches: two minimum
+segments whose actions cross is first order (the crossing, polished in mpmath, is P*); a single minimum
+everywhere is "none" (a smooth crossover, at small L). A classifier that counts minima on a grid of n misses
+every window narrower than its step (it reported "none" at V = 16, L = 18 and 20); this one does not depend on a
+grid in n.
+
+Branches: through the uniform minimum at the lowest n and the copy minimum at the highest n of the range
+1e-4…1e4 × `softmax_n_scale`; then every stationary point found by a grid scan in x at 41 values of n is checked
+to lie on a followed branch, and a branch is followed from any that does not (a closed branch, an isola, that
+crosses none of those 41 levels would still be missed: none was ever seen).
 """
 
 from __future__ import annotations
@@ -18,17 +25,24 @@ import numpy as np
 from scipy.special import expit
 
 from attnphase.errors import ParameterError
+from attnphase.models.copy_heads import kernels
 from attnphase.models.copy_heads.convention import DEFAULT, Convention
-from attnphase.models.copy_heads.homogeneous import softmax_stationary_points
+from attnphase.models.copy_heads.homogeneous import softmax_grid, softmax_stationary_points
 from attnphase.models.copy_heads.instance import CopyHeadsInstance
 from attnphase.models.copy_heads.results import ExactRowRateThreshold, SoftmaxTransition
-from attnphase.numeric.precision import working_dps
-from attnphase.numeric.threshold import bisect_count_change, branch_crossing
+from attnphase.numeric.continuation import ActionSystem, follow_branch, stationary_points_at
+from attnphase.numeric.minimize import sign_change_brackets
+from attnphase.numeric.threshold import Threshold, threshold_from_error
+from attnphase.numeric.transition import classify_transition
 from attnphase.params import check_int
 from attnphase.results import Status
 
-__all__ = ["softmax_n_scale", "classify_by_counting", "softmax_transition", "exact_row_rate_threshold",
-           "softmax_exact_prior_threshold", "supported_digits_string"]
+__all__ = ["softmax_n_scale", "softmax_n_range", "softmax_system", "softmax_branches", "softmax_transition",
+           "exact_row_rate_threshold", "softmax_exact_prior_threshold", "supported_digits_string"]
+
+CHECK_LEVELS = 41
+"""Values of n (geometric over the range) at which every grid stationary point must lie on a followed branch."""
+MAX_BRANCHES = 8
 
 
 def softmax_n_scale(inst: CopyHeadsInstance) -> float:
@@ -36,93 +50,116 @@ def softmax_n_scale(inst: CopyHeadsInstance) -> float:
     return max(1.0, inst.T * math.log(inst.L) ** 2 / inst.convention.sigma2 + inst.V * inst.V)
 
 
-def _minima(inst: CopyHeadsInstance, n_, refine: bool = False) -> list:
-    return softmax_stationary_points(inst, n_, refine)[0]
-
-
-def classify_by_counting(inst: CopyHeadsInstance) -> tuple[float, float] | None:
-    """The interval of n with two coexisting minima, (lower, upper) to 1e-6 relative (bisection on the count),
-    or None when there is one minimum at every n of 121 points over 1e-4…1e4 × `softmax_n_scale`."""
+def softmax_n_range(inst: CopyHeadsInstance) -> tuple[float, float]:
+    """The range of n the classifier covers, 1e-4…1e4 × `softmax_n_scale`."""
     scale = softmax_n_scale(inst)
-    grid = np.geomspace(scale * 1e-4, scale * 1e4, 121)
-    two = [i for i, v in enumerate(grid) if len(_minima(inst, v)) >= 2]
-    if not two:
-        return None
-    i0, i1 = two[0], two[-1]
-
-    def count(n_):
-        return len(_minima(inst, n_))
-
-    lower = bisect_count_change(count, grid[i0 - 1], grid[i0]).bracket[1] if i0 > 0 else grid[0]
-    upper = bisect_count_change(count, grid[i1], grid[i1 + 1]).bracket[0] if i1 + 1 < len(grid) else grid[-1]
-    return lower, upper
+    return scale * 1e-4, scale * 1e4
 
 
-def _branch(inst: CopyHeadsInstance, which: int):
-    """The action along the uniform (which = 0) or the copy (which = −1) branch: f(n) in float64 (NaN where the
-    branch does not exist), f_mp(n) in mpmath (Newton on S' from the branch's float64 minimum)."""
-    action = inst.reduced
-
-    def f(n_):
-        minima = _minima(inst, n_, refine=True)
-        return float(action.action(minima[which], n_)) if len(minima) >= 2 else math.nan
-
-    def f_mp(n_mp):
-        start = _minima(inst, float(n_mp))[which]
-        root = mpmath.findroot(lambda xv: action.gradient_mp(xv, n_mp)[0], mpmath.mpf(start),
-                               df=lambda xv: action.hessian_mp(xv, n_mp)[0, 0])
-        return action.action_mp(root, n_mp)
-
-    return f, f_mp
+def softmax_system(inst: CopyHeadsInstance) -> ActionSystem:
+    """The homogeneous softmax action S(x; n) as an `ActionSystem` continued in ln n."""
+    return ActionSystem(kernels.softmax_kernels(), "n", inst.values(), log_control=True)
 
 
-def _spinodal_mp(inst: CopyHeadsInstance, n64: float, x64: float):
-    """Saddle-node point in n: S'(x) = S''(x) = 0 solved jointly in (x, ln n) at the working precision (the
-    float64 end of the window when the solve fails)."""
-    action = inst.reduced
+def _polyline_states(branches, ln_n: float) -> list[tuple[float, float]]:
+    """(x, |Δx| of the segment) where each followed branch's polyline crosses the level ln n (linear interpolation)."""
+    out = []
+    for branch in branches:
+        c, x = branch.control, branch.state[:, 0]
+        for i in np.nonzero((np.minimum(c[:-1], c[1:]) <= ln_n) & (np.maximum(c[:-1], c[1:]) >= ln_n))[0]:
+            w = (ln_n - c[i]) / (c[i + 1] - c[i]) if c[i + 1] != c[i] else 0.0
+            out.append((x[i] + w * (x[i + 1] - x[i]), abs(x[i + 1] - x[i])))
+    return out
 
-    def equations(xv, ln_n):
-        n_ = mpmath.exp(ln_n)
-        return [action.gradient_mp(xv, n_)[0], action.hessian_mp(xv, n_)[0, 0]]
 
-    try:
-        return mpmath.exp(mpmath.findroot(equations, (mpmath.mpf(x64), mpmath.log(n64)))[1])
-    except (ValueError, ZeroDivisionError):
-        return mpmath.mpf(n64)
+def _unfollowed_points(inst: CopyHeadsInstance, system: ActionSystem, branches, levels) -> list[tuple[float, float]]:
+    """(x, ln n) of the grid stationary points at `levels` that lie on no followed branch. One vectorised scan of
+    S' over `softmax_grid` × levels; a grid point within a grid step (plus the polyline's step) of a followed
+    branch's polyline is on it, any other is checked exactly (continued from the branch points, Newton)."""
+    xs = softmax_grid(inst)
+    spacing = xs[1] - xs[0]
+    with np.errstate(all="ignore"):
+        g = np.asarray(inst.reduced.gradient(xs[None, :], np.exp(levels)[:, None]), float)[..., 0]
+    missing = []
+    for ln_n, row in zip(levels, g):
+        idx = sign_change_brackets(row)
+        candidates = _polyline_states(branches, ln_n)
+        for x in 0.5 * (xs[idx] + xs[idx + 1]):
+            if any(abs(x - xb) <= 2 * spacing + step for xb, step in candidates):
+                continue
+            exact = [p["x"][0] for p in stationary_points_at(system, branches, ln_n)]
+            if not any(abs(x - v) <= 2 * spacing for v in exact):
+                missing.append((x, ln_n))
+    return missing
+
+
+def softmax_branches(inst: CopyHeadsInstance, digits: int = 15):
+    """(system, followed branches, (ln n_lo, ln n_hi)): every stationary branch of the homogeneous softmax action
+    over `softmax_n_range` (module docstring), folds located to `digits` digits in ln n."""
+    system = softmax_system(inst)
+    n_lo, n_hi = softmax_n_range(inst)
+    control_range = (math.log(n_lo), math.log(n_hi))
+    branches = [follow_branch(system, [softmax_stationary_points(inst, n_lo)[0][0]], control_range[0], control_range,
+                              digits=digits)]
+    levels = np.linspace(*control_range, CHECK_LEVELS)
+    levels[-1] -= 1e-9 * (control_range[1] - control_range[0])  # inside the range, where a branch's last point may round
+    for check in (levels[-1:], levels[1:-1]):  # the copy minimum at the top of the range first
+        for _ in range(MAX_BRANCHES):
+            missing = _unfollowed_points(inst, system, branches, check)
+            if not missing:
+                break
+            x, ln_n = missing[0]
+            branches.append(follow_branch(system, [x], ln_n, control_range, digits=digits))
+        else:
+            raise RuntimeError(f"stationary points of the softmax action at L = {inst.L}, V = {inst.V} remain off "
+                               f"{MAX_BRANCHES} followed branches")
+    return system, branches, control_range
+
+
+def _in_n(inst: CopyHeadsInstance, at: Threshold, digits: int) -> tuple[float, float, str]:
+    """(P, its error, its digit string) of a location found in ln n."""
+    if not math.isfinite(at.value):
+        return math.nan, math.nan, ""
+    with mpmath.workdps(digits + 20):
+        n_mp = mpmath.exp(at.value_mp if at.value_mp is not None else mpmath.mpf(at.value))
+        P_mp = inst.P_of_n(n_mp)
+        error = float(P_mp) * at.error  # d P = P d ln n
+        supported = threshold_from_error(P_mp, error, digits, None, "P").digits
+        text = mpmath.nstr(P_mp, supported) if supported else ""
+    return float(P_mp), error, text
+
+
+def _end(inst: CopyHeadsInstance, P: float, otherwise: str) -> str:
+    return f"{inst.n_of_P(P):.6g}" if math.isfinite(P) else otherwise
 
 
 def softmax_transition(inst: CopyHeadsInstance, digits: int = 30) -> SoftmaxTransition:
-    """Classify the softmax transition by counting the minima of S(x; n) along n; polish with mpmath."""
+    """Classify the softmax transition on the followed stationary branches of S(x; n); P* and both spinodals
+    polished in mpmath (ln n carries two more digits than asked, so that n keeps `digits`)."""
     L, V = inst.L, inst.V
-    window = classify_by_counting(inst)
-    if window is None:
-        return SoftmaxTransition("softmax", L, V, "none", math.nan, "", math.nan, math.nan, Status.NOT_FOUND,
-                                 "one minimum at every n scanned: no first-order transition")
-    s_lo, s_hi = window
-    f1, f1_mp = _branch(inst, 0)
-    f2, f2_mp = _branch(inst, -1)
-    dps = working_dps(digits, 2 * math.log10(L))  # actions ~ n ~ L ln²L: digits lost in their difference
-    with mpmath.workdps(dps):
-        res = branch_crossing(f1, f2, s_lo * (1 + 1e-9), s_hi * (1 - 1e-9), f1_mp=f1_mp, f2_mp=f2_mp, digits=digits,
-                              n_scan=8)
-    n_star = res.value
-    minima = _minima(inst, n_star, refine=True)
-    a = [float(expit(v)) for v in (minima[0], minima[-1])]
-    P_star = inst.P_of_n(n_star)
-    with mpmath.workdps(dps):
-        P_mp = inst.P_of_n(res.value_mp) if res.value_mp is not None else mpmath.mpf(P_star)
-        P_digits = mpmath.nstr(P_mp, digits) if res.status == Status.CONVERGED else res.digits_string
-        lo_minima = _minima(inst, s_lo * (1 + 1e-6))
-        hi_minima = _minima(inst, s_hi * (1 - 1e-6))
-        # the spinodal where the copy minimum is born (left) and where the uniform one dies (right)
-        sp_lo = _spinodal_mp(inst, s_lo, lo_minima[-1] if lo_minima else 0.0)
-        sp_hi = _spinodal_mp(inst, s_hi, hi_minima[0])
-    error = inst.P_of_n(res.error) if math.isfinite(res.error) else res.error
+    system, branches, control_range = softmax_branches(inst, digits + 2)
+    found = classify_transition(system, branches, control_range, digits=digits + 2,
+                                order_parameter=lambda x: float(expit(x[0])))
+    folds = sorted(math.exp(s.control.value) for b in branches for s in b.singularities if s.kind == "fold")
+    where = (f"{len(branches)} branch(es) followed over n in [{math.exp(control_range[0]):.4g}, "
+             f"{math.exp(control_range[1]):.4g}], folds at n = " + (", ".join(f"{v:.8g}" for v in folds) or "none"))
+    if found.order != "first":
+        status = Status.NOT_FOUND if found.status in (Status.NOT_FOUND, Status.CONVERGED) else found.status
+        what = ("one minimum at every n: no first-order transition" if not folds else
+                "coexisting minima, but the global minimum never changes branch: no first-order transition")
+        return SoftmaxTransition("softmax", L, V, "none", math.nan, "", math.nan, math.nan, status,
+                                 f"{what} ({where}; {found.message})", spinodals=None)
+    P_star, error, P_digits = _in_n(inst, found.control, digits)
+    spinodal_P = [_in_n(inst, s, digits) for s in found.spinodals]
+    a_uniform, a_copy = found.order_parameter
+    later = f"; {len(found.later)} further change(s) of the global minimum at larger n" if found.later else ""
     return SoftmaxTransition(
-        "softmax", L, V, "first", P_star, P_digits, error, n_star, res.status,
-        f"two coexisting minima for n in ({s_lo:.6g}, {s_hi:.6g}); " + res.message,
-        spinodals=(inst.P_of_n(float(sp_lo)), inst.P_of_n(float(sp_hi))), jump=a[1] - a[0], a_uniform=a[0],
-        a_copy=a[1], n_spinodals=(float(sp_lo), float(sp_hi)))
+        "softmax", L, V, "first", P_star, P_digits, error, inst.n_of_P(P_star), found.status,
+        f"two coexisting minima for n in ({_end(inst, spinodal_P[0][0], 'below the range')}, "
+        f"{_end(inst, spinodal_P[1][0], 'beyond the range')}), the global one jumps at P* ({where}){later}",
+        spinodals=tuple(p[0] for p in spinodal_P), jump=abs(a_copy - a_uniform), a_uniform=a_uniform, a_copy=a_copy,
+        n_spinodals=tuple(inst.n_of_P(p[0]) for p in spinodal_P), spinodals_digits=tuple(p[2] for p in spinodal_P),
+        spinodal_kinds=found.spinodal_kinds)
 
 
 def supported_digits_string(value: float, error: float, requested: int = 17) -> str:

@@ -1,6 +1,6 @@
 """Bayesian copy-head emergence in one attention layer (symbolic source).
 
-Task (spec `copy_heads.md`): sequences of L i.i.d. uniform one-hot tokens x_1..x_L over V symbols; the
+Task: sequences of L i.i.d. uniform one-hot tokens x_1..x_L over V symbols; the
 target at position l is the previous token, y_l = x_{l-1}. Network: one head, positional attention
 matrix G (L×L), read-out W (V×V), f_l = W Σ_m G_lm x_m; prior W_cd ~ N(0, τ); Gaussian likelihood
 exp(−β/2 Σ ‖y_l − f_l‖²) over the target positions.
@@ -152,7 +152,7 @@ def copy_plane(t_expr, c_expr, rho_expr=0):
     return (t_expr + (L - 1) * c_expr) / L, (t_expr**2 + (L - 1) * c_expr**2) / L + rho_expr
 
 
-# -- linear attention, Convention A (spec §2b) -------------------------------------------------------
+# -- linear attention, Convention A --------------------------------------------------------------------
 def linear_action(centred: bool = False) -> sympy.Expr:
     """Reduced action S(t, c, ρ) for G = κ(A + b11ᵀ), A_lm ~ N(0, σ²), b ~ N(0, s₁).
 
@@ -189,7 +189,7 @@ def copy_onset_leading_form() -> sympy.Expr:
     (positive_root,) = [r for r in sympy.solve(sympy.Eq(h_cc, 0), n) if r.subs(sample) > 0]
     return leading_asymptotic(positive_root, L)
 
-# -- linear attention, first attempt (spec §2): only (m, q), i.i.d. G with its full entropy ----------
+# -- linear attention, first attempt: only (m, q), i.i.d. G with its full entropy ------------------------
 def first_attempt_action() -> sympy.Expr:
     """S(m, q) = Lq/(2s_g)·(T/L) − ((TL − 2)/2) ln(q − m²) + copy data term; no all-ones mode.
 

@@ -1,6 +1,7 @@
 """`threshold`: the transition of one instance, located and classified by the method its attention and
-convention call for (homogeneous softmax: counting minima; linear: instability of the symmetric state; causal
-mask: the row-resolved forms; first attempt: spec §2)."""
+convention call for (homogeneous softmax: its stationary branches followed in n; linear: instability of the
+symmetric state, checked on the followed branches; causal mask: the row-resolved forms; first attempt: the
+two-parameter reduction (m, q))."""
 
 from __future__ import annotations
 
@@ -44,8 +45,9 @@ def action_overflow(inst: CopyHeadsInstance) -> str:
 
 
 def threshold_instance(inst: CopyHeadsInstance, digits: int = 30, classify: bool = True,
-                       reduction: str = "convention-a") -> Transition:
-    """`threshold` for a validated instance and settings."""
+                       reduction: str = "convention-a", follow: bool = True) -> Transition:
+    """`threshold` for a validated instance and settings (follow=False: linear attention is classified at its
+    instability by the Landau expansion only, without following the stationary branches; for scaling scans)."""
     if inst.causal:
         if reduction == "first-attempt":
             raise ParameterError("reduction", reduction, "'convention-a' with boundary 'causal'")
@@ -66,15 +68,15 @@ def threshold_instance(inst: CopyHeadsInstance, digits: int = 30, classify: bool
         return softmax_transition(inst, digits)
     if reduction == "first-attempt":
         return first_attempt_transition(inst, digits)
-    return linear_transition(inst, digits, classify)
+    return linear_transition(inst, digits, classify, follow)
 
 
 def threshold(attention: str, L: int, V: int, digits: int = 30, convention: Convention = DEFAULT,
               classify: bool = True, reduction: str = "convention-a") -> Transition:
     """P* (and the crossover for linear attention) to `digits` significant digits.
 
-    The softmax order is always found (by counting minima); classify=False skips the Landau step of the linear
-    classification (used inside sweeps, where the end points are classified).
+    The softmax order is always found (on the followed branches); classify=False skips the Landau step of the
+    linear classification and the branch check (used inside sweeps, where the end points are classified).
     """
     inst = CopyHeadsInstance.validated(attention=attention, L=L, V=V, convention=convention)
     settings = ThresholdSettings.validated(digits=digits, reduction=reduction)

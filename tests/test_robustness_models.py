@@ -315,10 +315,12 @@ SIM_BASE = dict(d=4, L=3, R=1, theta=1.0, trials=2, steps=5, device="cpu")
 
 
 @given(which=st.sampled_from(["trials", "steps", "eta0", "k0", "gamma", "batch", "seed", "device", "sampler", "rho0",
-                              "record_every", "R", "theta", "memory_trials", "memory_L"]), data=st.data())
+                              "record_every", "R", "theta", "memory_trials", "memory_L",
+                              "memory_L_projected"]), data=st.data())
 def test_sr_simulate_rejects_bad_parameters_before_sampling(which, data):
     """Huge trials, steps or L·d were allocation errors (RuntimeError / MemoryError, or minutes of
-    swapping); θ_d beyond float32 was a RuntimeError from torch."""
+    swapping); θ_d beyond float32 was a RuntimeError from torch. Memory is bounded per sampler: L·d for the
+    dense one, trials·batch·(L + d) for the projected one."""
     TALLY["signal_recovery.simulate (bad)"] += 1
     args = dict(SIM_BASE)
     name = which
@@ -334,8 +336,11 @@ def test_sr_simulate_rejects_bad_parameters_before_sampling(which, data):
     if which == "memory_trials":
         name, args["trials"] = "trials", data.draw(st.integers(10**9, 10**15))
         args["d"] = data.draw(st.integers(2, 10**6))
-    elif which == "memory_L":
-        name, args["L"], args["d"] = "L", data.draw(st.integers(10**6, 10**9)), data.draw(st.integers(10**3, 10**6))
+    elif which == "memory_L":  # one dense sequence holds L·d tokens
+        name, args["sampler"] = "L", "dense"
+        args["L"], args["d"] = data.draw(st.integers(10**6, 10**9)), data.draw(st.integers(10**3, 10**6))
+    elif which == "memory_L_projected":  # the projected sampler holds trials·batch·(L + d) numbers
+        name, args["L"] = "L", data.draw(st.integers(10**7, 10**12))
     else:
         args[which] = data.draw(strategies[which])
     raises_named(name, sr.simulate, **args)

@@ -19,7 +19,9 @@ from importlib import import_module
 _MODULES = {
     "basins": ("FrozenBasins", "BasinRounds", "frozen_basin_rounds"),
     "branches": ("extrapolate", "WarmStarts", "BranchLoss", "follow_until_lost"),
-    "continuation": ("ActionSystem", "ContinuationSettings", "Singularity", "StationaryBranch", "stationary_point",
+    # the stationary systems are defined in `stationary_systems` (continuation re-exports them)
+    "stationary_systems": ("StationarySystem", "ActionSystem", "FunctionSystem"),
+    "continuation": ("ContinuationSettings", "Singularity", "StationaryBranch", "stationary_point",
                      "continue_in_control", "follow_branch", "follow_branches", "stationary_points_at"),
     "convergence": ("Rung", "Tolerance", "LadderResult", "climb"),
     # the coordinate transforms are defined in `transforms` (fixedpoint re-exports them)
@@ -47,7 +49,7 @@ _MODULES = {
                   "window_and_coexistence", "solve_fold", "fold_threshold", "solve_branch_point",
                   "branch_point_threshold", "threshold_from_error"),
     "tilting": ("Tilted", "tilt"),
-    "transition": ("MinimumSegment", "Transition", "minimum_segments", "classify_transition"),
+    "transition": ("SCAN_INTERVALS", "MinimumSegment", "Transition", "minimum_segments", "classify_transition"),
 }
 _WHERE = {name: module for module, names in _MODULES.items() for name in names}
 

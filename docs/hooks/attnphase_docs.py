@@ -11,7 +11,8 @@
   printed (run when the site is built, all in one scratch directory, so a later command sees the store
   an earlier one wrote): the getting-started page shows real output of the current code.
 * Models: every `docs/models/*.md`, and `docs/adding-a-model.md` when present, get nav entries under
-  "Models", titled by their first heading.
+  "Models", titled by their first heading; every `docs/research/*.md` (a model's research notes) gets one
+  under "Research notes".
 * A link from a page to a checked-in derivation by its path in the repository (`../../derivations/x.md`
   from docs/models/, which works when the Markdown is read on its own) is pointed at the site's page.
 """
@@ -63,11 +64,13 @@ def on_config(config):
     if (docs_dir / "adding-a-model.md").exists():
         models.append({"Adding a model": "adding-a-model.md"})
     examples = [{_title(example_markdown(p), p.stem): f"examples/{p.stem}.md"} for p in _example_scripts()]
+    research = [{_title(p.read_text(), p.stem): f"research/{p.name}"} for p in sorted((docs_dir / "research").glob("*.md"))]
     derivations = [{_title(p.read_text(), p.stem): f"derivations/{p.name}"} for p in sorted(DERIVATIONS.glob("*.md"))]
     nav = config["nav"]
     _with_section(nav, "Models", models)
     _with_section(nav, "Examples", examples)
     _with_section(nav, "Derivations", derivations)
+    _with_section(nav, "Research notes", research)
     # a section left empty (no such files) is dropped rather than shown empty
     config["nav"] = [item for item in nav if not (isinstance(item, dict) and list(item.values()) == [[]])]
     return config

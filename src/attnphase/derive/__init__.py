@@ -14,7 +14,7 @@ does not pull in numba or torch.
 
 from __future__ import annotations
 
-from importlib import import_module
+from attnphase.lazy_exports import lazy_exports
 
 from attnphase.derive.calculus import (
     elementwise,
@@ -72,18 +72,4 @@ _LAZY_MODULES = {
     "equivalence": ("Equivalence", "EquationCheck", "equivalent", "normalise_expectations", "check_equation",
                     "check_document", "SYMBOLIC_SIZE_LIMIT"),
 }
-_WHERE = {name: module for module, names in _LAZY_MODULES.items() for name in names}
-
-__all__ = [*_EAGER, *(name for names in _LAZY_MODULES.values() for name in names)]
-
-
-def __getattr__(name: str):
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{_WHERE[name]}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__():
-    return sorted(set(globals()) | set(__all__))
+__all__, __getattr__, __dir__ = lazy_exports(__name__, globals(), _LAZY_MODULES, eager=_EAGER)

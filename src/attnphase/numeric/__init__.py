@@ -14,7 +14,7 @@ uses one solver does not load SciPy's integrators, mpmath or the others.
 
 from __future__ import annotations
 
-from importlib import import_module
+from attnphase.lazy_exports import lazy_exports
 
 _MODULES = {
     "basins": ("FrozenBasins", "BasinRounds", "frozen_basin_rounds"),
@@ -51,18 +51,4 @@ _MODULES = {
     "tilting": ("Tilted", "tilt"),
     "transition": ("SCAN_INTERVALS", "MinimumSegment", "Transition", "minimum_segments", "classify_transition"),
 }
-_WHERE = {name: module for module, names in _MODULES.items() for name in names}
-
-__all__ = [name for names in _MODULES.values() for name in names]
-
-
-def __getattr__(name: str):
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{_WHERE[name]}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__():
-    return sorted(set(globals()) | set(__all__))
+__all__, __getattr__, __dir__ = lazy_exports(__name__, globals(), _MODULES)

@@ -13,7 +13,7 @@ them import torch). Two functions share their module's name and are reached thro
 
 from __future__ import annotations
 
-from importlib import import_module
+from attnphase.lazy_exports import lazy_exports
 
 _MODULES = {
     "device": ("DEVICE_CHOICES", "PARALLEL_WORK", "select_device", "available_cores", "idle_cores", "choose_threads",
@@ -27,18 +27,4 @@ _MODULES = {
     "finite_size": ("Gap", "gap_at_size", "fit_gap_rate", "classify_minimum", "binomial_interval", "MINIMA"),
     "agreement": ("RELATIVE_TOLERANCE", "Agreement", "compare_outputs", "registered_simulators", "compare_devices"),
 }
-_WHERE = {name: module for module, names in _MODULES.items() for name in names}
-
-__all__ = [name for names in _MODULES.values() for name in names]
-
-
-def __getattr__(name: str):
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{_WHERE[name]}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__():
-    return sorted(set(globals()) | set(__all__))
+__all__, __getattr__, __dir__ = lazy_exports(__name__, globals(), _MODULES)

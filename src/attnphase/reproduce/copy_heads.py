@@ -425,9 +425,15 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
     report.paragraph(f"P counts target tokens, loss summed, beta = 1 (n = P); L = {L}, V = {V} for the simulations; "
                      f"{'quick' if quick else 'full'} run.")
     report.heading("Thresholds (mpmath-polished)")
-    report.table([{"attention": r["attention"], "L": r["L"], "V": r["V"], "order": r["order"],
+    report.paragraph("The order is classified at both ends of each scan in L or V; the sizes between are located "
+                     "only (—): `attnphase threshold copy-heads` classifies any one of them.")
+    shown = {}  # (attention, L, V) -> row; the scan in V starts at the L scan's last point
+    for r in scal_rows:
+        shown.setdefault((r["attention"], r["L"], r["V"]), r)
+    report.table([{"attention": r["attention"], "L": r["L"], "V": r["V"],
+                   "order": "—" if r["order"] == "not classified" else r["order"],
                    "P*": r["P_star_digits"] or r["P_star"], "P_crossover": "" if r["P_crossover"] is None else r["P_crossover"]}
-                  for r in scal_rows])
+                  for r in shown.values()])
     ex = soft.extrapolation
     f = soft.fit["P_star"]
     holds, verdict = softmax_law_verdict(ex)

@@ -24,6 +24,14 @@ import click
 from attnphase.cli import main
 
 EXAMPLE_LINE = re.compile(r"^\s*(attnphase .+?)(?:\s+#.*)?$")
+# Examples that show a form rather than a run here, with the reason they are not run.
+NOT_RUN = {
+    "mypackage.points:point": "a user's own sweep function (a placeholder module)",
+    "--scheduler tcp://": "needs a running dask scheduler",
+    "--other cuda": "needs a CUDA device",
+}
+# `sweep` examples first: the `store` examples read the store a sweep writes.
+ORDER = ("attnphase sweep", "attnphase store")
 
 
 def help_texts():
@@ -92,18 +100,25 @@ def cli() -> None:
     parser.add_argument("--skip", action="append", default=[], help="skip the examples containing this text")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per example")
     args = parser.parse_args()
-    seen, failures = set(), 0
+    listed = {}  # command -> the help it is printed by
+    for path, text in help_texts():
+        for command in examples(text):
+            if (not args.only or any(o in command for o in args.only)) and not any(s in command for s in args.skip):
+                listed.setdefault(command, path)
+    ordered = sorted(listed, key=lambda c: next((i for i, p in enumerate(ORDER) if c.startswith(p)), -1))
+    failures = not_run = 0
     with tempfile.TemporaryDirectory() as scratch:
-        for path, text in help_texts():
-            for command in examples(text):
-                if command in seen or (args.only and not any(o in command for o in args.only)) or any(
-                        s in command for s in args.skip):
-                    continue
-                seen.add(command)
-                status, seconds, printed = run(command, Path(scratch), args.timeout)
-                failures += status != 0
-                print(f"$ {command}\n  [{path} --help] exit {status}, {seconds:.1f} s\n  {printed}\n", flush=True)
-    print(f"{len(seen)} examples, {failures} failed")
+        for command in ordered:
+            reason = next((why for key, why in NOT_RUN.items() if key in command), None)
+            if reason is not None:
+                not_run += 1
+                print(f"$ {command}\n  [{listed[command]} --help] not run: {reason}\n", flush=True)
+                continue
+            status, seconds, printed = run(command, Path(scratch), args.timeout)
+            failures += status != 0
+            print(f"$ {command}\n  [{listed[command]} --help] exit {status}, {seconds:.1f} s\n  {printed}\n", flush=True)
+    print(f"{len(ordered)} examples: {len(ordered) - not_run - failures} ran and succeeded, {failures} failed, "
+          f"{not_run} not run")
     sys.exit(1 if failures else 0)
 
 

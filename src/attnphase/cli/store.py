@@ -46,7 +46,7 @@ def list_command(store_path, model, as_json) -> None:
     \b
     Examples:
       attnphase store list
-      attnphase store list --store sweeps.sqlite --json
+      attnphase store list --store demo.sqlite --json
     """
     store = _open(store_path)
     try:

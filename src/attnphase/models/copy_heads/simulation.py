@@ -84,6 +84,11 @@ def _renamed(algorithm, trials, sampler, chains):
     return algorithm, trials
 
 
+# A quantity whose draws spread less than this (relative) is constant by construction up to rounding (softmax rows
+# sum to one, so the uniform strength is 1): R-hat and ESS of its rounding noise would mean nothing.
+CONSTANT_SPREAD = 1e-5
+
+
 def _draw_statistics(draws: np.ndarray, groups: np.ndarray, name: str, algorithm: str):
     """(mean, sd, sem, n, dof, diagnostics) of one quantity: draws (runs, samples) of the selected runs, groups their
     training set. MALA: per training set the mean and its Monte Carlo standard error (ESS over its chains); Adam:
@@ -99,7 +104,7 @@ def _draw_statistics(draws: np.ndarray, groups: np.ndarray, name: str, algorithm
         if algorithm == "adam":
             values = block.reshape(-1)
             errors.append(float(values.std(ddof=1) / math.sqrt(len(values))) if len(values) > 1 else 0.0)
-        elif np.ptp(block) == 0 or block.shape[1] < 4:
+        elif np.ptp(block) <= CONSTANT_SPREAD * max(1.0, float(np.abs(block).max())) or block.shape[1] < 4:
             errors.append(0.0)
         else:
             summary = summarize_chains(block)

@@ -18,7 +18,9 @@ the quantity and the numbers), never a silent coarser answer.
     rung above (its check rule) as its error. A check that fails leaves the working answer with
     unknown (NaN) errors and status `limited`.
   and two error estimates: error="difference" (between the last two rungs) or error="spread" (max − min
-  over every rung solved: for rules whose values oscillate rather than converge monotonically).
+  over every rung solved, or over the last `window` rungs: for rules whose values oscillate rather than
+  converge monotonically, where two successive rungs can agree by accident).
+  A rung that fails above a checked pair leaves the last checked answer, with status `limited`.
 """
 
 from __future__ import annotations
@@ -93,18 +95,22 @@ def _tolerance_for(tolerance, name: str) -> Tolerance | None:
 def climb(solve: Callable[[Any, Any], Any], rungs: Sequence[Rung], measure: Callable[[Any], Mapping[str, float]], *,
           tolerance: Tolerance | Mapping[str, Tolerance] | None = None, start: Any = None, first: Any = None,
           accept: Callable[[Any], bool] | None = None, report: str = "refined",
-          error: str = "difference") -> LadderResult:
+          error: str = "difference", window: int | None = None) -> LadderResult:
     """Climb `rungs` until the verified error meets `tolerance` (or, without one, to the top rung).
 
     solve(rule, previous) -> answer, previous being the answer on the rung below (`start` for the
     first); first: the answer on rungs[0] if it is already known (then it is not solved again);
     accept(answer) -> whether the answer is usable (default: its `success`, or True); measure(answer)
-    -> {quantity: value}. See the module docstring for `report` and `error`.
+    -> {quantity: value}. See the module docstring for `report` and `error`; window (error="spread"):
+    the spread is over the last `window` rungs, and no tolerance is checked before that many are solved.
     """
     if len(rungs) < 2:
         raise ParameterError("rungs", rungs, "at least two rungs (a working rule and a check rule)")
     report = check_choice("report", report, ("refined", "verified"))
     error = check_choice("error", error, ("difference", "spread"))
+    if window is not None and (error != "spread" or not 2 <= window <= len(rungs)):
+        raise ParameterError("window", window, f"with error='spread', an integer in [2, {len(rungs)}]")
+    checked = None  # the last complete check: (values, errors, index, check label)
     accept = accept or (lambda answer: bool(getattr(answer, "success", True)))
     answers: list = []
     measured: list[dict[str, float]] = []
@@ -117,6 +123,11 @@ def climb(solve: Callable[[Any, Any], Any], rungs: Sequence[Rung], measure: Call
             if k == 0:
                 return LadderResult({}, {}, Status.FAILED, f"{rung.label}: {reason}", rung.label, None, answer,
                                     tuple(answers))
+            if checked is not None:
+                values, errors, index, check = checked
+                return LadderResult(values, errors, Status.LIMITED,
+                                    f"{rung.label} failed ({reason}); {rungs[index].label} checked on {check}",
+                                    rungs[index].label, check, answers[index], tuple(answers))
             if report == "verified":
                 working = measured[-1]
                 return LadderResult(working, {name: math.nan for name in working}, Status.LIMITED,
@@ -126,18 +137,22 @@ def climb(solve: Callable[[Any, Any], Any], rungs: Sequence[Rung], measure: Call
                                 answer, tuple(answers))
         measured.append({name: float(value) for name, value in measure(answer).items()})
         previous = answer
-        if k == 0:
+        if k == 0 or (window is not None and k + 1 < window):
             continue
         if error == "difference":
             errors = {name: abs(value - measured[-2][name]) for name, value in measured[-1].items()}
         else:
-            errors = {name: max(m[name] for m in measured) - min(m[name] for m in measured) for name in measured[-1]}
+            last = measured[-(window or len(measured)):]
+            errors = {name: max(m[name] for m in last) - min(m[name] for m in last) for name in measured[-1]}
         index = k if report == "refined" else k - 1
         values = measured[index]
         unmet = [(name, errors[name], _tolerance_for(tolerance, name).bound(values[name])) for name in values
                  if _tolerance_for(tolerance, name) is not None
                  and not _tolerance_for(tolerance, name).allows(errors[name], values[name])]
         check = rungs[k - 1 if report == "refined" else k].label
+        if error == "spread" and window is not None:
+            check = ", ".join(r.label for r in rungs[k + 1 - window:k])
+        checked = (values, errors, index, check)
         if tolerance is not None and not unmet:
             return LadderResult(values, errors, Status.CONVERGED,
                                 f"{rungs[index].label} checked on {check}: every requested tolerance met",

@@ -50,6 +50,11 @@ def tensor_rules(nodes, check_nodes, scan=None, refine=None):
         return "auto"
     if nodes is None:
         raise ParameterError("--check-nodes", check_nodes, "only together with --nodes (both are deprecated)")
+    for option, value in (("--nodes", nodes), ("--check-nodes", check_nodes)):
+        if value is not None and not 4 <= value <= 48:
+            raise ParameterError(option, value, "an integer in [4, 48]")
+    if check_nodes is not None and check_nodes <= nodes:
+        raise ParameterError("--check-nodes", check_nodes, f"an integer in [{nodes + 1}, 48] (finer than --nodes)")
     click.echo("attnphase: --nodes/--check-nodes are deprecated and will be removed in the next release: they ask "
                "for tensor rules only, whose errors are not verified (status limited); use --tol", err=True)
     return (nodes,) if check_nodes is None else (nodes, check_nodes)

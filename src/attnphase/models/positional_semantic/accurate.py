@@ -186,6 +186,14 @@ def climb_branch(start: AccurateState, params: Parameters, rules: tuple[Rule, ..
         return {name: abs(getattr(state.solution, name)) if name in ("m", "theta") else getattr(state.solution, name)
                 for name in FIELDS}
 
+    if len(rules) == 1:  # one rule: its values, without a verified error
+        state = on_rule(start, params, rules[0], anderson=anderson)
+        if not state.success:
+            return LadderResult({}, {}, Status.FAILED, f"{rules[0].label}: {state.message}", rules[0].label, None,
+                                state, (state,))
+        return LadderResult(measure(state), {name: math.nan for name in FIELDS}, Status.LIMITED,
+                            f"{rules[0].label} only: no finer rule, no verified error", rules[0].label, "", state,
+                            (state,))
     return climb(lambda rule, previous: on_rule(previous, params, rule, anderson=anderson),
                  [Rung(rule, rule.label) for rule in rules], measure, tolerance=tolerance, start=start,
                  report="refined", error="spread", window=min(SPREAD_RUNGS, len(rules)))

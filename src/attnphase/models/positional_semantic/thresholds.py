@@ -175,7 +175,11 @@ def refine(kind: str, states: dict, alpha: float, slope_hint: float | None, para
         if abs(step) <= NEWTON_STEP_FRACTION * tolerance:
             break
         alpha = alpha + step
-    alpha_0, _, slope_0 = points[-1]
+    alpha_0, value_0, slope_0 = points[-1]
+    if len(ladder) == 1:  # one rule: its Newton root, without a verified error
+        return (noisy_threshold(float(alpha_0 - value_0 / slope_0), math.nan, Status.LIMITED,
+                                f"{first_rule.label} only: no finer rule, no verified error", bracket, float(slope_0)),
+                (RungThreshold(first_rule.label, float(alpha_0 - value_0 / slope_0), value_0, slope_0),), states, states)
     curvature = (abs(points[-1][2] - points[-2][2]) / abs(points[-1][0] - points[-2][0])
                  if len(points) >= 2 and kind == "alpha_c" else 0.0)
 

@@ -7,9 +7,9 @@ Writes (and resumes from) benchmarks/positional_semantic_reference.json, key "re
   rule, carried up the split-line ladder (8, 10, 12 outer nodes) and then onto the COUNT-SPLIT rules
   (rules.Rule.count_split: planes (ξ_1, ξ_2) cut where the number of switches on a line changes, 8 and 10
   Gauss-Hermite nodes in (η_1, η_2)), whose hats converge where the plain rules oscillate. On each count-split
-  rule two fixed points (α_1, α_1 + h) give ε_g and its slope, and one Newton step α_l = α_1 − Δ/Δ'; the
-  reference is the 10-node value, its error the difference to the 8-node one plus the linearisation bound
-  ½|Δ''|(step)²/|Δ'| with |Δ''| from the ladder's secant.
+  rule two fixed points (α_1, α_1 + h) give ε_g and its slope, a Newton step α_N = α_1 − Δ/Δ', and a third
+  fixed point at α_N one more step; the reference is the 10-node value, its error the difference to the
+  8-node one plus the size of that last step.
 * α_c(0.45): both branches at the ladder's α_c on count-split 8 (the state), Φ there with E[M] on the
   outer-split rules (16, 14) and (20, 18) (Φ needs the state at second order only; at ω ≥ 0.3 these agree
   to ~1e-9); error: the difference of the two outer-split rules + the state effect (Φ at the split-line-12
@@ -79,23 +79,25 @@ def alpha_l_reference(omega: float) -> dict:
     for rule in COUNT_RULES:
         first = at_alpha(state, alpha_1, params, rule)
         second = at_alpha(first, alpha_1 + SLOPE_STEP, params, rule)
-        d1 = first.solution.test_error - baseline
         slope = (second.solution.test_error - first.solution.test_error) / SLOPE_STEP
-        estimate = alpha_1 - d1 / slope
-        estimates.append((estimate, slope, d1))
-        rows.append({"rule": rule.label, "alpha": alpha_1, "test_error": first.solution.test_error,
-                     "test_error_at_alpha_plus_h": second.solution.test_error, "slope": slope, "alpha_l": estimate,
-                     "state": list(first.solution.state)})
-        print(f"ω = {omega}: {rule.label}: ε_g = {first.solution.test_error:.9f}, slope {slope:.5g}, α_l ≈ {estimate:.6f}",
+        newton = alpha_1 - (first.solution.test_error - baseline) / slope
+        # the crossing function at the Newton point: its own Newton step is the correction, and the size of
+        # that step bounds what the linearisation leaves (the iteration converges quadratically from here)
+        third = at_alpha(second, newton, params, rule)
+        correction = -(third.solution.test_error - baseline) / slope
+        estimates.append(newton + correction)
+        rows.append({"rule": rule.label, "alpha": [alpha_1, alpha_1 + SLOPE_STEP, newton],
+                     "test_error": [s.solution.test_error for s in (first, second, third)], "slope": slope,
+                     "alpha_l": newton + correction, "last_step": correction, "state": list(third.solution.state)})
+        print(f"ω = {omega}: {rule.label}: slope {slope:.5g}, Newton {newton:.6f}, corrected {newton + correction:.6f}",
               flush=True)
-        state = first
-    (value, slope, delta), (coarse, coarse_slope, _) = estimates[-1], estimates[-2]
-    curvature = abs(slope - coarse_slope) / SLOPE_STEP  # a generous bound on |Δ''| (the slopes of two rules)
-    linear = 0.5 * curvature * (delta / slope) ** 2 / abs(slope)
+        state = third
+    value, coarse = estimates[-1], estimates[-2]
+    linear = abs(rows[-1]["last_step"])
     return {"value": value, "error": abs(value - coarse) + linear, "linearisation": linear, "baseline": baseline,
             "rows": rows, "seconds": time.perf_counter() - started,
-            "method": "count-split 8 and 10 fixed points at α_1, α_1 + 0.01 (Newton step); error: their difference + "
-                      "linearisation"}
+            "method": "count-split 8 and 10 fixed points at α_1, α_1 + 0.01 and the Newton point; error: the two "
+                      "rules' difference + the last Newton step"}
 
 
 def alpha_c_reference(omega: float) -> dict:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import click
 
-from attnphase.cli.common import (RenamedOptionsCommand, as_option_error, emit, json_option, options_from, rng_option,
-                                  threads_option)
+from attnphase.cli.common import (Int, RenamedOptionsCommand, as_option_error, emit, json_option, options_from,
+                                  rng_option, threads_option)
 from attnphase.cli.groups import simulate, solve, threshold
 from attnphase.errors import ParameterError
 from attnphase.models.positional_semantic.parameters import (Accuracy, Parameters, Simulation, ThresholdSearch,
@@ -37,6 +37,23 @@ def deprecated_rules(func):
     for name, kind in (("--nodes", int), ("--check-nodes", int), ("--scan", int), ("--refine", str)):
         func = click.option(name, "deprecated_" + name[2:].replace("-", "_"), type=kind, default=None, hidden=True)(func)
     return func
+
+
+numba_threads_option = click.option(
+    "--threads", type=Int(1, 4096), default=None,
+    help="Threads of the minimisation loops (default: the idle cores: the cores less the load average).")
+
+
+def use_threads(threads) -> int:
+    """The numba threads of the proximal-map loops (derive.fused): --threads, else the idle cores
+    (validate.device.choose_threads; every evaluation solves 1e4-1e6 minimisations, enough to share)."""
+    import numba
+
+    from attnphase.validate.device import choose_threads
+
+    count = min(choose_threads(threads, work=float("inf")), numba.config.NUMBA_NUM_THREADS)
+    numba.set_num_threads(count)
+    return count
 
 
 def tensor_rules(nodes, check_nodes, scan=None, refine=None):
@@ -67,9 +84,10 @@ def tensor_rules(nodes, check_nodes, scan=None, refine=None):
 @options_from(Accuracy)
 @click.option("--branches", default="positional,semantic,trivial", show_default=True,
               help="Comma-separated branches to solve for (positional, semantic, trivial, mixed).")
+@numba_threads_option
 @deprecated_rules
 @json_option
-def solve_command(omega, alpha, sigma, lam, A, L, tol, branches, deprecated_nodes, deprecated_check_nodes,
+def solve_command(omega, alpha, sigma, lam, A, L, tol, branches, threads, deprecated_nodes, deprecated_check_nodes,
                   deprecated_scan, deprecated_refine, as_json):
     """Every branch (positional, semantic, trivial; mixed on request) at (ω, α), each followed from where it
     is known to exist and refined until every field has a verified relative error ≤ --tol (<field>_error).
@@ -88,10 +106,11 @@ def solve_command(omega, alpha, sigma, lam, A, L, tol, branches, deprecated_node
 
     names = tuple(check_choice("--branches", b.strip(), BRANCHES) for b in branches.split(",") if b.strip())
     rules = tensor_rules(deprecated_nodes, deprecated_check_nodes, deprecated_scan, deprecated_refine)
+    threads = use_threads(threads)
     result = named_by_option(Accuracy, solve_point, omega, alpha, sigma, lam, A, L, tol=tol, branches=names,
                              rules=rules)
     parameters = {"omega": omega, "alpha": alpha, "sigma": sigma, "lam": lam, "A": A, "L": L, "tol": tol,
-                  "branches": list(names), "rules": rules if rules == "auto" else list(rules)}
+                  "branches": list(names), "rules": rules if rules == "auto" else list(rules), "threads": threads}
     emit("solve", MODEL, parameters, result.as_dict(), as_json)
 
 
@@ -104,10 +123,11 @@ def solve_command(omega, alpha, sigma, lam, A, L, tol, branches, deprecated_node
 @options_from(ThresholdSearch)
 @click.option("--which", type=click.Choice(["both", "alpha_c", "alpha_l"]), default="both", show_default=True,
               help="The thresholds to compute.")
+@numba_threads_option
 @deprecated_rules
 @json_option
-def threshold_command(omega, omega_grid, sigma, lam, A, L, tol, alpha_min, alpha_max, which, deprecated_nodes,
-                      deprecated_check_nodes, deprecated_scan, deprecated_refine, as_json):
+def threshold_command(omega, omega_grid, sigma, lam, A, L, tol, alpha_min, alpha_max, which, threads,
+                      deprecated_nodes, deprecated_check_nodes, deprecated_scan, deprecated_refine, as_json):
     """α_c (the positional and semantic branches have the same training loss) and α_l (the semantic test
     error equals the linear baseline's) at ω, each with a verified error ≤ --tol in α; or, with
     --omega-grid, both along ω.
@@ -125,13 +145,15 @@ def threshold_command(omega, omega_grid, sigma, lam, A, L, tol, alpha_min, alpha
     from attnphase.api.positional_semantic import phase_curve
     from attnphase.api.positional_semantic import threshold as find_thresholds
 
+    rules = tensor_rules(deprecated_nodes, deprecated_check_nodes, deprecated_scan, deprecated_refine)
     if (omega is None) == (omega_grid is None):
         raise ParameterError("--omega", omega, "exactly one of --omega and --omega-grid")
-    rules = tensor_rules(deprecated_nodes, deprecated_check_nodes, deprecated_scan, deprecated_refine)
+    threads = use_threads(threads)
     names = ("alpha_c", "alpha_l") if which == "both" else (which,)
     settings = dict(tol=tol, alpha_min=alpha_min, alpha_max=alpha_max, which=names, rules=rules)
     parameters = {"sigma": sigma, "lam": lam, "A": A, "L": L, "tol": tol, "alpha_min": alpha_min,
-                  "alpha_max": alpha_max, "which": list(names), "rules": rules if rules == "auto" else list(rules)}
+                  "alpha_max": alpha_max, "which": list(names), "rules": rules if rules == "auto" else list(rules),
+                  "threads": threads}
     if omega_grid is not None:
         from attnphase.sweep import parse_grid
 

@@ -15,6 +15,9 @@ Writes (and resumes from) benchmarks/positional_semantic_reference.json, key "re
   to ~1e-9); error: the difference of the two outer-split rules + the state effect (Φ at the split-line-12
   state against the count-split-8 state, same envelope rule), over the exact slope E[M]_pos − E[M]_sem.
 
+* fields(0.3,1.25): both branches at (ω, α) = (0.3, 1.25) on count-split 10 (error: the difference to
+  count-split 8), the reference of the benchmark's solve (key "fields(0.3,1.25)").
+
 Each finished entry is written at once (the whole run takes CPU-hours on a loaded 2-core machine).
 Run: `.venv/bin/python benchmarks/positional_semantic_references.py [--only alpha_l] [--omega 0.3]`.
 """
@@ -46,7 +49,11 @@ def load() -> dict:
 
 
 def save(data: dict) -> None:
-    REFERENCE_FILE.write_text(json.dumps(data, indent=1) + "\n")
+    """Write `data` over the file's current content, merged (two runs with --only/--omega can work at once)."""
+    merged = load()
+    merged.update({k: v for k, v in data.items() if k != "references"})
+    merged.setdefault("references", {}).update(data.get("references", {}))
+    REFERENCE_FILE.write_text(json.dumps(merged, indent=1) + "\n")
 
 
 def carried(branch: str, alpha: float, params) -> AccurateState:
@@ -129,14 +136,47 @@ def alpha_c_reference(omega: float) -> dict:
             "method": "count-split 8 states at α; Φ with E[M] on outer split (16, 14), (20, 18); one Newton step"}
 
 
+FIELDS_POINT = (0.3, 1.25)
+FIELD_NAMES = ("q", "V", "m", "theta", "test_error", "free_energy")
+
+
+def fields_reference(omega: float, alpha: float) -> dict:
+    """Both branches' fields at (ω, α) on the count-split rules 8 and 10 (from the split-line-12 state): the
+    value is count-split 10's, its error the difference to count-split 8 (m, θ as magnitudes)."""
+    params = api.Parameters.validated(omega=omega)
+    started = time.perf_counter()
+    out = {}
+    for branch in ("positional", "semantic"):
+        state = carried(branch, alpha, params)
+        coarse = at_alpha(state, alpha, params, COUNT_RULES[0])
+        fine = at_alpha(coarse, alpha, params, COUNT_RULES[1])
+        values = {}
+        for name in FIELD_NAMES:
+            a, b = abs(getattr(fine.solution, name)), abs(getattr(coarse.solution, name))
+            if name in ("test_error", "free_energy"):
+                a, b = getattr(fine.solution, name), getattr(coarse.solution, name)
+            values[name], values[name + "_error"] = float(a), float(abs(a - b))
+        out[branch] = values
+        print(f"fields({omega},{alpha}) {branch}: " + ", ".join(f"{k} = {values[k]:.7g} ± {values[k + '_error']:.1g}"
+                                                                 for k in FIELD_NAMES), flush=True)
+    return {**out, "seconds": time.perf_counter() - started,
+            "method": "count-split 10 fixed point from the split-line-12 state; error: the difference to count-split 8"}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--only", choices=["alpha_l", "alpha_c"], default=None)
+    parser.add_argument("--only", choices=["alpha_l", "alpha_c", "fields"], default=None)
     parser.add_argument("--omega", type=float, default=None)
     args = parser.parse_args()
     data = load()
     references = data.setdefault("references", {})
     jobs = [("alpha_l", w) for w in ALPHA_L_OMEGAS] + [("alpha_c", w) for w in ALPHA_C_START]
+    if args.only in (None, "fields") and "fields(0.3,1.25)" not in data:
+        try:
+            data["fields(0.3,1.25)"] = fields_reference(*FIELDS_POINT)
+            save(data)
+        except RuntimeError as exc:
+            print(f"fields(0.3,1.25): {exc}", flush=True)
     for name, omega in jobs:
         key = f"{name}({omega})"
         if key in references or (args.only and name != args.only) or (args.omega is not None and omega != args.omega):

@@ -141,3 +141,28 @@ def test_a_rung_failing_above_a_checked_one_leaves_the_checked_answer_limited():
     result = climb(failing, RUNGS[:4], measure, tolerance=Tolerance(atol=1e-12), accept=lambda a: not isinstance(a, dict))
     assert result.status == "limited" and result.rung == "16 panels" and "32 panels failed" in result.message
     assert result.values["integral"] == trapezoid(16) and result.errors["integral"] == abs(trapezoid(16) - trapezoid(8))
+
+
+def test_a_failed_rung_is_skipped_on_request_and_named():
+    """skip_failed: the 16-panel rung fails, the climb goes on from the 8-panel answer to 32 and 64 panels; the
+    spread is over the rungs solved (8, 32, 64), still a bound on the reported error, and the message names the
+    skipped rung. The top rung failing is not skipped (the last checked answer is reported, limited)."""
+    def failing(n, previous):
+        return {"success": False, "message": "no fixed point"} if n == 16 else trapezoid(n)
+
+    accept = lambda answer: not isinstance(answer, dict)  # noqa: E731
+    result = climb(failing, RUNGS[:5], measure, tolerance=Tolerance(atol=1e-12), accept=accept, error="spread",
+                   window=3, skip_failed=True)
+    values = [trapezoid(n) for n in (8, 32, 64)]
+    assert result.status == "limited" and result.rung == "64 panels" and result.check == "8 panels, 32 panels"
+    assert result.errors["integral"] == max(values) - min(values)
+    assert abs(result.values["integral"] - EXACT) <= result.errors["integral"]
+    assert "skipped 16 panels" in result.message
+    met = climb(failing, RUNGS, measure, tolerance=Tolerance(rtol=1e-3), accept=accept, error="spread", window=3,
+                skip_failed=True)
+    assert met.success and abs(met.values["integral"] - EXACT) <= met.errors["integral"] <= 1e-3 * EXACT
+    top = climb(lambda n, p: {"success": False} if n == 64 else trapezoid(n), RUNGS[:5], measure,
+                tolerance=Tolerance(atol=1e-12), accept=accept, skip_failed=True)
+    assert top.status == "limited" and top.rung == "32 panels"
+    assert climb(failing, RUNGS[:3], measure, accept=accept, skip_failed=True, error="spread",
+                 window=3).status == "failed"

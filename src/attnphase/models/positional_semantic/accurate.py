@@ -179,8 +179,9 @@ def climb_branch(start: AccurateState, params: Parameters, rules: tuple[Rule, ..
 
     Each rung starts from the rung below (`on_rule`); the values reported are the highest rung's, each
     with the spread over the last SPREAD_RUNGS rungs as its error (numeric.convergence.climb, report
-    "refined", error "spread"). Status converged, limited (the top rung does not meet the tolerance, or a
-    rung above a checked triple failed: the last checked values are reported) or failed.
+    "refined", error "spread"; a rung below the top on which the fixed point is not found is skipped and
+    named). Status converged, limited (the top rung does not meet the tolerance, or the top rung failed
+    above a checked triple: the last checked values are reported) or failed.
     """
     def measure(state: AccurateState) -> dict[str, float]:
         return {name: abs(getattr(state.solution, name)) if name in ("m", "theta") else getattr(state.solution, name)
@@ -196,4 +197,4 @@ def climb_branch(start: AccurateState, params: Parameters, rules: tuple[Rule, ..
                             (state,))
     return climb(lambda rule, previous: on_rule(previous, params, rule, anderson=anderson),
                  [Rung(rule, rule.label) for rule in rules], measure, tolerance=tolerance, start=start,
-                 report="refined", error="spread", window=min(SPREAD_RUNGS, len(rules)))
+                 report="refined", error="spread", window=min(SPREAD_RUNGS, len(rules)), skip_failed=True)

@@ -157,7 +157,27 @@ def refine(kind: str, states: dict, alpha: float, slope_hint: float | None, para
            ladder, tolerance: float, bracket: tuple[float, float] | None = None):
     """Steps 2 and 3 of the module docstring from branch states near the threshold (on any rule, e.g. the
     tensor bracket's, or the previous ω's first rung): (the Threshold, the per-rung rows, the branch states
-    at the threshold on the reported rung, the first-rung states at the last Newton point)."""
+    at the threshold on the reported rung, the first-rung states at the last Newton point).
+
+    A failed Newton on the first rung (no fixed point found there: the split-line maps jump where a basin
+    switch appears, and a coarse rule can lack a fixed point its neighbours have) is redone from the same
+    start with the next rung as the first, while SPREAD_RUNGS rungs remain; a failed rung in the climb is
+    skipped (numeric.convergence.climb skip_failed). Both are named in the message."""
+    failures = []
+    for first in range(max(1, len(ladder) - SPREAD_RUNGS + 1)):
+        found = _refine_on(kind, states, alpha, slope_hint, params, baseline, ladder[first:], tolerance, bracket)
+        if found[0].status != Status.FAILED or found[1]:
+            break
+        failures.append(found[0].message)
+    if failures and found[0].status != Status.FAILED:
+        note = "; Newton first failed on " + "; ".join(failures)
+        found = (replace(found[0], message=found[0].message + note), *found[1:])
+    return found
+
+
+def _refine_on(kind: str, states: dict, alpha: float, slope_hint: float | None, params: Parameters, baseline: float,
+               ladder, tolerance: float, bracket: tuple[float, float] | None):
+    """`refine` on one ladder (its first rung the Newton rung)."""
     first_rule = ladder[0]
     secant_slope = slope_hint
     points = []  # (α, Δ, slope) on the first rung
@@ -195,7 +215,7 @@ def refine(kind: str, states: dict, alpha: float, slope_hint: float | None, para
                    lambda answer: {"alpha": answer.alpha, "linearisation": 0.5 * curvature * (answer.alpha - alpha_0) ** 2
                                    / abs(answer.slope)},
                    tolerance={"alpha": Tolerance(atol=tolerance)}, start=states, report="refined", error="spread",
-                   window=min(SPREAD_RUNGS, len(ladder)))
+                   window=min(SPREAD_RUNGS, len(ladder)), skip_failed=True)
     rows = tuple(RungThreshold(a.rule, a.alpha, a.value, a.slope) for a in result.answers if isinstance(a, _RungAnswer))
     if not result.values:
         return noisy_threshold(math.nan, math.nan, result.status, result.message), rows, None, states

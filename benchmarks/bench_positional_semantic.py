@@ -1,49 +1,58 @@
-"""Benchmark: the positional-semantic saddle point against the field's usual numerical method.
+"""Benchmark: the positional-semantic commands against the field's usual numerical method, as whole processes.
 
-Same point (ω = 0.3, α = 1.25), both branches (positional θ = 0, semantic m = 0), one table:
+Three ratios, each measured in this one run (so under the same machine load), start-up included:
 
-* baseline ("usual method"): nested fixed-degree 2-D cubature of degree 7 (4 × 4 Gauss-Hermite nodes
-  in (ξ₁, ξ₂) outside, 4 × 4 in (η₁, η₂) inside: 256 points), the proximal map by
-  `scipy.optimize.minimize` (BFGS) started from h = 0 at every node, damped iteration
-  x ← 0.8 x + 0.2 F(x) until max |F(x) − x| < 1e-4;
-* attnphase: `api.solve_branch` from the default start (cold), pruned tensor Gauss-Hermite rule with
-  6 / 8 / 10 nodes per dimension, the fused multi-start Newton prox (derive.fused), frozen basins,
-  Anderson then hybr to 1e-10; and the split-line fixed point (`api.refine_branch` on outer rule 8 from
-  the 8-node solve).
+1. two-branch solve at (ω, α) = (0.3, 1.25): `attnphase solve positional-semantic --branches
+   positional,semantic --json` (default tolerance, 0.3 % on every field) against the usual method (below),
+   with every field's deviation from the converged reference; target ≥ 50× faster at ≤ 0.3 %.
+2. `attnphase threshold positional-semantic --omega W --json` (α_c and α_l to 1e-3): its time against the
+   15 s target.
+3. `attnphase threshold positional-semantic --omega-grid 0:0.45:20 --which alpha_c --json`: its time against
+   the 120 s target.
 
-Accuracy of every row against a converged reference: the split-line convergence study
-(`api.convergence_study`: Φ to ~1e-7, ε_g to ~1e-6..1e-5), cached in
-benchmarks/positional_semantic_reference.json (recomputed with --recompute-reference, ~1-2 minutes per
-branch). `--quick`: semantic branch only. `--curve`: time `api.alpha_c_curve_split_line` on 22 values of
-ω in [0, 0.45] (0, 0.02, ..., 0.40, 0.45) and compare it with the refined thresholds of the docs.
-Run: `.venv/bin/python benchmarks/bench_positional_semantic.py [--quick] [--curve] [--recompute-reference]`.
+Plus the start-up: `attnphase --version`, `attnphase solve positional-semantic --help`, and whether the solve
+path imports torch, matplotlib or dask.
+
+The usual method (a clean-room copy, run with `--usual`): nested fixed-degree 2-D cubature of degree 7 (4 × 4
+Gauss-Hermite nodes in (ξ₁, ξ₂) outside, 4 × 4 in (η₁, η₂) inside: 256 points), the proximal map by
+`scipy.optimize.minimize` (BFGS) started from h = 0 at every node, damped iteration x ← 0.8 x + 0.2 F(x)
+until max |F(x) − x| < 1e-4, both branches from the default starts.
+
+References (positional_semantic_reference.json): Φ and ε_g from the split-line convergence study at
+(0.3, 1.25); the states ("fields(0.3,1.25)") and the thresholds ("references") from
+benchmarks/positional_semantic_references.py (count-split and outer-split rules).
+Run: `.venv/bin/python benchmarks/bench_positional_semantic.py [--parts solve,threshold,curve,startup]
+[--curve-timeout SECONDS]` (a stopped curve is reported as a lower bound on its time).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
-from scipy import optimize
-from scipy.special import roots_hermitenorm
-
-from attnphase.api import positional_semantic as api
-from attnphase.models.positional_semantic.state_evolution import tokens
 
 OMEGA, ALPHA = 0.3, 1.25
+THRESHOLD_OMEGA = 0.3
+CURVE_GRID = "0:0.45:20"
+TARGETS = {"solve_ratio": 50.0, "threshold_seconds": 15.0, "curve_seconds": 120.0}
 REFERENCE_FILE = Path(__file__).with_name("positional_semantic_reference.json")
-# Refined thresholds (docs/models/positional_semantic.md, "Small ω": Newton on split-line convergence
-# studies, 3-12 minutes per ω): independent references for the curve.
-REFINED_ALPHA_C = {0.0: (0.6152, 0.0015), 0.1: (0.7515, 0.0008), 0.2: (0.9484, 0.0012), 0.3: (1.2517, 0.0006),
-                   0.4: (1.7716, 0.0004)}
-CURVE_OMEGAS = [round(0.02 * k, 2) for k in range(21)] + [0.45]
+ATTNPHASE = [str(Path(sys.executable).with_name("attnphase"))]
 
 
-def baseline_solve(branch: str, params, x0, damping=0.8, tol=1e-4, max_iter=400):
-    """The usual method: nested degree-7 cubature, local prox from 0, damped iteration."""
+def usual_method(branch: str, damping=0.8, tol=1e-4, max_iter=400) -> dict:
+    """The usual method at (OMEGA, ALPHA): nested degree-7 cubature, BFGS prox from 0, damped iteration."""
+    from scipy import optimize
+    from scipy.special import roots_hermitenorm
+
+    from attnphase.api import positional_semantic as api
+    from attnphase.models.positional_semantic.state_evolution import tokens
+
+    params = api.Parameters.validated(omega=OMEGA)
     nodes, weights = roots_hermitenorm(4)
     weights = weights / weights.sum()
     K = api.kernels(2)
@@ -80,115 +89,141 @@ def baseline_solve(branch: str, params, x0, damping=0.8, tol=1e-4, max_iter=400)
         Vhat = -a * acc["gxi"] / np.sqrt(q) + theta * thetahat / q
         conjugates = {**tokens("mhat", mhat), **tokens("qhat", qhat), **tokens("thetahat", thetahat),
                       **tokens("Vhat", Vhat), **ridge_constants}
-        new = np.asarray(K.ridge.call(**conjugates), float)
-        return new, conjugates, acc["M"]
+        return np.asarray(K.ridge.call(**conjugates), float), conjugates, acc["M"]
 
-    y = np.asarray(x0, float)
-    evaluations = 0
+    y = np.asarray(api.initial_guess(branch, params), float)
     for _ in range(max_iter):
-        x = coords.to_state(y)
-        new, _, M = F(x)
-        evaluations += 1
+        new, _, _ = F(coords.to_state(y))
         y_new = coords.from_state(new)
         if np.max(np.abs(y_new - y)) < tol:
             y = y_new
             break
         y = damping * y + (1 - damping) * y_new
     x = coords.to_state(y)
-    new, conjugates, M = F(x)
+    _, conjugates, M = F(x)
     phi = float(K.phi_rest.call(q=x[0], V=x[1], theta=x[2], **tokens("m", x[3:5]), **conjugates)) - ALPHA * M
-    eq = api.SaddlePointEquations(params, ALPHA, api.TEST_ERROR_NODES)
-    return {"free_energy": phi, "test_error": eq.test_error(x), "evaluations": evaluations + 1}
+    eq = api.SaddlePointEquations(params, ALPHA, 16)
+    return {"branch": branch, "q": float(x[0]), "V": float(x[1]), "theta": abs(float(x[2])), "m": abs(float(x[3])),
+            "free_energy": phi, "test_error": eq.test_error(x)}
 
 
-def reference(params, recompute: bool) -> dict:
-    """{branch: study values} from the cache file, or recomputed by `api.convergence_study` and cached."""
-    if REFERENCE_FILE.exists() and not recompute:
-        return json.loads(REFERENCE_FILE.read_text())
-    out = {"omega": OMEGA, "alpha": ALPHA, "method": "api.convergence_study (split-line; default rules)"}
+def timed(command: list[str], timeout: float | None = None) -> tuple[float, str | None]:
+    """(wall seconds, stdout) of a whole process; stdout None when it was stopped at `timeout` seconds."""
+    started = time.perf_counter()
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return time.perf_counter() - started, None
+    seconds = time.perf_counter() - started
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} exited {done.returncode}: {done.stderr[-2000:]}")
+    return seconds, done.stdout
+
+
+def deviations(values: dict, reference: dict) -> dict:
+    """Relative deviation of every field with a reference value."""
+    return {k: abs(values[k] - reference[k]) / abs(reference[k]) for k in reference if k in values and reference[k]}
+
+
+def solve_reference(stored: dict) -> dict:
+    """branch -> field -> reference value at (OMEGA, ALPHA): the count-split states ("fields(0.3,1.25)") where
+    they have been computed, else Φ and ε_g of the split-line convergence study alone."""
+    if "fields(0.3,1.25)" in stored:
+        return stored["fields(0.3,1.25)"]
+    print("(no count-split states in the reference file: Φ and ε_g of the split-line study only)")
+    return {b: {k: stored[b][k] for k in ("free_energy", "test_error")} for b in ("positional", "semantic")}
+
+
+def bench_solve(reference: dict) -> dict:
+    ours_s, ours_out = timed(ATTNPHASE + ["solve", "positional-semantic", "--omega", str(OMEGA), "--alpha", str(ALPHA),
+                                          "--branches", "positional,semantic", "--json"])
+    usual_s, usual_out = timed([sys.executable, __file__, "--usual"])
+    ours = {b["branch"]: b for b in json.loads(ours_out)["branches"]}
+    usual = {b["branch"]: b for b in json.loads(usual_out)}
+    print(f"\n1. two-branch solve at ω = {OMEGA}, α = {ALPHA} (whole processes): attnphase {ours_s:.1f} s, usual method "
+          f"{usual_s:.1f} s: {usual_s / ours_s:.1f}× (target ≥ {TARGETS['solve_ratio']:g}×)")
+    print(f"   {'branch':<11} {'field':<11} {'reference':>12} {'attnphase':>12} {'± error':>9} {'dev.':>8} "
+          f"{'usual':>12} {'dev.':>8}")
+    fields = {}
     for branch in ("positional", "semantic"):
-        t0 = time.perf_counter()
-        study = api.convergence_study(branch, ALPHA, params)
-        out[branch] = {"free_energy": study.free_energy, "free_energy_error": study.free_energy_error,
-                       "test_error": study.test_error, "test_error_error": study.test_error_error,
-                       "status": study.status, "message": study.message, "seconds": time.perf_counter() - t0}
-        print(f"reference {branch}: Φ = {study.free_energy:.10f} ± {study.free_energy_error:.1e}, "
-              f"ε_g = {study.test_error:.7f} ± {study.test_error_error:.1e} ({out[branch]['seconds']:.0f} s)")
-    REFERENCE_FILE.write_text(json.dumps(out, indent=1) + "\n")
-    return out
+        ref = reference.get(branch, {})
+        for name in ("q", "V", "m" if branch == "positional" else "theta", "test_error", "free_energy"):
+            if name not in ref:
+                continue
+            mine = abs(ours[branch][name]) if name in ("m", "theta") else ours[branch][name]
+            theirs = usual[branch][name]
+            fields[f"{branch}.{name}"] = (abs(mine / ref[name] - 1), abs(theirs / ref[name] - 1))
+            print(f"   {branch:<11} {name:<11} {ref[name]:12.7g} {mine:12.7g} {ours[branch][name + '_error']:9.2g} "
+                  f"{abs(mine / ref[name] - 1):8.2%} {theirs:12.7g} {abs(theirs / ref[name] - 1):8.2%}")
+    return {"attnphase_s": ours_s, "usual_s": usual_s, "ratio": usual_s / ours_s, "deviations": fields}
 
 
-def ours(branch: str, params) -> list[tuple[str, float, float, float]]:
-    """(method, seconds, Φ, ε_g) of attnphase's solves, each cold (default start)."""
-    rows = []
-    for nodes in (6, 8, 10):
-        t0 = time.perf_counter()
-        solution = api.solve_branch(branch, ALPHA, params, nodes_per_dim=nodes, stability=False)
-        rows.append((f"tensor {nodes} nodes", time.perf_counter() - t0, solution.free_energy, solution.test_error))
-        if nodes == 8:
-            t0 = time.perf_counter()
-            refined = api.refine_branch(solution, params, api.STATE_RULES[0])
-            seconds = time.perf_counter() - t0 + rows[-1][1]
-            rows.append((f"split-line {api.STATE_RULES[0].label()}", seconds, refined.free_energy, refined.test_error))
-    return rows
+def bench_threshold(references: dict) -> dict:
+    seconds, out = timed(ATTNPHASE + ["threshold", "positional-semantic", "--omega", str(THRESHOLD_OMEGA), "--json"])
+    result = json.loads(out)
+    print(f"\n2. threshold --omega {THRESHOLD_OMEGA} (α_c and α_l to 1e-3): {seconds:.1f} s, "
+          f"{seconds / TARGETS['threshold_seconds']:.1f}× the {TARGETS['threshold_seconds']:g} s target")
+    for name in ("alpha_c", "alpha_l"):
+        ref = references.get(f"{name}({THRESHOLD_OMEGA})")
+        text = f"   {name} = {result[name]:.5f} ± {result[name + '_error']:.5f} ({result[name + '_status']})"
+        if ref:
+            diff = abs(result[name] - ref["value"])
+            text += f"; reference {ref['value']:.5f} ± {ref['error']:.1g}: |diff| {diff:.5f} {'within' if diff <= result[name + '_error'] else 'OUTSIDE'} the error"
+        print(text)
+    return {"seconds": seconds, "ratio_to_target": seconds / TARGETS["threshold_seconds"]}
 
 
-def curve_timing() -> None:
-    """The α_c(ω) curve on split-line free energies: wall time and the refined thresholds it must cover."""
-    t0 = time.perf_counter()
-    curve = api.alpha_c_curve_split_line(CURVE_OMEGAS)
-    wall = time.perf_counter() - t0
-    print(f"\nα_c(ω) curve (api.alpha_c_curve_split_line): {len(CURVE_OMEGAS)} values of ω in [0, 0.45], "
-          f"state rule {curve.state_rule}, envelope rules {', '.join(curve.envelope_rules)}, {curve.evaluations} "
-          f"split-line evaluations")
-    print(f"{'ω':>5} {'α_c':>8} {'± err':>7} {'status':>9} {'refined (docs)':>17} {'|diff|':>7} {'covered':>8}")
-    for w, c in zip(curve.omegas, curve.alpha_c):
-        ref = REFINED_ALPHA_C.get(round(w, 4))
-        cells = ""
-        if ref is not None:
-            diff = abs(c.value - ref[0])
-            cells = f"{ref[0]:.4f} ± {ref[1]:.4f} {diff:7.4f} {'yes' if diff <= c.error else 'NO':>8}"
-        print(f"{w:5.2f} {c.value:8.4f} {c.error:7.4f} {c.status:>9} {cells}")
-    print(f"wall time {wall:.1f} s; target ≤ 120 s on 2 cores: {'met' if wall <= 120 else 'NOT met'}")
+def bench_curve(timeout: float | None) -> dict:
+    seconds, out = timed(ATTNPHASE + ["threshold", "positional-semantic", "--omega-grid", CURVE_GRID, "--which",
+                                      "alpha_c", "--json"], timeout)
+    if out is None:
+        print(f"\n3. α_c(ω) at 20 ω in [0, 0.45] to 1e-3: stopped after {seconds:.0f} s (--curve-timeout), at least "
+              f"{seconds / TARGETS['curve_seconds']:.1f}× the {TARGETS['curve_seconds']:g} s target")
+        return {"seconds": seconds, "ratio_to_target": seconds / TARGETS["curve_seconds"], "stopped": True}
+    result = json.loads(out)
+    met = sum(s == "converged" for s in result["alpha_c_status"])
+    print(f"\n3. α_c(ω) at 20 ω in [0, 0.45] to 1e-3: {seconds:.1f} s, {seconds / TARGETS['curve_seconds']:.1f}× the "
+          f"{TARGETS['curve_seconds']:g} s target; {met} of {len(result['omega'])} met the tolerance")
+    return {"seconds": seconds, "ratio_to_target": seconds / TARGETS["curve_seconds"], "converged": met}
+
+
+def bench_startup() -> dict:
+    version, _ = timed(ATTNPHASE + ["--version"])
+    helped, _ = timed(ATTNPHASE + ["solve", "positional-semantic", "--help"])
+    probe = ("import sys; from click.testing import CliRunner; from attnphase.cli import main; "
+             "CliRunner().invoke(main, ['solve', 'positional-semantic', '--help']); "
+             "import attnphase.models.positional_semantic.point; "
+             "print([m for m in ('torch', 'matplotlib', 'dask') if m in sys.modules])")
+    imported = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True).stdout.strip()
+    print(f"\nstart-up: attnphase --version {version:.2f} s, solve positional-semantic --help {helped:.2f} s; "
+          f"heavy modules imported by the solve path: {imported}")
+    return {"version_s": version, "help_s": helped, "heavy_imports": imported}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--quick", action="store_true", help="semantic branch only")
-    parser.add_argument("--curve", action="store_true", help="time the α_c(ω) curve instead of the saddle point")
-    parser.add_argument("--recompute-reference", action="store_true", help="recompute and cache the reference")
+    parser.add_argument("--parts", default="startup,solve,threshold,curve")
+    parser.add_argument("--usual", action="store_true", help="run the usual method (both branches), print JSON")
+    parser.add_argument("--curve-timeout", type=float, default=None,
+                        help="stop the α_c(ω) command after this many seconds and report a lower bound on its time")
     args = parser.parse_args()
-    if args.curve:
-        curve_timing()
+    if args.usual:
+        print(json.dumps([usual_method(b) for b in ("positional", "semantic")]))
         return
-    params = api.Parameters.validated(omega=OMEGA)
-    api.solve_branch("semantic", ALPHA, params, nodes_per_dim=4, stability=False)  # compile/load kernels: not timed
-    ref = reference(params, args.recompute_reference)
-    branches = ("semantic",) if args.quick else ("positional", "semantic")
-    table = []
-    for branch in branches:
-        t0 = time.perf_counter()
-        base = baseline_solve(branch, params, api.initial_guess(branch, params))
-        t_base = time.perf_counter() - t0
-        table.append((branch, "baseline (degree 7, scipy prox)", t_base, base["free_energy"], base["test_error"]))
-        table += [(branch, *row) for row in ours(branch, params)]
-    print(f"\npositional-semantic saddle point, ω = {OMEGA}, α = {ALPHA}; reference {ref['method']}:")
-    for branch in branches:
-        r = ref[branch]
-        print(f"  {branch}: Φ = {r['free_energy']:.10f} ± {r['free_energy_error']:.1e}, "
-              f"ε_g = {r['test_error']:.7f} ± {r['test_error_error']:.1e}")
-    print(f"{'branch':<11} {'method':<32} {'time s':>8} {'speed-up':>9} {'|ΔΦ|':>9} {'|Δε_g|':>9} {'vs baseline':>12}")
-    for branch in branches:
-        rows = [row for row in table if row[0] == branch]
-        t_base, phi_base, eg_base = rows[0][2], rows[0][3], rows[0][4]
-        r = ref[branch]
-        err_phi_base, err_eg_base = abs(phi_base - r["free_energy"]), abs(eg_base - r["test_error"])
-        for _, method, seconds, phi, eg in rows:
-            err_phi, err_eg = abs(phi - r["free_energy"]), abs(eg - r["test_error"])
-            verdict = "" if method.startswith("baseline") else (
-                "as accurate" if err_phi <= err_phi_base and err_eg <= err_eg_base else "LESS accurate")
-            print(f"{branch:<11} {method:<32} {seconds:8.2f} {t_base / seconds:8.0f}× {err_phi:9.1e} {err_eg:9.1e} "
-                  f"{verdict:>12}")
+    stored = json.loads(REFERENCE_FILE.read_text())
+    load = subprocess.run(["cat", "/proc/loadavg"], capture_output=True, text=True).stdout.split()[:3]
+    print(f"load average at the start: {' '.join(load)} (2-core machine: every time here includes the other load)")
+    parts = args.parts.split(",")
+    summary = {}
+    if "startup" in parts:
+        summary["startup"] = bench_startup()
+    if "solve" in parts:
+        summary["solve"] = bench_solve(solve_reference(stored))
+    if "threshold" in parts:
+        summary["threshold"] = bench_threshold(stored.get("references", {}))
+    if "curve" in parts:
+        summary["curve"] = bench_curve(args.curve_timeout)
+    print("\n" + json.dumps(summary, indent=1))
 
 
 if __name__ == "__main__":

@@ -119,15 +119,16 @@ def test_ps_linear_baseline_rejects_bad_parameters(which, data):
     raises_named(which, ps.linear_baseline_error, **args)
 
 
-@given(which=st.sampled_from(["omega", "alpha", "sigma", "lam", "A", "nodes_per_dim", "branch"]), data=st.data())
+@given(which=st.sampled_from(["omega", "alpha", "sigma", "lam", "A", "tol", "branch"]), data=st.data())
 def test_ps_solve_rejects_bad_parameters_before_solving(which, data):
     """Also a bad branch name after a good one: every name is checked before the first branch is solved
     (it used to be checked only when its turn came, after seconds of work)."""
     TALLY["positional_semantic.solve (bad)"] += 1
-    args = {"omega": 0.3, "alpha": 1.0, "sigma": 0.5, "lam": 0.01, "A": None, "nodes_per_dim": 4,
+    args = {"omega": 0.3, "alpha": 1.0, "sigma": 0.5, "lam": 0.01, "A": None, "tol": 0.01, "rules": (4, 5),
             "branches": ("trivial",)}
-    if which == "nodes_per_dim":
-        args[which] = data.draw(st.one_of(bad_int(4), st.integers(41, 10**6)))
+    if which == "tol":  # a relative tolerance in [1e-6, 0.5]
+        args[which] = data.draw(st.one_of(bad_positive(), st.floats(0.5, 1e308, exclude_min=True),
+                                          st.floats(5e-324, 1e-6, exclude_max=True)))
     elif which == "branch":
         bad = data.draw(st.one_of(WRONG_TYPE, st.sampled_from(["Positional", "global", " mixed", ""])))
         args["branches"] = ("positional", "semantic", bad)
@@ -136,24 +137,20 @@ def test_ps_solve_rejects_bad_parameters_before_solving(which, data):
     raises_named(which, ps.solve, **args)
 
 
-@given(which=st.sampled_from(["omega", "sigma", "A", "nodes_per_dim", "check_nodes_per_dim", "alpha_min",
-                              "alpha_max", "n_scan", "rtol"]), data=st.data())
+@given(which=st.sampled_from(["omega", "sigma", "A", "tol", "alpha_min", "alpha_max", "which"]), data=st.data())
 def test_ps_threshold_rejects_bad_parameters_before_solving(which, data):
     TALLY["positional_semantic.threshold (bad)"] += 1
-    args = {"omega": 0.3, "sigma": 0.5, "A": None, "nodes_per_dim": 10, "check_nodes_per_dim": 14,
-            "alpha_min": 0.5, "alpha_max": 3.0, "n_scan": 6, "rtol": 1e-4}
-    if which == "check_nodes_per_dim":  # must exceed the working rule
-        args[which] = data.draw(st.one_of(bad_int(11), st.integers(49, 10**4)))
+    args = {"omega": 0.3, "sigma": 0.5, "A": None, "tol": 1e-3, "alpha_min": 0.5, "alpha_max": 3.0,
+            "which": ("alpha_c",)}
+    if which == "tol":  # an absolute tolerance in α, in [1e-5, 1]
+        args[which] = data.draw(st.one_of(bad_positive(), st.floats(1.0, 1e308, exclude_min=True),
+                                          st.floats(5e-324, 1e-5, exclude_max=True)))
     elif which == "alpha_max":  # must exceed alpha_min
         args[which] = data.draw(st.one_of(bad_positive(), st.floats(1e-300, 0.5)))
     elif which == "alpha_min":
         args[which] = data.draw(bad_positive())
-    elif which == "nodes_per_dim":
-        args[which] = data.draw(bad_int(4))
-    elif which == "n_scan":
-        args[which] = data.draw(st.one_of(bad_int(2), st.integers(201, 10**6)))
-    elif which == "rtol":
-        args[which] = data.draw(st.one_of(bad_positive(), st.floats(0.1, 1e308, exclude_min=True), st.floats(5e-324, 1e-12, exclude_max=True)))
+    elif which == "which":
+        args[which] = data.draw(st.sampled_from([("alpha_x",), (), ("alpha_c", "c")]))
     elif which == "A":  # row-stochastic but not token-swap symmetric: no invariant semantic branch
         a = data.draw(st.floats(0.0, 1.0))
         b = data.draw(st.floats(0.0, 1.0).filter(lambda b: abs(b - (1 - a)) > 1e-9))
@@ -177,14 +174,15 @@ def test_ps_linear_baseline_extremes_are_finite(omega, sigma):
 @given(omega=st.floats(0.0, 1.0), alpha=log_uniform(-300, 300), sigma=log_uniform(-3, 2), lam=log_uniform(-300, 6),
        branch=st.sampled_from(["trivial", "positional"]))
 def test_ps_solve_extremes_are_finite_or_not_reported(omega, alpha, sigma, lam, branch):
-    """One cheap branch on the coarsest rule: a reported branch is converged with finite numbers; one
-    that fails is left out with a note. σ = 1e-300 (or λ = 1e300) raised a ParameterError about the
+    """One cheap branch on the coarsest rule (a one-rule ladder: status limited, no verified error): a reported
+    branch has finite numbers; one that fails is left out with a note. σ = 1e-300 (or λ = 1e300) raised a ParameterError about the
     solver's starting point `x0` before σ and λ were bounded."""
     TALLY["positional_semantic.solve (extreme)"] += 1
-    r = ps.solve(omega, alpha, sigma, lam, nodes_per_dim=4, branches=(branch,), stability=False)
+    r = ps.solve(omega, alpha, sigma, lam, rules=(4,), branches=(branch,), stability=False)
     assert math.isfinite(r.linear_baseline_error)
     for b in r.branches:
-        assert b.status == "converged" and finite_numbers(b.as_dict() | {"spectral_radius": 0.0})
+        assert b.status == "limited" and finite_numbers(b.as_dict() | {"spectral_radius": 0.0} |
+                                                        {f"{name}_error": 0.0 for name in ps.FIELDS})
     if not r.branches:
         assert r.global_branch is None and branch in r.message
 
@@ -371,7 +369,9 @@ def run(args, tally_key):
 
 SR_SOLVE = ["solve", "signal-recovery", "--d", 8, "--theta", 1, "--rho", 0.5]
 SR_SIM = ["simulate", "signal-recovery", "--d", 4, "--theta", 1, "--trials", 2, "--steps", 5, "--device", "cpu"]
-PS_SOLVE = ["solve", "positional-semantic", "--omega", 0.3, "--alpha", 1, "--nodes", 4, "--branches", "trivial"]
+PS_SOLVE = ["solve", "positional-semantic", "--omega", 0.3, "--alpha", 1, "--branches", "trivial"]
+# the deprecated tensor-only rules (cheap): for the commands that actually solve
+PS_SOLVE_TENSOR = PS_SOLVE + ["--nodes", 4, "--check-nodes", 5]
 PS_THRESHOLD = ["threshold", "positional-semantic", "--omega", 0.3]
 PS_SIM = ["simulate", "positional-semantic", "--omega", 0.3, "--alpha", 1, "--d", 8, "--steps", 1, "--device", "cpu",
           "--trials", 1, "--test-samples", 4]
@@ -401,7 +401,6 @@ def test_sr_cli_R_above_L(L, excess, command):
     (PS_THRESHOLD + ["--A", "1,0,0.5,0.5"], "--A"),
     (PS_THRESHOLD + ["--alpha-min", 2, "--alpha-max", 1], "--alpha-max"),
     (PS_THRESHOLD + ["--alpha-min", 2, "--alpha-max", 2], "--alpha-max"),
-    (PS_THRESHOLD + ["--nodes", 20, "--check-nodes", 12], "--check-nodes"),
     (PS_SIM + ["--A", "0.5,0.5,0.5"], "--A"),
     (PS_SIM[:4] + ["--alpha", 1e300] + PS_SIM[6:], "--alpha"),
     (PS_SIM + ["--lam", 1e6], "--lr"),  # GD on λ‖Q‖²/2 alone diverges for lr·λ ≥ 2 (it printed 1e36 as "completed")
@@ -477,7 +476,7 @@ def test_ps_cli_solve_json_at_the_edges():
     """σ at both ends of its range on the coarsest rule: one JSON object, finite numbers or branches
     left out with a note."""
     for sigma in (1e-3, 100):
-        result = run(PS_SOLVE + ["--sigma", sigma, "--json"], "solve positional-semantic (edge, --json)")
+        result = run(PS_SOLVE_TENSOR + ["--sigma", sigma, "--json"], "solve positional-semantic (edge, --json)")
         assert result.exit_code == 0, result.output
         payload = parse_json(result)
         assert payload["linear_baseline_error"] is not None

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 from attnphase.api import positional_semantic as api
+from attnphase.models.positional_semantic import thresholds
 from attnphase.numeric.fixedpoint import forward_difference_jacobian
 from attnphase.numeric.split_line import SplitLineRule
 from attnphase.numeric.threshold import noisy_threshold
@@ -23,18 +25,47 @@ from attnphase.results import Status
 OMEGA_ZERO = api.Parameters.validated(omega=0.0)
 
 
-# -- statuses and diagnostics (no solves; the scan itself is numeric.threshold.scan_crossing, tested there) --
-def test_refined_threshold_becomes_the_reported_value():
-    """With a converged refinement, alpha_c / alpha_c_error in the JSON are the refined ones and the
-    tensor values are kept beside them; without one they stay the tensor values."""
-    coarse = noisy_threshold(0.618, 0.012, Status.CONVERGED, "tensor", (0.6, 0.7), 4e-4)
-    refined = noisy_threshold(0.615, 0.0015, Status.CONVERGED, "refined", (0.6, 0.7), 4e-4)
-    none = noisy_threshold(math.nan, math.nan, Status.NOT_FOUND, "none")
-    result = api.Thresholds(coarse, none, 0.004, 8, 10, Status.NOT_FOUND, "", {"alpha_c": refined})
-    out = result.as_dict()
-    assert (out["alpha_c"], out["alpha_c_error"], out["alpha_c_tensor"]) == (0.615, 0.0015, 0.618)
-    assert out["alpha_c_method"].startswith("split-line") and result.best("alpha_c") is refined
-    assert out["alpha_l_status"] == "not_found" and out["alpha_l_method"].startswith("tensor")
+# -- the tensor bracket (no solves: synthetic branch paths with known crossing functions) --------------------
+class _Path:
+    """A followed branch whose solutions have the free energy and test error of given functions of α, and
+    which ends (None) outside [low, high]."""
+
+    def __init__(self, phi, eps, low=0.0, high=np.inf):
+        self.phi, self.eps, self.low, self.high = phi, eps, low, high
+
+    def at(self, alpha):
+        if not self.low <= alpha <= self.high:
+            return None
+        return SimpleNamespace(alpha=alpha, free_energy=self.phi(alpha), test_error=self.eps(alpha))
+
+    def loss(self, alpha):
+        if self.low <= alpha <= self.high:
+            return None
+        return noisy_threshold(math.nan, math.nan, Status.CONVERGED, f"lost at {self.high:g}")
+
+
+def test_bracket_finds_the_first_sign_change_and_extends_the_scan_upwards():
+    """Δ_c = Φ_sem − Φ_pos = 0.01 (α − 1.3): the bracket [1.05, 1.3] holds its root; Δ_l = ε_sem − baseline =
+    0.01 (4.1 − α) lies above alpha_max = 3, so the scan is extended (doubling) until it changes sign."""
+    paths = {"positional": _Path(lambda a: 0.0, lambda a: 1.0),
+             "semantic": _Path(lambda a: 0.01 * (a - 1.3), lambda a: 0.01 * (4.1 - a))}
+    c = thresholds.bracket("alpha_c", paths, 0.0, 0.3, 3.0)
+    assert isinstance(c, thresholds.Bracket) and c.low <= 1.3 <= c.high and abs(c.root - 1.3) < 1e-12
+    l = thresholds.bracket("alpha_l", paths, 0.0, 0.3, 3.0)
+    assert isinstance(l, thresholds.Bracket) and l.low <= 4.1 <= l.high and l.high > 3.0
+
+
+def test_bracket_without_a_crossing_says_which_side_wins_and_where_a_branch_ended():
+    """The semantic branch ends below α = 1 and never wins above it: not_found, with the meaning of the sign,
+    the closest approach and the branch's loss; with no point where both exist: failed."""
+    paths = {"positional": _Path(lambda a: 0.0, lambda a: 1.0),
+             "semantic": _Path(lambda a: -0.01 - 0.001 * a, lambda a: 1.0, low=1.0)}
+    result = thresholds.bracket("alpha_c", paths, 0.0, 0.3, 3.0)
+    assert result.status == "not_found" and "positional branch has the lower training loss" in result.message
+    assert "closest approach" in result.message and "lost at" in result.message
+    nowhere = {"positional": _Path(lambda a: 0.0, lambda a: 1.0, high=0.5),
+               "semantic": _Path(lambda a: 0.0, lambda a: 1.0, low=1.0)}
+    assert thresholds.bracket("alpha_c", nowhere, 0.0, 0.3, 3.0).status == "failed"
 
 
 # -- root cause at ω = 0 ---------------------------------------------------------------------------
@@ -62,31 +93,14 @@ def test_tensor_rule_positional_fixed_point_at_omega_zero_is_not_a_fixed_point_o
 @pytest.mark.slow
 def test_defect_correction_finds_the_omega_zero_positional_branch():
     """Anderson + Broyden on the split-line map (outer 8) from the 10-node tensor solution converges
-    (relative defect ≤ 1e-8) to m ≈ 0.15, twice the tensor value, and its Φ is higher than the tensor
-    rules' by more than the split-line rules' spread: the positional branch is the better one at α = 0.6
-    (about 40 s)."""
+    (relative defect ≤ 1e-6) to m ≈ 0.15, twice the tensor value, and its Φ is higher than the tensor
+    rule's by more than the split-line rules' oscillation (3.5e-7 at ω = 0): the positional branch is the
+    better one at α = 0.6 (about 40 s)."""
     tensor = api.solve_branch("positional", 0.6, OMEGA_ZERO, nodes_per_dim=10, stability=False)
-    refined = api.refine_branch(tensor, OMEGA_ZERO, SplitLineRule(8, 32, 1e-10))
-    assert refined.status == "converged" and refined.residual <= 1e-8
+    refined = api.on_rule(api.AccurateState(tensor), OMEGA_ZERO, api.Rule.split_line(8)).solution
+    assert refined.status == "converged" and refined.residual <= 1e-6
     assert 0.14 < refined.m < 0.16 and refined.m > 1.8 * tensor.m
     assert refined.free_energy - tensor.free_energy > 4e-6
-
-
-@pytest.mark.slow
-def test_refined_alpha_c_at_omega_zero_is_a_root_of_the_accurate_crossing_function():
-    """The refined α_c(0) (8/10-node tensor start, one or more Newton steps on split-line studies) is
-    checked by independent studies AT the reported root: |Φ_sem − Φ_pos| there must be within the
-    reported error times the slope plus the studies' own error (about 9 minutes)."""
-    result = api.threshold(0.0, nodes_per_dim=8, check_nodes_per_dim=10, alpha_min=0.5, alpha_max=1.0, n_scan=6,
-                           rtol=1e-4, refine=("alpha_c",))
-    refined = result.refined["alpha_c"]
-    assert refined.status == "converged", refined.message
-    assert 0.6 < refined.value < 0.63 and refined.error < 0.005
-    studies = {b: api.convergence_study(b, refined.value, OMEGA_ZERO, nodes_per_dim=10) for b in ("semantic", "positional")}
-    assert all(s.status == "converged" for s in studies.values())
-    delta = studies["semantic"].free_energy - studies["positional"].free_energy
-    delta_error = studies["semantic"].free_energy_error + studies["positional"].free_energy_error
-    assert abs(delta) <= abs(refined.slope) * refined.error + delta_error
 
 
 @pytest.mark.slow
@@ -94,12 +108,12 @@ def test_mixed_fixed_point_at_omega_zero_is_a_saddle_below_both_branches():
     """At ω = 0, α = 0.618 (≈ α_c) the split-line map (outer 8) has a mixed fixed point with both
     m ≠ 0 and θ ≠ 0, found by Broyden from the midpoint of the two converged pure branches. It is
     unstable (an eigenvalue of the full map's Jacobian with real part > 1) and its Φ lies BELOW both
-    branches by ~1e-5, i.e. far beyond the studies' Φ errors (≤ 5e-7): a saddle between the positional
+    branches by ~1e-5, i.e. far beyond the rules' Φ errors (≤ 5e-7): a saddle between the positional
     and semantic minima of ε_t = −Φ, not a mixed phase. Measured: θ = 0.021, m = 0.069, eigenvalue
     1.20, Φ = −0.0018461 (outer 10: θ = 0.025, m = 0.069, 1.27, −0.0018478). About 1.5 minutes."""
-    alpha, rule = 0.618, SplitLineRule(8, 32, 1e-10)
-    pure = {b: api.refine_branch(api.solve_branch(b, alpha, OMEGA_ZERO, nodes_per_dim=10, stability=False),
-                                 OMEGA_ZERO, rule) for b in ("semantic", "positional")}
+    alpha, rule = 0.618, api.Rule.split_line(8)
+    pure = {b: api.on_rule(api.AccurateState(api.solve_branch(b, alpha, OMEGA_ZERO, nodes_per_dim=10, stability=False)),
+                           OMEGA_ZERO, rule).solution for b in ("semantic", "positional")}
     assert all(s.status == "converged" for s in pure.values())
     full = api.BranchCoordinates("mixed", OMEGA_ZERO)
 
@@ -109,11 +123,11 @@ def test_mixed_fixed_point_at_omega_zero_is_a_saddle_below_both_branches():
 
     middle = 0.5 * (reduced(pure["semantic"]) + reduced(pure["positional"]))
     start = replace(pure["positional"], branch="mixed", state=full.to_state(middle))
-    mixed = api.refine_branch(start, OMEGA_ZERO, rule, anderson=False)
+    mixed = api.defect_correction(start, OMEGA_ZERO, rule, tol=1e-8, anderson=False).solution
     assert mixed.status == "converged" and mixed.residual <= 1e-8
     assert abs(mixed.theta) > 0.01 and abs(mixed.m) > 0.03  # neither invariant set
     assert mixed.free_energy < min(s.free_energy for s in pure.values()) - 5e-6
-    equations = api.SaddlePointEquations(OMEGA_ZERO, alpha, api.TEST_ERROR_NODES, split_rule=rule)
+    equations = rule.equations(OMEGA_ZERO, alpha)
     F = full.restricted_map(equations)
     y = full.from_state(mixed.state)
     eigenvalues = np.linalg.eigvals(forward_difference_jacobian(F, y, F(y)))

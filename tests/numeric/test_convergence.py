@@ -105,3 +105,64 @@ def test_tolerance_convention_and_bad_input():
         climb(trapezoid, RUNGS[:1], measure)
     with pytest.raises(ParameterError):
         climb(trapezoid, RUNGS, measure, report="best")
+
+
+# A rule whose error oscillates in sign and shrinks slowly, so that two successive rungs can agree closely
+# while both are off (like the outer Gauss-Hermite rules of the positional-semantic split-line quadrature).
+OSCILLATING_ERRORS = {4: 0.5, 8: -0.2, 16: 0.09, 32: 0.085}
+
+
+def oscillating(n, previous=None):
+    return EXACT + OSCILLATING_ERRORS[n]
+
+
+def test_spread_over_a_window_of_three_rungs_bounds_what_two_rungs_understate():
+    """Rungs 16 and 32 agree to 0.005 while both are off by ~0.09: the difference of the last two rungs
+    passes a tolerance of 0.1 it should not meet; the spread over the last three (8, 16, 32) does not pass
+    it, and bounds the reported rung's error."""
+    rungs = [Rung(n, f"{n} panels") for n in OSCILLATING_ERRORS]
+    tolerance = Tolerance(atol=0.1)
+    two = climb(oscillating, rungs, measure, tolerance=tolerance)
+    assert two.success and two.errors["integral"] < abs(two.values["integral"] - EXACT)  # understated
+    three = climb(oscillating, rungs, measure, tolerance=tolerance, error="spread", window=3)
+    assert three.status == "limited" and three.rung == "32 panels" and three.check == "8 panels, 16 panels"
+    assert three.errors["integral"] == pytest.approx(0.09 + 0.2)
+    assert abs(three.values["integral"] - EXACT) <= three.errors["integral"]
+    early = climb(oscillating, rungs, measure, tolerance=Tolerance(atol=1.0), error="spread", window=3)
+    assert early.rung == "16 panels"  # met, but not checked before three rungs were solved
+    with pytest.raises(ParameterError):
+        climb(oscillating, rungs, measure, window=3)  # a window needs error="spread"
+
+
+def test_a_rung_failing_above_a_checked_one_leaves_the_checked_answer_limited():
+    def failing(n, previous):
+        return {"success": False, "message": "diverged"} if n == 32 else trapezoid(n)
+
+    result = climb(failing, RUNGS[:4], measure, tolerance=Tolerance(atol=1e-12), accept=lambda a: not isinstance(a, dict))
+    assert result.status == "limited" and result.rung == "16 panels" and "32 panels failed" in result.message
+    assert result.values["integral"] == trapezoid(16) and result.errors["integral"] == abs(trapezoid(16) - trapezoid(8))
+
+
+def test_a_failed_rung_is_skipped_on_request_and_named():
+    """skip_failed: the 16-panel rung fails, the climb goes on from the 8-panel answer to 32 and 64 panels; the
+    spread is over the rungs solved (8, 32, 64), still a bound on the reported error, and the message names the
+    skipped rung. The top rung failing is not skipped (the last checked answer is reported, limited)."""
+    def failing(n, previous):
+        return {"success": False, "message": "no fixed point"} if n == 16 else trapezoid(n)
+
+    accept = lambda answer: not isinstance(answer, dict)  # noqa: E731
+    result = climb(failing, RUNGS[:5], measure, tolerance=Tolerance(atol=1e-12), accept=accept, error="spread",
+                   window=3, skip_failed=True)
+    values = [trapezoid(n) for n in (8, 32, 64)]
+    assert result.status == "limited" and result.rung == "64 panels" and result.check == "8 panels, 32 panels"
+    assert result.errors["integral"] == max(values) - min(values)
+    assert abs(result.values["integral"] - EXACT) <= result.errors["integral"]
+    assert "skipped 16 panels" in result.message
+    met = climb(failing, RUNGS, measure, tolerance=Tolerance(rtol=1e-3), accept=accept, error="spread", window=3,
+                skip_failed=True)
+    assert met.success and abs(met.values["integral"] - EXACT) <= met.errors["integral"] <= 1e-3 * EXACT
+    top = climb(lambda n, p: {"success": False} if n == 64 else trapezoid(n), RUNGS[:5], measure,
+                tolerance=Tolerance(atol=1e-12), accept=accept, skip_failed=True)
+    assert top.status == "limited" and top.rung == "32 panels"
+    assert climb(failing, RUNGS[:3], measure, accept=accept, skip_failed=True, error="spread",
+                 window=3).status == "failed"

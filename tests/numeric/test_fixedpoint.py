@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 from attnphase.errors import ParameterError
-from attnphase.numeric.branches import WarmStarts, extrapolate, follow_until_lost
+from attnphase.numeric.branches import Continuation, WarmStarts, extrapolate, follow_until_lost
 from attnphase.numeric.fixedpoint import (Anderson, Broyden, Chain, Damped, Hybr, Identity, Interval, LastEvaluation,
                                           Positive, forward_difference_jacobian, map_jacobian, solve_fixed_point)
 from attnphase.numeric.gauss import GaussHermiteRule
@@ -349,3 +349,40 @@ def test_branch_jump_is_a_loss():
     np.testing.assert_allclose(loss.last_state, 1.0)
     alive = follow_until_lost(_fixed_point_family(F, 1.0), jumped, lambda r: np.array([r.value]), 0.0, 0.4, 0.1, 0.01)
     assert alive.status == "not_found" and alive.bracket == (0.0, 0.4) and math.isnan(alive.value)
+
+
+def test_continuation_reaches_the_branch_a_cold_start_misses():
+    """F(x, c) = x + 0.1 (c − x²)(x + 3) has the branch x = +√c (followed from the anchor c = 1), and −√c
+    and −3. A cold start at x = −1.5 converges to one of the others; the continuation reaches +√c at every
+    c it is asked for, and ends at the fold c = 0, where the loss is bracketed to the minimum step."""
+    F = lambda x, c: x + 0.1 * (c - x * x) * (x + 3)  # noqa: E731
+    family = _fixed_point_family(F, -1.5)
+    cold = family(4.0, None)
+    assert cold.success and cold.value < 0  # the cold start: another fixed point
+
+    def lost(r, prediction):
+        if not r.success:
+            return "not_converged"
+        if prediction is not None and abs(r.value - prediction[0]) > 0.1 * max(abs(prediction[0]), 0.1):
+            return "jumped"
+        return None
+
+    branch = Continuation(lambda c, guess, previous: family(c, guess), lost, lambda r: np.array([r.value]), 1.0,
+                          max_step=0.5, min_step=1e-3, anchor_guess=1.0, name="c")
+    for c in (4.0, 2.5, 0.3, 0.05):
+        np.testing.assert_allclose(branch.at(c).value, math.sqrt(c), rtol=1e-8)
+    assert branch.at(-0.2) is None
+    loss = branch.loss(-0.2)
+    assert loss.status == "converged" and loss.bracket[1] < loss.bracket[0]
+    assert loss.bracket[1] <= 0.0 <= loss.bracket[0] + 1e-12 and loss.bracket[0] - loss.bracket[1] <= 1e-3 + 1e-12
+    assert branch.loss(0.5) is None and branch.loss(-1.0) is loss  # alive on one side, lost beyond the fold
+    solves = branch.solves
+    assert branch.at(2.5).value == branch.path[2.5].value and branch.solves == solves  # kept, not solved again
+
+
+def test_continuation_without_a_solution_at_the_anchor_fails_everywhere():
+    family = _fixed_point_family(lambda x, c: x + 0.3 * (c - x * x), 1.0)
+    branch = Continuation(lambda c, guess, previous: family(c, guess),
+                          lambda r, p: None if r.success and r.value > 0 else "not_converged",
+                          lambda r: np.array([r.value]), -1.0, max_step=0.5, min_step=0.01, anchor_guess=1.0)
+    assert branch.at(2.0) is None and branch.loss(2.0).status == "failed" and "anchor" in branch.loss(2.0).message

@@ -1,20 +1,23 @@
 """Public entry points for the positional-vs-semantic attention model (mirrors `attnphase ... positional-semantic`).
 
-* `solve(omega, alpha, ...)`: every branch (positional θ = 0, semantic m = 0, trivial m = θ = 0, mixed)
-  of the state-evolution fixed point, with its stability, free energy Φ, training loss ε_t = −Φ and test
-  error ε_g, the global minimum (largest Φ) and the linear baseline.
-* `threshold(omega, ...)`: α_c (free energies of the positional and semantic branches cross) and α_l
-  (semantic ε_g crosses the linear baseline), each with an error estimate (a check rule, or split-line
-  convergence studies with `refine`).
-* `alpha_c_curve(omegas, ...)`, `alpha_c_curve_split_line(omegas, ...)`: the thresholds along ω.
-* `spinodals(omega, ...)`: where each branch ceases to exist or becomes unstable.
-* `linear_baseline_error(omega, sigma, L)`: ε_g^lin (spec §5).
+Accuracy is an input: every number comes with an error verified on finer quadrature rules.
+
+* `solve(omega, alpha, ..., tol=0.003)`: the positional (θ = 0), semantic (m = 0) and trivial branches (and
+  the mixed one on request), each followed from where it is known to exist, with q, m, θ, V, ε_g, ε_t = −Φ
+  and Φ to the relative tolerance `tol` (`<field>_error`), its stability, the branch with the lowest training
+  loss and the linear baseline; a branch that does not exist at α is listed with the evidence.
+* `threshold(omega, ..., tol=1e-3)`: α_c (equal training losses of the positional and semantic branches) and
+  α_l (the semantic test error equals the linear baseline's), each to the absolute tolerance `tol`.
+* `phase_curve(omegas, ..., tol=1e-3)`: both thresholds along ω, by the same path continued in ω.
+* `plot_phase_diagram(curve)`, `plot_order_parameters(result_or_rows)`: matplotlib Figures of the above.
+* `spinodals(omega, ...)`: where each branch ceases to exist or becomes unstable (tensor rules).
+* `linear_baseline_error(omega, sigma, L)`: ε_g^lin.
 * `simulate(omega=..., alpha=..., ...)`: finite-d full-batch GD / Adam, batched over trials.
-* The building blocks: `Parameters` (validated once), `SaddlePointEquations`, `solve_branch`,
-  `BranchTracker`, `refine_branch`, `convergence_study`, and the result types.
+* The building blocks: `Parameters` (validated once), `SaddlePointEquations`, `Rule` and `state_ladder` (the
+  quadrature rules), `solve_branch`, `follow`, `on_rule`, `climb_branch`, and the result types.
 
 This module is a facade: every name comes from `attnphase.models.positional_semantic`, where the model
-lives, imported on first use (the simulator needs torch, the solvers SymPy and numba).
+lives, imported on first use (the simulator needs torch, the solvers SymPy and numba, the plots matplotlib).
 """
 
 from attnphase.models import positional_semantic as _model

@@ -1,19 +1,21 @@
 """`attnphase solve|threshold|simulate positional-semantic`: the positional-vs-semantic attention model.
 
-Each command mirrors a function of `attnphase.api.positional_semantic` (solve, threshold,
-alpha_c_curve_split_line, simulate) and prints one JSON object with `--json`. The model's options
-(--omega, --sigma, --lam, --A, --L) come from the declarations of its `Parameters`; the model package is
-imported inside the commands only, to keep CLI start-up fast.
+Each command mirrors a function of `attnphase.api.positional_semantic` (solve, threshold, phase_curve,
+simulate) and prints one JSON object with `--json`. Accuracy is an input: `--tol` (relative for the fields
+of `solve`, absolute in α for `threshold`), met by climbing the model's ladder of quadrature rules. The
+model's options (--omega, --sigma, --lam, --A, --L) come from the declarations of its `Parameters`; the
+model package is imported inside the commands only, to keep CLI start-up fast.
 """
 
 from __future__ import annotations
 
 import click
 
-from attnphase.cli.common import RenamedOptionsCommand, as_option_error, emit, json_option, options_from, rng_option
+from attnphase.cli.common import (Int, RenamedOptionsCommand, as_option_error, emit, json_option, options_from,
+                                  rng_option, threads_option)
 from attnphase.cli.groups import simulate, solve, threshold
 from attnphase.errors import ParameterError
-from attnphase.models.positional_semantic.parameters import (Parameters, Simulation, SolveRules, ThresholdSearch,
+from attnphase.models.positional_semantic.parameters import (Accuracy, Parameters, Simulation, ThresholdSearch,
                                                              check_parameter)
 
 MODEL = "positional-semantic"
@@ -28,74 +30,130 @@ def named_by_option(settings, call, *args, **kwargs):
     return as_option_error(Parameters, as_option_error, settings, call, *args, **kwargs)
 
 
+def deprecated_rules(func):
+    """The tensor-rule options of earlier releases, accepted for one release (hidden from --help): --nodes N
+    [--check-nodes M] asks for a tensor-only ladder (N, M) instead of the model's ladder; --scan and --refine
+    are ignored (the range is --alpha-min/--alpha-max, and every value is refined now)."""
+    for name, kind in (("--nodes", int), ("--check-nodes", int), ("--scan", int), ("--refine", str)):
+        func = click.option(name, "deprecated_" + name[2:].replace("-", "_"), type=kind, default=None, hidden=True)(func)
+    return func
+
+
+numba_threads_option = click.option(
+    "--threads", type=Int(1, 4096), default=None,
+    help="Threads of the minimisation loops (default: the idle cores: the cores less the load average).")
+
+
+def use_threads(threads) -> int:
+    """The numba threads of the proximal-map loops (derive.fused): --threads, else the idle cores
+    (validate.device.choose_threads; every evaluation solves 1e4-1e6 minimisations, enough to share)."""
+    import numba
+
+    from attnphase.validate.device import choose_threads
+
+    count = min(choose_threads(threads, work=float("inf")), numba.config.NUMBA_NUM_THREADS)
+    numba.set_num_threads(count)
+    return count
+
+
+def tensor_rules(nodes, check_nodes, scan=None, refine=None):
+    """The `rules` argument for the deprecated options (and their deprecation messages on stderr)."""
+    for option, value, note in (("--scan", scan, "the α range is --alpha-min/--alpha-max"),
+                                ("--refine", refine, "every value is refined on the model's ladder now")):
+        if value is not None:
+            click.echo(f"attnphase: {option} is deprecated and ignored ({note}); it will be removed in the next "
+                       "release", err=True)
+    if nodes is None and check_nodes is None:
+        return "auto"
+    if nodes is None:
+        raise ParameterError("--check-nodes", check_nodes, "only together with --nodes (both are deprecated)")
+    for option, value in (("--nodes", nodes), ("--check-nodes", check_nodes)):
+        if value is not None and not 4 <= value <= 48:
+            raise ParameterError(option, value, "an integer in [4, 48]")
+    if check_nodes is not None and check_nodes <= nodes:
+        raise ParameterError("--check-nodes", check_nodes, f"an integer in [{nodes + 1}, 48] (finer than --nodes)")
+    click.echo("attnphase: --nodes/--check-nodes are deprecated and will be removed in the next release: they ask "
+               "for tensor rules only, whose errors are not verified (status limited); use --tol", err=True)
+    return (nodes,) if check_nodes is None else (nodes, check_nodes)
+
+
 @solve.command(MODEL)
 @omega_option
 @alpha_option
 @model_options
-@options_from(SolveRules, defaults={"nodes_per_dim": None})
-@click.option("--branches", default="positional,semantic,trivial,mixed", show_default=True,
-              help="Comma-separated branches to solve for.")
+@options_from(Accuracy)
+@click.option("--branches", default="positional,semantic,trivial", show_default=True,
+              help="Comma-separated branches to solve for (positional, semantic, trivial, mixed).")
+@numba_threads_option
+@deprecated_rules
 @json_option
-def solve_command(omega, alpha, sigma, lam, A, L, nodes_per_dim, check_nodes_per_dim, branches, as_json):
-    """Every branch (positional, semantic, trivial, mixed) of the saddle point at (ω, α).
+def solve_command(omega, alpha, sigma, lam, A, L, tol, branches, threads, deprecated_nodes, deprecated_check_nodes,
+                  deprecated_scan, deprecated_refine, as_json):
+    """Every branch (positional, semantic, trivial; mixed on request) at (ω, α), each followed from where it
+    is known to exist and refined until every field has a verified relative error ≤ --tol (<field>_error).
+
+    A branch that does not exist at α is listed under "missing" with the evidence (where it was lost when
+    followed from its anchor). global_branch: the branch with the lowest training loss ε_t = −Φ.
 
     \b
     Examples:
-      attnphase solve positional-semantic --omega 0.3 --alpha 1.25 --json
-      attnphase solve positional-semantic --omega 0.3 --alpha 1.25 --L 3 \\
-          --A 0.6,0.2,0.2,0.2,0.6,0.2,0.2,0.2,0.6 --json       (6 nodes, check 4: about 2 minutes)
+      attnphase solve positional-semantic --omega 0.3 --alpha 1.25 --branches positional,semantic --json
+      attnphase solve positional-semantic --omega 0.3 --alpha 2 --tol 0.01 --json
     """
-    from attnphase.api.positional_semantic import BRANCHES, default_check_nodes_per_dim, default_nodes_per_dim
+    from attnphase.api.positional_semantic import BRANCHES
     from attnphase.api.positional_semantic import solve as solve_point
     from attnphase.params import check_choice
 
     names = tuple(check_choice("--branches", b.strip(), BRANCHES) for b in branches.split(",") if b.strip())
-    nodes = default_nodes_per_dim(L) if nodes_per_dim is None else nodes_per_dim
-    check_nodes = default_check_nodes_per_dim(L, nodes) if check_nodes_per_dim is None else check_nodes_per_dim
-    result = named_by_option(SolveRules, solve_point, omega, alpha, sigma, lam, A, L, nodes_per_dim=nodes,
-                             branches=names, check_nodes_per_dim=check_nodes)
-    parameters = {"omega": omega, "alpha": alpha, "sigma": sigma, "lam": lam, "A": A, "L": L, "nodes": nodes,
-                  "check_nodes": check_nodes, "branches": list(names)}
+    rules = tensor_rules(deprecated_nodes, deprecated_check_nodes, deprecated_scan, deprecated_refine)
+    threads = use_threads(threads)
+    result = named_by_option(Accuracy, solve_point, omega, alpha, sigma, lam, A, L, tol=tol, branches=names,
+                             rules=rules)
+    parameters = {"omega": omega, "alpha": alpha, "sigma": sigma, "lam": lam, "A": A, "L": L, "tol": tol,
+                  "branches": list(names), "rules": rules if rules == "auto" else list(rules), "threads": threads}
     emit("solve", MODEL, parameters, result.as_dict(), as_json)
 
 
 @threshold.command(MODEL)
 @options_from(Parameters, ["omega"], defaults={"omega": None})
 @click.option("--omega-grid", default=None, metavar="START:STOP:NUM",
-              help="Instead of --omega: the α_c(ω) curve at NUM evenly spaced ω in [START, STOP] ⊂ [0, 1] (or a "
-                   "list V1,V2,...) from split-line free energies, with error bars that hold when the quadrature is "
-                   "refined (api.alpha_c_curve_split_line; 22 ω in [0, 0.45] take about 1.5 minutes on two cores). "
-                   "Gives α_c only; --nodes sets the tensor rule of the first (largest) ω's scan.")
+              help="Instead of --omega: α_c(ω) and α_l(ω) at NUM evenly spaced ω in [START, STOP] ⊂ [0, 1] (or a "
+                   "list V1,V2,...), each by the same path as --omega, continued in ω.")
 @model_options
-@options_from(ThresholdSearch, ["nodes_per_dim", "check_nodes_per_dim", "alpha_min", "alpha_max", "n_scan"],
-              defaults={"nodes_per_dim": None})
-@click.option("--refine", type=click.Choice(["none", "alpha_c", "alpha_l", "both"]), default="none", show_default=True,
-              help="Move these thresholds to the root of the split-line (accurate) crossing function by Newton "
-                   "steps on convergence studies; alpha_c/alpha_l then carry the refined value and error "
-                   "(alpha_c_method says which), the tensor ones stay as alpha_c_tensor. The tensor-rule error "
-                   "bars are optimistic at small ω (ω = 0: 0.618 ± 0.012 on 8/10 nodes, refined 0.615 ± 0.0015); "
-                   "about 1.5 minutes per branch study on two cores, 3-7 minutes per threshold.")
+@options_from(ThresholdSearch)
+@click.option("--which", type=click.Choice(["both", "alpha_c", "alpha_l"]), default="both", show_default=True,
+              help="The thresholds to compute.")
+@numba_threads_option
+@deprecated_rules
 @json_option
-def threshold_command(omega, omega_grid, sigma, lam, A, L, nodes_per_dim, check_nodes_per_dim, alpha_min, alpha_max,
-                      n_scan, refine, as_json):
-    """α_c (free-energy crossing) and α_l (semantic test error = linear baseline) at ω, with errors;
-    or, with --omega-grid, the α_c(ω) curve.
+def threshold_command(omega, omega_grid, sigma, lam, A, L, tol, alpha_min, alpha_max, which, threads,
+                      deprecated_nodes, deprecated_check_nodes, deprecated_scan, deprecated_refine, as_json):
+    """α_c (the positional and semantic branches have the same training loss) and α_l (the semantic test
+    error equals the linear baseline's) at ω, each with a verified error ≤ --tol in α; or, with
+    --omega-grid, both along ω.
 
-    Status per threshold: converged, not_found (every scan point solved, no sign change; the message
-    says which side wins and where the secant would cross) or failed (a branch lost at a scan point).
+    Status per threshold: converged, limited (the most accurate rules reached do not meet --tol: the value
+    and its error are still given), not_found (no crossing where both branches exist; the message says which
+    side wins and where a branch ended) or failed.
 
     \b
     Examples:
       attnphase threshold positional-semantic --omega 0.3 --json
-      attnphase threshold positional-semantic --omega-grid 0:0.45:22 --json
+      attnphase threshold positional-semantic --omega 0.4 --which alpha_c --tol 0.005 --json
+      attnphase threshold positional-semantic --omega-grid 0.1:0.45:8 --tol 0.005 --json
     """
-    from attnphase.api.positional_semantic import alpha_c_curve_split_line
+    from attnphase.api.positional_semantic import phase_curve
     from attnphase.api.positional_semantic import threshold as find_thresholds
 
+    rules = tensor_rules(deprecated_nodes, deprecated_check_nodes, deprecated_scan, deprecated_refine)
     if (omega is None) == (omega_grid is None):
         raise ParameterError("--omega", omega, "exactly one of --omega and --omega-grid")
-    nodes = (10 if L == 2 else 4) if nodes_per_dim is None else nodes_per_dim
-    check_nodes = (14 if L == 2 else nodes + 2) if check_nodes_per_dim is None else check_nodes_per_dim
+    threads = use_threads(threads)
+    names = ("alpha_c", "alpha_l") if which == "both" else (which,)
+    settings = dict(tol=tol, alpha_min=alpha_min, alpha_max=alpha_max, which=names, rules=rules)
+    parameters = {"sigma": sigma, "lam": lam, "A": A, "L": L, "tol": tol, "alpha_min": alpha_min,
+                  "alpha_max": alpha_max, "which": list(names), "rules": rules if rules == "auto" else list(rules),
+                  "threads": threads}
     if omega_grid is not None:
         from attnphase.sweep import parse_grid
 
@@ -103,21 +161,11 @@ def threshold_command(omega, omega_grid, sigma, lam, A, L, nodes_per_dim, check_
             omegas = [check_parameter("omega", w) for w in parse_grid(f"omega={omega_grid}").values]
         except ParameterError as exc:
             raise ParameterError("--omega-grid", omega_grid, exc.allowed) from None
-        result = named_by_option(ThresholdSearch, alpha_c_curve_split_line, omegas, sigma, lam, A, L,
-                                 nodes_per_dim=nodes, alpha_min=alpha_min, alpha_max=alpha_max, n_scan=n_scan)
-        parameters = {"omega_grid": omega_grid, "sigma": sigma, "lam": lam, "A": A, "L": L, "nodes": nodes,
-                      "alpha_min": alpha_min, "alpha_max": alpha_max, "scan": n_scan}
-        emit("threshold", MODEL, parameters, result.as_dict(), as_json)
+        result = named_by_option(ThresholdSearch, phase_curve, omegas, sigma, lam, A, L, **settings)
+        emit("threshold", MODEL, {"omega_grid": omega_grid, **parameters}, result.as_dict(), as_json)
         return
-
-    names = {"none": (), "alpha_c": ("alpha_c",), "alpha_l": ("alpha_l",), "both": ("alpha_c", "alpha_l")}[refine]
-    result = named_by_option(ThresholdSearch, find_thresholds, omega, sigma, lam, A, L, nodes_per_dim=nodes,
-                             check_nodes_per_dim=check_nodes, alpha_min=alpha_min, alpha_max=alpha_max, n_scan=n_scan,
-                             refine=names)
-    parameters = {"omega": omega, "sigma": sigma, "lam": lam, "A": A, "L": L, "nodes": nodes,
-                  "check_nodes": check_nodes, "alpha_min": alpha_min, "alpha_max": alpha_max, "scan": n_scan,
-                  "refine": refine}
-    emit("threshold", MODEL, parameters, result.as_dict(), as_json)
+    result = named_by_option(ThresholdSearch, find_thresholds, omega, sigma, lam, A, L, **settings)
+    emit("threshold", MODEL, {"omega": omega, **parameters}, result.as_dict(), as_json)
 
 
 @simulate.command(MODEL, cls=RenamedOptionsCommand, renamed_options={"--seeds": "--trials"})
@@ -125,23 +173,25 @@ def threshold_command(omega, omega_grid, sigma, lam, A, L, nodes_per_dim, check_
 @options_from(Simulation, required=["alpha"])
 @click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True)
 @rng_option
+@threads_option
 @model_options
 @json_option
-def simulate_command(omega, alpha, d, init, trials, seed, steps, lr, test_samples, device, rng, sigma, lam, A, L, as_json):
+def simulate_command(omega, alpha, d, init, trials, seed, steps, lr, test_samples, device, rng, threads, sigma, lam,
+                     A, L, as_json):
     """Full-batch GD (Adam for --init random) at finite d, batched over trials.
 
     \b
     Example:
-      attnphase simulate positional-semantic --omega 0.3 --alpha 1.5 --d 1000 --init semantic --trials 5 --json
+      attnphase simulate positional-semantic --omega 0.3 --alpha 1.5 --d 200 --init semantic --trials 4 --json
     """
     from attnphase.api.positional_semantic import simulate as simulate_network
 
     result = named_by_option(Simulation, simulate_network, omega=omega, alpha=alpha, d=d, init=init, trials=trials,
                              seed=seed, steps=steps, lr=lr, test_samples=test_samples, device=device, sigma=sigma,
-                             lam=lam, A=A, L=L, rng=rng)
+                             lam=lam, A=A, L=L, rng=rng, num_threads=threads)
     parameters = {"omega": omega, "alpha": alpha, "d": d, "init": init, "trials": trials, "seed": seed,
                   "steps": steps, "lr": result.lr, "test_samples": test_samples, "device": result.device, "rng": rng,
-                  "sigma": sigma, "lam": lam, "A": A, "L": L}
+                  "threads": result.threads, "sigma": sigma, "lam": lam, "A": A, "L": L}
     emit("simulate", MODEL, parameters, result.as_dict(), as_json)
     if result.status == "diverged":  # printed with its message (non-finite values are null); exit 1 says it too
         raise SystemExit(1)

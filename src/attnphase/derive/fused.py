@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 
+import numba
 import numpy as np
 
 from attnphase.derive.codegen import Kernel, load_generated_module
@@ -117,10 +118,10 @@ def newton_step(grad, hess, step, eigval, eigvec, work):
 
 
 @numba.njit(cache={cache})
-def multistart_newton(variable_rows, point_rows, points, constant_rows, constants, starts, tol, max_iter, max_step,
-                      ends, end_values, end_converged):
-    '''Every start k at every problem i: ends[k, i], end_values[k, i], end_converged[k, i]; returns the
-    largest iteration count. Kernel input row variable_rows[l] holds variable l, point_rows[j] the
+def solve_range(first, last, variable_rows, point_rows, points, constant_rows, constants, starts, tol, max_iter,
+                max_step, ends, end_values, end_converged):
+    '''Every start k at every problem i in [first, last): ends[k, i], end_values[k, i], end_converged[k, i];
+    returns the largest iteration count. Kernel input row variable_rows[l] holds variable l, point_rows[j] the
     problem's argument points[i, j], constant_rows[j] the constant constants[j].'''
     K, N, n = starts.shape
     inputs = np.empty((n + point_rows.shape[0] + constant_rows.shape[0], 1))
@@ -132,7 +133,7 @@ def multistart_newton(variable_rows, point_rows, points, constant_rows, constant
     hess = np.empty((n, n))
     eigval, eigvec, work = np.empty(n), np.empty((n, n)), np.empty((n, n))
     slowest = 0
-    for i in range(N):
+    for i in range(first, last):
         for j in range(point_rows.shape[0]):
             inputs[point_rows[j], 0] = points[i, j]
         for k in range(K):
@@ -197,13 +198,37 @@ def multistart_newton(variable_rows, point_rows, points, constant_rows, constant
             end_values[k, i] = f
             end_converged[k, i] = converged
     return slowest
+
+
+@numba.njit(cache={cache})
+def multistart_newton(variable_rows, point_rows, points, constant_rows, constants, starts, tol, max_iter, max_step,
+                      ends, end_values, end_converged):
+    '''`solve_range` over every problem, on one thread.'''
+    return solve_range(0, starts.shape[1], variable_rows, point_rows, points, constant_rows, constants, starts, tol,
+                       max_iter, max_step, ends, end_values, end_converged)
+
+
+@numba.njit(cache={cache}, parallel=True)
+def multistart_newton_parallel(chunks, variable_rows, point_rows, points, constant_rows, constants, starts, tol,
+                               max_iter, max_step, ends, end_values, end_converged):
+    '''`solve_range` over `chunks` contiguous blocks of the problems, the blocks on numba's threads.'''
+    N = starts.shape[1]
+    slowest = np.zeros(chunks, dtype=np.int64)
+    for c in numba.prange(chunks):
+        slowest[c] = solve_range(c * N // chunks, (c + 1) * N // chunks, variable_rows, point_rows, points,
+                                 constant_rows, constants, starts, tol, max_iter, max_step, ends, end_values,
+                                 end_converged)
+    return slowest.max()
 """
 
-_LOOPS: dict[tuple[str, str], object] = {}  # (objective key, joint kernel key) -> the compiled loop
+_LOOPS: dict[tuple[str, str], object] = {}  # (objective key, joint kernel key) -> the compiled loops' module
+# Problems per thread below which one thread is used (a parallel region costs tens of microseconds of
+# synchronisation, one Newton solve a few microseconds).
+PARALLEL_MIN_PROBLEMS = 2000
 
 
 def _compiled_loop(objective: Kernel, value_gradient_hessian: Kernel):
-    """The fused loop calling these two kernels (generated and loaded once per process)."""
+    """The module of fused loops calling these two kernels (generated and loaded once per process)."""
     key = (objective.key, value_gradient_hessian.key)
     if key not in _LOOPS:
         # numba can cache the loop only when the kernels it calls live in the disk cache
@@ -211,7 +236,7 @@ def _compiled_loop(objective: Kernel, value_gradient_hessian: Kernel):
         source = _TEMPLATE.format(cache=on_disk, objective=objective.module_name,
                                   value_gradient_hessian=value_gradient_hessian.module_name)
         name = "attnphase_fused_newton_" + hashlib.sha256(source.encode()).hexdigest()[:32]
-        _LOOPS[key] = load_generated_module(name, source, on_disk=on_disk).multistart_newton
+        _LOOPS[key] = load_generated_module(name, source, on_disk=on_disk)
     return _LOOPS[key]
 
 
@@ -242,7 +267,7 @@ class MultiStartNewton:
         self.row = {name: i for i, name in enumerate(objective.arg_names)}
         self.variable_rows = np.array([self.row[v] for v in variables], dtype=np.int64)
         self.tol, self.max_iter, self.max_step = tol, max_iter, max_step
-        self._loop = _compiled_loop(objective, value_gradient_hessian)
+        self._loops = _compiled_loop(objective, value_gradient_hessian)
 
     def _rows(self, names) -> np.ndarray:
         unknown = [name for name in names if name not in self.row or name in self.variables]
@@ -264,8 +289,13 @@ class MultiStartNewton:
         fixed = np.array([constants[name] for name in constants], dtype=float)
         ends, end_values = np.empty((K, N, n)), np.empty((K, N))
         converged = np.zeros((K, N), dtype=bool)
-        iterations = self._loop(self.variable_rows, self._rows(points), values, self._rows(constants), fixed, starts,
-                                self.tol, self.max_iter, self.max_step, ends, end_values, converged)
+        arguments = (self.variable_rows, self._rows(points), values, self._rows(constants), fixed, starts, self.tol,
+                     self.max_iter, self.max_step, ends, end_values, converged)
+        threads = min(numba.get_num_threads(), N // PARALLEL_MIN_PROBLEMS)
+        if threads >= 2:
+            iterations = self._loops.multistart_newton_parallel(threads, *arguments)
+        else:
+            iterations = self._loops.multistart_newton(*arguments)
         best = np.argmin(end_values, axis=0)  # first occurrence on ties
         rows = np.arange(N)
         return MultiStartMinimum(x=ends[best, rows], value=end_values[best, rows], start_index=best,

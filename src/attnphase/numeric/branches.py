@@ -13,6 +13,11 @@ about how a solution is computed.
   the first control where a caller-supplied criterion says the branch is lost (not converged,
   collapsed, jumped onto another solution, unstable, ...), the loss is bracketed and bisected to a
   tolerance. Returns a `BranchLoss` with the bracket, its midpoint and the criterion that fired.
+* `Continuation`: a branch as the set of solutions reachable from an anchor control, extended on demand
+  in adaptive steps (halved where the criterion fires, down to a minimum step, where the loss is
+  recorded): `at(c)` is the branch at c, or None with `loss(c)` saying where and why it was lost on the
+  way from the anchor. A solution at a control is never taken from a cold start there, so another
+  solution of the same equations cannot pass for the branch.
 
 A converged solve can land on another branch when two branches come close: the prediction is handed to
 the loss criterion, which can compare the solution with it (a "jump").
@@ -31,7 +36,7 @@ from attnphase.errors import ParameterError
 from attnphase.params import check_positive, check_real
 from attnphase.results import Result, Status
 
-__all__ = ["extrapolate", "WarmStarts", "BranchLoss", "follow_until_lost"]
+__all__ = ["extrapolate", "WarmStarts", "BranchLoss", "follow_until_lost", "Continuation"]
 
 
 def extrapolate(controls: Sequence[float], states: Sequence, target: float):
@@ -186,3 +191,109 @@ def follow_until_lost(solve: Callable[[float, Any], Any], lost: Callable[[Any, A
     return BranchLoss(0.5 * (last_alive + lost_at), abs(lost_at - last_alive) / 2, Status.CONVERGED,
                       f"alive at {name} = {last_alive:.5g}, lost at {lost_at:.5g} ({criterion})",
                       (last_alive, lost_at), criterion, alive[-1][1])
+
+
+class Continuation:
+    """A branch followed from an anchor: every solution is reached by steps from the anchor's.
+
+    solve(control, guess, previous) -> solution: a solve at `control` started from `guess` (the
+    extrapolation of the two nearest solutions on the path, or the nearest alone; `anchor_guess` at the
+    anchor), `previous` being the path's solution nearest to it (e.g. to carry an inverse Jacobian);
+    lost(solution, prediction) -> None while the solution is the branch, else a word saying why not
+    (prediction: the extrapolated state, None when fewer than two points are known); state(solution) ->
+    its state array; contains(guess) -> whether an extrapolated guess lies in the solver's domain.
+
+    `at(c)` extends the path from the anchor towards c: each step at most `max_step`, grown by half after a
+    success and halved after a loss; a loss with a step below `min_step` ends the branch on that side
+    (`loss(c)`: a BranchLoss whose bracket is (last control alive, first control lost)). A control inside
+    the path already reached is solved from its neighbours on the path. Solutions are kept (`path`), so
+    a scan over controls costs one solve per new control plus the steps between.
+    """
+
+    def __init__(self, solve: Callable[[float, Any, Any], Any], lost: Callable[[Any, Any], str | None],
+                 state: Callable[[Any], np.ndarray], anchor: float, *, max_step: float, min_step: float,
+                 anchor_guess=None, contains: Callable[[np.ndarray], bool] | None = None, name: str = "c"):
+        self.solve, self.lost, self.state, self.contains = solve, lost, state, contains
+        self.anchor = check_real("anchor", anchor)
+        self.max_step = check_positive("max_step", max_step)
+        self.min_step = check_real("min_step", min_step, 0.0, self.max_step, low_open=True)
+        self.anchor_guess, self.name = anchor_guess, name
+        self.path: dict[float, Any] = {}
+        self.losses: dict[int, BranchLoss] = {}  # side (+1 / -1) -> where the branch ended
+        self.solves = 0
+        self._failed: BranchLoss | None = None
+
+    def _attempt(self, control: float, known: list[float]):
+        """Solve at `control` from the extrapolation of the two nearest known controls; (solution, reason)."""
+        nearest = sorted(known, key=lambda c: abs(c - control))[:2]
+        prediction = None
+        if len(nearest) == 2:
+            guess = extrapolate(nearest, [self.state(self.path[c]) for c in nearest], control)
+            if self.contains is None or self.contains(guess):
+                prediction = guess
+        start = prediction if prediction is not None else (self.state(self.path[nearest[0]]) if nearest
+                                                           else self.anchor_guess)
+        solution = self.solve(control, start, self.path[nearest[0]] if nearest else None)
+        self.solves += 1
+        return solution, self.lost(solution, prediction)
+
+    def _anchor(self) -> bool:
+        if self.path or self._failed is not None:
+            return self._failed is None
+        solution, reason = self._attempt(self.anchor, [])
+        if reason is not None:
+            message = getattr(solution, "message", "")
+            self._failed = BranchLoss(math.nan, math.nan, Status.FAILED,
+                                      f"no solution on the branch at the anchor {self.name} = {self.anchor:g}: {reason}"
+                                      + (f" ({message[:80]})" if message else ""), None, reason)
+            return False
+        self.path[self.anchor] = solution
+        return True
+
+    def loss(self, control: float) -> BranchLoss | None:
+        """Why the branch has no solution at `control` (None if it has one or was not followed there)."""
+        if self._failed is not None:
+            return self._failed
+        side = 1 if control > self.anchor else -1
+        loss = self.losses.get(side)
+        if loss is not None and side * (control - loss.bracket[1]) >= -1e-12:
+            return loss
+        return None
+
+    def at(self, control: float):
+        """The branch's solution at `control`, or None when it was lost between the anchor and `control`."""
+        control = float(control)
+        if not self._anchor():
+            return None
+        if control in self.path:
+            return self.path[control]
+        if self.loss(control) is not None:
+            return None
+        side = 1 if control > self.anchor else -1
+        on_side = sorted((c for c in self.path if side * (c - self.anchor) >= 0), key=lambda c: side * (c - self.anchor))
+        reach = on_side[-1]
+        if side * (control - reach) < 0:  # inside the path: from its neighbours
+            solution, reason = self._attempt(control, list(self.path))
+            if reason is None:
+                self.path[control] = solution
+                return solution
+            reach = max((c for c in on_side if side * (c - control) < 0), key=lambda c: side * (c - self.anchor))
+        step = self.max_step
+        while True:
+            here = control if abs(control - reach) <= step else reach + side * step
+            known = [c for c in self.path if side * (c - self.anchor) >= 0 and side * (c - here) < 0]
+            solution, reason = self._attempt(here, known)
+            if reason is None:
+                self.path[here] = solution
+                reach = here
+                if here == control:
+                    return solution
+                step = min(1.5 * step, self.max_step)
+                continue
+            if step <= self.min_step:
+                self.losses[side] = BranchLoss(
+                    0.5 * (reach + here), abs(here - reach) / 2, Status.CONVERGED,
+                    f"followed from {self.name} = {self.anchor:g}: alive at {reach:.5g}, lost at {here:.5g} ({reason})",
+                    (reach, here), reason, self.state(self.path[reach]))
+                return None
+            step = max(step / 2, self.min_step)

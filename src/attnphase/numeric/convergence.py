@@ -18,7 +18,10 @@ the quantity and the numbers), never a silent coarser answer.
     rung above (its check rule) as its error. A check that fails leaves the working answer with
     unknown (NaN) errors and status `limited`.
   and two error estimates: error="difference" (between the last two rungs) or error="spread" (max − min
-  over every rung solved: for rules whose values oscillate rather than converge monotonically).
+  over every rung solved, or over the last `window` rungs: for rules whose values oscillate rather than
+  converge monotonically, where two successive rungs can agree by accident).
+  A rung that fails above a checked pair leaves the last checked answer, with status `limited`; with
+  skip_failed, a failed rung below the top is skipped instead (named in the message).
 """
 
 from __future__ import annotations
@@ -93,21 +96,34 @@ def _tolerance_for(tolerance, name: str) -> Tolerance | None:
 def climb(solve: Callable[[Any, Any], Any], rungs: Sequence[Rung], measure: Callable[[Any], Mapping[str, float]], *,
           tolerance: Tolerance | Mapping[str, Tolerance] | None = None, start: Any = None, first: Any = None,
           accept: Callable[[Any], bool] | None = None, report: str = "refined",
-          error: str = "difference") -> LadderResult:
+          error: str = "difference", window: int | None = None, skip_failed: bool = False) -> LadderResult:
     """Climb `rungs` until the verified error meets `tolerance` (or, without one, to the top rung).
 
     solve(rule, previous) -> answer, previous being the answer on the rung below (`start` for the
     first); first: the answer on rungs[0] if it is already known (then it is not solved again);
     accept(answer) -> whether the answer is usable (default: its `success`, or True); measure(answer)
-    -> {quantity: value}. See the module docstring for `report` and `error`.
+    -> {quantity: value}. See the module docstring for `report` and `error`; window (error="spread"):
+    the spread is over the last `window` rungs, and no tolerance is checked before that many are solved.
+    skip_failed: a rung above the first that fails (below the top) is skipped, named in the message, and
+    the climb goes on from the last answer (for rules on which a solve can fail where the finer ones do
+    not, e.g. a fixed point of a discontinuous map); errors are then over the rungs that were solved.
     """
     if len(rungs) < 2:
         raise ParameterError("rungs", rungs, "at least two rungs (a working rule and a check rule)")
     report = check_choice("report", report, ("refined", "verified"))
     error = check_choice("error", error, ("difference", "spread"))
+    if window is not None and (error != "spread" or not 2 <= window <= len(rungs)):
+        raise ParameterError("window", window, f"with error='spread', an integer in [2, {len(rungs)}]")
+    checked = None  # the last complete check: (values, errors, index, check label)
     accept = accept or (lambda answer: bool(getattr(answer, "success", True)))
     answers: list = []
     measured: list[dict[str, float]] = []
+    solved: list[int] = []  # the indices of the rungs with an accepted answer, in order
+    skipped: list[str] = []
+
+    def noted(message: str) -> str:
+        return message + (f"; skipped {', '.join(skipped)}" if skipped else "")
+
     previous = start
     for k, rung in enumerate(rungs):
         answer = first if k == 0 and first is not None else solve(rung.rule, previous)
@@ -117,36 +133,55 @@ def climb(solve: Callable[[Any, Any], Any], rungs: Sequence[Rung], measure: Call
             if k == 0:
                 return LadderResult({}, {}, Status.FAILED, f"{rung.label}: {reason}", rung.label, None, answer,
                                     tuple(answers))
+            if skip_failed and k + 1 < len(rungs):
+                skipped.append(f"{rung.label} ({reason})")
+                continue
+            if checked is not None:
+                values, errors, index, check = checked
+                return LadderResult(values, errors, Status.LIMITED,
+                                    noted(f"{rung.label} failed ({reason}); {rungs[index].label} checked on {check}"),
+                                    rungs[index].label, check, answers[index], tuple(answers))
+            below = solved[-1]
             if report == "verified":
                 working = measured[-1]
                 return LadderResult(working, {name: math.nan for name in working}, Status.LIMITED,
-                                    f"check rule {rung.label} failed: {reason}", rungs[k - 1].label, rung.label,
-                                    answers[k - 1], tuple(answers))
-            return LadderResult({}, {}, Status.FAILED, f"{rung.label}: {reason}", rung.label, rungs[k - 1].label,
+                                    noted(f"check rule {rung.label} failed: {reason}"), rungs[below].label, rung.label,
+                                    answers[below], tuple(answers))
+            return LadderResult({}, {}, Status.FAILED, noted(f"{rung.label}: {reason}"), rung.label, rungs[below].label,
                                 answer, tuple(answers))
         measured.append({name: float(value) for name, value in measure(answer).items()})
+        solved.append(k)
         previous = answer
-        if k == 0:
+        if len(measured) == 1 or (window is not None and len(measured) < window):
             continue
         if error == "difference":
             errors = {name: abs(value - measured[-2][name]) for name, value in measured[-1].items()}
         else:
-            errors = {name: max(m[name] for m in measured) - min(m[name] for m in measured) for name in measured[-1]}
-        index = k if report == "refined" else k - 1
-        values = measured[index]
+            last = measured[-(window or len(measured)):]
+            errors = {name: max(m[name] for m in last) - min(m[name] for m in last) for name in measured[-1]}
+        position = -1 if report == "refined" else -2
+        index, values = solved[position], measured[position]
         unmet = [(name, errors[name], _tolerance_for(tolerance, name).bound(values[name])) for name in values
                  if _tolerance_for(tolerance, name) is not None
                  and not _tolerance_for(tolerance, name).allows(errors[name], values[name])]
-        check = rungs[k - 1 if report == "refined" else k].label
+        check = rungs[solved[-2] if report == "refined" else solved[-1]].label
+        if error == "spread" and window is not None:
+            check = ", ".join(rungs[i].label for i in solved[-window:-1])
+        checked = (values, errors, index, check)
         if tolerance is not None and not unmet:
             return LadderResult(values, errors, Status.CONVERGED,
-                                f"{rungs[index].label} checked on {check}: every requested tolerance met",
+                                noted(f"{rungs[index].label} checked on {check}: every requested tolerance met"),
                                 rungs[index].label, check, answers[index], tuple(answers))
+    if checked is None:  # every rung above the first skipped or short of the window
+        below = solved[-1]
+        return LadderResult({}, {}, Status.FAILED, noted(f"no check of {rungs[below].label}"), rungs[below].label, None,
+                            answers[below], tuple(answers))
     # the top rung: without a tolerance it is where the climb ends; with one, it was not met
     if not unmet:
-        return LadderResult(values, errors, Status.CONVERGED, f"{rungs[index].label} checked on {check}: no tolerance "
-                            "requested", rungs[index].label, check, answers[index], tuple(answers))
+        return LadderResult(values, errors, Status.CONVERGED, noted(f"{rungs[index].label} checked on {check}: no "
+                            "tolerance requested"), rungs[index].label, check, answers[index], tuple(answers))
     worst = max(unmet, key=lambda u: u[1] / u[2] if u[2] > 0 else math.inf)
     return LadderResult(values, errors, Status.LIMITED,
-                        f"top rung {rungs[index].label} (checked on {check}): {worst[0]} error {worst[1]:.3g} above "
-                        f"the tolerance {worst[2]:.3g}", rungs[index].label, check, answers[index], tuple(answers))
+                        noted(f"top rung {rungs[index].label} (checked on {check}): {worst[0]} error {worst[1]:.3g} "
+                              f"above the tolerance {worst[2]:.3g}"), rungs[index].label, check, answers[index],
+                        tuple(answers))

@@ -1,19 +1,20 @@
-"""Reproduction of the positional-vs-semantic claims: branches, energies, baseline, GD, thresholds.
+"""Reproduction of the positional-vs-semantic claims: branches, energies, baseline, GD, the phase diagram.
 
-`run(out_dir, quick, device)` writes report.md, PNG figures and the CSV behind each figure:
+`run(out_dir, quick, device)` writes report.md (with its figures), PNG figures and the CSV behind each:
 
-* branches.csv / overlaps.png — |m| and |θ| against α for the positional and semantic branches (ω = 0.3);
-* errors.csv / errors.png — ε_g of each branch and of the global minimum (largest Φ) against the linear
-  baseline, with finite-d GD points (semantic and positional inits; d = 1000 protocol runs in full mode);
-* phase_diagram.png — full mode: α_c(ω) and α_l(ω) with error bars at five ω (thresholds.csv) and the
-  α_c(ω) curve at 22 ω in [0, 0.45] with its error band (`alpha_c_curve_split_line`,
-  alpha_c_curve.csv); quick mode: a
-  coarse (α, ω) grid (phase_grid.csv) with crossings interpolated between grid points, error = half a
-  grid step (phase_crossings.csv);
+* branches.csv / order_parameters.png — |m|, |θ| and ε_g of the positional and semantic branches against α
+  at ω = 0.3 (`api.solve` to a tolerance: every value with its verified error), with the linear baseline;
+* gd.csv — finite-d GD points at the same ω (quick: d = 100; full: the d = 1000 protocol runs);
+* phase_diagram.png / phase_curve.csv — α_c(ω) and α_l(ω) with error bands (`api.phase_curve`, the same
+  path as `threshold`): quick mode at 10 ω in [0, 0.45] on a cheaper ladder and tolerance (QUICK_RULES,
+  QUICK_TOL), full mode at 20 ω on the default ladder to 1e-3;
 * full mode only, the finite-d validation (spec §6, `gd_validation`): protocol.csv and
   protocol_global.csv (d = 1000 GD against the branch each seed landed on), finite_size.csv,
   finite_size_fits.csv, finite_size.png (gap to theory against d with fitted rates), random_init.csv,
   random_init.png (fraction of Adam runs from a random init reaching each minimum).
+
+Wording: ε_t = −Φ, so the branch with the larger Φ is the one with the lower training loss (the empirical
+risk's global minimum among the branches); the report says "lower training loss".
 
 Cost of the full validation: one d = 1000, 5-seed, 5000-step GD run takes ≈ 230·α CPU-seconds on an
 idle core (two matrix-vector products with the K·n·L·d training tokens per step; measured 45 ms per
@@ -40,77 +41,41 @@ from attnphase.validate.finite_size import (MINIMA, binomial_interval, classify_
                                             gap_at_size)
 
 OMEGA = 0.3
-THRESHOLD_OMEGAS = (0.0, 0.1, 0.2, 0.3, 0.4)  # the full report's α_c(ω), α_l(ω) table
-CURVE_OMEGAS = tuple(float(w) for w in np.linspace(0.0, 0.45, 22))  # the full report's α_c(ω) curve
+# The phase diagram: ω values and, in quick mode, a cheaper ladder (split-line rules of 4, 6, 8 outer nodes,
+# ~5× cheaper than the default 8, 10, 12) and tolerance, so that `make demo` stays within minutes; the error
+# bands are still the verified spreads of that ladder.
+CURVE_OMEGAS = tuple(float(w) for w in np.linspace(0.0, 0.45, 20))
+QUICK_CURVE_OMEGAS = tuple(float(w) for w in np.linspace(0.0, 0.45, 10))
+QUICK_RULE_NODES = (4, 6, 8)
+QUICK_TOL = 0.05
+# The branches along α at ω = 0.3 (quick: three α on the quick ladder).
+BRANCH_ALPHAS = tuple(float(a) for a in np.arange(0.5, 3.01, 0.25))
+QUICK_BRANCH_ALPHAS = (0.75, 1.25, 1.75)
 
 
-def branch_table(alphas, tracker: api.BranchTracker) -> list[dict]:
-    """Positional and semantic branches along α at ω = 0.3 (warm-started continuation by `tracker`)."""
+def quick_rules():
+    """The quick report's ladder (see QUICK_RULE_NODES)."""
+    return tuple(api.Rule.split_line(n) for n in QUICK_RULE_NODES)
+
+
+def branch_results(alphas, tol: float, rules="auto") -> list:
+    """`api.solve` (positional and semantic branches) at each α, ω = 0.3."""
+    return [api.solve(OMEGA, float(a), tol=tol, branches=("positional", "semantic"), stability=False, rules=rules)
+            for a in alphas]
+
+
+def branch_rows(results) -> list[dict]:
+    """One row per (α, branch) with every field and its error; missing branches with their status."""
     rows = []
-    for a in alphas:
-        for branch in ("positional", "semantic"):
-            s = tracker.at(branch, float(a))
-            rows.append({"alpha": float(a), "branch": branch, "status": s.status, "q": s.q, "abs_m": abs(s.m),
-                         "abs_theta": abs(s.theta), "V": s.V, "free_energy": s.free_energy,
-                         "train_loss": s.train_loss, "test_error": s.test_error})
+    for r in results:
+        for b in r.branches:
+            rows.append({"alpha": b.alpha, "branch": b.branch, "status": str(b.status), "rule": b.rule,
+                         **{k: v for name in ("q", "m", "theta", "V", "test_error", "train_loss", "free_energy")
+                            for k, v in ((name, abs(getattr(b, name)) if name in ("m", "theta") else getattr(b, name)),
+                                         (name + "_error", b.errors.get(name, math.nan)))}})
+        for m in r.missing:
+            rows.append({"branch": m.branch, "status": str(m.status), "message": m.message})
     return rows
-
-
-# Quick phase diagram: the ω = 0.3 branch table plus these rows, each solved on the same α grid and
-# started from the ω = 0.3 solution at the same α. A fixed-point tolerance of 1e-7 (instead of 1e-10)
-# leaves Φ accurate to ~1e-9, far below the smallest |ΔΦ| seen on the grid (~1e-5), at fewer evaluations.
-QUICK_PHASE_OMEGAS = (0.1, 0.45)
-
-
-def coarse_phase_diagram(tracker: api.BranchTracker, alphas, omegas) -> tuple[list[dict], list[dict]]:
-    """Global branch and the semantic-vs-baseline sign on an (α, ω) grid, and per ω the crossings.
-
-    Returns (grid rows, crossing rows). A crossing is located by linear interpolation of ΔΦ =
-    Φ_sem − Φ_pos (α_c) or of ε_g^lin − ε_g,sem (α_l) between the two grid points that bracket its sign
-    change; its stated error is half the bracket (the grid resolution), not a quadrature error. With
-    no sign change on the grid the crossing is reported as below / above the grid.
-    """
-    alphas = sorted(float(a) for a in alphas)
-    grid = []
-    for omega in sorted(set(omegas) | {OMEGA}):
-        params = api.Parameters.validated(omega=omega)
-        baseline = api.linear_baseline(params).value
-        for a in alphas:
-            solution = {}
-            for branch in ("positional", "semantic"):
-                start = tracker.at(branch, a)
-                if omega == OMEGA:
-                    solution[branch] = start
-                    continue
-                guess = api.BranchCoordinates(branch, params).from_state(start.state) if start.status == "converged" else None
-                solution[branch] = api.solve_branch(branch, a, params, nodes_per_dim=tracker.nodes_per_dim, guess=guess,
-                                                    tol=1e-7, accept=1e-6, stability=False)
-            converged = all(sol.status == "converged" for sol in solution.values())
-            delta_phi = solution["semantic"].free_energy - solution["positional"].free_energy if converged else math.nan
-            grid.append({"omega": omega, "alpha": a, "delta_free_energy": delta_phi,
-                         "global_branch": ("semantic" if delta_phi > 0 else "positional") if converged else "unresolved",
-                         "baseline_minus_semantic": baseline - solution["semantic"].test_error,
-                         "positional_abs_m": abs(solution["positional"].m), "semantic_abs_theta": abs(solution["semantic"].theta)})
-    crossings = []
-    for omega in sorted({g["omega"] for g in grid}):
-        row = {"omega": omega, "grid_step": alphas[1] - alphas[0] if len(alphas) > 1 else math.nan}
-        points = [g for g in grid if g["omega"] == omega]
-        # Both crossing functions grow through 0 at their threshold: the semantic branch becomes the
-        # global minimum (ΔΦ > 0), its ε_g drops below the baseline (ε_g^lin − ε_g,sem > 0).
-        for name, key in (("alpha_c", "delta_free_energy"), ("alpha_l", "baseline_minus_semantic")):
-            values = [g[key] for g in points]
-            value, error, note = math.nan, math.nan, f"no sign change on [{alphas[0]:g}, {alphas[-1]:g}]"
-            for i in range(len(points) - 1):
-                f0, f1 = values[i], values[i + 1]
-                if np.isfinite(f0) and np.isfinite(f1) and f0 < 0 <= f1:
-                    a0, a1 = alphas[i], alphas[i + 1]
-                    value, error, note = a0 + (a1 - a0) * f0 / (f0 - f1), 0.5 * (a1 - a0), "grid interpolation"
-                    break
-            if not np.isfinite(value) and all(np.isfinite(values)):
-                note = f"> {alphas[-1]:g}" if values[-1] < 0 else f"< {alphas[0]:g}"
-            row.update({name: value, f"{name}_error": error, f"{name}_note": note})
-        crossings.append(row)
-    return grid, crossings
 
 
 def gd_table(alphas, d: int, trials: int, steps: int, device: str) -> list[dict]:
@@ -144,8 +109,8 @@ SCAN = {"steps": 5000, "test_samples": 10_000, "seed": 0}
 # Random init Q₀ = 0.1·N(0, 1) trained by Adam (lr 0.01): which minimum do runs reach?
 RANDOM_INIT_ALPHAS = (0.5, 1.0, 1.5, 2.0, 2.5)
 RANDOM_INIT = {"d": 200, "trials": 16, "steps": 3000, "test_samples": 10_000, "seed": 0}
-# Theory for the comparisons: converged split-line studies started from tensor-rule solutions on this rule.
-THEORY_NODES = 14
+# Theory for the comparisons: `api.solve` to this relative tolerance on every field.
+THEORY_TOL = 3e-3
 # Quantities compared per branch: the overlap that is non-zero on it, q and the two errors.
 COMPARED = {"positional": ("abs_m", "q", "test_error", "train_loss"),
             "semantic": ("abs_theta", "q", "test_error", "train_loss")}
@@ -203,58 +168,39 @@ def simulate_gd_plan(cache_dir: Path, device: str = "auto") -> float:
     return time.time() - start
 
 
-def theory_reference(alphas, nodes: int = THEORY_NODES, cache_path: Path | None = None) -> dict:
-    """Both branches at each α (ω = 0.3), converged: {(branch, α): {quantity: value, quantity + "_error": error}}.
+def theory_reference(alphas, tol: float = THEORY_TOL, cache_path: Path | None = None) -> dict:
+    """Both branches at each α (ω = 0.3) from `api.solve` to the relative tolerance `tol`:
+    {(branch, α): {quantity: value, quantity + "_error": its verified error, "status": ...}}.
 
-    Values come from `api.convergence_study` (the fixed point carried to the split-line rules by defect
-    correction): q, |m|, |θ| and ε_g at the fine state rule with the coarse-to-fine difference as the
-    error; ε_t = −Φ and Φ with the study's error. Tensor rules alone are not a reference here: they
-    have spurious fixed points (positional branch: |m| = 0.101 on 10 nodes at α = 2 where the
-    converged branch has 0.258 and the 14-node rule 0.256; continuation along α on 14 nodes slid onto
-    such a point at α = 1.5), and carried to the split-line rule that point goes to m = 0, not to the
-    branch. So each distinct tensor-rule start — the branch solved cold from its invariant subspace and
-    by warm continuation along α on the `nodes` rule — is carried over, and the start whose converged
-    state keeps the branch's order parameter (the larger one if both do) is used; the entry records
-    how many distinct starts there were. A study takes minutes, so with `cache_path` every finished
-    entry is kept in that JSON file (`report.Checkpoint`) and reused.
+    Each branch is followed from its anchor and refined on the split-line ladder, so a branch is never
+    replaced by another fixed point of its invariant set (the tensor rules alone have spurious ones:
+    positional |m| = 0.101 on 10 nodes at α = 2, where the branch has 0.258); a branch that does not exist
+    at α is an entry with status not_found, NaN values and the evidence. With `cache_path` every finished
+    α is kept in that JSON file (`report.Checkpoint`) and reused.
     """
-    params = api.Parameters.validated(omega=OMEGA)
-    tracker = api.BranchTracker(params, nodes)
     checkpoint = Checkpoint(cache_path) if cache_path else None
+    keys = ("abs_m", "abs_theta", "q", "test_error", "free_energy", "train_loss")
     reference = {}
     for a in sorted(alphas):
-        for branch in ("positional", "semantic"):
-            cache_key = f"{branch} {float(a)!r} nodes={nodes}"
-            if checkpoint and checkpoint.get(cache_key) is not None:
-                reference[(branch, float(a))] = checkpoint.get(cache_key)
-                continue
-            order = "m" if branch == "positional" else "theta"
-            starts = [api.solve_branch(branch, float(a), params, nodes_per_dim=nodes, stability=False),
-                      tracker.at(branch, float(a))]
-            starts = [s for s in starts if s.status == "converged"]
-            distinct = [s for i, s in enumerate(starts)
-                        if all(abs(abs(getattr(s, order)) - abs(getattr(t, order))) > 1e-4 for t in starts[:i])]
-            studies = [api.convergence_study(branch, float(a), params, start=s) for s in distinct]
-            kept = [st for st in studies if st.success and abs(getattr(st.state_rows[-1], order)) > 1e-6]
-            entry = {"status": "converged" if kept else "failed", "tensor_starts": len(distinct),
-                     "message": "" if kept else "; ".join(st.message[:80] for st in studies) or "no tensor-rule start"}
-            if kept:
-                study = max(kept, key=lambda st: abs(getattr(st.state_rows[-1], order)))
-                coarse, fine = study.state_rows[0], study.state_rows[-1]
-                for key, attribute in (("abs_m", "m"), ("abs_theta", "theta"), ("q", "q")):
-                    value, previous = float(getattr(fine, attribute)), float(getattr(coarse, attribute))
-                    entry[key] = abs(value) if key.startswith("abs") else value
-                    entry[key + "_error"] = abs(abs(value) - abs(previous))
-                entry.update({"test_error": study.test_error, "test_error_error": study.test_error_error,
-                              "free_energy": study.free_energy, "free_energy_error": study.free_energy_error,
-                              "train_loss": study.train_loss, "train_loss_error": study.free_energy_error})
-            else:
-                entry.update({k: math.nan for k in ("abs_m", "abs_m_error", "abs_theta", "abs_theta_error", "q",
-                                                    "q_error", "test_error", "test_error_error", "free_energy",
-                                                    "free_energy_error", "train_loss", "train_loss_error")})
-            reference[(branch, float(a))] = entry
+        cache_key = f"alpha={float(a)!r} tol={tol!r}"
+        stored = checkpoint.get(cache_key) if checkpoint else None
+        if stored is None:
+            result = api.solve(OMEGA, float(a), tol=tol, branches=("positional", "semantic"), stability=False)
+            stored = {}
+            for b in result.branches:
+                entry = {"status": str(b.status), "message": b.message}
+                for key in keys:
+                    name = {"abs_m": "m", "abs_theta": "theta"}.get(key, key)
+                    entry[key] = abs(getattr(b, name)) if key.startswith("abs") else getattr(b, name)
+                    entry[key + "_error"] = b.errors.get(name, math.nan)
+                stored[b.branch] = entry
+            for m in result.missing:
+                stored[m.branch] = {"status": str(m.status), "message": m.message,
+                                    **{k: math.nan for key in keys for k in (key, key + "_error")}}
             if checkpoint:
-                checkpoint.put(cache_key, entry)
+                checkpoint.put(cache_key, stored)
+        for branch in ("positional", "semantic"):
+            reference[(branch, float(a))] = stored[branch]
     return reference
 
 
@@ -263,7 +209,8 @@ def landed_labels(run: dict, reference: dict, alpha: float) -> np.ndarray:
     branch without a converged theory value at α is never assigned)."""
     def existing(branch, key):
         value = reference[(branch, alpha)][key]
-        return value if reference[(branch, alpha)]["status"] == "converged" and np.isfinite(value) and value > 0 else None
+        found = reference[(branch, alpha)]["status"] in ("converged", "limited")
+        return value if found and np.isfinite(value) and value > 0 else None
 
     return classify_minimum(run["m"], run["theta"], existing("positional", "abs_m"), existing("semantic", "abs_theta"))
 
@@ -304,7 +251,7 @@ def protocol_rows(runs: dict, reference: dict) -> list[dict]:
 
 
 def theory_global(reference: dict, alpha: float) -> str:
-    """The branch with the larger Φ at α among those with a converged theory value ("none" if neither)."""
+    """The branch with the lower training loss ε_t = −Φ (larger Φ) at α among those found ("none" if neither)."""
     phi = {b: reference[(b, alpha)]["free_energy"] for b in ("positional", "semantic")}
     phi = {b: value for b, value in phi.items() if np.isfinite(value)}
     return max(phi, key=phi.get) if phi else "none"
@@ -312,7 +259,7 @@ def theory_global(reference: dict, alpha: float) -> str:
 
 def empirical_global_rows(runs: dict, reference: dict) -> list[dict]:
     """Per α: trials whose semantic-init run has the lower training loss (same data for both inits),
-    against the theory's global branch (larger Φ)."""
+    against the theory's branch with the lower training loss (larger Φ)."""
     rows = []
     for a in sorted({a for a, _ in runs}):
         if (a, "semantic") not in runs or (a, "positional") not in runs:
@@ -497,14 +444,15 @@ def gd_validation(out_dir: Path, device: str, runner=simulate_run) -> dict:
         f"Protocol (spec §6): d = {PROTOCOL['d']}, ω = {OMEGA}, n = round(αd), full-batch GD lr 0.15, "
         f"{PROTOCOL['steps']} steps, weight decay λ = 0.01, {PROTOCOL['trials']} trials (base seed {PROTOCOL['seed']}; both "
         f"inits share teacher and data per seed), ε_g on {PROTOCOL['test_samples']} fresh samples per seed. Theory: "
-        "converged split-line studies (api.convergence_study) started from the branch on the "
-        f"{THEORY_NODES}-node tensor rule; error = coarse-to-fine state-rule difference (Φ: the study's error). "
+        f"api.solve to the relative tolerance {THEORY_TOL:g} (each branch followed from its anchor and refined on the "
+        "split-line ladder; error = the verified spread over the last three rules). "
         "Each seed is compared with the branch it landed on (classification rule in validate.finite_size."
         "classify_minimum); agreement = |mean − theory| ≤ 3 √(sem² + theory error²).",
         "",
         *_markdown_table(comparison, ["alpha", "init", "landed", "trials", "quantity", "theory", "theory_error",
                                       "gd_mean", "gd_std", "z", "agrees"]),
-        "Empirical global minimum (per seed, the init with the lower training loss) against the theory:",
+        "Per seed, the init with the lower training loss (same data) against the theory's branch with the lower "
+        "training loss (larger Φ):",
         "",
         *_markdown_table(global_rows, list(global_rows[0]) if global_rows else []),
         f"### Finite-size scan (α = {SCAN_ALPHA}, ω = {OMEGA}; (d, trials) = {list(SCAN_SIZES)})",
@@ -543,10 +491,14 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     start = time.time()
-    nodes = 8 if quick else 12
-    alphas = [0.75, 1.25, 1.75] if quick else list(np.arange(0.5, 3.01, 0.25))
-    tracker = api.BranchTracker(api.Parameters.validated(omega=OMEGA), nodes)
-    rows = branch_table(alphas, tracker)
+    rules = quick_rules() if quick else "auto"
+    tol_fields = QUICK_TOL if quick else THEORY_TOL
+    tol_alpha = QUICK_TOL if quick else 1e-3
+    checkpoint = Checkpoint(out_dir / "theory.json")
+
+    # the branches along α at ω = 0.3 (every value with its verified error)
+    results = branch_results(QUICK_BRANCH_ALPHAS if quick else BRANCH_ALPHAS, tol_fields, rules)
+    rows = branch_rows(results)
     write_csv(out_dir / "branches.csv", rows)
     baseline = api.linear_baseline_error(OMEGA).value
 
@@ -557,147 +509,75 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
         validation = gd_validation(out_dir, device, runner=cached_runner(out_dir / "gd_runs"))
         gd = validation["gd_rows"]
     write_csv(out_dir / "gd.csv", gd)
-
-    by_branch = {b: [r for r in rows if r["branch"] == b and r["status"] == "converged"] for b in ("positional", "semantic")}
-    fig, ax = plt.subplots(figsize=(5, 3.5))
-    for b, style in (("positional", "o-"), ("semantic", "s-")):
-        xs = [r["alpha"] for r in by_branch[b]]
-        ax.plot(xs, [r["abs_m"] for r in by_branch[b]], style, label=f"|m| {b}")
-        ax.plot(xs, [r["abs_theta"] for r in by_branch[b]], style, mfc="none", label=f"|θ| {b}")
-    ax.set_xlabel("α")
-    ax.set_title(f"overlaps, ω = {OMEGA}")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(out_dir / "overlaps.png", dpi=120)
-    plt.close(fig)
-
-    global_rows = []
-    for a in alphas:
-        candidates = [r for r in rows if r["alpha"] == a and r["status"] == "converged"]
-        if candidates:
-            best = max(candidates, key=lambda r: r["free_energy"])
-            global_rows.append({"alpha": a, "global_branch": best["branch"], "test_error": best["test_error"],
-                                "linear_baseline_error": baseline})
-    write_csv(out_dir / "errors.csv", global_rows)
-    fig, ax = plt.subplots(figsize=(5, 3.5))
-    for b in ("positional", "semantic"):
-        ax.plot([r["alpha"] for r in by_branch[b]], [r["test_error"] for r in by_branch[b]], "--", label=f"ε_g {b}")
-    ax.plot([r["alpha"] for r in global_rows], [r["test_error"] for r in global_rows], "k-", lw=2, label="global minimum")
-    ax.axhline(baseline, color="gray", label="linear baseline")
+    fig = api.plot_order_parameters(results)
     for init, marker in (("semantic", "s"), ("positional", "o")):
-        pts = [g for g in gd if g["init"] == init]
-        ax.errorbar([g["alpha"] for g in pts], [g["test_error"] for g in pts], [g["test_error_sem"] for g in pts],
-                    fmt=marker, label=f"GD {init} init (d={pts[0]['d']})")
-    ax.set_xlabel("α")
-    ax.set_ylabel("ε_g")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(out_dir / "errors.png", dpi=120)
+        points = [g for g in gd if g["init"] == init]
+        fig.axes[1].errorbar([g["alpha"] for g in points], [g["test_error"] for g in points],
+                             [g["test_error_sem"] for g in points], fmt=marker, color="k", mfc="none",
+                             label=f"GD, {init} init (d = {points[0]['d']})")
+    fig.axes[1].legend(fontsize=7)
+    fig.suptitle(f"ω = {OMEGA}: branches with verified errors ({'quick ladder' if quick else 'default ladder'})",
+                 fontsize=9)
+    fig.savefig(out_dir / "order_parameters.png", dpi=120)
     plt.close(fig)
 
-    # α_c on the grid: the first α where the semantic branch has the larger Φ.
-    crossing = next((r["alpha"] for r in global_rows if r["global_branch"] == "semantic"), None)
-    headline = {"omega": OMEGA, "nodes_per_dim": nodes, "linear_baseline_error": baseline,
-                "first_alpha_semantic_global": crossing}
-    thresholds = []
-    if not quick:
-        # Refined on the split-line rule (3–12 min per ω): the tensor rules' own error bars do not cover
-        # the converged thresholds (docs/models/positional_semantic.md). Each finished ω is checkpointed.
-        checkpoint = Checkpoint(out_dir / "thresholds.json")
-        for omega in THRESHOLD_OMEGAS:
-            key = f"omega={omega!r}"
-            if checkpoint.get(key) is None:
-                t = api.threshold(omega, nodes_per_dim=8, check_nodes_per_dim=10, alpha_min=0.4, alpha_max=2.75,
-                                  n_scan=5, rtol=1e-3, refine=("alpha_c", "alpha_l"))
-                checkpoint.put(key, {k: v for k, v in t.as_dict().items() if k != "message"})
-            # the convergence studies behind each refined value stay in thresholds.json, out of the table
-            thresholds.append({"omega": omega, **{k: v for k, v in checkpoint.get(key).items() if k != "studies"}})
-        write_csv(out_dir / "thresholds.csv", thresholds)
-        if checkpoint.get("alpha_c_curve") is None:
-            checkpoint.put("alpha_c_curve", api.alpha_c_curve_split_line(CURVE_OMEGAS).as_dict())
-        stored = checkpoint.get("alpha_c_curve")
-        curve = [{"omega": w, "alpha_c": np.nan if a is None else a, "alpha_c_error": np.nan if e is None else e,
-                  "status": st} for w, a, e, st in zip(stored["omega"], stored["alpha_c"], stored["alpha_c_error"],
-                                                      stored["alpha_c_status"])]
-        write_csv(out_dir / "alpha_c_curve.csv", curve)
-        fig, ax = plt.subplots(figsize=(5, 3.5))
-        om = [t["omega"] for t in thresholds]
-        solved = [c for c in curve if c["status"] == "converged"]
-        centre = np.array([c["alpha_c"] for c in solved])
-        half_width = np.array([c["alpha_c_error"] for c in solved])
-        ax.fill_betweenx([c["omega"] for c in solved], centre - half_width, centre + half_width, color="tab:blue",
-                         alpha=0.25, lw=0, label="α_c curve ± error (split line)")
-        ax.plot(centre, [c["omega"] for c in solved], "-", color="tab:blue", lw=1)
-        ax.errorbar([t["alpha_c"] for t in thresholds], om, xerr=[t["alpha_c_error"] for t in thresholds], fmt="o",
-                    color="tab:blue", label="α_c (refined)")
-        ax.errorbar([t["alpha_l"] for t in thresholds], om, xerr=[t["alpha_l_error"] for t in thresholds], fmt="s-",
-                    color="tab:green", label="α_l (refined)")
-        ax.set_xlabel("α")
-        ax.set_ylabel("ω")
-        ax.legend()
-        fig.tight_layout()
-        fig.savefig(out_dir / "phase_diagram.png", dpi=120)
-        plt.close(fig)
-        headline["thresholds"] = thresholds
-        headline["alpha_c_curve"] = curve
-    phase_grid, phase_crossings = [], []
-    if quick:
-        phase_grid, phase_crossings = coarse_phase_diagram(tracker, alphas, QUICK_PHASE_OMEGAS)
-        write_csv(out_dir / "phase_grid.csv", phase_grid)
-        write_csv(out_dir / "phase_crossings.csv", phase_crossings)
-        fig, ax = plt.subplots(figsize=(5, 3.5))
-        for branch, marker, color in (("positional", "o", "tab:blue"), ("semantic", "s", "tab:orange")):
-            pts = [g for g in phase_grid if g["global_branch"] == branch]
-            ax.scatter([g["alpha"] for g in pts], [g["omega"] for g in pts], marker=marker, color=color, alpha=0.4,
-                       label=f"global: {branch}")
-        for name, fmt in (("alpha_c", "kD-"), ("alpha_l", "g^--")):
-            pts = [c for c in phase_crossings if np.isfinite(c[name])]
-            ax.errorbar([c[name] for c in pts], [c["omega"] for c in pts], xerr=[c[f"{name}_error"] for c in pts],
-                        fmt=fmt, capsize=3, label=f"{'α_c' if name == 'alpha_c' else 'α_l'} (grid interpolation)")
-        ax.set_xlabel("α")
-        ax.set_ylabel("ω")
-        ax.set_title(f"coarse phase diagram: {nodes}-node rule, α step {alphas[1] - alphas[0]:g} "
-                     "(error bars = half a grid step)", fontsize=8)
-        ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
-        fig.tight_layout()
-        fig.savefig(out_dir / "phase_diagram.png", dpi=120, bbox_inches="tight")
-        plt.close(fig)
-        headline["coarse_phase_crossings"] = phase_crossings
+    # the phase diagram: α_c(ω), α_l(ω) on the same path as `threshold`
+    omegas = QUICK_CURVE_OMEGAS if quick else CURVE_OMEGAS
+    key = f"phase_curve quick={quick}"
+    if checkpoint.get(key) is None:
+        curve = api.phase_curve(omegas, tol=tol_alpha, rules=rules)
+        checkpoint.put(key, {"rows": curve.rows(), "wall_time": curve.wall_time, "status": str(curve.status)})
+    stored = checkpoint.get(key)
+    curve_rows = stored["rows"]
+    write_csv(out_dir / "phase_curve.csv", curve_rows)
+    fig = api.plot_phase_diagram(curve_rows)
+    fig.savefig(out_dir / "phase_diagram.png", dpi=120)
+    plt.close(fig)
 
+    lower = {}
+    for r in results:
+        found = {b.branch: b for b in r.branches}
+        if found:
+            lower[r.branches[0].alpha] = r.global_branch
+    headline = {"omega": OMEGA, "linear_baseline_error": baseline, "lower_training_loss": lower,
+                "phase_curve": curve_rows}
+    fmt = lambda v: "—" if v is None or not np.isfinite(v) else f"{v:.4f}"  # noqa: E731
     lines = [
         "# Positional vs semantic attention — reproduction",
         "",
-        f"Mode: {'quick' if quick else 'full'}; Gauss-Hermite nodes per dimension: {nodes}; ω = {OMEGA}; "
-        f"wall time {time.time() - start:.0f} s.",
+        f"Mode: {'quick' if quick else 'full'}; ladder: {', '.join(r.label for r in (rules if quick else api.state_ladder(2)))}; "
+        f"tolerance {tol_fields:g} (fields, relative) and {tol_alpha:g} (thresholds, absolute); wall time "
+        f"{time.time() - start:.0f} s.",
         "",
         f"Linear baseline ε_g^lin = {baseline:.8f} (spec: 0.00402323 (1−ω)² = {0.00402323 * (1 - OMEGA) ** 2:.8f}).",
         "",
-        "| α | branch | abs(m) | abs(θ) | Φ | ε_g |",
-        "|---|---|---|---|---|---|",
-        *[f"| {r['alpha']:.2f} | {r['branch']} | {r['abs_m']:.4f} | {r['abs_theta']:.4f} | {r['free_energy']:.7f} | "
-          f"{r['test_error']:.6f} |" for r in rows],
+        f"## Branches at ω = {OMEGA}",
         "",
-        f"First α on the grid where the semantic branch is the global minimum: {crossing}.",
+        "| α | branch | abs(m) or abs(θ) | q | ε_g | ε_t = −Φ | status |",
+        "|---|---|---|---|---|---|---|",
+        *[f"| {r['alpha']:.2f} | {r['branch']} | {r['m' if r['branch'] == 'positional' else 'theta']:.4f} ± "
+          f"{r['m_error' if r['branch'] == 'positional' else 'theta_error']:.1g} | {r['q']:.5f} ± {r['q_error']:.1g} | "
+          f"{r['test_error']:.6f} ± {r['test_error_error']:.1g} | {r['train_loss']:.7f} ± {r['train_loss_error']:.1g} | "
+          f"{r['status']} |" for r in rows if "q" in r],
+        *[f"| | {r['branch']} | missing: {r['message'][:120]} | | | | {r['status']} |" for r in rows if "q" not in r],
         "",
-        "Figures: overlaps.png (branches.csv), errors.png (errors.csv, gd.csv), phase_diagram.png ("
-        + ("thresholds.csv)." if thresholds else "phase_grid.csv, phase_crossings.csv: a coarse grid, see below)."),
+        "Branch with the lower training loss (larger Φ) at each α: "
+        + ", ".join(f"α = {a:g}: {b}" for a, b in lower.items()) + ".",
+        "",
+        "![order parameters](order_parameters.png)",
+        "",
+        f"## Phase diagram (api.phase_curve, {len(curve_rows)} values of ω)",
+        "",
+        "Below α_c the positional branch has the lower training loss, above it the semantic one; above α_l the "
+        "semantic branch's test error is below the linear baseline's.",
+        "",
+        "| ω | α_c | ± | status | α_l | ± | status |",
+        "|---|---|---|---|---|---|---|",
+        *[f"| {r['omega']:.4f} | {fmt(r['alpha_c'])} | {fmt(r['alpha_c_error'])} | {r['alpha_c_status']} | "
+          f"{fmt(r['alpha_l'])} | {fmt(r['alpha_l_error'])} | {r['alpha_l_status']} |" for r in curve_rows],
+        "",
+        "![phase diagram](phase_diagram.png)",
     ]
-    if phase_crossings:
-        lines += ["", f"Coarse phase diagram (quick mode): ω ∈ {sorted({c['omega'] for c in phase_crossings})}, α grid "
-                  f"{alphas}, {nodes}-node rule. Crossings by linear interpolation between grid points; the error is "
-                  "half a grid step (resolution), the quadrature error is not included.", "",
-                  "| ω | α_c | ± | note | α_l | ± | note |", "|---|---|---|---|---|---|---|",
-                  *[f"| {c['omega']} | {c['alpha_c']:.3f} | {c['alpha_c_error']:.3f} | {c['alpha_c_note']} | "
-                    f"{c['alpha_l']:.3f} | {c['alpha_l_error']:.3f} | {c['alpha_l_note']} |" for c in phase_crossings]]
-    if thresholds:
-        lines += ["", "Thresholds refined on the split-line rule (api.threshold, refine both; statuses and the tensor-rule "
-                  "values in thresholds.csv):", "", "| ω | α_c | ± | α_l | ± |", "|---|---|---|---|---|",
-                  *[f"| {t['omega']} | {t['alpha_c']:.4f} | {t['alpha_c_error']:.4f} | {t['alpha_l']:.4f} | "
-                    f"{t['alpha_l_error']:.4f} |" for t in thresholds],
-                  "", f"α_c(ω) curve (api.alpha_c_curve_split_line, {len(curve)} values of ω; alpha_c_curve.csv):", "",
-                  "| ω | α_c | ± | status |", "|---|---|---|---|",
-                  *[f"| {c['omega']:.4f} | {c['alpha_c']:.4f} | {c['alpha_c_error']:.4f} | {c['status']} |"
-                    for c in curve]]
     if validation:
         lines += ["", *validation["lines"]]
         headline["validation"] = validation["headline"]

@@ -18,13 +18,13 @@ from attnphase.models.positional_semantic.parameters import Parameters
 from attnphase.models.positional_semantic.results import BranchSolution
 from attnphase.models.positional_semantic.state_evolution import SaddlePointEquations, state_vector
 from attnphase.numeric.basins import frozen_basin_rounds
-from attnphase.numeric.branches import WarmStarts
+from attnphase.numeric.branches import Continuation
 from attnphase.numeric.fixedpoint import Anderson, Chain, Hybr, Identity, Interval, Positive, map_jacobian, solve_fixed_point
 from attnphase.params import check_choice
 from attnphase.results import Status
 
-__all__ = ["BRANCHES", "COLLAPSE_LEVEL", "BranchCoordinates", "initial_guess", "solve_branch", "distinct", "genuine",
-           "branch_loss", "BranchTracker"]
+__all__ = ["BRANCHES", "COLLAPSE_LEVEL", "ANCHOR_ALPHA", "BranchCoordinates", "initial_guess", "solve_branch",
+           "distinct", "genuine", "branch_loss", "follow"]
 
 BRANCHES = ("positional", "semantic", "trivial", "mixed")
 COLLAPSE_LEVEL = 1e-6  # |θ| (semantic) or |m| (positional) below this: collapsed onto the trivial set
@@ -226,29 +226,40 @@ def branch_loss(solution: BranchSolution, prediction, coords: BranchCoordinates)
     return None
 
 
-class BranchTracker:
-    """Solutions of several branches at arbitrary α on one quadrature rule, each started from the nearest
-    α already solved on the same branch (numeric.branches.WarmStarts); with a `seed` tracker (e.g. a
-    coarser rule, or the previous ω) a branch starts from the seed's solutions while it has none."""
+# Where each branch is anchored, and the continuation steps that reach any α from there: the positional
+# branch exists at small α at every ω (it leaves the trivial state continuously as α grows from 0) and
+# folds at large α only for small ω (split-line rules: α ≈ 0.77 at ω = 0); the semantic branch exists at
+# large α and ends at a spinodal below α_c (ω = 0.3: α ≈ 0.64). A cold start elsewhere can land on another
+# fixed point of the same invariant set: at ω = 0.3, α = 2 the default start of the positional branch
+# converges on 10 nodes to m = 0.101, q = 0.097, V = 22.0 (unstable) where the branch followed from small α
+# has m = 0.258, q = 0.0511, V = 11.37 (stable).
+ANCHOR_ALPHA = {"positional": 0.3, "semantic": 3.0}
+FOLLOW_MAX_STEP = 0.5
+FOLLOW_MIN_STEP = 0.01
+# What ends a followed branch: no converged fixed point, a collapse onto the trivial set, or a jump to
+# another fixed point (an instability does not: the branch still exists, `stable` says the rest).
+ENDS_A_BRANCH = ("not_converged", "collapsed", "jumped")
 
-    def __init__(self, params: Parameters, nodes_per_dim: int, branches=("positional", "semantic"),
-                 seed: BranchTracker | None = None):
-        self.params, self.nodes_per_dim = params, nodes_per_dim
 
-        def family(branch):
-            coords = BranchCoordinates(branch, params)
-            return WarmStarts(lambda alpha, guess: solve_branch(branch, alpha, params, nodes_per_dim=nodes_per_dim,
-                                                                guess=guess, stability=False),
-                              lambda solution: coords.from_state(solution.state), lambda solution: solution.success,
-                              contains=coords.contains, seed=None if seed is None else seed.families[branch])
+def follow(branch: str, params: Parameters, nodes_per_dim: int, *, low: float | None = None,
+           high: float | None = None) -> Continuation:
+    """The positional or semantic branch as a continuation in α on the tensor rule with `nodes_per_dim`
+    nodes (frozen-basin solves), from its anchor (ANCHOR_ALPHA, moved to `low` / `high` when the wanted
+    range extends beyond it): `at(α)` is the branch's solution or None, `loss(α)` where and why it ended."""
+    coords = BranchCoordinates(check_choice("branch", branch, ("positional", "semantic")), params)
+    anchor = ANCHOR_ALPHA[branch]
+    if branch == "positional" and low is not None:
+        anchor = min(anchor, low)
+    if branch == "semantic" and high is not None:
+        anchor = max(anchor, high)
 
-        self.families = {branch: family(branch) for branch in branches}
+    def solve(alpha, guess, previous):
+        return solve_branch(branch, alpha, params, nodes_per_dim=nodes_per_dim, guess=guess, stability=False)
 
-    def at(self, branch: str, alpha: float) -> BranchSolution:
-        """The branch at α (solved on first request)."""
-        return self.families[branch].at(alpha)
+    def lost(solution, prediction):
+        reason = branch_loss(solution, prediction, coords)
+        return reason if reason in ENDS_A_BRANCH else None
 
-    @property
-    def solves(self) -> int:
-        """Branch solves made so far."""
-        return sum(len(f.solved) for f in self.families.values())
+    return Continuation(solve, lost, lambda solution: coords.from_state(solution.state), anchor,
+                        max_step=FOLLOW_MAX_STEP, min_step=FOLLOW_MIN_STEP, anchor_guess=initial_guess(branch, params),
+                        contains=coords.contains, name="α")

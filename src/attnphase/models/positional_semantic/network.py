@@ -21,6 +21,8 @@ registry.
 
 from __future__ import annotations
 
+import dataclasses
+
 import math
 
 import numpy as np
@@ -29,7 +31,7 @@ import torch
 from attnphase.errors import ParameterError
 from attnphase.models.positional_semantic.parameters import Parameters, Simulation
 from attnphase.models.positional_semantic.results import GDResult
-from attnphase.validate.device import select_device
+from attnphase.validate.device import choose_threads, select_device
 from attnphase.validate.seeds import generator, randn
 from attnphase.validate.training import divergence, torch_threads, train_full_batch
 
@@ -95,8 +97,10 @@ def simulate(*, omega, alpha, d=1000, init="semantic", trials=5, seed=0, steps=5
     values are checked against `Parameters`, the run's against `Simulation` (one declaration each, shared
     with the CLI).
 
-    num_threads: torch CPU threads for this call (restored afterwards); on a shared machine one thread
-    avoids oversubscription, which slows these small tensor operations down several-fold.
+    num_threads: torch CPU threads for this call (restored afterwards); None: `validate.device.choose_threads`
+    from the work of one step (the batched products over the K·n·L·d training numbers): one thread unless
+    that is large enough to gain from the idle cores (on a shared machine extra threads slow these small
+    tensor operations down several-fold). The count used is reported as `threads`.
     rng: "device" or "cpu", where the random numbers are drawn (`attnphase.validate.seeds`).
     """
     params = Parameters.validated(omega=omega, sigma=sigma, lam=lam, A=A, L=L)
@@ -115,9 +119,11 @@ def simulate(*, omega, alpha, d=1000, init="semantic", trials=5, seed=0, steps=5
         # The weight decay alone multiplies Q by (1 − lr·λ) per step: |1 − lr·λ| ≥ 1 grows without bound.
         raise ParameterError("lr", lr, f"a real number in (0, {2.0 / params.lam:g}) (GD needs lr·lam < 2; "
                                        f"lam = {params.lam:g})")
-    with torch_threads(num_threads):
-        return _train_and_measure(params, alpha, d, init, K, run.seed, steps, lr, optimizer, test_samples, device,
-                                  dtype, test_chunk, rng)
+    threads = choose_threads(num_threads, work=2.0 * K * max(1, round(alpha * d)) * L * d, device=device)
+    with torch_threads(threads):
+        result = _train_and_measure(params, alpha, d, init, K, run.seed, steps, lr, optimizer, test_samples, device,
+                                    dtype, test_chunk, rng)
+    return dataclasses.replace(result, threads=threads)
 
 
 def _train_and_measure(params: Parameters, alpha, d, init, K, seed, steps, lr, optimizer, test_samples, device, dtype,

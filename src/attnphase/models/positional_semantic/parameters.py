@@ -4,8 +4,8 @@ options and the simulator use the same declarations (ranges, defaults, help, opt
 `Parameters.validated(omega=..., ...)` checks every value against its declared range, then the
 constraints between them (A an L×L row-stochastic matrix, the Gram matrix of the encodings L×L
 symmetric positive semi-definite), and returns a frozen object that everything downstream trusts.
-`SolveRules`, `ThresholdSearch` and `Simulation` declare the numerical settings of `solve`, of the
-threshold searches and of the simulator the same way.
+`Accuracy`, `ThresholdSearch` and `Simulation` declare what `solve` and the threshold searches are asked
+for (a tolerance) and the settings of the simulator the same way.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import numpy as np
 from attnphase.errors import ParameterError
 from attnphase.params import IntRange, OneOf, ParameterSet, RealListRange, RealRange, parameter
 
-__all__ = ["DEFAULT_A", "SIGMA_RANGE", "LAM_RANGE", "INITS", "Parameters", "SolveRules", "ThresholdSearch", "Simulation",
+__all__ = ["DEFAULT_A", "SIGMA_RANGE", "LAM_RANGE", "INITS", "Parameters", "Accuracy", "ThresholdSearch", "Simulation",
            "default_gram", "check_parameter"]
 
 DEFAULT_A = (0.6, 0.4, 0.4, 0.6)
@@ -103,47 +103,26 @@ class Parameters(ParameterSet):
 
 
 @dataclass(frozen=True)
-class SolveRules(ParameterSet):
-    """The tensor rules of `solve`: the working rule and an optional check rule (another rule on which every
-    branch is re-solved for its quadrature error)."""
+class Accuracy(ParameterSet):
+    """What `solve` is asked for: the relative tolerance of every field of a branch (q, |m|, |θ|, V, ε_g,
+    ε_t, Φ), met when the spread of the field over the last three rules of the ladder is within it."""
 
-    nodes_per_dim: int = parameter(
-        IntRange(4, 40), 10, option="--nodes",
-        help="Gauss-Hermite nodes per dimension of the 2L-dimensional average (default 10 for L = 2, 6 for L = 3, "
-             "4 for L ≥ 4: the rule has nodes^(2L) points)")
-    check_nodes_per_dim: int | None = parameter(
-        IntRange(4, 40), None, option="--check-nodes",
-        help="Re-solve every branch on this rule too and report <field>_error = |difference| (default: none for "
-             "L = 2, nodes − 2 for L ≥ 3)")
-
-    def check_joint(self) -> None:
-        if self.check_nodes_per_dim == self.nodes_per_dim:
-            raise ParameterError("check_nodes_per_dim", self.check_nodes_per_dim,
-                                 f"a rule other than nodes_per_dim = {self.nodes_per_dim}")
+    tol: float = parameter(RealRange(1e-6, 0.5), 3e-3, option="--tol",
+                           help="Relative tolerance of every reported field, verified on finer rules")
 
 
 @dataclass(frozen=True)
 class ThresholdSearch(ParameterSet):
-    """How a threshold is searched for: the working tensor rule, the check rule of its error estimate
-    (finer than the working rule; None where a search has none), the scanned range of α, the scan points
-    and the root finder's relative tolerance."""
+    """How a threshold is searched for: the absolute tolerance in α asked of α_c and α_l, and the range of α
+    scanned for their first crossing (extended upwards while the crossing lies above it)."""
 
-    nodes_per_dim: int = parameter(
-        IntRange(4, 40), 10, option="--nodes",
-        help="Working Gauss-Hermite nodes per dimension (default 10 for L = 2, 4 for L ≥ 3: the tensor rule has "
-             "nodes^(2L) points; L = 3 on 4 nodes, check 6, 3 scan points: about 70 s)")
-    check_nodes_per_dim: int | None = parameter(
-        IntRange(5, 48), None, option="--check-nodes",
-        help="Finer rule used for the quadrature error estimate (default 14 for L = 2, nodes + 2 for L ≥ 3)")
-    alpha_min: float = parameter(POSITIVE, 0.5, help="Lower end of the scanned α")
-    alpha_max: float = parameter(POSITIVE, 3.0, help="Upper end of the scanned α")
-    n_scan: int = parameter(IntRange(2, 200), 6, option="--scan", help="Scan points in α before refinement")
-    rtol: float = parameter(RealRange(1e-12, 0.1), 1e-4, help="Relative tolerance of the root finder")
+    tol: float = parameter(RealRange(1e-5, 1.0), 1e-3, option="--tol",
+                           help="Absolute tolerance of α_c and α_l, verified on finer rules")
+    alpha_min: float = parameter(POSITIVE, 0.3, help="Lower end of the scanned α")
+    alpha_max: float = parameter(POSITIVE, 3.0, help="Upper end of the scanned α (extended while a crossing "
+                                                       "lies above it)")
 
     def check_joint(self) -> None:
-        if self.check_nodes_per_dim is not None and self.check_nodes_per_dim <= self.nodes_per_dim:
-            raise ParameterError("check_nodes_per_dim", self.check_nodes_per_dim,
-                                 f"an integer in [{self.nodes_per_dim + 1}, 48] (finer than nodes_per_dim)")
         if not self.alpha_max > self.alpha_min:
             raise ParameterError("alpha_max", self.alpha_max, f"a finite real number in ({self.alpha_min:g}, inf)")
 

@@ -1,5 +1,5 @@
-"""Entry points at one point (ω, α): every branch, the linear baseline, a sweep point, and the
-free-energy curvature out of a branch's invariant set."""
+"""Entry points at one point (ω, α): every branch with verified errors, the linear baseline, a sweep point,
+and the free-energy curvature out of a branch's invariant set."""
 
 from __future__ import annotations
 
@@ -8,24 +8,27 @@ from dataclasses import replace
 
 import numpy as np
 
-from attnphase.models.positional_semantic.branches import BRANCHES, BranchCoordinates, distinct, solve_branch
-from attnphase.models.positional_semantic.parameters import Parameters, SolveRules, check_parameter
-from attnphase.models.positional_semantic.results import (ERROR_FIELDS, BranchSolution, LinearBaseline, SolveResult,
-                                                          TransverseCurvature)
+from attnphase import progress
+from attnphase.errors import ParameterError
+from attnphase.models.positional_semantic.accurate import AccurateState, climb_branch
+from attnphase.models.positional_semantic.branches import BRANCHES, BranchCoordinates, distinct, follow, solve_branch
+from attnphase.models.positional_semantic.parameters import Accuracy, Parameters, check_parameter
+from attnphase.models.positional_semantic.results import (BranchSolution, LinearBaseline, MissingBranch, SolveResult,
+                                                          TransverseCurvature, combined_status)
+from attnphase.models.positional_semantic.rules import FOLLOW_NODES, resolve_rules
 from attnphase.models.positional_semantic.state_evolution import SaddlePointEquations, kernels, tokens
-from attnphase.numeric.convergence import Rung, climb
+from attnphase.numeric.convergence import Tolerance
 from attnphase.numeric.gauss import gaussian_expectation
-from attnphase.params import check_choice, check_positive, check_real
+from attnphase.params import check_choice, check_int, check_positive, check_real
 from attnphase.results import Status
 
-__all__ = ["DEFAULT_NODES_PER_DIM", "linear_baseline", "linear_baseline_error", "default_nodes_per_dim",
-           "default_check_nodes_per_dim", "with_check", "solve", "sweep_point", "transverse_free_energy_curvature"]
+__all__ = ["FIELD_TOL", "DEFAULT_BRANCHES", "linear_baseline", "linear_baseline_error", "solve",
+           "sweep_point", "transverse_free_energy_curvature"]
 
-# Default rules of `solve` by L. The tensor rule has (nodes per dimension)^(2L) points: 10^4 for L = 2,
-# but 6^6 = 46 656 for L = 3 (one branch ~40 s on two cores, 8^6: several minutes) and 4^8 = 65 536 for
-# L = 4. For L ≥ 3 `solve` also re-solves every branch on a check rule two nodes coarser and reports the
-# difference as the quadrature error (the L = 2 rules have their own convergence study, see the docs).
-DEFAULT_NODES_PER_DIM = {2: 10, 3: 6}
+# The default relative tolerance of every field of a branch (q, |m|, |θ|, V, ε_g, ε_t, Φ), and the branches
+# solved by default (the mixed one is a saddle between them near ω = 0, on request).
+FIELD_TOL = 3e-3
+DEFAULT_BRANCHES = ("positional", "semantic", "trivial")
 
 
 def _baseline(omega: float, sigma: float, L: int, tol: float) -> LinearBaseline:
@@ -58,96 +61,127 @@ def linear_baseline_error(omega, sigma=0.5, L=2, *, tol=1e-13) -> LinearBaseline
     return _baseline(check_parameter("omega", omega), check_parameter("sigma", sigma), check_parameter("L", L), tol)
 
 
-def default_nodes_per_dim(L: int) -> int:
-    """Gauss-Hermite nodes per dimension `solve` uses by default for L tokens."""
-    return DEFAULT_NODES_PER_DIM.get(check_parameter("L", L), 4)
+def _follow_start(name: str, alpha: float, params: Parameters, nodes: int, found: dict):
+    """The branch's solution on the following rule at α (or None) and why it is missing."""
+    if name in ("positional", "semantic"):
+        path = follow(name, params, nodes, low=alpha, high=alpha)
+        solution = path.at(alpha)
+        if solution is None:
+            loss = path.loss(alpha)
+            status = Status.FAILED if loss.status == Status.FAILED else Status.NOT_FOUND
+            return None, MissingBranch(name, status, f"{name} branch does not reach α = {alpha:g}: {loss.message}")
+        return solution, None
+    if name == "trivial":
+        solution = solve_branch(name, alpha, params, nodes_per_dim=nodes, stability=False)
+        if not solution.success and found:  # at L = 3 the default start V = σ²/(λ+σ²) leaves V > 0
+            some = next(iter(found.values())).solution
+            solution = solve_branch(name, alpha, params, nodes_per_dim=nodes, guess=[some.q, some.V], stability=False)
+    else:  # mixed: from the midpoint of the pure branches (a saddle between them near ω = 0), else generic
+        guess = None
+        if "positional" in found and "semantic" in found:
+            mixed = BranchCoordinates("mixed", params)
+            pos, sem = found["positional"].solution.state, found["semantic"].solution.state
+            guess = mixed.from_state(0.5 * (pos + sem))
+        solution = solve_branch(name, alpha, params, nodes_per_dim=nodes, guess=guess, stability=False)
+    if not distinct(solution, [f.solution for f in found.values()]):
+        return None, MissingBranch(name, solution.status if not solution.success else Status.NOT_FOUND,
+                                   f"{name}: no distinct fixed point on the tensor rule ({solution.message[:80]})")
+    return solution, None
 
 
-def default_check_nodes_per_dim(L: int, nodes_per_dim: int) -> int | None:
-    """The check rule `solve` uses by default: none for L = 2, two nodes coarser (or finer at 4) for L ≥ 3."""
-    if L == 2:
-        return None
-    return nodes_per_dim - 2 if nodes_per_dim >= 6 else nodes_per_dim + 2
-
-
-def with_check(solution: BranchSolution, params: Parameters, check_nodes_per_dim: int) -> BranchSolution:
-    """The solution with quadrature errors: the same branch re-solved on the check rule from its state (a
-    two-rung climb of numeric.convergence reporting the working rule's values, verified on the check
-    rule); NaN errors when the check solve fails or lands on another branch."""
+def _stability(solution: BranchSolution, params: Parameters, nodes: int) -> BranchSolution:
+    """`stable` and `spectral_radius` from the full map's Jacobian on the following rule, at the branch."""
     coords = BranchCoordinates(solution.branch, params)
-    checked = climb(lambda nodes, previous: solve_branch(solution.branch, solution.alpha, params, nodes_per_dim=nodes,
-                                                         guess=coords.from_state(previous.state), stability=False),
-                    [Rung(solution.nodes_per_dim, f"{solution.nodes_per_dim} nodes"),
-                     Rung(check_nodes_per_dim, f"{check_nodes_per_dim} nodes")],
-                    lambda s: {name: getattr(s, name) for name in ERROR_FIELDS}, first=solution, accept=distinct,
-                    report="verified")
-    return replace(solution, errors=checked.errors, check_nodes_per_dim=check_nodes_per_dim)
+    checked = solve_branch(solution.branch, solution.alpha, params, nodes_per_dim=nodes,
+                           guess=coords.from_state(solution.state), stability=True)
+    return replace(solution, stable=checked.stable, spectral_radius=checked.spectral_radius)
 
 
-def _is_auto(value) -> bool:
-    return isinstance(value, str) and value == "auto"
+def solve(omega, alpha, sigma=0.5, lam=0.01, A=None, L=2, *, tol=FIELD_TOL, branches=DEFAULT_BRANCHES,
+          stability=True, rules="auto") -> SolveResult:
+    """Every requested branch at (ω, α) with its errors, its stability, the global branch and the linear baseline.
 
+    Each branch is FOLLOWED to α (never started cold at α, where another fixed point of the same
+    invariant set can take its place): the positional and semantic ones by continuation in α on the tensor
+    rule from their anchors (branches.follow), the trivial one inside m = θ = 0, the mixed one from the
+    midpoint of the pure branches. Then it climbs the ladder of rules (accurate.climb_branch: split-line
+    rules of 8, 10, 12, ... outer nodes for L = 2) until every field q, |m|, |θ|, V, ε_g, ε_t, Φ has a
+    verified relative error ≤ tol (the spread over the last three rules). A branch that does not reach α
+    is listed in `missing` with the evidence (where it was lost, and why).
 
-def solve(omega, alpha, sigma=0.5, lam=0.01, A=None, L=2, *, nodes_per_dim="auto", branches=BRANCHES,
-          stability=True, check_nodes_per_dim="auto") -> SolveResult:
-    """Every branch at (ω, α), its stability and energies, the global minimum and the linear baseline.
-
-    Branches are started inside their invariant sets (θ = 0, m = 0, both) and the mixed one from a
-    generic point; a branch that does not converge, or collapses onto another, is not reported. A trivial
-    branch that fails from its default start (at L = 3 the map leaves V > 0 from V = σ²/(λ+σ²)) is retried
-    from the (q, V) of a branch already found.
-
-    nodes_per_dim: tensor Gauss-Hermite nodes per dimension ("auto": `default_nodes_per_dim(L)`).
-    check_nodes_per_dim: a second rule on which every reported branch is re-solved (warm-started) to give
-    `<field>_error` = |difference| for q, m, θ, V, ε_g, ε_t, Φ; "auto" = `default_check_nodes_per_dim`
-    (none for L = 2), None = no check. On these piecewise-smooth integrands (basin switches of the prox)
-    the difference is an error indicator, not a bound (docs: the rule sequence 4/6/8 at L = 3).
+    tol: relative tolerance of every field (default 0.003). stability: the full map's Jacobian on the
+    following rule. rules: "auto" (the model's ladder) or tensor node counts for a tensor-only ladder (its
+    errors are tensor-rule spreads, not verified on split-line rules: status limited for L = 2).
     """
     params = Parameters.validated(omega=omega, sigma=sigma, lam=lam, A=A, L=L)
     alpha = check_positive("alpha", alpha)
-    rules = SolveRules.validated(nodes_per_dim=default_nodes_per_dim(params.L) if _is_auto(nodes_per_dim) else nodes_per_dim,
-                                 check_nodes_per_dim=None if _is_auto(check_nodes_per_dim) else check_nodes_per_dim)
-    if _is_auto(check_nodes_per_dim):
-        rules = rules.replace(check_nodes_per_dim=default_check_nodes_per_dim(params.L, rules.nodes_per_dim))
-    nodes_per_dim, check_nodes_per_dim = rules.nodes_per_dim, rules.check_nodes_per_dim
-    branches = [check_choice("branch", name, BRANCHES) for name in branches]  # all of them, before any work
-    found: list[BranchSolution] = []
-    notes = []
-    for name in branches:
-        solution = solve_branch(name, alpha, params, nodes_per_dim=nodes_per_dim, stability=stability)
-        if name == "trivial" and not solution.success and found:
-            solution = solve_branch(name, alpha, params, nodes_per_dim=nodes_per_dim, stability=stability,
-                                    guess=[found[0].q, found[0].V])
-        if distinct(solution, found):
-            found.append(solution)
-        else:
-            notes.append(f"{name}: {solution.status} ({solution.message[:80]}); not reported")
-    if check_nodes_per_dim is not None:
-        found = [with_check(solution, params, check_nodes_per_dim) for solution in found]
+    tol = Accuracy.validated(tol=tol).tol
+    names = [check_choice("branch", name, BRANCHES) for name in branches]  # all of them, before any work
+    ladder, nodes, verified = resolve_rules(params, rules)
+    tolerance = Tolerance(rtol=tol)
+    reported: dict[str, object] = {}
+    missing: list[MissingBranch] = []
+    with progress.task("branches", total=len(names)) as bar:
+        for name in names:
+            start, why = _follow_start(name, alpha, params, nodes, reported)
+            if start is None:
+                missing.append(why)
+                bar.advance(name)
+                continue
+            if stability:
+                start = _stability(start, params, nodes)
+            climbed = climb_branch(AccurateState(start, None, f"tensor {nodes}"), params, ladder, tolerance,
+                                   anderson=name != "mixed")
+            if not climbed.values:
+                missing.append(MissingBranch(name, climbed.status, f"{name}: {climbed.message}"))
+                bar.advance(name)
+                continue
+            top = climbed.answer.solution
+            if not distinct(top, [r.solution for r in reported.values()]):
+                missing.append(MissingBranch(name, Status.NOT_FOUND, f"{name}: the accurate rules carry it onto "
+                                                                     "another branch"))
+                bar.advance(name)
+                continue
+            status = climbed.status
+            message = climbed.message
+            if not verified:
+                status, message = Status.LIMITED, f"{message}; tensor rules only: errors not verified on a split-line rule"
+            values = climbed.values
+            reported[name] = replace(climbed.answer, solution=replace(
+                top, m=math.copysign(values["m"], top.m), theta=math.copysign(values["theta"], top.theta),
+                stable=start.stable, spectral_radius=start.spectral_radius, status=status, message=message,
+                errors=dict(climbed.errors), rule=climbed.rung, checked_on=climbed.check, nodes_per_dim=nodes))
+            bar.advance(name)
+    found = [r.solution for r in reported.values()]
+    notes = [f"{m.branch}: {m.status}" for m in missing]
     best = max(found, key=lambda b: b.free_energy).branch if found else None
-    if check_nodes_per_dim is not None and len(found) >= 2:
+    if len(found) >= 2:
         first, second = sorted(found, key=lambda b: -b.free_energy)[:2]
         gap = first.free_energy - second.free_energy
         if not gap > first.errors["free_energy"] + second.errors["free_energy"]:
-            notes.append(f"global branch uncertain: Φ gap {gap:.2g} to {second.branch} within the quadrature errors")
-    baseline = linear_baseline(params).value
-    status = Status.CONVERGED if found else Status.FAILED
-    return SolveResult(tuple(found), best, baseline, nodes_per_dim, status,
-                       "; ".join(notes) or "every requested branch reported")
+            notes.append(f"global branch uncertain: Φ gap {gap:.2g} to {second.branch} within the errors")
+    statuses = [b.status for b in found] + [m.status for m in missing if m.status != Status.NOT_FOUND]
+    status = combined_status(*statuses) if found or statuses else Status.NOT_FOUND
+    return SolveResult(tuple(found), best, linear_baseline(params).value, tol, status,
+                       "; ".join(notes) or "every requested branch found to the tolerance", tuple(missing))
 
 
-def sweep_point(omega, alpha, sigma=0.5, lam=0.01, L=2, nodes_per_dim=8) -> dict[str, float]:
+def sweep_point(omega, alpha, sigma=0.5, lam=0.01, L=2, tol=FIELD_TOL) -> dict[str, float]:
     """One point of a parameter sweep (picklable, top level): the positional and semantic branches at
-    (ω, α), their energies and overlaps, whether the semantic one is global, and the linear baseline."""
-    result = solve(omega, alpha, sigma, lam, None, L, nodes_per_dim=nodes_per_dim,
-                   branches=("positional", "semantic"), stability=False)
-    point = {
-        "linear_baseline_error": result.linear_baseline_error,
-        "semantic_is_global": math.nan if result.global_branch is None else float(result.global_branch == "semantic"),
-    }
+    (ω, α) to the relative tolerance `tol` (`solve`), their energies and overlaps with their errors, whether
+    the semantic one has the lower training loss (NaN when a branch is missing or the Φ gap is within the
+    errors), and the linear baseline."""
+    result = solve(omega, alpha, sigma, lam, None, L, tol=tol, branches=("positional", "semantic"), stability=False)
+    point = {"linear_baseline_error": result.linear_baseline_error, "semantic_is_global": math.nan}
     for branch in result.branches:
-        for key in ("free_energy", "train_loss", "test_error", "q", "m", "theta"):
+        for key in ("free_energy", "train_loss", "test_error", "q", "m", "theta", "V"):
             point[f"{branch.branch}_{key}"] = float(getattr(branch, key))
+            point[f"{branch.branch}_{key}_error"] = float(branch.errors.get(key, math.nan))
+    found = {b.branch: b for b in result.branches}
+    if len(found) == 2:
+        gap = found["semantic"].free_energy - found["positional"].free_energy
+        if abs(gap) > found["semantic"].errors["free_energy"] + found["positional"].errors["free_energy"]:
+            point["semantic_is_global"] = float(gap > 0)
     return point
 
 

@@ -14,9 +14,9 @@ import numpy as np
 from attnphase.numeric.threshold import Threshold
 from attnphase.results import Result, Status
 
-__all__ = ["BranchSolution", "LinearBaseline", "SolveResult", "StateRow", "EnvelopeRow", "ConvergenceStudy",
-           "Thresholds", "CurveResult", "NewtonPoint", "CurveRow", "SplitLineCurve", "Spinodal",
-           "SpinodalResult", "TransverseCurvature", "GDResult", "ERROR_FIELDS", "combined_status"]
+__all__ = ["BranchSolution", "LinearBaseline", "MissingBranch", "SolveResult", "RungThreshold", "Thresholds",
+           "PhaseCurve", "Spinodal", "SpinodalResult", "TransverseCurvature", "GDResult", "ERROR_FIELDS",
+           "combined_status"]
 
 # The quantities of a branch whose quadrature error `solve` reports with a check rule.
 ERROR_FIELDS = ("q", "m", "theta", "V", "test_error", "train_loss", "free_energy")
@@ -31,9 +31,13 @@ def combined_status(*statuses: Status) -> Status:
 class BranchSolution(Result):
     """One branch at one (α, parameters): order parameters, energies, stability and solver record.
 
-    status: converged, or the solver's (max_iter, diverged, failed); lost when a refinement collapsed
-    onto the trivial set (the message says so). errors (with a check rule, `solve`): |value − value on
-    the check rule| for ERROR_FIELDS, NaN where the check solve failed.
+    status: converged, limited (the values of the highest rule reached, whose errors do not meet the
+    requested tolerance, or a tensor-only ladder whose errors are not verified on a split-line rule), or
+    the solver's (max_iter, diverged, failed); lost when a fixed point collapsed onto the trivial set.
+    errors: `<field>_error` for ERROR_FIELDS, the spread of the field over the last rules of the ladder
+    (`accurate.climb_branch`); rule: the rule the values are on; checked_on: the rules of that spread.
+    stable, spectral_radius: from the Jacobian of the full map on the tensor rule the branch was followed on
+    (`nodes_per_dim`), not recomputed on the split-line rules.
     """
 
     branch: str
@@ -56,15 +60,16 @@ class BranchSolution(Result):
     # E[M] at the fixed point on the rule it was solved on: dΦ/dα = −E[M] along the branch
     envelope: float = math.nan
     errors: dict = field(default_factory=dict, repr=False)
-    check_nodes_per_dim: int | None = None
+    rule: str = ""
+    checked_on: str = ""
 
     def as_dict(self) -> dict:
         out = {"branch": self.branch, "q": self.q, "m": self.m, "theta": self.theta, "V": self.V,
                "test_error": self.test_error, "train_loss": self.train_loss, "free_energy": self.free_energy,
                "stable": self.stable, "spectral_radius": self.spectral_radius, "status": self.status}
-        if self.check_nodes_per_dim is not None:
-            out.update({f"{name}_error": value for name, value in self.errors.items()},
-                       nodes_per_dim=self.nodes_per_dim, check_nodes_per_dim=self.check_nodes_per_dim)
+        if self.errors:
+            out.update({f"{name}_error": value for name, value in self.errors.items()}, rule=self.rule,
+                       checked_on=self.checked_on, message=self.message)
         return out
 
 
@@ -85,237 +90,115 @@ class LinearBaseline(Result):
 
 
 @dataclass(frozen=True)
+class MissingBranch:
+    """A requested branch that is not reported, and why: status not_found (it does not exist at this α: the
+    message gives the evidence, e.g. where it was lost when followed from its anchor), failed (no
+    solution even at its anchor) or lost/limited (its fixed point on the accurate rules collapsed)."""
+
+    branch: str
+    status: Status
+    message: str
+
+
+@dataclass(frozen=True)
 class SolveResult(Result):
-    """All branches at one (ω, α): `branches` (converged and distinct), `global_branch` (largest Φ),
-    `linear_baseline_error`; status converged when at least one branch was found; message: the branches
-    not reported and why, and whether the global branch is uncertain."""
+    """All branches at one (ω, α): `branches` (found and distinct, each with its errors), `missing` (the
+    requested branches not found, with the evidence), `global_branch` (largest Φ, i.e. lowest training
+    loss ε_t = −Φ), `linear_baseline_error`, `tol` (the relative tolerance asked of every field); status
+    converged when every requested branch was either found to `tol` or shown not to exist, limited when
+    a branch's errors do not meet `tol`, failed when a branch could not be followed at all."""
 
     branches: tuple[BranchSolution, ...]
     global_branch: str | None
     linear_baseline_error: float
-    nodes_per_dim: int
+    tol: float
     status: Status
     message: str
+    missing: tuple[MissingBranch, ...] = ()
 
     def as_dict(self) -> dict:
         return {"branches": [b.as_dict() for b in self.branches], "global_branch": self.global_branch,
-                "linear_baseline_error": self.linear_baseline_error, "nodes_per_dim": self.nodes_per_dim,
+                "linear_baseline_error": self.linear_baseline_error, "tol": self.tol,
+                "missing": [{"branch": m.branch, "status": m.status, "message": m.message} for m in self.missing],
                 "status": self.status, "message": self.message}
 
 
 @dataclass(frozen=True)
-class StateRow:
-    """The fixed point of one branch on one state rule of a convergence study."""
+class RungThreshold:
+    """A threshold on one rung of the ladder: alpha (one Newton step from the last Newton point of the first
+    rung, with this rung's crossing function `value` and `slope` there)."""
 
     rule: str
-    status: Status
-    residual: float
-    q: float = math.nan
-    V: float = math.nan
-    m: float = math.nan
-    theta: float = math.nan
-    test_error: float = math.nan
-    free_energy: float = math.nan
-
-
-@dataclass(frozen=True)
-class EnvelopeRow:
-    """Φ at the finest state with E[M] on one envelope rule of a convergence study."""
-
-    rule: str
-    free_energy: float
-
-
-@dataclass(frozen=True)
-class ConvergenceStudy(Result):
-    """Φ, ε_t, ε_g of one branch at one α with error estimates from a convergence study.
-
-    state_rows: the defect-corrected fixed point on each state rule (coarse, fine). envelope_rows: Φ at
-    the fine state with E[M] on each envelope rule. free_energy: Φ on the finest envelope rule at the
-    fine state; its error adds (i) the spread (max − min) of Φ over the envelope rules (the outer
-    Gauss-Hermite rule converges geometrically for the semantic branch but oscillates at the 1e-7 level
-    for the positional one, so the spread, not a geometric tail, is the honest bound), (ii) |Φ(coarse
-    state) − Φ(fine state)| on one envelope rule: the state enters Φ at second order, so this bounds
-    the fine state's contribution by that of the coarse one, which is larger. test_error: ε_g at the
-    fine state (tensor rule, smooth integrand); it depends on the state at first order, so its error is
-    |ε_g(fine) − ε_g(coarse)|. status: converged when every defect correction converged, else failed.
-    envelope: E[M] at the fine state on the finest envelope rule (dΦ/dα = −E[M] along the branch, the
-    exact slope for threshold refinement); state: the fine state (q, V, θ, m_1..m_L).
-    """
-
-    branch: str
     alpha: float
-    state_rows: tuple[StateRow, ...]
-    envelope_rows: tuple[EnvelopeRow, ...]
-    free_energy: float
-    free_energy_error: float
-    test_error: float
-    test_error_error: float
-    status: Status
-    message: str
-    envelope: float = math.nan
-    state: np.ndarray | None = field(default=None, repr=False)
+    value: float
+    slope: float
 
-    @property
-    def train_loss(self) -> float:
-        return -self.free_energy
 
-    def as_dict(self) -> dict:
-        return {"branch": self.branch, "alpha": self.alpha, "free_energy": self.free_energy,
-                "free_energy_error": self.free_energy_error, "train_loss": self.train_loss,
-                "train_loss_error": self.free_energy_error, "test_error": self.test_error,
-                "test_error_error": self.test_error_error, "status": self.status, "message": self.message,
-                "envelope": self.envelope, "state_rows": list(self.state_rows), "envelope_rows": list(self.envelope_rows)}
+def _threshold_fields(name: str, t: Threshold) -> dict:
+    return {name: t.value, f"{name}_error": t.error, f"{name}_status": t.status, f"{name}_message": t.message}
 
 
 @dataclass(frozen=True)
 class Thresholds(Result):
-    """α_c (free-energy crossing of the positional and semantic branches) and α_l (semantic ε_g crossing
-    the linear baseline) at one ω, on the tensor rule; `refined`: name -> the split-line refinement;
-    status: converged when both best estimates converged."""
+    """α_c (where the positional and semantic branches have the same training loss, Φ_sem = Φ_pos) and α_l
+    (where the semantic ε_g equals the linear baseline's) at one ω, each a numeric.threshold.Threshold with
+    its verified error; tol: the absolute tolerance asked; rungs_alpha_c / rungs_alpha_l: each rung's value
+    (the error is the spread of the last three); states: name -> branch -> AccurateState at the reported
+    threshold (the branches there, on the rung reported). status: converged when every requested threshold
+    converged, else the first other status."""
 
     alpha_c: Threshold
     alpha_l: Threshold
     linear_baseline_error: float
-    nodes_per_dim: int
-    check_nodes_per_dim: int
+    tol: float
     status: Status
     message: str
-    refined: dict = field(default_factory=dict)
-    studies: tuple = ()
-
-    def best(self, name: str) -> Threshold:
-        """The reported estimate of `name`: the refined one when it converged, else the tensor one."""
-        refined = self.refined.get(name)
-        return refined if refined is not None and refined.success else getattr(self, name)
+    rungs_alpha_c: tuple[RungThreshold, ...] = ()
+    rungs_alpha_l: tuple[RungThreshold, ...] = ()
+    states: dict = field(default_factory=dict, repr=False)
 
     def as_dict(self) -> dict:
-        out = {"alpha_c": self.alpha_c.value, "alpha_c_error": self.alpha_c.error,
-               "alpha_c_status": self.alpha_c.status, "alpha_l": self.alpha_l.value,
-               "alpha_l_error": self.alpha_l.error, "alpha_l_status": self.alpha_l.status,
-               "linear_baseline_error": self.linear_baseline_error, "nodes_per_dim": self.nodes_per_dim,
-               "check_nodes_per_dim": self.check_nodes_per_dim, "message": self.message}
-        tensor_rule = f"tensor Gauss-Hermite {self.nodes_per_dim} nodes (check {self.check_nodes_per_dim})"
-        for name, coarse in (("alpha_c", self.alpha_c), ("alpha_l", self.alpha_l)):
-            out.update({f"{name}_tensor": coarse.value, f"{name}_tensor_error": coarse.error, f"{name}_method": tensor_rule})
-        for name, value in self.refined.items():  # "alpha_c" -> alpha_c_refined, alpha_c_refined_error, ...
-            out.update({f"{name}_refined": value.value, f"{name}_refined_error": value.error,
-                        f"{name}_refined_status": value.status, f"{name}_refined_message": value.message})
-            if value.success:  # the best estimate is the refined one
-                out.update({name: value.value, f"{name}_error": value.error, f"{name}_status": value.status,
-                            f"{name}_method": "split-line refined (Newton on convergence studies)"})
-        if self.studies:
-            out["studies"] = [study.as_dict() for study in self.studies]
-        out["status"] = self.status
+        out = {**_threshold_fields("alpha_c", self.alpha_c), **_threshold_fields("alpha_l", self.alpha_l),
+               "linear_baseline_error": self.linear_baseline_error, "tol": self.tol}
+        for name in ("alpha_c", "alpha_l"):
+            out[f"rungs_{name}"] = [{"rule": r.rule, name: r.alpha} for r in getattr(self, f"rungs_{name}")]
+        out.update(status=self.status, message=self.message)
         return out
 
 
 @dataclass(frozen=True)
-class CurveResult(Result):
-    """α_c(ω) and α_l(ω) along a list of ω (one Threshold each) on tensor rules, the wall time and the
-    number of branch solves; status converged when every threshold converged."""
+class PhaseCurve(Result):
+    """α_c(ω) and α_l(ω) along a list of ω (ascending), one `Thresholds` per ω (`points`), and the wall time;
+    status converged when every threshold converged."""
 
     omegas: tuple[float, ...]
-    alpha_c: tuple[Threshold, ...]
-    alpha_l: tuple[Threshold, ...]
-    nodes_per_dim: int
-    check_nodes_per_dim: int
+    points: tuple[Thresholds, ...]
+    tol: float
     wall_time: float
-    solves: int
     status: Status
     message: str
 
-    def as_dict(self) -> dict:
-        return {"omega": list(self.omegas),
-                "alpha_c": [t.value for t in self.alpha_c], "alpha_c_error": [t.error for t in self.alpha_c],
-                "alpha_c_status": [t.status for t in self.alpha_c],
-                "alpha_l": [t.value for t in self.alpha_l], "alpha_l_error": [t.error for t in self.alpha_l],
-                "alpha_l_status": [t.status for t in self.alpha_l],
-                "nodes_per_dim": self.nodes_per_dim, "check_nodes_per_dim": self.check_nodes_per_dim,
-                "wall_time": self.wall_time, "solves": self.solves, "status": self.status, "message": self.message}
+    @property
+    def alpha_c(self) -> tuple[Threshold, ...]:
+        return tuple(p.alpha_c for p in self.points)
 
-    def rows(self):
-        return [{"omega": w, "alpha_c": c.value, "alpha_c_error": c.error, "alpha_c_status": c.status,
-                 "alpha_l": l.value, "alpha_l_error": l.error, "alpha_l_status": l.status}
-                for w, c, l in zip(self.omegas, self.alpha_c, self.alpha_l)]
-
-
-@dataclass(frozen=True)
-class NewtonPoint:
-    """One Newton point of the split-line curve at one ω: Δ_c = Φ_sem − Φ_pos and its slope on the state rule."""
-
-    alpha: float
-    delta: float
-    slope: float
-
-
-@dataclass(frozen=True)
-class CurveRow:
-    """Diagnostics of `alpha_c_curve_split_line` at one ω.
-
-    newton: the Newton points on the state rule; alpha_k, delta_state_rule, slope_state_rule: the last
-    one; alpha_state_rule: its Newton root; curvature: |Δ''| used; positional_m, semantic_theta: the
-    order parameters there; state_rule_term: the second-order Φ terms of unconverged state-rule solves;
-    state_rule_residual: the larger residual. Where the envelope rules were evaluated: correction and
-    slope_correction (their change of Δ_c and its slope), correction_error, and per branch Φ, its error
-    and its state term (`envelope_values`). alpha_c..quadrature_error: the corrected threshold and its
-    error terms; seconds, evaluations: the cost at this ω.
-    """
-
-    omega: float
-    newton: tuple[NewtonPoint, ...] = ()
-    alpha_k: float = math.nan
-    delta_state_rule: float = math.nan
-    slope_state_rule: float = math.nan
-    alpha_state_rule: float = math.nan
-    curvature: float = math.nan
-    positional_m: float = math.nan
-    semantic_theta: float = math.nan
-    state_rule_term: float = math.nan
-    state_rule_residual: float = math.nan
-    correction: float | None = None
-    slope_correction: float | None = None
-    correction_error: float | None = None
-    envelope_values: dict = field(default_factory=dict)
-    alpha_c: float = math.nan
-    alpha_c_error: float = math.nan
-    delta: float = math.nan
-    slope: float = math.nan
-    linearisation_error: float = math.nan
-    quadrature_error: float = math.nan
-    seconds: float = math.nan
-    evaluations: int = 0
-
-
-@dataclass(frozen=True)
-class SplitLineCurve(Result):
-    """α_c(ω) from split-line free energies, with per-ω diagnostics (`alpha_c_curve_split_line`).
-
-    alpha_c: one Threshold per ω (ascending ω); rows: one CurveRow per ω; wall_time in seconds;
-    evaluations: split-line map evaluations in all; status converged when every ω converged.
-    """
-
-    omegas: tuple[float, ...]
-    alpha_c: tuple[Threshold, ...]
-    curve_rows: tuple[CurveRow, ...]
-    state_rule: str
-    envelope_rules: tuple[str, ...]
-    wall_time: float
-    evaluations: int
-    status: Status
-    message: str
+    @property
+    def alpha_l(self) -> tuple[Threshold, ...]:
+        return tuple(p.alpha_l for p in self.points)
 
     def as_dict(self) -> dict:
-        return {"omega": list(self.omegas), "alpha_c": [t.value for t in self.alpha_c],
-                "alpha_c_error": [t.error for t in self.alpha_c], "alpha_c_status": [t.status for t in self.alpha_c],
-                "alpha_c_message": [t.message for t in self.alpha_c], "state_rule": self.state_rule,
-                "envelope_rules": list(self.envelope_rules), "wall_time": self.wall_time,
-                "evaluations": self.evaluations, "rows": list(self.curve_rows), "status": self.status,
-                "message": self.message}
+        out = {"omega": list(self.omegas)}
+        for name in ("alpha_c", "alpha_l"):
+            values = getattr(self, name)
+            out.update({name: [t.value for t in values], f"{name}_error": [t.error for t in values],
+                        f"{name}_status": [t.status for t in values], f"{name}_message": [t.message for t in values]})
+        out.update(tol=self.tol, wall_time=self.wall_time, status=self.status, message=self.message)
+        return out
 
     def rows(self):
-        return [{"omega": w, "alpha_c": t.value, "alpha_c_error": t.error, "alpha_c_status": t.status}
-                for w, t in zip(self.omegas, self.alpha_c)]
+        return [{"omega": w, **{k: v for name in ("alpha_c", "alpha_l")
+                                for k, v in _threshold_fields(name, getattr(p, name)).items() if not k.endswith("message")}}
+                for w, p in zip(self.omegas, self.points)]
 
 
 @dataclass(frozen=True)
@@ -394,6 +277,7 @@ class GDResult(Result):
     """Per-trial end-of-training measurements (arrays of length `trials`) and the run's settings.
 
     status: converged, or diverged when a measurement of some trial is not finite (e.g. a huge lr).
+    threads: the torch CPU threads the run used.
     test_error_sem: standard error of each trial's ε_g estimate from the finite test set (per-sample
     loss spread / √N): the Monte-Carlo part of the trial-to-trial spread of `test_error`, which
     finite-size gaps subtract.
@@ -415,6 +299,7 @@ class GDResult(Result):
     status: Status
     message: str
     test_error_sem: np.ndarray | None = None
+    threads: int = 1
 
     def as_dict(self) -> dict:
         out = {"init": self.init, "optimizer": self.optimizer, "d": self.d, "n": self.n, "steps": self.steps,

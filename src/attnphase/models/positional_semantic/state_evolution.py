@@ -159,6 +159,13 @@ class SaddlePointEquations:
     cut where the number of switches on a χ_1 line changes; its axis must be 1, χ_2); outer_split_nodes
     then counts (χ_3..χ_L, ζ_2..ζ_L) only. For ω = 0, where the switching set inside the (χ_1, χ_2) plane
     has segments with cusp ends; ~10× the cost of the outer-split rule.
+    count_split without outer_split_nodes: planes (ξ_1, ξ_2) in the original coordinates, ξ_2 cut where the
+    number of switches on a ξ_1 line changes (where a line is tangent to the switching set, which makes the
+    line integrals of the JUMPING hat integrands behave like a square root: the plain rule converges slowly
+    there), Gauss-Hermite with split_rule.outer_nodes_per_dim in the other 2L − 2 coordinates. The reference
+    rule for the state (at ω = 0.3, α = 1.25 the semantic map agrees with the outer-split rule (12, 12) to
+    2e-5 relative on 8 nodes, where the plain rules oscillate by ±6e-4 up to 24 nodes); ~25× a plain
+    evaluation.
     """
 
     params: Parameters
@@ -172,8 +179,6 @@ class SaddlePointEquations:
     weights: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
-        if self.count_split is not None and self.outer_split_nodes is None:
-            raise ParameterError("count_split", self.count_split, "None unless outer_split_nodes is set")
         L = self.params.L
         object.__setattr__(self, "kernels", kernels(L))
         nodes, weights = pruned_tensor_rule(2 * L, self.nodes_per_dim, NODE_WEIGHT_FLOOR)
@@ -258,7 +263,7 @@ class SaddlePointEquations:
             prox = proximal_map(*at(z), V, p, starts=(start,))
             return prox.x, prox.value
 
-        extra = {}
+        extra = {"count_split": self.count_split}
         if self.outer_split_nodes is not None:
             extra = dict(rotation=zeta_rotation(x, p),
                          outer_split=OuterSplit(L, pitchfork_indicator(x, p), 48, 1e-9, tuple(self.outer_split_nodes)),

@@ -1,204 +1,289 @@
-"""α_c (the free energies of the positional and semantic branches cross) and α_l (the semantic test
-error crosses the linear baseline): at one ω on tensor rules with a check-rule error, refined on
-split-line convergence studies, and along ω by continuation (tensor rules)."""
+"""α_c (the free energies of the positional and semantic branches cross) and α_l (the semantic test error
+crosses the linear baseline), each to a requested absolute tolerance, on the one ladder of rules.
+
+1. Bracket, on the tensor rule: both branches are followed in α from their anchors (branches.follow) over a
+   scan of [alpha_min, alpha_max] (extended upwards while the crossing lies beyond it); the first sign
+   change of Δ_c = Φ_sem − Φ_pos and of Δ_l = ε_g,sem − ε_g^lin gives a start.
+2. Newton on the first rung of the ladder (split-line, 8 outer nodes for L = 2): the branches carried there
+   from the tensor rule, then re-solved at each Newton point from their previous fixed points. The slope of
+   Δ_c is exact, dΔ_c/dα = E[M]_pos − E[M]_sem (dΦ/dα = −E[M] along a branch); that of Δ_l the secant
+   of the rung's own values (the tensor bracket's at the first step).
+3. The climb (numeric.convergence.climb): at the last Newton point α_0 the branches are carried up the
+   ladder, and each rung's threshold is one Newton step from α_0 on that rung, α^(k) = α_0 − Δ^(k)/Δ'^(k).
+   The reported value is the highest rung's, its error the spread of α^(k) over the last three rungs plus
+   the linearisation bound ½|Δ''| (α^(k) − α_0)² / |Δ'|; the climb stops when that is ≤ tol (status
+   converged), or at the top rung (status limited, with the numbers).
+
+Measured spreads (docs/models/positional_semantic.md): at ω = 0.3 the split-line rules 10-14 put Φ within
+~2e-7 of the converged value, i.e. α_c within ~5e-4; at ω = 0 the plain rules oscillate by ±3.5e-7 in Φ
+up to 16 outer nodes, so α_c(0) is limited to ~2e-3 there.
+"""
 
 from __future__ import annotations
 
-import dataclasses
 import math
-import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
+from attnphase import progress
 from attnphase.errors import ParameterError
-from attnphase.models.positional_semantic.accurate import ENVELOPE_RULES, STATE_RULES, convergence_study
-from attnphase.models.positional_semantic.branches import BranchTracker, distinct, genuine
+from attnphase.models.positional_semantic.accurate import AccurateState, on_rule
+from attnphase.models.positional_semantic.branches import follow
 from attnphase.models.positional_semantic.parameters import Parameters, ThresholdSearch
-from attnphase.models.positional_semantic.results import CurveResult, LinearBaseline, Thresholds, combined_status
 from attnphase.models.positional_semantic.point import linear_baseline
-from attnphase.numeric.branches import extrapolate
-from attnphase.numeric.threshold import (CrossingValue, Threshold, first_sign_change, noisy_newton_root, noisy_threshold,
-                                         scan_crossing, second_difference_bound, secant_root)
-from attnphase.params import check_choice, check_real_list
+from attnphase.models.positional_semantic.results import RungThreshold, Thresholds, combined_status
+from attnphase.models.positional_semantic.rules import SPREAD_RUNGS, resolve_rules
+from attnphase.numeric.convergence import Rung, Tolerance, climb
+from attnphase.numeric.threshold import noisy_threshold
+from attnphase.params import check_choice
 from attnphase.results import Status
 
-__all__ = ["SYMMETRIC_A", "MEANING_C", "MEANING_L", "crossing_functions", "refine_threshold", "threshold",
-           "alpha_c_curve"]
+__all__ = ["SYMMETRIC_A", "MEANING", "SCAN_STEP", "ALPHA_CEILING", "BRANCHES_OF", "Bracket", "bracket",
+           "tensor_start", "refine", "threshold"]
 
 # What the threshold searches require of A (Parameters.swap_symmetric; the branches need nothing).
 SYMMETRIC_A = "a token-reversal symmetric A (thresholds are computed in the spec's symmetric setting)"
-MEANING_C = {-1: "positional is the global minimum (Φ_sem < Φ_pos)", 1: "semantic is the global minimum (Φ_sem > Φ_pos)"}
-MEANING_L = {-1: "the semantic branch beats the linear baseline", 1: "the semantic branch does not beat the linear baseline"}
-# Newton steps (one convergence study per branch each) of the threshold refinement.
-REFINE_STEPS = 3
+MEANING = {"alpha_c": {-1: "the positional branch has the lower training loss (Φ_pos > Φ_sem)",
+                       1: "the semantic branch has the lower training loss (Φ_sem > Φ_pos)"},
+           "alpha_l": {-1: "the semantic branch beats the linear baseline",
+                       1: "the semantic branch does not beat the linear baseline"}}
+# The tensor scan: spacing in α, and how far the range is extended (doubling) when the crossing lies above it.
+SCAN_STEP = 0.25
+ALPHA_CEILING = 8.0
+# Newton on the first rung: stop when the step is below this fraction of the tolerance (or after the cap).
+NEWTON_STEP_FRACTION = 0.1
+NEWTON_MAX_STEPS = 6
+BRANCHES_OF = {"alpha_c": ("semantic", "positional"), "alpha_l": ("semantic",)}
 
 
-def _search_with_check(nodes_per_dim, check_nodes_per_dim, alpha_min, alpha_max, n_scan, rtol) -> ThresholdSearch:
-    """The validated search settings of a threshold with a check-rule error (the check rule is required)."""
-    search = ThresholdSearch.validated(nodes_per_dim=nodes_per_dim, check_nodes_per_dim=check_nodes_per_dim,
-                                       alpha_min=alpha_min, alpha_max=alpha_max, n_scan=n_scan, rtol=rtol)
-    if search.check_nodes_per_dim is None:
-        raise ParameterError("check_nodes_per_dim", None, f"an integer in [{search.nodes_per_dim + 1}, 48]")
-    return search
+@dataclass(frozen=True)
+class Bracket:
+    """A sign change of a crossing function on the tensor scan: the α on either side, the values there, the
+    branch solutions at both ends (by branch), and the linear interpolation of the root."""
+
+    low: float
+    high: float
+    value_low: float
+    value_high: float
+    solutions: dict
+
+    @property
+    def root(self) -> float:
+        return self.low - self.value_low * (self.high - self.low) / (self.value_high - self.value_low)
+
+    @property
+    def slope(self) -> float:
+        return (self.value_high - self.value_low) / (self.high - self.low)
 
 
-def crossing_functions(tracker: BranchTracker, baseline: float):
-    """Δ_c(α) = Φ_sem − Φ_pos and Δ_l(α) = ε_g,sem − ε_g^lin on the tracker's rule; NaN where a solve
-    failed or slid onto another branch (`genuine`), never a crossing."""
-    def delta_c(alpha):
-        return genuine(tracker.at("semantic", alpha), "free_energy") - genuine(tracker.at("positional", alpha), "free_energy")
-
-    def delta_l(alpha):
-        return genuine(tracker.at("semantic", alpha), "test_error") - baseline
-
-    return delta_c, delta_l
+def _crossing(kind: str, solutions: dict, baseline: float) -> float:
+    """Δ_c = Φ_sem − Φ_pos or Δ_l = ε_g,sem − ε_g^lin from branch solutions (NaN where one is missing)."""
+    if any(solutions.get(b) is None for b in BRANCHES_OF[kind]):
+        return math.nan
+    if kind == "alpha_c":
+        return solutions["semantic"].free_energy - solutions["positional"].free_energy
+    return solutions["semantic"].test_error - baseline
 
 
-def refine_threshold(kind: str, coarse: Threshold, tracker: BranchTracker, params: Parameters, baseline: LinearBaseline,
-                     state_rules=STATE_RULES, envelope_rules=ENVELOPE_RULES) -> tuple[Threshold, tuple]:
-    """Root of the ACCURATELY computed crossing function, by Newton's method from the tensor-rule root
-    (numeric.threshold.noisy_newton_root); returns it and the convergence studies it made.
-
-    Crossing functions: Δ_c = Φ_sem − Φ_pos and Δ_l = ε_g,sem − ε_g^lin, each evaluated by
-    `convergence_study` (split-line rules, with its error). Slopes: dΔ_c/dα = E[M]_pos − E[M]_sem
-    exactly (dΦ/dα = −E[M] along a branch), taken from the studies; dΔ_l/dα from the secant of the
-    accurate values once there are two, the working rule's bracket secant before (its uncertainty from
-    the working rule's local slope). Each step is one study per branch, started from the previous
-    study's state. The linearisation error of the last step uses |Δ''| from the accurate slopes of two
-    steps for α_c, else the larger of the working rule's second differences with steps 0.05 and 0.1.
-    The tensor rule enters only as the start and through |Δ''|.
-
-    Why not one linear correction from the tensor root: at small ω the tensor rules misplace the
-    positional branch (ω = 0, α = 0.6: m = 0.072 on 10 nodes against 0.152 converged, Φ too low by
-    6.5e-6), so the tensor root can be far off (ω = 0.1: 0.701 on 8 nodes against 0.7515 converged) and
-    its slope is not that of the accurate Δ_c.
-    """
-    if not coarse.success:  # keep what the scan found (not_found / failed) and why
-        return noisy_threshold(math.nan, math.nan, coarse.status, f"not refined: {coarse.message}", coarse.bracket), ()
-    branches = ("semantic", "positional") if kind == "alpha_c" else ("semantic",)
-    crossing = crossing_functions(tracker, baseline.value)[0 if kind == "alpha_c" else 1]
-    alpha = coarse.value
-    # working-rule curvature and local slope near the tensor root (cheap tensor solves)
-    curvature = second_difference_bound(crossing, alpha)
-    h = 0.02
-    local_slope = (crossing(alpha + h) - crossing(alpha - h)) / (2 * h)
-    starts = {b: tracker.at(b, alpha) for b in branches}
-    studies = []
-
-    def evaluate(a) -> CrossingValue:
-        made = tuple(convergence_study(b, a, params, state_rules=state_rules, envelope_rules=envelope_rules,
-                                       start=replace(starts[b], alpha=a)) for b in branches)
-        studies.extend(made)
-        if not all(s.success for s in made):
-            return CrossingValue(a, failure="split-line study: " + "; ".join(s.message for s in made))
-        for b, study in zip(branches, made):
-            starts[b] = replace(starts[b], state=study.state)
-        if kind == "alpha_c":
-            semantic, positional = made
-            return CrossingValue(a, semantic.free_energy - positional.free_energy,
-                                 semantic.free_energy_error + positional.free_energy_error,
-                                 positional.envelope - semantic.envelope)
-        return CrossingValue(a, made[0].test_error - baseline.value, made[0].test_error_error + baseline.error)
-
-    refined, _ = noisy_newton_root(evaluate, alpha, curvature=curvature, curvature_source="working-rule second difference",
-                                   initial_slope=coarse.slope, reference_slope=local_slope, max_steps=REFINE_STEPS,
-                                   bracket=coarse.bracket, name="α")
-    return replace(refined, message=f"split-line convergence studies from the tensor root {coarse.value:.5f}; "
-                                    f"{refined.message}"), tuple(studies)
+def bracket(kind: str, paths: dict, baseline: float, alpha_min: float, alpha_max: float):
+    """The first sign change of the crossing function `kind` on the tensor scan of [alpha_min, alpha_max]
+    (extended upwards to ALPHA_CEILING while the function keeps the sign it has below the crossing);
+    returns a Bracket, or the not_found / failed Threshold that explains why there is none."""
+    branches = BRANCHES_OF[kind]
+    below = -1 if kind == "alpha_c" else 1  # the sign of the crossing function below the threshold
+    grid = list(np.arange(alpha_min, alpha_max, SCAN_STEP)) + [alpha_max]
+    values, alphas, seen = [], [], {}
+    k = 0
+    while True:
+        if k == len(grid):
+            last = values[-1] if values else math.nan
+            if not (np.isfinite(last) and np.sign(last) == below and grid[-1] < ALPHA_CEILING):
+                break
+            top = grid[-1]
+            grid += [float(a) for a in np.arange(top + SCAN_STEP, min(2 * top, ALPHA_CEILING) + 1e-9, SCAN_STEP)]
+        a = float(grid[k])
+        k += 1
+        solutions = {b: paths[b].at(a) for b in branches}
+        seen[a] = solutions
+        alphas.append(a)
+        values.append(_crossing(kind, solutions, baseline))
+        if len(values) >= 2 and np.isfinite(values[-1]) and np.isfinite(values[-2]) and \
+                np.sign(values[-1]) != np.sign(values[-2]):
+            return Bracket(alphas[-2], alphas[-1], values[-2], values[-1], {"low": seen[alphas[-2]], "high": solutions})
+    finite = [(a, v) for a, v in zip(alphas, values) if np.isfinite(v)]
+    missing = [a for a, v in zip(alphas, values) if not np.isfinite(v)]
+    where = "; ".join(f"{b}: {paths[b].loss(missing[0]).message}" for b in branches
+                      if missing and paths[b].loss(missing[0]) is not None)
+    if not finite:
+        return noisy_threshold(math.nan, math.nan, Status.FAILED, f"no scan point with every branch ({where})")
+    signs = {int(np.sign(v)) for _, v in finite}
+    closest = min(finite, key=lambda p: abs(p[1]))
+    text = (f"{MEANING[kind].get(signs.pop() if len(signs) == 1 else 0, 'sign changes only across missing points')} "
+            f"at every scanned α in [{finite[0][0]:g}, {finite[-1][0]:g}] where the branches exist; closest approach "
+            f"{closest[1]:.3g} at α = {closest[0]:.4g}")
+    if where:
+        text += f"; {where}"
+    return noisy_threshold(math.nan, math.nan, Status.NOT_FOUND, text)
 
 
-def threshold(omega, sigma=0.5, lam=0.01, A=None, L=2, *, nodes_per_dim=10, check_nodes_per_dim=14,
-              alpha_min=0.5, alpha_max=3.0, n_scan=6, rtol=1e-4, refine=(), state_rules=STATE_RULES,
-              envelope_rules=ENVELOPE_RULES) -> Thresholds:
-    """α_c(ω) and α_l(ω) with error estimates.
+def _carry(states: dict, params: Parameters, rule, alpha: float) -> dict | str:
+    """Every branch of `states` (AccurateStates) at α on `rule`, each from its own state; a failure's text."""
+    out = {}
+    for b, state in states.items():
+        moved = replace(state, solution=replace(state.solution, alpha=alpha))
+        out[b] = on_rule(moved, params, rule)
+        if not out[b].success:
+            return f"{b} branch at α = {alpha:.5f} on {rule.label}: {out[b].solution.status} ({out[b].message[:90]})"
+    return out
 
-    Both branches are followed over a scan of α (warm-started); the first sign change of
-    Δ_c = Φ_semantic − Φ_positional (semantic becomes the global minimum) and of
-    Δ_l = ε_g,semantic − ε_g^lin is refined by a bracketing root finder to `rtol`, and the crossing
-    function is re-evaluated at the root on a finer rule (`check_nodes_per_dim`) to estimate the
-    quadrature error of the threshold (numeric.threshold.scan_crossing).
 
-    refine: names among ("alpha_c", "alpha_l") to move to the root of the accurately computed crossing
-    function (`refine_threshold`, split-line convergence studies at the tensor-rule root; about two
-    minutes per branch study on two cores); reported as `<name>_refined` with its error.
+def _crossing_and_slope(kind: str, states: dict, baseline: float, slope: float | None) -> tuple[float, float]:
+    solutions = {b: s.solution for b, s in states.items()}
+    value = _crossing(kind, solutions, baseline)
+    if kind == "alpha_c":
+        return value, solutions["positional"].envelope - solutions["semantic"].envelope
+    return value, slope
+
+
+def tensor_start(kind: str, start: Bracket) -> tuple[dict, float, float | None]:
+    """(AccurateStates of the branches at the bracket end nearer its root, the root, the slope hint) for `refine`."""
+    states = {b: AccurateState(min((start.solutions["low"][b], start.solutions["high"][b]),
+                                   key=lambda s: abs(s.alpha - start.root))) for b in BRANCHES_OF[kind]}
+    return states, start.root, start.slope if kind == "alpha_l" else None
+
+
+def refine(kind: str, states: dict, alpha: float, slope_hint: float | None, params: Parameters, baseline: float,
+           ladder, tolerance: float, bracket: tuple[float, float] | None = None):
+    """Steps 2 and 3 of the module docstring from branch states near the threshold (on any rule, e.g. the
+    tensor bracket's, or the previous ω's first rung): (the Threshold, the per-rung rows, the branch states
+    at the threshold on the reported rung, the first-rung states at the last Newton point).
+
+    A failed Newton on the first rung (no fixed point found there: the split-line maps jump where a basin
+    switch appears, and a coarse rule can lack a fixed point its neighbours have) is redone from the same
+    start with the next rung as the first, while SPREAD_RUNGS rungs remain; a failed rung in the climb is
+    skipped (numeric.convergence.climb skip_failed). Both are named in the message."""
+    failures = []
+    for first in range(max(1, len(ladder) - SPREAD_RUNGS + 1)):
+        found = _refine_on(kind, states, alpha, slope_hint, params, baseline, ladder[first:], tolerance, bracket)
+        if found[0].status != Status.FAILED or found[1]:
+            break
+        failures.append(found[0].message)
+    if failures and found[0].status != Status.FAILED:
+        note = "; Newton first failed on " + "; ".join(failures)
+        found = (replace(found[0], message=found[0].message + note), *found[1:])
+    return found
+
+
+def _refine_on(kind: str, states: dict, alpha: float, slope_hint: float | None, params: Parameters, baseline: float,
+               ladder, tolerance: float, bracket: tuple[float, float] | None):
+    """`refine` on one ladder (its first rung the Newton rung)."""
+    first_rule = ladder[0]
+    secant_slope = slope_hint
+    points = []  # (α, Δ, slope) on the first rung
+    for _ in range(NEWTON_MAX_STEPS):
+        carried = _carry(states, params, first_rule, alpha)
+        if isinstance(carried, str):
+            return noisy_threshold(math.nan, math.nan, Status.FAILED, carried), (), None, None
+        states = carried
+        value, slope = _crossing_and_slope(kind, states, baseline, secant_slope)
+        if points and kind == "alpha_l":
+            slope = (value - points[-1][1]) / (alpha - points[-1][0])
+        points.append((alpha, value, slope))
+        secant_slope = slope
+        step = -value / slope
+        if abs(step) <= NEWTON_STEP_FRACTION * tolerance:
+            break
+        alpha = alpha + step
+    alpha_0, value_0, slope_0 = points[-1]
+    if len(ladder) == 1:  # one rule: its Newton root, without a verified error
+        return (noisy_threshold(float(alpha_0 - value_0 / slope_0), math.nan, Status.LIMITED,
+                                f"{first_rule.label} only: no finer rule, no verified error", bracket, float(slope_0)),
+                (RungThreshold(first_rule.label, float(alpha_0 - value_0 / slope_0), value_0, slope_0),), states, states)
+    curvature = (abs(points[-1][2] - points[-2][2]) / abs(points[-1][0] - points[-2][0])
+                 if len(points) >= 2 and kind == "alpha_c" else 0.0)
+
+    def on(rule, previous):
+        below = previous.states if isinstance(previous, _RungAnswer) else previous
+        moved = below if rule is first_rule else _carry(below, params, rule, alpha_0)
+        if isinstance(moved, str):
+            return _Failed(moved)
+        value, slope = _crossing_and_slope(kind, moved, baseline, slope_0)
+        return _RungAnswer(moved, rule.label, alpha_0 - value / slope, value, slope)
+
+    result = climb(on, [Rung(rule, rule.label) for rule in ladder],
+                   lambda answer: {"alpha": answer.alpha, "linearisation": 0.5 * curvature * (answer.alpha - alpha_0) ** 2
+                                   / abs(answer.slope)},
+                   tolerance={"alpha": Tolerance(atol=tolerance)}, start=states, report="refined", error="spread",
+                   window=min(SPREAD_RUNGS, len(ladder)), skip_failed=True)
+    rows = tuple(RungThreshold(a.rule, a.alpha, a.value, a.slope) for a in result.answers if isinstance(a, _RungAnswer))
+    if not result.values:
+        return noisy_threshold(math.nan, math.nan, result.status, result.message), rows, None, states
+    error = result.errors["alpha"] + result.values["linearisation"]
+    status = result.status
+    if status == Status.CONVERGED and error > tolerance:
+        status = Status.LIMITED
+    newton = ", ".join(f"{a:.5f}" for a, _, _ in points)
+    message = f"Newton on {first_rule.label} through α = {newton}; {result.message}"
+    if bracket is not None:
+        message = f"tensor bracket [{bracket[0]:g}, {bracket[1]:g}]; {message}"
+    return (noisy_threshold(float(result.values["alpha"]), float(error), status, message, bracket,
+                            float(result.answer.slope)), rows, result.answer.states, states)
+
+
+@dataclass(frozen=True)
+class _RungAnswer:
+    states: dict
+    rule: str
+    alpha: float
+    value: float
+    slope: float
+    success: bool = True
+
+
+@dataclass(frozen=True)
+class _Failed:
+    message: str
+    success: bool = False
+
+
+def threshold(omega, sigma=0.5, lam=0.01, A=None, L=2, *, tol=1e-3, alpha_min=0.3, alpha_max=3.0,
+              which=("alpha_c", "alpha_l"), rules="auto") -> Thresholds:
+    """α_c(ω) and α_l(ω), each to the absolute tolerance `tol` in α (see the module docstring).
+
+    which: the thresholds to compute. rules: "auto" (the model's ladder) or tensor node counts (a
+    tensor-only ladder: its errors are not verified on a split-line rule, status limited for L = 2).
+    Status per threshold: converged (error ≤ tol), limited (the top rung's value, error above tol),
+    not_found (no crossing where both branches exist in [alpha_min, ALPHA_CEILING]: the message says which
+    side wins, the closest approach and where a branch ended), failed.
     """
     params = Parameters.validated(omega=omega, sigma=sigma, lam=lam, A=A, L=L)
-    search = _search_with_check(nodes_per_dim, check_nodes_per_dim, alpha_min, alpha_max, n_scan, rtol)
-    nodes_per_dim, check_nodes_per_dim, rtol = search.nodes_per_dim, search.check_nodes_per_dim, search.rtol
+    search = ThresholdSearch.validated(tol=tol, alpha_min=alpha_min, alpha_max=alpha_max)
+    which = tuple(check_choice("which", name, ("alpha_c", "alpha_l")) for name in which)
+    if not which:
+        raise ParameterError("which", which, "one or both of alpha_c, alpha_l")
     if not params.swap_symmetric:
         raise ParameterError("A", params.A, SYMMETRIC_A)
-    refine = tuple(check_choice("refine", name, ("alpha_c", "alpha_l")) for name in refine)
+    ladder, nodes, verified = resolve_rules(params, rules)
     baseline = linear_baseline(params)
-    work = BranchTracker(params, nodes_per_dim)
-    check = BranchTracker(params, check_nodes_per_dim, seed=work)
-    work_c, work_l = crossing_functions(work, baseline.value)
-    check_c, check_l = crossing_functions(check, baseline.value)
-    alphas = np.linspace(search.alpha_min, search.alpha_max, search.n_scan)
-    dc = [work_c(a) for a in alphas]
-    dl = [work_l(a) for a in alphas]
-
-    def why(branches):
-        """Which branch solve is missing at α, and why (for the diagnostics of an unsolved scan point)."""
-        def explain(a):
-            lost = [f"{b} {work.at(b, a).status}" + (" but collapsed" if work.at(b, a).success else "")
-                    for b in branches if not distinct(work.at(b, a))]
-            return ", ".join(lost)
-        return explain
-
-    alpha_c = scan_crossing(work_c, alphas, dc, check_c, rtol, meaning=MEANING_C, why=why(("semantic", "positional")),
-                            name="α")
-    alpha_l = scan_crossing(work_l, alphas, dl, check_l, rtol, meaning=MEANING_L, why=why(("semantic",)), name="α")
-    refined, studies = {}, ()
-    for name, coarse in (("alpha_c", alpha_c), ("alpha_l", alpha_l)):
-        if name in refine:
-            refined[name], new = refine_threshold(name, coarse, work, params, baseline, state_rules, envelope_rules)
-            studies += new
-    result = Thresholds(alpha_c, alpha_l, baseline.value, nodes_per_dim, check_nodes_per_dim, Status.CONVERGED,
-                             f"alpha_c: {alpha_c.message}; alpha_l: {alpha_l.message}", refined, studies)
-    return replace(result, status=combined_status(result.best("alpha_c").status, result.best("alpha_l").status))
-
-
-def alpha_c_curve(omegas, sigma=0.5, lam=0.01, A=None, L=2, *, nodes_per_dim=6, check_nodes_per_dim=8,
-                  alpha_min=0.4, alpha_max=3.0, n_scan=6, rtol=1e-3) -> CurveResult:
-    """α_c(ω) and α_l(ω) for every ω in `omegas` (sorted ascending), by continuation in ω.
-
-    The first ω is bracketed on a scan of [alpha_min, alpha_max] (n_scan points); every later ω starts
-    the secant method (numeric.threshold.secant_root) from the previous thresholds extrapolated linearly
-    in ω, and every branch solve is warm-started from the previous ω's solutions (BranchTracker seeds,
-    linear extrapolation in α). Errors: the shift of the crossing function on the check rule at the
-    root, over the slope (as in `threshold`), plus rtol·α.
-    """
-    omegas = sorted(check_real_list("omegas", omegas, None, 0.0, 1.0))
-    base = Parameters.validated(omega=omegas[0], sigma=sigma, lam=lam, A=A, L=L)
-    search = _search_with_check(nodes_per_dim, check_nodes_per_dim, alpha_min, alpha_max, n_scan, rtol)
-    nodes_per_dim, check_nodes_per_dim = search.nodes_per_dim, search.check_nodes_per_dim
-    alpha_min, alpha_max, n_scan, rtol = search.alpha_min, search.alpha_max, search.n_scan, search.rtol
-    started = time.perf_counter()
-    alpha_c, alpha_l, previous, solves = [], [], None, 0
-    for k, omega in enumerate(omegas):
-        params = dataclasses.replace(base, omega=omega)  # ω validated above, with the other parameters
-        work = BranchTracker(params, nodes_per_dim, seed=previous)
-        check = BranchTracker(params, check_nodes_per_dim, seed=work)
-        baseline = linear_baseline(params).value
-        work_functions, check_functions = crossing_functions(work, baseline), crossing_functions(check, baseline)
-        for history, f, f_check in ((alpha_c, work_functions[0], check_functions[0]),
-                                    (alpha_l, work_functions[1], check_functions[1])):
-            known = [(w, t.value) for w, t in zip(omegas[:k], history) if t.success][-2:]
-            guess = extrapolate([w for w, _ in known[::-1]], [a for _, a in known[::-1]], omega) if known else None
-            if guess is not None and not (alpha_min <= guess <= alpha_max):
-                guess = None  # the extrapolation left the scan range: bracket afresh
-            if guess is None:  # first ω (or no converged one yet): bracket on a scan, guess by interpolation
-                guess = first_sign_change(f, np.linspace(alpha_min, alpha_max, n_scan))
-            if guess is None:
-                history.append(noisy_threshold(math.nan, math.nan, Status.NOT_FOUND,
-                                               f"no sign change on [{alpha_min:g}, {alpha_max:g}]"))
-                continue
-            history.append(secant_root(f, float(guess), f_check, rtol, (alpha_min, alpha_max)))
-        solves += work.solves + check.solves
-        previous = work
-    statuses = [t.status for t in alpha_c + alpha_l]
-    converged = sum(s == Status.CONVERGED for s in statuses)
-    return CurveResult(tuple(omegas), tuple(alpha_c), tuple(alpha_l), nodes_per_dim, check_nodes_per_dim,
-                       time.perf_counter() - started, solves, combined_status(*statuses),
-                       f"{converged} of {len(statuses)} thresholds converged")
+    paths = {b: follow(b, params, nodes, low=search.alpha_min, high=search.alpha_max) for b in ("positional", "semantic")}
+    found, rows, states = {}, {}, {}
+    with progress.task(f"thresholds at ω = {params.omega:g}", total=len(which)) as bar:
+        for name in which:
+            start = bracket(name, paths, baseline.value, search.alpha_min, search.alpha_max)
+            if not isinstance(start, Bracket):
+                found[name], rows[name] = start, ()
+            else:
+                found[name], rows[name], states[name], _ = refine(name, *tensor_start(name, start), params, baseline.value,
+                                                                  ladder, search.tol, (start.low, start.high))
+                if found[name].status in (Status.CONVERGED, Status.LIMITED) and not verified:
+                    found[name] = replace(found[name], status=Status.LIMITED,
+                                          message=found[name].message + "; tensor rules only: not verified on a "
+                                                                        "split-line rule")
+            bar.advance(name)
+    missing = noisy_threshold(math.nan, math.nan, Status.NOT_FOUND, "not requested")
+    alpha_c, alpha_l = found.get("alpha_c", missing), found.get("alpha_l", missing)
+    status = combined_status(*(found[name].status for name in which))
+    return Thresholds(alpha_c, alpha_l, baseline.value, search.tol, status,
+                      "; ".join(f"{name}: {found[name].message}" for name in which), rows.get("alpha_c", ()),
+                      rows.get("alpha_l", ()), states)

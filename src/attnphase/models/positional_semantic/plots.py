@@ -1,0 +1,86 @@
+"""Figures of the model for a notebook or a report: the phase diagram and the order parameters along α.
+
+Each function returns a matplotlib Figure (matplotlib is imported when one is drawn) and draws every value
+with its verified error: an error band along a curve, error bars at points. `reproduce` draws its figures
+with these.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["plot_phase_diagram", "plot_order_parameters"]
+
+_THRESHOLDS = (("alpha_c", "α_c: equal training loss", "tab:blue"),
+               ("alpha_l", "α_l: semantic ε_g = linear baseline", "tab:green"))
+
+
+def _axes(ax, figsize):
+    import matplotlib.pyplot as plt
+
+    if ax is not None:
+        return ax.figure, ax
+    fig, ax = plt.subplots(figsize=figsize)
+    return fig, ax
+
+
+def plot_phase_diagram(curve, ax=None):
+    """α_c(ω) and α_l(ω) of a `PhaseCurve` (or its `rows()`) in the (α, ω) plane, each with its error band;
+    a value whose error does not meet the tolerance (status limited) is drawn as an open marker. Below α_c
+    the positional branch has the lower training loss, above it the semantic one."""
+    rows = curve.rows() if hasattr(curve, "rows") else list(curve)
+    fig, ax = _axes(ax, (5.5, 4))
+    for name, label, color in _THRESHOLDS:
+        points = [r for r in rows if r.get(f"{name}_status") in ("converged", "limited")
+                  and np.isfinite(r.get(name, np.nan))]
+        if not points:
+            continue
+        omega = np.array([r["omega"] for r in points])
+        value = np.array([r[name] for r in points])
+        error = np.array([r[f"{name}_error"] for r in points])
+        ax.fill_betweenx(omega, value - error, value + error, color=color, alpha=0.25, lw=0)
+        ax.plot(value, omega, "-", color=color, lw=1, label=f"{label} (± error)")
+        limited = np.array([r[f"{name}_status"] == "limited" for r in points])
+        ax.plot(value[~limited], omega[~limited], "o", color=color, ms=3)
+        if limited.any():
+            ax.plot(value[limited], omega[limited], "o", mfc="none", color=color, ms=5,
+                    label=f"{name}: tolerance not met (limited)")
+    ax.set_xlabel("α = n/d")
+    ax.set_ylabel("ω (positional weight of the teacher)")
+    ax.set_title("positional (left of α_c) vs semantic (right) learning", fontsize=9)
+    ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
+def plot_order_parameters(results, axes=None):
+    """|m| (positional branch), |θ| (semantic branch) and ε_g of both branches against α, from `SolveResult`s
+    at several α (one ω), each value with its error bar, and the linear baseline. axes: two matplotlib Axes
+    (else a new figure)."""
+    import matplotlib.pyplot as plt
+
+    results = sorted(results, key=lambda r: r.branches[0].alpha if r.branches else np.inf)
+    if axes is None:
+        fig, axes = plt.subplots(1, 2, figsize=(9, 3.5))
+    else:
+        fig = axes[0].figure
+    for branch, order, color in (("positional", "m", "tab:blue"), ("semantic", "theta", "tab:orange")):
+        found = [b for r in results for b in r.branches if b.branch == branch]
+        if not found:
+            continue
+        alpha = [b.alpha for b in found]
+        axes[0].errorbar(alpha, [abs(getattr(b, order)) for b in found],
+                         [b.errors.get(order, np.nan) for b in found], fmt="o-", color=color, ms=3, capsize=2,
+                         label=f"|{'m' if order == 'm' else 'θ'}| ({branch})")
+        axes[1].errorbar(alpha, [b.test_error for b in found], [b.errors.get("test_error", np.nan) for b in found],
+                         fmt="o-", color=color, ms=3, capsize=2, label=f"ε_g ({branch})")
+    if results:
+        axes[1].axhline(results[0].linear_baseline_error, color="gray", lw=1, label="linear baseline")
+    axes[0].set_xlabel("α")
+    axes[0].set_ylabel("overlap")
+    axes[1].set_xlabel("α")
+    axes[1].set_ylabel("test error ε_g")
+    for ax in axes:
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,130 @@
+"""The model's quadrature rules as one ladder, and a branch's fixed point on a rule.
+
+Every quantity of the model is an average over the 2L standard normals (ξ, η) of a function of the
+GLOBAL proximal minimiser, which jumps where two basins exchange the role of the global one. The rules
+that average it, from cheap and biased to expensive and accurate:
+
+* tensor Gauss-Hermite (`Rule.tensor(n)`): n nodes per dimension. Cheap and smooth in the state with
+  frozen basins, so it is where branches are FOLLOWED (numeric.branches) and thresholds bracketed; but it
+  does not converge on the jumps (the positional state at ω = 0 has m ≈ 0.07 on every tensor rule where
+  the converged value is 0.15), so it never carries an error estimate on its own.
+* split-line rules (`Rule.split_line(n)`, numeric.split_line): lines along ξ_1 split where the minimiser
+  switches basin, n-point Gauss-Hermite in the other 2L − 1 coordinates. They converge, algebraically and
+  with an oscillation in n, on the state and on Φ.
+
+`STATE_LADDER` is the ladder of the accuracy-driven commands (numeric.convergence): a branch is carried
+from the tensor rule onto the split-line rungs in turn, each rung started from the previous one's fixed
+point and inverse Jacobian, and each reported value carries the spread over the last three rungs as its
+verified error (`verified_errors`). Measured at ω = 0.3, α = 1.25 (fixed points on outer 4 .. 12, 32
+probes): the positional q is 0.046416, 0.047661, 0.047074, 0.047025, 0.047114 (outer 4, 6, 8, 10, 12:
+an oscillation that the difference of two successive rungs can understate: 8 → 10 moves it by 0.1 %,
+10 → 12 by 0.19 %), the semantic V 17.758, 18.086, 18.200, 18.261, 18.287 (geometric, ratio ~0.5 per
+two nodes); Φ on the plain rules oscillates by ~1e-7 (positional, same state: outer 8 … 16 give
+−2.720954, −2.719842, −2.719717, −2.719902, −2.719892 e-3: the 14 → 16 difference, 1e-8, is 9× smaller
+than the error of either). Hence three rungs and their spread. Outer 6 is not a rung: at ω = 0,
+α = 0.615 it has a spurious positional fixed point (m = 0.066, carried there from the tensor start)
+where outer 8 and 10 have none (they climb to m = 0.151).
+
+L ≥ 3: the split-line rules need (outer nodes)^(2L−1) lines (hours at L = 3), so the ladder is tensor
+rules only (4, 6, 8 nodes per dimension) and its errors are tensor-rule spreads: indicators, not bounds
+(docs: at L = 3 the 4 → 6 difference understated the positional ε_g 15-fold).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from attnphase.errors import ParameterError
+from attnphase.models.positional_semantic.parameters import Parameters
+from attnphase.models.positional_semantic.state_evolution import SaddlePointEquations
+from attnphase.numeric.split_line import CountSplit, SplitLineRule
+from attnphase.params import check_int
+
+__all__ = ["Rule", "FOLLOW_NODES", "TEST_ERROR_NODES", "SPREAD_RUNGS", "state_ladder", "follow_nodes", "resolve_rules"]
+
+# Tensor rule of the continuation in α and ω (frozen-basin solves of 0.05-0.5 s each) and of the test error
+# ε_g = E ℓ(m + √q ξ, h*) (a smooth integrand: 16 nodes are exact to ~1e-12 for every state on the ladder).
+FOLLOW_NODES = {2: 10, 3: 6}
+TEST_ERROR_NODES = 16
+# Probes per split line (basin-switch detection) and the panel tolerance of its Gauss-Kronrod pieces: 16
+# probes moved the map by 0.16 % in V at ω = 0.3 (outer 6), missed switches at ω = 0.26 (a map without a
+# fixed point); 1e-9 per panel is 1e4 times below the 0.01 % the state needs.
+LINE_PROBES = 32
+LINE_PANEL_TOL = 1e-9
+# Rungs whose spread is a value's verified error (see the module docstring).
+SPREAD_RUNGS = 3
+# The count split of the reference rules: ξ_2 cut where the number of switches on a ξ_1 line changes (32
+# probes, 30 bisections), panels to 1e-6 per unit outer weight (the hats are O(1)), lines to 1e-8.
+COUNT_SPLIT = CountSplit(1, 32, 1e-6, 30)
+COUNT_LINE_PANEL_TOL = 1e-8
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One quadrature rule of the ladder: tensor Gauss-Hermite with `nodes` per dimension, or (with `split`)
+    the split-line rule `split` (its outer Gauss-Hermite nodes per dimension in `nodes`); with `count` also
+    the second coordinate integrated adaptively, cut where the number of switches on a line changes (the
+    reference rule of the state, ~25× a split-line evaluation; SaddlePointEquations.count_split)."""
+
+    nodes: int
+    split: SplitLineRule | None = None
+    count: bool = False
+
+    @classmethod
+    def tensor(cls, nodes: int) -> Rule:
+        return cls(check_int("nodes", nodes, 2, 60))
+
+    @classmethod
+    def split_line(cls, nodes: int) -> Rule:
+        return cls(nodes, SplitLineRule(nodes, LINE_PROBES, LINE_PANEL_TOL))
+
+    @classmethod
+    def count_split(cls, nodes: int) -> Rule:
+        return cls(nodes, SplitLineRule(nodes, LINE_PROBES, COUNT_LINE_PANEL_TOL), True)
+
+    @property
+    def label(self) -> str:
+        if self.split is None:
+            return f"tensor {self.nodes}"
+        return f"count-split {self.nodes}" if self.count else f"split-line {self.nodes}"
+
+    def equations(self, params: Parameters, alpha: float) -> SaddlePointEquations:
+        """The state-evolution map at α on this rule (ε_g always on the smooth tensor rule TEST_ERROR_NODES)."""
+        if self.split is None:
+            return SaddlePointEquations(params, alpha, self.nodes)
+        return SaddlePointEquations(params, alpha, TEST_ERROR_NODES, split_rule=self.split,
+                                    count_split=COUNT_SPLIT if self.count else None)
+
+
+def state_ladder(L: int) -> tuple[Rule, ...]:
+    """The rungs above the following rule, in climbing order (see the module docstring)."""
+    if L == 2:
+        return tuple(Rule.split_line(n) for n in (8, 10, 12, 14, 16))
+    if L == 3:
+        return tuple(Rule.tensor(n) for n in (4, 6, 8))
+    if L <= 6:
+        return tuple(Rule.tensor(n) for n in (3, 4, 5))
+    raise ParameterError("L", L, "an integer in [2, 6]")
+
+
+def follow_nodes(L: int) -> int:
+    """Nodes per dimension of the tensor rule on which branches are followed for L tokens."""
+    return FOLLOW_NODES.get(L, 3)
+
+
+def resolve_rules(params: Parameters, rules) -> tuple[tuple[Rule, ...], int, bool]:
+    """(the rungs, the following rule's nodes, whether the errors are verified on split-line rules) for
+    `rules`: "auto" (the model's ladder), a sequence of `Rule`s, or tensor node counts (a tensor-only ladder,
+    followed on its first rule)."""
+    if isinstance(rules, str):
+        if rules != "auto":
+            raise ParameterError("rules", rules, '"auto", Rules, or tensor node counts')
+        ladder = state_ladder(params.L)
+        return ladder, follow_nodes(params.L), any(rule.split is not None for rule in ladder)
+    given = list(rules)
+    ladder = tuple(r if isinstance(r, Rule) else Rule.tensor(check_int("rules", r, 2, 40)) for r in given)
+    if not ladder or len(set(ladder)) != len(ladder):
+        raise ParameterError("rules", rules, '"auto", or distinct Rules or tensor node counts, e.g. (6, 8)')
+    tensors = [r.nodes for r in ladder if r.split is None]
+    follow = tensors[0] if tensors else follow_nodes(params.L)
+    return ladder, follow, any(rule.split is not None for rule in ladder)

@@ -1,5 +1,5 @@
 """Positional vs semantic learning in tied low-rank dot-product attention (Cui, Behrens, Krzakala,
-Zdeborová 2024; spec positional_semantic.md).
+Zdeborová 2024).
 
 The package, by idea:
 * `symbolic`: the symbolic source (expressions of the loss, Moreau objective, conjugates, ridge part,

@@ -2,7 +2,7 @@
 
 Tokens x_ℓ ~ N(0, σ² I_d), positional encodings p_ℓ = ±1_d/√d (alternating signs, the default Gram
 matrix), a tied rank-one student f_Q(x) = softmax((x+p) Q Qᵀ (x+p)ᵀ/d)(x+p) and the teacher
-y = [(1−ω) softmax(x Q* Q*ᵀ xᵀ/d) + ω A] x with Q* ~ N(0, I_d) (spec §1, §6). Training minimises
+y = [(1−ω) softmax(x Q* Q*ᵀ xᵀ/d) + ω A] x with Q* ~ N(0, I_d) (the paper's teacher and protocol). Training minimises
 R(Q) = Σ_μ ‖y^μ − f_Q(x^μ)‖²/(2d) + λ‖Q‖²/2 over n = round(αd) samples by full-batch GD (or Adam,
 validate.training), all K trials in one tensor computation: every tensor carries a leading trial axis,
 each trial with its own data, teacher and initialisation.
@@ -93,7 +93,7 @@ def simulate(*, omega, alpha, d=1000, init="semantic", trials=5, seed=0, steps=5
              device="auto", sigma=0.5, lam=0.01, A=None, L=2, dtype=torch.float64, test_chunk=2000, num_threads=None,
              rng="device") -> GDResult:
     """Train K = `trials` independent students by full-batch GD (semantic / positional init) or Adam
-    (random init, Q₀ = 0.1·N(0, 1)) and measure the overlaps and errors at the end (spec §6). The model's
+    (random init, Q₀ = 0.1·N(0, 1)) and measure the overlaps and errors at the end (the paper's protocol). The model's
     values are checked against `Parameters`, the run's against `Simulation` (one declaration each, shared
     with the CLI).
 

@@ -32,7 +32,7 @@ INITS = ("semantic", "positional", "random")
 
 
 def default_gram(L: int) -> tuple[float, ...]:
-    """Gram matrix of the spec's encodings generalised to L tokens: unit vectors ±1/√d alternating."""
+    """Gram matrix of the paper's positional encodings generalised to L tokens: unit vectors ±1/√d alternating."""
     signs = np.array([(-1.0) ** i for i in range(L)])
     return tuple(float(v) for v in np.outer(signs, signs).ravel())
 

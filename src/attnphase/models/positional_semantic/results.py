@@ -75,7 +75,8 @@ class BranchSolution(Result):
 
 @dataclass(frozen=True)
 class LinearBaseline(Result):
-    """ε_g^lin = ½ (1−ω)² σ² Σ_ℓκ Var[softmax(h* h*ᵀ)_ℓκ], h* ~ N(0, σ² I_L) (spec §5).
+    """ε_g^lin = ½ (1−ω)² σ² Σ_ℓκ Var[softmax(h* h*ᵀ)_ℓκ], h* ~ N(0, σ² I_L): the linear positional baseline
+    (f(x) = Bx with the best fixed L×L matrix B).
 
     variance_sum: Σ_ℓκ Var[...]; error: absolute error estimate of `value` (quadrature refinement);
     status: converged, or limited when the quadrature did not reach its tolerance.

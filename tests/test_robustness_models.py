@@ -404,7 +404,6 @@ def test_sr_cli_R_above_L(L, excess, command):
     (PS_THRESHOLD + ["--A", "1,0,0.5,0.5"], "--A"),
     (PS_THRESHOLD + ["--alpha-min", 2, "--alpha-max", 1], "--alpha-max"),
     (PS_THRESHOLD + ["--alpha-min", 2, "--alpha-max", 2], "--alpha-max"),
-    (PS_THRESHOLD + ["--tol", 0], "--tol"),
     (PS_SIM + ["--A", "0.5,0.5,0.5"], "--A"),
     (PS_SIM[:4] + ["--alpha", 1e300] + PS_SIM[6:], "--alpha"),
     (PS_SIM + ["--lam", 1e6], "--lr"),  # GD on λ‖Q‖²/2 alone diverges for lr·λ ≥ 2 (it printed 1e36 as "completed")

@@ -8,7 +8,7 @@
 * phase_diagram.png / phase_curve.csv — α_c(ω) and α_l(ω) with error bands (`api.phase_curve`, the same
   path as `threshold`): quick mode at 10 ω in [0, 0.45] on a cheaper ladder and tolerance (QUICK_RULES,
   QUICK_TOL), full mode at 20 ω on the default ladder to 1e-3;
-* full mode only, the finite-d validation (spec §6, `gd_validation`): protocol.csv and
+* full mode only, the finite-d validation (the paper's protocol, `gd_validation`): protocol.csv and
   protocol_global.csv (d = 1000 GD against the branch each seed landed on), finite_size.csv,
   finite_size_fits.csv, finite_size.png (gap to theory against d with fitted rates), random_init.csv,
   random_init.png (fraction of Adam runs from a random init reaching each minimum).
@@ -41,12 +41,12 @@ from attnphase.validate.finite_size import (MINIMA, binomial_interval, classify_
                                             gap_at_size)
 
 OMEGA = 0.3
-# The phase diagram: ω values and, in quick mode, a cheaper ladder (split-line rules of 4, 6, 8 outer nodes,
-# ~5× cheaper than the default 8, 10, 12) and tolerance, so that `make demo` stays within minutes; the error
-# bands are still the verified spreads of that ladder.
+# The phase diagram: ω values and, in quick mode, the tensor rules 6, 8, 10 (the rung the branches are followed
+# on), so that `make demo` stays within minutes: the split-line ladder costs minutes per ω. Their errors are the
+# spread of the three tensor rules, not verified on a split-line rule: every quick value has status `limited`.
 CURVE_OMEGAS = tuple(float(w) for w in np.linspace(0.0, 0.45, 20))
 QUICK_CURVE_OMEGAS = tuple(float(w) for w in np.linspace(0.0, 0.45, 10))
-QUICK_RULE_NODES = (4, 6, 8)
+QUICK_RULE_NODES = (6, 8, 10)
 QUICK_TOL = 0.05
 # The branches along α at ω = 0.3 (quick: three α on the quick ladder).
 BRANCH_ALPHAS = tuple(float(a) for a in np.arange(0.5, 3.01, 0.25))
@@ -55,7 +55,7 @@ QUICK_BRANCH_ALPHAS = (0.75, 1.25, 1.75)
 
 def quick_rules():
     """The quick report's ladder (see QUICK_RULE_NODES)."""
-    return tuple(api.Rule.split_line(n) for n in QUICK_RULE_NODES)
+    return tuple(api.Rule.tensor(n) for n in QUICK_RULE_NODES)
 
 
 def branch_results(alphas, tol: float, rules="auto") -> list:
@@ -93,7 +93,7 @@ def gd_table(alphas, d: int, trials: int, steps: int, device: str) -> list[dict]
 
 
 # ==================================================================================================
-# Finite-d validation (spec §6): paper protocol, finite-size scan, random initialisation
+# Finite-d validation: the paper's protocol, finite-size scan, random initialisation
 # ==================================================================================================
 # The paper's protocol: d = 1000, n = round(αd), full-batch GD (lr 0.15, 5000 steps, weight decay λ)
 # from the semantic (Q₀ = Q*) and positional (Q₀ = 1_d/√d) inits. Both inits use the same seed at a
@@ -441,7 +441,7 @@ def gd_validation(out_dir: Path, device: str, runner=simulate_run) -> dict:
     lines = [
         "## Finite-d validation",
         "",
-        f"Protocol (spec §6): d = {PROTOCOL['d']}, ω = {OMEGA}, n = round(αd), full-batch GD lr 0.15, "
+        f"Protocol (the paper's): d = {PROTOCOL['d']}, ω = {OMEGA}, n = round(αd), full-batch GD lr 0.15, "
         f"{PROTOCOL['steps']} steps, weight decay λ = 0.01, {PROTOCOL['trials']} trials (base seed {PROTOCOL['seed']}; both "
         f"inits share teacher and data per seed), ε_g on {PROTOCOL['test_samples']} fresh samples per seed. Theory: "
         f"api.solve to the relative tolerance {THEORY_TOL:g} (each branch followed from its anchor and refined on the "
@@ -516,7 +516,7 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
                              [g["test_error_sem"] for g in points], fmt=marker, color="k", mfc="none",
                              label=f"GD, {init} init (d = {points[0]['d']})")
     fig.axes[1].legend(fontsize=7)
-    fig.suptitle(f"ω = {OMEGA}: branches with verified errors ({'quick ladder' if quick else 'default ladder'})",
+    fig.suptitle(f"ω = {OMEGA}: branches ({'quick: tensor rules, unverified errors' if quick else 'verified errors'})",
                  fontsize=9)
     fig.savefig(out_dir / "order_parameters.png", dpi=120)
     plt.close(fig)
@@ -539,8 +539,10 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
         found = {b.branch: b for b in r.branches}
         if found:
             lower[r.branches[0].alpha] = r.global_branch
-    headline = {"omega": OMEGA, "linear_baseline_error": baseline, "lower_training_loss": lower,
-                "phase_curve": curve_rows}
+    at_omega = min(curve_rows, key=lambda r: abs(r["omega"] - OMEGA))  # the curve's point nearest ω = 0.3
+    headline = {f"alpha_c(omega={at_omega['omega']:.2f})": at_omega["alpha_c"], "alpha_c_error": at_omega["alpha_c_error"],
+                f"alpha_l(omega={at_omega['omega']:.2f})": at_omega["alpha_l"], "alpha_l_error": at_omega["alpha_l_error"],
+                "omega": OMEGA, "linear_baseline_error": baseline, "lower_training_loss": lower, "phase_curve": curve_rows}
     fmt = lambda v: "—" if v is None or not np.isfinite(v) else f"{v:.4f}"  # noqa: E731
     lines = [
         "# Positional vs semantic attention — reproduction",
@@ -549,7 +551,11 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
         f"tolerance {tol_fields:g} (fields, relative) and {tol_alpha:g} (thresholds, absolute); wall time "
         f"{time.time() - start:.0f} s.",
         "",
-        f"Linear baseline ε_g^lin = {baseline:.8f} (spec: 0.00402323 (1−ω)² = {0.00402323 * (1 - OMEGA) ** 2:.8f}).",
+        f"Linear baseline ε_g^lin = {baseline:.8f} (closed form at σ = 0.5: 0.00402323 (1−ω)² = "
+        f"{0.00402323 * (1 - OMEGA) ** 2:.8f}).",
+        *(["", "Quick mode: every value is on tensor rules, its error the spread of the three (status `limited`: "
+           "not verified on a split-line rule); `attnphase reproduce positional-semantic` (full) and `attnphase "
+           "threshold positional-semantic` verify them."] if quick else []),
         "",
         f"## Branches at ω = {OMEGA}",
         "",

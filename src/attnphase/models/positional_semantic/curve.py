@@ -32,21 +32,27 @@ from attnphase.results import Status
 __all__ = ["phase_curve"]
 
 
-def _continued(name: str, history: list, omega: float, params: Parameters, baseline: float, ladder, tol: float):
+def _continued(name: str, history: list, omega: float, params: Parameters, baseline: float, ladder,
+               search: ThresholdSearch):
     """The threshold `name` at ω from the previous ω's (history: (ω, Threshold, first-rung states) per ω, the
-    nearest last), or None when there is no usable history."""
+    nearest last), or None when there is no usable history or the extrapolation leaves the search range
+    (α outside [alpha_min, alpha_max], a predicted q ≤ 0): the caller then searches afresh."""
     usable = [(w, t, s) for w, t, s in history if t.success or t.status == Status.LIMITED][-3:][::-1]
     if not usable or usable[0][2] is None:
         return None
     controls = [w for w, _, _ in usable]
     alpha = float(extrapolate(controls, [t.value for _, t, _ in usable], omega))
+    if not search.alpha_min <= alpha <= search.alpha_max:
+        return None
     states = {}
     for branch, state in usable[0][2].items():
         known = [s[branch].solution.state for _, _, s in usable if s is not None and branch in s]
         predicted = extrapolate(controls[:len(known)], known, omega) if len(known) == len(controls) else known[0]
+        if not predicted[0] > 0:  # q, the student's self-overlap
+            return None
         states[branch] = replace(state, solution=replace(state.solution, state=np.asarray(predicted, float)))
     slope = usable[0][1].slope if name == "alpha_l" else None
-    return refine(name, states, alpha, slope, params, baseline, ladder, tol)
+    return refine(name, states, alpha, slope, params, baseline, ladder, search.tol)
 
 
 def phase_curve(omegas, sigma=0.5, lam=0.01, A=None, L=2, *, tol=1e-3, alpha_min=0.3, alpha_max=3.0,
@@ -71,7 +77,7 @@ def phase_curve(omegas, sigma=0.5, lam=0.01, A=None, L=2, *, tol=1e-3, alpha_min
             baseline = linear_baseline(params).value
             found, fresh = {}, None
             for name in which:
-                continued = _continued(name, history[name], omega, params, baseline, ladder, search.tol)
+                continued = _continued(name, history[name], omega, params, baseline, ladder, search)
                 if continued is None or not (continued[0].success or continued[0].status == Status.LIMITED):
                     if fresh is None:
                         fresh = threshold(omega, sigma, lam, A, L, tol=search.tol, alpha_min=search.alpha_min,

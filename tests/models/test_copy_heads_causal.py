@@ -19,6 +19,8 @@ from attnphase.models.copy_heads import symbolic as model
 from attnphase.numeric.precision import normalised_min_eigenvalue_mp
 from attnphase.validate import seeds
 
+from copy_heads_checks import agrees_and_rejects_a_shift
+
 CAUSAL = api.DEFAULT.with_(boundary="causal")
 
 
@@ -295,17 +297,6 @@ def test_masked_network_error_from_statistics_equals_direct_sum(attention):
     assert float(st.n_targets[0]) == 17 * (L - 1)
     expected = exact.order_parameters_of(G.numpy(), "causal")["c"]
     assert np.allclose(net.copy_strength(G, "causal").numpy(), expected, rtol=1e-12, atol=1e-14)
-
-
-def agrees_and_rejects_a_shift(result, name: str, theory: float | None = None, theory_error: float = 0.0):
-    """The comparison of `name` agrees with the theory (simulate's own, or the value given), and rejects the theory
-    moved by twice the band it claims (n_sigma·√(sem² + theory_error²)) either way; returns the comparison."""
-    measured = result.comparison(name) if theory is None else result.compared_with(name, theory, theory_error)
-    assert measured.agrees, measured
-    band = measured.n_sigma * math.hypot(measured.sem, measured.theory_error)
-    for shift in (-2 * band, 2 * band):
-        assert not result.compared_with(name, measured.theory + shift, measured.theory_error).agrees
-    return measured
 
 
 @pytest.mark.slow

@@ -14,6 +14,8 @@ from attnphase.errors import ParameterError
 from attnphase.models.copy_heads import exact, homogeneous
 from attnphase.models.copy_heads import network as net
 
+from copy_heads_checks import agrees_and_rejects_a_shift
+
 
 @pytest.mark.parametrize("attention", ["softmax", "linear"])
 def test_squared_error_from_sufficient_statistics_equals_direct_sum(attention):
@@ -76,17 +78,6 @@ def test_simulation_rejects_unsupported_tokens():
         api.simulate("softmax", 8, 4, 100.0, convention=api.DEFAULT.with_(tokens="centred"), steps=10)
     with pytest.raises(ParameterError, match="qk_width"):
         api.simulate("softmax", 8, 4, 100.0, qk_width=7, steps=10)
-
-
-def agrees_and_rejects_a_shift(result, name: str, theory: float | None = None, theory_error: float = 0.0):
-    """The comparison of `name` agrees with the theory (simulate's own, or the value given), and rejects the theory
-    moved by twice the band it claims (n_sigma·√(sem² + theory_error²)) either way; returns the comparison."""
-    measured = result.comparison(name) if theory is None else result.compared_with(name, theory, theory_error)
-    assert measured.agrees, measured
-    band = measured.n_sigma * math.hypot(measured.sem, measured.theory_error)
-    for shift in (-2 * band, 2 * band):
-        assert not result.compared_with(name, measured.theory + shift, measured.theory_error).agrees
-    return measured
 
 
 @pytest.mark.slow

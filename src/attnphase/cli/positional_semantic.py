@@ -82,14 +82,14 @@ def tensor_rules(nodes, check_nodes, scan=None, refine=None):
 @alpha_option
 @model_options
 @options_from(Accuracy)
-@click.option("--branches", default="positional,semantic,trivial", show_default=True,
+@click.option("--branches", default="positional,semantic", show_default=True,
               help="Comma-separated branches to solve for (positional, semantic, trivial, mixed).")
 @numba_threads_option
 @deprecated_rules
 @json_option
 def solve_command(omega, alpha, sigma, lam, A, L, tol, branches, threads, deprecated_nodes, deprecated_check_nodes,
                   deprecated_scan, deprecated_refine, as_json):
-    """Every branch (positional, semantic, trivial; mixed on request) at (ω, α), each followed from where it
+    """The positional and semantic branches (trivial and mixed on request) at (ω, α), each followed from where it
     is known to exist and refined until every field has a verified relative error ≤ --tol (<field>_error).
 
     A branch that does not exist at α is listed under "missing" with the evidence (where it was lost when

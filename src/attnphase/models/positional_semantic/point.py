@@ -26,9 +26,11 @@ __all__ = ["FIELD_TOL", "DEFAULT_BRANCHES", "linear_baseline", "linear_baseline_
            "sweep_point", "transverse_free_energy_curvature"]
 
 # The default relative tolerance of every field of a branch (q, |m|, |θ|, V, ε_g, ε_t, Φ), and the branches
-# solved by default (the mixed one is a saddle between them near ω = 0, on request).
+# solved by default: the two whose competition is the model. On request: the trivial one (m = θ = 0), which the
+# solver does not find at the standard parameters (its map leaves the domain, V < 0, at α = 0.3 ... 1.25), and
+# the mixed one, a saddle between the two near ω = 0.
 FIELD_TOL = 3e-3
-DEFAULT_BRANCHES = ("positional", "semantic", "trivial")
+DEFAULT_BRANCHES = ("positional", "semantic")
 
 
 def _baseline(omega: float, sigma: float, L: int, tol: float) -> LinearBaseline:

@@ -137,10 +137,13 @@ def threshold_command(omega, omega_grid, sigma, lam, A, L, tol, alpha_min, alpha
     side wins and where a branch ended) or failed.
 
     \b
+    Each ω takes one to several minutes at the default tolerance (more at small ω), on two cores.
+
+    \b
     Examples:
       attnphase threshold positional-semantic --omega 0.3 --json
       attnphase threshold positional-semantic --omega 0.4 --which alpha_c --tol 0.005 --json
-      attnphase threshold positional-semantic --omega-grid 0.1:0.45:8 --tol 0.005 --json
+      attnphase threshold positional-semantic --omega-grid 0.3,0.4 --which alpha_c --tol 0.005 --json
     """
     from attnphase.api.positional_semantic import phase_curve
     from attnphase.api.positional_semantic import threshold as find_thresholds

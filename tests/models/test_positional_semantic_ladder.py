@@ -11,6 +11,7 @@ docs/research/positional_semantic.md): α_c(ω) from Φ on outer-split or count-
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -50,11 +51,13 @@ def test_the_followed_positional_branch_is_not_the_fixed_point_a_cold_start_find
 
 
 def test_one_threshold_at_a_cheap_tolerance_brackets_its_converged_value():
-    """α_c(0.4) on a cheap ladder (split-line rules of 6, 8, 10 outer nodes) to 0.01: its error is the spread
-    over the three rules, and the converged value 1.77151 ± 0.00002 (outer-split studies) lies within it.
+    """α_c(0.4) on a cheap ladder (split-line rules of 6, 8, 10 outer nodes) to 0.01, without the outer-split
+    check (a minute of the default suite; the slow error-bar tests run it): its error is the spread over the
+    three rules, and the converged value 1.77151 ± 0.00002 (outer-split studies) lies within it.
     (With 4 outer nodes the first rung's Newton root is 1.85, 0.08 off: too coarse to start from.)"""
     rules = tuple(api.Rule.split_line(n) for n in (6, 8, 10))
-    result = api.threshold(0.4, which=("alpha_c",), tol=0.01, alpha_min=1.5, alpha_max=2.0, rules=rules)
+    result = api.threshold(0.4, which=("alpha_c",), tol=0.01, alpha_min=1.5, alpha_max=2.0, rules=rules,
+                           outer_split_check=False)
     value, error = ALPHA_C[0.4]
     assert result.alpha_c.status == "converged", result.alpha_c.message
     assert result.alpha_c.error <= 0.01
@@ -67,8 +70,9 @@ def test_one_threshold_at_a_cheap_tolerance_brackets_its_converged_value():
 def test_default_thresholds_lie_within_their_errors_of_the_converged_references(omega):
     """`threshold` with its defaults (α_c and α_l to 1e-3) against the converged references (at least 10×
     more accurate): each reported value within its reported error (plus the reference's), each error within
-    the tolerance when the status says converged. ω = 0.3 and 0.1 (ω = 0.1 is where the tensor rules were
-    off by 0.05). About 5-10 minutes per ω on a loaded 2-core machine."""
+    the tolerance when the status says converged, and an unbounded error only with status limited and the
+    message saying so. ω = 0.3 and 0.1 (ω = 0.1 is where the tensor rules were off by 0.05 and the split-line
+    rules' Φ by 5e-4 in α_c). About 5-10 minutes per ω on a loaded 2-core machine."""
     result = api.threshold(omega)
     for name in ("alpha_c", "alpha_l"):
         t = getattr(result, name)
@@ -76,7 +80,9 @@ def test_default_thresholds_lie_within_their_errors_of_the_converged_references(
         assert t.status in ("converged", "limited"), t.message
         if t.status == "converged":
             assert t.error <= 1e-3
-        if reference is not None:
+        if math.isinf(t.error):
+            assert t.status == "limited" and "no error bound" in t.message, t.message
+        elif reference is not None:
             assert abs(t.value - reference[0]) <= t.error + reference[1], (name, t.value, t.error, reference)
 
 
@@ -98,21 +104,22 @@ def test_solve_field_errors_hold_against_count_split_fixed_points():
             assert abs(abs(value) - abs(exact)) <= branch.errors[name] + 1e-12, (branch.branch, name, value, exact)
 
 
+STANDARD_OMEGAS = [round(0.05 * k, 2) for k in range(10)]
+STANDARD_ALPHAS = [round(0.3 * k, 1) for k in range(1, 11)]
+
+
 @pytest.mark.slow
-def test_every_branch_and_threshold_is_found_on_the_standard_grid():
+def test_every_branch_is_found_or_reported_missing_on_the_standard_grid():
     """ω ∈ {0, 0.05, ..., 0.45} × α ∈ {0.3, 0.6, ..., 3}: at every point each of the positional and semantic
     branches is either found on the first split-line rule (followed from its anchor on the tensor rule and
-    carried there) or reported missing with the evidence (where it was lost, and why); α_c and α_l are found
-    at every ω (the cheap ladder: split-line rules of 4, 6, 8 outer nodes, tolerance 0.05). About 1-2 hours."""
+    carried there) or reported missing with the evidence (where it was lost, and why). About an hour."""
     rule = api.state_ladder(2)[0]
-    omegas = [round(0.05 * k, 2) for k in range(10)]
-    alphas = [round(0.3 * k, 1) for k in range(1, 11)]
     problems = []
-    for omega in omegas:
+    for omega in STANDARD_OMEGAS:
         params = api.Parameters.validated(omega=omega)
         for branch in ("positional", "semantic"):
             path = api.follow(branch, params, 10, low=0.3, high=3.0)
-            for alpha in alphas:
+            for alpha in STANDARD_ALPHAS:
                 solution = path.at(alpha)
                 if solution is None:
                     loss = path.loss(alpha)
@@ -122,7 +129,15 @@ def test_every_branch_and_threshold_is_found_on_the_standard_grid():
                 carried = api.on_rule(api.AccurateState(solution), params, rule)
                 if not carried.success:
                     problems.append((omega, alpha, branch, carried.message))
-    curve = api.phase_curve(omegas, tol=0.05, rules=tuple(api.Rule.split_line(n) for n in (4, 6, 8)))
+    assert not problems, problems
+
+
+@pytest.mark.slow
+def test_every_threshold_is_found_on_the_standard_grid():
+    """α_c and α_l are found (converged or limited, a finite value) at every ω ∈ {0, 0.05, ..., 0.45} on the
+    cheap ladder (split-line rules of 4, 6, 8 outer nodes, tolerance 0.05; α_c with its outer-split check)."""
+    curve = api.phase_curve(STANDARD_OMEGAS, tol=0.05, rules=tuple(api.Rule.split_line(n) for n in (4, 6, 8)))
+    problems = []
     for omega, point in zip(curve.omegas, curve.points):
         for name in ("alpha_c", "alpha_l"):
             t = getattr(point, name)

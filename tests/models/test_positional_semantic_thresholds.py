@@ -132,3 +132,28 @@ def test_mixed_fixed_point_at_omega_zero_is_a_saddle_below_both_branches():
     y = full.from_state(mixed.state)
     eigenvalues = np.linalg.eigvals(forward_difference_jacobian(F, y, F(y)))
     assert eigenvalues.real.max() > 1.1
+
+
+# -- the outer-split check of α_c: its error (no solves: the measured free energies of the research notes) --
+def test_the_outer_split_check_adds_the_branches_errors_and_gives_no_credit_for_their_cancelling():
+    """At ω = 0, α = 0.615 the positional Φ on the outer-split rules with χ₂ = 16, 20, 24 nodes is
+    −1.8284190, −1.8286281, −1.8287867 e-3 (a one-way drift; the count-split value is −1.82884548e-3 ± 3.3e-8).
+    With a semantic Φ that drifts in step (ΔΦ the same on every rule) the difference of ΔΦ between rules
+    is zero, the error `checked_gap` reports is not: the spread plus the drift tail of each branch, added, and
+    it covers the converged positional value."""
+    from attnphase.models.positional_semantic.free_energy_check import FreeEnergies, checked_gap
+    from attnphase.numeric.convergence import drift_tail
+
+    positional = [-1.8284190e-3, -1.8286281e-3, -1.8287867e-3]
+    rules = [FreeEnergies((n, 12), {"positional": p, "semantic": p + 3.8e-8}, {"positional": 2.86e-3, "semantic": 2.47e-3})
+             for n, p in zip((16, 20, 24), positional)]
+    checked = checked_gap(rules)
+    assert checked.gap == pytest.approx(3.8e-8) and checked.slope == pytest.approx(2.86e-3 - 2.47e-3)
+    per_branch = max(positional) - min(positional) + drift_tail(positional)
+    assert checked.error == pytest.approx(2 * per_branch)
+    assert per_branch > 3.68e-7  # more than the spread: the drift has not stopped
+    assert abs(positional[-1] - (-1.82884548e-3)) <= per_branch
+    # an oscillation is covered by its spread alone; converged rules give a small error
+    flat = [FreeEnergies((n, 12), {"positional": -1e-3 + e, "semantic": -1e-3}, {"positional": 1.0, "semantic": 0.0})
+            for n, e in zip((12, 16, 20), (2e-9, -1e-9, 1e-9))]
+    assert checked_gap(flat).error == pytest.approx(3e-9)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from attnphase.errors import ParameterError
-from attnphase.numeric.convergence import Rung, Tolerance, climb
+from attnphase.numeric.convergence import Rung, Tolerance, climb, drift_tail
 
 EXACT = math.e - 1
 
@@ -79,7 +79,9 @@ def test_spread_and_warm_starts_and_a_known_first_answer():
     result = climb(solve, RUNGS[:3], measure, start="start", first=trapezoid(4), error="spread")
     assert seen == [trapezoid(4), trapezoid(8)]  # rung 0 not solved again; each rung gets the one below
     values = [trapezoid(n) for n in (4, 8, 16)]
-    assert result.errors["integral"] == max(values) - min(values)
+    # a one-way drift (the error shrinks 4-fold per rung): the spread plus its geometric tail, d₂·(1/4)/(3/4)
+    assert result.errors["integral"] == pytest.approx(max(values) - min(values) + (values[1] - values[2]) / 3, rel=0.01)
+    assert abs(result.values["integral"] - EXACT) <= result.errors["integral"]
 
 
 def test_failed_rungs():
@@ -155,7 +157,7 @@ def test_a_failed_rung_is_skipped_on_request_and_named():
                    window=3, skip_failed=True)
     values = [trapezoid(n) for n in (8, 32, 64)]
     assert result.status == "limited" and result.rung == "64 panels" and result.check == "8 panels, 32 panels"
-    assert result.errors["integral"] == max(values) - min(values)
+    assert result.errors["integral"] == max(values) - min(values) + drift_tail(values)
     assert abs(result.values["integral"] - EXACT) <= result.errors["integral"]
     assert "skipped 16 panels" in result.message
     met = climb(failing, RUNGS, measure, tolerance=Tolerance(rtol=1e-3), accept=accept, error="spread", window=3,
@@ -166,3 +168,31 @@ def test_a_failed_rung_is_skipped_on_request_and_named():
     assert top.status == "limited" and top.rung == "32 panels"
     assert climb(failing, RUNGS[:3], measure, accept=accept, skip_failed=True, error="spread",
                  window=3).status == "failed"
+
+
+@pytest.mark.parametrize("power", [1.5, 2.0, 3.0])
+def test_spread_and_drift_tail_bound_algebraic_convergence_on_the_split_line_ladder(power):
+    """Values converging like n^(−p) on the rungs n = 8, 10, ..., 16 (the shape of the positional-semantic
+    split-line ladder): the spread of the last three rungs alone understates the top rung's error (for p ≤ 2);
+    with the geometric tail of the drift it bounds it for p ≥ 1.5."""
+    rungs = [Rung(n, f"{n} nodes") for n in (8, 10, 12, 14, 16)]
+    result = climb(lambda n, previous: 1.0 + n ** -power, rungs, measure, error="spread", window=3)
+    true_error = 16.0 ** -power
+    last = [1.0 + n ** -power for n in (12, 14, 16)]
+    assert result.errors["integral"] == pytest.approx(max(last) - min(last) + drift_tail(last))
+    assert true_error <= result.errors["integral"] <= 3.0 * true_error
+    if power <= 2.0:
+        assert max(last) - min(last) < true_error
+
+
+def test_a_drift_that_does_not_slow_down_has_no_error_bound():
+    """Differences that grow (0.0029, 0.0038, 0.0006, 0.0010: the α_l(0) rungs of the positional-semantic
+    ladder, whose converged value lies 0.0036 above the last) leave the error unbounded: status limited,
+    error inf, and the message says why."""
+    steps = {8: 0.73508, 10: 0.73798, 12: 0.74178, 14: 0.74242, 16: 0.74340}
+    rungs = [Rung(n, f"{n} nodes") for n in steps]
+    result = climb(lambda n, previous: steps[n], rungs, measure, tolerance=Tolerance(atol=1e-3), error="spread",
+                   window=3)
+    assert result.status == "limited" and math.isinf(result.errors["integral"])
+    assert "drifts in one direction without slowing" in result.message
+    assert drift_tail([1.0, 2.0, 1.5]) == 0.0 and drift_tail([1.0, 2.0]) == 0.0  # oscillation; too few values

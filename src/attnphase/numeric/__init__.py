@@ -23,7 +23,7 @@ _MODULES = {
     "stationary_systems": ("StationarySystem", "ActionSystem", "FunctionSystem"),
     "continuation": ("ContinuationSettings", "Singularity", "StationaryBranch", "stationary_point",
                      "continue_in_control", "follow_branch", "follow_branches", "stationary_points_at"),
-    "convergence": ("Rung", "Tolerance", "LadderResult", "climb"),
+    "convergence": ("Rung", "Tolerance", "LadderResult", "climb", "drift_tail"),
     # the coordinate transforms are defined in `transforms` (fixedpoint re-exports them)
     "transforms": ("Identity", "Positive", "Interval"),
     "fixedpoint": ("Damped", "Anderson", "Hybr", "Broyden", "Chain", "FixedPointResult", "LastEvaluation",

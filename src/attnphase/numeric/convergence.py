@@ -19,7 +19,12 @@ the quantity and the numbers), never a silent coarser answer.
     unknown (NaN) errors and status `limited`.
   and two error estimates: error="difference" (between the last two rungs) or error="spread" (max − min
   over every rung solved, or over the last `window` rungs: for rules whose values oscillate rather than
-  converge monotonically, where two successive rungs can agree by accident).
+  converge monotonically, where two successive rungs can agree by accident). When the last three values
+  of the spread move in one direction, the spread does not bound what is still to come, so the geometric
+  tail of that drift is added, |d₂| r/(1 − r) with d₁, d₂ the last two differences and r = |d₂/d₁|, and
+  a drift that does not slow down (r ≥ 1) leaves the error unbounded (inf, status `limited`). On rules
+  converging like n^(−p) with n in steps of 2 from 8 (the positional-semantic split-line ladder) spread
+  plus tail bounds the error for p ≥ 1.5 (`drift_tail`).
   A rung that fails above a checked pair leaves the last checked answer, with status `limited`; with
   skip_failed, a failed rung below the top is skipped instead (named in the message).
 """
@@ -35,7 +40,7 @@ from attnphase.errors import ParameterError
 from attnphase.params import check_choice, check_real
 from attnphase.results import Result, Status
 
-__all__ = ["Rung", "Tolerance", "LadderResult", "climb"]
+__all__ = ["Rung", "Tolerance", "LadderResult", "climb", "drift_tail"]
 
 
 @dataclass(frozen=True)
@@ -85,6 +90,19 @@ class LadderResult(Result):
     check: str | None
     answer: Any = field(default=None, repr=False)
     answers: tuple = field(default=(), repr=False)
+
+
+def drift_tail(values: Sequence[float]) -> float:
+    """What a one-way drift of the last three `values` leaves beyond the last one, as a geometric tail:
+    |d₂| r/(1 − r), r = |d₂/d₁| (d₁, d₂ the last two differences); 0 when they do not move in one direction
+    (an oscillation, which the spread itself covers) or fewer than three are given; inf when r ≥ 1."""
+    if len(values) < 3:
+        return 0.0
+    d1, d2 = values[-2] - values[-3], values[-1] - values[-2]
+    if d1 * d2 <= 0.0:
+        return 0.0
+    ratio = abs(d2 / d1)
+    return math.inf if ratio >= 1.0 else abs(d2) * ratio / (1.0 - ratio)
 
 
 def _tolerance_for(tolerance, name: str) -> Tolerance | None:
@@ -158,7 +176,8 @@ def climb(solve: Callable[[Any, Any], Any], rungs: Sequence[Rung], measure: Call
             errors = {name: abs(value - measured[-2][name]) for name, value in measured[-1].items()}
         else:
             last = measured[-(window or len(measured)):]
-            errors = {name: max(m[name] for m in last) - min(m[name] for m in last) for name in measured[-1]}
+            errors = {name: max(m[name] for m in last) - min(m[name] for m in last)
+                      + drift_tail([m[name] for m in last]) for name in measured[-1]}
         position = -1 if report == "refined" else -2
         index, values = solved[position], measured[position]
         unmet = [(name, errors[name], _tolerance_for(tolerance, name).bound(values[name])) for name in values
@@ -181,7 +200,8 @@ def climb(solve: Callable[[Any, Any], Any], rungs: Sequence[Rung], measure: Call
         return LadderResult(values, errors, Status.CONVERGED, noted(f"{rungs[index].label} checked on {check}: no "
                             "tolerance requested"), rungs[index].label, check, answers[index], tuple(answers))
     worst = max(unmet, key=lambda u: u[1] / u[2] if u[2] > 0 else math.inf)
+    shortfall = (f"{worst[0]} still drifts in one direction without slowing (no error bound)" if math.isinf(worst[1])
+                 else f"{worst[0]} error {worst[1]:.3g} above the tolerance {worst[2]:.3g}")
     return LadderResult(values, errors, Status.LIMITED,
-                        noted(f"top rung {rungs[index].label} (checked on {check}): {worst[0]} error {worst[1]:.3g} "
-                              f"above the tolerance {worst[2]:.3g}"), rungs[index].label, check, answers[index],
-                        tuple(answers))
+                        noted(f"top rung {rungs[index].label} (checked on {check}): {shortfall}"), rungs[index].label,
+                        check, answers[index], tuple(answers))

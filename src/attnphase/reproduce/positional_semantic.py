@@ -482,6 +482,23 @@ def gd_validation(out_dir: Path, device: str, runner=simulate_run) -> dict:
     return {"gd_rows": _gd_points(protocol), "lines": lines, "headline": headline}
 
 
+def _finite(value) -> bool:
+    return value is not None and bool(np.isfinite(value))
+
+
+def _plus_minus(error) -> str:
+    """"± error" for a table cell; an error that is not finite (stored as null: a rung drift without a
+    bound, or no check rule) bounds nothing."""
+    return f"± {error:.1g}" if _finite(error) else "(no bound)"
+
+
+def _threshold_error(value, error) -> str:
+    """The error column of the phase-diagram table: — without a value, "no bound" without a finite error."""
+    if not _finite(value):
+        return "—"
+    return f"{error:.4f}" if _finite(error) else "no bound"
+
+
 def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
     import matplotlib
 
@@ -561,9 +578,9 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
         "",
         "| α | branch | abs(m) or abs(θ) | q | ε_g | ε_t = −Φ | status |",
         "|---|---|---|---|---|---|---|",
-        *[f"| {r['alpha']:.2f} | {r['branch']} | {r['m' if r['branch'] == 'positional' else 'theta']:.4f} ± "
-          f"{r['m_error' if r['branch'] == 'positional' else 'theta_error']:.1g} | {r['q']:.5f} ± {r['q_error']:.1g} | "
-          f"{r['test_error']:.6f} ± {r['test_error_error']:.1g} | {r['train_loss']:.7f} ± {r['train_loss_error']:.1g} | "
+        *[f"| {r['alpha']:.2f} | {r['branch']} | {r['m' if r['branch'] == 'positional' else 'theta']:.4f} "
+          f"{_plus_minus(r['m_error' if r['branch'] == 'positional' else 'theta_error'])} | {r['q']:.5f} {_plus_minus(r['q_error'])} | "
+          f"{r['test_error']:.6f} {_plus_minus(r['test_error_error'])} | {r['train_loss']:.7f} {_plus_minus(r['train_loss_error'])} | "
           f"{r['status']} |" for r in rows if "q" in r],
         *[f"| | {r['branch']} | missing: {r['message'][:120]} | | | | {r['status']} |" for r in rows if "q" not in r],
         "",
@@ -579,8 +596,10 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
         "",
         "| ω | α_c | ± | status | α_l | ± | status |",
         "|---|---|---|---|---|---|---|",
-        *[f"| {r['omega']:.4f} | {fmt(r['alpha_c'])} | {fmt(r['alpha_c_error'])} | {r['alpha_c_status']} | "
-          f"{fmt(r['alpha_l'])} | {fmt(r['alpha_l_error'])} | {r['alpha_l_status']} |" for r in curve_rows],
+        *[f"| {r['omega']:.4f} | {fmt(r['alpha_c'])} | {_threshold_error(r['alpha_c'], r['alpha_c_error'])} | {r['alpha_c_status']} | "
+          f"{fmt(r['alpha_l'])} | {_threshold_error(r['alpha_l'], r['alpha_l_error'])} | {r['alpha_l_status']} |" for r in curve_rows],
+        "",
+        "\"no bound\": the rules' values still drift in one direction without slowing, so their spread bounds nothing.",
         "",
         "![phase diagram](phase_diagram.png)",
     ]

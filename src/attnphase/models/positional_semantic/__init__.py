@@ -13,6 +13,7 @@ The package, by idea:
 * `point`: `solve` (every branch to a tolerance), `linear_baseline_error`, `sweep_point`, the transverse
   free-energy curvature;
 * `thresholds`, `curve`, `spinodal`: α_c, α_l (to a tolerance) at one ω and along ω, and the spinodals;
+  `free_energy_check`: Φ of both branches on the outer-split rules, the check of α_c;
 * `results`: the result types; `plots`: the phase diagram and the order parameters as matplotlib figures;
 * `network`: the finite-d simulator and its device-agreement fixtures.
 
@@ -35,6 +36,7 @@ _MODULES = {
     "point": ("FIELD_TOL", "DEFAULT_BRANCHES", "linear_baseline", "linear_baseline_error", "solve", "sweep_point",
               "transverse_free_energy_curvature"),
     "thresholds": ("MEANING", "threshold"),
+    "free_energy_check": ("CHECK_RULES", "FreeEnergies", "CheckedGap", "outer_split_free_energies", "checked_gap"),
     "curve": ("phase_curve",),
     "plots": ("plot_phase_diagram", "plot_order_parameters"),
     "spinodal": ("SPINODAL_DIRECTIONS", "spinodals"),

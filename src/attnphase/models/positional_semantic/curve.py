@@ -33,7 +33,7 @@ __all__ = ["phase_curve"]
 
 
 def _continued(name: str, history: list, omega: float, params: Parameters, baseline: float, ladder,
-               search: ThresholdSearch):
+               search: ThresholdSearch, outer_split_check: bool):
     """The threshold `name` at ω from the previous ω's (history: (ω, Threshold, first-rung states) per ω, the
     nearest last), or None when there is no usable history or the extrapolation leaves the search range
     (α outside [alpha_min, alpha_max], a predicted q ≤ 0): the caller then searches afresh."""
@@ -52,13 +52,13 @@ def _continued(name: str, history: list, omega: float, params: Parameters, basel
             return None
         states[branch] = replace(state, solution=replace(state.solution, state=np.asarray(predicted, float)))
     slope = usable[0][1].slope if name == "alpha_l" else None
-    return refine(name, states, alpha, slope, params, baseline, ladder, search.tol)
+    return refine(name, states, alpha, slope, params, baseline, ladder, search.tol, outer_split_check=outer_split_check)
 
 
 def phase_curve(omegas, sigma=0.5, lam=0.01, A=None, L=2, *, tol=1e-3, alpha_min=0.3, alpha_max=3.0,
-                which=("alpha_c", "alpha_l"), rules="auto") -> PhaseCurve:
+                which=("alpha_c", "alpha_l"), rules="auto", outer_split_check=True) -> PhaseCurve:
     """α_c(ω) and α_l(ω) at every ω in `omegas`, each to the absolute tolerance `tol` (see the module
-    docstring and `threshold`, whose result each ω gets)."""
+    docstring and `threshold`, whose result each ω gets, and whose `outer_split_check` this passes on)."""
     omegas = sorted(check_real_list("omegas", omegas, None, 0.0, 1.0), reverse=True)
     if len(set(omegas)) != len(omegas):
         raise ParameterError("omegas", omegas, "at least one ω in [0, 1], no repeats")
@@ -77,11 +77,12 @@ def phase_curve(omegas, sigma=0.5, lam=0.01, A=None, L=2, *, tol=1e-3, alpha_min
             baseline = linear_baseline(params).value
             found, fresh = {}, None
             for name in which:
-                continued = _continued(name, history[name], omega, params, baseline, ladder, search)
+                continued = _continued(name, history[name], omega, params, baseline, ladder, search, outer_split_check)
                 if continued is None or not (continued[0].success or continued[0].status == Status.LIMITED):
                     if fresh is None:
                         fresh = threshold(omega, sigma, lam, A, L, tol=search.tol, alpha_min=search.alpha_min,
-                                          alpha_max=search.alpha_max, which=which, rules=rules)
+                                          alpha_max=search.alpha_max, which=which, rules=rules,
+                                          outer_split_check=outer_split_check)
                     found[name] = (getattr(fresh, name), getattr(fresh, f"rungs_{name}"), fresh.states.get(name),
                                    fresh.states.get(name))
                 else:

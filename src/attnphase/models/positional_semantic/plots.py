@@ -26,7 +26,8 @@ def _axes(ax, figsize):
 
 def plot_phase_diagram(curve, ax=None):
     """α_c(ω) and α_l(ω) of a `PhaseCurve` (or its `rows()`) in the (α, ω) plane, each with its error band;
-    a value whose error does not meet the tolerance (status limited) is drawn as an open marker. Below α_c
+    a value whose error does not meet the tolerance (status limited) is drawn as an open marker, and one without
+    an error bound (infinite error) without a band. Below α_c
     the positional branch has the lower training loss, above it the semantic one."""
     rows = curve.rows() if hasattr(curve, "rows") else list(curve)
     fig, ax = _axes(ax, (5.5, 4))
@@ -37,7 +38,9 @@ def plot_phase_diagram(curve, ax=None):
             continue
         omega = np.array([r["omega"] for r in points])
         value = np.array([r[name] for r in points])
-        error = np.array([r[f"{name}_error"] for r in points])
+        # an unbounded error (a rung drift that does not slow down) gets no band: the band breaks there
+        error = np.array([r[f"{name}_error"] for r in points], float)
+        error[~np.isfinite(error)] = np.nan
         ax.fill_betweenx(omega, value - error, value + error, color=color, alpha=0.25, lw=0)
         ax.plot(value, omega, "-", color=color, lw=1, label=f"{label} (± error)")
         limited = np.array([r[f"{name}_status"] == "limited" for r in points])
@@ -69,11 +72,10 @@ def plot_order_parameters(results, axes=None):
         if not found:
             continue
         alpha = [b.alpha for b in found]
-        axes[0].errorbar(alpha, [abs(getattr(b, order)) for b in found],
-                         [b.errors.get(order, np.nan) for b in found], fmt="o-", color=color, ms=3, capsize=2,
-                         label=f"|{'m' if order == 'm' else 'θ'}| ({branch})")
-        axes[1].errorbar(alpha, [b.test_error for b in found], [b.errors.get("test_error", np.nan) for b in found],
-                         fmt="o-", color=color, ms=3, capsize=2, label=f"ε_g ({branch})")
+        axes[0].errorbar(alpha, [abs(getattr(b, order)) for b in found], _bars(found, order), fmt="o-", color=color,
+                         ms=3, capsize=2, label=f"|{'m' if order == 'm' else 'θ'}| ({branch})")
+        axes[1].errorbar(alpha, [b.test_error for b in found], _bars(found, "test_error"), fmt="o-", color=color, ms=3,
+                         capsize=2, label=f"ε_g ({branch})")
     if results:
         axes[1].axhline(results[0].linear_baseline_error, color="gray", lw=1, label="linear baseline")
     axes[0].set_xlabel("α")
@@ -84,3 +86,10 @@ def plot_order_parameters(results, axes=None):
         ax.legend(fontsize=7)
     fig.tight_layout()
     return fig
+
+
+def _bars(solutions, name: str) -> np.ndarray:
+    """The errors of `name` for error bars: NaN (no bar) where not verified or unbounded."""
+    bars = np.array([b.errors.get(name, np.nan) for b in solutions], float)
+    bars[~np.isfinite(bars)] = np.nan
+    return bars

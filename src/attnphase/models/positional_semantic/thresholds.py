@@ -10,9 +10,16 @@ crosses the linear baseline), each to a requested absolute tolerance, on the one
    of the rung's own values (the tensor bracket's at the first step).
 3. The climb (numeric.convergence.climb): at the last Newton point α_0 the branches are carried up the
    ladder, and each rung's threshold is one Newton step from α_0 on that rung, α^(k) = α_0 − Δ^(k)/Δ'^(k).
-   The reported value is the highest rung's, its error the spread of α^(k) over the last three rungs plus
-   the linearisation bound ½|Δ''| (α^(k) − α_0)² / |Δ'|; the climb stops when that is ≤ tol (status
-   converged), or at the top rung (status limited, with the numbers).
+   The reported value is the highest rung's, its error the spread of α^(k) over the last three rungs (with
+   the tail of a one-way drift, numeric.convergence) plus the linearisation bound ½|Δ''| (α^(k) − α_0)² / |Δ'|;
+   the climb stops when that is ≤ tol (status converged), or at the top rung (status limited, with the numbers).
+4. α_c on a split-line ladder (L = 2): Φ of both branches on three outer-split rules (free_energy_check), at
+   the states of the first two rungs solved at α_0 (the climb of step 3 stops there: the error comes from this
+   check). The split-line rules' Φ can be biased by more than their spread (α_c(0.1): 0.7513 ± 0.0002 on
+   split-line 12-16, 0.75073 on the outer-split rules). The reported α_c is one Newton step from α_0 on the
+   finest outer-split rule, its error the branches' Φ errors on those rules (spread plus drift tail, added)
+   plus the state effect (Φ between the two rungs' states), over the slope, plus the linearisation bound;
+   the split-line value stays in the message and the rungs.
 
 Measured spreads (docs/models/positional_semantic.md): at ω = 0.3 the split-line rules 10-14 put Φ within
 ~2e-7 of the converged value, i.e. α_c within ~5e-4; at ω = 0 the plain rules oscillate by ±3.5e-7 in Φ
@@ -30,6 +37,8 @@ from attnphase import progress
 from attnphase.errors import ParameterError
 from attnphase.models.positional_semantic.accurate import AccurateState, on_rule
 from attnphase.models.positional_semantic.branches import follow
+from attnphase.models.positional_semantic.free_energy_check import (CHECK_RULES, checked_gap,
+                                                                   outer_split_free_energies, state_effect)
 from attnphase.models.positional_semantic.parameters import Parameters, ThresholdSearch
 from attnphase.models.positional_semantic.point import linear_baseline
 from attnphase.models.positional_semantic.results import RungThreshold, Thresholds, combined_status
@@ -154,8 +163,8 @@ def tensor_start(kind: str, start: Bracket) -> tuple[dict, float, float | None]:
 
 
 def refine(kind: str, states: dict, alpha: float, slope_hint: float | None, params: Parameters, baseline: float,
-           ladder, tolerance: float, bracket: tuple[float, float] | None = None):
-    """Steps 2 and 3 of the module docstring from branch states near the threshold (on any rule, e.g. the
+           ladder, tolerance: float, bracket: tuple[float, float] | None = None, outer_split_check: bool = True):
+    """Steps 2-4 of the module docstring from branch states near the threshold (on any rule, e.g. the
     tensor bracket's, or the previous ω's first rung): (the Threshold, the per-rung rows, the branch states
     at the threshold on the reported rung, the first-rung states at the last Newton point).
 
@@ -165,7 +174,8 @@ def refine(kind: str, states: dict, alpha: float, slope_hint: float | None, para
     skipped (numeric.convergence.climb skip_failed). Both are named in the message."""
     failures = []
     for first in range(max(1, len(ladder) - SPREAD_RUNGS + 1)):
-        found = _refine_on(kind, states, alpha, slope_hint, params, baseline, ladder[first:], tolerance, bracket)
+        found = _refine_on(kind, states, alpha, slope_hint, params, baseline, ladder[first:], tolerance, bracket,
+                           outer_split_check)
         if found[0].status != Status.FAILED or found[1]:
             break
         failures.append(found[0].message)
@@ -176,7 +186,7 @@ def refine(kind: str, states: dict, alpha: float, slope_hint: float | None, para
 
 
 def _refine_on(kind: str, states: dict, alpha: float, slope_hint: float | None, params: Parameters, baseline: float,
-               ladder, tolerance: float, bracket: tuple[float, float] | None):
+               ladder, tolerance: float, bracket: tuple[float, float] | None, outer_split_check: bool):
     """`refine` on one ladder (its first rung the Newton rung)."""
     first_rule = ladder[0]
     secant_slope = slope_hint
@@ -211,24 +221,58 @@ def _refine_on(kind: str, states: dict, alpha: float, slope_hint: float | None, 
         value, slope = _crossing_and_slope(kind, moved, baseline, slope_0)
         return _RungAnswer(moved, rule.label, alpha_0 - value / slope, value, slope)
 
+    # With the outer-split check (step 4) the error comes from the check, and the climb only has to provide the
+    # states of two rungs (the second-order state effect is measured between them): any spread is accepted.
+    check = outer_split_check and kind == "alpha_c" and params.L == 2 and all(r.split is not None for r in ladder)
+    window = 2 if check else min(SPREAD_RUNGS, len(ladder))
     result = climb(on, [Rung(rule, rule.label) for rule in ladder],
                    lambda answer: {"alpha": answer.alpha, "linearisation": 0.5 * curvature * (answer.alpha - alpha_0) ** 2
                                    / abs(answer.slope)},
-                   tolerance={"alpha": Tolerance(atol=tolerance)}, start=states, report="refined", error="spread",
-                   window=min(SPREAD_RUNGS, len(ladder)), skip_failed=True)
+                   tolerance={"alpha": Tolerance(atol=ALPHA_CEILING if check else tolerance)}, start=states,
+                   report="refined", error="spread", window=window, skip_failed=True)
     rows = tuple(RungThreshold(a.rule, a.alpha, a.value, a.slope) for a in result.answers if isinstance(a, _RungAnswer))
     if not result.values:
         return noisy_threshold(math.nan, math.nan, result.status, result.message), rows, None, states
-    error = result.errors["alpha"] + result.values["linearisation"]
-    status = result.status
-    if status == Status.CONVERGED and error > tolerance:
-        status = Status.LIMITED
+    value, error = result.values["alpha"], result.errors["alpha"] + result.values["linearisation"]
+    status, slope = result.status, result.answer.slope
     newton = ", ".join(f"{a:.5f}" for a, _, _ in points)
     message = f"Newton on {first_rule.label} through α = {newton}; {result.message}"
+    if check:
+        top_rule = next(rule for rule in ladder if rule.label == result.answer.rule)
+        value, error, slope, checked, note = _checked_on_outer_split(result, params, alpha_0, curvature, top_rule)
+        rows += checked
+        message = (f"Newton on {first_rule.label} through α = {newton}; on {result.rung} (states checked on "
+                   f"{result.check}) α = {result.values['alpha']:.5f} ± {result.errors['alpha']:.2g}; reported: {note}")
+    if status == Status.CONVERGED and error > tolerance:
+        status = Status.LIMITED
     if bracket is not None:
         message = f"tensor bracket [{bracket[0]:g}, {bracket[1]:g}]; {message}"
-    return (noisy_threshold(float(result.values["alpha"]), float(error), status, message, bracket,
-                            float(result.answer.slope)), rows, result.answer.states, states)
+    return (noisy_threshold(float(value), float(error), status, message, bracket, float(slope)), rows,
+            result.answer.states, states)
+
+
+def _checked_on_outer_split(result, params: Parameters, alpha_0: float, curvature: float, top_rule):
+    """(α_c, its error, the slope, the outer-split rows, what the message says of them) from the climb's states
+    at α_0 (step 4; free_energy_check)."""
+    top = result.answer.states
+    states = {b: top[b].solution.state for b in top}
+    checked = checked_gap(outer_split_free_energies(states, params, alpha_0, nodes) for nodes in CHECK_RULES)
+    below = [a.states for a in result.answers[:-1] if isinstance(a, _RungAnswer)][-1:]
+    moved = sum(state_effect(top[b].solution.state, [s[b].solution.state for s in below], params, alpha_0, top_rule)
+                for b in top)
+    alpha = alpha_0 - checked.gap / checked.slope
+    error = ((checked.error + moved) / abs(checked.slope)
+             + 0.5 * curvature * (alpha - alpha_0) ** 2 / abs(checked.slope))
+    rows = tuple(RungThreshold(f"outer-split {v.nodes}", alpha_0 - v.gap / v.slope, v.gap, v.slope)
+                 for v in checked.rules)
+    rules = ", ".join(str(v.nodes) for v in checked.rules)
+    drifting = [b for b, e in checked.branch_errors.items() if math.isinf(e)]
+    errors = ", ".join(f"Φ_{b[:3]} {e:.2g}" for b, e in checked.branch_errors.items())
+    note = (f"Φ on the outer-split rules {rules} at those states (errors {errors}, state effect {moved:.2g}, "
+            f"slope {checked.slope:.4g})")
+    if drifting:
+        note += f"; Φ of the {' and '.join(drifting)} branch still drifts in one direction on them: no error bound"
+    return alpha, error, checked.slope, rows, note
 
 
 @dataclass(frozen=True)
@@ -248,11 +292,13 @@ class _Failed:
 
 
 def threshold(omega, sigma=0.5, lam=0.01, A=None, L=2, *, tol=1e-3, alpha_min=0.3, alpha_max=3.0,
-              which=("alpha_c", "alpha_l"), rules="auto") -> Thresholds:
+              which=("alpha_c", "alpha_l"), rules="auto", outer_split_check=True) -> Thresholds:
     """α_c(ω) and α_l(ω), each to the absolute tolerance `tol` in α (see the module docstring).
 
     which: the thresholds to compute. rules: "auto" (the model's ladder) or tensor node counts (a
     tensor-only ladder: its errors are not verified on a split-line rule, status limited for L = 2).
+    outer_split_check: step 4 of the module docstring for α_c on a split-line ladder (L = 2); False reports
+    the split-line value and spread (minutes faster per α_c on 2 cores, but see step 4).
     Status per threshold: converged (error ≤ tol), limited (the top rung's value, error above tol),
     not_found (no crossing where both branches exist in [alpha_min, ALPHA_CEILING]: the message says which
     side wins, the closest approach and where a branch ended), failed.
@@ -275,7 +321,8 @@ def threshold(omega, sigma=0.5, lam=0.01, A=None, L=2, *, tol=1e-3, alpha_min=0.
                 found[name], rows[name] = start, ()
             else:
                 found[name], rows[name], states[name], _ = refine(name, *tensor_start(name, start), params, baseline.value,
-                                                                  ladder, search.tol, (start.low, start.high))
+                                                                  ladder, search.tol, (start.low, start.high),
+                                                                  outer_split_check)
                 if found[name].status in (Status.CONVERGED, Status.LIMITED) and not verified:
                     found[name] = replace(found[name], status=Status.LIMITED,
                                           message=found[name].message + "; tensor rules only: not verified on a "

@@ -1,0 +1,112 @@
+"""α_c checked on the outer-split rules: Φ there, at the branch states of the split-line ladder.
+
+Why: at some ω the split-line rules' Φ carries a bias that their spread does not show. At ω = 0.1 the
+rungs 12, 14, 16 put α_c at 0.75108, 0.75122, 0.75127 (spread 2e-4) where the converged value is
+0.75073 ± 1.3e-4 (docs/research/positional_semantic.md). The outer-split rule (numeric.split_line.OuterSplit:
+lines along χ_1, adaptive along ζ_1 cut where the pitchfork indicator changes sign, Gauss-Hermite in
+(χ_2, ζ_2)) removes the outer rule's oscillation in E[M] at ω ≳ 0.2; at ω = 0 it converges slowly in χ_2
+(the positional E[M] rises monotonically with the χ_2 nodes).
+
+How: Φ is stationary in the state at a fixed point, so Φ on the outer-split rule at the split-line state
+differs from its value at the outer-split fixed point only at second order in the state difference; no
+fixed point on the (15-30× dearer) outer-split rule is needed, only E[M] at each branch's state, on the
+three rules CHECK_RULES. At the ladder's last Newton point α_0:
+
+    α_c = α_0 − ΔΦ / ΔΦ',  ΔΦ = Φ_sem − Φ_pos on the finest rule, ΔΦ' = E[M]_pos − E[M]_sem there;
+    error = (err Φ_pos + err Φ_sem + state effect) / |ΔΦ'| + the linearisation bound of the caller,
+
+each branch's error being the spread of its Φ over the three rules plus the tail of a one-way drift
+(numeric.convergence.drift_tail), per branch: the two branches' errors are added, never allowed to cancel
+in ΔΦ. (At ω = 0 the difference of ΔΦ between (12, 10) and (16, 14) was 1.4e-8, while ΔΦ on both was off by
+5.8e-7: α_c 0.61642 against 0.61490 ± 0.00011.) The state effect is, per branch, the change of Φ on the upper
+of two split-line rules between its state and the lower rule's state (the second-order effect of a state
+error of that size). Measured at ω = 0.3, α = 1.25 (the solve's states): ΔΦ on (8, 6), (10, 8), (12, 10),
+(16, 14) nodes in (χ_2, ζ_2): 3.2e-6, −5.5e-7, −1.235e-6, −1.266e-6; Φ_pos moved by 9.0e-8 and Φ_sem by
+5.9e-8 from (12, 10) to (16, 14) (E[M] per branch and rule: 16-35 s on one core).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from attnphase.models.positional_semantic.parameters import Parameters
+from attnphase.models.positional_semantic.rules import TEST_ERROR_NODES, Rule
+from attnphase.models.positional_semantic.state_evolution import SaddlePointEquations
+from attnphase.numeric.convergence import drift_tail
+from attnphase.numeric.split_line import SplitLineRule
+
+__all__ = ["CHECK_RULES", "BRANCHES", "FreeEnergies", "CheckedGap", "outer_split_free_energies", "checked_gap",
+           "state_effect"]
+
+# Gauss-Hermite nodes in (χ_2, ζ_2) of the three outer-split rules, coarse to fine (see the module docstring).
+CHECK_RULES = ((12, 10), (16, 14), (20, 18))
+BRANCHES = ("semantic", "positional")
+# Lines of the outer-split rules: probes and panel tolerance of numeric.split_line (the references' values).
+LINE_PROBES = 32
+LINE_PANEL_TOL = 1e-10
+
+
+@dataclass(frozen=True)
+class FreeEnergies:
+    """Φ and E[M] of each branch (by name) at fixed states on one outer-split rule."""
+
+    nodes: tuple[int, ...]
+    phi: dict
+    envelope: dict
+
+    @property
+    def gap(self) -> float:
+        """ΔΦ = Φ_sem − Φ_pos."""
+        return self.phi["semantic"] - self.phi["positional"]
+
+    @property
+    def slope(self) -> float:
+        """dΔΦ/dα at fixed states: E[M]_pos − E[M]_sem (Φ = ... − α E[M])."""
+        return self.envelope["positional"] - self.envelope["semantic"]
+
+
+@dataclass(frozen=True)
+class CheckedGap:
+    """ΔΦ and its slope on the finest rule, each branch's Φ error (spread with drift tail; `branch_errors`),
+    the error of ΔΦ (their sum), and every rule's values (`rules`)."""
+
+    gap: float
+    slope: float
+    branch_errors: dict
+    rules: tuple[FreeEnergies, ...]
+
+    @property
+    def error(self) -> float:
+        return sum(self.branch_errors.values())
+
+
+def outer_split_free_energies(states: dict, params: Parameters, alpha: float, nodes: tuple[int, ...]) -> FreeEnergies:
+    """Φ and E[M] at α on the outer-split rule `nodes` at `states` (branch -> state vector
+    x = (q, V, θ, m_1..m_L), for both BRANCHES)."""
+    equations = SaddlePointEquations(params, alpha, TEST_ERROR_NODES,
+                                     split_rule=SplitLineRule(max(nodes), LINE_PROBES, LINE_PANEL_TOL),
+                                     outer_split_nodes=tuple(nodes))
+    envelope = {b: equations.envelope_average(np.asarray(states[b], float)) for b in BRANCHES}
+    phi = {b: equations.free_energy_of_state(np.asarray(states[b], float), envelope[b]) for b in BRANCHES}
+    return FreeEnergies(tuple(nodes), phi, envelope)
+
+
+def checked_gap(values) -> CheckedGap:
+    """ΔΦ on the last of `values` (FreeEnergies on rules from coarse to fine), with its error: per branch the
+    spread of Φ over the rules plus the tail of a one-way drift, the branches' errors added."""
+    values = tuple(values)
+    errors = {}
+    for b in BRANCHES:
+        phi = [v.phi[b] for v in values]
+        errors[b] = max(phi) - min(phi) + drift_tail(phi)
+    return CheckedGap(values[-1].gap, values[-1].slope, errors, values)
+
+
+def state_effect(top_state, other_states, params: Parameters, alpha: float, rule: Rule) -> float:
+    """max over `other_states` of |Φ(x) − Φ(top_state)| on the split-line `rule` (Φ(q, V, θ, m) with the
+    conjugates eliminated): how much a state error of the size of the rung-to-rung differences moves Φ."""
+    equations = rule.equations(params, alpha)
+    top = equations.free_energy_of_state(np.asarray(top_state, float))
+    return max((abs(equations.free_energy_of_state(np.asarray(x, float)) - top) for x in other_states), default=0.0)

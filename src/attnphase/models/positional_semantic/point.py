@@ -155,7 +155,8 @@ def solve(omega, alpha, sigma=0.5, lam=0.01, A=None, L=2, *, tol=FIELD_TOL, bran
                 errors=dict(climbed.errors), rule=climbed.rung, checked_on=climbed.check, nodes_per_dim=nodes))
             bar.advance(name)
     found = [r.solution for r in reported.values()]
-    notes = [f"{m.branch}: {m.status}" for m in missing]
+    notes = [f"{b.branch}: {b.status} ({b.message})" for b in found if b.status != Status.CONVERGED]
+    notes += [f"{m.branch}: {m.status}" for m in missing]
     best = max(found, key=lambda b: b.free_energy).branch if found else None
     if len(found) >= 2:
         first, second = sorted(found, key=lambda b: -b.free_energy)[:2]

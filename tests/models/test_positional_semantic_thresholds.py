@@ -157,3 +157,25 @@ def test_the_outer_split_check_adds_the_branches_errors_and_gives_no_credit_for_
     flat = [FreeEnergies((n, 12), {"positional": -1e-3 + e, "semantic": -1e-3}, {"positional": 1.0, "semantic": 0.0})
             for n, e in zip((12, 16, 20), (2e-9, -1e-9, 1e-9))]
     assert checked_gap(flat).error == pytest.approx(3e-9)
+
+
+def test_the_phase_diagram_draws_a_band_only_where_the_error_is_bounded():
+    """`plot_phase_diagram` on rows as `PhaseCurve.rows()` gives them: the α_c band spans value ± error where
+    the error is finite; a row without a bound (error inf, or None once stored) leaves a gap in the band, its
+    point still drawn (open marker: limited)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    rows = [{"omega": w, "alpha_c": a, "alpha_c_error": e, "alpha_c_status": s, "alpha_l": math.nan,
+             "alpha_l_error": math.nan, "alpha_l_status": "not_found"}
+            for w, a, e, s in ((0.0, 0.62, 0.01, "limited"), (0.1, 0.75, math.inf, "limited"), (0.2, 0.95, None, "limited"),
+                               (0.3, 1.25, 0.0002, "converged"))]
+    fig = api.plot_phase_diagram(rows)
+    ax = fig.axes[0]
+    band = ax.collections[0].get_paths()
+    xs = np.concatenate([p.vertices[:, 0] for p in band])
+    ys = np.concatenate([p.vertices[:, 1] for p in band])
+    assert np.all(np.isfinite(xs)) and xs.min() == pytest.approx(0.61) and xs.max() == pytest.approx(1.2502)
+    assert not np.any(np.isclose(ys, 0.1)) and not np.any(np.isclose(ys, 0.2))
+    open_marker = [line for line in ax.get_lines() if line.get_markerfacecolor() == "none"][0]
+    assert list(open_marker.get_ydata()) == [0.0, 0.1, 0.2]

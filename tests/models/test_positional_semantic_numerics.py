@@ -164,10 +164,16 @@ def test_free_energy_gradient_matches_finite_differences_in_V_and_m(positional_6
 
 @pytest.mark.parametrize("kwargs", [{"omegas": []}, {"omegas": [0.1, 0.1]}, {"omegas": [1.5]}, {"omegas": [0.3], "tol": 0.0},
                                     {"omegas": [0.3], "which": ("alpha_x",)},
-                                    {"omegas": [0.3], "A": [0.3, 0.7, 0.8, 0.2]}])
+                                    {"omegas": [0.3], "A": [0.3, 0.7, 0.8, 0.2]},
+                                    {"omegas": [0.3], "outer_split_check": "no"}])
 def test_phase_curve_rejects_bad_input(kwargs):
     with pytest.raises(ParameterError):
         api.phase_curve(**kwargs)
+
+
+def test_threshold_rejects_an_outer_split_check_that_is_not_a_bool():
+    with pytest.raises(ParameterError, match="outer_split_check"):
+        api.threshold(0.3, outer_split_check=1)
 
 
 @pytest.mark.slow

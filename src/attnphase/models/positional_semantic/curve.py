@@ -67,6 +67,8 @@ def phase_curve(omegas, sigma=0.5, lam=0.01, A=None, L=2, *, tol=1e-3, alpha_min
         raise ParameterError("A", base.A, SYMMETRIC_A)
     search = ThresholdSearch.validated(tol=tol, alpha_min=alpha_min, alpha_max=alpha_max)
     which = tuple(check_choice("which", name, ("alpha_c", "alpha_l")) for name in which)
+    if not isinstance(outer_split_check, bool):
+        raise ParameterError("outer_split_check", outer_split_check, "True or False")
     ladder, _, verified = resolve_rules(base, rules)
     started = time.perf_counter()
     history = {name: [] for name in which}

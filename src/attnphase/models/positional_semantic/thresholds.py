@@ -308,6 +308,8 @@ def threshold(omega, sigma=0.5, lam=0.01, A=None, L=2, *, tol=1e-3, alpha_min=0.
     which = tuple(check_choice("which", name, ("alpha_c", "alpha_l")) for name in which)
     if not which:
         raise ParameterError("which", which, "one or both of alpha_c, alpha_l")
+    if not isinstance(outer_split_check, bool):
+        raise ParameterError("outer_split_check", outer_split_check, "True or False")
     if not params.swap_symmetric:
         raise ParameterError("A", params.A, SYMMETRIC_A)
     ladder, nodes, verified = resolve_rules(params, rules)

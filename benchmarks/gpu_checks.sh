@@ -56,7 +56,7 @@ fi
 if wanted 5; then
 step "5. GD runs of the full positional-semantic report on $DEVICE"
 GD_CACHE=$(mktemp -d)
-timeout 300 $PY -c "import sys; from attnphase.reproduce.positional_semantic import simulate_gd_plan; print(f'{simulate_gd_plan(sys.argv[1], sys.argv[2]):.1f} s')" "$GD_CACHE" "$DEVICE"; echo "rc $?"
+timeout 300 $PY -c "import sys; from attnphase.reproduce.positional_semantic_gd import simulate_gd_plan; print(f'{simulate_gd_plan(sys.argv[1], sys.argv[2]):.1f} s')" "$GD_CACHE" "$DEVICE"; echo "rc $?"
 tar -cf "$OUT/gd_runs.tar" -C "$GD_CACHE" . && ls "$GD_CACHE" | wc -l
 fi
 step "done"

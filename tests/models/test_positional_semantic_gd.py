@@ -188,7 +188,7 @@ def test_finite_size_gap_to_the_semantic_branch_shrinks():
 
 def test_cached_runner_keeps_each_run_and_reuses_it(tmp_path):
     """A stored run comes back equal (arrays included) without simulating again; a new argument runs."""
-    from attnphase.reproduce.positional_semantic import cached_runner, gd_run_plan, simulate_run
+    from attnphase.reproduce.positional_semantic_gd import cached_runner, gd_run_plan, simulate_run
 
     calls = []
 
@@ -215,7 +215,7 @@ def test_theory_reference_takes_solve_with_its_errors_and_caches_it(tmp_path, mo
     values and the evidence; a second call reads the JSON cache instead of solving."""
     from types import SimpleNamespace
 
-    from attnphase.reproduce import positional_semantic as reproduce
+    from attnphase.reproduce import positional_semantic_gd as reproduce
 
     calls = []
 

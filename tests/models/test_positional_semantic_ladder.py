@@ -129,7 +129,7 @@ def test_every_branch_is_found_or_reported_missing_on_the_standard_grid():
                 carried = api.on_rule(api.AccurateState(solution), params, rule)
                 if not carried.success:
                     problems.append((omega, alpha, branch, carried.message))
-    assert not problems, problems
+    assert not problems, "\n".join(map(str, problems))  # every problem, not a truncated repr
 
 
 @pytest.mark.slow
@@ -143,4 +143,4 @@ def test_every_threshold_is_found_on_the_standard_grid():
             t = getattr(point, name)
             if not (t.status in ("converged", "limited") and np.isfinite(t.value)):
                 problems.append((omega, name, t.status, t.message))
-    assert not problems, problems
+    assert not problems, "\n".join(map(str, problems))  # every problem, not a truncated repr

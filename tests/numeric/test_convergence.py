@@ -196,3 +196,6 @@ def test_a_drift_that_does_not_slow_down_has_no_error_bound():
     assert result.status == "limited" and math.isinf(result.errors["integral"])
     assert "drifts in one direction without slowing" in result.message
     assert drift_tail([1.0, 2.0, 1.5]) == 0.0 and drift_tail([1.0, 2.0]) == 0.0  # oscillation; too few values
+    # rounding-level moves of a quantity that is constant on every rung are not a drift; exact zeros neither
+    assert drift_tail([0.5, 0.5 + 1e-16, 0.5 + 3e-16]) == 0.0 and drift_tail([0.0, 0.0, 0.0]) == 0.0
+    assert math.isinf(drift_tail([0.5, 0.5 + 1e-9, 0.5 + 3e-9]))

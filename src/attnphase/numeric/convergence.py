@@ -92,14 +92,21 @@ class LadderResult(Result):
     answers: tuple = field(default=(), repr=False)
 
 
+# Differences below this fraction of the largest value are rounding, not a drift (a quantity that is the same
+# on every rung up to the last bits).
+ROUNDING_LEVEL = 1e-12
+
+
 def drift_tail(values: Sequence[float]) -> float:
     """What a one-way drift of the last three `values` leaves beyond the last one, as a geometric tail:
     |d₂| r/(1 − r), r = |d₂/d₁| (d₁, d₂ the last two differences); 0 when they do not move in one direction
-    (an oscillation, which the spread itself covers) or fewer than three are given; inf when r ≥ 1."""
+    (an oscillation, which the spread itself covers), when a difference is at rounding level
+    (ROUNDING_LEVEL of the largest |value|, or below 1e-300) or fewer than three are given; inf when r ≥ 1."""
     if len(values) < 3:
         return 0.0
     d1, d2 = values[-2] - values[-3], values[-1] - values[-2]
-    if d1 * d2 <= 0.0:
+    rounding = max(ROUNDING_LEVEL * max(abs(v) for v in values[-3:]), 1e-300)
+    if d1 * d2 <= 0.0 or min(abs(d1), abs(d2)) <= rounding:
         return 0.0
     ratio = abs(d2 / d1)
     return math.inf if ratio >= 1.0 else abs(d2) * ratio / (1.0 - ratio)

@@ -14,7 +14,7 @@ Accuracy is an input: every number comes with an error verified on finer quadrat
 * `linear_baseline_error(omega, sigma, L)`: ε_g^lin.
 * `simulate(omega=..., alpha=..., ...)`: finite-d full-batch GD / Adam, batched over trials.
 * The building blocks: `Parameters` (validated once), `SaddlePointEquations`, `Rule` and `state_ladder` (the
-  quadrature rules), `solve_branch`, `follow`, `on_rule`, `climb_branch`, and the result types.
+  quadrature rules), `solve_branch`, `follow`, `on_rule`, `follow_on_rule`, `climb_branch`, and the result types.
 
 This module is a facade: every name comes from `attnphase.models.positional_semantic`, where the model
 lives, imported on first use (the simulator needs torch, the solvers SymPy and numba, the plots matplotlib).

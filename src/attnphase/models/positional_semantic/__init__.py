@@ -32,7 +32,7 @@ _MODULES = {
     "rules": ("Rule", "state_ladder", "resolve_rules"),
     "branches": ("BRANCHES", "ANCHOR_ALPHA", "BranchCoordinates", "initial_guess", "solve_branch", "distinct",
                  "genuine", "branch_loss", "follow"),
-    "accurate": ("FIELDS", "AccurateState", "defect_correction", "on_rule", "climb_branch"),
+    "accurate": ("FIELDS", "AccurateState", "defect_correction", "on_rule", "follow_on_rule", "climb_branch"),
     "point": ("FIELD_TOL", "DEFAULT_BRANCHES", "linear_baseline", "linear_baseline_error", "solve", "sweep_point",
               "transverse_free_energy_curvature"),
     "thresholds": ("MEANING", "threshold"),

@@ -10,6 +10,12 @@ then Broyden's method preconditioned by a forward-difference Jacobian of the SAM
 tensor rules get ∂F_m/∂m wrong in sign: −1.25 on 10 nodes at ω = 0, α = 0.6 where the split-line map
 has +0.9, so a tensor-preconditioned Newton heads for m = 0). A solve that collapses onto the invariant
 set m = 0 or θ = 0 is retried once with the order parameter doubled, and never reported as the branch.
+
+A branch the tensor rule carries to some α is not always there on the accurate rules: at ω = 0 the tensor
+rules continue the positional branch up to α = 3, while on split-line rules it folds near α = 0.77. Where
+the carry from the tensor rule fails, the branch is followed the branch on the split-line rule itself from
+its anchor (`follow_on_rule`), so the branch is either reached from where it is known to exist or reported
+missing with the place where it ended on that rule.
 """
 
 from __future__ import annotations
@@ -20,16 +26,20 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from attnphase.errors import ParameterError
-from attnphase.models.positional_semantic.branches import COLLAPSE_LEVEL, BranchCoordinates, solve_branch
+from attnphase.models.positional_semantic.branches import (COLLAPSE_LEVEL, ENDS_A_BRANCH, FOLLOW_MAX_STEP,
+                                                           FOLLOW_MIN_STEP, BranchCoordinates, branch_loss,
+                                                           solve_branch)
 from attnphase.models.positional_semantic.parameters import Parameters
 from attnphase.models.positional_semantic.results import BranchSolution
 from attnphase.models.positional_semantic.rules import SPREAD_RUNGS, Rule
 from attnphase.models.positional_semantic.state_evolution import SaddlePointEquations
+from attnphase.numeric.branches import Continuation
 from attnphase.numeric.convergence import LadderResult, Rung, Tolerance, climb
 from attnphase.numeric.fixedpoint import Anderson, Broyden, Chain, LastEvaluation, map_jacobian, solve_fixed_point
 from attnphase.results import Result, Status
 
-__all__ = ["FIELDS", "RUNG_TOL", "AccurateState", "defect_correction", "tensor_inverse", "on_rule", "climb_branch"]
+__all__ = ["FIELDS", "RUNG_TOL", "AccurateState", "defect_correction", "tensor_inverse", "on_rule", "follow_on_rule",
+           "climb_branch"]
 
 # The quantities of a branch that carry a verified error.
 FIELDS = ("q", "m", "theta", "V", "test_error", "train_loss", "free_energy")
@@ -171,6 +181,39 @@ def on_rule(previous: AccurateState, params: Parameters, rule: Rule, *, tol: flo
             return state
         first = first or state
     return first
+
+
+def follow_on_rule(tensor_path: Continuation, branch: str, params: Parameters, rule: Rule) -> Continuation:
+    """The positional or semantic branch followed in α on the split-line `rule`, from the anchor of its
+    tensor-rule path (`branches.follow`), carried onto the rule there: `at(α)` is an AccurateState or
+    None with `loss(α)` saying where the branch ended on the rule.
+
+    For a tensor solution that does not carry onto the rule (`on_rule` fails): either the carry's start
+    was too far (the branch is then reached step by step) or the rule has no such branch there (at ω = 0
+    the tensor rules continue the positional branch to α = 3, while on split-line rules it folds near
+    α = 0.77). Each step starts from the extrapolated state with the inverse Jacobian of the nearest
+    solution on the path (`on_rule`: Broyden, then a fresh Jacobian of this rule's map); the branch ends
+    where no fixed point is found in steps down to FOLLOW_MIN_STEP, or where it collapses or jumps
+    (`branch_loss`).
+    """
+    coords = BranchCoordinates(branch, params)
+
+    def solve(alpha, guess, previous: AccurateState | None) -> AccurateState:
+        if previous is None:  # the anchor: the tensor path's solution there, carried onto the rule
+            anchored = tensor_path.at(alpha)
+            if anchored is None:
+                raise ParameterError("tensor_path", tensor_path.loss(alpha).message,
+                                     f"a tensor path of the {branch} branch with a solution at its anchor")
+            return on_rule(AccurateState(anchored), params, rule)
+        moved = replace(previous.solution, alpha=alpha, state=coords.to_state(guess))
+        return on_rule(AccurateState(moved, previous.inverse, previous.rule), params, rule)
+
+    def lost(state: AccurateState, prediction):
+        reason = branch_loss(state.solution, prediction, coords)
+        return reason if reason in ENDS_A_BRANCH else None
+
+    return Continuation(solve, lost, lambda state: coords.from_state(state.solution.state), tensor_path.anchor,
+                        max_step=FOLLOW_MAX_STEP, min_step=FOLLOW_MIN_STEP, contains=coords.contains, name="α")
 
 
 def climb_branch(start: AccurateState, params: Parameters, rules: tuple[Rule, ...],

@@ -10,7 +10,7 @@ import numpy as np
 
 from attnphase import progress
 from attnphase.errors import ParameterError
-from attnphase.models.positional_semantic.accurate import AccurateState, climb_branch
+from attnphase.models.positional_semantic.accurate import AccurateState, climb_branch, follow_on_rule
 from attnphase.models.positional_semantic.branches import BRANCHES, BranchCoordinates, distinct, follow, solve_branch
 from attnphase.models.positional_semantic.parameters import Accuracy, Parameters, check_parameter
 from attnphase.models.positional_semantic.results import (BranchSolution, LinearBaseline, MissingBranch, SolveResult,
@@ -64,15 +64,16 @@ def linear_baseline_error(omega, sigma=0.5, L=2, *, tol=1e-13) -> LinearBaseline
 
 
 def _follow_start(name: str, alpha: float, params: Parameters, nodes: int, found: dict):
-    """The branch's solution on the following rule at α (or None) and why it is missing."""
+    """The branch's solution on the following rule at α (or None), why it is missing, and the tensor path it
+    was followed on (positional and semantic branches; else None)."""
     if name in ("positional", "semantic"):
         path = follow(name, params, nodes, low=alpha, high=alpha)
         solution = path.at(alpha)
         if solution is None:
             loss = path.loss(alpha)
             status = Status.FAILED if loss.status == Status.FAILED else Status.NOT_FOUND
-            return None, MissingBranch(name, status, f"{name} branch does not reach α = {alpha:g}: {loss.message}")
-        return solution, None
+            return None, MissingBranch(name, status, f"{name} branch does not reach α = {alpha:g}: {loss.message}"), path
+        return solution, None, path
     if name == "trivial":
         solution = solve_branch(name, alpha, params, nodes_per_dim=nodes, stability=False)
         if not solution.success and found:  # at L = 3 the default start V = σ²/(λ+σ²) leaves V > 0
@@ -87,8 +88,8 @@ def _follow_start(name: str, alpha: float, params: Parameters, nodes: int, found
         solution = solve_branch(name, alpha, params, nodes_per_dim=nodes, guess=guess, stability=False)
     if not distinct(solution, [f.solution for f in found.values()]):
         return None, MissingBranch(name, solution.status if not solution.success else Status.NOT_FOUND,
-                                   f"{name}: no distinct fixed point on the tensor rule ({solution.message[:80]})")
-    return solution, None
+                                   f"{name}: no distinct fixed point on the tensor rule ({solution.message[:80]})"), None
+    return solution, None, None
 
 
 def _stability(solution: BranchSolution, params: Parameters, nodes: int) -> BranchSolution:
@@ -125,7 +126,7 @@ def solve(omega, alpha, sigma=0.5, lam=0.01, A=None, L=2, *, tol=FIELD_TOL, bran
     missing: list[MissingBranch] = []
     with progress.task("branches", total=len(names)) as bar:
         for name in names:
-            start, why = _follow_start(name, alpha, params, nodes, reported)
+            start, why, path = _follow_start(name, alpha, params, nodes, reported)
             if start is None:
                 missing.append(why)
                 bar.advance(name)
@@ -134,6 +135,17 @@ def solve(omega, alpha, sigma=0.5, lam=0.01, A=None, L=2, *, tol=FIELD_TOL, bran
                 start = _stability(start, params, nodes)
             climbed = climb_branch(AccurateState(start, None, f"tensor {nodes}"), params, ladder, tolerance,
                                    anderson=name != "mixed")
+            if not climbed.values and path is not None and ladder[0].split is not None:
+                # the tensor solution does not carry onto the first split-line rule: follow the branch on
+                # that rule from its anchor; it gets to α, or it ends before (the evidence of its absence)
+                accurate = follow_on_rule(path, name, params, ladder[0])
+                reached = accurate.at(alpha)
+                if reached is None:
+                    missing.append(MissingBranch(name, Status.NOT_FOUND, f"{name}: the tensor rule carries it to "
+                                                 f"α = {alpha:g}, {ladder[0].label} does not: {accurate.loss(alpha).message}"))
+                    bar.advance(name)
+                    continue
+                climbed = climb_branch(reached, params, ladder, tolerance)
             if not climbed.values:
                 missing.append(MissingBranch(name, climbed.status, f"{name}: {climbed.message}"))
                 bar.advance(name)

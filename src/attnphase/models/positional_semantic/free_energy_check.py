@@ -32,10 +32,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from attnphase.models.positional_semantic.parameters import Parameters
-from attnphase.models.positional_semantic.rules import TEST_ERROR_NODES, Rule
-from attnphase.models.positional_semantic.state_evolution import SaddlePointEquations
+from attnphase.models.positional_semantic.rules import Rule
 from attnphase.numeric.convergence import drift_tail
-from attnphase.numeric.split_line import SplitLineRule
 
 __all__ = ["CHECK_RULES", "BRANCHES", "FreeEnergies", "CheckedGap", "outer_split_free_energies", "checked_gap",
            "state_effect"]
@@ -43,9 +41,6 @@ __all__ = ["CHECK_RULES", "BRANCHES", "FreeEnergies", "CheckedGap", "outer_split
 # Gauss-Hermite nodes in (χ_2, ζ_2) of the three outer-split rules, coarse to fine (see the module docstring).
 CHECK_RULES = ((12, 10), (16, 14), (20, 18))
 BRANCHES = ("semantic", "positional")
-# Lines of the outer-split rules: probes and panel tolerance of numeric.split_line (the references' values).
-LINE_PROBES = 32
-LINE_PANEL_TOL = 1e-10
 
 
 @dataclass(frozen=True)
@@ -85,9 +80,7 @@ class CheckedGap:
 def outer_split_free_energies(states: dict, params: Parameters, alpha: float, nodes: tuple[int, ...]) -> FreeEnergies:
     """Φ and E[M] at α on the outer-split rule `nodes` at `states` (branch -> state vector
     x = (q, V, θ, m_1..m_L), for both BRANCHES)."""
-    equations = SaddlePointEquations(params, alpha, TEST_ERROR_NODES,
-                                     split_rule=SplitLineRule(max(nodes), LINE_PROBES, LINE_PANEL_TOL),
-                                     outer_split_nodes=tuple(nodes))
+    equations = Rule.outer_split(nodes).equations(params, alpha)
     envelope = {b: equations.envelope_average(np.asarray(states[b], float)) for b in BRANCHES}
     phi = {b: equations.free_energy_of_state(np.asarray(states[b], float), envelope[b]) for b in BRANCHES}
     return FreeEnergies(tuple(nodes), phi, envelope)

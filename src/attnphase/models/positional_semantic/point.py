@@ -107,10 +107,12 @@ def solve(omega, alpha, sigma=0.5, lam=0.01, A=None, L=2, *, tol=FIELD_TOL, bran
     Each branch is FOLLOWED to α (never started cold at α, where another fixed point of the same
     invariant set can take its place): the positional and semantic ones by continuation in α on the tensor
     rule from their anchors (branches.follow), the trivial one inside m = θ = 0, the mixed one from the
-    midpoint of the pure branches. Then it climbs the ladder of rules (accurate.climb_branch: split-line
-    rules of 8, 10, 12, ... outer nodes for L = 2) until every field q, |m|, |θ|, V, ε_g, ε_t, Φ has a
-    verified relative error ≤ tol (the spread over the last three rules). A branch that does not reach α
-    is listed in `missing` with the evidence (where it was lost, and why).
+    midpoint of the pure branches. Then it climbs the ladder of rules (accurate.climb_branch; for L = 2
+    split-line rules of 8 … 16 outer nodes, then count-split rules of 8, 10, 12) until every field q, |m|,
+    |θ|, V, ε_g, ε_t, Φ has a verified relative error ≤ tol (the spread over the last three rules plus the
+    tail of a one-way drift). A positional or semantic branch that does not carry from the tensor rule onto
+    the first split-line rule is followed on that rule from its anchor (accurate.follow_on_rule). A branch
+    that does not reach α is listed in `missing` with the evidence (where it was lost, and why).
 
     tol: relative tolerance of every field (default 0.003). stability: the full map's Jacobian on the
     following rule. rules: "auto" (the model's ladder) or tensor node counts for a tensor-only ladder (its

@@ -11,11 +11,16 @@ that average it, from cheap and biased to expensive and accurate:
 * split-line rules (`Rule.split_line(n)`, numeric.split_line): lines along ξ_1 split where the minimiser
   switches basin, n-point Gauss-Hermite in the other 2L − 1 coordinates. They converge, algebraically and
   with an oscillation in n, on the state and on Φ.
+* count-split rules (`Rule.count_split(n)`): split lines whose second coordinate ξ_2 is integrated
+  adaptively too, cut where the number of switches on a line changes (~25× a split-line evaluation). At
+  small ω the split-line states drift in one direction without slowing up to 16 outer nodes (the semantic
+  ε_g near α_l, hence α_l at ω ≤ 0.2); the count-split rules converge there.
 
-`STATE_LADDER` is the ladder of the accuracy-driven commands (numeric.convergence): a branch is carried
-from the tensor rule onto the split-line rungs in turn, each rung started from the previous one's fixed
-point and inverse Jacobian, and each reported value carries the spread over the last three rungs as its
-verified error (`verified_errors`). Measured at ω = 0.3, α = 1.25 (fixed points on outer 4 .. 12, 32
+`state_ladder(L)` is the ladder of the accuracy-driven commands (numeric.convergence): a branch is carried
+from the tensor rule onto the split-line rungs, then the count-split rungs, in turn, each rung started from
+the previous one's fixed point and inverse Jacobian, until the requested tolerance is met; each reported
+value carries the spread over the last three rungs, plus the geometric tail of a one-way drift (or no bound
+when the drift does not slow), as its verified error. Measured at ω = 0.3, α = 1.25 (fixed points on outer 4 .. 12, 32
 probes): the positional q is 0.046416, 0.047661, 0.047074, 0.047025, 0.047114 (outer 4, 6, 8, 10, 12:
 an oscillation that the difference of two successive rungs can understate: 8 → 10 moves it by 0.1 %,
 10 → 12 by 0.19 %), the semantic V 17.758, 18.086, 18.200, 18.261, 18.287 (geometric, ratio ~0.5 per
@@ -57,6 +62,8 @@ SPREAD_RUNGS = 3
 # probes, 30 bisections), panels to 1e-6 per unit outer weight (the hats are O(1)), lines to 1e-8.
 COUNT_SPLIT = CountSplit(1, 32, 1e-6, 30)
 COUNT_LINE_PANEL_TOL = 1e-8
+# Lines of the outer-split rules: a panel tolerance 10× below the plain rules' (their E[M] converges to ~1e-9).
+OUTER_LINE_PANEL_TOL = 1e-10
 
 
 @dataclass(frozen=True)
@@ -64,11 +71,16 @@ class Rule:
     """One quadrature rule of the ladder: tensor Gauss-Hermite with `nodes` per dimension, or (with `split`)
     the split-line rule `split` (its outer Gauss-Hermite nodes per dimension in `nodes`); with `count` also
     the second coordinate integrated adaptively, cut where the number of switches on a line changes (the
-    reference rule of the state, ~25× a split-line evaluation; SaddlePointEquations.count_split)."""
+    reference rule of the state, ~25× a split-line evaluation; SaddlePointEquations.count_split); with
+    `outer` the outer-split rule instead: coordinates rotated so that h* depends on ζ alone, lines along χ_1,
+    ζ_1 integrated adaptively, cut where the pitchfork indicator changes sign, `outer` Gauss-Hermite nodes in
+    (χ_2, ζ_2) (SaddlePointEquations.outer_split_nodes; at ω ≳ 0.2 finer than the count split, ~15-30× a
+    split-line evaluation; not a rung: the rule of the α_c check and of the references)."""
 
     nodes: int
     split: SplitLineRule | None = None
     count: bool = False
+    outer: tuple[int, ...] | None = None
 
     @classmethod
     def tensor(cls, nodes: int) -> Rule:
@@ -82,24 +94,31 @@ class Rule:
     def count_split(cls, nodes: int) -> Rule:
         return cls(nodes, SplitLineRule(nodes, LINE_PROBES, COUNT_LINE_PANEL_TOL), True)
 
+    @classmethod
+    def outer_split(cls, nodes: tuple[int, ...]) -> Rule:
+        nodes = tuple(check_int("nodes", n, 2, 60) for n in nodes)
+        return cls(max(nodes), SplitLineRule(max(nodes), LINE_PROBES, OUTER_LINE_PANEL_TOL), False, nodes)
+
     @property
     def label(self) -> str:
         if self.split is None:
             return f"tensor {self.nodes}"
+        if self.outer is not None:
+            return "outer-split " + "×".join(map(str, self.outer))
         return f"count-split {self.nodes}" if self.count else f"split-line {self.nodes}"
 
     def equations(self, params: Parameters, alpha: float) -> SaddlePointEquations:
         """The state-evolution map at α on this rule (ε_g always on the smooth tensor rule TEST_ERROR_NODES)."""
         if self.split is None:
             return SaddlePointEquations(params, alpha, self.nodes)
-        return SaddlePointEquations(params, alpha, TEST_ERROR_NODES, split_rule=self.split,
+        return SaddlePointEquations(params, alpha, TEST_ERROR_NODES, split_rule=self.split, outer_split_nodes=self.outer,
                                     count_split=COUNT_SPLIT if self.count else None)
 
 
 def state_ladder(L: int) -> tuple[Rule, ...]:
     """The rungs above the following rule, in climbing order (see the module docstring)."""
     if L == 2:
-        return tuple(Rule.split_line(n) for n in (8, 10, 12, 14, 16))
+        return tuple(Rule.split_line(n) for n in (8, 10, 12, 14, 16)) + tuple(Rule.count_split(n) for n in (8, 10, 12))
     if L == 3:
         return tuple(Rule.tensor(n) for n in (4, 6, 8))
     if L <= 6:

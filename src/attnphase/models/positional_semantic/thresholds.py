@@ -13,6 +13,8 @@ crosses the linear baseline), each to a requested absolute tolerance, on the one
    The reported value is the highest rung's, its error the spread of α^(k) over the last three rungs (with
    the tail of a one-way drift, numeric.convergence) plus the linearisation bound ½|Δ''| (α^(k) − α_0)² / |Δ'|;
    the climb stops when that is ≤ tol (status converged), or at the top rung (status limited, with the numbers).
+   For L = 2 the ladder goes on from split-line 16 to the count-split rules 8, 10, 12 (rules): at ω ≤ 0.2 the
+   split-line values of α_l drift in one direction without slowing, and only the count-split rungs bound them.
 4. α_c on a split-line ladder (L = 2): Φ of both branches on three outer-split rules (free_energy_check), at
    the states of the first two rungs solved at α_0 (the climb of step 3 stops there: the error comes from this
    check). The split-line rules' Φ can be biased by more than their spread (α_c(0.1): 0.7513 ± 0.0002 on
@@ -63,6 +65,7 @@ ALPHA_CEILING = 8.0
 # Newton on the first rung: stop when the step is below this fraction of the tolerance (or after the cap).
 NEWTON_STEP_FRACTION = 0.1
 NEWTON_MAX_STEPS = 6
+NEWTON_RUNGS = 3
 BRANCHES_OF = {"alpha_c": ("semantic", "positional"), "alpha_l": ("semantic",)}
 
 
@@ -170,10 +173,12 @@ def refine(kind: str, states: dict, alpha: float, slope_hint: float | None, para
 
     A failed Newton on the first rung (no fixed point found there: the split-line maps jump where a basin
     switch appears, and a coarse rule can lack a fixed point its neighbours have) is redone from the same
-    start with the next rung as the first, while SPREAD_RUNGS rungs remain; a failed rung in the climb is
-    skipped (numeric.convergence.climb skip_failed). Both are named in the message."""
+    start with the next rung as the first, up to the NEWTON_RUNGS-th, while SPREAD_RUNGS rungs remain; a
+    failed rung in the climb is skipped (numeric.convergence.climb skip_failed). Both are named in the
+    message."""
     failures = []
-    for first in range(max(1, len(ladder) - SPREAD_RUNGS + 1)):
+    # Newton runs on one of the first NEWTON_RUNGS rungs (split-line rules: a count-split rung costs ~25×)
+    for first in range(max(1, min(NEWTON_RUNGS, len(ladder) - SPREAD_RUNGS + 1))):
         found = _refine_on(kind, states, alpha, slope_hint, params, baseline, ladder[first:], tolerance, bracket,
                            outer_split_check)
         if found[0].status != Status.FAILED or found[1]:

@@ -190,6 +190,12 @@ def test_defect_correction_reaches_the_split_line_fixed_point(positional_6):
     assert abs(equations.free_energy_of_state(refined.state, evaluation.envelope) - refined.free_energy) < 1e-11
 
 
+def test_an_outer_split_rule_is_named_by_its_node_counts_and_rejects_counts_out_of_range():
+    assert api.Rule.outer_split((20, 18)).label == "outer-split 20×18"
+    with pytest.raises(ParameterError, match="nodes"):
+        api.Rule.outer_split((20, 1))
+
+
 @pytest.mark.slow
 def test_outer_split_rule_gives_phi_to_1e8_where_the_plain_rules_oscillate_by_1e7():
     """ω = 0.3, α = 1.25, positional branch at its split-line-10 fixed point: E[M] on the outer-split rules
@@ -206,8 +212,7 @@ def test_outer_split_rule_gives_phi_to_1e8_where_the_plain_rules_oscillate_by_1e
     phis = [eq.free_energy_of_state(x, eq.envelope_average(x)) for eq in plain]
     split = []
     for nodes in ((16, 14), (24, 18)):
-        eq = api.SaddlePointEquations(STANDARD, 1.25, 16, split_rule=SplitLineRule(max(nodes), 32, 1e-10),
-                                      outer_split_nodes=nodes)
+        eq = api.Rule.outer_split(nodes).equations(STANDARD, 1.25)
         split.append(eq.free_energy_of_state(x, eq.envelope_average(x)))
     assert abs(split[0] - split[1]) < 1e-8
     assert max(phis) - min(phis) > 5e-8

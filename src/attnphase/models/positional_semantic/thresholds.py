@@ -15,6 +15,8 @@ crosses the linear baseline), each to a requested absolute tolerance, on the one
    the climb stops when that is ≤ tol (status converged), or at the top rung (status limited, with the numbers).
    For L = 2 the ladder goes on from split-line 16 to the count-split rules 8, 10, 12 (rules): at ω ≤ 0.2 the
    split-line values of α_l drift in one direction without slowing, and only the count-split rungs bound them.
+   α_l's slope is the first rung's secant, so the top rung's one-step value is corrected by a secant step on
+   that rung itself (Δ_l evaluated again at the one-step value), and the correction is added to the error.
 4. α_c on a split-line ladder (L = 2): Φ of both branches on three outer-split rules (free_energy_check), at
    the states of the first two rungs solved at α_0 (the climb of step 3 stops there: the error comes from this
    check). The split-line rules' Φ can be biased by more than their spread (α_c(0.1): 0.7513 ± 0.0002 on
@@ -242,12 +244,21 @@ def _refine_on(kind: str, states: dict, alpha: float, slope_hint: float | None, 
     status, slope = result.status, result.answer.slope
     newton = ", ".join(f"{a:.5f}" for a, _, _ in points)
     message = f"Newton on {first_rule.label} through α = {newton}; {result.message}"
+    top_rule = next(rule for rule in ladder if rule.label == result.answer.rule)
     if check:
-        top_rule = next(rule for rule in ladder if rule.label == result.answer.rule)
         value, error, slope, checked, note = _checked_on_outer_split(result, params, alpha_0, curvature, top_rule)
         rows += checked
         message = (f"Newton on {first_rule.label} through α = {newton}; on {result.rung} (states checked on "
                    f"{result.check}) α = {result.values['alpha']:.5f} ± {result.errors['alpha']:.2g}; reported: {note}")
+    elif kind == "alpha_l" and abs(result.answer.alpha - alpha_0) > NEWTON_STEP_FRACTION * tolerance:
+        value, correction, row, note = _secant_on_top_rung(result.answer, top_rule, params, baseline, alpha_0)
+        error += correction
+        message += f"; {note}"
+        if row is None:
+            status = Status.LIMITED
+        else:
+            rows += (row,)
+            slope = row.slope
     if status == Status.CONVERGED and error > tolerance:
         status = Status.LIMITED
     if bracket is not None:
@@ -278,6 +289,23 @@ def _checked_on_outer_split(result, params: Parameters, alpha_0: float, curvatur
     if drifting:
         note += f"; Φ of the {' and '.join(drifting)} branch still drifts in one direction on them: no error bound"
     return alpha, error, checked.slope, rows, note
+
+
+def _secant_on_top_rung(answer: _RungAnswer, rule, params: Parameters, baseline: float, alpha_0: float):
+    """(α_l, the size of the correction, its row or None, what the message says) from one secant step on the top
+    rung: the rung's one-step value uses the first rung's secant slope, which can be off by several per cent
+    (ω = 0: the step from α_0 to the count-split root is 0.0125), so the top rung's Δ_l is evaluated again at
+    that value and the secant through the two points of the SAME rung gives the root; the correction is added
+    to the error (the remaining linearisation error is of second order in it)."""
+    moved = _carry(answer.states, params, rule, answer.alpha)
+    if isinstance(moved, str):
+        return answer.alpha, 0.0, None, f"no secant check on {rule.label} ({moved}): the slope of the first rung is used"
+    value = _crossing("alpha_l", {b: s.solution for b, s in moved.items()}, baseline)
+    slope = (value - answer.value) / (answer.alpha - alpha_0)
+    alpha = answer.alpha - value / slope
+    return (alpha, abs(alpha - answer.alpha), RungThreshold(f"{rule.label} (secant)", alpha, value, slope),
+            f"secant on {rule.label} through α = {alpha_0:.5f}, {answer.alpha:.5f}: α = {alpha:.5f} "
+            f"(correction {alpha - answer.alpha:+.2g}, added to the error)")
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,9 @@ crosses the linear baseline), each to a requested absolute tolerance, on the one
    the climb stops when that is ≤ tol (status converged), or at the top rung (status limited, with the numbers).
    For L = 2 the ladder goes on from split-line 16 to the count-split rules 8, 10, 12 (rules): at ω ≤ 0.2 the
    split-line values of α_l drift in one direction without slowing, and only the count-split rungs bound them.
-   α_l's slope is the first rung's secant, so the top rung's one-step value is corrected by a secant step on
-   that rung itself (Δ_l evaluated again at the one-step value), and the correction is added to the error.
+   α_l's slope is the first rung's secant, so from the top rung's one-step value the secant on that rung itself
+   is iterated (Δ_l evaluated again at each new value) until its step is below a tenth of the tolerance; the
+   last step is added to the error.
 4. α_c on a split-line ladder (L = 2): Φ of both branches on three outer-split rules (free_energy_check), at
    the states of the first two rungs solved at α_0 (the climb of step 3 stops there: the error comes from this
    check). The split-line rules' Φ can be biased by more than their spread (α_c(0.1): 0.7513 ± 0.0002 on
@@ -251,14 +252,15 @@ def _refine_on(kind: str, states: dict, alpha: float, slope_hint: float | None, 
         message = (f"Newton on {first_rule.label} through α = {newton}; on {result.rung} (states checked on "
                    f"{result.check}) α = {result.values['alpha']:.5f} ± {result.errors['alpha']:.2g}; reported: {note}")
     elif kind == "alpha_l" and abs(result.answer.alpha - alpha_0) > NEWTON_STEP_FRACTION * tolerance:
-        value, correction, row, note = _secant_on_top_rung(result.answer, top_rule, params, baseline, alpha_0)
-        error += correction
+        value, last_step, secant_rows, note = _secant_on_top_rung(result.answer, top_rule, params, baseline, alpha_0,
+                                                                  tolerance)
+        error += last_step
         message += f"; {note}"
-        if row is None:
+        if secant_rows is None:
             status = Status.LIMITED
         else:
-            rows += (row,)
-            slope = row.slope
+            rows += secant_rows
+            slope = secant_rows[-1].slope
     if status == Status.CONVERGED and error > tolerance:
         status = Status.LIMITED
     if bracket is not None:
@@ -291,21 +293,34 @@ def _checked_on_outer_split(result, params: Parameters, alpha_0: float, curvatur
     return alpha, error, checked.slope, rows, note
 
 
-def _secant_on_top_rung(answer: _RungAnswer, rule, params: Parameters, baseline: float, alpha_0: float):
-    """(α_l, the size of the correction, its row or None, what the message says) from one secant step on the top
-    rung: the rung's one-step value uses the first rung's secant slope, which can be off by several per cent
-    (ω = 0: the step from α_0 to the count-split root is 0.0125), so the top rung's Δ_l is evaluated again at
-    that value and the secant through the two points of the SAME rung gives the root; the correction is added
-    to the error (the remaining linearisation error is of second order in it)."""
-    moved = _carry(answer.states, params, rule, answer.alpha)
-    if isinstance(moved, str):
-        return answer.alpha, 0.0, None, f"no secant check on {rule.label} ({moved}): the slope of the first rung is used"
-    value = _crossing("alpha_l", {b: s.solution for b, s in moved.items()}, baseline)
-    slope = (value - answer.value) / (answer.alpha - alpha_0)
-    alpha = answer.alpha - value / slope
-    return (alpha, abs(alpha - answer.alpha), RungThreshold(f"{rule.label} (secant)", alpha, value, slope),
-            f"secant on {rule.label} through α = {alpha_0:.5f}, {answer.alpha:.5f}: α = {alpha:.5f} "
-            f"(correction {alpha - answer.alpha:+.2g}, added to the error)")
+def _secant_on_top_rung(answer: _RungAnswer, rule, params: Parameters, baseline: float, alpha_0: float,
+                        tolerance: float):
+    """(α_l, the last secant step, the rows of the secant points, what the message says; or the one-step value
+    with rows None when a fixed point is not found) by secant steps on the top rung itself.
+
+    The rungs' one-step values use the first rung's secant slope, which can be off by several per cent (ω = 0:
+    the count-split one-step value 0.74760 moved to 0.74669 on the top rung's own secant), so Δ_l is evaluated
+    again on the top rung at each new value and the secant through its last two points gives the next, until
+    the step is ≤ NEWTON_STEP_FRACTION · tol (at most NEWTON_MAX_STEPS); the last step is added to the error."""
+    points = [(alpha_0, answer.value)]
+    alpha, states, rows = answer.alpha, answer.states, []
+    for _ in range(NEWTON_MAX_STEPS):
+        moved = _carry(states, params, rule, alpha)
+        if isinstance(moved, str):
+            return answer.alpha, 0.0, None, f"no secant on {rule.label} ({moved}): the first rung's slope is used"
+        states = moved
+        value = _crossing("alpha_l", {b: state.solution for b, state in states.items()}, baseline)
+        slope = (value - points[-1][1]) / (alpha - points[-1][0])
+        points.append((alpha, value))
+        step = -value / slope
+        rows.append(RungThreshold(f"{rule.label} (secant)", alpha + step, value, slope))
+        if abs(step) <= NEWTON_STEP_FRACTION * tolerance:
+            break
+        alpha += step
+    through = ", ".join(f"{a:.5f}" for a, _ in points)
+    return (alpha + step, abs(step), tuple(rows),
+            f"secant on {rule.label} through α = {through}: α = {alpha + step:.5f} (last step {step:.2g}, added to "
+            f"the error; the one-step value was {answer.alpha:.5f})")
 
 
 @dataclass(frozen=True)

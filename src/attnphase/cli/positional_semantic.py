@@ -98,6 +98,9 @@ def solve_command(omega, alpha, sigma, lam, A, L, tol, branches, threads, deprec
     A branch that does not exist at α is listed under "missing" with the evidence (where it was lost when
     followed from its anchor). global_branch: the branch with the lowest training loss ε_t = −Φ.
 
+    Under a minute where the split-line rules meet --tol; a few minutes where the ladder goes on to the
+    count-split rules (at small ω, and for the semantic branch at ω = 0.3, α = 1.25).
+
     \b
     Examples:
       attnphase solve positional-semantic --omega 0.3 --alpha 1.25 --branches positional,semantic --json
@@ -144,7 +147,8 @@ def threshold_command(omega, omega_grid, sigma, lam, A, L, tol, alpha_min, alpha
     shown as n/a (null in JSON) means the rules' values still drift without slowing: no bound.
 
     \b
-    Each ω takes two to several minutes at the default tolerance (more at small ω), on two cores.
+    On two cores, at the default tolerance: α_c 3-10 minutes per ω; α_l a few minutes at ω ≥ 0.3 and
+    10-20 minutes at ω ≤ 0.2, where it climbs to the count-split rules.
 
     \b
     Examples:

@@ -14,7 +14,7 @@ that average it, from cheap and biased to expensive and accurate:
 * count-split rules (`Rule.count_split(n)`): split lines whose second coordinate ξ_2 is integrated
   adaptively too, cut where the number of switches on a line changes (~25× a split-line evaluation). At
   small ω the split-line states drift in one direction without slowing up to 16 outer nodes (the semantic
-  ε_g near α_l, hence α_l at ω ≤ 0.2); the count-split rules converge there.
+  ε_g near α_l, hence α_l at ω ≤ 0.2); the count-split rules bound them at ω = 0 and 0.2, not yet at 0.1.
 
 `state_ladder(L)` is the ladder of the accuracy-driven commands (numeric.convergence): a branch is carried
 from the tensor rule onto the split-line rungs, then the count-split rungs, in turn, each rung started from

@@ -252,9 +252,9 @@ def _refine_on(kind: str, states: dict, alpha: float, slope_hint: float | None, 
         message = (f"Newton on {first_rule.label} through α = {newton}; on {result.rung} (states checked on "
                    f"{result.check}) α = {result.values['alpha']:.5f} ± {result.errors['alpha']:.2g}; reported: {note}")
     elif kind == "alpha_l" and abs(result.answer.alpha - alpha_0) > NEWTON_STEP_FRACTION * tolerance:
-        value, last_step, secant_rows, note = _secant_on_top_rung(result.answer, top_rule, params, baseline, alpha_0,
-                                                                  tolerance)
-        error += last_step
+        value, added, secant_rows, note = _secant_on_top_rung(result.answer, top_rule, params, baseline, alpha_0,
+                                                              tolerance)
+        error += added
         message += f"; {note}"
         if secant_rows is None:
             status = Status.LIMITED
@@ -295,8 +295,8 @@ def _checked_on_outer_split(result, params: Parameters, alpha_0: float, curvatur
 
 def _secant_on_top_rung(answer: _RungAnswer, rule, params: Parameters, baseline: float, alpha_0: float,
                         tolerance: float):
-    """(α_l, the last secant step, the rows of the secant points, what the message says; or the one-step value
-    with rows None when a fixed point is not found) by secant steps on the top rung itself.
+    """(α_l, the error it adds, the rows of the secant points, what the message says) by secant steps on the top
+    rung itself; where a fixed point is not found, the one-step value, its whole move from α_0 and rows None.
 
     The rungs' one-step values use the first rung's secant slope, which can be off by several per cent (ω = 0:
     the count-split one-step value 0.74760 moved to 0.74669 on the top rung's own secant), so Δ_l is evaluated
@@ -307,7 +307,9 @@ def _secant_on_top_rung(answer: _RungAnswer, rule, params: Parameters, baseline:
     for _ in range(NEWTON_MAX_STEPS):
         moved = _carry(states, params, rule, alpha)
         if isinstance(moved, str):
-            return answer.alpha, 0.0, None, f"no secant on {rule.label} ({moved}): the first rung's slope is used"
+            # the one-step value stays; its slope error is unknown, so its whole move from α_0 joins the error
+            return (answer.alpha, abs(answer.alpha - alpha_0), None,
+                    f"no secant on {rule.label} ({moved}): the one-step value, its move from α_0 added to the error")
         states = moved
         value = _crossing("alpha_l", {b: state.solution for b, state in states.items()}, baseline)
         slope = (value - points[-1][1]) / (alpha - points[-1][0])

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -122,6 +123,25 @@ def test_the_positional_branch_at_omega_zero_ends_on_the_split_line_rule_where_t
     alive, lost = loss.bracket
     assert loss.status == "converged" and lost - alive <= 0.01 + 1e-12, loss.message
     assert alive - 0.005 <= 0.766 <= lost + 0.005, loss.message
+
+
+@pytest.mark.slow
+def test_solve_reports_the_positional_branch_missing_where_a_carry_lands_on_another_fixed_point():
+    """ω = 0, α = 2.4: the tensor state of the positional branch carried onto the first split-line rule converges
+    there (to |m| ≈ 0.003, the tensor branch has 0.023), but the branch followed on that rule from α = 0.3 ends
+    at the fold near α = 0.766 (the independent refine_branch study), so `solve` must report it missing with
+    that bracket, not the carried fixed point under its name. About four minutes."""
+    params = api.Parameters.validated(omega=0.0)
+    rule = api.state_ladder(2)[0]
+    tensor = api.follow("positional", params, 10, low=0.3, high=2.4).at(2.4)
+    carried = api.on_rule(api.AccurateState(tensor), params, rule)
+    assert carried.success and abs(carried.solution.m) < 0.5 * abs(tensor.m)  # the other fixed point exists
+    result = api.solve(0.0, 2.4, branches=("positional",), stability=False)
+    assert not result.branches
+    (missing,) = result.missing
+    assert missing.status == "not_found", missing.message
+    alive, lost = (float(v) for v in re.search(r"alive at ([0-9.]+), lost at ([0-9.]+)", missing.message).groups())
+    assert lost - alive <= 0.01 + 1e-5 and alive - 0.005 <= 0.766 <= lost + 0.005, missing.message
 
 
 STANDARD_OMEGAS = [round(0.05 * k, 2) for k in range(10)]

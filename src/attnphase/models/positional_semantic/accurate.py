@@ -188,15 +188,24 @@ def follow_on_rule(tensor_path: Continuation, branch: str, params: Parameters, r
     tensor-rule path (`branches.follow`), carried onto the rule there: `at(α)` is an AccurateState or
     None with `loss(α)` saying where the branch ended on the rule.
 
-    For a tensor solution that does not carry onto the rule (`on_rule` fails): either the carry's start
-    was too far (the branch is then reached step by step) or the rule has no such branch there (at ω = 0
-    the tensor rules continue the positional branch to α = 3, while on split-line rules it folds near
-    α = 0.77). Each step starts from the extrapolated state with the inverse Jacobian of the nearest
-    solution on the path (`on_rule`: Broyden, then a fresh Jacobian of this rule's map); the branch ends
-    where no fixed point is found in steps down to FOLLOW_MIN_STEP, or where it collapses or jumps
-    (`branch_loss`).
+    A tensor solution carried onto the rule at α itself can land on another fixed point: at ω = 0 the tensor
+    rules continue the positional branch to α = 3, while on split-line rules it folds near α = 0.77, and
+    the carry at α = 2.4 lands on a positional fixed point with |m| = 0.003 (tensor: 0.023) that the branch
+    does not reach. Each step starts from the tensor path's state at the new α shifted by the offset between
+    the two rules at the nearest solved α (the rules differ by a slowly varying bias: at ω = 0.3 this takes
+    the positional branch from 0.3 to 1.25 in steps of FOLLOW_MAX_STEP, where the path's own extrapolation
+    from one point failed at 0.8), with the inverse Jacobian of that solution (`on_rule`: Broyden, then a
+    fresh Jacobian of this rule's map); the branch ends where no fixed point is found in steps down to
+    FOLLOW_MIN_STEP, or where it collapses or jumps (`branch_loss`; a jump is measured from that tensor-seeded
+    start, not from the path's linear extrapolation, which is 10 % off the branch's curvature over a 0.45 step
+    of the positional branch at ω = 0.3 by more than the jump fraction).
     """
     coords = BranchCoordinates(branch, params)
+    seeded_at: dict[float, np.ndarray] = {}  # α -> the tensor-seeded start of the solve there
+
+    def tensor_state(alpha):
+        solution = tensor_path.at(alpha)
+        return None if solution is None else coords.from_state(solution.state)
 
     def solve(alpha, guess, previous: AccurateState | None) -> AccurateState:
         if previous is None:  # the anchor: the tensor path's solution there, carried onto the rule
@@ -205,10 +214,17 @@ def follow_on_rule(tensor_path: Continuation, branch: str, params: Parameters, r
                 raise ParameterError("tensor_path", tensor_path.loss(alpha).message,
                                      f"a tensor path of the {branch} branch with a solution at its anchor")
             return on_rule(AccurateState(anchored), params, rule)
+        here, there = tensor_state(alpha), tensor_state(previous.solution.alpha)
+        if here is not None and there is not None:
+            seeded = here + coords.from_state(previous.solution.state) - there
+            if coords.contains(seeded):
+                guess = seeded_at[alpha] = seeded
         moved = replace(previous.solution, alpha=alpha, state=coords.to_state(guess))
         return on_rule(AccurateState(moved, previous.inverse, previous.rule), params, rule)
 
     def lost(state: AccurateState, prediction):
+        if prediction is not None:
+            prediction = seeded_at.get(state.solution.alpha, prediction)
         reason = branch_loss(state.solution, prediction, coords)
         return reason if reason in ENDS_A_BRANCH else None
 
@@ -217,21 +233,23 @@ def follow_on_rule(tensor_path: Continuation, branch: str, params: Parameters, r
 
 
 def climb_branch(start: AccurateState, params: Parameters, rules: tuple[Rule, ...],
-                 tolerance: Tolerance | dict | None, *, anderson: bool = True) -> LadderResult:
+                 tolerance: Tolerance | dict | None, *, anderson: bool = True,
+                 first: AccurateState | None = None) -> LadderResult:
     """The branch of `start` carried up `rules` until every field of FIELDS meets `tolerance`.
 
     Each rung starts from the rung below (`on_rule`); the values reported are the highest rung's, each
     with the spread over the last SPREAD_RUNGS rungs as its error (numeric.convergence.climb, report
     "refined", error "spread"; a rung below the top on which the fixed point is not found is skipped and
     named). Status converged, limited (the top rung does not meet the tolerance, or the top rung failed
-    above a checked triple: the last checked values are reported) or failed.
+    above a checked triple: the last checked values are reported) or failed. first: the branch already
+    solved on rules[0] (e.g. followed there), which is then not solved again.
     """
     def measure(state: AccurateState) -> dict[str, float]:
         return {name: abs(getattr(state.solution, name)) if name in ("m", "theta") else getattr(state.solution, name)
                 for name in FIELDS}
 
     if len(rules) == 1:  # one rule: its values, without a verified error
-        state = on_rule(start, params, rules[0], anderson=anderson)
+        state = first or on_rule(start, params, rules[0], anderson=anderson)
         if not state.success:
             return LadderResult({}, {}, Status.FAILED, f"{rules[0].label}: {state.message}", rules[0].label, None,
                                 state, (state,))
@@ -239,5 +257,5 @@ def climb_branch(start: AccurateState, params: Parameters, rules: tuple[Rule, ..
                             f"{rules[0].label} only: no finer rule, no verified error", rules[0].label, "", state,
                             (state,))
     return climb(lambda rule, previous: on_rule(previous, params, rule, anderson=anderson),
-                 [Rung(rule, rule.label) for rule in rules], measure, tolerance=tolerance, start=start,
+                 [Rung(rule, rule.label) for rule in rules], measure, tolerance=tolerance, start=start, first=first,
                  report="refined", error="spread", window=min(SPREAD_RUNGS, len(rules)), skip_failed=True)

@@ -106,13 +106,14 @@ def solve(omega, alpha, sigma=0.5, lam=0.01, A=None, L=2, *, tol=FIELD_TOL, bran
 
     Each branch is FOLLOWED to α (never started cold at α, where another fixed point of the same
     invariant set can take its place): the positional and semantic ones by continuation in α on the tensor
-    rule from their anchors (branches.follow), the trivial one inside m = θ = 0, the mixed one from the
-    midpoint of the pure branches. Then it climbs the ladder of rules (accurate.climb_branch; for L = 2
-    split-line rules of 8 … 16 outer nodes, then count-split rules of 8, 10, 12) until every field q, |m|,
-    |θ|, V, ε_g, ε_t, Φ has a verified relative error ≤ tol (the spread over the last three rules plus the
-    tail of a one-way drift). A positional or semantic branch that does not carry from the tensor rule onto
-    the first split-line rule is followed on that rule from its anchor (accurate.follow_on_rule). A branch
-    that does not reach α is listed in `missing` with the evidence (where it was lost, and why).
+    rule from their anchors (branches.follow) and, when the ladder starts with a split-line rule, again on
+    that rule from the tensor solution at the anchor carried onto it (accurate.follow_on_rule: a carry at α
+    itself can land on another fixed point, as at ω = 0, α = 2.4); the trivial one inside m = θ = 0, the
+    mixed one from the midpoint of the pure branches. Then it climbs the ladder of rules
+    (accurate.climb_branch; for L = 2 split-line rules of 8 … 16 outer nodes, then count-split rules of 8, 10,
+    12) until every field q, |m|, |θ|, V, ε_g, ε_t, Φ has a verified relative error ≤ tol (the spread over the
+    last three rules plus the tail of a one-way drift). A branch that does not reach α is listed in `missing`
+    with the evidence (where it was lost, and why).
 
     tol: relative tolerance of every field (default 0.003). stability: the full map's Jacobian on the
     following rule. rules: "auto" (the model's ladder) or tensor node counts for a tensor-only ladder (its
@@ -135,11 +136,10 @@ def solve(omega, alpha, sigma=0.5, lam=0.01, A=None, L=2, *, tol=FIELD_TOL, bran
                 continue
             if stability:
                 start = _stability(start, params, nodes)
-            climbed = climb_branch(AccurateState(start, None, f"tensor {nodes}"), params, ladder, tolerance,
-                                   anderson=name != "mixed")
-            if not climbed.values and path is not None and ladder[0].split is not None:
-                # the tensor solution does not carry onto the first split-line rule: follow the branch on
-                # that rule from its anchor; it gets to α, or it ends before (the evidence of its absence)
+            if path is not None and ladder[0].split is not None:
+                # followed on the first split-line rule from its anchor, not carried across from the tensor
+                # rule at α, where another fixed point of the branch's invariant set can take its place; it
+                # gets to α, or it ends before (the evidence of its absence)
                 accurate = follow_on_rule(path, name, params, ladder[0])
                 reached = accurate.at(alpha)
                 if reached is None:
@@ -147,7 +147,10 @@ def solve(omega, alpha, sigma=0.5, lam=0.01, A=None, L=2, *, tol=FIELD_TOL, bran
                                                  f"α = {alpha:g}, {ladder[0].label} does not: {accurate.loss(alpha).message}"))
                     bar.advance(name)
                     continue
-                climbed = climb_branch(reached, params, ladder, tolerance)
+                climbed = climb_branch(reached, params, ladder, tolerance, first=reached)
+            else:
+                climbed = climb_branch(AccurateState(start, None, f"tensor {nodes}"), params, ladder, tolerance,
+                                       anderson=name != "mixed")
             if not climbed.values:
                 missing.append(MissingBranch(name, climbed.status, f"{name}: {climbed.message}"))
                 bar.advance(name)

@@ -59,8 +59,11 @@ LINE_PANEL_TOL = 1e-9
 # Rungs whose spread is a value's verified error (see the module docstring).
 SPREAD_RUNGS = 3
 # The count split of the reference rules: ξ_2 cut where the number of switches on a ξ_1 line changes (32
-# probes, 30 bisections), panels to 1e-6 per unit outer weight (the hats are O(1)), lines to 1e-8.
-COUNT_SPLIT = CountSplit(1, 32, 1e-6, 30)
+# probes, 30 bisections), panels to 1e-5 per unit outer weight (the hats are O(1)), lines to 1e-8. Measured
+# on count-split 8 at the semantic fixed point of split-line 8 at ω = 0.3, α = 1.25: panels to 1e-6, 1e-5,
+# 1e-4 give V = 18.2758805, 18.2758808, 18.2758857 (1.4e-8 and 3e-7 relative, the rungs differ by 2.5e-4)
+# in 8.4, 5.2, 5.1 s; 16 instead of 32 probes per line moves V by 2.2e-4 (switches missed).
+COUNT_SPLIT = CountSplit(1, 32, 1e-5, 30)
 COUNT_LINE_PANEL_TOL = 1e-8
 # Lines of the outer-split rules: a panel tolerance 10× below the plain rules' (their E[M] converges to ~1e-9).
 OUTER_LINE_PANEL_TOL = 1e-10

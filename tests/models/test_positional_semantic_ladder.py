@@ -151,32 +151,26 @@ STANDARD_ALPHAS = [round(0.3 * k, 1) for k in range(1, 11)]
 @pytest.mark.slow
 def test_every_branch_is_found_or_reported_missing_on_the_standard_grid():
     """ω ∈ {0, 0.05, ..., 0.45} × α ∈ {0.3, 0.6, ..., 3}: at every point each of the positional and semantic
-    branches is either found on the first split-line rule (followed from its anchor on the tensor rule and
-    carried there, or followed on the split-line rule itself) or reported missing with the evidence (where
-    it was lost, and why). About an hour."""
+    branches is, as `solve` does it, either followed to α on the first split-line rule (from the tensor
+    solution at its anchor carried there) or reported missing with the evidence: where it was lost, on the
+    tensor rule or on that rule, between two solved points. About an hour."""
     rule = api.state_ladder(2)[0]
     problems = []
     for omega in STANDARD_OMEGAS:
         params = api.Parameters.validated(omega=omega)
         for branch in ("positional", "semantic"):
             path = api.follow(branch, params, 10, low=0.3, high=3.0)
-            accurate = api.follow_on_rule(path, branch, params, rule)  # solved only where a carry fails
+            accurate = api.follow_on_rule(path, branch, params, rule)
             for alpha in STANDARD_ALPHAS:
-                solution = path.at(alpha)
-                if solution is None:
+                if path.at(alpha) is None:
                     loss = path.loss(alpha)
                     if loss is None or loss.status != "converged" or loss.bracket is None:
-                        problems.append((omega, alpha, branch, "missing without evidence"))
+                        problems.append((omega, alpha, branch, f"missing on the tensor rule without evidence: {loss}"))
                     continue
-                carried = api.on_rule(api.AccurateState(solution), params, rule)
-                if carried.success:
-                    continue
-                # not carried: the branch followed on the rule itself either gets to α or ends before it,
-                # at a fold or collapse located between two solved points (the evidence of its absence)
                 if accurate.at(alpha) is None:
                     loss = accurate.loss(alpha)
-                    if loss.status != "converged" or loss.bracket is None:
-                        problems.append((omega, alpha, branch, f"not on {rule.label}: {loss.message}"))
+                    if loss is None or loss.status != "converged" or loss.bracket is None:
+                        problems.append((omega, alpha, branch, f"not on {rule.label}: {loss}"))
     assert not problems, "\n".join(map(str, problems))  # every problem, not a truncated repr
 
 

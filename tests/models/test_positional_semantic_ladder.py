@@ -73,7 +73,8 @@ def test_default_thresholds_lie_within_their_errors_of_the_converged_references(
     more accurate): each reported value within its reported error (plus the reference's), each error within
     the tolerance when the status says converged, and an unbounded error only with status limited and the
     message saying so. ω = 0.3 and 0.1 (ω = 0.1 is where the tensor rules were off by 0.05 and the split-line
-    rules' Φ by 5e-4 in α_c). About 5-10 minutes per ω on a loaded 2-core machine."""
+    rules' Φ by 5e-4 in α_c). ω = 0.1: 20 minutes on one thread of a shared machine (α_l climbs to the
+    count-split rules)."""
     result = api.threshold(omega)
     for name in ("alpha_c", "alpha_l"):
         t = getattr(result, name)

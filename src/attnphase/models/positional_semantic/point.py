@@ -10,7 +10,7 @@ import numpy as np
 
 from attnphase import progress
 from attnphase.errors import ParameterError
-from attnphase.models.positional_semantic.accurate import AccurateState, climb_branch, follow_on_rule
+from attnphase.models.positional_semantic.accurate import AccurateState, climb_branch, follow_on_rule, with_fresh_inverse
 from attnphase.models.positional_semantic.branches import BRANCHES, BranchCoordinates, distinct, follow, solve_branch
 from attnphase.models.positional_semantic.parameters import Accuracy, Parameters, check_parameter
 from attnphase.models.positional_semantic.results import (BranchSolution, LinearBaseline, MissingBranch, SolveResult,
@@ -147,6 +147,7 @@ def solve(omega, alpha, sigma=0.5, lam=0.01, A=None, L=2, *, tol=FIELD_TOL, bran
                                                  f"α = {alpha:g}, {ladder[0].label} does not: {accurate.loss(alpha).message}"))
                     bar.advance(name)
                     continue
+                reached = with_fresh_inverse(reached, params, ladder[0])
                 climbed = climb_branch(reached, params, ladder, tolerance, first=reached)
             else:
                 climbed = climb_branch(AccurateState(start, None, f"tensor {nodes}"), params, ladder, tolerance,

@@ -12,10 +12,10 @@ has +0.9, so a tensor-preconditioned Newton heads for m = 0). A solve that colla
 set m = 0 or θ = 0 is retried once with the order parameter doubled, and never reported as the branch.
 
 A branch the tensor rule carries to some α is not always there on the accurate rules: at ω = 0 the tensor
-rules continue the positional branch up to α = 3, while on split-line rules it folds near α = 0.77. Where
-the carry from the tensor rule fails, the branch is followed the branch on the split-line rule itself from
-its anchor (`follow_on_rule`), so the branch is either reached from where it is known to exist or reported
-missing with the place where it ended on that rule.
+rules continue the positional branch up to α = 3, while on split-line rules it folds near α = 0.77 (and a
+tensor solution carried across at α = 2.4 lands on another fixed point). So the branch is followed on the
+first split-line rule itself from its anchor (`follow_on_rule`): it is either reached from where it is known
+to exist or reported missing with the place where it ended on that rule.
 """
 
 from __future__ import annotations
@@ -198,8 +198,8 @@ def follow_on_rule(tensor_path: Continuation, branch: str, params: Parameters, r
     from one point failed at 0.8), with the inverse Jacobian of that solution (`on_rule`: Broyden, then a
     fresh Jacobian of this rule's map); the branch ends where no fixed point is found in steps down to
     FOLLOW_MIN_STEP, or where it collapses or jumps (`branch_loss`; a jump is measured from that tensor-seeded
-    start, not from the path's linear extrapolation, which is 10 % off the branch's curvature over a 0.45 step
-    of the positional branch at ω = 0.3 by more than the jump fraction).
+    start, not from the path's linear extrapolation, which misses the curvature of the positional branch at
+    ω = 0.3 by more than the jump fraction over a 0.45 step).
     """
     coords = BranchCoordinates(branch, params)
     seeded_at: dict[float, np.ndarray] = {}  # α -> the tensor-seeded start of the solve there

@@ -5,7 +5,7 @@ success status.
 Covered: attnphase.api.copy_heads (solve, threshold, scaling, simulate), attnphase.numeric
 (gaussian_expectation, sobol_expectation, solve_fixed_point and its solvers, follow_until_lost, find_crossing,
 integrate_drift, fixed_points_1d, fit_power_law), derive.codegen.compile_kernel, validate (select_device,
-generator, compare), store.ResultStore and sweep.parse_grid.
+generator, compare), store.ResultStore and grids.parse_grid.
 
 Each test counts the inputs it tried in TALLY; `pytest -s` prints the table at the end of the module.
 """
@@ -23,6 +23,7 @@ from hypothesis import given, settings, strategies as st
 from attnphase.api import copy_heads as ch
 from attnphase.derive.codegen import compile_kernel
 from attnphase.errors import ParameterError
+from attnphase.grids import parse_grid
 from attnphase.models.copy_heads import DEFAULT, Convention
 from attnphase.numeric import (
     Anderson,
@@ -38,7 +39,6 @@ from attnphase.numeric import (
     solve_fixed_point,
 )
 from attnphase.store import ResultStore
-from attnphase.sweep import parse_grid
 from attnphase.validate.compare import compare
 from attnphase.validate.device import select_device
 from attnphase.validate.seeds import generator
@@ -503,7 +503,7 @@ GRID_TEXT = st.one_of(
 @given(spec=GRID_TEXT)
 def test_parse_grid_fuzz(spec):
     """Any text: a grid of distinct finite values, or a ParameterError naming --grid."""
-    TALLY["sweep.parse_grid"] += 1
+    TALLY["grids.parse_grid"] += 1
     try:
         grid = parse_grid(spec)
     except ParameterError as err:
@@ -516,7 +516,7 @@ def test_parse_grid_fuzz(spec):
 @pytest.mark.parametrize("spec", ["beta=1:0:3", "beta=0:1:0", "beta=", "beta=1,1", "beta=nan,1", "beta=0:inf:3",
                                   "=1,2", "beta=0:1", "beta=-1e308:1e308:3", 5, None])
 def test_parse_grid_named_errors(spec):
-    TALLY["sweep.parse_grid"] += 1
+    TALLY["grids.parse_grid"] += 1
     with pytest.raises(ParameterError) as info:
         parse_grid(spec)
     assert info.value.name.startswith("--grid") and info.value.allowed

@@ -20,13 +20,11 @@ from hypothesis import given, settings, strategies as st
 
 from attnphase.cli import main
 from attnphase.errors import ParameterError
+from attnphase.grids import grid_points, parse_grid, parse_setting
 from attnphase.store import ResultStore
 from attnphase.sweep import (
     SWEEP_POINTS,
     curie_weiss_point,
-    grid_points,
-    parse_grid,
-    parse_setting,
     register_point,
     resolve_point,
     run_sweep,

@@ -1,9 +1,9 @@
 """Resumable parameter sweeps on a local process pool or a dask.distributed cluster.
 
-A sweep evaluates a model's *point function* on the Cartesian product of one or more grids, with any
-other parameters held fixed, and commits every point to the results store (`attnphase.store`) as it
-finishes. Only the points missing from the store are computed, so an interrupted sweep is resumed by
-running the same command again.
+A sweep evaluates a model's *point function* on the Cartesian product of one or more grids
+(`attnphase.grids`), with any other parameters held fixed, and commits every point to the results store
+(`attnphase.store`) as it finishes. Only the points missing from the store are computed, so an
+interrupted sweep is resumed by running the same command again.
 
 Point functions are top-level (picklable) functions `sweep_point(**params) -> dict[str, float]`,
 named by model in `SWEEP_POINTS` as "module:function" strings so that a worker process (local or on
@@ -29,12 +29,9 @@ from __future__ import annotations
 import concurrent.futures
 from concurrent.futures.process import BrokenProcessPool
 import importlib
-import itertools
 import math
 import multiprocessing
-import numbers
 import os
-import re
 import sys
 import threading
 import time
@@ -47,6 +44,7 @@ import numpy as np
 
 from attnphase import progress as progress_display
 from attnphase.errors import ParameterError
+from attnphase.grids import Grid, as_grids, grid_points
 from attnphase.jsonio import to_jsonable
 from attnphase.models.registry import MODELS
 from attnphase.params import check_int, check_positive, check_real
@@ -54,9 +52,8 @@ from attnphase.store import ResultStore
 from attnphase.version import code_version
 
 __all__ = [
-    "SWEEP_POINTS", "GRID_FORM", "SETTING_FORM", "MAX_POINTS", "CLUSTER_EXTRA_HINT", "register_point", "resolve_point",
-    "curie_weiss_point", "Grid", "parse_grid", "parse_setting", "grid_points", "evaluate_point", "SweepFailure",
-    "SweepReport", "run_sweep", "require_distributed",
+    "SWEEP_POINTS", "CLUSTER_EXTRA_HINT", "register_point", "resolve_point", "curie_weiss_point", "evaluate_point",
+    "SweepFailure", "SweepReport", "run_sweep", "require_distributed",
 ]
 
 # The registered models' point functions (attnphase.models.registry), plus the Curie-Weiss demo.
@@ -64,19 +61,6 @@ SWEEP_POINTS: dict[str, str] = {
     "demo": "attnphase.sweep:curie_weiss_point",
     **{name: entry.sweep_point for name, entry in MODELS.items() if entry.sweep_point is not None},
 }
-
-GRID_FORM = (
-    "NAME=START:STOP:NUM (NUM evenly spaced values from START to STOP, START < STOP and NUM >= 2, "
-    "or START == STOP and NUM == 1) or NAME=V1,V2,... (distinct finite numbers)"
-)
-SETTING_FORM = "NAME=VALUE with VALUE a finite number or a text value"
-MAX_POINTS = 1_000_000
-# linspace values are rounded to this many significant digits so that a range grid hits the same
-# store keys as the list a person would type (0.30000000000000004 -> 0.3). Rounding error is ~1e-15
-# relative, far below any physical resolution; a grid so fine that rounding merges points is refused.
-GRID_DIGITS = 15
-_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_INTEGER = re.compile(r"^[+-]?\d+$")
 
 
 # --- the point functions ------------------------------------------------------------------------
@@ -166,164 +150,6 @@ def curie_weiss_point(beta: float, h: float = 0.0) -> dict[str, Any]:
         "iterations": iterations,
         "status": "converged" if converged else "max_iter",
     }
-
-
-# --- grids --------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Grid:
-    """One swept parameter: its name, its values in sweep order, and the text it was parsed from."""
-
-    name: str
-    values: tuple[Any, ...]
-    spec: str
-
-
-def _number(text: str) -> int | float:
-    """An int if the text is an integer literal, else a float; raises ValueError when not finite."""
-    text = text.strip()
-    if _INTEGER.match(text):
-        return int(text)
-    x = float(text)
-    if not math.isfinite(x):
-        raise ValueError("not finite")
-    return x
-
-
-def _round_grid_value(x: float) -> float:
-    """`x` to GRID_DIGITS significant digits, unless rounding would carry it past the float range."""
-    rounded = float(f"{x:.{GRID_DIGITS}g}")
-    return rounded if math.isfinite(rounded) else x
-
-
-def parse_grid(spec: str) -> Grid:
-    """Parse `NAME=START:STOP:NUM` (evenly spaced, both ends included) or `NAME=V1,V2,...`.
-
-    Integer START and STOP whose evenly spaced values are all integers give an integer grid.
-
-    >>> parse_grid("beta=0.5:1.5:3").values
-    (0.5, 1.0, 1.5)
-    >>> parse_grid("L=2:10:5").values
-    (2, 4, 6, 8, 10)
-    """
-    if not isinstance(spec, str) or "=" not in spec:
-        raise ParameterError("--grid", spec, GRID_FORM)
-    name, _, body = (part.strip() for part in spec.partition("="))
-    if not _NAME.match(name):
-        raise ParameterError("--grid", spec, f"NAME a parameter name (letters, digits, _); the form is {GRID_FORM}")
-    option = f"--grid {name}"
-
-    def bad(rule: str) -> ParameterError:
-        return ParameterError(option, spec, f"{rule}; the form is {GRID_FORM}")
-
-    if ":" in body:
-        parts = body.split(":")
-        if len(parts) != 3:
-            raise bad("a range has exactly three parts START:STOP:NUM")
-        try:
-            start, stop = _number(parts[0]), _number(parts[1])
-        except ValueError:
-            raise bad("START and STOP are finite numbers") from None
-        if not _INTEGER.match(parts[2].strip()):
-            raise bad("NUM is an integer >= 1")
-        num = int(parts[2])
-        if num < 1 or num > MAX_POINTS:
-            raise bad(f"NUM is an integer in [1, {MAX_POINTS}]")
-        if start > stop:
-            raise bad("START <= STOP (the grid is reversed)")
-        if start == stop and num != 1:
-            raise bad("START < STOP when NUM >= 2 (START == STOP would repeat one point)")
-        if start < stop and num == 1:
-            raise bad("NUM >= 2 when START < STOP (NUM = 1 needs START == STOP)")
-        with np.errstate(over="ignore", invalid="ignore"):
-            raw = np.linspace(float(start), float(stop), num)
-        if not np.all(np.isfinite(raw)):
-            raise bad("a range whose spacing is a finite float (STOP - START overflows)")
-        values = [_round_grid_value(float(v)) for v in raw]
-        if isinstance(start, int) and isinstance(stop, int) and all(v.is_integer() for v in values):
-            values = [int(v) for v in values]
-        if len(set(values)) != len(values):
-            raise bad(f"a spacing that is resolvable in {GRID_DIGITS} significant digits")
-    else:
-        parts = body.split(",")
-        if not body.strip() or any(not p.strip() for p in parts):
-            raise bad("a non-empty list without empty entries")
-        try:
-            values = [_number(p) for p in parts]
-        except ValueError:
-            raise bad("every listed value is a finite number") from None
-        if len({float(v) for v in values}) != len(values):
-            raise bad("distinct values (a repeated value names the same point)")
-    return Grid(name, tuple(values), spec)
-
-
-def parse_setting(spec: str) -> tuple[str, Any]:
-    """Parse `--set NAME=VALUE`: a number when VALUE reads as one (it must be finite), else text."""
-    if not isinstance(spec, str) or "=" not in spec:
-        raise ParameterError("--set", spec, SETTING_FORM)
-    name, _, text = (part.strip() for part in spec.partition("="))
-    if not _NAME.match(name):
-        raise ParameterError("--set", spec, f"NAME a parameter name (letters, digits, _); the form is {SETTING_FORM}")
-    if not text:
-        raise ParameterError(f"--set {name}", spec, SETTING_FORM)
-    if _INTEGER.match(text):
-        return name, int(text)
-    try:
-        value = float(text)
-    except ValueError:
-        return name, text
-    if not math.isfinite(value):
-        raise ParameterError(f"--set {name}", text, "a finite number (NaN and infinities are not parameters)")
-    return name, value
-
-
-def _grid_from_values(name: str, values: Any) -> Grid:
-    """A list grid from Python values (numpy scalars accepted), validated like `NAME=V1,V2,...`."""
-    if isinstance(values, str):
-        return parse_grid(f"{name}={values}")
-    if not isinstance(name, str) or not _NAME.match(name):
-        raise ParameterError("--grid", name, f"NAME a parameter name (letters, digits, _); the form is {GRID_FORM}")
-    try:
-        items = list(values)
-    except TypeError:
-        raise ParameterError(f"--grid {name}", values, "a list of distinct finite numbers") from None
-    clean = []
-    for v in items:
-        if hasattr(v, "item") and not isinstance(v, numbers.Number):
-            v = v.item()
-        if isinstance(v, numbers.Integral) and not isinstance(v, bool):
-            clean.append(int(v))
-        elif isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(float(v)):
-            clean.append(float(v))
-        else:
-            raise ParameterError(f"--grid {name}", v, "a list of distinct finite numbers")
-    return parse_grid(f"{name}=" + ",".join(repr(v) for v in clean))
-
-
-def _as_grids(grids: Iterable[str | Grid] | Mapping[str, Sequence[Any]]) -> list[Grid]:
-    if isinstance(grids, Mapping):
-        return [_grid_from_values(name, values) for name, values in grids.items()]
-    if isinstance(grids, str):
-        grids = [grids]
-    return [g if isinstance(g, Grid) else parse_grid(g) for g in grids]
-
-
-def grid_points(grids: Sequence[Grid], base: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
-    """The Cartesian product of the grids (first grid slowest), each point merged over `base`."""
-    base = dict(base or {})
-    if not grids:
-        raise ParameterError("--grid", None, f"at least one grid, {GRID_FORM}")
-    names = [g.name for g in grids]
-    for name in names:
-        if names.count(name) > 1:
-            raise ParameterError(f"--grid {name}", name, "each parameter swept by one grid only")
-        if name in base:
-            raise ParameterError(f"--set {name}", base[name], "a parameter that is not also swept by --grid")
-    n_points = math.prod(len(g.values) for g in grids)
-    if n_points > MAX_POINTS:
-        raise ParameterError("--grid", " ".join(g.spec for g in grids), f"grids with at most {MAX_POINTS} points in all")
-    return [{**base, **dict(zip(names, values))} for values in itertools.product(*(g.values for g in grids))]
 
 
 # --- evaluating points ----------------------------------------------------------------------------
@@ -436,7 +262,7 @@ def run_sweep(
     """
     started = time.perf_counter()
     target, _ = resolve_point(model)
-    grid_list = _as_grids(grids)
+    grid_list = as_grids(grids)
     base = dict(base or {})
     points = grid_points(grid_list, base)
     if workers is not None:

@@ -169,7 +169,7 @@ def threshold_command(omega, omega_grid, sigma, lam, A, L, tol, alpha_min, alpha
                   "alpha_max": alpha_max, "which": list(names), "rules": rules if rules == "auto" else list(rules),
                   "threads": threads}
     if omega_grid is not None:
-        from attnphase.sweep import parse_grid
+        from attnphase.grids import parse_grid
 
         try:
             omegas = [check_parameter("omega", w) for w in parse_grid(f"omega={omega_grid}").values]

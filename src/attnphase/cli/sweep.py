@@ -8,8 +8,9 @@ from pathlib import Path
 import click
 
 from attnphase.cli.common import Int, emit, json_option
+from attnphase.grids import GRID_FORM, parse_grid, parse_setting
 from attnphase.store import StoreError
-from attnphase.sweep import GRID_FORM, SWEEP_POINTS, parse_grid, parse_setting, run_sweep
+from attnphase.sweep import SWEEP_POINTS, run_sweep
 
 
 @click.command()

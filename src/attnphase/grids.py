@@ -1,0 +1,198 @@
+"""Sweep grids: the values a sweep takes for each swept parameter, and the fixed settings beside them.
+
+A grid is one swept parameter: its name and its values in sweep order (`Grid`). `parse_grid` reads the
+command-line form, either `NAME=START:STOP:NUM` (NUM evenly spaced values from START to STOP, both ends
+included) or `NAME=V1,V2,...` (distinct finite numbers); integer START and STOP whose evenly spaced values
+are all integers give an integer grid. `parse_setting` reads `--set NAME=VALUE` (a number, or text).
+`grid_points` is the Cartesian product of the grids (first grid slowest), at most MAX_POINTS points.
+
+Range values are rounded to GRID_DIGITS significant digits so that a range grid hits the same store keys
+as the list a person would type (0.30000000000000004 -> 0.3). Rounding error is ~1e-15 relative, far
+below any physical resolution; a grid so fine that rounding merges points is refused.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import numbers
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from attnphase.errors import ParameterError
+
+__all__ = ["GRID_FORM", "SETTING_FORM", "MAX_POINTS", "Grid", "parse_grid", "parse_setting", "as_grids", "grid_points"]
+
+GRID_FORM = (
+    "NAME=START:STOP:NUM (NUM evenly spaced values from START to STOP, START < STOP and NUM >= 2, "
+    "or START == STOP and NUM == 1) or NAME=V1,V2,... (distinct finite numbers)"
+)
+SETTING_FORM = "NAME=VALUE with VALUE a finite number or a text value"
+MAX_POINTS = 1_000_000
+# linspace values are rounded to this many significant digits so that a range grid hits the same
+# store keys as the list a person would type (0.30000000000000004 -> 0.3). Rounding error is ~1e-15
+# relative, far below any physical resolution; a grid so fine that rounding merges points is refused.
+GRID_DIGITS = 15
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_INTEGER = re.compile(r"^[+-]?\d+$")
+
+
+@dataclass(frozen=True)
+class Grid:
+    """One swept parameter: its name, its values in sweep order, and the text it was parsed from."""
+
+    name: str
+    values: tuple[Any, ...]
+    spec: str
+
+
+def _number(text: str) -> int | float:
+    """An int if the text is an integer literal, else a float; raises ValueError when not finite."""
+    text = text.strip()
+    if _INTEGER.match(text):
+        return int(text)
+    x = float(text)
+    if not math.isfinite(x):
+        raise ValueError("not finite")
+    return x
+
+
+def _round_grid_value(x: float) -> float:
+    """`x` to GRID_DIGITS significant digits, unless rounding would carry it past the float range."""
+    rounded = float(f"{x:.{GRID_DIGITS}g}")
+    return rounded if math.isfinite(rounded) else x
+
+
+def parse_grid(spec: str) -> Grid:
+    """Parse `NAME=START:STOP:NUM` (evenly spaced, both ends included) or `NAME=V1,V2,...`.
+
+    Integer START and STOP whose evenly spaced values are all integers give an integer grid.
+
+    >>> parse_grid("beta=0.5:1.5:3").values
+    (0.5, 1.0, 1.5)
+    >>> parse_grid("L=2:10:5").values
+    (2, 4, 6, 8, 10)
+    """
+    if not isinstance(spec, str) or "=" not in spec:
+        raise ParameterError("--grid", spec, GRID_FORM)
+    name, _, body = (part.strip() for part in spec.partition("="))
+    if not _NAME.match(name):
+        raise ParameterError("--grid", spec, f"NAME a parameter name (letters, digits, _); the form is {GRID_FORM}")
+    option = f"--grid {name}"
+
+    def bad(rule: str) -> ParameterError:
+        return ParameterError(option, spec, f"{rule}; the form is {GRID_FORM}")
+
+    if ":" in body:
+        parts = body.split(":")
+        if len(parts) != 3:
+            raise bad("a range has exactly three parts START:STOP:NUM")
+        try:
+            start, stop = _number(parts[0]), _number(parts[1])
+        except ValueError:
+            raise bad("START and STOP are finite numbers") from None
+        if not _INTEGER.match(parts[2].strip()):
+            raise bad("NUM is an integer >= 1")
+        num = int(parts[2])
+        if num < 1 or num > MAX_POINTS:
+            raise bad(f"NUM is an integer in [1, {MAX_POINTS}]")
+        if start > stop:
+            raise bad("START <= STOP (the grid is reversed)")
+        if start == stop and num != 1:
+            raise bad("START < STOP when NUM >= 2 (START == STOP would repeat one point)")
+        if start < stop and num == 1:
+            raise bad("NUM >= 2 when START < STOP (NUM = 1 needs START == STOP)")
+        with np.errstate(over="ignore", invalid="ignore"):
+            raw = np.linspace(float(start), float(stop), num)
+        if not np.all(np.isfinite(raw)):
+            raise bad("a range whose spacing is a finite float (STOP - START overflows)")
+        values = [_round_grid_value(float(v)) for v in raw]
+        if isinstance(start, int) and isinstance(stop, int) and all(v.is_integer() for v in values):
+            values = [int(v) for v in values]
+        if len(set(values)) != len(values):
+            raise bad(f"a spacing that is resolvable in {GRID_DIGITS} significant digits")
+    else:
+        parts = body.split(",")
+        if not body.strip() or any(not p.strip() for p in parts):
+            raise bad("a non-empty list without empty entries")
+        try:
+            values = [_number(p) for p in parts]
+        except ValueError:
+            raise bad("every listed value is a finite number") from None
+        if len({float(v) for v in values}) != len(values):
+            raise bad("distinct values (a repeated value names the same point)")
+    return Grid(name, tuple(values), spec)
+
+
+def parse_setting(spec: str) -> tuple[str, Any]:
+    """Parse `--set NAME=VALUE`: a number when VALUE reads as one (it must be finite), else text."""
+    if not isinstance(spec, str) or "=" not in spec:
+        raise ParameterError("--set", spec, SETTING_FORM)
+    name, _, text = (part.strip() for part in spec.partition("="))
+    if not _NAME.match(name):
+        raise ParameterError("--set", spec, f"NAME a parameter name (letters, digits, _); the form is {SETTING_FORM}")
+    if not text:
+        raise ParameterError(f"--set {name}", spec, SETTING_FORM)
+    if _INTEGER.match(text):
+        return name, int(text)
+    try:
+        value = float(text)
+    except ValueError:
+        return name, text
+    if not math.isfinite(value):
+        raise ParameterError(f"--set {name}", text, "a finite number (NaN and infinities are not parameters)")
+    return name, value
+
+
+def _grid_from_values(name: str, values: Any) -> Grid:
+    """A list grid from Python values (numpy scalars accepted), validated like `NAME=V1,V2,...`."""
+    if isinstance(values, str):
+        return parse_grid(f"{name}={values}")
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise ParameterError("--grid", name, f"NAME a parameter name (letters, digits, _); the form is {GRID_FORM}")
+    try:
+        items = list(values)
+    except TypeError:
+        raise ParameterError(f"--grid {name}", values, "a list of distinct finite numbers") from None
+    clean = []
+    for v in items:
+        if hasattr(v, "item") and not isinstance(v, numbers.Number):
+            v = v.item()
+        if isinstance(v, numbers.Integral) and not isinstance(v, bool):
+            clean.append(int(v))
+        elif isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(float(v)):
+            clean.append(float(v))
+        else:
+            raise ParameterError(f"--grid {name}", v, "a list of distinct finite numbers")
+    return parse_grid(f"{name}=" + ",".join(repr(v) for v in clean))
+
+
+def as_grids(grids: Iterable[str | Grid] | Mapping[str, Sequence[Any]]) -> list[Grid]:
+    """Grids from any of the forms `run_sweep` accepts: Grid objects, command-line specs (one or several), or a
+    mapping name -> values."""
+    if isinstance(grids, Mapping):
+        return [_grid_from_values(name, values) for name, values in grids.items()]
+    if isinstance(grids, str):
+        grids = [grids]
+    return [g if isinstance(g, Grid) else parse_grid(g) for g in grids]
+
+
+def grid_points(grids: Sequence[Grid], base: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    """The Cartesian product of the grids (first grid slowest), each point merged over `base`."""
+    base = dict(base or {})
+    if not grids:
+        raise ParameterError("--grid", None, f"at least one grid, {GRID_FORM}")
+    names = [g.name for g in grids]
+    for name in names:
+        if names.count(name) > 1:
+            raise ParameterError(f"--grid {name}", name, "each parameter swept by one grid only")
+        if name in base:
+            raise ParameterError(f"--set {name}", base[name], "a parameter that is not also swept by --grid")
+    n_points = math.prod(len(g.values) for g in grids)
+    if n_points > MAX_POINTS:
+        raise ParameterError("--grid", " ".join(g.spec for g in grids), f"grids with at most {MAX_POINTS} points in all")
+    return [{**base, **dict(zip(names, values))} for values in itertools.product(*(g.values for g in grids))]

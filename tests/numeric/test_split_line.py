@@ -9,7 +9,7 @@ from scipy import integrate, special
 from scipy.stats import norm
 
 from attnphase.errors import ParameterError
-from attnphase.numeric.split_line import CountSplit, OuterSplit, SplitLineRule, split_line_expectation
+from attnphase.numeric.split_line import CountSplit, OuterSplit, Reflection, SplitLineRule, split_line_expectation
 
 
 def _shift(z):
@@ -66,6 +66,85 @@ def test_split_line_matches_closed_form_where_tensor_rule_does_not():
     x, value = global_minimum(grid)
     tensor = weights @ integrand(grid, x, value)
     assert np.abs(tensor - exact).max() > 1e3 * np.abs(result.value - exact).max()
+
+
+def _mirrored_basins(z, in_a):
+    """Basin A: minimiser 1 + 0.1 z_0, value z_0 + c; basin B: minimiser −1 + 0.1 z_0, value −(z_0 + c). With c odd
+    in (z_1, z_2), z → −z exchanges them: x*(−z) = −x*(z) at the same minimum value."""
+    x = np.where(in_a, 1.0, -1.0) + 0.1 * z[:, 0]
+    value = np.where(in_a, 1.0, -1.0) * (z[:, 0] + _shift(z))
+    return x[:, None], value
+
+
+def mirrored_global_minimum(z):
+    return _mirrored_basins(z, z[:, 0] + _shift(z) < 0)
+
+
+def mirrored_local_minimum(z, start):
+    return _mirrored_basins(z, start[:, 0] > 0)
+
+
+def mirrored_integrand(z, x, value):
+    """x*, the minimum, x* z_0 and x* z_1: odd, even, even and odd under z → −z."""
+    return np.column_stack([x[:, 0], value, x[:, 0] * z[:, 0], x[:, 0] * z[:, 1]])
+
+
+def mirrored_reference():
+    """Closed forms in z_0 (E[x*] = 2Φ(−c) − 1, E[min] = −E|z_0 + c| = −2φ(c) − c(2Φ(c) − 1),
+    E[x* z_0] = 0.1 − 2φ(c)), then 60² Gauss-Hermite nodes in the smooth (z_1, z_2)."""
+    t, w = special.roots_hermitenorm(60)
+    w = w / w.sum()
+    Z1, Z2 = np.meshgrid(t, t, indexing="ij")
+    W = np.outer(w, w)
+    c = 0.3 * np.sin(Z1) + 0.2 * Z2
+    mean_x = 2 * norm.cdf(-c) - 1
+    return np.array([np.sum(W * mean_x), np.sum(W * (-2 * norm.pdf(c) - c * (2 * norm.cdf(c) - 1))),
+                     np.sum(W * (0.1 - 2 * norm.pdf(c))), np.sum(W * Z1 * mean_x)])
+
+
+@pytest.mark.parametrize("count_split", [None, CountSplit(1, 24, 1e-11)])
+def test_a_reflection_integrates_half_the_lines_and_gives_the_same_expectation(count_split):
+    """z → −z with x* → −x*: one line (plane) of each mirror pair is integrated, the mirror's integral comes from
+    the integrand at the reflected points; the result equals the rule that integrates every line (same nodes,
+    mirrored quadrature decisions: rounding) and the closed form (within the outer rule's change 20 → 24)."""
+    exact = mirrored_reference()
+    reflection = Reflection((-1.0, -1.0, -1.0), (-1.0,))
+    args = (mirrored_global_minimum, mirrored_local_minimum, mirrored_integrand, 3, 0)
+    full, half, coarser = (split_line_expectation(*args, SplitLineRule(n, 24, 1e-12), count_split=count_split,
+                                                  reflection=r)
+                           for n, r in ((24, None), (24, reflection), (20, reflection)))
+    np.testing.assert_allclose(half.value, full.value, rtol=1e-9, atol=1e-12)
+    estimate = np.abs(half.value - coarser.value).max()
+    assert estimate < 1e-8
+    assert np.abs(half.value - exact).max() <= estimate + 1e-12
+    assert abs(exact[0]) < 1e-12 < abs(exact[3])  # the odd columns: one vanishes by symmetry, one does not
+    # 24 outer nodes per dimension: none is its own mirror, so exactly half the lines; the counts stand for all
+    assert 2 * half.n_lines == full.n_lines and 2 * half.n_points == full.n_points
+    assert half.n_split_lines == full.n_split_lines and half.n_switches == full.n_switches
+
+
+def test_a_reflection_inside_an_outer_split_gives_the_same_expectation():
+    """The outer split along z_2 (cut at z_2 = 0, a set the reflection maps onto itself) integrates one outer line
+    of each mirror pair of its Gauss-Hermite rows (z_1): the same value as integrating all of them."""
+    args = (mirrored_global_minimum, mirrored_local_minimum, mirrored_integrand, 3, 0, SplitLineRule(24, 24, 1e-12))
+    split = OuterSplit(2, lambda z: z[:, 2], 24, 1e-10)
+    full, half = (split_line_expectation(*args, outer_split=split, reflection=r)
+                  for r in (None, Reflection((-1.0, -1.0, -1.0), (-1.0,))))
+    np.testing.assert_allclose(half.value, full.value, rtol=1e-9, atol=1e-12)
+    # the Kronrod estimates (~5e-12 here) are differences of O(1) sums: equal up to their rounding, ~1e-14
+    np.testing.assert_allclose(half.outer_error, full.outer_error, rtol=0, atol=1e-13)
+    assert 2 * half.n_lines == full.n_lines and half.n_switches == full.n_switches
+    assert np.abs(half.value - mirrored_reference()).max() < 1e-8  # 24 nodes in z_1: 20 -> 24 moves < 1e-8 (above)
+
+
+def test_a_reflection_of_the_wrong_size_raises():
+    args = (mirrored_global_minimum, mirrored_local_minimum, mirrored_integrand, 3, 0, SplitLineRule(4, 8, 1e-8))
+    with pytest.raises(ParameterError, match="signs"):
+        Reflection((1.0, 0.5), (1.0,))
+    with pytest.raises(ParameterError, match="reflection.signs"):
+        split_line_expectation(*args, reflection=Reflection((-1.0, -1.0), (-1.0,)))
+    with pytest.raises(ParameterError, match="reflection.minimiser_signs"):
+        split_line_expectation(*args, reflection=Reflection((-1.0, -1.0, -1.0), (-1.0, 1.0)))
 
 
 def test_bad_rule_raises():

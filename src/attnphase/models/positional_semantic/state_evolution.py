@@ -24,7 +24,7 @@ from attnphase.models.positional_semantic.parameters import Parameters
 from attnphase.numeric.basins import FrozenBasins
 from attnphase.numeric.gauss import pruned_tensor_rule
 from attnphase.numeric.minimize import MultiStartMinimum
-from attnphase.numeric.split_line import CountSplit, OuterSplit, SplitLineRule, split_line_expectation
+from attnphase.numeric.split_line import CountSplit, OuterSplit, Reflection, SplitLineRule, split_line_expectation
 
 __all__ = ["HAT_ORDER", "Kernels", "kernels", "tokens", "proximal_map", "state_vector", "Evaluation",
            "SaddlePointEquations", "zeta_rotation", "pitchfork_indicator"]
@@ -166,6 +166,10 @@ class SaddlePointEquations:
     rule for the state (at ω = 0.3, α = 1.25 the semantic map agrees with the outer-split rule (12, 12) to
     2e-5 relative on 8 nodes, where the plain rules oscillate by ±6e-4 up to 24 nodes); ~25× a plain
     evaluation.
+
+    use_reflection (every split rule): on the invariant sets the problem has a reflection
+    symmetry (`reflection`), and the rule integrates one line of each mirror pair (numeric.split_line.Reflection):
+    half the work, the same rule. False integrates every line (to check the symmetry).
     """
 
     params: Parameters
@@ -174,6 +178,7 @@ class SaddlePointEquations:
     split_rule: SplitLineRule | None = None
     outer_split_nodes: tuple[int, ...] | None = None
     count_split: CountSplit | None = None
+    use_reflection: bool = True
     kernels: Kernels = field(init=False, repr=False, compare=False)
     nodes: np.ndarray = field(init=False, repr=False, compare=False)
     weights: np.ndarray = field(init=False, repr=False, compare=False)
@@ -263,12 +268,28 @@ class SaddlePointEquations:
             prox = proximal_map(*at(z), V, p, starts=(start,))
             return prox.x, prox.value
 
-        extra = {"count_split": self.count_split}
+        # the reflection holds in the rotated coordinates of the outer split too: −I commutes with the rotation, and
+        # on θ = 0 the rotation is the identity
+        extra = {"count_split": self.count_split, "reflection": self.reflection(x) if self.use_reflection else None}
         if self.outer_split_nodes is not None:
-            extra = dict(rotation=zeta_rotation(x, p),
-                         outer_split=OuterSplit(L, pitchfork_indicator(x, p), 48, 1e-9, tuple(self.outer_split_nodes)),
-                         count_split=self.count_split)
+            extra.update(rotation=zeta_rotation(x, p),
+                         outer_split=OuterSplit(L, pitchfork_indicator(x, p), 48, 1e-9, tuple(self.outer_split_nodes)))
         return split_line_expectation(global_minimum, local_minimum, integrand, 2 * L, 0, self.split_rule, **extra)
+
+    def reflection(self, x) -> Reflection | None:
+        """The reflection z = (ξ, η) → S z under which the proximal problem at state x is symmetric, if any.
+
+        The loss sees h and h* only through the rank-one scores h_ℓ h_κ (symbolic.attention), so it is even in
+        h and, separately, in h*. With m = 0 (semantic and trivial sets) ω = √q ξ and h* are odd in z, so
+        z → −z maps the minimiser to −h at the same value; with θ = 0 (positional set) h* = V* η alone, so
+        η → −η flips h*, which the loss does not see, and leaves the minimiser unchanged.
+        """
+        L = self.params.L
+        if not np.any(x[3:3 + L]):
+            return Reflection((-1.0,) * (2 * L), (-1.0,) * L)
+        if x[2] == 0.0:
+            return Reflection((1.0,) * L + (-1.0,) * L, (1.0,) * L)
+        return None
 
     def evaluate(self, x, basins: FrozenBasins | None = None) -> Evaluation:
         """Conjugates, E[M] and the next state F(x) (frozen basins when given, tensor rule only)."""

@@ -157,6 +157,10 @@ def test_the_outer_split_check_adds_the_branches_errors_and_gives_no_credit_for_
     flat = [FreeEnergies((n, 12), {"positional": -1e-3 + e, "semantic": -1e-3}, {"positional": 1.0, "semantic": 0.0})
             for n, e in zip((12, 16, 20), (2e-9, -1e-9, 1e-9))]
     assert checked_gap(flat).error == pytest.approx(3e-9)
+    # with a fourth, finer rule the errors are over the last three: the coarsest rule's offset no longer counts
+    finer = [FreeEnergies((12, 10), {"positional": -1e-3 + 5e-7, "semantic": -1e-3}, {"positional": 1.0, "semantic": 0.0}),
+             *flat]
+    assert checked_gap(finer).error == pytest.approx(3e-9) and len(checked_gap(finer).rules) == 4
 
 
 def test_the_phase_diagram_draws_a_band_only_where_the_error_is_bounded():

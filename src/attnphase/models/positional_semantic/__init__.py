@@ -36,7 +36,7 @@ _MODULES = {
     "point": ("FIELD_TOL", "DEFAULT_BRANCHES", "linear_baseline", "linear_baseline_error", "solve", "sweep_point",
               "transverse_free_energy_curvature"),
     "thresholds": ("MEANING", "threshold"),
-    "free_energy_check": ("CHECK_RULES", "FreeEnergies", "CheckedGap", "outer_split_free_energies", "checked_gap"),
+    "free_energy_check": ("CHECK_RULES", "FURTHER_CHECK_RULES", "FreeEnergies", "CheckedGap", "outer_split_free_energies", "checked_gap"),
     "curve": ("phase_curve",),
     "plots": ("plot_phase_diagram", "plot_order_parameters"),
     "spinodal": ("SPINODAL_DIRECTIONS", "spinodals"),

@@ -23,6 +23,12 @@ of two split-line rules between its state and the lower rule's state (the second
 error of that size). Measured at ω = 0.3, α = 1.25 (the solve's states): ΔΦ on (8, 6), (10, 8), (12, 10),
 (16, 14) nodes in (χ_2, ζ_2): 3.2e-6, −5.5e-7, −1.235e-6, −1.266e-6; Φ_pos moved by 9.0e-8 and Φ_sem by
 5.9e-8 from (12, 10) to (16, 14) (E[M] per branch and rule: 16-35 s on one core).
+
+At ω = 0 the positional Φ still drifts in χ_2 on the three CHECK_RULES (no bound), so while α_c's error is above
+the tolerance the rules of FURTHER_CHECK_RULES are added one at a time, the errors then taken over the last three.
+Measured at the default threshold's states (α_0 = 0.61587): α_c = 0.61642, 0.61643, 0.61571, 0.61536, 0.61497,
+0.61478 on χ_2 = 12, 16, 20, 24, 28, 32 (Φ_pos moving by −1.7e-7, −1.4e-7, −9.6e-8, −5.5e-8 from 16 on); the
+converged value is 0.61490 ± 0.00011 (the count split inside the outer split, research notes).
 """
 
 from __future__ import annotations
@@ -35,11 +41,15 @@ from attnphase.models.positional_semantic.parameters import Parameters
 from attnphase.models.positional_semantic.rules import Rule
 from attnphase.numeric.convergence import drift_tail
 
-__all__ = ["CHECK_RULES", "BRANCHES", "FreeEnergies", "CheckedGap", "outer_split_free_energies", "checked_gap",
+__all__ = ["CHECK_RULES", "FURTHER_CHECK_RULES", "CHECK_WINDOW", "BRANCHES", "FreeEnergies", "CheckedGap", "outer_split_free_energies", "checked_gap",
            "state_effect"]
 
 # Gauss-Hermite nodes in (χ_2, ζ_2) of the three outer-split rules, coarse to fine (see the module docstring).
 CHECK_RULES = ((12, 10), (16, 14), (20, 18))
+# Finer in χ_2 alone, climbed one at a time while α_c's error is above the tolerance (the errors then over the last
+# three rules): at ω = 0 the positional Φ drifts in χ_2 (see the module docstring).
+FURTHER_CHECK_RULES = ((24, 18), (28, 18), (32, 18))
+CHECK_WINDOW = 3
 BRANCHES = ("semantic", "positional")
 
 
@@ -88,11 +98,11 @@ def outer_split_free_energies(states: dict, params: Parameters, alpha: float, no
 
 def checked_gap(values) -> CheckedGap:
     """ΔΦ on the last of `values` (FreeEnergies on rules from coarse to fine), with its error: per branch the
-    spread of Φ over the rules plus the tail of a one-way drift, the branches' errors added."""
+    spread of Φ over the last CHECK_WINDOW rules plus the tail of a one-way drift, the branches' errors added."""
     values = tuple(values)
     errors = {}
     for b in BRANCHES:
-        phi = [v.phi[b] for v in values]
+        phi = [v.phi[b] for v in values[-CHECK_WINDOW:]]
         errors[b] = max(phi) - min(phi) + drift_tail(phi)
     return CheckedGap(values[-1].gap, values[-1].slope, errors, values)
 

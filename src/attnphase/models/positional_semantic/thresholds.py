@@ -18,11 +18,12 @@ crosses the linear baseline), each to a requested absolute tolerance, on the one
    α_l's slope is the first rung's secant, so from the top rung's one-step value the secant on that rung itself
    is iterated (Δ_l evaluated again at each new value) until its step is below a tenth of the tolerance; the
    last step is added to the error.
-4. α_c on a split-line ladder (L = 2): Φ of both branches on three outer-split rules (free_energy_check), at
+4. α_c on a split-line ladder (L = 2): Φ of both branches on three outer-split rules (free_energy_check; then
+   rules finer in χ_2, one at a time, while the error is above the tolerance), at
    the states of the first two rungs solved at α_0 (the climb of step 3 stops there: the error comes from this
    check). The split-line rules' Φ can be biased by more than their spread (α_c(0.1): 0.7513 ± 0.0002 on
    split-line 12-16, 0.75073 on the outer-split rules). The reported α_c is one Newton step from α_0 on the
-   finest outer-split rule, its error the branches' Φ errors on those rules (spread plus drift tail, added)
+   finest outer-split rule, its error the branches' Φ errors on the last three rules (spread plus drift tail, added)
    plus the state effect (Φ between the two rungs' states), over the slope, plus the linearisation bound;
    the split-line value stays in the message and the rungs.
 
@@ -42,8 +43,9 @@ from attnphase import progress
 from attnphase.errors import ParameterError
 from attnphase.models.positional_semantic.accurate import AccurateState, on_rule
 from attnphase.models.positional_semantic.branches import follow
-from attnphase.models.positional_semantic.free_energy_check import (CHECK_RULES, checked_gap,
-                                                                   outer_split_free_energies, state_effect)
+from attnphase.models.positional_semantic.free_energy_check import (CHECK_RULES, CHECK_WINDOW, FURTHER_CHECK_RULES,
+                                                                   checked_gap, outer_split_free_energies,
+                                                                   state_effect)
 from attnphase.models.positional_semantic.parameters import Parameters, ThresholdSearch
 from attnphase.models.positional_semantic.point import linear_baseline
 from attnphase.models.positional_semantic.results import RungThreshold, Thresholds, combined_status
@@ -247,7 +249,8 @@ def _refine_on(kind: str, states: dict, alpha: float, slope_hint: float | None, 
     message = f"Newton on {first_rule.label} through α = {newton}; {result.message}"
     top_rule = next(rule for rule in ladder if rule.label == result.answer.rule)
     if check:
-        value, error, slope, checked, note = _checked_on_outer_split(result, params, alpha_0, curvature, top_rule)
+        value, error, slope, checked, note = _checked_on_outer_split(result, params, alpha_0, curvature, top_rule,
+                                                                     tolerance)
         rows += checked
         message = (f"Newton on {first_rule.label} through α = {newton}; on {result.rung} (states checked on "
                    f"{result.check}) α = {result.values['alpha']:.5f} ± {result.errors['alpha']:.2g}; reported: {note}")
@@ -269,24 +272,37 @@ def _refine_on(kind: str, states: dict, alpha: float, slope_hint: float | None, 
             result.answer.states, states)
 
 
-def _checked_on_outer_split(result, params: Parameters, alpha_0: float, curvature: float, top_rule):
+def _checked_on_outer_split(result, params: Parameters, alpha_0: float, curvature: float, top_rule, tolerance: float):
     """(α_c, its error, the slope, the outer-split rows, what the message says of them) from the climb's states
-    at α_0 (step 4; free_energy_check)."""
+    at α_0 (step 4; free_energy_check): the CHECK_RULES, then FURTHER_CHECK_RULES one at a time while the error
+    is above `tolerance`."""
     top = result.answer.states
     states = {b: top[b].solution.state for b in top}
-    checked = checked_gap(outer_split_free_energies(states, params, alpha_0, nodes) for nodes in CHECK_RULES)
     below = [a.states for a in result.answers[:-1] if isinstance(a, _RungAnswer)][-1:]
     moved = sum(state_effect(top[b].solution.state, [s[b].solution.state for s in below], params, alpha_0, top_rule)
                 for b in top)
-    alpha = alpha_0 - checked.gap / checked.slope
-    error = ((checked.error + moved) / abs(checked.slope)
-             + 0.5 * curvature * (alpha - alpha_0) ** 2 / abs(checked.slope))
+
+    def checked_alpha(checked):
+        alpha = alpha_0 - checked.gap / checked.slope
+        return alpha, ((checked.error + moved) / abs(checked.slope)
+                       + 0.5 * curvature * (alpha - alpha_0) ** 2 / abs(checked.slope))
+
+    values = [outer_split_free_energies(states, params, alpha_0, nodes) for nodes in CHECK_RULES]
+    checked = checked_gap(values)
+    alpha, error = checked_alpha(checked)
+    for nodes in FURTHER_CHECK_RULES:
+        if error <= tolerance:
+            break
+        values.append(outer_split_free_energies(states, params, alpha_0, nodes))
+        checked = checked_gap(values)
+        alpha, error = checked_alpha(checked)
     rows = tuple(RungThreshold(f"outer-split {v.nodes}", alpha_0 - v.gap / v.slope, v.gap, v.slope)
                  for v in checked.rules)
     rules = ", ".join(str(v.nodes) for v in checked.rules)
     drifting = [b for b, e in checked.branch_errors.items() if math.isinf(e)]
     errors = ", ".join(f"Φ_{b[:3]} {e:.2g}" for b, e in checked.branch_errors.items())
-    note = (f"Φ on the outer-split rules {rules} at those states (errors {errors}, state effect {moved:.2g}, "
+    over = f" (errors over the last {CHECK_WINDOW})" if len(checked.rules) > CHECK_WINDOW else ""
+    note = (f"Φ on the outer-split rules {rules}{over} at those states (errors {errors}, state effect {moved:.2g}, "
             f"slope {checked.slope:.4g})")
     if drifting:
         note += f"; Φ of the {' and '.join(drifting)} branch still drifts in one direction on them: no error bound"

@@ -110,8 +110,8 @@ def solve(omega, alpha, sigma=0.5, lam=0.01, A=None, L=2, *, tol=FIELD_TOL, bran
     that rule from the tensor solution at the anchor carried onto it (accurate.follow_on_rule: a carry at α
     itself can land on another fixed point, as at ω = 0, α = 2.4); the trivial one inside m = θ = 0, the
     mixed one from the midpoint of the pure branches. Then it climbs the ladder of rules
-    (accurate.climb_branch; for L = 2 split-line rules of 8 … 16 outer nodes, then count-split rules of 8, 10,
-    12) until every field q, |m|, |θ|, V, ε_g, ε_t, Φ has a verified relative error ≤ tol (the spread over the
+    (accurate.climb_branch; for L = 2 split-line rules of 8 … 16 outer nodes, then count-split rules of 8 …
+    16) until every field q, |m|, |θ|, V, ε_g, ε_t, Φ has a verified relative error ≤ tol (the spread over the
     last three rules plus the tail of a one-way drift). A branch that does not reach α is listed in `missing`
     with the evidence (where it was lost, and why).
 

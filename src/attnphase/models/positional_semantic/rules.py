@@ -14,7 +14,10 @@ that average it, from cheap and biased to expensive and accurate:
 * count-split rules (`Rule.count_split(n)`): split lines whose second coordinate ξ_2 is integrated
   adaptively too, cut where the number of switches on a line changes (~25× a split-line evaluation). At
   small ω the split-line states drift in one direction without slowing up to 16 outer nodes (the semantic
-  ε_g near α_l, hence α_l at ω ≤ 0.2); the count-split rules bound them at ω = 0 and 0.2, not yet at 0.1.
+  ε_g near α_l, hence α_l at ω ≤ 0.2); the count-split rules 8 … 12 bound them at ω = 0.2; at ω = 0.1 α_l needs
+  count-split 14 (0.89391, 0.89349, 0.89297, 0.89363 on 8 … 14: a turn where 8 … 12 drift one way), at ω = 0
+  count-split 16 (0.74658, 0.74763, 0.74761, 0.74651, 0.74648 on 8 … 16: on 10, 12, 14 the tail rule sees a drift
+  that does not slow, 2e-5 then 1.1e-3, and only 16 bounds it).
 
 `state_ladder(L)` is the ladder of the accuracy-driven commands (numeric.convergence): a branch is carried
 from the tensor rule onto the split-line rungs, then the count-split rungs, in turn, each rung started from
@@ -121,7 +124,7 @@ class Rule:
 def state_ladder(L: int) -> tuple[Rule, ...]:
     """The rungs above the following rule, in climbing order (see the module docstring)."""
     if L == 2:
-        return tuple(Rule.split_line(n) for n in (8, 10, 12, 14, 16)) + tuple(Rule.count_split(n) for n in (8, 10, 12))
+        return tuple(Rule.split_line(n) for n in (8, 10, 12, 14, 16)) + tuple(Rule.count_split(n) for n in (8, 10, 12, 14, 16))
     if L == 3:
         return tuple(Rule.tensor(n) for n in (4, 6, 8))
     if L <= 6:

@@ -142,13 +142,15 @@ def threshold_command(omega, omega_grid, sigma, lam, A, L, tol, alpha_min, alpha
     and its error are still given), not_found (no crossing where both branches exist; the message says which
     side wins and where a branch ended) or failed.
 
-    α_c's value and error come from Φ of both branches on three outer-split rules, at the states of the
-    split-line rules (the split-line value, whose spread can miss a bias, is kept in the message); an error
-    shown as n/a (null in JSON) means the rules' values still drift without slowing: no bound.
+    α_c's value and error come from Φ of both branches on outer-split rules (three, then finer ones while the
+    error is above --tol), at the states of the split-line rules (the split-line value, whose spread can miss a
+    bias, is kept in the message); an error shown as n/a (null in JSON) means the rules' values still drift
+    without slowing: no bound.
 
     \b
-    On two cores, at the default tolerance: α_c 3-10 minutes per ω; α_l a few minutes at ω ≥ 0.3 and
-    10-20 minutes at ω ≤ 0.2, where it climbs to the count-split rules.
+    On two cores, at the default tolerance: both thresholds at ω = 0.3 in about a minute; α_c and α_l
+    about 4-5 minutes each at ω ≤ 0.1, where α_c climbs the finer outer-split rules and α_l the
+    count-split rules.
 
     \b
     Examples:

@@ -41,8 +41,8 @@ from attnphase.models.positional_semantic.parameters import Parameters
 from attnphase.models.positional_semantic.rules import Rule
 from attnphase.numeric.convergence import drift_tail
 
-__all__ = ["CHECK_RULES", "FURTHER_CHECK_RULES", "CHECK_WINDOW", "BRANCHES", "FreeEnergies", "CheckedGap", "outer_split_free_energies", "checked_gap",
-           "state_effect"]
+__all__ = ["CHECK_RULES", "FURTHER_CHECK_RULES", "CHECK_WINDOW", "BRANCHES", "FreeEnergies", "CheckedGap",
+           "outer_split_free_energies", "checked_gap", "state_effect"]
 
 # Gauss-Hermite nodes in (χ_2, ζ_2) of the three outer-split rules, coarse to fine (see the module docstring).
 CHECK_RULES = ((12, 10), (16, 14), (20, 18))

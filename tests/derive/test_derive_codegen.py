@@ -303,6 +303,26 @@ def test_stabilised_kernels_do_not_overflow_or_cancel():
     assert np.isinf(unstable(800.0))
 
 
+def test_sigmoid_pairs_share_one_exponential_and_keep_every_value():
+    # A two-token softmax weight and its complement, sigmoid(x(x - y)) and sigmoid(x(y - x)) (a pair only once
+    # expanded), and sigmoid(xy), whose derivatives bring sigmoid(-xy) (sigmoid' = sigmoid(u) sigmoid(-u)). Every
+    # sigmoid has its partner, so the numba kernel computes them as two `_sigmoid_pair` calls and no `_sigmoid` call.
+    x, y = sympy.symbols("x y", real=True)
+    f = (sigmoid(x * (x - y)) - sympy.Rational(3, 10)) ** 2 + (sigmoid(x * (y - x)) - sympy.Rational(3, 5)) ** 2 \
+        + sigmoid(x * y)
+    exprs = [f, *calculus.gradient(f, [x, y]), *calculus.hessian(f, [x, y])]
+    kernel = compile_kernel(exprs, [x, y], "numpy", cache=False)
+    body = kernel.source.split("def evaluate_points")[1]
+    assert body.count("_sigmoid_pair(") == 2 and "_sigmoid(" not in body
+    reference = compile_kernel(exprs, [x, y], "mpmath", cache=False)
+    points = [(-2.5, 0.7), (0.3, -1.9), (1.2, 1.1), (6.0, 0.5), (-0.4, -3.0)]
+    values = kernel(np.array([p[0] for p in points]), np.array([p[1] for p in points]))
+    with mpmath.workdps(40):
+        exact = np.array([[float(v) for v in reference(mpmath.mpf(a), mpmath.mpf(b))] for a, b in points])
+    # rounding of a few dozen operations on O(1) values, against outputs of size >= 1e-4 here
+    np.testing.assert_allclose(values, exact, rtol=1e-12, atol=1e-15)
+
+
 def test_bad_input_raises_parameter_error():
     x, y = sympy.symbols("x y", real=True)
     with pytest.raises(ParameterError):

@@ -72,3 +72,26 @@ def test_every_non_variable_argument_must_be_given_once():
         MultiStartNewton(objective, joint, ["v1", "w"])
     with pytest.raises(ParameterError):
         MultiStartNewton(objective, objective, variables)
+
+
+def test_two_by_two_step_is_the_saddle_free_newton_step():
+    # The closed form for n = 2 against numpy's eigendecomposition: -V diag(1/max(|λ|, 1e-8 max|λ|)) Vᵀ g, on random
+    # symmetric matrices (indefinite, negative definite, nearly singular) and the special cases of the closed form:
+    # a diagonal matrix with a < c (its larger eigenvector is the second axis), a multiple of the identity.
+    objective, joint, variables = double_wells(2, ["v1", "v2", "s", "c"])
+    step_of = MultiStartNewton(objective, joint, variables)._loops.newton_step
+    rng = np.random.default_rng(7)
+    matrices = [rng.normal(size=(2, 2)) for _ in range(200)]
+    matrices = [m + m.T for m in matrices] + [np.diag([1.0, 3.0]), np.diag([-2.0, 0.5]), 2.0 * np.eye(2),
+                                             np.array([[1.0, 1.0], [1.0, 1.0 + 1e-9]])]
+    scratch = np.empty(2), np.empty((2, 2)), np.empty((2, 2))
+    for hess in matrices:
+        grad = rng.normal(size=2)
+        step = np.empty(2)
+        step_of(grad, hess, step, *scratch)
+        eigenvalues, eigenvectors = np.linalg.eigh(hess)
+        floor = 1e-8 * np.abs(eigenvalues).max()
+        expected = -eigenvectors @ ((eigenvectors.T @ grad) / np.maximum(np.abs(eigenvalues), floor))
+        # both are backward stable: the step's error is rounding times the condition number max|λ| / min|λ|
+        condition = np.abs(eigenvalues).max() / np.maximum(np.abs(eigenvalues), floor).min()
+        assert np.abs(step - expected).max() <= 1e-14 * condition * np.abs(expected).max()

@@ -58,7 +58,7 @@ from attnphase.params import check_choice
 __all__ = ["CODEGEN_VERSION", "BACKENDS", "Kernel", "BoundKernel", "ActionKernels", "compile_kernel", "compile_action",
            "cache_dir", "clear_memory_cache", "generate_source", "load_generated_module", "structural_digests"]
 
-CODEGEN_VERSION = "3"
+CODEGEN_VERSION = "4"
 BACKENDS = ("numpy", "torch", "mpmath")
 
 # -- printers --------------------------------------------------------------------------------------
@@ -358,6 +358,15 @@ def _sigmoid(u):
 
 
 @numba.njit(**_JIT)
+def _sigmoid_pair(u):
+    """(sigmoid(u), sigmoid(-u)) from one exponential, each the same operations as its own `_sigmoid` call."""
+    e = math.exp(-abs(u))
+    if u >= 0.0:
+        return 1.0 / (1.0 + e), e / (1.0 + e)
+    return e / (1.0 + e), 1.0 / (1.0 + e)
+
+
+@numba.njit(**_JIT)
 def _sign(u):
     return 1.0 if u > 0.0 else (-1.0 if u < 0.0 else 0.0 * u)
 
@@ -419,10 +428,56 @@ def evaluate({args}):
 '''
 
 
+# Placeholders for the two members of a pair sigmoid(u), sigmoid(-u) in the numba kernels (`_marked_sigmoid_pairs`).
+_PAIR_FIRST, _PAIR_SECOND = sympy.Function("sigmoid_pair_first"), sympy.Function("sigmoid_pair_second")
+
+
+def _marked_sigmoid_pairs(exprs) -> list:
+    """exprs with each pair sigmoid(u), sigmoid(-u) among them written as first(u), second(u) (one u per pair).
+
+    The stabilised derivatives are full of such pairs (sigmoid' = sigmoid(u) sigmoid(-u)), and in the numba
+    kernels one exponential serves both (`_sigmoid_pair`: each member the same operations as its own `_sigmoid`
+    call): the positional-semantic prox Hessian has six pairs among its twelve sigmoids. Arguments are compared
+    expanded, so sigmoid(x(x - y)), sigmoid(-x(y - x)) and sigmoid(x(y - x)) make one pair; a member written
+    differently from the pair's u then differs from its own call by the rounding of its argument. A sigmoid
+    nested inside a marked argument keeps its own call."""
+    found = set().union(*(e.atoms(_rewrite.sigmoid) for e in exprs)) if exprs else set()
+    classes: dict = {}  # expanded argument -> the sigmoids with that argument
+    for s in sorted(found, key=sympy.default_sort_key):
+        classes.setdefault(sympy.expand(s.args[0]), []).append(s)
+    marks = {}
+    for u, members in classes.items():
+        partners = classes.get(-u)
+        if partners is None or u == -u or members[0] in marks:
+            continue
+        representative = members[0].args[0]
+        marks.update({s: _PAIR_FIRST(representative) for s in members})
+        marks.update({s: _PAIR_SECOND(representative) for s in partners})
+    return [e.xreplace(marks) for e in exprs] if marks else list(exprs)
+
+
+def _sigmoid_pair_lines(e, names: dict, printer, indent: str) -> list[str]:
+    """The `_sigmoid_pair` assignments that expression e needs before it is printed (first those its marked
+    arguments need); each pair is assigned once, its two names entered in `names`."""
+    lines = []
+    for call in sorted(e.atoms(_PAIR_FIRST, _PAIR_SECOND), key=sympy.default_sort_key):
+        if call in names:
+            continue
+        u = call.args[0]
+        lines += _sigmoid_pair_lines(u, names, printer, indent)
+        k = sum(isinstance(known, _PAIR_FIRST) for known in names)
+        lines.append(f"{indent}p{k}, n{k} = _sigmoid_pair({printer.doprint(u)})")
+        names[_PAIR_FIRST(u)], names[_PAIR_SECOND(u)] = f"p{k}", f"n{k}"
+    return lines
+
+
 def generate_source(flat_exprs, args, backend: str, *, cse: bool = True, numba_cache: bool = True,
                     compiler: str = "numba") -> str:
     """Python source of the kernel module for a flat list of (already stabilised) expressions."""
     names = {a: f"a{i}" for i, a in enumerate(args)}
+    vectorised_numpy = backend == "numpy" and compiler == "none"
+    if backend == "numpy" and not vectorised_numpy:
+        flat_exprs = _marked_sigmoid_pairs(flat_exprs)
     if cse:
         replacements, reduced = sympy.cse(flat_exprs, symbols=sympy.numbered_symbols("_cse", cls=sympy.Dummy),
                                           order="none")
@@ -441,7 +496,6 @@ def generate_source(flat_exprs, args, backend: str, *, cse: bool = True, numba_c
         replacements, reduced = [], list(flat_exprs)
     for i, (sym, _) in enumerate(replacements):
         names[sym] = f"x{i}"
-    vectorised_numpy = backend == "numpy" and compiler == "none"
     printer_class = _NumpyPrinter if vectorised_numpy else {
         "numpy": _NumbaPrinter, "torch": _TorchPrinter, "mpmath": _MpmathPrinter}[backend]
     printer = printer_class(names)
@@ -449,8 +503,12 @@ def generate_source(flat_exprs, args, backend: str, *, cse: bool = True, numba_c
         lines = [_NUMBA_HEADER.format(cache=bool(numba_cache))]
         indent = " " * 8
         lines += [f"{indent}a{i} = inputs[{i}, _i]" for i in range(len(args))]
-        lines += [f"{indent}{names[sym]} = {printer.doprint(e)}" for sym, e in replacements]
-        lines += [f"{indent}out[_i, {j}] = {printer.doprint(e)}" for j, e in enumerate(reduced)]
+        for sym, e in replacements:
+            lines += _sigmoid_pair_lines(e, names, printer, indent)
+            lines.append(f"{indent}{names[sym]} = {printer.doprint(e)}")
+        for j, e in enumerate(reduced):
+            lines += _sigmoid_pair_lines(e, names, printer, indent)
+            lines.append(f"{indent}out[_i, {j}] = {printer.doprint(e)}")
     else:
         header = {"numpy": _NUMPY_HEADER, "torch": _TORCH_HEADER, "mpmath": _MPMATH_HEADER}[backend]
         lines = [header.format(args=", ".join(names[a] for a in args))]

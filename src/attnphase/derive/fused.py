@@ -94,8 +94,16 @@ def newton_step(grad, hess, step, eigval, eigvec, work):
     if n == 2:
         a, b, c = hess[0, 0], hess[0, 1], hess[1, 1]
         mean, radius = 0.5 * (a + c), math.hypot(0.5 * (a - c), b)
-        phi = 0.5 * math.atan2(2 * b, a - c)
-        cs, sn = math.cos(phi), math.sin(phi)
+        # (cs, sn): the unit eigenvector of e0, from the better-conditioned row of H - e0 I (no trigonometry)
+        if a >= c:
+            cs, sn = 0.5 * (a - c) + radius, b
+        else:
+            cs, sn = b, 0.5 * (c - a) + radius
+        length = math.hypot(cs, sn)
+        if length > 0.0:
+            cs, sn = cs / length, sn / length
+        else:  # a multiple of the identity: any basis
+            cs, sn = 1.0, 0.0
         e0, e1 = mean + radius, mean - radius
         scale = max(max(abs(e0), abs(e1)), 1e-300)
         c0 = (cs * grad[0] + sn * grad[1]) / max(abs(e0), 1e-8 * scale)

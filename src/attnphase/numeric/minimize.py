@@ -110,14 +110,18 @@ def minimize_multistart_newton(objective, gradient_hessian, starts, *, tol=1e-13
 def symmetric_eigen(H):
     """Eigenvalues (M, n) and eigenvectors (M, n, n) of a stack of symmetric matrices.
 
-    2×2 in closed form (rotation angle ½ atan2(2b, a − c)); batched LAPACK is much slower for tiny blocks.
+    2×2 in closed form (batched LAPACK is much slower for tiny blocks): the larger eigenvalue's unit eigenvector
+    from the better-conditioned row of H − λ I, as in derive.fused's Newton step.
     """
     if H.shape[-1] != 2:
         return np.linalg.eigh(H)
     a, b, c = H[:, 0, 0], H[:, 0, 1], H[:, 1, 1]
     mean, radius = 0.5 * (a + c), np.hypot(0.5 * (a - c), b)
-    phi = 0.5 * np.arctan2(2 * b, a - c)
-    cos, sin = np.cos(phi), np.sin(phi)
+    cos = np.where(a >= c, 0.5 * (a - c) + radius, b)
+    sin = np.where(a >= c, b, 0.5 * (c - a) + radius)
+    length = np.hypot(cos, sin)
+    flat = length == 0.0  # a multiple of the identity: any basis
+    cos, sin = np.where(flat, 1.0, cos / np.where(flat, 1.0, length)), np.where(flat, 0.0, sin / np.where(flat, 1.0, length))
     eigval = np.stack([mean + radius, mean - radius], axis=1)
     eigvec = np.empty_like(H)
     eigvec[:, 0, 0], eigvec[:, 1, 0] = cos, sin

@@ -79,7 +79,7 @@ def test_split_line_envelope_equals_dense_line_integrals(positional_6):
 
 @pytest.mark.parametrize("L", [2, 3])
 def test_the_loss_is_even_in_h_and_separately_in_h_star(L):
-    """The premise of the reflections of the split-line rules (SaddlePointEquations.reflection): ℓ(h, h*) =
+    """The premise of the reflections of the split-line rules (SaddlePointEquations.reflections): ℓ(h, h*) =
     ℓ(−h, h*) = ℓ(h, −h*), symbolically, for every ω, σ, A."""
     from attnphase.models.positional_semantic import symbolic
 
@@ -96,6 +96,51 @@ def test_the_loss_is_even_in_h_and_separately_in_h_star(L):
     assert abs(float((one - loss).subs(point))) > 1e-6
 
 
+def test_the_loss_is_unchanged_when_the_tokens_are_exchanged_with_a_reversal_symmetric_A():
+    """The premise of the token exchange on count-split planes (SaddlePointEquations.reflections): for L = 2,
+    ℓ(P h, P h*) = ℓ(h, h*) with P the exchange of the two tokens when A_11 = A_22 and A_12 = A_21 (symbolically),
+    and not for an A without that symmetry."""
+    from attnphase.models.positional_semantic import symbolic
+
+    loss = symbolic.per_sample_loss(2)
+    symbols = symbolic.token_symbols(2)
+    exchange = {}
+    for stem in ("h", "hs"):
+        first, second = symbols[stem]
+        exchange.update({first: second, second: first})
+    A = symbolic.mixing_matrix(2)
+    a, b = sympy.symbols("a b", positive=True)
+    symmetric = {A[0, 0]: a, A[1, 1]: a, A[0, 1]: b, A[1, 0]: b}
+    exchanged = loss.xreplace(exchange)
+    assert sympy.simplify((exchanged - loss).xreplace(symmetric)) == 0
+    point = {s: v for s, v in zip(symbols["h"] + symbols["hs"], (0.3, 1.1, -0.4, 0.7))}
+    point.update({symbolic.omega: 0.3, symbolic.sigma: 0.5, A[0, 0]: 0.9, A[0, 1]: 0.1, A[1, 0]: 0.4, A[1, 1]: 0.6})
+    assert abs(float((exchanged - loss).subs(point))) > 1e-6
+
+
+@pytest.mark.parametrize("branch", ["positional", "semantic"])
+def test_the_token_exchange_makes_the_count_split_rule_symmetric_at_a_quarter_of_the_planes(branch):
+    """On count-split planes (ξ_1, ξ_2) the exchange of the tokens joins the sign flip of the branch's set
+    (reflections): the map is then exactly symmetric in the tokens (m̂_1 = ∓m̂_2, q̂_1 = q̂_2, ...; the rule that
+    integrates every plane along ξ_1 is not, by its quadrature error), and it agrees with that rule within the
+    count-split rules' own change from 4 to 6 outer nodes, at under half its minimisations."""
+    x = api.solve_branch(branch, 1.25, STANDARD, nodes_per_dim=6, stability=False).state
+    equations = api.Rule.count_split(4).equations(STANDARD, 1.25)
+    assert [r.permutation for r in equations.reflections(x)] == [None, (1, 0, 3, 2)]
+    folded = equations.evaluate(x)
+    full = dataclasses.replace(equations, use_reflection=False).evaluate(x)
+    finer = dataclasses.replace(api.Rule.count_split(6).equations(STANDARD, 1.25), use_reflection=False).evaluate(x)
+    sign = -1.0 if branch == "positional" else 1.0
+    for hat in (folded.qhat, folded.thetahat, folded.Vhat):
+        assert hat[0] == pytest.approx(hat[1], rel=1e-13, abs=1e-300)
+    assert folded.mhat[0] == pytest.approx(sign * folded.mhat[1], rel=1e-13, abs=1e-300)
+    assert abs(full.qhat[0] - full.qhat[1]) > 1e-12 * abs(full.qhat[0])
+    assert np.all(np.abs(folded.next - full.next) <= np.abs(finer.next - full.next) + 1e-15)
+    assert folded.n_points < 0.5 * full.n_points
+    # the sign flips alone on the split-line rules, where the exchange would map lines onto other lines
+    assert [r.permutation for r in api.Rule.split_line(8).equations(STANDARD, 1.25).reflections(x)] == [None]
+
+
 @pytest.mark.parametrize("branch", ["positional", "semantic"])
 def test_a_reflected_split_line_rule_equals_the_full_rule_at_half_the_minimisations(branch):
     """On the invariant sets (θ = 0: η → −η; m = 0: z → −z) the line through the mirror node is the mirror
@@ -104,7 +149,7 @@ def test_a_reflected_split_line_rule_equals_the_full_rule_at_half_the_minimisati
     minimisations (8 outer nodes per dimension: no node is its own mirror)."""
     x = api.solve_branch(branch, 1.25, STANDARD, nodes_per_dim=6, stability=False).state
     equations = api.SaddlePointEquations(STANDARD, 1.25, 6, split_rule=SplitLineRule(8, 32, 1e-9))
-    assert equations.reflection(x) is not None
+    assert len(equations.reflections(x)) == 1
     reflected = equations.evaluate(x)
     full = dataclasses.replace(equations, use_reflection=False).evaluate(x)
     # the coordinates that vanish by symmetry (F_m on m = 0, F_θ on θ = 0) are exactly 0 on the reflected rule and
@@ -113,7 +158,7 @@ def test_a_reflected_split_line_rule_equals_the_full_rule_at_half_the_minimisati
     assert abs(reflected.envelope - full.envelope) <= 1e-12 * abs(full.envelope)
     assert 2 * reflected.n_points == full.n_points
     # off the invariant sets (m ≠ 0 and θ ≠ 0) there is no reflection
-    assert equations.reflection(x + np.array([0.0, 0.0, 0.01, 0.02, -0.02])) is None
+    assert equations.reflections(x + np.array([0.0, 0.0, 0.01, 0.02, -0.02])) == ()
 
 
 # -- fused proximal map ---------------------------------------------------------------------------
@@ -140,23 +185,47 @@ def _vectorised_proximal_map(w, hs, V, params, extra_starts=(), starts=None):
     return minimize_multistart_newton(objective, gradient_hessian, np.stack(starts))
 
 
+def _stall_radius(x, w, hs, V, params):
+    """How far from the exact minimum near x (N, L) a run of the iteration may stop: the Armijo test keeps a
+    rounding allowance of 8 eps |f|, so a run stalls once the step's decrease, ½ gᵀH⁻¹g, is below it, at a
+    gradient up to sqrt(16 eps |f| λ_min) and a distance up to sqrt(16 eps |f| / λ_min) (λ_min: the Hessian's
+    smallest eigenvalue there)."""
+    L = params.L
+    teacher = {"sigma": params.sigma, "omega": params.omega,
+               **{f"A_{i + 1}_{j + 1}": params.A[i * L + j] for i in range(L) for j in range(L)}}
+    out = api.kernels(L).value_gradient_hessian.call(**tokens("h", x), **tokens("w", w), **tokens("hs", hs), V=V,
+                                                     **teacher)
+    smallest = np.linalg.eigvalsh(out[:, 1 + L:].reshape(-1, L, L))[:, 0]
+    return np.sqrt(16 * np.finfo(float).eps * np.abs(out[:, 0]) / smallest)
+
+
 def test_fused_prox_equals_the_vectorised_multistart_newton():
-    """Same iteration, two implementations: the minimiser at every node agrees to the Newton tolerance
-    (1e-13 relative steps, so ~1e-12 after the last quadratic step) and the minimum value to rounding;
-    small V (convex), large V (several local minima), one start (local continuation) and five."""
+    """Same iteration, two implementations (the same steps, in a different order of operations): every start's
+    end point agrees to the Newton tolerance (1e-13 relative steps, so ~1e-12 after the last quadratic step) plus
+    twice the distance at which rounding stalls a run (`_stall_radius`: measured up to 5e-12 at V = 15, a weakly
+    curved minimum), and the minimum value to rounding; small V (convex), large V (several local minima), one
+    start (local continuation) and five. The minimiser is compared through the start each implementation picked:
+    two starts can reach one minimum with values equal to rounding, and a rounding-level difference picks either."""
     rng = np.random.default_rng(11)
     N = 400
+    rows = np.arange(N)
     w = rng.normal(size=(N, 2)) * 0.5 + np.array([0.25, -0.25])
     hs = rng.normal(size=(N, 2)) * 0.5
     for V in (1.0, 15.0, 30.0):
         fused = api.proximal_map(w, hs, V, STANDARD)
         reference = _vectorised_proximal_map(w, hs, V, STANDARD)
         assert fused.converged.all() and reference.converged.all()
-        assert np.abs(fused.x - reference.x).max() <= 1e-12
+        for k in range(len(reference.local_minima)):
+            allowed = 1e-12 + 2 * _stall_radius(reference.local_minima[k], w, hs, V, STANDARD)
+            assert np.all(np.abs(fused.local_minima[k] - reference.local_minima[k]).max(axis=1) <= allowed)
+        picked = reference.local_minima[fused.start_index, rows]
+        allowed = 1e-12 + 2 * _stall_radius(picked, w, hs, V, STANDARD)
+        assert np.all(np.abs(fused.x - picked).max(axis=1) <= allowed)
         assert np.abs(fused.value - reference.value).max() <= 1e-15
         local = api.proximal_map(w, hs, V, STANDARD, starts=(w,))
         local_reference = _vectorised_proximal_map(w, hs, V, STANDARD, starts=(w,))
-        assert np.abs(local.x - local_reference.x).max() <= 1e-12
+        allowed = 1e-12 + 2 * _stall_radius(local_reference.x, w, hs, V, STANDARD)
+        assert np.all(np.abs(local.x - local_reference.x).max(axis=1) <= allowed)
 
 
 def test_fused_prox_equals_the_vectorised_one_for_three_tokens():

@@ -9,7 +9,8 @@ from scipy import integrate, special
 from scipy.stats import norm
 
 from attnphase.errors import ParameterError
-from attnphase.numeric.split_line import CountSplit, OuterSplit, Reflection, SplitLineRule, split_line_expectation
+from attnphase.numeric.reflections import Reflection, ReflectionGroup, fold_orbits, orbit_rule
+from attnphase.numeric.split_line import CountSplit, OuterSplit, SplitLineRule, split_line_expectation
 
 
 def _shift(z):
@@ -121,6 +122,103 @@ def test_a_reflection_integrates_half_the_lines_and_gives_the_same_expectation(c
     # 24 outer nodes per dimension: none is its own mirror, so exactly half the lines; the counts stand for all
     assert 2 * half.n_lines == full.n_lines and 2 * half.n_points == full.n_points
     assert half.n_split_lines == full.n_split_lines and half.n_switches == full.n_switches
+
+
+def _exchanged_shift(z):
+    """c(z_2, z_3): symmetric under z_2 ↔ z_3 and odd."""
+    return 0.3 * (np.sin(z[:, 2]) + np.sin(z[:, 3])) + 0.2 * (z[:, 2] + z[:, 3])
+
+
+def _exchanged_basins(z, in_a):
+    """Two tokens: basin A (x* = (1, 1) + 0.1 (z_0, z_1), value z_0 + z_1 + c) is global where z_0 + z_1 + c < 0,
+    basin B (x* = −(1, 1) + 0.1 (z_0, z_1), value −(z_0 + z_1 + c)) elsewhere. Exchanging the tokens, (z_0, z_1, z_2,
+    z_3) → (z_1, z_0, z_3, z_2), exchanges x*'s coordinates; z → −z maps x* to −x*; both keep the minimum value."""
+    sign = np.where(in_a, 1.0, -1.0)
+    x = sign[:, None] + 0.1 * z[:, :2]
+    return x, sign * (z[:, 0] + z[:, 1] + _exchanged_shift(z))
+
+
+def exchanged_global_minimum(z):
+    return _exchanged_basins(z, z[:, 0] + z[:, 1] + _exchanged_shift(z) < 0)
+
+
+def exchanged_local_minimum(z, start):
+    return _exchanged_basins(z, start[:, 0] > 0.1 * z[:, 0])
+
+
+def exchanged_integrand(z, x, value):
+    """x*_0, x*_1, the minimum, x*_0 z_0, x*_1 z_0, x*_0 z_2: the last three are not symmetric under the exchange."""
+    return np.column_stack([x[:, 0], x[:, 1], value, x[:, 0] * z[:, 0], x[:, 1] * z[:, 0], x[:, 0] * z[:, 2]])
+
+
+def exchanged_reference():
+    """Closed forms in (z_0, z_1) through u = (z_0 + z_1)/√2 and a = c/√2 (E[x*_ℓ] = 2Φ(−a) − 1, E[min] =
+    −√2 (2φ(a) + a(2Φ(a) − 1)), E[x*_0 z_0] = 0.1 − √2 φ(a), E[x*_1 z_0] = −√2 φ(a)), then 60² Gauss-Hermite
+    nodes in the smooth (z_2, z_3)."""
+    t, w = special.roots_hermitenorm(60)
+    w = w / w.sum()
+    Z2, Z3 = np.meshgrid(t, t, indexing="ij")
+    W = np.outer(w, w)
+    a = (0.3 * (np.sin(Z2) + np.sin(Z3)) + 0.2 * (Z2 + Z3)) / np.sqrt(2)
+    mean_x = 2 * norm.cdf(-a) - 1
+    return np.array([np.sum(W * mean_x), np.sum(W * mean_x),
+                     np.sum(W * -np.sqrt(2) * (2 * norm.pdf(a) + a * (2 * norm.cdf(a) - 1))),
+                     np.sum(W * (0.1 - np.sqrt(2) * norm.pdf(a))), np.sum(W * -np.sqrt(2) * norm.pdf(a)),
+                     np.sum(W * Z2 * mean_x)])
+
+
+def test_exchanging_the_plane_axes_integrates_a_quarter_of_the_planes_and_keeps_the_expectation():
+    """Count-split planes (z_0, z_1) with Gauss-Hermite in (z_2, z_3), under the token exchange (which swaps the
+    plane's two axes) and z → −z: one plane of each orbit is integrated, lines along z_0; an exchanged plane's
+    integral is that of the imaged integrand on it (lines along the other axis). Not the same quadrature as the
+    full rule, so the two agree within the rules' error (the change 10 → 12 of the outer rule), and with the
+    closed form; the columns that the exchange maps onto each other come out exactly equal."""
+    exact = exchanged_reference()
+    group = (Reflection((-1.0,) * 4, (-1.0, -1.0)), Reflection((1.0,) * 4, (1.0, 1.0), (1, 0, 3, 2), (1, 0)))
+    args = (exchanged_global_minimum, exchanged_local_minimum, exchanged_integrand, 4, 0)
+    split = CountSplit(1, 16, 1e-9)
+    full, folded, coarser = (split_line_expectation(*args, SplitLineRule(n, 16, 1e-10), count_split=split, reflection=r)
+                             for n, r in ((12, None), (12, group), (10, group)))
+    estimate = np.abs(folded.value - coarser.value).max()
+    assert estimate < 1e-5
+    assert np.abs(folded.value - exact).max() <= estimate
+    assert np.abs(full.value - exact).max() <= estimate
+    assert folded.value[0] == pytest.approx(folded.value[1], rel=1e-14)
+    # 12² outer nodes: orbits of 4, of 2 on the diagonals z_2 = ±z_3 (12 nodes each): (144 + 24)/4 = 42 planes
+    assert 144 * folded.n_lines == pytest.approx(42 * full.n_lines, rel=0.1)
+
+
+def test_the_orbit_rule_folds_to_the_full_rule_for_any_integrand():
+    """Σ_o w(o) f(o) over a rule the group maps onto itself equals Σ over the kept nodes of the table times
+    f at their images, for any f: a 2-D Gauss-Hermite rule (10 nodes per axis, none at 0) under z → −z and the
+    exchange of the axes; a node on a diagonal is kept with its weight shared by the elements fixing it."""
+    t, w = special.roots_hermitenorm(10)
+    nodes = np.stack(np.meshgrid(t, t, indexing="ij"), -1).reshape(-1, 2)
+    weights = np.outer(w, w).ravel() / w.sum() ** 2
+    group = ReflectionGroup.generated_by((Reflection((-1.0, -1.0), (1.0,)),
+                                          Reflection((1.0, 1.0), (1.0,), (1, 0), None)), 2)
+    kept, table = orbit_rule(nodes, weights, group.on([0, 1]))
+    assert len(kept) == (100 + 2 * 10) // 4 and table.shape == (30, 4)
+    np.testing.assert_allclose(table.sum(), 1.0, rtol=1e-14)
+
+    def f(z):
+        return np.column_stack([np.exp(0.3 * z[:, 0]) * np.cos(z[:, 1]), z[:, 0] ** 3 + z[:, 1]])
+
+    columns = np.hstack([f(gz) for gz, _ in group.images(kept, np.zeros((len(kept), 1)))])
+    np.testing.assert_allclose(fold_orbits(columns, table), weights @ f(nodes), rtol=1e-13, atol=1e-15)
+
+
+def test_reflections_must_be_involutions_that_commute_and_keep_the_integrated_blocks():
+    with pytest.raises(ParameterError):
+        Reflection((1.0, 1.0, 1.0), (1.0,), (1, 2, 0))  # a 3-cycle: not an involution
+    with pytest.raises(ParameterError):
+        Reflection((1.0, -1.0), (1.0,), (1, 0))  # S² = −I
+    with pytest.raises(ParameterError):  # the exchange of z_0 and z_1 does not commute with a sign flip of z_0
+        ReflectionGroup.generated_by((Reflection((1.0, 1.0), (1.0,), (1, 0)), Reflection((-1.0, 1.0), (1.0,))), 2)
+    args = (exchanged_global_minimum, exchanged_local_minimum, exchanged_integrand, 4, 0, SplitLineRule(6, 24, 1e-9))
+    exchange = Reflection((1.0,) * 4, (1.0, 1.0), (1, 0, 3, 2), (1, 0))
+    with pytest.raises(ParameterError):  # lines along z_0 alone: the exchange maps them onto lines along z_1
+        split_line_expectation(*args, reflection=exchange)
 
 
 def test_a_reflection_inside_an_outer_split_gives_the_same_expectation():

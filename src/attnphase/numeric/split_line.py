@@ -65,13 +65,15 @@ interval near a cusp) is integrated in the wrong basin on its piece (nodes conti
 probe); at the ω = 0 state this moves plane integrals by up to 1.3e-8 between 32 and 64 probes per
 line (64 and 128 agree to 4e-10), so use ≥ 64 probes there.
 
-Reflection (`Reflection`, optional, every rule above): when the problem is symmetric under
-z → S z (S diagonal with entries ±1) with x*(S z) = T x*(z) (T diagonal ±1) and the same minimum value,
-the line (or plane) through the outer node S o is the mirror image of the one through o, and its
-integral is that of integrand(S z, T x*(z), F*(z)) along the line through o. So only one node of each
-mirror pair is integrated, with the integrand and its mirror image as the columns (panels are refined
-until both meet the tolerance): half the minimisations when no outer node is its own mirror. For the
-positional-semantic prox: S = −I, T = −I on the m = 0 set, and η → −η (T = I) on the θ = 0 set.
+Reflections (`numeric.reflections.Reflection`, optional, every rule above): when the problem is symmetric under
+involutions z → S z (signed permutations) with x*(S z) = T x*(z) and the same minimum value, the line (or plane)
+through the outer node S o is the image of the one through o, and its integral is that of
+integrand(S z, T x*(z), F*(z)) along the line through o. So only one node of each orbit of the outer rule is
+integrated, with the integrand and its images as the columns (panels are refined until all meet the tolerance):
+half the minimisations per independent reflection when no outer node is fixed by one. S must map the line axis
+(with a count split: the plane's two axes, as a set) and an outer split's axis onto themselves. For the
+positional-semantic prox: S = −I, T = −I on the m = 0 set, η → −η (T = I) on the θ = 0 set, and on count-split
+planes with a token-reversal symmetric A the exchange of the two tokens' coordinates.
 """
 
 from __future__ import annotations
@@ -83,12 +85,12 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import special
-from scipy.spatial import cKDTree
 
 from attnphase.errors import ParameterError
+from attnphase.numeric.reflections import ReflectionGroup, fold_orbits, orbit_rule
 from attnphase.params import check_int, check_real
 
-__all__ = ["SplitLineRule", "OuterSplit", "CountSplit", "Reflection", "SplitLineExpectation",
+__all__ = ["SplitLineRule", "OuterSplit", "CountSplit", "SplitLineExpectation",
            "split_line_expectation"]
 
 # Normal mass beyond ±7.5: 6e-14, below the 1e-7 target on any bounded integrand by six orders.
@@ -196,22 +198,6 @@ class CountSplit:
 
 
 @dataclass(frozen=True)
-class Reflection:
-    """A reflection symmetry of the problem (module docstring): z → S z, S = diag(signs), maps the global
-    minimiser to x*(S z) = diag(minimiser_signs) x*(z) and leaves the minimum value unchanged. Entries ±1.
-    A promise of the caller: a wrong one gives a wrong expectation, not an error."""
-
-    signs: tuple[float, ...]
-    minimiser_signs: tuple[float, ...]
-
-    def __post_init__(self):
-        for name in ("signs", "minimiser_signs"):
-            values = getattr(self, name)
-            if not values or any(v not in (-1.0, 1.0) for v in values):
-                raise ParameterError(name, values, "a non-empty sequence of ±1")
-
-
-@dataclass(frozen=True)
 class SplitLineExpectation:
     """value (k,): the expectation; n_points: minimisations at probes and Kronrod nodes;
     n_lines, n_split_lines: lines, and lines with at least one switch; n_switches: breakpoints;
@@ -267,7 +253,7 @@ def split_line_expectation(global_minimum, local_minimum, integrand, dim: int, a
                            rule: SplitLineRule, *, same_tol: float = 1e-6, rotation=None,
                            outer_split: OuterSplit | None = None,
                            count_split: CountSplit | None = None,
-                           reflection: Reflection | None = None) -> SplitLineExpectation:
+                           reflection=None) -> SplitLineExpectation:
     """E_z[integrand(z, x*(z), F*(z))], z ~ N(0, I_dim), split along z_axis where x* switches basin.
 
     global_minimum(z) -> (x (N, n), value (N,)): the global minimiser at points z (N, dim).
@@ -279,10 +265,10 @@ def split_line_expectation(global_minimum, local_minimum, integrand, dim: int, a
     (the same distribution), so "the line axis" and the outer coordinates are those of u; the callables
     still receive z. outer_split: see OuterSplit (default: Gauss-Hermite in every outer coordinate).
     count_split: see CountSplit (default: none); with both, the count-split integrals over the plane
-    (line axis, count axis) are the integrand of the outer split. reflection: a symmetry of the problem
-    (see Reflection; its signs act on the coordinates integrated over, u with a rotation), used to integrate
-    one line (plane) of each mirror pair of outer nodes. With it, n_points and n_lines count the lines
-    integrated, the other counts and weights every line of the rule.
+    (line axis, count axis) are the integrand of the outer split. reflection: a Reflection of the problem or a
+    sequence of commuting ones (numeric.reflections; they act on the coordinates integrated over, u with a
+    rotation), used to integrate one line (plane) of each orbit of outer nodes. With it, n_points and n_lines
+    count the lines integrated, the other counts and weights every line of the rule.
     """
     axis = check_int("axis", axis, 0, dim - 1)
     same_tol = check_real("same_tol", same_tol, 0.0, 1.0, low_open=True)
@@ -291,77 +277,54 @@ def split_line_expectation(global_minimum, local_minimum, integrand, dim: int, a
         if R.shape != (dim, dim) or not np.allclose(R @ R.T, np.eye(dim), atol=1e-12):
             raise ParameterError("rotation", rotation, f"an orthogonal {dim}x{dim} matrix")
         global_minimum, local_minimum, integrand = _rotated(global_minimum, local_minimum, integrand, R)
-    if reflection is not None:
-        if len(reflection.signs) != dim:
-            raise ParameterError("reflection.signs", reflection.signs, f"{dim} signs (one per coordinate)")
-        own_integrand, signs = integrand, np.asarray(reflection.signs)
-        minimiser_signs = np.asarray(reflection.minimiser_signs)
-
-        def integrand(z, x, value):  # the line's integrand and its mirror image's, as columns
-            if x.shape[1] != len(minimiser_signs):
-                raise ParameterError("reflection.minimiser_signs", reflection.minimiser_signs,
-                                     f"{x.shape[1]} signs (one per minimiser coordinate)")
-            return np.hstack([own_integrand(z, x, value), own_integrand(z * signs, x * minimiser_signs, value)])
     # `integrals(points)`: the line integrals (or, with a count split, the plane integrals) through
     # points given in the `reduced` coordinates (all but the line axis and the count axis)
     reduced = [d for d in range(dim) if d != axis]
-    if count_split is None:
-        def integrals(points):
-            return _line_integrals(global_minimum, local_minimum, integrand, points, axis, rule.probe_nodes,
-                                   rule.panel_tol, same_tol)
-    else:
+    blocks = [{axis}]
+    if count_split is not None:
         count_axis = check_int("count_split.axis", count_split.axis, 0, dim - 1)
         if count_axis == axis or (outer_split is not None and count_axis == outer_split.axis):
             raise ParameterError("count_split.axis", count_axis, "an outer coordinate other than the line axis "
                                  "and the outer split's axis")
         count_position = reduced.index(count_axis)
         reduced.remove(count_axis)
+        blocks = [{axis, count_axis}]
+    group = None
+    if reflection is not None:
+        group = ReflectionGroup.generated_by(reflection, dim)
+        if outer_split is not None:
+            blocks.append({check_int("outer_split.axis", outer_split.axis, 0, dim - 1)})
+        group.check_blocks(blocks, "the line axis" + (", the count axis" if count_split else "")
+                           + (" and the outer split's axis" if outer_split else ""))
+        own_integrand = integrand
 
+        def integrand(z, x, value):  # the line's integrand and its images', as blocks of columns
+            return np.hstack([own_integrand(gz, gx, value) for gz, gx in group.images(z, x)])
+    if count_split is None:
+        def integrals(points):
+            return _line_integrals(global_minimum, local_minimum, integrand, points, axis, rule.probe_nodes,
+                                   rule.panel_tol, same_tol)
+    else:
         def integrals(points):
             return _plane_integrals(global_minimum, local_minimum, integrand, points, axis, count_position, rule,
                                     same_tol, count_split)
     if outer_split is not None:
         return _split_outer_expectation(integrals, reduced, dim, axis, rule, outer_split,
-                                        None if rotation is None else R, None if reflection is None else signs)
+                                        None if rotation is None else R, group)
     outer, outer_w = _outer_rule(len(reduced), rule.outer_nodes_per_dim)
-    rows, own_w, mirror_w = _mirror_pairs(outer, outer_w, None if reflection is None else signs[reduced])
+    rows, table = orbit_rule(outer, outer_w, None if group is None else group.on(reduced))
     lines = integrals(rows)
-    copies = 1 + (mirror_w > 0)  # the lines each integrated row stands for
+    copies = (table != 0).sum(axis=1)  # the lines each integrated row stands for
+    weight = table.sum(axis=1)
     split = lines.n_switches > 0
-    reflected = reflection is not None
-    return SplitLineExpectation(value=_fold(lines.integrals, own_w, mirror_w, reflected), n_points=lines.n_points,
+    return SplitLineExpectation(value=fold_orbits(lines.integrals, table), n_points=lines.n_points,
                                 n_lines=lines.n_lines, n_split_lines=int(copies[split].sum()),
                                 n_switches=int(copies @ lines.n_switches),
-                                switch_weight=float((own_w + mirror_w)[split].sum()),
+                                switch_weight=float(weight[split].sum()),
                                 unresolved_panels=int(copies @ lines.unresolved_panels),
-                                unresolved_error=float((own_w + mirror_w) @ lines.unresolved_error),
-                                count_error=(None if lines.count_error is None
-                                             else _fold(lines.count_error, own_w, mirror_w, reflected)),
+                                unresolved_error=float(weight @ lines.unresolved_error),
+                                count_error=None if lines.count_error is None else fold_orbits(lines.count_error, table),
                                 n_count_cuts=lines.n_count_cuts, unresolved_count_panels=lines.unresolved_count_panels)
-
-
-def _mirror_pairs(nodes, weights, signs):
-    """One node of each mirror pair {o, S o} of an outer rule (S = diag(signs); every node when signs is None):
-    (those nodes, their weights, their mirrors' weights, 0 for a node that is its own mirror or whose mirror the
-    rule lacks)."""
-    if signs is None or nodes.shape[1] == 0:  # nothing to pair (no reflection, or the origin alone)
-        return nodes, weights, np.zeros_like(weights)
-    scale = 1.0 + np.abs(nodes).max()
-    distance, mirror = cKDTree(nodes).query(nodes * signs)
-    mirror = np.where(distance <= 1e-10 * scale, mirror, -1)
-    index = np.arange(len(nodes))
-    keep = (mirror < 0) | (index <= mirror)
-    paired = keep & (mirror > index)
-    return nodes[keep], weights[keep], np.where(paired, weights[np.maximum(mirror, 0)], 0.0)[keep]
-
-
-def _fold(columns, own_w, mirror_w, reflected: bool):
-    """Σ own_w · (each integrated row's integrals) + mirror_w · (its mirror's: the last k of 2k columns with a
-    reflection)."""
-    if not reflected:
-        return own_w @ columns
-    k = columns.shape[1] // 2
-    return own_w @ columns[:, :k] + mirror_w @ columns[:, k:]
 
 
 def _rotated(global_minimum, local_minimum, integrand, R):
@@ -376,12 +339,12 @@ _OUTER_CUTS = np.array([-3.0, 0.0, 3.0])
 
 
 def _split_outer_expectation(integrals, reduced, dim, axis, rule, outer_split: OuterSplit, R,
-                             signs) -> SplitLineExpectation:
+                             group: ReflectionGroup | None) -> SplitLineExpectation:
     """Split lines along z_axis (`integrals` of points in the `reduced` coordinates: lines or count-split
     planes), adaptive Gauss-Kronrod along z_{outer_split.axis} cut at the indicator's zeros, Gauss-Hermite
-    in the remaining reduced coordinates (all in the u coordinates when R is given). signs: a reflection's
-    (the integrals then hold each point's columns and its mirror's): one outer line of each mirror pair of the
-    Gauss-Hermite rows is integrated, the mirror row's panels being the reflections of its own."""
+    in the remaining reduced coordinates (all in the u coordinates when R is given). group: the reflections (the
+    integrals then hold each point's columns and its images'): one outer line of each orbit of the Gauss-Hermite
+    rows is integrated, an image row's panels being the images of its own."""
     outer_axis = check_int("outer_split.axis", outer_split.axis, 0, dim - 1)
     if outer_axis not in reduced:
         raise ParameterError("outer_split.axis", outer_axis, f"an outer coordinate (not the line axis {axis})")
@@ -390,9 +353,8 @@ def _split_outer_expectation(integrals, reduced, dim, axis, rule, outer_split: O
     if len(counts) != len(others):
         raise ParameterError("outer_split.nodes_per_dim", counts, f"{len(others)} node counts (one per remaining coordinate)")
     rest, rest_w = _anisotropic_outer_rule(tuple(counts)) if others else (np.zeros((1, 0)), np.ones(1))
-    rest, rest_w, mirror_w = _mirror_pairs(rest, rest_w, None if signs is None else signs[others])
-    n_rest = len(rest_w)
-    reflected = signs is not None
+    rest, rest_table = orbit_rule(rest, rest_w, None if group is None else group.on(others))
+    n_rest = len(rest)
 
     def full_points(rest_rows, t):
         """Points z (in u coordinates) with the remaining coordinates from rest_rows, z_outer = t, line 0."""
@@ -440,30 +402,30 @@ def _split_outer_expectation(integrals, reduced, dim, axis, rule, outer_split: O
         z = full_points(np.repeat(rest[owner], len(_KRONROD_X), axis=0), along.ravel())
         lines = integrals(z[:, reduced])
         node_w = (density * _KRONROD_W[None, :]).ravel()
-        line_w = np.repeat(rest_w[owner], len(_KRONROD_X)) * node_w  # each line's weight, and its mirror's
-        line_mirror_w = np.repeat(mirror_w[owner], len(_KRONROD_X)) * node_w
-        copies = 1 + (line_mirror_w != 0)
+        line_table = np.repeat(rest_table[owner], len(_KRONROD_X), axis=0) * node_w[:, None]  # its images' too
+        line_w = line_table.sum(axis=1)
+        copies = (line_table != 0).sum(axis=1)
         split = lines.n_switches > 0
         n_points += lines.n_points
         n_lines += lines.n_lines
         n_count_cuts += lines.n_count_cuts
         unresolved_count += lines.unresolved_count_panels
         if lines.count_error is not None:
-            count_error = (0.0 if count_error is None else count_error) + _fold(
-                lines.count_error, np.abs(line_w), np.abs(line_mirror_w), reflected)
+            count_error = (0.0 if count_error is None else count_error) + fold_orbits(lines.count_error,
+                                                                               np.abs(line_table))
         n_split += int(copies[split].sum())
         n_switches += int(copies @ lines.n_switches)
-        switch_weight += float((line_w + line_mirror_w)[split].sum())
+        switch_weight += float(line_w[split].sum())
         unresolved += int(copies @ lines.unresolved_panels)
-        unresolved_error += float(np.abs(line_w + line_mirror_w) @ lines.unresolved_error)
+        unresolved_error += float(np.abs(line_w) @ lines.unresolved_error)
         vals = lines.integrals.reshape(len(lo), len(_KRONROD_X), -1)
         kronrod = np.einsum("pnk,pn->pk", vals, density * _KRONROD_W[None, :])
         gauss = np.einsum("pnk,pn->pk", vals[:, _GAUSS_IN_KRONROD], density[:, _GAUSS_IN_KRONROD] * _GAUSS_W[None, :])
         error = np.abs(kronrod - gauss)
         done = (error.max(axis=1) <= outer_split.panel_tol) | (round_ == _MAX_ROUNDS - 1)
         unresolved_outer += int((done & (error.max(axis=1) > outer_split.panel_tol)).sum())
-        value = _fold(kronrod[done], rest_w[owner[done]], mirror_w[owner[done]], reflected)
-        value_error = _fold(error[done], rest_w[owner[done]], mirror_w[owner[done]], reflected)
+        value = fold_orbits(kronrod[done], rest_table[owner[done]])
+        value_error = fold_orbits(error[done], rest_table[owner[done]])
         total = value if total is None else total + value
         error_sum = value_error if error_sum is None else error_sum + value_error
         mid = 0.5 * (lo + hi)

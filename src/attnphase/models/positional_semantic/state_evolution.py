@@ -24,7 +24,8 @@ from attnphase.models.positional_semantic.parameters import Parameters
 from attnphase.numeric.basins import FrozenBasins
 from attnphase.numeric.gauss import pruned_tensor_rule
 from attnphase.numeric.minimize import MultiStartMinimum
-from attnphase.numeric.split_line import CountSplit, OuterSplit, Reflection, SplitLineRule, split_line_expectation
+from attnphase.numeric.reflections import Reflection
+from attnphase.numeric.split_line import CountSplit, OuterSplit, SplitLineRule, split_line_expectation
 
 __all__ = ["HAT_ORDER", "Kernels", "kernels", "tokens", "proximal_map", "state_vector", "Evaluation",
            "SaddlePointEquations", "zeta_rotation", "pitchfork_indicator"]
@@ -164,12 +165,14 @@ class SaddlePointEquations:
     line integrals of the JUMPING hat integrands behave like a square root: the plain rule converges slowly
     there), Gauss-Hermite with split_rule.outer_nodes_per_dim in the other 2L − 2 coordinates. The reference
     rule for the state (at ω = 0.3, α = 1.25 the semantic map agrees with the outer-split rule (12, 12) to
-    2e-5 relative on 8 nodes, where the plain rules oscillate by ±6e-4 up to 24 nodes); ~25× a plain
-    evaluation.
+    2e-5 relative on 8 nodes, where the plain rules oscillate by ±6e-4 up to 24 nodes); ~10× a plain
+    evaluation with the token exchange of `reflections`.
 
-    use_reflection (every split rule): on the invariant sets the problem has a reflection
-    symmetry (`reflection`), and the rule integrates one line of each mirror pair (numeric.split_line.Reflection):
-    half the work, the same rule. False integrates every line (to check the symmetry).
+    use_reflection (every split rule): on the invariant sets the problem has reflection symmetries
+    (`reflections`), and the rule integrates one line (plane) of each orbit of its outer nodes
+    (numeric.reflections): half the work per reflection. The sign flips leave the rule the same; the exchange of
+    the tokens on count-split planes makes it symmetric in the tokens (each plane's transposed image is integrated
+    with lines along the other token's ξ). False integrates every line (to check the symmetries).
     """
 
     params: Parameters
@@ -270,26 +273,41 @@ class SaddlePointEquations:
 
         # the reflection holds in the rotated coordinates of the outer split too: −I commutes with the rotation, and
         # on θ = 0 the rotation is the identity
-        extra = {"count_split": self.count_split, "reflection": self.reflection(x) if self.use_reflection else None}
+        reflections = self.reflections(x) if self.use_reflection else ()
+        extra = {"count_split": self.count_split, "reflection": reflections or None}
         if self.outer_split_nodes is not None:
             extra.update(rotation=zeta_rotation(x, p),
                          outer_split=OuterSplit(L, pitchfork_indicator(x, p), 48, 1e-9, tuple(self.outer_split_nodes)))
         return split_line_expectation(global_minimum, local_minimum, integrand, 2 * L, 0, self.split_rule, **extra)
 
-    def reflection(self, x) -> Reflection | None:
-        """The reflection z = (ξ, η) → S z under which the proximal problem at state x is symmetric, if any.
+    def reflections(self, x) -> tuple[Reflection, ...]:
+        """The commuting reflections z = (ξ, η) → S z under which the proximal problem at state x is symmetric, as
+        far as this object's rule can use them (numeric.reflections).
 
         The loss sees h and h* only through the rank-one scores h_ℓ h_κ (symbolic.attention), so it is even in
         h and, separately, in h*. With m = 0 (semantic and trivial sets) ω = √q ξ and h* are odd in z, so
         z → −z maps the minimiser to −h at the same value; with θ = 0 (positional set) h* = V* η alone, so
         η → −η flips h*, which the loss does not see, and leaves the minimiser unchanged.
+        On the count-split planes (ξ_1, ξ_2) of L = 2, with a token-reversal symmetric A the loss is unchanged
+        when both tokens' h and h* are exchanged (P), so when P m = ±m the exchange of the tokens' coordinates
+        with that sign, z → ±P z, maps ω to ±P ω and h* to ±P h* (whose sign the loss does not see), hence the
+        minimiser to ±P h: the plane through the outer node (η_2, η_1) is the transposed image of the one through
+        (η_1, η_2) (lines along ξ_2 where the rule's run along ξ_1).
         """
         L = self.params.L
-        if not np.any(x[3:3 + L]):
-            return Reflection((-1.0,) * (2 * L), (-1.0,) * L)
-        if x[2] == 0.0:
-            return Reflection((1.0,) * L + (-1.0,) * L, (1.0,) * L)
-        return None
+        m = x[3:3 + L]
+        found = []
+        if not np.any(m):
+            found.append(Reflection((-1.0,) * (2 * L), (-1.0,) * L))
+        elif x[2] == 0.0:
+            found.append(Reflection((1.0,) * L + (-1.0,) * L, (1.0,) * L))
+        planes = self.split_rule is not None and self.count_split is not None and self.outer_split_nodes is None
+        if planes and L == 2 and self.params.swap_symmetric and self.count_split.axis == 1:
+            for sign in (1.0, -1.0):
+                if np.array_equal(m[::-1], sign * m):
+                    found.append(Reflection((sign,) * (2 * L), (sign,) * L, (1, 0, 3, 2), (1, 0)))
+                    break
+        return tuple(found)
 
     def evaluate(self, x, basins: FrozenBasins | None = None) -> Evaluation:
         """Conjugates, E[M] and the next state F(x) (frozen basins when given, tensor rule only)."""

@@ -8,6 +8,7 @@ classifier that the continuation must beat.
 from __future__ import annotations
 
 import math
+import warnings
 
 import mpmath
 import numpy as np
@@ -16,7 +17,9 @@ import sympy as sp
 
 from attnphase.derive.codegen import compile_action
 from attnphase.errors import ParameterError
-from attnphase.numeric.continuation import ActionSystem, ContinuationSettings, follow_branch, follow_branches, stationary_points_at
+from attnphase.numeric.continuation import (
+    ActionSystem, ContinuationSettings, FunctionSystem, follow_branch, follow_branches, stationary_points_at,
+)
 from attnphase.numeric.transition import classify_transition, minimum_segments
 
 x, y, c, eps, c0 = sp.symbols("x y c epsilon c0", real=True)
@@ -148,6 +151,26 @@ def test_two_dimensional_action():
     assert set(branch.index) == {0, 1}
     transition = classify_transition(system, [branch], (-1.0, 1.0), digits=20)
     assert transition.order == "first" and agrees(transition.control, mpmath.mpf(0.2), 20)
+
+
+def test_curvatures_hundreds_of_decades_apart():
+    """S = x⁴/4 − cx²/2 + (K/2)y² − axy − bcy with K = 1e300 (a prior variance of 1e-300), a = 1e8, b = 1e9: the
+    minimum branch is x = √c, y = (a√c + bc)/K exactly in float64 (a²/K = 1e-284 shifts x by less than a unit in
+    the last place). The stiff row's rounding noise (~1e284) once passed for stationarity of the soft one, so the
+    guess x = 1.5 came back unpolished, the SVD tangent's y part was rounding noise (~1e-17 instead of ~1e-291),
+    and the branch was lost at both ends; now every point is the closed form to 1e-14, without overflow."""
+    K, a, b = 1e300, 1e8, 1e9
+    system = FunctionSystem(
+        2, lambda v, c_: v[0] ** 4 / 4 - c_ * v[0] ** 2 / 2 + K * v[1] ** 2 / 2 - a * v[0] * v[1] - b * c_ * v[1],
+        lambda v, c_: np.array([v[0] ** 3 - c_ * v[0] - a * v[1], K * v[1] - a * v[0] - b * c_]),
+        lambda v, c_: np.array([[3 * v[0] ** 2 - c_, -a], [-a, K]]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no overflow on the way
+        branch = follow_branch(system, [1.5, 0.0], 1.0, (0.25, 4.0))
+    assert branch.status == "converged" and branch.ends == ("range", "range") and not branch.singularities
+    assert branch.control[0] == 0.25 and branch.control[-1] == 4.0 and set(branch.index) == {0}
+    assert np.allclose(branch.state[:, 0], np.sqrt(branch.control), rtol=1e-14, atol=0)
+    assert np.allclose(branch.state[:, 1], (a * np.sqrt(branch.control) + b * branch.control) / K, rtol=1e-14, atol=0)
 
 
 def test_bad_input():

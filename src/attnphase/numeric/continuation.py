@@ -43,6 +43,7 @@ import numpy as np
 from scipy import optimize
 
 from attnphase.errors import ParameterError
+from attnphase.numeric.precision import equilibrated_determinant_sign, equilibrated_null_vector, equilibrated_solve
 from attnphase.numeric.stationary_systems import ActionSystem, FunctionSystem, StationarySystem
 from attnphase.numeric.threshold import (
     Threshold, branch_point_threshold, fold_threshold, solve_branch_point, solve_fold, threshold_from_error,
@@ -120,6 +121,16 @@ class StationaryBranch(Result):
                 for c, x, i, s in zip(self.control, self.state, self.index, self.action)]
 
 
+def _at_rounding_floor(g: np.ndarray, H: np.ndarray, x: np.ndarray) -> bool:
+    """Whether |g_i| ≤ 8ε (1 + |H_ii| max(1, |x|) + Σ_{j≠i} |H_ij x_j|) for all i: g_i's change when x_i moves by
+    its resolution, plus its couplings' rounding. Row by row, couplings at their size: with curvatures decades apart
+    (σ² → 0 makes one ~1e300) a floor set by the largest would hide the others' gradients (any point would pass)."""
+    rounding = 8 * np.finfo(float).eps * np.abs(H)  # ε first: the products below stay finite
+    diagonal, size = np.diagonal(rounding), np.abs(x)
+    floor = 8 * np.finfo(float).eps + diagonal * max(1.0, float(np.max(size))) + rounding @ size - diagonal * size
+    return bool(np.all(np.abs(g) <= floor))
+
+
 def stationary_point(system: StationarySystem, x, c: float, tolerance: float = 1e-12, max_iter: int = 60):
     """Newton's method on ∇S(x, c) = 0 at fixed c from x (halving steps that leave the finite numbers);
     None if it does not converge. It stops at the rounding floor of ∇S, where a nearly singular Hessian
@@ -133,10 +144,10 @@ def stationary_point(system: StationarySystem, x, c: float, tolerance: float = 1
         if not np.all(np.isfinite(g)):
             return None
         H = system.hessian(x, c)
-        if np.max(np.abs(g)) <= 8 * np.finfo(float).eps * (1.0 + float(np.max(np.abs(H))) * max(1.0, float(np.max(np.abs(x))))):
+        if _at_rounding_floor(g, H, x):
             return x
         try:
-            step = np.linalg.solve(H, -g)
+            step = equilibrated_solve(H, -g)
         except np.linalg.LinAlgError:  # singular Hessian (a branch point): the least-squares step
             step = np.linalg.lstsq(H, -g, rcond=None)[0]
         for _ in range(40):
@@ -162,7 +173,7 @@ def continue_in_control(system: StationarySystem, x, c_from: float, c_to: float,
     controls = np.linspace(c_from, c_to, substeps + 1)
     for c0, c1 in zip(controls[:-1], controls[1:]):
         try:
-            slope = np.linalg.solve(system.hessian(x, c0), -system.control_gradient(x, c0))
+            slope = equilibrated_solve(system.hessian(x, c0), -system.control_gradient(x, c0))
         except np.linalg.LinAlgError:
             slope = np.zeros_like(x)
         x = stationary_point(system, x + slope * (c1 - c0), c1)
@@ -199,11 +210,11 @@ class _Follower:
 
     def point(self, u, orientation, newton_steps=0) -> _Point:
         A = self.jacobian(u)
-        t = np.linalg.svd(A)[2][-1]
+        t = equilibrated_null_vector(A)
         t = t if float(t @ orientation) >= 0 else -t
         x, c = self.split(u)
         eigenvalues = np.linalg.eigvalsh(self.system.hessian(x, c))
-        return _Point(u, t, eigenvalues, float(np.sign(np.linalg.det(np.vstack([A, t])))), newton_steps)
+        return _Point(u, t, eigenvalues, equilibrated_determinant_sign(np.vstack([A, t])), newton_steps)
 
     def correct_at_control(self, x, c):
         return stationary_point(self.system, x, c, self.settings.tolerance)
@@ -219,15 +230,14 @@ class _Follower:
             g = self.system.gradient(x, c)
             if not np.all(np.isfinite(g)):
                 return None
-            if (not strict or iteration > 1) and np.max(np.abs(g)) <= 8 * np.finfo(float).eps * (
-                    1.0 + float(np.max(np.abs(self.system.hessian(x, c)))) * max(1.0, float(np.max(np.abs(x))))):
+            if (not strict or iteration > 1) and _at_rounding_floor(g, self.system.hessian(x, c), x):
                 # at the rounding floor of ∇S: a singular point stalls the steps, and so does a Hessian whose
                 # soft direction (eigenvalues far apart) turns the rounding noise of ∇S into Newton steps
                 return u, iteration
             M = np.vstack([self.jacobian(u), anchor.tangent])
             r = np.append(g, anchor.tangent @ (u - anchor.u) - h)
             try:
-                delta = np.linalg.solve(M, -r)
+                delta = equilibrated_solve(M, -r)
             except np.linalg.LinAlgError:
                 return None
             size = float(np.linalg.norm(delta))

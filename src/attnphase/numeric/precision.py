@@ -9,6 +9,10 @@
   ~1e300) must neither overflow nor lose the small one to rounding.
 * `larger_quadratic_root`: the larger root of a₂x² + a₁x + a₀ without the cancellation of the textbook
   formula.
+* `equilibration`, `equilibrated_solve`, `equilibrated_null_vector`, `equilibrated_determinant_sign`: exact
+  power-of-two row and column scalings that bring every row and column of a matrix to unit size, so that linear
+  algebra on curvatures many decades apart neither overflows nor loses the small ones to the rounding of the large
+  ones.
 """
 
 from __future__ import annotations
@@ -17,7 +21,8 @@ import mpmath
 import numpy as np
 
 __all__ = ["GUARD_DIGITS", "working_dps", "to_mp", "scaled_lowest_curvature_2x2", "normalised_min_eigenvalue",
-           "normalised_min_eigenvalue_mp", "larger_quadratic_root", "larger_quadratic_root_mp"]
+           "normalised_min_eigenvalue_mp", "larger_quadratic_root", "larger_quadratic_root_mp", "equilibration",
+           "equilibrated_solve", "equilibrated_null_vector", "equilibrated_determinant_sign"]
 
 GUARD_DIGITS = 15
 """Decimal places kept beyond the requested digits: room for the rounding of a long evaluation chain."""
@@ -81,3 +86,57 @@ def larger_quadratic_root_mp(a2, a1, a0) -> mpmath.mpf:
     b, c0 = a1 / a2, a0 / a2
     root = mpmath.sqrt(b * b - 4 * c0)
     return -2 * c0 / (b + root) if b > 0 else (root - b) / 2
+
+
+def equilibration(M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Integer exponents (r, s) such that every row and column of M_ij 2^(r_i + s_j) has its largest magnitude
+    within a factor 4 of one (rows or columns of zeros get exponent 0; a matrix with non-finite entries gets no
+    scaling).
+
+    Ruiz's iteration (each pass divides every row and every column by the square root of its largest magnitude), run
+    on log₂|M| so that entries ~1e±300 neither overflow nor underflow, and rounded to powers of two, which scale
+    exactly: the scaled matrix has the same null space, solutions (up to the column scaling) and determinant sign.
+    A symmetric M gets r = s.
+    """
+    M = np.asarray(M, dtype=float)
+    rows, columns = np.zeros(M.shape[0]), np.zeros(M.shape[1])
+    if not np.all(np.isfinite(M)):
+        return rows.astype(int), columns.astype(int)
+    with np.errstate(divide="ignore"):
+        logs = np.log2(np.abs(M))  # -inf for zeros: they never set a row's or column's size
+    for _ in range(64):  # each pass halves log₂ of every row's and column's size: ~12 passes span all of float64
+        scaled = logs + rows[:, None] + columns[None, :]
+        row_size, column_size = scaled.max(axis=1), scaled.max(axis=0)
+        row_size[~np.isfinite(row_size)] = 0.0
+        column_size[~np.isfinite(column_size)] = 0.0
+        if max(np.max(np.abs(row_size)), np.max(np.abs(column_size))) <= 1.0:
+            break
+        rows -= row_size / 2
+        columns -= column_size / 2
+    return np.rint(rows).astype(int), np.rint(columns).astype(int)
+
+
+def equilibrated_solve(M: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """M⁻¹b solved on the equilibrated M (`equilibration`): rows whose entries are ~1e300 then do not drown the
+    others in their rounding, as they do in LU with partial pivoting on M itself. Raises numpy's LinAlgError where
+    the equilibrated M is singular."""
+    r, s = equilibration(M)
+    scaled = np.ldexp(np.asarray(M, dtype=float), r[:, None] + s[None, :])
+    return np.ldexp(np.linalg.solve(scaled, np.ldexp(np.asarray(b, dtype=float), r)), s)
+
+
+def equilibrated_null_vector(A: np.ndarray) -> np.ndarray:
+    """The unit null vector of an n × (n+1) matrix A (its sign as the SVD returns it), from the SVD of the equilibrated
+    A mapped back through the column scaling. An SVD of A itself resolves the components only to ε times its largest
+    entry: next to a curvature ~1e300 the others would be rounding noise."""
+    r, s = equilibration(A)
+    t = np.ldexp(np.linalg.svd(np.ldexp(np.asarray(A, dtype=float), r[:, None] + s[None, :]))[2][-1], s)
+    t = t / np.max(np.abs(t))  # before the norm, whose squares could overflow
+    return t / np.linalg.norm(t)
+
+
+def equilibrated_determinant_sign(M: np.ndarray) -> float:
+    """The sign of det M (1, -1, or 0 where singular), on the equilibrated M: the determinant of M itself overflows
+    with entries ~1e300."""
+    r, s = equilibration(M)
+    return float(np.linalg.slogdet(np.ldexp(np.asarray(M, dtype=float), r[:, None] + s[None, :]))[0])

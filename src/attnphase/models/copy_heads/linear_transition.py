@@ -22,7 +22,7 @@ from attnphase.models.copy_heads.instance import CopyHeadsInstance
 from attnphase.models.copy_heads.results import LinearTransition
 from attnphase.numeric.minimize import sign_change_brackets
 from attnphase.numeric.precision import scaled_lowest_curvature_2x2, working_dps
-from attnphase.numeric.continuation import ActionSystem, follow_branches
+from attnphase.numeric.continuation import ActionSystem, follow_branches, stationary_point
 from attnphase.numeric.threshold import find_crossing, log_crossing
 from attnphase.numeric.transition import classify_transition
 from attnphase.results import Status
@@ -111,8 +111,12 @@ def action_system(inst: CopyHeadsInstance, action_kernels, values: dict) -> Acti
 
 
 def _lowest_stable(system: ActionSystem, points, c: float):
-    stable = [np.asarray(p, float) for p in points if np.all(np.linalg.eigvalsh(system.hessian(p, c)) > 0)]
-    return min(stable, key=lambda p: system.value(p, c)) if stable else None
+    """The stable stationary point of lowest action that Newton's method reaches from the candidate points. The
+    candidates are polished first: where the curvatures span hundreds of decades (σ² → 0) the multistart minimiser
+    gives up at its start points, whose actions then say nothing about which minimum is lowest."""
+    polished = [x for p in points if (x := stationary_point(system, p, c)) is not None]
+    stable = [x for x in polished if np.all(np.linalg.eigvalsh(system.hessian(x, c)) > 0)]
+    return min(stable, key=lambda x: system.value(x, c)) if stable else None
 
 
 def branch_classification(system: ActionSystem, minima_at, n_lo: float, n_hi: float):

@@ -12,12 +12,12 @@ that average it, from cheap and biased to expensive and accurate:
   switches basin, n-point Gauss-Hermite in the other 2L − 1 coordinates. They converge, algebraically and
   with an oscillation in n, on the state and on Φ.
 * count-split rules (`Rule.count_split(n)`): split lines whose second coordinate ξ_2 is integrated
-  adaptively too, cut where the number of switches on a line changes (~25× a split-line evaluation). At
+  adaptively too, cut where the number of switches on a line changes (~10× a split-line evaluation). At
   small ω the split-line states drift in one direction without slowing up to 16 outer nodes (the semantic
   ε_g near α_l, hence α_l at ω ≤ 0.2); the count-split rules 8 … 12 bound them at ω = 0.2; at ω = 0.1 α_l needs
-  count-split 14 (0.89391, 0.89349, 0.89297, 0.89363 on 8 … 14: a turn where 8 … 12 drift one way), at ω = 0
-  count-split 16 (0.74658, 0.74763, 0.74761, 0.74651, 0.74648 on 8 … 16: on 10, 12, 14 the tail rule sees a drift
-  that does not slow, 2e-5 then 1.1e-3, and only 16 bounds it).
+  count-split 14 (0.89404, 0.89325, 0.89291, 0.89378 on 8 … 14: a turn where 8 … 12 drift one way), at ω = 0
+  count-split 16 (0.74661, 0.74783, 0.74765, 0.74637, 0.74646 on 8 … 16: on 10, 12, 14 the tail rule sees a drift
+  that does not slow, 1.8e-4 then 1.3e-3, and only 16 bounds it).
 
 `state_ladder(L)` is the ladder of the accuracy-driven commands (numeric.convergence): a branch is carried
 from the tensor rule onto the split-line rungs, then the count-split rungs, in turn, each rung started from
@@ -65,7 +65,8 @@ SPREAD_RUNGS = 3
 # probes, 30 bisections), panels to 1e-5 per unit outer weight (the hats are O(1)), lines to 1e-8. Measured
 # on count-split 8 at the semantic fixed point of split-line 8 at ω = 0.3, α = 1.25: panels to 1e-6, 1e-5,
 # 1e-4 give V = 18.2758805, 18.2758808, 18.2758857 (1.4e-8 and 3e-7 relative, the rungs differ by 2.5e-4)
-# in 8.4, 5.2, 5.1 s; 16 instead of 32 probes per line moves V by 2.2e-4 (switches missed).
+# in 8.4, 5.2, 5.1 s (every plane integrated, before the token exchange); 16 instead of 32 probes per line moves
+# V by 2.2e-4 (switches missed).
 COUNT_SPLIT = CountSplit(1, 32, 1e-5, 30)
 COUNT_LINE_PANEL_TOL = 1e-8
 # Lines of the outer-split rules: a panel tolerance 10× below the plain rules' (their E[M] converges to ~1e-9).
@@ -77,7 +78,7 @@ class Rule:
     """One quadrature rule of the ladder: tensor Gauss-Hermite with `nodes` per dimension, or (with `split`)
     the split-line rule `split` (its outer Gauss-Hermite nodes per dimension in `nodes`); with `count` also
     the second coordinate integrated adaptively, cut where the number of switches on a line changes (the
-    reference rule of the state, ~25× a split-line evaluation; SaddlePointEquations.count_split); with
+    reference rule of the state, ~10× a split-line evaluation; SaddlePointEquations.count_split); with
     `outer` the outer-split rule instead: coordinates rotated so that h* depends on ζ alone, lines along χ_1,
     ζ_1 integrated adaptively, cut where the pitchfork indicator changes sign, `outer` Gauss-Hermite nodes in
     (χ_2, ζ_2) (SaddlePointEquations.outer_split_nodes; at ω ≳ 0.2 finer than the count split, ~15-30× a

@@ -183,7 +183,7 @@ def refine(kind: str, states: dict, alpha: float, slope_hint: float | None, para
     failed rung in the climb is skipped (numeric.convergence.climb skip_failed). Both are named in the
     message."""
     failures = []
-    # Newton runs on one of the first NEWTON_RUNGS rungs (split-line rules: a count-split rung costs ~25×)
+    # Newton runs on one of the first NEWTON_RUNGS rungs (split-line rules: a count-split rung costs ~10×)
     for first in range(max(1, min(NEWTON_RUNGS, len(ladder) - SPREAD_RUNGS + 1))):
         found = _refine_on(kind, states, alpha, slope_hint, params, baseline, ladder[first:], tolerance, bracket,
                            outer_split_check)

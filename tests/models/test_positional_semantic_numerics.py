@@ -162,13 +162,19 @@ def test_a_reflected_split_line_rule_equals_the_full_rule_at_half_the_minimisati
 
 
 # -- fused proximal map ---------------------------------------------------------------------------
+def _teacher_arguments(params) -> dict:
+    """The prox kernels' teacher arguments (σ, ω, A) by name."""
+    L = params.L
+    return {"sigma": params.sigma, "omega": params.omega,
+            **{f"A_{i + 1}_{j + 1}": params.A[i * L + j] for i in range(L) for j in range(L)}}
+
+
 def _vectorised_proximal_map(w, hs, V, params, extra_starts=(), starts=None):
     """The prox as computed before the fused loop: numeric.minimize's vectorised multi-start Newton on
     the generated kernels (an independent implementation of the same iteration)."""
     L = params.L
     K = api.kernels(L)
-    teacher = {"sigma": params.sigma, "omega": params.omega,
-               **{f"A_{i + 1}_{j + 1}": params.A[i * L + j] for i in range(L) for j in range(L)}}
+    teacher = _teacher_arguments(params)
 
     def arguments(x, rows):
         return {**tokens("h", x), **tokens("w", w[rows]), **tokens("hs", hs[rows]), "V": V, **teacher}
@@ -191,10 +197,8 @@ def _stall_radius(x, w, hs, V, params):
     gradient up to sqrt(16 eps |f| λ_min) and a distance up to sqrt(16 eps |f| / λ_min) (λ_min: the Hessian's
     smallest eigenvalue there)."""
     L = params.L
-    teacher = {"sigma": params.sigma, "omega": params.omega,
-               **{f"A_{i + 1}_{j + 1}": params.A[i * L + j] for i in range(L) for j in range(L)}}
     out = api.kernels(L).value_gradient_hessian.call(**tokens("h", x), **tokens("w", w), **tokens("hs", hs), V=V,
-                                                     **teacher)
+                                                     **_teacher_arguments(params))
     smallest = np.linalg.eigvalsh(out[:, 1 + L:].reshape(-1, L, L))[:, 0]
     return np.sqrt(16 * np.finfo(float).eps * np.abs(out[:, 0]) / smallest)
 

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import signal
 import socket
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -75,59 +80,47 @@ def test_unreachable_or_malformed_scheduler_is_a_parameter_error(tmp_path):
         assert store.count() == 0
 
 
-def _two_worker_processes() -> LocalCluster:
-    """A LocalCluster with two worker processes. dask gives the thread of its event loop a fixed 10 s to start
-    (distributed.utils.LoopRunner); once, with the other test worker keeping both cores busy, it did not
-    (AssertionError there, before any of this project's code ran), so the start is tried twice."""
-    for attempt in range(2):
+SCENARIO = Path(__file__).with_name("dask_kill_scenario.py")
+
+
+def _run_scenario(store_path: Path, n_points: int, limit: float = 240.0) -> tuple[str, str]:
+    """(stdout, stderr) of tests/dask_kill_scenario.py; on `limit` its whole process group (the cluster's
+    worker processes included) is killed."""
+    process = subprocess.Popen([sys.executable, str(SCENARIO), str(store_path), str(n_points)], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        return process.communicate(timeout=limit)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        stdout, stderr = process.communicate()
+        return stdout, stderr + f"\n(killed after {limit:g} s)"
+    finally:
         try:
-            return LocalCluster(n_workers=2, threads_per_worker=1, processes=True, protocol="tcp", host="127.0.0.1",
-                                dashboard_address=":0")
-        except AssertionError:
-            if attempt:
-                raise
+            os.killpg(process.pid, signal.SIGKILL)  # nothing it started may outlive the test
+        except ProcessLookupError:
+            pass
 
 
 def test_a_sweep_survives_a_worker_process_killed_mid_run(tmp_path):
     """Two worker processes; one is SIGKILLed while points are in flight. The scheduler reruns its
-    points elsewhere (the nanny restarts it), and every point ends in the store exactly once."""
-    import os
-    import signal
-    import threading
-    import time
+    points elsewhere (the nanny restarts it), and every point ends in the store exactly once.
 
-    from distributed import Client
-
-    n_points, store_path = 16, tmp_path / "kill.sqlite"
-    with _two_worker_processes() as local, Client(local) as client:
-        pids = client.run(os.getpid)  # worker address -> its process id
-        outcome = {}
-
-        def sweep():
-            try:
-                outcome["report"] = run_sweep("slow_points:sleepy_point", [f"x=0:{n_points - 1}:{n_points}"],
-                                              {"seconds": 0.3}, store=store_path, scheduler=client)
-            except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
-                outcome["error"] = exc
-
-        driver = threading.Thread(target=sweep)
-        driver.start()
-        deadline = time.monotonic() + 120
-        with ResultStore(store_path) as store:
-            while store.count() < 3 and time.monotonic() < deadline:
-                time.sleep(0.05)
-            busy = {}
-            while not busy and time.monotonic() < deadline:  # a worker with a point running now
-                busy = {worker: keys for worker, keys in client.processing().items() if keys and worker in pids}
-            victim = next(iter(busy))
-            stored_before_kill = store.count()
-            os.kill(pids[victim], signal.SIGKILL)
-        driver.join(timeout=300)
-        assert not driver.is_alive(), "the sweep did not finish after the worker was killed"
-    assert "error" not in outcome, outcome.get("error")
+    The cluster runs in a child process, bounded in time. dask gives its event loop a fixed 10 s to start
+    (distributed.utils.LoopRunner); with the other test worker keeping both cores busy it once did not, so a
+    cluster that never came up is started once more. Anything after "cluster up" is the sweep's and counts."""
+    n_points = 16
+    for attempt in range(2):
+        store_path = tmp_path / f"kill{attempt}.sqlite"
+        stdout, stderr = _run_scenario(store_path, n_points)
+        if "cluster up" in stdout:
+            break
+    assert "cluster up" in stdout, stderr[-4000:]
+    outcome = json.loads(stdout.splitlines()[-1]) if stdout.rstrip().endswith("}") else {"error": stderr[-4000:]}
+    assert "error" not in outcome, outcome["error"]
     report = outcome["report"]
-    assert stored_before_kill < n_points  # the kill happened mid-run
-    assert (report.n_points, report.n_computed, report.n_failed, report.backend) == (n_points, n_points, 0, "dask")
+    assert outcome["stored_before_kill"] < n_points  # the kill happened mid-run
+    assert ((report["n_points"], report["n_computed"], report["n_failed"], report["backend"])
+            == (n_points, n_points, 0, "dask"))
     with ResultStore(store_path) as store:
         rows = store.rows("slow_points:sleepy_point")
     assert sorted(row.params["x"] for row in rows) == list(range(n_points))  # every point, exactly once

@@ -203,3 +203,23 @@ def test_every_threshold_is_found_on_the_standard_grid():
             if not (t.status in ("converged", "limited") and np.isfinite(t.value)):
                 problems.append((omega, name, t.status, t.message))
     assert not problems, "\n".join(map(str, problems))  # every problem, not a truncated repr
+
+
+@pytest.mark.slow
+def test_the_quick_phase_diagram_covers_every_converged_reference():
+    """The quick report's phase diagram (split-line 6, 8, 10, 12 to 0.05 without the outer-split check, 10 ω in
+    [0, 0.45]): every α_c and α_l found with a finite error, and each with a converged reference (at least 10×
+    more accurate) within its error of it. About 4.5 minutes on 2 cores."""
+    from attnphase.reproduce.positional_semantic import QUICK_CURVE_OMEGAS, QUICK_TOL, quick_curve_rules
+
+    curve = api.phase_curve(QUICK_CURVE_OMEGAS, tol=QUICK_TOL, rules=quick_curve_rules(), outer_split_check=False)
+    compared = []
+    for omega, point in zip(curve.omegas, curve.points):
+        for name in ("alpha_c", "alpha_l"):
+            t = getattr(point, name)
+            assert t.status == "converged" and t.error <= QUICK_TOL, (omega, name, t.message)
+            reference = reference_threshold(name, round(omega, 6))
+            if reference is not None:
+                assert abs(t.value - reference[0]) <= t.error + reference[1], (omega, name, t.value, t.error, reference)
+                compared.append((omega, name))
+    assert len(compared) == 11  # α_c at 0, 0.1, 0.2, 0.3, 0.4 and α_l there and at 0.45

@@ -380,6 +380,29 @@ def test_continuation_reaches_the_branch_a_cold_start_misses():
     assert branch.at(2.5).value == branch.path[2.5].value and branch.solves == solves  # kept, not solved again
 
 
+def test_a_control_without_a_solution_inside_the_path_is_a_hole_not_the_branch_end():
+    """x -> x + 0.5 (c − x) has the fixed point x = c, except at c = 0.5 exactly, where x -> x + 0.01 has none
+    (as a quadrature rule whose map jumps can lack the fixed point at one control). Followed from c = 0 to
+    c = 1, the path steps over 0.5; asked for 0.5 afterwards, the continuation tries the neighbours'
+    interpolation and the nearer neighbour's state, then reports a hole there (status failed, bracketed by the
+    neighbours) and the branch stays alive on both sides of it."""
+    F = lambda x, c: x + 0.01 if c == 0.5 else x + 0.5 * (c - x)  # noqa: E731
+    family = _fixed_point_family(F, 0.0)
+    branch = Continuation(lambda c, guess, previous: family(c, guess),
+                          lambda r, p: None if r.success else "not_converged", lambda r: np.array([r.value]), 0.0,
+                          max_step=0.25, min_step=0.01, anchor_guess=0.0, name="c")
+    np.testing.assert_allclose(branch.at(1.0).value, 1.0, rtol=1e-8)
+    assert 0.5 not in branch.path
+    solves = branch.solves
+    assert branch.at(0.5) is None and branch.solves == solves + 2
+    hole = branch.loss(0.5)
+    assert hole.status == "failed" and hole.bracket[0] < 0.5 < hole.bracket[1] and "inside the followed path" in hole.message
+    for c in (0.45, 0.55, 0.9):  # alive on both sides of the hole, at controls not solved before
+        np.testing.assert_allclose(branch.at(c).value, c, rtol=1e-8)
+        assert branch.loss(c) is None
+    assert branch.losses == {}  # no end of the branch was recorded
+
+
 def test_continuation_without_a_solution_at_the_anchor_fails_everywhere():
     family = _fixed_point_family(lambda x, c: x + 0.3 * (c - x * x), 1.0)
     branch = Continuation(lambda c, guess, previous: family(c, guess),

@@ -114,8 +114,9 @@ class BranchLoss(Result):
     value: the midpoint of the final bracket; error: half its width; bracket: (last control where the
     branch was alive, first control where it was lost); criterion: what the loss criterion returned
     there; status: converged (the loss located) | not_found (alive over the whole range; value NaN,
-    bracket = the range) | failed (no solution at the start); last_state: the state at the alive end
-    (a warm start for a repeat on another rule).
+    bracket = the range) | failed (no solution at the start, or at a hole inside a Continuation's path: the
+    bracket is then the hole's solved neighbours); last_state: the state at the alive end (a warm start for a
+    repeat on another rule).
     """
 
     value: float
@@ -206,8 +207,13 @@ class Continuation:
     `at(c)` extends the path from the anchor towards c: each step at most `max_step`, grown by half after a
     success and halved after a loss; a loss with a step below `min_step` ends the branch on that side
     (`loss(c)`: a BranchLoss whose bracket is (last control alive, first control lost)). A control inside
-    the path already reached is solved from its neighbours on the path. Solutions are kept (`path`), so
-    a scan over controls costs one solve per new control plus the steps between.
+    the path already reached is solved from its neighbours on the path (their extrapolation, then the nearer
+    one's state); where both fail it is a hole, not the branch's end: the path goes on beyond it, so only that
+    control has no solution (`loss(c)`: status failed, bracket = its neighbours). A quadrature rule whose map
+    jumps where a node's minimiser switches basins can lack the branch's fixed point at a single control
+    (tensor 10, ω = 0.45: at α = 1.3, not at 1.28 or 1.35); stepping towards it from one side cost minutes
+    there and ended the branch at the hole. Solutions are kept (`path`), so a scan over controls costs one
+    solve per new control plus the steps between.
     """
 
     def __init__(self, solve: Callable[[float, Any, Any], Any], lost: Callable[[Any, Any], str | None],
@@ -220,20 +226,25 @@ class Continuation:
         self.anchor_guess, self.name = anchor_guess, name
         self.path: dict[float, Any] = {}
         self.losses: dict[int, BranchLoss] = {}  # side (+1 / -1) -> where the branch ended
+        self.holes: dict[float, BranchLoss] = {}  # controls inside the path without a solution
         self.solves = 0
         self._failed: BranchLoss | None = None
 
-    def _attempt(self, control: float, known: list[float]):
-        """Solve at `control` from the extrapolation of the two nearest known controls; (solution, reason)."""
+    def _attempt(self, control: float, known: list[float], start_at: float | None = None):
+        """Solve at `control` from the extrapolation of the two nearest known controls (or from the solution
+        at the known control `start_at`, the extrapolation still judging a jump); (solution, reason)."""
         nearest = sorted(known, key=lambda c: abs(c - control))[:2]
         prediction = None
         if len(nearest) == 2:
             guess = extrapolate(nearest, [self.state(self.path[c]) for c in nearest], control)
             if self.contains is None or self.contains(guess):
                 prediction = guess
-        start = prediction if prediction is not None else (self.state(self.path[nearest[0]]) if nearest
-                                                           else self.anchor_guess)
-        solution = self.solve(control, start, self.path[nearest[0]] if nearest else None)
+        source = start_at if start_at is not None else (nearest[0] if nearest else None)
+        if source is None:
+            start = self.anchor_guess
+        else:
+            start = prediction if prediction is not None and start_at is None else self.state(self.path[source])
+        solution = self.solve(control, start, None if source is None else self.path[source])
         self.solves += 1
         return solution, self.lost(solution, prediction)
 
@@ -254,10 +265,33 @@ class Continuation:
         """Why the branch has no solution at `control` (None if it has one or was not followed there)."""
         if self._failed is not None:
             return self._failed
+        if control in self.holes:
+            return self.holes[control]
         side = 1 if control > self.anchor else -1
         loss = self.losses.get(side)
         if loss is not None and side * (control - loss.bracket[1]) >= -1e-12:
             return loss
+        return None
+
+    def _inside(self, control: float):
+        """The solution at a control between two solved ones: from their extrapolation, then from the nearer
+        one's state; else a hole (see the class docstring)."""
+        below = max(c for c in self.path if c < control)
+        above = min(c for c in self.path if c > control)
+        solution, reason = self._attempt(control, [below, above])
+        if reason is None:
+            self.path[control] = solution
+            return solution
+        nearer = min((below, above), key=lambda c: abs(c - control))
+        solution, reason = self._attempt(control, [below, above], start_at=nearer)
+        if reason is None:
+            self.path[control] = solution
+            return solution
+        self.holes[control] = BranchLoss(
+            math.nan, math.nan, Status.FAILED,
+            f"no solution at {self.name} = {control:g} ({reason}), inside the followed path (solved at {below:.5g} "
+            f"and {above:.5g}): the rule lacks the branch's fixed point there, or the solver missed it",
+            (below, above), reason)
         return None
 
     def at(self, control: float):
@@ -273,11 +307,7 @@ class Continuation:
         on_side = sorted((c for c in self.path if side * (c - self.anchor) >= 0), key=lambda c: side * (c - self.anchor))
         reach = on_side[-1]
         if side * (control - reach) < 0:  # inside the path: from its neighbours
-            solution, reason = self._attempt(control, list(self.path))
-            if reason is None:
-                self.path[control] = solution
-                return solution
-            reach = max((c for c in on_side if side * (c - control) < 0), key=lambda c: side * (c - self.anchor))
+            return self._inside(control)
         step = self.max_step
         while True:
             here = control if abs(control - reach) <= step else reach + side * step

@@ -4,8 +4,9 @@ The first (largest) ω is a full `threshold` (tensor bracket, Newton on the firs
 starts from the previous ω's first-rung fixed points at the threshold extrapolated in ω (numeric.branches.
 extrapolate through the last three ω): Newton on the first rung from there, then the same climb with the
 same verified error. Going down in ω keeps the positional branch on the accurate rules all the way to ω = 0,
-where the tensor rules misplace it (m ≈ 0.07 instead of 0.15). An ω whose continuation fails is computed
-afresh by `threshold`.
+where the tensor rules misplace it (m ≈ 0.07 instead of 0.15). The thresholds whose continuation fails at an
+ω are computed afresh by one `threshold` there (α_l(0.45) ≈ 3.25 lies above the default alpha_max = 3, where
+`threshold`'s scan extends, so the continuation accepts the same range).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from attnphase.models.positional_semantic.parameters import Parameters, Threshol
 from attnphase.models.positional_semantic.point import linear_baseline
 from attnphase.models.positional_semantic.results import PhaseCurve, Thresholds, combined_status
 from attnphase.models.positional_semantic.rules import resolve_rules
-from attnphase.models.positional_semantic.thresholds import SYMMETRIC_A, refine, threshold
+from attnphase.models.positional_semantic.thresholds import ALPHA_CEILING, SYMMETRIC_A, refine, threshold
 from attnphase.numeric.branches import extrapolate
 from attnphase.numeric.threshold import noisy_threshold
 from attnphase.params import check_choice, check_real_list
@@ -35,14 +36,14 @@ __all__ = ["phase_curve"]
 def _continued(name: str, history: list, omega: float, params: Parameters, baseline: float, ladder,
                search: ThresholdSearch, outer_split_check: bool):
     """The threshold `name` at ω from the previous ω's (history: (ω, Threshold, first-rung states) per ω, the
-    nearest last), or None when there is no usable history or the extrapolation leaves the search range
-    (α outside [alpha_min, alpha_max], a predicted q ≤ 0): the caller then searches afresh."""
+    nearest last), or None when there is no usable history or the extrapolation leaves the range `threshold`
+    searches (α outside [alpha_min, ALPHA_CEILING], a predicted q ≤ 0): the caller then searches afresh."""
     usable = [(w, t, s) for w, t, s in history if t.success or t.status == Status.LIMITED][-3:][::-1]
     if not usable or usable[0][2] is None:
         return None
     controls = [w for w, _, _ in usable]
     alpha = float(extrapolate(controls, [t.value for _, t, _ in usable], omega))
-    if not search.alpha_min <= alpha <= search.alpha_max:
+    if not search.alpha_min <= alpha <= ALPHA_CEILING:
         return None
     states = {}
     for branch, state in usable[0][2].items():
@@ -77,21 +78,25 @@ def phase_curve(omegas, sigma=0.5, lam=0.01, A=None, L=2, *, tol=1e-3, alpha_min
         for omega in omegas:
             params = dataclasses.replace(base, omega=omega)  # ω validated above, with the other parameters
             baseline = linear_baseline(params).value
-            found, fresh = {}, None
+            continued = {name: _continued(name, history[name], omega, params, baseline, ladder, search,
+                                          outer_split_check) for name in which}
+            # one fresh `threshold` (one follow of the branches) for the thresholds whose continuation failed
+            afresh = tuple(name for name in which if continued[name] is None
+                           or not (continued[name][0].success or continued[name][0].status == Status.LIMITED))
+            fresh = (threshold(omega, sigma, lam, A, L, tol=search.tol, alpha_min=search.alpha_min,
+                               alpha_max=search.alpha_max, which=afresh, rules=rules, outer_split_check=outer_split_check)
+                     if afresh else None)
+            found = {}
             for name in which:
-                continued = _continued(name, history[name], omega, params, baseline, ladder, search, outer_split_check)
-                if continued is None or not (continued[0].success or continued[0].status == Status.LIMITED):
-                    if fresh is None:
-                        fresh = threshold(omega, sigma, lam, A, L, tol=search.tol, alpha_min=search.alpha_min,
-                                          alpha_max=search.alpha_max, which=which, rules=rules,
-                                          outer_split_check=outer_split_check)
+                if name in afresh:
                     found[name] = (getattr(fresh, name), getattr(fresh, f"rungs_{name}"), fresh.states.get(name),
                                    fresh.states.get(name))
                 else:
-                    found[name] = continued
+                    found[name] = continued[name]
                     if not verified:
-                        found[name] = (replace(continued[0], status=Status.LIMITED,
-                                               message=continued[0].message + "; tensor rules only"), *continued[1:])
+                        found[name] = (replace(continued[name][0], status=Status.LIMITED,
+                                               message=continued[name][0].message + "; tensor rules only"),
+                                       *continued[name][1:])
                 history[name].append((omega, found[name][0], found[name][3]))
             missing = noisy_threshold(math.nan, math.nan, Status.NOT_FOUND, "not requested")
             result = {name: found[name][0] for name in which}

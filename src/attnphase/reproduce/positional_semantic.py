@@ -41,9 +41,9 @@ __all__ = ["CURVE_OMEGAS", "QUICK_CURVE_OMEGAS", "QUICK_CURVE_LINES", "QUICK_RUL
            "QUICK_BRANCH_ALPHAS", "quick_rules", "quick_curve_rules", "branch_results", "branch_rows", "gd_table", "run"]
 
 # The phase diagram's ω values. Quick mode climbs the split-line rules 6, 8, 10 (12 where their spread does not
-# bound the value) to QUICK_TOL without the outer-split check: each error is the verified spread of the last
-# three rungs, 0.002-0.02 in α, which covers the split-line rules' Φ bias (≤ 5e-4 in α_c, `threshold`'s step 4)
-# many times over. About 4 minutes on 2 cores; the default ladder to 1e-3 costs minutes per ω.
+# bound the value) to QUICK_TOL without the outer-split check: each error is the spread of the last three rungs,
+# 0.0008-0.02 in α, and each covers its converged reference (the slow test of the quick phase diagram). The
+# quick report takes about 3.5 minutes on 2 cores; the default ladder to 1e-3 costs minutes per ω.
 CURVE_OMEGAS = tuple(float(w) for w in np.linspace(0.0, 0.45, 20))
 QUICK_CURVE_OMEGAS = tuple(float(w) for w in np.linspace(0.0, 0.45, 10))
 QUICK_CURVE_LINES = (6, 8, 10, 12)

@@ -158,6 +158,28 @@ def test_solve_reports_the_positional_branch_missing_where_a_carry_lands_on_anot
     assert lost - alive <= 0.01 + 1e-5 and alive - 0.005 <= 0.766 <= lost + 0.005, missing.message
 
 
+@pytest.mark.slow
+def test_solve_follows_the_semantic_branch_through_a_hole_of_the_tensor_rule():
+    """ω = 0.45, α = 1.3: tensor 10 has no semantic fixed point at α = 1.3 alone (it has at 1.28 and 1.35), a hole
+    of the following rule. `solve` must still find the branch there, followed on the split-line rule from its
+    anchor, and it must be the same branch as on either side: q, θ and V each between their values at α = 1.25 and
+    1.35 (each is monotonic along the branch there, and the change is resolved), within the errors. About two
+    minutes."""
+    params = api.Parameters.validated(omega=0.45)
+    path = api.follow("semantic", params, 10, low=1.3, high=1.3)
+    assert path.at(1.3) is None and 1.3 in path.holes, path.loss(1.3)
+    (here,) = api.solve(0.45, 1.3, branches=("semantic",), stability=False, tol=0.01).branches
+    (below,) = api.solve(0.45, 1.25, branches=("semantic",), stability=False, tol=0.01).branches
+    (above,) = api.solve(0.45, 1.35, branches=("semantic",), stability=False, tol=0.01).branches
+    assert here.status == "converged", here.message
+    for name in ("q", "theta", "V"):
+        values = [getattr(b, name) for b in (below, here, above)]
+        errors = [b.errors[name] for b in (below, here, above)]
+        low, high = sorted((values[0], values[2]))
+        assert low - sum(errors) <= values[1] <= high + sum(errors), (name, values, errors)
+        assert high - low > errors[0] + errors[2], (name, values, errors)  # the change along the branch is resolved
+
+
 STANDARD_OMEGAS = [round(0.05 * k, 2) for k in range(10)]
 STANDARD_ALPHAS = [round(0.3 * k, 1) for k in range(1, 11)]
 

@@ -28,17 +28,20 @@ OMEGA_ZERO = api.Parameters.validated(omega=0.0)
 # -- the tensor bracket (no solves: synthetic branch paths with known crossing functions) --------------------
 class _Path:
     """A followed branch whose solutions have the free energy and test error of given functions of α, and
-    which ends (None) outside [low, high]."""
+    which ends (None) outside [low, high] and has no solution at the controls in `holes`."""
 
-    def __init__(self, phi, eps, low=0.0, high=np.inf):
+    def __init__(self, phi, eps, low=0.0, high=np.inf, holes=()):
         self.phi, self.eps, self.low, self.high = phi, eps, low, high
+        self.holes = {a: noisy_threshold(math.nan, math.nan, Status.FAILED, "a hole") for a in holes}
 
     def at(self, alpha):
-        if not self.low <= alpha <= self.high:
+        if not self.low <= alpha <= self.high or alpha in self.holes:
             return None
         return SimpleNamespace(alpha=alpha, free_energy=self.phi(alpha), test_error=self.eps(alpha))
 
     def loss(self, alpha):
+        if alpha in self.holes:
+            return self.holes[alpha]
         if self.low <= alpha <= self.high:
             return None
         return noisy_threshold(math.nan, math.nan, Status.CONVERGED, f"lost at {self.high:g}")
@@ -53,6 +56,17 @@ def test_bracket_finds_the_first_sign_change_and_extends_the_scan_upwards():
     assert isinstance(c, thresholds.Bracket) and c.low <= 1.3 <= c.high and abs(c.root - 1.3) < 1e-12
     l = thresholds.bracket("alpha_l", paths, 0.0, 0.3, 3.0)
     assert isinstance(l, thresholds.Bracket) and l.low <= 4.1 <= l.high and l.high > 3.0
+
+
+def test_bracket_scans_past_a_hole_of_the_tensor_rule():
+    """Δ_c = α − 1.05 with the semantic branch's fixed point missing at the scan point α = 1 alone (a hole): the scan
+    takes α = 1 + HOLE_NUDGE instead and brackets the root there, where a missing point would have left no two
+    neighbouring scan values to compare."""
+    paths = {"positional": _Path(lambda a: 0.0, lambda a: 1.0),
+             "semantic": _Path(lambda a: a - 1.05, lambda a: 1.0, holes=(1.0,))}
+    c = thresholds.bracket("alpha_c", paths, 0.0, 0.5, 3.0)
+    assert isinstance(c, thresholds.Bracket), c
+    assert c.low == pytest.approx(1.0 + thresholds.HOLE_NUDGE) and c.high == 1.25 and c.root == pytest.approx(1.05)
 
 
 def test_bracket_without_a_crossing_says_which_side_wins_and_where_a_branch_ended():

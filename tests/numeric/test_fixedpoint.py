@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 from attnphase.errors import ParameterError
-from attnphase.numeric.branches import Continuation, WarmStarts, extrapolate, follow_until_lost
+from attnphase.numeric.branches import BEYOND_STEPS, Continuation, WarmStarts, extrapolate, follow_until_lost
 from attnphase.numeric.fixedpoint import (Anderson, Broyden, Chain, Damped, Hybr, Identity, Interval, LastEvaluation,
                                           Positive, forward_difference_jacobian, map_jacobian, solve_fixed_point)
 from attnphase.numeric.gauss import GaussHermiteRule
@@ -401,6 +401,39 @@ def test_a_control_without_a_solution_inside_the_path_is_a_hole_not_the_branch_e
         np.testing.assert_allclose(branch.at(c).value, c, rtol=1e-8)
         assert branch.loss(c) is None
     assert branch.losses == {}  # no end of the branch was recorded
+
+
+def test_a_requested_control_without_a_solution_is_a_hole_when_the_branch_goes_on_beyond_it():
+    """The family of the test above, asked for c = 0.5 straight away (the path from the anchor ends there): the
+    step onto 0.5 fails, one short step beyond it (BEYOND_STEPS minimum steps) succeeds, so 0.5 is a hole inside
+    the path, found in a handful of solves rather than by halving the step down to min_step."""
+    F = lambda x, c: x + 0.01 if c == 0.5 else x + 0.5 * (c - x)  # noqa: E731
+    family = _fixed_point_family(F, 0.0)
+    branch = Continuation(lambda c, guess, previous: family(c, guess),
+                          lambda r, p: None if r.success else "not_converged", lambda r: np.array([r.value]), 0.0,
+                          max_step=0.25, min_step=0.01, anchor_guess=0.0, name="c")
+    assert branch.at(0.5) is None
+    hole = branch.loss(0.5)
+    assert hole.status == "failed" and "inside the followed path" in hole.message
+    assert hole.bracket[1] == pytest.approx(0.5 + BEYOND_STEPS * 0.01)
+    # anchor, 0.25, the failed step onto 0.5, the step beyond, the two tries from the neighbours
+    assert branch.solves == 6
+    np.testing.assert_allclose(branch.at(0.52).value, 0.52, rtol=1e-8)
+    assert branch.losses == {}
+
+
+def test_a_branch_that_ends_before_the_requested_control_still_ends_there():
+    """x -> x + 0.5 (c − x) for c < 0.5 and no fixed point from there on (x -> x + 0.01): the look beyond the
+    requested c = 0.7 fails too, so the steps are halved down to min_step and the branch ends in [0.49, 0.5]."""
+    F = lambda x, c: x + 0.01 if c >= 0.5 else x + 0.5 * (c - x)  # noqa: E731
+    family = _fixed_point_family(F, 0.0)
+    branch = Continuation(lambda c, guess, previous: family(c, guess),
+                          lambda r, p: None if r.success else "not_converged", lambda r: np.array([r.value]), 0.0,
+                          max_step=0.25, min_step=0.01, anchor_guess=0.0, name="c")
+    assert branch.at(0.7) is None
+    end = branch.losses[1]
+    assert end.status == "converged" and 0.49 <= end.bracket[0] < 0.5 <= end.bracket[1] <= 0.51
+    assert branch.holes == {}
 
 
 def test_continuation_without_a_solution_at_the_anchor_fails_everywhere():

@@ -36,7 +36,11 @@ from attnphase.errors import ParameterError
 from attnphase.params import check_positive, check_real
 from attnphase.results import Result, Status
 
-__all__ = ["extrapolate", "WarmStarts", "BranchLoss", "follow_until_lost", "Continuation"]
+__all__ = ["BEYOND_STEPS", "extrapolate", "WarmStarts", "BranchLoss", "follow_until_lost", "Continuation"]
+
+# How far past a requested control that has no solution `Continuation.at` looks (in minimum steps, and never
+# further than the step that failed): a short step, so that the extrapolation still judges a jump.
+BEYOND_STEPS = 4
 
 
 def extrapolate(controls: Sequence[float], states: Sequence, target: float):
@@ -212,8 +216,10 @@ class Continuation:
     control has no solution (`loss(c)`: status failed, bracket = its neighbours). A quadrature rule whose map
     jumps where a node's minimiser switches basins can lack the branch's fixed point at a single control
     (tensor 10, ω = 0.45: at α = 1.3, not at 1.28 or 1.35); stepping towards it from one side cost minutes
-    there and ended the branch at the hole. Solutions are kept (`path`), so a scan over controls costs one
-    solve per new control plus the steps between.
+    there and ended the branch at the hole. The requested control itself can be such a hole: where the step
+    onto it first fails, one short step beyond it (BEYOND_STEPS minimum steps) is tried, and when the branch is
+    there the control is treated as inside the path. Solutions are kept (`path`), so a scan over controls
+    costs one solve per new control plus the steps between.
     """
 
     def __init__(self, solve: Callable[[float, Any, Any], Any], lost: Callable[[Any, Any], str | None],
@@ -309,6 +315,7 @@ class Continuation:
         if side * (control - reach) < 0:  # inside the path: from its neighbours
             return self._inside(control)
         step = self.max_step
+        looked_beyond = False
         while True:
             here = control if abs(control - reach) <= step else reach + side * step
             known = [c for c in self.path if side * (c - self.anchor) >= 0 and side * (c - here) < 0]
@@ -320,6 +327,16 @@ class Continuation:
                     return solution
                 step = min(1.5 * step, self.max_step)
                 continue
+            if here == control and not looked_beyond:
+                # The first failure at the requested control itself: one step over it tells a hole (the branch
+                # goes on beyond, so only `control` lacks a solution) from the branch's end, before the steps
+                # towards it are halved down to min_step (at a hole each halving is a failed solve).
+                looked_beyond = True
+                beyond = control + side * min(abs(control - reach), BEYOND_STEPS * self.min_step)
+                solution, reason = self._attempt(beyond, known)
+                if reason is None:
+                    self.path[beyond] = solution
+                    return self._inside(control)
             if step <= self.min_step:
                 self.losses[side] = BranchLoss(
                     0.5 * (reach + here), abs(here - reach) / 2, Status.CONVERGED,

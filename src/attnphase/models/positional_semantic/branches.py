@@ -24,7 +24,7 @@ from attnphase.params import check_choice
 from attnphase.results import Status
 
 __all__ = ["BRANCHES", "COLLAPSE_LEVEL", "ANCHOR_ALPHA", "BranchCoordinates", "initial_guess", "solve_branch",
-           "distinct", "genuine", "branch_loss", "follow"]
+           "full_map_stability", "distinct", "genuine", "branch_loss", "follow"]
 
 BRANCHES = ("positional", "semantic", "trivial", "mixed")
 COLLAPSE_LEVEL = 1e-6  # |θ| (semantic) or |m| (positional) below this: collapsed onto the trivial set
@@ -162,20 +162,23 @@ def solve_branch(branch: str, alpha: float, params: Parameters, *, nodes_per_dim
                               spectral_radius=math.nan, evaluations=evaluations, **common)
     radius, stable = math.nan, False
     if stability:
-        full = BranchCoordinates("mixed", params)
-        J, n_eval = map_jacobian(full.restricted_map(lambda x: equations.evaluate(x, in_use).next), full.from_state(x),
-                                 transforms=full.transforms)
-        eigenvalues = np.linalg.eigvals(J)
-        radius = float(np.abs(eigenvalues).max())
-        # Stable = attracting for the damped iteration x <- (1 - η) x + η F(x) at some η in (0, 1]: every
-        # eigenvalue of dF has real part < 1. An eigenvalue below −1 (radius > 1) only means the
-        # undamped iteration overshoots; an eigenvalue with real part > 1 is a genuine saddle direction.
-        stable = bool(eigenvalues.real.max() < 1.0)
+        stable, radius, n_eval = full_map_stability(lambda x: equations.evaluate(x, in_use).next, x, params)
         evaluations += n_eval
     evaluation = equations.evaluate(x, in_use)
     phi = equations.free_energy(x, evaluation)
     return BranchSolution(free_energy=phi, train_loss=-phi, test_error=equations.test_error(x), stable=stable,
                           spectral_radius=radius, evaluations=evaluations, envelope=evaluation.envelope, **common)
+
+
+def full_map_stability(F, state, params: Parameters) -> tuple[bool, float, int]:
+    """(stable, spectral radius, evaluations) of the FULL map F (all of q, V, θ, m) at a fixed point `state`, from
+    its Jacobian by central differences. Stable = attracting for the damped iteration x <- (1 − η) x + η F(x) at
+    some η in (0, 1]: every eigenvalue of dF has real part < 1. An eigenvalue below −1 (radius > 1) only means the
+    undamped iteration overshoots; an eigenvalue with real part > 1 is a genuine saddle direction."""
+    full = BranchCoordinates("mixed", params)
+    J, evaluations = map_jacobian(full.restricted_map(F), full.from_state(state), transforms=full.transforms)
+    eigenvalues = np.linalg.eigvals(J)
+    return bool(eigenvalues.real.max() < 1.0), float(np.abs(eigenvalues).max()), evaluations
 
 
 def distinct(solution: BranchSolution, others=()) -> bool:

@@ -11,7 +11,8 @@ import numpy as np
 from attnphase import progress
 from attnphase.errors import ParameterError
 from attnphase.models.positional_semantic.accurate import AccurateState, climb_branch, follow_on_rule, with_fresh_inverse
-from attnphase.models.positional_semantic.branches import BRANCHES, BranchCoordinates, distinct, follow, solve_branch
+from attnphase.models.positional_semantic.branches import (BRANCHES, BranchCoordinates, distinct, follow,
+                                                           full_map_stability, solve_branch)
 from attnphase.models.positional_semantic.parameters import Accuracy, Parameters, check_parameter
 from attnphase.models.positional_semantic.results import (BranchSolution, LinearBaseline, MissingBranch, SolveResult,
                                                           TransverseCurvature, combined_status)
@@ -71,6 +72,9 @@ def _follow_start(name: str, alpha: float, params: Parameters, nodes: int, found
         solution = path.at(alpha)
         if solution is None:
             loss = path.loss(alpha)
+            if alpha in path.holes:
+                return None, MissingBranch(name, Status.FAILED, f"{name}: tensor {nodes} has no fixed point of the branch "
+                                                               f"at α = {alpha:g}: {loss.message}"), path
             status = Status.FAILED if loss.status == Status.FAILED else Status.NOT_FOUND
             return None, MissingBranch(name, status, f"{name} branch does not reach α = {alpha:g}: {loss.message}"), path
         return solution, None, path
@@ -100,6 +104,13 @@ def _stability(solution: BranchSolution, params: Parameters, nodes: int) -> Bran
     return replace(solution, stable=checked.stable, spectral_radius=checked.spectral_radius)
 
 
+def _stability_on_rule(solution: BranchSolution, params: Parameters, rule) -> tuple[bool, float]:
+    """`stable` and `spectral_radius` from the full map's Jacobian on `rule` at the branch (where the following
+    rule has no fixed point at the branch's α)."""
+    stable, radius, _ = full_map_stability(rule.equations(params, solution.alpha), solution.state, params)
+    return stable, radius
+
+
 def solve(omega, alpha, sigma=0.5, lam=0.01, A=None, L=2, *, tol=FIELD_TOL, branches=DEFAULT_BRANCHES,
           stability=True, rules="auto") -> SolveResult:
     """Every requested branch at (ω, α) with its errors, its stability, the global branch and the linear baseline.
@@ -113,7 +124,9 @@ def solve(omega, alpha, sigma=0.5, lam=0.01, A=None, L=2, *, tol=FIELD_TOL, bran
     (accurate.climb_branch; for L = 2 split-line rules of 8 … 16 outer nodes, then count-split rules of 8 …
     16) until every field q, |m|, |θ|, V, ε_g, ε_t, Φ has a verified relative error ≤ tol (the spread over the
     last three rules plus the tail of a one-way drift). A branch that does not reach α is listed in `missing`
-    with the evidence (where it was lost, and why).
+    with the evidence (where it was lost, and why). Where the tensor rule lacks the branch's fixed point at α
+    alone (a hole: solved on both sides, numeric.branches.Continuation), the split-line rule follows it there
+    all the same, and its stability comes from that rule's Jacobian.
 
     tol: relative tolerance of every field (default 0.003). stability: the full map's Jacobian on the
     following rule. rules: "auto" (the model's ladder) or tensor node counts for a tensor-only ladder (its
@@ -130,11 +143,14 @@ def solve(omega, alpha, sigma=0.5, lam=0.01, A=None, L=2, *, tol=FIELD_TOL, bran
     with progress.task("branches", total=len(names)) as bar:
         for name in names:
             start, why, path = _follow_start(name, alpha, params, nodes, reported)
-            if start is None:
+            # a hole of the following rule at α (the branch solved on both sides of it): the split-line rule
+            # follows the branch from the anchor without the tensor solution at α itself
+            hole = start is None and path is not None and alpha in path.holes and ladder[0].split is not None
+            if start is None and not hole:
                 missing.append(why)
                 bar.advance(name)
                 continue
-            if stability:
+            if stability and not hole:
                 start = _stability(start, params, nodes)
             if path is not None and ladder[0].split is not None:
                 # followed on the first split-line rule from its anchor, not carried across from the tensor
@@ -148,6 +164,10 @@ def solve(omega, alpha, sigma=0.5, lam=0.01, A=None, L=2, *, tol=FIELD_TOL, bran
                     bar.advance(name)
                     continue
                 reached = with_fresh_inverse(reached, params, ladder[0])
+                if hole:
+                    stable, radius = (_stability_on_rule(reached.solution, params, ladder[0]) if stability
+                                      else (False, math.nan))
+                    start = replace(reached.solution, stable=stable, spectral_radius=radius)
                 climbed = climb_branch(reached, params, ladder, tolerance, first=reached)
             else:
                 climbed = climb_branch(AccurateState(start, None, f"tensor {nodes}"), params, ladder, tolerance,
@@ -164,6 +184,8 @@ def solve(omega, alpha, sigma=0.5, lam=0.01, A=None, L=2, *, tol=FIELD_TOL, bran
                 continue
             status = climbed.status
             message = climbed.message
+            if hole and stability:
+                message += f"; stability from the Jacobian on {ladder[0].label} (tensor {nodes} has no fixed point at α)"
             if not verified:
                 status, message = Status.LIMITED, f"{message}; tensor rules only: errors not verified on a split-line rule"
             values = climbed.values

@@ -2,7 +2,8 @@
 crosses the linear baseline), each to a requested absolute tolerance, on the one ladder of rules.
 
 1. Bracket, on the tensor rule: both branches are followed in α from their anchors (branches.follow) over a
-   scan of [alpha_min, alpha_max] (extended upwards while the crossing lies beyond it); the first sign
+   scan of [alpha_min, alpha_max] (extended upwards while the crossing lies beyond it; a scan point where the
+   tensor rule lacks a branch's fixed point, a hole, is moved up by HOLE_NUDGE); the first sign
    change of Δ_c = Φ_sem − Φ_pos and of Δ_l = ε_g,sem − ε_g^lin gives a start.
 2. Newton on the first rung of the ladder (split-line, 8 outer nodes for L = 2): the branches carried there
    from the tensor rule, then re-solved at each Newton point from their previous fixed points. The slope of
@@ -68,6 +69,9 @@ MEANING = {"alpha_c": {-1: "the positional branch has the lower training loss (�
 # The tensor scan: spacing in α, and how far the range is extended (doubling) when the crossing lies above it.
 SCAN_STEP = 0.25
 ALPHA_CEILING = 8.0
+# Where a scan point is a hole of the tensor rule (numeric.branches.Continuation: no fixed point there, the branch
+# solved on both sides), the scan takes the point this much above it instead.
+HOLE_NUDGE = 0.1 * SCAN_STEP
 # Newton on the first rung: stop when the step is below this fraction of the tolerance (or after the cap).
 NEWTON_STEP_FRACTION = 0.1
 NEWTON_MAX_STEPS = 6
@@ -122,6 +126,8 @@ def bracket(kind: str, paths: dict, baseline: float, alpha_min: float, alpha_max
             grid += [float(a) for a in np.arange(top + SCAN_STEP, min(2 * top, ALPHA_CEILING) + 1e-9, SCAN_STEP)]
         a = float(grid[k])
         k += 1
+        if any(paths[b].at(a) is None and a in paths[b].holes for b in branches):
+            a += HOLE_NUDGE  # the tensor rule lacks a branch's fixed point at this α alone: scan just past it
         solutions = {b: paths[b].at(a) for b in branches}
         seen[a] = solutions
         alphas.append(a)

@@ -19,6 +19,11 @@ def test_pieces_are_read_back_with_nan_for_non_finite(tmp_path):
     assert reopened["alpha_c"] == 0.7515 and reopened["status"] == "converged"
     assert math.isnan(reopened["alpha_l"])
     assert not list(tmp_path.glob("*.partial"))
+    # nested pieces (a branch per key, a list of values) come back with NaN at every depth too
+    first.put("alpha=0.5", {"semantic": {"q": float("nan"), "status": "not_found"}, "rungs": [1.0, float("inf")]})
+    nested = Checkpoint(path).get("alpha=0.5")
+    assert math.isnan(nested["semantic"]["q"]) and nested["semantic"]["status"] == "not_found"
+    assert nested["rungs"][0] == 1.0 and math.isnan(nested["rungs"][1])
 
 
 def test_a_kill_between_pieces_keeps_every_finished_piece(tmp_path):

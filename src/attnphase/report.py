@@ -96,7 +96,7 @@ class Report:
 class Checkpoint:
     """Finished pieces of a long report, kept in one JSON file so that an interrupted run resumes.
 
-    `get(key)` returns the stored dict (JSON null read back as NaN) or None; `put(key, value)` stores a
+    `get(key)` returns the stored dict (JSON null read back as NaN, at any depth) or None; `put(key, value)` stores a
     dict and rewrites the file atomically (write a sibling, then rename), so a kill never leaves a
     half-written file behind. The file records the code version (`attnphase.version.code_version()`)
     that wrote it: a file from another version of the code is ignored (and replaced at the first `put`),
@@ -114,11 +114,23 @@ class Checkpoint:
 
     def get(self, key: str) -> dict | None:
         stored = self.entries.get(key)
-        return None if stored is None else {k: math.nan if v is None else v for k, v in stored.items()}
+        return None if stored is None else _nulls_as_nan(stored)
 
     def put(self, key: str, value: Mapping[str, object]) -> None:
         self.entries[key] = to_jsonable(dict(value))
         write_json_atomically(self.path, {"version": self.version, "entries": self.entries})
+
+
+def _nulls_as_nan(value):
+    """A stored JSON value with every null, at any depth of dicts and lists, read back as NaN (how a non-finite
+    number was written)."""
+    if value is None:
+        return math.nan
+    if isinstance(value, dict):
+        return {k: _nulls_as_nan(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_nulls_as_nan(v) for v in value]
+    return value
 
 
 def write_json_atomically(path: Path, obj) -> Path:

@@ -159,3 +159,28 @@ def test_bad_parameters_raise(kwargs):
 def test_bad_alpha_raises():
     with pytest.raises(ParameterError):
         api.solve(0.3, 0.0)
+
+
+def test_solve_along_rejects_a_bad_alpha_at_the_call_before_any_work():
+    """The α values are checked when solve_along is called, not when its results are first iterated."""
+    with pytest.raises(ParameterError, match="alpha"):
+        api.solve_along(0.3, [1.0, -0.5])
+    with pytest.raises(ParameterError, match="alphas"):
+        api.solve_along(0.3, [])
+    with pytest.raises(ParameterError, match="alpha"):
+        api.solve_along(0.3, "abc")
+
+
+def test_solve_along_gives_each_alpha_what_solve_gives_it():
+    """On a tensor-only ladder (cheap): the branches followed once across α = 1.0, 1.5, 2.0 are the fixed points
+    `solve` finds at each α on its own (paths from the anchors to that α alone), to the fixed-point tolerance."""
+    alphas = (1.0, 1.5, 2.0)
+    along = list(api.solve_along(0.3, alphas, rules=(6, 8), stability=False))
+    assert len(along) == len(alphas)
+    for alpha, shared in zip(alphas, along):
+        alone = api.solve(0.3, alpha, rules=(6, 8), stability=False)
+        assert [b.branch for b in shared.branches] == [b.branch for b in alone.branches] == ["positional", "semantic"]
+        for a, b in zip(shared.branches, alone.branches):
+            assert a.alpha == b.alpha == alpha
+            np.testing.assert_allclose(a.state, b.state, rtol=1e-6, atol=1e-9)
+            assert a.errors["V"] == pytest.approx(b.errors["V"], rel=1e-3, abs=1e-9)

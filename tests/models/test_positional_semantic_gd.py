@@ -210,28 +210,36 @@ def test_cached_runner_keeps_each_run_and_reuses_it(tmp_path):
 
 
 def test_theory_reference_takes_solve_with_its_errors_and_caches_it(tmp_path, monkeypatch):
-    """The GD theory is `api.solve` (each branch followed from its anchor, verified errors): a found branch
+    """The GD theory is `api.solve_along` (each branch followed from its anchor, verified errors): a found branch
     becomes an entry with every quantity and its error, a missing one an entry with status not_found, NaN
-    values and the evidence; a second call reads the JSON cache instead of solving."""
+    values and the evidence. Each α is cached as soon as it is solved: a run interrupted after the first of two
+    keeps it, and the next call solves only the other; a call with everything cached solves nothing."""
     from types import SimpleNamespace
 
     from attnphase.reproduce import positional_semantic_gd as reproduce
 
     calls = []
 
-    def solve(omega, alpha, tol, branches, stability):
-        calls.append(alpha)
-        positional = SimpleNamespace(branch="positional", status="converged", message="", m=-0.258, theta=0.0,
-                                     q=0.0511, test_error=0.00347, free_energy=-0.0046, train_loss=0.0046,
-                                     errors={"m": 1e-4, "theta": 0.0, "q": 2e-5, "test_error": 1e-6,
-                                             "free_energy": 3e-7, "train_loss": 3e-7})
-        missing = SimpleNamespace(branch="semantic", status="not_found", message="semantic branch does not reach α")
-        return SimpleNamespace(branches=[positional], missing=[missing])
+    def solve_along(omega, alphas, tol, branches, stability):
+        calls.append(list(alphas))
+        for alpha in alphas:
+            if alpha == 1.0 and len(calls) == 1:
+                raise KeyboardInterrupt  # the first run stops after its first α
+            positional = SimpleNamespace(branch="positional", status="converged", message="", m=-0.258, theta=0.0,
+                                         q=0.0511 * alpha, test_error=0.00347, free_energy=-0.0046, train_loss=0.0046,
+                                         errors={"m": 1e-4, "theta": 0.0, "q": 2e-5, "test_error": 1e-6,
+                                                 "free_energy": 3e-7, "train_loss": 3e-7})
+            missing = SimpleNamespace(branch="semantic", status="not_found", message="semantic branch does not reach α")
+            yield SimpleNamespace(branches=[positional], missing=[missing])
 
-    monkeypatch.setattr(reproduce.api, "solve", solve)
+    monkeypatch.setattr(reproduce.api, "solve_along", solve_along)
     cache = tmp_path / "theory.json"
-    first = reproduce.theory_reference([0.5], cache_path=cache)
+    with pytest.raises(KeyboardInterrupt):
+        reproduce.theory_reference([0.5, 1.0], cache_path=cache)
+    first = reproduce.theory_reference([0.5, 1.0], cache_path=cache)
+    assert calls == [[0.5, 1.0], [1.0]]  # the second run solved only the α the first did not finish
     assert first[("positional", 0.5)]["abs_m"] == 0.258 and first[("positional", 0.5)]["abs_m_error"] == 1e-4
+    assert first[("positional", 1.0)]["q"] == 0.0511
     assert first[("semantic", 0.5)]["status"] == "not_found" and math.isnan(first[("semantic", 0.5)]["q"])
-    again = reproduce.theory_reference([0.5], cache_path=cache)
-    assert len(calls) == 1 and again[("positional", 0.5)]["q"] == 0.0511
+    again = reproduce.theory_reference([0.5, 1.0], cache_path=cache)
+    assert len(calls) == 2 and again[("positional", 0.5)]["q"] == 0.0511 * 0.5

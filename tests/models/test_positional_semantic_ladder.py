@@ -238,13 +238,34 @@ def test_every_threshold_is_found_on_the_standard_grid():
 
 
 @pytest.mark.slow
+def test_the_quick_branches_cover_the_default_solve():
+    """The quick report's branches (split-line 6, 8, 10, 12 to 0.05) at ω = 0.3, α = 1.25 and 1.75: each found
+    converged, and each field within its error (plus the reference's) of `solve` on the default ladder to 0.3 %,
+    whose errors are 7-20× smaller and are themselves checked against the outer-split fixed points (the slow test
+    above). About a minute."""
+    from attnphase.reproduce.positional_semantic import QUICK_TOL, branch_results, quick_rules
+
+    alphas = (1.25, 1.75)
+    quick = branch_results(alphas, QUICK_TOL, quick_rules())
+    default = list(api.solve_along(0.3, alphas, branches=("positional", "semantic"), stability=False))
+    for fast, reference in zip(quick, default):
+        assert fast.status == "converged" and reference.status == "converged", (fast.message, reference.message)
+        for branch, exact in zip(fast.branches, reference.branches):
+            assert branch.branch == exact.branch
+            for name in ("q", "V", "m", "theta", "test_error", "free_energy"):
+                value, truth = abs(getattr(branch, name)), abs(getattr(exact, name))
+                assert abs(value - truth) <= branch.errors[name] + exact.errors[name] + 1e-12, \
+                    (branch.alpha, branch.branch, name, value, branch.errors[name], truth, exact.errors[name])
+
+
+@pytest.mark.slow
 def test_the_quick_phase_diagram_covers_every_converged_reference():
     """The quick report's phase diagram (split-line 6, 8, 10, 12 to 0.05 without the outer-split check, 10 ω in
     [0, 0.45]): every α_c and α_l found with a finite error, and each with a converged reference (at least 10×
     more accurate) within its error of it. About 3.5 minutes on 2 cores."""
-    from attnphase.reproduce.positional_semantic import QUICK_CURVE_OMEGAS, QUICK_TOL, quick_curve_rules
+    from attnphase.reproduce.positional_semantic import QUICK_CURVE_OMEGAS, QUICK_TOL, quick_rules
 
-    curve = api.phase_curve(QUICK_CURVE_OMEGAS, tol=QUICK_TOL, rules=quick_curve_rules(), outer_split_check=False)
+    curve = api.phase_curve(QUICK_CURVE_OMEGAS, tol=QUICK_TOL, rules=quick_rules(), outer_split_check=False)
     compared = []
     for omega, point in zip(curve.omegas, curve.points):
         for name in ("alpha_c", "alpha_l"):

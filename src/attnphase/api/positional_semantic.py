@@ -6,6 +6,7 @@ Accuracy is an input: every number comes with an error verified on finer quadrat
   the mixed one on request), each followed from where it is known to exist, with q, m, θ, V, ε_g, ε_t = −Φ
   and Φ to the relative tolerance `tol` (`<field>_error`), its stability, the branch with the lowest training
   loss and the linear baseline; a branch that does not exist at α is listed with the evidence.
+  `solve_along(omega, alphas, ...)`: the same at several α, each branch followed once across them.
 * `threshold(omega, ..., tol=1e-3)`: α_c (equal training losses of the positional and semantic branches) and
   α_l (the semantic test error equals the linear baseline's), each to the absolute tolerance `tol`.
 * `phase_curve(omegas, ..., tol=1e-3)`: both thresholds along ω, by the same path continued in ω.

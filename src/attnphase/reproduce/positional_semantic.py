@@ -3,11 +3,12 @@
 `run(out_dir, quick, device)` writes report.md (with its figures), PNG figures and the CSV behind each:
 
 * branches.csv / order_parameters.png — |m|, |θ| and ε_g of the positional and semantic branches against α
-  at ω = 0.3 (`api.solve` to a tolerance: every value with its verified error), with the linear baseline;
+  at ω = 0.3 (`api.solve_along` to a tolerance: every value with its verified error; quick mode on the quick
+  ladder to QUICK_TOL), with the linear baseline;
 * gd.csv — finite-d GD points at the same ω (quick: d = 100; full: the d = 1000 protocol runs);
 * phase_diagram.png / phase_curve.csv — α_c(ω) and α_l(ω) with error bands (`api.phase_curve`, the same
   path as `threshold`): quick mode at 10 ω in [0, 0.45] on a cheaper split-line ladder and tolerance
-  (QUICK_CURVE_LINES, QUICK_TOL, without the outer-split check), full mode at 20 ω on the default ladder to 1e-3;
+  (QUICK_LINES, QUICK_TOL, without the outer-split check), full mode at 20 ω on the default ladder to 1e-3;
 * full mode only, the finite-d validation (the paper's protocol, `positional_semantic_gd.gd_validation`): protocol.csv and
   protocol_global.csv (d = 1000 GD against the branch each seed landed on), finite_size.csv,
   finite_size_fits.csv, finite_size.png (gap to theory against d with fitted rates), random_init.csv,
@@ -37,38 +38,33 @@ from attnphase.api import positional_semantic as api
 from attnphase.report import Checkpoint, write_csv
 from attnphase.reproduce.positional_semantic_gd import OMEGA, THEORY_TOL, cached_runner, gd_validation
 
-__all__ = ["CURVE_OMEGAS", "QUICK_CURVE_OMEGAS", "QUICK_CURVE_LINES", "QUICK_RULE_NODES", "QUICK_TOL", "BRANCH_ALPHAS",
-           "QUICK_BRANCH_ALPHAS", "quick_rules", "quick_curve_rules", "branch_results", "branch_rows", "gd_table", "run"]
+__all__ = ["CURVE_OMEGAS", "QUICK_CURVE_OMEGAS", "QUICK_LINES", "QUICK_TOL", "BRANCH_ALPHAS", "QUICK_BRANCH_ALPHAS",
+           "quick_rules", "branch_results", "branch_rows", "gd_table", "run"]
 
-# The phase diagram's ω values. Quick mode climbs the split-line rules 6, 8, 10 (12 where their spread does not
-# bound the value) to QUICK_TOL without the outer-split check: each error is the spread of the last three rungs,
-# 0.0008-0.02 in α, and each covers its converged reference (the slow test of the quick phase diagram). The
-# quick report takes about 3.5 minutes on 2 cores; the default ladder to 1e-3 costs minutes per ω.
+# The quick report's ladder, for the phase diagram and the branches alike: the split-line rules 6, 8, 10 (12 where
+# their spread does not bound the value) to QUICK_TOL, and for the phase diagram without the outer-split check.
+# Each error is the spread of the last three rungs (0.0008-0.02 in α), and each α_c, α_l covers its converged
+# reference (the slow test of the quick phase diagram), each field at α = 1.25 the converged state (the slow test of
+# the quick branches). The quick report takes about 4 minutes on 2 cores; the default ladder to 1e-3 costs
+# minutes per ω.
 CURVE_OMEGAS = tuple(float(w) for w in np.linspace(0.0, 0.45, 20))
 QUICK_CURVE_OMEGAS = tuple(float(w) for w in np.linspace(0.0, 0.45, 10))
-QUICK_CURVE_LINES = (6, 8, 10, 12)
+QUICK_LINES = (6, 8, 10, 12)
 QUICK_TOL = 0.05
-# The branches along α at ω = 0.3 (quick: three α on the tensor rules 6, 8, 10, the rung the branches are
-# followed on; their errors are the spread of the three, not verified on a split-line rule: status `limited`).
+# The branches along α at ω = 0.3.
 BRANCH_ALPHAS = tuple(float(a) for a in np.arange(0.5, 3.01, 0.25))
 QUICK_BRANCH_ALPHAS = (0.75, 1.25, 1.75)
-QUICK_RULE_NODES = (6, 8, 10)
 
 
 def quick_rules():
-    """The quick report's ladder for the branches (see QUICK_RULE_NODES)."""
-    return tuple(api.Rule.tensor(n) for n in QUICK_RULE_NODES)
-
-
-def quick_curve_rules():
-    """The quick report's ladder for the phase diagram (see QUICK_CURVE_LINES)."""
-    return tuple(api.Rule.split_line(n) for n in QUICK_CURVE_LINES)
+    """The quick report's ladder (see QUICK_LINES)."""
+    return tuple(api.Rule.split_line(n) for n in QUICK_LINES)
 
 
 def branch_results(alphas, tol: float, rules="auto") -> list:
-    """`api.solve` (positional and semantic branches) at each α, ω = 0.3."""
-    return [api.solve(OMEGA, float(a), tol=tol, branches=("positional", "semantic"), stability=False, rules=rules)
-            for a in alphas]
+    """The positional and semantic branches at each α, ω = 0.3 (`api.solve_along`: each followed once)."""
+    return list(api.solve_along(OMEGA, alphas, tol=tol, branches=("positional", "semantic"), stability=False,
+                                rules=rules))
 
 
 def branch_rows(results) -> list[dict]:
@@ -150,7 +146,7 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
                              [g["test_error_sem"] for g in points], fmt=marker, color="k", mfc="none",
                              label=f"GD, {init} init (d = {points[0]['d']})")
     fig.axes[1].legend(fontsize=7)
-    fig.suptitle(f"ω = {OMEGA}: branches ({'quick: tensor rules, unverified errors' if quick else 'verified errors'})",
+    fig.suptitle(f"ω = {OMEGA}: branches ({'quick ladder, ' if quick else ''}verified errors)",
                  fontsize=9)
     fig.savefig(out_dir / "order_parameters.png", dpi=120)
     plt.close(fig)
@@ -159,7 +155,7 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
     omegas = QUICK_CURVE_OMEGAS if quick else CURVE_OMEGAS
     key = f"phase_curve quick={quick}"
     if checkpoint.get(key) is None:
-        curve = (api.phase_curve(omegas, tol=tol_alpha, rules=quick_curve_rules(), outer_split_check=False) if quick
+        curve = (api.phase_curve(omegas, tol=tol_alpha, rules=quick_rules(), outer_split_check=False) if quick
                  else api.phase_curve(omegas, tol=tol_alpha))
         checkpoint.put(key, {"rows": curve.rows(), "wall_time": curve.wall_time, "status": str(curve.status)})
     stored = checkpoint.get(key)
@@ -182,17 +178,16 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
     lines = [
         "# Positional vs semantic attention — reproduction",
         "",
-        f"Mode: {'quick' if quick else 'full'}; ladder: {', '.join(r.label for r in (rules if quick else api.state_ladder(2)))}"
-        f"{' (branches), ' + ', '.join(r.label for r in quick_curve_rules()) + ' (phase diagram)' if quick else ''}; "
+        f"Mode: {'quick' if quick else 'full'}; ladder: {', '.join(r.label for r in (rules if quick else api.state_ladder(2)))}; "
         f"tolerance {tol_fields:g} (fields, relative) and {tol_alpha:g} (thresholds, absolute); wall time "
         f"{time.time() - start:.0f} s.",
         "",
         f"Linear baseline ε_g^lin = {baseline:.8f} (closed form at σ = 0.5: 0.00402323 (1−ω)² = "
         f"{0.00402323 * (1 - OMEGA) ** 2:.8f}).",
-        *(["", "Quick mode: the branches are on tensor rules, each error the spread of the three (status `limited`: "
-           "not verified on a split-line rule); the phase diagram climbs the split-line rules to the quick "
-           "tolerance without the outer-split check; `attnphase reproduce positional-semantic` (full) and "
-           "`attnphase threshold positional-semantic` verify every value to 1e-3."] if quick else []),
+        *(["", "Quick mode: the branches and the phase diagram climb the split-line rules to the quick tolerance "
+           "(the phase diagram without the outer-split check); `attnphase reproduce positional-semantic` (full), "
+           "`attnphase solve positional-semantic` and `attnphase threshold positional-semantic` verify every value "
+           "to the default tolerances."] if quick else []),
         "",
         f"## Branches at ω = {OMEGA}",
         "",

@@ -103,7 +103,7 @@ def simulate_gd_plan(cache_dir: Path, device: str = "auto") -> float:
 
 
 def theory_reference(alphas, tol: float = THEORY_TOL, cache_path: Path | None = None) -> dict:
-    """Both branches at each α (ω = 0.3) from `api.solve` to the relative tolerance `tol`:
+    """Both branches at each α (ω = 0.3) from `api.solve_along` to the relative tolerance `tol`:
     {(branch, α): {quantity: value, quantity + "_error": its verified error, "status": ...}}.
 
     Each branch is followed from its anchor and refined on the split-line ladder, so a branch is never
@@ -114,28 +114,30 @@ def theory_reference(alphas, tol: float = THEORY_TOL, cache_path: Path | None = 
     """
     checkpoint = Checkpoint(cache_path) if cache_path else None
     keys = ("abs_m", "abs_theta", "q", "test_error", "free_energy", "train_loss")
-    reference = {}
-    for a in sorted(alphas):
-        cache_key = f"alpha={float(a)!r} tol={tol!r}"
-        stored = checkpoint.get(cache_key) if checkpoint else None
-        if stored is None:
-            result = api.solve(OMEGA, float(a), tol=tol, branches=("positional", "semantic"), stability=False)
-            stored = {}
-            for b in result.branches:
-                entry = {"status": str(b.status), "message": b.message}
-                for key in keys:
-                    name = {"abs_m": "m", "abs_theta": "theta"}.get(key, key)
-                    entry[key] = abs(getattr(b, name)) if key.startswith("abs") else getattr(b, name)
-                    entry[key + "_error"] = b.errors.get(name, math.nan)
-                stored[b.branch] = entry
-            for m in result.missing:
-                stored[m.branch] = {"status": str(m.status), "message": m.message,
-                                    **{k: math.nan for key in keys for k in (key, key + "_error")}}
-            if checkpoint:
-                checkpoint.put(cache_key, stored)
-        for branch in ("positional", "semantic"):
-            reference[(branch, float(a))] = stored[branch]
-    return reference
+
+    def cache_key(a):
+        return f"alpha={float(a)!r} tol={tol!r}"
+
+    stored = {float(a): checkpoint.get(cache_key(a)) if checkpoint else None for a in sorted(alphas)}
+    todo = [a for a, entry in stored.items() if entry is None]
+    # the α not in the cache, each branch followed once across them; each α kept as soon as it is solved
+    solved = api.solve_along(OMEGA, todo, tol=tol, branches=("positional", "semantic"), stability=False) if todo else ()
+    for a, result in zip(todo, solved):
+        entry = {}
+        for b in result.branches:
+            fields = {"status": str(b.status), "message": b.message}
+            for key in keys:
+                name = {"abs_m": "m", "abs_theta": "theta"}.get(key, key)
+                fields[key] = abs(getattr(b, name)) if key.startswith("abs") else getattr(b, name)
+                fields[key + "_error"] = b.errors.get(name, math.nan)
+            entry[b.branch] = fields
+        for m in result.missing:
+            entry[m.branch] = {"status": str(m.status), "message": m.message,
+                               **{k: math.nan for key in keys for k in (key, key + "_error")}}
+        stored[a] = entry
+        if checkpoint:
+            checkpoint.put(cache_key(a), entry)
+    return {(branch, a): entry[branch] for a, entry in stored.items() for branch in ("positional", "semantic")}
 
 
 def landed_labels(run: dict, reference: dict, alpha: float) -> np.ndarray:

@@ -10,8 +10,8 @@ The package, by idea:
 * `branches`: invariant-set coordinates, `solve_branch`, the branch criteria, `follow` (continuation from
   each branch's anchor);
 * `accurate`: a branch's fixed point on each rule of the ladder, and the climb with verified errors;
-* `point`: `solve` (every branch to a tolerance), `linear_baseline_error`, `sweep_point`, the transverse
-  free-energy curvature;
+* `point`: `solve` (every branch to a tolerance; `solve_along`: at several α on shared paths),
+  `linear_baseline_error`, `sweep_point`, the transverse free-energy curvature;
 * `thresholds`, `curve`, `spinodal`: α_c, α_l (to a tolerance) at one ω and along ω, and the spinodals;
   `free_energy_check`: Φ of both branches on the outer-split rules, the check of α_c;
 * `results`: the result types; `plots`: the phase diagram and the order parameters as matplotlib figures;
@@ -33,8 +33,8 @@ _MODULES = {
     "branches": ("BRANCHES", "ANCHOR_ALPHA", "BranchCoordinates", "initial_guess", "solve_branch", "distinct",
                  "genuine", "branch_loss", "follow"),
     "accurate": ("FIELDS", "AccurateState", "defect_correction", "on_rule", "follow_on_rule", "climb_branch"),
-    "point": ("FIELD_TOL", "DEFAULT_BRANCHES", "linear_baseline", "linear_baseline_error", "solve", "sweep_point",
-              "transverse_free_energy_curvature"),
+    "point": ("FIELD_TOL", "DEFAULT_BRANCHES", "linear_baseline", "linear_baseline_error", "solve", "solve_along",
+              "sweep_point", "transverse_free_energy_curvature"),
     "thresholds": ("MEANING", "threshold"),
     "free_energy_check": ("CHECK_RULES", "FURTHER_CHECK_RULES", "FreeEnergies", "CheckedGap", "outer_split_free_energies", "checked_gap"),
     "curve": ("phase_curve",),

@@ -4,6 +4,7 @@ and the free-energy curvature out of a branch's invariant set."""
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import replace
 
 import numpy as np
@@ -23,7 +24,7 @@ from attnphase.numeric.gauss import gaussian_expectation
 from attnphase.params import check_choice, check_int, check_positive, check_real
 from attnphase.results import Status
 
-__all__ = ["FIELD_TOL", "DEFAULT_BRANCHES", "linear_baseline", "linear_baseline_error", "solve",
+__all__ = ["FIELD_TOL", "DEFAULT_BRANCHES", "linear_baseline", "linear_baseline_error", "solve", "solve_along",
            "sweep_point", "transverse_free_energy_curvature"]
 
 # The default relative tolerance of every field of a branch (q, |m|, |θ|, V, ε_g, ε_t, Φ), and the branches
@@ -64,11 +65,11 @@ def linear_baseline_error(omega, sigma=0.5, L=2, *, tol=1e-13) -> LinearBaseline
     return _baseline(check_parameter("omega", omega), check_parameter("sigma", sigma), check_parameter("L", L), tol)
 
 
-def _follow_start(name: str, alpha: float, params: Parameters, nodes: int, found: dict):
+def _follow_start(name: str, alpha: float, params: Parameters, nodes: int, found: dict, path=None):
     """The branch's solution on the following rule at α (or None), why it is missing, and the tensor path it
-    was followed on (positional and semantic branches; else None)."""
+    was followed on (positional and semantic branches, `path` when given; else None)."""
     if name in ("positional", "semantic"):
-        path = follow(name, params, nodes, low=alpha, high=alpha)
+        path = path or follow(name, params, nodes, low=alpha, high=alpha)
         solution = path.at(alpha)
         if solution is None:
             loss = path.loss(alpha)
@@ -132,69 +133,100 @@ def solve(omega, alpha, sigma=0.5, lam=0.01, A=None, L=2, *, tol=FIELD_TOL, bran
     following rule. rules: "auto" (the model's ladder) or tensor node counts for a tensor-only ladder (its
     errors are tensor-rule spreads, not verified on split-line rules: status limited for L = 2).
     """
+    (result,) = solve_along(omega, (alpha,), sigma, lam, A, L, tol=tol, branches=branches, stability=stability,
+                            rules=rules)
+    return result
+
+
+def solve_along(omega, alphas, sigma=0.5, lam=0.01, A=None, L=2, *, tol=FIELD_TOL, branches=DEFAULT_BRANCHES,
+                stability=True, rules="auto") -> Iterator[SolveResult]:
+    """`solve` at each α of `alphas`, in their order, every branch followed ONCE across them: the positional and
+    semantic paths on the tensor rule and on the first split-line rule are shared by the α values, so each α
+    costs its climb up the ladder, not a new continuation from the anchor. The arguments are checked at the
+    call; the results are yielded one per α as each is finished, so a caller can keep each (`list(...)` for all)."""
     params = Parameters.validated(omega=omega, sigma=sigma, lam=lam, A=A, L=L)
-    alpha = check_positive("alpha", alpha)
+    alphas = [check_positive("alpha", a) for a in ([alphas] if np.ndim(alphas) == 0 else list(alphas))]
+    if not alphas:
+        raise ParameterError("alphas", alphas, "at least one α > 0")
     tol = Accuracy.validated(tol=tol).tol
     names = [check_choice("branch", name, BRANCHES) for name in branches]  # all of them, before any work
     ladder, nodes, verified = resolve_rules(params, rules)
-    tolerance = Tolerance(rtol=tol)
-    reported: dict[str, object] = {}
-    missing: list[MissingBranch] = []
-    with progress.task("branches", total=len(names)) as bar:
-        for name in names:
-            start, why, path = _follow_start(name, alpha, params, nodes, reported)
-            # a hole of the following rule at α (the branch solved on both sides of it): the split-line rule
-            # follows the branch from the anchor without the tensor solution at α itself
-            hole = start is None and path is not None and alpha in path.holes and ladder[0].split is not None
-            if start is None and not hole:
-                missing.append(why)
+    return _solved_along(params, alphas, tol, names, ladder, nodes, verified, stability)
+
+
+def _solved_along(params: Parameters, alphas: list, tol: float, names: list, ladder, nodes: int, verified: bool,
+                  stability: bool) -> Iterator[SolveResult]:
+    paths: dict[str, object] = {}  # branch -> its tensor path over the whole α range
+    accurate_paths: dict[str, object] = {}  # branch -> its path on ladder[0]
+    with progress.task("branches", total=len(names) * len(alphas)) as bar:
+        for alpha in alphas:
+            reported: dict[str, object] = {}
+            missing: list[MissingBranch] = []
+            for name in names:
+                if name in ("positional", "semantic") and name not in paths:
+                    paths[name] = follow(name, params, nodes, low=min(alphas), high=max(alphas))
+                outcome = _branch_at(name, alpha, params, ladder, nodes, verified, Tolerance(rtol=tol), stability,
+                                     reported, paths.get(name), accurate_paths)
+                if isinstance(outcome, MissingBranch):
+                    missing.append(outcome)
+                else:
+                    reported[name] = outcome
                 bar.advance(name)
-                continue
-            if stability and not hole:
-                start = _stability(start, params, nodes)
-            if path is not None and ladder[0].split is not None:
-                # followed on the first split-line rule from its anchor, not carried across from the tensor
-                # rule at α, where another fixed point of the branch's invariant set can take its place; it
-                # gets to α, or it ends before (the evidence of its absence)
-                accurate = follow_on_rule(path, name, params, ladder[0])
-                reached = accurate.at(alpha)
-                if reached is None:
-                    missing.append(MissingBranch(name, Status.NOT_FOUND, f"{name}: the tensor rule carries it to "
-                                                 f"α = {alpha:g}, {ladder[0].label} does not: {accurate.loss(alpha).message}"))
-                    bar.advance(name)
-                    continue
-                reached = with_fresh_inverse(reached, params, ladder[0])
-                if hole:
-                    stable, radius = (_stability_on_rule(reached.solution, params, ladder[0]) if stability
-                                      else (False, math.nan))
-                    start = replace(reached.solution, stable=stable, spectral_radius=radius)
-                climbed = climb_branch(reached, params, ladder, tolerance, first=reached)
-            else:
-                climbed = climb_branch(AccurateState(start, None, f"tensor {nodes}"), params, ladder, tolerance,
-                                       anderson=name != "mixed")
-            if not climbed.values:
-                missing.append(MissingBranch(name, climbed.status, f"{name}: {climbed.message}"))
-                bar.advance(name)
-                continue
-            top = climbed.answer.solution
-            if not distinct(top, [r.solution for r in reported.values()]):
-                missing.append(MissingBranch(name, Status.NOT_FOUND, f"{name}: the accurate rules carry it onto "
-                                                                     "another branch"))
-                bar.advance(name)
-                continue
-            status = climbed.status
-            message = climbed.message
-            if hole and stability:
-                message += f"; stability from the Jacobian on {ladder[0].label} (tensor {nodes} has no fixed point at α)"
-            if not verified:
-                status, message = Status.LIMITED, f"{message}; tensor rules only: errors not verified on a split-line rule"
-            values = climbed.values
-            reported[name] = replace(climbed.answer, solution=replace(
-                top, m=math.copysign(values["m"], top.m), theta=math.copysign(values["theta"], top.theta),
-                stable=start.stable, spectral_radius=start.spectral_radius, status=status, message=message,
-                errors=dict(climbed.errors), rule=climbed.rung, checked_on=climbed.check, nodes_per_dim=nodes))
-            bar.advance(name)
-    found = [r.solution for r in reported.values()]
+            yield _solve_result(params, tol, [r.solution for r in reported.values()], missing)
+
+
+def _branch_at(name: str, alpha: float, params: Parameters, ladder, nodes: int, verified: bool, tolerance: Tolerance,
+               stability: bool, reported: dict, path, accurate_paths: dict):
+    """One branch at α for `solve_along`: the accurate answer (climb_branch's, its solution with the reported
+    values, errors and stability) or the MissingBranch with the evidence. `path`: the branch's tensor path (None
+    for the trivial and mixed branches); `accurate_paths`: the paths on ladder[0] by branch, extended here."""
+    start, why, path = _follow_start(name, alpha, params, nodes, reported, path)
+    # a hole of the following rule at α (the branch solved on both sides of it): the split-line rule
+    # follows the branch from the anchor without the tensor solution at α itself
+    hole = start is None and path is not None and alpha in path.holes and ladder[0].split is not None
+    if start is None and not hole:
+        return why
+    if stability and not hole:
+        start = _stability(start, params, nodes)
+    if path is not None and ladder[0].split is not None:
+        # followed on the first split-line rule from its anchor, not carried across from the tensor
+        # rule at α, where another fixed point of the branch's invariant set can take its place; it
+        # gets to α, or it ends before (the evidence of its absence)
+        if name not in accurate_paths:
+            accurate_paths[name] = follow_on_rule(path, name, params, ladder[0])
+        accurate = accurate_paths[name]
+        reached = accurate.at(alpha)
+        if reached is None:
+            return MissingBranch(name, Status.NOT_FOUND, f"{name}: the tensor rule carries it to α = {alpha:g}, "
+                                                         f"{ladder[0].label} does not: {accurate.loss(alpha).message}")
+        reached = with_fresh_inverse(reached, params, ladder[0])
+        if hole:
+            stable, radius = _stability_on_rule(reached.solution, params, ladder[0]) if stability else (False, math.nan)
+            start = replace(reached.solution, stable=stable, spectral_radius=radius)
+        climbed = climb_branch(reached, params, ladder, tolerance, first=reached)
+    else:
+        climbed = climb_branch(AccurateState(start, None, f"tensor {nodes}"), params, ladder, tolerance,
+                               anderson=name != "mixed")
+    if not climbed.values:
+        return MissingBranch(name, climbed.status, f"{name}: {climbed.message}")
+    top = climbed.answer.solution
+    if not distinct(top, [r.solution for r in reported.values()]):
+        return MissingBranch(name, Status.NOT_FOUND, f"{name}: the accurate rules carry it onto another branch")
+    status = climbed.status
+    message = climbed.message
+    if hole and stability:
+        message += f"; stability from the Jacobian on {ladder[0].label} (tensor {nodes} has no fixed point at α)"
+    if not verified:
+        status, message = Status.LIMITED, f"{message}; tensor rules only: errors not verified on a split-line rule"
+    values = climbed.values
+    return replace(climbed.answer, solution=replace(
+        top, m=math.copysign(values["m"], top.m), theta=math.copysign(values["theta"], top.theta),
+        stable=start.stable, spectral_radius=start.spectral_radius, status=status, message=message,
+        errors=dict(climbed.errors), rule=climbed.rung, checked_on=climbed.check, nodes_per_dim=nodes))
+
+
+def _solve_result(params: Parameters, tol: float, found: list, missing: list) -> SolveResult:
+    """The SolveResult of the branches found and missing at one α: the global branch, the notes, the status."""
     notes = [f"{b.branch}: {b.status} ({b.message})" for b in found if b.status != Status.CONVERGED]
     notes += [f"{m.branch}: {m.status}" for m in missing]
     best = max(found, key=lambda b: b.free_energy).branch if found else None

@@ -88,6 +88,42 @@ def test_default_thresholds_lie_within_their_errors_of_the_converged_references(
             assert abs(t.value - reference[0]) <= t.error + reference[1], (name, t.value, t.error, reference)
 
 
+def test_where_the_first_rule_has_a_hole_at_alpha_solve_climbs_from_the_next_rule(monkeypatch):
+    """The first rule's path made to lack the positional fixed point at α = 1.25 alone (every solve there reported
+    not converged; the path is solved at 0.8 and, one short step beyond, at 1.29): `solve` carries the nearer
+    neighbour to α onto the next rule and climbs from there, and gets what the ladder without the first rule gets
+    (split-line 8, 10, 12 at ω = 0.3, tolerance 0.05), to the rungs' fixed-point tolerance."""
+    from dataclasses import replace
+
+    from attnphase.models.positional_semantic import point
+    from attnphase.reproduce.positional_semantic import quick_rules
+
+    real = point.follow_on_rule
+
+    def with_a_hole(tensor_path, branch, params, rule):
+        path = real(tensor_path, branch, params, rule)
+        solve = path.solve
+
+        def solve_except_at_the_hole(alpha, guess, previous):
+            state = solve(alpha, guess, previous)
+            return replace(state, solution=replace(state.solution, status="not_converged")) if alpha == 1.25 else state
+
+        path.solve = solve_except_at_the_hole
+        return path
+
+    rules = quick_rules()
+    monkeypatch.setattr(point, "follow_on_rule", with_a_hole)
+    (holed,) = api.solve(0.3, 1.25, branches=("positional",), stability=False, tol=0.05, rules=rules).branches
+    monkeypatch.undo()
+    (plain,) = api.solve(0.3, 1.25, branches=("positional",), stability=False, tol=0.05, rules=rules[1:]).branches
+    assert "hole of its path" in holed.message and f"onto {rules[1].label}" in holed.message, holed.message
+    assert holed.rule == plain.rule and holed.checked_on == plain.checked_on
+    # each rung's fixed point to a relative residual of 1e-6 (accurate.RUNG_TOL), its state to ~1e-5 after the
+    # map's amplification (spectral radius 4.1 here), from two different starts
+    for name in ("q", "V", "m", "test_error", "free_energy"):
+        assert getattr(holed, name) == pytest.approx(getattr(plain, name), rel=1e-4), name
+
+
 @pytest.mark.slow
 def test_alpha_c_at_omega_zero_is_bounded_by_the_finer_outer_split_rules_and_covers_its_reference():
     """At ω = 0 the positional Φ drifts in χ_2 on the three check rules (no bound there), so the check climbs the

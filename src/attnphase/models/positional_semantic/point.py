@@ -11,13 +11,14 @@ import numpy as np
 
 from attnphase import progress
 from attnphase.errors import ParameterError
-from attnphase.models.positional_semantic.accurate import AccurateState, climb_branch, follow_on_rule, with_fresh_inverse
+from attnphase.models.positional_semantic.accurate import (AccurateState, climb_branch, follow_on_rule, on_rule,
+                                                           with_fresh_inverse)
 from attnphase.models.positional_semantic.branches import (BRANCHES, BranchCoordinates, distinct, follow,
                                                            full_map_stability, solve_branch)
 from attnphase.models.positional_semantic.parameters import Accuracy, Parameters, check_parameter
 from attnphase.models.positional_semantic.results import (BranchSolution, LinearBaseline, MissingBranch, SolveResult,
                                                           TransverseCurvature, combined_status)
-from attnphase.models.positional_semantic.rules import FOLLOW_NODES, resolve_rules
+from attnphase.models.positional_semantic.rules import FOLLOW_NODES, SPREAD_RUNGS, resolve_rules
 from attnphase.models.positional_semantic.state_evolution import SaddlePointEquations, kernels, tokens
 from attnphase.numeric.convergence import Tolerance
 from attnphase.numeric.gauss import gaussian_expectation
@@ -188,6 +189,7 @@ def _branch_at(name: str, alpha: float, params: Parameters, ladder, nodes: int, 
         return why
     if stability and not hole:
         start = _stability(start, params, nodes)
+    note = ""
     if path is not None and ladder[0].split is not None:
         # followed on the first split-line rule from its anchor, not carried across from the tensor
         # rule at α, where another fixed point of the branch's invariant set can take its place; it
@@ -196,9 +198,22 @@ def _branch_at(name: str, alpha: float, params: Parameters, ladder, nodes: int, 
             accurate_paths[name] = follow_on_rule(path, name, params, ladder[0])
         accurate = accurate_paths[name]
         reached = accurate.at(alpha)
+        first = ladder[0]
+        if reached is None and alpha in accurate.holes and len(ladder) > SPREAD_RUNGS:
+            # a hole of the first rung's path at α alone (solved on both sides): the nearer neighbour on that path,
+            # carried to α onto the next rung (a step of the path's own size), and the climb from there
+            nearer = min(accurate.holes[alpha].bracket, key=lambda c: abs(c - alpha))
+            neighbour = accurate.at(nearer)
+            carried = on_rule(AccurateState(replace(neighbour.solution, alpha=alpha), neighbour.inverse, neighbour.rule),
+                              params, ladder[1])
+            if carried.success:
+                reached, ladder = carried, ladder[1:]
+                note = (f"; {first.label} has no fixed point at α (a hole of its path): carried from α = {nearer:.5g} "
+                        f"onto {ladder[0].label}")
         if reached is None:
-            return MissingBranch(name, Status.NOT_FOUND, f"{name}: the tensor rule carries it to α = {alpha:g}, "
-                                                         f"{ladder[0].label} does not: {accurate.loss(alpha).message}")
+            return MissingBranch(name, Status.FAILED if alpha in accurate.holes else Status.NOT_FOUND,
+                                 f"{name}: the tensor rule carries it to α = {alpha:g}, {first.label} does not: "
+                                 f"{accurate.loss(alpha).message}")
         reached = with_fresh_inverse(reached, params, ladder[0])
         if hole:
             stable, radius = _stability_on_rule(reached.solution, params, ladder[0]) if stability else (False, math.nan)
@@ -213,7 +228,7 @@ def _branch_at(name: str, alpha: float, params: Parameters, ladder, nodes: int, 
     if not distinct(top, [r.solution for r in reported.values()]):
         return MissingBranch(name, Status.NOT_FOUND, f"{name}: the accurate rules carry it onto another branch")
     status = climbed.status
-    message = climbed.message
+    message = climbed.message + note
     if hole and stability:
         message += f"; stability from the Jacobian on {ladder[0].label} (tensor {nodes} has no fixed point at α)"
     if not verified:

@@ -31,6 +31,7 @@ import argparse
 import json
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -180,8 +181,10 @@ def bench_threshold(references: dict) -> dict:
 
 
 def bench_curve(timeout: float | None) -> dict:
-    seconds, out = timed(ATTNPHASE + ["threshold", "positional-semantic", "--omega-grid", CURVE_GRID, "--which",
-                                      "alpha_c", "--json"], timeout)
+    # a fresh checkpoint directory: the default one would hand a repeated run the ω an earlier run finished
+    with tempfile.TemporaryDirectory() as fresh:
+        seconds, out = timed(ATTNPHASE + ["threshold", "positional-semantic", "--omega-grid", CURVE_GRID, "--which",
+                                          "alpha_c", "--checkpoint-dir", fresh, "--json"], timeout)
     if out is None:
         print(f"\n3. α_c(ω) at 20 ω in [0, 0.45] to 1e-3: stopped after {seconds:.0f} s (--curve-timeout), at least "
               f"{seconds / TARGETS['curve_seconds']:.1f}× the {TARGETS['curve_seconds']:g} s target")

@@ -3,7 +3,7 @@
 * `to_jsonable` / `dumps`: for output. Every float printed by the toolkit is finite or reported as not
   computed (`null`). Dataclasses, numpy scalars and arrays, mpmath numbers and paths are converted
   recursively; the conversion is one-way.
-* `encode_exact` / `decode_exact`: for files that are read back (`attnphase.report.computed_once`): an
+* `encode_exact` / `decode_exact`: for files that are read back (`attnphase.resume.computed_once`): an
   exact round trip through JSON plus numpy arrays, without pickle.
 """
 
@@ -70,7 +70,7 @@ def dumps(obj: Any, **kwargs) -> str:
 # the types that a computation returns (numbers of every kind, text, None, lists, tuples, dicts, numpy
 # arrays and scalars, mpmath numbers, enums and dataclasses of this package) are written as JSON, with a
 # one-key tag object for what JSON cannot say ({"__array__": "a0"}, {"__float__": "nan"}, ...). Arrays go
-# into a separate mapping (saved as .npz by `attnphase.report.computed_once`). Classes are rebuilt only when
+# into a separate mapping (saved as .npz by `attnphase.resume.computed_once`). Classes are rebuilt only when
 # they live in the `attnphase` package: reading a file can never run other code.
 
 TRUSTED_PACKAGE = "attnphase"

@@ -285,6 +285,39 @@ def test_phase_curve_rejects_bad_input(kwargs):
         api.phase_curve(**kwargs)
 
 
+def test_phase_curve_rejects_a_checkpoint_dir_that_is_a_file(tmp_path):
+    (tmp_path / "taken").write_text("")
+    with pytest.raises(ParameterError, match="checkpoint_dir"):
+        api.phase_curve([0.4], rules=(6,), checkpoint_dir=tmp_path / "taken")
+
+
+def test_an_interrupted_phase_curve_goes_on_from_its_last_finished_omega(tmp_path, monkeypatch):
+    """With checkpoint_dir, the ω finished before an interruption are read back, not recomputed, and the curve
+    continues from their stored branch states: every value equals that of an uninterrupted call."""
+    from attnphase.jsonio import to_jsonable
+    from attnphase.models.positional_semantic import curve as curve_module
+
+    settings = dict(which=("alpha_c",), rules=(6, 8), tol=0.05)
+    uninterrupted = api.phase_curve([0.4, 0.45], **settings)
+
+    def interrupted(*args, **kwargs):  # the continuation from ω = 0.45 to 0.4
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patch:
+        patch.setattr(curve_module, "refine", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            api.phase_curve([0.4, 0.45], checkpoint_dir=tmp_path, **settings)
+    fresh_searches = []
+    real_threshold = curve_module.threshold
+    monkeypatch.setattr(curve_module, "threshold", lambda *a, **k: fresh_searches.append(a[0]) or real_threshold(*a, **k))
+    resumed = api.phase_curve([0.4, 0.45], checkpoint_dir=tmp_path, **settings)
+    assert fresh_searches == []  # ω = 0.45 (a fresh search) was read back; 0.4 continued from its states
+    assert "1 read back from" in resumed.message
+    assert to_jsonable(resumed.rows()) == to_jsonable(uninterrupted.rows())
+    other = api.phase_curve([0.4, 0.45], checkpoint_dir=tmp_path, **{**settings, "tol": 0.04})
+    assert fresh_searches == [0.45] and "read back" not in other.message  # other arguments: nothing reused
+
+
 def test_threshold_rejects_an_outer_split_check_that_is_not_a_bool():
     with pytest.raises(ParameterError, match="outer_split_check"):
         api.threshold(0.3, outer_split_check=1)

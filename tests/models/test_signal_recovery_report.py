@@ -6,7 +6,7 @@ import pytest
 
 from attnphase.api import signal_recovery as api
 from attnphase.reproduce import signal_recovery as report
-from attnphase.report import Checkpoint
+from attnphase.resume import Checkpoint
 
 
 def _fake_point(calls):

@@ -129,14 +129,21 @@ def solve_command(omega, alpha, sigma, lam, A, L, tol, branches, threads, deprec
 @options_from(ThresholdSearch)
 @click.option("--which", type=click.Choice(["both", "alpha_c", "alpha_l"]), default="both", show_default=True,
               help="The thresholds to compute.")
+@click.option("--checkpoint-dir", type=click.Path(file_okay=False), default=None,
+              help="With --omega-grid: where each finished ω is kept as it is finished, so that the same command "
+                   "run again after an interruption goes on from there.  [default: $ATTNPHASE_CACHE_DIR/curves, "
+                   "else ~/.cache/attnphase/curves]")
 @numba_threads_option
 @deprecated_rules
 @json_option
-def threshold_command(omega, omega_grid, sigma, lam, A, L, tol, alpha_min, alpha_max, which, threads,
+def threshold_command(omega, omega_grid, sigma, lam, A, L, tol, alpha_min, alpha_max, which, checkpoint_dir, threads,
                       deprecated_nodes, deprecated_check_nodes, deprecated_scan, deprecated_refine, as_json):
     """α_c (the positional and semantic branches have the same training loss) and α_l (the semantic test
     error equals the linear baseline's) at ω, each with a verified error ≤ --tol in α; or, with
     --omega-grid, both along ω.
+
+    An --omega-grid run keeps each finished ω (--checkpoint-dir): interrupted, the same command goes on from the
+    last finished ω, and its values are those of an uninterrupted run.
 
     Status per threshold: converged, limited (the most accurate rules reached do not meet --tol: the value
     and its error are still given), not_found (no crossing where both branches exist; the message says which
@@ -164,6 +171,8 @@ def threshold_command(omega, omega_grid, sigma, lam, A, L, tol, alpha_min, alpha
     rules = tensor_rules(deprecated_nodes, deprecated_check_nodes, deprecated_scan, deprecated_refine)
     if (omega is None) == (omega_grid is None):
         raise ParameterError("--omega", omega, "exactly one of --omega and --omega-grid")
+    if checkpoint_dir is not None and omega_grid is None:
+        raise ParameterError("--checkpoint-dir", checkpoint_dir, "only with --omega-grid (one ω is one piece of work)")
     threads = use_threads(threads)
     names = ("alpha_c", "alpha_l") if which == "both" else (which,)
     settings = dict(tol=tol, alpha_min=alpha_min, alpha_max=alpha_max, which=names, rules=rules)
@@ -177,7 +186,10 @@ def threshold_command(omega, omega_grid, sigma, lam, A, L, tol, alpha_min, alpha
             omegas = [check_parameter("omega", w) for w in parse_grid(f"omega={omega_grid}").values]
         except ParameterError as exc:
             raise ParameterError("--omega-grid", omega_grid, exc.allowed) from None
-        result = named_by_option(ThresholdSearch, phase_curve, omegas, sigma, lam, A, L, **settings)
+        from attnphase.resume import cache_root
+
+        kept = checkpoint_dir if checkpoint_dir is not None else cache_root() / "curves"
+        result = named_by_option(ThresholdSearch, phase_curve, omegas, sigma, lam, A, L, checkpoint_dir=kept, **settings)
         emit("threshold", MODEL, {"omega_grid": omega_grid, **parameters}, result.as_dict(), as_json)
         return
     result = named_by_option(ThresholdSearch, find_thresholds, omega, sigma, lam, A, L, **settings)

@@ -54,6 +54,7 @@ import sympy
 from attnphase.derive import rewrite as _rewrite
 from attnphase.errors import ParameterError
 from attnphase.params import check_choice
+from attnphase.resume import cache_root
 
 __all__ = ["CODEGEN_VERSION", "BACKENDS", "Kernel", "BoundKernel", "ActionKernels", "compile_kernel", "compile_action",
            "cache_dir", "clear_memory_cache", "generate_source", "load_generated_module", "structural_digests"]
@@ -693,8 +694,7 @@ _LOCK = threading.Lock()
 
 def cache_dir() -> Path:
     """Directory of the on-disk kernel cache: $ATTNPHASE_CACHE_DIR/kernels or ~/.cache/attnphase/kernels."""
-    root = os.environ.get("ATTNPHASE_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "attnphase")
-    return Path(root) / "kernels"
+    return cache_root() / "kernels"
 
 
 def clear_memory_cache() -> None:

@@ -11,7 +11,7 @@ Writes into out_dir a report.md that embeds its figures (`report.Report`), each 
   the homogeneous action and of the row mean field; uniform- and copy-start MALA chains across them);
   bimodality.png / .csv (full run): chains at the L = 64 mean-field coexistence point (`copy_heads_sampling`:
   `hysteresis`, `bimodality`);
-* simulations/*.json (+ .npz): every finished simulation (`report.computed_once`: JSON and arrays, no pickle), so an
+* simulations/*.json (+ .npz): every finished simulation (`resume.computed_once`: JSON and arrays, no pickle), so an
   interrupted run resumes without repeating them; delete the directory to rerun them.
 P convention: P counts target tokens, loss summed, β = 1 (n = P), unless a row says otherwise.
 """
@@ -27,7 +27,8 @@ import numpy as np
 from attnphase.api import copy_heads as api
 from attnphase.models.copy_heads.plots import global_line, plot_scaling
 from attnphase.models.copy_heads.scaling_laws import softmax_law_verdict
-from attnphase.report import Report, computed_once, write_csv
+from attnphase.report import Report, write_csv
+from attnphase.resume import computed_once
 from attnphase.reproduce.copy_heads_sampling import bimodality, hysteresis
 
 

@@ -7,7 +7,7 @@
   barrier is ~5 units, low enough for MALA chains to cross it a few times in 16000 steps (bimodality.png: traces
   and the pooled histogram of c with the mean-field minima; bimodality.csv).
 Each returns its report lines, its headline numbers and its figure (figure, caption, data) for `report.Report`;
-the simulations are kept in out_dir/simulations (`report.computed_once`), so an interrupted run resumes.
+the simulations are kept in out_dir/simulations (`resume.computed_once`), so an interrupted run resumes.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ import math
 import numpy as np
 
 from attnphase.api import copy_heads as api
-from attnphase.report import computed_once, write_csv
+from attnphase.report import write_csv
+from attnphase.resume import computed_once
 
 __all__ = ["hysteresis", "bimodality"]
 

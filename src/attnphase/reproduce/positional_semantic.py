@@ -4,11 +4,13 @@
 
 * branches.csv / order_parameters.png — |m|, |θ| and ε_g of the positional and semantic branches against α
   at ω = 0.3 (`api.solve_along` to a tolerance: every value with its verified error; quick mode on the quick
-  ladder to QUICK_TOL), with the linear baseline;
+  ladder to QUICK_TOL), with the linear baseline (each α's result kept in out_dir/branches/ or branches_quick/
+  as it is finished);
 * gd.csv — finite-d GD points at the same ω (quick: d = 100; full: the d = 1000 protocol runs);
 * phase_diagram.png / phase_curve.csv — α_c(ω) and α_l(ω) with error bands (`api.phase_curve`, the same
   path as `threshold`): quick mode at 10 ω in [0, 0.45] on a cheaper split-line ladder and tolerance
-  (QUICK_LINES, QUICK_TOL, without the outer-split check), full mode at 20 ω on the default ladder to 1e-3;
+  (QUICK_LINES, QUICK_TOL, without the outer-split check), full mode at 20 ω on the default ladder to 1e-3
+  (each finished ω kept in out_dir/phase_curve/, so an interrupted report goes on from the last one);
 * full mode only, the finite-d validation (the paper's protocol, `positional_semantic_gd.gd_validation`): protocol.csv and
   protocol_global.csv (d = 1000 GD against the branch each seed landed on), finite_size.csv,
   finite_size_fits.csv, finite_size.png (gap to theory against d with fitted rates), random_init.csv,
@@ -35,7 +37,8 @@ from pathlib import Path
 import numpy as np
 
 from attnphase.api import positional_semantic as api
-from attnphase.report import Checkpoint, write_csv
+from attnphase.report import write_csv
+from attnphase.resume import Checkpoint, keep, read_kept
 from attnphase.reproduce.positional_semantic_gd import OMEGA, THEORY_TOL, cached_runner, gd_validation
 
 __all__ = ["CURVE_OMEGAS", "QUICK_CURVE_OMEGAS", "QUICK_LINES", "QUICK_TOL", "BRANCH_ALPHAS", "QUICK_BRANCH_ALPHAS",
@@ -61,10 +64,19 @@ def quick_rules():
     return tuple(api.Rule.split_line(n) for n in QUICK_LINES)
 
 
-def branch_results(alphas, tol: float, rules="auto") -> list:
-    """The positional and semantic branches at each α, ω = 0.3 (`api.solve_along`: each followed once)."""
-    return list(api.solve_along(OMEGA, alphas, tol=tol, branches=("positional", "semantic"), stability=False,
-                                rules=rules))
+def branch_results(alphas, tol: float, rules="auto", kept: Path | None = None) -> list:
+    """The positional and semantic branches at each α, ω = 0.3 (`api.solve_along`: each followed once). With
+    `kept` (a directory), each α's result is kept there as it is finished (resume.keep), and the α already kept
+    are read back instead of solved, so an interrupted report loses none of them."""
+    stored = {a: None if kept is None else read_kept(Path(kept) / f"alpha={a!r}.json") for a in alphas}
+    unsolved = [a for a in alphas if stored[a] is None]
+    solved = api.solve_along(OMEGA, unsolved, tol=tol, branches=("positional", "semantic"), stability=False,
+                             rules=rules) if unsolved else ()
+    for alpha, result in zip(unsolved, solved):
+        if kept is not None:
+            keep(Path(kept) / f"alpha={alpha!r}.json", result)
+        stored[alpha] = result
+    return [stored[a] for a in alphas]
 
 
 def branch_rows(results) -> list[dict]:
@@ -127,7 +139,8 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
     checkpoint = Checkpoint(out_dir / "theory.json")
 
     # the branches along α at ω = 0.3 (every value with its verified error)
-    results = branch_results(QUICK_BRANCH_ALPHAS if quick else BRANCH_ALPHAS, tol_fields, rules)
+    results = branch_results(QUICK_BRANCH_ALPHAS if quick else BRANCH_ALPHAS, tol_fields, rules,
+                             kept=out_dir / ("branches_quick" if quick else "branches"))
     rows = branch_rows(results)
     write_csv(out_dir / "branches.csv", rows)
     baseline = api.linear_baseline_error(OMEGA).value
@@ -155,8 +168,9 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
     omegas = QUICK_CURVE_OMEGAS if quick else CURVE_OMEGAS
     key = f"phase_curve quick={quick}"
     if checkpoint.get(key) is None:
-        curve = (api.phase_curve(omegas, tol=tol_alpha, rules=quick_rules(), outer_split_check=False) if quick
-                 else api.phase_curve(omegas, tol=tol_alpha))
+        kept = out_dir / "phase_curve"
+        curve = (api.phase_curve(omegas, tol=tol_alpha, rules=quick_rules(), outer_split_check=False, checkpoint_dir=kept)
+                 if quick else api.phase_curve(omegas, tol=tol_alpha, checkpoint_dir=kept))
         checkpoint.put(key, {"rows": curve.rows(), "wall_time": curve.wall_time, "status": str(curve.status)})
     stored = checkpoint.get(key)
     curve_rows = stored["rows"]

@@ -17,7 +17,8 @@ import numpy as np
 
 from attnphase.api import positional_semantic as api
 from attnphase.errors import ParameterError
-from attnphase.report import Checkpoint, write_csv, write_json_atomically
+from attnphase.report import write_csv
+from attnphase.resume import Checkpoint, write_json_atomically
 from attnphase.validate.compare import compare
 from attnphase.validate.finite_size import (MINIMA, binomial_interval, classify_minimum, fit_gap_rate,
                                             gap_at_size)
@@ -110,7 +111,7 @@ def theory_reference(alphas, tol: float = THEORY_TOL, cache_path: Path | None = 
     replaced by another fixed point of its invariant set (the tensor rules alone have spurious ones:
     positional |m| = 0.101 on 10 nodes at α = 2, where the branch has 0.258); a branch that does not exist
     at α is an entry with status not_found, NaN values and the evidence. With `cache_path` every finished
-    α is kept in that JSON file (`report.Checkpoint`) and reused.
+    α is kept in that JSON file (`resume.Checkpoint`) and reused.
     """
     checkpoint = Checkpoint(cache_path) if cache_path else None
     keys = ("abs_m", "abs_theta", "q", "test_error", "free_energy", "train_loss")

@@ -13,7 +13,7 @@ figures and the CSV data behind every figure and table:
 * sweep.png / .csv — final |ρ| and noise-token mass, theory against simulation, over nuisance ratio, θ,
   d, sign model and scaling; recovery.csv — where recovery holds, per scaling and sign model;
 * checkpoint.json — every finished sweep point and the headline run, keyed by their configuration
-  (`report.Checkpoint`): an interrupted run resumes where it stopped; delete the file to recompute.
+  (`resume.Checkpoint`): an interrupted run resumes where it stopped; delete the file to recompute.
 
 Run time on a shared 2-core machine: quick ≈ 8 min at load 5–8 (10 headline trials, a 16-point sweep at d = 64); full ≈ 1 h
 (30 headline trials, 162 sweep points up to d = 1000, L = 10 500); a GPU shortens both. SGA runs use
@@ -31,7 +31,8 @@ import numpy as np
 
 from attnphase import progress
 from attnphase.api import signal_recovery as api
-from attnphase.report import Checkpoint, Report, write_csv
+from attnphase.report import Report, write_csv
+from attnphase.resume import Checkpoint
 
 __all__ = ["RunConfig", "HEADLINE", "QUICK_HEADLINE", "run_headline", "sweep_configs", "run_sweep", "run"]
 

@@ -7,19 +7,28 @@ same verified error. Going down in ω keeps the positional branch on the accurat
 where the tensor rules misplace it (m ≈ 0.07 instead of 0.15). The thresholds whose continuation fails at an
 ω are computed afresh by one `threshold` there (α_l(0.45) ≈ 3.25 lies above the default alpha_max = 3, where
 `threshold`'s scan extends, so the continuation accepts the same range).
+
+With `checkpoint_dir`, each finished ω (its thresholds and the first-rung states the continuation goes on from)
+is kept on disk as it is finished (resume.computed_once), under a subdirectory named by the curve's arguments:
+the same call after an interruption reads those ω back and continues from their states, so it returns what an
+uninterrupted call returns, without computing them again.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import math
 import time
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 
 from attnphase import progress
 from attnphase.errors import ParameterError
+from attnphase.jsonio import to_jsonable
 from attnphase.models.positional_semantic.parameters import Parameters, ThresholdSearch
 from attnphase.models.positional_semantic.point import linear_baseline
 from attnphase.models.positional_semantic.results import PhaseCurve, Thresholds, combined_status
@@ -29,6 +38,7 @@ from attnphase.numeric.branches import extrapolate
 from attnphase.numeric.threshold import noisy_threshold
 from attnphase.params import check_choice, check_real_list
 from attnphase.results import Status
+from attnphase.resume import computed_once
 
 __all__ = ["phase_curve"]
 
@@ -57,9 +67,13 @@ def _continued(name: str, history: list, omega: float, params: Parameters, basel
 
 
 def phase_curve(omegas, sigma=0.5, lam=0.01, A=None, L=2, *, tol=1e-3, alpha_min=0.3, alpha_max=3.0,
-                which=("alpha_c", "alpha_l"), rules="auto", outer_split_check=True) -> PhaseCurve:
+                which=("alpha_c", "alpha_l"), rules="auto", outer_split_check=True,
+                checkpoint_dir: str | Path | None = None) -> PhaseCurve:
     """α_c(ω) and α_l(ω) at every ω in `omegas`, each to the absolute tolerance `tol` (see the module
-    docstring and `threshold`, whose result each ω gets, and whose `outer_split_check` this passes on)."""
+    docstring and `threshold`, whose result each ω gets, and whose `outer_split_check` this passes on).
+
+    checkpoint_dir: where each finished ω is kept, so that the same call resumes after an interruption (module
+    docstring); None keeps nothing."""
     omegas = sorted(check_real_list("omegas", omegas, None, 0.0, 1.0), reverse=True)
     if len(set(omegas)) != len(omegas):
         raise ParameterError("omegas", omegas, "at least one ω in [0, 1], no repeats")
@@ -71,32 +85,49 @@ def phase_curve(omegas, sigma=0.5, lam=0.01, A=None, L=2, *, tol=1e-3, alpha_min
     if not isinstance(outer_split_check, bool):
         raise ParameterError("outer_split_check", outer_split_check, "True or False")
     ladder, _, verified = resolve_rules(base, rules)
+    kept = None
+    if checkpoint_dir is not None:
+        kept = _kept_curve(checkpoint_dir, omegas, base, search, which, [rule.label for rule in ladder],
+                           outer_split_check)
     started = time.perf_counter()
     history = {name: [] for name in which}
     points = {}
+    solved, read_back = set(), 0  # the ω computed by this call; those read back from checkpoint_dir
     with progress.task("α_c(ω), α_l(ω)", total=len(omegas)) as bar:
         for omega in omegas:
             params = dataclasses.replace(base, omega=omega)  # ω validated above, with the other parameters
             baseline = linear_baseline(params).value
-            continued = {name: _continued(name, history[name], omega, params, baseline, ladder, search,
-                                          outer_split_check) for name in which}
-            # one fresh `threshold` (one follow of the branches) for the thresholds whose continuation failed
-            afresh = tuple(name for name in which if continued[name] is None
-                           or not (continued[name][0].success or continued[name][0].status == Status.LIMITED))
-            fresh = (threshold(omega, sigma, lam, A, L, tol=search.tol, alpha_min=search.alpha_min,
-                               alpha_max=search.alpha_max, which=afresh, rules=rules, outer_split_check=outer_split_check)
-                     if afresh else None)
-            found = {}
-            for name in which:
-                if name in afresh:
-                    found[name] = (getattr(fresh, name), getattr(fresh, f"rungs_{name}"), fresh.states.get(name),
-                                   fresh.states.get(name))
-                else:
-                    found[name] = continued[name]
-                    if not verified:
+
+            def at_omega(omega=omega, params=params, baseline=baseline):
+                """name -> (Threshold, rungs, states at the threshold, first-rung states) at this ω."""
+                solved.add(omega)
+                continued = {name: _continued(name, history[name], omega, params, baseline, ladder, search,
+                                              outer_split_check) for name in which}
+                # one fresh `threshold` (one follow of the branches) for the thresholds whose continuation failed
+                afresh = tuple(name for name in which if continued[name] is None
+                               or not (continued[name][0].success or continued[name][0].status == Status.LIMITED))
+                fresh = (threshold(omega, sigma, lam, A, L, tol=search.tol, alpha_min=search.alpha_min,
+                                   alpha_max=search.alpha_max, which=afresh, rules=rules,
+                                   outer_split_check=outer_split_check) if afresh else None)
+                found = {}
+                for name in which:
+                    if name in afresh:
+                        found[name] = (getattr(fresh, name), getattr(fresh, f"rungs_{name}"), fresh.states.get(name),
+                                       fresh.states.get(name))
+                    elif verified:
+                        found[name] = continued[name]
+                    else:
                         found[name] = (replace(continued[name][0], status=Status.LIMITED,
                                                message=continued[name][0].message + "; tensor rules only"),
                                        *continued[name][1:])
+                return found
+
+            if kept is None:
+                found = at_omega()
+            else:
+                found = computed_once(kept / f"omega={omega!r}.json", at_omega)
+                read_back += omega not in solved
+            for name in which:
                 history[name].append((omega, found[name][0], found[name][3]))
             missing = noisy_threshold(math.nan, math.nan, Status.NOT_FOUND, "not requested")
             result = {name: found[name][0] for name in which}
@@ -110,4 +141,22 @@ def phase_curve(omegas, sigma=0.5, lam=0.01, A=None, L=2, *, tol=1e-3, alpha_min
     statuses = [points[w].status for w in ascending]
     converged = sum(s == Status.CONVERGED for s in statuses)
     return PhaseCurve(tuple(ascending), tuple(points[w] for w in ascending), search.tol, time.perf_counter() - started,
-                      combined_status(*statuses), f"{converged} of {len(statuses)} values of ω converged to the tolerance")
+                      combined_status(*statuses), f"{converged} of {len(statuses)} values of ω converged to the tolerance"
+                      + (f"; {read_back} read back from {kept} (finished by an earlier call)" if read_back else ""))
+
+
+def _kept_curve(checkpoint_dir, omegas: list, base: Parameters, search: ThresholdSearch, which: tuple, ladder: list,
+                outer_split_check: bool) -> Path:
+    """The directory of one curve's finished ω under `checkpoint_dir`: named by a hash of everything its values
+    depend on (the ω list, since each ω continues from the ones before it), so another call never reads them."""
+    model = {f.name: getattr(base, f.name) for f in dataclasses.fields(base) if f.name != "omega"}
+    arguments = {"omegas": omegas, "model": to_jsonable(model), "tol": search.tol, "alpha_min": search.alpha_min, "alpha_max": search.alpha_max, "which": list(which),
+                 "ladder": ladder, "outer_split_check": outer_split_check}
+    text = json.dumps(arguments, sort_keys=True)
+    try:
+        directory = Path(checkpoint_dir) / f"phase_curve-{hashlib.sha256(text.encode()).hexdigest()[:16]}"
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / "arguments.json").write_text(text + "\n")
+    except (OSError, TypeError) as exc:
+        raise ParameterError("checkpoint_dir", checkpoint_dir, f"a writable directory ({exc})") from None
+    return directory

@@ -1,4 +1,4 @@
-"""report.Checkpoint: finished pieces of a long report survive an interruption."""
+"""resume.Checkpoint and resume.computed_once: finished pieces of a long report survive an interruption."""
 
 import json
 import math
@@ -7,7 +7,7 @@ import signal
 import subprocess
 import sys
 
-from attnphase.report import Checkpoint
+from attnphase.resume import Checkpoint
 
 
 def test_pieces_are_read_back_with_nan_for_non_finite(tmp_path):
@@ -31,7 +31,7 @@ def test_a_kill_between_pieces_keeps_every_finished_piece(tmp_path):
     path = tmp_path / "pieces.json"
     code = (
         "import sys, time\n"
-        "from attnphase.report import Checkpoint\n"
+        "from attnphase.resume import Checkpoint\n"
         f"c = Checkpoint({str(path)!r})\n"
         "for i in range(10**6):\n"
         "    c.put(f'piece {i}', {'value': float(i)})\n"
@@ -48,12 +48,12 @@ def test_a_kill_between_pieces_keeps_every_finished_piece(tmp_path):
 
 def test_a_checkpoint_of_another_code_version_is_ignored(tmp_path, monkeypatch):
     """Pieces computed by other code are never reused: the file records its code version."""
-    import attnphase.report as report
+    import attnphase.resume as resume
 
     path = tmp_path / "pieces.json"
     Checkpoint(path).put("omega=0.1", {"alpha_c": 0.75})
     assert Checkpoint(path).get("omega=0.1") == {"alpha_c": 0.75}
-    monkeypatch.setattr(report, "code_version", lambda: "0.1.0+src.otherversion")
+    monkeypatch.setattr(resume, "code_version", lambda: "0.1.0+src.otherversion")
     stale = Checkpoint(path)
     assert stale.get("omega=0.1") is None
     stale.put("omega=0.2", {"alpha_c": 0.8})  # the first put replaces the old version's file
@@ -127,7 +127,7 @@ def _assert_same(a, b):
 def test_computed_once_reads_back_an_equal_object_from_json_and_npz(tmp_path):
     """The first call computes and stores; later calls return an equal object without computing. The
     files are JSON and npz, never a pickle; the suffix of the given path is replaced."""
-    from attnphase.report import computed_once
+    from attnphase.resume import computed_once
 
     path = tmp_path / "simulations" / "chains.pickle"
     calls = []
@@ -155,7 +155,7 @@ def test_computed_once_survives_an_interruption(tmp_path):
     """A computation interrupted before it returns leaves nothing behind, so the next call computes again."""
     import pytest
 
-    from attnphase.report import computed_once
+    from attnphase.resume import computed_once
 
     path = tmp_path / "pieces" / "chains.json"
 
@@ -171,7 +171,7 @@ def test_computed_once_survives_an_interruption(tmp_path):
 def test_computed_once_recomputes_what_another_code_version_or_a_changed_file_wrote(tmp_path, monkeypatch):
     import numpy as np
 
-    import attnphase.report as report
+    import attnphase.resume as resume
 
     path = tmp_path / "run.json"
     calls = []
@@ -180,12 +180,12 @@ def test_computed_once_recomputes_what_another_code_version_or_a_changed_file_wr
         calls.append(1)
         return {"trace": np.arange(3.0) + len(calls)}
 
-    report.computed_once(path, compute)
-    monkeypatch.setattr(report, "code_version", lambda: "0.1.0+src.otherversion")
-    assert report.computed_once(path, compute)["trace"][0] == 2.0 and len(calls) == 2
-    assert report.computed_once(path, compute)["trace"][0] == 2.0 and len(calls) == 2  # now stored for it
+    resume.computed_once(path, compute)
+    monkeypatch.setattr(resume, "code_version", lambda: "0.1.0+src.otherversion")
+    assert resume.computed_once(path, compute)["trace"][0] == 2.0 and len(calls) == 2
+    assert resume.computed_once(path, compute)["trace"][0] == 2.0 and len(calls) == 2  # now stored for it
     np.savez(tmp_path / "run.npz", a0=np.zeros(3))  # arrays replaced behind the JSON's back: checksum differs
-    assert report.computed_once(path, compute)["trace"][0] == 3.0 and len(calls) == 3
+    assert resume.computed_once(path, compute)["trace"][0] == 3.0 and len(calls) == 3
 
 
 def test_stored_files_never_import_code_outside_the_package(tmp_path):
@@ -193,19 +193,19 @@ def test_stored_files_never_import_code_outside_the_package(tmp_path):
     an object the codec cannot rebuild exactly is refused before anything is written."""
     import pytest
 
-    import attnphase.report as report
+    import attnphase.resume as resume
     from attnphase.version import code_version
 
     path = tmp_path / "evil.json"
-    path.write_text(json.dumps({"format": report.COMPUTED_ONCE_FORMAT, "version": code_version(), "arrays": None,
+    path.write_text(json.dumps({"format": resume.COMPUTED_ONCE_FORMAT, "version": code_version(), "arrays": None,
                                 "arrays_sha256": None,
                                 "value": {"__dataclass__": "subprocess:Popen", "fields": {"args": "touch pwned"}}}))
-    assert report.computed_once(path, lambda: {"safe": True}) == {"safe": True}
+    assert resume.computed_once(path, lambda: {"safe": True}) == {"safe": True}
     assert not (tmp_path / "pwned").exists() and "subprocess" not in path.read_text()
 
     class Foreign:
         pass
 
     with pytest.raises(TypeError, match="without pickle"):
-        report.computed_once(tmp_path / "foreign.json", lambda: {"x": Foreign()})
+        resume.computed_once(tmp_path / "foreign.json", lambda: {"x": Foreign()})
     assert not (tmp_path / "foreign.json").exists()

@@ -1,0 +1,166 @@
+"""Work kept on disk so that an interrupted run resumes: nothing already computed is computed again.
+
+* `Checkpoint`: finished pieces of a long run (dicts of numbers and text) in one JSON file.
+* `computed_once`: one result (nested objects: arrays, the package's result dataclasses) in a JSON file plus an
+  array file, computed on the first call and read back on later ones; `keep` and `read_kept`, its two halves,
+  for results that come one at a time from a generator.
+* `write_json_atomically`: the write both use (a sibling file, then a rename).
+* `cache_root`: where the toolkit keeps work that is not a report's (compiled kernels, finished points of long
+  commands): $ATTNPHASE_CACHE_DIR, else ~/.cache/attnphase.
+
+Everything kept records the code version that wrote it (`attnphase.version.code_version()`) and is ignored by
+any other version, so a run never mixes pieces computed by different code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import math
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+
+from attnphase.jsonio import decode_exact, encode_exact, to_jsonable
+from attnphase.version import code_version
+
+__all__ = ["CACHE_ENV", "cache_root", "Checkpoint", "write_json_atomically", "computed_once", "read_kept", "keep",
+           "COMPUTED_ONCE_FORMAT"]
+
+CACHE_ENV = "ATTNPHASE_CACHE_DIR"
+
+
+def cache_root() -> Path:
+    """$ATTNPHASE_CACHE_DIR when set, else ~/.cache/attnphase."""
+    return Path(os.environ.get(CACHE_ENV) or os.path.join(os.path.expanduser("~"), ".cache", "attnphase"))
+
+
+class Checkpoint:
+    """Finished pieces of a long report, kept in one JSON file so that an interrupted run resumes.
+
+    `get(key)` returns the stored dict (JSON null read back as NaN, at any depth) or None; `put(key, value)` stores a
+    dict and rewrites the file atomically (write a sibling, then rename), so a kill never leaves a
+    half-written file behind. The file records the code version (`attnphase.version.code_version()`)
+    that wrote it: a file from another version of the code is ignored (and replaced at the first `put`),
+    so a report never mixes pieces computed by different code.
+    """
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.version = code_version()
+        self.entries = {}
+        if self.path.exists():
+            stored = json.loads(self.path.read_text())
+            if isinstance(stored, dict) and stored.get("version") == self.version:
+                self.entries = stored.get("entries", {})
+
+    def get(self, key: str) -> dict | None:
+        stored = self.entries.get(key)
+        return None if stored is None else _nulls_as_nan(stored)
+
+    def put(self, key: str, value: Mapping[str, object]) -> None:
+        self.entries[key] = to_jsonable(dict(value))
+        write_json_atomically(self.path, {"version": self.version, "entries": self.entries})
+
+
+def _nulls_as_nan(value):
+    """A stored JSON value with every null, at any depth of dicts and lists, read back as NaN (how a non-finite
+    number was written)."""
+    if value is None:
+        return math.nan
+    if isinstance(value, dict):
+        return {k: _nulls_as_nan(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_nulls_as_nan(v) for v in value]
+    return value
+
+
+def write_json_atomically(path: Path, obj) -> Path:
+    """Write `obj` as JSON (non-finite floats as null) to a sibling file, then rename it over `path`:
+    a reader, or a run resumed after a kill, never sees a half-written file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
+    partial.write_text(json.dumps(to_jsonable(obj), indent=1, allow_nan=False))
+    partial.replace(path)
+    return path
+
+
+COMPUTED_ONCE_FORMAT = 1
+
+
+def computed_once(path: Path, compute):
+    """compute()'s result, kept on disk: computed on the first call, read back on later ones.
+
+    For pieces of a report whose results are nested Python objects (simulation outputs with arrays,
+    optional fields, the package's result dataclasses). The result is written as `<stem>.json` (numbers,
+    text, lists, dicts, and tagged entries for what JSON cannot hold; see `attnphase.jsonio.encode_exact`)
+    plus `<stem>.npz` for its numpy arrays, where `<stem>` is `path` without its suffix; no pickle, so
+    reading a report directory never runs code, and classes are rebuilt only from the attnphase package.
+    The object read back equals the one computed (arrays, NaN, None, tuples, mpmath numbers included).
+
+    The JSON file names the code version that wrote it and the SHA-256 of its array file; a file of
+    another code version, a missing or different array file, or an unreadable file is recomputed. Both
+    files are written to siblings and renamed, arrays first, so an interrupted run leaves either no
+    result or a whole one; delete the JSON file to recompute.
+    """
+    stored = read_kept(path, _MISSING)
+    if stored is not _MISSING:
+        return stored
+    result = compute()
+    keep(path, result)
+    return result
+
+
+def read_kept(path: Path, missing=None):
+    """What `keep` (or `computed_once`) stored at `path`, or `missing` where nothing usable by this code version
+    is stored there."""
+    path = Path(path)
+    return _read_computed(path.with_suffix(".json"), path.with_suffix(".npz"), missing)
+
+
+def keep(path: Path, result) -> None:
+    """Store `result` at `path` as `computed_once` does (the JSON file and, for its arrays, the array file)."""
+    path = Path(path)
+    json_path, npz_path = path.with_suffix(".json"), path.with_suffix(".npz")
+    arrays: dict = {}
+    encoded = encode_exact(result, arrays)  # before writing anything: a TypeError leaves no files
+    json_path.parent.mkdir(parents=True, exist_ok=True)
+    array_hash = None
+    if arrays:
+        partial = npz_path.with_name(f"{npz_path.name}.{os.getpid()}.partial")
+        with partial.open("wb") as handle:
+            np.savez(handle, **arrays)
+        array_hash = hashlib.sha256(partial.read_bytes()).hexdigest()
+        partial.replace(npz_path)
+    record = {"format": COMPUTED_ONCE_FORMAT, "version": code_version(),
+              "arrays": npz_path.name if arrays else None, "arrays_sha256": array_hash, "value": encoded}
+    partial = json_path.with_name(f"{json_path.name}.{os.getpid()}.partial")
+    partial.write_text(json.dumps(record, allow_nan=False))
+    partial.replace(json_path)
+
+
+_MISSING = object()
+
+
+def _read_computed(json_path: Path, npz_path: Path, missing):
+    """The stored result, or `missing` when there is none usable for this code version."""
+    if not json_path.exists():
+        return missing
+    try:
+        record = json.loads(json_path.read_text())
+        if record.get("format") != COMPUTED_ONCE_FORMAT or record.get("version") != code_version():
+            return missing
+        arrays = {}
+        if record["arrays"] is not None:
+            raw = npz_path.read_bytes()
+            if hashlib.sha256(raw).hexdigest() != record["arrays_sha256"]:
+                return missing
+            with np.load(io.BytesIO(raw), allow_pickle=False) as data:
+                arrays = {name: data[name] for name in data.files}
+        return decode_exact(record["value"], arrays)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, ImportError):
+        return missing  # unreadable, or written by code whose classes have changed: compute again

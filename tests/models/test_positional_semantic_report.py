@@ -1,0 +1,43 @@
+"""The positional-semantic report (`attnphase reproduce positional-semantic`): what it keeps for a resumed run."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from attnphase.reproduce import positional_semantic as report
+
+
+def test_the_branch_table_keeps_each_alpha_and_an_interrupted_run_solves_only_the_rest(tmp_path, monkeypatch):
+    """With `kept`, each α's SolveResult is stored as solve_along yields it: after an interruption at the second
+    α the next call solves only that one. The kept α is read back exactly; the other, followed from the anchor
+    without the first α on its path, is the same fixed point to the solves' accuracy (residual ≤ 1e-8 on the
+    tensor rules: 1e-6 relative leaves room for the map's conditioning)."""
+    alphas, tensor_rules = [1.0, 1.5], (6, 8)
+    uninterrupted = report.branch_results(alphas, 0.05, tensor_rules)
+    real_solve_along = report.api.solve_along
+    asked = []
+
+    def interrupted_after_the_first(omega, wanted, **kwargs):
+        asked.append(list(wanted))
+        for count, result in enumerate(real_solve_along(omega, wanted, **kwargs)):
+            if count == 1 and len(asked) == 1:
+                raise KeyboardInterrupt
+            yield result
+
+    monkeypatch.setattr(report.api, "solve_along", interrupted_after_the_first)
+    with pytest.raises(KeyboardInterrupt):
+        report.branch_results(alphas, 0.05, tensor_rules, kept=tmp_path)
+    resumed = report.branch_results(alphas, 0.05, tensor_rules, kept=tmp_path)
+    assert asked == [[1.0, 1.5], [1.5]]
+    resumed_rows, uninterrupted_rows = report.branch_rows(resumed), report.branch_rows(uninterrupted)
+    kept_alpha = [row for row in resumed_rows if row.get("alpha") == 1.0]
+    assert kept_alpha and kept_alpha == [row for row in uninterrupted_rows if row.get("alpha") == 1.0]
+    for again, reference in zip(resumed_rows, uninterrupted_rows, strict=True):
+        assert again.keys() == reference.keys() and again["status"] == reference["status"]
+        for key, value in reference.items():
+            if isinstance(value, float):
+                assert math.isclose(again[key], value, rel_tol=1e-6, abs_tol=1e-12), (again.get("alpha"), key)
+    report.branch_results(alphas, 0.05, tensor_rules, kept=tmp_path)
+    assert len(asked) == 2  # everything kept: nothing solved

@@ -189,7 +189,13 @@ def threshold_command(omega, omega_grid, sigma, lam, A, L, tol, alpha_min, alpha
         from attnphase.resume import cache_root
 
         kept = checkpoint_dir if checkpoint_dir is not None else cache_root() / "curves"
-        result = named_by_option(ThresholdSearch, phase_curve, omegas, sigma, lam, A, L, checkpoint_dir=kept, **settings)
+        try:
+            result = named_by_option(ThresholdSearch, phase_curve, omegas, sigma, lam, A, L, checkpoint_dir=kept,
+                                     **settings)
+        except ParameterError as exc:
+            if exc.name != "checkpoint_dir":
+                raise
+            raise ParameterError("--checkpoint-dir", exc.value, exc.allowed) from None
         emit("threshold", MODEL, {"omega_grid": omega_grid, **parameters}, result.as_dict(), as_json)
         return
     result = named_by_option(ThresholdSearch, find_thresholds, omega, sigma, lam, A, L, **settings)

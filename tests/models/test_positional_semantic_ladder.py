@@ -4,7 +4,7 @@ those errors checked against independent references on rules at least 10× more 
 
 References (benchmarks/positional_semantic_reference.json, written by
 benchmarks/positional_semantic_references.py and by the outer-split and count-split studies recorded in
-docs/research/positional_semantic.md): α_c(ω) from Φ on outer-split or count-split rules (errors 2e-5 to
+docs/research/positional_semantic.md): α_c(ω) from Φ on outer-split or count-split rules (errors 7e-6 to
 1.3e-4), α_l(ω) from count-split states, the states at (ω, α) = (0.3, 1.25) from count-split rules.
 """
 
@@ -311,4 +311,4 @@ def test_the_quick_phase_diagram_covers_every_converged_reference():
             if reference is not None:
                 assert abs(t.value - reference[0]) <= t.error + reference[1], (omega, name, t.value, t.error, reference)
                 compared.append((omega, name))
-    assert len(compared) == 11  # α_c at 0, 0.1, 0.2, 0.3, 0.4 and α_l there and at 0.45
+    assert len(compared) == 12  # α_c and α_l at 0, 0.1, 0.2, 0.3, 0.4 and 0.45

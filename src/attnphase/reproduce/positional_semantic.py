@@ -30,6 +30,8 @@ available (on one H200 all of it took 252 s). Every finished run is kept in out_
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import time
 from pathlib import Path
@@ -66,15 +68,19 @@ def quick_rules():
 
 def branch_results(alphas, tol: float, rules="auto", kept: Path | None = None) -> list:
     """The positional and semantic branches at each α, ω = 0.3 (`api.solve_along`: each followed once). With
-    `kept` (a directory), each α's result is kept there as it is finished (resume.keep), and the α already kept
-    are read back instead of solved, so an interrupted report loses none of them."""
-    stored = {a: None if kept is None else read_kept(Path(kept) / f"alpha={a!r}.json") for a in alphas}
+    `kept` (a directory), each α's result is kept there as it is finished (resume.keep; in a subdirectory named by
+    tol and the rules), and the α already kept are read back instead of solved, so an interrupted report loses
+    none of them."""
+    if kept is not None:
+        labels = rules if isinstance(rules, str) else [getattr(rule, "label", rule) for rule in rules]
+        kept = Path(kept) / f"tol={tol!r}-{hashlib.sha256(json.dumps(labels).encode()).hexdigest()[:12]}"
+    stored = {a: None if kept is None else read_kept(kept / f"alpha={a!r}.json") for a in alphas}
     unsolved = [a for a in alphas if stored[a] is None]
     solved = api.solve_along(OMEGA, unsolved, tol=tol, branches=("positional", "semantic"), stability=False,
                              rules=rules) if unsolved else ()
     for alpha, result in zip(unsolved, solved):
         if kept is not None:
-            keep(Path(kept) / f"alpha={alpha!r}.json", result)
+            keep(kept / f"alpha={alpha!r}.json", result)
         stored[alpha] = result
     return [stored[a] for a in alphas]
 

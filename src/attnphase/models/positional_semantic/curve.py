@@ -150,8 +150,9 @@ def _kept_curve(checkpoint_dir, omegas: list, base: Parameters, search: Threshol
     """The directory of one curve's finished ω under `checkpoint_dir`: named by a hash of everything its values
     depend on (the ω list, since each ω continues from the ones before it), so another call never reads them."""
     model = {f.name: getattr(base, f.name) for f in dataclasses.fields(base) if f.name != "omega"}
-    arguments = {"omegas": omegas, "model": to_jsonable(model), "tol": search.tol, "alpha_min": search.alpha_min, "alpha_max": search.alpha_max, "which": list(which),
-                 "ladder": ladder, "outer_split_check": outer_split_check}
+    arguments = {"omegas": omegas, "model": to_jsonable(model), "tol": search.tol, "alpha_min": search.alpha_min,
+                 "alpha_max": search.alpha_max, "which": list(which), "ladder": ladder,
+                 "outer_split_check": outer_split_check}
     text = json.dumps(arguments, sort_keys=True)
     try:
         directory = Path(checkpoint_dir) / f"phase_curve-{hashlib.sha256(text.encode()).hexdigest()[:16]}"

@@ -41,5 +41,5 @@ def test_the_branch_table_keeps_each_alpha_and_an_interrupted_run_solves_only_th
                 assert math.isclose(again[key], value, rel_tol=1e-6, abs_tol=1e-12), (again.get("alpha"), key)
     report.branch_results(alphas, 0.05, tensor_rules, kept=tmp_path)
     assert len(asked) == 2  # everything kept: nothing solved
-    report.branch_results(alphas, 0.04, tensor_rules, kept=tmp_path)
-    assert asked[2:] == [[1.0, 1.5]]  # another tolerance reuses nothing
+    report.branch_results([1.0], 0.04, tensor_rules, kept=tmp_path)
+    assert asked[2:] == [[1.0]]  # another tolerance reuses nothing

@@ -230,10 +230,12 @@ def multistart_newton_parallel(chunks, variable_rows, point_rows, points, consta
 """
 
 _LOOPS: dict[tuple[str, str], object] = {}  # (objective key, joint kernel key) -> the compiled loops' module
-# Problems per thread below which one thread is used: a parallel region costs tens of microseconds of
-# synchronisation, one Newton solve a few. Measured on 2 cores (positional-semantic prox, one start per problem):
-# two threads 0.82× as fast at 25 problems, 1.30× at 50, 1.40× at 100, 1.7× from 250 on.
-PARALLEL_MIN_PROBLEMS = 50
+# Problems per thread below which one thread is used (a parallel region costs tens of microseconds of
+# synchronisation, one Newton solve a few). Lower thresholds win on idle cores (2 cores, one start per problem:
+# 1.3× at 50 problems per thread, 1.7× from 125), but where other processes share the cores (two pytest workers, a
+# sweep's workers) a parallel region waits for a descheduled thread: with 50, calls of a few hundred problems
+# made the default suite slower (319 s against 310 s) and its solve tests 2-3× slower.
+PARALLEL_MIN_PROBLEMS = 2000
 
 
 def _compiled_loop(objective: Kernel, value_gradient_hessian: Kernel):

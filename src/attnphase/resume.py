@@ -4,7 +4,8 @@
 * `computed_once`: one result (nested objects: arrays, the package's result dataclasses) in a JSON file plus an
   array file, computed on the first call and read back on later ones; `keep` and `read_kept`, its two halves,
   for results that come one at a time from a generator.
-* `write_json_atomically`: the write both use (a sibling file, then a rename).
+* `write_json_atomically`: the write both use (a sibling file, then a rename); `kept_directory`: where one
+  computation's pieces go, named by a hash of its arguments.
 * `cache_root`: where the toolkit keeps work that is not a report's (compiled kernels, finished points of long
   commands): $ATTNPHASE_CACHE_DIR, else ~/.cache/attnphase.
 
@@ -27,8 +28,8 @@ import numpy as np
 from attnphase.jsonio import decode_exact, encode_exact, to_jsonable
 from attnphase.version import code_version
 
-__all__ = ["CACHE_ENV", "cache_root", "Checkpoint", "write_json_atomically", "computed_once", "read_kept", "keep",
-           "COMPUTED_ONCE_FORMAT"]
+__all__ = ["CACHE_ENV", "cache_root", "Checkpoint", "write_json_atomically", "kept_directory", "computed_once",
+           "read_kept", "keep", "COMPUTED_ONCE_FORMAT"]
 
 CACHE_ENV = "ATTNPHASE_CACHE_DIR"
 
@@ -90,6 +91,22 @@ def write_json_atomically(path: Path, obj) -> Path:
 
 
 COMPUTED_ONCE_FORMAT = 1
+
+
+def kept_directory(root, kind: str, arguments: Mapping[str, object]) -> Path:
+    """The directory `root`/`kind`-<hash> for the pieces of one computation, the hash that of `arguments` (every
+    argument its values depend on, as JSON), so that a call with other arguments never reads them; created, with
+    the arguments written beside the pieces. Raises ParameterError (checkpoint_dir) when it cannot be made."""
+    from attnphase.errors import ParameterError
+
+    text = json.dumps(to_jsonable(dict(arguments)), sort_keys=True)
+    try:
+        directory = Path(root) / f"{kind}-{hashlib.sha256(text.encode()).hexdigest()[:16]}"
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / "arguments.json").write_text(text + "\n")
+    except (OSError, TypeError) as exc:
+        raise ParameterError("checkpoint_dir", root, f"a writable directory ({exc})") from None
+    return directory
 
 
 def computed_once(path: Path, compute):

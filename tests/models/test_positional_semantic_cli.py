@@ -40,8 +40,8 @@ def run(args):
         ["threshold", "positional-semantic", "--omega", "0.3", "--tol", "0"],
         ["threshold", "positional-semantic", "--omega", "0.3", "--alpha-min", "2", "--alpha-max", "1"],
         ["threshold", "positional-semantic", "--omega", "0.3", "--which", "alpha_x"],
-        ["threshold", "positional-semantic", "--omega", "0.3", "--checkpoint-dir", "kept"],  # without --omega-grid
-        ["threshold", "positional-semantic", "--omega-grid", "0.4", "--checkpoint-dir", "/dev/null/kept"],  # not writable
+        ["threshold", "positional-semantic", "--omega", "0.3", "--checkpoint-dir", "/dev/null/kept"],  # not writable
+        ["threshold", "positional-semantic", "--omega-grid", "0.4", "--checkpoint-dir", "/dev/null/kept"],
         ["simulate", "positional-semantic", "--omega", "0.3", "--alpha", "1", "--init", "zero"],
         ["simulate", "positional-semantic", "--omega", "0.3", "--alpha", "1", "--trials", "0"],
         ["simulate", "positional-semantic", "--omega", "0.3", "--alpha", "1", "--threads", "0"],

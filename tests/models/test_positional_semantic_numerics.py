@@ -318,6 +318,31 @@ def test_an_interrupted_phase_curve_goes_on_from_its_last_finished_omega(tmp_pat
     assert fresh_searches == [0.45] and "read back" not in other.message  # other arguments: nothing reused
 
 
+def test_an_interrupted_threshold_keeps_the_one_it_finished(tmp_path, monkeypatch):
+    """With checkpoint_dir, α_c finished before an interruption during α_l is read back by the same call (named in
+    `read_back`, the value that of a call without checkpoint_dir), and only α_l is searched again."""
+    from attnphase.models.positional_semantic import thresholds as thresholds_module
+
+    settings = dict(rules=(6, 8), tol=0.05)
+    plain = api.threshold(0.4, which=("alpha_c",), **settings).alpha_c
+    real_refine, refined = thresholds_module.refine, []
+
+    def refine(name, *args, **kwargs):
+        refined.append(name)
+        if name == "alpha_l" and refined.count("alpha_l") == 1:
+            raise KeyboardInterrupt
+        return real_refine(name, *args, **kwargs)
+
+    monkeypatch.setattr(thresholds_module, "refine", refine)
+    with pytest.raises(KeyboardInterrupt):
+        api.threshold(0.4, checkpoint_dir=tmp_path, **settings)
+    resumed = api.threshold(0.4, checkpoint_dir=tmp_path, **settings)
+    assert refined == ["alpha_c", "alpha_l", "alpha_l"]
+    assert resumed.read_back == ("alpha_c",)
+    assert (resumed.alpha_c.value, resumed.alpha_c.error) == (plain.value, plain.error)
+    assert resumed.alpha_l.status in ("converged", "limited") and math.isfinite(resumed.alpha_l.value)
+
+
 def test_threshold_rejects_an_outer_split_check_that_is_not_a_bool():
     with pytest.raises(ParameterError, match="outer_split_check"):
         api.threshold(0.3, outer_split_check=1)

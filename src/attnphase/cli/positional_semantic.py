@@ -130,9 +130,9 @@ def solve_command(omega, alpha, sigma, lam, A, L, tol, branches, threads, deprec
 @click.option("--which", type=click.Choice(["both", "alpha_c", "alpha_l"]), default="both", show_default=True,
               help="The thresholds to compute.")
 @click.option("--checkpoint-dir", type=click.Path(file_okay=False), default=None,
-              help="With --omega-grid: where each finished ω is kept as it is finished, so that the same command "
-                   "run again after an interruption goes on from there.  [default: $ATTNPHASE_CACHE_DIR/curves, "
-                   "else ~/.cache/attnphase/curves]")
+              help="Where each finished threshold (each finished ω with --omega-grid) is kept, so that the same "
+                   "command run again after an interruption goes on from there.  [default: "
+                   "$ATTNPHASE_CACHE_DIR/thresholds, else ~/.cache/attnphase/thresholds]")
 @numba_threads_option
 @deprecated_rules
 @json_option
@@ -142,8 +142,8 @@ def threshold_command(omega, omega_grid, sigma, lam, A, L, tol, alpha_min, alpha
     error equals the linear baseline's) at ω, each with a verified error ≤ --tol in α; or, with
     --omega-grid, both along ω.
 
-    An --omega-grid run keeps each finished ω (--checkpoint-dir): interrupted, the same command goes on from the
-    last finished ω, and its values are those of an uninterrupted run.
+    Each finished threshold (with --omega-grid, each finished ω) is kept (--checkpoint-dir): interrupted, the same
+    command goes on from there, and its values are those of an uninterrupted run; run again, it reads them back.
 
     Status per threshold: converged, limited (the most accurate rules reached do not meet --tol: the value
     and its error are still given), not_found (no crossing where both branches exist; the message says which
@@ -171,11 +171,12 @@ def threshold_command(omega, omega_grid, sigma, lam, A, L, tol, alpha_min, alpha
     rules = tensor_rules(deprecated_nodes, deprecated_check_nodes, deprecated_scan, deprecated_refine)
     if (omega is None) == (omega_grid is None):
         raise ParameterError("--omega", omega, "exactly one of --omega and --omega-grid")
-    if checkpoint_dir is not None and omega_grid is None:
-        raise ParameterError("--checkpoint-dir", checkpoint_dir, "only with --omega-grid (one ω is one piece of work)")
     threads = use_threads(threads)
     names = ("alpha_c", "alpha_l") if which == "both" else (which,)
-    settings = dict(tol=tol, alpha_min=alpha_min, alpha_max=alpha_max, which=names, rules=rules)
+    from attnphase.resume import cache_root
+
+    kept = checkpoint_dir if checkpoint_dir is not None else cache_root() / "thresholds"
+    settings = dict(tol=tol, alpha_min=alpha_min, alpha_max=alpha_max, which=names, rules=rules, checkpoint_dir=kept)
     parameters = {"sigma": sigma, "lam": lam, "A": A, "L": L, "tol": tol, "alpha_min": alpha_min,
                   "alpha_max": alpha_max, "which": list(names), "rules": rules if rules == "auto" else list(rules),
                   "threads": threads}
@@ -186,20 +187,25 @@ def threshold_command(omega, omega_grid, sigma, lam, A, L, tol, alpha_min, alpha
             omegas = [check_parameter("omega", w) for w in parse_grid(f"omega={omega_grid}").values]
         except ParameterError as exc:
             raise ParameterError("--omega-grid", omega_grid, exc.allowed) from None
-        from attnphase.resume import cache_root
-
-        kept = checkpoint_dir if checkpoint_dir is not None else cache_root() / "curves"
-        try:
-            result = named_by_option(ThresholdSearch, phase_curve, omegas, sigma, lam, A, L, checkpoint_dir=kept,
-                                     **settings)
-        except ParameterError as exc:
-            if exc.name != "checkpoint_dir":
-                raise
-            raise ParameterError("--checkpoint-dir", exc.value, exc.allowed) from None
+        result = _kept_in_option(phase_curve, omegas, sigma, lam, A, L, **settings)
         emit("threshold", MODEL, {"omega_grid": omega_grid, **parameters}, result.as_dict(), as_json)
         return
-    result = named_by_option(ThresholdSearch, find_thresholds, omega, sigma, lam, A, L, **settings)
+    result = _kept_in_option(find_thresholds, omega, sigma, lam, A, L, **settings)
+    if result.read_back:
+        click.echo(f"attnphase: {', '.join(result.read_back)} read back from {kept} (finished by an earlier run of "
+                   "the same command; delete that directory to recompute)", err=True)
     emit("threshold", MODEL, {"omega": omega, **parameters}, result.as_dict(), as_json)
+
+
+def _kept_in_option(call, *args, **kwargs):
+    """A threshold call with a ParameterError about its checkpoint_dir named by --checkpoint-dir (and the others by
+    their options, `named_by_option`)."""
+    try:
+        return named_by_option(ThresholdSearch, call, *args, **kwargs)
+    except ParameterError as exc:
+        if exc.name != "checkpoint_dir":
+            raise
+        raise ParameterError("--checkpoint-dir", exc.value, exc.allowed) from None
 
 
 @simulate.command(MODEL, cls=RenamedOptionsCommand, renamed_options={"--seeds": "--trials"})

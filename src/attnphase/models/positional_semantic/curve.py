@@ -17,8 +17,6 @@ uninterrupted call returns, without computing them again.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 import math
 import time
 from dataclasses import replace
@@ -28,7 +26,6 @@ import numpy as np
 
 from attnphase import progress
 from attnphase.errors import ParameterError
-from attnphase.jsonio import to_jsonable
 from attnphase.models.positional_semantic.parameters import Parameters, ThresholdSearch
 from attnphase.models.positional_semantic.point import linear_baseline
 from attnphase.models.positional_semantic.results import PhaseCurve, Thresholds, combined_status
@@ -38,7 +35,7 @@ from attnphase.numeric.branches import extrapolate
 from attnphase.numeric.threshold import noisy_threshold
 from attnphase.params import check_choice, check_real_list
 from attnphase.results import Status
-from attnphase.resume import computed_once
+from attnphase.resume import computed_once, kept_directory
 
 __all__ = ["phase_curve"]
 
@@ -86,9 +83,12 @@ def phase_curve(omegas, sigma=0.5, lam=0.01, A=None, L=2, *, tol=1e-3, alpha_min
         raise ParameterError("outer_split_check", outer_split_check, "True or False")
     ladder, _, verified = resolve_rules(base, rules)
     kept = None
-    if checkpoint_dir is not None:
-        kept = _kept_curve(checkpoint_dir, omegas, base, search, which, [rule.label for rule in ladder],
-                           outer_split_check)
+    if checkpoint_dir is not None:  # everything the values depend on; the ω list, since each ω continues the last
+        model = {f.name: getattr(base, f.name) for f in dataclasses.fields(base) if f.name != "omega"}
+        kept = kept_directory(checkpoint_dir, "phase_curve", {
+            "omegas": omegas, "model": model, "tol": search.tol, "alpha_min": search.alpha_min,
+            "alpha_max": search.alpha_max, "which": list(which), "ladder": [rule.label for rule in ladder],
+            "outer_split_check": outer_split_check})
     started = time.perf_counter()
     history = {name: [] for name in which}
     points = {}
@@ -143,21 +143,3 @@ def phase_curve(omegas, sigma=0.5, lam=0.01, A=None, L=2, *, tol=1e-3, alpha_min
     return PhaseCurve(tuple(ascending), tuple(points[w] for w in ascending), search.tol, time.perf_counter() - started,
                       combined_status(*statuses), f"{converged} of {len(statuses)} values of ω converged to the tolerance"
                       + (f"; {read_back} read back from {kept} (finished by an earlier call)" if read_back else ""))
-
-
-def _kept_curve(checkpoint_dir, omegas: list, base: Parameters, search: ThresholdSearch, which: tuple, ladder: list,
-                outer_split_check: bool) -> Path:
-    """The directory of one curve's finished ω under `checkpoint_dir`: named by a hash of everything its values
-    depend on (the ω list, since each ω continues from the ones before it), so another call never reads them."""
-    model = {f.name: getattr(base, f.name) for f in dataclasses.fields(base) if f.name != "omega"}
-    arguments = {"omegas": omegas, "model": to_jsonable(model), "tol": search.tol, "alpha_min": search.alpha_min,
-                 "alpha_max": search.alpha_max, "which": list(which), "ladder": ladder,
-                 "outer_split_check": outer_split_check}
-    text = json.dumps(arguments, sort_keys=True)
-    try:
-        directory = Path(checkpoint_dir) / f"phase_curve-{hashlib.sha256(text.encode()).hexdigest()[:16]}"
-        directory.mkdir(parents=True, exist_ok=True)
-        (directory / "arguments.json").write_text(text + "\n")
-    except (OSError, TypeError) as exc:
-        raise ParameterError("checkpoint_dir", checkpoint_dir, f"a writable directory ({exc})") from None
-    return directory

@@ -146,7 +146,8 @@ class Thresholds(Result):
     its verified error; tol: the absolute tolerance asked; rungs_alpha_c / rungs_alpha_l: each rung's value
     (the error is the spread of the last three); states: name -> branch -> AccurateState at the reported
     threshold (the branches there, on the rung reported). status: converged when every requested threshold
-    converged, else the first other status."""
+    converged, else the first other status. read_back: the thresholds read back from a checkpoint directory
+    (finished by an earlier call with the same arguments) instead of computed."""
 
     alpha_c: Threshold
     alpha_l: Threshold
@@ -157,6 +158,7 @@ class Thresholds(Result):
     rungs_alpha_c: tuple[RungThreshold, ...] = ()
     rungs_alpha_l: tuple[RungThreshold, ...] = ()
     states: dict = field(default_factory=dict, repr=False)
+    read_back: tuple[str, ...] = ()
 
     def as_dict(self) -> dict:
         out = {**_threshold_fields("alpha_c", self.alpha_c), **_threshold_fields("alpha_l", self.alpha_l),

@@ -56,6 +56,7 @@ from attnphase.numeric.convergence import Rung, Tolerance, climb
 from attnphase.numeric.threshold import noisy_threshold
 from attnphase.params import check_choice
 from attnphase.results import Status
+from attnphase.resume import computed_once, kept_directory
 
 __all__ = ["SYMMETRIC_A", "MEANING", "SCAN_STEP", "ALPHA_CEILING", "BRANCHES_OF", "Bracket", "bracket",
            "tensor_start", "refine", "threshold"]
@@ -365,7 +366,7 @@ class _Failed:
 
 
 def threshold(omega, sigma=0.5, lam=0.01, A=None, L=2, *, tol=1e-3, alpha_min=0.3, alpha_max=3.0,
-              which=("alpha_c", "alpha_l"), rules="auto", outer_split_check=True) -> Thresholds:
+              which=("alpha_c", "alpha_l"), rules="auto", outer_split_check=True, checkpoint_dir=None) -> Thresholds:
     """α_c(ω) and α_l(ω), each to the absolute tolerance `tol` in α (see the module docstring).
 
     which: the thresholds to compute. rules: "auto" (the model's ladder) or tensor node counts (a
@@ -375,6 +376,9 @@ def threshold(omega, sigma=0.5, lam=0.01, A=None, L=2, *, tol=1e-3, alpha_min=0.
     Status per threshold: converged (error ≤ tol), limited (the top rung's value, error above tol),
     not_found (no crossing where both branches exist in [alpha_min, ALPHA_CEILING]: the message says which
     side wins, the closest approach and where a branch ended), failed.
+    checkpoint_dir: where each threshold is kept as it is finished (resume.computed_once, under a directory named by
+    the other arguments), so that after an interruption the same call reads it back (named in `read_back`); None
+    keeps nothing.
     """
     params = Parameters.validated(omega=omega, sigma=sigma, lam=lam, A=A, L=L)
     search = ThresholdSearch.validated(tol=tol, alpha_min=alpha_min, alpha_max=alpha_max)
@@ -386,26 +390,41 @@ def threshold(omega, sigma=0.5, lam=0.01, A=None, L=2, *, tol=1e-3, alpha_min=0.
     if not params.swap_symmetric:
         raise ParameterError("A", params.A, SYMMETRIC_A)
     ladder, nodes, verified = resolve_rules(params, rules)
+    kept = None
+    if checkpoint_dir is not None:  # everything a threshold's value depends on (each is kept on its own)
+        kept = kept_directory(checkpoint_dir, "threshold", {
+            "model": params, "tol": search.tol, "alpha_min": search.alpha_min, "alpha_max": search.alpha_max,
+            "ladder": [rule.label for rule in ladder], "outer_split_check": outer_split_check})
     baseline = linear_baseline(params)
     paths = {b: follow(b, params, nodes, low=search.alpha_min, high=search.alpha_max) for b in ("positional", "semantic")}
     found, rows, states = {}, {}, {}
+    searched = set()  # the thresholds this call computed (the others were read back from checkpoint_dir)
+
+    def search_for(name: str):
+        """(the Threshold, its rungs, the branch states at it or None)."""
+        searched.add(name)
+        start = bracket(name, paths, baseline.value, search.alpha_min, search.alpha_max)
+        if not isinstance(start, Bracket):
+            return start, (), None
+        value, rungs, at_value, _ = refine(name, *tensor_start(name, start), params, baseline.value, ladder,
+                                           search.tol, (start.low, start.high), outer_split_check)
+        if value.status in (Status.CONVERGED, Status.LIMITED) and not verified:
+            value = replace(value, status=Status.LIMITED,
+                            message=value.message + "; tensor rules only: not verified on a split-line rule")
+        return value, rungs, at_value
+
     with progress.task(f"thresholds at ω = {params.omega:g}", total=len(which)) as bar:
         for name in which:
-            start = bracket(name, paths, baseline.value, search.alpha_min, search.alpha_max)
-            if not isinstance(start, Bracket):
-                found[name], rows[name] = start, ()
+            if kept is None:
+                found[name], rows[name], at_value = search_for(name)
             else:
-                found[name], rows[name], states[name], _ = refine(name, *tensor_start(name, start), params, baseline.value,
-                                                                  ladder, search.tol, (start.low, start.high),
-                                                                  outer_split_check)
-                if found[name].status in (Status.CONVERGED, Status.LIMITED) and not verified:
-                    found[name] = replace(found[name], status=Status.LIMITED,
-                                          message=found[name].message + "; tensor rules only: not verified on a "
-                                                                        "split-line rule")
+                found[name], rows[name], at_value = computed_once(kept / f"{name}.json", lambda: search_for(name))
+            if at_value is not None:
+                states[name] = at_value
             bar.advance(name)
     missing = noisy_threshold(math.nan, math.nan, Status.NOT_FOUND, "not requested")
     alpha_c, alpha_l = found.get("alpha_c", missing), found.get("alpha_l", missing)
     status = combined_status(*(found[name].status for name in which))
     return Thresholds(alpha_c, alpha_l, baseline.value, search.tol, status,
                       "; ".join(f"{name}: {found[name].message}" for name in which), rows.get("alpha_c", ()),
-                      rows.get("alpha_l", ()), states)
+                      rows.get("alpha_l", ()), states, tuple(name for name in which if kept and name not in searched))

@@ -30,8 +30,6 @@ available (on one H200 all of it took 252 s). Every finished run is kept in out_
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 import time
 from pathlib import Path
@@ -40,7 +38,7 @@ import numpy as np
 
 from attnphase.api import positional_semantic as api
 from attnphase.report import write_csv
-from attnphase.resume import Checkpoint, keep, read_kept
+from attnphase.resume import Checkpoint, keep, kept_directory, read_kept
 from attnphase.reproduce.positional_semantic_gd import OMEGA, THEORY_TOL, cached_runner, gd_validation
 
 __all__ = ["CURVE_OMEGAS", "QUICK_CURVE_OMEGAS", "QUICK_LINES", "QUICK_TOL", "BRANCH_ALPHAS", "QUICK_BRANCH_ALPHAS",
@@ -68,12 +66,12 @@ def quick_rules():
 
 def branch_results(alphas, tol: float, rules="auto", kept: Path | None = None) -> list:
     """The positional and semantic branches at each α, ω = 0.3 (`api.solve_along`: each followed once). With
-    `kept` (a directory), each α's result is kept there as it is finished (resume.keep; in a subdirectory named by
-    tol and the rules), and the α already kept are read back instead of solved, so an interrupted report loses
-    none of them."""
+    `kept` (a directory), each α's result is kept there as it is finished (resume.keep, in the subdirectory
+    resume.kept_directory names by tol and the rules), and the α already kept are read back instead of solved, so
+    an interrupted report loses none of them."""
     if kept is not None:
         labels = rules if isinstance(rules, str) else [getattr(rule, "label", rule) for rule in rules]
-        kept = Path(kept) / f"tol={tol!r}-{hashlib.sha256(json.dumps(labels).encode()).hexdigest()[:12]}"
+        kept = kept_directory(kept, "branches", {"omega": OMEGA, "tol": tol, "rules": labels})
     stored = {a: None if kept is None else read_kept(kept / f"alpha={a!r}.json") for a in alphas}
     unsolved = [a for a in alphas if stored[a] is None]
     solved = api.solve_along(OMEGA, unsolved, tol=tol, branches=("positional", "semantic"), stability=False,

@@ -8,6 +8,10 @@
   .hypothesis/ so that the next run tries it first).
 * "dev": a quick local iteration, 10 examples, derandomised.
 
+Under pytest-xdist (`make test`: one worker per core) each worker computes on one thread: numba's and torch's
+thread pools would otherwise put two threads per worker on each core, and a parallel region then waits for a
+descheduled thread. Tests of a parallel path set their own thread count.
+
 The profile rules every test: none sets its own randomness, and a test whose every example is expensive
 (it solves a model, compiles a kernel) draws a fixed fraction of the profile's count,
 `settings(max_examples=max(1, settings.default.max_examples // k))` with a comment saying why, so that
@@ -31,3 +35,12 @@ for name, profile in PROFILES.items():
     settings.register_profile(name, profile)
 # `--hypothesis-profile NAME` (the hypothesis pytest plugin) overrides this default.
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+def pytest_configure(config):
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        import numba
+        import torch
+
+        numba.set_num_threads(1)
+        torch.set_num_threads(1)

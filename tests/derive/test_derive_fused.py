@@ -60,6 +60,35 @@ def test_fused_loop_equals_the_vectorised_multistart_newton(n, order):
     assert np.all(np.sign(fused.x[strong, 0]) == -np.sign(tilt[strong]))
 
 
+def test_the_problems_split_over_two_threads_give_what_one_thread_gives(monkeypatch):
+    """Above fused.PARALLEL_MIN_PROBLEMS per thread the problems are cut into blocks on numba's threads (the split-line
+    solves' path; the suite's workers otherwise run on one thread each): every problem's minimum, bit for bit."""
+    import numba
+
+    from attnphase.derive import fused
+
+    newton = MultiStartNewton(*double_wells(2, ["v1", "v2", "s", "c"]))
+    rng = np.random.default_rng(5)
+    tilt = rng.normal(size=201)
+    starts = np.stack([np.zeros((201, 2)), rng.normal(size=(201, 2))])
+    threads = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        serial = newton.minimise(starts, {"s": tilt}, {"c": 0.3})
+        numba.set_num_threads(2)
+        parallel_calls = []
+        loop = newton._loops.multistart_newton_parallel
+        monkeypatch.setattr(fused, "PARALLEL_MIN_PROBLEMS", 100)
+        monkeypatch.setattr(newton._loops, "multistart_newton_parallel",
+                            lambda chunks, *args: parallel_calls.append(chunks) or loop(chunks, *args))
+        parallel = newton.minimise(starts, {"s": tilt}, {"c": 0.3})
+    finally:
+        numba.set_num_threads(threads)
+    assert parallel_calls == [2]
+    assert np.array_equal(parallel.x, serial.x) and np.array_equal(parallel.value, serial.value)
+    assert np.array_equal(parallel.converged, serial.converged) and parallel.iterations == serial.iterations
+
+
 def test_every_non_variable_argument_must_be_given_once():
     newton = MultiStartNewton(*double_wells(2, ["v1", "v2", "s", "c"]))
     starts = np.zeros((1, 2, 2))

@@ -199,18 +199,20 @@ def test_supported_digits_follow_the_error():
 
 
 def test_periodic_window_ends_and_coexistence_are_what_they_claim():
-    """L = 32, V = 4 (window 615–631 tokens): inside each reported end the row mean field has two minima,
+    """L = 32, V = 4, on a 50-point grid of the row mean field (half the default; every check here is on the grid
+    of the window it checks; window 616–631 tokens): inside each reported end the row mean field has two minima,
     just outside (two resolution steps beyond) it has one, and at the reported coexistence point the two
     minima are equally deep: to 1e-4, far below the 0.2 barrier between them (brentq stops at 1e-8
     relative in P, where the depth difference moves by much less)."""
-    window = api.softmax_mean_field_window(32, 4, factors=np.geomspace(0.6, 2.5, 17))
+    grid = 50
+    window = api.softmax_mean_field_window(32, 4, factors=np.geomspace(0.6, 2.5, 17), n_grid=grid)
     lo, hi = window.window
     step = window.window_resolution
-    assert len(api.softmax_row_mean_field(32, 4, lo).minima) == 2
-    assert len(api.softmax_row_mean_field(32, 4, hi).minima) == 2
-    assert len(api.softmax_row_mean_field(32, 4, lo / (1 + 2 * step)).minima) == 1
-    assert len(api.softmax_row_mean_field(32, 4, hi * (1 + 2 * step)).minima) == 1
-    at = api.softmax_row_mean_field(32, 4, window.P_coexistence).minima
+    assert len(api.softmax_row_mean_field(32, 4, lo, n_grid=grid).minima) == 2
+    assert len(api.softmax_row_mean_field(32, 4, hi, n_grid=grid).minima) == 2
+    assert len(api.softmax_row_mean_field(32, 4, lo / (1 + 2 * step), n_grid=grid).minima) == 1
+    assert len(api.softmax_row_mean_field(32, 4, hi * (1 + 2 * step), n_grid=grid).minima) == 1
+    at = api.softmax_row_mean_field(32, 4, window.P_coexistence, n_grid=grid).minima
     assert len(at) == 2 and abs(at[-1].free_energy - at[0].free_energy) < 1e-4
     assert lo < window.P_coexistence < hi
 

@@ -116,6 +116,8 @@ def test_where_the_first_rule_has_a_hole_at_alpha_solve_climbs_from_the_next_rul
     monkeypatch.undo()
     (plain,) = api.solve(0.3, 0.5, branches=("positional",), stability=False, tol=0.05, rules=rules[1:]).branches
     assert "hole of its path" in holed.message and f"onto {rules[1].label}" in holed.message, holed.message
+    # on three rungs the spread does not bound q here (it drifts one way: status limited for both); the point is that
+    # the climb from the carried state ends where the ladder without the first rule ends, with the same evidence
     assert (holed.status, holed.rule, holed.checked_on) == (plain.status, plain.rule, plain.checked_on)
     # each rung's fixed point to a relative residual of 1e-6 (accurate.RUNG_TOL), its state to ~1e-5 after the
     # map's amplification (spectral radius 2.0 here; measured differences ~1e-12), from two different starts

@@ -103,6 +103,38 @@ def test_multistart_local_minima_finds_every_minimum_once_folded_by_the_symmetry
     assert overflow.status == "not_found" and overflow.points == ()
 
 
+def test_multistart_local_minima_keeps_rounding_limited_minima_and_drops_unfinished_starts():
+    """The same function times 1e9, minus 3e8 (the size of the copy-heads actions): rounding stops trust-exact
+    from every start before the gradient reaches 1e-10 ("a bad approximation ..."), about 1e-9 from the minimum;
+    those end points are settled (Hessian positive definite, Newton step below the tolerance) and reported, at
+    the brentq point. Stopped after two iterations, no start is near a minimum: none is reported as one."""
+    scale = 1e9
+
+    def f(v):
+        x, y = v
+        return scale * ((x * x - 1) ** 2 + (y - x / 2) ** 2 + 0.1 * x * x * y * y) - 3e8
+
+    def grad(v):
+        x, y = v
+        return scale * np.array([4 * x * (x * x - 1) - (y - x / 2) + 0.2 * x * y * y, 2 * (y - x / 2) + 0.2 * x * x * y])
+
+    def hess(v):
+        x, y = v
+        return scale * np.array([[12 * x * x - 4 + 0.5 + 0.2 * y * y, -1 + 0.4 * x * y],
+                                 [-1 + 0.4 * x * y, 2 + 0.2 * x * x]])
+
+    starts = [[a, b] for a in (-1.5, 0.2, 1.5) for b in (-1.0, 0.0, 1.0)]
+    fold = lambda v: v if v[0] >= 0 else -v  # noqa: E731
+    result = multistart_local_minima(f, grad, hess, starts, canonical=fold)
+    assert result.status == "converged" and len(result.points) == 1 and "stopped short" not in result.message
+    y_of = lambda x_: x_ / 2 / (1 + 0.1 * x_ * x_)  # noqa: E731
+    x_ref = brentq(lambda x_: grad([x_, y_of(x_)])[0] / scale, 0.5, 1.5, xtol=1e-15)
+    assert result.points[0] == pytest.approx([x_ref, y_of(x_ref)], abs=1e-8)
+    unfinished = multistart_local_minima(f, grad, hess, starts, canonical=fold, max_iter=2)
+    assert unfinished.status == "not_found" and unfinished.points == ()
+    assert "9 start(s) stopped short of a minimum" in unfinished.message
+
+
 def test_bracketed_roots_of_many_cubics_match_brentq():
     """p_i(x) = x³ − x + b_i on the sign-change brackets of a grid scan (`sign_change_brackets`): every root to
     1e-12, vectorised over all brackets of all 50 cubics at once, including brackets where Newton overshoots."""

@@ -151,10 +151,16 @@ def multistart_local_minima(objective: Callable, gradient: Callable, hessian: Ca
     `rtol`/`atol` of one found before are the same minimum. A start whose path leaves the finite numbers
     (the objective overflows float64 at extreme parameters) is skipped: scipy raises from inside the
     subproblem then (UnboundLocalError when the trust-exact Hessian turns non-finite), or ends non-finite.
+
+    An end point where the gradient did not reach `gtol` counts only when it is settled (`_settled`): a
+    positive definite Hessian and a remaining Newton step within the tolerance that tells minima apart.
+    That keeps the minima where rounding stopped the iteration (an action of 1e8-1e9, whose gradient cannot
+    reach an absolute 1e-10, ends with "a bad approximation caused failure to predict improvement" about
+    1e-9 from its minimum) and drops a start stopped by `max_iter` on its way, or on a ridge.
     """
     from scipy.optimize import minimize
 
-    found, iterations = [], 0
+    found, iterations, unsettled = [], 0, 0
     for start in starts:
         try:
             with np.errstate(all="ignore"):
@@ -165,12 +171,30 @@ def multistart_local_minima(objective: Callable, gradient: Callable, hessian: Ca
         iterations += res.nit
         if not (np.all(np.isfinite(res.x)) and np.isfinite(res.fun)):
             continue
+        if not (res.success or _settled(res.x, gradient, hessian, atol, rtol)):
+            unsettled += 1
+            continue
         point = res.x if canonical is None else canonical(res.x)
         if not any(np.allclose(point, other, atol=atol, rtol=rtol) for other in found):
             found.append(point)
+    stopped = f"; {unsettled} start(s) stopped short of a minimum" if unsettled else ""
     if found:
-        return LocalMinima(tuple(found), iterations, Status.CONVERGED, f"{len(found)} local minimum/minima")
-    return LocalMinima((), iterations, Status.NOT_FOUND, f"no start of {len(starts)} reached a finite minimum")
+        return LocalMinima(tuple(found), iterations, Status.CONVERGED, f"{len(found)} local minimum/minima{stopped}")
+    return LocalMinima((), iterations, Status.NOT_FOUND, f"no start of {len(starts)} reached a finite minimum{stopped}")
+
+
+def _settled(x: np.ndarray, gradient: Callable, hessian: Callable, atol: float, rtol: float) -> bool:
+    """Whether x is a local minimum to within the tolerance of `np.allclose(·, atol, rtol)`: the Hessian there is
+    positive definite and the Newton step to the stationary point is within atol + rtol |x| in every coordinate."""
+    with np.errstate(all="ignore"):
+        g = np.asarray(gradient(x), float)
+        H = np.asarray(hessian(x), float)
+        if not (np.all(np.isfinite(g)) and np.all(np.isfinite(H))):
+            return False
+        if np.linalg.eigvalsh(0.5 * (H + H.T))[0] <= 0:
+            return False
+        step = np.linalg.solve(H, g)
+    return bool(np.all(np.abs(step) <= atol + rtol * np.abs(x)))
 
 
 def sign_change_brackets(values: np.ndarray) -> np.ndarray:

@@ -595,11 +595,11 @@ class Kernel:
             result = np.stack(outs, axis=-1).reshape(shape + self.output_shape)
             return result[()] if result.ndim == 0 else result
         n_points = math.prod(shape)
-        inputs = np.empty((len(arrays), n_points))
+        inputs = np.empty((len(arrays),) + shape)
         for j, a in enumerate(arrays):
-            inputs[j] = np.broadcast_to(a, shape).reshape(-1)
+            inputs[j] = a  # broadcast by the assignment (np.broadcast_to per argument cost 20 % of small calls)
         out = np.empty((n_points, self._n_outputs))
-        self._module.evaluate_points(inputs, out)
+        self._module.evaluate_points(inputs.reshape(len(arrays), n_points), out)
         result = out.reshape(shape + self.output_shape)
         return result[()] if result.ndim == 0 else result
 

@@ -9,7 +9,6 @@
 # Set `ATTNPHASE_EXAMPLES_QUICK=1` for the small version that CI runs.
 
 # %%
-import math
 import os
 import tempfile
 from pathlib import Path

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from attnphase.errors import ParameterError
-from attnphase.numeric.threshold import (CrossingValue, bisect_increasing, branch_crossing, find_crossing, noisy_newton_root,
-                                         scan_crossing, second_difference_bound, secant_root)
+from attnphase.numeric.threshold import branch_crossing, find_crossing, noisy_threshold
+from attnphase.results import Status
 
 CROSSINGS = {
     # name: (f1, f2, f1_mp, f2_mp, lo, hi, guess)
@@ -96,85 +96,11 @@ def test_first_of_several_crossings_and_exact_grid_zero():
     assert res.status == "converged" and res.value_mp == mpmath.mpf(1) / 2
 
 
-def test_bisect_increasing_finds_cube_roots_within_its_bracket_bound():
-    targets = np.linspace(-7.0, 20.0, 11)
-    lo, hi, n = np.full(targets.shape, -3.0), np.full(targets.shape, 3.0), 30
-    roots = bisect_increasing(lambda x: x**3 - targets, lo, hi, iterations=n)
-    assert np.all(np.abs(roots - np.cbrt(targets)) <= (hi - lo) * 2.0 ** (-n - 1))
-
-
-def test_bisect_increasing_rejects_a_bad_iteration_count():
-    with pytest.raises(ParameterError, match="iterations"):
-        bisect_increasing(lambda x: x, [-1.0], [1.0], iterations=0)
-
-
-# -- crossings of noisy functions ----------------------------------------------------------------------
-def test_scan_crossing_root_and_check_rule_error_in_closed_form():
-    """A linear crossing function with a known offset on the check rule: root 0.8 and error
-    |offset / slope| + rtol·root."""
-    f = lambda a: 2e-4 * (a - 0.8)  # noqa: E731
-    f_check = lambda a: f(a) + 1e-6  # noqa: E731
-    alphas = np.linspace(0.5, 1.0, 6)
-    result = scan_crossing(f, alphas, [f(a) for a in alphas], f_check, 1e-6)
-    assert result.status == "converged" and result.bracket == (0.7, 0.8) or result.bracket == (0.8, 0.9)
-    assert abs(result.value - 0.8) < 1e-6
-    assert abs(result.error - (1e-6 / 2e-4 + 1e-6 * 0.8)) < 1e-9
-    assert result.digits_string == "0.80"  # two significant digits supported by an error of 5e-3
-
-
-def test_scan_without_a_sign_change_says_what_the_sign_means_and_where_a_secant_would_cross():
-    alphas = np.linspace(1.0, 3.0, 5)
-    values = np.array([4e-3, 3e-3, 2e-3, 1.5e-3, 1e-3])
-    result = scan_crossing(lambda a: math.nan, alphas, values, lambda a: math.nan, 1e-3,
-                           meaning={1: "the function stays positive"}, name="α")
-    assert result.status == "not_found" and math.isnan(result.value) and math.isnan(result.error)
-    assert "the function stays positive" in result.message
-    assert "α ≈ 4" in result.message  # the secant through the last two points (slope -1e-3 per 0.5)
-
-
-@pytest.mark.parametrize("values", [[-1e-5, math.nan, 2e-5, 3e-5], [1e-5, math.nan, 2e-5, 3e-5], [math.nan] * 4])
-def test_unsolved_scan_points_never_give_a_number(values):
-    """A sign change across an unevaluated point, or one that could hide a sign change, is failed."""
-    result = scan_crossing(lambda a: math.nan, np.linspace(0.5, 1.1, 4), np.array(values), lambda a: math.nan, 1e-3,
-                           why=lambda a: "branch lost")
-    assert result.status == "failed" and math.isnan(result.value)
-    assert "0.7 (branch lost)" in result.message
-
-
-def test_secant_root_from_a_close_guess_and_the_check_shift():
-    """From a guess within a step of the root (the continuation regime it is made for) the secant root's
-    interpolation error over the final bracket, |f''|/(2|f'|)·|x − a_0||x − a_1| ≈ (2/4.6)·0.02·0.01 < 1e-4,
-    lies inside the reported error (the check rule's shift 1e-4 over the slope, plus rtol·x)."""
-    f = lambda a: (a - 1.3) * (1 + a)  # noqa: E731  root 1.3, slope 2.3 there
-    result = secant_root(f, 1.29, lambda a: f(a) + 2.3e-4, 1e-6, (0.5, 3.0))
-    assert result.status == "converged"
-    assert abs(result.value - 1.3) <= result.error
-    assert result.error == pytest.approx(1e-4 * 2.3 / abs(result.slope) + 1e-6 * result.value, rel=1e-6)
-    assert secant_root(f, 2.9, f, 1e-6, (2.0, 3.0)).status == "failed"  # the root lies outside the bounds
-
-
-def test_second_difference_bound_of_a_quadratic_is_its_curvature():
-    assert second_difference_bound(lambda x: 3 * x * x - x, 0.7) == pytest.approx(6.0, rel=1e-9)
-
-
-def test_noisy_newton_root_error_covers_the_root():
-    """f(x) = x² − 2 known to ±1e-6 at each evaluation (a deterministic perturbation of that size), with
-    its exact slope 2x: Newton from 1.3 stops once the next step's linearisation error is below 1e-6; the
-    reported error covers √2. With secant slopes (and a reference slope) it still covers it."""
-    noise = lambda x: 1e-6 * math.sin(1e3 * x)  # noqa: E731
-
-    def exact_slope(x):
-        return CrossingValue(x, x * x - 2 + noise(x), 1e-6, 2 * x)
-
-    root, points = noisy_newton_root(exact_slope, 1.3, curvature=2.0, initial_slope=2.6, max_steps=6)
-    assert root.status == "converged" and abs(root.value - math.sqrt(2)) <= root.error
-    assert root.error < 1e-5 and len(points) <= 4
-
-    def secant(x):
-        return CrossingValue(x, x * x - 2 + noise(x), 1e-6)
-
-    root, _ = noisy_newton_root(secant, 1.3, curvature=2.0, initial_slope=2.6, reference_slope=2.8, max_steps=6)
-    assert abs(root.value - math.sqrt(2)) <= root.error
-
-    failing = noisy_newton_root(lambda x: CrossingValue(x, failure="no value"), 1.3, curvature=2.0, initial_slope=1.0)
-    assert failing[0].status == "failed" and "no value" in failing[0].message
+def test_a_noisy_threshold_keeps_the_digits_its_error_supports():
+    """0.8 ± 5e-3: the error is 10^-2.2 relative, so two significant digits; an exact value keeps 15; a value
+    without a finite error keeps none (and no mpmath value)."""
+    assert noisy_threshold(0.8, 5e-3, Status.CONVERGED, "").digits_string == "0.80"
+    assert noisy_threshold(1.2515375, 2.3e-4, Status.CONVERGED, "").digits_string == "1.25"
+    assert noisy_threshold(0.8, 0.0, Status.CONVERGED, "").digits == 15
+    missing = noisy_threshold(0.8, math.nan, Status.LIMITED, "")
+    assert missing.digits == 0 and missing.digits_string == "" and missing.value_mp is None

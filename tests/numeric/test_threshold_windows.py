@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from attnphase.errors import ParameterError
-from attnphase.numeric.threshold import bisect_count_change, bisect_geometric, log_crossing, window_and_coexistence
+from attnphase.numeric.threshold import bisect_geometric, log_crossing, window_and_coexistence
 
 
 def _minima(x):
@@ -24,10 +24,11 @@ def _minima(x):
     return minima
 
 
-def test_count_change_bisection_finds_the_spinodal():
+def test_geometric_bisection_on_the_count_of_minima_finds_the_spinodals():
     """The count of minima changes at x = e (the fold of the cubic φ³ − φ + t = 0 at t = 2/(3√3)): bisection from a
-    two-minima point to a one-minimum point ends within rtol of it, and the bracket keeps its roles."""
-    result = bisect_count_change(lambda x: len(_minima(x)), 1.5, 4.0, rtol=1e-10)
+    two-minima point to a one-minimum point ends within rtol of it, and the bracket keeps its roles (either order
+    on the axis: the lower spinodal 1/e is approached from above)."""
+    result = bisect_geometric(lambda x: len(_minima(x)) == 2, 1.5, 4.0, rtol=1e-10)
     inside, outside = result.bracket
     assert len(_minima(inside)) == 2 and len(_minima(outside)) == 1
     assert inside <= math.e <= outside and outside / inside - 1 < 1e-10

@@ -6,8 +6,6 @@ until a command runs.
 
 from __future__ import annotations
 
-import click
-
 from attnphase.cli.common import as_option_error, emit, json_option, options_from
 from attnphase.cli.groups import solve, threshold
 from attnphase.models.potts.parameters import Accuracy, Parameters, Temperature

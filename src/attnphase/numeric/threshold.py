@@ -29,12 +29,11 @@ from attnphase.params import check_int, check_real
 from attnphase.results import Result, Status
 
 __all__ = [
-    "Threshold", "find_crossing", "branch_crossing", "bisect_increasing",
-    # crossings of noisy functions
-    "noisy_threshold", "scan_crossing", "first_sign_change", "secant_root", "second_difference_bound",
-    "CrossingValue", "noisy_newton_root",
+    "Threshold", "find_crossing", "branch_crossing",
+    # a crossing known to an error (quadrature rules)
+    "noisy_threshold",
     # counts, windows and coexistence
-    "log_crossing", "bisect_geometric", "bisect_count_change", "window_and_coexistence",
+    "log_crossing", "bisect_geometric", "window_and_coexistence",
     # folds and branch points
     "solve_fold", "fold_threshold", "solve_branch_point", "branch_point_threshold", "threshold_from_error",
 ]
@@ -265,30 +264,10 @@ def _slope64(f64, x, a, b) -> float:
         return math.nan
 
 
-def bisect_increasing(residual, lo, hi, iterations: int = 40) -> np.ndarray:
-    """Roots of many increasing functions at once: elementwise x in [lo, hi] with residual(x) = 0.
-
-    `residual(x)` takes an array shaped like `lo` and returns one value per element, negative below
-    the root and positive above it (the caller guarantees a sign change inside every bracket). After
-    n iterations each root lies within (hi − lo)·2^{−n−1} of the returned midpoint: a vectorised
-    solve where a per-element scalar root finder would loop in Python.
-    """
-    iterations = check_int("iterations", iterations, 1, 200)
-    lo = np.array(lo, dtype=float)
-    hi = np.broadcast_to(np.asarray(hi, float), lo.shape).copy()
-    for _ in range(iterations):
-        mid = 0.5 * (lo + hi)
-        above = np.asarray(residual(mid)) > 0
-        lo, hi = np.where(above, lo, mid), np.where(above, mid, hi)
-    return 0.5 * (lo + hi)
-
-
-# --- crossings of noisy functions (quadrature rules): scan with a check-rule error, secant/Newton ----
+# --- a crossing known to an error ----------------------------------------------------------------------
 # A crossing function evaluated by a quadrature rule (or a fixed-point solve on one) is known only to that
-# rule's error, and a sign change between two scan points may hide an undefined point (a branch lost). The
-# functions below locate such crossings and attach an error from a check rule (a second evaluation of the
-# same function on another rule) or from the evaluations' own errors. All return `Threshold`; its
-# `digits_string` keeps the digits the error supports.
+# rule's error; the models locate such crossings on their own ladders of rules (numeric.convergence) and
+# report them through `noisy_threshold`, whose `digits_string` keeps the digits the error supports.
 
 
 def noisy_threshold(value: float, error: float, status: Status, message: str,
@@ -301,183 +280,6 @@ def noisy_threshold(value: float, error: float, status: Status, message: str,
     digits = 15 if error == 0 else max(0, min(15, int(math.floor(-math.log10(error / scale))) if error < scale else 0))
     text = mpmath.nstr(mpmath.mpf(value), digits, strip_zeros=False) if digits else ""
     return Threshold(value, mpmath.mpf(value), text, error, status, message, bracket, slope, digits)
-
-
-def _no_crossing(controls, values, meaning, why, name) -> Threshold:
-    """Status and diagnostics when a scan shows no sign change between two evaluated points.
-
-    not_found only when every scan point was evaluated and the sign never changes: the message says
-    what that means (`meaning[sign]`), the closest approach, and where the secant through the last two
-    points would cross. With unevaluated points the sign could change in between: failed, naming them,
-    never a number."""
-    controls = np.asarray(controls, float)
-    finite = np.isfinite(values)
-    missing = ", ".join(f"{a:.4g}" + (f" ({why(a)})" if why else "") for a in controls[~finite])
-    if not finite.any():
-        return noisy_threshold(math.nan, math.nan, Status.FAILED, f"no scan point evaluated ({missing})")
-    a_f, v_f = controls[finite], values[finite]
-    if len(set(np.sign(v_f))) > 1:
-        return noisy_threshold(math.nan, math.nan, Status.FAILED,
-                               f"sign change across unsolved scan points ({name} = {missing}): a branch is lost there")
-    closest = int(np.argmin(np.abs(v_f)))
-    text = (f"{meaning.get(int(np.sign(v_f[0])), '')} at all {len(v_f)} solved scan points in "
-            f"[{controls[0]:g}, {controls[-1]:g}]; closest approach {v_f[closest]:.3g} at {name} = {a_f[closest]:.4g}")
-    if len(v_f) >= 2 and v_f[-1] != v_f[-2]:
-        extrapolated = a_f[-1] - v_f[-1] * (a_f[-1] - a_f[-2]) / (v_f[-1] - v_f[-2])
-        text += f"; the secant through the last two points crosses at {name} ≈ {extrapolated:.3g}"
-    if missing:
-        return noisy_threshold(math.nan, math.nan, Status.FAILED, f"{text}; unsolved at {name} = {missing}")
-    return noisy_threshold(math.nan, math.nan, Status.NOT_FOUND, text)
-
-
-def scan_crossing(f, controls, values, f_check, rtol: float, *, meaning: dict | None = None, why=None,
-                  name: str = "x") -> Threshold:
-    """First sign change of f on a scan (values = f at controls, NaN where f could not be evaluated),
-    refined by `find_crossing` to rtol; error |f_check(x*) − f(x*)| / |slope| + rtol |x*|.
-
-    f_check: the same function on a check rule; slope: the secant over the scan bracket (the root
-    finder's own slope comes from its last, very narrow bracket, where the noise of f can dominate the
-    difference). Without a sign change between evaluated points: `_no_crossing`'s not_found (with
-    `meaning[sign]` saying what the sign means) or failed (`why(x)` names what is missing at an
-    unevaluated x)."""
-    values = np.asarray(values, float)
-    signs = np.sign(values)
-    change = [i for i in range(len(controls) - 1) if np.isfinite(values[i]) and np.isfinite(values[i + 1])
-              and signs[i] != signs[i + 1]]
-    if not change:
-        return _no_crossing(controls, values, meaning or {}, why, name)
-    i = change[0]
-    lo, hi = float(controls[i]), float(controls[i + 1])
-    root = find_crossing(f, lo, hi, digits=int(-math.log10(rtol)) + 1, n_scan=1)
-    if root.status not in (Status.CONVERGED, Status.LIMITED):
-        return noisy_threshold(math.nan, math.nan, Status.FAILED, root.message, (lo, hi))
-    slope = (values[i + 1] - values[i]) / (hi - lo)
-    shift = f_check(root.value) - f(root.value)
-    error = abs(shift / slope) + rtol * abs(root.value)
-    return noisy_threshold(float(root.value), float(error), Status.CONVERGED,
-                           f"sign change in [{lo:g}, {hi:g}], slope {slope:.3g}, quadrature shift {shift:.2g}",
-                           (lo, hi), float(slope))
-
-
-def first_sign_change(f, controls) -> float | None:
-    """Linear interpolation of the first sign change of f between evaluated points of a scan (None without one)."""
-    values = [f(a) for a in controls]
-    for a0, a1, f0, f1 in zip(controls[:-1], controls[1:], values[:-1], values[1:]):
-        if np.isfinite(f0) and np.isfinite(f1) and np.sign(f0) != np.sign(f1):
-            return float(a0 - f0 * (a1 - a0) / (f1 - f0))
-    return None
-
-
-def secant_root(f, guess: float, f_check, rtol: float, bounds: tuple[float, float], *, step: float = 0.01,
-                max_move: float = 0.5, max_iter: int = 12) -> Threshold:
-    """Root of a smooth crossing function f near `guess` (e.g. from continuation: no bracket needed).
-
-    f is evaluated at guess ± step; the secant root is accepted as soon as it falls within one step of
-    the two points it was computed from (the interpolation error over such a bracket is ~|f''| step²/|f'|),
-    otherwise the secant method continues from it, moving by at most `max_move` per step (a wild step
-    means a poor guess). Error = |f_check − f| / |slope| at the evaluated point nearest the root (the
-    check rule's shift) + rtol |x*|. The interpolation error over the final bracket, |f''|/(2|f'|)
-    |x* − a_0||x* − a_1|, is not part of it: small from a guess within a few steps of the root, but from
-    a guess 0.2 away on f = (x − 1.3)(1 + x) the accepted root is off by 1.9e-3 against a reported 1.1e-4.
-    A step out of `bounds` fails: outside the scanned range the function may have spurious roots (e.g.
-    two branches merging at a trivial solution).
-    """
-    a0, a1 = guess - step, guess + step
-    f0, f1 = f(a0), f(a1)
-    for _ in range(max_iter):
-        if not (np.isfinite(f0) and np.isfinite(f1)) or f1 == f0:
-            return noisy_threshold(math.nan, math.nan, Status.FAILED, f"crossing function not finite or flat near {a1:.4g}")
-        slope = (f1 - f0) / (a1 - a0)
-        a2 = a1 - f1 / slope
-        a2 = min(max(a2, a1 - max_move), a1 + max_move)
-        if not bounds[0] <= a2 <= bounds[1]:
-            return noisy_threshold(math.nan, math.nan, Status.FAILED, f"secant left [{bounds[0]:g}, {bounds[1]:g}] at {a2:.4g}")
-        if min(a0, a1) - step <= a2 <= max(a0, a1) + step:
-            nearest, f_nearest = (a0, f0) if abs(a0 - a2) < abs(a1 - a2) else (a1, f1)
-            shift = f_check(nearest) - f_nearest
-            return noisy_threshold(float(a2), float(abs(shift / slope) + rtol * abs(a2)), Status.CONVERGED,
-                                   f"secant from {guess:.4g}, slope {slope:.3g}, quadrature shift {shift:.2g} at {nearest:.4g}",
-                                   (min(a0, a1), max(a0, a1)), float(slope))
-        if abs(a0 - a2) < abs(a1 - a2):  # keep the point nearer to the new estimate
-            a0, f0, a1, f1 = a1, f1, a0, f0
-        a0, f0, a1, f1 = a1, f1, a2, f(a2)
-    return noisy_threshold(math.nan, math.nan, Status.MAX_ITER, f"secant did not converge from {guess:.4g}")
-
-
-def second_difference_bound(f, x: float, h: float = 0.05) -> float:
-    """|f''| near x: the larger of the central second differences with steps h and 2h (their difference
-    shows the noise of f). A bound for the interpolation error of a last Newton step."""
-    values = {k: f(x + k * h) for k in (-2, -1, 0, 1, 2)}
-    second = [(values[k] - 2 * values[0] + values[-k]) / (k * h) ** 2 for k in (1, 2)]
-    return float(max(abs(v) for v in second))
-
-
-@dataclass(frozen=True)
-class CrossingValue:
-    """One accurate evaluation of a crossing function at `control`: value ± error and, when known exactly
-    (e.g. from an identity such as dΦ/dα = −E[M]), its slope; `failure` says why there is no value."""
-
-    control: float
-    value: float = math.nan
-    error: float = math.nan
-    slope: float | None = None
-    failure: str | None = None
-
-
-def noisy_newton_root(evaluate, start: float, *, curvature: float, initial_slope: float,
-                      reference_slope: float | None = None, max_steps: int = 3, bracket=None, name: str = "x",
-                      curvature_source: str = "given bound") -> tuple[Threshold, tuple[CrossingValue, ...]]:
-    """Root of a crossing function known at each evaluation only to an error, by Newton's method from `start`.
-
-    evaluate(x) -> CrossingValue. The slope is the evaluation's own (exact) slope, or else the secant
-    through the previous evaluation (`initial_slope` at the first). Each step costs one evaluation; the
-    iteration stops as soon as the linearisation error of the next Newton step is below the error of f
-    (or after `max_steps`), and returns that Newton iterate x* = x_k − f_k/f'_k without evaluating it.
-
-    Error (in x): [err(f_k) + ½|f''| (f_k/f'_k)² + |f_k| s] / |f'_k|: the evaluation's error, the
-    linearisation over the last step (|f''| from the exact slopes of two evaluations when available,
-    else the given `curvature` bound, named `curvature_source` in the message) and, for secant slopes, the relative slope uncertainty
-    s = |reference_slope − f'_k|/|f'_k| (reference_slope: an independent local slope, e.g. on a cheaper rule).
-    """
-    points: list[CrossingValue] = []
-    slopes: list[float] = []
-
-    def linearisation():
-        """(error of the last Newton step's linearisation in f units, |f''| used, its source)."""
-        exact = points[-1].slope is not None
-        if exact and len(points) >= 2:
-            used = abs(slopes[-1] - slopes[-2]) / abs(points[-1].control - points[-2].control)
-            source = "exact slopes"
-        else:
-            used, source = curvature, curvature_source
-        slope = slopes[-1]
-        slope_error = 0.0 if exact else abs(reference_slope - slope) / abs(slope)
-        step = points[-1].value / abs(slope)
-        return 0.5 * used * step**2 + abs(step) * slope_error * abs(slope), used, source
-
-    x = start
-    for _ in range(max_steps):
-        point = evaluate(x)
-        if point.failure is not None:
-            return noisy_threshold(math.nan, math.nan, Status.FAILED,
-                                   f"evaluation at {name} = {x:.5f} failed: {point.failure}", bracket), tuple(points)
-        if point.slope is not None:
-            slope = point.slope
-        else:
-            slope = (point.value - points[-1].value) / (x - points[-1].control) if points else initial_slope
-        points.append(point)
-        slopes.append(slope)
-        if linearisation()[0] <= point.error:
-            break
-        x += -point.value / slope
-    last, slope = points[-1], slopes[-1]
-    newton_step = -last.value / slope
-    linear_error, used, source = linearisation()
-    path = ", ".join(f"{p.control:.5f}" for p in points)
-    message = (f"Newton from {start:.5f} through {name} = {path}: crossing function {last.value:.3g} ± {last.error:.2g}, "
-               f"slope {slope:.3g}, last step {newton_step:+.2e}, |f''| ≤ {used:.2g} ({source})")
-    return (noisy_threshold(float(last.control + newton_step), float((last.error + linear_error) / abs(slope)),
-                            Status.CONVERGED, message, bracket, float(slope)), tuple(points))
 
 
 # --- counts, windows and coexistence (landscapes with several minima) --------------------------------
@@ -521,14 +323,6 @@ def bisect_geometric(holds, inside: float, outside: float, *, iterations: int = 
     return Threshold(math.sqrt(inside * outside), None, "", abs(outside - inside), Status.CONVERGED,
                      f"property holds up to {inside:.10g}, not at {outside:.10g} ({steps} bisection steps)",
                      (inside, outside))
-
-
-def bisect_count_change(count, inside: float, outside: float, *, iterations: int = 60,
-                        rtol: float | None = 1e-6) -> Threshold:
-    """Where count(x) (e.g. the number of minima of a landscape) changes from its value at `inside`
-    (`bisect_geometric` on "count(x) == count(inside)")."""
-    reference = count(inside)
-    return bisect_geometric(lambda x: count(x) == reference, inside, outside, iterations=iterations, rtol=rtol)
 
 
 def window_and_coexistence(scan, count, depth_difference, *, refine_iterations: int = 10,

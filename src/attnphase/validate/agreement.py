@@ -25,9 +25,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import torch
 
-from attnphase.validate import seeds
 from attnphase.validate.device import select_device
 
 __all__ = ["RELATIVE_TOLERANCE", "Agreement", "compare_outputs", "registered_simulators", "compare_devices"]

@@ -14,7 +14,7 @@ import numpy as np
 
 __all__ = ["one_hot", "target_rows", "visible_positions", "causal_mask", "causal_plane_matrix", "shift_matrix",
            "features_and_targets", "weight_space_action", "function_space_action", "copy_plane_matrix",
-           "softmax_symmetric_matrix", "order_parameters_of", "logistic_normal_logpdf", "row_logit_density_integrand",
+           "order_parameters_of", "logistic_normal_logpdf", "row_logit_density_integrand",
            "row_joint_density_integrand", "row_participation_integrand"]
 
 
@@ -94,12 +94,6 @@ def copy_plane_matrix(L_: int, t_: float, c_: float) -> np.ndarray:
     """G = tU + c(S − U)."""
     U = np.full((L_, L_), 1.0 / L_)
     return t_ * U + c_ * (shift_matrix(L_) - U)
-
-
-def softmax_symmetric_matrix(L_: int, a: float) -> np.ndarray:
-    """Row-stochastic G with weight a on the previous position and (1−a)/(L−1) elsewhere."""
-    S = shift_matrix(L_)
-    return a * S + (1 - a) / (L_ - 1) * (1 - S)
 
 
 def order_parameters_of(G: np.ndarray, boundary: str = "periodic") -> dict[str, np.ndarray]:

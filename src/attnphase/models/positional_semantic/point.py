@@ -18,11 +18,11 @@ from attnphase.models.positional_semantic.branches import (BRANCHES, BranchCoord
 from attnphase.models.positional_semantic.parameters import Accuracy, Parameters, check_parameter
 from attnphase.models.positional_semantic.results import (BranchSolution, LinearBaseline, MissingBranch, SolveResult,
                                                           TransverseCurvature, combined_status)
-from attnphase.models.positional_semantic.rules import FOLLOW_NODES, SPREAD_RUNGS, resolve_rules
+from attnphase.models.positional_semantic.rules import SPREAD_RUNGS, resolve_rules
 from attnphase.models.positional_semantic.state_evolution import SaddlePointEquations, kernels, tokens
 from attnphase.numeric.convergence import Tolerance
 from attnphase.numeric.gauss import gaussian_expectation
-from attnphase.params import check_choice, check_int, check_positive, check_real
+from attnphase.params import check_choice, check_positive, check_real
 from attnphase.results import Status
 
 __all__ = ["FIELD_TOL", "DEFAULT_BRANCHES", "linear_baseline", "linear_baseline_error", "solve", "solve_along",

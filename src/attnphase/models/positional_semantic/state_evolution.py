@@ -376,7 +376,7 @@ class SaddlePointEquations:
         p, L = self.params, self.params.L
         x = np.asarray(x, float)
         ev = evaluation or self.evaluate(x)
-        q, V, theta, m = x[0], x[1], x[2], x[3:3 + L]
+        V, theta, m = x[1], x[2], x[3:3 + L]
         return np.array([1 / (2 * V) - p.lam / (2 * p.sigma**2) - 0.5 * np.sum(ev.Vhat),
                          -self._quadratic(x) / (2 * V**2) + 0.5 * np.sum(ev.qhat),
                          -theta / (p.rho * V) + np.sum(ev.thetahat),

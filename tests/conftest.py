@@ -12,6 +12,11 @@ Under pytest-xdist (`make test`: one worker per core) each worker computes on on
 thread pools would otherwise put two threads per worker on each core, and a parallel region then waits for a
 descheduled thread. Tests of a parallel path set their own thread count.
 
+Each test has its own cache root ($ATTNPHASE_CACHE_DIR): what a command keeps there by default (the threshold
+command's checkpoints, which the same command run again reads back instead of computing) never carries from one
+test into another, or from the user's own runs into a test. Only the compiled kernels are shared, through a link to
+the cache they would otherwise use: compiling takes seconds, and a kernel depends on nothing but its expression.
+
 The profile rules every test: none sets its own randomness, and a test whose every example is expensive
 (it solves a model, compiles a kernel) draws a fixed fraction of the profile's count,
 `settings(max_examples=max(1, settings.default.max_examples // k))` with a comment saying why, so that
@@ -22,6 +27,7 @@ from __future__ import annotations
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 PROFILES = {
@@ -44,3 +50,14 @@ def pytest_configure(config):
 
         numba.set_num_threads(1)
         torch.set_num_threads(1)
+
+
+@pytest.fixture(autouse=True)
+def private_cache_root(tmp_path_factory, monkeypatch):
+    from attnphase.resume import cache_root
+
+    kernels = cache_root() / "kernels"
+    kernels.mkdir(parents=True, exist_ok=True)
+    root = tmp_path_factory.mktemp("cache-root")
+    (root / "kernels").symlink_to(kernels, target_is_directory=True)
+    monkeypatch.setenv("ATTNPHASE_CACHE_DIR", str(root))

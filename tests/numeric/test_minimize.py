@@ -133,6 +133,33 @@ def test_multistart_local_minima_keeps_rounding_limited_minima_and_drops_unfinis
     unfinished = multistart_local_minima(f, grad, hess, starts, canonical=fold, max_iter=2)
     assert unfinished.status == "not_found" and unfinished.points == ()
     assert "9 start(s) stopped short of a minimum" in unfinished.message
+    # what stopped is handed on as candidates (for a caller that polishes them), and none of them is stationary
+    assert unfinished.stopped and all(np.abs(grad(p)).max() > 1e-3 * scale for p in unfinished.stopped)
+
+
+def test_multistart_local_minima_rescales_a_start_where_the_curvatures_differ_by_300_decades():
+    """f = (x² + 3.84e303 y²)/2 (the copy-heads curvatures at a prior variance of 1e-300): from (0.5, 0) scipy's
+    trust-exact stops at its start point (it cannot predict an improvement); the retry in coordinates scaled by
+    √|H_ii| reaches the minimum at the origin."""
+    from scipy.optimize import minimize
+
+    big = 3.84e303
+
+    def f(v):
+        return 0.5 * (v[0] ** 2 + big * v[1] ** 2)
+
+    def grad(v):
+        return np.array([v[0], big * v[1]])
+
+    def hess(v):
+        return np.diag([1.0, big])
+
+    with np.errstate(over="ignore"):  # scipy's norm of the 1e303-sized model terms
+        plain = minimize(f, np.array([0.5, 0.0]), jac=grad, hess=hess, method="trust-exact", options={"gtol": 1e-10})
+    assert not plain.success and np.array_equal(plain.x, [0.5, 0.0])
+    result = multistart_local_minima(f, grad, hess, [[0.5, 0.0]])
+    assert result.status == "converged" and result.stopped == () and "stopped short" not in result.message
+    assert len(result.points) == 1 and np.abs(result.points[0]).max() < 1e-12
 
 
 def test_bracketed_roots_of_many_cubics_match_brentq():

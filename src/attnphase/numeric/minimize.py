@@ -133,12 +133,15 @@ def symmetric_eigen(H):
 class LocalMinima(Result):
     """Result of `multistart_local_minima`: points, the distinct local minima found (each in the canonical
     form of the symmetry); iterations, the minimiser's iterations summed over the starts; status converged
-    (at least one minimum) or not_found (every start failed or ran out of the finite numbers)."""
+    (at least one minimum) or not_found (every start failed or ran out of the finite numbers); stopped, the
+    finite end points of the starts that stopped short of a minimum (canonical form, distinct): not minima,
+    but candidates for a caller that polishes its own (e.g. Newton on the stationarity conditions)."""
 
     points: tuple
     iterations: int
     status: Status
     message: str
+    stopped: tuple = ()
 
 
 def multistart_local_minima(objective: Callable, gradient: Callable, hessian: Callable, starts: Sequence, *,
@@ -156,36 +159,83 @@ def multistart_local_minima(objective: Callable, gradient: Callable, hessian: Ca
     positive definite Hessian and a remaining Newton step within the tolerance that tells minima apart.
     That keeps the minima where rounding stopped the iteration (an action of 1e8-1e9, whose gradient cannot
     reach an absolute 1e-10, ends with "a bad approximation caused failure to predict improvement" about
-    1e-9 from its minimum) and drops a start stopped by `max_iter` on its way, or on a ridge.
+    1e-9 from its minimum) and drops a start stopped by `max_iter` on its way, or on a ridge. A start that
+    ends unsettled is run once more in coordinates scaled by the square roots of its Hessian's diagonal:
+    curvatures of very different sizes (1 and 4e303 at a prior variance of 1e-300 in the copy-heads
+    actions) stop trust-exact at its first step, where the scaled problem is well conditioned.
     """
+    def add(x, points):
+        point = x if canonical is None else canonical(x)
+        if not any(np.allclose(point, other, atol=atol, rtol=rtol) for other in points):
+            points.append(point)
+
+    found, stopped, iterations, unsettled = [], [], 0, 0
+    for start in starts:
+        start = np.asarray(start, float)
+        end = _trust_exact(objective, gradient, hessian, start, np.ones_like(start), gtol, max_iter)
+        if end is not None and not _settled(end, gradient, hessian, atol, rtol):
+            iterations += end.iterations
+            scaled = _trust_exact(objective, gradient, hessian, start, _diagonal_scale(hessian, start), gtol, max_iter)
+            if scaled is None or not _settled(scaled, gradient, hessian, atol, rtol):
+                unsettled += 1
+                add((end if scaled is None else scaled).x, stopped)
+                continue
+            end = scaled
+        if end is None:
+            continue
+        iterations += end.iterations
+        add(end.x, found)
+    note = f"; {unsettled} start(s) stopped short of a minimum" if unsettled else ""
+    if found:
+        return LocalMinima(tuple(found), iterations, Status.CONVERGED, f"{len(found)} local minimum/minima{note}",
+                           tuple(stopped))
+    return LocalMinima((), iterations, Status.NOT_FOUND, f"no start of {len(starts)} reached a finite minimum{note}",
+                       tuple(stopped))
+
+
+@dataclass(frozen=True)
+class _EndPoint:
+    """Where one trust-exact run ended: x, whether its gradient reached gtol, and the iterations it took."""
+
+    x: np.ndarray
+    converged: bool
+    iterations: int
+
+
+def _trust_exact(objective: Callable, gradient: Callable, hessian: Callable, start: np.ndarray, scale: np.ndarray,
+                 gtol: float, max_iter: int) -> _EndPoint | None:
+    """scipy's trust-exact from `start` in the coordinates y = scale·x (scale 1: the plain problem, bit for bit);
+    None where the path leaves the finite numbers (scipy raises from inside the subproblem then, UnboundLocalError
+    when the Hessian turns non-finite, or it ends non-finite)."""
     from scipy.optimize import minimize
 
-    found, iterations, unsettled = [], 0, 0
-    for start in starts:
-        try:
-            with np.errstate(all="ignore"):
-                res = minimize(objective, np.asarray(start, float), jac=gradient, hess=hessian, method="trust-exact",
-                               options={"gtol": gtol, "maxiter": max_iter})
-        except (ValueError, ArithmeticError, np.linalg.LinAlgError, UnboundLocalError):
-            continue
-        iterations += res.nit
-        if not (np.all(np.isfinite(res.x)) and np.isfinite(res.fun)):
-            continue
-        if not (res.success or _settled(res.x, gradient, hessian, atol, rtol)):
-            unsettled += 1
-            continue
-        point = res.x if canonical is None else canonical(res.x)
-        if not any(np.allclose(point, other, atol=atol, rtol=rtol) for other in found):
-            found.append(point)
-    stopped = f"; {unsettled} start(s) stopped short of a minimum" if unsettled else ""
-    if found:
-        return LocalMinima(tuple(found), iterations, Status.CONVERGED, f"{len(found)} local minimum/minima{stopped}")
-    return LocalMinima((), iterations, Status.NOT_FOUND, f"no start of {len(starts)} reached a finite minimum{stopped}")
+    try:
+        with np.errstate(all="ignore"):
+            res = minimize(lambda y: objective(y / scale), start * scale, jac=lambda y: gradient(y / scale) / scale,
+                           hess=lambda y: hessian(y / scale) / np.outer(scale, scale), method="trust-exact",
+                           options={"gtol": gtol, "maxiter": max_iter})
+    except (ValueError, ArithmeticError, np.linalg.LinAlgError, UnboundLocalError):
+        return None
+    x = res.x / scale
+    if not (np.all(np.isfinite(x)) and np.isfinite(res.fun)):
+        return None
+    return _EndPoint(x, bool(res.success), int(res.nit))
 
 
-def _settled(x: np.ndarray, gradient: Callable, hessian: Callable, atol: float, rtol: float) -> bool:
-    """Whether x is a local minimum to within the tolerance of `np.allclose(·, atol, rtol)`: the Hessian there is
-    positive definite and the Newton step to the stationary point is within atol + rtol |x| in every coordinate."""
+def _diagonal_scale(hessian: Callable, start: np.ndarray) -> np.ndarray:
+    """√|H_ii| at the start (1 where that is zero or not finite): the scaled Hessian has a unit diagonal there."""
+    with np.errstate(all="ignore"):
+        diagonal = np.sqrt(np.abs(np.diag(np.asarray(hessian(start), float))))
+    return np.where(np.isfinite(diagonal) & (diagonal > 0), diagonal, 1.0)
+
+
+def _settled(end: _EndPoint, gradient: Callable, hessian: Callable, atol: float, rtol: float) -> bool:
+    """Whether the end point is a local minimum: its gradient reached gtol, or, to within the tolerance of
+    `np.allclose(·, atol, rtol)`, the Hessian there is positive definite and the Newton step to the stationary
+    point is within atol + rtol |x| in every coordinate."""
+    if end.converged:
+        return True
+    x = end.x
     with np.errstate(all="ignore"):
         g = np.asarray(gradient(x), float)
         H = np.asarray(hessian(x), float)

@@ -213,7 +213,7 @@ def linear_transition(inst: CopyHeadsInstance, digits: int = 30, classify: bool 
     if classify and follow:
         system = action_system(inst, kernels.linear_kernels(inst.convention.remainder, inst.convention.centred),
                                inst.values())
-        found = branch_classification(system, lambda n_: linear_minima(inst, n_).points, lo, hi)
+        found = branch_classification(system, lambda n_: _candidates(linear_minima(inst, n_)), lo, hi)
         land = _with_branches(land, checked_order(found, n_star, land))
         crossover = later_jump(inst, found)
     else:
@@ -221,6 +221,11 @@ def linear_transition(inst: CopyHeadsInstance, digits: int = 30, classify: bool 
     return instability_transition(LinearTransition, inst, res, cross, digits, dps, land,
                                   f"symmetric state loses stability along the {soft_mode} mode; ", soft_mode=soft_mode,
                                   soft_vector=tuple(soft.tolist()), **crossover)
+
+
+def _candidates(minima) -> tuple:
+    """The minima found and the end points that stopped short of one: `branch_classification` polishes them all."""
+    return minima.points + minima.stopped
 
 
 def _with_branches(land: dict, checked) -> dict:

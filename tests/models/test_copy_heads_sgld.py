@@ -103,19 +103,23 @@ def test_convention_a_misses_the_linear_posterior():
 
 
 @pytest.mark.slow
-def test_adam_reaches_the_joint_map_of_the_linear_theory_to_two_per_mille():
+def test_adam_reaches_the_joint_map_of_the_linear_theory_in_c_to_two_per_mille_and_in_t_within_the_sets_scatter():
     """Adam (joint MAP over all weights) on six independent training sets, two seeds each (L = 8, V = 4, P = 800),
-    against the joint-MAP reduced action (Convention A, read-out at its MAP). The six sets' optima scatter by ~1e-4
-    in c, below the finite-P offset of the P → ∞ theory (measured: c 0.29021 against 0.29059), so the claim is an
-    agreement to 0.2% in t and c, not within the scatter; a theory moved by twice that is rejected."""
+    against the joint-MAP reduced action (Convention A, read-out at its MAP). In c the optima scatter by ~1e-4,
+    below the finite-P offset of the P → ∞ theory (measured: 0.29021 against 0.29059), so the claim is an agreement
+    to 0.2%, and a theory moved by twice that is rejected. In t (c_uniform) the optima scatter by ~2e-3, twenty times
+    more: 0.3466 ± 0.0008 against 0.3446, +0.6%. That agrees within the sets' own band (and a theory moved by twice
+    the band is rejected) but NOT to 0.2%: the two-per-mille agreement holds for c only."""
     r = api.simulate("linear", 8, 4, 800.0, algorithm="adam", trials=12, data_sets=6, steps=1500, seed=1, device="cpu")
     assert sum(c.kept for c in r.chains) >= 6
-    for name in ("c_copy", "c_uniform"):
-        measured = r.comparison(name)
-        claimed = 2e-3 * abs(measured.theory)
-        assert abs(measured.mean - measured.theory) <= claimed, measured
-        assert abs(measured.mean - (measured.theory + 2 * claimed)) > claimed
-        assert abs(measured.mean - (measured.theory - 2 * claimed)) > claimed
+    copy = r.comparison("c_copy")
+    claimed = 2e-3 * abs(copy.theory)
+    assert abs(copy.mean - copy.theory) <= claimed, copy
+    assert abs(copy.mean - (copy.theory + 2 * claimed)) > claimed
+    assert abs(copy.mean - (copy.theory - 2 * claimed)) > claimed
+    uniform = agrees_and_rejects_a_shift(r, "c_uniform")
+    assert abs(uniform.mean - uniform.theory) > 2e-3 * abs(uniform.theory), uniform
+    assert uniform.std > 10 * r.comparison("c_copy").std
 
 
 @pytest.mark.slow

@@ -279,14 +279,14 @@ def agrees_and_rejects_a_shift(result, name: str):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("P, steps", [(200.0, 3000), (1000.0, 6000), (4000.0, 24000)])
-def test_mala_of_the_periodic_linear_network_realises_the_per_row_entropy_convention(P, steps):
-    """MALA of the periodic linear network (L = 8, V = 4, 4 chains; 24000 steps at P = 4000, where the scale relaxes
-    slowly) against the posterior means of the row-resolved remainder-entropy action (`row_sums="per-row"`): mean row
-    sum, copy strength, remainder norm (measured from the shared plane, so it holds the row-sum spread) and Gibbs test
-    loss agree within 3σ (the chains' Monte Carlo error ⊕ the posterior means' own; no finite-P term), and the theory
-    moved by twice that band is rejected."""
-    r = api.simulate("linear", 8, 4, P, algorithm="mala", trials=4, steps=steps, seed=3, device="cpu",
+@pytest.mark.parametrize("P", [1000.0, 4000.0])
+def test_mala_of_the_periodic_linear_network_realises_the_per_row_entropy_convention(P):
+    """MALA of the periodic linear network (L = 8, V = 4, 4 chains × 24000 steps: at P = 1000 6000 steps leave the
+    chains unmixed, R-hat 1.17) against the posterior means of the row-resolved remainder-entropy action
+    (`row_sums="per-row"`): mean row sum, copy strength, remainder norm (measured from the shared plane, so it holds
+    the row-sum spread) and Gibbs test loss agree within 3σ (the chains' Monte Carlo error ⊕ the posterior means'
+    own; no finite-P term), and the theory moved by twice that band is rejected. (P = 200: see the next test.)"""
+    r = api.simulate("linear", 8, 4, P, algorithm="mala", trials=4, steps=24000, seed=3, device="cpu",
                      convention=_per_row("periodic"), fluctuations=True)
     assert max(d.rhat for d in r.diagnostics) < 1.05
     for name in ("c_uniform", "c_copy", "rho", "test_loss"):
@@ -294,14 +294,35 @@ def test_mala_of_the_periodic_linear_network_realises_the_per_row_entropy_conven
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("P", [200.0, 1000.0])
-def test_mala_of_the_masked_linear_network_realises_the_remainder_entropy_convention(P):
-    """MALA of the masked linear network (L = 8, V = 4, 4 chains × 6000 steps) against the remainder-entropy
-    theory with the order parameters' fluctuations (`linear_posterior_means`): mean row sum, copy strength,
-    remainder norm and Gibbs test loss agree within 3σ (the chains' Monte Carlo error ⊕ the posterior means' own;
-    no finite-P term), the theory moved by twice that band is rejected, and Convention A (the saddle point with
-    ρ = 0) is excluded by the remainder norm."""
-    r = api.simulate("linear", 8, 4, P, algorithm="mala", trials=4, steps=6000, seed=3, device="cpu",
+@pytest.mark.parametrize("boundary, steps, agreeing, off", [
+    ("periodic", 3000, ("c_uniform", "rho"), {"c_copy": -1, "test_loss": 1}),
+    ("causal", 6000, ("c_uniform", "c_copy"), {"rho": 1, "test_loss": 1}),
+])
+def test_at_P_200_the_remainder_entropy_theory_misses_the_sampled_gibbs_loss(boundary, steps, agreeing, off):
+    """Honest negative at P = 200 (L = 8, V = 4, 4 chains, mixed: R-hat < 1.05): the P → ∞ theory of the remainder-
+    entropy convention (with the order parameters' fluctuations, no finite-P term) puts the Gibbs test loss 6% below
+    the sampled one (measured z = +3.8 periodic, +6.2 causal), and it misses one order parameter more: the copy
+    strength 4.5% too high (periodic, z = −5.1) or the remainder norm 6% too low (causal, z = +3.2); the others
+    agree. At P = 1000 and 4000 every quantity agrees (the tests above and below)."""
+    convention = _per_row("periodic") if boundary == "periodic" else CAUSAL_ENTROPY
+    r = api.simulate("linear", 8, 4, 200.0, algorithm="mala", trials=4, steps=steps, seed=3, device="cpu",
+                     convention=convention, fluctuations=True)
+    assert max(d.rhat for d in r.diagnostics) < 1.05
+    for name in agreeing:
+        agrees_and_rejects_a_shift(r, name)
+    for name, sign in off.items():
+        measured = r.comparison(name)
+        assert not measured.agrees and sign * measured.z > 3, measured
+
+
+@pytest.mark.slow
+def test_mala_of_the_masked_linear_network_realises_the_remainder_entropy_convention():
+    """MALA of the masked linear network at P = 1000 (L = 8, V = 4, 4 chains × 24000 steps: 6000 leave R-hat at
+    1.18) against the remainder-entropy theory with the order parameters' fluctuations (`linear_posterior_means`):
+    mean row sum, copy strength, remainder norm and Gibbs test loss agree within 3σ (the chains' Monte Carlo error ⊕
+    the posterior means' own; no finite-P term), the theory moved by twice that band is rejected, and Convention A
+    (the saddle point with ρ = 0) is excluded by the remainder norm."""
+    r = api.simulate("linear", 8, 4, 1000.0, algorithm="mala", trials=4, steps=24000, seed=3, device="cpu",
                      convention=CAUSAL_ENTROPY, fluctuations=True)
     assert max(d.rhat for d in r.diagnostics) < 1.05
     for name in ("c_uniform", "c_copy", "rho", "test_loss"):

@@ -243,7 +243,10 @@ def _settled(end: _EndPoint, gradient: Callable, hessian: Callable, atol: float,
             return False
         if np.linalg.eigvalsh(0.5 * (H + H.T))[0] <= 0:
             return False
-        step = np.linalg.solve(H, g)
+        try:
+            step = np.linalg.solve(H, g)
+        except np.linalg.LinAlgError:  # positive definite to rounding only
+            return False
     return bool(np.all(np.abs(step) <= atol + rtol * np.abs(x)))
 
 

@@ -204,3 +204,16 @@ def test_linear_threshold_tiny_prior_variance_reaches_its_limit():
     small = ch.threshold("linear", 16, 4, 12, DEFAULT.with_(sigma2=1e-8))
     assert tiny.status == small.status == "converged"
     assert tiny.P_star == pytest.approx(small.P_star, rel=1e-6)
+
+
+def test_linear_solve_tiny_prior_variance_finds_the_minima_of_its_limit():
+    """At σ² = 1e-300 the copy curvature is 3.8e303 against O(1) along t, and trust-exact stops at its start points;
+    those used to come back as 13 "stable minima". The stationary points found are those at σ² = 1e-8 (the c
+    curvature's only effect is to pin c to 0): the symmetric point, unstable, and one stable minimum at t = 0.2476."""
+    tiny = ch.solve("linear", 16, 4, 30.0, DEFAULT.with_(sigma2=1e-300))
+    small = ch.solve("linear", 16, 4, 30.0, DEFAULT.with_(sigma2=1e-8))
+    assert tiny.status == small.status == "converged"
+    assert len(tiny.minima) == len(small.minima) == 2
+    for a, b in zip(sorted(tiny.minima, key=lambda m: m.c_uniform), sorted(small.minima, key=lambda m: m.c_uniform)):
+        assert a.stable == b.stable
+        assert a.c_uniform == pytest.approx(b.c_uniform, abs=1e-6) and abs(a.c_copy) < 1e-12

@@ -176,3 +176,27 @@ def test_bracketed_roots_of_many_cubics_match_brentq():
     b = np.array(offsets)
     roots = bracketed_roots(lambda x: x**3 - x + b, lambda x: 3 * x * x - 1, lo, hi, f_lo)
     assert len(roots) >= 100 and np.max(np.abs(roots - np.array(reference))) < 1e-12
+
+
+def test_a_point_off_the_minimum_along_a_soft_direction_coupled_to_a_stiff_one_is_not_settled():
+    """f = 2(t − 1/4)² − 4.19 t c + 1.92e303 c² (curvatures 4 and 3.84e303, coupled): at (−0.79, 1.7e-18) the
+    gradient along t is −4.2, a Newton step of 1.04 from the minimum at t ≈ 1/4, but an LU solve of the Hessian
+    itself returns a zero step along t (the 3.84e303 entry swamps the elimination). The step is taken on the
+    Hessian scaled to a unit diagonal, so that start is reported as stopped short, not as a minimum; from
+    (0.79, 0) the minimum itself is found."""
+    stiff, coupling = 3.84e303, -4.19
+
+    def f(v):
+        return 2 * (v[0] - 0.25) ** 2 + coupling * v[0] * v[1] + 0.5 * stiff * v[1] ** 2
+
+    def grad(v):
+        return np.array([4 * (v[0] - 0.25) + coupling * v[1], coupling * v[0] + stiff * v[1]])
+
+    def hess(v):
+        return np.array([[4.0, coupling], [coupling, stiff]])
+
+    off = multistart_local_minima(f, grad, hess, [[-0.79, 1.7e-18]])
+    assert off.status == "not_found" and off.points == () and len(off.stopped) == 1
+    found = multistart_local_minima(f, grad, hess, [[0.79, 0.0]])
+    t_min = 0.25 / (1 - coupling**2 / (4 * stiff))  # ∂f/∂c = 0 eliminated: c = −coupling·t/stiff
+    assert len(found.points) == 1 and found.points[0][0] == pytest.approx(t_min, abs=1e-9)

@@ -144,6 +144,11 @@ class LocalMinima(Result):
     stopped: tuple = ()
 
 
+# Steps of the rescaled retry of `multistart_local_minima` (the badly scaled copy-heads actions converge in 1-2
+# steps once rescaled; a retry that runs on is a start far from any minimum, 0.2 s per 500 steps).
+RESCALED_MAX_ITER = 50
+
+
 def multistart_local_minima(objective: Callable, gradient: Callable, hessian: Callable, starts: Sequence, *,
                             canonical: Callable | None = None, gtol: float = 1e-10, max_iter: int = 500,
                             rtol: float = 1e-6, atol: float = 1e-6) -> LocalMinima:
@@ -175,7 +180,11 @@ def multistart_local_minima(objective: Callable, gradient: Callable, hessian: Ca
         end = _trust_exact(objective, gradient, hessian, start, np.ones_like(start), gtol, max_iter)
         if end is not None and not _settled(end, gradient, hessian, atol, rtol):
             iterations += end.iterations
-            scaled = _trust_exact(objective, gradient, hessian, start, _diagonal_scale(hessian, start), gtol, max_iter)
+            # retried only where trust-exact gave up early (a step it could not predict), not after max_iter steps,
+            # and for at most RESCALED_MAX_ITER steps: where the scaling cures the conditioning it converges in a few
+            scaled = (None if end.iterations >= max_iter else
+                      _trust_exact(objective, gradient, hessian, start, _diagonal_scale(hessian, start), gtol,
+                                   min(max_iter, RESCALED_MAX_ITER)))
             if scaled is None or not _settled(scaled, gradient, hessian, atol, rtol):
                 unsettled += 1
                 add((end if scaled is None else scaled).x, stopped)

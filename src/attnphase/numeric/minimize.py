@@ -165,9 +165,10 @@ def multistart_local_minima(objective: Callable, gradient: Callable, hessian: Ca
     That keeps the minima where rounding stopped the iteration (an action of 1e8-1e9, whose gradient cannot
     reach an absolute 1e-10, ends with "a bad approximation caused failure to predict improvement" about
     1e-9 from its minimum) and drops a start stopped by `max_iter` on its way, or on a ridge. A start that
-    ends unsettled is run once more in coordinates scaled by the square roots of its Hessian's diagonal:
-    curvatures of very different sizes (1 and 4e303 at a prior variance of 1e-300 in the copy-heads
-    actions) stop trust-exact at its first step, where the scaled problem is well conditioned.
+    ends unsettled before `max_iter` is run once more, for at most RESCALED_MAX_ITER steps, in coordinates
+    scaled by the square roots of its Hessian's diagonal: curvatures of very different sizes (1 and 4e303 at a
+    prior variance of 1e-300 in the copy-heads actions) stop trust-exact at its first step, where the scaled
+    problem is well conditioned. The end points that still stop short are returned in `stopped`.
     """
     def add(x, points):
         point = x if canonical is None else canonical(x)

@@ -164,6 +164,27 @@ def test_unstable_fixed_point_reported():
     assert diverging.status == "diverged" and not diverging.success
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_spectral_radius_error_covers_the_exact_radius(seed):
+    """x = A x + b with A = S diag(λ) S⁻¹ (non-normal, known eigenvalues, fixed point up to ~1e3): the
+    finite-difference radius lies within its reported error of max |λ|; scaling λ to radius exactly 1 (the
+    largest eigenvalue −1: a neutral direction that keeps I − A invertible) is reported marginal, not stable."""
+    rng = np.random.default_rng(seed)
+    S = rng.normal(size=(3, 3)) + 3 * np.eye(3)
+    eigenvalues = rng.uniform(-0.95, 0.95, size=3)
+    eigenvalues[np.argmax(np.abs(eigenvalues))] *= -np.sign(eigenvalues[np.argmax(np.abs(eigenvalues))])
+    for scale, stable in ((1.0, True), (1 / np.abs(eigenvalues).max(), False)):
+        A = S @ np.diag(scale * eigenvalues) @ np.linalg.inv(S)
+        b = rng.normal(scale=10.0, size=3)
+        F = lambda x: A @ x + b  # noqa: E731
+        res = solve_fixed_point(F, np.zeros(3), Hybr(), tol=1e-9)
+        exact = float(np.abs(scale * eigenvalues).max())
+        assert res.success and 0 < res.spectral_radius_error < 1e-6
+        assert abs(res.spectral_radius - exact) <= res.spectral_radius_error
+        assert res.stable == stable
+        assert ("marginal" in res.message) == (not stable)
+
+
 def test_user_jacobian_used():
     res = solve_fixed_point(lambda x: np.cos(x), np.array([0.5]), jacobian=lambda x: np.array([[-np.sin(x[0])]]))
     assert res.success and res.jacobian_evaluations == 0

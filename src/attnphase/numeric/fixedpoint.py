@@ -23,7 +23,7 @@ Solvers are small frozen values, passed to `solve_fixed_point(F, x0, solver)`:
 
 Accelerated solvers converge just as happily to unstable fixed points, so every converged result
 carries the spectrum of dF at the solution (finite differences in the original coordinates, or a
-user-supplied Jacobian) and `stable` = spectral radius < 1.
+user-supplied Jacobian) and `stable` = spectral radius below 1 by more than its error.
 
 Nothing leaks: non-finite values from F, an F(x) outside the domain of the transforms, exceptions in
 F and non-convergence all end as a status with a message.
@@ -78,8 +78,11 @@ class FixedPointResult(Result):
         raised, F(x) left the domain of the transforms, or the solver stalled).
     message: what happened, in words.
     jacobian: dF at the solution (n x n); jacobian_eigenvalues: its eigenvalues (complex),
-        spectral_radius: max |eigenvalue|, stable: spectral_radius < 1. Not computed (empty / nan /
-        False) when the solver did not converge or the Jacobian could not be evaluated.
+        spectral_radius: max |eigenvalue|, spectral_radius_error: a bound on its error from the noise
+        of the finite differences (rounding of F and map_error; not their O(h²) truncation), stable:
+        spectral_radius < 1 − spectral_radius_error (a radius within its error of 1 is marginal, not stable,
+        and the message says so). Not computed (empty / nan / False) when the solver did not converge or the
+        Jacobian could not be evaluated.
     method: the solver (the stage of a chain) that produced `value`.
     jacobian_evaluations: calls of F spent on the finite-difference Jacobian.
     error: estimated distance max |x - x*| to the exact fixed point of the exact map,
@@ -98,6 +101,7 @@ class FixedPointResult(Result):
     jacobian_eigenvalues: np.ndarray
     spectral_radius: float
     stable: bool
+    spectral_radius_error: float = math.nan
     method: str = ""
     jacobian: np.ndarray = field(default_factory=lambda: np.empty((0, 0)), repr=False)
     jacobian_evaluations: int = 0
@@ -588,16 +592,54 @@ def solve_fixed_point(
             raise _Stop(Status.FAILED, "the Jacobian has non-finite entries")
     except _Stop as stop:
         return replace(result, message=f"{message}; spectrum not computed: {stop.message}")
-    eigenvalues = np.linalg.eigvals(J).astype(complex)
+    eigenvalues, eigenvectors = np.linalg.eig(J)
+    eigenvalues = eigenvalues.astype(complex)
     radius = float(np.max(np.abs(eigenvalues)))
+    radius_error = _spectral_radius_error(J, eigenvectors, outcome.x, outcome.residual, map_error,
+                                          finite_differences=jacobian is None)
     try:
         # F itself is known only to map_error (e.g. its quadrature error) plus rounding.
         uncertainty = outcome.residual + map_error + 4 * np.finfo(float).eps * float(np.max(np.abs(outcome.x)))
         error = float(np.linalg.norm(np.linalg.inv(np.eye(n) - J), np.inf) * uncertainty)
     except np.linalg.LinAlgError:
         error = math.inf
-    return replace(result, jacobian_eigenvalues=eigenvalues, spectral_radius=radius, stable=radius < 1.0,
-                   jacobian=J, jacobian_evaluations=jac_evals, error=error)
+    if abs(radius - 1.0) <= radius_error:
+        message = (f"{message}; marginal: spectral radius {radius:.15g} is 1 within its error {radius_error:.2g} "
+                   "(reported not stable)")
+    return replace(result, message=message, jacobian_eigenvalues=eigenvalues, spectral_radius=radius,
+                   spectral_radius_error=radius_error, stable=radius < 1.0 - radius_error, jacobian=J,
+                   jacobian_evaluations=jac_evals, error=error)
+
+
+# The rounding error assumed for one evaluation of F, in units of eps times its largest coordinate (a few
+# operations per coordinate; a map computed with heavy cancellation should declare the rest as map_error).
+F_ROUNDING_ULPS = 16.0
+# The largest stencil coefficient sum over 2h of map_jacobian's difference rules (one-sided: (3 + 4 + 1) / 2).
+STENCIL_GAIN = 4.0
+
+
+def _spectral_radius_error(J: np.ndarray, eigenvectors: np.ndarray, x: np.ndarray, residual: float, map_error: float,
+                           finite_differences: bool) -> float:
+    """A bound on how far the noise in J moves its eigenvalues (Bauer-Fike: cond(V) ‖δJ‖).
+
+    With finite differences (map_jacobian's step h_j = eps^(1/3) max(1, |x_j|)) every entry of column j carries
+    the noise of F at the stencil's points, F_ROUNDING_ULPS eps (max|x| + residual + ‖J‖ h_j) + map_error (F is x
+    to the residual at the fixed point, and moves by ‖J‖ h_j over the stencil), times STENCIL_GAIN / h_j;
+    the O(h²) truncation of the stencils is not included. A supplied Jacobian is taken to be exact to rounding.
+    A defective J (cond(V) infinite) gives inf: its eigenvalues are then only known to the square root of the noise."""
+    eps = np.finfo(float).eps
+    n = J.shape[0]
+    if finite_differences:
+        steps = eps ** (1 / 3) * np.maximum(1.0, np.abs(x))
+        size = float(np.max(np.abs(x))) + residual + np.abs(J).max() * steps
+        # (the spacing of subnormal numbers is the floor of any rounding)
+        noise = F_ROUNDING_ULPS * (eps * size + np.finfo(float).smallest_subnormal) + map_error
+        perturbation = n * float(np.max(STENCIL_GAIN * noise / steps))  # ‖δJ‖_F ≤ n max|δJ_ij| (no squares to underflow)
+    else:
+        perturbation = F_ROUNDING_ULPS * (eps * n * float(np.abs(J).max()) + np.finfo(float).smallest_subnormal)
+    with np.errstate(all="ignore"):
+        condition = float(np.linalg.cond(eigenvectors))
+    return condition * perturbation if math.isfinite(condition) else math.inf
 
 
 class LastEvaluation:

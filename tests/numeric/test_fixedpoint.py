@@ -185,6 +185,18 @@ def test_spectral_radius_error_covers_the_exact_radius(seed):
         assert ("marginal" in res.message) == (not stable)
 
 
+@pytest.mark.parametrize("eigenvalue, stable", [(0.5, True), (-1.0, False)])
+def test_spectral_radius_error_of_a_jordan_block(eigenvalue, stable):
+    """A defective dF (a 2 × 2 Jordan block: eigenvectors parallel, Bauer-Fike's bound infinite): the error falls
+    back on Elsner's, ~ the square root of the noise, which still separates 0.5 from 1 and calls −1 marginal."""
+    A = np.array([[eigenvalue, 1.0], [0.0, eigenvalue]])
+    b = np.array([0.3, -0.7])
+    res = solve_fixed_point(lambda x: A @ x + b, np.zeros(2), Hybr(), tol=1e-12)
+    assert res.success and res.spectral_radius_error < 1e-3
+    assert abs(res.spectral_radius - abs(eigenvalue)) <= res.spectral_radius_error
+    assert res.stable == stable and ("marginal" in res.message) == (not stable)
+
+
 def test_user_jacobian_used():
     res = solve_fixed_point(lambda x: np.cos(x), np.array([0.5]), jacobian=lambda x: np.array([[-np.sin(x[0])]]))
     assert res.success and res.jacobian_evaluations == 0

@@ -78,8 +78,8 @@ class FixedPointResult(Result):
         raised, F(x) left the domain of the transforms, or the solver stalled).
     message: what happened, in words.
     jacobian: dF at the solution (n x n); jacobian_eigenvalues: its eigenvalues (complex),
-        spectral_radius: max |eigenvalue|, spectral_radius_error: a bound on its error from the noise
-        of the finite differences (rounding of F and map_error; not their O(h²) truncation), stable:
+        spectral_radius: max |eigenvalue|, spectral_radius_error: how far the noise of the finite
+        differences (rounding of F and map_error; not their O(h²) truncation) can move it, stable:
         spectral_radius < 1 − spectral_radius_error (a radius within its error of 1 is marginal, not stable,
         and the message says so). Not computed (empty / nan / False) when the solver did not converge or the
         Jacobian could not be evaluated.
@@ -620,26 +620,29 @@ STENCIL_GAIN = 4.0
 
 def _spectral_radius_error(J: np.ndarray, eigenvectors: np.ndarray, x: np.ndarray, residual: float, map_error: float,
                            finite_differences: bool) -> float:
-    """A bound on how far the noise in J moves its eigenvalues (Bauer-Fike: cond(V) ‖δJ‖).
+    """How far the noise δJ in J can move its eigenvalues: the smaller of Bauer-Fike's cond(V) ‖δJ‖ (V: J's
+    eigenvectors; huge for a nearly defective J) and Elsner's (2‖J‖ + ‖δJ‖)^(1 − 1/n) ‖δJ‖^(1/n) (any J; the
+    square root of the noise for a 2 × 2 Jordan block), with ‖δJ‖ bounded through its largest entry.
 
     With finite differences (map_jacobian's step h_j = eps^(1/3) max(1, |x_j|)) every entry of column j carries
     the noise of F at the stencil's points, F_ROUNDING_ULPS eps (max|x| + residual + ‖J‖ h_j) + map_error (F is x
     to the residual at the fixed point, and moves by ‖J‖ h_j over the stencil), times STENCIL_GAIN / h_j;
-    the O(h²) truncation of the stencils is not included. A supplied Jacobian is taken to be exact to rounding.
-    A defective J (cond(V) infinite) gives inf: its eigenvalues are then only known to the square root of the noise."""
-    eps = np.finfo(float).eps
+    the O(h²) truncation of the stencils is not included. A supplied Jacobian is taken to be exact to rounding."""
+    eps, tiny = np.finfo(float).eps, np.finfo(float).smallest_subnormal  # (subnormal spacing: the floor of rounding)
     n = J.shape[0]
+    largest = float(np.abs(J).max())
     if finite_differences:
         steps = eps ** (1 / 3) * np.maximum(1.0, np.abs(x))
-        size = float(np.max(np.abs(x))) + residual + np.abs(J).max() * steps
-        # (the spacing of subnormal numbers is the floor of any rounding)
-        noise = F_ROUNDING_ULPS * (eps * size + np.finfo(float).smallest_subnormal) + map_error
-        perturbation = n * float(np.max(STENCIL_GAIN * noise / steps))  # ‖δJ‖_F ≤ n max|δJ_ij| (no squares to underflow)
+        noise = F_ROUNDING_ULPS * (eps * (float(np.max(np.abs(x))) + residual + largest * steps) + tiny) + map_error
+        entry = float(np.max(STENCIL_GAIN * noise / steps))
     else:
-        perturbation = F_ROUNDING_ULPS * (eps * n * float(np.abs(J).max()) + np.finfo(float).smallest_subnormal)
+        entry = F_ROUNDING_ULPS * (eps * largest + tiny)
+    perturbation = n * entry  # ‖δJ‖₂ ≤ ‖δJ‖_F ≤ n max|δJ_ij| (no squares to underflow)
+    norm = n * largest
+    elsner = (2 * norm + perturbation) ** (1 - 1 / n) * perturbation ** (1 / n)
     with np.errstate(all="ignore"):
         condition = float(np.linalg.cond(eigenvectors))
-    return condition * perturbation if math.isfinite(condition) else math.inf
+    return min(condition * perturbation, elsner) if math.isfinite(condition) else elsner
 
 
 class LastEvaluation:

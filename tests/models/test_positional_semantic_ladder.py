@@ -88,6 +88,24 @@ def test_default_thresholds_lie_within_their_errors_of_the_converged_references(
             assert abs(t.value - reference[0]) <= t.error + reference[1], (name, t.value, t.error, reference)
 
 
+# α_l(0) on the count-split rules 8, 10, …, 20: the secant root on each as the top rung (docs/research/
+# positional_semantic.md, "α_l(0) on the count-split family"); they scatter without a trend.
+ALPHA_L_ZERO_ROOTS = (0.74640, 0.74699, 0.74675, 0.74663, 0.74601, 0.74691, 0.74692)
+
+
+@pytest.mark.slow
+def test_alpha_l_at_omega_zero_converges_and_covers_every_count_split_root():
+    """α_l(0) with the defaults: the count-split rungs' one-step values centred on a secant on split-line 16 bound it
+    to the tolerance, and the value lies within its error of the root on every count-split rule 8 … 20 and of the
+    reference. About 2.5 minutes on 2 idle cores."""
+    t = api.threshold(0.0, which=("alpha_l",)).alpha_l
+    assert t.status == "converged" and t.error <= 1e-3, t.message
+    assert "secant on split-line 16" in t.message, t.message
+    assert all(abs(t.value - root) <= t.error for root in ALPHA_L_ZERO_ROOTS), (t.value, t.error)
+    value, error = reference_threshold("alpha_l", 0.0)
+    assert abs(t.value - value) <= t.error + error
+
+
 def test_where_the_first_rule_has_a_hole_at_alpha_solve_climbs_from_the_next_rule(monkeypatch):
     """The first rule's path made to lack the positional fixed point at α = 0.5 alone (every solve there reported
     not converged; the path is solved at its anchor 0.3 and, one short step beyond, at 0.54): `solve` carries the

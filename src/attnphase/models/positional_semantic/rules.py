@@ -14,10 +14,9 @@ that average it, from cheap and biased to expensive and accurate:
 * count-split rules (`Rule.count_split(n)`): split lines whose second coordinate ξ_2 is integrated
   adaptively too, cut where the number of switches on a line changes (~10× a split-line evaluation). At
   small ω the split-line states drift in one direction without slowing up to 16 outer nodes (the semantic
-  ε_g near α_l, hence α_l at ω ≤ 0.2); the count-split rules 8 … 12 bound them at ω = 0.2; at ω = 0.1 α_l needs
-  count-split 14 (0.89404, 0.89325, 0.89291, 0.89378 on 8 … 14: a turn where 8 … 12 drift one way), at ω = 0
-  count-split 16 (0.74661, 0.74783, 0.74765, 0.74637, 0.74646 on 8 … 16: on 10, 12, 14 the tail rule sees a drift
-  that does not slow, 1.8e-4 then 1.3e-3, and only 16 bounds it).
+  ε_g near α_l, hence α_l at ω ≤ 0.2); α_l's climb (thresholds, step 3) stops on count-split 10 at ω = 0.2, 14 at
+  ω = 0.1 and 12 at ω = 0. At ω = 0 the roots of the count-split rules 8 … 20 scatter over [0.74601, 0.74699]
+  without a trend (docs/research, "α_l(0) on the count-split family").
 
 `state_ladder(L)` is the ladder of the accuracy-driven commands (numeric.convergence): a branch is carried
 from the tensor rule onto the split-line rungs, then the count-split rungs, in turn, each rung started from

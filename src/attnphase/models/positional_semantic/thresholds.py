@@ -17,8 +17,12 @@ crosses the linear baseline), each to a requested absolute tolerance, on the one
    For L = 2 the ladder goes on from split-line 16 to the count-split rules 8 … 16 (rules): at ω ≤ 0.2 the
    split-line values of α_l drift in one direction without slowing, and only the count-split rungs bound them.
    α_l's slope is the first rung's secant, so from the top rung's one-step value the secant on that rung itself
-   is iterated (Δ_l evaluated again at each new value) until its step is below a tenth of the tolerance; the
-   last step is added to the error.
+   is iterated (Δ_l evaluated again at each new value) until its step is below a tenth of the tolerance (or below
+   the room the climb's error leaves under the tolerance, down to a hundredth of it); the last step is added to
+   the error. The same secant on the last split-line rung, before the count-split rungs,
+   moves their centre from α_0 to its last point, with its slope: at ω = 0 α_0 lies 0.012 below the count-split
+   roots, whose slopes differ from split-line 8's and from each other by 2-6 %, so one-step values from α_0
+   scatter by 1.5e-3 where the rules' roots scatter by 1e-3 (docs/research, "α_l(0) on the count-split family").
 4. α_c on a split-line ladder (L = 2): Φ of both branches on three outer-split rules (free_energy_check; then
    rules finer in χ_2, one at a time, while the error is above the tolerance), at
    the states of the first two rungs solved at α_0 (the climb of step 3 stops there: the error comes from this
@@ -75,6 +79,9 @@ ALPHA_CEILING = 8.0
 HOLE_NUDGE = 0.1 * SCAN_STEP
 # Newton on the first rung: stop when the step is below this fraction of the tolerance (or after the cap).
 NEWTON_STEP_FRACTION = 0.1
+# α_l's secant on the top rung adds its last step to the error: where the climb's error leaves less room than
+# NEWTON_STEP_FRACTION · tol under the tolerance, the secant goes on to that room, down to this fraction.
+SECANT_STEP_FLOOR = 0.01
 NEWTON_MAX_STEPS = 6
 NEWTON_RUNGS = 3
 BRANCHES_OF = {"alpha_c": ("semantic", "positional"), "alpha_l": ("semantic",)}
@@ -231,30 +238,47 @@ def _refine_on(kind: str, states: dict, alpha: float, slope_hint: float | None, 
     curvature = (abs(points[-1][2] - points[-2][2]) / abs(points[-1][0] - points[-2][0])
                  if len(points) >= 2 and kind == "alpha_c" else 0.0)
 
+    # α_l: where the count-split rungs follow the split-line ones, a secant on the last split-line rung moves the
+    # centre of the one-step values next to the roots (module docstring, step 3); by that rung's label
+    recentred: dict[str, _Secant] = {}
+
     def on(rule, previous):
         below = previous.states if isinstance(previous, _RungAnswer) else previous
-        moved = below if rule is first_rule else _carry(below, params, rule, alpha_0)
+        centre, slope_hint = (previous.centre, previous.slope) if isinstance(previous, _RungAnswer) else (alpha_0, slope_0)
+        if kind == "alpha_l" and rule.count and isinstance(previous, _RungAnswer) and previous.rule.startswith("split"):
+            if previous.rule not in recentred:
+                below_rule = next(r for r in ladder if r.label == previous.rule)
+                recentred[previous.rule] = _secant_on_rung(previous, below_rule, params, baseline,
+                                                               NEWTON_STEP_FRACTION * tolerance)
+            found = recentred[previous.rule]
+            if found.rows is not None:
+                below, centre, slope_hint = found.states, found.solved_alpha, found.rows[-1].slope
+        moved = below if rule is first_rule else _carry(below, params, rule, centre)
         if isinstance(moved, str):
             return _Failed(moved)
-        value, slope = _crossing_and_slope(kind, moved, baseline, slope_0)
-        return _RungAnswer(moved, rule.label, alpha_0 - value / slope, value, slope)
+        value, slope = _crossing_and_slope(kind, moved, baseline, slope_hint)
+        return _RungAnswer(moved, rule.label, centre - value / slope, value, slope, centre)
 
     # With the outer-split check (step 4) the error comes from the check, and the climb only has to provide the
     # states of two rungs (the second-order state effect is measured between them): any spread is accepted.
     check = outer_split_check and kind == "alpha_c" and params.L == 2 and all(r.split is not None for r in ladder)
     window = 2 if check else min(SPREAD_RUNGS, len(ladder))
     result = climb(on, [Rung(rule, rule.label) for rule in ladder],
-                   lambda answer: {"alpha": answer.alpha, "linearisation": 0.5 * curvature * (answer.alpha - alpha_0) ** 2
+                   lambda answer: {"alpha": answer.alpha, "linearisation": 0.5 * curvature * (answer.alpha - answer.centre) ** 2
                                    / abs(answer.slope)},
                    tolerance={"alpha": Tolerance(atol=ALPHA_CEILING if check else tolerance)}, start=states,
                    report="refined", error="spread", window=window, skip_failed=True)
     rows = tuple(RungThreshold(a.rule, a.alpha, a.value, a.slope) for a in result.answers if isinstance(a, _RungAnswer))
+    rows += tuple(row for found in recentred.values() for row in (found.rows or ()))
     if not result.values:
         return noisy_threshold(math.nan, math.nan, result.status, result.message), rows, None, states
     value, error = result.values["alpha"], result.errors["alpha"] + result.values["linearisation"]
     status, slope = result.status, result.answer.slope
     newton = ", ".join(f"{a:.5f}" for a, _, _ in points)
     message = f"Newton on {first_rule.label} through α = {newton}; {result.message}"
+    for label, found in recentred.items():
+        message += (f"; the count-split rungs' one-step values from α = {found.solved_alpha:.5f}, the last point of a "
+                    f"secant on {label}" if found.rows is not None else f"; {found.note}")
     top_rule = next(rule for rule in ladder if rule.label == result.answer.rule)
     if check:
         value, error, slope, checked, note = _checked_on_outer_split(result, params, alpha_0, curvature, top_rule,
@@ -262,16 +286,19 @@ def _refine_on(kind: str, states: dict, alpha: float, slope_hint: float | None, 
         rows += checked
         message = (f"Newton on {first_rule.label} through α = {newton}; on {result.rung} (states checked on "
                    f"{result.check}) α = {result.values['alpha']:.5f} ± {result.errors['alpha']:.2g}; reported: {note}")
-    elif kind == "alpha_l" and abs(result.answer.alpha - alpha_0) > NEWTON_STEP_FRACTION * tolerance:
-        value, added, secant_rows, note = _secant_on_top_rung(result.answer, top_rule, params, baseline, alpha_0,
-                                                              tolerance)
-        error += added
-        message += f"; {note}"
-        if secant_rows is None:
+    elif kind == "alpha_l" and abs(result.answer.alpha - result.answer.centre) > NEWTON_STEP_FRACTION * tolerance:
+        room = tolerance - error
+        step_tol = (max(room, SECANT_STEP_FLOOR * tolerance) if 0.0 <= room < NEWTON_STEP_FRACTION * tolerance
+                    else NEWTON_STEP_FRACTION * tolerance)
+        found = _secant_on_rung(result.answer, top_rule, params, baseline, step_tol)
+        value = found.value
+        error += found.added
+        message += f"; {found.note}"
+        if found.rows is None:
             status = Status.LIMITED
         else:
-            rows += secant_rows
-            slope = secant_rows[-1].slope
+            rows += found.rows
+            slope = found.rows[-1].slope
     if status == Status.CONVERGED and error > tolerance:
         status = Status.LIMITED
     if bracket is not None:
@@ -317,45 +344,63 @@ def _checked_on_outer_split(result, params: Parameters, alpha_0: float, curvatur
     return alpha, error, checked.slope, rows, note
 
 
-def _secant_on_top_rung(answer: _RungAnswer, rule, params: Parameters, baseline: float, alpha_0: float,
-                        tolerance: float):
-    """(α_l, the error it adds, the rows of the secant points, what the message says) by secant steps on the top
-    rung itself; where a fixed point is not found, the one-step value, its whole move from α_0 and rows None.
+@dataclass(frozen=True)
+class _Secant:
+    """What `_secant_on_rung` found: the root and the error it adds, the rows of the secant points (None where a
+    fixed point was not found), the last α solved on the rung with the branch states there, and the message."""
 
-    The rungs' one-step values use the first rung's secant slope, which can be off by several per cent (ω = 0:
+    value: float
+    added: float
+    rows: tuple | None
+    solved_alpha: float
+    states: dict
+    note: str
+
+
+def _secant_on_rung(answer: _RungAnswer, rule, params: Parameters, baseline: float, step_tol: float) -> _Secant:
+    """α_l by secant steps on the rung of `answer` itself, from its centre and its one-step value; where a fixed point
+    is not found, the one-step value with its whole move from the centre as the error (and rows None).
+
+    The rungs' one-step values use a slope from another point or rung, which can be off by several per cent (ω = 0:
     the count-split one-step value 0.74760 moved to 0.74669 on the top rung's own secant), so Δ_l is evaluated
-    again on the top rung at each new value and the secant through its last two points gives the next, until
-    the step is ≤ NEWTON_STEP_FRACTION · tol (at most NEWTON_MAX_STEPS); the last step is added to the error."""
-    points = [(alpha_0, answer.value)]
+    again on the rung at each new value and the secant through its last two points gives the next, until
+    the step is ≤ step_tol (at most NEWTON_MAX_STEPS); the last step is added to the error."""
+    points = [(answer.centre, answer.value)]
     alpha, states, rows = answer.alpha, answer.states, []
+    solved_alpha, solved_states = answer.centre, answer.states
     for _ in range(NEWTON_MAX_STEPS):
         moved = _carry(states, params, rule, alpha)
         if isinstance(moved, str):
-            # the one-step value stays; its slope error is unknown, so its whole move from α_0 joins the error
-            return (answer.alpha, abs(answer.alpha - alpha_0), None,
-                    f"no secant on {rule.label} ({moved}): the one-step value, its move from α_0 added to the error")
-        states = moved
+            # the one-step value stays; its slope error is unknown, so its whole move from the centre joins the error
+            return _Secant(answer.alpha, abs(answer.alpha - answer.centre), None, solved_alpha, solved_states,
+                           f"no secant on {rule.label} ({moved}): the one-step value, its move from its centre added "
+                           "to the error")
+        states = solved_states = moved
+        solved_alpha = alpha
         value = _crossing("alpha_l", {b: state.solution for b, state in states.items()}, baseline)
         slope = (value - points[-1][1]) / (alpha - points[-1][0])
         points.append((alpha, value))
         step = -value / slope
         rows.append(RungThreshold(f"{rule.label} (secant)", alpha + step, value, slope))
-        if abs(step) <= NEWTON_STEP_FRACTION * tolerance:
+        if abs(step) <= step_tol:
             break
         alpha += step
     through = ", ".join(f"{a:.5f}" for a, _ in points)
-    return (alpha + step, abs(step), tuple(rows),
-            f"secant on {rule.label} through α = {through}: α = {alpha + step:.5f} (last step {step:.2g}, added to "
-            f"the error; the one-step value was {answer.alpha:.5f})")
+    return _Secant(alpha + step, abs(step), tuple(rows), solved_alpha, solved_states,
+                   f"secant on {rule.label} through α = {through}: α = {alpha + step:.5f} (last step {step:.2g}, added "
+                   f"to the error; the one-step value was {answer.alpha:.5f})")
 
 
 @dataclass(frozen=True)
 class _RungAnswer:
+    """A rung's one-step value α = centre − value / slope, from Δ (`value`) at the branch `states` at `centre`."""
+
     states: dict
     rule: str
     alpha: float
     value: float
     slope: float
+    centre: float
     success: bool = True
 
 

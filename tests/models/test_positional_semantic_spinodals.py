@@ -9,7 +9,7 @@ import pytest
 
 from attnphase.api import positional_semantic as api
 from attnphase.errors import ParameterError
-from attnphase.numeric.fixedpoint import map_jacobian
+from attnphase.numeric.jacobian import map_jacobian
 
 # Each independent check solves this far outside the bisection bracket: far enough that the branch's
 # state differs from the bracket's ends, well inside the 0.1 continuation step.

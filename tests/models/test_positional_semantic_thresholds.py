@@ -17,7 +17,7 @@ import pytest
 
 from attnphase.api import positional_semantic as api
 from attnphase.models.positional_semantic import thresholds
-from attnphase.numeric.fixedpoint import forward_difference_jacobian
+from attnphase.numeric.jacobian import forward_difference_jacobian
 from attnphase.numeric.split_line import SplitLineRule
 from attnphase.numeric.threshold import noisy_threshold
 from attnphase.results import Status

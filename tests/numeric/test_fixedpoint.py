@@ -25,7 +25,8 @@ import pytest
 from attnphase.errors import ParameterError
 from attnphase.numeric.branches import BEYOND_STEPS, Continuation, WarmStarts, extrapolate, follow_until_lost
 from attnphase.numeric.fixedpoint import (Anderson, Broyden, Chain, Damped, Hybr, Identity, Interval, LastEvaluation,
-                                          Positive, forward_difference_jacobian, map_jacobian, solve_fixed_point)
+                                          Positive, solve_fixed_point)
+from attnphase.numeric.jacobian import forward_difference_jacobian, map_jacobian
 from attnphase.numeric.gauss import GaussHermiteRule
 from attnphase.numeric.scaling import fit_power_law
 

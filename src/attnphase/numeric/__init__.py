@@ -27,7 +27,9 @@ _MODULES = {
     # the coordinate transforms are defined in `transforms` (fixedpoint re-exports them)
     "transforms": ("Identity", "Positive", "Interval"),
     "fixedpoint": ("Damped", "Anderson", "Hybr", "Broyden", "Chain", "FixedPointResult", "LastEvaluation",
-                   "solve_fixed_point", "map_jacobian", "forward_difference_jacobian"),
+                   "solve_fixed_point"),
+    "jacobian": ("central_difference_steps", "map_jacobian", "forward_difference_jacobian", "spectral_radius_error"),
+    "wrapped_map": ("SolverStop", "WrappedMap"),
     "gauss": ("Expectation", "RefinementStep", "GaussHermiteRule", "gaussian_expectation", "sobol_expectation",
               "covariance_factor", "default_max_nodes_per_dim", "tensor_rule", "pruned_tensor_rule"),
     "split_line": ("SplitLineRule", "OuterSplit", "CountSplit", "SplitLineExpectation", "split_line_expectation"),

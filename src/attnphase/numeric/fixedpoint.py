@@ -39,7 +39,9 @@ import numpy as np
 from scipy import optimize
 
 from attnphase.errors import ParameterError
+from attnphase.numeric.jacobian import forward_difference_jacobian, map_jacobian, spectral_radius_error
 from attnphase.numeric.transforms import Identity, Interval, Positive
+from attnphase.numeric.wrapped_map import SolverStop, WrappedMap
 from attnphase.params import check_int, check_positive, check_real
 from attnphase.results import Result, Status
 
@@ -55,8 +57,6 @@ __all__ = [
     "FixedPointResult",
     "LastEvaluation",
     "solve_fixed_point",
-    "map_jacobian",
-    "forward_difference_jacobian",
 ]
 
 
@@ -109,68 +109,6 @@ class FixedPointResult(Result):
     inverse_jacobian: np.ndarray | None = field(default=None, repr=False)
 
 
-class _Stop(Exception):
-    """Internal: abort the solver with a status and a message."""
-
-    def __init__(self, status: Status, message: str):
-        super().__init__(message)
-        self.status = status
-        self.message = message
-
-
-class _Problem:
-    """F wrapped for the solvers: shape handling, evaluation counting, domain and finiteness checks."""
-
-    def __init__(self, F, shape, transforms):
-        self.F = F
-        self.shape = shape
-        self.transforms = transforms
-        self.evaluations = 0
-        self.last_x: np.ndarray | None = None  # the last point F was called at (for error reports)
-
-    def call(self, x: np.ndarray) -> np.ndarray:
-        """F(x) as a flat array; raises _Stop on exceptions, wrong shapes and non-finite values."""
-        self.evaluations += 1
-        self.last_x = x
-        arg = float(x[0]) if self.shape == () else x.reshape(self.shape).copy()
-        try:
-            with np.errstate(all="ignore"):
-                y = np.asarray(self.F(arg), dtype=float).ravel()
-        except ParameterError:
-            raise
-        except Exception as exc:  # F is user code; its failure is a status, not a traceback
-            raise _Stop(Status.FAILED, f"F raised {type(exc).__name__}: {exc} at x = {x.tolist()}") from None
-        if y.shape != x.shape:
-            raise _Stop(Status.FAILED, f"F returned {y.size} values for {x.size} coordinates")
-        if not np.all(np.isfinite(y)):
-            raise _Stop(Status.DIVERGED, f"F returned non-finite values at x = {x.tolist()}")
-        return y
-
-    def contains(self, x: np.ndarray) -> bool:
-        """Whether every coordinate of x lies in its transform's domain (finite included)."""
-        return all(t.contains(v) for t, v in zip(self.transforms, x))
-
-    def to_u(self, x: np.ndarray) -> np.ndarray:
-        return np.array([t.to_unconstrained(xi) for t, xi in zip(self.transforms, x)], dtype=float)
-
-    def to_x(self, u: np.ndarray) -> np.ndarray:
-        return np.array([t.from_unconstrained(ui) for t, ui in zip(self.transforms, u)], dtype=float)
-
-    def G(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(x, F(x), T(F(x))) for x = T^-1(u)."""
-        if not np.all(np.isfinite(u)):
-            raise _Stop(Status.DIVERGED, f"the iterate became non-finite (unconstrained coordinates {u.tolist()})")
-        x = self.to_x(u)
-        y = self.call(x)
-        for i, (t, yi) in enumerate(zip(self.transforms, y)):
-            if not t.contains(yi):
-                raise _Stop(
-                    Status.FAILED,
-                    f"F(x) left the domain: coordinate {i} = {yi:.6g} is outside {t.describe()} at x = {x.tolist()}",
-                )
-        return x, y, self.to_u(y)
-
-
 @dataclass(frozen=True)
 class _Outcome:
     """What one solver (one stage) returned: its last point x (flat), residual, status and message."""
@@ -184,12 +122,12 @@ class _Outcome:
     inverse_jacobian: np.ndarray | None = None
 
 
-def _run(solver, problem: _Problem, x0: np.ndarray, tol: float) -> _Outcome:
-    """One solver from x0; a _Stop becomes an outcome at the last point F was evaluated (if finite)."""
+def _run(solver, problem: WrappedMap, x0: np.ndarray, tol: float) -> _Outcome:
+    """One solver from x0; a SolverStop becomes an outcome at the last point F was evaluated (if finite)."""
     problem.last_x = None
     try:
         return solver.run(problem, x0, tol)
-    except _Stop as stop:
+    except SolverStop as stop:
         last = problem.last_x if problem.last_x is not None and np.all(np.isfinite(problem.last_x)) else x0
         return _Outcome(last, math.nan, problem.evaluations, stop.status, stop.message, solver.name)
 
@@ -210,7 +148,7 @@ class Damped:
         check_real("damping", self.damping, 0.0, 1.0, high_open=True)
         check_int("max_iter", self.max_iter, 1, None)
 
-    def run(self, problem: _Problem, x0, tol) -> _Outcome:
+    def run(self, problem: WrappedMap, x0, tol) -> _Outcome:
         u = problem.to_u(x0)
         for it in range(1, self.max_iter + 1):
             x, y, gu = problem.G(u)
@@ -238,7 +176,7 @@ class Anderson:
         check_int("memory", self.memory, 1, 100)
         check_int("max_iter", self.max_iter, 1, None)
 
-    def run(self, problem: _Problem, x0, tol) -> _Outcome:
+    def run(self, problem: WrappedMap, x0, tol) -> _Outcome:
         """u+ = u + b g - (dU + b dG) gamma, gamma = argmin |g - dG gamma|, g = G(u) - u."""
         u = problem.to_u(x0)
         beta = 1.0 - self.damping
@@ -299,7 +237,7 @@ class Hybr:
         if self.max_evaluations is not None:
             check_int("max_evaluations", self.max_evaluations, 1, None)
 
-    def run(self, problem: _Problem, x0, tol) -> _Outcome:
+    def run(self, problem: WrappedMap, x0, tol) -> _Outcome:
         max_evaluations = self.max_evaluations or 200 * (x0.size + 1)
 
         def residual_u(u):
@@ -352,7 +290,7 @@ class Broyden:
         check_positive("jacobian_step", self.jacobian_step)
         check_int("backtracks", self.backtracks, 0, 60)
 
-    def run(self, problem: _Problem, x0, tol) -> _Outcome:
+    def run(self, problem: WrappedMap, x0, tol) -> _Outcome:
         n = x0.size
 
         def evaluate(x):
@@ -361,7 +299,7 @@ class Broyden:
                 return np.full(n, np.nan)
             try:
                 return problem.call(x)
-            except _Stop:
+            except SolverStop:
                 return np.full(n, np.nan)
 
         inverse = None if self.inverse is None else np.array(self.inverse, dtype=float)
@@ -438,7 +376,7 @@ class Chain:
         object.__setattr__(self, "polish", bool(polish))
         object.__setattr__(self, "usable", usable)
 
-    def run(self, problem: _Problem, x0, tol) -> _Outcome:
+    def run(self, problem: WrappedMap, x0, tol) -> _Outcome:
         result = _run(self.stages[0], problem, x0, tol)
         for stage in self.stages[1:]:
             inside = problem.contains(result.x)
@@ -452,74 +390,6 @@ class Chain:
             if later.residual < result.residual:
                 result = later
         return result
-
-
-# --------------------------------------------------------------------------------------------------
-# Jacobians
-
-
-def map_jacobian(F, x, *, transforms=None, step: float | None = None) -> tuple[np.ndarray, int]:
-    """dF/dx at x by finite differences in the original coordinates; returns (J, evaluations).
-
-    Central differences (error O(h^2), h = eps^(1/3) max(1, |x_j|)) where x_j +- h stay in the domain
-    of the transforms and F is finite there; otherwise the second-order one-sided stencil
-    (-3 F(x) + 4 F(x + h) - F(x + 2h)) / 2h towards the side that works (e.g. a fixed point on the
-    boundary of a domain, like m = 0 of a map that contains sqrt(m)). Raises _Stop if neither works.
-    """
-    x = np.asarray(x, dtype=float)
-    shape = x.shape
-    flat = x.ravel()
-    n = flat.size
-    transforms = transforms or [Identity()] * n
-    problem = _Problem(F, shape, transforms)
-    f0 = problem.call(flat)
-    J = np.empty((n, n))
-    for j in range(n):
-        h = step if step is not None else np.finfo(float).eps ** (1 / 3) * max(1.0, abs(flat[j]))
-
-        def at(offset, j=j):
-            xs = flat.copy()
-            xs[j] += offset
-            if not transforms[j].contains(xs[j]) and not isinstance(transforms[j], Identity):
-                return None
-            try:
-                return problem.call(xs)
-            except _Stop:
-                return None
-
-        plus, minus = at(h), at(-h)
-        if plus is not None and minus is not None:
-            J[:, j] = (plus - minus) / (2 * h)
-            continue
-        for sign, first in ((1.0, plus), (-1.0, minus)):
-            if first is None:
-                continue
-            second = at(2 * sign * h)
-            if second is not None:
-                J[:, j] = sign * (-3 * f0 + 4 * first - second) / (2 * h)
-                break
-        else:
-            raise _Stop(Status.FAILED, f"no finite-difference stencil for coordinate {j} stays where F is finite")
-    return J, problem.evaluations
-
-
-def forward_difference_jacobian(F, x, f0, relative_step: float = 1e-2, floor: float = 0.1) -> np.ndarray:
-    """Forward differences (F(x + h_j e_j) − f0)/h_j with h_j = relative_step · max(|x_j|, floor).
-
-    For maps with quadrature noise far below a 1% change (a central difference with the rounding-optimal
-    eps^(1/3) step would differentiate the noise): accurate to O(relative_step), enough to start
-    Broyden's method, whose updates remove the rest. f0 = F(x); the floor keeps the step finite for
-    coordinates at or near zero.
-    """
-    x = np.asarray(x, dtype=float)
-    n = len(x)
-    J = np.empty((n, n))
-    for j in range(n):
-        h = relative_step * max(abs(x[j]), floor)
-        up = x.copy()
-        up[j] += h
-        J[:, j] = (F(up) - f0) / h
-    return J
 
 
 # --------------------------------------------------------------------------------------------------
@@ -571,7 +441,7 @@ def solve_fixed_point(
         if not t.contains(xi):
             raise ParameterError("x0", x0, f"coordinate {i} inside {t.describe()}")
 
-    problem = _Problem(F, shape, transforms)
+    problem = WrappedMap(F, shape, transforms)
     outcome = _run(solver, problem, flat0, tol)
     result = FixedPointResult(
         value=_shaped(outcome.x, shape), residual=outcome.residual, iterations=outcome.iterations,
@@ -589,13 +459,13 @@ def solve_fixed_point(
         else:
             J, jac_evals = map_jacobian(F, outcome.x.reshape(shape), transforms=transforms)
         if not np.all(np.isfinite(J)):
-            raise _Stop(Status.FAILED, "the Jacobian has non-finite entries")
-    except _Stop as stop:
+            raise SolverStop(Status.FAILED, "the Jacobian has non-finite entries")
+    except SolverStop as stop:
         return replace(result, message=f"{message}; spectrum not computed: {stop.message}")
     eigenvalues, eigenvectors = np.linalg.eig(J)
     eigenvalues = eigenvalues.astype(complex)
     radius = float(np.max(np.abs(eigenvalues)))
-    radius_error = _spectral_radius_error(J, eigenvectors, outcome.x, outcome.residual, map_error,
+    radius_error = spectral_radius_error(J, eigenvectors, outcome.x, outcome.residual, map_error,
                                           finite_differences=jacobian is None)
     try:
         # F itself is known only to map_error (e.g. its quadrature error) plus rounding.
@@ -609,40 +479,6 @@ def solve_fixed_point(
     return replace(result, message=message, jacobian_eigenvalues=eigenvalues, spectral_radius=radius,
                    spectral_radius_error=radius_error, stable=radius < 1.0 - radius_error, jacobian=J,
                    jacobian_evaluations=jac_evals, error=error)
-
-
-# The rounding error assumed for one evaluation of F, in units of eps times its largest coordinate (a few
-# operations per coordinate; a map computed with heavy cancellation should declare the rest as map_error).
-F_ROUNDING_ULPS = 16.0
-# The largest stencil coefficient sum over 2h of map_jacobian's difference rules (one-sided: (3 + 4 + 1) / 2).
-STENCIL_GAIN = 4.0
-
-
-def _spectral_radius_error(J: np.ndarray, eigenvectors: np.ndarray, x: np.ndarray, residual: float, map_error: float,
-                           finite_differences: bool) -> float:
-    """How far the noise δJ in J can move its eigenvalues: the smaller of Bauer-Fike's cond(V) ‖δJ‖ (V: J's
-    eigenvectors; huge for a nearly defective J) and Elsner's (2‖J‖ + ‖δJ‖)^(1 − 1/n) ‖δJ‖^(1/n) (any J; the
-    square root of the noise for a 2 × 2 Jordan block), with ‖δJ‖ bounded through its largest entry.
-
-    With finite differences (map_jacobian's step h_j = eps^(1/3) max(1, |x_j|)) every entry of column j carries
-    the noise of F at the stencil's points, F_ROUNDING_ULPS eps (max|x| + residual + ‖J‖ h_j) + map_error (F is x
-    to the residual at the fixed point, and moves by ‖J‖ h_j over the stencil), times STENCIL_GAIN / h_j;
-    the O(h²) truncation of the stencils is not included. A supplied Jacobian is taken to be exact to rounding."""
-    eps, tiny = np.finfo(float).eps, np.finfo(float).smallest_subnormal  # (subnormal spacing: the floor of rounding)
-    n = J.shape[0]
-    largest = float(np.abs(J).max())
-    if finite_differences:
-        steps = eps ** (1 / 3) * np.maximum(1.0, np.abs(x))
-        noise = F_ROUNDING_ULPS * (eps * (float(np.max(np.abs(x))) + residual + largest * steps) + tiny) + map_error
-        entry = float(np.max(STENCIL_GAIN * noise / steps))
-    else:
-        entry = F_ROUNDING_ULPS * (eps * largest + tiny)
-    perturbation = n * entry  # ‖δJ‖₂ ≤ ‖δJ‖_F ≤ n max|δJ_ij| (no squares to underflow)
-    norm = n * largest
-    elsner = (2 * norm + perturbation) ** (1 - 1 / n) * perturbation ** (1 / n)
-    with np.errstate(all="ignore"):
-        condition = float(np.linalg.cond(eigenvectors))
-    return min(condition * perturbation, elsner) if math.isfinite(condition) else elsner
 
 
 class LastEvaluation:

@@ -35,8 +35,8 @@ from attnphase.models.positional_semantic.rules import SPREAD_RUNGS, Rule
 from attnphase.models.positional_semantic.state_evolution import SaddlePointEquations
 from attnphase.numeric.branches import Continuation
 from attnphase.numeric.convergence import LadderResult, Rung, Tolerance, climb
-from attnphase.numeric.fixedpoint import (Anderson, Broyden, Chain, LastEvaluation, forward_difference_jacobian,
-                                         map_jacobian, solve_fixed_point)
+from attnphase.numeric.fixedpoint import Anderson, Broyden, Chain, LastEvaluation, solve_fixed_point
+from attnphase.numeric.jacobian import forward_difference_jacobian, map_jacobian
 from attnphase.results import Result, Status
 
 __all__ = ["FIELDS", "RUNG_TOL", "AccurateState", "defect_correction", "tensor_inverse", "on_rule", "follow_on_rule",
@@ -235,7 +235,7 @@ def follow_on_rule(tensor_path: Continuation, branch: str, params: Parameters, r
 
 def with_fresh_inverse(state: AccurateState, params: Parameters, rule: Rule) -> AccurateState:
     """`state` (a fixed point on `rule`) with the inverse of J − I from forward differences of that rule's map at
-    it (numeric.fixedpoint.forward_difference_jacobian, n + 1 evaluations): the inverse a Broyden solve ends
+    it (numeric.jacobian.forward_difference_jacobian, n + 1 evaluations): the inverse a Broyden solve ends
     with after steps in α is the path's, and the rungs above started from it took one more evaluation each
     (at ω = 0.3, α = 1.25: 4 instead of 3 on count-split 8 and 10, 11 s each at 10); kept when the
     differences fail."""

@@ -19,7 +19,8 @@ from attnphase.models.positional_semantic.results import BranchSolution
 from attnphase.models.positional_semantic.state_evolution import SaddlePointEquations, state_vector
 from attnphase.numeric.basins import frozen_basin_rounds
 from attnphase.numeric.branches import Continuation
-from attnphase.numeric.fixedpoint import Anderson, Chain, Hybr, Identity, Interval, Positive, map_jacobian, solve_fixed_point
+from attnphase.numeric.fixedpoint import Anderson, Chain, Hybr, Identity, Interval, Positive, solve_fixed_point
+from attnphase.numeric.jacobian import map_jacobian
 from attnphase.params import check_choice
 from attnphase.results import Status
 

@@ -110,7 +110,8 @@ def test_where_the_first_rule_has_a_hole_at_alpha_solve_climbs_from_the_next_rul
     """The first rule's path made to lack the positional fixed point at α = 0.5 alone (every solve there reported
     not converged; the path is solved at its anchor 0.3 and, one short step beyond, at 0.54): `solve` carries the
     nearer neighbour to α onto the next rule and climbs from there, and gets what the ladder without the first rule
-    gets (split-line 6, 8, 10 at ω = 0.3, tolerance 0.05), to the rungs' fixed-point tolerance."""
+    gets (split-line 4, 5, 6 at ω = 0.3, tolerance 0.05: coarse rules, the mechanism is the same on any), to the
+    rungs' fixed-point tolerance."""
     from dataclasses import replace
 
     from attnphase.models.positional_semantic import point
@@ -128,7 +129,7 @@ def test_where_the_first_rule_has_a_hole_at_alpha_solve_climbs_from_the_next_rul
         path.solve = solve_except_at_the_hole
         return path
 
-    rules = tuple(api.Rule.split_line(n) for n in (4, 6, 8, 10))
+    rules = tuple(api.Rule.split_line(n) for n in (3, 4, 5, 6))
     monkeypatch.setattr(point, "follow_on_rule", with_a_hole)
     (holed,) = api.solve(0.3, 0.5, branches=("positional",), stability=False, tol=0.05, rules=rules).branches
     monkeypatch.undo()
@@ -138,7 +139,7 @@ def test_where_the_first_rule_has_a_hole_at_alpha_solve_climbs_from_the_next_rul
     # the climb from the carried state ends where the ladder without the first rule ends, with the same evidence
     assert (holed.status, holed.rule, holed.checked_on) == (plain.status, plain.rule, plain.checked_on)
     # each rung's fixed point to a relative residual of 1e-6 (accurate.RUNG_TOL), its state to ~1e-5 after the
-    # map's amplification (spectral radius 2.0 here; measured differences ~1e-12), from two different starts
+    # map's amplification (measured differences ≤ 1.2e-11 on these rules), from two different starts
     for name in ("q", "V", "m", "test_error", "free_energy"):
         assert getattr(holed, name) == pytest.approx(getattr(plain, name), rel=1e-4), name
 

@@ -173,6 +173,30 @@ def test_curvatures_hundreds_of_decades_apart():
     assert np.allclose(branch.state[:, 1], (a * np.sqrt(branch.control) + b * branch.control) / K, rtol=1e-14, atol=0)
 
 
+def test_gradient_rounding_noise_that_the_curvatures_do_not_show():
+    """∇S computed with a cancellation of terms ~1e7 (as σ² → 0 in the copy-heads prior makes them): its rounding
+    noise, ~eps·1e7, is far above what the Hessian predicts, so the corrector's Newton steps stall at ~1e-9
+    instead of shrinking. They used to be rejected as "not contracting": 31 000 points at ever smaller steps
+    (max_points). A stall far below the step is convergence: the branch x = √c is followed as fast as without
+    the noise, every point within noise / curvature of the closed form."""
+    big = 1e7
+
+    def gradient(v, c_, noisy):
+        return np.array([v[0] ** 3 - c_ * v[0] + (((big + v[0]) - big - v[0]) if noisy else 0.0)])
+
+    def system(noisy):
+        return FunctionSystem(1, lambda v, c_: v[0] ** 4 / 4 - c_ * v[0] ** 2 / 2, lambda v, c_: gradient(v, c_, noisy),
+                              lambda v, c_: np.array([[3 * v[0] ** 2 - c_]]))
+
+    clean = follow_branch(system(False), [1.0], 1.0, (0.25, 4.0))
+    noisy = follow_branch(system(True), [1.0], 1.0, (0.25, 4.0))
+    assert clean.status == noisy.status == "converged" and noisy.ends == ("range", "range")
+    assert len(noisy.control) <= 2 * len(clean.control)
+    # the noise is at most two roundings of 1e7; the smallest curvature on the range is 2c = 0.5
+    noise = 2 * np.finfo(float).eps * big
+    assert np.max(np.abs(noisy.state[:, 0] - np.sqrt(noisy.control))) <= noise / 0.5
+
+
 def test_bad_input():
     with pytest.raises(ParameterError) as info:
         ActionSystem(TILTED, "delta", {"epsilon": 1.0, "c0": 0.0})

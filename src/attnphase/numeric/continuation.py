@@ -13,7 +13,8 @@ the n × (n+1) Jacobian A = [∇²S, c_scale ∂_c∇S], oriented so that t_k·t
 u_k + h t_k and the corrector is Newton's method on (∇S(u) = 0, t_k·(u − u_k) = h). A step is accepted
 only if
 * the corrector converges within `max_newton` steps, each at most `contraction` times the previous
-  one, and lands within `max_distance`·h of the prediction (a prediction outside the corrector's basin
+  one (or no longer halving at a size below √tolerance and STALL_FRACTION·h: the rounding noise of ∇S),
+  and lands within `max_distance`·h of the prediction (a prediction outside the corrector's basin
   is how a step jumps to another branch);
 * successive tangents turn by at most `max_angle`;
 * every test function — the c-component t_c of the tangent, which changes sign exactly at folds, and
@@ -119,6 +120,11 @@ class StationaryBranch(Result):
     def rows(self):
         return [{"control": float(c), **{f"x{j}": float(v) for j, v in enumerate(x)}, "index": int(i), "action": float(s)}
                 for c, x, i, s in zip(self.control, self.state, self.index, self.action)]
+
+
+# A corrector whose Newton steps stall (no longer halve) below this fraction of the arclength step, and below
+# √tolerance, has converged as far as the rounding of ∇S allows.
+STALL_FRACTION = 1e-3
 
 
 def _at_rounding_floor(g: np.ndarray, H: np.ndarray, x: np.ndarray) -> bool:
@@ -241,12 +247,20 @@ class _Follower:
             except np.linalg.LinAlgError:
                 return None
             size = float(np.linalg.norm(delta))
+            scale = max(1.0, float(np.linalg.norm(u)))
+            if (iteration > 1 and math.isfinite(size) and size >= previous / 2
+                    and size <= min(math.sqrt(s.tolerance) * scale, STALL_FRACTION * abs(h))):
+                # the steps stopped shrinking far below the step h: ∇S is a small difference of large terms whose
+                # rounding noise sets the last Newton steps (σ² → 0 in a model's prior makes such terms ~1e7),
+                # and _at_rounding_floor, which sees only the curvatures, cannot know it. Converged one step ago (the
+                # count decides whether the next step grows).
+                return u, iteration - 1
             if not math.isfinite(size) or (strict and iteration > 1 and size > s.contraction * previous):
                 return None
             u, previous = u + delta, size
             if np.linalg.norm(u - u_pred) > (s.max_distance if strict else 2.0) * abs(h) + s.tolerance:
                 return None  # left the prediction's neighbourhood: another branch, or far along a flat one
-            if size <= s.tolerance * max(1.0, float(np.linalg.norm(u))):
+            if size <= s.tolerance * scale:
                 return u, iteration
         return None
 

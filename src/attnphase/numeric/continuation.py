@@ -127,6 +127,13 @@ class StationaryBranch(Result):
 STALL_FRACTION = 1e-3
 
 
+def _stalled(size: float, previous: float, ceiling: float) -> bool:
+    """Whether a Newton step of `size` after one of `previous` no longer halves while below `ceiling`: ∇S is a
+    small difference of large terms whose rounding noise over the curvature sets the last steps (the noise
+    floor reached), not a diverging iteration."""
+    return math.isfinite(size) and previous / 2 <= size <= ceiling
+
+
 def _at_rounding_floor(g: np.ndarray, H: np.ndarray, x: np.ndarray) -> bool:
     """Whether |g_i| ≤ 8ε (1 + |H_ii| max(1, |x|) + Σ_{j≠i} |H_ij x_j|) for all i: g_i's change when x_i moves by
     its resolution, plus its couplings' rounding. Row by row, couplings at their size: with curvatures decades apart
@@ -166,7 +173,7 @@ def stationary_point(system: StationarySystem, x, c: float, tolerance: float = 1
             return None
         x = trial
         size, scale = float(np.max(np.abs(step))), max(1.0, float(np.max(np.abs(x))))
-        if size <= tolerance * scale or (size <= math.sqrt(tolerance) * scale and size >= previous / 2):
+        if size <= tolerance * scale or _stalled(size, previous, math.sqrt(tolerance) * scale):
             return x
         previous = size
     return None
@@ -248,12 +255,10 @@ class _Follower:
                 return None
             size = float(np.linalg.norm(delta))
             scale = max(1.0, float(np.linalg.norm(u)))
-            if (iteration > 1 and math.isfinite(size) and size >= previous / 2
-                    and size <= min(math.sqrt(s.tolerance) * scale, STALL_FRACTION * abs(h))):
-                # the steps stopped shrinking far below the step h: ∇S is a small difference of large terms whose
-                # rounding noise sets the last Newton steps (σ² → 0 in a model's prior makes such terms ~1e7),
-                # and _at_rounding_floor, which sees only the curvatures, cannot know it. Converged one step ago (the
-                # count decides whether the next step grows).
+            if iteration > 1 and _stalled(size, previous, min(math.sqrt(s.tolerance) * scale, STALL_FRACTION * abs(h))):
+                # far below the step h (σ² → 0 in a model's prior makes the terms of ∇S ~1e7); _at_rounding_floor,
+                # which sees only the curvatures, cannot know it. Converged one step ago (the count decides whether
+                # the next step grows).
                 return u, iteration - 1
             if not math.isfinite(size) or (strict and iteration > 1 and size > s.contraction * previous):
                 return None

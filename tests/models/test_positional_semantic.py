@@ -97,6 +97,26 @@ def test_semantic_invariant_set_m_zero():
         assert np.abs(new[3:]).max() <= 1e-14 * max(1.0, abs(new[0]))
 
 
+def test_at_omega_one_the_map_removes_theta_and_the_semantic_branch_is_not_found():
+    """At ω = 1 the teacher y = A x does not depend on Q*, so E[g η] = 0 and one step of the map sends any
+    θ to 0 (checked on the tensor rule and on split-line 8, from states with |c| up to 0.9); `solve` and
+    `threshold` report the semantic branch, α_c and α_l as not found with that reason (not as failures)."""
+    params = api.Parameters.validated(omega=1.0)
+    rng = np.random.default_rng(3)
+    for equations in (api.SaddlePointEquations(params, 3.0, 10), api.Rule.split_line(8).equations(params, 3.0)):
+        for _ in range(2):
+            q, V = rng.uniform(0.05, 0.3), rng.uniform(2, 30)
+            theta = rng.uniform(0.3, 0.9) * math.sqrt(params.rho * q)
+            new = equations(api.state_vector(q, V, theta, [0.0, 0.0]))
+            assert abs(new[2]) <= 1e-12 * abs(theta)
+    solved = api.solve(1.0, 2.0, branches=("semantic",))
+    assert not solved.branches and [m.status for m in solved.missing] == ["not_found"]
+    assert "does not depend on Q*" in solved.missing[0].message
+    thresholds = api.threshold(1.0)
+    for found in (thresholds.alpha_c, thresholds.alpha_l):
+        assert found.status == "not_found" and "does not depend on Q*" in found.message
+
+
 # -- the proximal map is the global minimiser -----------------------------------------------------
 def test_prox_is_global_minimiser_against_brute_force_grid():
     rng = np.random.default_rng(3)

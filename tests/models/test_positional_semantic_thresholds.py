@@ -17,9 +17,9 @@ import pytest
 
 from attnphase.api import positional_semantic as api
 from attnphase.models.positional_semantic import thresholds
+from attnphase.numeric.branches import BranchLoss
 from attnphase.numeric.jacobian import forward_difference_jacobian
 from attnphase.numeric.split_line import SplitLineRule
-from attnphase.numeric.threshold import noisy_threshold
 from attnphase.results import Status
 
 OMEGA_ZERO = api.Parameters.validated(omega=0.0)
@@ -32,7 +32,7 @@ class _Path:
 
     def __init__(self, phi, eps, low=0.0, high=np.inf, holes=()):
         self.phi, self.eps, self.low, self.high = phi, eps, low, high
-        self.holes = {a: noisy_threshold(math.nan, math.nan, Status.FAILED, "a hole") for a in holes}
+        self.holes = {a: BranchLoss(math.nan, math.nan, Status.FAILED, "a hole", None, "not_converged") for a in holes}
 
     def at(self, alpha):
         if not self.low <= alpha <= self.high or alpha in self.holes:
@@ -44,7 +44,7 @@ class _Path:
             return self.holes[alpha]
         if self.low <= alpha <= self.high:
             return None
-        return noisy_threshold(math.nan, math.nan, Status.CONVERGED, f"lost at {self.high:g}")
+        return BranchLoss(math.nan, math.nan, Status.CONVERGED, f"lost at {self.high:g}", None, "not_converged")
 
 
 def test_bracket_finds_the_first_sign_change_and_extends_the_scan_upwards():

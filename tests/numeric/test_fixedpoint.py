@@ -476,3 +476,20 @@ def test_continuation_without_a_solution_at_the_anchor_fails_everywhere():
                           lambda r, p: None if r.success and r.value > 0 else "not_converged",
                           lambda r: np.array([r.value]), -1.0, max_step=0.5, min_step=0.01, anchor_guess=1.0)
     assert branch.at(2.0) is None and branch.loss(2.0).status == "failed" and "anchor" in branch.loss(2.0).message
+
+
+def test_an_absent_branch_is_not_found_everywhere_without_a_solve():
+    """A branch known not to exist (`absent`, e.g. an order parameter without a source) is reported lost at
+    every control with that reason (status converged: the loss is established, not a solver failure), and no
+    solve is attempted, not even at the anchor."""
+    def solve(c, guess, previous):
+        raise AssertionError("an absent branch must not be solved")
+
+    branch = Continuation(solve, lambda r, p: None, lambda r: np.array([r.value]), 1.0, max_step=0.5, min_step=0.01,
+                          anchor_guess=1.0, absent="the conjugate of x vanishes identically")
+    for c in (0.0, 1.0, 3.0):
+        assert branch.at(c) is None
+        loss = branch.loss(c)
+        assert loss.status == "converged" and loss.criterion == "absent" and loss.bracket is None
+        assert "vanishes identically" in loss.message
+    assert branch.solves == 0 and branch.path == {}

@@ -120,7 +120,8 @@ class BranchLoss(Result):
     there; status: converged (the loss located) | not_found (alive over the whole range; value NaN,
     bracket = the range) | failed (no solution at the start, or at a hole inside a Continuation's path: the
     bracket is then the hole's solved neighbours); last_state: the state at the alive end (a warm start for a
-    repeat on another rule).
+    repeat on another rule). A `Continuation` reports the same: converged where the branch was lost (or is
+    absent altogether), failed where no solution was found at its anchor or at a hole.
     """
 
     value: float
@@ -220,11 +221,17 @@ class Continuation:
     onto it first fails, one short step beyond it (BEYOND_STEPS minimum steps) is tried, and when the branch is
     there the control is treated as inside the path. Solutions are kept (`path`), so a scan over controls
     costs one solve per new control plus the steps between.
+
+    absent: why the branch cannot exist for this problem at all (an exact property, e.g. an order parameter
+    whose conjugate vanishes identically); then nothing is solved and `loss(c)` at every control is that reason
+    (status converged: the loss is established, criterion "absent", no bracket). A failed anchor solve, by
+    contrast, is status failed: it proves nothing either way.
     """
 
     def __init__(self, solve: Callable[[float, Any, Any], Any], lost: Callable[[Any, Any], str | None],
                  state: Callable[[Any], np.ndarray], anchor: float, *, max_step: float, min_step: float,
-                 anchor_guess=None, contains: Callable[[np.ndarray], bool] | None = None, name: str = "c"):
+                 anchor_guess=None, contains: Callable[[np.ndarray], bool] | None = None, name: str = "c",
+                 absent: str | None = None):
         self.solve, self.lost, self.state, self.contains = solve, lost, state, contains
         self.anchor = check_real("anchor", anchor)
         self.max_step = check_positive("max_step", max_step)
@@ -235,6 +242,8 @@ class Continuation:
         self.holes: dict[float, BranchLoss] = {}  # controls inside the path without a solution
         self.solves = 0
         self._failed: BranchLoss | None = None
+        if absent is not None:
+            self._failed = BranchLoss(math.nan, math.nan, Status.CONVERGED, f"no such branch: {absent}", None, "absent")
 
     def _attempt(self, control: float, known: list[float], start_at: float | None = None):
         """Solve at `control` from the extrapolation of the two nearest known controls (or from the solution

@@ -25,7 +25,7 @@ from attnphase.params import check_choice
 from attnphase.results import Status
 
 __all__ = ["BRANCHES", "COLLAPSE_LEVEL", "ANCHOR_ALPHA", "BranchCoordinates", "initial_guess", "solve_branch",
-           "full_map_stability", "distinct", "genuine", "branch_loss", "follow"]
+           "full_map_stability", "distinct", "genuine", "branch_loss", "follow", "absence"]
 
 BRANCHES = ("positional", "semantic", "trivial", "mixed")
 COLLAPSE_LEVEL = 1e-6  # |θ| (semantic) or |m| (positional) below this: collapsed onto the trivial set
@@ -266,4 +266,16 @@ def follow(branch: str, params: Parameters, nodes_per_dim: int, *, low: float | 
 
     return Continuation(solve, lost, lambda solution: coords.from_state(solution.state), anchor,
                         max_step=FOLLOW_MAX_STEP, min_step=FOLLOW_MIN_STEP, anchor_guess=initial_guess(branch, params),
-                        contains=coords.contains, name="α")
+                        contains=coords.contains, name="α", absent=absence(branch, params))
+
+
+def absence(branch: str, params: Parameters) -> str | None:
+    """Why `branch` has no fixed point at any α for these parameters (None when it may have one).
+
+    At ω = 1 the teacher y = A x does not depend on Q*: the prox depends on (ξ, η) through ξ alone, so
+    E[g η] = 0 and θ̂ = α E[g η]/V* = 0 for every state, and θ = 0 after one step of the map. No fixed point
+    has θ ≠ 0, on any rule. (Just below ω = 1 the tensor rule has semantic fixed points whose θ does not shrink
+    with 1 − ω, |θ| = 0.021 at ω = 0.999, α = 3; split-line 8 has none at ω = 0.9 and 0.99.)"""
+    if branch == "semantic" and params.omega == 1.0:
+        return "at ω = 1 the teacher (y = A x) does not depend on Q*, so θ̂ = α E[g η]/V* = 0 for every state"
+    return None

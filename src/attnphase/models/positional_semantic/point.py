@@ -77,6 +77,8 @@ def _follow_start(name: str, alpha: float, params: Parameters, nodes: int, found
             if alpha in path.holes:
                 return None, MissingBranch(name, Status.FAILED, f"{name}: tensor {nodes} has no fixed point of the branch "
                                                                f"at α = {alpha:g}: {loss.message}"), path
+            if loss.criterion == "absent":
+                return None, MissingBranch(name, Status.NOT_FOUND, f"{name}: {loss.message}"), path
             status = Status.FAILED if loss.status == Status.FAILED else Status.NOT_FOUND
             return None, MissingBranch(name, status, f"{name} branch does not reach α = {alpha:g}: {loss.message}"), path
         return solution, None, path

@@ -147,6 +147,8 @@ def bracket(kind: str, paths: dict, baseline: float, alpha_min: float, alpha_max
     missing = [a for a, v in zip(alphas, values) if not np.isfinite(v)]
     where = "; ".join(f"{b}: {paths[b].loss(missing[0]).message}" for b in branches
                       if missing and paths[b].loss(missing[0]) is not None)
+    if any(getattr(paths[b].loss(alphas[0]), "criterion", None) == "absent" for b in branches):
+        return noisy_threshold(math.nan, math.nan, Status.NOT_FOUND, where)  # a branch that exists at no α
     if not finite:
         return noisy_threshold(math.nan, math.nan, Status.FAILED, f"no scan point with every branch ({where})")
     signs = {int(np.sign(v)) for _, v in finite}

@@ -177,12 +177,13 @@ def row_joint_density_integrand(x_values: np.ndarray, sigma2_: float, edges: np.
         w2 = np.exp(2 * (z - lse[:, None]))
         Y = w2.sum(axis=1)
         pairs = Y * Y - (w2 * w2).sum(axis=1)
-        onehot = np.zeros((len(Y), n_bins))
-        onehot[np.arange(len(Y)), np.clip(np.searchsorted(edges, Y, side="right") - 1, 0, n_bins - 1)] = 1.0
+        bin_of = np.clip(np.searchsorted(edges, Y, side="right") - 1, 0, n_bins - 1)
         s = xs[None, :] + lse[:, None]
         phi = np.exp(-(s**2) / (2 * sigma2_)) / math.sqrt(2 * math.pi * sigma2_)  # (N, n_x)
-        joint = phi[:, :, None] * onehot[:, None, :]
-        return np.stack([joint, joint * Y[:, None, None], joint * pairs[:, None, None]], axis=1).reshape(len(Y), -1)
+        # each point fills its own bin only: written there directly (no products with a one-hot array)
+        out = np.zeros((len(Y), 3, len(xs), n_bins))
+        out[np.arange(len(Y)), :, :, bin_of] = np.stack([phi, phi * Y[:, None], phi * pairs[:, None]], axis=1)
+        return out.reshape(len(Y), -1)
 
     return f
 

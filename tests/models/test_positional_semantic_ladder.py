@@ -177,6 +177,25 @@ def test_solve_field_errors_hold_against_outer_split_fixed_points():
 
 
 @pytest.mark.slow
+def test_solve_fields_lie_within_their_errors_of_the_count_split_16_reference():
+    """`solve` at ω = 0.3, α = 1.25 (both branches, default 0.3 %) against the count-split-16 fixed points
+    (benchmarks/positional_semantic_references.py, "fields(0.3,1.25)": carried through count-split 12, 14, 16,
+    error their spread): every field of each branch, Φ included, within the reported error plus the reference's.
+    The reference's errors are 2e-6 to 2.1e-4 relative, but 4.1e-4 and 8.1e-4 for the positional V and q (4-7×
+    below the tolerance; the outer-split test above is the 10× check of the states). The default climb stops
+    on count-split 10 at the latest. About 1 minute."""
+    stored = REFERENCE["fields(0.3,1.25)"]
+    result = api.solve(0.3, 1.25, branches=("positional", "semantic"), stability=False)
+    assert result.status == "converged", result.message
+    for branch in result.branches:
+        reference = stored[branch.branch]
+        for name in ("q", "V", "m", "theta", "test_error", "free_energy"):
+            value = abs(getattr(branch, name)) if name in ("m", "theta") else getattr(branch, name)
+            assert abs(value - reference[name]) <= branch.errors[name] + reference[name + "_error"] + 1e-12, \
+                (branch.branch, name, value, branch.errors[name], reference[name])
+
+
+@pytest.mark.slow
 def test_the_positional_branch_at_omega_zero_ends_on_the_split_line_rule_where_the_tensor_rule_carries_it_on():
     """ω = 0: the tensor rule (10 nodes) carries the positional branch to α = 1.5, the first split-line rule does
     not; followed on that rule from its anchor it ends at the fold that the refine_branch study located

@@ -241,9 +241,10 @@ class Continuation:
         self.losses: dict[int, BranchLoss] = {}  # side (+1 / -1) -> where the branch ended
         self.holes: dict[float, BranchLoss] = {}  # controls inside the path without a solution
         self.solves = 0
-        self._failed: BranchLoss | None = None
+        self._lost_everywhere: BranchLoss | None = None  # no solution at the anchor, or an absent branch
         if absent is not None:
-            self._failed = BranchLoss(math.nan, math.nan, Status.CONVERGED, f"no such branch: {absent}", None, "absent")
+            self._lost_everywhere = BranchLoss(math.nan, math.nan, Status.CONVERGED, f"no such branch: {absent}", None,
+                                               "absent")
 
     def _attempt(self, control: float, known: list[float], start_at: float | None = None):
         """Solve at `control` from the extrapolation of the two nearest known controls (or from the solution
@@ -264,12 +265,12 @@ class Continuation:
         return solution, self.lost(solution, prediction)
 
     def _anchor(self) -> bool:
-        if self.path or self._failed is not None:
-            return self._failed is None
+        if self.path or self._lost_everywhere is not None:
+            return self._lost_everywhere is None
         solution, reason = self._attempt(self.anchor, [])
         if reason is not None:
             message = getattr(solution, "message", "")
-            self._failed = BranchLoss(math.nan, math.nan, Status.FAILED,
+            self._lost_everywhere = BranchLoss(math.nan, math.nan, Status.FAILED,
                                       f"no solution on the branch at the anchor {self.name} = {self.anchor:g}: {reason}"
                                       + (f" ({message[:80]})" if message else ""), None, reason)
             return False
@@ -278,8 +279,8 @@ class Continuation:
 
     def loss(self, control: float) -> BranchLoss | None:
         """Why the branch has no solution at `control` (None if it has one or was not followed there)."""
-        if self._failed is not None:
-            return self._failed
+        if self._lost_everywhere is not None:
+            return self._lost_everywhere
         if control in self.holes:
             return self.holes[control]
         side = 1 if control > self.anchor else -1

@@ -270,9 +270,10 @@ class Continuation:
         solution, reason = self._attempt(self.anchor, [])
         if reason is not None:
             message = getattr(solution, "message", "")
-            self._lost_everywhere = BranchLoss(math.nan, math.nan, Status.FAILED,
-                                      f"no solution on the branch at the anchor {self.name} = {self.anchor:g}: {reason}"
-                                      + (f" ({message[:80]})" if message else ""), None, reason)
+            self._lost_everywhere = BranchLoss(
+                math.nan, math.nan, Status.FAILED,
+                f"no solution on the branch at the anchor {self.name} = {self.anchor:g}: {reason}"
+                + (f" ({message[:80]})" if message else ""), None, reason)
             return False
         self.path[self.anchor] = solution
         return True

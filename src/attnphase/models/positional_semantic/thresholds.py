@@ -121,6 +121,10 @@ def bracket(kind: str, paths: dict, baseline: float, alpha_min: float, alpha_max
     (extended upwards to ALPHA_CEILING while the function keeps the sign it has below the crossing);
     returns a Bracket, or the not_found / failed Threshold that explains why there is none."""
     branches = BRANCHES_OF[kind]
+    for b in branches:  # a branch that exists at no α (numeric.branches.Continuation `absent`): nothing to scan
+        loss = paths[b].loss(alpha_min)
+        if loss is not None and loss.criterion == "absent":
+            return noisy_threshold(math.nan, math.nan, Status.NOT_FOUND, f"{b}: {loss.message}")
     below = -1 if kind == "alpha_c" else 1  # the sign of the crossing function below the threshold
     grid = list(np.arange(alpha_min, alpha_max, SCAN_STEP)) + [alpha_max]
     values, alphas, seen = [], [], {}
@@ -147,8 +151,6 @@ def bracket(kind: str, paths: dict, baseline: float, alpha_min: float, alpha_max
     missing = [a for a, v in zip(alphas, values) if not np.isfinite(v)]
     where = "; ".join(f"{b}: {paths[b].loss(missing[0]).message}" for b in branches
                       if missing and paths[b].loss(missing[0]) is not None)
-    if any(getattr(paths[b].loss(alphas[0]), "criterion", None) == "absent" for b in branches):
-        return noisy_threshold(math.nan, math.nan, Status.NOT_FOUND, where)  # a branch that exists at no α
     if not finite:
         return noisy_threshold(math.nan, math.nan, Status.FAILED, f"no scan point with every branch ({where})")
     signs = {int(np.sign(v)) for _, v in finite}

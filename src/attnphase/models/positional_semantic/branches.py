@@ -275,7 +275,7 @@ def absence(branch: str, params: Parameters) -> str | None:
     At ω = 1 the teacher y = A x does not depend on Q*: the prox depends on (ξ, η) through ξ alone, so
     E[g η] = 0 and θ̂ = α E[g η]/V* = 0 for every state, and θ = 0 after one step of the map. No fixed point
     has θ ≠ 0, on any rule. (Just below ω = 1 the tensor rule has semantic fixed points whose θ does not shrink
-    with 1 − ω, |θ| = 0.021 at ω = 0.999, α = 3; split-line 8 has none at ω = 0.9 and 0.99.)"""
+    with 1 − ω, |θ| = 0.021 at ω = 0.999, α = 3; split-line 8 has none at ω = 0.9 and 0.99, α = 3.)"""
     if branch == "semantic" and params.omega == 1.0:
         return "at ω = 1 the teacher (y = A x) does not depend on Q*, so θ̂ = α E[g η]/V* = 0 for every state"
     return None

@@ -6,18 +6,18 @@ Writes (and resumes from) benchmarks/positional_semantic_reference.json, key "re
   semantic state at first order, so the state must be converged: the semantic branch is followed on the tensor
   rule, carried up the split-line ladder (8, 10, 12 outer nodes) and then onto the COUNT-SPLIT rules
   (rules.Rule.count_split: planes (ξ_1, ξ_2) cut where the number of switches on a line changes, 8 and 10
-  Gauss-Hermite nodes in (η_1, η_2)), whose hats converge where the plain rules oscillate. On each count-split
-  rule two fixed points (α_1, α_1 + h) give ε_g and its slope, a Newton step α_N = α_1 − Δ/Δ', and a third
-  fixed point at α_N one more step; the reference is the 10-node value, its error the difference to the
-  8-node one plus the size of that last step.
+  Gauss-Hermite nodes in (η_1, η_2), 128 probes per line, then 10 nodes with 256), whose hats converge where the
+  plain rules oscillate. On each count-split rule two fixed points (α_1, α_1 + h) give ε_g and its slope, a Newton
+  step α_N = α_1 − Δ/Δ', and a third fixed point at α_N one more step; the reference is the last rule's value, its
+  error the spread over the three rules plus the size of that last step.
 * α_c(0.45): both branches at the ladder's α_c on count-split 8 (the state), Φ there with E[M] on the
   outer-split rules (16, 14) and (20, 18) (Φ needs the state at second order only; at ω ≥ 0.3 these agree
   to ~1e-9); error: the difference of the two outer-split rules + the state effect (Φ at the split-line-12
   state against the count-split-8 state, same envelope rule), over the exact slope E[M]_pos − E[M]_sem.
 
-* fields(0.3,1.25): both branches at (ω, α) = (0.3, 1.25) on count-split 16 (error: the spread over count-split
-  12, 14, 16), the reference of the benchmark's solve (key "fields(0.3,1.25)"; the default solve stops on
-  count-split 10 at the latest).
+* fields(0.3,1.25): both branches at (ω, α) = (0.3, 1.25) on count-split 16 with 256 probes per line (error: the
+  spread over count-split 12, 14, 16 with 128 probes and that rule), the reference of the benchmark's solve (key
+  "fields(0.3,1.25)"; the default solve stops on count-split 10 at the latest).
 
 Each finished entry is written at once (the whole run takes CPU-hours on a loaded 2-core machine).
 Run: `.venv/bin/python benchmarks/positional_semantic_references.py [--only alpha_l] [--omega 0.3]`.
@@ -41,7 +41,13 @@ ALPHA_L_OMEGAS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.45)
 ALPHA_L_START = {0.0: 0.7379, 0.1: 0.8883, 0.2: 1.1155, 0.3: 1.4905, 0.4: 2.2762, 0.45: 3.19}
 ALPHA_C_START = {0.45: 2.1991}
 SLOPE_STEP = 0.01
-COUNT_RULES = (api.Rule.count_split(8), api.Rule.count_split(10))
+# 128 probes per line: with the ladder's 32 the count-split lines miss windows of the other basin narrower than the
+# probe spacing (at ω = 0.3, α = 1.25 the semantic V moves by 2.6e-4 relative on count-split 10 between 32 and 128
+# probes, by 1.5e-4 on count-split 16, as much as the rules' spread). The last rule, with twice the probes, puts
+# their remaining effect into the spread.
+REFERENCE_LINE_PROBES = 128
+COUNT_RULES = (api.Rule.count_split(8, REFERENCE_LINE_PROBES), api.Rule.count_split(10, REFERENCE_LINE_PROBES),
+               api.Rule.count_split(10, 2 * REFERENCE_LINE_PROBES))
 ENVELOPE_RULES = ((16, 14), (20, 18))
 
 
@@ -100,12 +106,11 @@ def alpha_l_reference(omega: float) -> dict:
         print(f"ω = {omega}: {rule.label}: slope {slope:.5g}, Newton {newton:.6f}, corrected {newton + correction:.6f}",
               flush=True)
         state = third
-    value, coarse = estimates[-1], estimates[-2]
     linear = abs(rows[-1]["last_step"])
-    return {"value": value, "error": abs(value - coarse) + linear, "linearisation": linear, "baseline": baseline,
-            "rows": rows, "seconds": time.perf_counter() - started,
-            "method": "count-split 8 and 10 fixed points at α_1, α_1 + 0.01 and the Newton point; error: the two "
-                      "rules' difference + the last Newton step"}
+    return {"value": estimates[-1], "error": max(estimates) - min(estimates) + linear, "linearisation": linear,
+            "baseline": baseline, "rows": rows, "seconds": time.perf_counter() - started,
+            "method": "fixed points at α_1, α_1 + 0.01 and the Newton point on "
+                      + ", ".join(r.label for r in COUNT_RULES) + "; error: the spread over the rules + the last Newton step"}
 
 
 def alpha_c_reference(omega: float) -> dict:
@@ -134,18 +139,21 @@ def alpha_c_reference(omega: float) -> dict:
     return {"value": alpha - delta / slope, "error": (rule_difference + state_effect) / abs(slope),
             "delta": delta, "slope": slope, "rule_difference": rule_difference, "state_effect": state_effect,
             "seconds": time.perf_counter() - started,
-            "method": "count-split 8 states at α; Φ with E[M] on outer split (16, 14), (20, 18); one Newton step"}
+            "method": f"count-split 8 ({REFERENCE_LINE_PROBES} probes per line) states at α; Φ with E[M] on outer "
+                      "split (16, 14), (20, 18); one Newton step"}
 
 
 FIELDS_POINT = (0.3, 1.25)
-FIELD_RULES = tuple(api.Rule.count_split(n) for n in (12, 14, 16))
+# The last rule, count-split 16 with twice the probes, puts the probes' remaining effect into the spread.
+FIELD_RULES = tuple(api.Rule.count_split(n, REFERENCE_LINE_PROBES) for n in (12, 14, 16)) + (
+    api.Rule.count_split(16, 2 * REFERENCE_LINE_PROBES),)
 FIELD_NAMES = ("q", "V", "m", "theta", "test_error", "free_energy")
 
 
 def fields_reference(omega: float, alpha: float) -> dict:
     """Both branches' fields at (ω, α) on the count-split rules FIELD_RULES, each started from the previous one's
     fixed point (the first from the split-line-12 state): the value is the last rule's, its error the spread over
-    all three (m, θ as magnitudes)."""
+    all of them (m, θ as magnitudes)."""
     params = api.Parameters.validated(omega=omega)
     started = time.perf_counter()
     out = {}
@@ -164,8 +172,8 @@ def fields_reference(omega: float, alpha: float) -> dict:
         print(f"fields({omega},{alpha}) {branch}: " + ", ".join(f"{k} = {values[k]:.7g} ± {values[k + '_error']:.1g}"
                                                                  for k in FIELD_NAMES), flush=True)
     return {**out, "seconds": time.perf_counter() - started,
-            "method": "count-split 16 fixed point, carried from the split-line-12 state through count-split 12 and 14; "
-                      "error: the spread over the three"}
+            "method": "count-split 16 fixed point with 256 probes per line, carried from the split-line-12 state "
+                      "through count-split 12, 14 and 16 with 128 probes; error: the spread over the four"}
 
 
 def main() -> None:

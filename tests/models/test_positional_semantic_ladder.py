@@ -51,6 +51,43 @@ def test_the_followed_positional_branch_is_not_the_fixed_point_a_cold_start_find
     assert checked.stable
 
 
+@pytest.mark.parametrize("tol, probes", [(None, 32), (api.FIELD_TOL, 32), (1e-3, 128)])
+def test_solve_climbs_count_split_rungs_with_more_probes_below_the_default_tolerance(monkeypatch, tol, probes):
+    """With the ladder's 32 probes per line the count-split rungs miss windows of the other basin that move the
+    semantic map by up to 2.6e-4 relative (slow test in test_positional_semantic_numerics.py), under a tenth of the
+    default tolerance but not of a finer one, so a finer `tol` climbs count-split rungs that probe each line 128
+    times; the split-line rungs are the same."""
+    import attnphase.models.positional_semantic.point as point
+    ladders = []
+    monkeypatch.setattr(point, "_solved_along",
+                        lambda params, alphas, tol, names, ladder, *rest: ladders.append(ladder))
+    api.solve_along(0.3, [1.25], **({} if tol is None else {"tol": tol}))
+    (ladder,) = ladders
+    assert [rule.split.probe_nodes for rule in ladder if rule.count] == [probes] * 5
+    assert [rule.split.probe_nodes for rule in ladder if not rule.count] == [32] * 5
+
+
+class _LadderSeen(Exception):
+    pass
+
+
+def test_threshold_climbs_count_split_rungs_with_more_probes_below_its_default_tolerance(monkeypatch):
+    """The count-split rungs' missed windows move α_l by up to 2.5e-4 (ω = 0.2, count-split 10, 32 against 128 probes
+    per line), a quarter of the default tolerance: a finer `tol` climbs rungs with 128 probes."""
+    import attnphase.models.positional_semantic.thresholds as thresholds
+    seen = []
+
+    def resolve(params, rules, count_probes):
+        seen.append(count_probes)
+        raise _LadderSeen
+
+    monkeypatch.setattr(thresholds, "resolve_rules", resolve)
+    for tol in (api.THRESHOLD_TOL, 5e-4):
+        with pytest.raises(_LadderSeen):
+            api.threshold(0.3, tol=tol)
+    assert seen == [32, 128]
+
+
 def test_one_threshold_at_a_cheap_tolerance_brackets_its_converged_value():
     """α_c(0.45) on a cheap ladder (split-line rules of 6, 8, 10 outer nodes) to 0.01, without the outer-split
     check (the slow error-bar tests run it): its error is the spread over the three rules, and the converged value
@@ -179,11 +216,12 @@ def test_solve_field_errors_hold_against_outer_split_fixed_points():
 @pytest.mark.slow
 def test_solve_fields_lie_within_their_errors_of_the_count_split_16_reference():
     """`solve` at ω = 0.3, α = 1.25 (both branches, default 0.3 %) against the count-split-16 fixed points
-    (benchmarks/positional_semantic_references.py, "fields(0.3,1.25)": carried through count-split 12, 14, 16,
-    error their spread): every field of each branch, Φ included, within the reported error plus the reference's.
-    The reference's errors are 2e-6 to 2.1e-4 relative, but 4.1e-4 and 8.1e-4 for the positional V and q (4-7×
-    below the tolerance; the outer-split test above is the 10× check of the states). The default climb stops
-    on count-split 10 at the latest. About 1 minute."""
+    (benchmarks/positional_semantic_references.py, "fields(0.3,1.25)": carried through count-split 12, 14, 16 with
+    128 probes per line, then count-split 16 with 256, error the spread over the four): every field of each branch,
+    Φ included, within the reported error plus the reference's. The reference's errors are 1.4e-6 to 3e-4
+    relative, but 4.2e-4 and 7.8e-4 for the positional V and q (4-7× below the tolerance; the outer-split test
+    above is the 10× check of the states). The default climb stops on count-split 10 at the latest. About 1
+    minute."""
     stored = REFERENCE["fields(0.3,1.25)"]
     result = api.solve(0.3, 1.25, branches=("positional", "semantic"), stability=False)
     assert result.status == "converged", result.message

@@ -5,7 +5,9 @@ convergence study behind the threshold errors."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,6 +21,9 @@ from attnphase.numeric.minimize import minimize_multistart_newton
 from attnphase.numeric.split_line import SplitLineRule
 
 STANDARD = api.Parameters.validated(omega=0.3)
+# The benchmark's reference fields at (ω, α) = (0.3, 1.25) (benchmarks/positional_semantic_references.py).
+REFERENCE_FIELDS = json.loads((Path(__file__).parents[2] / "benchmarks" / "positional_semantic_reference.json")
+                              .read_text())["fields(0.3,1.25)"]
 
 
 @pytest.fixture(scope="module")
@@ -389,3 +394,26 @@ def test_outer_split_rule_gives_phi_to_1e8_where_the_plain_rules_oscillate_by_1e
     assert abs(split[0] - split[1]) < 1e-8
     assert max(phis) - min(phis) > 5e-8
     assert abs(split[1] - phis[-1]) <= max(phis) - min(phis)  # the ladder's error bounds the top rung's
+
+
+def test_a_count_split_rule_with_more_probes_is_named_by_them_and_rejects_counts_out_of_range():
+    assert api.Rule.count_split(10).label == "count-split 10"
+    assert api.Rule.count_split(10, 128).label == "count-split 10 (128 probes)"
+    with pytest.raises(ParameterError, match="probes"):
+        api.Rule.count_split(10, 401)
+
+
+@pytest.mark.slow
+def test_the_ladders_count_split_lines_miss_windows_that_move_the_map_by_under_a_tenth_of_the_tolerance():
+    """ω = 0.3, α = 1.25, semantic branch at the benchmark's reference state: the count-split-10 map with the ladder's
+    32 probes per line against 128 probes. Windows of the other basin narrower than the probe spacing are integrated
+    on the wrong basin with 32 probes, and the count split puts many lines just where they are (next to the cut where
+    a pair of switches is born); the rungs' spread need not show it. Measured 2.6e-4 relative in V (the largest
+    field), under FIELD_TOL / 10 = 3e-4, so the default solve's errors stand; a finer tolerance needs the windows
+    found (docs/research, "Missed windows on the count-split lines"). About 15 s."""
+    fields = REFERENCE_FIELDS["semantic"]
+    state = state_evolution.state_vector(fields["q"], fields["V"], fields["theta"], [0.0, 0.0])
+    ladder = api.Rule.count_split(10).equations(STANDARD, 1.25).evaluate(state).next
+    finer = api.Rule.count_split(10, 128).equations(STANDARD, 1.25).evaluate(state).next
+    relative = np.abs(ladder[:3] - finer[:3]) / np.abs(finer[:3])
+    assert np.all(relative < api.FIELD_TOL / 10), relative

@@ -131,7 +131,7 @@ class SplitLineRule:
 
     def __post_init__(self):
         check_int("outer_nodes_per_dim", self.outer_nodes_per_dim, 2, 60)
-        check_int("probe_nodes", self.probe_nodes, 4, 200)
+        check_int("probe_nodes", self.probe_nodes, 4, 400)
         check_real("panel_tol", self.panel_tol, 0.0, 1.0, low_open=True)
 
     def label(self) -> str:

@@ -29,8 +29,8 @@ from attnphase.errors import ParameterError
 from attnphase.models.positional_semantic.parameters import Parameters, ThresholdSearch
 from attnphase.models.positional_semantic.point import linear_baseline
 from attnphase.models.positional_semantic.results import PhaseCurve, Thresholds, combined_status
-from attnphase.models.positional_semantic.rules import resolve_rules
-from attnphase.models.positional_semantic.thresholds import ALPHA_CEILING, SYMMETRIC_A, refine, threshold
+from attnphase.models.positional_semantic.rules import count_line_probes, resolve_rules
+from attnphase.models.positional_semantic.thresholds import ALPHA_CEILING, SYMMETRIC_A, THRESHOLD_TOL, refine, threshold
 from attnphase.numeric.branches import extrapolate
 from attnphase.numeric.threshold import noisy_threshold
 from attnphase.params import check_choice, check_real_list
@@ -81,7 +81,7 @@ def phase_curve(omegas, sigma=0.5, lam=0.01, A=None, L=2, *, tol=1e-3, alpha_min
     which = tuple(check_choice("which", name, ("alpha_c", "alpha_l")) for name in which)
     if not isinstance(outer_split_check, bool):
         raise ParameterError("outer_split_check", outer_split_check, "True or False")
-    ladder, _, verified = resolve_rules(base, rules)
+    ladder, _, verified = resolve_rules(base, rules, count_line_probes(search.tol, THRESHOLD_TOL))
     kept = None
     if checkpoint_dir is not None:  # everything the values depend on; the ω list, since each ω continues the last
         model = {f.name: getattr(base, f.name) for f in dataclasses.fields(base) if f.name != "omega"}

@@ -18,21 +18,19 @@ from attnphase.models.positional_semantic.branches import (BRANCHES, BranchCoord
 from attnphase.models.positional_semantic.parameters import Accuracy, Parameters, check_parameter
 from attnphase.models.positional_semantic.results import (BranchSolution, LinearBaseline, MissingBranch, SolveResult,
                                                           TransverseCurvature, combined_status)
-from attnphase.models.positional_semantic.rules import SPREAD_RUNGS, resolve_rules
+from attnphase.models.positional_semantic.rules import FIELD_TOL, SPREAD_RUNGS, count_line_probes, resolve_rules
 from attnphase.models.positional_semantic.state_evolution import SaddlePointEquations, kernels, tokens
 from attnphase.numeric.convergence import Tolerance
 from attnphase.numeric.gauss import gaussian_expectation
 from attnphase.params import check_choice, check_positive, check_real
 from attnphase.results import Status
 
-__all__ = ["FIELD_TOL", "DEFAULT_BRANCHES", "linear_baseline", "linear_baseline_error", "solve", "solve_along",
+__all__ = ["DEFAULT_BRANCHES", "linear_baseline", "linear_baseline_error", "solve", "solve_along",
            "sweep_point", "transverse_free_energy_curvature"]
 
-# The default relative tolerance of every field of a branch (q, |m|, |θ|, V, ε_g, ε_t, Φ), and the branches
-# solved by default: the two whose competition is the model. On request: the trivial one (m = θ = 0), which the
-# solver does not find at the standard parameters (its map leaves the domain, V < 0, at α = 0.3 ... 1.25), and
-# the mixed one, a saddle between the two near ω = 0.
-FIELD_TOL = 3e-3
+# The branches solved by default: the two whose competition is the model. On request: the trivial one (m = θ = 0),
+# which the solver does not find at the standard parameters (its map leaves the domain, V < 0, at α = 0.3 ... 1.25),
+# and the mixed one, a saddle between the two near ω = 0. (The default tolerance FIELD_TOL: rules.)
 DEFAULT_BRANCHES = ("positional", "semantic")
 
 
@@ -153,7 +151,7 @@ def solve_along(omega, alphas, sigma=0.5, lam=0.01, A=None, L=2, *, tol=FIELD_TO
         raise ParameterError("alphas", alphas, "at least one α > 0")
     tol = Accuracy.validated(tol=tol).tol
     names = [check_choice("branch", name, BRANCHES) for name in branches]  # all of them, before any work
-    ladder, nodes, verified = resolve_rules(params, rules)
+    ladder, nodes, verified = resolve_rules(params, rules, count_line_probes(tol, FIELD_TOL))
     return _solved_along(params, alphas, tol, names, ladder, nodes, verified, stability)
 
 

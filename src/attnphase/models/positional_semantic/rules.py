@@ -42,12 +42,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from attnphase.errors import ParameterError
-from attnphase.models.positional_semantic.parameters import Parameters
+from attnphase.models.positional_semantic.parameters import Accuracy, Parameters
 from attnphase.models.positional_semantic.state_evolution import SaddlePointEquations
 from attnphase.numeric.split_line import CountSplit, SplitLineRule
 from attnphase.params import check_int
 
-__all__ = ["Rule", "FOLLOW_NODES", "TEST_ERROR_NODES", "SPREAD_RUNGS", "state_ladder", "follow_nodes", "resolve_rules"]
+__all__ = ["Rule", "FIELD_TOL", "FOLLOW_NODES", "TEST_ERROR_NODES", "SPREAD_RUNGS", "count_line_probes", "state_ladder",
+           "follow_nodes", "resolve_rules"]
 
 # Tensor rule of the continuation in α and ω (frozen-basin solves of 0.05-0.5 s each) and of the test error
 # ε_g = E ℓ(m + √q ξ, h*) (a smooth integrand: 16 nodes are exact to ~1e-12 for every state on the ladder).
@@ -68,6 +69,19 @@ SPREAD_RUNGS = 3
 # V by 2.2e-4 (switches missed).
 COUNT_SPLIT = CountSplit(1, 32, 1e-5, 30)
 COUNT_LINE_PANEL_TOL = 1e-8
+# The default relative tolerance of every field of a branch (q, |m|, |θ|, V, ε_g, ε_t, Φ): `--tol` of `solve`.
+FIELD_TOL = Accuracy().tol
+# Tolerances finer than the defaults get count-split rungs with FINE_LINE_PROBES probes per line
+# (`count_line_probes`). With LINE_PROBES the count-split lines miss windows of the other basin narrower than the
+# probe spacing, and the count split puts many lines just there (next to the cut where a pair of switches is born): at
+# the semantic reference state at ω = 0.3, α = 1.25 the map of count-split 10 moves V by 2.6e-4 relative between 32
+# and 128 probes (count-split 8: 4.7e-5, 16: 1.5e-4; positional ≤ 3.4e-5), a bias the rungs' spread need not show; α_l
+# on count-split 10 moves by 2.5e-4 at ω = 0.2, 1.2e-4 at ω = 0 and ≤ 9e-5 at ω = 0.1, 0.3, 0.4, 0.45. That is under a
+# tenth of the default field tolerance and a quarter of the default threshold tolerance. More probes reduce it
+# erratically, not monotonically: 128 probes still leave 8e-5 in V (count-split 12, 64 against 128 probes) and 1.1e-4
+# in α_l (ω = 0.1, count-split 10, 128 against 256), so this narrows the bias without bounding it (the windows are not
+# searched for).
+FINE_LINE_PROBES = 128
 # Lines of the outer-split rules: a panel tolerance 10× below the plain rules' (their E[M] converges to ~1e-9).
 OUTER_LINE_PANEL_TOL = 1e-10
 
@@ -97,8 +111,10 @@ class Rule:
         return cls(nodes, SplitLineRule(nodes, LINE_PROBES, LINE_PANEL_TOL))
 
     @classmethod
-    def count_split(cls, nodes: int) -> Rule:
-        return cls(nodes, SplitLineRule(nodes, LINE_PROBES, COUNT_LINE_PANEL_TOL), True)
+    def count_split(cls, nodes: int, probes: int = LINE_PROBES) -> Rule:
+        """probes: uniform probes per line (switch detection); FINE_LINE_PROBES for tolerances finer than the
+        default and for references, where windows of the other basin narrower than the probe spacing matter."""
+        return cls(nodes, SplitLineRule(nodes, check_int("probes", probes, 4, 400), COUNT_LINE_PANEL_TOL), True)
 
     @classmethod
     def outer_split(cls, nodes: tuple[int, ...]) -> Rule:
@@ -111,7 +127,8 @@ class Rule:
             return f"tensor {self.nodes}"
         if self.outer is not None:
             return "outer-split " + "×".join(map(str, self.outer))
-        return f"count-split {self.nodes}" if self.count else f"split-line {self.nodes}"
+        probes = "" if self.split.probe_nodes == LINE_PROBES else f" ({self.split.probe_nodes} probes)"
+        return (f"count-split {self.nodes}" if self.count else f"split-line {self.nodes}") + probes
 
     def equations(self, params: Parameters, alpha: float) -> SaddlePointEquations:
         """The state-evolution map at α on this rule (ε_g always on the smooth tensor rule TEST_ERROR_NODES)."""
@@ -121,10 +138,18 @@ class Rule:
                                     count_split=COUNT_SPLIT if self.count else None)
 
 
-def state_ladder(L: int) -> tuple[Rule, ...]:
-    """The rungs above the following rule, in climbing order (see the module docstring)."""
+def count_line_probes(tol: float, default_tol: float) -> int:
+    """Probes per line of the count-split rungs for a tolerance `tol` whose default is `default_tol`: LINE_PROBES
+    at the default or coarser, FINE_LINE_PROBES below it (see FINE_LINE_PROBES)."""
+    return FINE_LINE_PROBES if tol < default_tol else LINE_PROBES
+
+
+def state_ladder(L: int, count_probes: int = LINE_PROBES) -> tuple[Rule, ...]:
+    """The rungs above the following rule, in climbing order (see the module docstring); count_probes: probes per
+    line of the count-split rungs (`count_line_probes`)."""
     if L == 2:
-        return tuple(Rule.split_line(n) for n in (8, 10, 12, 14, 16)) + tuple(Rule.count_split(n) for n in (8, 10, 12, 14, 16))
+        return (tuple(Rule.split_line(n) for n in (8, 10, 12, 14, 16))
+                + tuple(Rule.count_split(n, count_probes) for n in (8, 10, 12, 14, 16)))
     if L == 3:
         return tuple(Rule.tensor(n) for n in (4, 6, 8))
     if L <= 6:
@@ -137,14 +162,14 @@ def follow_nodes(L: int) -> int:
     return FOLLOW_NODES.get(L, 3)
 
 
-def resolve_rules(params: Parameters, rules) -> tuple[tuple[Rule, ...], int, bool]:
+def resolve_rules(params: Parameters, rules, count_probes: int = LINE_PROBES) -> tuple[tuple[Rule, ...], int, bool]:
     """(the rungs, the following rule's nodes, whether the errors are verified on split-line rules) for
-    `rules`: "auto" (the model's ladder), a sequence of `Rule`s, or tensor node counts (a tensor-only ladder,
-    followed on its first rule)."""
+    `rules`: "auto" (the model's ladder, its count-split rungs with `count_probes` probes per line), a sequence of
+    `Rule`s, or tensor node counts (a tensor-only ladder, followed on its first rule)."""
     if isinstance(rules, str):
         if rules != "auto":
             raise ParameterError("rules", rules, '"auto", Rules, or tensor node counts')
-        ladder = state_ladder(params.L)
+        ladder = state_ladder(params.L, count_probes)
         return ladder, follow_nodes(params.L), any(rule.split is not None for rule in ladder)
     given = list(rules)
     ladder = tuple(r if isinstance(r, Rule) else Rule.tensor(check_int("rules", r, 2, 40)) for r in given)

@@ -55,14 +55,14 @@ from attnphase.models.positional_semantic.free_energy_check import (CHECK_RULES,
 from attnphase.models.positional_semantic.parameters import Parameters, ThresholdSearch
 from attnphase.models.positional_semantic.point import linear_baseline
 from attnphase.models.positional_semantic.results import RungThreshold, Thresholds, combined_status
-from attnphase.models.positional_semantic.rules import SPREAD_RUNGS, resolve_rules
+from attnphase.models.positional_semantic.rules import SPREAD_RUNGS, count_line_probes, resolve_rules
 from attnphase.numeric.convergence import Rung, Tolerance, climb
 from attnphase.numeric.threshold import noisy_threshold
 from attnphase.params import check_choice
 from attnphase.results import Status
 from attnphase.resume import computed_once, kept_directory
 
-__all__ = ["SYMMETRIC_A", "MEANING", "SCAN_STEP", "ALPHA_CEILING", "BRANCHES_OF", "Bracket", "bracket",
+__all__ = ["SYMMETRIC_A", "THRESHOLD_TOL", "MEANING", "SCAN_STEP", "ALPHA_CEILING", "BRANCHES_OF", "Bracket", "bracket",
            "tensor_start", "refine", "threshold"]
 
 # What the threshold searches require of A (Parameters.swap_symmetric; the branches need nothing).
@@ -85,6 +85,8 @@ SECANT_STEP_FLOOR = 0.01
 NEWTON_MAX_STEPS = 6
 NEWTON_RUNGS = 3
 BRANCHES_OF = {"alpha_c": ("semantic", "positional"), "alpha_l": ("semantic",)}
+# The default absolute tolerance of α_c and α_l (`--tol` of `threshold`; finer ones climb denser count-split rungs).
+THRESHOLD_TOL = ThresholdSearch().tol
 
 
 @dataclass(frozen=True)
@@ -438,7 +440,7 @@ def threshold(omega, sigma=0.5, lam=0.01, A=None, L=2, *, tol=1e-3, alpha_min=0.
         raise ParameterError("outer_split_check", outer_split_check, "True or False")
     if not params.swap_symmetric:
         raise ParameterError("A", params.A, SYMMETRIC_A)
-    ladder, nodes, verified = resolve_rules(params, rules)
+    ladder, nodes, verified = resolve_rules(params, rules, count_line_probes(search.tol, THRESHOLD_TOL))
     kept = None
     if checkpoint_dir is not None:  # everything a threshold's value depends on (each is kept on its own)
         kept = kept_directory(checkpoint_dir, "threshold", {

@@ -478,6 +478,28 @@ def test_continuation_without_a_solution_at_the_anchor_fails_everywhere():
     assert branch.at(2.0) is None and branch.loss(2.0).status == "failed" and "anchor" in branch.loss(2.0).message
 
 
+def test_a_failed_anchor_falls_back_to_the_next_anchor_and_the_branch_is_followed_from_there():
+    """x -> x + 0.3 (c − x²) has the fixed point √c for c > 0 only. Anchored at c = −1 with the fallback c = 1, the
+    branch is anchored at 1 and followed to 4 and 0.25 (√c each); with the fallback c = −0.5 as well, both are named
+    in the loss, which stays status failed (a failed start proves nothing)."""
+    family = _fixed_point_family(lambda x, c: x + 0.3 * (c - x * x), 1.0)
+
+    def branch(fallbacks):
+        return Continuation(lambda c, guess, previous: family(c, guess),
+                            lambda r, p: None if r.success and r.value > 0 else "not_converged",
+                            lambda r: np.array([r.value]), -1.0, max_step=0.5, min_step=0.01, anchor_guess=1.0,
+                            fallback_anchors=fallbacks)
+
+    rescued = branch([1.0])
+    for c in (4.0, 0.25):
+        np.testing.assert_allclose(rescued.at(c).value, math.sqrt(c), rtol=1e-8)
+    assert rescued.anchor == 1.0 and rescued.loss(4.0) is None
+    lost = branch([-0.5])
+    assert lost.at(2.0) is None
+    loss = lost.loss(2.0)
+    assert loss.status == "failed" and "c = -1" in loss.message and "fallback anchor c = -0.5" in loss.message
+
+
 def test_an_absent_branch_is_not_found_everywhere_without_a_solve():
     """A branch known not to exist (`absent`, e.g. an order parameter without a source) is reported lost at
     every control with that reason (status converged: the loss is established, not a solver failure), and no

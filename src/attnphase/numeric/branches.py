@@ -226,14 +226,19 @@ class Continuation:
     whose conjugate vanishes identically); then nothing is solved and `loss(c)` at every control is that reason
     (status converged: the loss is established, criterion "absent", no bracket). A failed anchor solve, by
     contrast, is status failed: it proves nothing either way.
+
+    fallback_anchors: controls tried in turn (from `anchor_guess`) when the solve at `anchor` fails; the first
+    that succeeds becomes the anchor (`anchor` then names it). E.g. an anchor moved to the end of a requested
+    range, with the usual anchor as the fallback where a cold start at the range's end finds nothing.
     """
 
     def __init__(self, solve: Callable[[float, Any, Any], Any], lost: Callable[[Any, Any], str | None],
                  state: Callable[[Any], np.ndarray], anchor: float, *, max_step: float, min_step: float,
                  anchor_guess=None, contains: Callable[[np.ndarray], bool] | None = None, name: str = "c",
-                 absent: str | None = None):
+                 absent: str | None = None, fallback_anchors: Sequence[float] = ()):
         self.solve, self.lost, self.state, self.contains = solve, lost, state, contains
         self.anchor = check_real("anchor", anchor)
+        self.fallback_anchors = [check_real("fallback_anchors", c) for c in fallback_anchors if c != self.anchor]
         self.max_step = check_positive("max_step", max_step)
         self.min_step = check_real("min_step", min_step, 0.0, self.max_step, low_open=True)
         self.anchor_guess, self.name = anchor_guess, name
@@ -267,16 +272,20 @@ class Continuation:
     def _anchor(self) -> bool:
         if self.path or self._lost_everywhere is not None:
             return self._lost_everywhere is None
-        solution, reason = self._attempt(self.anchor, [])
-        if reason is not None:
+        failures = []
+        for anchor in [self.anchor, *self.fallback_anchors]:
+            solution, reason = self._attempt(anchor, [])
+            if reason is None:
+                self.anchor = anchor
+                self.path[anchor] = solution
+                return True
             message = getattr(solution, "message", "")
-            self._lost_everywhere = BranchLoss(
-                math.nan, math.nan, Status.FAILED,
-                f"no solution on the branch at the anchor {self.name} = {self.anchor:g}: {reason}"
-                + (f" ({message[:80]})" if message else ""), None, reason)
-            return False
-        self.path[self.anchor] = solution
-        return True
+            failures.append((f"{self.name} = {anchor:g}: {reason}" + (f" ({message[:80]})" if message else ""), reason))
+        self._lost_everywhere = BranchLoss(
+            math.nan, math.nan, Status.FAILED,
+            f"no solution on the branch at the anchor {failures[0][0]}"
+            + "".join(f"; nor at the fallback anchor {text}" for text, _ in failures[1:]), None, failures[-1][1])
+        return False
 
     def loss(self, control: float) -> BranchLoss | None:
         """Why the branch has no solution at `control` (None if it has one or was not followed there)."""

@@ -249,13 +249,17 @@ def follow(branch: str, params: Parameters, nodes_per_dim: int, *, low: float | 
            high: float | None = None) -> Continuation:
     """The positional or semantic branch as a continuation in α on the tensor rule with `nodes_per_dim`
     nodes (frozen-basin solves), from its anchor (ANCHOR_ALPHA, moved to `low` / `high` when the wanted
-    range extends beyond it): `at(α)` is the branch's solution or None, `loss(α)` where and why it ended."""
+    range extends beyond it, with ANCHOR_ALPHA as the fallback): `at(α)` is the branch's solution or None,
+    `loss(α)` where and why it ended."""
     coords = BranchCoordinates(check_choice("branch", branch, ("positional", "semantic")), params)
     anchor = ANCHOR_ALPHA[branch]
     if branch == "positional" and low is not None:
         anchor = min(anchor, low)
     if branch == "semantic" and high is not None:
         anchor = max(anchor, high)
+    # Where the moved anchor's cold start finds nothing (ω = 0.9, α = 6: the map leaves the domain), the branch is
+    # followed there from its usual anchor, so that its loss is the path's evidence, not a failed start.
+    fallback = [ANCHOR_ALPHA[branch]]
 
     def solve(alpha, guess, previous):
         return solve_branch(branch, alpha, params, nodes_per_dim=nodes_per_dim, guess=guess, stability=False)
@@ -266,7 +270,7 @@ def follow(branch: str, params: Parameters, nodes_per_dim: int, *, low: float | 
 
     return Continuation(solve, lost, lambda solution: coords.from_state(solution.state), anchor,
                         max_step=FOLLOW_MAX_STEP, min_step=FOLLOW_MIN_STEP, anchor_guess=initial_guess(branch, params),
-                        contains=coords.contains, name="α", absent=absence(branch, params))
+                        contains=coords.contains, name="α", absent=absence(branch, params), fallback_anchors=fallback)
 
 
 def absence(branch: str, params: Parameters) -> str | None:

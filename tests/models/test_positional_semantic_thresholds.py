@@ -82,6 +82,17 @@ def test_bracket_without_a_crossing_says_which_side_wins_and_where_a_branch_ende
     assert thresholds.bracket("alpha_c", nowhere, 0.0, 0.3, 3.0).status == "failed"
 
 
+@pytest.mark.slow
+def test_a_threshold_not_found_near_omega_one_says_the_tensor_rules_semantic_fixed_point_is_not_the_branch():
+    """At ω = 0.9 the tensor scan has semantic fixed points over [0.3, 8] and no crossing; split-line 8 has no
+    semantic fixed point at its anchor α = 3, and both thresholds (not found) say so, so that the scan's closest
+    approach is not read as the branch's (~50 s)."""
+    result = api.threshold(0.9)
+    for found in (result.alpha_c, result.alpha_l):
+        assert found.status == "not_found", found.message
+        assert "at its anchor α = 3 is not found on split-line 8" in found.message, found.message
+
+
 # -- root cause at ω = 0 ---------------------------------------------------------------------------
 def test_tensor_rule_positional_fixed_point_at_omega_zero_is_not_a_fixed_point_of_the_accurate_map():
     """At ω = 0, α = 0.6 the 10-node tensor fixed point of the positional branch (m ≈ 0.07) is far from a

@@ -426,7 +426,8 @@ def threshold(omega, sigma=0.5, lam=0.01, A=None, L=2, *, tol=1e-3, alpha_min=0.
     the split-line value and spread (minutes faster per α_c on 2 cores, but see step 4).
     Status per threshold: converged (error ≤ tol), limited (the top rung's value, error above tol),
     not_found (no crossing where both branches exist in [alpha_min, ALPHA_CEILING]: the message says which
-    side wins, the closest approach and where a branch ended), failed.
+    side wins, the closest approach, where a branch ended, and a branch whose tensor fixed point at its anchor
+    the first split-line rung lacks), failed.
     checkpoint_dir: where each threshold is kept as it is finished (resume.computed_once, under a directory named by
     the other arguments), so that after an interruption the same call reads it back (named in `read_back`); None
     keeps nothing.
@@ -450,12 +451,32 @@ def threshold(omega, sigma=0.5, lam=0.01, A=None, L=2, *, tol=1e-3, alpha_min=0.
     paths = {b: follow(b, params, nodes, low=search.alpha_min, high=search.alpha_max) for b in ("positional", "semantic")}
     found, rows, states = {}, {}, {}
     searched = set()  # the thresholds this call computed (the others were read back from checkpoint_dir)
+    absent_on_first_rung: dict[str, str | None] = {}  # branch -> why the first rung lacks it at its anchor
+
+    def tensor_artefact(branch: str) -> str | None:
+        """Why the first (split-line) rung has no fixed point of `branch` at its tensor anchor, None when it has one: a
+        scan without a crossing then speaks of the tensor rule's fixed points, not of the branch (ω = 0.9: the tensor
+        rule has a semantic fixed point at α = 3, split-line 8 has none)."""
+        if branch not in absent_on_first_rung:
+            path, why = paths[branch], None
+            anchored = path.at(path.anchor)
+            if anchored is not None and ladder[0].split is not None:
+                carried = on_rule(AccurateState(anchored), params, ladder[0])
+                if not carried.success:
+                    why = (f"the {branch} fixed point of the tensor rule at its anchor α = {path.anchor:g} is not found on "
+                           f"{ladder[0].label} ({carried.message[:80]})")
+            absent_on_first_rung[branch] = why
+        return absent_on_first_rung[branch]
 
     def search_for(name: str):
         """(the Threshold, its rungs, the branch states at it or None)."""
         searched.add(name)
         start = bracket(name, paths, baseline.value, search.alpha_min, search.alpha_max)
         if not isinstance(start, Bracket):
+            if start.status == Status.NOT_FOUND:
+                evidence = [why for b in BRANCHES_OF[name] if (why := tensor_artefact(b)) is not None]
+                if evidence:
+                    start = replace(start, message=f"{start.message}; " + "; ".join(evidence))
             return start, (), None
         value, rungs, at_value, _ = refine(name, *tensor_start(name, start), params, baseline.value, ladder,
                                            search.tol, (start.low, start.high), outer_split_check)

@@ -184,6 +184,31 @@ def _crossing_and_slope(kind: str, states: dict, baseline: float, slope: float |
     return value, slope
 
 
+def _root_steps(kind: str, states: dict, alpha: float, rule, params: Parameters, baseline: float, slope: float | None,
+                step_tol: float, known: tuple = ()) -> tuple[list, dict, str | None]:
+    """Steps towards the root of Δ on `rule` from α, the branches carried to each new α from the last states: Newton
+    for α_c (its slope is exact), a secant for α_l (through the last two points; `slope` at the first when `known`
+    holds no earlier point), until a step is ≤ step_tol or after NEWTON_MAX_STEPS.
+
+    Returns the points (α, Δ, slope), `known` first, the root of the last being the next value; the branch states
+    at the last point solved (`states` when none was); and where a carry failed, its text (else None)."""
+    points = list(known)
+    for _ in range(NEWTON_MAX_STEPS):
+        carried = _carry(states, params, rule, alpha)
+        if isinstance(carried, str):
+            return points, states, carried
+        states = carried
+        value, slope = _crossing_and_slope(kind, states, baseline, slope)
+        if points and kind == "alpha_l":
+            slope = (value - points[-1][1]) / (alpha - points[-1][0])
+        points.append((alpha, value, slope))
+        step = -value / slope
+        if abs(step) <= step_tol:
+            break
+        alpha = alpha + step
+    return points, states, None
+
+
 def tensor_start(kind: str, start: Bracket) -> tuple[dict, float, float | None]:
     """(AccurateStates of the branches at the bracket end nearer its root, the root, the slope hint) for `refine`."""
     states = {b: AccurateState(min((start.solutions["low"][b], start.solutions["high"][b]),
@@ -220,22 +245,10 @@ def _refine_on(kind: str, states: dict, alpha: float, slope_hint: float | None, 
                ladder, tolerance: float, bracket: tuple[float, float] | None, outer_split_check: bool):
     """`refine` on one ladder (its first rung the Newton rung)."""
     first_rule = ladder[0]
-    secant_slope = slope_hint
-    points = []  # (α, Δ, slope) on the first rung
-    for _ in range(NEWTON_MAX_STEPS):
-        carried = _carry(states, params, first_rule, alpha)
-        if isinstance(carried, str):
-            return noisy_threshold(math.nan, math.nan, Status.FAILED, carried), (), None, None
-        states = carried
-        value, slope = _crossing_and_slope(kind, states, baseline, secant_slope)
-        if points and kind == "alpha_l":
-            slope = (value - points[-1][1]) / (alpha - points[-1][0])
-        points.append((alpha, value, slope))
-        secant_slope = slope
-        step = -value / slope
-        if abs(step) <= NEWTON_STEP_FRACTION * tolerance:
-            break
-        alpha = alpha + step
+    points, states, failure = _root_steps(kind, states, alpha, first_rule, params, baseline, slope_hint,
+                                          NEWTON_STEP_FRACTION * tolerance)
+    if failure is not None:
+        return noisy_threshold(math.nan, math.nan, Status.FAILED, failure), (), None, None
     alpha_0, value_0, slope_0 = points[-1]
     if len(ladder) == 1:  # one rule: its Newton root, without a verified error
         return (noisy_threshold(float(alpha_0 - value_0 / slope_0), math.nan, Status.LIMITED,
@@ -371,28 +384,18 @@ def _secant_on_rung(answer: _RungAnswer, rule, params: Parameters, baseline: flo
     the count-split one-step value 0.74760 moved to 0.74669 on the top rung's own secant), so Δ_l is evaluated
     again on the rung at each new value and the secant through its last two points gives the next, until
     the step is ≤ step_tol (at most NEWTON_MAX_STEPS); the last step is added to the error."""
-    points = [(answer.centre, answer.value)]
-    alpha, states, rows = answer.alpha, answer.states, []
-    solved_alpha, solved_states = answer.centre, answer.states
-    for _ in range(NEWTON_MAX_STEPS):
-        moved = _carry(states, params, rule, alpha)
-        if isinstance(moved, str):
-            # the one-step value stays; its slope error is unknown, so its whole move from the centre joins the error
-            return _Secant(answer.alpha, abs(answer.alpha - answer.centre), None, solved_alpha, solved_states,
-                           f"no secant on {rule.label} ({moved}): the one-step value, its move from its centre added "
-                           "to the error")
-        states = solved_states = moved
-        solved_alpha = alpha
-        value = _crossing("alpha_l", {b: state.solution for b, state in states.items()}, baseline)
-        slope = (value - points[-1][1]) / (alpha - points[-1][0])
-        points.append((alpha, value))
-        step = -value / slope
-        rows.append(RungThreshold(f"{rule.label} (secant)", alpha + step, value, slope))
-        if abs(step) <= step_tol:
-            break
-        alpha += step
-    through = ", ".join(f"{a:.5f}" for a, _ in points)
-    return _Secant(alpha + step, abs(step), tuple(rows), solved_alpha, solved_states,
+    points, states, failure = _root_steps("alpha_l", answer.states, answer.alpha, rule, params, baseline, answer.slope,
+                                          step_tol, known=((answer.centre, answer.value, answer.slope),))
+    if failure is not None:
+        # the one-step value stays; its slope error is unknown, so its whole move from the centre joins the error
+        return _Secant(answer.alpha, abs(answer.alpha - answer.centre), None, points[-1][0], states,
+                       f"no secant on {rule.label} ({failure}): the one-step value, its move from its centre added "
+                       "to the error")
+    rows = tuple(RungThreshold(f"{rule.label} (secant)", a - value / slope, value, slope) for a, value, slope in points[1:])
+    alpha, value, slope = points[-1]
+    step = -value / slope
+    through = ", ".join(f"{a:.5f}" for a, _, _ in points)
+    return _Secant(alpha + step, abs(step), rows, alpha, states,
                    f"secant on {rule.label} through α = {through}: α = {alpha + step:.5f} (last step {step:.2g}, added "
                    f"to the error; the one-step value was {answer.alpha:.5f})")
 

@@ -203,6 +203,7 @@ def follow_on_rule(tensor_path: Continuation, branch: str, params: Parameters, r
     """
     coords = BranchCoordinates(branch, params)
     seeded_at: dict[float, np.ndarray] = {}  # α -> the tensor-seeded start of the solve there
+    tensor_path.at(tensor_path.anchor)  # settles the anchor (a fallback one where the first fails) before it is read
 
     def tensor_state(alpha):
         solution = tensor_path.at(alpha)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from attnphase.errors import ParameterError
-from attnphase.numeric.threshold import branch_crossing, find_crossing, noisy_threshold
+from attnphase.numeric.threshold import branch_crossing, find_crossing, noisy_threshold, root_steps
 from attnphase.results import Status
 
 CROSSINGS = {
@@ -104,3 +104,51 @@ def test_a_noisy_threshold_keeps_the_digits_its_error_supports():
     assert noisy_threshold(0.8, 0.0, Status.CONVERGED, "").digits == 15
     missing = noisy_threshold(0.8, math.nan, Status.LIMITED, "")
     assert missing.digits == 0 and missing.digits_string == "" and missing.value_mp is None
+
+
+def test_root_steps_newton_with_the_exact_slope_converges_quadratically_to_the_root():
+    """x² − 2 with its exact slope from x = 1: Newton's iterates 1, 1.5, 17/12, 577/408, … (each error about the
+    square of the last), stopped by the first step ≤ 1e-10; the root of the last point is √2 to rounding."""
+    evaluations = []
+
+    def evaluate(x):
+        evaluations.append(x)
+        return x * x - 2.0, 2.0 * x
+
+    points, failure = root_steps(evaluate, 1.0, 1e-10)
+    assert failure is None and [p[0] for p in points] == evaluations
+    np.testing.assert_allclose([p[0] for p in points[:4]], [1.0, 1.5, 17 / 12, 577 / 408], rtol=1e-15)
+    x, value, slope = points[-1]
+    assert abs(x - value / slope - math.sqrt(2.0)) <= 1e-15 and len(points) == 5
+
+
+def test_root_steps_secant_uses_the_given_slope_first_and_then_the_last_two_points():
+    """x³ − 2 without a slope, from x = 1 with the slope 3 (exact there) and with a known earlier point: the first
+    step is Newton's, every later slope is the secant through the two points before it, the steps stop at one
+    ≤ 1e-9, and the root of the last point is 2^(1/3) within that (the secant converges superlinearly)."""
+    f = lambda x: (x**3 - 2.0, None)  # noqa: E731
+    for known in ((), ((0.5, 0.5**3 - 2.0, math.nan),)):
+        points, failure = root_steps(f, 1.0, 1e-9, slope=3.0, known=known, max_steps=20)
+        new = points[len(known):]
+        assert failure is None and new[0][0] == 1.0
+        if not known:
+            assert new[0][2] == 3.0 and new[1][0] == 1.0 - (-1.0) / 3.0
+        for before, after in zip(points[:-1], points[1:]):
+            assert after[2] == (after[1] - before[1]) / (after[0] - before[0])
+        x, value, slope = points[-1]
+        assert abs(value / slope) <= 1e-9 and abs(x - value / slope - 2.0 ** (1 / 3)) <= 1e-9
+
+
+def test_root_steps_stops_at_a_failed_evaluation_and_after_max_steps():
+    """An evaluation that returns a text ends the steps with that text and the points before it; otherwise at most
+    max_steps evaluations are made, however large the last step."""
+    def failing(x):
+        return "no fixed point" if x > 1.45 else (x * x - 2.0, 2.0 * x)
+
+    points, failure = root_steps(failing, 1.0, 1e-10)
+    assert failure == "no fixed point" and [p[0] for p in points] == [1.0]
+    slow = lambda x: (x - 1e6, 1e-3)  # noqa: E731  (steps of 1e9: never below the tolerance)
+    points, failure = root_steps(slow, 0.0, 1e-6, max_steps=3)
+    assert failure is None and len(points) == 3
+    with pytest.raises(ParameterError, match="max_steps"):
+        root_steps(slow, 0.0, 1e-6, max_steps=0)

@@ -31,7 +31,7 @@ from attnphase.results import Result, Status
 __all__ = [
     "Threshold", "find_crossing", "branch_crossing",
     # a crossing known to an error (quadrature rules)
-    "noisy_threshold",
+    "noisy_threshold", "root_steps",
     # counts, windows and coexistence
     "log_crossing", "bisect_geometric", "window_and_coexistence",
     # folds and branch points
@@ -280,6 +280,34 @@ def noisy_threshold(value: float, error: float, status: Status, message: str,
     digits = 15 if error == 0 else max(0, min(15, int(math.floor(-math.log10(error / scale))) if error < scale else 0))
     text = mpmath.nstr(mpmath.mpf(value), digits, strip_zeros=False) if digits else ""
     return Threshold(value, mpmath.mpf(value), text, error, status, message, bracket, slope, digits)
+
+
+def root_steps(evaluate, start: float, step_tol: float, *, slope: float | None = None, known=(),
+               max_steps: int = 6) -> tuple[list, str | None]:
+    """Newton steps towards a root of a function known only at the points it is evaluated (e.g. on a quadrature
+    rule, each value a fixed-point solve), or secant steps where it has no exact slope.
+
+    evaluate(x) -> (value, slope) with the exact slope there, or (value, None) for the secant through the last two
+    points (`slope` at the first, when `known` holds no earlier point); or a text saying why there is no value at x.
+    From `start`, one evaluation per step, until a step is ≤ step_tol or after `max_steps` evaluations. Returns the
+    points (x, value, slope), `known` ones first (the root of the last, x − value/slope, is the next estimate), and
+    the text of an evaluation that failed (else None; the points are then those before it)."""
+    points, x = list(known), start
+    for _ in range(check_int("max_steps", max_steps, 1, None)):
+        found = evaluate(x)
+        if isinstance(found, str):
+            return points, found
+        value, exact = found
+        if exact is not None:
+            slope = exact
+        elif points:
+            slope = (value - points[-1][1]) / (x - points[-1][0])
+        points.append((x, value, slope))
+        step = -value / slope
+        if abs(step) <= step_tol:
+            break
+        x = x + step
+    return points, None
 
 
 # --- counts, windows and coexistence (landscapes with several minima) --------------------------------

@@ -57,7 +57,7 @@ from attnphase.models.positional_semantic.point import linear_baseline
 from attnphase.models.positional_semantic.results import RungThreshold, Thresholds, combined_status
 from attnphase.models.positional_semantic.rules import SPREAD_RUNGS, count_line_probes, resolve_rules
 from attnphase.numeric.convergence import Rung, Tolerance, climb
-from attnphase.numeric.threshold import noisy_threshold
+from attnphase.numeric.threshold import noisy_threshold, root_steps
 from attnphase.params import check_choice
 from attnphase.results import Status
 from attnphase.resume import computed_once, kept_directory
@@ -186,27 +186,19 @@ def _crossing_and_slope(kind: str, states: dict, baseline: float, slope: float |
 
 def _root_steps(kind: str, states: dict, alpha: float, rule, params: Parameters, baseline: float, slope: float | None,
                 step_tol: float, known: tuple = ()) -> tuple[list, dict, str | None]:
-    """Steps towards the root of Δ on `rule` from α, the branches carried to each new α from the last states: Newton
-    for α_c (its slope is exact), a secant for α_l (through the last two points; `slope` at the first when `known`
-    holds no earlier point), until a step is ≤ step_tol or after NEWTON_MAX_STEPS.
-
-    Returns the points (α, Δ, slope), `known` first, the root of the last being the next value; the branch states
-    at the last point solved (`states` when none was); and where a carry failed, its text (else None)."""
-    points = list(known)
-    for _ in range(NEWTON_MAX_STEPS):
-        carried = _carry(states, params, rule, alpha)
+    """numeric.threshold.root_steps on `rule` from α, the branches carried to each new α from the last states: Newton
+    for α_c (its slope is exact), a secant for α_l. Returns its points and failure, and the branch states at the last
+    point solved (`states` when none was)."""
+    def evaluate(a):
+        nonlocal states
+        carried = _carry(states, params, rule, a)
         if isinstance(carried, str):
-            return points, states, carried
+            return carried
         states = carried
-        value, slope = _crossing_and_slope(kind, states, baseline, slope)
-        if points and kind == "alpha_l":
-            slope = (value - points[-1][1]) / (alpha - points[-1][0])
-        points.append((alpha, value, slope))
-        step = -value / slope
-        if abs(step) <= step_tol:
-            break
-        alpha = alpha + step
-    return points, states, None
+        return _crossing_and_slope(kind, states, baseline, None)
+
+    points, failure = root_steps(evaluate, alpha, step_tol, slope=slope, known=known, max_steps=NEWTON_MAX_STEPS)
+    return points, states, failure
 
 
 def tensor_start(kind: str, start: Bracket) -> tuple[dict, float, float | None]:

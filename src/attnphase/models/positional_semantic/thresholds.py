@@ -383,7 +383,8 @@ def _secant_on_rung(answer: _RungAnswer, rule, params: Parameters, baseline: flo
         return _Secant(answer.alpha, abs(answer.alpha - answer.centre), None, points[-1][0], states,
                        f"no secant on {rule.label} ({failure}): the one-step value, its move from its centre added "
                        "to the error")
-    rows = tuple(RungThreshold(f"{rule.label} (secant)", a - value / slope, value, slope) for a, value, slope in points[1:])
+    rows = tuple(RungThreshold(f"{rule.label} (secant)", a - value / slope, value, slope)
+                 for a, value, slope in points[1:])
     alpha, value, slope = points[-1]
     step = -value / slope
     through = ", ".join(f"{a:.5f}" for a, _, _ in points)
@@ -458,8 +459,8 @@ def threshold(omega, sigma=0.5, lam=0.01, A=None, L=2, *, tol=1e-3, alpha_min=0.
             if anchored is not None and ladder[0].split is not None:
                 carried = on_rule(AccurateState(anchored), params, ladder[0])
                 if not carried.success:
-                    why = (f"the {branch} fixed point of the tensor rule at its anchor α = {path.anchor:g} is not found on "
-                           f"{ladder[0].label} ({carried.message[:80]})")
+                    why = (f"the {branch} fixed point of the tensor rule at its anchor α = {path.anchor:g} is not "
+                           f"found on {ladder[0].label} ({carried.message[:80]})")
             absent_on_first_rung[branch] = why
         return absent_on_first_rung[branch]
 

@@ -213,7 +213,7 @@ def test_bad_input():
 def test_fold_threshold_alone_float64_and_mpmath():
     """The fold of x³ − x − c = 0 at x = 1/√3, c = −2/(3√3): float64 only supports ~15 digits (status
     limited when 25 are asked), mpmath polishing supports 25; the digit string keeps its zeros."""
-    from attnphase.numeric.threshold import fold_threshold
+    from attnphase.numeric.singular_points import fold_threshold
 
     system = tilted(1.0, 0.0)
     exact = -2 / (3 * mpmath.sqrt(3))

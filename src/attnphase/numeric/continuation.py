@@ -30,7 +30,7 @@ of a branch), t_c = ±det ∇²S / D: at a fold t_c and det ∇²S change sign t
 the branch meets another one (a branch point: transcritical or pitchfork), and t_c or the Hessian
 index changes alone. Both are located between the two followed points where the signs change, then
 polished in mpmath as roots of regular extended systems: folds of (∇S, det ∇²S)
-(`threshold.fold_threshold`), branch points of Moore's system (`threshold.branch_point_threshold`).
+(`singular_points.fold_threshold`), branch points of Moore's system (`singular_points.branch_point_threshold`).
 """
 
 from __future__ import annotations
@@ -46,9 +46,8 @@ from scipy import optimize
 from attnphase.errors import ParameterError
 from attnphase.numeric.precision import equilibrated_determinant_sign, equilibrated_null_vector, equilibrated_solve
 from attnphase.numeric.stationary_systems import ActionSystem, FunctionSystem, StationarySystem
-from attnphase.numeric.threshold import (
-    Threshold, branch_point_threshold, fold_threshold, solve_branch_point, solve_fold, threshold_from_error,
-)
+from attnphase.numeric.singular_points import branch_point_threshold, fold_threshold, solve_branch_point, solve_fold
+from attnphase.numeric.threshold import Threshold, threshold_from_error
 from attnphase.params import check_int, check_real
 from attnphase.results import Result, Status
 
@@ -447,7 +446,7 @@ def _branch_point(follower: _Follower, a: _Point, b: _Point, between, digits, tu
     """A branch point between a and b: where the crossing eigenvalue vanishes (the index changes while c
     keeps its direction) or where t_c does (the branch turns back in c: the tip of a pitchfork's side
     branch). Its float64 position along the arclength starts Moore's regularised system
-    (`threshold.branch_point_threshold`), polished in mpmath; if that fails, the float64 position is
+    (`singular_points.branch_point_threshold`), polished in mpmath; if that fails, the float64 position is
     kept with √ε |c| as its error (the corrector is singular at a branch point)."""
     system, scale = follower.system, follower.scale
     k = min(_index(a), _index(b))

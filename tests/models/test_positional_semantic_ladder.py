@@ -88,6 +88,35 @@ def test_threshold_climbs_count_split_rungs_with_more_probes_below_its_default_t
     assert seen == [32, 128]
 
 
+def test_a_threshold_that_meets_a_tolerance_below_the_window_floor_is_limited_and_says_why(monkeypatch):
+    """Below rules.WINDOW_FLOORS the missed windows are not bounded by the error, so a threshold whose error meets
+    such a tolerance is limited, not converged. α_c(0.45) on split-line 5, 6, 7 meets 0.05 (error 0.0093); with the
+    floor raised above that tolerance it must be reported limited, its value and error unchanged."""
+    import attnphase.models.positional_semantic.rules as rules
+    ladder = tuple(api.Rule.split_line(n) for n in (5, 6, 7))
+    monkeypatch.setitem(rules.WINDOW_FLOORS, "alpha_c", 0.06)
+    result = api.threshold(0.45, which=("alpha_c",), tol=0.05, alpha_min=2.0, alpha_max=2.4, rules=ladder,
+                           outer_split_check=False)
+    value, error = reference_threshold("alpha_c", 0.45)
+    assert result.alpha_c.error <= 0.05, result.alpha_c.message  # the climb alone met the tolerance
+    assert abs(result.alpha_c.value - value) <= result.alpha_c.error + error
+    assert result.alpha_c.status == "limited", result.alpha_c.message
+    assert "the tolerance 0.05 is below 0.06" in result.alpha_c.message
+
+
+def test_a_solve_that_meets_a_tolerance_below_the_window_floor_is_limited_and_says_why(monkeypatch):
+    """The same for the fields of `solve`: the positional branch at (0.3, 0.5) on split-line 3, 4, 5 meets a relative
+    tolerance of 0.5; with the floor raised above it the branch is limited, and so is the solve."""
+    import attnphase.models.positional_semantic.rules as rules
+    ladder = tuple(api.Rule.split_line(n) for n in (3, 4, 5))
+    monkeypatch.setitem(rules.WINDOW_FLOORS, "fields", 0.6)
+    result = api.solve(0.3, 0.5, branches=("positional",), stability=False, tol=0.5, rules=ladder)
+    (branch,) = result.branches
+    assert all(branch.errors[name] <= 0.5 * abs(getattr(branch, name)) for name in ("q", "V", "m", "test_error"))
+    assert (branch.status, result.status) == ("limited", "limited"), branch.message
+    assert "the tolerance 0.5 is below 0.6" in branch.message
+
+
 def test_one_threshold_at_a_cheap_tolerance_brackets_its_converged_value():
     """α_c(0.45) on a cheap ladder (split-line rules of 6, 8, 10 outer nodes) to 0.01, without the outer-split
     check (the slow error-bar tests run it): its error is the spread over the three rules, and the converged value

@@ -18,7 +18,8 @@ from attnphase.models.positional_semantic.branches import (BRANCHES, BranchCoord
 from attnphase.models.positional_semantic.parameters import Accuracy, Parameters, check_parameter
 from attnphase.models.positional_semantic.results import (BranchSolution, LinearBaseline, MissingBranch, SolveResult,
                                                           TransverseCurvature, combined_status)
-from attnphase.models.positional_semantic.rules import FIELD_TOL, SPREAD_RUNGS, count_line_probes, resolve_rules
+from attnphase.models.positional_semantic.rules import (FIELD_TOL, SPREAD_RUNGS, below_window_floor, count_line_probes,
+                                                        resolve_rules)
 from attnphase.models.positional_semantic.state_evolution import SaddlePointEquations, kernels, tokens
 from attnphase.numeric.convergence import Tolerance
 from attnphase.numeric.gauss import gaussian_expectation
@@ -233,6 +234,8 @@ def _branch_at(name: str, alpha: float, params: Parameters, ladder, nodes: int, 
         message += f"; stability from the Jacobian on {ladder[0].label} (tensor {nodes} has no fixed point at α)"
     if not verified:
         status, message = Status.LIMITED, f"{message}; tensor rules only: errors not verified on a split-line rule"
+    elif status == Status.CONVERGED and (unverified := below_window_floor("fields", tolerance.rtol)) is not None:
+        status, message = Status.LIMITED, f"{message}; {unverified}"
     values = climbed.values
     return replace(climbed.answer, solution=replace(
         top, m=math.copysign(values["m"], top.m), theta=math.copysign(values["theta"], top.theta),

@@ -47,8 +47,8 @@ from attnphase.models.positional_semantic.state_evolution import SaddlePointEqua
 from attnphase.numeric.split_line import CountSplit, SplitLineRule
 from attnphase.params import check_int
 
-__all__ = ["Rule", "FIELD_TOL", "FOLLOW_NODES", "TEST_ERROR_NODES", "SPREAD_RUNGS", "count_line_probes", "state_ladder",
-           "follow_nodes", "resolve_rules"]
+__all__ = ["Rule", "FIELD_TOL", "FOLLOW_NODES", "TEST_ERROR_NODES", "SPREAD_RUNGS", "WINDOW_FLOORS", "count_line_probes",
+           "below_window_floor", "state_ladder", "follow_nodes", "resolve_rules"]
 
 # Tensor rule of the continuation in α and ω (frozen-basin solves of 0.05-0.5 s each) and of the test error
 # ε_g = E ℓ(m + √q ξ, h*) (a smooth integrand: 16 nodes are exact to ~1e-12 for every state on the ladder).
@@ -82,6 +82,14 @@ FIELD_TOL = Accuracy().tol
 # in α_l (ω = 0.1, count-split 10, 128 against 256), so this narrows the bias without bounding it (the windows are not
 # searched for).
 FINE_LINE_PROBES = 128
+# The finest tolerances whose errors the ladder verifies, per quantity: below them the missed windows (above) can reach
+# a quarter of the tolerance (their share at the default threshold tolerance), and a value that meets the tolerance is
+# reported `limited`, not `converged` (`below_window_floor`). Each is 4× the largest effect measured: fields 8e-5
+# relative with FINE_LINE_PROBES (V, count-split 12, 64 against 128 probes); α_l 1.1e-4 (ω = 0.1, count-split 10, 128
+# against 256); α_c, from Φ on lines of LINE_PROBES (the outer-split check), 3.2e-5 (ω = 0: Φ of the two branches on
+# the count-split reference rule moved by 7.4e-9 and 4.8e-9 from 32 to 64 probes, over the slope 3.9e-4; ω = 0.3, the
+# check rule (12, 10): 1.2e-8 and 1.0e-9 over 8.2e-4, 1.5e-5).
+WINDOW_FLOORS = {"fields": 3.2e-4, "alpha_l": 4.4e-4, "alpha_c": 1.3e-4}
 # Lines of the outer-split rules: a panel tolerance 10× below the plain rules' (their E[M] converges to ~1e-9).
 OUTER_LINE_PANEL_TOL = 1e-10
 
@@ -142,6 +150,17 @@ def count_line_probes(tol: float, default_tol: float) -> int:
     """Probes per line of the count-split rungs for a tolerance `tol` whose default is `default_tol`: LINE_PROBES
     at the default or coarser, FINE_LINE_PROBES below it (see FINE_LINE_PROBES)."""
     return FINE_LINE_PROBES if tol < default_tol else LINE_PROBES
+
+
+def below_window_floor(quantity: str, tol: float) -> str | None:
+    """Why a value of `quantity` ("fields", "alpha_c", "alpha_l") that meets `tol` on the split-line ladder is not
+    verified to it (`tol` below WINDOW_FLOORS[quantity]), or None where it is."""
+    floor = WINDOW_FLOORS[quantity]
+    if tol >= floor:
+        return None
+    return (f"the tolerance {tol:g} is below {floor:g}, the finest this ladder verifies: windows of the other basin "
+            "that the probes on its lines miss move values by up to a quarter of that, and the error does not bound "
+            "them")
 
 
 def state_ladder(L: int, count_probes: int = LINE_PROBES) -> tuple[Rule, ...]:

@@ -55,7 +55,7 @@ from attnphase.models.positional_semantic.free_energy_check import (CHECK_RULES,
 from attnphase.models.positional_semantic.parameters import Parameters, ThresholdSearch
 from attnphase.models.positional_semantic.point import linear_baseline
 from attnphase.models.positional_semantic.results import RungThreshold, Thresholds, combined_status
-from attnphase.models.positional_semantic.rules import SPREAD_RUNGS, count_line_probes, resolve_rules
+from attnphase.models.positional_semantic.rules import SPREAD_RUNGS, below_window_floor, count_line_probes, resolve_rules
 from attnphase.numeric.convergence import Rung, Tolerance, climb
 from attnphase.numeric.threshold import noisy_threshold, root_steps
 from attnphase.params import check_choice
@@ -312,6 +312,9 @@ def _refine_on(kind: str, states: dict, alpha: float, slope_hint: float | None, 
             slope = found.rows[-1].slope
     if status == Status.CONVERGED and error > tolerance:
         status = Status.LIMITED
+    elif (status == Status.CONVERGED and any(rule.split is not None for rule in ladder)
+          and (unverified := below_window_floor(kind, tolerance)) is not None):
+        status, message = Status.LIMITED, f"{message}; {unverified}"
     if bracket is not None:
         message = f"tensor bracket [{bracket[0]:g}, {bracket[1]:g}]; {message}"
     return (noisy_threshold(float(value), float(error), status, message, bracket, float(slope)), rows,

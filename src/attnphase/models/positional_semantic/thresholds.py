@@ -14,8 +14,8 @@ crosses the linear baseline), each to a requested absolute tolerance, on the one
    The reported value is the highest rung's, its error the spread of α^(k) over the last three rungs (with
    the tail of a one-way drift, numeric.convergence) plus the linearisation bound ½|Δ''| (α^(k) − α_0)² / |Δ'|;
    the climb stops when that is ≤ tol (status converged), or at the top rung (status limited, with the numbers).
-   For L = 2 the ladder goes on from split-line 16 to the count-split rules 8 … 16 (rules): at ω ≤ 0.2 the
-   split-line values of α_l drift in one direction without slowing, and only the count-split rungs bound them.
+   For L = 2 the ladder goes on from split-line 16 to the count-split rules 8 … 16 (rules) where the split-line
+   rungs do not meet the tolerance (with the conjugates averaged by parts they meet 1e-3 for α_l at ω = 0 … 0.45).
    α_l's slope is the first rung's secant, so from the top rung's one-step value the secant on that rung itself
    is iterated (Δ_l evaluated again at each new value) until its step is below a tenth of the tolerance (or below
    the room the climb's error leaves under the tolerance, down to a hundredth of it); the last step is added to

@@ -152,3 +152,27 @@ def test_root_steps_stops_at_a_failed_evaluation_and_after_max_steps():
     assert failure is None and len(points) == 3
     with pytest.raises(ParameterError, match="max_steps"):
         root_steps(slow, 0.0, 1e-6, max_steps=0)
+
+
+def test_root_steps_halves_a_step_whose_end_has_no_value():
+    """Newton on x² − 2 from x = 0.5 steps to 2.25; with no value above 1.6 that step is halved back towards 0.5
+    (to 1.375, inside), and Newton goes on from there to √2. Without halvings the same start fails, and where every
+    halving also lands outside the function's range the last failure is returned with the points before it."""
+    evaluations = []
+
+    def partial(x):
+        evaluations.append(x)
+        return "no fixed point" if x > 1.6 else (x * x - 2.0, 2.0 * x)
+
+    points, failure = root_steps(partial, 0.5, 1e-12, halvings=3)
+    assert failure is None and evaluations[:3] == [0.5, 2.25, 1.375]
+    assert [p[0] for p in points][:2] == [0.5, 1.375]
+    x, value, slope = points[-1]
+    assert abs(x - value / slope - math.sqrt(2.0)) <= 1e-15
+    points, failure = root_steps(partial, 0.5, 1e-12)
+    assert failure == "no fixed point" and [p[0] for p in points] == [0.5]
+    nowhere = lambda x: "no fixed point" if x > 0.51 else (x * x - 2.0, 2.0 * x)  # noqa: E731
+    points, failure = root_steps(nowhere, 0.5, 1e-12, halvings=3)  # 2.25, 1.375, 0.9375, 0.71875: none has a value
+    assert failure == "no fixed point" and [p[0] for p in points] == [0.5]
+    with pytest.raises(ParameterError, match="halvings"):
+        root_steps(partial, 0.5, 1e-12, halvings=-1)

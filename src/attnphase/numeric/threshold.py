@@ -296,18 +296,27 @@ def threshold_from_error(root, error: float, digits: int, bracket, what: str, sl
 
 
 def root_steps(evaluate, start: float, step_tol: float, *, slope: float | None = None, known=(),
-               max_steps: int = 6) -> tuple[list, str | None]:
+               max_steps: int = 6, halvings: int = 0) -> tuple[list, str | None]:
     """Newton steps towards a root of a function known only at the points it is evaluated (e.g. on a quadrature
     rule, each value a fixed-point solve), or secant steps where it has no exact slope.
 
     evaluate(x) -> (value, slope) with the exact slope there, or (value, None) for the secant through the last two
     points (`slope` at the first, when `known` holds no earlier point); or a text saying why there is no value at x.
-    From `start`, one evaluation per step, until a step is ≤ step_tol or after `max_steps` evaluations. Returns the
-    points (x, value, slope), `known` ones first (the root of the last, x − value/slope, is the next estimate), and
-    the text of an evaluation that failed (else None; the points are then those before it)."""
+    From `start`, one step per evaluation, until a step is ≤ step_tol or after `max_steps` steps. A step whose end
+    has no value is halved, back towards the last point, up to `halvings` times (a step from a start far from the
+    root can overshoot into a range where the function has no value, e.g. where a solve started from the last
+    point does not converge). Returns the points (x, value, slope), `known` ones first (the root of the last,
+    x − value/slope, is the next estimate), and the text of the evaluation that failed (else None; the points are
+    then those before it)."""
     points, x = list(known), start
+    halvings = check_int("halvings", halvings, 0, None)
     for _ in range(check_int("max_steps", max_steps, 1, None)):
         found = evaluate(x)
+        for _ in range(halvings if points else 0):
+            if not isinstance(found, str):
+                break
+            x = 0.5 * (x + points[-1][0])
+            found = evaluate(x)
         if isinstance(found, str):
             return points, found
         value, exact = found

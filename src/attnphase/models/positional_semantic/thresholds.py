@@ -83,6 +83,10 @@ NEWTON_STEP_FRACTION = 0.1
 # NEWTON_STEP_FRACTION · tol under the tolerance, the secant goes on to that room, down to this fraction.
 SECANT_STEP_FLOOR = 0.01
 NEWTON_MAX_STEPS = 6
+# A root step whose end has no fixed point of a branch is halved back towards the last point up to this often
+# (numeric.threshold.root_steps): at ω = 0.1 the tensor bracket's root, 0.622, lies 0.13 below α_c, and Newton with
+# split-line 8's exact slope there steps to 0.915, where the semantic branch carried from 0.622 does not converge.
+ROOT_STEP_HALVINGS = 3
 NEWTON_RUNGS = 3
 BRANCHES_OF = {"alpha_c": ("semantic", "positional"), "alpha_l": ("semantic",)}
 # The default absolute tolerance of α_c and α_l (`--tol` of `threshold`; finer ones climb denser count-split rungs).
@@ -197,7 +201,8 @@ def _root_steps(kind: str, states: dict, alpha: float, rule, params: Parameters,
         states = carried
         return _crossing_and_slope(kind, states, baseline, None)
 
-    points, failure = root_steps(evaluate, alpha, step_tol, slope=slope, known=known, max_steps=NEWTON_MAX_STEPS)
+    points, failure = root_steps(evaluate, alpha, step_tol, slope=slope, known=known, max_steps=NEWTON_MAX_STEPS,
+                                 halvings=ROOT_STEP_HALVINGS)
     return points, states, failure
 
 

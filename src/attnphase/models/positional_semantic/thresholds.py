@@ -35,7 +35,7 @@ crosses the linear baseline), each to a requested absolute tolerance, on the one
 Measured spreads (docs/models/positional_semantic.md): at ω = 0.3 the split-line rules 10-14 put Φ within
 ~2e-7 of the converged value, i.e. α_c within ~5e-4; at ω = 0 the plain rules oscillate by ±3.5e-7 in Φ
 up to 16 outer nodes, so their α_c(0) is good to ~2e-3 only (the check of step 4, on rules up to
-32 × 18, bounds it to 8e-4).
+36 × 18, bounds it to 8e-4).
 """
 
 from __future__ import annotations

@@ -212,10 +212,9 @@ def test_where_the_first_rule_has_a_hole_at_alpha_solve_climbs_from_the_next_rul
 
 @pytest.mark.slow
 def test_alpha_c_at_omega_zero_is_bounded_by_the_finer_outer_split_rules_and_covers_its_reference():
-    """At ω = 0 Φ drifts in χ_2 on the three check rules (no bound there), so the check climbs the rules finer in
-    χ_2 until the error meets the default 1e-3 (to 36 × 18 at the default states): converged, and within its error
-    of the count split inside the outer split (0.61490 ± 0.00011, a finer family than the check's). 7-15 minutes on
-    2 shared cores."""
+    """At ω = 0 the positional Φ drifts in χ_2 on the three check rules (no bound there), so the check climbs the
+    rules finer in χ_2 until the error meets the default 1e-3: converged, and within its error of the count split
+    inside the outer split (0.61490 ± 0.00011, a finer family than the check's). 7 minutes on 2 shared cores."""
     result = api.threshold(0.0, which=("alpha_c",))
     t = result.alpha_c
     value, error = ALPHA_C[0.0]

@@ -100,15 +100,21 @@ def test_semantic_invariant_set_m_zero():
 def test_at_omega_one_the_map_removes_theta_and_the_semantic_branch_is_not_found():
     """At ω = 1 the teacher y = A x does not depend on Q*, so E[g η] = 0 and one step of the map sends any
     θ to 0 (checked on the tensor rule and on split-line 8, from states with |c| up to 0.9); `solve` and
-    `threshold` report the semantic branch, α_c and α_l as not found with that reason (not as failures)."""
+    `threshold` report the semantic branch, α_c and α_l as not found with that reason (not as failures).
+    On the tensor rule θ̂ averages g η over a rule symmetric in η: zero to rounding. On split-line 8 θ̂ is taken by
+    parts, M against ξη and c(η² − 1), whose terms cancel between the lines through η and −η only as far as those
+    lines' adaptive integrals agree, i.e. to their panel tolerance (rules.LINE_PANEL_TOL, 1e-9; measured 1.4e-10
+    relative)."""
+    from attnphase.models.positional_semantic.rules import LINE_PANEL_TOL
     params = api.Parameters.validated(omega=1.0)
     rng = np.random.default_rng(3)
-    for equations in (api.SaddlePointEquations(params, 3.0, 10), api.Rule.split_line(8).equations(params, 3.0)):
+    for equations, relative in ((api.SaddlePointEquations(params, 3.0, 10), 1e-12),
+                                (api.Rule.split_line(8).equations(params, 3.0), LINE_PANEL_TOL)):
         for _ in range(2):
             q, V = rng.uniform(0.05, 0.3), rng.uniform(2, 30)
             theta = rng.uniform(0.3, 0.9) * math.sqrt(params.rho * q)
             new = equations(api.state_vector(q, V, theta, [0.0, 0.0]))
-            assert abs(new[2]) <= 1e-12 * abs(theta)
+            assert abs(new[2]) <= relative * abs(theta)
     solved = api.solve(1.0, 2.0, branches=("semantic",))
     assert not solved.branches and [m.status for m in solved.missing] == ["not_found"]
     assert "does not depend on Q*" in solved.missing[0].message

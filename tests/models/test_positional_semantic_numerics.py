@@ -208,6 +208,34 @@ def _stall_radius(x, w, hs, V, params):
     return np.sqrt(16 * np.finfo(float).eps * np.abs(out[:, 0]) / smallest)
 
 
+@pytest.mark.parametrize("theta", [0.0, 0.2])
+def test_the_hats_by_parts_equal_the_direct_hats_for_a_smooth_envelope(theta):
+    """symbolic.hat_integrands_by_parts against symbolic.hat_integrands: Gaussian integration by parts makes them the
+    same averages for any envelope M(ω, h*) with g = −∂M/∂ω. With a smooth M, coupling the tokens and the fields, the
+    25-node tensor Gauss-Hermite rule is exact to ~1e-13 for both, so the averages agree to that; θ ≠ 0 checks the
+    part of each by-parts integrand that comes from h*'s dependence on ξ."""
+    L, q, rho = 2, 0.3, 0.25
+    m = np.array([0.1, -0.1])
+    vstar = math.sqrt(rho - theta**2 / q)
+    x, w = np.polynomial.hermite_e.hermegauss(25)
+    w = w / w.sum()
+    grid = np.stack(np.meshgrid(x, x, x, x, indexing="ij"), -1).reshape(-1, 4)
+    weights = np.prod(np.stack(np.meshgrid(w, w, w, w, indexing="ij"), -1).reshape(-1, 4), axis=1)
+    xi, eta = grid[:, :L], grid[:, L:]
+    om, hs = m + math.sqrt(q) * xi, (theta / math.sqrt(q)) * xi + vstar * eta
+    envelope = (np.sum(0.3 * om**2 + 0.5 * om * hs + np.sin(om) * np.cos(hs), axis=1) + 0.4 * om[:, 0] * om[:, 1] * hs[:, 1])
+    dM = 0.6 * om + 0.5 * hs + np.cos(om) * np.cos(hs)  # ∂M/∂ω_ℓ, then the coupling term's share
+    dM[:, 0] += 0.4 * om[:, 1] * hs[:, 1]
+    dM[:, 1] += 0.4 * om[:, 0] * hs[:, 1]
+    arguments = tokens("g", -dM) | tokens("xi", xi) | tokens("eta", eta)
+    kernels = state_evolution.kernels(L)
+    direct = weights @ np.asarray(kernels.hat_integrands.call(**arguments, q=q, theta=theta, rho=rho))
+    by_parts = weights @ np.asarray(kernels.hat_integrands_by_parts.call(**arguments, M=envelope, q=q, theta=theta,
+                                                                          rho=rho))
+    assert np.allclose(by_parts, direct, rtol=0, atol=1e-11), (direct, by_parts)
+    assert np.abs(direct).max() > 0.05  # the averages compared are not all zero
+
+
 def test_fused_prox_equals_the_vectorised_multistart_newton():
     """Same iteration, two implementations (the same steps, in a different order of operations): every start's
     end point agrees to the Newton tolerance (1e-13 relative steps, so ~1e-12 after the last quadratic step) plus

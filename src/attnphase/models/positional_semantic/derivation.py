@@ -47,6 +47,7 @@ def derivation_document(size: int = 2) -> MarkdownDocument:
     random_variables = lambda n: (g[n], xi[n], eta[n])  # noqa: E731 - the Gaussian variables of token n
     doc = MarkdownDocument(
         latex_names={L: "L", i: "i", j: "j", k: "k", FIELD: "h", ENVELOPE: r"\mathcal{M}(\omega, h^*)",
+                     s.envelope: r"\mathcal{M}",
                      **{LABELS[name]: tex for name, tex in ARRAY_LATEX.items()}},
         sizes={L: size}, arrays=_arrays(size),
     )
@@ -116,6 +117,30 @@ def derivation_document(size: int = 2) -> MarkdownDocument:
     doc.equation(Vhat[i], [-s.alpha / sympy.sqrt(s.q) * mean(g[i] * xi[i]), s.theta * thetahat[i] / s.q],
                  reference=average("Vhat", s.Vhat_correction(size)), indices=((i, 1, L),))
     doc.paragraph("The last term comes from Stein's lemma in $\\xi$: $h^*$ depends on $\\xi$ through $\\theta/\\sqrt{q}$.")
+    doc.paragraph("Where the global minimiser switches basin $g$ jumps, and the outer Gauss-Hermite nodes of the "
+                  "split-line rules meet those jumps. On those rules the averages linear in $g$ are taken by parts: "
+                  "$g_i = -\\partial\\mathcal{M}/\\partial\\omega_i = -(\\partial_{\\xi_i}\\mathcal{M} - "
+                  "c\\,\\partial_{\\eta_i}\\mathcal{M})/\\sqrt{q}$, and Stein's lemma in $\\xi_i$ and $\\eta_i$ puts "
+                  "the continuous envelope $\\mathcal{M}$ in $g$'s place (the same averages on a rule that integrates "
+                  "exactly; $\\hat q_i$ keeps $g_i^2$):")
+    c = doc.define("c_parts", s.theta / (sympy.sqrt(s.q) * vstar), latex="c")
+    by_parts = s.hat_integrands_by_parts(size)
+
+    def average_by_parts(key, extra=0):
+        def reference(a):
+            variables = (tokens["g"][a - 1], tokens["xi"][a - 1], tokens["eta"][a - 1], s.envelope)
+            return s.alpha * Expectation(by_parts[key][a - 1], *variables) + (extra[a - 1] if extra else 0)
+        return reference
+
+    def mean_by_parts(polynomial):
+        return Expectation(polynomial * s.envelope, g[i], xi[i], eta[i], s.envelope)
+
+    doc.equation(mhat[i], -s.alpha / sympy.sqrt(s.q) * mean_by_parts(xi[i] - c * eta[i]),
+                 reference=average_by_parts("mhat"), indices=((i, 1, L),))
+    doc.equation(thetahat[i], -s.alpha / (sympy.sqrt(s.q) * vstar) * mean_by_parts(xi[i] * eta[i] - c * (eta[i] ** 2 - 1)),
+                 reference=average_by_parts("thetahat"), indices=((i, 1, L),))
+    doc.equation(Vhat[i], [s.alpha / s.q * mean_by_parts(xi[i] ** 2 - 1 - c * xi[i] * eta[i]), s.theta * thetahat[i] / s.q],
+                 reference=average_by_parts("Vhat", s.Vhat_correction(size)), indices=((i, 1, L),))
 
     doc.heading("Ridge part", 2)
     ridge = s.ridge_equations(size)

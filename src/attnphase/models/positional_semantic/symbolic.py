@@ -187,6 +187,41 @@ def hat_integrands(L: int) -> dict[str, list[sympy.Expr]]:
     }
 
 
+# The Moreau envelope M(ω, h*) at one node (the minimum of `moreau_objective`), for integrands that use its value.
+envelope = parameter("M", Domain.real(), latex="M", description="Moreau envelope at a node")
+
+
+def hat_integrands_by_parts(L: int) -> dict[str, list[sympy.Expr]]:
+    """The integrands of `hat_integrands` after Gaussian integration by parts: the same averages, with g_ℓ moved
+    off the integrand wherever it enters linearly (m̂, θ̂, V̂), so that the envelope M, which is continuous where g
+    jumps (the global minimiser switches basin), is averaged against polynomials in (ξ, η) instead.
+
+    g_ℓ = −∂M/∂ω_ℓ and, from ω_ℓ = m_ℓ + √q ξ_ℓ, h*_ℓ = (θ/√q) ξ_ℓ + V* η_ℓ,
+    g_ℓ = −(∂M/∂ξ_ℓ − c ∂M/∂η_ℓ)/√q with c = θ/(√q V*). Stein's lemma, E[∂f/∂z] = E[z f] and
+    E[z ∂f/∂z] = E[(z² − 1) f] for a standard normal z (f continuous, as M is), then gives
+    E[g_ℓ] = −E[(ξ_ℓ − c η_ℓ) M]/√q, E[g_ℓ η_ℓ] = −E[(ξ_ℓη_ℓ − c(η_ℓ² − 1)) M]/√q and
+    −E[g_ℓ ξ_ℓ]/√q = E[((ξ_ℓ² − 1) − c ξ_ℓη_ℓ) M]/q. q̂ = α E[g_ℓ²] is quadratic in g and keeps its integrand.
+    On a rule that integrates exactly these are the same averages; on the split-line rules, whose outer
+    Gauss-Hermite nodes meet the jumps of g, the continuous integrands converge several times faster.
+    """
+    s = token_symbols(L)
+    vstar = teacher_residual_std()
+    c = theta / (sympy.sqrt(q) * vstar)
+    xi, eta, g = s["xi"], s["eta"], s["g"]
+    return {
+        "mhat": [-(xi[i] - c * eta[i]) * envelope / sympy.sqrt(q) for i in range(L)],
+        "qhat": [g[i] ** 2 for i in range(L)],
+        "thetahat": [-(xi[i] * eta[i] - c * (eta[i] ** 2 - 1)) * envelope / (sympy.sqrt(q) * vstar) for i in range(L)],
+        "Vhat": [((xi[i] ** 2 - 1) - c * xi[i] * eta[i]) * envelope / q for i in range(L)],
+    }
+
+
+def hat_by_parts_arguments(L: int) -> list[sympy.Symbol]:
+    """Argument order of the by-parts hat-integrand kernel: g, ξ, η (per token), M, q, θ, ρ."""
+    s = token_symbols(L)
+    return [*s["g"], *s["xi"], *s["eta"], envelope, q, theta, rho]
+
+
 def hat_arguments(L: int) -> list[sympy.Symbol]:
     """Argument order of the hat-integrand kernel: g, ξ, η (per token), q, θ, ρ."""
     s = token_symbols(L)

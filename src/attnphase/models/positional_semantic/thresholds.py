@@ -14,8 +14,8 @@ crosses the linear baseline), each to a requested absolute tolerance, on the one
    The reported value is the highest rung's, its error the spread of α^(k) over the last three rungs (with
    the tail of a one-way drift, numeric.convergence) plus the linearisation bound ½|Δ''| (α^(k) − α_0)² / |Δ'|;
    the climb stops when that is ≤ tol (status converged), or at the top rung (status limited, with the numbers).
-   For L = 2 the ladder goes on from split-line 16 to the count-split rules 8 … 16 (rules): at ω ≤ 0.2 the
-   split-line values of α_l drift in one direction without slowing, and only the count-split rungs bound them.
+   For L = 2 the ladder goes on from split-line 16 to the count-split rules 8 … 16 (rules) where the split-line
+   rungs do not meet the tolerance (with the conjugates averaged by parts they meet 1e-3 for α_l at ω = 0 … 0.45).
    α_l's slope is the first rung's secant, so from the top rung's one-step value the secant on that rung itself
    is iterated (Δ_l evaluated again at each new value) until its step is below a tenth of the tolerance (or below
    the room the climb's error leaves under the tolerance, down to a hundredth of it); the last step is added to
@@ -35,7 +35,7 @@ crosses the linear baseline), each to a requested absolute tolerance, on the one
 Measured spreads (docs/models/positional_semantic.md): at ω = 0.3 the split-line rules 10-14 put Φ within
 ~2e-7 of the converged value, i.e. α_c within ~5e-4; at ω = 0 the plain rules oscillate by ±3.5e-7 in Φ
 up to 16 outer nodes, so their α_c(0) is good to ~2e-3 only (the check of step 4, on rules up to
-32 × 18, bounds it to 8e-4).
+36 × 18, bounds it to 8e-4).
 """
 
 from __future__ import annotations
@@ -85,9 +85,7 @@ SECANT_STEP_FLOOR = 0.01
 NEWTON_MAX_STEPS = 6
 # A root step whose end has no fixed point of a branch is halved back towards the last point up to this often
 # (numeric.threshold.root_steps): at ω = 0.1 the tensor bracket's root, 0.622, lies 0.13 below α_c, and Newton with
-# split-line 8's exact slope there steps to 0.847; with the slightly different states of the by-parts experiment
-# (research notes, "The conjugates by parts") it stepped to 0.915, where the semantic branch carried from 0.622 did
-# not converge, and α_c failed.
+# split-line 8's exact slope there steps to 0.915, where the semantic branch carried from 0.622 does not converge.
 ROOT_STEP_HALVINGS = 3
 NEWTON_RUNGS = 3
 BRANCHES_OF = {"alpha_c": ("semantic", "positional"), "alpha_l": ("semantic",)}

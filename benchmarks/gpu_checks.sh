@@ -5,7 +5,7 @@
 #   2. signal-recovery SGA throughput on CUDA against the per-trial numpy loop (benchmarks/bench_sga.py);
 #   3. the signal-recovery headline (30 trials, d = 1000, L = 10 500, sqrt-d scaling) with the DENSE
 #      sampler on CUDA, an independent check of the projected sampler's headline at full size;
-#   4. one copy-heads SGLD run at L = 64 on CUDA, timed;
+#   4. one copy-heads MALA run (4 chains) at L = 64 on CUDA, timed;
 #   5. every GD simulation of the full positional-semantic report (d = 1000 protocol, finite-size scan,
 #      random inits), stored as $OUT/gd_runs.tar: unpack it into <out>/positional_semantic/gd_runs/ and
 #      `attnphase reproduce positional-semantic --out <out>` reuses the runs.
@@ -48,8 +48,8 @@ $PY -c "import json,sys; r=json.load(open(sys.argv[1])); print({k: r[k] for k in
 fi
 
 if wanted 4; then
-step "4. copy-heads SGLD, L = 64, V = 8 on $DEVICE"
-timeout 150 $PY -m attnphase simulate copy-heads --attention softmax --L 64 --V 8 --P 1700 --chains 4 --steps 4000 \
+step "4. copy-heads MALA, L = 64, V = 8 on $DEVICE"
+timeout 150 $PY -m attnphase simulate copy-heads --attention softmax --L 64 --V 8 --P 1700 --trials 4 --steps 4000 \
   --device "$DEVICE" --json > "$OUT/copy_heads_L64.json"; echo "rc $?"
 fi
 

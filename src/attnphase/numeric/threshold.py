@@ -223,18 +223,34 @@ def find_crossing(
     if fe > 0 and not (math.isfinite(slope) and slope != 0.0):
         propagated = math.inf
     error = float(polish_error + propagated)
-    scale = max(abs(float(root_mp)), np.finfo(float).tiny)
-    supported = digits if error == 0 else int(math.floor(-math.log10(error / scale))) if error < scale else 0
-    n_digits = max(0, min(digits, supported))
+    n_digits = _supported_digits(root_mp, error, digits)
     if n_digits >= digits:
         status, message = Status.CONVERGED, f"root located to {digits} significant digits (error {error:.3g})"
     else:
         status = Status.LIMITED
         source = "f_error / |slope|" if propagated >= polish_error else "float64 evaluation (give f_mp)"
         message = f"only {n_digits} of {digits} requested digits are supported (error {error:.3g}, limited by {source})"
-    with mpmath.workdps(max(digits, 15) + 10):
-        digits_string = mpmath.nstr(root_mp, n_digits, strip_zeros=False) if n_digits else ""
-    return Threshold(float(root_mp), root_mp, digits_string, error, status, message, (a64, b64), slope, n_digits)
+    return Threshold(float(root_mp), root_mp, _digit_string(root_mp, n_digits, digits), error, status, message,
+                     (a64, b64), slope, n_digits)
+
+
+def _supported_digits(value, error: float, requested: int) -> int:
+    """How many of `requested` significant digits of `value` an absolute `error` supports (all of them when the
+    error is 0, none when it is not below |value| or not finite)."""
+    if error == 0:
+        return requested
+    scale = max(abs(float(value)), np.finfo(float).tiny)
+    supported = int(math.floor(-math.log10(error / scale))) if error < scale else 0
+    return max(0, min(requested, supported))
+
+
+def _digit_string(value, n_digits: int, requested: int) -> str:
+    """`value` to `n_digits` significant digits (trailing zeros kept), "" for none; mpmath at a precision above the
+    `requested` digits, so the string is exact to its last digit."""
+    if not n_digits:
+        return ""
+    with mpmath.workdps(max(requested, 15) + 10):
+        return mpmath.nstr(value if isinstance(value, mpmath.mpf) else mpmath.mpf(value), n_digits, strip_zeros=False)
 
 
 def branch_crossing(f1, f2, lo: float, hi: float, *, f1_mp=None, f2_mp=None, f_error=None, **kwargs) -> Threshold:
@@ -274,25 +290,21 @@ def noisy_threshold(value: float, error: float, status: Status, message: str,
     digits the error supports (at most 15)."""
     if not (math.isfinite(value) and math.isfinite(error)):
         return Threshold(value, None, "", error, status, message, bracket, slope, 0)
-    scale = max(abs(value), np.finfo(float).tiny)
-    digits = 15 if error == 0 else max(0, min(15, int(math.floor(-math.log10(error / scale))) if error < scale else 0))
-    text = mpmath.nstr(mpmath.mpf(value), digits, strip_zeros=False) if digits else ""
-    return Threshold(value, mpmath.mpf(value), text, error, status, message, bracket, slope, digits)
+    digits = _supported_digits(value, error, 15)
+    return Threshold(value, mpmath.mpf(value), _digit_string(value, digits, 15), error, status, message, bracket, slope,
+                     digits)
 
 
 def threshold_from_error(root, error: float, digits: int, bracket, what: str, slope: float = math.nan) -> Threshold:
     """A Threshold for `root` with absolute `error`: as many of `digits` significant digits as the error supports."""
-    scale = max(abs(float(root)), np.finfo(float).tiny)
-    supported = digits if error == 0 else int(math.floor(-math.log10(error / scale))) if error < scale else 0
-    n_digits = max(0, min(digits, supported))
+    n_digits = _supported_digits(root, error, digits)
     if n_digits >= digits:
         status, message = Status.CONVERGED, f"{what} located to {digits} significant digits (error {error:.3g})"
     else:
         status = Status.LIMITED
         message = f"{what}: only {n_digits} of {digits} requested digits are supported (error {error:.3g})"
-    with mpmath.workdps(max(digits, 15) + 10):
-        digits_string = mpmath.nstr(mpmath.mpf(root), n_digits, strip_zeros=False) if n_digits else ""
-    return Threshold(float(root), root, digits_string, float(error), status, message, bracket, slope, n_digits)
+    return Threshold(float(root), root, _digit_string(root, n_digits, digits), float(error), status, message, bracket,
+                     slope, n_digits)
 
 
 def root_steps(evaluate, start: float, step_tol: float, *, slope: float | None = None, known=(),

@@ -52,6 +52,10 @@ CHECK_RULES = ((12, 10), (16, 14), (20, 18))
 # χ_2 = 36 gives 0.61465, a smaller step, and α_c(0) = 0.61465 ± 0.0008 against the reference 0.61490 ± 0.00011.
 FURTHER_CHECK_RULES = ((24, 18), (28, 18), (32, 18), (36, 18), (40, 18))
 CHECK_WINDOW = 3
+# Panel tolerance of the check rules' lines (their outer panels: 10× it), coarser than the references' 1e-10: at the
+# states of the default α_c(0.3), rule (12, 10), both branches, 1e-8 took 5.9 s against 10.5 s and moved Φ by ≤ 1.9e-9,
+# α_c by 2e-6 (research notes, "Where the default solve's time goes"), 60× below α_c's window floor.
+CHECK_LINE_PANEL_TOL = 1e-8
 BRANCHES = ("semantic", "positional")
 
 
@@ -92,7 +96,7 @@ class CheckedGap:
 def outer_split_free_energies(states: dict, params: Parameters, alpha: float, nodes: tuple[int, ...]) -> FreeEnergies:
     """Φ and E[M] at α on the outer-split rule `nodes` at `states` (branch -> state vector
     x = (q, V, θ, m_1..m_L), for both BRANCHES)."""
-    equations = Rule.outer_split(nodes).equations(params, alpha)
+    equations = Rule.outer_split(nodes, CHECK_LINE_PANEL_TOL).equations(params, alpha)
     envelope = {b: equations.envelope_average(np.asarray(states[b], float)) for b in BRANCHES}
     phi = {b: equations.free_energy_of_state(np.asarray(states[b], float), envelope[b]) for b in BRANCHES}
     return FreeEnergies(tuple(nodes), phi, envelope)

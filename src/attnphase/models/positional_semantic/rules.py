@@ -127,9 +127,10 @@ class Rule:
         return cls(nodes, SplitLineRule(nodes, check_int("probes", probes, 4, 400), COUNT_LINE_PANEL_TOL), True)
 
     @classmethod
-    def outer_split(cls, nodes: tuple[int, ...]) -> Rule:
+    def outer_split(cls, nodes: tuple[int, ...], line_panel_tol: float = OUTER_LINE_PANEL_TOL) -> Rule:
+        """line_panel_tol: the panel tolerance of its lines (the outer panels' is OUTER_TO_LINE_PANEL_TOL times it)."""
         nodes = tuple(check_int("nodes", n, 2, 60) for n in nodes)
-        return cls(max(nodes), SplitLineRule(max(nodes), LINE_PROBES, OUTER_LINE_PANEL_TOL), False, nodes)
+        return cls(max(nodes), SplitLineRule(max(nodes), LINE_PROBES, line_panel_tol), False, nodes)
 
     @property
     def label(self) -> str:

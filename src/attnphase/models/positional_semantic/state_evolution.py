@@ -34,6 +34,9 @@ HAT_ORDER = ("mhat", "qhat", "thetahat", "Vhat")
 # Nodes of the tensor rule whose weight is below this are dropped: their total weight is < 1e-9 for
 # the rules used here and every integrand is bounded by O(1), far below the 1e-7 target on Φ.
 NODE_WEIGHT_FLOOR = 1e-13
+# The outer-split rule's panel tolerance along ζ_1, relative to its lines' (each outer node is a whole line integral,
+# known to the lines' tolerance; 1e-9 on lines of 1e-10 for the references).
+OUTER_TO_LINE_PANEL_TOL = 10.0
 
 
 @dataclass(frozen=True)
@@ -290,7 +293,9 @@ class SaddlePointEquations:
         extra = {"count_split": self.count_split, "reflection": reflections or None}
         if self.outer_split_nodes is not None:
             extra.update(rotation=zeta_rotation(x, p),
-                         outer_split=OuterSplit(L, pitchfork_indicator(x, p), 48, 1e-9, tuple(self.outer_split_nodes)))
+                         outer_split=OuterSplit(L, pitchfork_indicator(x, p), 48,
+                                                OUTER_TO_LINE_PANEL_TOL * self.split_rule.panel_tol,
+                                                tuple(self.outer_split_nodes)))
         return split_line_expectation(global_minimum, local_minimum, integrand, 2 * L, 0, self.split_rule, **extra)
 
     def reflections(self, x) -> tuple[Reflection, ...]:

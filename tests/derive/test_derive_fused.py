@@ -106,13 +106,16 @@ def test_every_non_variable_argument_must_be_given_once():
 def test_two_by_two_step_is_the_saddle_free_newton_step():
     # The closed form for n = 2 against numpy's eigendecomposition: -V diag(1/max(|λ|, 1e-8 max|λ|)) Vᵀ g, on random
     # symmetric matrices (indefinite, negative definite, nearly singular) and the special cases of the closed form:
-    # a diagonal matrix with a < c (its larger eigenvector is the second axis), a multiple of the identity.
+    # a diagonal matrix with a < c (its larger eigenvector is the second axis), a multiple of the identity; and
+    # matrices scaled by 1e±170.
     objective, joint, variables = double_wells(2, ["v1", "v2", "s", "c"])
     step_of = MultiStartNewton(objective, joint, variables)._loops.newton_step
     rng = np.random.default_rng(7)
     matrices = [rng.normal(size=(2, 2)) for _ in range(200)]
     matrices = [m + m.T for m in matrices] + [np.diag([1.0, 3.0]), np.diag([-2.0, 0.5]), 2.0 * np.eye(2),
                                              np.array([[1.0, 1.0], [1.0, 1.0 + 1e-9]])]
+    # scales whose squares overflow or underflow (there the step's norms fall back from √(u² + v²) to hypot)
+    matrices += [scale * m for scale in (1e170, 1e-170) for m in matrices[:20]]
     scratch = np.empty(2), np.empty((2, 2)), np.empty((2, 2))
     for hess in matrices:
         grad = rng.normal(size=2)

@@ -40,7 +40,7 @@ _MODULES = {
              "autocovariance", "split_rhat", "effective_sample_size", "integrated_autocorrelation_time", "mcse_mean",
              "batch_means_sem", "summarize_chains"),
     "metropolis": ("MetropolisMeans", "metropolis_means"),
-    "minimize": ("MultiStartMinimum", "minimize_multistart_newton", "symmetric_eigen", "LocalMinima",
+    "minimize": ("MultiStartMinimum", "minimize_multistart_newton", "first_lowest", "symmetric_eigen", "LocalMinima",
                  "multistart_local_minima", "sign_change_brackets", "bracketed_roots"),
     "ode": ("Trajectory", "FixedPoint", "integrate_drift", "fixed_points_1d", "linear_stability"),
     "precision": ("GUARD_DIGITS", "working_dps", "to_mp", "scaled_lowest_curvature_2x2", "normalised_min_eigenvalue",

@@ -19,7 +19,7 @@ import numpy as np
 
 from attnphase.results import Result, Status
 
-__all__ = ["MultiStartMinimum", "minimize_multistart_newton", "symmetric_eigen", "LocalMinima",
+__all__ = ["MultiStartMinimum", "minimize_multistart_newton", "first_lowest", "symmetric_eigen", "LocalMinima",
            "multistart_local_minima", "sign_change_brackets", "bracketed_roots"]
 
 
@@ -51,7 +51,7 @@ def minimize_multistart_newton(objective, gradient_hessian, starts, *, tol=1e-13
     is a descent direction even where the objective is not convex), with the step length capped at
     `max_step` and Armijo backtracking. Only unconverged points are evaluated. The global minimiser of
     problem i is the end point with the lowest objective among its K starts (the first start wins a
-    tie, so the result is a deterministic function of the start list).
+    tie, see `first_lowest`, so the result is a deterministic function of the start list).
     """
     starts = np.asarray(starts, dtype=float)
     K, N, n = starts.shape
@@ -73,6 +73,14 @@ def minimize_multistart_newton(objective, gradient_hessian, starts, *, tol=1e-13
         length = np.sqrt((step**2).sum(axis=1))
         step *= np.minimum(1.0, max_step / np.maximum(length, 1e-300))[:, None]
         slope = (grad * step).sum(axis=1)
+        # a step below tol ends the iteration without an evaluation at its end (f changes below its rounding)
+        small = np.abs(step).max(axis=1) <= tol * (1.0 + np.abs(xa).max(axis=1))
+        x[active[small]] += step[small]
+        converged[active[small]] = True
+        active, xa, fa, grad, step, slope = (active[~small], xa[~small], fa[~small], grad[~small], step[~small],
+                                             slope[~small])
+        if active.size == 0:
+            break
         t = np.ones(active.size)
         accepted = np.zeros(active.size, dtype=bool)
         x_new, f_new = xa.copy(), fa.copy()
@@ -98,13 +106,37 @@ def minimize_multistart_newton(objective, gradient_hessian, starts, *, tol=1e-13
         active = active[~(finished | stalled)]
     values = f.reshape(K, N)
     minima = x.reshape(K, N, n)
-    best = np.argmin(values, axis=0)  # first occurrence on ties
+    best = first_lowest(values)
     idx = np.arange(N)
     return MultiStartMinimum(
         x=minima[best, idx], value=values[best, idx], start_index=best,
         converged=converged.reshape(K, N)[best, idx], iterations=iterations,
         local_minima=minima, local_values=values,
     )
+
+
+# Values this many units in the last place of the lowest apart are a tie (see first_lowest).
+TIE_ULPS = 64
+
+
+def first_lowest(values: np.ndarray) -> np.ndarray:
+    """Per column of values (K starts × N problems), the first start whose end value ties the lowest.
+
+    A tie is a value within TIE_ULPS units in the last place of the lowest, not bitwise equality: at a node on a
+    symmetry of the problem two starts end on mirror-image minima of the same value, and which of the two rounds
+    lower depends on the order of the floating-point operations. With argmin the choice (and the map's integrand
+    there) flipped with changes at the level of rounding; the first start is the same choice every time."""
+    values = np.asarray(values, dtype=float)
+    lowest = values.min(axis=0)
+    return np.argmax(values <= lowest + TIE_ULPS * np.finfo(float).eps * np.abs(lowest), axis=0)
+
+
+def _norm(u, v):
+    """√(u² + v²), with hypot only where the squares leave the normal range: derive.fused's formula, so that the
+    two implementations take the same steps to rounding."""
+    with np.errstate(over="ignore", under="ignore"):
+        squares = u * u + v * v
+        return np.where((squares > 1e-290) & (squares < 1e290), np.sqrt(squares), np.hypot(u, v))
 
 
 def symmetric_eigen(H):
@@ -116,10 +148,10 @@ def symmetric_eigen(H):
     if H.shape[-1] != 2:
         return np.linalg.eigh(H)
     a, b, c = H[:, 0, 0], H[:, 0, 1], H[:, 1, 1]
-    mean, radius = 0.5 * (a + c), np.hypot(0.5 * (a - c), b)
+    mean, radius = 0.5 * (a + c), _norm(0.5 * (a - c), b)
     cos = np.where(a >= c, 0.5 * (a - c) + radius, b)
     sin = np.where(a >= c, b, 0.5 * (c - a) + radius)
-    length = np.hypot(cos, sin)
+    length = _norm(cos, sin)
     flat = length == 0.0  # a multiple of the identity: any basis
     cos, sin = np.where(flat, 1.0, cos / np.where(flat, 1.0, length)), np.where(flat, 0.0, sin / np.where(flat, 1.0, length))
     eigval = np.stack([mean + radius, mean - radius], axis=1)

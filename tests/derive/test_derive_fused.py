@@ -96,6 +96,8 @@ def test_every_non_variable_argument_must_be_given_once():
         newton.minimise(starts, {"s": np.zeros(2)}, {})  # c missing
     with pytest.raises(ParameterError):
         newton.minimise(starts, {"s": np.zeros(2)}, {"c": 0.0, "v1": 1.0})  # a variable given
+    with pytest.raises(ParameterError):  # starts in three variables for a loop compiled for two
+        newton.minimise(np.zeros((1, 2, 3)), {"s": np.zeros(2)}, {"c": 0.0})
     objective, joint, variables = double_wells(2, ["v1", "v2", "s", "c"])
     with pytest.raises(ParameterError):
         MultiStartNewton(objective, joint, ["v1", "w"])

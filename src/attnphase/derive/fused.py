@@ -141,7 +141,8 @@ def solve_range(first, last, variable_rows, point_rows, points, constant_rows, c
     '''Every start k at every problem i in [first, last): ends[k, i], end_values[k, i], end_converged[k, i];
     returns the largest iteration count. Kernel input row variable_rows[l] holds variable l, point_rows[j] the
     problem's argument points[i, j], constant_rows[j] the constant constants[j].'''
-    K, N, n = starts.shape
+    K, N = starts.shape[0], starts.shape[1]
+    n = {variables}  # a constant of the generated module: numba unrolls the loops over it (13 % of the loop at n = 2)
     inputs = np.empty((n + point_rows.shape[0] + constant_rows.shape[0], 1))
     for j in range(constant_rows.shape[0]):
         inputs[constant_rows[j], 0] = constants[j]
@@ -248,7 +249,7 @@ def multistart_newton_parallel(chunks, variable_rows, point_rows, points, consta
     return slowest.max()
 """
 
-_LOOPS: dict[tuple[str, str], object] = {}  # (objective key, joint kernel key) -> the compiled loops' module
+_LOOPS: dict[tuple[str, str, int], object] = {}  # (objective key, joint kernel key, variables) -> the loops' module
 # Problems per thread below which one thread is used (a parallel region costs tens of microseconds of
 # synchronisation, one Newton solve a few). Lower thresholds win on idle cores (2 cores, one start per problem:
 # 1.3× at 50 problems per thread, 1.7× from 125), but where other processes share the cores (two pytest workers, a
@@ -257,14 +258,15 @@ _LOOPS: dict[tuple[str, str], object] = {}  # (objective key, joint kernel key) 
 PARALLEL_MIN_PROBLEMS = 2000
 
 
-def _compiled_loop(objective: Kernel, value_gradient_hessian: Kernel):
-    """The module of fused loops calling these two kernels (generated and loaded once per process)."""
-    key = (objective.key, value_gradient_hessian.key)
+def _compiled_loop(objective: Kernel, value_gradient_hessian: Kernel, variables: int):
+    """The module of fused loops calling these two kernels over `variables` minimisation variables (generated and
+    loaded once per process)."""
+    key = (objective.key, value_gradient_hessian.key, variables)
     if key not in _LOOPS:
         # numba can cache the loop only when the kernels it calls live in the disk cache
         on_disk = objective.path is not None and value_gradient_hessian.path is not None
         source = _TEMPLATE.format(cache=on_disk, objective=objective.module_name,
-                                  value_gradient_hessian=value_gradient_hessian.module_name)
+                                  value_gradient_hessian=value_gradient_hessian.module_name, variables=variables)
         name = "attnphase_fused_newton_" + hashlib.sha256(source.encode()).hexdigest()[:32]
         _LOOPS[key] = load_generated_module(name, source, on_disk=on_disk)
     return _LOOPS[key]
@@ -297,7 +299,7 @@ class MultiStartNewton:
         self.row = {name: i for i, name in enumerate(objective.arg_names)}
         self.variable_rows = np.array([self.row[v] for v in variables], dtype=np.int64)
         self.tol, self.max_iter, self.max_step = tol, max_iter, max_step
-        self._loops = _compiled_loop(objective, value_gradient_hessian)
+        self._loops = _compiled_loop(objective, value_gradient_hessian, n)
 
     def _rows(self, names) -> np.ndarray:
         unknown = [name for name in names if name not in self.row or name in self.variables]
@@ -313,6 +315,9 @@ class MultiStartNewton:
             raise ParameterError("kernel arguments", sorted(given),
                                  "every argument but the variables once: " + ", ".join(n for n in self.row if n not in self.variables))
         starts = np.ascontiguousarray(starts, dtype=float)
+        if starts.ndim != 3 or starts.shape[2] != len(self.variables):
+            raise ParameterError("starts", starts.shape, f"shape (K, N, {len(self.variables)}): K starts of N problems "
+                                 f"in the variables {self.variables}")
         K, N, n = starts.shape
         values = np.ascontiguousarray(np.column_stack([np.asarray(points[name], dtype=float) for name in points])
                                       if points else np.empty((N, 0)))

@@ -212,8 +212,9 @@ def test_a_tie_within_rounding_goes_to_the_first_start():
                        [value, value + 2 * ulp, value - 2 * TIE_ULPS * ulp],
                        [value - ulp, value, value]])
     assert list(first_lowest(values)) == [0, 0, 1]
-    # bitwise ties and a zero minimum, as argmin
+    # bitwise ties and a zero minimum, as argmin; a NaN end loses to any number
     assert list(first_lowest(np.array([[0.0, 1.0], [0.0, -1.0]]))) == [0, 1]
+    assert list(first_lowest(np.array([[np.nan, 2.0], [1.0, np.nan], [0.5, 3.0]]))) == [2, 0]
 
 
 def test_mirror_image_minima_go_to_the_first_start_however_their_ends_round():

@@ -125,9 +125,10 @@ def first_lowest(values: np.ndarray) -> np.ndarray:
     A tie is a value within TIE_ULPS units in the last place of the lowest, not bitwise equality: at a node on a
     symmetry of the problem two starts end on mirror-image minima of the same value, and which of the two rounds
     lower depends on the order of the floating-point operations. With argmin the choice (and the map's integrand
-    there) flipped with changes at the level of rounding; the first start is the same choice every time."""
+    there) flipped with changes at the level of rounding; the first start is the same choice every time. A NaN end
+    (a start where the objective is not finite) never wins over a number."""
     values = np.asarray(values, dtype=float)
-    lowest = values.min(axis=0)
+    lowest = np.fmin.reduce(values, axis=0)
     return np.argmax(values <= lowest + TIE_ULPS * np.finfo(float).eps * np.abs(lowest), axis=0)
 
 

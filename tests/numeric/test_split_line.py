@@ -449,3 +449,50 @@ def test_bad_count_split_raises():
     with pytest.raises(ParameterError):  # the outer split's axis
         split_line_expectation(window_global_minimum, window_local_minimum, integrand, 3, 0, SplitLineRule(4, 8, 1e-8),
                                count_split=CountSplit(1), outer_split=OuterSplit(1, _crease_indicator))
+
+
+# Two families of minima that coexist only inside one probe interval, (FOLD_BIRTH, FOLD_END), between the probes
+# 0.19 and 0.58 of the 32 on [−6, 6]: A (minimiser 1 + 0.1 z_0, value z_0 − c) ends in a fold at FOLD_END, B (minimiser
+# −1, value 0) is born at FOLD_BIRTH, and the global minimiser switches from A to B at z_0 = c(z_1) in between. A local
+# solve continued from either probe lands on the other probe's minimiser (its own family has ended there), so the
+# probes see no switch.
+FOLD_BIRTH, FOLD_END = 0.25, 0.5
+
+
+def _fold_switch(z):
+    return 0.35 + 0.05 * np.sin(z[:, 1])
+
+
+def _fold_families(z, in_a):
+    return np.where(in_a, 1.0 + 0.1 * z[:, 0], -1.0)[:, None], np.where(in_a, z[:, 0] - _fold_switch(z), 0.0)
+
+
+def fold_global_minimum(z):
+    return _fold_families(z, z[:, 0] < _fold_switch(z))
+
+
+def fold_local_minimum(z, start):
+    """The start's family where it exists at z, else the other one."""
+    return _fold_families(z, np.where(start[:, 0] > 0, z[:, 0] < FOLD_END, z[:, 0] <= FOLD_BIRTH))
+
+
+def test_nodes_between_probes_with_far_apart_minimisers_reach_the_global_minimum(monkeypatch):
+    """E[min] = E[−φ(c) − c Φ(c)] over z_1 (60 Gauss-Hermite nodes): the envelope has a kink at c inside a Kronrod
+    panel, which the interval halving resolves once every node has its global minimum."""
+    import attnphase.numeric.split_line as split_line
+
+    t, w = special.roots_hermitenorm(60)
+    c = 0.35 + 0.05 * np.sin(t)
+    exact = w / w.sum() @ (-norm.pdf(c) - c * norm.cdf(c))
+
+    def envelope(rule):
+        return split_line_expectation(fold_global_minimum, fold_local_minimum, lambda z, x, value: value[:, None], 2,
+                                      0, rule).value[0]
+
+    rule = SplitLineRule(24, 32, 1e-11)
+    # the panel tolerance over the ~10 panels of a line (24 Gauss-Hermite nodes are exact for the smooth c(z_1))
+    assert abs(envelope(rule) - exact) <= 1e-10
+    # without the starts from the probes' own minimisers the nodes between c and the middle of the probe interval
+    # stay in the family the interpolated start lies in
+    monkeypatch.setattr(split_line, "FOLD_GAP", np.inf)
+    assert abs(envelope(rule) - exact) > 1e-4

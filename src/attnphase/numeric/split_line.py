@@ -18,8 +18,10 @@ Gauss-Hermite rule. On each line
    continued from the bracket end, so the two basins are compared at the same z);
 4. the pieces of [−T, T] between switch points (T = 7.5: the normal mass beyond is 6e-14) are
    integrated against the normal density by adaptive Gauss-Kronrod (7, 15) to `panel_tol` per panel;
-   the minimiser at a Kronrod node is the local one continued from the nearest probe of the same piece
-   (no switch lies in between), or from the basin minimiser at the piece's end.
+   the minimiser at a Kronrod node is the local one started from the interpolation of the minimisers at
+   the two probes around it on the same piece (no switch lies in between), or from the nearest probe's,
+   or from the basin minimiser at the piece's end; where the two probes' minimisers are far apart (a fold
+   or pitchfork can lie between them, FOLD_GAP) also from each of them, the lowest end kept.
 
 On each piece the integrand is smooth, so the line integrals converge to the panel tolerance (checked:
 changing the probes or the tolerance moves nothing at 1e-10). The outer integrand (the line integrals
@@ -61,8 +63,8 @@ cut lands near, not at, the cusp; the panel containing it is then refined by hal
 count-split tolerance, where Gauss-Hermite in χ_2 is still off by 7e-7 on 48 and 64 nodes.
 Limits, shared with the lines themselves: a switch the probes miss (a window of the other basin narrower
 than the probe spacing near its birth, or a switch whose two basins both vanish within one probe
-interval near a cusp) is integrated in the wrong basin on its piece (nodes continue from the nearest
-probe); at the ω = 0 state this moves plane integrals by up to 1.3e-8 between 32 and 64 probes per
+interval near a cusp) is integrated in the wrong basin on its piece where the minimisers at the probes
+around it are less than FOLD_GAP apart; at the ω = 0 state (measured with nodes started from the nearest probe) this moves plane integrals by up to 1.3e-8 between 32 and 64 probes per
 line (64 and 128 agree to 4e-10), so use ≥ 64 probes there.
 
 Reflections (`numeric.reflections.Reflection`, optional, every rule above): when the problem is symmetric under
@@ -99,6 +101,13 @@ _HALF_WIDTH = 7.5
 # moves the line integral by < J·1e-12·φ.
 _BISECTIONS = 40
 _PROBE_HALF_WIDTH = 6.0
+# Neighbouring probes' minimisers farther apart than this (max norm) can have a fold or pitchfork between them, where
+# a line's nodes are also started from each probe's minimiser (`_line_integrals`). Measured at the states of ω = 0.3,
+# α = 1.25 on the outer-split rule (12, 10): started from the probes' interpolation alone, 0.9 % of the positional
+# branch's Kronrod nodes ended in a local minimum above the global one (by up to 3.6e-3; E[M] 3.1e-9 too high, 8.3e-9
+# from the nearest probe); with the extra starts beyond 0.3 (3 % of the nodes) or 0.1 (8 %), E[M] equals that of a
+# global search at every node to 1e-15.
+FOLD_GAP = 0.1
 # Initial panel edges inside [−T, T]: narrow where the normal density is large.
 _INITIAL_CUTS = np.array([-4.5, -2.5, -1.0, 0.0, 1.0, 2.5, 4.5])
 _MAX_ROUNDS = 16
@@ -569,15 +578,33 @@ def _line_integrals(global_minimum, local_minimum, integrand, outer, axis: int, 
     piece_lo, piece_hi = np.array(piece_lo), np.array(piece_hi)
     spacing = probe_x[1] - probe_x[0]
 
-    def _piece_start(t, piece):
-        """Start for a node at z_axis = t on `piece`: the global minimiser at the nearest probe when
-        that probe lies on the same piece (no switch in between, so the node's global minimiser is
-        that basin's), else the basin minimiser at the nearer end of the piece (from the bisection)."""
+    def _node_minima(z, t, piece):
+        """The minimiser and minimum at the nodes z (at z_axis = t on `piece`), by local Newton: between two probes on
+        the same piece (no switch between them, so the node's global minimiser is their basin's) from the linear
+        interpolation of their minimisers, else from the minimiser at the nearest probe when that probe lies on the
+        piece, else from the basin minimiser at the nearer end of the piece (from the bisection).
+        Where the two probes' minimisers are more than FOLD_GAP apart, a fold or pitchfork can lie between them: two
+        minima coexist there, each continuing one probe's, and the global minimiser switches between them although the
+        continuations from the probes agree (each lands on the other probe's minimiser, the other family having
+        ended). There the node is also started from each probe's minimiser and the lowest end is kept."""
         line = piece_line[piece]
         nearest = np.clip(np.rint((t - probe_x[0]) / spacing).astype(int), 0, n_probe - 1)
         inside = (probe_x[nearest] >= piece_lo[piece]) & (probe_x[nearest] <= piece_hi[piece])
         end = np.where((t - piece_lo[piece] < piece_hi[piece] - t)[:, None], start_lo[piece], start_hi[piece])
-        return np.where(inside[:, None], x[line, nearest], end)
+        below = np.clip(np.floor((t - probe_x[0]) / spacing).astype(int), 0, n_probe - 2)
+        left, right = x[line, below], x[line, below + 1]
+        between = (probe_x[below] >= piece_lo[piece]) & (probe_x[below + 1] <= piece_hi[piece]) & ~switch[line, below]
+        weight = ((t - probe_x[below]) / spacing)[:, None]
+        start = np.where(between[:, None], (1.0 - weight) * left + weight * right,
+                         np.where(inside[:, None], x[line, nearest], end))
+        minimiser, minimum = local_minimum(z, start)
+        fold = np.nonzero(between & (np.abs(left - right).max(axis=1) > FOLD_GAP))[0]
+        for probe_minimiser in (left[fold], right[fold]):
+            other, other_minimum = local_minimum(z[fold], probe_minimiser)
+            lower = other_minimum < minimum[fold]
+            minimiser[fold[lower]], minimum[fold[lower]] = other[lower], other_minimum[lower]
+        return minimiser, minimum, len(start) + 2 * len(fold)
+
     line_integrals = None
     unresolved = np.zeros(n_lines, dtype=int)
     unresolved_error = np.zeros(n_lines)
@@ -586,8 +613,8 @@ def _line_integrals(global_minimum, local_minimum, integrand, outer, axis: int, 
         along = (lo + half)[:, None] + half[:, None] * _KRONROD_X[None, :]  # (panels, 15)
         density = half[:, None] * _normal_density(along)
         zp = np.insert(np.repeat(outer[piece_line[owner]], len(_KRONROD_X), axis=0), axis, along.ravel(), axis=1)
-        xp, vp = local_minimum(zp, _piece_start(along.ravel(), np.repeat(owner, len(_KRONROD_X))))
-        n_points += zp.shape[0]
+        xp, vp, used = _node_minima(zp, along.ravel(), np.repeat(owner, len(_KRONROD_X)))
+        n_points += used
         values = integrand(zp, xp, vp).reshape(len(lo), len(_KRONROD_X), -1)
         kronrod = np.einsum("pnk,pn->pk", values, density * _KRONROD_W[None, :])
         gauss = np.einsum("pnk,pn->pk", values[:, _GAUSS_IN_KRONROD], density[:, _GAUSS_IN_KRONROD] * _GAUSS_W[None, :])

@@ -141,6 +141,14 @@ class Rule:
         probes = "" if self.split.probe_nodes == LINE_PROBES else f" ({self.split.probe_nodes} probes)"
         return (f"count-split {self.nodes}" if self.count else f"split-line {self.nodes}") + probes
 
+    @property
+    def family(self) -> str:
+        """The family of rules this one belongs to (numeric.convergence.Rung.family): tensor, split-line,
+        count-split or outer-split."""
+        if self.split is None:
+            return "tensor"
+        return "outer-split" if self.outer is not None else ("count-split" if self.count else "split-line")
+
     def equations(self, params: Parameters, alpha: float) -> SaddlePointEquations:
         """The state-evolution map at α on this rule (ε_g always on the smooth tensor rule TEST_ERROR_NODES)."""
         if self.split is None:

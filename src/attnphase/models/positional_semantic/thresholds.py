@@ -279,11 +279,12 @@ def _refine_on(kind: str, states: dict, alpha: float, slope_hint: float | None, 
     # states of two rungs (the second-order state effect is measured between them): any spread is accepted.
     check = outer_split_check and kind == "alpha_c" and params.L == 2 and all(r.split is not None for r in ladder)
     window = 2 if check else min(SPREAD_RUNGS, len(ladder))
-    result = climb(on, [Rung(rule, rule.label) for rule in ladder],
+    result = climb(on, [Rung(rule, rule.label, rule.family) for rule in ladder],
                    lambda answer: {"alpha": answer.alpha, "linearisation": 0.5 * curvature * (answer.alpha - answer.centre) ** 2
                                    / abs(answer.slope)},
                    tolerance={"alpha": Tolerance(atol=ALPHA_CEILING if check else tolerance)}, start=states,
-                   report="refined", error="spread", window=window, skip_failed=True)
+                   report="refined", error="spread", window=window, skip_failed=True,
+                   family_checked=() if check else ("alpha",))
     rows = tuple(RungThreshold(a.rule, a.alpha, a.value, a.slope) for a in result.answers if isinstance(a, _RungAnswer))
     rows += tuple(row for found in recentred.values() for row in (found.rows or ()))
     if not result.values:

@@ -33,16 +33,18 @@ the outer split, research notes).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from attnphase.models.positional_semantic.parameters import Parameters
+from attnphase.models.positional_semantic.results import RungThreshold
 from attnphase.models.positional_semantic.rules import Rule
 from attnphase.numeric.convergence import drift_tail
 
 __all__ = ["CHECK_RULES", "FURTHER_CHECK_RULES", "CHECK_WINDOW", "BRANCHES", "FreeEnergies", "CheckedGap",
-           "outer_split_free_energies", "checked_gap", "state_effect"]
+           "outer_split_free_energies", "checked_gap", "state_effect", "checked_alpha_c"]
 
 # Gauss-Hermite nodes in (χ_2, ζ_2) of the three outer-split rules, coarse to fine (see the module docstring).
 CHECK_RULES = ((12, 10), (16, 14), (20, 18))
@@ -119,3 +121,40 @@ def state_effect(top_state, other_states, params: Parameters, alpha: float, rule
     equations = rule.equations(params, alpha)
     top = equations.free_energy_of_state(np.asarray(top_state, float))
     return max((abs(equations.free_energy_of_state(np.asarray(x, float)) - top) for x in other_states), default=0.0)
+
+
+def checked_alpha_c(top: dict, below: list, params: Parameters, alpha_0: float, curvature: float, top_rule: Rule,
+                    tolerance: float):
+    """(α_c, its error, the slope, the outer-split rows, what the message says of them) at α_0 from the branch states
+    of the ladder's top rung `top` (branch -> AccurateState) and of the rung below (`below`: a list of zero or one
+    such dict): the CHECK_RULES, then FURTHER_CHECK_RULES one at a time while the error is above `tolerance`.
+    curvature: |dΔΦ'/dα| for the linearisation bound of the Newton step from α_0."""
+    states = {b: top[b].solution.state for b in top}
+    moved = sum(state_effect(top[b].solution.state, [s[b].solution.state for s in below], params, alpha_0, top_rule)
+                for b in top)
+
+    def checked_alpha(checked):
+        alpha = alpha_0 - checked.gap / checked.slope
+        return alpha, ((checked.error + moved) / abs(checked.slope)
+                       + 0.5 * curvature * (alpha - alpha_0) ** 2 / abs(checked.slope))
+
+    values = [outer_split_free_energies(states, params, alpha_0, nodes) for nodes in CHECK_RULES]
+    checked = checked_gap(values)
+    alpha, error = checked_alpha(checked)
+    for nodes in FURTHER_CHECK_RULES:
+        if error <= tolerance:
+            break
+        values.append(outer_split_free_energies(states, params, alpha_0, nodes))
+        checked = checked_gap(values)
+        alpha, error = checked_alpha(checked)
+    rows = tuple(RungThreshold(f"outer-split {v.nodes}", alpha_0 - v.gap / v.slope, v.gap, v.slope)
+                 for v in checked.rules)
+    rules = ", ".join(str(v.nodes) for v in checked.rules)
+    drifting = [b for b, e in checked.branch_errors.items() if math.isinf(e)]
+    errors = ", ".join(f"Φ_{b[:3]} {e:.2g}" for b, e in checked.branch_errors.items())
+    over = f" (errors over the last {CHECK_WINDOW})" if len(checked.rules) > CHECK_WINDOW else ""
+    note = (f"Φ on the outer-split rules {rules}{over} at those states (errors {errors}, state effect {moved:.2g}, "
+            f"slope {checked.slope:.4g})")
+    if drifting:
+        note += f"; Φ of the {' and '.join(drifting)} branch still drifts in one direction on them: no error bound"
+    return alpha, error, checked.slope, rows, note

@@ -126,7 +126,8 @@ def solve(omega, alpha, sigma=0.5, lam=0.01, A=None, L=2, *, tol=FIELD_TOL, bran
     mixed one from the midpoint of the pure branches. Then it climbs the ladder of rules
     (accurate.climb_branch; for L = 2 split-line rules of 8 … 16 outer nodes, then count-split rules of 8 …
     16) until every field q, |m|, |θ|, V, ε_g, ε_t, Φ has a verified relative error ≤ tol (the spread over the
-    last three rules plus the tail of a one-way drift). A branch that does not reach α is listed in `missing`
+    last three rules plus the tail of a one-way drift; where split-line rules meet it, the state fields' errors also
+    include the step to count-split 8: accurate.FAMILY_CHECKED). A branch that does not reach α is listed in `missing`
     with the evidence (where it was lost, and why). Where the tensor rule lacks the branch's fixed point at α
     alone (a hole: solved on both sides, numeric.branches.Continuation), the split-line rule follows it there
     all the same, and its stability comes from that rule's Jacobian.

@@ -172,8 +172,9 @@ class SaddlePointEquations:
     line integrals of the JUMPING hat integrands behave like a square root: the plain rule converges slowly
     there), Gauss-Hermite with split_rule.outer_nodes_per_dim in the other 2L − 2 coordinates. The reference
     rule for the state (at ω = 0.3, α = 1.25 the semantic map agrees with the outer-split rule (12, 12) to
-    2e-5 relative on 8 nodes, where the plain rules oscillate by ±6e-4 up to 24 nodes); ~10× a plain
-    evaluation with the token exchange of `reflections`.
+    2e-5 relative on 8 nodes, where the plain rules oscillate by ±6e-4 up to 24 nodes); 4-6× a plain
+    evaluation of as many nodes (0.7-0.9 s on 8 nodes, 1.2 s on 10, at that state) with the token exchange of
+    `reflections`.
 
     use_reflection (every split rule): on the invariant sets the problem has reflection symmetries
     (`reflections`), and the rule integrates one line (plane) of each orbit of its outer nodes

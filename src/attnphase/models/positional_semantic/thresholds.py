@@ -19,7 +19,11 @@ crosses the linear baseline), each to a requested absolute tolerance, on the one
    α_l's slope is the first rung's secant, so from the top rung's one-step value the secant on that rung itself
    is iterated (Δ_l evaluated again at each new value) until its step is below a tenth of the tolerance (or below
    the room the climb's error leaves under the tolerance, down to a hundredth of it); the last step is added to
-   the error. The same secant on the last split-line rung, before the count-split rungs,
+   the error. Where split-line rungs meet the tolerance, α_l is checked against the first count-split rung's
+   one-step value, and the step between the two joins the error (numeric.convergence, families: at ω = 0 the
+   split-line 12 … 16 values spread by less than 6e-4 while the count-split roots lie up to 6.6e-4 above the
+   top one).
+   The same secant on the last split-line rung, before the count-split rungs,
    moves their centre from α_0 to its last point, with its slope: at ω = 0 α_0 lies 0.012 below the count-split
    roots, whose slopes differ from split-line 8's and from each other by 2-6 %, so one-step values from α_0
    scatter by 1.5e-3 where the rules' roots scatter by 1e-3 (docs/research, "α_l(0) on the count-split family").
@@ -49,9 +53,7 @@ from attnphase import progress
 from attnphase.errors import ParameterError
 from attnphase.models.positional_semantic.accurate import AccurateState, on_rule
 from attnphase.models.positional_semantic.branches import follow
-from attnphase.models.positional_semantic.free_energy_check import (CHECK_RULES, CHECK_WINDOW, FURTHER_CHECK_RULES,
-                                                                   checked_gap, outer_split_free_energies,
-                                                                   state_effect)
+from attnphase.models.positional_semantic.free_energy_check import checked_alpha_c
 from attnphase.models.positional_semantic.parameters import Parameters, ThresholdSearch
 from attnphase.models.positional_semantic.point import linear_baseline
 from attnphase.models.positional_semantic.results import RungThreshold, Thresholds, combined_status
@@ -225,7 +227,7 @@ def refine(kind: str, states: dict, alpha: float, slope_hint: float | None, para
     failed rung in the climb is skipped (numeric.convergence.climb skip_failed). Both are named in the
     message."""
     failures = []
-    # Newton runs on one of the first NEWTON_RUNGS rungs (split-line rules: a count-split rung costs ~10×)
+    # Newton runs on one of the first NEWTON_RUNGS rungs (split-line rules: a count-split rung costs 4-6×)
     for first in range(max(1, min(NEWTON_RUNGS, len(ladder) - SPREAD_RUNGS + 1))):
         found = _refine_on(kind, states, alpha, slope_hint, params, baseline, ladder[first:], tolerance, bracket,
                            outer_split_check)
@@ -298,8 +300,10 @@ def _refine_on(kind: str, states: dict, alpha: float, slope_hint: float | None, 
                     f"secant on {label}" if found.rows is not None else f"; {found.note}")
     top_rule = next(rule for rule in ladder if rule.label == result.answer.rule)
     if check:
-        value, error, slope, checked, note = _checked_on_outer_split(result, params, alpha_0, curvature, top_rule,
-                                                                     tolerance)
+        top = result.answer.states
+        below = [a.states for a in result.answers[:-1] if isinstance(a, _RungAnswer)][-1:]
+        value, error, slope, checked, note = checked_alpha_c(top, below, params, alpha_0, curvature, top_rule,
+                                                             tolerance)
         rows += checked
         message = (f"Newton on {first_rule.label} through α = {newton}; on {result.rung} (states checked on "
                    f"{result.check}) α = {result.values['alpha']:.5f} ± {result.errors['alpha']:.2g}; reported: {note}")
@@ -307,14 +311,16 @@ def _refine_on(kind: str, states: dict, alpha: float, slope_hint: float | None, 
         room = tolerance - error
         step_tol = (max(room, SECANT_STEP_FLOOR * tolerance) if 0.0 <= room < NEWTON_STEP_FRACTION * tolerance
                     else NEWTON_STEP_FRACTION * tolerance)
-        found = _secant_on_rung(result.answer, top_rule, params, baseline, step_tol)
+        # the same secant as the count-split check's recentring on this rung, where that one ran to this step
+        reused = recentred.get(top_rule.label) if step_tol == NEWTON_STEP_FRACTION * tolerance else None
+        found = reused or _secant_on_rung(result.answer, top_rule, params, baseline, step_tol)
         value = found.value
         error += found.added
         message += f"; {found.note}"
         if found.rows is None:
             status = Status.LIMITED
         else:
-            rows += found.rows
+            rows += () if reused else found.rows
             slope = found.rows[-1].slope
     if status == Status.CONVERGED and error > tolerance:
         status = Status.LIMITED
@@ -325,43 +331,6 @@ def _refine_on(kind: str, states: dict, alpha: float, slope_hint: float | None, 
         message = f"tensor bracket [{bracket[0]:g}, {bracket[1]:g}]; {message}"
     return (noisy_threshold(float(value), float(error), status, message, bracket, float(slope)), rows,
             result.answer.states, states)
-
-
-def _checked_on_outer_split(result, params: Parameters, alpha_0: float, curvature: float, top_rule, tolerance: float):
-    """(α_c, its error, the slope, the outer-split rows, what the message says of them) from the climb's states
-    at α_0 (step 4; free_energy_check): the CHECK_RULES, then FURTHER_CHECK_RULES one at a time while the error
-    is above `tolerance`."""
-    top = result.answer.states
-    states = {b: top[b].solution.state for b in top}
-    below = [a.states for a in result.answers[:-1] if isinstance(a, _RungAnswer)][-1:]
-    moved = sum(state_effect(top[b].solution.state, [s[b].solution.state for s in below], params, alpha_0, top_rule)
-                for b in top)
-
-    def checked_alpha(checked):
-        alpha = alpha_0 - checked.gap / checked.slope
-        return alpha, ((checked.error + moved) / abs(checked.slope)
-                       + 0.5 * curvature * (alpha - alpha_0) ** 2 / abs(checked.slope))
-
-    values = [outer_split_free_energies(states, params, alpha_0, nodes) for nodes in CHECK_RULES]
-    checked = checked_gap(values)
-    alpha, error = checked_alpha(checked)
-    for nodes in FURTHER_CHECK_RULES:
-        if error <= tolerance:
-            break
-        values.append(outer_split_free_energies(states, params, alpha_0, nodes))
-        checked = checked_gap(values)
-        alpha, error = checked_alpha(checked)
-    rows = tuple(RungThreshold(f"outer-split {v.nodes}", alpha_0 - v.gap / v.slope, v.gap, v.slope)
-                 for v in checked.rules)
-    rules = ", ".join(str(v.nodes) for v in checked.rules)
-    drifting = [b for b, e in checked.branch_errors.items() if math.isinf(e)]
-    errors = ", ".join(f"Φ_{b[:3]} {e:.2g}" for b, e in checked.branch_errors.items())
-    over = f" (errors over the last {CHECK_WINDOW})" if len(checked.rules) > CHECK_WINDOW else ""
-    note = (f"Φ on the outer-split rules {rules}{over} at those states (errors {errors}, state effect {moved:.2g}, "
-            f"slope {checked.slope:.4g})")
-    if drifting:
-        note += f"; Φ of the {' and '.join(drifting)} branch still drifts in one direction on them: no error bound"
-    return alpha, error, checked.slope, rows, note
 
 
 @dataclass(frozen=True)

@@ -247,3 +247,20 @@ def test_where_the_family_check_fails_the_climb_goes_on_and_solves_the_next_fami
     assert result.status == "converged" and result.rung == "b12", result.message
     assert calls.count(("b", 8)) == 1 and len(calls) == len(FAMILY_RUNGS)
     assert abs(result.values["integral"] - 1.0) <= result.errors["integral"] <= 1e-3
+
+
+def test_a_quantity_a_family_does_not_measure_keeps_the_value_and_error_of_the_rungs_that_do():
+    """"phi" is measured on family a only: where the climb goes on into family b (as above), its value is a16's and
+    its error the spread over a12, a14, a16 (oscillating: no tail), while the integral is b12's."""
+    phi = {8: 0.5, 10: 0.6, 12: 0.55, 14: 0.57, 16: 0.56}
+
+    def measure_by_family(rule):
+        family, n = rule
+        if family == "b":
+            return {"integral": NEXT_FAMILY[n]}
+        return {"integral": OFFSET_FAMILY[n], "phi": phi[n]}
+
+    result = climb(lambda rule, previous: rule, FAMILY_RUNGS, measure_by_family, tolerance={"integral": Tolerance(atol=1e-3)},
+                   error="spread", window=3, family_checked=("integral",))
+    assert result.rung == "b12" and result.values["integral"] == NEXT_FAMILY[12]
+    assert result.values["phi"] == phi[16] and result.errors["phi"] == pytest.approx(0.02)

@@ -19,10 +19,13 @@ the quantity and the numbers), never a silent coarser answer.
     unknown (NaN) errors and status `limited`.
   and two error estimates: error="difference" (between the last two rungs) or error="spread" (max − min
   over every rung solved, or over the last `window` rungs: for rules whose values oscillate rather than
-  converge monotonically, where two successive rungs can agree by accident). When the last three values
-  of the spread move in one direction, the spread does not bound what is still to come, so the geometric
+  converge monotonically, where two successive rungs can agree by accident). When the values of the spread
+  and the one below it move in one direction, the spread does not bound what is still to come, so the geometric
   tail of that drift is added, |d₂| r/(1 − r) with d₁, d₂ the last two differences and r = |d₂/d₁|, and
-  a drift that does not slow down (r ≥ 1) leaves the error unbounded (inf, status `limited`). On rules
+  a drift that does not slow down (r ≥ 1) leaves the error unbounded (inf, status `limited`). (Three values
+  alone are taken as a drift when their two moves agree: where a fourth is known, an oscillation whose last two
+  moves happen to agree is not read as a drift. At ω = 0.3, α = 2.5 the positional Φ on split-line 10 … 20
+  moves by +2.5e-7, −8.7e-9, −5.9e-8, +1.7e-8, +2.8e-8: from 12, 14, 16 alone a drift that grows.) On rules
   converging like n^(−p) with n in steps of 2 from 8 (the positional-semantic split-line ladder) spread
   plus tail bounds the error for p ≥ 1.5 (`drift_tail`).
   A rung that fails above a checked pair leaves the last checked answer, with status `limited`; with
@@ -42,6 +45,8 @@ import math
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from attnphase.errors import ParameterError
 from attnphase.params import check_choice, check_real
@@ -107,18 +112,36 @@ ROUNDING_LEVEL = 1e-12
 
 
 def drift_tail(values: Sequence[float]) -> float:
-    """What a one-way drift of the last three `values` leaves beyond the last one, as a geometric tail:
-    |d₂| r/(1 − r), r = |d₂/d₁| (d₁, d₂ the last two differences); 0 when they do not move in one direction
-    (an oscillation, which the spread itself covers), when a difference is at rounding level
-    (ROUNDING_LEVEL of the largest |value|, or below 1e-300) or fewer than three are given; inf when r ≥ 1."""
+    """What a one-way drift of `values` leaves beyond the last one, as a geometric tail: |d₂| r/(1 − r),
+    r = |d₂/d₁| (d₁, d₂ the last two differences); 0 when their differences do not all have one sign (an
+    oscillation, which the spread itself covers), when a difference is at rounding level (ROUNDING_LEVEL of the
+    largest |value|, or below 1e-300) or fewer than three are given; inf when r ≥ 1."""
     if len(values) < 3:
         return 0.0
-    d1, d2 = values[-2] - values[-3], values[-1] - values[-2]
-    rounding = max(ROUNDING_LEVEL * max(abs(v) for v in values[-3:]), 1e-300)
-    if d1 * d2 <= 0.0 or min(abs(d1), abs(d2)) <= rounding:
+    differences = np.diff(np.asarray(values, float))
+    rounding = max(ROUNDING_LEVEL * max(abs(v) for v in values), 1e-300)
+    if not (np.all(differences > 0.0) or np.all(differences < 0.0)) or np.abs(differences).min() <= rounding:
         return 0.0
+    d1, d2 = differences[-2], differences[-1]
     ratio = abs(d2 / d1)
     return math.inf if ratio >= 1.0 else abs(d2) * ratio / (1.0 - ratio)
+
+
+def _values_and_errors(measured: list[Mapping[str, float]], reported: int, error: str, window: int | None):
+    """Each quantity's value on the last of the first `reported` rungs that measure it, and its error over the rungs
+    that measure it: the difference of the last two, or their spread over the last `window` (all without one) plus
+    the tail of a one-way drift; inf where only one rung measures it."""
+    values, errors = {}, {}
+    for name in dict.fromkeys(name for m in measured for name in m):
+        seen = [m[name] for m in measured if name in m]
+        below = [m[name] for m in measured[:reported] if name in m]
+        if not below:
+            continue
+        values[name] = below[-1]
+        last = seen[-2:] if error == "difference" else seen[-(window or len(seen)):]
+        tail = drift_tail(seen[-(window or len(seen)) - 1:]) if error == "spread" else 0.0  # one more: module docstring
+        errors[name] = max(last) - min(last) + tail if len(last) >= 2 else math.inf
+    return values, errors
 
 
 def _unmet(tolerance, values: Mapping[str, float], errors: Mapping[str, float]) -> list[tuple[str, float, float]]:
@@ -155,7 +178,8 @@ def climb(solve: Callable[[Any, Any], Any], rungs: Sequence[Rung], measure: Call
     the climb goes on from the last answer (for rules on which a solve can fail where the finer ones do
     not, e.g. a fixed point of a discontinuous map); errors are then over the rungs that were solved.
     family_checked: the quantities whose errors include the step to the next family's first rung where the
-    tolerance is met below the top family (module docstring).
+    tolerance is met below the top family (module docstring). A quantity missing from a rung's measure (one that
+    a family of rules does not compute to its accuracy) keeps the value and error of the rungs that measure it.
     """
     if len(rungs) < 2:
         raise ParameterError("rungs", rungs, "at least two rungs (a working rule and a check rule)")
@@ -207,14 +231,9 @@ def climb(solve: Callable[[Any, Any], Any], rungs: Sequence[Rung], measure: Call
         previous = answer
         if len(measured) == 1 or (window is not None and len(measured) < window):
             continue
-        if error == "difference":
-            errors = {name: abs(value - measured[-2][name]) for name, value in measured[-1].items()}
-        else:
-            last = measured[-(window or len(measured)):]
-            errors = {name: max(m[name] for m in last) - min(m[name] for m in last)
-                      + drift_tail([m[name] for m in last]) for name in measured[-1]}
         position = -1 if report == "refined" else -2
-        index, values = solved[position], measured[position]
+        index = solved[position]
+        values, errors = _values_and_errors(measured, len(measured) + position + 1, error, window)
         unmet = _unmet(tolerance, values, errors)
         check = rungs[solved[-2] if report == "refined" else solved[-1]].label
         if error == "spread" and window is not None:
@@ -226,7 +245,8 @@ def climb(solve: Callable[[Any, Any], Any], rungs: Sequence[Rung], measure: Call
             other = family_checks[next_family]
             steps = ({name: abs(values[name] - float(value)) for name, value in measure(other).items()}
                      if accept(other) else {name: math.inf for name in family_checked})
-            errors = {name: value + steps[name] if name in family_checked else value for name, value in errors.items()}
+            errors = {name: value + steps[name] if name in family_checked and name in steps else value
+                      for name, value in errors.items()}
             unmet = _unmet(tolerance, values, errors)
             check += f"; {rungs[next_family].label}"
         checked = (values, errors, index, check)

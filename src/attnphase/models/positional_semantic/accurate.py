@@ -45,12 +45,15 @@ __all__ = ["FIELDS", "RUNG_TOL", "AccurateState", "defect_correction", "tensor_i
 # The quantities of a branch that carry a verified error.
 FIELDS = ("q", "m", "theta", "V", "test_error", "train_loss", "free_energy")
 # The fields whose error, where the split-line rungs meet the tolerance, includes the step to the first count-split
-# rung (numeric.convergence, families). The split-line family converges to the state from one side with an
+# rung (numeric.convergence, families), and the only ones the count-split rungs measure: Φ and ε_t keep the values
+# and errors of the split-line rungs. The split-line family converges to the state from one side with an
 # oscillation on top: at ω = 0.3, α = 1.25 the semantic V on split-line 8 … 16 is 18.3168, 18.3129, 18.3139, 18.3162,
 # 18.3180 against 18.3212 ± 0.0016 on count-split 12 … 16, so the spread over 8, 10, 12 (0.0039) is half the error of
 # split-line 12 (0.0073); count-split 8 gives 18.3206. Φ (and ε_t = −Φ) is stationary in the state and depends on the
 # rule through E[M], which the count-split rules do not integrate to Φ's accuracy (their panels are set for the
-# hats: the positional Φ on count-split 8 is 1.2e-6 from the reference, on split-line 16 1.8e-9).
+# hats: the positional Φ on count-split 8 is 1.2e-6 from the reference, on split-line 16 1.8e-9; on count-split 12,
+# 14, 16 the positional Φ at ω = 0.3, α = 2.5 still drifts one way, with no bound). The state moves from the
+# split-line to the count-split rungs by ~1e-3 relative, which moves Φ only at second order.
 FAMILY_CHECKED = ("q", "m", "theta", "V", "test_error")
 # Relative residual of a rung's fixed point: the fields need ~1e-4 relative (their tolerance is 3e-3,
 # the rung differences ~1e-3), Φ enters at second order.
@@ -268,13 +271,17 @@ def climb_branch(start: AccurateState, params: Parameters, rules: tuple[Rule, ..
     with the spread over the last SPREAD_RUNGS rungs as its error (numeric.convergence.climb, report
     "refined", error "spread"; a rung below the top on which the fixed point is not found is skipped and
     named); where split-line rungs meet the tolerance, the errors of FAMILY_CHECKED include the step to the first
-    count-split rung. Status converged, limited (the top rung does not meet the tolerance, or the top rung failed
+    count-split rung, and Φ and ε_t are the split-line rungs' (count-split rungs measure FAMILY_CHECKED alone).
+    Status converged, limited (the top rung does not meet the tolerance, or the top rung failed
     above a checked triple: the last checked values are reported) or failed. first: the branch already
     solved on rules[0] (e.g. followed there), which is then not solved again.
     """
+    families = {rule.label: rule.family for rule in rules}
+
     def measure(state: AccurateState) -> dict[str, float]:
+        names = FAMILY_CHECKED if families.get(state.rule) == "count-split" else FIELDS
         return {name: abs(getattr(state.solution, name)) if name in ("m", "theta") else getattr(state.solution, name)
-                for name in FIELDS}
+                for name in names}
 
     if len(rules) == 1:  # one rule: its values, without a verified error
         state = first or on_rule(start, params, rules[0], anderson=anderson)

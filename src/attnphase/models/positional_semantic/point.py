@@ -237,9 +237,10 @@ def _branch_at(name: str, alpha: float, params: Parameters, ladder, nodes: int, 
         status, message = Status.LIMITED, f"{message}; tensor rules only: errors not verified on a split-line rule"
     elif status == Status.CONVERGED and (unverified := below_window_floor("fields", tolerance.rtol)) is not None:
         status, message = Status.LIMITED, f"{message}; {unverified}"
-    values = climbed.values
+    values = climbed.values  # Φ and ε_t: from the split-line rungs where the climb went on to count-split ones
     return replace(climbed.answer, solution=replace(
         top, m=math.copysign(values["m"], top.m), theta=math.copysign(values["theta"], top.theta),
+        free_energy=values["free_energy"], train_loss=values["train_loss"],
         stable=start.stable, spectral_radius=start.spectral_radius, status=status, message=message,
         errors=dict(climbed.errors), rule=climbed.rung, checked_on=climbed.check, nodes_per_dim=nodes))
 

@@ -264,3 +264,21 @@ def test_a_quantity_a_family_does_not_measure_keeps_the_value_and_error_of_the_r
                    error="spread", window=3, family_checked=("integral",))
     assert result.rung == "b12" and result.values["integral"] == NEXT_FAMILY[12]
     assert result.values["phi"] == phi[16] and result.errors["phi"] == pytest.approx(0.02)
+
+
+def test_where_the_next_familys_first_rung_fails_the_check_gives_no_bound_and_the_climb_goes_on():
+    """b8 fails: the check of a12 against it bounds nothing, so tolerance 1e-2 is not met on family a; the climb goes
+    on, skips b8 (solved once, as the check) and meets the tolerance on a16, b10, b12 (spread, and the tail of a drift
+    that a14 continues)."""
+    calls = []
+
+    def failing_b8(rule, previous):
+        calls.append(rule)
+        return {"success": False, "message": "no fixed point"} if rule == ("b", 8) else _families([])(rule, previous)
+
+    result = climb(failing_b8, FAMILY_RUNGS, measure, tolerance=Tolerance(atol=1e-2), error="spread", window=3,
+                   accept=lambda answer: not isinstance(answer, dict), skip_failed=True, family_checked=("integral",))
+    assert result.status == "converged" and result.rung == "b12" and "skipped b8" in result.message, result.message
+    assert calls.count(("b", 8)) == 1
+    last = [OFFSET_FAMILY[14], OFFSET_FAMILY[16], NEXT_FAMILY[10], NEXT_FAMILY[12]]
+    assert result.errors["integral"] == pytest.approx(last[1] - last[3] + drift_tail(last))

@@ -35,8 +35,9 @@ the quantity and the numbers), never a silent coarser answer.
   slowly with the rule (a family converging from one side with an oscillation on top: three rungs agree while
   all are off by twice their spread). With `family_checked`, a tolerance met on a rung of a family below the
   top one is checked against the first rung of the next family (solved once, from the answer that met it):
-  the difference to it is added to the error of each quantity named there, and the tolerance must still be
-  met; otherwise the climb goes on, and the next family's first rung is not solved again when reached.
+  the difference to it is added to the error of each quantity named there (no bound where that rung fails or
+  does not give the quantity), and the tolerance must still be met; otherwise the climb goes on, and the next
+  family's first rung is not solved again when reached.
 """
 
 from __future__ import annotations
@@ -243,10 +244,10 @@ def climb(solve: Callable[[Any, Any], Any], rungs: Sequence[Rung], measure: Call
             if next_family not in family_checks:
                 family_checks[next_family] = solve(rungs[next_family].rule, answer)
             other = family_checks[next_family]
-            steps = ({name: abs(values[name] - float(value)) for name, value in measure(other).items()}
-                     if accept(other) else {name: math.inf for name in family_checked})
-            errors = {name: value + steps[name] if name in family_checked and name in steps else value
-                      for name, value in errors.items()}
+            there = measure(other) if accept(other) else {}
+            steps = {name: abs(values[name] - float(there[name])) if name in there else math.inf
+                     for name in family_checked if name in values}
+            errors = {name: value + steps.get(name, 0.0) for name, value in errors.items()}
             unmet = _unmet(tolerance, values, errors)
             check += f"; {rungs[next_family].label}"
         checked = (values, errors, index, check)

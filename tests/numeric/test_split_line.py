@@ -479,7 +479,7 @@ def fold_local_minimum(z, start):
 def test_nodes_between_probes_with_far_apart_minimisers_reach_the_global_minimum(monkeypatch):
     """E[min] = E[−φ(c) − c Φ(c)] over z_1 (60 Gauss-Hermite nodes): the envelope has a kink at c inside a Kronrod
     panel, which the interval halving resolves once every node has its global minimum."""
-    import attnphase.numeric.split_line as split_line
+    import attnphase.numeric.basin_lines as basin_lines
 
     t, w = special.roots_hermitenorm(60)
     c = 0.35 + 0.05 * np.sin(t)
@@ -494,5 +494,5 @@ def test_nodes_between_probes_with_far_apart_minimisers_reach_the_global_minimum
     assert abs(envelope(rule) - exact) <= 1e-10
     # without the starts from the probes' own minimisers the nodes between c and the middle of the probe interval
     # stay in the family the interpolated start lies in
-    monkeypatch.setattr(split_line, "FOLD_GAP", np.inf)
+    monkeypatch.setattr(basin_lines, "FOLD_GAP", np.inf)
     assert abs(envelope(rule) - exact) > 1e-4

@@ -33,6 +33,7 @@ _MODULES = {
     "gauss": ("Expectation", "RefinementStep", "GaussHermiteRule", "gaussian_expectation", "sobol_expectation",
               "covariance_factor", "default_max_nodes_per_dim", "tensor_rule", "pruned_tensor_rule"),
     "split_line": ("SplitLineRule", "OuterSplit", "CountSplit", "SplitLineExpectation", "split_line_expectation"),
+    "basin_lines": ("LineIntegrals", "line_integrals", "detect_switches", "normal_density", "FOLD_GAP"),
     "reflections": ("Reflection", "ReflectionGroup", "orbit_rule", "fold_orbits"),
     "landscape": ("grid_local_minima", "polish_and_merge", "mountain_pass", "central_hessian_2d", "BoxAverage",
                   "laplace_box_average"),

@@ -6,25 +6,9 @@ f (e.g. g = (prox − ω)/V) jumps and the envelope min_x F has a kink. A tensor
 converges only algebraically and not monotonically (which nodes fall on which side changes with the
 node count).
 
-Method ("split lines"): one coordinate z_axis is integrated along lines, the others by a pruned tensor
-Gauss-Hermite rule. On each line
-
-1. the global minimiser is computed at `probe_nodes` uniform probes on [−6, 6];
-2. a basin switch between neighbouring probes is detected by continuation: a local minimisation at
-   probe i+1 started from x*(probe i) (and the reverse) landing on a different minimum than the
-   global one there (spurious detections, e.g. a fast but smooth move near a cusp, only add a
-   harmless breakpoint; a continuation that finds a LOWER minimum corrects the global one);
-3. the switch point is located by 40 bisections on "which basin is lower" (each side's minimum is
-   continued from the bracket end, so the two basins are compared at the same z);
-4. the pieces of [−T, T] between switch points (T = 7.5: the normal mass beyond is 6e-14) are
-   integrated against the normal density by adaptive Gauss-Kronrod (7, 15) to `panel_tol` per panel;
-   the minimiser at a Kronrod node is the local one started from the interpolation of the minimisers at
-   the two probes around it on the same piece (no switch lies in between), or from the nearest probe's,
-   or from the basin minimiser at the piece's end; where the two probes' minimisers are far apart (a fold
-   or pitchfork can lie between them, FOLD_GAP) also from each of them, the lowest end kept.
-
-On each piece the integrand is smooth, so the line integrals converge to the panel tolerance (checked:
-changing the probes or the tolerance moves nothing at 1e-10). The outer integrand (the line integrals
+Method ("split lines"): one coordinate z_axis is integrated along lines, each split where the global
+minimiser switches basin and its pieces integrated by adaptive Gauss-Kronrod (numeric.basin_lines), the
+others by a pruned tensor Gauss-Hermite rule. The outer integrand (the line integrals
 as functions of the other coordinates) is continuous, C¹ for the envelope, but not smooth where a line
 is tangent to the switching surface; the outer Gauss-Hermite rule therefore converges algebraically
 or with oscillations at a much lower level than the tensor rule on the raw integrand (for the
@@ -64,8 +48,9 @@ count-split tolerance, where Gauss-Hermite in χ_2 is still off by 7e-7 on 48 an
 Limits, shared with the lines themselves: a switch the probes miss (a window of the other basin narrower
 than the probe spacing near its birth, or a switch whose two basins both vanish within one probe
 interval near a cusp) is integrated in the wrong basin on its piece where the minimisers at the probes
-around it are less than FOLD_GAP apart; at the ω = 0 state (measured with nodes started from the nearest probe) this moves plane integrals by up to 1.3e-8 between 32 and 64 probes per
-line (64 and 128 agree to 4e-10), so use ≥ 64 probes there.
+around it are less than basin_lines.FOLD_GAP apart; at the ω = 0 state (measured with nodes started from
+the nearest probe) this moves plane integrals by up to 1.3e-8 between 32 and 64 probes per line (64 and 128
+agree to 4e-10), so use ≥ 64 probes there.
 
 Reflections (`numeric.reflections.Reflection`, optional, every rule above): when the problem is symmetric under
 involutions z → S z (signed permutations) with x*(S z) = T x*(z) and the same minimum value, the line (or plane)
@@ -81,7 +66,6 @@ planes with a token-reversal symmetric A the exchange of the two tokens' coordin
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -89,45 +73,14 @@ import numpy as np
 from scipy import special
 
 from attnphase.errors import ParameterError
+from attnphase.numeric.basin_lines import (BISECTIONS, GAUSS_IN_KRONROD, GAUSS_W, HALF_WIDTH, KRONROD_W,
+                                          KRONROD_X, MAX_ROUNDS, PROBE_HALF_WIDTH, LineIntegrals, detect_switches,
+                                          line_integrals, normal_density)
 from attnphase.numeric.reflections import ReflectionGroup, fold_orbits, orbit_rule
 from attnphase.params import check_int, check_real
 
 __all__ = ["SplitLineRule", "OuterSplit", "CountSplit", "SplitLineExpectation",
            "split_line_expectation"]
-
-# Normal mass beyond ±7.5: 6e-14, below the 1e-7 target on any bounded integrand by six orders.
-_HALF_WIDTH = 7.5
-# Bisection halvings of a probe interval (width ≤ ~1): 2⁻⁴⁰ ≈ 1e-12, so a jump J in the integrand
-# moves the line integral by < J·1e-12·φ.
-_BISECTIONS = 40
-_PROBE_HALF_WIDTH = 6.0
-# Neighbouring probes' minimisers farther apart than this (max norm) can have a fold or pitchfork between them, where
-# a line's nodes are also started from each probe's minimiser (`_line_integrals`). Measured at the states of ω = 0.3,
-# α = 1.25 on the outer-split rule (12, 10): started from the probes' interpolation alone, 0.9 % of the positional
-# branch's Kronrod nodes ended in a local minimum above the global one (by up to 3.6e-3; E[M] 3.1e-9 too high, 8.3e-9
-# from the nearest probe); with the extra starts beyond 0.3 (3 % of the nodes) or 0.1 (8 %), E[M] equals that of a
-# global search at every node to 1e-15.
-FOLD_GAP = 0.1
-# Initial panel edges inside [−T, T]: narrow where the normal density is large.
-_INITIAL_CUTS = np.array([-4.5, -2.5, -1.0, 0.0, 1.0, 2.5, 4.5])
-_MAX_ROUNDS = 16
-# Gauss-Kronrod (7, 15) on [−1, 1] (QUADPACK's qk15 constants).
-_KRONROD_POS = np.array([0.991455371120812639206854697526329, 0.949107912342758524526189684047851,
-                         0.864864423359769072789712788640926, 0.741531185599394439863864773280788,
-                         0.586087235467691130294144845693013, 0.405845151377397166906606412076961,
-                         0.207784955007898467600689403773245, 0.0])
-_KRONROD_POS_W = np.array([0.022935322010529224963732008058970, 0.063092092629978553290700663189204,
-                           0.104790010322250183839876322541518, 0.140653259715525918745189590510238,
-                           0.169004726639267902826583426598550, 0.190350578064785409913256402421014,
-                           0.204432940075298892414161999234649, 0.209482141084727828012999174891714])
-_KRONROD_X = np.concatenate([-_KRONROD_POS[:-1], _KRONROD_POS[::-1]])
-_KRONROD_W = np.concatenate([_KRONROD_POS_W[:-1], _KRONROD_POS_W[::-1]])
-_GAUSS_IN_KRONROD = np.array([1, 3, 5, 7, 9, 11, 13])
-_GAUSS_W = np.array([0.129484966168869693270611432679082, 0.279705391489276667901467771423780,
-                     0.381830050505118944950369775488975, 0.417959183673469387755102040816327,
-                     0.381830050505118944950369775488975, 0.279705391489276667901467771423780,
-                     0.129484966168869693270611432679082])
-
 
 @dataclass(frozen=True)
 class SplitLineRule:
@@ -186,7 +139,7 @@ class CountSplit:
     switches is born or dies where a line touches such a piece), and the line integral has a
     square-root point or a kink there, across which Gauss-Hermite in `axis` converges only
     algebraically. The coordinate `axis` is then integrated by adaptive Gauss-Kronrod (7, 15) against
-    the normal density on [−T, T], cut where the switch count detected on the line (module docstring,
+    the normal density on [−T, T], cut where the switch count detected on the line (numeric.basin_lines,
     steps 1-2) differs between neighbouring of `probe_nodes` uniform probes on [−6, 6]; each such
     change is located by `bisections` halvings on that count; panels are halved until their
     |Kronrod − Gauss| ≤ `panel_tol` (absolute, per unit weight of the remaining coordinates); 30
@@ -254,10 +207,6 @@ def _anisotropic_outer_rule(counts: tuple[int, ...], floor: float = 1e-14):
     return nodes[keep], weights[keep]
 
 
-def _normal_density(x):
-    return np.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)
-
-
 def split_line_expectation(global_minimum, local_minimum, integrand, dim: int, axis: int,
                            rule: SplitLineRule, *, same_tol: float = 1e-6, rotation=None,
                            outer_split: OuterSplit | None = None,
@@ -311,7 +260,7 @@ def split_line_expectation(global_minimum, local_minimum, integrand, dim: int, a
             return np.hstack([own_integrand(gz, gx, value) for gz, gx in group.images(z, x)])
     if count_split is None:
         def integrals(points):
-            return _line_integrals(global_minimum, local_minimum, integrand, points, axis, rule.probe_nodes,
+            return line_integrals(global_minimum, local_minimum, integrand, points, axis, rule.probe_nodes,
                                    rule.panel_tol, same_tol)
     else:
         def integrals(points):
@@ -376,13 +325,13 @@ def _split_outer_expectation(integrals, reduced, dim, axis, rule, outer_split: O
         return np.asarray(outer_split.indicator(z if R is None else z @ R.T), float)
 
     # 1. zeros of the indicator along every outer line: probes, then bisection of each sign change
-    probe_t = np.linspace(-_PROBE_HALF_WIDTH, _PROBE_HALF_WIDTH, outer_split.probe_nodes)
+    probe_t = np.linspace(-PROBE_HALF_WIDTH, PROBE_HALF_WIDTH, outer_split.probe_nodes)
     n_probe = len(probe_t)
     values = indicator(full_points(np.repeat(rest, n_probe, axis=0), np.tile(probe_t, n_rest))).reshape(n_rest, n_probe)
     line_id, gap_id = np.nonzero(np.sign(values[:, :-1]) * np.sign(values[:, 1:]) < 0)
     a, b = probe_t[gap_id].copy(), probe_t[gap_id + 1].copy()
     fa = values[line_id, gap_id]
-    for _ in range(_BISECTIONS):
+    for _ in range(BISECTIONS):
         c = 0.5 * (a + b)
         fc = indicator(full_points(rest[line_id], c))
         same_side = np.sign(fc) == np.sign(fa)
@@ -394,7 +343,7 @@ def _split_outer_expectation(integrals, reduced, dim, axis, rule, outer_split: O
     lo, hi, owner = [], [], []
     for r in range(n_rest):
         cuts = np.unique(np.concatenate([roots[line_id == r], _OUTER_CUTS]))
-        edges = np.concatenate([[-_HALF_WIDTH], cuts, [_HALF_WIDTH]])
+        edges = np.concatenate([[-HALF_WIDTH], cuts, [HALF_WIDTH]])
         lo += list(edges[:-1])
         hi += list(edges[1:])
         owner += [r] * (len(edges) - 1)
@@ -404,14 +353,14 @@ def _split_outer_expectation(integrals, reduced, dim, axis, rule, outer_split: O
     total, error_sum, count_error = None, None, None
     n_points = n_lines = n_split = n_switches = unresolved = unresolved_outer = n_count_cuts = unresolved_count = 0
     switch_weight = unresolved_error = 0.0
-    for round_ in range(_MAX_ROUNDS):
+    for round_ in range(MAX_ROUNDS):
         half = 0.5 * (hi - lo)
-        along = (lo + half)[:, None] + half[:, None] * _KRONROD_X[None, :]
-        density = half[:, None] * _normal_density(along)
-        z = full_points(np.repeat(rest[owner], len(_KRONROD_X), axis=0), along.ravel())
+        along = (lo + half)[:, None] + half[:, None] * KRONROD_X[None, :]
+        density = half[:, None] * normal_density(along)
+        z = full_points(np.repeat(rest[owner], len(KRONROD_X), axis=0), along.ravel())
         lines = integrals(z[:, reduced])
-        node_w = (density * _KRONROD_W[None, :]).ravel()
-        line_table = np.repeat(rest_table[owner], len(_KRONROD_X), axis=0) * node_w[:, None]  # its images' too
+        node_w = (density * KRONROD_W[None, :]).ravel()
+        line_table = np.repeat(rest_table[owner], len(KRONROD_X), axis=0) * node_w[:, None]  # its images' too
         line_w = line_table.sum(axis=1)
         copies = (line_table != 0).sum(axis=1)
         split = lines.n_switches > 0
@@ -427,11 +376,11 @@ def _split_outer_expectation(integrals, reduced, dim, axis, rule, outer_split: O
         switch_weight += float(line_w[split].sum())
         unresolved += int(copies @ lines.unresolved_panels)
         unresolved_error += float(np.abs(line_w) @ lines.unresolved_error)
-        vals = lines.integrals.reshape(len(lo), len(_KRONROD_X), -1)
-        kronrod = np.einsum("pnk,pn->pk", vals, density * _KRONROD_W[None, :])
-        gauss = np.einsum("pnk,pn->pk", vals[:, _GAUSS_IN_KRONROD], density[:, _GAUSS_IN_KRONROD] * _GAUSS_W[None, :])
+        vals = lines.integrals.reshape(len(lo), len(KRONROD_X), -1)
+        kronrod = np.einsum("pnk,pn->pk", vals, density * KRONROD_W[None, :])
+        gauss = np.einsum("pnk,pn->pk", vals[:, GAUSS_IN_KRONROD], density[:, GAUSS_IN_KRONROD] * GAUSS_W[None, :])
         error = np.abs(kronrod - gauss)
-        done = (error.max(axis=1) <= outer_split.panel_tol) | (round_ == _MAX_ROUNDS - 1)
+        done = (error.max(axis=1) <= outer_split.panel_tol) | (round_ == MAX_ROUNDS - 1)
         unresolved_outer += int((done & (error.max(axis=1) > outer_split.panel_tol)).sum())
         value = fold_orbits(kronrod[done], rest_table[owner[done]])
         value_error = fold_orbits(error[done], rest_table[owner[done]])
@@ -450,209 +399,24 @@ def _split_outer_expectation(integrals, reduced, dim, axis, rule, outer_split: O
                                 unresolved_count_panels=unresolved_count)
 
 
-@dataclass(frozen=True)
-class _Lines:
-    """Per-line results of `_line_integrals` (n_lines rows): integrals (n_lines, k) of the integrand
-    against the normal density along the line; n_switches: detected basin switches; unresolved_panels
-    and unresolved_error: panels left above the tolerance and their summed Kronrod error estimates;
-    n_points: minimisations used in total; n_lines: lines integrated. From `_plane_integrals` (one row
-    per plane): count_error (n_planes, k): the accepted panels' |Kronrod − Gauss| along the count axis,
-    summed; n_count_cuts: changes of the switch count located; unresolved_count_panels: count-axis panels
-    left above the tolerance."""
-
-    integrals: np.ndarray
-    n_switches: np.ndarray
-    unresolved_panels: np.ndarray
-    unresolved_error: np.ndarray
-    n_points: int
-    n_lines: int = 0
-    count_error: np.ndarray | None = None
-    n_count_cuts: int = 0
-    unresolved_count_panels: int = 0
-
-
-def _detect_switches(global_minimum, local_minimum, outer, axis: int, probe_nodes: int, same_tol: float):
-    """Steps 1-2 of the module docstring on the lines through the rows of `outer` ((n_lines, dim − 1)):
-    returns the probes along the line, the global minimisers x at the probes (n_lines, n_probe, n_var)
-    (corrected by continuation), switch (n_lines, n_probe − 1): a basin switch detected between
-    neighbouring probes, and the minimisations used."""
-    dim = outer.shape[1] + 1
-    # uniform probes on [−6, 6] (mass outside 2e-9; a switch out there moves a bounded integrand by
-    # less than that times the jump)
-    probe_x = np.linspace(-_PROBE_HALF_WIDTH, _PROBE_HALF_WIDTH, probe_nodes)
-    n_lines, n_probe = len(outer), len(probe_x)
-
-    # 1. global minimiser at the probes (points line-major: line l, probe j at row l * n_probe + j)
-    z = np.insert(np.repeat(outer, n_probe, axis=0), axis, np.tile(probe_x, n_lines), axis=1)
-    x, value = global_minimum(z)
-    n_var = x.shape[1]
-    x = x.reshape(n_lines, n_probe, n_var)
-    value = value.reshape(n_lines, n_probe)
-    n_points = z.shape[0]
-
-    def same(a, b):
-        return np.abs(a - b).max(axis=-1) <= same_tol * (1.0 + np.abs(b).max(axis=-1))
-
-    # 2. switch detection by continuation between neighbouring probes (both directions)
-    left, right = x[:, :-1].reshape(-1, n_var), x[:, 1:].reshape(-1, n_var)
-    z_left, z_right = z.reshape(n_lines, n_probe, dim)[:, :-1].reshape(-1, dim), z.reshape(n_lines, n_probe, dim)[:, 1:].reshape(-1, dim)
-    forward, forward_value = local_minimum(z_right, left)
-    backward, backward_value = local_minimum(z_left, right)
-    switch = ~(same(forward, right) & same(backward, left))
-    # A continuation that found a LOWER minimum than the multi-start search corrects the global one.
-    v_left, v_right = value[:, :-1].ravel(), value[:, 1:].ravel()
-    better_right = forward_value < v_right - 1e-15 * np.abs(v_right)
-    better_left = backward_value < v_left - 1e-15 * np.abs(v_left)
-    if better_right.any() or better_left.any():
-        line, gap = np.divmod(np.arange(n_lines * (n_probe - 1)), n_probe - 1)
-        x[line[better_right], gap[better_right] + 1] = forward[better_right]
-        value[line[better_right], gap[better_right] + 1] = forward_value[better_right]
-        x[line[better_left], gap[better_left]] = backward[better_left]
-        value[line[better_left], gap[better_left]] = backward_value[better_left]
-    return probe_x, x, switch.reshape(n_lines, n_probe - 1), n_points
-
-
-def _line_integrals(global_minimum, local_minimum, integrand, outer, axis: int, probe_nodes: int,
-                    panel_tol: float, same_tol: float) -> _Lines:
-    """Integrals along z_axis of integrand·φ(z_axis) on the lines through the rows of `outer` (the
-    other coordinates, (n_lines, dim − 1)), each split where the global minimiser switches basin
-    (steps 1-4 of the module docstring)."""
-    probe_x, x, switch, n_points = _detect_switches(global_minimum, local_minimum, outer, axis, probe_nodes, same_tol)
-    n_lines, n_probe, n_var = x.shape
-    split = switch.any(axis=1)
-
-    def same(a, b):
-        return np.abs(a - b).max(axis=-1) <= same_tol * (1.0 + np.abs(b).max(axis=-1))
-
-    # pieces of every line: [−T, T] for a line without a switch; cut at the switch points otherwise
-    piece_lo, piece_hi, piece_line, start_lo, start_hi = [], [], [], [], []
-    unsplit = np.nonzero(~split)[0]
-    piece_lo += [-_HALF_WIDTH] * len(unsplit)
-    piece_hi += [_HALF_WIDTH] * len(unsplit)
-    piece_line += list(unsplit)
-    centre = n_probe // 2
-    start_lo += list(x[unsplit, centre])
-    start_hi += list(x[unsplit, centre])
-    if split.any():
-        # 3. bisection of every detected interval (vectorised over all of them)
-        line_id, gap_id = np.nonzero(switch)
-        a, b = probe_x[gap_id].copy(), probe_x[gap_id + 1].copy()
-        xa, xb = x[line_id, gap_id].copy(), x[line_id, gap_id + 1].copy()
-        for _ in range(_BISECTIONS):
-            c = 0.5 * (a + b)
-            zc = np.insert(outer[line_id], axis, c, axis=1)
-            ya, va = local_minimum(zc, xa)
-            yb, vb = local_minimum(zc, xb)
-            coincide = same(ya, yb)
-            # Which basin is the global one at c. When both continuations land on one minimum, the
-            # other basin does not exist at c: that minimum belongs to the side whose end it is nearer.
-            left_wins = np.where(coincide, np.abs(ya - xa).max(-1) <= np.abs(ya - xb).max(-1), va <= vb)
-            a = np.where(left_wins, c, a)
-            b = np.where(left_wins, b, c)
-            xa = np.where(left_wins[:, None], ya, xa)
-            xb = np.where(left_wins[:, None], xb, yb)
-        breaks = 0.5 * (a + b)
-        for line in np.nonzero(split)[0]:
-            mine = np.nonzero(line_id == line)[0]
-            order = mine[np.argsort(breaks[mine])]
-            edges = np.concatenate([[-_HALF_WIDTH], np.clip(breaks[order], -_HALF_WIDTH, _HALF_WIDTH), [_HALF_WIDTH]])
-            for j in range(len(edges) - 1):
-                piece_lo.append(edges[j])
-                piece_hi.append(edges[j + 1])
-                piece_line.append(line)
-                # the basin minimisers at the piece's ends seed the global search on the piece
-                start_lo.append(xb[order[j - 1]] if j > 0 else xa[order[0]])
-                start_hi.append(xa[order[j]] if j < len(order) else xb[order[-1]])
-
-    # 4. adaptive Gauss-Kronrod (7, 15) on the pieces, cut first at fixed points of the normal density
-    lo, hi, owner = [], [], []
-    for i, (l, h) in enumerate(zip(piece_lo, piece_hi)):
-        cuts = _INITIAL_CUTS[(_INITIAL_CUTS > l) & (_INITIAL_CUTS < h)]
-        edges = np.concatenate([[l], cuts, [h]])
-        lo += list(edges[:-1])
-        hi += list(edges[1:])
-        owner += [i] * (len(edges) - 1)
-    lo, hi, owner = np.array(lo), np.array(hi), np.array(owner)
-    piece_line = np.array(piece_line)
-    start_lo, start_hi = np.array(start_lo), np.array(start_hi)
-    piece_lo, piece_hi = np.array(piece_lo), np.array(piece_hi)
-    spacing = probe_x[1] - probe_x[0]
-
-    def _node_minima(z, t, piece):
-        """The minimiser and minimum at the nodes z (at z_axis = t on `piece`), by local Newton: between two probes on
-        the same piece (no switch between them, so the node's global minimiser is their basin's) from the linear
-        interpolation of their minimisers, else from the minimiser at the nearest probe when that probe lies on the
-        piece, else from the basin minimiser at the nearer end of the piece (from the bisection).
-        Where the two probes' minimisers are more than FOLD_GAP apart, a fold or pitchfork can lie between them: two
-        minima coexist there, each continuing one probe's, and the global minimiser switches between them although the
-        continuations from the probes agree (each lands on the other probe's minimiser, the other family having
-        ended). There the node is also started from each probe's minimiser and the lowest end is kept."""
-        line = piece_line[piece]
-        nearest = np.clip(np.rint((t - probe_x[0]) / spacing).astype(int), 0, n_probe - 1)
-        inside = (probe_x[nearest] >= piece_lo[piece]) & (probe_x[nearest] <= piece_hi[piece])
-        end = np.where((t - piece_lo[piece] < piece_hi[piece] - t)[:, None], start_lo[piece], start_hi[piece])
-        below = np.clip(np.floor((t - probe_x[0]) / spacing).astype(int), 0, n_probe - 2)
-        left, right = x[line, below], x[line, below + 1]
-        between = (probe_x[below] >= piece_lo[piece]) & (probe_x[below + 1] <= piece_hi[piece]) & ~switch[line, below]
-        weight = ((t - probe_x[below]) / spacing)[:, None]
-        start = np.where(between[:, None], (1.0 - weight) * left + weight * right,
-                         np.where(inside[:, None], x[line, nearest], end))
-        minimiser, minimum = local_minimum(z, start)
-        fold = np.nonzero(between & (np.abs(left - right).max(axis=1) > FOLD_GAP))[0]
-        for probe_minimiser in (left[fold], right[fold]):
-            other, other_minimum = local_minimum(z[fold], probe_minimiser)
-            lower = other_minimum < minimum[fold]
-            minimiser[fold[lower]], minimum[fold[lower]] = other[lower], other_minimum[lower]
-        return minimiser, minimum, len(start) + 2 * len(fold)
-
-    line_integrals = None
-    unresolved = np.zeros(n_lines, dtype=int)
-    unresolved_error = np.zeros(n_lines)
-    for round_ in range(_MAX_ROUNDS):
-        half = 0.5 * (hi - lo)
-        along = (lo + half)[:, None] + half[:, None] * _KRONROD_X[None, :]  # (panels, 15)
-        density = half[:, None] * _normal_density(along)
-        zp = np.insert(np.repeat(outer[piece_line[owner]], len(_KRONROD_X), axis=0), axis, along.ravel(), axis=1)
-        xp, vp, used = _node_minima(zp, along.ravel(), np.repeat(owner, len(_KRONROD_X)))
-        n_points += used
-        values = integrand(zp, xp, vp).reshape(len(lo), len(_KRONROD_X), -1)
-        kronrod = np.einsum("pnk,pn->pk", values, density * _KRONROD_W[None, :])
-        gauss = np.einsum("pnk,pn->pk", values[:, _GAUSS_IN_KRONROD], density[:, _GAUSS_IN_KRONROD] * _GAUSS_W[None, :])
-        if line_integrals is None:
-            line_integrals = np.zeros((n_lines, values.shape[2]))
-        error = np.abs(kronrod - gauss).max(axis=1)
-        done = (error <= panel_tol) | (round_ == _MAX_ROUNDS - 1)
-        stuck = done & (error > panel_tol)
-        np.add.at(unresolved, piece_line[owner[stuck]], 1)
-        np.add.at(unresolved_error, piece_line[owner[stuck]], error[stuck])
-        np.add.at(line_integrals, piece_line[owner[done]], kronrod[done])
-        mid = 0.5 * (lo + hi)
-        lo, hi, owner = (np.concatenate([lo[~done], mid[~done]]), np.concatenate([mid[~done], hi[~done]]),
-                         np.concatenate([owner[~done], owner[~done]]))
-        if lo.size == 0:
-            break
-    return _Lines(integrals=line_integrals, n_switches=switch.sum(axis=1), unresolved_panels=unresolved,
-                  unresolved_error=unresolved_error, n_points=int(n_points), n_lines=n_lines)
-
-
 def _plane_integrals(global_minimum, local_minimum, integrand, rows, axis: int, count_position: int,
-                     rule: SplitLineRule, same_tol: float, count_split: CountSplit) -> _Lines:
+                     rule: SplitLineRule, same_tol: float, count_split: CountSplit) -> LineIntegrals:
     """Integrals of integrand·φ(z_axis)·φ(z_count) over the planes (line axis, count axis) through the rows
     of `rows` (the remaining coordinates, (n_planes, dim − 2)); z_count sits at `count_position` among the
     line's dim − 1 outer coordinates. Adaptive Gauss-Kronrod along z_count, cut where the number of
-    switches detected on the line changes (see CountSplit); each node a split line (`_line_integrals`)."""
+    switches detected on the line changes (see CountSplit); each node a split line (`line_integrals`)."""
     n_planes = len(rows)
 
     def line_points(plane, t):
         return np.insert(rows[plane], count_position, t, axis=1)
 
     def switch_counts(plane, t):
-        _, _, switch, used = _detect_switches(global_minimum, local_minimum, line_points(plane, t), axis,
+        _, _, switch, used = detect_switches(global_minimum, local_minimum, line_points(plane, t), axis,
                                               rule.probe_nodes, same_tol)
         return switch.sum(axis=1), used
 
     # 1. switch counts on lines at uniform probes of z_count; bisection of every change
-    probe_t = np.linspace(-_PROBE_HALF_WIDTH, _PROBE_HALF_WIDTH, count_split.probe_nodes)
+    probe_t = np.linspace(-PROBE_HALF_WIDTH, PROBE_HALF_WIDTH, count_split.probe_nodes)
     n_probe = len(probe_t)
     counts, n_points = switch_counts(np.repeat(np.arange(n_planes), n_probe), np.tile(probe_t, n_planes))
     counts = counts.reshape(n_planes, n_probe)
@@ -669,8 +433,8 @@ def _plane_integrals(global_minimum, local_minimum, integrand, rows, axis: int, 
     # 2. initial panels: [−T, T] cut at the changes and at _OUTER_CUTS; 3. interval halving
     lo, hi, owner = [], [], []
     for plane in range(n_planes):
-        edges = np.concatenate([[-_HALF_WIDTH], np.unique(np.concatenate([changes[plane_id == plane], _OUTER_CUTS])),
-                                [_HALF_WIDTH]])
+        edges = np.concatenate([[-HALF_WIDTH], np.unique(np.concatenate([changes[plane_id == plane], _OUTER_CUTS])),
+                                [HALF_WIDTH]])
         lo += list(edges[:-1])
         hi += list(edges[1:])
         owner += [plane] * (len(edges) - 1)
@@ -680,25 +444,25 @@ def _plane_integrals(global_minimum, local_minimum, integrand, rows, axis: int, 
     unresolved = np.zeros(n_planes, dtype=int)
     unresolved_error = np.zeros(n_planes)
     n_lines = unresolved_count = 0
-    for round_ in range(_MAX_ROUNDS):
+    for round_ in range(MAX_ROUNDS):
         half = 0.5 * (hi - lo)
-        along = (lo + half)[:, None] + half[:, None] * _KRONROD_X[None, :]
-        density = half[:, None] * _normal_density(along)
-        node_plane = np.repeat(owner, len(_KRONROD_X))
-        lines = _line_integrals(global_minimum, local_minimum, integrand, line_points(node_plane, along.ravel()), axis,
+        along = (lo + half)[:, None] + half[:, None] * KRONROD_X[None, :]
+        density = half[:, None] * normal_density(along)
+        node_plane = np.repeat(owner, len(KRONROD_X))
+        lines = line_integrals(global_minimum, local_minimum, integrand, line_points(node_plane, along.ravel()), axis,
                                 rule.probe_nodes, rule.panel_tol, same_tol)
         n_points += lines.n_points
         n_lines += lines.n_lines
         np.add.at(n_switches, node_plane, lines.n_switches)
         np.add.at(unresolved, node_plane, lines.unresolved_panels)
-        np.add.at(unresolved_error, node_plane, (density * _KRONROD_W[None, :]).ravel() * lines.unresolved_error)
-        vals = lines.integrals.reshape(len(lo), len(_KRONROD_X), -1)
-        kronrod = np.einsum("pnk,pn->pk", vals, density * _KRONROD_W[None, :])
-        gauss = np.einsum("pnk,pn->pk", vals[:, _GAUSS_IN_KRONROD], density[:, _GAUSS_IN_KRONROD] * _GAUSS_W[None, :])
+        np.add.at(unresolved_error, node_plane, (density * KRONROD_W[None, :]).ravel() * lines.unresolved_error)
+        vals = lines.integrals.reshape(len(lo), len(KRONROD_X), -1)
+        kronrod = np.einsum("pnk,pn->pk", vals, density * KRONROD_W[None, :])
+        gauss = np.einsum("pnk,pn->pk", vals[:, GAUSS_IN_KRONROD], density[:, GAUSS_IN_KRONROD] * GAUSS_W[None, :])
         if total is None:
             total, error_sum = np.zeros((n_planes, vals.shape[2])), np.zeros((n_planes, vals.shape[2]))
         error = np.abs(kronrod - gauss)
-        done = (error.max(axis=1) <= count_split.panel_tol) | (round_ == _MAX_ROUNDS - 1)
+        done = (error.max(axis=1) <= count_split.panel_tol) | (round_ == MAX_ROUNDS - 1)
         unresolved_count += int((done & (error.max(axis=1) > count_split.panel_tol)).sum())
         np.add.at(total, owner[done], kronrod[done])
         np.add.at(error_sum, owner[done], error[done])
@@ -707,6 +471,6 @@ def _plane_integrals(global_minimum, local_minimum, integrand, rows, axis: int, 
                          np.concatenate([owner[~done], owner[~done]]))
         if lo.size == 0:
             break
-    return _Lines(integrals=total, n_switches=n_switches, unresolved_panels=unresolved,
-                  unresolved_error=unresolved_error, n_points=int(n_points), n_lines=n_lines, count_error=error_sum,
-                  n_count_cuts=int(len(changes)), unresolved_count_panels=unresolved_count)
+    return LineIntegrals(integrals=total, n_switches=n_switches, unresolved_panels=unresolved,
+                         unresolved_error=unresolved_error, n_points=int(n_points), n_lines=n_lines,
+                         count_error=error_sum, n_count_cuts=int(len(changes)), unresolved_count_panels=unresolved_count)

@@ -15,10 +15,11 @@ that average it, from cheap and biased to expensive and accurate:
   Gauss-Hermite nodes meet: at the semantic reference state at ω = 0.3, α = 1.25 the map's V on split-line 8, 10,
   12 is off by 5e-4, 1e-5, 5e-5 relative, against 4e-3, 2e-3, 1e-3 with the g integrands, and the default
   tolerances are met on split-line rungs (α_l at ω = 0 … 0.45 on split-line 12 … 16).
-* count-split rules (`Rule.count_split(n)`): split lines whose second coordinate ξ_2 is integrated
-  adaptively too, cut where the number of switches on a line changes (a fixed point on count-split 8 takes 2-3 s,
-  2-4× one on split-line 12), for tolerances the split-line rungs do not meet, and as the check of those they meet. At ω = 0 the α_l roots of the count-split rules 8 … 20 (with the g
-  integrands) scatter over [0.74601, 0.74699] without a trend (docs/research, "α_l(0) on the count-split family").
+* count-split rules (`Rule.count_split(n)`): split lines whose second coordinate ξ_2 is integrated adaptively too,
+  cut where the number of switches on a line changes (a fixed point on count-split 8 takes 2-3 s, 2-3× one on
+  split-line 12), for tolerances the split-line rungs do not meet, and as the check of those they meet. At ω = 0 the
+  α_l roots of the count-split rules 8 … 20 (with the g integrands) scatter over [0.74601, 0.74699] without a trend
+  (docs/research, "α_l(0) on the count-split family").
 
 `state_ladder(L)` is the ladder of the accuracy-driven commands (numeric.convergence): a branch is carried
 from the tensor rule onto the split-line rungs, then the count-split rungs, in turn, each rung started from
@@ -26,8 +27,8 @@ the previous one's fixed point and inverse Jacobian, until the requested toleran
 value carries the spread over the last three rungs, plus the geometric tail of a one-way drift (or no bound
 when the drift does not slow), as its verified error; where split-line rungs meet the tolerance, the step to the
 first count-split rung is added for the state's fields and α_l (accurate.FAMILY_CHECKED: the split-line family
-approaches the state from one side, and its spread can be half its error). Measured at ω = 0.3, α = 1.25 (fixed points on outer 4 .. 12, 32
-probes, g integrands): the positional q is 0.046416, 0.047661, 0.047074, 0.047025, 0.047114 (outer 4, 6, 8, 10, 12:
+approaches the state from one side, and its spread can be half its error). Measured at ω = 0.3, α = 1.25
+(fixed points on outer 4 .. 12, 32 probes, g integrands): the positional q is 0.046416, 0.047661, 0.047074, 0.047025, 0.047114 (outer 4, 6, 8, 10, 12:
 an oscillation that the difference of two successive rungs can understate: 8 → 10 moves it by 0.1 %,
 10 → 12 by 0.19 %), the semantic V 17.758, 18.086, 18.200, 18.261, 18.287 (geometric, ratio ~0.5 per
 two nodes); Φ on the plain rules oscillates by ~1e-7 (positional, same state: outer 8 … 16 give

@@ -290,6 +290,34 @@ def test_broyden_converges_superlinearly_and_carries_its_inverse_jacobian():
     np.testing.assert_array_equal(diverged.value, [0.5, 0.5])
 
 
+@pytest.mark.parametrize("step_tol", [1e-4, 1e-6, 1e-8])
+def test_broyden_step_tolerance_bounds_the_distance_to_the_fixed_point(step_tol):
+    """Broyden(step_tol=...) stops when the next predicted step is below step_tol (relative): the point is then
+    within step_tol of x*, where a residual tolerance of the same size is not, since dF − I has an eigenvalue
+    −0.02 and the residual understates the distance up to 50-fold. The map is that of the test above with a
+    slow direction; started from the exact inverse at x*, the predicted step is the Newton step, whose error
+    relative to the distance is ~0.1 |x − x*| / 0.02 (< 5 % once within 1e-2 of x*)."""
+    target = np.array([0.3, -0.2, 1.5])
+    A = np.array([[0.02, 0.01, 0.0], [0.0, 0.4, 0.1], [0.0, 0.0, 0.6]])
+
+    def F(x):
+        d = x - target
+        return x - A @ d + 0.1 * d**2
+
+    def distance(x):  # Broyden's relative measure
+        return float(np.max(np.abs(x - target) / np.maximum(np.abs(target), 1e-3)))
+
+    start, inverse = target + 0.01, -np.linalg.inv(A)
+    by_step = solve_fixed_point(F, start, Broyden(max_iter=30, step_tol=step_tol, inverse=inverse), tol=1e-15,
+                                spectrum=False)
+    assert by_step.success and "predicted step" in by_step.message
+    assert distance(by_step.value) <= step_tol
+    by_residual = solve_fixed_point(F, start, Broyden(max_iter=30, inverse=inverse), tol=step_tol, spectrum=False)
+    assert by_residual.success and distance(by_residual.value) > step_tol
+    with pytest.raises(ParameterError, match="step_tol"):
+        Broyden(step_tol=0.0)
+
+
 def test_polish_chain_restarts_from_x0_when_the_first_stage_ends_unusable():
     """Chain(first, Broyden(), polish=True, usable=...): Broyden always runs, from the first stage's end
     point when `usable` accepts it, else from x0 (each run identical, step for step, to Broyden alone

@@ -263,7 +263,11 @@ class Broyden:
     """Broyden's ("good") method on F(x) − x in the original coordinates.
 
     Converged when max_j |F(x) − x|_j / max(|x_j|, residual_floor) ≤ tol (relative per coordinate,
-    absolute below residual_floor). The inverse of (dF − I) starts from `inverse` when given (e.g. the
+    absolute below residual_floor), or, with `step_tol`, when the next step predicted from the current inverse,
+    −(dF − I)⁻¹(F(x) − x), is at most step_tol in the same relative measure (checked from the second evaluation on,
+    once the inverse has been updated with a secant at this solve's map). The step is the distance to the fixed
+    point that a caller needing the point to some accuracy can use directly: the residual measures it only up to
+    ‖(dF − I)⁻¹‖, and a tol set for the worst such factor costs an evaluation where it is small. The inverse of (dF − I) starts from `inverse` when given (e.g. the
     previous solve's `FixedPointResult.inverse_jacobian`), else from a forward-difference Jacobian
     (`forward_difference_jacobian` with `jacobian_step`, n extra evaluations, only if a step is needed).
     Each step is capped per coordinate at max_step_fraction · max(|x_j|, step_floor), so that a step
@@ -279,6 +283,7 @@ class Broyden:
     residual_floor: float = 1e-3
     jacobian_step: float = 1e-2
     backtracks: int = 5
+    step_tol: float | None = None
     inverse: np.ndarray | None = field(default=None, repr=False, compare=False)
     name = "broyden"
 
@@ -289,6 +294,8 @@ class Broyden:
         check_positive("residual_floor", self.residual_floor)
         check_positive("jacobian_step", self.jacobian_step)
         check_int("backtracks", self.backtracks, 0, 60)
+        if self.step_tol is not None:
+            check_positive("step_tol", self.step_tol)
 
     def run(self, problem: WrappedMap, x0, tol) -> _Outcome:
         n = x0.size
@@ -305,7 +312,7 @@ class Broyden:
         inverse = None if self.inverse is None else np.array(self.inverse, dtype=float)
         y = np.array(x0, dtype=float)
         f = evaluate(y)
-        status, residual, steps = Status.MAX_ITER, math.inf, 0
+        status, residual, steps, predicted = Status.MAX_ITER, math.inf, 0, math.inf
         for steps in range(self.max_iter):
             defect = f - y
             residual = float(np.max(np.abs(defect) / np.maximum(np.abs(y), self.residual_floor)))
@@ -315,6 +322,11 @@ class Broyden:
             if residual <= tol:
                 status = Status.CONVERGED
                 break
+            if self.step_tol is not None and steps > 0:
+                predicted = float(np.max(np.abs(inverse @ defect) / np.maximum(np.abs(y), self.residual_floor)))
+                if predicted <= self.step_tol:
+                    status = Status.CONVERGED
+                    break
             if inverse is None:
                 J = forward_difference_jacobian(evaluate, y, f, self.jacobian_step)
                 try:
@@ -340,7 +352,8 @@ class Broyden:
             if abs(v @ dg) > 0:
                 inverse = inverse + np.outer(dy - inverse @ dg, v) / (v @ dg)
             y, f = y_new, f_new
-        message = {Status.CONVERGED: f"Broyden converged: relative residual {residual:.2g} after {steps} steps",
+        converged_by = f" (predicted step {predicted:.2g})" if residual > tol else ""
+        message = {Status.CONVERGED: f"Broyden converged: relative residual {residual:.2g}{converged_by} after {steps} steps",
                    Status.MAX_ITER: f"Broyden: relative residual {residual:.2g} > tol after {self.max_iter} steps",
                    Status.DIVERGED: f"Broyden: F not finite after {steps} steps (relative residual {residual:.2g})",
                    Status.FAILED: "Broyden: the Jacobian of F − I is singular"}[status]

@@ -39,7 +39,7 @@ from attnphase.numeric.fixedpoint import Anderson, Broyden, Chain, LastEvaluatio
 from attnphase.numeric.jacobian import forward_difference_jacobian, map_jacobian
 from attnphase.results import Result, Status
 
-__all__ = ["FIELDS", "RUNG_TOL", "AccurateState", "defect_correction", "tensor_inverse", "on_rule", "follow_on_rule",
+__all__ = ["FIELDS", "RUNG_TOL", "RUNG_STEP_TOL", "AccurateState", "defect_correction", "tensor_inverse", "on_rule", "follow_on_rule",
            "with_fresh_inverse", "climb_branch"]
 
 # The quantities of a branch that carry a verified error.
@@ -101,7 +101,8 @@ def _collapsed(coords: BranchCoordinates, y) -> bool:
 
 
 def defect_correction(solution: BranchSolution, params: Parameters, rule: Rule, *, tol: float = RUNG_TOL,
-                      max_iter: int = RUNG_MAX_ITER, inverse=None, anderson: bool = True) -> AccurateState:
+                      step_tol: float | None = RUNG_STEP_TOL, max_iter: int = RUNG_MAX_ITER, inverse=None,
+                      anderson: bool = True) -> AccurateState:
     """The fixed point of the map on the split-line `rule` near `solution` (any rule's), at solution.alpha.
 
     Solves G(y) = F(y) − y = 0 in the branch's reduced coordinates: Anderson mixing first (damping 0.5,
@@ -109,13 +110,14 @@ def defect_correction(solution: BranchSolution, params: Parameters, rule: Rule, 
     the same or the previous rung, or with anderson=False), then Broyden's method (numeric.fixedpoint.Broyden:
     the inverse of J − I from `inverse` or from forward differences of this map, steps capped at a quarter
     of each coordinate and kept inside q, V > 0, |c| < 1). Converged when max_j |F_j − y_j| / max(|y_j|,
-    1e-3) ≤ tol; lost when it converged onto the trivial set. anderson=False also finds unstable fixed
+    1e-3) ≤ tol, or when Broyden's next predicted step is ≤ step_tol in that measure (None: the residual alone);
+    lost when it converged onto the trivial set. anderson=False also finds unstable fixed
     points (Broyden converges to the fixed point near its start whatever its stability).
     """
     coords = BranchCoordinates(solution.branch, params)
     equations = rule.equations(params, solution.alpha)
     evaluate = LastEvaluation(equations.evaluate)  # the solver's last F(x) and Φ there share one evaluation
-    broyden = Broyden(max_iter=max_iter, step_tol=RUNG_STEP_TOL, inverse=None if inverse is None else np.array(inverse, float))
+    broyden = Broyden(max_iter=max_iter, step_tol=step_tol, inverse=None if inverse is None else np.array(inverse, float))
     solver = broyden
     if anderson and inverse is None:
         solver = Chain(Anderson(damping=0.5, max_iter=ANDERSON_MAX_ITER), broyden, polish=True,

@@ -167,7 +167,7 @@ def tensor_inverse(solution: BranchSolution, params: Parameters) -> np.ndarray |
 
 
 def on_rule(previous: AccurateState, params: Parameters, rule: Rule, *, tol: float = RUNG_TOL,
-            anderson: bool = True) -> AccurateState:
+            step_tol: float | None = RUNG_STEP_TOL, anderson: bool = True) -> AccurateState:
     """The branch of `previous` (a fixed point on another rule, or at another α or ω) on `rule`.
 
     Split-line rules, in order until one converges on the branch: Broyden from previous's state with its
@@ -175,7 +175,7 @@ def on_rule(previous: AccurateState, params: Parameters, rule: Rule, *, tol: flo
     fresh forward-difference Jacobian of this rule's map; from a tensor-rule solution only (where the start
     can be far: the positional m at small ω), Anderson then Broyden (`anderson`), and that again with the
     order parameter scaled by RETRY_ORDER_SCALE. Tensor rules (the L ≥ 3 ladder): `solve_branch` from
-    previous's state.
+    previous's state. tol, step_tol: `defect_correction`'s.
     """
     solution = previous.solution
     if rule.split is None:
@@ -192,7 +192,7 @@ def on_rule(previous: AccurateState, params: Parameters, rule: Rule, *, tol: flo
     first = None
     for attempt in attempts:
         start = _retry_start(solution, params) if attempt.pop("retry", False) else solution
-        state = defect_correction(start, params, rule, tol=tol, max_iter=RUNG_MAX_ITER, **attempt)
+        state = defect_correction(start, params, rule, tol=tol, step_tol=step_tol, max_iter=RUNG_MAX_ITER, **attempt)
         if state.success:
             if first is not None:
                 note = f" (after a retry: first attempt {first.solution.status})"

@@ -17,7 +17,8 @@ Solvers are small frozen values, passed to `solve_fixed_point(F, x0, solver)`:
 * `Broyden(...)`: Broyden's ("good") method on F(x) - x in the original coordinates, from a
   forward-difference Jacobian (or a carried inverse Jacobian), each step capped per coordinate and
   kept inside the domain; for maps whose noise makes the other solvers stall (quadrature with adaptive
-  panels), and whose inverse Jacobian is worth carrying from one solve to the next.
+  panels), and whose inverse Jacobian is worth carrying from one solve to the next; `step_tol` stops it
+  on the predicted distance to the fixed point rather than on the residual.
 * `Chain(first, then, ...)`: solvers one after another (e.g. Anderson to get close, then hybr where it
   stalls); see `Chain` for the two ways of chaining.
 
@@ -264,12 +265,13 @@ class Broyden:
 
     Converged when max_j |F(x) − x|_j / max(|x_j|, residual_floor) ≤ tol (relative per coordinate,
     absolute below residual_floor), or, with `step_tol`, when the next step predicted from the current inverse,
-    −(dF − I)⁻¹(F(x) − x), is at most step_tol in the same relative measure (checked from the second evaluation on,
-    once the inverse has been updated with a secant at this solve's map). The step is the distance to the fixed
-    point that a caller needing the point to some accuracy can use directly: the residual measures it only up to
-    ‖(dF − I)⁻¹‖, and a tol set for the worst such factor costs an evaluation where it is small. The inverse of (dF − I) starts from `inverse` when given (e.g. the
-    previous solve's `FixedPointResult.inverse_jacobian`), else from a forward-difference Jacobian
-    (`forward_difference_jacobian` with `jacobian_step`, n extra evaluations, only if a step is needed).
+    −(dF − I)⁻¹(F(x) − x), is at most step_tol in the same relative measure (checked from the second evaluation
+    on, once the inverse has been updated with a secant of this solve's map). That step estimates the distance to
+    the fixed point, which is what a caller needing the point to some accuracy wants: the residual measures it
+    only up to ‖(dF − I)⁻¹‖, and a tol set for the largest such factor costs an evaluation where it is small.
+    The inverse of (dF − I) starts from `inverse` when given (e.g. the previous solve's
+    `FixedPointResult.inverse_jacobian`), else from a forward-difference Jacobian (`forward_difference_jacobian`
+    with `jacobian_step`, n extra evaluations, only if a step is needed).
     Each step is capped per coordinate at max_step_fraction · max(|x_j|, step_floor), so that a step
     from a poor Jacobian cannot leave the solution's basin of attraction, and halved up to `backtracks`
     times to stay inside the transforms' domain. Status: converged, max_iter after `max_iter` steps, or

@@ -39,8 +39,8 @@ from attnphase.numeric.fixedpoint import Anderson, Broyden, Chain, LastEvaluatio
 from attnphase.numeric.jacobian import forward_difference_jacobian, map_jacobian
 from attnphase.results import Result, Status
 
-__all__ = ["FIELDS", "RUNG_TOL", "RUNG_STEP_TOL", "AccurateState", "defect_correction", "tensor_inverse", "on_rule", "follow_on_rule",
-           "with_fresh_inverse", "climb_branch"]
+__all__ = ["FIELDS", "RUNG_TOL", "RUNG_STEP_TOL", "AccurateState", "defect_correction", "tensor_inverse", "on_rule",
+           "follow_on_rule", "with_fresh_inverse", "climb_branch"]
 
 # The quantities of a branch that carry a verified error.
 FIELDS = ("q", "m", "theta", "V", "test_error", "train_loss", "free_energy")
@@ -111,13 +111,14 @@ def defect_correction(solution: BranchSolution, params: Parameters, rule: Rule, 
     the inverse of J − I from `inverse` or from forward differences of this map, steps capped at a quarter
     of each coordinate and kept inside q, V > 0, |c| < 1). Converged when max_j |F_j − y_j| / max(|y_j|,
     1e-3) ≤ tol, or when Broyden's next predicted step is ≤ step_tol in that measure (None: the residual alone);
-    lost when it converged onto the trivial set. anderson=False also finds unstable fixed
-    points (Broyden converges to the fixed point near its start whatever its stability).
+    lost when it converged onto the trivial set. anderson=False also finds unstable fixed points (Broyden
+    converges to the fixed point near its start whatever its stability).
     """
     coords = BranchCoordinates(solution.branch, params)
     equations = rule.equations(params, solution.alpha)
     evaluate = LastEvaluation(equations.evaluate)  # the solver's last F(x) and Φ there share one evaluation
-    broyden = Broyden(max_iter=max_iter, step_tol=step_tol, inverse=None if inverse is None else np.array(inverse, float))
+    broyden = Broyden(max_iter=max_iter, step_tol=step_tol,
+                      inverse=None if inverse is None else np.array(inverse, float))
     solver = broyden
     if anderson and inverse is None:
         solver = Chain(Anderson(damping=0.5, max_iter=ANDERSON_MAX_ITER), broyden, polish=True,

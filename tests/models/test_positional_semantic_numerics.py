@@ -237,8 +237,9 @@ def test_the_hats_by_parts_equal_the_direct_hats_for_a_smooth_envelope(theta):
 
 
 def test_fused_prox_equals_the_vectorised_multistart_newton():
-    """Same iteration, two implementations (the same steps, in a different order of operations): every start's
-    end point agrees to the Newton tolerance (1e-13 relative steps, so ~1e-12 after the last quadratic step) plus
+    """Same iteration, two implementations (the same steps, in a different order of operations; the fused prox stops
+    at steps below PROX_STEP_TOL = 1e-10, the vectorised one at 1e-13, each taking that last step, after which the
+    quadratic iteration is exact to ~(1e-10)²): every start's end point agrees to 1e-12 plus
     twice the distance at which rounding stalls a run (`_stall_radius`: measured up to 5e-12 at V = 15, a weakly
     curved minimum), and the minimum value to rounding; small V (convex), large V (several local minima), one
     start (local continuation) and five. The minimiser is compared through the start each implementation picked:

@@ -151,7 +151,8 @@ def test_mixed_fixed_point_at_omega_zero_is_a_saddle_below_both_branches():
     start = replace(pure["positional"], branch="mixed", state=full.to_state(middle))
     # Broyden alone (it converges onto an unstable fixed point too), with more steps than a rung's budget of 10: from
     # this start it needs 17 evaluations to 1e-8 (stopped at 10 steps its residual is 7e-8)
-    mixed = api.defect_correction(start, OMEGA_ZERO, rule, tol=1e-8, step_tol=None, anderson=False, max_iter=30).solution
+    mixed = api.defect_correction(start, OMEGA_ZERO, rule, tol=1e-8, step_tol=None, anderson=False,
+                                  max_iter=30).solution
     assert mixed.status == "converged" and mixed.residual <= 1e-8
     assert abs(mixed.theta) > 0.01 and abs(mixed.m) > 0.03  # neither invariant set
     assert mixed.free_energy < min(s.free_energy for s in pure.values()) - 5e-6

@@ -354,8 +354,8 @@ class Broyden:
             if abs(v @ dg) > 0:
                 inverse = inverse + np.outer(dy - inverse @ dg, v) / (v @ dg)
             y, f = y_new, f_new
-        converged_by = f" (predicted step {predicted:.2g})" if residual > tol else ""
-        message = {Status.CONVERGED: f"Broyden converged: relative residual {residual:.2g}{converged_by} after {steps} steps",
+        stop = f" (predicted step {predicted:.2g})" if residual > tol else ""
+        message = {Status.CONVERGED: f"Broyden converged after {steps} steps: relative residual {residual:.2g}{stop}",
                    Status.MAX_ITER: f"Broyden: relative residual {residual:.2g} > tol after {self.max_iter} steps",
                    Status.DIVERGED: f"Broyden: F not finite after {steps} steps (relative residual {residual:.2g})",
                    Status.FAILED: "Broyden: the Jacobian of F − I is singular"}[status]

@@ -61,7 +61,7 @@ RUNG_TOL = 1e-6
 # ... or converged when the next Broyden step is at most this, relative: the state is then within about this of the
 # rung's fixed point, at most 5 % of the smallest relative error a default solve reports (6e-4, the semantic V) and 1 %
 # of the field tolerance. The residual criterion alone took a third evaluation on most rungs: after one step from the
-# rung below the residual is 1e-6 … 7e-5 with a predicted step of 1e-6 … 1e-4 (ω = 0.3, α = 1.25).
+# rung below the residual is 1e-6 … 7e-5 with a predicted step of 2e-6 … 1.2e-4 (ω = 0.3, α = 1.25).
 RUNG_STEP_TOL = 3e-5
 RUNG_MAX_ITER = 10
 ANDERSON_MAX_ITER = 40

@@ -26,8 +26,9 @@ _MODULES = {
     "convergence": ("Rung", "Tolerance", "LadderResult", "climb", "drift_tail"),
     # the coordinate transforms are defined in `transforms` (fixedpoint re-exports them)
     "transforms": ("Identity", "Positive", "Interval"),
-    "fixedpoint": ("Damped", "Anderson", "Hybr", "Broyden", "Chain", "FixedPointResult", "LastEvaluation",
-                   "solve_fixed_point"),
+    # the solvers are defined in `fixedpoint_solvers` (fixedpoint re-exports them)
+    "fixedpoint_solvers": ("Damped", "Anderson", "Hybr", "Broyden", "Chain", "run_solver"),
+    "fixedpoint": ("FixedPointResult", "LastEvaluation", "solve_fixed_point"),
     "jacobian": ("central_difference_steps", "map_jacobian", "forward_difference_jacobian", "spectral_radius_error"),
     "wrapped_map": ("SolverStop", "WrappedMap"),
     "gauss": ("Expectation", "RefinementStep", "GaussHermiteRule", "gaussian_expectation", "sobol_expectation",

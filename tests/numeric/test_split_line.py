@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-
+import numba
 import numpy as np
 import pytest
 from scipy import integrate, special
 from scipy.stats import norm
 
 from attnphase.errors import ParameterError
+from attnphase.numeric.basin_lines import LINE_CUTS
 from attnphase.numeric.reflections import Reflection, ReflectionGroup, fold_orbits, orbit_rule
 from attnphase.numeric.split_line import CountSplit, OuterSplit, SplitLineRule, split_line_expectation
 
@@ -496,3 +497,42 @@ def test_nodes_between_probes_with_far_apart_minimisers_reach_the_global_minimum
     # stay in the family the interpolated start lies in
     monkeypatch.setattr(basin_lines, "FOLD_GAP", np.inf)
     assert abs(envelope(rule) - exact) > 1e-4
+
+
+def test_bad_line_cuts_raise():
+    for cuts in ((0.0, -1.0), (-8.0, 0.0), ((0.0, 1.0),)):
+        with pytest.raises(ParameterError, match="line_cuts"):
+            SplitLineRule(8, 16, 1e-10, cuts)
+
+
+def test_fewer_line_cuts_give_the_same_expectation_within_the_panel_tolerance():
+    """The cuts before the first panels change which panels the halving ends with, not the integral: each line's
+    accepted panels meet the tolerance, so two choices differ by at most (panels per line) × tolerance per line.
+    Wider first panels save points where they meet the tolerance (here 1e-7) and cost halvings where they do not
+    (1e-10): why the lines of the state rules keep the default cuts."""
+    wide_cuts = (-3.0, 0.0, 3.0)
+    for tol, fewer in ((1e-7, True), (1e-10, False)):
+        default = split_line_expectation(global_minimum, local_minimum, integrand, 3, 0, SplitLineRule(12, 24, tol))
+        wide = split_line_expectation(global_minimum, local_minimum, integrand, 3, 0,
+                                      SplitLineRule(12, 24, tol, wide_cuts))
+        panels = 2 * (len(LINE_CUTS) + 2) * 2 ** 4  # a switch adds one piece; at most 4 halvings of each first panel
+        assert np.abs(wide.value - default.value).max() <= panels * tol
+        assert (wide.n_points < default.n_points) == fewer
+        assert wide.unresolved_panels == default.unresolved_panels == 0
+
+
+@pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="needs a machine where numba may use two threads (two cores)")
+@pytest.mark.parametrize("count_split", [None, CountSplit(1, 16, 1e-8)])
+def test_lines_in_blocks_on_two_threads_give_the_rows_of_one_call(count_split):
+    """Every line (plane) is integrated on its own, so the blocks of `split_line_expectation` on worker threads
+    (numeric.concurrent) must reproduce the expectation of one thread exactly."""
+    args = (global_minimum, local_minimum, integrand, 3, 0, SplitLineRule(10, 24, 1e-10))
+    values = {}
+    try:
+        for threads in (1, 2):
+            numba.set_num_threads(threads)
+            values[threads] = split_line_expectation(*args, count_split=count_split)
+    finally:
+        numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+    assert np.array_equal(values[1].value, values[2].value)
+    assert (values[1].n_points, values[1].n_lines) == (values[2].n_points, values[2].n_lines)

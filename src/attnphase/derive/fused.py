@@ -228,10 +228,11 @@ def solve_range(first, last, variable_rows, point_rows, points, constant_rows, c
     return slowest
 
 
-@numba.njit(cache={cache})
+@numba.njit(cache={cache}, nogil=True)
 def multistart_newton(variable_rows, point_rows, points, constant_rows, constants, starts, tol, max_iter, max_step,
                       ends, end_values, end_converged):
-    '''`solve_range` over every problem, on one thread.'''
+    '''`solve_range` over every problem, on one thread, without the GIL (numeric.concurrent runs such calls side by
+    side).'''
     return solve_range(0, starts.shape[1], variable_rows, point_rows, points, constant_rows, constants, starts, tol,
                        max_iter, max_step, ends, end_values, end_converged)
 

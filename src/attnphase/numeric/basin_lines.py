@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["LineIntegrals", "line_integrals", "detect_switches", "normal_density", "FOLD_GAP"]
+__all__ = ["LineIntegrals", "line_integrals", "detect_switches", "normal_density", "FOLD_GAP", "LINE_CUTS"]
 
 # Normal mass beyond ±7.5: 6e-14, below the 1e-7 target on any bounded integrand by six orders.
 HALF_WIDTH = 7.5
@@ -45,8 +45,8 @@ PROBE_HALF_WIDTH = 6.0
 # from the nearest probe); with the extra starts beyond 0.3 (3 % of the nodes) or 0.1 (8 %), E[M] equals that of a
 # global search at every node to 1e-15.
 FOLD_GAP = 0.1
-# Initial panel edges inside [−T, T]: narrow where the normal density is large.
-_INITIAL_CUTS = np.array([-4.5, -2.5, -1.0, 0.0, 1.0, 2.5, 4.5])
+# Initial panel edges inside [−T, T] (`line_integrals`' default): narrow where the normal density is large.
+LINE_CUTS = (-4.5, -2.5, -1.0, 0.0, 1.0, 2.5, 4.5)
 MAX_ROUNDS = 16
 # Gauss-Kronrod (7, 15) on [−1, 1] (QUADPACK's qk15 constants).
 _KRONROD_POS = np.array([0.991455371120812639206854697526329, 0.949107912342758524526189684047851,
@@ -133,10 +133,11 @@ def detect_switches(global_minimum, local_minimum, outer, axis: int, probe_nodes
 
 
 def line_integrals(global_minimum, local_minimum, integrand, outer, axis: int, probe_nodes: int,
-                   panel_tol: float, same_tol: float) -> LineIntegrals:
+                   panel_tol: float, same_tol: float, initial_cuts=LINE_CUTS) -> LineIntegrals:
     """Integrals along z_axis of integrand·φ(z_axis) on the lines through the rows of `outer` (the
     other coordinates, (n_lines, dim − 1)), each split where the global minimiser switches basin
-    (steps 1-4 of the module docstring)."""
+    (steps 1-4 of the module docstring). initial_cuts: where every piece is cut before the first round of the
+    Gauss-Kronrod panels (the halving then refines where the panel tolerance asks for it)."""
     probe_x, x, switch, n_points = detect_switches(global_minimum, local_minimum, outer, axis, probe_nodes, same_tol)
     n_lines, n_probe, n_var = x.shape
     split = switch.any(axis=1)
@@ -144,15 +145,13 @@ def line_integrals(global_minimum, local_minimum, integrand, outer, axis: int, p
     def same(a, b):
         return np.abs(a - b).max(axis=-1) <= same_tol * (1.0 + np.abs(b).max(axis=-1))
 
-    # pieces of every line: [−T, T] for a line without a switch; cut at the switch points otherwise
-    piece_lo, piece_hi, piece_line, start_lo, start_hi = [], [], [], [], []
+    # pieces of every line: [−T, T] for a line without a switch; cut at the switch points otherwise. Each piece has
+    # the minimisers that seed the nodes near its ends (start_lo, start_hi): the centre probe's on an unsplit line,
+    # else the basin minimisers at its ends from the bisection.
     unsplit = np.nonzero(~split)[0]
-    piece_lo += [-HALF_WIDTH] * len(unsplit)
-    piece_hi += [HALF_WIDTH] * len(unsplit)
-    piece_line += list(unsplit)
     centre = n_probe // 2
-    start_lo += list(x[unsplit, centre])
-    start_hi += list(x[unsplit, centre])
+    piece_lo, piece_hi = np.full(len(unsplit), -HALF_WIDTH), np.full(len(unsplit), HALF_WIDTH)
+    piece_line, start_lo, start_hi = unsplit, x[unsplit, centre], x[unsplit, centre]
     if split.any():
         # 3. bisection of every detected interval (vectorised over all of them)
         line_id, gap_id = np.nonzero(switch)
@@ -171,31 +170,38 @@ def line_integrals(global_minimum, local_minimum, integrand, outer, axis: int, p
             b = np.where(left_wins, b, c)
             xa = np.where(left_wins[:, None], ya, xa)
             xb = np.where(left_wins[:, None], xb, yb)
-        breaks = 0.5 * (a + b)
-        for line in np.nonzero(split)[0]:
-            mine = np.nonzero(line_id == line)[0]
-            order = mine[np.argsort(breaks[mine])]
-            edges = np.concatenate([[-HALF_WIDTH], np.clip(breaks[order], -HALF_WIDTH, HALF_WIDTH), [HALF_WIDTH]])
-            for j in range(len(edges) - 1):
-                piece_lo.append(edges[j])
-                piece_hi.append(edges[j + 1])
-                piece_line.append(line)
-                # the basin minimisers at the piece's ends seed the global search on the piece
-                start_lo.append(xb[order[j - 1]] if j > 0 else xa[order[0]])
-                start_hi.append(xa[order[j]] if j < len(order) else xb[order[-1]])
+        # the split lines' pieces, line by line from left to right: one ending at each switch (its left end the
+        # previous switch of the line, or −T), then one from the line's last switch to T
+        order = np.lexsort((a + b, line_id))
+        line_id, xa, xb = line_id[order], xa[order], xb[order]
+        cut = np.clip(0.5 * (a + b)[order], -HALF_WIDTH, HALF_WIDTH)
+        first = np.r_[True, line_id[1:] != line_id[:-1]]  # the line's first switch
+        last = np.r_[line_id[1:] != line_id[:-1], True]
+        before = np.r_[0, np.arange(len(cut) - 1)]  # the switch before each one (where it is on the same line)
+        position = np.arange(len(cut)) + np.cumsum(first) - 1  # of the piece ending at each switch
+        n_pieces = len(cut) + int(last.sum())
+        lo, hi, line = np.empty(n_pieces), np.empty(n_pieces), np.empty(n_pieces, dtype=int)
+        seed_lo, seed_hi = np.empty((n_pieces, n_var)), np.empty((n_pieces, n_var))
+        lo[position], hi[position], line[position] = np.where(first, -HALF_WIDTH, cut[before]), cut, line_id
+        seed_lo[position], seed_hi[position] = np.where(first[:, None], xa, xb[before]), xa
+        final = position[last] + 1
+        lo[final], hi[final], line[final] = cut[last], HALF_WIDTH, line_id[last]
+        seed_lo[final], seed_hi[final] = xb[last], xb[last]
+        piece_lo, piece_hi = np.concatenate([piece_lo, lo]), np.concatenate([piece_hi, hi])
+        piece_line = np.concatenate([piece_line, line])
+        start_lo, start_hi = np.concatenate([start_lo, seed_lo]), np.concatenate([start_hi, seed_hi])
 
-    # 4. adaptive Gauss-Kronrod (7, 15) on the pieces, cut first at fixed points of the normal density
-    lo, hi, owner = [], [], []
-    for i, (l, h) in enumerate(zip(piece_lo, piece_hi)):
-        cuts = _INITIAL_CUTS[(_INITIAL_CUTS > l) & (_INITIAL_CUTS < h)]
-        edges = np.concatenate([[l], cuts, [h]])
-        lo += list(edges[:-1])
-        hi += list(edges[1:])
-        owner += [i] * (len(edges) - 1)
-    lo, hi, owner = np.array(lo), np.array(hi), np.array(owner)
-    piece_line = np.array(piece_line)
-    start_lo, start_hi = np.array(start_lo), np.array(start_hi)
-    piece_lo, piece_hi = np.array(piece_lo), np.array(piece_hi)
+    # 4. adaptive Gauss-Kronrod (7, 15) on the pieces, each cut first at those of `initial_cuts` inside it (the
+    # points of a row kept in order; consecutive kept points of one piece bound a panel)
+    initial_cuts = np.asarray(initial_cuts, float)
+    n_pieces = len(piece_lo)
+    points = np.column_stack([piece_lo, np.broadcast_to(initial_cuts, (n_pieces, len(initial_cuts))), piece_hi])
+    inside = (initial_cuts > piece_lo[:, None]) & (initial_cuts < piece_hi[:, None])
+    kept = np.column_stack([np.ones(n_pieces, bool), inside, np.ones(n_pieces, bool)])
+    row = np.broadcast_to(np.arange(n_pieces)[:, None], points.shape)[kept]
+    edges = points[kept]
+    panel = row[1:] == row[:-1]
+    lo, hi, owner = edges[:-1][panel], edges[1:][panel], row[:-1][panel]
     spacing = probe_x[1] - probe_x[0]
 
     def _node_minima(z, t, piece):

@@ -74,8 +74,9 @@ from scipy import special
 
 from attnphase.errors import ParameterError
 from attnphase.numeric.basin_lines import (BISECTIONS, GAUSS_IN_KRONROD, GAUSS_W, HALF_WIDTH, KRONROD_W,
-                                          KRONROD_X, MAX_ROUNDS, PROBE_HALF_WIDTH, LineIntegrals, detect_switches,
-                                          line_integrals, normal_density)
+                                          KRONROD_X, LINE_CUTS, MAX_ROUNDS, PROBE_HALF_WIDTH, LineIntegrals,
+                                          detect_switches, line_integrals, normal_density)
+from attnphase.numeric.concurrent import map_side_by_side
 from attnphase.numeric.reflections import ReflectionGroup, fold_orbits, orbit_rule
 from attnphase.params import check_int, check_real
 
@@ -85,16 +86,24 @@ __all__ = ["SplitLineRule", "OuterSplit", "CountSplit", "SplitLineExpectation",
 @dataclass(frozen=True)
 class SplitLineRule:
     """Resolution of the split-line rule: Gauss-Hermite nodes per outer dimension, uniform probes along
-    the line (switch detection), absolute Gauss-Kronrod error tolerance per panel."""
+    the line (switch detection), absolute Gauss-Kronrod error tolerance per panel, and the points where each
+    line is cut before its first round of panels (increasing, inside (−7.5, 7.5)): fewer cuts cost fewer
+    minimisations where the integrand is smooth enough for wide panels to meet the tolerance, more halvings
+    where it is not."""
 
     outer_nodes_per_dim: int
     probe_nodes: int
     panel_tol: float
+    line_cuts: tuple[float, ...] = LINE_CUTS
 
     def __post_init__(self):
         check_int("outer_nodes_per_dim", self.outer_nodes_per_dim, 2, 60)
         check_int("probe_nodes", self.probe_nodes, 4, 400)
         check_real("panel_tol", self.panel_tol, 0.0, 1.0, low_open=True)
+        cuts = np.asarray(self.line_cuts, float)
+        if cuts.ndim != 1 or not (np.all(np.diff(cuts) > 0) and np.all(np.abs(cuts) < HALF_WIDTH)):
+            raise ParameterError("line_cuts", self.line_cuts,
+                                 f"increasing points inside (−{HALF_WIDTH:g}, {HALF_WIDTH:g})")
 
     def label(self) -> str:
         return f"{self.outer_nodes_per_dim}/{self.probe_nodes}/{self.panel_tol:.0e}"
@@ -260,12 +269,13 @@ def split_line_expectation(global_minimum, local_minimum, integrand, dim: int, a
             return np.hstack([own_integrand(gz, gx, value) for gz, gx in group.images(z, x)])
     if count_split is None:
         def integrals(points):
-            return line_integrals(global_minimum, local_minimum, integrand, points, axis, rule.probe_nodes,
-                                   rule.panel_tol, same_tol)
+            return _in_blocks(lambda rows: line_integrals(global_minimum, local_minimum, integrand, rows, axis,
+                                                          rule.probe_nodes, rule.panel_tol, same_tol, rule.line_cuts),
+                              points)
     else:
         def integrals(points):
-            return _plane_integrals(global_minimum, local_minimum, integrand, points, axis, count_position, rule,
-                                    same_tol, count_split)
+            return _in_blocks(lambda rows: _plane_integrals(global_minimum, local_minimum, integrand, rows, axis,
+                                                            count_position, rule, same_tol, count_split), points)
     if outer_split is not None:
         return _split_outer_expectation(integrals, reduced, dim, axis, rule, outer_split,
                                         None if rotation is None else R, group)
@@ -283,6 +293,32 @@ def split_line_expectation(global_minimum, local_minimum, integrand, dim: int, a
                                 unresolved_error=float(weight @ lines.unresolved_error),
                                 count_error=None if lines.count_error is None else fold_orbits(lines.count_error, table),
                                 n_count_cuts=lines.n_count_cuts, unresolved_count_panels=lines.unresolved_count_panels)
+
+
+# Lines (or planes) per block below which `_in_blocks` keeps them together.
+MIN_BLOCK_LINES = 8
+
+
+def _in_blocks(integrals, points) -> LineIntegrals:
+    """integrals(points) (LineIntegrals, one row per point), the points cut into contiguous blocks integrated side by
+    side (numeric.concurrent). Every line is integrated on its own (its probes, switches and panels do not depend on
+    the other lines), so the rows are those of one call."""
+    import numba
+
+    blocks = min(numba.get_num_threads(), len(points) // MIN_BLOCK_LINES)
+    if blocks < 2:
+        return integrals(points)
+    parts = map_side_by_side(integrals, np.array_split(points, blocks))
+
+    def rows(name):
+        found = [getattr(part, name) for part in parts]
+        return None if found[0] is None else np.concatenate(found)
+
+    return LineIntegrals(integrals=rows("integrals"), n_switches=rows("n_switches"),
+                         unresolved_panels=rows("unresolved_panels"), unresolved_error=rows("unresolved_error"),
+                         n_points=sum(part.n_points for part in parts), n_lines=sum(part.n_lines for part in parts),
+                         count_error=rows("count_error"), n_count_cuts=sum(part.n_count_cuts for part in parts),
+                         unresolved_count_panels=sum(part.unresolved_count_panels for part in parts))
 
 
 def _rotated(global_minimum, local_minimum, integrand, R):
@@ -450,7 +486,7 @@ def _plane_integrals(global_minimum, local_minimum, integrand, rows, axis: int, 
         density = half[:, None] * normal_density(along)
         node_plane = np.repeat(owner, len(KRONROD_X))
         lines = line_integrals(global_minimum, local_minimum, integrand, line_points(node_plane, along.ravel()), axis,
-                                rule.probe_nodes, rule.panel_tol, same_tol)
+                                rule.probe_nodes, rule.panel_tol, same_tol, rule.line_cuts)
         n_points += lines.n_points
         n_lines += lines.n_lines
         np.add.at(n_switches, node_plane, lines.n_switches)

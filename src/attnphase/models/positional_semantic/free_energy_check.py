@@ -58,6 +58,12 @@ CHECK_WINDOW = 3
 # states of the default α_c(0.3), rule (12, 10), both branches, 1e-8 took 5.9 s against 10.5 s and moved Φ by ≤ 1.9e-9,
 # α_c by 2e-6 (research notes, "Where the default solve's time goes"), 60× below α_c's window floor.
 CHECK_LINE_PANEL_TOL = 1e-8
+# Where the check rules' lines are cut before their first panels: at (−3, 0, 3), as the outer panels
+# (numeric.split_line), fewer cuts than the state rules' lines (numeric.basin_lines.LINE_CUTS): E[M] alone at
+# CHECK_LINE_PANEL_TOL needs fewer halvings than the hats at 1e-9. At the states of the default α_c(0.3) the three
+# CHECK_RULES took 10.4 s against 12.9 s (E[M] moved by ≤ 1.0e-10); at ω = 0 with two FURTHER_CHECK_RULES 23.9 s against
+# 28.9 s (≤ 9.3e-10, α_c by ≤ 1.5e-6).
+CHECK_LINE_CUTS = (-3.0, 0.0, 3.0)
 BRANCHES = ("semantic", "positional")
 
 
@@ -98,7 +104,7 @@ class CheckedGap:
 def outer_split_free_energies(states: dict, params: Parameters, alpha: float, nodes: tuple[int, ...]) -> FreeEnergies:
     """Φ and E[M] at α on the outer-split rule `nodes` at `states` (branch -> state vector
     x = (q, V, θ, m_1..m_L), for both BRANCHES)."""
-    equations = Rule.outer_split(nodes, CHECK_LINE_PANEL_TOL).equations(params, alpha)
+    equations = Rule.outer_split(nodes, CHECK_LINE_PANEL_TOL, CHECK_LINE_CUTS).equations(params, alpha)
     envelope = {b: equations.envelope_average(np.asarray(states[b], float)) for b in BRANCHES}
     phi = {b: equations.free_energy_of_state(np.asarray(states[b], float), envelope[b]) for b in BRANCHES}
     return FreeEnergies(tuple(nodes), phi, envelope)

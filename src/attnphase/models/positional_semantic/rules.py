@@ -49,6 +49,7 @@ from dataclasses import dataclass
 from attnphase.errors import ParameterError
 from attnphase.models.positional_semantic.parameters import Accuracy, Parameters
 from attnphase.models.positional_semantic.state_evolution import SaddlePointEquations
+from attnphase.numeric.basin_lines import LINE_CUTS
 from attnphase.numeric.split_line import CountSplit, SplitLineRule
 from attnphase.params import check_int
 
@@ -130,10 +131,12 @@ class Rule:
         return cls(nodes, SplitLineRule(nodes, check_int("probes", probes, 4, 400), COUNT_LINE_PANEL_TOL), True)
 
     @classmethod
-    def outer_split(cls, nodes: tuple[int, ...], line_panel_tol: float = OUTER_LINE_PANEL_TOL) -> Rule:
-        """line_panel_tol: the panel tolerance of its lines (the outer panels' is OUTER_TO_LINE_PANEL_TOL times it)."""
+    def outer_split(cls, nodes: tuple[int, ...], line_panel_tol: float = OUTER_LINE_PANEL_TOL,
+                    line_cuts: tuple[float, ...] = LINE_CUTS) -> Rule:
+        """line_panel_tol: the panel tolerance of its lines (the outer panels' is OUTER_TO_LINE_PANEL_TOL times it);
+        line_cuts: where its lines are cut before their first panels (numeric.split_line.SplitLineRule)."""
         nodes = tuple(check_int("nodes", n, 2, 60) for n in nodes)
-        return cls(max(nodes), SplitLineRule(max(nodes), LINE_PROBES, line_panel_tol), False, nodes)
+        return cls(max(nodes), SplitLineRule(max(nodes), LINE_PROBES, line_panel_tol, tuple(line_cuts)), False, nodes)
 
     @property
     def label(self) -> str:

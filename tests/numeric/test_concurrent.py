@@ -13,9 +13,18 @@ two_threads = pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2,
                                  reason="needs a machine where numba may use two threads (two cores)")
 
 
+@pytest.fixture
+def numba_threads():
+    """Sets the test's numba thread count (`numba_threads(n)`) and gives the caller's back afterwards (the suite's
+    workers run on one: tests/conftest.py)."""
+    previous = numba.get_num_threads()
+    yield numba.set_num_threads
+    numba.set_num_threads(previous)
+
+
 @two_threads
-def test_jobs_run_at_once_on_workers_with_one_numba_thread_and_keep_their_order():
-    numba.set_num_threads(2)
+def test_jobs_run_at_once_on_workers_with_one_numba_thread_and_keep_their_order(numba_threads):
+    numba_threads(2)
     meeting = threading.Barrier(2, timeout=30)  # broken (an exception) unless two jobs wait on it at the same time
     caller = threading.get_ident()
 
@@ -30,13 +39,10 @@ def test_jobs_run_at_once_on_workers_with_one_numba_thread_and_keep_their_order(
     assert numba.get_num_threads() == 2  # the caller's count is its own
 
 
-def test_one_numba_thread_runs_the_jobs_in_the_callers_thread():
-    numba.set_num_threads(1)
-    try:
-        caller = threading.get_ident()
-        assert map_side_by_side(lambda k: (k + 1, threading.get_ident()), [1, 2]) == [(2, caller), (3, caller)]
-    finally:
-        numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+def test_one_numba_thread_runs_the_jobs_in_the_callers_thread(numba_threads):
+    numba_threads(1)
+    caller = threading.get_ident()
+    assert map_side_by_side(lambda k: (k + 1, threading.get_ident()), [1, 2]) == [(2, caller), (3, caller)]
 
 
 def test_a_jobs_exception_reaches_the_caller():

@@ -528,11 +528,12 @@ def test_lines_in_blocks_on_two_threads_give_the_rows_of_one_call(count_split):
     (numeric.concurrent) must reproduce the expectation of one thread exactly."""
     args = (global_minimum, local_minimum, integrand, 3, 0, SplitLineRule(10, 24, 1e-10))
     values = {}
+    previous = numba.get_num_threads()  # the suite's workers run on one (tests/conftest.py)
     try:
         for threads in (1, 2):
             numba.set_num_threads(threads)
             values[threads] = split_line_expectation(*args, count_split=count_split)
     finally:
-        numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+        numba.set_num_threads(previous)
     assert np.array_equal(values[1].value, values[2].value)
     assert (values[1].n_points, values[1].n_lines) == (values[2].n_points, values[2].n_lines)

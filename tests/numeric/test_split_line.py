@@ -500,9 +500,10 @@ def test_nodes_between_probes_with_far_apart_minimisers_reach_the_global_minimum
 
 
 def test_bad_line_cuts_raise():
-    for cuts in ((0.0, -1.0), (-8.0, 0.0), ((0.0, 1.0),)):
+    for cuts in ((0.0, -1.0), (-8.0, 0.0), ((0.0, 1.0),), ("a", "b"), (0.0, float("nan"))):
         with pytest.raises(ParameterError, match="line_cuts"):
             SplitLineRule(8, 16, 1e-10, cuts)
+    assert SplitLineRule(8, 16, 1e-10, [-3, 0, 3]).line_cuts == (-3.0, 0.0, 3.0)  # a hashable tuple of floats
 
 
 def test_fewer_line_cuts_give_the_same_expectation_within_the_panel_tolerance():

@@ -100,10 +100,14 @@ class SplitLineRule:
         check_int("outer_nodes_per_dim", self.outer_nodes_per_dim, 2, 60)
         check_int("probe_nodes", self.probe_nodes, 4, 400)
         check_real("panel_tol", self.panel_tol, 0.0, 1.0, low_open=True)
-        cuts = np.asarray(self.line_cuts, float)
+        allowed = f"increasing numbers inside (−{HALF_WIDTH:g}, {HALF_WIDTH:g})"
+        try:
+            cuts = np.asarray(self.line_cuts, float)
+        except (TypeError, ValueError):
+            raise ParameterError("line_cuts", self.line_cuts, allowed) from None
         if cuts.ndim != 1 or not (np.all(np.diff(cuts) > 0) and np.all(np.abs(cuts) < HALF_WIDTH)):
-            raise ParameterError("line_cuts", self.line_cuts,
-                                 f"increasing points inside (−{HALF_WIDTH:g}, {HALF_WIDTH:g})")
+            raise ParameterError("line_cuts", self.line_cuts, allowed)
+        object.__setattr__(self, "line_cuts", tuple(float(c) for c in cuts))
 
     def label(self) -> str:
         return f"{self.outer_nodes_per_dim}/{self.probe_nodes}/{self.panel_tol:.0e}"

@@ -240,6 +240,10 @@ def split_line_expectation(global_minimum, local_minimum, integrand, dim: int, a
     sequence of commuting ones (numeric.reflections; they act on the coordinates integrated over, u with a
     rotation), used to integrate one line (plane) of each orbit of outer nodes. With it, n_points and n_lines
     count the lines integrated, the other counts and weights every line of the rule.
+
+    Where the caller has two or more numba threads the lines (planes) are integrated in blocks side by side on worker
+    threads (`_in_blocks`), so the three callables are called from several threads at once: they must not change
+    shared state. The values do not depend on the number of threads.
     """
     axis = check_int("axis", axis, 0, dim - 1)
     same_tol = check_real("same_tol", same_tol, 0.0, 1.0, low_open=True)

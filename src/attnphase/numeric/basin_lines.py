@@ -30,7 +30,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["LineIntegrals", "line_integrals", "detect_switches", "normal_density", "FOLD_GAP", "LINE_CUTS"]
+from attnphase.numeric.concurrent import map_side_by_side
+
+__all__ = ["LineIntegrals", "line_integrals", "integrals_in_blocks", "detect_switches", "normal_density", "FOLD_GAP",
+           "LINE_CUTS"]
 
 # Normal mass beyond ±7.5: 6e-14, below the 1e-7 target on any bounded integrand by six orders.
 HALF_WIDTH = 7.5
@@ -259,3 +262,29 @@ def line_integrals(global_minimum, local_minimum, integrand, outer, axis: int, p
             break
     return LineIntegrals(integrals=integrals, n_switches=switch.sum(axis=1), unresolved_panels=unresolved,
                          unresolved_error=unresolved_error, n_points=int(n_points), n_lines=n_lines)
+
+
+# Lines (or planes) per block below which `integrals_in_blocks` keeps them together.
+MIN_BLOCK_LINES = 8
+
+
+def integrals_in_blocks(integrals, points) -> LineIntegrals:
+    """integrals(points) (LineIntegrals, one row per point), the points cut into contiguous blocks integrated side by
+    side (numeric.concurrent). Every line is integrated on its own (its probes, switches and panels do not depend on
+    the other lines), so the rows are those of one call."""
+    import numba
+
+    blocks = min(numba.get_num_threads(), len(points) // MIN_BLOCK_LINES)
+    if blocks < 2:
+        return integrals(points)
+    parts = map_side_by_side(integrals, np.array_split(points, blocks))
+
+    def rows(name):
+        found = [getattr(part, name) for part in parts]
+        return None if found[0] is None else np.concatenate(found)
+
+    return LineIntegrals(integrals=rows("integrals"), n_switches=rows("n_switches"),
+                         unresolved_panels=rows("unresolved_panels"), unresolved_error=rows("unresolved_error"),
+                         n_points=sum(part.n_points for part in parts), n_lines=sum(part.n_lines for part in parts),
+                         count_error=rows("count_error"), n_count_cuts=sum(part.n_count_cuts for part in parts),
+                         unresolved_count_panels=sum(part.unresolved_count_panels for part in parts))

@@ -75,8 +75,7 @@ from scipy import special
 from attnphase.errors import ParameterError
 from attnphase.numeric.basin_lines import (BISECTIONS, GAUSS_IN_KRONROD, GAUSS_W, HALF_WIDTH, KRONROD_W,
                                           KRONROD_X, LINE_CUTS, MAX_ROUNDS, PROBE_HALF_WIDTH, LineIntegrals,
-                                          detect_switches, line_integrals, normal_density)
-from attnphase.numeric.concurrent import map_side_by_side
+                                          detect_switches, integrals_in_blocks, line_integrals, normal_density)
 from attnphase.numeric.reflections import ReflectionGroup, fold_orbits, orbit_rule
 from attnphase.params import check_int, check_real
 
@@ -242,8 +241,8 @@ def split_line_expectation(global_minimum, local_minimum, integrand, dim: int, a
     count the lines integrated, the other counts and weights every line of the rule.
 
     Where the caller has two or more numba threads the lines (planes) are integrated in blocks side by side on worker
-    threads (`_in_blocks`), so the three callables are called from several threads at once: they must not change
-    shared state. The values do not depend on the number of threads.
+    threads (numeric.basin_lines.integrals_in_blocks), so the three callables are called from several threads at
+    once: they must not change shared state. The values do not depend on the number of threads.
     """
     axis = check_int("axis", axis, 0, dim - 1)
     same_tol = check_real("same_tol", same_tol, 0.0, 1.0, low_open=True)
@@ -276,14 +275,17 @@ def split_line_expectation(global_minimum, local_minimum, integrand, dim: int, a
         def integrand(z, x, value):  # the line's integrand and its images', as blocks of columns
             return np.hstack([own_integrand(gz, gx, value) for gz, gx in group.images(z, x)])
     if count_split is None:
-        def integrals(points):
-            return _in_blocks(lambda rows: line_integrals(global_minimum, local_minimum, integrand, rows, axis,
-                                                          rule.probe_nodes, rule.panel_tol, same_tol, rule.line_cuts),
-                              points)
+        def integrate(rows):
+            return line_integrals(global_minimum, local_minimum, integrand, rows, axis, rule.probe_nodes,
+                                  rule.panel_tol, same_tol, rule.line_cuts)
     else:
-        def integrals(points):
-            return _in_blocks(lambda rows: _plane_integrals(global_minimum, local_minimum, integrand, rows, axis,
-                                                            count_position, rule, same_tol, count_split), points)
+        def integrate(rows):
+            return _plane_integrals(global_minimum, local_minimum, integrand, rows, axis, count_position, rule,
+                                    same_tol, count_split)
+
+    def integrals(points):
+        return integrals_in_blocks(integrate, points)
+
     if outer_split is not None:
         return _split_outer_expectation(integrals, reduced, dim, axis, rule, outer_split,
                                         None if rotation is None else R, group)
@@ -301,32 +303,6 @@ def split_line_expectation(global_minimum, local_minimum, integrand, dim: int, a
                                 unresolved_error=float(weight @ lines.unresolved_error),
                                 count_error=None if lines.count_error is None else fold_orbits(lines.count_error, table),
                                 n_count_cuts=lines.n_count_cuts, unresolved_count_panels=lines.unresolved_count_panels)
-
-
-# Lines (or planes) per block below which `_in_blocks` keeps them together.
-MIN_BLOCK_LINES = 8
-
-
-def _in_blocks(integrals, points) -> LineIntegrals:
-    """integrals(points) (LineIntegrals, one row per point), the points cut into contiguous blocks integrated side by
-    side (numeric.concurrent). Every line is integrated on its own (its probes, switches and panels do not depend on
-    the other lines), so the rows are those of one call."""
-    import numba
-
-    blocks = min(numba.get_num_threads(), len(points) // MIN_BLOCK_LINES)
-    if blocks < 2:
-        return integrals(points)
-    parts = map_side_by_side(integrals, np.array_split(points, blocks))
-
-    def rows(name):
-        found = [getattr(part, name) for part in parts]
-        return None if found[0] is None else np.concatenate(found)
-
-    return LineIntegrals(integrals=rows("integrals"), n_switches=rows("n_switches"),
-                         unresolved_panels=rows("unresolved_panels"), unresolved_error=rows("unresolved_error"),
-                         n_points=sum(part.n_points for part in parts), n_lines=sum(part.n_lines for part in parts),
-                         count_error=rows("count_error"), n_count_cuts=sum(part.n_count_cuts for part in parts),
-                         unresolved_count_panels=sum(part.unresolved_count_panels for part in parts))
 
 
 def _rotated(global_minimum, local_minimum, integrand, R):

@@ -45,11 +45,21 @@ def test_one_numba_thread_runs_the_jobs_in_the_callers_thread(numba_threads):
     assert map_side_by_side(lambda k: (k + 1, threading.get_ident()), [1, 2]) == [(2, caller), (3, caller)]
 
 
-def test_a_jobs_exception_reaches_the_caller():
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_jobs_exception_reaches_the_caller(numba_threads, threads):
+    """In the caller's thread and from a worker (two numba threads), the job's own exception, raised in the caller."""
+    if threads > numba.config.NUMBA_NUM_THREADS:
+        pytest.skip("needs a machine where numba may use two threads (two cores)")
+    numba_threads(threads)
+    caller = threading.get_ident()
+    raised_on = []
+
     def job(k):
         if k == 2:
+            raised_on.append(threading.get_ident())
             raise ValueError("job 2")
         return k
 
     with pytest.raises(ValueError, match="job 2"):
         map_side_by_side(job, [1, 2, 3])
+    assert (raised_on == [caller]) == (threads == 1)

@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import special
-from scipy.stats import qmc
 
 from attnphase.errors import ParameterError
 from attnphase.params import check_choice, check_int, check_positive, check_real
@@ -430,6 +429,8 @@ def _sobol_normal_points(dim: int, m: int, replicates: int, seed: int) -> np.nda
 
     Cached, so repeated calls (e.g. every iteration of a fixed-point map) see the same points.
     """
+    from scipy.stats import qmc  # here, not at import: scipy.stats costs half a second of every command's start-up
+
     seeds = np.random.SeedSequence(seed).spawn(replicates)
     out = np.empty((replicates, 2**m, dim))
     tiny = np.finfo(float).eps / 2  # scrambled points never hit 0 or 1 in practice; guard anyway

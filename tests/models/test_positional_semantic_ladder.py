@@ -307,6 +307,26 @@ def test_solve_reports_the_positional_branch_missing_beyond_its_end_where_the_te
     assert ALIVE_ON_EVERY_RULE_AT <= alive and lost <= GONE_BY, missing.message
 
 
+def test_a_hole_of_the_tensor_rule_is_recorded_between_solved_neighbours_and_its_global_solve_is_bounded():
+    """ω = 0.45, α = 1.3: tensor 10 lacks the semantic fixed point there alone. Followed from its anchor, the branch
+    is solved on both sides and α = 1.3 is recorded as a hole, not as the branch's end. At the hole the frozen-basin
+    rounds stall (a node's switch straddles the fixed point) and the global-prox map, which has no fixed point there,
+    is given GLOBAL_MAP_MAX_ITER Anderson iterations only: the solve from the lower neighbour fails after them
+    (before the budget, 80 Anderson iterations and MINPACK hybr took about 125 evaluations of the global map)."""
+    from attnphase.models.positional_semantic.branches import GLOBAL_MAP_MAX_ITER, BranchCoordinates
+
+    params = api.Parameters.validated(omega=0.45)
+    path = api.follow("semantic", params, 10, low=1.3, high=1.3)
+    assert path.at(1.3) is None and 1.3 in path.holes, path.loss(1.3)
+    below, above = path.holes[1.3].bracket
+    assert below < 1.3 < above and path.at(below).success and path.at(above).success
+    coords = BranchCoordinates("semantic", params)
+    at_hole = api.solve_branch("semantic", 1.3, params, nodes_per_dim=10, guess=coords.from_state(path.at(below).state),
+                               stability=False)
+    assert at_hole.status == "max_iter", at_hole.message
+    assert at_hole.message.startswith("Anderson") and f"after {GLOBAL_MAP_MAX_ITER} iterations" in at_hole.message
+
+
 @pytest.mark.slow
 def test_solve_follows_the_semantic_branch_through_a_hole_of_the_tensor_rule():
     """ω = 0.45, α = 1.3: tensor 10 has no semantic fixed point at α = 1.3 alone (it has at 1.28 and 1.35), a hole

@@ -108,6 +108,13 @@ def initial_guess(branch: str, params: Parameters) -> np.ndarray:
 # round, up to MAX_BASIN_ROUNDS; a stalled assignment (a node on a switch) goes to the global-prox map.
 BASIN_ROUNDS = 4
 MAX_BASIN_ROUNDS = 16
+# The global-prox map after a stalled assignment is solved by Anderson alone, up to this many iterations. Where it
+# has a fixed point next to the frozen one, Anderson reaches it about as fast as on the frozen map (12 evaluations in
+# both such cases of the two standard-grid tests); where the switching node's jump straddles the fixed point it has
+# none, and 80 Anderson iterations then MINPACK hybr (whose forward differences straddle the jump) took 119-133
+# evaluations, 4-5 s, and never converged (the other 12 cases; three of them are 8 s of `threshold --omega 0.45`).
+# The branch then has a hole at that α on the tensor rule (numeric.branches.Continuation), which the callers handle.
+GLOBAL_MAP_MAX_ITER = 40
 
 
 def _branch_solver(n: int) -> Chain:
@@ -125,7 +132,7 @@ def solve_branch(branch: str, alpha: float, params: Parameters, *, nodes_per_dim
     smooth and each evaluation ~5× cheaper; at the fixed point the global prox is recomputed, and if any
     node's global minimiser lies in another basin the basins are reset and the solve repeated
     (BASIN_ROUNDS times, more while the reset weight keeps halving; then the global-prox map is solved
-    directly). A residual up to `accept` is accepted (the global-prox map is piecewise smooth on a fixed
+    directly, by Anderson alone: GLOBAL_MAP_MAX_ITER). A residual up to `accept` is accepted (the global-prox map is piecewise smooth on a fixed
     rule, so its noise floor can exceed `tol`), anything larger is reported as not converged; the
     stability is the spectral radius of the Jacobian of the FULL map (all of q, V, θ, m), so an
     instability transverse to the invariant set (e.g. a semantic fixed point unstable towards m ≠ 0) is
@@ -139,10 +146,12 @@ def solve_branch(branch: str, alpha: float, params: Parameters, *, nodes_per_dim
     solver = _branch_solver(len(y0))
     frozen = coords.restricted_map(lambda x: equations.evaluate(x, basins).next)
 
-    def solve(F, y):
-        return solve_fixed_point(F, y, solver, transforms=coords.transforms, tol=tol, spectrum=False)
+    def solve(F, y, with_solver=solver):
+        return solve_fixed_point(F, y, with_solver, transforms=coords.transforms, tol=tol, spectrum=False)
 
-    rounds = frozen_basin_rounds(lambda y: solve(frozen, y), lambda y: solve(coords.restricted_map(equations), y),
+    global_solver = Anderson(damping=0.5, max_iter=GLOBAL_MAP_MAX_ITER)
+    rounds = frozen_basin_rounds(lambda y: solve(frozen, y),
+                                 lambda y: solve(coords.restricted_map(equations), y, global_solver),
                                  lambda y: equations.reset_basins(basins, coords.to_state(y)), basins, y0,
                                  accept=accept, rounds=BASIN_ROUNDS, max_rounds=MAX_BASIN_ROUNDS)
     result, evaluations = rounds.result, rounds.evaluations

@@ -132,12 +132,12 @@ def solve_branch(branch: str, alpha: float, params: Parameters, *, nodes_per_dim
     smooth and each evaluation ~5× cheaper; at the fixed point the global prox is recomputed, and if any
     node's global minimiser lies in another basin the basins are reset and the solve repeated
     (BASIN_ROUNDS times, more while the reset weight keeps halving; then the global-prox map is solved
-    directly, by Anderson alone: GLOBAL_MAP_MAX_ITER). A residual up to `accept` is accepted (the global-prox map is piecewise smooth on a fixed
-    rule, so its noise floor can exceed `tol`), anything larger is reported as not converged; the
-    stability is the spectral radius of the Jacobian of the FULL map (all of q, V, θ, m), so an
-    instability transverse to the invariant set (e.g. a semantic fixed point unstable towards m ≠ 0) is
-    seen. `stable` means attracting for a suitably damped iteration (all eigenvalues of dF with real
-    part < 1); `spectral_radius` is reported as well.
+    directly, by GLOBAL_MAP_MAX_ITER Anderson iterations at most). A residual up to `accept` is accepted (the
+    global-prox map is piecewise smooth on a fixed rule, so its noise floor can exceed `tol`), anything larger is
+    reported as not converged; the stability is the spectral radius of the Jacobian of the FULL map (all of q, V,
+    θ, m), so an instability transverse to the invariant set (e.g. a semantic fixed point unstable towards m ≠ 0)
+    is seen. `stable` means attracting for a suitably damped iteration (all eigenvalues of dF with real part < 1);
+    `spectral_radius` is reported as well.
     """
     coords = BranchCoordinates(branch, params)
     equations = SaddlePointEquations(params, alpha, nodes_per_dim)

@@ -199,6 +199,9 @@ def test_a_drift_that_does_not_slow_down_has_no_error_bound():
     # rounding-level moves of a quantity that is constant on every rung are not a drift; exact zeros neither
     assert drift_tail([0.5, 0.5 + 1e-16, 0.5 + 3e-16]) == 0.0 and drift_tail([0.0, 0.0, 0.0]) == 0.0
     assert math.isinf(drift_tail([0.5, 0.5 + 1e-9, 0.5 + 3e-9]))
+    # nor are moves within the caller's noise level (their sign is unknown); moves above it still are
+    assert drift_tail([0.5, 0.5 + 1e-9, 0.5 + 3e-9], noise=1e-9) == 0.0
+    assert math.isinf(drift_tail([0.5, 0.5 + 1e-9, 0.5 + 3e-9], noise=0.9e-9))
 
 
 # A family converging from one side with an oscillation on top (the shape of the positional-semantic split-line

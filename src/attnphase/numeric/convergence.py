@@ -112,16 +112,17 @@ class LadderResult(Result):
 ROUNDING_LEVEL = 1e-12
 
 
-def drift_tail(values: Sequence[float]) -> float:
+def drift_tail(values: Sequence[float], noise: float = 0.0) -> float:
     """What a one-way drift of `values` leaves beyond the last one, as a geometric tail: |d₂| r/(1 − r),
     r = |d₂/d₁| (d₁, d₂ the last two differences); 0 when their differences do not all have one sign (an
     oscillation, which the spread itself covers), when a difference is at rounding level (ROUNDING_LEVEL of the
-    largest |value|, or below 1e-300) or fewer than three are given; inf when r ≥ 1."""
+    largest |value|, or below 1e-300) or at most `noise` (the caller's bound on the error of a difference of two
+    values, e.g. from an inner quadrature: its sign is then unknown), or fewer than three are given; inf when r ≥ 1."""
     if len(values) < 3:
         return 0.0
     differences = np.diff(np.asarray(values, float))
-    rounding = max(ROUNDING_LEVEL * max(abs(v) for v in values), 1e-300)
-    if not (np.all(differences > 0.0) or np.all(differences < 0.0)) or np.abs(differences).min() <= rounding:
+    floor = max(ROUNDING_LEVEL * max(abs(v) for v in values), 1e-300, noise)
+    if not (np.all(differences > 0.0) or np.all(differences < 0.0)) or np.abs(differences).min() <= floor:
         return 0.0
     d1, d2 = differences[-2], differences[-1]
     ratio = abs(d2 / d1)

@@ -16,8 +16,8 @@ three rules CHECK_RULES. At the ladder's last Newton point α_0:
     error = (err Φ_pos + err Φ_sem + state effect) / |ΔΦ'| + the linearisation bound of the caller,
 
 each branch's error being the spread of its Φ over the three rules plus the tail of a one-way drift
-(numeric.convergence.drift_tail), per branch: the two branches' errors are added, never allowed to cancel
-in ΔΦ. (At ω = 0 the difference of ΔΦ between (12, 10) and (16, 14) was 1.4e-8, while ΔΦ on both was off by
+(numeric.convergence.drift_tail) plus the lines' own error (CHECK_PHI_ACCURACY, below), per branch: the two
+branches' errors are added, never allowed to cancel in ΔΦ. (At ω = 0 the difference of ΔΦ between (12, 10) and (16, 14) was 1.4e-8, while ΔΦ on both was off by
 5.8e-7: α_c 0.61642 against 0.61490 ± 0.00011.) The state effect is, per branch, the change of Φ on the upper
 of two split-line rules between its state and the lower rule's state (the second-order effect of a state
 error of that size). Measured at ω = 0.3, α = 1.25 (the solve's states): ΔΦ on (8, 6), (10, 8), (12, 10),
@@ -43,7 +43,7 @@ from attnphase.models.positional_semantic.results import RungThreshold
 from attnphase.models.positional_semantic.rules import Rule
 from attnphase.numeric.convergence import drift_tail
 
-__all__ = ["CHECK_RULES", "FURTHER_CHECK_RULES", "CHECK_WINDOW", "BRANCHES", "FreeEnergies", "CheckedGap",
+__all__ = ["CHECK_RULES", "FURTHER_CHECK_RULES", "CHECK_WINDOW", "CHECK_PHI_ACCURACY", "BRANCHES", "FreeEnergies", "CheckedGap",
            "outer_split_free_energies", "checked_gap", "state_effect", "checked_alpha_c"]
 
 # Gauss-Hermite nodes in (χ_2, ζ_2) of the three outer-split rules, coarse to fine (see the module docstring).
@@ -64,6 +64,13 @@ CHECK_LINE_PANEL_TOL = 1e-8
 # CHECK_RULES took 10.4 s against 12.9 s (E[M] moved by ≤ 1.0e-10); at ω = 0 with two FURTHER_CHECK_RULES 23.9 s against
 # 28.9 s (≤ 9.3e-10, α_c by ≤ 1.5e-6).
 CHECK_LINE_CUTS = (-3.0, 0.0, 3.0)
+# What the lines' adaptive quadrature (CHECK_LINE_PANEL_TOL, CHECK_LINE_CUTS) leaves in Φ: 4× the largest change
+# measured against panels to 1e-10 (at the states of the default α_c curve's checks at ω = 0.45, 0.33, 0.21, 0.12,
+# 0.095, 0, rules (12, 10) and (20, 18), both branches: 1.2e-9 at ω = 0.12, semantic, (12, 10); ≤ 2.6e-10 elsewhere).
+# A move of Φ between two rules by at most twice this has no known sign, so it is not read as a drift (before, a
+# first move of 4.6e-11 followed by one of 1.3e-8 was a drift without a bound, and the check climbed a fourth rule);
+# the spread can understate the lines' exact values by twice this, and the reported Φ carries it once more.
+CHECK_PHI_ACCURACY = 5e-9
 BRANCHES = ("semantic", "positional")
 
 
@@ -101,10 +108,11 @@ class CheckedGap:
         return sum(self.branch_errors.values())
 
 
-def outer_split_free_energies(states: dict, params: Parameters, alpha: float, nodes: tuple[int, ...]) -> FreeEnergies:
+def outer_split_free_energies(states: dict, params: Parameters, alpha: float, nodes: tuple[int, ...],
+                               line_panel_tol: float = CHECK_LINE_PANEL_TOL) -> FreeEnergies:
     """Φ and E[M] at α on the outer-split rule `nodes` at `states` (branch -> state vector
-    x = (q, V, θ, m_1..m_L), for both BRANCHES)."""
-    equations = Rule.outer_split(nodes, CHECK_LINE_PANEL_TOL, CHECK_LINE_CUTS).equations(params, alpha)
+    x = (q, V, θ, m_1..m_L), for both BRANCHES), its lines' panels to `line_panel_tol`."""
+    equations = Rule.outer_split(nodes, line_panel_tol, CHECK_LINE_CUTS).equations(params, alpha)
     envelope = {b: equations.envelope_average(np.asarray(states[b], float)) for b in BRANCHES}
     phi = {b: equations.free_energy_of_state(np.asarray(states[b], float), envelope[b]) for b in BRANCHES}
     return FreeEnergies(tuple(nodes), phi, envelope)
@@ -112,12 +120,14 @@ def outer_split_free_energies(states: dict, params: Parameters, alpha: float, no
 
 def checked_gap(values) -> CheckedGap:
     """ΔΦ on the last of `values` (FreeEnergies on rules from coarse to fine), with its error: per branch the
-    spread of Φ over the last CHECK_WINDOW rules plus the tail of a one-way drift, the branches' errors added."""
+    spread of Φ over the last CHECK_WINDOW rules plus the tail of a one-way drift (moves of at most twice
+    CHECK_PHI_ACCURACY are not a drift) plus three times CHECK_PHI_ACCURACY (twice for the spread, once for the
+    reported value), the branches' errors added."""
     values = tuple(values)
     errors = {}
     for b in BRANCHES:
         phi = [v.phi[b] for v in values[-CHECK_WINDOW:]]
-        errors[b] = max(phi) - min(phi) + drift_tail(phi)
+        errors[b] = max(phi) - min(phi) + drift_tail(phi, 2 * CHECK_PHI_ACCURACY) + 3 * CHECK_PHI_ACCURACY
     return CheckedGap(values[-1].gap, values[-1].slope, errors, values)
 
 

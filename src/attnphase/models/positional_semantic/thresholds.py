@@ -32,9 +32,9 @@ crosses the linear baseline), each to a requested absolute tolerance, on the one
    the states of the first two rungs solved at α_0 (the climb of step 3 stops there: the error comes from this
    check). The split-line rules' Φ can be biased by more than their spread (α_c(0.1): 0.7513 ± 0.0002 on
    split-line 12-16, 0.75073 on the outer-split rules). The reported α_c is one Newton step from α_0 on the
-   finest outer-split rule, its error the branches' Φ errors on the last three rules (spread plus drift tail, added)
-   plus the state effect (Φ between the two rungs' states), over the slope, plus the linearisation bound;
-   the split-line value stays in the message and the rungs.
+   finest outer-split rule, its error the branches' Φ errors on the last three rules (spread plus drift tail plus
+   the lines' own error, added) plus the state effect (Φ between the two rungs' states), over the slope, plus the
+   linearisation bound; the split-line value stays in the message and the rungs.
 
 Measured spreads (docs/models/positional_semantic.md): at ω = 0.3 the split-line rules 10-14 put Φ within
 ~2e-7 of the converged value, i.e. α_c within ~5e-4; at ω = 0 the plain rules oscillate by ±3.5e-7 in Φ

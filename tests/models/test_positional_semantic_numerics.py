@@ -433,20 +433,23 @@ def test_outer_split_rule_gives_phi_to_1e8_where_the_plain_rules_oscillate_by_1e
     assert abs(split[1] - phis[-1]) <= max(phis) - min(phis)  # the ladder's error bounds the top rung's
 
 
-def test_the_check_lines_accuracy_covers_panels_a_hundred_times_finer():
+def test_the_check_lines_accuracy_covers_panels_a_hundred_times_finer_and_every_node():
     """CHECK_PHI_ACCURACY against a recomputation: Φ of both branches at the reference states at ω = 0.3, α = 1.25 on
-    the check rule (12, 10) with its lines' panels to CHECK_LINE_PANEL_TOL and to 1e-10 (measured: ≤ 1e-10 apart
-    here, 1.2e-9 at the worst of six ω of the default curve). About 6 s."""
+    the check rule (16, 14) as the check computes it and with its lines' panels to 1e-10 and the nodes below
+    CHECK_WEIGHT_FLOOR kept (measured: ≤ 1e-10 apart here, 1.2e-9 at the worst of six ω of the default curve). About
+    12 s."""
     from attnphase.models.positional_semantic.free_energy_check import (CHECK_LINE_PANEL_TOL, CHECK_PHI_ACCURACY,
-                                                                         outer_split_free_energies)
+                                                                         CHECK_WEIGHT_FLOOR, outer_split_free_energies)
+    from attnphase.numeric.split_line import OUTER_WEIGHT_FLOOR
     fields = REFERENCE_FIELDS
     states = {"positional": api.state_vector(fields["positional"]["q"], fields["positional"]["V"], 0.0,
                                              [fields["positional"]["m"], -fields["positional"]["m"]]),
               "semantic": api.state_vector(fields["semantic"]["q"], fields["semantic"]["V"],
                                            fields["semantic"]["theta"], [0.0, 0.0])}
-    assert CHECK_LINE_PANEL_TOL >= 100 * 1e-10
-    coarse = outer_split_free_energies(states, STANDARD, 1.25, (12, 10))
-    fine = outer_split_free_energies(states, STANDARD, 1.25, (12, 10), line_panel_tol=1e-10)
+    assert CHECK_LINE_PANEL_TOL >= 100 * 1e-10 and CHECK_WEIGHT_FLOOR > OUTER_WEIGHT_FLOOR
+    coarse = outer_split_free_energies(states, STANDARD, 1.25, (16, 14))
+    fine = outer_split_free_energies(states, STANDARD, 1.25, (16, 14), line_panel_tol=1e-10,
+                                     weight_floor=OUTER_WEIGHT_FLOOR)
     for branch in ("semantic", "positional"):
         assert abs(coarse.phi[branch] - fine.phi[branch]) <= CHECK_PHI_ACCURACY
 

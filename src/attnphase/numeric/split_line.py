@@ -80,7 +80,12 @@ from attnphase.numeric.reflections import ReflectionGroup, fold_orbits, orbit_ru
 from attnphase.params import check_int, check_real
 
 __all__ = ["SplitLineRule", "OuterSplit", "CountSplit", "SplitLineExpectation",
-           "split_line_expectation"]
+           "split_line_expectation", "OUTER_WEIGHT_FLOOR"]
+
+# Nodes of the outer tensor Gauss-Hermite rules at or below this weight are left out (with n nodes in each of d
+# coordinates, at most n^d · 1e-14 of the weight: below 1e-10 for every rule here).
+OUTER_WEIGHT_FLOOR = 1e-14
+
 
 @dataclass(frozen=True)
 class SplitLineRule:
@@ -126,7 +131,9 @@ class OuterSplit:
     probes on [−6, 6] and located by bisection; the pieces between them are integrated to
     `panel_tol` (absolute, per panel, per unit Gauss-Hermite weight) by interval halving.
     nodes_per_dim: Gauss-Hermite nodes for each remaining coordinate (in increasing coordinate order),
-    default the rule's outer_nodes_per_dim for all of them.
+    default the rule's outer_nodes_per_dim for all of them. weight_floor: their tensor rule's nodes of weight at or
+    below it are left out (each outer node costs a whole adaptive line integral; what is left out is at most
+    their total weight, ≤ (number of nodes) × weight_floor, times the largest line integral).
     """
 
     axis: int
@@ -134,10 +141,12 @@ class OuterSplit:
     probe_nodes: int = 48
     panel_tol: float = 1e-9
     nodes_per_dim: tuple[int, ...] | None = None
+    weight_floor: float = OUTER_WEIGHT_FLOOR
 
     def __post_init__(self):
         check_int("probe_nodes", self.probe_nodes, 4, 400)
         check_real("panel_tol", self.panel_tol, 0.0, 1.0, low_open=True)
+        check_real("weight_floor", self.weight_floor, 0.0, 1e-6)
         for n in self.nodes_per_dim or ():
             check_int("nodes_per_dim", n, 2, 60)
 
@@ -208,7 +217,7 @@ def _outer_rule(dim: int, n: int):
 
 
 @functools.lru_cache(maxsize=32)
-def _anisotropic_outer_rule(counts: tuple[int, ...], floor: float = 1e-14):
+def _anisotropic_outer_rule(counts: tuple[int, ...], floor: float = OUTER_WEIGHT_FLOOR):
     """Pruned tensor Gauss-Hermite rule with counts[i] nodes in coordinate i (nodes, weights)."""
     rules = [special.roots_hermitenorm(n) for n in counts]
     rules = [(x, w / w.sum()) for x, w in rules]
@@ -330,7 +339,8 @@ def _split_outer_expectation(integrals, reduced, dim, axis, rule, outer_split: O
     counts = outer_split.nodes_per_dim or (rule.outer_nodes_per_dim,) * len(others)
     if len(counts) != len(others):
         raise ParameterError("outer_split.nodes_per_dim", counts, f"{len(others)} node counts (one per remaining coordinate)")
-    rest, rest_w = _anisotropic_outer_rule(tuple(counts)) if others else (np.zeros((1, 0)), np.ones(1))
+    rest, rest_w = (_anisotropic_outer_rule(tuple(counts), outer_split.weight_floor) if others
+                    else (np.zeros((1, 0)), np.ones(1)))
     rest, rest_table = orbit_rule(rest, rest_w, None if group is None else group.on(others))
     n_rest = len(rest)
 

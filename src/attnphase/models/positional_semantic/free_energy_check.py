@@ -43,7 +43,7 @@ from attnphase.models.positional_semantic.results import RungThreshold
 from attnphase.models.positional_semantic.rules import Rule
 from attnphase.numeric.convergence import drift_tail
 
-__all__ = ["CHECK_RULES", "FURTHER_CHECK_RULES", "CHECK_WINDOW", "CHECK_PHI_ACCURACY", "BRANCHES", "FreeEnergies", "CheckedGap",
+__all__ = ["CHECK_RULES", "FURTHER_CHECK_RULES", "CHECK_WINDOW", "CHECK_WEIGHT_FLOOR", "CHECK_PHI_ACCURACY", "BRANCHES", "FreeEnergies", "CheckedGap",
            "outer_split_free_energies", "checked_gap", "state_effect", "checked_alpha_c"]
 
 # Gauss-Hermite nodes in (χ_2, ζ_2) of the three outer-split rules, coarse to fine (see the module docstring).
@@ -64,9 +64,16 @@ CHECK_LINE_PANEL_TOL = 1e-8
 # CHECK_RULES took 10.4 s against 12.9 s (E[M] moved by ≤ 1.0e-10); at ω = 0 with two FURTHER_CHECK_RULES 23.9 s against
 # 28.9 s (≤ 9.3e-10, α_c by ≤ 1.5e-6).
 CHECK_LINE_CUTS = (-3.0, 0.0, 3.0)
-# What the lines' adaptive quadrature (CHECK_LINE_PANEL_TOL, CHECK_LINE_CUTS) leaves in Φ: 4× the largest change
-# measured against panels to 1e-10 (at the states of the default α_c curve's checks at ω = 0.45, 0.33, 0.21, 0.12,
-# 0.095, 0, rules (12, 10) and (20, 18), both branches: 1.2e-9 at ω = 0.12, semantic, (12, 10); ≤ 2.6e-10 elsewhere).
+# The check rules' (χ_2, ζ_2) Gauss-Hermite nodes of weight at or below this are left out: each costs a whole plane of
+# lines, and on (20, 18) 80 of the 300 nodes weigh under 1e-10 (on (16, 14) 44 of 212). What they carry is at most
+# 80 · 1e-10 · max|E[M] on a plane| · α ≈ 7e-10 in Φ (at the states of the α_c(0.31) check the planes' E[M] ≤ 0.04);
+# measured at the states of the default curve's checks at ω = 0.45, 0.31, 0.17, 0: ≤ 3.8e-11 in Φ, and (16, 14),
+# (20, 18) 20-30 % faster.
+CHECK_WEIGHT_FLOOR = 1e-10
+# What the lines' adaptive quadrature (CHECK_LINE_PANEL_TOL, CHECK_LINE_CUTS) and CHECK_WEIGHT_FLOOR leave in Φ: 4× the
+# largest change measured against panels to 1e-10 (at the states of the default α_c curve's checks at ω = 0.45, 0.33,
+# 0.21, 0.12, 0.095, 0, rules (12, 10) and (20, 18), both branches: 1.2e-9 at ω = 0.12, semantic, (12, 10); ≤ 2.6e-10
+# elsewhere), the floor's effect being 30 times smaller.
 # A move of Φ between two rules by at most twice this has no known sign, so it is not read as a drift (before, a
 # first move of 4.6e-11 followed by one of 1.3e-8 was a drift without a bound, and the check climbed a fourth rule);
 # the spread can understate the lines' exact values by twice this, and the reported Φ carries it once more.
@@ -109,10 +116,12 @@ class CheckedGap:
 
 
 def outer_split_free_energies(states: dict, params: Parameters, alpha: float, nodes: tuple[int, ...],
-                               line_panel_tol: float = CHECK_LINE_PANEL_TOL) -> FreeEnergies:
+                               line_panel_tol: float = CHECK_LINE_PANEL_TOL,
+                               weight_floor: float = CHECK_WEIGHT_FLOOR) -> FreeEnergies:
     """Φ and E[M] at α on the outer-split rule `nodes` at `states` (branch -> state vector
-    x = (q, V, θ, m_1..m_L), for both BRANCHES), its lines' panels to `line_panel_tol`."""
-    equations = Rule.outer_split(nodes, line_panel_tol, CHECK_LINE_CUTS).equations(params, alpha)
+    x = (q, V, θ, m_1..m_L), for both BRANCHES), its lines' panels to `line_panel_tol`, its nodes of weight at or
+    below `weight_floor` left out."""
+    equations = Rule.outer_split(nodes, line_panel_tol, CHECK_LINE_CUTS, weight_floor).equations(params, alpha)
     envelope = {b: equations.envelope_average(np.asarray(states[b], float)) for b in BRANCHES}
     phi = {b: equations.free_energy_of_state(np.asarray(states[b], float), envelope[b]) for b in BRANCHES}
     return FreeEnergies(tuple(nodes), phi, envelope)

@@ -50,8 +50,8 @@ from attnphase.errors import ParameterError
 from attnphase.models.positional_semantic.parameters import Accuracy, Parameters
 from attnphase.models.positional_semantic.state_evolution import SaddlePointEquations
 from attnphase.numeric.basin_lines import LINE_CUTS
-from attnphase.numeric.split_line import CountSplit, SplitLineRule
-from attnphase.params import check_int
+from attnphase.numeric.split_line import OUTER_WEIGHT_FLOOR, CountSplit, SplitLineRule
+from attnphase.params import check_int, check_real
 
 __all__ = ["Rule", "FIELD_TOL", "FOLLOW_NODES", "TEST_ERROR_NODES", "SPREAD_RUNGS", "WINDOW_FLOORS", "count_line_probes",
            "below_window_floor", "state_ladder", "follow_nodes", "resolve_rules"]
@@ -109,12 +109,14 @@ class Rule:
     `outer` the outer-split rule instead: coordinates rotated so that h* depends on ζ alone, lines along χ_1,
     ζ_1 integrated adaptively, cut where the pitchfork indicator changes sign, `outer` Gauss-Hermite nodes in
     (χ_2, ζ_2) (SaddlePointEquations.outer_split_nodes; at ω ≳ 0.2 finer than the count split, ~15-30× a
-    split-line evaluation; not a rung: the rule of the α_c check and of the references)."""
+    split-line evaluation; not a rung: the rule of the α_c check and of the references), its (χ_2, ζ_2) nodes of
+    weight at or below `outer_weight_floor` left out."""
 
     nodes: int
     split: SplitLineRule | None = None
     count: bool = False
     outer: tuple[int, ...] | None = None
+    outer_weight_floor: float = OUTER_WEIGHT_FLOOR
 
     @classmethod
     def tensor(cls, nodes: int) -> Rule:
@@ -132,11 +134,15 @@ class Rule:
 
     @classmethod
     def outer_split(cls, nodes: tuple[int, ...], line_panel_tol: float = OUTER_LINE_PANEL_TOL,
-                    line_cuts: tuple[float, ...] = LINE_CUTS) -> Rule:
+                    line_cuts: tuple[float, ...] = LINE_CUTS, weight_floor: float = OUTER_WEIGHT_FLOOR) -> Rule:
         """line_panel_tol: the panel tolerance of its lines (the outer panels' is OUTER_TO_LINE_PANEL_TOL times it);
-        line_cuts: where its lines are cut before their first panels (numeric.split_line.SplitLineRule)."""
+        line_cuts: where its lines are cut before their first panels (numeric.split_line.SplitLineRule);
+        weight_floor: its (χ_2, ζ_2) Gauss-Hermite nodes of weight at or below it are left out
+        (numeric.split_line.OuterSplit)."""
         nodes = tuple(check_int("nodes", n, 2, 60) for n in nodes)
-        return cls(max(nodes), SplitLineRule(max(nodes), LINE_PROBES, line_panel_tol, tuple(line_cuts)), False, nodes)
+        weight_floor = check_real("weight_floor", weight_floor, 0.0, 1e-6)
+        return cls(max(nodes), SplitLineRule(max(nodes), LINE_PROBES, line_panel_tol, tuple(line_cuts)), False, nodes,
+                   weight_floor)
 
     @property
     def label(self) -> str:
@@ -160,6 +166,7 @@ class Rule:
         if self.split is None:
             return SaddlePointEquations(params, alpha, self.nodes)
         return SaddlePointEquations(params, alpha, TEST_ERROR_NODES, split_rule=self.split, outer_split_nodes=self.outer,
+                                    outer_weight_floor=self.outer_weight_floor,
                                     count_split=COUNT_SPLIT if self.count else None)
 
 

@@ -25,7 +25,7 @@ from attnphase.numeric.basins import FrozenBasins
 from attnphase.numeric.gauss import pruned_tensor_rule
 from attnphase.numeric.minimize import MultiStartMinimum
 from attnphase.numeric.reflections import Reflection
-from attnphase.numeric.split_line import CountSplit, OuterSplit, SplitLineRule, split_line_expectation
+from attnphase.numeric.split_line import OUTER_WEIGHT_FLOOR, CountSplit, OuterSplit, SplitLineRule, split_line_expectation
 
 __all__ = ["HAT_ORDER", "Kernels", "kernels", "tokens", "proximal_map", "state_vector", "Evaluation",
            "SaddlePointEquations", "zeta_rotation", "pitchfork_indicator"]
@@ -166,7 +166,8 @@ class SaddlePointEquations:
     coordinates u = (χ, ζ) rotated per token so that h* = √ρ ζ; lines along χ_1; adaptive Gauss-Kronrod
     along ζ_1 cut where the pitchfork indicator (`pitchfork_indicator`) changes sign; Gauss-Hermite
     with these node counts in (χ_2..χ_L, ζ_2..ζ_L). Removes the ~1e-7 oscillation of E[M] in the outer
-    Gauss-Hermite rule at ω = 0.3 (not at ω = 0, where χ_2 still converges slowly).
+    Gauss-Hermite rule at ω = 0.3 (not at ω = 0, where χ_2 still converges slowly). outer_weight_floor: those
+    Gauss-Hermite nodes of weight at or below it are left out (numeric.split_line.OuterSplit.weight_floor).
 
     count_split (with outer_split_nodes): χ_2 integrated adaptively too (numeric.split_line.CountSplit,
     cut where the number of switches on a χ_1 line changes; its axis must be 1, χ_2); outer_split_nodes
@@ -193,6 +194,7 @@ class SaddlePointEquations:
     nodes_per_dim: int = 10
     split_rule: SplitLineRule | None = None
     outer_split_nodes: tuple[int, ...] | None = None
+    outer_weight_floor: float = OUTER_WEIGHT_FLOOR
     count_split: CountSplit | None = None
     use_reflection: bool = True
     kernels: Kernels = field(init=False, repr=False, compare=False)
@@ -301,7 +303,7 @@ class SaddlePointEquations:
             extra.update(rotation=zeta_rotation(x, p),
                          outer_split=OuterSplit(L, pitchfork_indicator(x, p), 48,
                                                 OUTER_TO_LINE_PANEL_TOL * self.split_rule.panel_tol,
-                                                tuple(self.outer_split_nodes)))
+                                                tuple(self.outer_split_nodes), self.outer_weight_floor))
         return split_line_expectation(global_minimum, local_minimum, integrand, 2 * L, 0, self.split_rule, **extra)
 
     def reflections(self, x) -> tuple[Reflection, ...]:

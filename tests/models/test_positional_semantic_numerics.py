@@ -404,10 +404,12 @@ def test_defect_correction_reaches_the_split_line_fixed_point(positional_6):
     assert abs(equations.free_energy_of_state(x, evaluation.envelope) - refined.solution.free_energy) < 1e-11
 
 
-def test_an_outer_split_rule_is_named_by_its_node_counts_and_rejects_counts_out_of_range():
+def test_an_outer_split_rule_is_named_by_its_node_counts_and_rejects_counts_and_floors_out_of_range():
     assert api.Rule.outer_split((20, 18)).label == "outer-split 20×18"
     with pytest.raises(ParameterError, match="nodes"):
         api.Rule.outer_split((20, 1))
+    with pytest.raises(ParameterError, match="weight_floor"):
+        api.Rule.outer_split((20, 18), weight_floor=1e-3)
 
 
 @pytest.mark.slow

@@ -17,10 +17,10 @@ three rules CHECK_RULES. At the ladder's last Newton point α_0:
 
 each branch's error being the spread of its Φ over the three rules plus the tail of a one-way drift
 (numeric.convergence.drift_tail) plus the lines' own error (CHECK_PHI_ACCURACY, below), per branch: the two
-branches' errors are added, never allowed to cancel in ΔΦ. (At ω = 0 the difference of ΔΦ between (12, 10) and (16, 14) was 1.4e-8, while ΔΦ on both was off by
-5.8e-7: α_c 0.61642 against 0.61490 ± 0.00011.) The state effect is, per branch, the change of Φ on the upper
-of two split-line rules between its state and the lower rule's state (the second-order effect of a state
-error of that size). Measured at ω = 0.3, α = 1.25 (the solve's states): ΔΦ on (8, 6), (10, 8), (12, 10),
+branches' errors are added, never allowed to cancel in ΔΦ. (At ω = 0 the difference of ΔΦ between (12, 10) and
+(16, 14) was 1.4e-8, while ΔΦ on both was off by 5.8e-7: α_c 0.61642 against 0.61490 ± 0.00011.) The state
+effect is, per branch, the change of Φ on the upper of two split-line rules between its state and the lower
+rule's state (the second-order effect of a state error of that size). Measured at ω = 0.3, α = 1.25 (the solve's states): ΔΦ on (8, 6), (10, 8), (12, 10),
 (16, 14) nodes in (χ_2, ζ_2): 3.2e-6, −5.5e-7, −1.235e-6, −1.266e-6; Φ_pos moved by 9.0e-8 and Φ_sem by
 5.9e-8 from (12, 10) to (16, 14) (E[M] per branch and rule: 16-35 s on one core).
 
@@ -43,8 +43,8 @@ from attnphase.models.positional_semantic.results import RungThreshold
 from attnphase.models.positional_semantic.rules import Rule
 from attnphase.numeric.convergence import drift_tail
 
-__all__ = ["CHECK_RULES", "FURTHER_CHECK_RULES", "CHECK_WINDOW", "CHECK_WEIGHT_FLOOR", "CHECK_PHI_ACCURACY", "BRANCHES", "FreeEnergies", "CheckedGap",
-           "outer_split_free_energies", "checked_gap", "state_effect", "checked_alpha_c"]
+__all__ = ["CHECK_RULES", "FURTHER_CHECK_RULES", "CHECK_WINDOW", "CHECK_WEIGHT_FLOOR", "CHECK_PHI_ACCURACY", "BRANCHES",
+           "FreeEnergies", "CheckedGap", "outer_split_free_energies", "checked_gap", "state_effect", "checked_alpha_c"]
 
 # Gauss-Hermite nodes in (χ_2, ζ_2) of the three outer-split rules, coarse to fine (see the module docstring).
 CHECK_RULES = ((12, 10), (16, 14), (20, 18))

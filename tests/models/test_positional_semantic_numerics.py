@@ -439,7 +439,7 @@ def test_the_check_lines_accuracy_covers_panels_a_hundred_times_finer_and_every_
     """CHECK_PHI_ACCURACY against a recomputation: Φ of both branches at the reference states at ω = 0.3, α = 1.25 on
     the check rule (16, 14) as the check computes it and with its lines' panels to 1e-10 and the nodes below
     CHECK_WEIGHT_FLOOR kept (measured: ≤ 1e-10 apart here, 1.2e-9 at the worst of six ω of the default curve). About
-    12 s."""
+    9 s."""
     from attnphase.models.positional_semantic.free_energy_check import (CHECK_LINE_PANEL_TOL, CHECK_PHI_ACCURACY,
                                                                          CHECK_WEIGHT_FLOOR, outer_split_free_energies)
     from attnphase.numeric.split_line import OUTER_WEIGHT_FLOOR

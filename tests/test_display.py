@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from collections import Counter
 
 from attnphase.cli.display import MAX_ROWS, format_value, render
 
@@ -99,3 +100,22 @@ def test_reproduce_ends_with_one_summary_row_per_model(capsys):
     assert "softmax_P_star_exponent = 1.0213" in text and "96.0" in text and "reports/copy_heads/report.md" in text
     assert "fourth" not in text and f"+{4 - HEADLINE_NUMBERS} more in the report" in text
     assert "(see the report)" in text  # a model without scalar headline numbers
+
+
+def test_a_cell_wider_than_the_table_is_wrapped_at_spaces_not_cut():
+    """A missing branch's evidence is one long message: every word of it is shown, on lines within the width, and
+    the row names stay whole (rich cut both to "…" before)."""
+    message = ("positional: the tensor rule carries it to α = 1, split-line 8 does not: followed from α = 0.3: alive "
+               "at 0.87359, lost at 0.88359 (jumped)")
+    for count in (1, 2):
+        records = [{"branch": name, "status": "not_found", "message": message} for name in ("positional", "semantic")]
+        text = rendered({"command": "solve", "model": "m", "version": "v", "parameters": {},
+                         "missing": records[:count]})
+        lines = text.splitlines()
+        assert max(map(len, lines)) <= 120 and "…" not in text
+        assert any(line.split() == ["status", *["not_found"] * count] for line in lines)
+        first = next(k for k, line in enumerate(lines) if line.startswith("message "))
+        words = " ".join(lines[first:]).split()[1:]  # the message rows, without the row name
+        assert Counter(words) == Counter(message.split() * count)
+        if count == 1:
+            assert " ".join(words) == message

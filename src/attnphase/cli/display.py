@@ -141,7 +141,8 @@ def _record_tables(title: str, records: Sequence[Mapping[str, Any]], units: Mapp
 
     One row per record when the columns fit side by side; otherwise, for a few records, one row per field
     and one column per record (transposed); otherwise the columns split over several tables, each
-    repeating the first column so that its rows can be matched up. No cell is ever broken inside a word.
+    repeating the first column so that its rows can be matched up. No cell is ever cut: one wider than the table (a
+    long message) is wrapped at spaces (a single word longer than its column, folded).
     """
     columns: list[str] = []
     for record in records:
@@ -182,8 +183,15 @@ def _grid(title: str, headers: list[str], rows: list[list[str]], caption: str | 
 
     table = Table(title=title, title_justify="left", header_style="bold", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
                   min_width=_title_width(title), caption=caption, caption_justify="left")
+    # The first column (the names matching rows up) keeps its width; the others stay on one line where they fit and are
+    # wrapped at spaces where not: without it rich cuts a cell wider than the table (a missing branch's evidence) and
+    # the names to "…".
+    first_width = max(len(line) for text in [headers[0], *(row[0] for row in rows)] for line in text.splitlines())
     for k, header in enumerate(headers):
-        table.add_column(header, no_wrap=True, style="bold" if first_column_bold and k == 0 else None)
+        if k == 0:
+            table.add_column(header, no_wrap=True, min_width=first_width, style="bold" if first_column_bold else None)
+        else:
+            table.add_column(header, overflow="fold")
     for row in rows:
         table.add_row(*row)
     return table

@@ -48,7 +48,7 @@ FIELDS = ("q", "m", "theta", "V", "test_error", "train_loss", "free_energy")
 # rung (numeric.convergence, families), and the only ones the count-split rungs measure: Φ and ε_t keep the values
 # and errors of the split-line rungs. The split-line family converges to the state from one side with an
 # oscillation on top: at ω = 0.3, α = 1.25 the semantic V on split-line 8 … 16 is 18.3168, 18.3129, 18.3139, 18.3162,
-# 18.3180 against 18.3212 ± 0.0016 on count-split 12 … 16, so the spread over 8, 10, 12 (0.0039) is half the error of
+# 18.3180 against 18.3212 ± 0.0002 on count-split 12 … 16, so the spread over 8, 10, 12 (0.0039) is half the error of
 # split-line 12 (0.0073); count-split 8 gives 18.3206. Φ (and ε_t = −Φ) is stationary in the state and depends on the
 # rule through E[M], which the count-split rules do not integrate to Φ's accuracy (their panels are set for the
 # hats: the positional Φ on count-split 8 is 1.2e-6 from the reference, on split-line 16 1.8e-9; on count-split 12,

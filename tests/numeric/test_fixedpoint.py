@@ -498,6 +498,29 @@ def test_a_branch_that_ends_before_the_requested_control_still_ends_there():
     assert branch.holes == {}
 
 
+def test_a_requested_control_that_fails_is_not_solved_again_from_the_same_path():
+    """The family of the test above (no fixed point from c = 0.5 on), followed to 0.45 and then asked for 0.6, within
+    the maximum step: the step onto 0.6 fails, and so does the look beyond it; a halved step that still reaches 0.6
+    would repeat that solve from the same path points, so 0.6 is solved once, and the branch ends in [0.49, 0.5] as
+    before. Every solve is from a path point set not tried before at that control."""
+    F = lambda x, c: x + 0.01 if c >= 0.5 else x + 0.5 * (c - x)  # noqa: E731
+    family = _fixed_point_family(F, 0.0)
+    tried = []
+
+    def solve(c, guess, previous):
+        tried.append((c, tuple(sorted(branch.path))))
+        return family(c, guess)
+
+    branch = Continuation(solve, lambda r, p: None if r.success else "not_converged", lambda r: np.array([r.value]),
+                          0.0, max_step=0.5, min_step=0.01, anchor_guess=0.0, name="c")
+    np.testing.assert_allclose(branch.at(0.45).value, 0.45, rtol=1e-8)
+    assert branch.at(0.6) is None
+    assert [c for c, _ in tried].count(0.6) == 1
+    assert len(set(tried)) == len(tried)
+    end = branch.losses[1]
+    assert end.status == "converged" and 0.49 <= end.bracket[0] < 0.5 <= end.bracket[1] <= 0.51
+
+
 def test_continuation_without_a_solution_at_the_anchor_fails_everywhere():
     family = _fixed_point_family(lambda x, c: x + 0.3 * (c - x * x), 1.0)
     branch = Continuation(lambda c, guess, previous: family(c, guess),

@@ -336,17 +336,27 @@ class Continuation:
             return self._inside(control)
         step = self.max_step
         looked_beyond = False
+        control_failed = None  # why the solve at `control` failed from the path as it is now
         while True:
             here = control if abs(control - reach) <= step else reach + side * step
-            known = [c for c in self.path if side * (c - self.anchor) >= 0 and side * (c - here) < 0]
-            solution, reason = self._attempt(here, known)
-            if reason is None:
-                self.path[here] = solution
-                reach = here
+            if here == control and control_failed is not None:
+                # a halved step that still reaches `control` would repeat that solve from the same path points (the
+                # same guess, the same failure: 26 map evaluations on split-line 8 at ω = 0, α = 1); only a step
+                # short of it is new
+                reason = control_failed
+            else:
+                known = [c for c in self.path if side * (c - self.anchor) >= 0 and side * (c - here) < 0]
+                solution, reason = self._attempt(here, known)
+                if reason is None:
+                    self.path[here] = solution
+                    reach = here
+                    control_failed = None
+                    if here == control:
+                        return solution
+                    step = min(1.5 * step, self.max_step)
+                    continue
                 if here == control:
-                    return solution
-                step = min(1.5 * step, self.max_step)
-                continue
+                    control_failed = reason
             if here == control and not looked_beyond:
                 # The first failure at the requested control itself: one step over it tells a hole (the branch
                 # goes on beyond, so only `control` lacks a solution) from the branch's end, before the steps

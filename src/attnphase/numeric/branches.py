@@ -219,7 +219,8 @@ class Continuation:
     (tensor 10, ω = 0.45: at α = 1.3, not at 1.28 or 1.35); stepping towards it from one side cost minutes
     there and ended the branch at the hole. The requested control itself can be such a hole: where the step
     onto it first fails, one short step beyond it (BEYOND_STEPS minimum steps) is tried, and when the branch is
-    there the control is treated as inside the path. Solutions are kept (`path`), so a scan over controls
+    there the control is treated as inside the path; a failed solve at the control is not repeated from the same path
+    points while the halved steps still reach it. Solutions are kept (`path`), so a scan over controls
     costs one solve per new control plus the steps between.
 
     absent: why the branch cannot exist for this problem at all (an exact property, e.g. an order parameter

@@ -119,3 +119,6 @@ def test_a_cell_wider_than_the_table_is_wrapped_at_spaces_not_cut():
         assert Counter(words) == Counter(message.split() * count)
         if count == 1:
             assert " ".join(words) == message
+    # a record without fields has no first column to keep: nothing to show, and no error
+    assert rendered({"command": "c", "model": "m", "version": "v", "parameters": {}, "empty": [{}]}).split() == [
+        "c", "m", "(attnphase", "v)"]

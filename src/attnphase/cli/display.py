@@ -186,7 +186,8 @@ def _grid(title: str, headers: list[str], rows: list[list[str]], caption: str | 
     # The first column (the names matching rows up) keeps its width; the others stay on one line where they fit and are
     # wrapped at spaces where not: without it rich cuts a cell wider than the table (a missing branch's evidence) and
     # the names to "…".
-    first_width = max(len(line) for text in [headers[0], *(row[0] for row in rows)] for line in text.splitlines())
+    first_cells = [headers[0], *(row[0] for row in rows)] if headers else []
+    first_width = max((len(line) for text in first_cells for line in text.splitlines()), default=0)
     for k, header in enumerate(headers):
         if k == 0:
             table.add_column(header, no_wrap=True, min_width=first_width, style="bold" if first_column_bold else None)

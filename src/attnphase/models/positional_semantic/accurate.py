@@ -12,7 +12,7 @@ has +0.9, so a tensor-preconditioned Newton heads for m = 0). A solve that colla
 set m = 0 or θ = 0 is retried once with the order parameter doubled, and never reported as the branch.
 
 A branch the tensor rule carries to some α is not always there on the accurate rules: at ω = 0 the tensor
-rules continue the positional branch up to α = 3, while on split-line rules it ends near α = 0.88 (and with
+rules continue the positional branch up to α = 3, while on split-line rules it ends near α = 0.89 (and with
 the g integrands a tensor solution carried across at α = 2.4 landed on another fixed point). So the branch is
 followed on the first split-line rule itself from its anchor (`follow_on_rule`): it is either reached from
 where it is known to exist or reported missing with the place where it ended on that rule.
@@ -209,16 +209,17 @@ def follow_on_rule(tensor_path: Continuation, branch: str, params: Parameters, r
     None with `loss(α)` saying where the branch ended on the rule.
 
     A tensor solution carried onto the rule at α itself can land on another fixed point: at ω = 0 the tensor rules
-    continue the positional branch to α = 3, while on split-line rules it ends near α = 0.88, and (with the g
+    continue the positional branch to α = 3, while on split-line rules it ends near α = 0.89, and (with the g
     integrands in place of the by-parts ones) the carry at α = 2.4 landed on a positional fixed point with |m| =
     0.003 (tensor: 0.023) that the branch does not reach. Each step starts from the tensor path's state at the new α
     shifted by the offset between the two rules at the nearest solved α (the rules differ by a slowly varying bias:
     at ω = 0.3 this takes the positional branch from 0.3 to 1.25 in steps of FOLLOW_MAX_STEP, where the path's own
     extrapolation from one point failed at 0.8), with the inverse Jacobian of that solution (`on_rule`: Broyden,
     then a fresh Jacobian of this rule's map); the branch ends where no fixed point is found in steps down to
-    FOLLOW_MIN_STEP, or where it collapses or jumps (`branch_loss`; a jump is measured from that tensor-seeded
-    start, not from the path's linear extrapolation, which misses the curvature of the positional branch at ω = 0.3
-    by more than the jump fraction over a 0.45 step).
+    FOLLOW_MIN_STEP, or where it collapses or jumps (`branch_loss`; a jump is a solution far from both that
+    tensor-seeded start and the path's linear extrapolation: the extrapolation misses the curvature of the positional
+    branch at ω = 0.3 by more than the jump fraction over a 0.45 step, and the tensor-seeded start misses the fall of
+    its |m| towards the end at ω = 0).
     """
     coords = BranchCoordinates(branch, params)
     seeded_at: dict[float, np.ndarray] = {}  # α -> the tensor-seeded start of the solve there
@@ -244,9 +245,14 @@ def follow_on_rule(tensor_path: Continuation, branch: str, params: Parameters, r
         return on_rule(AccurateState(moved, previous.inverse, previous.rule), params, rule)
 
     def lost(state: AccurateState, prediction):
-        if prediction is not None:
-            prediction = seeded_at.get(state.solution.alpha, prediction)
-        reason = branch_loss(state.solution, prediction, coords)
+        seeded = None if prediction is None else seeded_at.get(state.solution.alpha)
+        reason = branch_loss(state.solution, prediction if seeded is None else seeded, coords)
+        if reason == "jumped" and seeded is not None:
+            # Where the offset between the rules changes fast, the tensor-seeded start misses the branch while the
+            # path's own extrapolation follows it: at ω = 0 the tensor rule's positional |m| stays near 0.11 past
+            # α = 0.8 while split-line 8's falls (0.111, 0.092, 0.065, 0.049 at α = 0.8, 0.839, 0.874, 0.887), so
+            # from the seeded start every step longer than ~0.01 "jumped" and the branch seemed to end at 0.88.
+            reason = branch_loss(state.solution, prediction, coords)
         return reason if reason in ENDS_A_BRANCH else None
 
     return Continuation(solve, lost, lambda state: coords.from_state(state.solution.state), tensor_path.anchor,

@@ -263,21 +263,49 @@ def test_solve_fields_lie_within_their_errors_of_the_count_split_16_reference():
                 (branch.branch, name, value, branch.errors[name], reference[name])
 
 
-# Where the positional branch at ω = 0 ends (research notes, "The end of the positional branch at ω = 0" and "A branch
-# end that was a jump criterion's"): followed on split-line 8, split-line 12 and count-split 10 it is alive up to
-# 0.887, 0.895 and 0.912, with |m| ≥ 0.078 at α = 0.86 on all three, and then not found (no converged fixed point);
-# on count-split 10, m² falls nearly linearly (0.00398, 0.00278, 0.00086 at 0.887, 0.897, 0.912) to zero near 0.92.
-# A rule's end must lie between: alive at 0.86 at least, and gone 0.01 past that zero at most.
+# Where the positional branch at ω = 0 ends (research notes, "The end of the positional branch at ω = 0" and "The
+# positional branch at ω = 0 ends where m vanishes"): parameterised by m = (μ, −μ) it reaches m = 0 continuously, at
+# α = 0.9016, 0.9103 and 0.9188 on split-line 8, split-line 12 and count-split 10, with |m| ≥ 0.078 at α = 0.86 on all
+# three. A rule's end must lie between: alive at 0.86 at least, and gone 0.01 past the count-split end at most.
 ALIVE_ON_EVERY_RULE_AT = 0.86
 GONE_BY = 0.93
+# How far before a continuous end the solves at fixed α stop converging: α_e − α ≈ 6 μ², and they converged at |m| =
+# 0.027, 0.030, 0.033 (split-line 8, 12, count-split 10) and failed at 0.013 and 0.017 (split-line 8, count-split 10),
+# so the last α a follow can reach lies up to 6 · 0.022² ≈ 0.003 before the end.
+UNSOLVED_BEFORE_THE_END = 0.003
+
+
+def _positional_alpha_at(m, rule, params, start):
+    """(q, V, α) of the positional fixed point with m = (m, −m) on `rule`, by Newton from start = (q, V, α) on
+    F_q = q, F_V = V, F_m1 = m with a forward-difference Jacobian in (log q, log V, α): the branch parameterised by
+    its order parameter, which passes through the end where a solve at fixed α stops converging."""
+    from attnphase.models.positional_semantic.state_evolution import state_vector
+
+    def defect(u):
+        q, V, alpha = math.exp(u[0]), math.exp(u[1]), u[2]
+        F = rule.equations(params, alpha).evaluate(state_vector(q, V, 0.0, np.array([m, -m]))).next
+        return np.array([F[0] / q - 1, F[1] / V - 1, F[3] / m - 1])
+
+    u = np.array([math.log(start[0]), math.log(start[1]), start[2]])
+    for _ in range(12):
+        g = defect(u)
+        if np.abs(g).max() < 1e-9:
+            return math.exp(u[0]), math.exp(u[1]), u[2]
+        J = np.column_stack([(defect(u + 1e-5 * e) - g) / 1e-5 for e in np.eye(3)])
+        u = u - np.linalg.solve(J, g)
+    raise AssertionError(f"no positional fixed point with |m| = {m} on {rule.label} (defect {np.abs(g).max():.2g})")
 
 
 @pytest.mark.slow
 def test_the_positional_branch_at_omega_zero_ends_on_the_split_line_rule_where_the_tensor_rule_carries_it_on():
     """ω = 0: the tensor rule (10 nodes) carries the positional branch to α = 1.5, the first split-line rule does
     not; followed on that rule from its anchor it ends, in a bracket of 0.01, where the branch ends on the finer
-    rules too: above 0.86 and below 0.93 (see ALIVE_ON_EVERY_RULE_AT). With the g integrands in m̂, θ̂, V̂ instead of
-    the by-parts ones it ended at 0.77, a quadrature artefact. About three minutes."""
+    rules too: above 0.86 and below 0.93 (see ALIVE_ON_EVERY_RULE_AT). The bracket lies at the rule's own end, found
+    independently: the branch parameterised by |m| from the last α alive reaches α = α_e − c m² (m = 0.01, 0.005,
+    extrapolated to m = 0), a continuous end where it meets the trivial state; the end lies above the last α alive, and
+    the first α lost at most UNSOLVED_BEFORE_THE_END before it. With the g integrands in m̂, θ̂, V̂ instead of the
+    by-parts ones it ended at 0.77, a quadrature artefact; judging a jump from the tensor-seeded start alone, and
+    starting every solve there, it ended at 0.88 ("jumped"), 0.03 short of α_e. About three minutes."""
     params = api.Parameters.validated(omega=0.0)
     rule = api.state_ladder(2)[0]
     path = api.follow("positional", params, 10, low=0.3, high=1.5)
@@ -288,15 +316,24 @@ def test_the_positional_branch_at_omega_zero_ends_on_the_split_line_rule_where_t
     alive, lost = loss.bracket
     assert loss.status == "converged" and lost - alive <= 0.01 + 1e-12, loss.message
     assert ALIVE_ON_EVERY_RULE_AT <= alive and lost <= GONE_BY, loss.message
-    # |m| falls smoothly to the end, so the end is no jump: judged from the tensor-seeded start alone, every step past
-    # 0.84 longer than ~0.01 "jumped" (the tensor rule's |m| stays near 0.11) and the branch seemed to end at 0.88
-    assert loss.criterion != "jumped", loss.message
+    last = accurate.at(alive).solution
+    q, V, at_coarser = _positional_alpha_at(0.01, rule, params, (last.q, last.V, alive))
+    _, _, at_finer = _positional_alpha_at(0.005, rule, params, (q, V, at_coarser))
+    assert alive < at_coarser < at_finer  # α still rises as |m| falls towards 0
+    end = at_finer + (at_finer - at_coarser) / 3  # α_e − c m² through m = 0.01, 0.005, at m = 0
+    assert alive < end <= lost + UNSOLVED_BEFORE_THE_END, (end, loss.message)
+    # the finer count-split 10 ends later, and GONE_BY lies within a minimum step past its end
+    count_split = next(r for r in api.state_ladder(2) if r.label == "count-split 10")
+    q, V, at_coarser = _positional_alpha_at(0.01, count_split, params, (q, V, end))
+    _, _, at_finer = _positional_alpha_at(0.005, count_split, params, (q, V, at_coarser))
+    finer_end = at_finer + (at_finer - at_coarser) / 3
+    assert end < finer_end <= GONE_BY - 0.01, (end, finer_end)
 
 
 @pytest.mark.slow
 def test_solve_reports_the_positional_branch_missing_beyond_its_end_where_the_tensor_rule_carries_it_on():
     """ω = 0, α = 2.4: the tensor rule carries the positional branch there (|m| ≈ 0.023), but on the accurate rules
-    it ends near α = 0.89 (see the test above), so `solve` must report it missing with the bracket where it ended,
+    it ends near α = 0.90 (see the test above), so `solve` must report it missing with the bracket where it ended,
     not a fixed point reached from the tensor state (with the g integrands, that state carried onto split-line 8
     converged to another fixed point, |m| ≈ 0.003; by parts the carry does not converge). About four minutes."""
     params = api.Parameters.validated(omega=0.0)

@@ -12,7 +12,7 @@ has +0.9, so a tensor-preconditioned Newton heads for m = 0). A solve that colla
 set m = 0 or θ = 0 is retried once with the order parameter doubled, and never reported as the branch.
 
 A branch the tensor rule carries to some α is not always there on the accurate rules: at ω = 0 the tensor
-rules continue the positional branch up to α = 3, while on split-line rules it ends near α = 0.89 (and with
+rules continue the positional branch up to α = 3, while on split-line rules it ends near α = 0.90 (and with
 the g integrands a tensor solution carried across at α = 2.4 landed on another fixed point). So the branch is
 followed on the first split-line rule itself from its anchor (`follow_on_rule`): it is either reached from
 where it is known to exist or reported missing with the place where it ended on that rule.
@@ -70,6 +70,10 @@ ANDERSON_MAX_ITER = 40
 # the positional |m| at about half its converged value (ω = 0: 0.07 vs 0.152; ω = 0.05, α = 0.68: 0.076 vs
 # 0.170), and from there both Anderson and Broyden can fall to m = 0.
 RETRY_ORDER_SCALE = 2.0
+# `follow_on_rule` retries a failed step from the path's own extrapolation only on steps up to this long: the branch's
+# end is bracketed by a failed step of FOLLOW_MIN_STEP, and a longer failed step is halved anyway (the retry would
+# only save steps; at ω = 0 the retries on longer steps cost 75 evaluations of split-line 8 without changing the end).
+RETRY_MAX_STEP = 2 * FOLLOW_MIN_STEP
 
 
 @dataclass(frozen=True)
@@ -209,13 +213,14 @@ def follow_on_rule(tensor_path: Continuation, branch: str, params: Parameters, r
     None with `loss(α)` saying where the branch ended on the rule.
 
     A tensor solution carried onto the rule at α itself can land on another fixed point: at ω = 0 the tensor rules
-    continue the positional branch to α = 3, while on split-line rules it ends near α = 0.89, and (with the g
+    continue the positional branch to α = 3, while on split-line rules it ends near α = 0.90, and (with the g
     integrands in place of the by-parts ones) the carry at α = 2.4 landed on a positional fixed point with |m| =
     0.003 (tensor: 0.023) that the branch does not reach. Each step starts from the tensor path's state at the new α
     shifted by the offset between the two rules at the nearest solved α (the rules differ by a slowly varying bias:
     at ω = 0.3 this takes the positional branch from 0.3 to 1.25 in steps of FOLLOW_MAX_STEP, where the path's own
     extrapolation from one point failed at 0.8), with the inverse Jacobian of that solution (`on_rule`: Broyden,
-    then a fresh Jacobian of this rule's map); the branch ends where no fixed point is found in steps down to
+    then a fresh Jacobian of this rule's map), and where that fails, from the path's own extrapolation when it is far
+    from the seeded start (at ω = 0, near the end); the branch ends where no fixed point is found in steps down to
     FOLLOW_MIN_STEP, or where it collapses or jumps (`branch_loss`; a jump is a solution far from both that
     tensor-seeded start and the path's linear extrapolation: the extrapolation misses the curvature of the positional
     branch at ω = 0.3 by more than the jump fraction over a 0.45 step, and the tensor-seeded start misses the fall of
@@ -237,21 +242,30 @@ def follow_on_rule(tensor_path: Continuation, branch: str, params: Parameters, r
                                      f"a tensor path of the {branch} branch with a solution at its anchor")
             return on_rule(AccurateState(anchored), params, rule)
         here, there = tensor_state(alpha), tensor_state(previous.solution.alpha)
-        if here is not None and there is not None:
-            seeded = here + coords.from_state(previous.solution.state) - there
-            if coords.contains(seeded):
-                guess = seeded_at[alpha] = seeded
-        moved = replace(previous.solution, alpha=alpha, state=coords.to_state(guess))
-        return on_rule(AccurateState(moved, previous.inverse, previous.rule), params, rule)
+        seeded = None if here is None or there is None else here + coords.from_state(previous.solution.state) - there
+        if seeded is None or not coords.contains(seeded):
+            moved = replace(previous.solution, alpha=alpha, state=coords.to_state(guess))
+            return on_rule(AccurateState(moved, previous.inverse, previous.rule), params, rule)
+        seeded_at[alpha] = seeded
+        moved = replace(previous.solution, alpha=alpha, state=coords.to_state(seeded))
+        state = on_rule(AccurateState(moved, previous.inverse, previous.rule), params, rule)
+        extrapolated = not np.array_equal(guess, coords.from_state(previous.solution.state))
+        if state.success or not extrapolated or abs(alpha - previous.solution.alpha) > RETRY_MAX_STEP:
+            return state
+        # Where the offset between the rules changes fast, the seeded start misses the branch and the path's own
+        # extrapolation (`guess`) is the better one: at ω = 0 the tensor rule's positional |m| stays near 0.11 past
+        # α = 0.8 while on count-split 10 it falls to 0 at α = 0.9188 (0.111, 0.095, 0.074, 0.049 at 0.8, 0.839,
+        # 0.874, 0.901); from the seeded start (|m| 0.049) the solve at 0.9106 failed, from the extrapolation (0.039)
+        # a fresh-Jacobian Broyden solve converges in 11 evaluations to 0.033. (The residual at either start does not
+        # tell which is better: near the end the map is nearly neutral in m.)
+        retried = defect_correction(replace(moved, state=coords.to_state(guess)), params, rule, anderson=False)
+        return retried if retried.success else state
 
     def lost(state: AccurateState, prediction):
         seeded = None if prediction is None else seeded_at.get(state.solution.alpha)
         reason = branch_loss(state.solution, prediction if seeded is None else seeded, coords)
         if reason == "jumped" and seeded is not None:
-            # Where the offset between the rules changes fast, the tensor-seeded start misses the branch while the
-            # path's own extrapolation follows it: at ω = 0 the tensor rule's positional |m| stays near 0.11 past
-            # α = 0.8 while split-line 8's falls (0.111, 0.092, 0.065, 0.049 at α = 0.8, 0.839, 0.874, 0.887), so
-            # from the seeded start every step longer than ~0.01 "jumped" and the branch seemed to end at 0.88.
+            # from the seeded start alone, every step past α = 0.84 at ω = 0 longer than ~0.01 "jumped" (see `solve`)
             reason = branch_loss(state.solution, prediction, coords)
         return reason if reason in ENDS_A_BRANCH else None
 

@@ -219,12 +219,12 @@ def follow_on_rule(tensor_path: Continuation, branch: str, params: Parameters, r
     shifted by the offset between the two rules at the nearest solved α (the rules differ by a slowly varying bias:
     at ω = 0.3 this takes the positional branch from 0.3 to 1.25 in steps of FOLLOW_MAX_STEP, where the path's own
     extrapolation from one point failed at 0.8), with the inverse Jacobian of that solution (`on_rule`: Broyden,
-    then a fresh Jacobian of this rule's map), and where that fails, from the path's own extrapolation when it is far
-    from the seeded start (at ω = 0, near the end); the branch ends where no fixed point is found in steps down to
-    FOLLOW_MIN_STEP, or where it collapses or jumps (`branch_loss`; a jump is a solution far from both that
-    tensor-seeded start and the path's linear extrapolation: the extrapolation misses the curvature of the positional
-    branch at ω = 0.3 by more than the jump fraction over a 0.45 step, and the tensor-seeded start misses the fall of
-    its |m| towards the end at ω = 0).
+    then a fresh Jacobian of this rule's map), and where that fails on a step of at most RETRY_MAX_STEP, once more
+    from the path's own extrapolation (at ω = 0, near the end, the seeded start misses the branch); the branch ends
+    where no fixed point is found in steps down to FOLLOW_MIN_STEP, or where it collapses or jumps (`branch_loss`; a
+    jump is a solution far from both that tensor-seeded start and the path's linear extrapolation: the extrapolation
+    misses the curvature of the positional branch at ω = 0.3 by more than the jump fraction over a 0.45 step, and the
+    tensor-seeded start misses the fall of its |m| towards the end at ω = 0).
     """
     coords = BranchCoordinates(branch, params)
     seeded_at: dict[float, np.ndarray] = {}  # α -> the tensor-seeded start of the solve there

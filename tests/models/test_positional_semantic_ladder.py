@@ -280,6 +280,7 @@ def _positional_alpha_at(m, rule, params, start):
     F_q = q, F_V = V, F_m1 = m with a forward-difference Jacobian in (log q, log V, α): the branch parameterised by
     its order parameter, which passes through the end where a solve at fixed α stops converging."""
     from attnphase.models.positional_semantic.state_evolution import state_vector
+    from attnphase.numeric.jacobian import forward_difference_jacobian
 
     def defect(u):
         q, V, alpha = math.exp(u[0]), math.exp(u[1]), u[2]
@@ -291,8 +292,7 @@ def _positional_alpha_at(m, rule, params, start):
         g = defect(u)
         if np.abs(g).max() < 1e-9:
             return math.exp(u[0]), math.exp(u[1]), u[2]
-        J = np.column_stack([(defect(u + 1e-5 * e) - g) / 1e-5 for e in np.eye(3)])
-        u = u - np.linalg.solve(J, g)
+        u = u - np.linalg.solve(forward_difference_jacobian(defect, u, g, relative_step=1e-4), g)
     raise AssertionError(f"no positional fixed point with |m| = {m} on {rule.label} (defect {np.abs(g).max():.2g})")
 
 

@@ -249,6 +249,7 @@ def follow_on_rule(tensor_path: Continuation, branch: str, params: Parameters, r
         seeded_at[alpha] = seeded
         moved = replace(previous.solution, alpha=alpha, state=coords.to_state(seeded))
         state = on_rule(AccurateState(moved, previous.inverse, previous.rule), params, rule)
+        # Continuation hands over its extrapolation, or the nearest solution's own state where it has none
         extrapolated = not np.array_equal(guess, coords.from_state(previous.solution.state))
         if state.success or not extrapolated or abs(alpha - previous.solution.alpha) > RETRY_MAX_STEP:
             return state

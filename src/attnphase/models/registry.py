@@ -81,7 +81,7 @@ MODELS: dict[str, ModelEntry] = {
         ),
         ModelEntry(
             name="copy-heads",
-            title="Copy-head emergence: effective action, P* scaling, SGLD/Adam validation",
+            title="Copy-head emergence: effective action, P* scaling, MALA/Adam validation",
             symbolic="attnphase.models.copy_heads.derivation",
             cli="attnphase.cli.copy_heads",
             commands={

@@ -269,12 +269,10 @@ def test_solve_fields_lie_within_their_errors_of_the_count_split_16_reference():
 # three. A rule's end must lie between: alive at 0.86 at least, and gone 0.01 past the count-split end at most.
 ALIVE_ON_EVERY_RULE_AT = 0.86
 GONE_BY = 0.93
-# How far before a continuous end the solves at fixed α stop converging: α_e − α ≈ 6 μ², and they converged at |m| =
-# 0.027, 0.030, 0.033 (split-line 8, 12, count-split 10) and failed at 0.013 and 0.017 (split-line 8, count-split 10),
-# so the last α a follow can reach lies up to 6 · 0.022² ≈ 0.003 before the end.
-UNSOLVED_BEFORE_THE_END = 0.003
-
-
+# The m⁴ term left in the test's own m² extrapolation through m = 0.01, 0.005: α = α_e − c m² + d m⁴ leaves −4 d m⁴,
+# sixteen times less than through 0.02, 0.01, which on split-line 8 gives α_e 8e-6 higher (0.901585 against 0.901577);
+# so about 5e-7.
+END_EXTRAPOLATION_ERROR = 1e-6
 def _positional_alpha_at(m, rule, params, start):
     """(q, V, α) of the positional fixed point with m = (m, −m) on `rule`, by Newton from start = (q, V, α) on
     F_q = q, F_V = V, F_m1 = m with a forward-difference Jacobian in (log q, log V, α): the branch parameterised by
@@ -300,12 +298,14 @@ def _positional_alpha_at(m, rule, params, start):
 def test_the_positional_branch_at_omega_zero_ends_on_the_split_line_rule_where_the_tensor_rule_carries_it_on():
     """ω = 0: the tensor rule (10 nodes) carries the positional branch to α = 1.5, the first split-line rule does
     not; followed on that rule from its anchor it ends, in a bracket of 0.01, where the branch ends on the finer
-    rules too: above 0.86 and below 0.93 (see ALIVE_ON_EVERY_RULE_AT). The bracket lies at the rule's own end, found
+    rules too: above 0.86 and below 0.93 (see ALIVE_ON_EVERY_RULE_AT). The bracket holds the rule's own end, found
     independently: the branch parameterised by |m| from the last α alive reaches α = α_e − c m² (m = 0.01, 0.005,
-    extrapolated to m = 0), a continuous end where it meets the trivial state; the end lies above the last α alive, and
-    the first α lost at most UNSOLVED_BEFORE_THE_END before it. With the g integrands in m̂, θ̂, V̂ instead of the
-    by-parts ones it ended at 0.77, a quadrature artefact; judging a jump from the tensor-seeded start alone, and
-    starting every solve there, it ended at 0.88 ("jumped"), 0.03 short of α_e. About three minutes."""
+    extrapolated to m = 0), a continuous end where it meets the trivial state, and the end the follow names
+    (`continuous_end`) covers it within its error. With the g integrands in m̂, θ̂, V̂ instead of the by-parts ones it
+    ended at 0.77, a quadrature artefact; judging a jump from the tensor-seeded start alone, and starting every solve
+    there, it ended at 0.88 ("jumped"), 0.03 short of α_e; with solves at fixed α alone it ended "alive at 0.8974, lost
+    at 0.9074 (not_converged)", no solve converging in the last 0.006 before the end (at ω = 0.15 such an ending fell
+    0.004 short of it: test_positional_semantic_branch_end). About three minutes."""
     params = api.Parameters.validated(omega=0.0)
     rule = api.state_ladder(2)[0]
     path = api.follow("positional", params, 10, low=0.3, high=1.5)
@@ -321,7 +321,8 @@ def test_the_positional_branch_at_omega_zero_ends_on_the_split_line_rule_where_t
     _, _, at_finer = _positional_alpha_at(0.005, rule, params, (q, V, at_coarser))
     assert alive < at_coarser < at_finer  # α still rises as |m| falls towards 0
     end = at_finer + (at_finer - at_coarser) / 3  # α_e − c m² through m = 0.01, 0.005, at m = 0
-    assert alive < end <= lost + UNSOLVED_BEFORE_THE_END, (end, loss.message)
+    assert alive < end < lost and loss.criterion == "continuous_end", (end, loss.message)
+    assert abs(accurate.end.alpha - end) <= accurate.end.error + END_EXTRAPOLATION_ERROR, (accurate.end.describe(), end)
     # the finer count-split 10 ends later, and GONE_BY lies within a minimum step past its end
     count_split = next(r for r in api.state_ladder(2) if r.label == "count-split 10")
     q, V, at_coarser = _positional_alpha_at(0.01, count_split, params, (q, V, end))

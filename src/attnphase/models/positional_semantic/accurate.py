@@ -356,13 +356,16 @@ class FollowedOnRule(Continuation):
 
     end: ContinuousEnd | None = None
 
+    def short_of_end(self, control: float) -> bool:
+        """Whether `control` lies between the anchor and the located end, below its error: the branch exists there."""
+        return self.end is not None and self.anchor <= control < self.end.alpha - self.end.error
+
     def loss(self, control: float):
         loss = super().loss(control)
-        end = self.end
-        if loss is None or end is None or control < self.anchor:
+        if loss is None or self.end is None or control < self.anchor:
             return loss
-        message = f"{loss.message}; {end.describe()}"
-        if control < end.alpha - end.error:
+        message = f"{loss.message}; {self.end.describe()}"
+        if self.short_of_end(control):
             return replace(loss, status=Status.FAILED,
                            message=f"{message}: the branch exists at α = {control:g}, where it was not solved")
         return replace(loss, message=message)

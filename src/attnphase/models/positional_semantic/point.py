@@ -213,10 +213,10 @@ def _branch_at(name: str, alpha: float, params: Parameters, ladder, nodes: int, 
                 note = (f"; {first.label} has no fixed point at α (a hole of its path): carried from α = {nearer:.5g} "
                         f"onto {ladder[0].label}")
         if reached is None:
-            loss = accurate.loss(alpha)  # failed at a hole, and below a continuous end where α was not solved
-            return MissingBranch(name, Status.FAILED if loss.status == Status.FAILED else Status.NOT_FOUND,
+            failed = alpha in accurate.holes or accurate.short_of_end(alpha)  # the branch exists at α: not solved
+            return MissingBranch(name, Status.FAILED if failed else Status.NOT_FOUND,
                                  f"{name}: the tensor rule carries it to α = {alpha:g}, {first.label} does not: "
-                                 f"{loss.message}")
+                                 f"{accurate.loss(alpha).message}")
         reached = with_fresh_inverse(reached, params, ladder[0])
         if hole:
             stable, radius = _stability_on_rule(reached.solution, params, ladder[0]) if stability else (False, math.nan)

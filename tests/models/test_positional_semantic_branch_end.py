@@ -92,3 +92,17 @@ def test_the_positional_branch_at_omega_0_15_is_followed_to_its_continuous_end()
     # on the branch: |m| falls along it towards the end, below its value at the end's first point (at a lower α)
     first = end.points[0]
     assert first.alpha < 1.4735 and 0 < abs(near.solution.m) < abs(first.state[3]), (near.solution.m, first.state)
+
+
+@pytest.mark.slow
+def test_solve_next_to_the_end_reports_the_branch_failed_with_its_end_not_missing():
+    """ω = 0, α = 0.9: split-line 8 reaches the positional branch only through |m| (|m| ≈ 0.017, 0.0016 before its end
+    at 0.90158), and split-line 10's fixed point at α is not found from there. `solve` must report the branch failed (it
+    exists at α), name the end, and stop the climb at that first failed rung (all nine failed at ω = 0.15, α = 1.472,
+    in 286 s). About 30 seconds."""
+    result = api.solve(0.0, 0.9, branches=("positional",), stability=False)
+    assert not result.branches
+    (missing,) = result.missing
+    assert missing.status == "failed", missing.message
+    assert "through |m|" in missing.message and "reaches m = 0 continuously at α = 0.9015" in missing.message
+    assert missing.message.startswith("positional: split-line 10:"), missing.message  # the climb's first finer rung

@@ -304,8 +304,8 @@ def test_the_positional_branch_at_omega_zero_ends_on_the_split_line_rule_where_t
     (`continuous_end`) covers it within its error. With the g integrands in m̂, θ̂, V̂ instead of the by-parts ones it
     ended at 0.77, a quadrature artefact; judging a jump from the tensor-seeded start alone, and starting every solve
     there, it ended at 0.88 ("jumped"), 0.03 short of α_e; with solves at fixed α alone it ended "alive at 0.8974, lost
-    at 0.9074 (not_converged)", no solve converging in the last 0.006 before the end (at ω = 0.15 such an ending fell
-    0.004 short of it: test_positional_semantic_branch_end). About three minutes."""
+    at 0.9074 (not_converged)", the last α alive 0.004 before the end (at ω = 0.15 such an ending fell 0.004 short of
+    it: test_positional_semantic_branch_end). About three minutes."""
     params = api.Parameters.validated(omega=0.0)
     rule = api.state_ladder(2)[0]
     path = api.follow("positional", params, 10, low=0.3, high=1.5)

@@ -83,7 +83,8 @@ RETRY_MAX_STEP = 2 * FOLLOW_MIN_STEP
 # of |m| at the last α alive, and α_e extrapolated in m² (`continuous_end`).
 END_ORDER_FRACTIONS = (0.5, 0.25, 0.125)
 # The branch at a requested α below that end (`at_alpha_through_order_parameter`): secant steps in m², each point solved
-# to ORDER_TOL relative, until its α matches to ALPHA_MATCH relative (then F − x at α is ~1e-8 relative, under RUNG_TOL).
+# to ORDER_TOL relative, until its α matches to ALPHA_MATCH relative (then F − x at α is ~1e-8 relative, below
+# RUNG_TOL).
 ORDER_SECANT_STEPS = 6
 ORDER_TOL = 1e-9
 ALPHA_MATCH = 1e-9
@@ -351,10 +352,14 @@ def at_alpha_through_order_parameter(alpha: float, end: ContinuousEnd, solution:
 
 class FollowedOnRule(Continuation):
     """A branch followed on one rule (`follow_on_rule`) that knows where the positional branch reaches m = 0 once a
-    failed step has located it (`end`, a ContinuousEnd, else None). `loss(α)` then names that end, and below it,
-    where the branch exists but its fixed point at α was not found, the loss is failed, not converged."""
+    failed step has located it (`end`, a ContinuousEnd, else None), and the α it solved through the order parameter
+    (`through_order_parameter`). `loss(α)` then names that end, and below it, where the branch exists but its fixed
+    point at α was not found, the loss is failed, not converged."""
 
-    end: ContinuousEnd | None = None
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.end: ContinuousEnd | None = None
+        self.through_order_parameter: set[float] = set()  # the α solved at fixed |m|
 
     def short_of_end(self, control: float) -> bool:
         """Whether `control` lies between the anchor and the located end, below its error: the branch exists there."""
@@ -400,7 +405,6 @@ def follow_on_rule(tensor_path: Continuation, branch: str, params: Parameters, r
     """
     coords = BranchCoordinates(branch, params)
     seeded_at: dict[float, np.ndarray] = {}  # α -> the tensor-seeded start of the solve there
-    solved_through_order_parameter: set[float] = set()  # the α solved at fixed |m| (`at_alpha_through_order_parameter`)
     end_tried: set[float] = set()  # the path points a continuous end was looked for from
     tensor_path.at(tensor_path.anchor)  # settles the anchor (a fallback one where the first fails) before it is read
 
@@ -434,7 +438,7 @@ def follow_on_rule(tensor_path: Continuation, branch: str, params: Parameters, r
     def through_order_parameter(alpha, end: ContinuousEnd, previous: AccurateState) -> AccurateState | None:
         reached = at_alpha_through_order_parameter(alpha, end, previous.solution, params, rule)
         if reached is not None:
-            solved_through_order_parameter.add(alpha)
+            followed.through_order_parameter.add(alpha)
         return reached
 
     def m_vanishes_ahead(previous: AccurateState) -> bool:
@@ -478,7 +482,7 @@ def follow_on_rule(tensor_path: Continuation, branch: str, params: Parameters, r
     def lost(state: AccurateState, prediction):
         if followed.end is not None and state.solution.alpha > followed.end.alpha + followed.end.error:
             return "continuous_end"
-        if state.solution.alpha in solved_through_order_parameter:
+        if state.solution.alpha in followed.through_order_parameter:
             prediction = None
         seeded = None if prediction is None else seeded_at.get(state.solution.alpha)
         reason = branch_loss(state.solution, prediction if seeded is None else seeded, coords)
@@ -511,13 +515,14 @@ def with_fresh_inverse(state: AccurateState, params: Parameters, rule: Rule) -> 
 
 def climb_branch(start: AccurateState, params: Parameters, rules: tuple[Rule, ...],
                  tolerance: Tolerance | dict | None, *, anderson: bool = True,
-                 first: AccurateState | None = None) -> LadderResult:
+                 first: AccurateState | None = None, skip_failed: bool = True) -> LadderResult:
     """The branch of `start` carried up `rules` until every field of FIELDS meets `tolerance`.
 
     Each rung starts from the rung below (`on_rule`); the values reported are the highest rung's, each
     with the spread over the last SPREAD_RUNGS rungs as its error (numeric.convergence.climb, report
     "refined", error "spread"; a rung below the top on which the fixed point is not found is skipped and
-    named); where split-line rungs meet the tolerance, the errors of FAMILY_CHECKED include the step to the first
+    named, or with skip_failed=False ends the climb); where split-line rungs meet the tolerance, the errors of
+    FAMILY_CHECKED include the step to the first
     count-split rung, and Φ and ε_t are the split-line rungs' (count-split rungs measure FAMILY_CHECKED alone).
     Status converged, limited (the top rung does not meet the tolerance, or the top rung failed
     above a checked triple: the last checked values are reported) or failed. first: the branch already
@@ -540,5 +545,6 @@ def climb_branch(start: AccurateState, params: Parameters, rules: tuple[Rule, ..
                             (state,))
     return climb(lambda rule, previous: on_rule(previous, params, rule, anderson=anderson),
                  [Rung(rule, rule.label, rule.family) for rule in rules], measure, tolerance=tolerance, start=start,
-                 first=first, report="refined", error="spread", window=min(SPREAD_RUNGS, len(rules)), skip_failed=True,
+                 first=first, report="refined", error="spread", window=min(SPREAD_RUNGS, len(rules)),
+                 skip_failed=skip_failed,
                  family_checked=FAMILY_CHECKED)

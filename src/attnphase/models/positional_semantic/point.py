@@ -221,12 +221,17 @@ def _branch_at(name: str, alpha: float, params: Parameters, ladder, nodes: int, 
         if hole:
             stable, radius = _stability_on_rule(reached.solution, params, ladder[0]) if stability else (False, math.nan)
             start = replace(reached.solution, stable=stable, spectral_radius=radius)
-        climbed = climb_branch(reached, params, ladder, tolerance, first=reached)
+        near_end = alpha in accurate.through_order_parameter
+        if near_end:
+            # reached through |m| next to its continuous end: the finer rungs, started from it at fixed α, fail alike
+            # (at ω = 0.15, α = 1.472 all nine, 286 s), so the first that fails ends the climb
+            note += f"; {first.label} reaches it at α through |m|, next to its end ({accurate.end.describe()})"
+        climbed = climb_branch(reached, params, ladder, tolerance, first=reached, skip_failed=not near_end)
     else:
         climbed = climb_branch(AccurateState(start, None, f"tensor {nodes}"), params, ladder, tolerance,
                                anderson=name != "mixed")
     if not climbed.values:
-        return MissingBranch(name, climbed.status, f"{name}: {climbed.message}")
+        return MissingBranch(name, climbed.status, f"{name}: {climbed.message}{note}")
     top = climbed.answer.solution
     if not distinct(top, [r.solution for r in reported.values()]):
         return MissingBranch(name, Status.NOT_FOUND, f"{name}: the accurate rules carry it onto another branch")

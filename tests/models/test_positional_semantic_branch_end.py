@@ -1,4 +1,4 @@
-"""The continuous end of the positional branch on a split-line rule (`accurate.continuous_end`, and the follow that uses
+"""The continuous end of the positional branch on a split-line rule (`following.continuous_end`, and the follow that uses
 it), against an independent characterisation of the same point: a branch that leaves the trivial state (m = θ = 0)
 continuously does so where the trivial state's multiplier in the m direction, ∂F_m/∂m at m = 0, crosses 1 (a
 pitchfork). The end is extrapolated from solves at fixed |m|; the pitchfork is a root in α of a property of the trivial
@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from attnphase.api import positional_semantic as api
-from attnphase.models.positional_semantic.accurate import continuous_end, defect_correction
+from attnphase.models.positional_semantic.accurate import defect_correction
+from attnphase.models.positional_semantic.following import continuous_end
 from attnphase.models.positional_semantic.state_evolution import state_vector
 
 SPLIT_LINE_8 = api.state_ladder(2)[0]

@@ -11,10 +11,10 @@ import numpy as np
 
 from attnphase import progress
 from attnphase.errors import ParameterError
-from attnphase.models.positional_semantic.accurate import (AccurateState, climb_branch, follow_on_rule, on_rule,
-                                                           with_fresh_inverse)
+from attnphase.models.positional_semantic.accurate import AccurateState, climb_branch, on_rule, with_fresh_inverse
 from attnphase.models.positional_semantic.branches import (BRANCHES, BranchCoordinates, distinct, follow,
                                                            full_map_stability, solve_branch)
+from attnphase.models.positional_semantic.following import follow_on_rule
 from attnphase.models.positional_semantic.parameters import Accuracy, Parameters, check_parameter
 from attnphase.models.positional_semantic.results import (BranchSolution, LinearBaseline, MissingBranch, SolveResult,
                                                           TransverseCurvature, combined_status)
@@ -121,7 +121,7 @@ def solve(omega, alpha, sigma=0.5, lam=0.01, A=None, L=2, *, tol=FIELD_TOL, bran
     Each branch is FOLLOWED to α (never started cold at α, where another fixed point of the same
     invariant set can take its place): the positional and semantic ones by continuation in α on the tensor
     rule from their anchors (branches.follow) and, when the ladder starts with a split-line rule, again on
-    that rule from the tensor solution at the anchor carried onto it (accurate.follow_on_rule: a carry at α
+    that rule from the tensor solution at the anchor carried onto it (following.follow_on_rule: a carry at α
     itself can land on another fixed point, as at ω = 0, α = 2.4); the trivial one inside m = θ = 0, the
     mixed one from the midpoint of the pure branches. Then it climbs the ladder of rules
     (accurate.climb_branch; for L = 2 split-line rules of 8 … 16 outer nodes, then count-split rules of 8 …

@@ -28,6 +28,7 @@ from attnphase.models.positional_semantic.results import BranchSolution
 from attnphase.models.positional_semantic.rules import Rule
 from attnphase.numeric.branches import Continuation
 from attnphase.numeric.fixedpoint import Broyden, FixedPointResult, solve_fixed_point
+from attnphase.numeric.threshold import root_steps
 from attnphase.numeric.transforms import Positive
 from attnphase.results import Status
 
@@ -158,26 +159,33 @@ def _squared_m(point: OrderParameterPoint) -> float:
 def at_alpha_through_order_parameter(alpha: float, end: ContinuousEnd, solution: BranchSolution, params: Parameters,
                                      rule: Rule) -> AccurateState | None:
     """The positional branch at α below its continuous end `end`, reached at fixed |m| (`at_order_parameter`), where
-    the solves at fixed α fail: |m|² by secant steps from the end's points (α is nearly linear in m² there) until the
-    point's α is α to ALPHA_MATCH (its solves to ORDER_TOL), then that state verified as the fixed point at α
-    (`defect_correction`: a residual below RUNG_TOL at the start costs one evaluation). `solution`: the branch's
-    solution nearest α (its fields are carried over). None where a step fails or m² would turn negative."""
+    the solves at fixed α fail: m² by secant steps (numeric.threshold.root_steps) from the end's two points nearest
+    α (α is nearly linear in m² there) until the point's α is α to ALPHA_MATCH (its solves to ORDER_TOL), then that
+    state verified as the fixed point at α (`defect_correction`: a residual below RUNG_TOL at the start costs one
+    evaluation; it decides, also where ORDER_SECANT_STEPS end short of α). `solution`: the branch's solution nearest α
+    (its fields are carried over). None where a step fails, m² would turn negative, or the verification fails."""
     a, b = sorted(end.points, key=lambda p: abs(p.alpha - alpha))[:2]
     direction = b.state[3:] / math.sqrt(_squared_m(b))
-    for _ in range(ORDER_SECANT_STEPS):
-        squared = _squared_m(b) + (alpha - b.alpha) * (_squared_m(b) - _squared_m(a)) / (b.alpha - a.alpha)
+    solved = [b]  # the points at fixed |m|, the last one the start of the next
+
+    def alpha_offset(squared):
         if not squared > 0:
-            return None
-        point = at_order_parameter(math.sqrt(squared), direction, [b.state[0], b.state[1], alpha], params, rule,
-                                   tol=ORDER_TOL, step_tol=None, inverse=b.result.inverse_jacobian)
+            return "m² would turn negative"
+        last = solved[-1]
+        point = at_order_parameter(math.sqrt(squared), direction, [last.state[0], last.state[1], alpha], params, rule,
+                                   tol=ORDER_TOL, step_tol=None, inverse=last.result.inverse_jacobian)
         if not point.success:
-            return None
-        a, b = b, point
-        if abs(point.alpha - alpha) <= ALPHA_MATCH * alpha:
-            start = replace(solution, alpha=alpha, state=point.state)
-            state = defect_correction(start, params, rule, anderson=False)
-            return state if state.success else None
-    return None
+            return point.result.message
+        solved.append(point)
+        return point.alpha - alpha, None
+
+    slope = (b.alpha - a.alpha) / (_squared_m(b) - _squared_m(a))  # dα/d(m²)
+    _, failed = root_steps(alpha_offset, _squared_m(b) - (b.alpha - alpha) / slope, ALPHA_MATCH * alpha / abs(slope),
+                           known=[(_squared_m(b), b.alpha - alpha, slope)], max_steps=ORDER_SECANT_STEPS)
+    if failed is not None:
+        return None
+    state = defect_correction(replace(solution, alpha=alpha, state=solved[-1].state), params, rule, anderson=False)
+    return state if state.success else None
 
 
 class FollowedOnRule(Continuation):

@@ -13,8 +13,12 @@ import pytest
 
 from attnphase.api import positional_semantic as api
 from attnphase.models.positional_semantic.accurate import defect_correction
+from attnphase.models.positional_semantic.branch_end import END_WINDOW, next_to_end, top_ends
 from attnphase.models.positional_semantic.following import continuous_end
+from attnphase.models.positional_semantic.results import MissingBranch
+from attnphase.models.positional_semantic.rules import FIELD_TOL
 from attnphase.models.positional_semantic.state_evolution import state_vector
+from attnphase.numeric.convergence import Tolerance
 
 SPLIT_LINE_8 = api.state_ladder(2)[0]
 # The m of the central differences of the multiplier: F_m = λ m − b m³ gives λ − b δ², which moves the crossing by
@@ -95,15 +99,78 @@ def test_the_positional_branch_at_omega_0_15_is_followed_to_its_continuous_end()
     assert first.alpha < 1.4735 and 0 < abs(near.solution.m) < abs(first.state[3]), (near.solution.m, first.state)
 
 
+def test_next_to_its_end_the_positional_branch_is_decided_on_the_top_rungs():
+    """ω = 0 on the ladder split-line 8, 10, 12 (cheap stand-ins for the default ladder's top rungs; their ends are
+    0.90158, 0.90719 and 0.91030): the end on each top rung, located at split-line 8's |m|, lies within its error of
+    that rung's pitchfork of the trivial state (split-line 12 here), and the branch at α is decided against the top
+    rungs' end and its spread (0.0087), not split-line 8's alone, which reported it missing past 0.90158:
+    - α = 0.9 (below every rung's end): found, reached through |m| on each rung; the reported state is the fixed point
+      of split-line 12's map at α itself, and its |m| is larger than on split-line 8 (its end lies later);
+    - α = 0.905 (within the spread of the ends): not decided, reported limited with the ends;
+    - α = 1.06 (more than END_WINDOW past split-line 8's end): missing, without locating the end on the top rungs.
+    About 25 seconds."""
+    params = api.Parameters.validated(omega=0.0)
+    ladder = api.state_ladder(2)[:3]
+    path = api.follow("positional", params, 10, low=0.3, high=0.9)
+    followed = api.follow_on_rule(path, "positional", params, SPLIT_LINE_8)
+    first = followed.at(0.9)
+    assert first is not None and followed.end is not None, followed.loss(0.9)
+    assert 0.9 < followed.end.alpha < 0.9 + END_WINDOW
+
+    beyond = next_to_end(0.9 + END_WINDOW + 0.01, followed, params, ladder, Tolerance(rtol=FIELD_TOL))
+    assert isinstance(beyond, MissingBranch) and beyond.status == "not_found", beyond
+    assert followed.ladder_ends is None  # decided without the top rungs
+
+    found = next_to_end(0.9, followed, params, ladder, Tolerance(rtol=FIELD_TOL))
+    ends = followed.ladder_ends
+    assert ends.success and [e.end.rule for e in ends.ends] == [rule.label for rule in ladder], ends
+    top = ends.ends[-1].end
+    reference = _pitchfork(params, ladder[-1], 0.9095, 0.9115, (first.solution.q, first.solution.V))
+    assert abs(top.alpha - reference) <= top.error + PITCHFORK_REFERENCE_ERROR, (top.describe(), reference)
+
+    assert found.values and found.rung == ladder[-1].label, found.message
+    state = found.answer.solution
+    assert state.alpha == 0.9 and abs(state.m) > abs(first.solution.m)
+    F = ladder[-1].equations(params, 0.9).evaluate(state.state).next
+    assert np.max(np.abs(F - state.state) / np.maximum(np.abs(state.state), 1e-3)) < 1e-5
+    assert found.values["m"] == abs(state.m) and found.errors["m"] > 0
+
+    undecided = next_to_end(0.905, followed, params, ladder, Tolerance(rtol=FIELD_TOL))
+    assert isinstance(undecided, MissingBranch) and undecided.status == "limited", undecided
+    assert ends.alpha - ends.error <= 0.905 <= ends.alpha + ends.error
+
+
 @pytest.mark.slow
-def test_solve_next_to_the_end_reports_the_branch_failed_with_its_end_not_missing():
-    """ω = 0, α = 0.9: split-line 8 reaches the positional branch only through |m| (|m| ≈ 0.017, 0.0016 before its end
-    at 0.90158), and split-line 10's fixed point at α is not found from there. `solve` must report the branch failed (it
-    exists at α), name the end, and stop the climb at that first failed rung (all nine failed at ω = 0.15, α = 1.472,
-    in 286 s). About 30 seconds."""
-    result = api.solve(0.0, 0.9, branches=("positional",), stability=False)
-    assert not result.branches
-    (missing,) = result.missing
-    assert missing.status == "failed", missing.message
-    assert "through |m|" in missing.message and "reaches m = 0 continuously at α = 0.9015" in missing.message
-    assert missing.message.startswith("positional: split-line 10:"), missing.message  # the climb's first finer rung
+def test_solve_next_to_the_end_decides_the_branch_on_the_top_rungs():
+    """ω = 0.15 on the default ladder: split-line 8 ends at 1.4743, the top rungs (count-split 12, 14, 16) later, each
+    end within its error of that rung's pitchfork of the trivial state, and less than END_WINDOW / 4 above split-line
+    8's (the window's bound, also at ω = 0). `solve` at α = 1.49 (reported missing from split-line 8 alone before)
+    finds the branch on the top rungs through |m|, its state the fixed point of count-split 16 at α and its Φ (from the
+    split-line rules at that state) within its error of the outer-split rules' there; at α = 1.52 it is past the top
+    rungs' end. About ten minutes."""
+    params = api.Parameters.validated(omega=0.15)
+    ladder = api.state_ladder(2)
+    results = list(api.solve_along(0.15, [1.49, 1.52], branches=("positional",), stability=False))
+    (found,) = results[0].branches
+    assert found.rule == ladder[-1].label and "through |m| on the top rungs" in found.message, found.message
+    F = ladder[-1].equations(params, 1.49).evaluate(found.state).next
+    assert np.max(np.abs(F - found.state) / np.maximum(np.abs(found.state), 1e-3)) < 1e-5
+    # Φ (from split-line 12, 14, 16 at the count-split state) against the outer-split rules at that state, whose own
+    # uncertainty is taken as the difference between (16, 14) and (20, 18)
+    outer = [api.Rule.outer_split(nodes).equations(params, 1.49).free_energy_of_state(found.state)
+             for nodes in ((16, 14), (20, 18))]
+    assert abs(found.free_energy - outer[-1]) <= found.errors["free_energy"] + abs(outer[1] - outer[0]), \
+        (found.free_energy, found.errors["free_energy"], outer)
+    (past,) = results[1].missing
+    assert past.status == "not_found" and "past its continuous end" in past.message, past.message
+
+    path = api.follow("positional", params, 10, low=0.3, high=1.49)
+    followed = api.follow_on_rule(path, "positional", params, SPLIT_LINE_8)
+    assert followed.at(1.49) is None and followed.end is not None, followed.loss(1.49)
+    ends = top_ends(followed.end, params, ladder)
+    assert ends.success and ends.alpha - followed.end.alpha < END_WINDOW / 4, ends.describe()
+    near = (found.q, found.V)
+    for located, rule in zip(ends.ends, ladder[-3:]):
+        reference = _pitchfork(params, rule, located.end.alpha - 0.002, located.end.alpha + 0.002, near)
+        assert abs(located.end.alpha - reference) <= located.end.error + PITCHFORK_REFERENCE_ERROR, \
+            (located.end.describe(), reference)

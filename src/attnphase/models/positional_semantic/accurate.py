@@ -213,20 +213,20 @@ def with_fresh_inverse(state: AccurateState, params: Parameters, rule: Rule) -> 
     return replace(state, inverse=inverse) if np.all(np.isfinite(inverse)) else state
 
 
-def climb_branch(start: AccurateState, params: Parameters, rules: tuple[Rule, ...],
+def climb_branch(start: AccurateState | None, params: Parameters, rules: tuple[Rule, ...],
                  tolerance: Tolerance | dict | None, *, anderson: bool = True,
-                 first: AccurateState | None = None, skip_failed: bool = True) -> LadderResult:
+                 first: AccurateState | None = None, carry=None) -> LadderResult:
     """The branch of `start` carried up `rules` until every field of FIELDS meets `tolerance`.
 
-    Each rung starts from the rung below (`on_rule`); the values reported are the highest rung's, each
-    with the spread over the last SPREAD_RUNGS rungs as its error (numeric.convergence.climb, report
-    "refined", error "spread"; a rung below the top on which the fixed point is not found is skipped and
-    named, or with skip_failed=False ends the climb); where split-line rungs meet the tolerance, the errors of
-    FAMILY_CHECKED include the step to the first
-    count-split rung, and Φ and ε_t are the split-line rungs' (count-split rungs measure FAMILY_CHECKED alone).
-    Status converged, limited (the top rung does not meet the tolerance, or the top rung failed
-    above a checked triple: the last checked values are reported) or failed. first: the branch already
-    solved on rules[0] (e.g. followed there), which is then not solved again.
+    Each rung starts from the rung below: `on_rule`, or carry(rule, previous) -> AccurateState where given (previous
+    None on the first rung; e.g. through |m| next to the positional branch's end, branch_end.next_to_end). The values
+    reported are the highest rung's, each with the spread over the last SPREAD_RUNGS rungs as its error
+    (numeric.convergence.climb, report "refined", error "spread"; a rung below the top on which the fixed point is not
+    found is skipped and named); where split-line rungs meet the tolerance, the errors of FAMILY_CHECKED include the
+    step to the first count-split rung, and Φ and ε_t are the split-line rungs' (count-split rungs measure
+    FAMILY_CHECKED alone). Status converged, limited (the top rung does not meet the tolerance, or the top rung failed
+    above a checked triple: the last checked values are reported) or failed. first: the branch already solved on
+    rules[0] (e.g. followed there), which is then not solved again.
     """
     families = {rule.label: rule.family for rule in rules}
 
@@ -235,16 +235,18 @@ def climb_branch(start: AccurateState, params: Parameters, rules: tuple[Rule, ..
         return {name: abs(getattr(state.solution, name)) if name in ("m", "theta") else getattr(state.solution, name)
                 for name in names}
 
+    if carry is None:
+        def carry(rule, previous):
+            return on_rule(previous, params, rule, anderson=anderson)
+
     if len(rules) == 1:  # one rule: its values, without a verified error
-        state = first or on_rule(start, params, rules[0], anderson=anderson)
+        state = first or carry(rules[0], start)
         if not state.success:
             return LadderResult({}, {}, Status.FAILED, f"{rules[0].label}: {state.message}", rules[0].label, None,
                                 state, (state,))
         return LadderResult(measure(state), {name: math.nan for name in FIELDS}, Status.LIMITED,
                             f"{rules[0].label} only: no finer rule, no verified error", rules[0].label, "", state,
                             (state,))
-    return climb(lambda rule, previous: on_rule(previous, params, rule, anderson=anderson),
-                 [Rung(rule, rule.label, rule.family) for rule in rules], measure, tolerance=tolerance, start=start,
-                 first=first, report="refined", error="spread", window=min(SPREAD_RUNGS, len(rules)),
-                 skip_failed=skip_failed,
-                 family_checked=FAMILY_CHECKED)
+    return climb(carry, [Rung(rule, rule.label, rule.family) for rule in rules], measure, tolerance=tolerance,
+                 start=start, first=first, report="refined", error="spread", window=min(SPREAD_RUNGS, len(rules)),
+                 skip_failed=True, family_checked=FAMILY_CHECKED)

@@ -33,7 +33,7 @@ from attnphase.numeric.transforms import Positive
 from attnphase.results import Status
 
 __all__ = ["RETRY_MAX_STEP", "END_ORDER_FRACTIONS", "OrderParameterPoint", "at_order_parameter", "ContinuousEnd",
-           "continuous_end", "at_alpha_through_order_parameter", "FollowedOnRule", "follow_on_rule"]
+           "continuous_end", "extrapolated_end", "at_alpha_through_order_parameter", "FollowedOnRule", "follow_on_rule"]
 
 # `follow_on_rule` retries a failed step from the path's own extrapolation only on steps up to this long: the branch's
 # end is bracketed by a failed step of FOLLOW_MIN_STEP, and a longer failed step is halved anyway (the retry would
@@ -143,13 +143,21 @@ def continuous_end(alive: AccurateState, params: Parameters, rule: Rule) -> Cont
         sizes.append(mu)
         alphas.append(point.alpha)
         start = np.array([point.state[0], point.state[1], point.alpha])
+    located = extrapolated_end(sizes, alphas)
+    return None if located is None else ContinuousEnd(*located, rule.label, solution.alpha, tuple(points))
+
+
+def extrapolated_end(sizes, alphas) -> tuple[float, float] | None:
+    """(α_e, error) of a continuous end from the branch's α at decreasing |m| = `sizes` (at least three), or None
+    where the points do not approach one (`continuous_end`'s criteria: α rising as |m| falls, each step at most half
+    the one before; α_e the m² extrapolation through the last two points, its error the difference from the one
+    through the two before plus twice the points' own)."""
     steps = np.diff(alphas)
     if not (np.all(steps > 0) and np.all(steps[1:] <= 0.5 * steps[:-1])):
         return None
     squares = np.square(sizes)
     extrapolated = [a1 + (a1 - a0) * s1 / (s0 - s1) for a0, a1, s0, s1 in zip(alphas, alphas[1:], squares, squares[1:])]
-    error = abs(extrapolated[-1] - extrapolated[-2]) + 2 * RUNG_STEP_TOL * extrapolated[-1]
-    return ContinuousEnd(extrapolated[-1], error, rule.label, solution.alpha, tuple(points))
+    return extrapolated[-1], abs(extrapolated[-1] - extrapolated[-2]) + 2 * RUNG_STEP_TOL * extrapolated[-1]
 
 
 def _squared_m(point: OrderParameterPoint) -> float:
@@ -191,13 +199,15 @@ def at_alpha_through_order_parameter(alpha: float, end: ContinuousEnd, solution:
 class FollowedOnRule(Continuation):
     """A branch followed on one rule (`follow_on_rule`) that knows where the positional branch reaches m = 0 once a
     failed step has located it (`end`, a ContinuousEnd, else None), and the α it solved through the order parameter
-    (`through_order_parameter`). `loss(α)` then names that end, and below it, where the branch exists but its fixed
-    point at α was not found, the loss is failed, not converged."""
+    (`through_order_parameter`), and the end on the ladder's top rungs (`ladder_ends`, by branch_end.next_to_end).
+    `loss(α)` then names that end, and below it, where the branch exists but its fixed point at α was not found, the
+    loss is failed, not converged."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.end: ContinuousEnd | None = None
         self.through_order_parameter: set[float] = set()  # the α solved at fixed |m|
+        self.ladder_ends = None  # the end on the ladder's top rungs (branch_end.TopEnds), once located
 
     def short_of_end(self, control: float) -> bool:
         """Whether `control` lies between the anchor and the located end, below its error: the branch exists there."""

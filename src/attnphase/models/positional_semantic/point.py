@@ -12,6 +12,7 @@ import numpy as np
 from attnphase import progress
 from attnphase.errors import ParameterError
 from attnphase.models.positional_semantic.accurate import AccurateState, climb_branch, on_rule, with_fresh_inverse
+from attnphase.models.positional_semantic.branch_end import next_to_end
 from attnphase.models.positional_semantic.branches import (BRANCHES, BranchCoordinates, distinct, follow,
                                                            full_map_stability, solve_branch)
 from attnphase.models.positional_semantic.following import follow_on_rule
@@ -212,21 +213,33 @@ def _branch_at(name: str, alpha: float, params: Parameters, ladder, nodes: int, 
                 reached, ladder = carried, ladder[1:]
                 note = (f"; {first.label} has no fixed point at α (a hole of its path): carried from α = {nearer:.5g} "
                         f"onto {ladder[0].label}")
-        if reached is None:
-            failed = alpha in accurate.holes or accurate.short_of_end(alpha)  # the branch exists at α: not solved
+        if name == "positional" and accurate.end is not None and alpha > accurate.end.located_from and (
+                reached is None or alpha in accurate.through_order_parameter):
+            # next to its continuous end, which moves with the rule: existence and the fixed point decided on the
+            # ladder, each rung reached through |m|
+            climbed = next_to_end(alpha, accurate, params, ladder, tolerance)
+            if isinstance(climbed, MissingBranch):
+                return climbed
+            if climbed.values and (stability or start is None):
+                # the tensor rule's state lies elsewhere here (|m| 0.11 for 0.064 at ω = 0, α = 0.9): the stability
+                # from the top rung's Jacobian
+                top_rule = next(rule for rule in ladder if rule.label == climbed.rung)
+                stable, radius = (_stability_on_rule(climbed.answer.solution, params, top_rule) if stability
+                                  else (False, math.nan))
+                start = replace(start or climbed.answer.solution, stable=stable, spectral_radius=radius)
+                note += f"; stability from the Jacobian on {top_rule.label}" if stability else ""
+        elif reached is None:
+            failed = alpha in accurate.holes  # the branch exists at α: not solved
             return MissingBranch(name, Status.FAILED if failed else Status.NOT_FOUND,
                                  f"{name}: the tensor rule carries it to α = {alpha:g}, {first.label} does not: "
                                  f"{accurate.loss(alpha).message}")
-        reached = with_fresh_inverse(reached, params, ladder[0])
-        if hole:
-            stable, radius = _stability_on_rule(reached.solution, params, ladder[0]) if stability else (False, math.nan)
-            start = replace(reached.solution, stable=stable, spectral_radius=radius)
-        near_end = alpha in accurate.through_order_parameter
-        if near_end:
-            # reached through |m| next to its continuous end: the finer rungs, started from it at fixed α, fail alike
-            # (at ω = 0.15, α = 1.472 all nine, 286 s), so the first that fails ends the climb
-            note += f"; {first.label} reaches it at α through |m|, next to its end ({accurate.end.describe()})"
-        climbed = climb_branch(reached, params, ladder, tolerance, first=reached, skip_failed=not near_end)
+        else:
+            reached = with_fresh_inverse(reached, params, ladder[0])
+            if hole:
+                stable, radius = (_stability_on_rule(reached.solution, params, ladder[0]) if stability
+                                  else (False, math.nan))
+                start = replace(reached.solution, stable=stable, spectral_radius=radius)
+            climbed = climb_branch(reached, params, ladder, tolerance, first=reached)
     else:
         climbed = climb_branch(AccurateState(start, None, f"tensor {nodes}"), params, ladder, tolerance,
                                anderson=name != "mixed")

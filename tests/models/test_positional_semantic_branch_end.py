@@ -1,11 +1,12 @@
-"""The continuous end of the positional branch on a split-line rule (`following.continuous_end`, and the follow that uses
-it), against an independent characterisation of the same point: a branch that leaves the trivial state (m = θ = 0)
-continuously does so where the trivial state's multiplier in the m direction, ∂F_m/∂m at m = 0, crosses 1 (a
-pitchfork). The end is extrapolated from solves at fixed |m|; the pitchfork is a root in α of a property of the trivial
-state alone."""
+"""The end of the positional branch on a rule (`following.continuous_end`, `following.fold_end`, the follow that uses
+them, and `branch_end` on the top rungs), against independent characterisations of the same point: a branch that
+leaves the trivial state (m = θ = 0) continuously does so where the trivial state's multiplier in the m direction,
+∂F_m/∂m at m = 0, crosses 1 (a pitchfork), a root in α of a property of the trivial state alone; a fold is the maximum
+of α along the branch parameterised by |m|, found by golden-section search on the same rule."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import numpy as np
@@ -14,7 +15,9 @@ import pytest
 from attnphase.api import positional_semantic as api
 from attnphase.models.positional_semantic.accurate import RUNG_STEP_TOL, defect_correction
 from attnphase.models.positional_semantic.branch_end import END_WINDOW, next_to_end, top_ends
-from attnphase.models.positional_semantic.following import continuous_end
+from attnphase.models.positional_semantic.following import (FOLD_ORDER_FRACTIONS, ORDER_TOL, OrderParameterPoint,
+                                                            at_alpha_through_order_parameter, at_order_parameter,
+                                                            continuous_end, fold_end, located_end)
 from attnphase.models.positional_semantic.results import MissingBranch
 from attnphase.models.positional_semantic.rules import FIELD_TOL
 from attnphase.models.positional_semantic.state_evolution import state_vector
@@ -25,6 +28,10 @@ SPLIT_LINE_8 = api.state_ladder(2)[0]
 # about c δ² ≈ 6e-8 (c ≈ 6 from α ≈ α_e − c m² at ω = 0), far below the ends' errors (1e-4).
 MULTIPLIER_STEP = 1e-4
 PITCHFORK_REFERENCE_ERROR = 1e-6
+# The golden-section peak (`_peak`, to 1e-4 in |m|) lies below the maximum by at most the curvature of α(|m|) times
+# (1e-4)²: under 1e-6 for curvatures up to 100 (about 5 at ω = 0.2 on split-line 8: α falls by 1.6e-3 at 0.025 above the
+# peak's |m|).
+PEAK_REFERENCE_ERROR = 1e-6
 
 
 def _trivial_multiplier(alpha: float, params, rule, near) -> float:
@@ -52,6 +59,93 @@ def _pitchfork(params, rule, low: float, high: float, near) -> float:
         if abs(b - a) <= 1e-9:
             return b
     raise AssertionError(f"the multiplier's secant did not settle: last step {b - a:.2g}")
+
+
+def _peak(params, rule, direction, low: float, high: float, start, size_tol: float):
+    """The maximum of α along the positional branch parameterised by |m| ∈ [low, high] on `rule` (golden-section
+    search to `size_tol` in |m|, each point solved to ORDER_TOL from the last): (|m|, α)."""
+    ratio = (math.sqrt(5) - 1) / 2
+    last = {"start": list(start)}
+
+    def alpha_at(size):
+        point = at_order_parameter(size, direction, last["start"], params, rule, tol=ORDER_TOL, step_tol=None)
+        assert point.success, point.result.message
+        last["start"] = [point.state[0], point.state[1], point.alpha]
+        return point.alpha
+
+    a, b = low, high
+    c, d = b - ratio * (b - a), a + ratio * (b - a)
+    fc, fd = alpha_at(c), alpha_at(d)
+    while b - a > size_tol:
+        if fc > fd:
+            b, d, fd = d, c, fc
+            c = b - ratio * (b - a)
+            fc = alpha_at(c)
+        else:
+            a, c, fc = c, d, fd
+            d = a + ratio * (b - a)
+            fd = alpha_at(d)
+    return (c, fc) if fc > fd else (d, fd)
+
+
+def _point(size: float, alpha: float) -> OrderParameterPoint:
+    return OrderParameterPoint(alpha, np.array([0.1, 20.0, 0.0, size / math.sqrt(2), -size / math.sqrt(2)]), None)
+
+
+def test_an_end_is_located_within_its_error_from_closed_forms_sampled_like_split_line_8s():
+    """Closed forms sampled at the fold fractions (FOLD_ORDER_FRACTIONS) of |m| = 0.2 (as at ω = 0.2 on split-line 8),
+    0.28 and 0.33: a fold α = 1.7 − 2 (μ − 0.15)² + 5 (μ − 0.15)³ (peak 1.7 at μ = 0.15, asymmetric like the branch) is
+    located within the interpolation part of its error (the closed forms have no solve error), below 1e-3 in all; a
+    continuous end α = 1.7 − 0.5 μ² − 3 μ⁴ (m = 0 reached at 1.7) within its error; α falling from the first point on
+    (a peak above the sampled |m|) is no end."""
+    def located(law):
+        return located_end([_point(s, law(s)) for s in sizes], "closed form", 1.69,
+                           lambda size, near: _point(size, law(size)))
+
+    for top in (0.2, 0.28, 0.33):  # samples 0.02, 0.028, 0.033 apart around the peak
+        sizes = [top * f for f in FOLD_ORDER_FRACTIONS]
+        fold = located(lambda s: 1.7 - 2 * (s - 0.15) ** 2 + 5 * (s - 0.15) ** 3)
+        assert fold.kind == "fold" and fold.error < 1e-3 and abs(fold.size - 0.15) < 0.02, fold.describe()
+        assert abs(fold.alpha - 1.7) <= fold.error - 2 * RUNG_STEP_TOL * fold.alpha, fold.describe()
+    continuous = located(lambda s: 1.7 - 0.5 * s ** 2 - 3 * s ** 4)
+    assert continuous.kind == "continuous" and continuous.size == 0.0, continuous.describe()
+    assert abs(continuous.alpha - 1.7) <= continuous.error < 1e-3, continuous.describe()
+    assert located(lambda s: 1.7 + s) is None
+
+
+def test_at_omega_0_2_the_positional_branch_turns_back_at_a_fold_above_a_subcritical_pitchfork():
+    """ω = 0.2, split-line 8: from the branch's fixed point at α = 1.73 (|m| = 0.200), α at fixed |m| rises to a peak
+    near |m| = 0.16 and falls back towards m = 0 (so no continuous end is located from there). The fold (`fold_end`)
+    lies within its error of the maximum of α(|m|) by golden-section search to 1e-4 in |m|; the trivial state's
+    pitchfork lies below it by more than its error (subcritical: the branch returns to the trivial state through a
+    part that turned back). At α = 1.735, between the two, the branch reached through |m| is the fixed point on the
+    followed side (|m| above the fold's), not the one at |m| ≈ 0.13 on the part that turned back. About 25 seconds."""
+    params = api.Parameters.validated(omega=0.2)
+    alpha = 1.73
+    tensor = api.solve_branch("positional", alpha, params, nodes_per_dim=10, stability=False)
+    near_the_branch = replace(tensor, state=state_vector(0.08797, 20.184, 0.0, np.array([0.14141, -0.14141])))
+    alive = defect_correction(near_the_branch, params, SPLIT_LINE_8, anderson=False)
+    assert alive.success and abs(alive.solution.m) > 0.14, alive.message
+    assert continuous_end(alive, params, SPLIT_LINE_8) is None
+    fold = fold_end(alive, params, SPLIT_LINE_8)
+    assert fold is not None and fold.kind == "fold" and fold.error < 1e-3
+    direction = alive.solution.state[3:] / np.linalg.norm(alive.solution.state[3:])
+    start = (alive.solution.q, alive.solution.V, alpha)
+    size, peak = _peak(params, SPLIT_LINE_8, direction, fold.size - 0.02, fold.size + 0.02, start, 1e-4)
+    assert abs(fold.alpha - peak) <= fold.error + PEAK_REFERENCE_ERROR, (fold.describe(), size, peak)
+    pitchfork = _pitchfork(params, SPLIT_LINE_8, 1.728, 1.737, start[:2])
+    assert pitchfork < fold.alpha - fold.error, (pitchfork, fold.describe())
+
+    between = 1.735
+    assert pitchfork < between < fold.alpha - fold.error
+    turned_back = [at_order_parameter(s, direction, start, params, SPLIT_LINE_8) for s in (0.12, 0.14)]
+    assert turned_back[0].alpha < between < turned_back[1].alpha  # a fixed point at α on the part that turned back
+    reached = at_alpha_through_order_parameter(between, fold, alive.solution, params, SPLIT_LINE_8)
+    assert reached is not None and reached.solution.alpha == between
+    assert np.linalg.norm(reached.solution.state[3:]) > fold.size
+    F = SPLIT_LINE_8.equations(params, between).evaluate(reached.solution.state).next
+    state = reached.solution.state
+    assert np.max(np.abs(F - state) / np.maximum(np.abs(state), 1e-3)) <= RUNG_STEP_TOL
 
 
 def test_the_positional_branch_at_omega_zero_ends_where_the_trivial_state_loses_stability_in_m():
@@ -163,7 +257,7 @@ def test_solve_next_to_the_end_decides_the_branch_on_the_top_rungs():
     assert abs(found.free_energy - outer[-1]) <= found.errors["free_energy"] + abs(outer[1] - outer[0]), \
         (found.free_energy, found.errors["free_energy"], outer)
     (past,) = results[1].missing
-    assert past.status == "not_found" and "past its continuous end" in past.message, past.message
+    assert past.status == "not_found" and "past its end" in past.message, past.message
 
     path = api.follow("positional", params, 10, low=0.3, high=1.49)
     followed = api.follow_on_rule(path, "positional", params, SPLIT_LINE_8)
@@ -175,3 +269,41 @@ def test_solve_next_to_the_end_decides_the_branch_on_the_top_rungs():
         reference = _pitchfork(params, rule, located.end.alpha - 0.002, located.end.alpha + 0.002, near)
         assert abs(located.end.alpha - reference) <= located.end.error + PITCHFORK_REFERENCE_ERROR, \
             (located.end.describe(), reference)
+
+
+@pytest.mark.slow
+def test_solve_next_to_a_fold_decides_the_branch_on_the_top_rungs():
+    """ω = 0.2 on the default ladder: split-line 8's branch turns back at a fold at α = 1.7360; on the top rungs it ends
+    later (measured: folds at 1.7650 and 1.7686 on count-split 12 and 14, a continuous end at 1.7689 on count-split 16).
+    Each top end lies within its error of an independent reference on its rung (a continuous end: the trivial state's
+    pitchfork; a fold: the maximum of α(|m|) by golden-section search). `solve` at α = 1.745, reported missing from
+    split-line 8 alone before, finds the branch on the top rungs through |m|, at a fixed point of count-split 16 at α;
+    at α = 1.79 the branch is past the top rungs' end. About ten minutes."""
+    params = api.Parameters.validated(omega=0.2)
+    ladder = api.state_ladder(2)
+    results = list(api.solve_along(0.2, [1.745, 1.79], branches=("positional",), stability=False))
+    (found,) = results[0].branches
+    assert found.rule == ladder[-1].label and "through |m| on the top rungs" in found.message, found.message
+    F = ladder[-1].equations(params, 1.745).evaluate(found.state).next
+    assert np.max(np.abs(F - found.state) / np.maximum(np.abs(found.state), 1e-3)) <= RUNG_STEP_TOL
+    (past,) = results[1].missing
+    assert past.status == "not_found" and "past its end" in past.message, past.message
+
+    path = api.follow("positional", params, 10, low=0.3, high=1.745)
+    followed = api.follow_on_rule(path, "positional", params, SPLIT_LINE_8)
+    assert followed.at(1.745) is None and followed.end is not None and followed.end.kind == "fold", \
+        followed.loss(1.745)
+    ends = top_ends(followed.end, params, ladder)
+    assert ends.success and ends.alpha - followed.end.alpha < END_WINDOW / 4, ends.describe()
+    assert found.m > 0 and ends.alpha - ends.error > 1.745
+    for located, rule in zip(ends.ends, ladder[-3:]):
+        end = located.end
+        if end.kind == "continuous":
+            reference = _pitchfork(params, rule, end.alpha - 0.002, end.alpha + 0.002, (found.q, found.V))
+        else:
+            first = end.points[0]
+            direction = first.state[3:] / np.linalg.norm(first.state[3:])
+            _, reference = _peak(params, rule, direction, end.size - 0.02, end.size + 0.02,
+                                 (first.state[0], first.state[1], first.alpha), 1e-4)
+        reference_error = PITCHFORK_REFERENCE_ERROR if end.kind == "continuous" else PEAK_REFERENCE_ERROR
+        assert abs(end.alpha - reference) <= end.error + reference_error, (end.describe(), reference)

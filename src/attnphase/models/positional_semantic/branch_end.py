@@ -1,13 +1,15 @@
-"""The positional branch next to its continuous end, decided on the top rungs of the ladder.
+"""The positional branch next to its end, decided on the top rungs of the ladder.
 
-`following` locates where the positional branch reaches m = 0 on the first split-line rule. That end moves with the
-rule by far more than the rules' other differences: at ω = 0 it lies at α = 0.9016, 0.9072, 0.9103, 0.9148, 0.9192
-on split-line 8 … 16 and 0.9152, 0.9188, 0.9258, 0.9307, 0.9324 on count-split 8 … 16 (at ω = 0.15 from 1.4743 on
-split-line 8 to 1.5083 on count-split 16; research notes). So the first rule alone reported the branch missing where
-the finer rules have it. Near its end, whether the branch exists at α and its fixed point there are decided on the top
-SPREAD_RUNGS rungs of the ladder, the rungs whose spread is every other value's error:
+`following` locates where the positional branch ends on the first split-line rule: where it reaches m = 0, or at a
+fold. That end moves with the rule by far more than the rules' other differences: at ω = 0 it lies at α = 0.9016,
+0.9072, 0.9103, 0.9148, 0.9192 on split-line 8 … 16 and 0.9152, 0.9188, 0.9258, 0.9307, 0.9324 on count-split 8 … 16
+(at ω = 0.15 from 1.4743 on split-line 8 to 1.5083 on count-split 16; at ω = 0.2 from a fold at 1.7359 on split-line 8
+to a continuous end at 1.7689 on count-split 16; research notes). So the first rule alone reported the branch missing
+where the finer rules have it. Near its end, whether the branch exists at α and its fixed point there are decided on
+the top SPREAD_RUNGS rungs of the ladder, the rungs whose spread is every other value's error:
 - `end_on_rule`: the end on a finer rule, located at the same |m| as on another rule, each point started from that
-  rule's (at fixed |m| the branch is regular; at fixed α its m ∝ √(α_e − α) is ill-conditioned);
+  rule's (at fixed |m| the branch is regular; at fixed α its m ∝ √(α_e − α) is ill-conditioned), a fold or a
+  continuous end, whichever that rule has (following.located_end);
 - `top_ends`: the end on each top rung, the first located from the first rule's end, each next from the one below;
 - `next_to_end`: past the top rungs' end by more than their spread, the branch reported missing with those ends as
   the evidence; within it, undecided; below it, the branch on each top rung whose own end lies above α, reached
@@ -21,9 +23,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from attnphase.models.positional_semantic.accurate import AccurateState, climb_branch
-from attnphase.models.positional_semantic.following import (ContinuousEnd, FollowedOnRule,
+from attnphase.models.positional_semantic.following import (BranchEnd, FollowedOnRule,
                                                             at_alpha_through_order_parameter, at_order_parameter,
-                                                            extrapolated_end)
+                                                            located_end, order_parameter_solver)
 from attnphase.models.positional_semantic.parameters import Parameters
 from attnphase.models.positional_semantic.results import MissingBranch
 from attnphase.models.positional_semantic.rules import SPREAD_RUNGS, Rule
@@ -41,20 +43,21 @@ END_WINDOW = 0.15
 
 @dataclass(frozen=True)
 class LocatedEnd(Result):
-    """The positional branch's continuous end on one rule (`end`, a following.ContinuousEnd), or why it was not
-    located there (status failed, `end` None)."""
+    """The positional branch's end on one rule (`end`, a following.BranchEnd), or why it was not located there
+    (status failed, `end` None)."""
 
     status: Status
     message: str
-    end: ContinuousEnd | None = None
+    end: BranchEnd | None = None
 
 
-def end_on_rule(other: ContinuousEnd, params: Parameters, rule: Rule) -> LocatedEnd:
-    """The positional branch's continuous end on `rule`, located at the |m| of `other` (the end on another rule):
-    each point solved for (q, V, α) at fixed m (`at_order_parameter`), the first started from other's point at that
-    |m| (with its inverse Jacobian), each next from other's point shifted by the offset between the two rules at the
-    point before; then extrapolated in m² by following.extrapolated_end. Its `located_from` is the α of its point at
-    the largest |m|."""
+def end_on_rule(other: BranchEnd, params: Parameters, rule: Rule) -> LocatedEnd:
+    """The positional branch's end on `rule`, located at the |m| of `other` (the end on another rule): each point
+    solved for (q, V, α) at fixed m (`at_order_parameter`), the first started from other's point at that |m| (with its
+    inverse Jacobian), each next from other's point shifted by the offset between the two rules at the point before;
+    then a fold at the first peak of α as |m| falls, else the continuous end extrapolated in m² (following.located_end;
+    at ω = 0.2 a fold on count-split 12, a continuous end on count-split 16). Its `located_from` is the α of its point
+    at the largest |m|."""
     points = []
     for k, lower in enumerate(other.points):
         mu = float(np.linalg.norm(lower.state[3:]))
@@ -69,18 +72,17 @@ def end_on_rule(other: ContinuousEnd, params: Parameters, rule: Rule) -> Located
         if not point.success:
             return LocatedEnd(Status.FAILED, f"no fixed point at |m| = {mu:.2g} on {rule.label}: {point.result.message}")
         points.append(point)
-    located = extrapolated_end([np.linalg.norm(p.state[3:]) for p in points], [p.alpha for p in points])
-    if located is None:
+    end = located_end(points, rule.label, points[0].alpha, order_parameter_solver(params, rule))
+    if end is None:
         alphas = ", ".join(f"{p.alpha:.5f}" for p in points)
-        return LocatedEnd(Status.FAILED, f"α = {alphas} at the |m| of {other.rule}: no continuous end ahead")
-    end = ContinuousEnd(*located, rule.label, points[0].alpha, tuple(points))
+        return LocatedEnd(Status.FAILED, f"α = {alphas} at the |m| of {other.rule}: no end located")
     return LocatedEnd(Status.CONVERGED, end.describe(), end)
 
 
 @dataclass(frozen=True)
 class TopEnds(Result):
-    """The continuous end on the top rungs (`top_ends`): `alpha` (the top rung's) ± `error` (the spread over the
-    rungs, plus the top end's own extrapolation error), and each rung's LocatedEnd in climbing order (`ends`).
+    """The positional branch's end on the top rungs (`top_ends`): `alpha` (the top rung's) ± `error` (the spread over
+    the rungs, plus the top end's own error), and each rung's LocatedEnd in climbing order (`ends`).
     Status failed where a rung's end was not located (then alpha and error are NaN)."""
 
     status: Status
@@ -94,10 +96,10 @@ class TopEnds(Result):
         return f"α = {self.alpha:.5f} ± {self.error:.2g} on the top rungs ({located})"
 
 
-def top_ends(first: ContinuousEnd, params: Parameters, rules: tuple[Rule, ...]) -> TopEnds:
+def top_ends(first: BranchEnd, params: Parameters, rules: tuple[Rule, ...]) -> TopEnds:
     """The end `first` (on the rule it was followed on) located on each of the last SPREAD_RUNGS of `rules`
     (`end_on_rule`), the first of them from `first`, each next from the one below (at ω = 0: 11, 7 and 7 evaluations
-    of count-split 12, 14 and 16 from split-line 8's end)."""
+    of count-split 12, 14 and 16 from split-line 8's continuous end)."""
     ends, other = [], first
     for rule in rules[-SPREAD_RUNGS:]:
         located = end_on_rule(other, params, rule)
@@ -112,11 +114,12 @@ def top_ends(first: ContinuousEnd, params: Parameters, rules: tuple[Rule, ...]) 
 
 def next_to_end(alpha: float, followed: FollowedOnRule, params: Parameters, rules: tuple[Rule, ...],
                 tolerance: Tolerance) -> LadderResult | MissingBranch:
-    """The positional branch at α next to its continuous end `followed.end` (on rules[0], where it was followed): α
+    """The positional branch at α next to its end `followed.end` (on rules[0], where it was followed): α
     more than END_WINDOW past that end, or past the top rungs' end (`top_ends`, kept in `followed.ladder_ends` for the
     next α) by more than its error: MissingBranch not_found with that end as the evidence; within its error:
     MissingBranch limited (whether the branch exists at α is not decided); below it: the branch on the top rungs whose
-    own end lies above α, each reached through |m| from its end's points, climbed to `tolerance` (`climb_branch`),
+    own end lies above α, each reached through |m| from its end's points on the branch's side of the end, climbed to
+    `tolerance` (`climb_branch`),
     with Φ from the split-line rules where the top rungs are count-split ones (`with_split_line_free_energy`)."""
     first = followed.end
     if alpha > first.alpha + END_WINDOW:
@@ -133,10 +136,10 @@ def next_to_end(alpha: float, followed: FollowedOnRule, params: Parameters, rule
                              f"positional: next to its end ({first.describe()}), not located on the top rungs: "
                              f"{ends.message}")
     if alpha > ends.alpha + ends.error:
-        return MissingBranch("positional", Status.NOT_FOUND, f"positional: past its continuous end, {ends.describe()}")
+        return MissingBranch("positional", Status.NOT_FOUND, f"positional: past its end, {ends.describe()}")
     if alpha >= ends.alpha - ends.error:
         return MissingBranch("positional", Status.LIMITED, f"positional: whether it exists at α = {alpha:g} is not "
-                                                           f"decided: its continuous end is {ends.describe()}")
+                                                           f"decided: its end is {ends.describe()}")
     nearest = followed.path[min(followed.path, key=lambda a: abs(a - alpha))].solution
     top = rules[-SPREAD_RUNGS:]
     located = {e.end.rule: e.end for e in ends.ends}
@@ -157,7 +160,7 @@ def next_to_end(alpha: float, followed: FollowedOnRule, params: Parameters, rule
     # the lowest top rung whose end lies above α (the top one's does: α is below it by more than the error)
     start = next(k for k, rule in enumerate(top) if alpha < located[rule.label].alpha - located[rule.label].error)
     climbed = climb_branch(None, params, top[start:], tolerance, carry=through_order_parameter)
-    note = f"; next to its continuous end ({ends.describe()}), reached through |m| on the top rungs"
+    note = f"; next to its end ({ends.describe()}), reached through |m| on the top rungs"
     if start:
         note += f"; past its end on {', '.join(r.label for r in top[:start])}"
     climbed = replace(climbed, message=climbed.message + note)

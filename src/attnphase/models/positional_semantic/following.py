@@ -8,7 +8,8 @@ where it is known to exist or reported missing with the place where it ended on 
 
 Where the positional branch ends continuously (m → 0), its fixed points at fixed α are ill-conditioned (m ∝ √(α_e − α))
 and the solves there stop converging before the end; at fixed |m| the branch is regular, so the end is located there
-(`continuous_end`) and the branch below it reached through |m| (`at_alpha_through_order_parameter`).
+(`continuous_end`) and the branch below it reached through |m| (`at_alpha_through_order_parameter`). Where α at fixed
+|m| peaks before m reaches 0, the branch ends at that fold (`fold_end`), and is reached through |m| on its side of it.
 """
 
 from __future__ import annotations
@@ -28,12 +29,12 @@ from attnphase.models.positional_semantic.results import BranchSolution
 from attnphase.models.positional_semantic.rules import Rule
 from attnphase.numeric.branches import Continuation
 from attnphase.numeric.fixedpoint import Broyden, FixedPointResult, solve_fixed_point
-from attnphase.numeric.threshold import root_steps
 from attnphase.numeric.transforms import Positive
 from attnphase.results import Status
 
-__all__ = ["RETRY_MAX_STEP", "END_ORDER_FRACTIONS", "OrderParameterPoint", "at_order_parameter", "ContinuousEnd",
-           "continuous_end", "extrapolated_end", "at_alpha_through_order_parameter", "FollowedOnRule", "follow_on_rule"]
+__all__ = ["RETRY_MAX_STEP", "END_ORDER_FRACTIONS", "FOLD_ORDER_FRACTIONS", "OrderParameterPoint", "at_order_parameter",
+           "BranchEnd", "continuous_end", "fold_end", "order_parameter_solver", "located_end", "extrapolated_end",
+           "at_alpha_through_order_parameter", "FollowedOnRule", "follow_on_rule"]
 
 # `follow_on_rule` retries a failed step from the path's own extrapolation only on steps up to this long: the branch's
 # end is bracketed by a failed step of FOLLOW_MIN_STEP, and a longer failed step is halved anyway (the retry would
@@ -44,12 +45,24 @@ RETRY_MAX_STEP = 2 * FOLLOW_MIN_STEP
 # 0.04, 0.004 before the end): the branch is then solved at fixed |m| for α (`at_order_parameter`), at these fractions
 # of |m| at the last α alive, and α_e extrapolated in m² (`continuous_end`).
 END_ORDER_FRACTIONS = (0.5, 0.25, 0.125)
-# The branch at a requested α below that end (`at_alpha_through_order_parameter`): secant steps in m², each point solved
-# to ORDER_TOL relative, until its α matches to ALPHA_MATCH relative (then F − x at α is ~1e-8 relative, below
-# RUNG_TOL).
-ORDER_SECANT_STEPS = 6
+# Where m falls along the path but no continuous end is located, α at fixed |m| can peak before m reaches 0: at ω = 0.2
+# on split-line 8 it rises from 1.7300 at |m| = 0.200 (the fixed point at α = 1.73) to 1.7359 near |m| = 0.155 and falls
+# back to the trivial state's subcritical pitchfork at 1.7326 (research notes). The branch is then sampled at these
+# fractions of |m| at the last α alive (`fold_end`).
+FOLD_ORDER_FRACTIONS = (0.9, 0.8, 0.7, 0.6) + END_ORDER_FRACTIONS
+# The branch at a requested α below that end (`at_alpha_through_order_parameter`): regula falsi in m² on a bracket of
+# points at fixed |m|, each solved to ORDER_TOL relative, until its α matches to ALPHA_MATCH relative (then F − x at α
+# is ~1e-8 relative, below RUNG_TOL). Where α lies below the end's points (on a finer rule, whose end lies higher: at
+# ω = 0.2, α = 1.745 on count-split 12 the branch has |m| ≈ 0.232, the points reach 0.199), the bracket is first
+# widened outwards by ORDER_OUTWARD_FACTOR in |m|.
+ORDER_ROOT_STEPS = 12
+ORDER_OUTWARD_STEPS = 8
+ORDER_OUTWARD_FACTOR = 1.15
 ORDER_TOL = 1e-9
 ALPHA_MATCH = 1e-9
+# A root step's solve that stops above ORDER_TOL but below this is kept: near the end at ω = 0.2 count-split 16's map
+# is noisy at that level (Broyden stopped at 1.7e-9 after 10 steps); the verification at α decides the state anyway.
+ORDER_NOISE_TOL = 1e-8
 # A continuous end is looked for where a step up fails and m² falls along the path on a line that reaches 0 within this
 # of the last point: near the end (at ω = 0.15 on split-line 8 the line from α = 1.450, 1.460 reaches 0 at 1.476, the
 # end is at 1.4743); looked for from farther (the line from 1.30, 1.3625 reaches 0 at 1.66), the m² extrapolation
@@ -98,23 +111,41 @@ def at_order_parameter(mu: float, direction, start, params: Parameters, rule: Ru
 
 
 @dataclass(frozen=True)
-class ContinuousEnd:
-    """Where a followed positional branch reaches m = 0 on one rule: `alpha` ± `error` (`continuous_end`), the α of
-    the fixed point it was located from, and the points at fixed |m| it was extrapolated from."""
+class BranchEnd:
+    """Where a followed positional branch ends on one rule, parameterised by |m|: `kind` "continuous" where α rises as
+    |m| falls to 0 (the end at m = 0, `continuous_end`), "fold" where α peaks at |m| ≈ `size` > 0 and the branch turns
+    back (`fold_end`); `alpha` ± `error`, the α of the fixed point it was located from, the points at fixed |m|
+    (decreasing) it was located from, the same on every rule it is located on (branch_end.end_on_rule), and at a
+    fold the two points that refined it."""
 
     alpha: float
     error: float
     rule: str
     located_from: float
     points: tuple[OrderParameterPoint, ...]
+    kind: str = "continuous"
+    size: float = 0.0  # |m| of the largest sampled α at a fold (0 for a continuous end)
+    refined: tuple[OrderParameterPoint, ...] = ()
+
+    @property
+    def criterion(self) -> str:
+        """The loss criterion of a step past the end."""
+        return "continuous_end" if self.kind == "continuous" else "fold"
+
+    def on_branch(self) -> tuple[OrderParameterPoint, ...]:
+        """The points on the followed side of the end (at a fold, those at |m| ≥ `size`)."""
+        return tuple(p for p in (*self.points, *self.refined) if _size(p) >= self.size)
 
     def describe(self) -> str:
-        sizes = ", ".join(f"{abs(p.state[3]):.2g}" for p in self.points)
+        sizes = ", ".join(f"{_size(p):.2g}" for p in self.points)
+        if self.kind == "fold":
+            return (f"parameterised by |m| ({sizes}) its α peaks at α = {self.alpha:.5f} ± {self.error:.1g}, |m| ≈ "
+                    f"{self.size:.2g}, on {self.rule} (a fold)")
         return (f"parameterised by |m| ({sizes}) it reaches m = 0 continuously at α = {self.alpha:.5f} ± "
                 f"{self.error:.1g} on {self.rule}")
 
 
-def continuous_end(alive: AccurateState, params: Parameters, rule: Rule) -> ContinuousEnd | None:
+def continuous_end(alive: AccurateState, params: Parameters, rule: Rule) -> BranchEnd | None:
     """Where the positional branch, alive at `alive` (a fixed point on `rule`), reaches m = 0, or None when it does
     not do so continuously from there.
 
@@ -125,26 +156,97 @@ def continuous_end(alive: AccurateState, params: Parameters, rule: Rule) -> Cont
     before (the m⁴ term moves the last one sixteen times less) plus twice the solves' own (each point's α within
     RUNG_STEP_TOL relative).
     """
+    points = _sampled(alive, END_ORDER_FRACTIONS, params, rule)
+    if points is None:
+        return None
+    solution = alive.solution
+    located = extrapolated_end([float(np.linalg.norm(solution.state[3:]))] + [_size(p) for p in points],
+                               [solution.alpha] + [p.alpha for p in points])
+    return None if located is None else BranchEnd(*located, rule.label, solution.alpha, points)
+
+
+def fold_end(alive: AccurateState, params: Parameters, rule: Rule) -> BranchEnd | None:
+    """Where the positional branch, alive at `alive` (a fixed point on `rule`), turns back at a fold: sampled at
+    |m| = f·|m_alive| for f in FOLD_ORDER_FRACTIONS (`at_order_parameter`), the first maximum of α as |m| falls
+    (`located_end`). None where α has no maximum there (a continuous end, or one farther ahead)."""
+    points = _sampled(alive, FOLD_ORDER_FRACTIONS, params, rule)
+    if points is None:
+        return None
+    located = located_end(points, rule.label, alive.solution.alpha, order_parameter_solver(params, rule))
+    return located if located is not None and located.kind == "fold" else None
+
+
+def order_parameter_solver(params: Parameters, rule: Rule):
+    """solve(size, near): the positional branch on `rule` at |m| = size in the direction of the point `near`, started
+    from it (`at_order_parameter`); None where it is not solved."""
+    def solve(size: float, near: OrderParameterPoint) -> OrderParameterPoint | None:
+        point = at_order_parameter(size, near.state[3:] / _size(near), [near.state[0], near.state[1], near.alpha],
+                                   params, rule, inverse=near.result.inverse_jacobian)
+        return point if point.success else None
+    return solve
+
+
+def _sampled(alive: AccurateState, fractions, params: Parameters, rule: Rule) -> tuple[OrderParameterPoint, ...] | None:
+    """The positional branch at |m| = f·|m_alive| for f in `fractions` (decreasing), m kept in the direction of
+    m_alive, each point started from the one before; None where one is not solved, or at m = 0."""
     solution = alive.solution
     m = np.asarray(solution.state[3:], float)
     size = float(np.linalg.norm(m))
     if solution.branch != "positional" or size == 0.0:
         return None
-    direction = m / size
-    sizes, alphas = [size], [solution.alpha]
     points = []
     start = np.array([solution.q, solution.V, solution.alpha])
-    for fraction in END_ORDER_FRACTIONS:
-        mu = fraction * size
-        point = at_order_parameter(mu, direction, start, params, rule)
+    for fraction in fractions:
+        point = at_order_parameter(fraction * size, m / size, start, params, rule)
         if not point.success:
             return None
         points.append(point)
-        sizes.append(mu)
-        alphas.append(point.alpha)
         start = np.array([point.state[0], point.state[1], point.alpha])
-    located = extrapolated_end(sizes, alphas)
-    return None if located is None else ContinuousEnd(*located, rule.label, solution.alpha, tuple(points))
+    return tuple(points)
+
+
+def located_end(points, rule: str, located_from: float, solve) -> BranchEnd | None:
+    """The end of the branch from its points at decreasing fixed |m| (at least three): at the first maximum of α as
+    |m| falls, a fold (`_fold`, refined with `solve`, an `order_parameter_solver`); where α rises throughout, the
+    continuous end extrapolated from the last three points (`extrapolated_end`). None where α falls from the first
+    point on (a peak above the sampled |m|), a refining point is not solved, or neither applies."""
+    alphas = [p.alpha for p in points]
+    peak = next((k for k in range(1, len(alphas) - 1) if alphas[k] >= alphas[k - 1] and alphas[k] > alphas[k + 1]),
+                None)
+    if peak is not None:
+        return _fold(points, peak, rule, located_from, solve)
+    if alphas[1] <= alphas[0]:
+        return None
+    located = extrapolated_end([_size(p) for p in points[-3:]], alphas[-3:])
+    return None if located is None else BranchEnd(*located, rule, located_from, tuple(points))
+
+
+def _fold(points, peak: int, rule: str, located_from: float, solve) -> BranchEnd | None:
+    """The fold at the sampled peak `points[peak]`: the vertex of the parabola (in |m|) through the largest α and its
+    neighbours after the two intervals beside the peak are halved (two more points by `solve`), its error the
+    difference from the vertex through the coarse three (the parabola's error falls at least fourfold when the spacing
+    halves, so the difference bounds the finer one's; at ω = 0.2 on split-line 8, samples 0.028 apart put the coarse
+    vertex 1.2e-4 below the peak, while the largest sample lay within 1e-5 of it) plus twice the points' own (each α
+    within RUNG_STEP_TOL relative)."""
+    three = points[peak - 1:peak + 2]
+    coarse = _parabola_vertex([_size(p) for p in three], [p.alpha for p in three])
+    near = points[peak]
+    halves = [solve(0.5 * (_size(points[peak + side]) + _size(near)), near) for side in (-1, 1)]
+    if None in halves:
+        return None
+    merged = sorted((*points, *halves), key=_size, reverse=True)
+    at = next(k for k, p in enumerate(merged) if p is near)
+    top = max((at - 1, at, at + 1), key=lambda k: merged[k].alpha)  # the halves lie beside the peak sample
+    fine = merged[top - 1:top + 2]
+    vertex = _parabola_vertex([_size(p) for p in fine], [p.alpha for p in fine])
+    error = abs(vertex - coarse) + 2 * RUNG_STEP_TOL * vertex
+    return BranchEnd(vertex, error, rule, located_from, tuple(points), "fold", _size(merged[top]), tuple(halves))
+
+
+def _parabola_vertex(x, y) -> float:
+    """The extreme value of the parabola through three points (x_k, y_k)."""
+    a, b, c = np.polyfit(np.asarray(x) - x[1], y, 2)
+    return float(c - b * b / (4 * a))
 
 
 def extrapolated_end(sizes, alphas) -> tuple[float, float] | None:
@@ -160,52 +262,90 @@ def extrapolated_end(sizes, alphas) -> tuple[float, float] | None:
     return extrapolated[-1], abs(extrapolated[-1] - extrapolated[-2]) + 2 * RUNG_STEP_TOL * extrapolated[-1]
 
 
+def _size(point: OrderParameterPoint) -> float:
+    return float(np.linalg.norm(point.state[3:]))
+
+
 def _squared_m(point: OrderParameterPoint) -> float:
     return float(point.state[3:] @ point.state[3:])
 
 
-def at_alpha_through_order_parameter(alpha: float, end: ContinuousEnd, solution: BranchSolution, params: Parameters,
+def at_alpha_through_order_parameter(alpha: float, end: BranchEnd, solution: BranchSolution, params: Parameters,
                                      rule: Rule) -> AccurateState | None:
-    """The positional branch at α below its continuous end `end`, reached at fixed |m| (`at_order_parameter`), where
-    the solves at fixed α fail: m² by secant steps (numeric.threshold.root_steps) from the end's two points nearest
-    α (α is nearly linear in m² there) until the point's α is α to ALPHA_MATCH (its solves to ORDER_TOL), then that
-    state verified as the fixed point at α (`defect_correction`: a residual below RUNG_TOL at the start costs one
-    evaluation; it decides, also where ORDER_SECANT_STEPS end short of α). `solution`: the branch's solution nearest α
-    (its fields are carried over). None where a step fails, m² would turn negative, or the verification fails."""
-    a, b = sorted(end.points, key=lambda p: abs(p.alpha - alpha))[:2]
-    direction = b.state[3:] / math.sqrt(_squared_m(b))
-    solved = [b]  # the points at fixed |m|, the last one the start of the next
+    """The positional branch at α below its end `end`, reached at fixed |m| (`at_order_parameter`), where the solves
+    at fixed α fail. On the branch's side of the end (`BranchEnd.on_branch`) α falls as |m| grows, so α is bracketed
+    in m² by the end's points (at a continuous end, with the end itself at m² = 0), widened outwards where α lies
+    below them all; regula falsi with the Illinois modification in m² (α is nearly linear in m² near a continuous
+    end) until the point's α is α to ALPHA_MATCH (its solves to ORDER_TOL, the bracket's to RUNG_TOL, each from the
+    solved point nearest in |m|), then that state verified as the fixed point at α (`defect_correction`: a residual
+    below RUNG_TOL at the start costs one evaluation; it decides, also where ORDER_ROOT_STEPS end short of α).
+    `solution`: the branch's solution nearest α (its fields are carried over). None where a solve fails, no bracket is
+    found, or the verified state lies past a fold's |m| (a fixed point at α on the part of the branch that turned
+    back, not the followed one)."""
+    solved = list(end.on_branch())
+    direction = solved[0].state[3:] / _size(solved[0])
 
-    def alpha_offset(squared):
-        if not squared > 0:
-            return "m² would turn negative"
-        last = solved[-1]
-        point = at_order_parameter(math.sqrt(squared), direction, [last.state[0], last.state[1], alpha], params, rule,
-                                   tol=ORDER_TOL, step_tol=None, inverse=last.result.inverse_jacobian)
-        if not point.success:
-            return point.result.message
+    def point_at(size: float, bracketing: bool = False) -> OrderParameterPoint | None:
+        """The branch at |m| = size from the solved point nearest in |m|; to RUNG_TOL (`bracketing`: α guessed as that
+        point's) or to ORDER_TOL (α guessed as the requested one, which the root steps approach)."""
+        nearest = min(solved, key=lambda p: abs(_size(p) - size))
+        start = [nearest.state[0], nearest.state[1], nearest.alpha if bracketing else alpha]
+        accuracy = {} if bracketing else {"tol": ORDER_TOL, "step_tol": None}
+        point = at_order_parameter(size, direction, start, params, rule, inverse=nearest.result.inverse_jacobian,
+                                   **accuracy)
+        if not (point.success or not bracketing and point.result.residual <= ORDER_NOISE_TOL):
+            return None
         solved.append(point)
-        return point.alpha - alpha, None
+        return point
 
-    slope = (b.alpha - a.alpha) / (_squared_m(b) - _squared_m(a))  # dα/d(m²)
-    _, failed = root_steps(alpha_offset, _squared_m(b) - (b.alpha - alpha) / slope, ALPHA_MATCH * alpha / abs(slope),
-                           known=[(_squared_m(b), b.alpha - alpha, slope)], max_steps=ORDER_SECANT_STEPS)
-    if failed is not None:
+    outermost = max(solved, key=_size)
+    for _ in range(ORDER_OUTWARD_STEPS):
+        if outermost.alpha < alpha:
+            break
+        outermost = point_at(ORDER_OUTWARD_FACTOR * _size(outermost), bracketing=True)
+        if outermost is None:
+            return None
+    above = [(_squared_m(p), p.alpha - alpha) for p in solved if p.alpha > alpha]
+    below = [(_squared_m(p), p.alpha - alpha) for p in solved if p.alpha < alpha]
+    if end.kind == "continuous":
+        above.append((0.0, end.alpha - alpha))
+    if not above or not below:
         return None
-    state = defect_correction(replace(solution, alpha=alpha, state=solved[-1].state), params, rule, anderson=False)
-    return state if state.success else None
+    (inner, f_inner), (outer, f_outer) = max(above), min(below)
+    side, last = 0, None
+    for _ in range(ORDER_ROOT_STEPS):
+        squared = outer - f_outer * (outer - inner) / (f_outer - f_inner)
+        if last is not None and abs(squared - _squared_m(last)) <= ALPHA_MATCH * squared:
+            break  # α at fixed |m| is known to its solves' accuracy only (count-split 14: ±5e-9)
+        last = point_at(math.sqrt(squared))
+        if last is None:
+            return None
+        offset = last.alpha - alpha
+        if abs(offset) <= ALPHA_MATCH * alpha:
+            break
+        if offset > 0:
+            inner, f_inner = squared, offset
+            f_outer, side = (f_outer / 2 if side == 1 else f_outer), 1
+        else:
+            outer, f_outer = squared, offset
+            f_inner, side = (f_inner / 2 if side == -1 else f_inner), -1
+    state = defect_correction(replace(solution, alpha=alpha, state=last.state), params, rule, anderson=False)
+    if not state.success or float(np.linalg.norm(state.solution.state[3:])) < end.size:
+        return None
+    return state
 
 
 class FollowedOnRule(Continuation):
-    """A branch followed on one rule (`follow_on_rule`) that knows where the positional branch reaches m = 0 once a
-    failed step has located it (`end`, a ContinuousEnd, else None), and the α it solved through the order parameter
-    (`through_order_parameter`), and the end on the ladder's top rungs (`ladder_ends`, by branch_end.next_to_end).
+    """A branch followed on one rule (`follow_on_rule`) that knows where the positional branch ends once a failed
+    step has located it (`end`, a BranchEnd: where it reaches m = 0, or a fold; else None), and the α it solved
+    through the order parameter (`through_order_parameter`), and the end on the ladder's top rungs (`ladder_ends`, by
+    branch_end.next_to_end).
     `loss(α)` then names that end, and below it, where the branch exists but its fixed point at α was not found, the
     loss is failed, not converged."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.end: ContinuousEnd | None = None
+        self.end: BranchEnd | None = None
         self.through_order_parameter: set[float] = set()  # the α solved at fixed |m|
         self.ladder_ends = None  # the end on the ladder's top rungs (branch_end.TopEnds), once located
 
@@ -245,15 +385,16 @@ def follow_on_rule(tensor_path: Continuation, branch: str, params: Parameters, r
 
     Where the positional branch ends continuously (m → 0), the solves at fixed α fail up to ~0.004 before the end. So
     where a step up fails while the path's m² falls towards 0 within END_LOOKAHEAD, the end is located at fixed |m|
-    (`continuous_end`, kept as the path's `end`). Steps past it then fail without a solve ("continuous_end"); steps
-    between the point it was located from and the end are solved through the order parameter
-    (`at_alpha_through_order_parameter`; at fixed α a solve from the path can converge onto another fixed point
-    there), and so is any other failed step below the end. Those solutions are not judged for a jump from the path's
-    linear extrapolation, which misses m ∝ √(α_e − α).
+    (`continuous_end`, kept as the path's `end`). Where m² falls but no continuous end is located, α at fixed |m| may
+    peak first (a fold, `fold_end`: ω = 0.2), and that is the end. Steps past it then fail without a solve (criterion
+    "continuous_end" or "fold"); steps between the point it was located from and the end are solved through the order
+    parameter on the branch's side of the end (`at_alpha_through_order_parameter`; at fixed α a solve from the path
+    can converge onto another fixed point there), and so is any other failed step below the end. Those solutions are
+    not judged for a jump from the path's linear extrapolation, which misses m ∝ √(α_e − α).
     """
     coords = BranchCoordinates(branch, params)
     seeded_at: dict[float, np.ndarray] = {}  # α -> the tensor-seeded start of the solve there
-    end_tried: set[float] = set()  # the path points a continuous end was looked for from
+    end_tried: set[float] = set()  # the path points an end was looked for from
     tensor_path.at(tensor_path.anchor)  # settles the anchor (a fallback one where the first fails) before it is read
 
     def tensor_state(alpha):
@@ -264,7 +405,7 @@ def follow_on_rule(tensor_path: Continuation, branch: str, params: Parameters, r
         end = followed.end
         if previous is not None and end is not None and alpha > end.alpha + end.error:
             past = replace(previous.solution, alpha=alpha, status=Status.NOT_FOUND,
-                           message=f"past the branch's continuous end on {rule.label}")
+                           message=f"past the branch's end on {rule.label} ({end.criterion})")
             return AccurateState(past, None, rule.label)
         if previous is not None and end is not None and end.located_from < alpha < end.alpha - end.error:
             # between the point the end was located from and the end: through |m| first (at fixed α a solve from the
@@ -275,29 +416,31 @@ def follow_on_rule(tensor_path: Continuation, branch: str, params: Parameters, r
         state = solve_at_fixed_alpha(alpha, guess, previous)
         if state.success or previous is None or branch != "positional" or alpha < previous.solution.alpha:
             return state
-        if followed.end is None and previous.solution.alpha not in end_tried and m_vanishes_ahead(previous):
+        if followed.end is None and previous.solution.alpha not in end_tried and m_falls_to(previous):
             end_tried.add(previous.solution.alpha)
-            followed.end = continuous_end(previous, params, rule)
+            vanishes = m_falls_to(previous, within=END_LOOKAHEAD)
+            followed.end = (continuous_end(previous, params, rule) if vanishes else None) or fold_end(previous, params,
+                                                                                                         rule)
         end = followed.end
         if end is None or alpha >= end.alpha - end.error:
             return state
         return through_order_parameter(alpha, end, previous) or state
 
-    def through_order_parameter(alpha, end: ContinuousEnd, previous: AccurateState) -> AccurateState | None:
+    def through_order_parameter(alpha, end: BranchEnd, previous: AccurateState) -> AccurateState | None:
         reached = at_alpha_through_order_parameter(alpha, end, previous.solution, params, rule)
         if reached is not None:
             followed.through_order_parameter.add(alpha)
         return reached
 
-    def m_vanishes_ahead(previous: AccurateState) -> bool:
-        """Whether m² falls from the path's point below `previous` to it, on a line that reaches 0 within
-        END_LOOKAHEAD above it."""
+    def m_falls_to(previous: AccurateState, within: float = math.inf) -> bool:
+        """Whether m² falls from the path's point below `previous` to it, on a line that reaches 0 within `within`
+        above it."""
         below = [a for a in followed.path if a < previous.solution.alpha]
         if not below:
             return False
         earlier = followed.path[max(below)].solution
         now, before = previous.solution.m ** 2, earlier.m ** 2
-        return now < before and now * (previous.solution.alpha - earlier.alpha) / (before - now) <= END_LOOKAHEAD
+        return now < before and now * (previous.solution.alpha - earlier.alpha) / (before - now) <= within
 
     def solve_at_fixed_alpha(alpha, guess, previous: AccurateState | None) -> AccurateState:
         if previous is None:  # the anchor: the tensor path's solution there, carried onto the rule
@@ -329,7 +472,7 @@ def follow_on_rule(tensor_path: Continuation, branch: str, params: Parameters, r
 
     def lost(state: AccurateState, prediction):
         if followed.end is not None and state.solution.alpha > followed.end.alpha + followed.end.error:
-            return "continuous_end"
+            return followed.end.criterion
         if state.solution.alpha in followed.through_order_parameter:
             prediction = None
         seeded = None if prediction is None else seeded_at.get(state.solution.alpha)

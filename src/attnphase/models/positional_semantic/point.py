@@ -215,8 +215,8 @@ def _branch_at(name: str, alpha: float, params: Parameters, ladder, nodes: int, 
                         f"onto {ladder[0].label}")
         if name == "positional" and accurate.end is not None and alpha > accurate.end.located_from and (
                 reached is None or alpha in accurate.through_order_parameter):
-            # next to its continuous end, which moves with the rule: existence and the fixed point decided on the
-            # ladder, each rung reached through |m|
+            # next to its end (continuous, or a fold), which moves with the rule: existence and the fixed point
+            # decided on the ladder, each rung reached through |m|
             climbed = next_to_end(alpha, accurate, params, ladder, tolerance)
             if isinstance(climbed, MissingBranch):
                 return climbed

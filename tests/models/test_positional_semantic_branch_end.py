@@ -120,12 +120,8 @@ def test_at_omega_0_2_the_positional_branch_turns_back_at_a_fold_above_a_subcrit
     pitchfork lies below it by more than its error (subcritical: the branch returns to the trivial state through a
     part that turned back). At α = 1.735, between the two, the branch reached through |m| is the fixed point on the
     followed side (|m| above the fold's), not the one at |m| ≈ 0.13 on the part that turned back. About 25 seconds."""
-    params = api.Parameters.validated(omega=0.2)
     alpha = 1.73
-    tensor = api.solve_branch("positional", alpha, params, nodes_per_dim=10, stability=False)
-    near_the_branch = replace(tensor, state=state_vector(0.08797, 20.184, 0.0, np.array([0.14141, -0.14141])))
-    alive = defect_correction(near_the_branch, params, SPLIT_LINE_8, anderson=False)
-    assert alive.success and abs(alive.solution.m) > 0.14, alive.message
+    params, alive = _alive_on_split_line_8(0.2, alpha, (0.08797, 20.184, 0.14141))
     assert continuous_end(alive, params, SPLIT_LINE_8) is None
     fold = fold_end(alive, params, SPLIT_LINE_8)
     assert fold is not None and fold.kind == "fold" and fold.error < 1e-3
@@ -148,16 +144,24 @@ def test_at_omega_0_2_the_positional_branch_turns_back_at_a_fold_above_a_subcrit
     assert np.max(np.abs(F - state) / np.maximum(np.abs(state), 1e-3)) <= RUNG_STEP_TOL
 
 
+def _alive_on_split_line_8(omega: float, alpha: float, near: tuple[float, float, float]):
+    """(params, the positional branch's fixed point on split-line 8 at α), solved from near = (q, V, m₁) with
+    m = (m₁, −m₁); it must have kept |m₁| within 10 % of that."""
+    params = api.Parameters.validated(omega=omega)
+    q, V, m = near
+    tensor = api.solve_branch("positional", alpha, params, nodes_per_dim=10, stability=False)
+    near_the_branch = replace(tensor, state=state_vector(q, V, 0.0, np.array([m, -m])))
+    alive = defect_correction(near_the_branch, params, SPLIT_LINE_8, anderson=False)
+    assert alive.success and abs(abs(alive.solution.m) - m) < 0.1 * m, alive.message
+    return params, alive
+
+
 def test_the_positional_branch_at_omega_zero_ends_where_the_trivial_state_loses_stability_in_m():
     """ω = 0, split-line 8: from the branch's fixed point at α = 0.8874 (|m| ≈ 0.049), solved at |m|/2, /4, /8 for α
     and extrapolated in m², the end is α_e = 0.90158; it lies within its error of the pitchfork of the trivial state.
     A law linear in |m| instead of m² would put it 1.5e-3 lower."""
-    params = api.Parameters.validated(omega=0.0)
     alpha = 0.8874
-    tensor = api.solve_branch("positional", alpha, params, nodes_per_dim=10, stability=False)
-    near_the_branch = replace(tensor, state=state_vector(0.0726, 26.07, 0.0, np.array([0.0488, -0.0488])))
-    alive = defect_correction(near_the_branch, params, SPLIT_LINE_8, anderson=False)
-    assert alive.success and abs(alive.solution.m) > 0.04, alive.message
+    params, alive = _alive_on_split_line_8(0.0, alpha, (0.0726, 26.07, 0.0488))
     end = continuous_end(alive, params, SPLIT_LINE_8)
     assert end is not None
     alphas = [alpha] + [point.alpha for point in end.points]
@@ -235,6 +239,30 @@ def test_next_to_its_end_the_positional_branch_is_decided_on_the_top_rungs():
     assert ends.alpha - ends.error <= 0.905 <= ends.alpha + ends.error
 
 
+def _decided_on_the_top_rungs(omega: float, below: float, past: float):
+    """`solve` (positional branch, default ladder) at α = `below`, next to the branch's end, and at `past`, beyond it:
+    the first must be found on the top rung through |m|, at a fixed point of that rung's map at α, the second
+    reported missing past the end. Then the follow on split-line 8 to `below`, which must end short of it, and the end
+    on the top rungs from its end, within END_WINDOW / 4 of it (the window's bound). Returns (params, ladder, the
+    found branch, the follow, the top ends)."""
+    params = api.Parameters.validated(omega=omega)
+    ladder = api.state_ladder(2)
+    results = list(api.solve_along(omega, [below, past], branches=("positional",), stability=False))
+    (found,) = results[0].branches
+    assert found.rule == ladder[-1].label and "through |m| on the top rungs" in found.message, found.message
+    F = ladder[-1].equations(params, below).evaluate(found.state).next
+    assert np.max(np.abs(F - found.state) / np.maximum(np.abs(found.state), 1e-3)) <= RUNG_STEP_TOL
+    (missing,) = results[1].missing
+    assert missing.status == "not_found" and "past its end" in missing.message, missing.message
+
+    path = api.follow("positional", params, 10, low=0.3, high=below)
+    followed = api.follow_on_rule(path, "positional", params, SPLIT_LINE_8)
+    assert followed.at(below) is None and followed.end is not None, followed.loss(below)
+    ends = top_ends(followed.end, params, ladder)
+    assert ends.success and ends.alpha - followed.end.alpha < END_WINDOW / 4, ends.describe()
+    return params, ladder, found, followed, ends
+
+
 @pytest.mark.slow
 def test_solve_next_to_the_end_decides_the_branch_on_the_top_rungs():
     """ω = 0.15 on the default ladder: split-line 8 ends at 1.4743, the top rungs (count-split 12, 14, 16) later, each
@@ -243,27 +271,13 @@ def test_solve_next_to_the_end_decides_the_branch_on_the_top_rungs():
     finds the branch on the top rungs through |m|, its state the fixed point of count-split 16 at α and its Φ (from the
     split-line rules at that state) within its error of the outer-split rules' there; at α = 1.52 it is past the top
     rungs' end. About ten minutes."""
-    params = api.Parameters.validated(omega=0.15)
-    ladder = api.state_ladder(2)
-    results = list(api.solve_along(0.15, [1.49, 1.52], branches=("positional",), stability=False))
-    (found,) = results[0].branches
-    assert found.rule == ladder[-1].label and "through |m| on the top rungs" in found.message, found.message
-    F = ladder[-1].equations(params, 1.49).evaluate(found.state).next
-    assert np.max(np.abs(F - found.state) / np.maximum(np.abs(found.state), 1e-3)) <= RUNG_STEP_TOL
+    params, ladder, found, followed, ends = _decided_on_the_top_rungs(0.15, 1.49, 1.52)
     # Φ (from split-line 12, 14, 16 at the count-split state) against the outer-split rules at that state, whose own
     # uncertainty is taken as the difference between (16, 14) and (20, 18)
     outer = [api.Rule.outer_split(nodes).equations(params, 1.49).free_energy_of_state(found.state)
              for nodes in ((16, 14), (20, 18))]
     assert abs(found.free_energy - outer[-1]) <= found.errors["free_energy"] + abs(outer[1] - outer[0]), \
         (found.free_energy, found.errors["free_energy"], outer)
-    (past,) = results[1].missing
-    assert past.status == "not_found" and "past its end" in past.message, past.message
-
-    path = api.follow("positional", params, 10, low=0.3, high=1.49)
-    followed = api.follow_on_rule(path, "positional", params, SPLIT_LINE_8)
-    assert followed.at(1.49) is None and followed.end is not None, followed.loss(1.49)
-    ends = top_ends(followed.end, params, ladder)
-    assert ends.success and ends.alpha - followed.end.alpha < END_WINDOW / 4, ends.describe()
     near = (found.q, found.V)
     for located, rule in zip(ends.ends, ladder[-3:]):
         reference = _pitchfork(params, rule, located.end.alpha - 0.002, located.end.alpha + 0.002, near)
@@ -279,23 +293,8 @@ def test_solve_next_to_a_fold_decides_the_branch_on_the_top_rungs():
     pitchfork; a fold: the maximum of α(|m|) by golden-section search). `solve` at α = 1.745, reported missing from
     split-line 8 alone before, finds the branch on the top rungs through |m|, at a fixed point of count-split 16 at α;
     at α = 1.79 the branch is past the top rungs' end. About ten minutes."""
-    params = api.Parameters.validated(omega=0.2)
-    ladder = api.state_ladder(2)
-    results = list(api.solve_along(0.2, [1.745, 1.79], branches=("positional",), stability=False))
-    (found,) = results[0].branches
-    assert found.rule == ladder[-1].label and "through |m| on the top rungs" in found.message, found.message
-    F = ladder[-1].equations(params, 1.745).evaluate(found.state).next
-    assert np.max(np.abs(F - found.state) / np.maximum(np.abs(found.state), 1e-3)) <= RUNG_STEP_TOL
-    (past,) = results[1].missing
-    assert past.status == "not_found" and "past its end" in past.message, past.message
-
-    path = api.follow("positional", params, 10, low=0.3, high=1.745)
-    followed = api.follow_on_rule(path, "positional", params, SPLIT_LINE_8)
-    assert followed.at(1.745) is None and followed.end is not None and followed.end.kind == "fold", \
-        followed.loss(1.745)
-    ends = top_ends(followed.end, params, ladder)
-    assert ends.success and ends.alpha - followed.end.alpha < END_WINDOW / 4, ends.describe()
-    assert found.m > 0 and ends.alpha - ends.error > 1.745
+    params, ladder, found, followed, ends = _decided_on_the_top_rungs(0.2, 1.745, 1.79)
+    assert followed.end.kind == "fold" and ends.alpha - ends.error > 1.745, (followed.end.describe(), ends.describe())
     for located, rule in zip(ends.ends, ladder[-3:]):
         end = located.end
         if end.kind == "continuous":

@@ -292,8 +292,9 @@ def test_solve_next_to_a_fold_decides_the_branch_on_the_top_rungs():
     Each top end lies within its error of an independent reference on its rung (a continuous end: the trivial state's
     pitchfork; a fold: the maximum of α(|m|) by golden-section search). `solve` at α = 1.745, reported missing from
     split-line 8 alone before, finds the branch on the top rungs through |m|, at a fixed point of count-split 16 at α;
-    at α = 1.79 the branch is past the top rungs' end. About ten minutes."""
-    params, ladder, found, followed, ends = _decided_on_the_top_rungs(0.2, 1.745, 1.79)
+    at α = 1.78 the branch is past the top rungs' end (at 1.79 the tensor rule's path has already ended, by a jump).
+    About ten minutes."""
+    params, ladder, found, followed, ends = _decided_on_the_top_rungs(0.2, 1.745, 1.78)
     assert followed.end.kind == "fold" and ends.alpha - ends.error > 1.745, (followed.end.describe(), ends.describe())
     for located, rule in zip(ends.ends, ladder[-3:]):
         end = located.end

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from attnphase.api import positional_semantic as api
+from attnphase.models.positional_semantic.branch_end import END_WINDOW
 
 REFERENCE = json.loads((Path(__file__).parents[2] / "benchmarks" / "positional_semantic_reference.json").read_text())
 # α_c(ω) of the outer-split / count-split studies (docs/research/positional_semantic.md, "α_c with Φ to 1e-7 at
@@ -429,6 +430,34 @@ def test_every_branch_is_found_or_reported_missing_on_the_standard_grid():
                 if accurate.at(alpha) is None and not _with_evidence(accurate, alpha):
                     problems.append((omega, alpha, branch, f"not on {rule.label}: {accurate.loss(alpha)}"))
     assert not problems, "\n".join(map(str, problems))  # every problem, not a truncated repr
+
+
+@pytest.mark.slow
+def test_next_to_the_positional_branchs_end_every_standard_grid_point_is_decided():
+    """The standard grid's points next to the positional branch's end, where `solve` decides on the top rungs
+    (branch_end.next_to_end: from the last α split-line 8 solved at fixed α up to END_WINDOW past its end): at each,
+    `solve` reports the branch found, not found past the top rungs' end, or undecided within their spread, never
+    failed. On the measured ladder these are (0, 0.9), (0.05, 1.2), (0.15, 1.5) and (0.2, 1.8); ω ≥ 0.25 has no end
+    below α = 3. About ten minutes."""
+    rule = api.state_ladder(2)[0]
+    decided = []
+    for omega in STANDARD_OMEGAS:
+        params = api.Parameters.validated(omega=omega)
+        followed = api.follow_on_rule(api.follow("positional", params, 10, low=0.3, high=3.0), "positional", params,
+                                      rule)
+        followed.at(3.0)
+        if followed.end is None:
+            continue
+        near = [a for a in STANDARD_ALPHAS if followed.end.located_from < a <= followed.end.alpha + END_WINDOW]
+        if not near:
+            continue  # ω = 0.1: the end at 1.2556, the grid's 1.2 below the point it was located from, 1.5 past
+        for alpha, result in zip(near, api.solve_along(omega, near, branches=("positional",), stability=False)):
+            outcome = result.branches[0] if result.branches else result.missing[0]
+            assert outcome.status in ("converged", "limited", "not_found"), (omega, alpha, outcome.message)
+            if outcome.status == "limited" and not result.branches:
+                assert "not decided" in outcome.message, (omega, alpha, outcome.message)
+            decided.append((omega, alpha))
+    assert len(decided) >= 4, decided  # every ω whose branch ends below α = 3 has a grid point next to its end
 
 
 @pytest.mark.slow

@@ -3,7 +3,7 @@
 `following` locates where the positional branch ends on the first split-line rule: where it reaches m = 0, or at a
 fold. That end moves with the rule by far more than the rules' other differences: at ω = 0 it lies at α = 0.9016,
 0.9072, 0.9103, 0.9148, 0.9192 on split-line 8 … 16 and 0.9152, 0.9188, 0.9258, 0.9307, 0.9324 on count-split 8 … 16
-(at ω = 0.15 from 1.4743 on split-line 8 to 1.5083 on count-split 16; at ω = 0.2 from a fold at 1.7359 on split-line 8
+(at ω = 0.15 from 1.4743 on split-line 8 to 1.5083 on count-split 16; at ω = 0.2 from a fold at 1.7360 on split-line 8
 to a continuous end at 1.7689 on count-split 16; research notes). So the first rule alone reported the branch missing
 where the finer rules have it. Near its end, whether the branch exists at α and its fixed point there are decided on
 the top SPREAD_RUNGS rungs of the ladder, the rungs whose spread is every other value's error:
@@ -119,8 +119,8 @@ def next_to_end(alpha: float, followed: FollowedOnRule, params: Parameters, rule
     next α) by more than its error: MissingBranch not_found with that end as the evidence; within its error:
     MissingBranch limited (whether the branch exists at α is not decided); below it: the branch on the top rungs whose
     own end lies above α, each reached through |m| from its end's points on the branch's side of the end, climbed to
-    `tolerance` (`climb_branch`),
-    with Φ from the split-line rules where the top rungs are count-split ones (`with_split_line_free_energy`)."""
+    `tolerance` (`climb_branch`), with Φ from the split-line rules where the top rungs are count-split ones
+    (`with_split_line_free_energy`)."""
     first = followed.end
     if alpha > first.alpha + END_WINDOW:
         followed.at(alpha)  # past the end a step fails without a solve: the loss says where the branch was lost

@@ -291,7 +291,7 @@ def test_solve_next_to_the_end_decides_the_branch_on_the_top_rungs():
 @pytest.mark.slow
 def test_solve_next_to_a_fold_decides_the_branch_on_the_top_rungs():
     """ω = 0.2 on the default ladder: split-line 8's branch turns back at a fold at α = 1.7360; on the top rungs it ends
-    later (measured: folds at 1.7650 and 1.7686 on count-split 12 and 14, a continuous end at 1.7689 on count-split 16).
+    later (measured: folds at 1.7650 and 1.7685 on count-split 12 and 14, a continuous end at 1.7689 on count-split 16).
     Each top end lies within its error of an independent reference on its rung (a continuous end: the trivial state's
     pitchfork; a fold: the maximum of α(|m|) by golden-section search). `solve` at α = 1.745, reported missing from
     split-line 8 alone before, finds the branch on the top rungs through |m|, at a fixed point of count-split 16 at α;

@@ -438,7 +438,7 @@ def test_next_to_the_positional_branchs_end_every_standard_grid_point_is_decided
     (branch_end.next_to_end: from the last α split-line 8 solved at fixed α up to END_WINDOW past its end): at each,
     `solve` reports the branch found, not found past the top rungs' end, or undecided within their spread, never
     failed. On the measured ladder these are (0, 0.9), (0.05, 1.2), (0.15, 1.5) and (0.2, 1.8); ω ≥ 0.25 has no end
-    below α = 3. About ten minutes."""
+    below α = 3. About a quarter of an hour."""
     rule = api.state_ladder(2)[0]
     decided = []
     for omega in STANDARD_OMEGAS:

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from attnphase.errors import ParameterError
-from attnphase.numeric.threshold import branch_crossing, find_crossing, noisy_threshold, root_steps
+from attnphase.numeric.threshold import branch_crossing, find_crossing, illinois, noisy_threshold, root_steps
 from attnphase.results import Status
 
 CROSSINGS = {
@@ -176,3 +176,17 @@ def test_root_steps_halves_a_step_whose_end_has_no_value():
     assert failure == "no fixed point" and [p[0] for p in points] == [0.5]
     with pytest.raises(ParameterError, match="halvings"):
         root_steps(partial, 0.5, 1e-12, halvings=-1)
+
+
+def test_illinois_shrinks_a_bracket_to_the_root_or_stops_at_a_small_value_or_a_missing_one():
+    """f = x³ − 2 on [1, 2] (root 2^(1/3)): to a bracket of width 1e-12 around the root in a few dozen steps; with
+    ftol, at a point where |f| <= ftol; where f has no value (None) at a point it would evaluate, None."""
+    def f(x):
+        return x ** 3 - 2
+
+    root = 2 ** (1 / 3)
+    a, b, fa, fb = illinois(f, 1.0, 2.0, f(1.0), f(2.0), 1e-12, max_iter=60)
+    assert abs(b - a) <= 1e-12 and min(a, b) <= root + 1e-15 and max(a, b) >= root - 1e-15
+    a, b, fa, fb = illinois(f, 1.0, 2.0, f(1.0), f(2.0), 0.0, ftol=1e-6)
+    assert a == b and abs(fa) <= 1e-6 and abs(a - root) <= 1e-6 / (3 * root ** 2) * 1.01
+    assert illinois(lambda x: None if x > 1.2 else f(x), 1.0, 2.0, f(1.0), f(2.0), 1e-12) is None

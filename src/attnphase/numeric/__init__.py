@@ -52,7 +52,7 @@ _MODULES = {
                   "normalised_min_eigenvalue_mp", "larger_quadratic_root", "larger_quadratic_root_mp", "equilibration",
                   "equilibrated_solve", "equilibrated_null_vector", "equilibrated_determinant_sign"),
     "scaling": ("ScalingFit", "fit_power_law", "LawFit", "law_fit"),
-    "threshold": ("Threshold", "find_crossing", "branch_crossing", "noisy_threshold", "root_steps",
+    "threshold": ("Threshold", "find_crossing", "branch_crossing", "noisy_threshold", "root_steps", "illinois",
                   "threshold_from_error", "log_crossing", "bisect_geometric", "window_and_coexistence"),
     "singular_points": ("solve_fold", "fold_threshold", "solve_branch_point", "branch_point_threshold"),
     "tilting": ("Tilted", "tilt"),

@@ -31,7 +31,7 @@ from attnphase.results import Result, Status
 __all__ = [
     "Threshold", "find_crossing", "branch_crossing",
     # a crossing known to an error (quadrature rules), a root known to a given error
-    "noisy_threshold", "root_steps", "threshold_from_error",
+    "noisy_threshold", "root_steps", "illinois", "threshold_from_error",
     # counts, windows and coexistence
     "log_crossing", "bisect_geometric", "window_and_coexistence",
 ]
@@ -67,8 +67,10 @@ def _f_error_at(f_error, x: float) -> float:
     return check_real("f_error", e, 0.0, None)
 
 
-def _illinois(f, a, b, fa, fb, xtol, max_iter=400):
-    """Shrink a sign-change bracket [a, b] of f (mpmath numbers) to width <= xtol.
+def illinois(f, a, b, fa, fb, xtol, *, ftol=0, max_iter: int = 400):
+    """Shrink a sign-change bracket [a, b] of f (floats or mpmath numbers) to width <= xtol, or until |f(c)| <= ftol
+    at a point c (then both ends are c): (a, b, fa, fb). f(c) may return None where it has no value at c (a solve
+    that failed): the search stops and returns None.
 
     Regula falsi with the Illinois modification: when the same end is retained twice, its function
     value is halved, which restores superlinear convergence; a bisection step is taken whenever the
@@ -82,7 +84,9 @@ def _illinois(f, a, b, fa, fb, xtol, max_iter=400):
         if not (min(a, b) < c < max(a, b)):
             c = (a + b) / 2
         fc = f(c)
-        if fc == 0:
+        if fc is None:
+            return None
+        if abs(fc) <= ftol:
             return c, c, fc, fc
         if (fc > 0) == (fb > 0):
             b, fb = c, fc
@@ -118,7 +122,7 @@ def _polish(f_mp, a64: float, b64: float, x64: float, dps: int):
                 raise ArithmeticError("f_mp has no sign change on the float64 bracket")
             half *= 64
         xtol = max(abs(x), mpmath.mpf(10) ** (-dps)) * mpmath.mpf(10) ** (-(dps - 3))
-        a, b, fa, fb = _illinois(f_mp, a, b, fa, fb, xtol)
+        a, b, fa, fb = illinois(f_mp, a, b, fa, fb, xtol)
         root = b - fb * (b - a) / (fb - fa) if fb != fa else (a + b) / 2
         # The end values were rescaled by the Illinois steps: take the slope from a fresh central
         # difference (step 10^(-dps/2), accurate to ~10^(-dps/2) relative, plenty for an error bar).

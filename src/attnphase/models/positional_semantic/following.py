@@ -29,6 +29,7 @@ from attnphase.models.positional_semantic.results import BranchSolution
 from attnphase.models.positional_semantic.rules import Rule
 from attnphase.numeric.branches import Continuation
 from attnphase.numeric.fixedpoint import Broyden, FixedPointResult, solve_fixed_point
+from attnphase.numeric.threshold import illinois
 from attnphase.numeric.transforms import Positive
 from attnphase.results import Status
 
@@ -275,8 +276,8 @@ def at_alpha_through_order_parameter(alpha: float, end: BranchEnd, solution: Bra
     """The positional branch at α below its end `end`, reached at fixed |m| (`at_order_parameter`), where the solves
     at fixed α fail. On the branch's side of the end (`BranchEnd.on_branch`) α falls as |m| grows, so α is bracketed
     in m² by the end's points (at a continuous end, with the end itself at m² = 0), widened outwards where α lies
-    below them all; regula falsi with the Illinois modification in m² (α is nearly linear in m² near a continuous
-    end) until the point's α is α to ALPHA_MATCH (its solves to ORDER_TOL, the bracket's to RUNG_TOL, each from the
+    below them all; regula falsi with the Illinois modification in m² (numeric.threshold.illinois; α is nearly
+    linear in m² near a continuous end) until a point's α is α to ALPHA_MATCH or the bracket is narrower than that (its solves to ORDER_TOL, the bracket's to RUNG_TOL, each from the
     solved point nearest in |m|), then that state verified as the fixed point at α (`defect_correction`: a residual
     below RUNG_TOL at the start costs one evaluation; it decides, also where ORDER_ROOT_STEPS end short of α).
     `solution`: the branch's solution nearest α (its fields are carried over). None where a solve fails, no bracket is
@@ -312,23 +313,17 @@ def at_alpha_through_order_parameter(alpha: float, end: BranchEnd, solution: Bra
     if not above or not below:
         return None
     (inner, f_inner), (outer, f_outer) = max(above), min(below)
-    side, last = 0, None
-    for _ in range(ORDER_ROOT_STEPS):
-        squared = outer - f_outer * (outer - inner) / (f_outer - f_inner)
-        if last is not None and abs(squared - _squared_m(last)) <= ALPHA_MATCH * squared:
-            break  # α at fixed |m| is known to its solves' accuracy only (count-split 14: ±5e-9)
-        last = point_at(math.sqrt(squared))
-        if last is None:
-            return None
-        offset = last.alpha - alpha
-        if abs(offset) <= ALPHA_MATCH * alpha:
-            break
-        if offset > 0:
-            inner, f_inner = squared, offset
-            f_outer, side = (f_outer / 2 if side == 1 else f_outer), 1
-        else:
-            outer, f_outer = squared, offset
-            f_inner, side = (f_inner / 2 if side == -1 else f_inner), -1
+
+    def offset(squared):
+        point = point_at(math.sqrt(squared))
+        return None if point is None else point.alpha - alpha
+
+    # to a bracket narrower than ALPHA_MATCH relative: α at fixed |m| is known to its solves' accuracy only (count-split
+    # 14: ±5e-9, above ALPHA_MATCH · α), so the match in α alone may never come
+    if illinois(offset, inner, outer, f_inner, f_outer, ALPHA_MATCH * outer, ftol=ALPHA_MATCH * alpha,
+                max_iter=ORDER_ROOT_STEPS) is None:
+        return None
+    last = min(solved, key=lambda p: abs(p.alpha - alpha))
     state = defect_correction(replace(solution, alpha=alpha, state=last.state), params, rule, anderson=False)
     if not state.success or float(np.linalg.norm(state.solution.state[3:])) < end.size:
         return None

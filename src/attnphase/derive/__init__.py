@@ -3,9 +3,10 @@
 Modules: `symbols` (parameters and order parameters with domains), `calculus` (gradients, Hessians,
 Jacobians, matrix derivatives), `landau` (Landau expansion, classification of transitions),
 `asymptotics` (leading large-parameter forms, also of implicitly defined thresholds), `rewrite`
-(numerical-stability rules), `codegen` (numpy / torch / mpmath kernels with CSE and caching), `fused`
-(a multistart Newton loop compiled from generated kernels), `render` (LaTeX / Markdown derivations with
-named sub-expressions) and `equivalence` (a rendered equation against the expression it stands for).
+(numerical-stability rules), `codegen` (numpy / torch / mpmath kernels with caching), `source` (their
+source, printed per backend after CSE), `fused` (a multistart Newton loop compiled from generated kernels),
+`render` (LaTeX / Markdown derivations with named sub-expressions) and `equivalence` (a rendered equation
+against the expression it stands for).
 
 Every public name of these modules is available here. `symbols`, `calculus` and `rewrite` (SymPy only)
 are imported with the package; the others on first use (module `__getattr__`), so importing the package
@@ -63,8 +64,9 @@ _EAGER = (
 )
 _LAZY_MODULES = {
     "codegen": ("CODEGEN_VERSION", "BACKENDS", "Kernel", "BoundKernel", "ActionKernels", "compile_kernel",
-                "compile_action", "cache_dir", "clear_memory_cache", "generate_source", "load_generated_module",
+                "compile_action", "cache_dir", "clear_memory_cache", "load_generated_module",
                 "structural_digests"),
+    "source": ("generate_source",),
     "fused": ("MultiStartNewton",),
     "landau": ("LandauExpansion", "TransitionClassification", "landau_expansion", "classify_transition"),
     "asymptotics": ("leading_asymptotic", "implicit_leading_asymptotic"),

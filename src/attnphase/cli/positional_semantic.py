@@ -98,7 +98,7 @@ def solve_command(omega, alpha, sigma, lam, A, L, tol, branches, threads, deprec
     A branch that does not exist at α is listed under "missing" with the evidence (where it was lost when
     followed from its anchor). global_branch: the branch with the lowest training loss ε_t = −Φ.
 
-    On two cores, at the default tolerance: both branches at ω = 0.3, α = 1.25 in about 15 s (the positional
+    On two cores, at the default tolerance: both branches at ω = 0.3, α = 1.25 in about 10 s (the positional
     branch climbs to count-split 10 there); longer where the ladder goes further up the count-split rules.
 
     \b
@@ -155,7 +155,7 @@ def threshold_command(omega, omega_grid, sigma, lam, A, L, tol, alpha_min, alpha
     without slowing: no bound.
 
     \b
-    On two cores, at the default tolerance: both thresholds at ω = 0.3 in about 30 s; 45-55 s at ω ≤ 0.1, where
+    On two cores, at the default tolerance: both thresholds at ω = 0.3 in about 20 s; 30-35 s at ω ≤ 0.1, where
     α_c climbs the finer outer-split rules.
 
     \b

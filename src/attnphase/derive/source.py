@@ -121,21 +121,27 @@ class _Printer:
     def exponent(self, exponent) -> str:
         return self.doprint(exponent)
 
+    # Max and Min of two printed arguments, nested for more; Piecewise as nested selections (`select`)
+    maximum, minimum = "max", "min"
+
+    def pair(self, function: str, a: str, b: str) -> str:
+        return f"{function}({a}, {b})"
+
+    def select(self, condition: str, value: str, otherwise: str) -> str:
+        return f"({value} if {condition} else {otherwise})"
+
     def minmax(self, e) -> str:
-        fn = "max" if isinstance(e, sympy.Max) else "min"
+        function = self.maximum if isinstance(e, sympy.Max) else self.minimum
         args = [self.doprint(a) for a in e.args]
         out = args[0]
         for a in args[1:]:
-            out = f"{fn}({out}, {a})"
+            out = self.pair(function, out, a)
         return out
 
     def piecewise(self, e) -> str:
         out = self.nan()
         for expr, cond in reversed(e.args):
-            if cond is sympy.true:
-                out = self.doprint(expr)
-            else:
-                out = f"({self.doprint(expr)} if {self.doprint(cond)} else {out})"
+            out = self.doprint(expr) if cond is sympy.true else self.select(self.doprint(cond), self.doprint(expr), out)
         return out
 
     def nan(self) -> str:
@@ -189,23 +195,10 @@ class _NumpyPrinter(_Printer):
     }
     logical_and = " & "
     logical_or = " | "
+    maximum, minimum = "np.maximum", "np.minimum"
 
-    def minmax(self, e) -> str:
-        fn = "np.maximum" if isinstance(e, sympy.Max) else "np.minimum"
-        args = [self.doprint(a) for a in e.args]
-        out = args[0]
-        for a in args[1:]:
-            out = f"{fn}({out}, {a})"
-        return out
-
-    def piecewise(self, e) -> str:
-        out = self.nan()
-        for expr, cond in reversed(e.args):
-            if cond is sympy.true:
-                out = self.doprint(expr)
-            else:
-                out = f"np.where({self.doprint(cond)}, {self.doprint(expr)}, {out})"
-        return out
+    def select(self, condition: str, value: str, otherwise: str) -> str:
+        return f"np.where({condition}, {value}, {otherwise})"
 
 
 class _TorchPrinter(_Printer):
@@ -224,24 +217,15 @@ class _TorchPrinter(_Printer):
     }
     logical_and = " & "
     logical_or = " | "
+    maximum, minimum = "torch.maximum", "torch.minimum"
 
-    def minmax(self, e) -> str:
-        fn = "torch.maximum" if isinstance(e, sympy.Max) else "torch.minimum"
-        args = [self.doprint(a) for a in e.args]
-        out = args[0]
-        for a in args[1:]:
-            out = f"{fn}(_tensor({out}, _like), _tensor({a}, _like))"
-        return out
+    # torch's binary functions want tensors on both sides: a Python number becomes one like the first input
+    def pair(self, function: str, a: str, b: str) -> str:
+        return f"{function}(_tensor({a}, _like), _tensor({b}, _like))"
 
-    def piecewise(self, e) -> str:
-        out = self.nan()
-        for expr, cond in reversed(e.args):
-            if cond is sympy.true:
-                out = self.doprint(expr)
-            else:
-                out = (f"torch.where(_tensor({self.doprint(cond)}, _like, torch.bool), "
-                       f"_tensor({self.doprint(expr)}, _like), _tensor({out}, _like))")
-        return out
+    def select(self, condition: str, value: str, otherwise: str) -> str:
+        return (f"torch.where(_tensor({condition}, _like, torch.bool), _tensor({value}, _like), "
+                f"_tensor({otherwise}, _like))")
 
 
 class _MpmathPrinter(_Printer):

@@ -116,10 +116,7 @@ class _Printer:
             if exponent < 0:
                 return f"({self.constant(sympy.S.One)}/{b}**{-int(exponent)})"
             return f"{b}**{int(exponent)}"
-        return f"{b}**{self.exponent(exponent)}"
-
-    def exponent(self, exponent) -> str:
-        return self.doprint(exponent)
+        return f"{b}**{self.doprint(exponent)}"
 
     # Max and Min of two printed arguments, nested for more; Piecewise as nested selections (`select`)
     maximum, minimum = "max", "min"
@@ -243,9 +240,6 @@ class _MpmathPrinter(_Printer):
 
     def nan(self) -> str:
         return "mp.nan"
-
-    def exponent(self, exponent) -> str:
-        return self.doprint(exponent)
 
     def constant(self, e) -> str:
         """Exact at any precision: integers and rationals are built at call time, floats bit-exactly."""

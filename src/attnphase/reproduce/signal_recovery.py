@@ -15,8 +15,8 @@ figures and the CSV data behind every figure and table:
 * checkpoint.json — every finished sweep point and the headline run, keyed by their configuration
   (`resume.Checkpoint`): an interrupted run resumes where it stopped; delete the file to recompute.
 
-Run time on a shared 2-core machine: quick ≈ 8 min at load 5–8 (10 headline trials, a 16-point sweep at d = 64); full ≈ 1 h
-(30 headline trials, 162 sweep points up to d = 1000, L = 10 500); a GPU shortens both. SGA runs use
+Run time on 2 cores: quick about 20 s when idle (10 headline trials, a 16-point sweep at d = 64); full about 1 h at
+load 5–8 (30 headline trials, 162 sweep points up to d = 1000, L = 10 500); a GPU shortens both. SGA runs use
 the exact O(L + d) projected sampler (the law of dense tokens; see
 `attnphase.models.signal_recovery.network.projected_pooling_gradient` and its test against dense tokens).
 """

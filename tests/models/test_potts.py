@@ -17,6 +17,7 @@ from click.testing import CliRunner
 
 from attnphase.cli import main
 from attnphase.errors import ParameterError
+from attnphase.models.potts.parameters import MAX_BETA_J, MAX_Q
 from attnphase.models.potts.solve import solve, sweep_point, threshold
 from attnphase.reproduce.potts import closed_form_beta_c
 
@@ -67,6 +68,50 @@ def test_beta_c_to_30_digits_first_order_with_its_spinodals_and_jump(q, threshol
     assert result.jump == pytest.approx(float(jump), abs=1e-12)
 
 
+@pytest.mark.parametrize("q", [6, 8, 20, 21, 50, 200, MAX_Q])
+def test_beta_c_to_15_digits_over_the_whole_range_of_q(q):
+    """Every allowed q: the branches are followed to βJ = 1.25 q, where the ordered state's 1 − x ~ q e^{−1.25 q}
+    (1e-269 at q = 500) sets the scale of ∂f/∂u."""
+    result = threshold(q, 1.0, 15)
+    assert result.order == "first" and result.status == "converged", result.message
+    with mpmath.workdps(40):
+        exact = closed_form_beta_c(q)
+        assert abs(mpmath.mpf(result.beta_c_digits) - exact) <= mpmath.mpf(10) ** -14 * exact
+    fold, instability = result.spinodals
+    assert fold["kind"] == "fold" and float(fold["beta"]) < float(exact) < q
+    assert instability["kind"] == "branch_point" and instability["beta"] == pytest.approx(q, rel=1e-14)
+    assert result.jump == pytest.approx((q - 2) / (q - 1), abs=1e-12)
+
+
+def digits_resolving(beta, J=1.0):
+    """Working digits that resolve 1 − x ~ e^{−βJ} next to 1, with 60 to spare."""
+    return 60 + int(beta * J / math.log(10))
+
+
+def ordered_log_odds(q, J, beta):
+    """The ordered root of u = βJm(u), m = (qx − 1)/(q − 1), x = 1/(1 + (q − 1)e^{−u}), in mpmath."""
+    with mpmath.workdps(digits_resolving(beta, J)):
+        m = lambda u: (q / (1 + (q - 1) * mpmath.exp(-u)) - 1) / (q - 1)
+        return mpmath.findroot(lambda u: u - beta * J * m(u), mpmath.mpf(beta * J))
+
+
+@pytest.mark.parametrize("q, beta", [(3, 30.0), (3, 100.0), (3, MAX_BETA_J), (21, 10.0), (500, 13.0)])
+def test_solve_deep_in_the_ordered_phase(q, beta):
+    """Far below the fold temperature the ordered minimum has 1 − x down to e^{−βJ}: its m and f against the
+    hand-written stationarity and free energy in mpmath; the disordered state is a minimum while βJ < q."""
+    result = solve(q, beta)
+    assert result.status == "converged", result.message
+    ordered = result.global_minimum
+    u = ordered_log_odds(q, 1.0, beta)
+    with mpmath.workdps(digits_resolving(beta)):
+        x = 1 / (1 + (q - 1) * mpmath.exp(-u))
+        assert ordered.stability == "stable" and ordered.m == pytest.approx(float((q * x - 1) / (q - 1)), abs=1e-15)
+        assert ordered.free_energy == pytest.approx(float(free_energy(q, 1.0, x, beta)), rel=1e-14)
+    disordered = [s for s in result.minima if abs(s.m) < 1e-9]
+    assert len(disordered) == (1 if beta < q else 0)
+    assert all(s.stability == "metastable" for s in disordered)
+
+
 def test_q2_is_continuous_at_beta_2(thresholds):
     result = thresholds[2]
     assert result.order == "second" and result.status == "converged" and result.jump == 0.0
@@ -112,12 +157,14 @@ def test_solve_minima_between_the_spinodals():
 def test_bad_input_names_the_parameter():
     for call, name in ((lambda: threshold(1), "q"), (lambda: threshold(2.5), "q"), (lambda: threshold(3, 0.0), "J"),
                        (lambda: threshold(3, 1.0, 0), "digits"), (lambda: solve(3, -1.0), "beta"),
-                       (lambda: solve(True, 1.0), "q")):
+                       (lambda: solve(True, 1.0), "q"), (lambda: solve(3, MAX_BETA_J * 1.01), "beta"),
+                       (lambda: solve(3, MAX_BETA_J / 2 * 1.01, 2.0), "beta"), (lambda: threshold(MAX_Q + 1), "q")):
         with pytest.raises(ParameterError) as info:
             call()
         assert info.value.name == name
     for args, option in ((["threshold", "potts", "--q", "1"], "--q"), (["threshold", "potts", "--q", "2.5"], "--q"),
-                         (["solve", "potts", "--q", "3", "--beta", "0"], "--beta"), (["solve", "potts", "--q", "3"], "--beta")):
+                         (["solve", "potts", "--q", "3", "--beta", "0"], "--beta"), (["solve", "potts", "--q", "3"], "--beta"),
+                         (["solve", "potts", "--q", "3", "--beta", "600"], "--beta")):
         result = CliRunner().invoke(main, args + ["--json"])
         assert result.exit_code == 2 and option in result.output and "Traceback" not in result.output
 

@@ -4,7 +4,8 @@ in high precision. Used to hold a rendered derivation to the expressions the sol
     check = equivalent(shown, reference)          # an Equivalence (a Result)
     checks = check_document(doc)                  # one EquationCheck per equation of a MarkdownDocument
 
-Symbolic: the two sides are structurally identical, or `sympy.simplify` reduces their difference to 0.
+Symbolic: the two sides are structurally identical, or `sympy.simplify` reduces their difference to 0 (the
+numerically stable functions of `derive.rewrite`, e.g. sigmoid and logaddexp, are first rewritten as exp and log).
 Otherwise (and first, since it is fast and settles every inequality) both sides are evaluated with mpmath
 at `points` random points of their free symbols, each drawn inside the symbol's declared domain
 (`symbols.domain_of`), at `digits` significant digits; a point where either side is not a finite real
@@ -30,6 +31,7 @@ import mpmath
 import sympy
 
 from attnphase.derive.render import Equation, Expectation, MarkdownDocument
+from attnphase.derive.rewrite import unstabilize
 from attnphase.derive.symbols import domain_of
 from attnphase.errors import ParameterError
 from attnphase.results import Result, Status
@@ -151,6 +153,9 @@ def equivalent(a, b, *, digits: int = 50, points: int = 6, seed: int = 0) -> Equ
     a, b = normalise_expectations(a), normalise_expectations(b)
     if a == b:
         return Equivalence(Status.CONVERGED, "structurally identical", "identical")
+    # the stable forms the kernels compile (sigmoid, logaddexp, ...) as exp and log: what mpmath evaluates at the
+    # points, exactly at their precision, and what simplify knows
+    a, b = unstabilize(a), unstabilize(b)
     at_points = _compare_at_points(a, b, digits, points, seed)  # fast, and decides every inequality
     if at_points.success and sympy.count_ops(a - b) <= SYMBOLIC_SIZE_LIMIT and sympy.simplify(a - b) == 0:
         return Equivalence(Status.CONVERGED, "simplify(a - b) == 0", "symbolic")

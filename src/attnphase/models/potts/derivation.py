@@ -38,8 +38,12 @@ def derivation_document() -> MarkdownDocument:
     doc.paragraph("(no logarithm of a difference). Stationary points:")
     doc.equation(r"\frac{\partial f}{\partial u}", x * (1 - x) * (u / beta - J * (q * x - 1) / (q - 1)),
                  reference=sp.diff(s.free_energy, u))
-    doc.paragraph("vanishes where $u = \\beta J m$. Splitting two unfavoured fractions as $p \\pm \\epsilon$ costs, to "
-                  "second order in $\\epsilon$, the transverse curvature")
+    doc.paragraph("vanishes where $u = \\beta J m$. The kernels evaluate $x$ and $1 - x$ as logistic functions and the "
+                  "logarithm in $f(u)$ as a logaddexp, so that the factor $x(1 - x)$, about $(q - 1) e^{-u}$ deep in the "
+                  "ordered phase, is a product and not a difference of numbers close to 1:")
+    doc.equation("1 - x", 1 / (1 + sp.exp(u) / (q - 1)), reference=s.unfavoured)
+    doc.paragraph("Splitting two unfavoured fractions as $p \\pm \\epsilon$ costs, to second order in $\\epsilon$, the "
+                  "transverse curvature")
     doc.equation(r"\kappa_\perp", -J + (q - 1) / (beta * (1 - fraction)), reference=s.transverse_curvature,
                  substitutions=in_u)
     doc.paragraph("The disordered state $x = 1/q$ has the curvature")

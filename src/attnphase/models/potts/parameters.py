@@ -4,9 +4,13 @@ from dataclasses import dataclass
 
 from attnphase.params import IntRange, ParameterSet, RealRange, parameter
 
-__all__ = ["MAX_Q", "Parameters", "Temperature", "Accuracy"]
+__all__ = ["MAX_Q", "MAX_BETA_J", "Parameters", "Temperature", "Accuracy"]
 
-MAX_Q = 500  # β reaches 1.25 q/J, where the ordered 1 − x ~ q e^{−βJ} must stay above float64 underflow
+# The branches are followed up to βJ = 1.25 max(q, βJ) (past the disordered instability at βJ = q, and past the β
+# asked), where ∂f/∂u of the ordered state carries the factor x(1 − x) ≈ q e^{−1.25 max(q, βJ)}: it stays a normal
+# float64 (> 2.2e-308) while both q and βJ are at most about 560.
+MAX_Q = 500
+MAX_BETA_J = 500.0
 
 
 @dataclass(frozen=True)

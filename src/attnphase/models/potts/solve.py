@@ -4,7 +4,8 @@ minima at one β read off them, the transition classified on them (`numeric.tran
 import math
 
 from attnphase.models.potts import symbolic
-from attnphase.models.potts.parameters import Accuracy, Parameters, Temperature
+from attnphase.errors import ParameterError
+from attnphase.models.potts.parameters import MAX_BETA_J, Accuracy, Parameters, Temperature
 from attnphase.models.potts.results import Solution, State, Transition
 from attnphase.numeric.continuation import ActionSystem, follow_branches, stationary_points_at
 from attnphase.numeric.transition import classify_transition
@@ -28,6 +29,8 @@ def branches(params: Parameters, control_range, digits: int = 15):
 def solve(q, beta, J=1.0) -> Solution:
     """The minima of f(m) at β in the one-favoured-state family (no transverse direction when q = 2)."""
     params, beta = Parameters.validated(q=q, J=J), Temperature.validated(beta=beta).beta
+    if beta * params.J > MAX_BETA_J:
+        raise ParameterError("beta", beta, f"a real number in (0, {MAX_BETA_J / params.J:.6g}], βJ at most {MAX_BETA_J:g}")
     system, found = branches(params, beta_range(params, beta))
     states = {}
     for p in (p for p in stationary_points_at(system, found, beta) if p["index"] == 0):

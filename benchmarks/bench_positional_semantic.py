@@ -22,7 +22,8 @@ References (positional_semantic_reference.json): Φ and ε_g from the split-line
 (0.3, 1.25); the states ("fields(0.3,1.25)") and the thresholds ("references") from
 benchmarks/positional_semantic_references.py (count-split and outer-split rules).
 Run: `.venv/bin/python benchmarks/bench_positional_semantic.py [--parts solve,threshold,curve,startup]
-[--curve-timeout SECONDS]` (a stopped curve is reported as a lower bound on its time).
+[--curve-timeout SECONDS] [--quick]` (a stopped curve is reported as a lower bound on its time; `--quick`, as
+`make bench` runs it, leaves out the curve, the part that takes minutes).
 """
 
 from __future__ import annotations
@@ -214,7 +215,8 @@ def bench_startup() -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--parts", default="startup,solve,threshold,curve")
+    parser.add_argument("--parts", default=None, help="default: startup,solve,threshold,curve")
+    parser.add_argument("--quick", action="store_true", help="without the curve (about 2 minutes instead of 7)")
     parser.add_argument("--usual", action="store_true", help="run the usual method (both branches), print JSON")
     parser.add_argument("--curve-timeout", type=float, default=None,
                         help="stop the α_c(ω) command after this many seconds and report a lower bound on its time")
@@ -225,7 +227,7 @@ def main() -> None:
     stored = json.loads(REFERENCE_FILE.read_text())
     load = subprocess.run(["cat", "/proc/loadavg"], capture_output=True, text=True).stdout.split()[:3]
     print(f"load average at the start: {' '.join(load)} (2-core machine: every time here includes the other load)")
-    parts = args.parts.split(",")
+    parts = (args.parts or ("startup,solve,threshold" if args.quick else "startup,solve,threshold,curve")).split(",")
     summary = {}
     if "startup" in parts:
         summary["startup"] = bench_startup()

@@ -10,7 +10,7 @@ PIP    := $(BIN)/python -m pip install --disable-pip-version-check -q
 
 .PHONY: setup demo test test-slow examples docs docs-serve bench derive clean
 
-# What the default suite needs: the test extra (pytest, pytest-xdist, hypothesis, arviz), the cluster
+# What the default suite needs: the test extra (pytest, pytest-xdist, pytest-timeout, hypothesis, arviz), the cluster
 # extra (dask, for the sweep-on-a-cluster tests) and parquet (the store's parquet export).
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)

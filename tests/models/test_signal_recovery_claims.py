@@ -138,7 +138,7 @@ def test_headline_thirty_trials_recover_xi():
     separatrix it started on (−ξ is also stable here, βθ_d ≈ 7.9 > 1.04: the drift has the stable ends ±1
     and one unstable interior zero ρ* < 0, and starts at |ρ₀| ~ 1/√d all lie above ρ*, so every trial
     reaches +ξ); the noise-token mass of the last recording window equal to the exact finite-L reduction
-    at the trials' mean ρ within 4 combined standard errors. About 3 minutes on one CPU thread."""
+    at the trials' mean ρ within 4 combined standard errors. About 25 s on one CPU thread."""
     from attnphase.reproduce.signal_recovery import HEADLINE, run_headline
 
     result = run_headline(HEADLINE, device="cpu")

@@ -269,6 +269,30 @@ def test_linear_transition_scales_as_V_squared_and_crossover_as_L_three_halves()
     assert fitL["P_star"].holds
 
 
+@pytest.mark.parametrize("attention", ["softmax", "linear"])
+def test_P_star_scales_as_one_over_beta_over_the_allowed_range(attention):
+    """β multiplies the data term, which P multiplies: P*(β) β is one number at the ends of β's range and at 1, to the
+    digits asked; outside the range a ParameterError names β."""
+    scaled = [api.threshold(attention, 16, 4, digits=12, convention=api.DEFAULT.with_(beta=beta)).P_star * beta
+              for beta in (1e-6, 1.0, 1e6)]
+    assert scaled == pytest.approx([scaled[1]] * 3, rel=1e-10)
+    for beta in (1e-7, 1e7, 1e300):
+        with pytest.raises(ParameterError) as info:
+            api.DEFAULT.with_(beta=beta)
+        assert info.value.name == "beta"
+
+
+def test_scaling_leaves_out_the_sizes_without_a_transition():
+    """Softmax at V = 4 has no first-order transition below L = 8: those sizes are reported with P* missing and left
+    out of the fits, and with fewer than 3 sizes left the status says a fit needs 3."""
+    too_few = api.scaling("softmax", 4, 2, 8, digits=6)
+    assert too_few.status == "not_found" and "needs 3" in too_few.message and too_few.fit == {}
+    assert [math.isnan(p.P_star) for p in too_few.points] == [True, True, False]
+    fitted = api.scaling("softmax", 4, 4, 64, digits=6)
+    assert fitted.status == "converged" and "no P* at L = 4" in fitted.message
+    assert fitted.fit["P_star"].n == 4 and len(fitted.extrapolation.ratio) == 4  # L = 8, 16, 32, 64
+
+
 def test_bad_parameters_raise_parameter_error():
     with pytest.raises(ParameterError):
         api.threshold("softmax", 1, 4)

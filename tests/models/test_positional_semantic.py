@@ -195,8 +195,17 @@ def test_bad_parameters_raise(kwargs):
 
 
 def test_bad_alpha_raises():
-    with pytest.raises(ParameterError):
-        api.solve(0.3, 0.0)
+    for alpha in (0.0, api.MAX_ALPHA * 1.01, 1e300):
+        with pytest.raises(ParameterError) as info:
+            api.solve(0.3, alpha)
+        assert info.value.name == "alpha"
+
+
+def test_the_branches_asked_are_each_named_once():
+    for branches in ((), ("positional", "positional")):
+        with pytest.raises(ParameterError) as info:
+            api.solve(0.3, 1.0, branches=branches)
+        assert info.value.name == "branches"
 
 
 def test_solve_along_rejects_a_bad_alpha_at_the_call_before_any_work():

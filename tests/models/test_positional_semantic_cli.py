@@ -28,6 +28,9 @@ def run(args):
         ["solve", "positional-semantic", "--omega", "0.3", "--alpha", "1", "--A", "0.6,0.4"],
         ["solve", "positional-semantic", "--omega", "nan", "--alpha", "1"],
         ["solve", "positional-semantic", "--omega", "0.3", "--alpha", "1", "--branches", "sideways"],
+        ["solve", "positional-semantic", "--omega", "0.3", "--alpha", "1", "--branches", ""],  # no branch
+        ["solve", "positional-semantic", "--omega", "0.3", "--alpha", "1", "--branches", "positional,positional"],
+        ["solve", "positional-semantic", "--omega", "0.3", "--alpha", "1e300"],  # above MAX_ALPHA: minutes to hours
         ["solve", "positional-semantic", "--omega", "0.3", "--alpha", "1", "--tol", "0"],
         ["solve", "positional-semantic", "--omega", "0.3", "--alpha", "1", "--tol", "2"],
         ["solve", "positional-semantic", "--omega", "0.3", "--alpha", "1", "--check-nodes", "8"],  # without --nodes
@@ -39,6 +42,7 @@ def run(args):
         ["threshold", "positional-semantic", "--omega-grid", "0:0.4"],  # no count
         ["threshold", "positional-semantic", "--omega", "0.3", "--tol", "0"],
         ["threshold", "positional-semantic", "--omega", "0.3", "--alpha-min", "2", "--alpha-max", "1"],
+        ["threshold", "positional-semantic", "--omega", "0.3", "--alpha-max", "1e300"],
         ["threshold", "positional-semantic", "--omega", "0.3", "--which", "alpha_x"],
         ["threshold", "positional-semantic", "--omega", "0.3", "--checkpoint-dir", "/dev/null/kept"],  # not writable
         ["threshold", "positional-semantic", "--omega-grid", "0.4", "--checkpoint-dir", "/dev/null/kept"],

@@ -38,6 +38,19 @@ def test_linear_system_against_matrix_exponential(method):
     assert stable and np.allclose(np.sort_complex(eigenvalues), [-0.5 - 2j, -0.5 + 2j])
 
 
+@pytest.mark.parametrize("method", ["DOP853", "LSODA"])
+@pytest.mark.parametrize("span", [1e-300, 1e-200, 1e-13])
+def test_a_span_too_short_to_move_x_returns_its_start(method, span):
+    """Over (0, span) the logistic flow moves x by r x (1 − x) span, below rtol |x|: the start at every time asked
+    (LSODA alone does not return from spans near 1e-200), the same as the flow's closed form to rounding."""
+    r, x0 = 1.3, np.array([0.05, 0.5])
+    t = np.array([0.0, span / 2, span])
+    traj = integrate_drift(lambda x: r * x * (1 - x), x0, (0.0, span), t_eval=t, method=method, rtol=1e-10)
+    exact = np.array([1 / (1 + (1 / x0 - 1) * np.exp(-r * s)) for s in t])
+    assert traj.status == "converged" and traj.x.shape == (3, 2)
+    assert np.all(np.abs(traj.x - exact) <= 1e-10 * np.abs(exact))
+
+
 def test_cubic_drift_fixed_points_and_stability():
     """v = (1 - x^2)(x - a): zeros -1, a, 1 with v'(-1) = -2(1 + a), v'(a) = 1 - a^2, v'(1) = -2(1 - a)."""
     a = 0.3

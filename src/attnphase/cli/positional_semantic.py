@@ -113,8 +113,13 @@ def solve_command(omega, alpha, sigma, lam, A, L, tol, branches, threads, deprec
     names = tuple(check_choice("--branches", b.strip(), BRANCHES) for b in branches.split(",") if b.strip())
     rules = tensor_rules(deprecated_nodes, deprecated_check_nodes, deprecated_scan, deprecated_refine)
     threads = use_threads(threads)
-    result = named_by_option(Accuracy, solve_point, omega, alpha, sigma, lam, A, L, tol=tol, branches=names,
-                             rules=rules)
+    try:
+        result = named_by_option(Accuracy, solve_point, omega, alpha, sigma, lam, A, L, tol=tol, branches=names,
+                                 rules=rules)
+    except ParameterError as exc:  # the API names the list of branches, the user typed one option
+        if exc.name != "branches":
+            raise
+        raise ParameterError("--branches", branches, exc.allowed) from None
     parameters = {"omega": omega, "alpha": alpha, "sigma": sigma, "lam": lam, "A": A, "L": L, "tol": tol,
                   "branches": list(names), "rules": rules if rules == "auto" else list(rules), "threads": threads}
     emit("solve", MODEL, parameters, result.as_dict(), as_json)

@@ -128,6 +128,14 @@ def integrate_drift(
         return v
 
     try:
+        # A span over which x moves by less than the tolerance asks (to first order, exact as the span shrinks)
+        # returns its start: LSODA does not come back from spans near the smallest floats (t1 ~ 1e-200 from a step
+        # size of that order), its first step underflowing.
+        if np.all(abs(t1 - t0) * np.abs(rhs(t0, y0)) <= atol + rtol * np.abs(y0)):
+            times = np.array([t0, t1]) if t_eval is None else t_eval
+            x = np.tile(y0, (len(times), 1))
+            return Trajectory(times, x[:, 0] if scalar else x, Status.CONVERGED,
+                              f"integrated to t = {t1:g}: the span moves x by less than the tolerance", None, counter[0])
         sol = integrate.solve_ivp(rhs, (t0, t1), y0, method=method, t_eval=t_eval, rtol=rtol, atol=atol,
                                   events=events or None)
     except _NonFinite as exc:

@@ -138,11 +138,19 @@ def scaling(attention: str, V: int, L_min: int, L_max: int, digits: int = 15, co
         sizes = ScalingRange.validated(L_min=L_min, L_max=L_max, digits=digits)
         Ls, digits = sizes.L_values(), sizes.digits
     points = _points(attention, Ls, V, "L", digits, convention)
+    # small L can lack the transition (softmax at V = 4: none below L = 8); those sizes are reported, not fitted
+    found = [p for p in points if math.isfinite(p.P_star)]
+    without = ", ".join(str(p.L) for p in points if not math.isfinite(p.P_star))
+    if len(found) < 3:
+        return ScalingResult(attention, "L", {"V": V}, tuple(points), {}, None, Status.NOT_FOUND,
+                             f"P* found at {len(found)} of {len(points)} values of L (none at L = {without}): a fit "
+                             f"needs 3; raise --L-min")
     extrapolation = None
     if attention == "softmax":
-        extrapolation = softmax_ratio_extrapolation(Ls, [p.P_star for p in points], V, convention)
-    return ScalingResult(attention, "L", {"V": V}, tuple(points), _fits(attention, points, "L"), extrapolation,
-                         Status.CONVERGED, f"{len(points)} values of L")
+        extrapolation = softmax_ratio_extrapolation([p.L for p in found], [p.P_star for p in found], V, convention)
+    left_out = f"; no P* at L = {without} (left out of the fits)" if without else ""
+    return ScalingResult(attention, "L", {"V": V}, tuple(points), _fits(attention, found, "L"), extrapolation,
+                         Status.CONVERGED, f"{len(points)} values of L{left_out}")
 
 
 def scaling_in_V(attention: str, L: int, V_values, digits: int = 15, convention: Convention = DEFAULT) -> ScalingResult:

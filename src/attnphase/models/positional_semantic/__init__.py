@@ -29,7 +29,7 @@ from attnphase.lazy_exports import lazy_exports
 _MODULES = {
     "symbolic": ("NAME", "TITLE"),
     "derivation": ("derivation_markdown",),
-    "parameters": ("DEFAULT_A", "Parameters", "Accuracy", "ThresholdSearch", "Simulation", "default_gram"),
+    "parameters": ("DEFAULT_A", "MAX_ALPHA", "Parameters", "Accuracy", "ThresholdSearch", "Simulation", "default_gram"),
     "state_evolution": ("kernels", "proximal_map", "state_vector", "Evaluation", "SaddlePointEquations",
                         "zeta_rotation", "pitchfork_indicator"),
     "rules": ("FIELD_TOL", "Rule", "count_line_probes", "state_ladder", "resolve_rules"),

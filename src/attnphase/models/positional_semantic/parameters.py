@@ -17,8 +17,8 @@ import numpy as np
 from attnphase.errors import ParameterError
 from attnphase.params import IntRange, OneOf, ParameterSet, RealListRange, RealRange, parameter
 
-__all__ = ["DEFAULT_A", "SIGMA_RANGE", "LAM_RANGE", "INITS", "Parameters", "Accuracy", "ThresholdSearch", "Simulation",
-           "default_gram", "check_parameter"]
+__all__ = ["DEFAULT_A", "MAX_ALPHA", "SIGMA_RANGE", "LAM_RANGE", "INITS", "Parameters", "Accuracy", "ThresholdSearch",
+           "Simulation", "default_gram", "check_parameter"]
 
 DEFAULT_A = (0.6, 0.4, 0.4, 0.6)
 # σ and λ ranges where the solver's starting point and the baseline stay representable: below σ = 1e-3
@@ -28,6 +28,10 @@ DEFAULT_A = (0.6, 0.4, 0.4, 0.6)
 SIGMA_RANGE = RealRange(1e-3, 100.0)
 LAM_RANGE = RealRange(0.0, 1e6, low_open=True)
 POSITIVE = RealRange(0.0, None, low_open=True)
+# Every branch is followed in α from where it is known to exist (0.3 and 3), so a solve's time grows with α: about
+# 40 s at α = 100 on 2 cores, and more than 10 minutes at α = 1000.
+MAX_ALPHA = 100.0
+ALPHAS = RealRange(0.0, MAX_ALPHA, low_open=True)
 INITS = ("semantic", "positional", "random")
 
 
@@ -118,13 +122,13 @@ class ThresholdSearch(ParameterSet):
 
     tol: float = parameter(RealRange(1e-5, 1.0), 1e-3, option="--tol",
                            help="Absolute tolerance of α_c and α_l, verified on finer rules")
-    alpha_min: float = parameter(POSITIVE, 0.3, help="Lower end of the scanned α")
-    alpha_max: float = parameter(POSITIVE, 3.0, help="Upper end of the scanned α (extended while a crossing "
+    alpha_min: float = parameter(ALPHAS, 0.3, help="Lower end of the scanned α")
+    alpha_max: float = parameter(ALPHAS, 3.0, help="Upper end of the scanned α (extended while a crossing "
                                                        "lies above it)")
 
     def check_joint(self) -> None:
         if not self.alpha_max > self.alpha_min:
-            raise ParameterError("alpha_max", self.alpha_max, f"a finite real number in ({self.alpha_min:g}, inf)")
+            raise ParameterError("alpha_max", self.alpha_max, f"a real number in ({self.alpha_min:g}, {MAX_ALPHA:g}]")
 
 
 @dataclass(frozen=True)
@@ -132,7 +136,7 @@ class Simulation(ParameterSet):
     """A finite-d training run (network.simulate): the sample ratio, size, initialisation and optimiser
     budget, and the test set. lr None: 0.15 for GD, 0.01 for Adam (--init random)."""
 
-    alpha: float = parameter(POSITIVE, help="Samples per dimension α = n/d")
+    alpha: float = parameter(ALPHAS, help="Samples per dimension α = n/d")
     d: int = parameter(IntRange(2, 100_000), 1000, option="--d", help="Embedding dimension")
     init: str = parameter(OneOf(INITS), "semantic", help="Initialisation: Q* (semantic), 1/√d (positional) or "
                                                          "0.1·N(0, 1) trained by Adam (random)")

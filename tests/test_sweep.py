@@ -202,13 +202,23 @@ def test_failed_points_are_reported_not_stored_and_retried(tmp_path, monkeypatch
     assert run_sweep("flaky", ["x=0:2:5"], store=store, workers=1).n_failed == 3  # retried, not cached
 
 
+def _own_checks_point(x):
+    """Test point function with no declared check: only the point itself refuses x < 0."""
+    if x < 0:
+        raise ParameterError("x", x, "a real number >= 0")
+    return {"y": x}
+
+
 def test_bad_parameters_inside_a_point_stop_the_sweep(tmp_path):
     store = tmp_path / "s.sqlite"
     with pytest.raises(ParameterError) as info:
-        run_sweep("demo", ["beta=1,2,-1,3"], store=store, workers=1)
-    assert info.value.name == "beta"
+        run_sweep(f"{__name__}:_own_checks_point", ["x=1,2,-1,3"], store=store, workers=1)
+    assert info.value.name == "x"
     with ResultStore(store) as s:  # points finished before the bad one are kept
-        assert sorted(p.params["beta"] for p in s.rows()) == [1, 2]
+        assert sorted(p.params["x"] for p in s.rows()) == [1, 2]
+    bad = CliRunner().invoke(main, ["sweep", f"{__name__}:_own_checks_point", "--grid", "x=-1,1", "--workers", "1",
+                                    "--store", str(store)])
+    assert bad.exit_code == 2 and "--grid x: -1" in bad.stderr and "rerun" not in bad.stderr
 
 
 def test_model_resolution(monkeypatch):

@@ -10,6 +10,13 @@ named by model in `SWEEP_POINTS` as "module:function" strings so that a worker p
 a cluster node) imports them itself. A model argument of the form "module:function" is used as is,
 which lets a researcher sweep their own function without registering it.
 
+Before any point runs (and before any worker or cluster is started) the driver checks the sweep's
+parameters: every --grid and --set name against the point function's signature (a function with
+**kwargs takes any name), every required parameter given, and, for the registered models, every
+point's values against the ranges the model declares (`POINT_CHECKS`, the same `ParameterSet`s the
+point function validates with). A bad value that only the point function itself can see still stops
+the sweep at the first point that raises `ParameterError`; other exceptions mark a point failed.
+
 Where the work runs and where results are written:
 
 * `workers == 1`: serially in this process.
@@ -29,6 +36,7 @@ from __future__ import annotations
 import concurrent.futures
 from concurrent.futures.process import BrokenProcessPool
 import importlib
+import inspect
 import math
 import multiprocessing
 import os
@@ -52,8 +60,8 @@ from attnphase.store import ResultStore
 from attnphase.version import code_version
 
 __all__ = [
-    "SWEEP_POINTS", "CLUSTER_EXTRA_HINT", "register_point", "resolve_point", "curie_weiss_point", "evaluate_point",
-    "SweepFailure", "SweepReport", "run_sweep", "require_distributed",
+    "SWEEP_POINTS", "POINT_CHECKS", "CLUSTER_EXTRA_HINT", "register_point", "resolve_point", "curie_weiss_point",
+    "check_sweep_parameters", "evaluate_point", "SweepFailure", "SweepReport", "run_sweep", "require_distributed",
 ]
 
 # The registered models' point functions (attnphase.models.registry), plus the Curie-Weiss demo.
@@ -116,8 +124,7 @@ def curie_weiss_point(beta: float, h: float = 0.0) -> dict[str, Any]:
     """
     from scipy.optimize import brentq
 
-    beta = check_positive("beta", beta)
-    h = check_real("h", h)
+    beta, h = _curie_weiss_parameters(beta, h)
     sign = -1.0 if h < 0 else 1.0
     field_ = abs(h)
     iterations, converged = 0, True
@@ -150,6 +157,129 @@ def curie_weiss_point(beta: float, h: float = 0.0) -> dict[str, Any]:
         "iterations": iterations,
         "status": "converged" if converged else "max_iter",
     }
+
+
+def _curie_weiss_parameters(beta, h) -> tuple[float, float]:
+    """The demo's parameters, checked: beta > 0 and a finite field h."""
+    return check_positive("beta", beta), check_real("h", h)
+
+
+# --- checking a sweep's parameters before any point runs ---------------------------------------------
+#
+# A point check takes a point's parameters by name, with the point function's defaults filled in, and
+# raises ParameterError for a bad value. It costs microseconds against a point's seconds, so every point
+# is checked. It validates with the ParameterSets that the point function itself validates with, so each
+# range is declared once (in the model's parameters.py); what only the point function sees (e.g. the
+# inline checks of signal-recovery's schedule settings) is still caught when that point runs.
+
+
+def _one_of_the_parameters(model: str, required: Sequence[str], optional: Sequence[str]) -> str:
+    listed = [f"{kind} {', '.join(names)}" for kind, names in (("required", required), ("optional", optional))
+              if names]
+    return f"NAME one of the parameters {model} takes ({'; '.join(listed)})"
+
+
+def _check_potts_point(beta, q, J) -> None:
+    from attnphase.models.potts.parameters import Parameters, Temperature
+
+    Parameters.validated(q=q, J=J)
+    Temperature.validated(beta=beta)
+
+
+def _check_positional_semantic_point(omega, alpha, sigma, lam, L, tol) -> None:
+    from attnphase.models.positional_semantic.parameters import Accuracy, Parameters
+
+    Parameters.validated(omega=omega, sigma=sigma, lam=lam, L=L)
+    check_positive("alpha", alpha)
+    Accuracy.validated(tol=tol)
+
+
+def _check_signal_recovery_point(d, L, R, theta, theta_scaling, sigma, score_scale, sign_model, beta,
+                                 **schedule_and_run_settings) -> None:
+    # trials, max_steps, seed, device and deficit have no declared ranges: the point checks them inline.
+    from attnphase.models.signal_recovery.parameters import make_parameters
+
+    make_parameters(d, L, R, theta, theta_scaling, sigma, score_scale, sign_model, beta=beta)
+
+
+def _check_copy_heads_point(attention, L, V, P, **convention_fields) -> None:
+    # The point passes every other keyword to Convention, so Convention's fields are the other names it takes.
+    from attnphase.models.copy_heads.convention import Convention
+    from attnphase.models.copy_heads.parameters import DataSize, InstanceParameters
+
+    convention_names = list(Convention.declarations())
+    for name, value in convention_fields.items():
+        if name not in convention_names:
+            raise ParameterError(name, value, _one_of_the_parameters(
+                "copy-heads", [], ["attention", "L", "V", "P", *convention_names]))
+    InstanceParameters.validated(attention=attention, L=L, V=V, convention=Convention.validated(**convention_fields))
+    DataSize.validated(P=P)
+
+
+# Point function ("module:function") -> its point check. A point function without one (a researcher's
+# own) gets the checks of names only, and its bad values stop the sweep when its first point runs.
+POINT_CHECKS: dict[str, Callable[..., Any]] = {
+    "attnphase.sweep:curie_weiss_point": _curie_weiss_parameters,
+    MODELS["potts"].sweep_point: _check_potts_point,
+    MODELS["positional-semantic"].sweep_point: _check_positional_semantic_point,
+    MODELS["signal-recovery"].sweep_point: _check_signal_recovery_point,
+    MODELS["copy-heads"].sweep_point: _check_copy_heads_point,
+}
+
+
+def check_sweep_parameters(model: str, grids: Sequence[Grid], base: Mapping[str, Any],
+                           points: Iterable[Mapping[str, Any]]) -> None:
+    """Raise ParameterError for parameters that no point could run with; `run_sweep` calls it first.
+
+    A --grid or --set name the point function does not take, or a parameter it requires that neither
+    gives, is named as that option, with the parameters the function takes. A value outside the range
+    the model declares (`POINT_CHECKS`) is named as the model names it (the CLI adds --grid or --set).
+    """
+    target, function = resolve_point(model)
+    try:
+        signature = inspect.signature(function)
+    except (TypeError, ValueError):  # no signature to read (e.g. a C function): its points will tell
+        return
+    parameters = list(signature.parameters.values())
+    by_name = [p for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    for parameter in parameters:
+        if parameter.kind is parameter.POSITIONAL_ONLY and parameter.default is parameter.empty:
+            raise ParameterError("MODEL", model, f"a point function whose parameters can be given by name "
+                                                 f"({parameter.name} is positional-only)")
+    if not any(p.kind is p.VAR_KEYWORD for p in parameters):  # with **kwargs it takes any name
+        names = {p.name for p in by_name}
+        allowed = _one_of_the_parameters(model, [p.name for p in by_name if p.default is p.empty],
+                                         [p.name for p in by_name if p.default is not p.empty])
+        for grid in grids:
+            if grid.name not in names:
+                raise ParameterError(f"--grid {grid.name}", grid.spec, allowed)
+        for name, value in base.items():
+            if name not in names:
+                raise ParameterError(f"--set {name}", value, allowed)
+    given = {grid.name for grid in grids} | set(base)
+    for parameter in by_name:
+        if parameter.default is parameter.empty and parameter.name not in given:
+            raise ParameterError(f"--set {parameter.name}", None,
+                                 f"a value at every point: {model} requires {parameter.name}, fixed by "
+                                 f"--set {parameter.name}=VALUE or swept by --grid {parameter.name}=...")
+    check = POINT_CHECKS.get(target)
+    if check is not None:
+        for point in points:
+            check(**_with_defaults(signature, point))
+
+
+def _with_defaults(signature: inspect.Signature, point: Mapping[str, Any]) -> dict[str, Any]:
+    """The point's parameters by name with the function's defaults filled in (**kwargs spread out)."""
+    bound = signature.bind(**point)
+    bound.apply_defaults()
+    arguments: dict[str, Any] = {}
+    for name, value in bound.arguments.items():
+        kind = signature.parameters[name].kind
+        if kind is inspect.Parameter.VAR_KEYWORD:
+            arguments.update(value)
+        elif kind is not inspect.Parameter.VAR_POSITIONAL:
+            arguments[name] = value
+    return arguments
 
 
 # --- evaluating points ----------------------------------------------------------------------------
@@ -255,16 +385,20 @@ def run_sweep(
     parameters. `store`: a `ResultStore` or a path (default $ATTNPHASE_STORE, else ./results.sqlite).
     `workers`: local processes (default: the CPU count; 1 runs in this process). `scheduler`: a
     dask.distributed scheduler address or `Client` (needs the `cluster` extra); overrides `workers`.
-    `progress`: a progress bar on stderr (`attnphase.progress`; default: when stderr is a terminal). `connect_timeout`: seconds to reach the scheduler.
+    `progress`: a progress bar on stderr (`attnphase.progress`; default: when stderr is a terminal).
+    `connect_timeout`: seconds to reach the scheduler.
 
-    A point whose function raises `ParameterError` stops the sweep with that error (points finished
-    before it stay stored); any other exception marks the point failed and the sweep goes on.
+    Parameters that no point could run with raise `ParameterError` before the store is opened
+    (`check_sweep_parameters`). A point whose function raises `ParameterError` stops the sweep with that
+    error (points finished before it stay stored); any other exception marks the point failed and the
+    sweep goes on.
     """
     started = time.perf_counter()
     target, _ = resolve_point(model)
     grid_list = as_grids(grids)
     base = dict(base or {})
     points = grid_points(grid_list, base)
+    check_sweep_parameters(model, grid_list, base, points)
     if workers is not None:
         workers = check_int("--workers", workers, 1, 1024)
     own_store = not isinstance(store, ResultStore)
@@ -276,7 +410,8 @@ def run_sweep(
             n_points=len(points), n_cached=len(points) - len(missing), store=str(result_store.path),
         )
         show = sys.stderr.isatty() if progress is None else bool(progress)
-        with progress_display.shown(show, terminal_only=progress is None), progress_display.task(f"sweep {model}", total=len(points)) as bar:
+        with (progress_display.shown(show, terminal_only=progress is None),
+              progress_display.task(f"sweep {model}", total=len(points)) as bar):
             bar.advance("stored before", amount=report.n_cached)
             recorder = _Recorder(result_store, model, report, bar)
             if not missing:

@@ -8,7 +8,8 @@ from pathlib import Path
 import click
 
 from attnphase.cli.common import Int, emit, json_option
-from attnphase.grids import GRID_FORM, parse_grid, parse_setting
+from attnphase.errors import ParameterError
+from attnphase.grids import GRID_FORM, Grid, parse_grid, parse_setting
 from attnphase.store import StoreError
 from attnphase.sweep import SWEEP_POINTS, run_sweep
 
@@ -32,9 +33,11 @@ def sweep(model, grid_specs, settings, workers, scheduler, store_path, as_json) 
 
     MODEL is one of the registered models or module:function (a top-level function
     `f(**params) -> dict`). Points already in the store (same model, parameters and code version)
-    are not recomputed, so rerunning an interrupted sweep finishes it. Exit status: 0 when every
-    point is stored, 1 when some points failed (they are retried next run) or the store is unusable,
-    2 for bad parameters.
+    are not recomputed, so rerunning an interrupted sweep finishes it. Before any point runs, every
+    --grid and --set name is checked against the parameters MODEL takes, its required parameters
+    must be given, and a registered model's values must lie in its declared ranges. Exit status: 0
+    when every point is stored, 1 when some points failed (they are retried next run) or the store
+    is unusable, 2 for bad parameters.
 
     \b
     Examples:
@@ -52,6 +55,8 @@ def sweep(model, grid_specs, settings, workers, scheduler, store_path, as_json) 
                            progress=progress.is_shown())
     except (StoreError, ImportError) as exc:  # ImportError: --scheduler without the cluster extra
         raise click.ClickException(str(exc)) from None
+    except ParameterError as exc:
+        raise _as_option_error(exc, grids, base) from None
     parameters = {"grid": report.grid, "set": report.base, "workers": workers, "scheduler": scheduler}
     result = {
         "n_points": report.n_points,
@@ -67,6 +72,18 @@ def sweep(model, grid_specs, settings, workers, scheduler, store_path, as_json) 
     if report.n_failed:
         click.echo(f"{report.n_failed} point(s) failed and were not stored; rerun to retry them", err=True)
         sys.exit(1)
+
+
+def _as_option_error(exc: ParameterError, grids: list[Grid], base: dict) -> ParameterError:
+    """The error with a swept or fixed parameter renamed to the option that gave it (--grid NAME, --set NAME).
+
+    The model's checks and point functions name their own parameters; the user typed the option.
+    """
+    if exc.name in {grid.name for grid in grids}:
+        return ParameterError(f"--grid {exc.name}", exc.value, exc.allowed)
+    if exc.name in base:
+        return ParameterError(f"--set {exc.name}", exc.value, exc.allowed)
+    return exc
 
 
 __all__ = ["sweep", "SWEEP_POINTS"]

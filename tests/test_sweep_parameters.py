@@ -1,0 +1,120 @@
+"""A sweep's parameters are checked before any point runs: names against the point function's signature,
+required parameters given, and values against the ranges the model declares. Bad input is exit status 2
+naming the option (--grid NAME or --set NAME), never points "failed, rerun to retry"."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from attnphase.cli import main
+from attnphase.errors import ParameterError
+from attnphase.grids import grid_points, parse_grid
+from attnphase.store import ResultStore
+from attnphase.sweep import POINT_CHECKS, SWEEP_POINTS, check_sweep_parameters, run_sweep
+
+
+def _any_parameters_point(**params):
+    """Test point function that takes any parameters."""
+    return {"n_parameters": len(params)}
+
+
+def _needs_x_point(x, scale=1.0):
+    """Test point function with a required parameter and an optional one."""
+    return {"y": scale * x}
+
+
+def _sweep(tmp_path, *args):
+    store = tmp_path / "s.sqlite"
+    result = CliRunner().invoke(main, ["sweep", *args, "--workers", "1", "--store", str(store), "--json"])
+    return result, store
+
+
+def _refused(tmp_path, *args):
+    """Run a sweep that must be refused as bad input: exit 2, no report, no traceback, no store written."""
+    result, store = _sweep(tmp_path, *args)
+    assert result.exit_code == 2, result.output
+    assert result.stdout == "" and "Traceback" not in result.stderr and "rerun" not in result.stderr
+    assert not store.exists()  # refused before the store was opened
+    return result.stderr
+
+
+@pytest.mark.parametrize("args, named", [
+    (["demo", "--grid", "nosuch=1,2"], "--grid nosuch"),
+    (["demo", "--grid", "beta=1,2", "--set", "nosuch=1"], "--set nosuch"),
+    (["positional-semantic", "--grid", "alpha=1,2", "--set", "omega=0.3", "--set", "branches=foo"], "--set branches"),
+    (["signal-recovery", "--grid", "rho=0,0.5", "--set", "d=8"], "--grid rho"),
+])
+def test_a_name_the_point_function_does_not_take_is_refused_with_the_names_it_takes(tmp_path, args, named):
+    stderr = _refused(tmp_path, *args)
+    assert named in stderr and "one of the parameters" in stderr
+    if args[0] == "demo":
+        assert "required beta; optional h" in stderr
+
+
+def test_a_convention_field_of_copy_heads_is_a_name_it_takes_and_anything_else_is_refused(tmp_path):
+    stderr = _refused(tmp_path, "copy-heads", "--grid", "P=10,20", "--set", "nosuch=3")
+    assert "--set nosuch" in stderr and "attention, L, V, P" in stderr and "boundary" in stderr
+    stderr = _refused(tmp_path, "copy-heads", "--grid", "P=10,20", "--set", "boundary=foo")
+    assert "--set boundary" in stderr and "'periodic'" in stderr
+
+
+@pytest.mark.parametrize("args, missing", [
+    (["potts", "--grid", "beta=1,2"], "q"),
+    (["signal-recovery", "--grid", "theta=0,0.5", "--set", "d=8", "--set", "L=4"], "R"),
+    ([f"{__name__}:_needs_x_point", "--grid", "scale=1,2"], "x"),
+])
+def test_a_required_parameter_given_by_neither_option_is_refused(tmp_path, args, missing):
+    stderr = _refused(tmp_path, *args)
+    assert f"--set {missing}" in stderr and f"--grid {missing}=" in stderr and "requires" in stderr
+
+
+@pytest.mark.parametrize("args, named, allowed", [
+    (["potts", "--grid", "beta=1,2", "--set", "q=1"], "--set q", "[2, 500]"),
+    (["demo", "--grid", "beta=2,-1"], "--grid beta", "(0, inf)"),  # the first point is fine: still nothing runs
+    (["positional-semantic", "--grid", "alpha=1,2", "--set", "omega=1.5"], "--set omega", "[0, 1]"),
+    (["copy-heads", "--grid", "P=10,-20"], "--grid P", "(0, inf)"),
+])
+def test_a_value_outside_the_declared_range_is_refused_before_any_point(tmp_path, args, named, allowed):
+    stderr = _refused(tmp_path, *args)
+    assert f"invalid value for {named}" in stderr and allowed in stderr
+
+
+def test_a_function_with_kwargs_takes_any_name(tmp_path):
+    result, store = _sweep(tmp_path, f"{__name__}:_any_parameters_point", "--grid", "whatever=1,2",
+                           "--set", "label=run-a")
+    assert result.exit_code == 0, result.output
+    with ResultStore(store) as s:
+        assert sorted(p.result["n_parameters"] for p in s.rows()) == [2, 2]
+
+
+def test_the_api_names_the_option_for_a_name_and_the_parameter_for_a_value(tmp_path):
+    with pytest.raises(ParameterError) as info:
+        run_sweep("demo", ["nosuch=1,2"], store=tmp_path / "s.sqlite", workers=2)
+    assert info.value.name == "--grid nosuch"
+    with pytest.raises(ParameterError) as info:
+        run_sweep("demo", {"beta": [1.0, -1.0]}, store=tmp_path / "s.sqlite", workers=2)
+    assert (info.value.name, info.value.value) == ("beta", -1.0)
+    assert not (tmp_path / "s.sqlite").exists()
+
+
+def test_the_checks_come_before_the_scheduler_is_reached(tmp_path):
+    # Nothing listens on port 1: reaching it would be a --scheduler error, not one about the parameters.
+    for grids, named in ((["nosuch=1,2"], "--grid nosuch"), (["beta=-1,1"], "beta")):
+        with pytest.raises(ParameterError) as info:
+            run_sweep("demo", grids, store=tmp_path / "s.sqlite", scheduler="tcp://127.0.0.1:1", connect_timeout=1)
+        assert info.value.name == named
+    assert not (tmp_path / "s.sqlite").exists()
+
+
+@pytest.mark.parametrize("model, grid, base", [
+    ("demo", "beta=0.5,2", {}),
+    ("potts", "beta=1,3", {"q": 3}),
+    ("positional-semantic", "alpha=0.5,2", {"omega": 0.3}),
+    ("signal-recovery", "theta=0,2", {"d": 8, "L": 4, "R": 2, "trials": 2}),
+    ("copy-heads", "P=10,200", {"boundary": "causal", "L": 4}),
+])
+def test_every_registered_model_has_a_check_that_passes_valid_points(model, grid, base):
+    assert SWEEP_POINTS[model] in POINT_CHECKS
+    grids = [parse_grid(grid)]
+    check_sweep_parameters(model, grids, base, grid_points(grids, base))

@@ -13,8 +13,8 @@ which lets a researcher sweep their own function without registering it.
 Before any point runs (and before any worker or cluster is started) the driver checks the sweep's
 parameters: every --grid and --set name against the point function's signature (a function with
 **kwargs takes any name), every required parameter given, and, for the registered models, every
-point's values against the ranges the model declares (`POINT_CHECKS`, the same `ParameterSet`s the
-point function validates with). A bad value that only the point function itself can see still stops
+point's values against the ranges the model declares (`POINT_CHECKS`: each model's `sweep_check`, next to
+its point function). A bad value that only the point function itself can see still stops
 the sweep at the first point that raises `ParameterError`; other exceptions mark a point failed.
 
 Where the work runs and where results are written:
@@ -61,7 +61,7 @@ from attnphase.version import code_version
 
 __all__ = [
     "SWEEP_POINTS", "POINT_CHECKS", "CLUSTER_EXTRA_HINT", "register_point", "resolve_point", "curie_weiss_point",
-    "check_sweep_parameters", "evaluate_point", "SweepFailure", "SweepReport", "run_sweep", "require_distributed",
+    "check_curie_weiss_point", "check_sweep_parameters", "evaluate_point", "SweepFailure", "SweepReport", "run_sweep", "require_distributed",
 ]
 
 # The registered models' point functions (attnphase.models.registry), plus the Curie-Weiss demo.
@@ -124,7 +124,7 @@ def curie_weiss_point(beta: float, h: float = 0.0) -> dict[str, Any]:
     """
     from scipy.optimize import brentq
 
-    beta, h = _curie_weiss_parameters(beta, h)
+    beta, h = check_curie_weiss_point(beta, h)
     sign = -1.0 if h < 0 else 1.0
     field_ = abs(h)
     iterations, converged = 0, True
@@ -159,7 +159,7 @@ def curie_weiss_point(beta: float, h: float = 0.0) -> dict[str, Any]:
     }
 
 
-def _curie_weiss_parameters(beta, h) -> tuple[float, float]:
+def check_curie_weiss_point(beta, h=0.0) -> tuple[float, float]:
     """The demo's parameters, checked: beta > 0 and a finite field h."""
     return check_positive("beta", beta), check_real("h", h)
 
@@ -168,9 +168,9 @@ def _curie_weiss_parameters(beta, h) -> tuple[float, float]:
 #
 # A point check takes a point's parameters by name, with the point function's defaults filled in, and
 # raises ParameterError for a bad value. It costs microseconds against a point's seconds, so every point
-# is checked. It validates with the ParameterSets that the point function itself validates with, so each
-# range is declared once (in the model's parameters.py); what only the point function sees (e.g. the
-# inline checks of signal-recovery's schedule settings) is still caught when that point runs.
+# is checked. It lives next to its point function and validates as that function does, with the ranges
+# declared once in the model's parameters.py; what only the point function sees (e.g. the trials of a
+# signal-recovery point, checked with the schedule it plans) is still caught when that point runs.
 
 
 def _one_of_the_parameters(model: str, required: Sequence[str], optional: Sequence[str]) -> str:
@@ -179,51 +179,12 @@ def _one_of_the_parameters(model: str, required: Sequence[str], optional: Sequen
     return f"NAME one of the parameters {model} takes ({'; '.join(listed)})"
 
 
-def _check_potts_point(beta, q, J) -> None:
-    from attnphase.models.potts.parameters import Parameters, Temperature
-
-    Parameters.validated(q=q, J=J)
-    Temperature.validated(beta=beta)
-
-
-def _check_positional_semantic_point(omega, alpha, sigma, lam, L, tol) -> None:
-    from attnphase.models.positional_semantic.parameters import Accuracy, Parameters
-
-    Parameters.validated(omega=omega, sigma=sigma, lam=lam, L=L)
-    check_positive("alpha", alpha)
-    Accuracy.validated(tol=tol)
-
-
-def _check_signal_recovery_point(d, L, R, theta, theta_scaling, sigma, score_scale, sign_model, beta,
-                                 **schedule_and_run_settings) -> None:
-    # trials, max_steps, seed, device and deficit have no declared ranges: the point checks them inline.
-    from attnphase.models.signal_recovery.parameters import make_parameters
-
-    make_parameters(d, L, R, theta, theta_scaling, sigma, score_scale, sign_model, beta=beta)
-
-
-def _check_copy_heads_point(attention, L, V, P, **convention_fields) -> None:
-    # The point passes every other keyword to Convention, so Convention's fields are the other names it takes.
-    from attnphase.models.copy_heads.convention import Convention
-    from attnphase.models.copy_heads.parameters import DataSize, InstanceParameters
-
-    convention_names = list(Convention.declarations())
-    for name, value in convention_fields.items():
-        if name not in convention_names:
-            raise ParameterError(name, value, _one_of_the_parameters(
-                "copy-heads", [], ["attention", "L", "V", "P", *convention_names]))
-    InstanceParameters.validated(attention=attention, L=L, V=V, convention=Convention.validated(**convention_fields))
-    DataSize.validated(P=P)
-
-
-# Point function ("module:function") -> its point check. A point function without one (a researcher's
-# own) gets the checks of names only, and its bad values stop the sweep when its first point runs.
-POINT_CHECKS: dict[str, Callable[..., Any]] = {
-    "attnphase.sweep:curie_weiss_point": _curie_weiss_parameters,
-    MODELS["potts"].sweep_point: _check_potts_point,
-    MODELS["positional-semantic"].sweep_point: _check_positional_semantic_point,
-    MODELS["signal-recovery"].sweep_point: _check_signal_recovery_point,
-    MODELS["copy-heads"].sweep_point: _check_copy_heads_point,
+# Point function ("module:function") -> its point check ("module:function", next to the point function in the model:
+# `ModelEntry.sweep_check`). A point function without one (a researcher's own) gets the checks of names only, and its
+# bad values stop the sweep when its first point runs.
+POINT_CHECKS: dict[str, str] = {
+    "attnphase.sweep:curie_weiss_point": "attnphase.sweep:check_curie_weiss_point",
+    **{entry.sweep_point: entry.sweep_check for entry in MODELS.values() if entry.sweep_check is not None},
 }
 
 
@@ -262,8 +223,9 @@ def check_sweep_parameters(model: str, grids: Sequence[Grid], base: Mapping[str,
             raise ParameterError(f"--set {parameter.name}", None,
                                  f"a value at every point: {model} requires {parameter.name}, fixed by "
                                  f"--set {parameter.name}=VALUE or swept by --grid {parameter.name}=...")
-    check = POINT_CHECKS.get(target)
-    if check is not None:
+    check_target = POINT_CHECKS.get(target)
+    if check_target is not None:
+        check = _load_point(check_target)
         for point in points:
             check(**_with_defaults(signature, point))
 

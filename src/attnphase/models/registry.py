@@ -28,7 +28,9 @@ class ModelEntry:
     name: the CLI name; title: one line for listings; symbolic: the module with `derivation_markdown()`
     (rendered to derivations/<derivation_stem>.md); cli: the module that defines the model's subcommands;
     commands: CLI group -> one-line summary of the model's subcommand there (shown by `--help` without
-    importing `cli`); sweep_point: "module:function" evaluated by `attnphase sweep`; simulators:
+    importing `cli`); sweep_point: "module:function" evaluated by `attnphase sweep`; sweep_check: "module:function"
+    taking a point's parameters as sweep_point does and raising ParameterError for a bad one, run by the sweep on every
+    point before any point is computed (None: only the parameters' names are checked); simulators:
     "module:attribute" of a mapping name -> callable(device, seed) -> dict of arrays for the device
     agreement check (None: the model has no simulator); reproduce: the module with
     `run(out_dir, quick, device) -> dict`.
@@ -40,6 +42,7 @@ class ModelEntry:
     cli: str
     commands: dict[str, str] = field(default_factory=dict)
     sweep_point: str | None = None
+    sweep_check: str | None = None
     simulators: str | None = None
     reproduce: str | None = None
 
@@ -62,6 +65,7 @@ MODELS: dict[str, ModelEntry] = {
                 "simulate": "Full-batch GD (Adam for --init random) at finite d, batched over trials.",
             },
             sweep_point="attnphase.models.positional_semantic.point:sweep_point",
+            sweep_check="attnphase.models.positional_semantic.point:check_sweep_point",
             simulators="attnphase.models.positional_semantic.network:SIMULATORS",
             reproduce="attnphase.reproduce.positional_semantic",
         ),
@@ -76,6 +80,7 @@ MODELS: dict[str, ModelEntry] = {
                             "count; final |rho| against the retraction-corrected ODE's prediction.",
             },
             sweep_point="attnphase.models.signal_recovery.simulate:sweep_point",
+            sweep_check="attnphase.models.signal_recovery.simulate:check_sweep_point",
             simulators="attnphase.models.signal_recovery.network:SIMULATORS",
             reproduce="attnphase.reproduce.signal_recovery",
         ),
@@ -91,6 +96,7 @@ MODELS: dict[str, ModelEntry] = {
                 "simulate": "The one-head network on the copy task: MALA sampling or Adam.",
             },
             sweep_point="attnphase.models.copy_heads.simulation:sweep_point",
+            sweep_check="attnphase.models.copy_heads.simulation:check_sweep_point",
             simulators="attnphase.models.copy_heads.samplers:DEVICE_AGREEMENT",
             reproduce="attnphase.reproduce.copy_heads",
         ),
@@ -104,6 +110,7 @@ MODELS: dict[str, ModelEntry] = {
                 "threshold": "Order of the transition, beta_c to the asked digits, spinodals, jump of m.",
             },
             sweep_point="attnphase.models.potts.solve:sweep_point",
+            sweep_check="attnphase.models.potts.solve:check_sweep_point",
             reproduce="attnphase.reproduce.potts",
         ),
     )

@@ -21,7 +21,7 @@ from attnphase.models.copy_heads.exact import order_parameters_of
 from attnphase.models.copy_heads.fluctuations import posterior_means_instance
 from attnphase.models.copy_heads.homogeneous import solve_instance
 from attnphase.models.copy_heads.instance import CopyHeadsInstance
-from attnphase.models.copy_heads.parameters import DataSize, SimulationSettings
+from attnphase.models.copy_heads.parameters import DataSize, InstanceParameters, SimulationSettings
 from attnphase.models.copy_heads.simulation_results import (
     ChainDiagnostics, HysteresisChain, HysteresisPoint, HysteresisResult, RowModelResult, RunSummary, SimulationResult, StartMean,
     SweepResult,
@@ -31,7 +31,7 @@ from attnphase.results import Status
 from attnphase.validate.compare import Comparison, batch_means
 
 __all__ = ["MAX_SIMULATION_ENTRIES", "check_simulation_size", "prepare_data", "simulate", "simulate_sweep",
-           "simulate_hysteresis", "simulate_row_model", "sweep_point"]
+           "simulate_hysteresis", "simulate_row_model", "check_sweep_point", "sweep_point"]
 
 # Largest array a simulation may build, in float64 entries (4 GiB): the one-hot data (sequences × L × V),
 # the sufficient statistics (chains × L² × V², twice) and the recorded samples of G (chains × L² per
@@ -365,6 +365,19 @@ def simulate_row_model(L: int, V: int, P: float, *, trials: int = 8, steps: int 
         summary[name] = (float(batches.mean()), float(batches.std(ddof=1) / math.sqrt(len(batches))))
     return RowModelResult(P, n_, *summary["c"], *summary["q"], tuple(run.c.mean(-1).tolist()),
                           tuple(run.acceptance.tolist()), run.status, run.message)
+
+
+def check_sweep_point(attention: str = "softmax", L: int = 16, V: int = 4, P: float = 100.0,
+                      **convention_fields) -> None:
+    """What `sweep_point` checks of its parameters, for a sweep to run on every point before computing any: every
+    keyword besides attention, L, V and P must be a field of `Convention`."""
+    fields = list(Convention.declarations())
+    for name, value in convention_fields.items():
+        if name not in fields:
+            raise ParameterError(name, value, "one of the parameters copy-heads takes: attention, L, V, P, "
+                                              + ", ".join(fields))
+    InstanceParameters.validated(attention=attention, L=L, V=V, convention=Convention.validated(**convention_fields))
+    DataSize.validated(P=P)
 
 
 def sweep_point(attention: str = "softmax", L: int = 16, V: int = 4, P: float = 100.0, **convention_fields) -> dict[str, float]:

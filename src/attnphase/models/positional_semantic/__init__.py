@@ -39,7 +39,7 @@ _MODULES = {
     "following": ("follow_on_rule", "continuous_end", "fold_end"),
     "branch_end": ("top_ends", "next_to_end"),
     "point": ("DEFAULT_BRANCHES", "linear_baseline", "linear_baseline_error", "solve", "solve_along",
-              "sweep_point", "transverse_free_energy_curvature"),
+              "check_sweep_point", "sweep_point", "transverse_free_energy_curvature"),
     "thresholds": ("THRESHOLD_TOL", "MEANING", "threshold"),
     "free_energy_check": ("CHECK_RULES", "FURTHER_CHECK_RULES", "FreeEnergies", "CheckedGap", "outer_split_free_energies", "checked_gap"),
     "curve": ("phase_curve",),

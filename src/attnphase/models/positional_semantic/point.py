@@ -28,7 +28,7 @@ from attnphase.params import check_choice, check_real
 from attnphase.results import Status
 
 __all__ = ["DEFAULT_BRANCHES", "linear_baseline", "linear_baseline_error", "solve", "solve_along",
-           "sweep_point", "transverse_free_energy_curvature"]
+           "check_sweep_point", "sweep_point", "transverse_free_energy_curvature"]
 
 # The branches solved by default: the two whose competition is the model. On request: the trivial one (m = θ = 0),
 # which the solver does not find at the standard parameters (its map leaves the domain, V < 0, at α = 0.3 ... 1.25),
@@ -281,6 +281,14 @@ def _solve_result(params: Parameters, tol: float, found: list, missing: list) ->
     status = combined_status(*statuses) if found or statuses else Status.NOT_FOUND
     return SolveResult(tuple(found), best, linear_baseline(params).value, tol, status,
                        "; ".join(notes) or "every requested branch found to the tolerance", tuple(missing))
+
+
+def check_sweep_point(omega, alpha, sigma=0.5, lam=0.01, L=2, tol=FIELD_TOL) -> None:
+    """What `sweep_point` (through `solve`) checks of its parameters, for a sweep to run on every point before
+    computing any."""
+    Parameters.validated(omega=omega, sigma=sigma, lam=lam, L=L)
+    check_real("alpha", alpha, 0.0, MAX_ALPHA, low_open=True)
+    Accuracy.validated(tol=tol)
 
 
 def sweep_point(omega, alpha, sigma=0.5, lam=0.01, L=2, tol=FIELD_TOL) -> dict[str, float]:

@@ -11,7 +11,7 @@ from attnphase.numeric.continuation import ActionSystem, follow_branches, statio
 from attnphase.numeric.transition import classify_transition
 from attnphase.results import Status
 
-__all__ = ["beta_range", "branches", "solve", "threshold", "sweep_point"]
+__all__ = ["beta_range", "branches", "solve", "threshold", "check_sweep_point", "sweep_point"]
 
 
 def beta_range(params: Parameters, beta: float = 1.0) -> tuple[float, float]:
@@ -28,9 +28,7 @@ def branches(params: Parameters, control_range, digits: int = 15):
 
 def solve(q, beta, J=1.0) -> Solution:
     """The minima of f(m) at β in the one-favoured-state family (no transverse direction when q = 2)."""
-    params, beta = Parameters.validated(q=q, J=J), Temperature.validated(beta=beta).beta
-    if beta * params.J > MAX_BETA_J:
-        raise ParameterError("beta", beta, f"a real number in (0, {MAX_BETA_J / params.J:.6g}], βJ at most {MAX_BETA_J:g}")
+    params, beta = _validated(q, beta, J)
     system, found = branches(params, beta_range(params, beta))
     states = {}
     for p in (p for p in stationary_points_at(system, found, beta) if p["index"] == 0):
@@ -45,6 +43,13 @@ def solve(q, beta, J=1.0) -> Solution:
     return Solution(beta, labelled, labelled[0], Status.CONVERGED, f"{len(labelled)} minima of f(m)")
 
 
+def _validated(q, beta, J) -> tuple[Parameters, float]:
+    params, beta = Parameters.validated(q=q, J=J), Temperature.validated(beta=beta).beta
+    if beta * params.J > MAX_BETA_J:
+        raise ParameterError("beta", beta, f"a real number in (0, {MAX_BETA_J / params.J:.6g}], βJ at most {MAX_BETA_J:g}")
+    return params, beta
+
+
 def threshold(q, J=1.0, digits=15) -> Transition:
     """The transition in β: its order, β_c to `digits` digits with its error, the spinodals, the jump of m."""
     params, digits = Parameters.validated(q=q, J=J), Accuracy.validated(digits=digits).digits
@@ -56,6 +61,11 @@ def threshold(q, J=1.0, digits=15) -> Transition:
     at = t.control
     return Transition(t.order, math.nan if at is None else at.value, "" if at is None else at.digits_string,
                       math.nan if at is None else at.error, spinodals, t.jump, t.status, t.message)
+
+
+def check_sweep_point(beta, q, J=1.0) -> None:
+    """What `sweep_point` checks of its parameters, for a sweep to run on every point before computing any."""
+    _validated(q, beta, J)
 
 
 def sweep_point(beta, q, J=1.0) -> dict:

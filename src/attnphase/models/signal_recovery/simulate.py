@@ -24,7 +24,7 @@ from attnphase.models.signal_recovery.results import SimulationResult, TangentNo
 from attnphase.params import check_int, check_real
 from attnphase.results import Status
 
-__all__ = ["check_simulation_size", "run_sga", "simulate", "sweep_point", "MAX_PILOT"]
+__all__ = ["check_simulation_size", "run_sga", "simulate", "check_sweep_point", "sweep_point", "MAX_PILOT"]
 
 #: Largest pilot (sequences per alignment) of the tangent noise a simulation estimates for its prediction.
 MAX_PILOT = 2048
@@ -204,6 +204,18 @@ def simulate(
     with progress_display.shown(True) if progress else nullcontext():
         return run_sga(params, settings, device, rng=rng, memory_budget_bytes=memory_budget_bytes, threads=threads,
                        predict=predict)
+
+
+def check_sweep_point(
+    d, L, R, theta, theta_scaling="direct", sigma=1.0, score_scale=1.0, sign_model="A", trials=8, max_steps=2000,
+    seed=0, device="cpu", deficit=0.01, *, beta=None,
+) -> None:
+    """What `sweep_point` checks of its parameters before its simulation, for a sweep to run on every point before
+    computing any (the trials and the device are checked with the schedule the point plans)."""
+    make_parameters(d, L, R, theta, theta_scaling, sigma, score_scale, sign_model, beta=beta)
+    check_int("seed", seed, 0)
+    check_real("deficit", deficit, 0.0, 0.25, low_open=True)
+    check_int("max_steps", max_steps, 1)
 
 
 def sweep_point(

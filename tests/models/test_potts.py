@@ -126,6 +126,20 @@ def test_q2_is_continuous_at_beta_2(thresholds):
     assert plus.m == pytest.approx(math.tanh(2.1 * plus.m / 2), abs=1e-12)
 
 
+@pytest.mark.parametrize("q", [2, 3])
+@pytest.mark.parametrize("J", [1e-6, 10.0, 1e6])
+def test_beta_c_over_the_range_of_J(q, J):
+    """β_c J is the closed form at every J (the branches are followed in βJ), to the 20 digits asked."""
+    result = threshold(q, J, 20)
+    assert result.status == "converged" and result.order == ("second" if q == 2 else "first"), result.message
+    with mpmath.workdps(40):
+        exact = closed_form_beta_c(q) / mpmath.mpf(J)  # J as the float given
+        assert abs(mpmath.mpf(result.beta_c_digits) - exact) <= mpmath.mpf(10) ** -19 * exact
+        assert result.beta_c_error <= 1e-20 * float(exact)
+        instability = result.spinodals[-1]
+        assert abs(mpmath.mpf(instability["digits"]) - q / mpmath.mpf(J)) <= mpmath.mpf(10) ** -19 * q / J
+
+
 def test_coupling_scales_beta(thresholds):
     """f depends on β and J through βJ only (up to the factor J): β_c(J = 2.5) = β_c(J = 1)/2.5."""
     other = threshold(4, 2.5, 16)

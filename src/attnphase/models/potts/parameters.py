@@ -8,7 +8,8 @@ __all__ = ["MAX_Q", "MAX_BETA_J", "Parameters", "Temperature", "Accuracy"]
 
 # The branches are followed up to βJ = 1.25 max(q, βJ) (past the disordered instability at βJ = q, and past the β
 # asked), where ∂f/∂u of the ordered state carries the factor x(1 − x) ≈ q e^{−1.25 max(q, βJ)}: it stays a normal
-# float64 (> 2.2e-308) while both q and βJ are at most about 560.
+# float64 (> 2.2e-308) while both q and βJ are at most about 560. The branches are followed at J = 1 in βJ
+# (`solve`), so J enters only as a unit; β ≥ 1e-9 and J ≥ 1e-6 keep the smallest βJ, 1e-15, a normal number.
 MAX_Q = 500
 MAX_BETA_J = 500.0
 
@@ -16,12 +17,12 @@ MAX_BETA_J = 500.0
 @dataclass(frozen=True)
 class Parameters(ParameterSet):
     q: int = parameter(IntRange(2, MAX_Q), help="Number of states q.")
-    J: float = parameter(RealRange(0.0, 1e6, low_open=True), 1.0, help="Ferromagnetic coupling J.")
+    J: float = parameter(RealRange(1e-6, 1e6), 1.0, help="Ferromagnetic coupling J.")
 
 
 @dataclass(frozen=True)
 class Temperature(ParameterSet):
-    beta: float = parameter(RealRange(0.0, 1e6, low_open=True), help="Inverse temperature beta.")
+    beta: float = parameter(RealRange(1e-9, 1e6), help="Inverse temperature beta.")
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from attnphase.cli.common import emit, json_option
+from attnphase.cli.output_paths import OutputPath, why_not_writable
 from attnphase.models import derivation_filename, load_model, model_names
 
 __all__ = ["derive", "default_derivations_dir"]
@@ -36,13 +37,17 @@ DERIVE_HELP = f"""Render a model's equations to Markdown (LaTeX inside), from it
 @click.argument("model", type=click.Choice(model_names() + ["all"]), metavar="MODEL|all")
 @click.option("--check", is_flag=True, help="Exit 1 if a checked-in derivation is stale; write nothing.")
 @click.option(
-    "--dir", "directory", type=click.Path(file_okay=False, path_type=Path), default=None,
+    "--dir", "directory", type=OutputPath(directory=True, writable=False), default=None,
     help="Where the Markdown files live (default: the checkout's derivations/).",
 )
 @json_option
 def derive(model: str, check: bool, directory: Path | None, as_json: bool) -> None:
     """Render derivations/<model>.md (the help text is `DERIVE_HELP`, which names the registered models)."""
     directory = directory or default_derivations_dir()
+    # Checked before rendering (seconds of SymPy per model); --check only reads, so a read-only checkout is fine.
+    problem = None if check else why_not_writable(directory, directory=True)
+    if problem is not None:
+        raise click.BadParameter(problem, param_hint="'--dir'")
     names = model_names() if model == "all" else [model]
     stale, written = [], []
     for name in names:

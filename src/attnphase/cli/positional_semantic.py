@@ -14,6 +14,7 @@ import click
 from attnphase.cli.common import (Int, RenamedOptionsCommand, as_option_error, emit, json_option, options_from,
                                   rng_option, threads_option)
 from attnphase.cli.groups import simulate, solve, threshold
+from attnphase.cli.output_paths import OutputPath
 from attnphase.errors import ParameterError
 from attnphase.models.positional_semantic.parameters import (Accuracy, Parameters, Simulation, ThresholdSearch,
                                                              check_parameter)
@@ -134,7 +135,7 @@ def solve_command(omega, alpha, sigma, lam, A, L, tol, branches, threads, deprec
 @options_from(ThresholdSearch)
 @click.option("--which", type=click.Choice(["both", "alpha_c", "alpha_l"]), default="both", show_default=True,
               help="The thresholds to compute.")
-@click.option("--checkpoint-dir", type=click.Path(file_okay=False), default=None,
+@click.option("--checkpoint-dir", type=OutputPath(directory=True), default=None,
               help="Where each finished threshold (each finished ω with --omega-grid) is kept, so that the same "
                    "command run again after an interruption goes on from there.  [default: "
                    "$ATTNPHASE_CACHE_DIR/thresholds, else ~/.cache/attnphase/thresholds]")

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from attnphase.cli.common import emit, json_option
+from attnphase.cli.output_paths import OutputPath
 from attnphase.reproduce import reproducible_models, run_model
 from attnphase.validate.device import DEVICE_CHOICES
 
@@ -46,7 +47,7 @@ REPRODUCE_HELP = _help("""Write a report directory per model: report.md, PNG fig
 @click.argument("model", type=click.Choice(MODELS_WITH_REPORTS + ["all"]), default="all", metavar="[MODEL|all]")
 @click.option("--quick", is_flag=True, help=_help("Reduced sizes: all {count} models in about 2 minutes on 2 cores."))
 @click.option(
-    "--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("reports"),
+    "--out", "out_dir", type=OutputPath(directory=True), default=Path("reports"),
     show_default=True, help="Directory that receives one report directory per model.",
 )
 @click.option("--device", type=click.Choice(DEVICE_CHOICES), default="auto", show_default=True,

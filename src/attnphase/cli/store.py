@@ -10,6 +10,7 @@ import click
 
 from attnphase.cli.common import emit, json_option
 from attnphase.cli.groups import GuardedGroup
+from attnphase.cli.output_paths import OutputPath
 from attnphase.store import EXPORT_FORMATS, ResultStore, StoreError, default_store_path
 
 __all__ = ["store_group"]
@@ -68,7 +69,8 @@ def list_command(store_path, model, as_json) -> None:
 @_store_option
 @click.option("--format", "fmt", type=click.Choice(EXPORT_FORMATS), default="csv", show_default=True,
               help="parquet needs pyarrow.")
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True, help="File to write.")
+@click.option("--out", type=OutputPath(directory=False), required=True,
+              help="File to write (replaced if it exists; its directory must exist).")
 @click.option("--model", default=None, help="Only this model (default: every model).")
 @json_option
 def export_command(store_path, fmt, out, model, as_json) -> None:
@@ -79,6 +81,9 @@ def export_command(store_path, fmt, out, model, as_json) -> None:
       attnphase store export --format csv --out demo.csv --model demo
       attnphase store export --format parquet --out all.parquet
     """
+    if _is_part_of(store_path or default_store_path(), out):
+        raise click.BadParameter(f"File {str(out)!r} is the results store itself, or one of its SQLite files; "
+                                 "writing the table there would destroy the store.", param_hint="'--out'")
     store = _open(store_path)
     try:
         n_rows = store.export(out, fmt, model=model)
@@ -88,6 +93,12 @@ def export_command(store_path, fmt, out, model, as_json) -> None:
         store.close()
     emit("store export", model, {"store": str(store.path), "format": fmt},
          {"out": str(out), "n_rows": n_rows}, as_json)
+
+
+def _is_part_of(store_path: Path, out: Path) -> bool:
+    """Whether `out` is the store file or a companion SQLite keeps beside it (write-ahead log, index, journal)."""
+    companions = (store_path.with_name(store_path.name + suffix) for suffix in ("-wal", "-shm", "-journal"))
+    return out.resolve() in {path.resolve() for path in (store_path, *companions)}
 
 
 @store_group.command("check")

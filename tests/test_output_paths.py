@@ -1,0 +1,143 @@
+"""Where a command writes: a bad output path is refused before any work (exit 2 naming the option), never a
+traceback after minutes of computing, never the current directory in place of an empty path."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+import time
+
+import pytest
+from click.testing import CliRunner
+
+from attnphase.cli import main
+from attnphase.store import ResultStore
+
+
+@contextlib.contextmanager
+def read_only(directory):
+    """`directory` made one that nothing can be created in for this user, then restored: mode 555, or for root
+    (whom modes do not stop) the immutable attribute, as on read-only media. Skips the test where neither works."""
+    directory.chmod(0o555)
+    try:
+        if os.access(directory, os.W_OK):
+            if shutil.which("chattr") is None or subprocess.run(["chattr", "+i", str(directory)],
+                                                                capture_output=True).returncode != 0:
+                pytest.skip("cannot make a directory read-only here (root, without chattr +i)")
+            try:
+                yield directory
+            finally:
+                subprocess.run(["chattr", "-i", str(directory)], check=True)
+        else:
+            yield directory
+    finally:
+        directory.chmod(0o755)
+
+
+def assert_refused(result, option):
+    """Exit 2, a usage error naming `option`, nothing on stdout and no traceback."""
+    assert result.exit_code == 2, (result.exit_code, result.output)
+    error = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
+    assert len(error) == 1 and option in error[0], result.stderr
+    assert "Traceback" not in result.output and result.stdout == ""
+    return error[0]
+
+
+def invoke(*args):
+    started = time.perf_counter()
+    result = CliRunner().invoke(main, [str(a) for a in args])
+    assert time.perf_counter() - started < 2, "the path must be checked before any computation"
+    return result
+
+
+@pytest.fixture
+def a_file(tmp_path):
+    path = tmp_path / "a_file"
+    path.write_text("not a directory\n")
+    return path
+
+
+# --- directories a command writes into: reproduce --out, derive --dir, threshold --checkpoint-dir --------------------
+
+
+COMMANDS_WRITING_A_DIRECTORY = [
+    (["reproduce", "potts", "--quick", "--out"], "--out"),
+    (["derive", "potts", "--dir"], "--dir"),
+    (["threshold", "positional-semantic", "--omega", "0.3", "--checkpoint-dir"], "--checkpoint-dir"),
+]
+
+
+@pytest.mark.parametrize("command, option", COMMANDS_WRITING_A_DIRECTORY)
+def test_an_empty_directory_path_is_refused(command, option, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    message = assert_refused(invoke(*command, ""), option)
+    assert "empty path" in message
+    assert list(tmp_path.iterdir()) == []  # nothing written to the current directory
+
+
+@pytest.mark.parametrize("command, option", COMMANDS_WRITING_A_DIRECTORY)
+def test_a_directory_below_a_file_is_refused(command, option, a_file):
+    message = assert_refused(invoke(*command, a_file / "sub"), option)
+    assert "is a file" in message
+    message = assert_refused(invoke(*command, a_file), option)
+    assert "is a file" in message
+
+
+@pytest.mark.parametrize("command, option", COMMANDS_WRITING_A_DIRECTORY)
+def test_a_read_only_directory_is_refused(command, option, tmp_path):
+    (tmp_path / "shelf").mkdir()
+    with read_only(tmp_path / "shelf") as shelf:
+        message = assert_refused(invoke(*command, shelf), option)
+        assert "not writable" in message
+        message = assert_refused(invoke(*command, shelf / "new" / "deeper"), option)
+        assert "cannot be created" in message and "not writable" in message
+
+
+def test_derive_check_only_reads_so_a_read_only_directory_is_fine(tmp_path):
+    (tmp_path / "shelf").mkdir()
+    with read_only(tmp_path / "shelf") as shelf:
+        result = invoke("derive", "potts", "--check", "--dir", shelf)
+    assert result.exit_code == 1 and "stale" in result.output  # the page is missing there: stale, not refused
+
+
+# --- the file store export writes -------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def store(tmp_path):
+    path = tmp_path / "s.sqlite"
+    with ResultStore(path) as results:
+        results.put("demo", {"beta": 1.0}, {"m": 0.5})
+    return path
+
+
+@pytest.mark.parametrize("out, reason", [
+    ("", "empty path"),
+    ("missing/x.csv", "does not exist"),
+    ("a_file/x.csv", "is a file"),
+    (".", "is a directory"),
+])
+def test_export_refuses_an_out_it_cannot_write(out, reason, tmp_path, store, a_file, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    before = sorted(tmp_path.iterdir())
+    message = assert_refused(invoke("store", "export", "--store", store, "--out", out), "--out")
+    assert reason in message
+    assert sorted(tmp_path.iterdir()) == before
+
+
+def test_export_refuses_a_read_only_out(tmp_path, store):
+    (tmp_path / "shelf").mkdir()
+    with read_only(tmp_path / "shelf") as shelf:
+        message = assert_refused(invoke("store", "export", "--store", store, "--out", shelf / "x.csv"), "--out")
+    assert "not writable" in message
+
+
+@pytest.mark.parametrize("suffix", ["", "-wal"])
+def test_export_never_writes_over_the_store_it_reads(suffix, store):
+    saved = store.read_bytes()
+    target = store.with_name(store.name + suffix)
+    message = assert_refused(invoke("store", "export", "--store", store, "--out", target), "--out")
+    assert "results store itself" in message
+    assert store.read_bytes() == saved and (suffix == "" or not target.exists())

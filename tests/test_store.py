@@ -21,6 +21,7 @@ from attnphase.version import code_version
 from attnphase.cli import main
 from attnphase.errors import ParameterError
 from attnphase.store import ResultStore, StoreError, canonical_params, default_store_path
+from test_output_paths import read_only
 
 
 def test_canonical_key_is_sorted_exact_and_type_blind_for_integral_floats():
@@ -161,9 +162,97 @@ def test_a_file_that_is_not_a_store_and_a_missing_store(tmp_path):
     with pytest.raises(StoreError, match="not a results store"):
         ResultStore(text)
     with pytest.raises(StoreError, match="does not exist"):
-        ResultStore(tmp_path / "absent.sqlite", create=False)
+        ResultStore(tmp_path / "absent.sqlite", read_only=True)
     result = CliRunner().invoke(main, ["store", "export", "--store", str(tmp_path / "absent.sqlite"), "--out", "x.csv"])
     assert result.exit_code == 1 and "does not exist" in result.stderr
+
+
+def _foreign_database(path):
+    connection = sqlite3.connect(path)
+    connection.execute("CREATE TABLE t (x)")
+    connection.execute("INSERT INTO t VALUES ('somebody else''s row')")
+    connection.commit()
+    connection.close()
+
+
+_NOT_STORES = {
+    "another database": (_foreign_database, "not a results store (its tables: t)"),
+    "an empty file": (lambda path: path.write_bytes(b""), "is empty"),
+    "a text file": (lambda path: path.write_text("my notes\n" * 200), "not a results store"),
+}
+
+
+@pytest.mark.parametrize("kind", _NOT_STORES)
+@pytest.mark.parametrize("command", [["list"], ["check"], ["export", "--out", "out.csv"]])
+def test_the_store_commands_only_read_and_refuse_what_is_not_a_store(kind, command, tmp_path, monkeypatch):
+    """Exit 1 naming the file, and the file left exactly as it was: no tables added, no journal switched to WAL,
+    no companion files made, no export written."""
+    monkeypatch.chdir(tmp_path)
+    make, problem = _NOT_STORES[kind]
+    path = tmp_path / "other.sqlite"
+    make(path)
+    saved = path.read_bytes()
+    result = CliRunner().invoke(main, ["store", *command, "--store", str(path)])
+    assert result.exit_code == 1, result.output
+    assert str(path) in result.stderr and problem in result.stderr and "Traceback" not in result.output
+    assert path.read_bytes() == saved and os.listdir(tmp_path) == ["other.sqlite"]
+
+
+def test_a_sweep_fills_an_empty_file_but_never_adds_its_tables_to_another_database(tmp_path):
+    foreign = tmp_path / "theirs.sqlite"
+    _foreign_database(foreign)
+    saved = foreign.read_bytes()
+    sweep = ["sweep", "demo", "--grid", "beta=1:2:2", "--workers", "1", "--json", "--store"]
+    result = CliRunner().invoke(main, [*sweep, str(foreign)])
+    assert result.exit_code == 1 and "not a results store (its tables: t)" in result.stderr and result.stdout == ""
+    assert foreign.read_bytes() == saved and os.listdir(tmp_path) == ["theirs.sqlite"]
+    empty = tmp_path / "new.sqlite"
+    empty.write_bytes(b"")
+    assert CliRunner().invoke(main, [*sweep, str(empty)]).exit_code == 0
+    with ResultStore(empty, read_only=True) as store:
+        assert store.count("demo") == 2
+
+
+def test_a_store_without_its_schema_version_is_reported(tmp_path):
+    path = tmp_path / "s.sqlite"
+    ResultStore(path).close()
+    with sqlite3.connect(path) as connection:
+        connection.execute("DELETE FROM meta")
+    connection.close()
+    with pytest.raises(StoreError, match="no schema version"):
+        ResultStore(path, read_only=True)
+
+
+def test_a_store_on_read_only_media_is_read(tmp_path):
+    shelf = tmp_path / "shelf"
+    shelf.mkdir()
+    _filled_store(shelf / "s.sqlite", n=5)
+    with read_only(shelf):
+        listed = CliRunner().invoke(main, ["store", "list", "--store", str(shelf / "s.sqlite"), "--json"])
+        checked = CliRunner().invoke(main, ["store", "check", "--store", str(shelf / "s.sqlite"), "--json"])
+        exported = CliRunner().invoke(main, ["store", "export", "--store", str(shelf / "s.sqlite"),
+                                             "--out", str(tmp_path / "out.csv")])
+        assert os.listdir(shelf) == ["s.sqlite"]
+    assert listed.exit_code == 0 and json.loads(listed.stdout)["models"][0]["n_points"] == 5, listed.output
+    assert checked.exit_code == 0 and json.loads(checked.stdout)["ok"] is True, checked.output
+    assert exported.exit_code == 0, exported.output
+    with open(tmp_path / "out.csv", newline="") as fh:
+        assert sorted(int(row["i"]) for row in csv.DictReader(fh)) == list(range(5))
+    with ResultStore(shelf / "s.sqlite", read_only=True) as store, pytest.raises(StoreError, match="read-only"):
+        store.put("demo", {"i": 99}, {"value": 1.0})
+
+
+def test_a_store_with_points_in_its_log_on_read_only_media_is_refused_clearly(tmp_path):
+    """Read as immutable, the file alone would miss the points still in its write-ahead log: refused instead."""
+    shelf = tmp_path / "shelf"
+    shelf.mkdir()
+    with ResultStore(tmp_path / "s.sqlite") as writer:  # open: the points are in the log, not yet in the file
+        writer.put("demo", {"i": 1}, {"value": 0.5})
+        for name in ("s.sqlite", "s.sqlite-wal"):
+            (shelf / name).write_bytes((tmp_path / name).read_bytes())
+    with read_only(shelf):
+        result = CliRunner().invoke(main, ["store", "list", "--store", str(shelf / "s.sqlite")])
+    assert result.exit_code == 1 and "write-ahead log" in result.stderr and "Traceback" not in result.output
 
 
 def test_store_check_command_reports_damage(tmp_path):

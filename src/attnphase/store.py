@@ -22,6 +22,13 @@ Why SQLite, and how the guarantees come about:
 * Corruption. Opening a store runs `PRAGMA quick_check` (b-tree structure, O(file size)); every row
   read checks its checksum, which catches damage inside a row's bytes that the b-tree check cannot
   see. Either raises `StoreError` naming the file and what to do.
+* Other files are left alone. Opening lists the file's tables before anything is written: a writer
+  makes a store of a new or empty file only, and refuses an SQLite database with other tables (its
+  owner's data is not ours to add to). A reader (`read_only=True`, the `attnphase store` commands)
+  never writes: SQLite opens the file read-only, so it cannot create, convert or change it, and a
+  store on read-only media is read as immutable (see `ResultStore._may_read_as_immutable`). Beside
+  a store in a writable directory SQLite may still create FILE-wal and FILE-shm, through which a
+  reader and a running sweep share the file; the next sweep to close removes them.
 """
 
 from __future__ import annotations
@@ -56,6 +63,8 @@ SCHEMA_VERSION = "1"
 BUSY_TIMEOUT_MS = 60_000
 EXPORT_FORMATS = ("csv", "parquet")
 
+# The tables that make an SQLite file a results store; a file with other tables and not these is someone else's.
+_STORE_TABLES = {"meta", "results"}
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS results (
@@ -166,7 +175,7 @@ class ModelSummary:
 
 
 class ResultStore:
-    """A results store in one SQLite file (created on first use).
+    """A results store in one SQLite file (created on first use; `read_only=True` to only read one).
 
     >>> store = ResultStore("results.sqlite")                           # doctest: +SKIP
     >>> store.put("demo", {"beta": 1.5}, {"m": 0.8585})                 # doctest: +SKIP
@@ -178,24 +187,32 @@ class ResultStore:
     connection; give each process (and each thread) its own `ResultStore`.
     """
 
-    def __init__(self, path: str | os.PathLike | None = None, *, version: str | None = None, create: bool = True):
+    def __init__(self, path: str | os.PathLike | None = None, *, version: str | None = None,
+                 read_only: bool = False):
+        """read_only: open an existing store without writing anything (no points can be put). Otherwise the store
+        is created when `path` does not exist or is an empty file."""
         self.path = Path(path) if path is not None else default_store_path()
         self.version = version or code_version()
-        if not create and not self.path.exists():
-            raise StoreError(self.path, "does not exist", "Run a sweep first, or point --store / $ATTNPHASE_STORE at a store")
+        self.read_only = read_only
+        if read_only and not self.path.exists():
+            raise StoreError(self.path, "does not exist",
+                             "Run a sweep first, or point --store / $ATTNPHASE_STORE at a store")
         if self.path.is_dir():
             raise StoreError(self.path, "is a directory", "Pass a file path with --store")
         if not self.path.parent.exists():
             raise StoreError(
                 self.path, "its directory does not exist", "Create the directory or choose another path"
             )
+        self._conn = self._connect(immutable=False)
         try:
-            # isolation_level=None: no implicit transactions; every transaction below is explicit.
-            self._conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-        except sqlite3.Error as exc:
-            raise StoreError(self.path, f"cannot be opened ({exc})", "Check the path and its permissions") from None
-        try:
-            self._setup_when_unlocked()
+            try:
+                self._setup_when_unlocked()
+            except sqlite3.OperationalError as exc:
+                if not self._may_read_as_immutable(exc):
+                    raise
+                self._conn.close()
+                self._conn = self._connect(immutable=True)
+                self._setup_when_unlocked()
         except StoreError:
             self._conn.close()
             raise
@@ -226,31 +243,81 @@ class ResultStore:
                 time.sleep(pause)
                 pause = min(2 * pause, 0.5)
 
+    def _connect(self, *, immutable: bool) -> sqlite3.Connection:
+        if self.read_only:
+            # An SQLite URI (the path percent-encoded by as_uri) with mode=ro: SQLite itself refuses every write and
+            # never creates the file.
+            target, uri = self.path.absolute().as_uri() + "?mode=ro" + ("&immutable=1" if immutable else ""), True
+        else:
+            target, uri = self.path, False
+        try:
+            # isolation_level=None: no implicit transactions; every transaction below is explicit.
+            return sqlite3.connect(target, uri=uri, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise StoreError(self.path, f"cannot be opened ({exc})", "Check the path and its permissions") from None
+
+    def _may_read_as_immutable(self, exc: sqlite3.OperationalError) -> bool:
+        """Whether a read-only open that failed with `exc` is retried with the file declared immutable.
+
+        Reading a WAL database needs its shared-memory index (FILE-shm), which SQLite creates beside the file; in a
+        directory that cannot be written (read-only media) that fails with "unable to open". There no process can
+        be writing the store, and when no write-ahead log (FILE-wal) holds points beside it, the file holds every
+        committed point, so it is read as immutable: without the index and without locks. A log with points in it
+        would be ignored that way (points silently missing), so that case is refused instead.
+        """
+        if not self.read_only or "unable to open" not in str(exc) or os.access(self.path.parent, os.W_OK):
+            return False
+        log = Path(f"{self.path}-wal")
+        if log.exists() and log.stat().st_size > 0:
+            raise StoreError(
+                self.path, f"cannot be read: its directory is not writable and its write-ahead log {log} holds points "
+                "not yet in the file",
+                "Copy the store and its -wal file to a writable directory and run the command there (the first open "
+                "moves the points into the store file)",
+            )
+        return True
+
     def _setup(self) -> None:
         conn = self._conn
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        # The first statement that reads the header: a file that is not SQLite fails here.
-        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-        if mode.lower() != "wal":
+        # The first statement that reads the header: a file that is not SQLite fails here, before anything is
+        # written to it.
+        tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        is_new = not tables  # a file just created, or an empty one: a writer makes it a store
+        if not _STORE_TABLES <= tables and not (is_new and not self.read_only):
+            problem = ("is empty, not a results store" if is_new
+                       else f"is an SQLite database but not a results store (its tables: {', '.join(sorted(tables))})")
             raise StoreError(
-                self.path, f"cannot use WAL journal mode (got {mode!r})",
-                "Put the store on a local disk (WAL needs shared memory; network filesystems lack it)",
+                self.path, problem,
+                "Point --store / $ATTNPHASE_STORE at a store a sweep wrote, or give a sweep a new file (attnphase "
+                "never adds its tables to another database)",
             )
-        conn.execute("PRAGMA synchronous = FULL")
+        if not self.read_only:
+            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if mode.lower() != "wal":
+                raise StoreError(
+                    self.path, f"cannot use WAL journal mode (got {mode!r})",
+                    "Put the store on a local disk (WAL needs shared memory; network filesystems lack it)",
+                )
+            conn.execute("PRAGMA synchronous = FULL")
         problems = [row[0] for row in conn.execute("PRAGMA quick_check")]
         if problems != ["ok"]:
             raise StoreError(self.path, "failed the integrity check: " + "; ".join(problems[:3]), _CORRUPT_REMEDY)
-        with self._write():
-            for statement in _SCHEMA.split(";"):
-                if statement.strip():
-                    conn.execute(statement)
-            conn.execute(
-                "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)", (SCHEMA_VERSION,)
-            )
-        (schema,) = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        if schema != SCHEMA_VERSION:
+        if is_new:
+            # Idempotent, for two sweeps that create the same store at the same moment.
+            with self._write():
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
+                conn.execute(
+                    "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)", (SCHEMA_VERSION,)
+                )
+        row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        if row is None:
+            raise StoreError(self.path, "has no schema version in its meta table", _CORRUPT_REMEDY)
+        if row[0] != SCHEMA_VERSION:
             raise StoreError(
-                self.path, f"has schema version {schema}, this code reads {SCHEMA_VERSION}",
+                self.path, f"has schema version {row[0]}, this code reads {SCHEMA_VERSION}",
                 "Use the attnphase version that wrote it, or a new store",
             )
 

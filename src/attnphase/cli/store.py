@@ -22,8 +22,9 @@ _store_option = click.option(
 
 
 def _open(store_path: Path | None) -> ResultStore:
+    """The store, opened read-only: these commands never create, convert or change a file."""
     try:
-        return ResultStore(store_path or default_store_path(), create=False)
+        return ResultStore(store_path or default_store_path(), read_only=True)
     except StoreError as exc:
         raise click.ClickException(str(exc)) from None
 
@@ -32,8 +33,9 @@ def _open(store_path: Path | None) -> ResultStore:
 def store_group() -> None:
     """List, export and check the results store that sweeps write to.
 
-    A store that cannot be used (missing, corrupted, not a store) gives exit status 1 with a message
-    naming the file and what to do; bad option values give exit status 2.
+    These commands only read the store (a store on read-only media included): they never create,
+    convert or change a file. A store that cannot be used (missing, corrupted, not a store) gives exit
+    status 1 with a message naming the file and what to do; bad option values give exit status 2.
     """
 
 

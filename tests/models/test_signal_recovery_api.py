@@ -97,6 +97,18 @@ def test_every_result_has_labels_and_json():
     assert api.fixed_points(params).to_pandas().columns.tolist() == ["rho", "slope", "stable"]
 
 
+@pytest.mark.parametrize("settings, reason", [
+    (dict(score_scale=10.0), "no finite prediction"),  # J'(1) ~ 1e41: every candidate step's flow overflows
+    (dict(sigma=1e300), "not finite"),                 # the large-L moments themselves overflow
+])
+def test_a_schedule_that_cannot_be_planned_says_why_in_words(settings, reason):
+    """Where the planner's inputs overflow, the plan fails with the reason in words (never a NaN in the text) and no
+    step size, so a run falls back to the manual default instead of an infinite η₀."""
+    plan = api.choose_schedule(api.make_parameters(16, 32, 8, 1.0, **settings), steps=50, pilot=16)
+    assert plan.status == "failed" and reason in plan.message and "nan" not in plan.message.lower()
+    assert np.isnan(plan.eta0) and np.isnan(plan.k0)
+
+
 def test_plot_objective_draws_the_curves_it_is_given():
     params = api.make_parameters(50, 400, 40, 0.6)
     rhos = np.linspace(-1, 1, 11)

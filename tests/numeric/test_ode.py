@@ -51,6 +51,17 @@ def test_a_span_too_short_to_move_x_returns_its_start(method, span):
     assert np.all(np.abs(traj.x - exact) <= 1e-10 * np.abs(exact))
 
 
+def test_an_integration_stops_when_its_evaluation_budget_is_spent():
+    """A rotation integrated over 100 periods to 1e-10 needs thousands of drift calls: a budget of 200 stops it
+    with status failed and the count; a budget it fits in leaves the result the matrix exponential's."""
+    A = np.array([[0.0, 1.0], [-1.0, 0.0]])
+    x0 = np.array([1.0, 0.0])
+    stopped = integrate_drift(lambda x: A @ x, x0, (0.0, 200 * math.pi), max_evaluations=200)
+    assert stopped.status == "failed" and "200 drift evaluations" in stopped.message and stopped.evaluations == 201
+    fits = integrate_drift(lambda x: A @ x, x0, (0.0, 2.0), t_eval=[2.0], max_evaluations=2000)
+    assert fits.status == "converged" and np.max(np.abs(fits.x[-1] - expm(2.0 * A) @ x0)) <= 1e-9
+
+
 def test_cubic_drift_fixed_points_and_stability():
     """v = (1 - x^2)(x - a): zeros -1, a, 1 with v'(-1) = -2(1 + a), v'(a) = 1 - a^2, v'(1) = -2(1 - a)."""
     a = 0.3

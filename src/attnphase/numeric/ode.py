@@ -53,8 +53,8 @@ class FixedPoint:
     error: float = 0.0
 
 
-class _NonFinite(Exception):
-    pass
+class _Stopped(Exception):
+    """The drift can no longer be integrated: a non-finite value, a wrong size, or the evaluation budget spent."""
 
 
 def integrate_drift(
@@ -67,6 +67,7 @@ def integrate_drift(
     rtol: float = 1e-10,
     atol: float = 1e-12,
     bounds=None,
+    max_evaluations: int = 1_000_000,
 ) -> Trajectory:
     """Integrate dx/dt = drift(x) from x0 over t_span = (t0, t1).
 
@@ -76,6 +77,9 @@ def integrate_drift(
         "Radau".
     bounds: optional (low, high) per coordinate (None for an open side); the integration stops with
         status lost when a coordinate reaches a bound.
+    max_evaluations: stop (status failed) after this many drift calls (the default: seconds to a minute); a drift
+        whose rates are enormous on the span (a stiff one, rates ~1e40) can otherwise take hours of steps far below
+        the span.
     """
     method = check_choice("method", method, ("DOP853", "LSODA", "Radau"))
     rtol = check_positive("rtol", rtol)
@@ -117,14 +121,18 @@ def integrate_drift(
 
     counter = [0]
 
+    max_evaluations = check_int("max_evaluations", max_evaluations, 1)
+
     def rhs(t, y):
         counter[0] += 1
+        if counter[0] > max_evaluations:
+            raise _Stopped(f"stopped after {max_evaluations} drift evaluations at t = {t:.6g} of {t1:g}")
         with np.errstate(all="ignore"):
             v = np.asarray(drift(float(y[0]) if scalar else y.copy()), dtype=float).ravel()
         if v.size != n:
-            raise _NonFinite(f"drift returned {v.size} values for {n} coordinates")
+            raise _Stopped(f"drift returned {v.size} values for {n} coordinates")
         if not np.all(np.isfinite(v)):
-            raise _NonFinite(f"drift returned non-finite values at t = {t:.6g}, x = {y.tolist()}")
+            raise _Stopped(f"drift returned non-finite values at t = {t:.6g}, x = {y.tolist()}")
         return v
 
     try:
@@ -138,7 +146,7 @@ def integrate_drift(
                               f"integrated to t = {t1:g}: the span moves x by less than the tolerance", None, counter[0])
         sol = integrate.solve_ivp(rhs, (t0, t1), y0, method=method, t_eval=t_eval, rtol=rtol, atol=atol,
                                   events=events or None)
-    except _NonFinite as exc:
+    except _Stopped as exc:
         return Trajectory(np.empty(0), np.empty((0,) if scalar else (0, n)), Status.FAILED, str(exc), None, counter[0])
     except Exception as exc:  # user drift raised: a status, not a traceback
         if isinstance(exc, ParameterError):

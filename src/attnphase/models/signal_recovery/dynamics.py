@@ -154,6 +154,10 @@ def _step_size(eta0, k0, gamma, k):
 # Cases integrated together in one LSODA call: its finite-difference Jacobian costs one drift call per
 # case, so the work grows as the square of the cases in one call.
 FLOW_CHUNK = 64
+# Drift evaluations allowed to one LSODA call of the flow: the `simulate` runs of the model page take at most about
+# 4000 (the headline); with rates of 1e40 (β = 10) LSODA's steps fall far below the span, and the call is stopped
+# (no prediction) instead of running for hours.
+FLOW_EVALUATIONS = 100_000
 
 
 def _corrected_flow(params: Parameters, noise: TangentNoise | None, rho0, eta0, k0, gamma, steps, fractions, *,
@@ -240,12 +244,15 @@ def choose_schedule(params: Parameters, *, deficit: float = 0.002, max_steps: in
     with np.errstate(all="ignore"):
         slope_at_xi = float(large_L(params, 1.0)[1])
         floor_step = 4 * abs(slope_at_xi) * deficit / noise_at_xi if noise_at_xi > 0 else math.inf
-    if not (noise.success and math.isfinite(floor_step) and floor_step > 0 and np.all(noise.noise > 0)):
+
+    def unplanned(reason: str) -> ScheduleChoice:
         nan = math.nan
         return ScheduleChoice(nan, nan, 1.0, steps or max_steps, nan, nan, nan, nan, noise_at_xi, 1.0 - 2.0 * deficit,
-                              nan, nan, True, Status.FAILED,
-                              f"no schedule planned: J'(1) = {slope_at_xi:.4g} and N(1) = {noise_at_xi:.4g} (a planned "
-                              "schedule needs a finite J'(1) > 0 and a finite N > 0)")
+                              nan, nan, True, Status.FAILED, f"no schedule planned: {reason}")
+
+    if not (noise.success and math.isfinite(floor_step) and floor_step > 0 and np.all(noise.noise > 0)):
+        return unplanned(f"J'(1) = {_number_or_why(slope_at_xi)} and N(1) = {_number_or_why(noise_at_xi)} (a planned "
+                         "schedule needs a finite J'(1) > 0 and a finite N > 0)")
     target = 1.0 - 2.0 * deficit
     # Random starts have ρ₀ ≈ ±1/√d; plan for the slower side (model A's −1/√d when J′(0) > 0).
     starts = (1 / math.sqrt(params.d), -1 / math.sqrt(params.d))
@@ -257,9 +264,10 @@ def choose_schedule(params: Parameters, *, deficit: float = 0.002, max_steps: in
     def best(K: int, last_steps) -> tuple[float, float, float]:
         """(η_K, k₀, predicted |ρ|) of the best pair for K steps among the last steps `last_steps`."""
         last_steps = np.asarray(last_steps, dtype=float)[:, None]
-        k0_min = np.maximum(1e-3, last_steps * K / np.maximum(first_step_limit - last_steps, 1e-300))
-        unit = np.linspace(0.0, 1.0, 12)[None, :]
-        k0s = k0_min * (np.maximum(100.0 * K, 10 * k0_min) / k0_min) ** unit  # 12 geometric offsets per η_K
+        with np.errstate(all="ignore"):  # a last step above the first-step limit has no offset: its k₀ is inf, unused
+            k0_min = np.maximum(1e-3, last_steps * K / np.maximum(first_step_limit - last_steps, 1e-300))
+            unit = np.linspace(0.0, 1.0, 12)[None, :]
+            k0s = k0_min * (np.maximum(100.0 * K, 10 * k0_min) / k0_min) ** unit  # 12 geometric offsets per η_K
         eta_last = np.broadcast_to(last_steps, k0s.shape)
         finals = np.abs(retraction_corrected_rho(params, noise, rho0, eta_last * (K + k0s), k0s, K))
         finals = np.where(np.isfinite(finals) & (eta_last < first_step_limit), finals, -1.0)
@@ -283,6 +291,9 @@ def choose_schedule(params: Parameters, *, deficit: float = 0.002, max_steps: in
                     lo = mid
             steps = hi
     eta0 = eta_final * (steps + k0)
+    if not (predicted > 0 and math.isfinite(eta0) and math.isfinite(k0)):  # no candidate had a finite prediction
+        return unplanned(f"the retraction-corrected ODE has no finite prediction for any step size (J'(1) = "
+                         f"{slope_at_xi:.4g}, N(1) = {noise_at_xi:.4g})")
     t_final = eta0 * float(np.sum(1.0 / (np.arange(steps) + k0)))
     t_target = max(start_times)
     limited = predicted < target
@@ -291,6 +302,11 @@ def choose_schedule(params: Parameters, *, deficit: float = 0.002, max_steps: in
                if limited else f"|rho| = {predicted:.4g} >= target {target:.4g} after {steps} steps")
     return ScheduleChoice(eta0, k0, 1.0, steps, t_final, t_target, eta_final, eta0 / k0, noise_at_xi, target, rho0,
                           predicted, limited, status, message)
+
+
+def _number_or_why(value: float) -> str:
+    """A number of a message, or why there is none (a planner's inputs overflow at extreme σ or β)."""
+    return f"{value:.4g}" if math.isfinite(value) else "not finite (the large-L moments overflow)"
 
 
 def _flow_along_schedule(params: Parameters, noise: TangentNoise | None, rho0, etas: np.ndarray, times: np.ndarray,
@@ -312,7 +328,7 @@ def _flow_along_schedule(params: Parameters, noise: TangentNoise | None, rho0, e
 
         start = np.append(rho0[lo:lo + FLOW_CHUNK], 0.0)
         traj = integrate_drift(rhs, start, (0.0, float(times[-1])), t_eval=t_eval, method="LSODA", rtol=1e-7,
-                               atol=1e-9)
+                               atol=1e-9, max_evaluations=FLOW_EVALUATIONS)
         if traj.status == Status.CONVERGED:
             out[:, lo:lo + FLOW_CHUNK] = np.clip(np.asarray(traj.x).reshape(len(t_eval), -1)[:, :-1], -1.0, 1.0)
     return out

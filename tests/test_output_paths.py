@@ -141,3 +141,19 @@ def test_export_never_writes_over_the_store_it_reads(suffix, store):
     message = assert_refused(invoke("store", "export", "--store", store, "--out", target), "--out")
     assert "results store itself" in message
     assert store.read_bytes() == saved and (suffix == "" or not target.exists())
+
+
+def test_a_sweep_refuses_an_empty_store_path(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert_refused(invoke("sweep", "demo", "--grid", "beta=1,2", "--store", ""), "--store")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_reproduce_refuses_cuda_without_a_gpu_before_any_model_runs(tmp_path):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("needs a machine without a CUDA device")
+    assert_refused(invoke("reproduce", "all", "--quick", "--device", "cuda", "--out", tmp_path / "reports"),
+                   "--device")
+    assert not (tmp_path / "reports").exists()

@@ -59,6 +59,14 @@ def reproduce(model: str, quick: bool, out_dir: Path, device: str, as_json: bool
     from attnphase.models.registry import get
 
     names = reproducible_models() if model == "all" else [model]
+    if device == "cuda":  # before the first model's minutes of work, not when its simulation starts
+        from attnphase.errors import ParameterError
+        from attnphase.validate.device import select_device
+
+        try:
+            select_device(device)
+        except ParameterError as exc:
+            raise click.BadParameter(exc.allowed, param_hint="'--device'") from None
     headlines: dict[str, dict] = {}
     timings: dict[str, float] = {}
     reports: dict[str, str] = {}

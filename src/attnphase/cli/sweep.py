@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import click
 
 from attnphase.cli.common import Int, emit, json_option
+from attnphase.cli.output_paths import OutputPath
 from attnphase.errors import ParameterError
 from attnphase.grids import GRID_FORM, Grid, parse_grid, parse_setting
 from attnphase.store import StoreError
@@ -25,7 +25,7 @@ from attnphase.sweep import SWEEP_POINTS, run_sweep
 @click.option("--scheduler", default=None, metavar="ADDRESS",
               help="Run on a dask.distributed cluster, e.g. tcp://10.0.0.5:8786 (overrides --workers; needs "
                    "pip install 'attnphase[cluster]').")
-@click.option("--store", "store_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--store", "store_path", type=OutputPath(directory=False), default=None,
               help="Results store file (default: $ATTNPHASE_STORE, else ./results.sqlite).")
 @json_option
 def sweep(model, grid_specs, settings, workers, scheduler, store_path, as_json) -> None:

@@ -270,16 +270,19 @@ def test_linear_transition_scales_as_V_squared_and_crossover_as_L_three_halves()
 
 
 @pytest.mark.parametrize("attention", ["softmax", "linear"])
-def test_P_star_scales_as_one_over_beta_over_the_allowed_range(attention):
-    """β multiplies the data term, which P multiplies: P*(β) β is one number at the ends of β's range and at 1, to the
-    digits asked; outside the range a ParameterError names β."""
+def test_P_star_scales_as_one_over_beta(attention):
+    """β multiplies the data term, which P multiplies: P*(β) β is one number at β = 1e-6, 1 and 1e6, to the digits
+    asked."""
     scaled = [api.threshold(attention, 16, 4, digits=12, convention=api.DEFAULT.with_(beta=beta)).P_star * beta
               for beta in (1e-6, 1.0, 1e6)]
     assert scaled == pytest.approx([scaled[1]] * 3, rel=1e-10)
-    for beta in (1e-7, 1e7, 1e300):
-        with pytest.raises(ParameterError) as info:
-            api.DEFAULT.with_(beta=beta)
-        assert info.value.name == "beta"
+
+
+def test_a_softmax_action_with_no_minimum_to_start_from_fails_with_the_reason():
+    """σ² = 1e300 leaves no minimum on the action's grid at the lowest n: status failed, saying so (it raised an
+    IndexError)."""
+    result = api.threshold("softmax", 16, 4, digits=6, convention=api.DEFAULT.with_(sigma2=1e300))
+    assert result.status == "failed" and "no minimum of the softmax action" in result.message
 
 
 def test_scaling_leaves_out_the_sizes_without_a_transition():

@@ -24,7 +24,7 @@ REMAINDERS = ("map", "entropy")
 TOKENS = ("one-hot", "centred")
 READ_OUTS = ("integrated", "map")
 ROW_SUMS = ("shared", "per-row")
-_POSITIVE = RealRange(1e-6, 1e6)  # the scales where every threshold was checked to be found (and P* scales with them)
+_POSITIVE = RealRange(0.0, None, low_open=True)
 
 
 @dataclass(frozen=True)

@@ -95,12 +95,15 @@ def _unfollowed_points(inst: CopyHeadsInstance, system: ActionSystem, branches, 
 
 def softmax_branches(inst: CopyHeadsInstance, digits: int = 15):
     """(system, followed branches, (ln n_lo, ln n_hi)): every stationary branch of the homogeneous softmax action
-    over `softmax_n_range` (module docstring), folds located to `digits` digits in ln n."""
+    over `softmax_n_range` (module docstring), folds located to `digits` digits in ln n; no branches when the action
+    has no minimum on its grid at n_lo to start from (scales far outside the grid's, e.g. σ² = 1e300)."""
     system = softmax_system(inst)
     n_lo, n_hi = softmax_n_range(inst)
     control_range = (math.log(n_lo), math.log(n_hi))
-    branches = [follow_branch(system, [softmax_stationary_points(inst, n_lo)[0][0]], control_range[0], control_range,
-                              digits=digits)]
+    starts = softmax_stationary_points(inst, n_lo)[0]
+    if not starts:
+        return system, [], control_range
+    branches = [follow_branch(system, [starts[0]], control_range[0], control_range, digits=digits)]
     levels = np.linspace(*control_range, CHECK_LEVELS)
     levels[-1] -= 1e-9 * (control_range[1] - control_range[0])  # inside the range, where a branch's last point may round
     for check in (levels[-1:], levels[1:-1]):  # the copy minimum at the top of the range first
@@ -138,6 +141,11 @@ def softmax_transition(inst: CopyHeadsInstance, digits: int = 30) -> SoftmaxTran
     polished in mpmath (ln n carries two more digits than asked, so that n keeps `digits`)."""
     L, V = inst.L, inst.V
     system, branches, control_range = softmax_branches(inst, digits + 2)
+    if not branches:
+        return SoftmaxTransition("softmax", L, V, "none", math.nan, "", math.nan, math.nan, Status.FAILED,
+                                 f"no minimum of the softmax action on its grid at n = {math.exp(control_range[0]):.4g} "
+                                 f"to follow the branches from (β = {inst.convention.beta:g}, σ² = "
+                                 f"{inst.convention.sigma2:g}: scales the grid does not resolve)", spinodals=None)
     found = classify_transition(system, branches, control_range, digits=digits + 2,
                                 order_parameter=lambda x: float(expit(x[0])))
     folds = sorted(math.exp(s.control.value) for b in branches for s in b.singularities if s.kind == "fold")

@@ -59,10 +59,9 @@ from attnphase.params import check_int, check_positive, check_real
 from attnphase.store import ResultStore
 from attnphase.version import code_version
 
-__all__ = [
-    "SWEEP_POINTS", "POINT_CHECKS", "CLUSTER_EXTRA_HINT", "register_point", "resolve_point", "curie_weiss_point",
-    "check_curie_weiss_point", "check_sweep_parameters", "evaluate_point", "SweepFailure", "SweepReport", "run_sweep", "require_distributed",
-]
+__all__ = ["SWEEP_POINTS", "POINT_CHECKS", "CLUSTER_EXTRA_HINT", "register_point", "resolve_point",
+           "curie_weiss_point", "check_curie_weiss_point", "check_sweep_parameters", "evaluate_point", "SweepFailure",
+           "SweepReport", "run_sweep", "require_distributed"]
 
 # The registered models' point functions (attnphase.models.registry), plus the Curie-Weiss demo.
 SWEEP_POINTS: dict[str, str] = {

@@ -18,8 +18,8 @@ import sympy as sp
 from attnphase.derive.rewrite import logaddexp, sigmoid
 from attnphase.derive.symbols import Domain, order_parameter, parameter
 
-__all__ = ["NAME", "TITLE", "u", "beta", "J", "q", "x", "unfavoured", "m", "free_energy_of_x", "free_energy", "transverse_curvature",
-           "kernels"]
+__all__ = ["NAME", "TITLE", "u", "beta", "J", "q", "x", "unfavoured", "m", "free_energy_of_x", "free_energy",
+           "transverse_curvature", "kernels"]
 
 NAME, TITLE = "potts", "Mean-field q-state Potts model"
 u = order_parameter("u", Domain.real(), latex="u", description="log-odds of the favoured state")

@@ -257,6 +257,25 @@ def test_softmax_threshold_at_large_L_scales_as_one_over_epsilon():
     assert ratio == pytest.approx(1.5, rel=0.01)
 
 
+def test_the_linear_crossover_is_a_first_order_jump_at_L_1024_and_smooth_at_256():
+    """The model page's crossover table (V = 4, Convention A): smooth at L = 256; at L = 1024 the global minimum jumps
+    at P_crossover_jump inside the window where two minima coexist. Checked by `solve` on its own: two stable minima
+    just inside each end of the window and one just outside, and across the jump the global minimum changes to the
+    other one, by the reported jump of √(t² + c²)."""
+    assert api.threshold("linear", 256, 4, digits=12).crossover_order == "smooth"
+    t = api.threshold("linear", 1024, 4, digits=12)
+    lo, hi = t.crossover_window
+    assert t.crossover_order == "first" and lo < t.P_crossover_jump < hi
+
+    def stable(P):
+        return [m for m in api.solve("linear", 1024, 4, P).minima if m.stable]
+
+    assert [len(stable(P)) for P in (lo * 0.999, lo * 1.001, hi * 0.999, hi * 1.001)] == [1, 2, 2, 1]
+    below, above = (api.solve("linear", 1024, 4, t.P_crossover_jump * f).global_minimum for f in (1 - 1e-7, 1 + 1e-7))
+    size = [math.hypot(m.c_uniform, m.c_copy) for m in (below, above)]
+    assert size[0] - size[1] == pytest.approx(t.crossover_jump, abs=1e-4)
+
+
 def test_linear_transition_scales_as_V_squared_and_crossover_as_L_three_halves():
     """Each claimed exponent inside its fit's band widened by the slope's drift (`holds`), and neither neighbouring
     law (V^1.9, V^2.1; L^1.45, L^1.55) inside the same band."""

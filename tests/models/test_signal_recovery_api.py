@@ -8,6 +8,7 @@ the drawn data of the figures against the results they were drawn from.
 from __future__ import annotations
 
 import json
+import math
 
 import matplotlib
 import numpy as np
@@ -107,6 +108,17 @@ def test_a_schedule_that_cannot_be_planned_says_why_in_words(settings, reason):
     plan = api.choose_schedule(api.make_parameters(16, 32, 8, 1.0, **settings), steps=50, pilot=16)
     assert plan.status == "failed" and reason in plan.message and "nan" not in plan.message.lower()
     assert np.isnan(plan.eta0) and np.isnan(plan.k0)
+
+
+@pytest.mark.parametrize("sigma", [1e-2, 1e-3])
+def test_a_small_noise_schedule_is_planned_and_the_run_meets_its_prediction(sigma):
+    """With little noise the noise-floor rule would ask for last steps above the first-step limit (no offset exists
+    there): the last step is held below that limit instead, the plan succeeds, and 8 trials end at the predicted
+    mean |ρ| within 4 combined errors plus the flow's own tolerance (LSODA's atol 1e-9 on ρ)."""
+    run = api.simulate(16, 32, 8, 1.0, 8, 200, sigma=sigma, device="cpu")
+    assert run.plan.status == "converged" and run.plan.eta_first ** 2 * run.plan.noise < 0.1, run.plan.message
+    band = 4 * math.hypot(run.alignment_error, run.predicted_alignment_error) + 1e-9
+    assert abs(run.alignment_mean - run.predicted_alignment) <= band
 
 
 def test_plot_objective_draws_the_curves_it_is_given():

@@ -215,7 +215,8 @@ def choose_schedule(params: Parameters, *, deficit: float = 0.002, max_steps: in
     * Last step (noise floor): near ρ = 1 the retraction loses ½η²N per step and the drift restores
       2(1 − ρ)J′(1)η, so the stationary deficit is 1 − ρ ≈ ηN(1)/(4J′(1)); η_K is set so that this
       equals `deficit` (N = E‖G_⊥‖² from `pilot` sequences of the projected sampler at each of 5
-      alignments, or `noise` when given).
+      alignments, or `noise` when given); with little noise (σ ≲ 0.01), where that step would exceed the
+      first-step limit below, half that limit.
     * Early steps: the same retraction loss −½ηρN slows the whole approach, not just the end: when
       ½ηρN is comparable with the drift (1 − ρ²)J′, SGA stalls far from the ODE (at θ_d = 0.25, d = 1000,
       L = 10 500 a first step of 0.29 held |ρ| near ½ while the ODE was at 0.97). So the remaining two
@@ -274,10 +275,13 @@ def choose_schedule(params: Parameters, *, deficit: float = 0.002, max_steps: in
         i, j = np.unravel_index(int(np.argmax(finals)), finals.shape)
         return float(eta_last[i, j]), float(k0s[i, j]), float(finals[i, j])
 
+    # With little noise (small σ) the noise floor allows last steps beyond the first-step limit, where no offset
+    # exists; the expansion's limit then bounds the last step instead (half of it: a first step above the last).
+    last_step = min(floor_step, 0.5 * first_step_limit)
     if steps is not None:
-        eta_final, k0, predicted = best(steps, floor_step * 2.0 ** -np.arange(-3, 9))
+        eta_final, k0, predicted = best(steps, last_step * 2.0 ** -np.arange(-3, 9))
     else:
-        eta_final = floor_step
+        eta_final = last_step
         _, k0, predicted = best(max_steps, [eta_final])
         steps = max_steps
         if predicted >= target:  # bisect on the step count: the fewest steps that still reach the target

@@ -157,3 +157,4 @@ def test_reproduce_refuses_cuda_without_a_gpu_before_any_model_runs(tmp_path):
     assert_refused(invoke("reproduce", "all", "--quick", "--device", "cuda", "--out", tmp_path / "reports"),
                    "--device")
     assert not (tmp_path / "reports").exists()
+

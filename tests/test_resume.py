@@ -1,4 +1,5 @@
-"""resume.Checkpoint and resume.computed_once: finished pieces of a long report survive an interruption."""
+"""resume.Checkpoint and resume.computed_once: finished pieces of a long report survive an interruption; an
+interrupted command says what it kept."""
 
 import json
 import math
@@ -7,6 +8,9 @@ import signal
 import subprocess
 import sys
 
+from click.testing import CliRunner
+
+from attnphase.cli import main
 from attnphase.resume import Checkpoint
 
 
@@ -209,3 +213,15 @@ def test_stored_files_never_import_code_outside_the_package(tmp_path):
     with pytest.raises(TypeError, match="without pickle"):
         resume.computed_once(tmp_path / "foreign.json", lambda: {"x": Foreign()})
     assert not (tmp_path / "foreign.json").exists()
+
+
+def test_an_interrupted_sweep_says_what_it_kept(tmp_path, monkeypatch):
+    """Ctrl-C: exit 130, and the message says the finished points are stored and the same command goes on."""
+    import attnphase.cli.sweep as sweep_cli
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sweep_cli, "run_sweep", interrupted)
+    result = CliRunner().invoke(main, ["sweep", "demo", "--grid", "beta=1,2", "--store", str(tmp_path / "s.sqlite")])
+    assert result.exit_code == 130 and "interrupted: every point finished so far is in the store" in result.stderr

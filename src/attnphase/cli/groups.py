@@ -21,11 +21,21 @@ import click
 from attnphase.errors import ParameterError
 
 
+# ctx.meta key (shared by every context of one command line): what an interruption of the running command keeps.
+KEPT_WHEN_INTERRUPTED = "attnphase.kept_when_interrupted"
+
+
+def keep_when_interrupted(what: str) -> None:
+    """Say, for the interruption message of the running command, what its interruption keeps and how to go on."""
+    click.get_current_context().meta[KEPT_WHEN_INTERRUPTED] = what
+
+
 class GuardedGroup(click.Group):
     """A click group that turns a `ParameterError` raised anywhere below it into exit status 2.
 
     Unexpected exceptions become one line on stderr and exit status 1; set ATTNPHASE_DEBUG=1 to see the
-    traceback.
+    traceback. An interruption (Ctrl-C) exits with status 130 and says what the command keeps
+    (`keep_when_interrupted`).
     """
 
     def invoke(self, ctx: click.Context):
@@ -36,7 +46,8 @@ class GuardedGroup(click.Group):
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
         except KeyboardInterrupt:
-            click.echo("interrupted", err=True)
+            kept = ctx.meta.get(KEPT_WHEN_INTERRUPTED)
+            click.echo("interrupted" + (f": {kept}" if kept else ""), err=True)
             sys.exit(130)
         except Exception as exc:  # noqa: BLE001 - last line of defence: no traceback for users
             if os.environ.get("ATTNPHASE_DEBUG"):

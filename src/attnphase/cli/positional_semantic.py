@@ -13,7 +13,7 @@ import click
 
 from attnphase.cli.common import (Int, RenamedOptionsCommand, as_option_error, emit, json_option, options_from,
                                   rng_option, threads_option)
-from attnphase.cli.groups import simulate, solve, threshold
+from attnphase.cli.groups import keep_when_interrupted, simulate, solve, threshold
 from attnphase.cli.output_paths import OutputPath
 from attnphase.errors import ParameterError
 from attnphase.models.positional_semantic.parameters import (Accuracy, Parameters, Simulation, ThresholdSearch,
@@ -181,6 +181,7 @@ def threshold_command(omega, omega_grid, sigma, lam, A, L, tol, alpha_min, alpha
     from attnphase.resume import cache_root
 
     kept = checkpoint_dir if checkpoint_dir is not None else cache_root() / "thresholds"
+    keep_when_interrupted(f"every finished threshold is in {kept}; the same command goes on from there")
     settings = dict(tol=tol, alpha_min=alpha_min, alpha_max=alpha_max, which=names, rules=rules, checkpoint_dir=kept)
     parameters = {"sigma": sigma, "lam": lam, "A": A, "L": L, "tol": tol, "alpha_min": alpha_min,
                   "alpha_max": alpha_max, "which": list(names), "rules": rules if rules == "auto" else list(rules),

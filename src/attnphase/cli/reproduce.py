@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from attnphase.cli.common import emit, json_option
+from attnphase.cli.groups import keep_when_interrupted
 from attnphase.cli.output_paths import OutputPath
 from attnphase.reproduce import reproducible_models, run_model
 from attnphase.validate.device import DEVICE_CHOICES
@@ -67,6 +68,7 @@ def reproduce(model: str, quick: bool, out_dir: Path, device: str, as_json: bool
             select_device(device)
         except ParameterError as exc:
             raise click.BadParameter(exc.allowed, param_hint="'--device'") from None
+    keep_when_interrupted(f"the reports of the models finished so far are in {out_dir}")
     headlines: dict[str, dict] = {}
     timings: dict[str, float] = {}
     reports: dict[str, str] = {}

@@ -7,6 +7,7 @@ import sys
 import click
 
 from attnphase.cli.common import Int, emit, json_option
+from attnphase.cli.groups import keep_when_interrupted
 from attnphase.cli.output_paths import OutputPath
 from attnphase.errors import ParameterError
 from attnphase.grids import GRID_FORM, Grid, parse_grid, parse_setting
@@ -50,6 +51,7 @@ def sweep(model, grid_specs, settings, workers, scheduler, store_path, as_json) 
     base = dict(parse_setting(spec) for spec in settings)
     from attnphase import progress
 
+    keep_when_interrupted("every point finished so far is in the store; the same command computes the rest")
     try:
         report = run_sweep(model, grids, base, store=store_path, workers=workers, scheduler=scheduler,
                            progress=progress.is_shown())

@@ -33,7 +33,6 @@ Why SQLite, and how the guarantees come about:
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import json
 import math
@@ -47,7 +46,8 @@ from pathlib import Path
 from typing import Any
 
 from attnphase.errors import ParameterError
-from attnphase.jsonio import dumps, to_jsonable
+from attnphase.jsonio import dumps
+from attnphase.store_export import EXPORT_FORMATS, write_table
 from attnphase.version import code_version
 
 __all__ = [
@@ -61,7 +61,6 @@ SCHEMA_VERSION = "1"
 # How long a writer waits for another process holding the write lock. One put holds it for about
 # one fsync, so this is only reached when something is badly stuck.
 BUSY_TIMEOUT_MS = 60_000
-EXPORT_FORMATS = ("csv", "parquet")
 
 # The tables that make an SQLite file a results store; a file with other tables and not these is someone else's.
 _STORE_TABLES = {"meta", "results"}
@@ -481,52 +480,6 @@ class ResultStore:
     # -- export ----------------------------------------------------------------------------------
 
     def export(self, path: str | os.PathLike, format: str = "csv", *, model: str | None = None) -> int:
-        """Write the points (of `model`, or all) as a flat table; returns the number of rows.
-
-        Columns: model, version, the parameters, the results, created, elapsed_s. A result name that
-        clashes with a column before it is written `result.<name>`. Lists and dicts are JSON text;
-        null is an empty CSV cell / a parquet null. Parquet needs pyarrow (`pip install pyarrow`).
-        """
-        if format not in EXPORT_FORMATS:
-            raise ParameterError("--format", format, "one of " + ", ".join(EXPORT_FORMATS))
-        points = self.rows(model)
-        param_names = sorted({name for p in points for name in p.params})
-        result_names = sorted({name for p in points for name in p.result})
-        fixed = ["model", "version", *param_names]
-        result_columns = {n: (f"result.{n}" if n in fixed or n in ("created", "elapsed_s") else n) for n in result_names}
-        columns = fixed + [result_columns[n] for n in result_names] + ["created", "elapsed_s"]
-
-        def cell(value):
-            return json.dumps(to_jsonable(value)) if isinstance(value, (list, dict)) else value
-
-        table = []
-        for p in points:
-            record = {"model": p.model, "version": p.version}
-            record.update({n: cell(p.params.get(n)) for n in param_names})
-            record.update({result_columns[n]: cell(p.result.get(n)) for n in result_names})
-            record.update({"created": p.created, "elapsed_s": p.elapsed})
-            table.append(record)
-
-        path = Path(path)
-        if format == "csv":
-            with open(path, "w", newline="") as fh:
-                writer = csv.DictWriter(fh, fieldnames=columns)
-                writer.writeheader()
-                writer.writerows(table)
-        else:
-            try:
-                import pyarrow as pa
-                import pyarrow.parquet as pq
-            except ImportError:
-                raise ParameterError(
-                    "--format", format, "csv, or parquet after installing pyarrow (pip install 'attnphase[parquet]')"
-                ) from None
-            columns_data = {c: [record.get(c) for record in table] for c in columns}
-            arrays = {}
-            for name, values in columns_data.items():
-                try:
-                    arrays[name] = pa.array(values)
-                except (pa.ArrowInvalid, pa.ArrowTypeError):  # mixed types in one column: keep as text
-                    arrays[name] = pa.array([None if v is None else str(v) for v in values])
-            pq.write_table(pa.table(arrays), path)
-        return len(table)
+        """Write the points (of `model`, or all) as a flat table (`store_export.write_table`); returns the number
+        of rows."""
+        return write_table(self.rows(model), path, format)

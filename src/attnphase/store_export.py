@@ -1,0 +1,67 @@
+"""The results store's points as one flat table, in CSV or parquet (`ResultStore.export`, `attnphase store export`).
+
+Columns: model, version, the parameters, the results, created, elapsed_s. A result name that clashes with a column
+before it is written `result.<name>`. Lists and dicts are JSON text; null is an empty CSV cell / a parquet null.
+Parquet needs pyarrow (`pip install 'attnphase[parquet]'`).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from attnphase.errors import ParameterError
+from attnphase.jsonio import to_jsonable
+
+__all__ = ["EXPORT_FORMATS", "write_table"]
+
+EXPORT_FORMATS = ("csv", "parquet")
+
+
+def write_table(points: Sequence, path: str | os.PathLike, format: str = "csv") -> int:
+    """Write `points` (`store.StoredPoint`s) as a flat table at `path`; returns the number of rows."""
+    if format not in EXPORT_FORMATS:
+        raise ParameterError("--format", format, "one of " + ", ".join(EXPORT_FORMATS))
+    param_names = sorted({name for p in points for name in p.params})
+    result_names = sorted({name for p in points for name in p.result})
+    fixed = ["model", "version", *param_names]
+    result_columns = {n: (f"result.{n}" if n in fixed or n in ("created", "elapsed_s") else n) for n in result_names}
+    columns = fixed + [result_columns[n] for n in result_names] + ["created", "elapsed_s"]
+
+    def cell(value):
+        return json.dumps(to_jsonable(value)) if isinstance(value, (list, dict)) else value
+
+    table = []
+    for p in points:
+        record = {"model": p.model, "version": p.version}
+        record.update({n: cell(p.params.get(n)) for n in param_names})
+        record.update({result_columns[n]: cell(p.result.get(n)) for n in result_names})
+        record.update({"created": p.created, "elapsed_s": p.elapsed})
+        table.append(record)
+
+    path = Path(path)
+    if format == "csv":
+        with open(path, "w", newline="") as fh:
+            writer = csv.DictWriter(fh, fieldnames=columns)
+            writer.writeheader()
+            writer.writerows(table)
+    else:
+        try:
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+        except ImportError:
+            raise ParameterError(
+                "--format", format, "csv, or parquet after installing pyarrow (pip install 'attnphase[parquet]')"
+            ) from None
+        columns_data = {c: [record.get(c) for record in table] for c in columns}
+        arrays = {}
+        for name, values in columns_data.items():
+            try:
+                arrays[name] = pa.array(values)
+            except (pa.ArrowInvalid, pa.ArrowTypeError):  # mixed types in one column: keep as text
+                arrays[name] = pa.array([None if v is None else str(v) for v in values])
+        pq.write_table(pa.table(arrays), path)
+    return len(table)

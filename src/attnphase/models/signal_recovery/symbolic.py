@@ -43,7 +43,7 @@ __all__ = [
     "THETA_D", "KERNEL_ARGS", "LARGE_L_OUTPUTS", "reduction_integrand", "gaussian_mgf", "tilted_moment", "TokenType",
     "token_types", "LargeLLimits", "large_L_limits", "large_L_objective", "nuisance_mass", "objective_slope", "drift",
     "drift_slope", "large_L_expressions", "large_L_kernel", "reduction_gradient", "reduction_kernel",
-    "token_moment_kernel",
+    "token_moment_kernel", "control_moment_kernel",
 ]
 
 NAME = "signal-recovery"
@@ -231,4 +231,16 @@ def token_moment_kernel(backend: str = "numpy"):
     from attnphase.derive.codegen import compile_kernel
 
     moments = [tilted_moment(shift, 0, beta), tilted_moment(shift, 1, beta), tilted_moment(shift, 0, 2 * beta)]
+    return compile_kernel(moments, [shift, beta, sigma], backend=backend)
+
+
+@lru_cache(maxsize=None)
+def control_moment_kernel(backend: str = "mpmath"):
+    """Generated kernel (mu, beta, sigma) -> (..., 8) = [E X^j for j = 1 … 4 with X = e^{βy}, then with X = y e^{βy}]
+    for y = mu + σg: the raw moments of one token's two control variates, from which the finite-L reduction judges
+    whether its draws can estimate the controls' covariance (population.reliable_controls)."""
+    from attnphase.derive.codegen import compile_kernel
+
+    moments = ([tilted_moment(shift, 0, j * beta) for j in range(1, 5)]
+               + [tilted_moment(shift, j, j * beta) for j in range(1, 5)])
     return compile_kernel(moments, [shift, beta, sigma], backend=backend)

@@ -200,6 +200,8 @@ def test_threshold_digits_are_stable_across_precision(attention, L):
     with mpmath.workdps(50):
         ra, rb = mpmath.mpf(a.P_star_digits), mpmath.mpf(b.P_star_digits)
         assert abs(ra - rb) / abs(rb) < mpmath.mpf(10) ** -29
+        # the float within its error, which is the float's rounding
+        assert abs(mpmath.mpf(a.P_star) - rb) <= a.error <= 2**-52 * a.P_star
 
 
 def test_linear_thresholds_follow_closed_forms():
@@ -215,6 +217,7 @@ def test_linear_thresholds_follow_closed_forms():
         a, b, c0 = mpmath.mpf(a), mpmath.mpf(b), mpmath.mpf(c0)
         root = (-b + mpmath.sqrt(b * b - 4 * a * c0)) / (2 * a)
         assert abs(mpmath.mpf(tr.P_crossover_digits) - root) / root < mpmath.mpf(10) ** -25
+        assert abs(mpmath.mpf(tr.P_crossover) - root) <= tr.P_crossover_error <= 2**-52 * tr.P_crossover
 
 
 # -- scaling laws --------------------------------------------------------------------------------------

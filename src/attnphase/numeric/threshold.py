@@ -29,7 +29,7 @@ from attnphase.params import check_int, check_real
 from attnphase.results import Result, Status
 
 __all__ = [
-    "Threshold", "find_crossing", "branch_crossing",
+    "Threshold", "find_crossing", "branch_crossing", "rounded_error",
     # a crossing known to an error (quadrature rules), a root known to a given error
     "noisy_threshold", "root_steps", "illinois", "threshold_from_error",
     # counts, windows and coexistence
@@ -255,6 +255,19 @@ def _digit_string(value, n_digits: int, requested: int) -> str:
         return ""
     with mpmath.workdps(max(requested, 15) + 10):
         return mpmath.nstr(value if isinstance(value, mpmath.mpf) else mpmath.mpf(value), n_digits, strip_zeros=False)
+
+
+def rounded_error(value_mp, error: float) -> float:
+    """The error of float(value_mp): `error` (that of value_mp itself) plus the rounding to float64. A root polished
+    to 30 digits and printed as a float carries the float's half-unit rounding, which its own error does not."""
+    if not math.isfinite(error):
+        return error
+    if not isinstance(value_mp, mpmath.mpf):
+        return float(error)
+    with mpmath.workdps(30):  # the difference is rounded relative to itself, so 30 digits are plenty
+        total = error + abs(mpmath.mpf(float(value_mp)) - value_mp)
+        bound = float(total)
+        return bound if bound >= total else math.nextafter(bound, math.inf)  # rounded up: a bound stays a bound
 
 
 def branch_crossing(f1, f2, lo: float, hi: float, *, f1_mp=None, f2_mp=None, f_error=None, **kwargs) -> Threshold:

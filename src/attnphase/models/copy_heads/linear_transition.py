@@ -23,7 +23,7 @@ from attnphase.models.copy_heads.results import LinearTransition
 from attnphase.numeric.minimize import sign_change_brackets
 from attnphase.numeric.precision import scaled_lowest_curvature_2x2, working_dps
 from attnphase.numeric.continuation import ActionSystem, follow_branches, stationary_point
-from attnphase.numeric.threshold import find_crossing, log_crossing
+from attnphase.numeric.threshold import find_crossing, log_crossing, rounded_error
 from attnphase.numeric.transition import classify_transition
 from attnphase.results import Status
 
@@ -240,15 +240,17 @@ def instability_transition(kind: type, inst: CopyHeadsInstance, instability, cro
     exponent, a4, message), and the kind's own `fields`."""
     crossed = math.isfinite(crossover.value)
     with mpmath.workdps(dps):
-        P_digits = mpmath.nstr(inst.P_of_n(mpmath.exp(instability.value_mp)), digits)
-        Pc_digits = mpmath.nstr(inst.P_of_n(mpmath.exp(crossover.value_mp)), digits) if crossed else None
-    n_star = math.exp(instability.value)
-    P_star = inst.P_of_n(n_star)
-    return kind("linear", inst.L, inst.V, land["order"], P_star, P_digits, P_star * instability.error, n_star,
+        P_mp = inst.P_of_n(mpmath.exp(instability.value_mp))
+        Pc_mp = inst.P_of_n(mpmath.exp(crossover.value_mp)) if crossed else None
+        P_digits = mpmath.nstr(P_mp, digits)
+        Pc_digits = mpmath.nstr(Pc_mp, digits) if crossed else None
+        # P is proportional to n, so d P = P d ln n; the floats carry their rounding too
+        P_error = rounded_error(P_mp, float(P_mp) * instability.error)
+        Pc_error = rounded_error(Pc_mp, float(Pc_mp) * crossover.error) if crossed else None
+    return kind("linear", inst.L, inst.V, land["order"], float(P_mp), P_digits, P_error, math.exp(instability.value),
                 land.get("status") or instability.status, message + land["message"], exponent=land.get("exponent"),
-                landau_a4=land.get("a4"),
-                P_crossover=inst.P_of_n(math.exp(crossover.value)) if crossed else None, P_crossover_digits=Pc_digits,
-                n_crossover=math.exp(crossover.value) if crossed else None, **fields)
+                landau_a4=land.get("a4"), P_crossover=float(Pc_mp) if crossed else None, P_crossover_digits=Pc_digits,
+                P_crossover_error=Pc_error, n_crossover=math.exp(crossover.value) if crossed else None, **fields)
 
 
 def first_attempt_transition(inst: CopyHeadsInstance, digits: int = 30) -> LinearTransition:
@@ -279,12 +281,13 @@ def first_attempt_transition(inst: CopyHeadsInstance, digits: int = 30) -> Linea
     with mpmath.workdps(dps):
         res = find_crossing(lambda s: state(math.exp(s))[1], grid[change[0]], grid[change[0] + 1], digits=digits + 2,
                             f_mp=lambda s: curvature_mp(mpmath.exp(s)), n_scan=4)
-        P_digits = mpmath.nstr(inst.P_of_n(mpmath.exp(res.value_mp)), digits)
+        P_mp = inst.P_of_n(mpmath.exp(res.value_mp))
+        P_digits = mpmath.nstr(P_mp, digits)
+        P_error = rounded_error(P_mp, float(P_mp) * res.error)
     n_star = math.exp(res.value)
     r0, _ = state(n_star)
     landau = kernels.bind(kernels.first_attempt_landau_kernel(), values)
     a2_slope, a4, a6 = (float(v) for v in landau(r0, n_star))
     order, exponent, message = classify_landau(a2_slope, a4, a6)
-    P_star = inst.P_of_n(n_star)
-    return LinearTransition("linear", L, V, order, P_star, P_digits, P_star * res.error, n_star, res.status,
+    return LinearTransition("linear", L, V, order, float(P_mp), P_digits, P_error, n_star, res.status,
                             "first attempt (m and q only): " + message, exponent=exponent, landau_a4=a4, soft_mode="copy (m)")

@@ -80,7 +80,8 @@ class Transition(Result):
     quartic term) | "none" (neither found in the range) | "undetermined" (status failed: the float64 action
     overflows at these parameters, nothing computed) | "not classified" (the Landau step was skipped).
     P_star: coexistence point (first) or critical point (second), in the convention's P; P_star_digits: the
-    mpmath-polished string; error: absolute error of P_star; n_star: the control n at P_star.
+    mpmath-polished string (the root rounded to the digits its error supports); error: absolute error of the float
+    P_star (the root's error plus the float's rounding); n_star: the control n at P_star.
     """
 
     attention: str
@@ -115,7 +116,7 @@ class SoftmaxTransition(Transition):
 class LinearTransition(Transition):
     """Linear attention: the first instability of the symmetric state. exponent: mean-field exponent of the order
     parameter (from the Landau coefficients); landau_a4: the quartic coefficient along the soft mode; P_crossover:
-    where the other mode's own curvature vanishes; soft_mode: which mode goes soft first ("uniform" or "copy");
+    where the other mode's own curvature vanishes (P_crossover_error: the absolute error of the float); soft_mode: which mode goes soft first ("uniform" or "copy");
     soft_vector: the soft direction in (t, c); n_crossover: the crossover in n. From the followed stationary
     branches (when classified): crossover_order "first" when the global minimum jumps again after the transition
     (the uniform-pooling and the copy minimum coexist), with P_crossover_jump (their coexistence point, ~12 digits),
@@ -125,6 +126,7 @@ class LinearTransition(Transition):
     landau_a4: float | None = None
     P_crossover: float | None = None
     P_crossover_digits: str | None = None
+    P_crossover_error: float | None = None
     soft_mode: str | None = None
     soft_vector: tuple | None = None
     n_crossover: float | None = None

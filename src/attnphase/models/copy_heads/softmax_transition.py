@@ -32,7 +32,7 @@ from attnphase.models.copy_heads.instance import CopyHeadsInstance
 from attnphase.models.copy_heads.results import ExactRowRateThreshold, SoftmaxTransition
 from attnphase.numeric.continuation import ActionSystem, follow_branch, stationary_points_at
 from attnphase.numeric.minimize import sign_change_brackets
-from attnphase.numeric.threshold import Threshold, threshold_from_error
+from attnphase.numeric.threshold import Threshold, rounded_error, threshold_from_error
 from attnphase.numeric.transition import classify_transition
 from attnphase.params import check_int
 from attnphase.results import Status
@@ -129,7 +129,7 @@ def _in_n(inst: CopyHeadsInstance, at: Threshold, digits: int) -> tuple[float, f
         error = float(P_mp) * at.error  # d P = P d ln n
         supported = threshold_from_error(P_mp, error, digits, None, "P").digits
         text = mpmath.nstr(P_mp, supported) if supported else ""
-    return float(P_mp), error, text
+        return float(P_mp), rounded_error(P_mp, error), text
 
 
 def _end(inst: CopyHeadsInstance, P: float, otherwise: str) -> str:

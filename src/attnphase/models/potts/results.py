@@ -36,7 +36,9 @@ class Solution(Result):
 
 @dataclass(frozen=True)
 class Transition(Result):
-    """β_c (value, digit string, error), the spinodals ({kind, beta, digits, error, status}), the jump of m."""
+    """β_c (value, digit string, error), the spinodals ({kind, beta, digits, error, status}), the jump of m. Each error
+    is that of the float (the root's error plus the float's rounding); the digit strings are the roots rounded to the
+    digits their errors support."""
 
     order: str
     beta_c: float

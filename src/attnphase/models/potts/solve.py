@@ -16,7 +16,7 @@ from attnphase.models.potts import symbolic
 from attnphase.models.potts.parameters import MAX_BETA_J, Accuracy, Parameters, Temperature
 from attnphase.models.potts.results import Solution, State, Transition
 from attnphase.numeric.continuation import ActionSystem, follow_branches, stationary_points_at
-from attnphase.numeric.threshold import Threshold, threshold_from_error
+from attnphase.numeric.threshold import Threshold, rounded_error, threshold_from_error
 from attnphase.numeric.transition import classify_transition
 from attnphase.results import Status
 
@@ -71,8 +71,9 @@ def _in_beta(located: Threshold, J: float, digits: int, what: str) -> Threshold:
         return located
     with mpmath.workdps(digits + 10):
         root = mpmath.mpf(located.value_mp if located.value_mp is not None else located.value) / J
+        division = float(abs(root) * mpmath.eps)  # the quotient's rounding at this precision
     bracket = None if located.bracket is None else (located.bracket[0] / J, located.bracket[1] / J)
-    in_beta = threshold_from_error(root, located.error / J, digits, bracket, what, located.slope * J)
+    in_beta = threshold_from_error(root, located.error / J + division, digits, bracket, what, located.slope * J)
     # the status and its reasons are the located one's (a limited root stays limited for the same reason)
     return in_beta if located.status == Status.CONVERGED else replace(in_beta, status=located.status,
                                                                       message=located.message)
@@ -87,13 +88,15 @@ def threshold(q, J=1.0, digits=15) -> Transition:
     spinodals = []
     for kind, located in zip(t.spinodal_kinds, t.spinodals):
         s = _in_beta(located, params.J, digits, kind.replace("_", " "))
-        spinodals.append({"kind": kind, "beta": s.value, "digits": s.digits_string, "error": s.error,
+        spinodals.append({"kind": kind, "beta": s.value, "digits": s.digits_string,
+                          "error": rounded_error(s.value_mp, s.error),
                           "status": s.status})
     message = t.message if params.J == 1.0 else f"{t.message} (c = βJ: the branches are followed at J = 1)"
     if t.control is None:
         return Transition(t.order, math.nan, "", math.nan, tuple(spinodals), t.jump, t.status, message)
     at = _in_beta(t.control, params.J, digits, "the transition")
-    return Transition(t.order, at.value, at.digits_string, at.error, tuple(spinodals), t.jump, t.status, message)
+    return Transition(t.order, at.value, at.digits_string, rounded_error(at.value_mp, at.error), tuple(spinodals), t.jump,
+                      t.status, message)
 
 
 def check_sweep_point(beta, q, J=1.0) -> None:

@@ -233,10 +233,11 @@ def finite_reduction(params: Parameters, rhos, *, n_samples: int = 4096, seed: i
     with np.errstate(all="ignore"):
         finite = bool(np.all(np.isfinite(mean)) and np.all(np.isfinite(err)))
     status = Status.CONVERGED if finite else Status.FAILED
-    message = (f"exact finite-L reduction, {n_samples} Monte Carlo samples (seed {seed}); errors are standard errors; "
-               f"{used} of {total} control variates used (the others' kurtosis is too large for {n_samples} draws to "
-               f"estimate their variance to {CONTROL_VARIANCE_ACCURACY:.0%})"
-               if finite else "non-finite Monte Carlo samples or standard errors of the finite-L reduction "
+    left_out = "" if used == total else (
+        f"; {total - used} of {total} control variates left out (their kurtosis is too large for {n_samples} draws to "
+        f"estimate their variance to {CONTROL_VARIANCE_ACCURACY:.0%})")
+    message = (f"exact finite-L reduction, {n_samples} Monte Carlo samples (seed {seed}); errors are standard errors"
+               f"{left_out}" if finite else "non-finite Monte Carlo samples or standard errors of the finite-L reduction "
                               "(overflow of e^{βy} or of the squared samples)")
     if not finite:
         mean[:], err[:] = math.nan, math.nan

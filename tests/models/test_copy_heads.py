@@ -15,6 +15,7 @@ from attnphase.api import copy_heads as api
 from attnphase.errors import ParameterError
 from attnphase.models.copy_heads import derivation, exact
 from attnphase.models.copy_heads import symbolic as model
+from attnphase.models.copy_heads.instance import CopyHeadsInstance
 
 
 # -- exact finite-P action ----------------------------------------------------------------------------
@@ -187,6 +188,30 @@ def test_linear_second_order_found_by_classifier_with_mean_field_exponent():
     assert slope == pytest.approx(0.5, abs=0.02)
     below = api.solve("linear", L, V, tr.P_star * (1 - 1e-3)).global_minimum
     assert abs(below.c_uniform) < 1e-6 and abs(below.c_copy) < 1e-6
+
+
+@pytest.mark.parametrize("attention, L, V, P", [("linear", 16, 4, 19.6), ("linear", 16, 4, 19.58071), ("linear", 64, 8, 900.0),
+                                                 ("softmax", 16, 4, 300.0), ("softmax", 16, 4, 259.03)])
+def test_solve_error_covers_the_stationary_point_found_in_mpmath(attention, L, V, P):
+    """Every minimum's error covers the distance of its c_uniform, c_copy from the stationary point found at 50 digits
+    by mpmath's own root finder from the reported point, on the mpmath kernels of the same action (next to P* the
+    curvature is small and the float64 minimiser stops ~1e-10 away, which an error of 0 did not cover)."""
+    inst = CopyHeadsInstance.validated(attention=attention, L=L, V=V)
+    result = api.solve(attention, L, V, P)
+    n_ = inst.n_of_P(P)
+    assert result.error == result.global_minimum.error
+    for minimum in result.minima:
+        with mpmath.workdps(50):
+            if attention == "linear":
+                root = mpmath.findroot(lambda t, c: list(inst.reduced.gradient_mp(t, c, n_)),
+                                       (mpmath.mpf(minimum.c_uniform), mpmath.mpf(minimum.c_copy)))
+                reference = (root[0], root[1])
+            else:
+                x = mpmath.findroot(lambda x: inst.reduced.gradient_mp(x, n_)[0], mpmath.log(minimum.a_copy / (1 - mpmath.mpf(minimum.a_copy))))
+                reference = (1, (L / (1 + mpmath.exp(-x)) - 1) / (L - 1))
+            for value, exact_value in zip((minimum.c_uniform, minimum.c_copy), reference):
+                assert abs(mpmath.mpf(value) - exact_value) <= minimum.error
+        assert minimum.error <= 1e-12  # polished: far below the float64 minimiser's 1e-10 (next to P* the curvature ~1e-6)
 
 
 @pytest.mark.parametrize("attention", ["softmax", "linear"])

@@ -122,6 +122,36 @@ def test_causal_linear_prior_is_the_minimum_over_scores_and_bias():
 
 
 # -- linear attention ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("P", [100.0, 400.0])
+def test_causal_linear_solve_error_covers_newton_run_to_convergence(P):
+    """The masked linear solve's error (the float64 Newton step left at the minimiser's point) covers the distance of
+    c_copy and the mean row sum from the stationary point reached by Newton steps run on from that point until they
+    stop shrinking."""
+    from attnphase.models.copy_heads.instance import CopyHeadsInstance
+
+    conv = api.Convention(boundary="causal")
+    inst = CopyHeadsInstance.validated(attention="linear", L=8, V=4, convention=conv)
+    n_ = inst.n_of_P(P)
+    result = api.solve("linear", 8, 4, P, convention=conv)
+    T_ = inst.L - 1
+    matched = set()
+    for v in causal.row_resolved_minima(inst, n_).points:
+        v = np.array(v, float)
+        step_size = math.inf
+        for _ in range(50):
+            _, gradient, hessian = causal.row_resolved_action(inst, v[:T_], v[T_], n_)
+            step = np.linalg.solve(hessian, -gradient)
+            if np.abs(step).max() >= step_size:
+                break
+            v, step_size = v + step, np.abs(step).max()
+        covering = [i for i, m in enumerate(result.minima)
+                    if abs(m.c_copy - v[T_]) <= m.error and abs(m.c_uniform - v[:T_].mean()) <= m.error]
+        assert len(covering) == 1
+        matched.update(covering)
+    assert matched == set(range(len(result.minima)))
+    assert all(m.error < 1e-6 for m in result.minima)
+
+
 def test_causal_linear_second_order_found_by_classifier():
     """Order and exponent from derive.landau along the soft row profile; independently: (i) the smallest
     eigenvalue of the full (L × L) Hessian in (t_2..t_L, c) changes sign at n* (the 3×3 reduction is exact),

@@ -17,10 +17,12 @@
 
 from __future__ import annotations
 
+import math
+
 import mpmath
 import numpy as np
 
-__all__ = ["GUARD_DIGITS", "working_dps", "to_mp", "scaled_lowest_curvature_2x2", "normalised_min_eigenvalue",
+__all__ = ["GUARD_DIGITS", "working_dps", "to_mp", "polished_stationary_point", "scaled_lowest_curvature_2x2", "normalised_min_eigenvalue",
            "normalised_min_eigenvalue_mp", "larger_quadratic_root", "larger_quadratic_root_mp", "equilibration",
            "equilibrated_solve", "equilibrated_null_vector", "equilibrated_determinant_sign"]
 
@@ -37,6 +39,29 @@ def working_dps(digits: int, lost_digits: float = 0.0) -> int:
 def to_mp(values) -> list:
     """The values as mpmath numbers (mpf values pass through; floats convert exactly)."""
     return [v if isinstance(v, mpmath.mpf) else mpmath.mpf(v) for v in values]
+
+
+def polished_stationary_point(gradient_mp, hessian_mp, x, *args, dps: int = 30, steps: int = 4):
+    """Newton's method in mpmath from a float64 stationary point `x` (gradient_mp(*x, *args) and hessian_mp(*x,
+    *args) its gradient and Hessian kernels): (the point rounded to float64, the error of each coordinate: the last
+    Newton step plus the float's rounding, rounded up). From a float64 minimiser the steps shrink quadratically, so the
+    last one is far below the float's rounding; where the Hessian is (nearly) singular they do not shrink, and the
+    error says so."""
+    with mpmath.workdps(dps):
+        point = to_mp(np.atleast_1d(np.asarray(x, dtype=float)))
+        step = mpmath.matrix([mpmath.inf] * len(point))
+        for _ in range(steps):
+            gradient = mpmath.matrix(np.atleast_1d(gradient_mp(*point, *args)).tolist())
+            hessian = mpmath.matrix(np.atleast_2d(hessian_mp(*point, *args)).tolist())
+            try:
+                step = mpmath.lu_solve(hessian, -gradient)
+            except ZeroDivisionError:  # singular at this precision: the float point stays, of unknown error
+                return np.asarray(x, dtype=float), np.full(len(point), np.inf)
+            point = [p + d for p, d in zip(point, step)]
+        rounded = np.array([float(p) for p in point])
+        totals = [abs(d) + abs(mpmath.mpf(r) - p) for d, r, p in zip(step, rounded, point)]
+        error = np.array([float(t) if float(t) >= t else math.nextafter(float(t), math.inf) for t in totals])
+    return rounded, error
 
 
 def scaled_lowest_curvature_2x2(a, b, d, sqrt=np.sqrt):

@@ -17,7 +17,7 @@ import numpy as np
 
 from attnphase.errors import ParameterError
 from attnphase.models.copy_heads import kernels, symbolic
-from attnphase.models.copy_heads.homogeneous import solve_result
+from attnphase.models.copy_heads.homogeneous import DERIVED_ROUNDING, solve_result
 from attnphase.models.copy_heads.instance import CopyHeadsInstance, harmonic_tail
 from attnphase.models.copy_heads.linear_transition import classify_landau, instability_transition, n_range
 from attnphase.models.copy_heads.results import CausalLinearTransition, Minimum, SolveResult
@@ -245,7 +245,8 @@ def causal_solve(inst: CopyHeadsInstance, P: float) -> SolveResult:
         r = row_mean_field(inst, P)
         for mn in r.minima:
             losses = inst.losses(mn.m, mn.q, 1.0, 1.0, n_)
-            minima.append(Minimum(1.0, mn.c, mn.free_energy, True, mn.m, 0.0, (), float(losses[0]), float(losses[1])))
+            minima.append(Minimum(1.0, mn.c, mn.free_energy, True, mn.m, 0.0, (), float(losses[0]), float(losses[1]),
+                                  math.nan))
         iterations = r.n_grid**2  # grid evaluations of F̃
     else:
         if inst.L > MAX_ROW_RESOLVED_L:
@@ -258,12 +259,14 @@ def causal_solve(inst: CopyHeadsInstance, P: float) -> SolveResult:
         spread = T_ - symbolic.causal_row_uniform_weight(inst.L)
         for v in found.points:
             t_rows, c_ = v[:T_], float(v[T_])
-            S, _, hess = row_resolved_action(inst, t_rows, c_, n_, *v[T_ + 1:])
+            S, gradient, hess = row_resolved_action(inst, t_rows, c_, n_, *v[T_ + 1:])
             eig = np.linalg.eigvalsh(hess)
+            newton_step = np.abs(np.linalg.lstsq(hess, gradient, rcond=None)[0])  # what is left to the stationary point
             Qt, Mt, T1, T2 = _collective(t_rows, ls)
             rho_ = math.exp(v[T_ + 1]) if len(v) > T_ + 1 else 0.0
             m_, q_ = (Mt + c_ * spread) / T_, (Qt + c_**2 * spread) / T_ + rho_
             losses = inst.losses(m_, q_, T1 / T_, T2 / T_, n_)
+            error = float(newton_step[:T_ + 1].max()) + (rho_ * float(newton_step[T_ + 1]) if len(v) > T_ + 1 else 0.0)
             minima.append(Minimum(float(T1 / T_), c_, S, bool(eig[0] > 0), m_, rho_, tuple(eig[:3].tolist()),
-                                  float(losses[0]), float(losses[1])))
+                                  float(losses[0]), float(losses[1]), error + DERIVED_ROUNDING * max(abs(c_), 1.0)))
     return solve_result(inst, P, minima, iterations, "no stable minimum resolved", prefix="causal mask: ")

@@ -3,7 +3,10 @@
 Softmax: the action is one-dimensional in the previous-position logit x; its stationary points are the sign
 changes of S' on a grid, refined on all brackets at once (`numeric.minimize.bracketed_roots`). Linear: every
 local minimum of S(t, c[, r]) from a grid of starts (`numeric.minimize.multistart_local_minima`), the sign
-symmetry (t, c) ↦ (−t, −c) folded. Under the causal mask `solve` hands over to `causal.causal_solve`.
+symmetry (t, c) ↦ (−t, −c) folded. Each point is then polished by Newton's method in mpmath
+(`numeric.precision.polished_stationary_point`), which gives its error: near the transition the curvature is small
+and the float64 minimiser stops ~1e-10 from the stationary point. Under the causal mask `solve` hands over to
+`causal.causal_solve`.
 """
 
 from __future__ import annotations
@@ -18,10 +21,15 @@ from attnphase.models.copy_heads.instance import CopyHeadsInstance
 from attnphase.models.copy_heads.parameters import DataSize
 from attnphase.models.copy_heads.results import Minimum, SolveResult
 from attnphase.numeric.minimize import bracketed_roots, multistart_local_minima, sign_change_brackets
+from attnphase.numeric.precision import polished_stationary_point
 from attnphase.results import Status
 
 __all__ = ["softmax_grid", "softmax_stationary_points", "linear_minima", "solve", "solve_instance", "finite_minima",
-           "solve_result"]
+           "solve_result", "DERIVED_ROUNDING"]
+
+# The rounding of the float64 arithmetic that turns a polished state into the reported c_uniform, c_copy (a few
+# operations, each within half an ulp), relative to their size.
+DERIVED_ROUNDING = 4 * np.finfo(float).eps
 
 
 def softmax_grid(inst: CopyHeadsInstance) -> np.ndarray:
@@ -66,14 +74,17 @@ def _softmax_minima(inst: CopyHeadsInstance, n_) -> tuple[list, int]:
     action, L = inst.reduced, inst.L
     k = inst.values()["k_rest"]
     minima = []
-    for xv in softmax_stationary_points(inst, n_)[0]:
+    for found in softmax_stationary_points(inst, n_)[0]:
+        polished, x_error = polished_stationary_point(action.gradient_mp, action.hessian_mp, found, n_)
+        xv = float(polished[0])
         a = float(expit(xv))  # logistic without overflow at x ≪ 0 (huge σ²)
         q_ = a * a + k * (1 - a) ** 2 / (L - 1)
         h = float(action.hessian(xv, n_)[..., 0, 0])
         losses = inst.losses(a, q_, 1.0, n_)
         c_ = (L * a - 1) / (L - 1)
+        error = L / (L - 1) * a * (1 - a) * float(x_error[0]) + DERIVED_ROUNDING * max(abs(c_), a)  # dc = L/(L−1) da
         minima.append(Minimum(1.0, c_, float(action.action(xv, n_)), h > 0, a, q_ - (1 + (L - 1) * c_**2) / L, (h,),
-                              float(losses[0]), float(losses[1])))
+                              float(losses[0]), float(losses[1]), error))
     return minima, len(softmax_grid(inst))
 
 
@@ -82,14 +93,16 @@ def _linear_minima(inst: CopyHeadsInstance, n_) -> tuple[list, int]:
     found = linear_minima(inst, n_)
     minima = []
     for v in found.points:
+        v, v_error = polished_stationary_point(action.gradient_mp, action.hessian_mp, v, n_)
         eig = np.linalg.eigvalsh(np.asarray(action.hessian(*v, n_), float))
         t_, c_ = float(v[0]), float(v[1])
         rho_ = math.exp(v[2]) if len(v) == 3 else 0.0
+        error = max(float(v_error[0]), float(v_error[1]), rho_ * float(v_error[2]) if len(v) == 3 else 0.0)
         m_ = (t_ + (L - 1) * c_) / L
         q_ = (t_ * t_ + (L - 1) * c_ * c_) / L + rho_
         losses = inst.losses(m_, q_, t_, n_)
         minima.append(Minimum(t_, c_, float(action.action(*v, n_)), bool(eig.min() > 0), m_, rho_, tuple(eig.tolist()),
-                              float(losses[0]), float(losses[1])))
+                              float(losses[0]), float(losses[1]), error + DERIVED_ROUNDING * max(abs(t_), abs(c_), rho_)))
     return minima, found.iterations
 
 
@@ -115,7 +128,7 @@ def solve_result(inst: CopyHeadsInstance, P: float, minima: list, iterations: in
                            iterations, math.nan)
     best = min(stable, key=lambda i: minima[i].action)
     return SolveResult(inst.attention, inst.L, inst.V, P, n_, tuple(minima), best, Status.CONVERGED,
-                       f"{prefix}{len(stable)} stable minimum/minima", iterations, 0.0)
+                       f"{prefix}{len(stable)} stable minimum/minima", iterations, minima[best].error)
 
 
 def solve_instance(inst: CopyHeadsInstance, P: float) -> SolveResult:

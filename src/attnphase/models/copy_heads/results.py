@@ -28,7 +28,9 @@ class Minimum:
     """One local minimum of the reduced action (or a saddle, when stable is False).
 
     c_uniform = t (row sum, projection on U), c_copy = c (coefficient of S − U); a_copy is the weight
-    on the previous position (softmax) or m (linear); rho the remainder norm per row.
+    on the previous position (softmax) or m (linear); rho the remainder norm per row; error: the largest absolute
+    error of c_uniform, c_copy (and rho), from the mpmath polish of the stationary point (homogeneous actions) or the
+    float64 Newton step left there (causal linear), NaN where not estimated (the causal softmax row mean field).
     """
 
     c_uniform: float
@@ -40,12 +42,14 @@ class Minimum:
     hessian_eigenvalues: tuple
     loss_mean_predictor: float
     loss_gibbs: float
+    error: float
 
 
 @dataclass(frozen=True)
 class SolveResult(Result):
     """Every stationary point found at P (`minima`), the index of the global minimum (None when status is failed)
-    and the grid or minimiser iterations spent; `as_dict()` adds the global minimum as "global"."""
+    and the grid or minimiser iterations spent; error: the global minimum's (`Minimum.error`); `as_dict()` adds the
+    global minimum as "global"."""
 
     attention: str
     L: int

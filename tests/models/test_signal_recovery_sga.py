@@ -122,6 +122,19 @@ def run_cli(args):
     return result.exit_code, result.output
 
 
+def test_a_small_run_estimates_the_tangent_noise_from_a_pilot_that_resolves_it():
+    """‖G_⊥‖² is heavy-tailed: the 400-sequence pilot a 16 × 1000-step run drew gave N(0) = 18.2 ± 1.2 where 131072
+    sequences give 25.0 ± 0.2. The run's N now lies within three combined standard errors of the large pilot's at
+    every alignment, and so does its prediction from that N."""
+    params = api.make_parameters(16, 64, 8, 1.0, sign_model="B")
+    run = api.simulate(16, 64, 8, 1.0, sign_model="B", trials=16, steps=1000, seed=0, device="cpu")
+    reference = api.tangent_noise(params, pilot=131072, seed=99)
+    assert np.all(np.abs(run.noise.noise - reference.noise) <= 3 * np.hypot(run.noise.noise_error, reference.noise_error))
+    predicted, error = api.predicted_alignment(params, reference, run.trajectory.rho[0], run.eta0, run.k0, run.gamma,
+                                               1000)
+    assert abs(run.predicted_alignment - predicted) <= 3 * math.hypot(run.predicted_alignment_error, error)
+
+
 def test_old_beta_spelling_is_the_score_scale_with_a_deprecation_message():
     """--beta (the score scale, not an inverse temperature) still works for one release: the same numbers
     as --score-scale, a message on stderr, one JSON object on stdout."""

@@ -24,10 +24,18 @@ from attnphase.models.signal_recovery.results import SimulationResult, TangentNo
 from attnphase.params import check_int, check_real
 from attnphase.results import Status
 
-__all__ = ["check_simulation_size", "run_sga", "simulate", "check_sweep_point", "sweep_point", "MAX_PILOT"]
+__all__ = ["check_simulation_size", "run_sga", "simulate", "check_sweep_point", "sweep_point", "MAX_PILOT", "PILOT_NUMBERS",
+           "CHEAP_PILOT"]
 
-#: Largest pilot (sequences per alignment) of the tangent noise a simulation estimates for its prediction.
+#: Largest pilot (sequences per alignment) of the tangent noise a simulation estimates for its prediction, as 1/40 of
+#: the run's sequences.
 MAX_PILOT = 2048
+#: Random numbers per alignment (sequences × (L + d)) a pilot draws however small the run, up to CHEAP_PILOT sequences:
+#: ‖G_⊥‖² is heavy-tailed, so a small pilot underestimates N and its error (d = 16, L = 64, R = 8, model B: 400
+#: sequences gave N(0) = 18.2 ± 1.2 where 131072 give 25.0 ± 0.2, and the prediction missed a recomputation with the
+#: latter by 2.4 of its errors); 2²¹ numbers take about 0.15 s.
+PILOT_NUMBERS = 2**21
+CHEAP_PILOT = 32768
 
 
 def check_simulation_size(params: Parameters, settings: SimulationSettings) -> None:
@@ -86,8 +94,8 @@ def run_sga(params: Parameters, settings: SimulationSettings, device: str = "aut
     """Projected SGA of `settings.trials` independent queries (validated objects; see `simulate`).
 
     `noise`: the tangent noise N(ρ) for the planner and the prediction (default: `tangent_noise(params)`
-    from 128 to `MAX_PILOT` sequences per alignment, 1/40 of the run's, drawn from its own CPU generator
-    so that the simulation's numbers do not depend on it). `predict=False` skips the prediction (and,
+    from 128 to `MAX_PILOT` sequences per alignment, 1/40 of the run's, or PILOT_NUMBERS // (L + d) up to CHEAP_PILOT
+    where that is more; drawn from its own CPU generator so that the simulation's numbers do not depend on it). `predict=False` skips the prediction (and,
     under a manual schedule, the tangent noise): for timing the SGA loop alone.
     """
     import torch
@@ -102,9 +110,10 @@ def run_sga(params: Parameters, settings: SimulationSettings, device: str = "aut
     memory_budget_bytes = check_int("memory_budget_bytes", memory_budget_bytes, 1)
     n_threads = _threads_for(params, settings, threads, torch_device)
     if noise is None and (predict or settings.schedule_kind == "auto"):
-        # The pilot grows with the run (‖G_⊥‖² is heavy-tailed: a small pilot underestimates N and its
-        # error), within 1/40 of the run's sequences at each of the 5 alignments.
-        pilot = min(MAX_PILOT, max(128, settings.trials * settings.batch * settings.steps // 40))
+        # The pilot grows with the run (1/40 of its sequences at each of the 5 alignments) and is at least what
+        # PILOT_NUMBERS allows at this size.
+        pilot = max(min(MAX_PILOT, max(128, settings.trials * settings.batch * settings.steps // 40)),
+                    min(CHEAP_PILOT, PILOT_NUMBERS // (params.L + params.d)))
         noise = tangent_noise(params, pilot=pilot)
     plan = None
     eta0, k0, gamma = settings.manual_schedule

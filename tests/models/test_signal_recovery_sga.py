@@ -122,15 +122,21 @@ def run_cli(args):
     return result.exit_code, result.output
 
 
-def test_a_small_run_estimates_the_tangent_noise_from_a_pilot_that_resolves_it():
-    """‖G_⊥‖² is heavy-tailed: the 400-sequence pilot a 16 × 1000-step run drew gave N(0) = 18.2 ± 1.2 where 131072
-    sequences give 25.0 ± 0.2. The run's N now lies within three combined standard errors of the large pilot's at
-    every alignment, and so does its prediction from that N."""
+@pytest.fixture(scope="module")
+def large_pilot_noise():
+    """N(ρ) of d = 16, L = 64, R = 8, θ = 1, model B from 131072 sequences per alignment."""
+    return api.tangent_noise(api.make_parameters(16, 64, 8, 1.0, sign_model="B"), pilot=131072, seed=99)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_small_run_predicts_what_a_large_pilot_predicts(seed, large_pilot_noise):
+    """‖G_⊥‖² is heavy-tailed: from the 400-sequence pilot a 16 × 1000-step run drew (d = 16, L = 64, model B), N(0)
+    was 18.2 ± 1.2 where 131072 sequences give 25.0 ± 0.2, and the predicted alignment missed the large pilot's
+    prediction by 1.7-2.4 of its errors. With the pilot of at least 2²¹ numbers the two predictions agree within
+    three combined standard errors."""
     params = api.make_parameters(16, 64, 8, 1.0, sign_model="B")
-    run = api.simulate(16, 64, 8, 1.0, sign_model="B", trials=16, steps=1000, seed=0, device="cpu")
-    reference = api.tangent_noise(params, pilot=131072, seed=99)
-    assert np.all(np.abs(run.noise.noise - reference.noise) <= 3 * np.hypot(run.noise.noise_error, reference.noise_error))
-    predicted, error = api.predicted_alignment(params, reference, run.trajectory.rho[0], run.eta0, run.k0, run.gamma,
+    run = api.simulate(16, 64, 8, 1.0, sign_model="B", trials=16, steps=1000, seed=seed, device="cpu")
+    predicted, error = api.predicted_alignment(params, large_pilot_noise, run.trajectory.rho[0], run.eta0, run.k0, run.gamma,
                                                1000)
     assert abs(run.predicted_alignment - predicted) <= 3 * math.hypot(run.predicted_alignment_error, error)
 

@@ -12,6 +12,8 @@ import math
 import numbers
 from collections.abc import Iterable, Sequence
 
+import numpy as np
+
 from attnphase.errors import ParameterError
 
 
@@ -75,6 +77,14 @@ def check_int(name: str, value: object, low: int | None = None, high: int | None
     if (low is not None and n < low) or (high is not None and n > high):
         raise ParameterError(name, value, allowed)
     return n
+
+
+def check_bool(name: str, value: object) -> bool:
+    """Return `value` as a bool if it is one (Python's or numpy's), or raise `ParameterError`: a flag given as a
+    string or a number ("no", 0) would otherwise act by its truth value."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise ParameterError(name, value, "True or False")
 
 
 def check_choice(name: str, value: object, choices: Sequence[str]) -> str:

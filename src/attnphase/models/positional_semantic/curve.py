@@ -33,7 +33,7 @@ from attnphase.models.positional_semantic.rules import count_line_probes, resolv
 from attnphase.models.positional_semantic.thresholds import ALPHA_CEILING, SYMMETRIC_A, THRESHOLD_TOL, refine, threshold
 from attnphase.numeric.branches import extrapolate
 from attnphase.numeric.threshold import noisy_threshold
-from attnphase.params import check_choice, check_real_list
+from attnphase.params import check_bool, check_choice, check_real_list
 from attnphase.results import Status
 from attnphase.resume import computed_once, kept_directory
 
@@ -79,8 +79,7 @@ def phase_curve(omegas, sigma=0.5, lam=0.01, A=None, L=2, *, tol=1e-3, alpha_min
         raise ParameterError("A", base.A, SYMMETRIC_A)
     search = ThresholdSearch.validated(tol=tol, alpha_min=alpha_min, alpha_max=alpha_max)
     which = tuple(check_choice("which", name, ("alpha_c", "alpha_l")) for name in which)
-    if not isinstance(outer_split_check, bool):
-        raise ParameterError("outer_split_check", outer_split_check, "True or False")
+    outer_split_check = check_bool("outer_split_check", outer_split_check)
     ladder, _, verified = resolve_rules(base, rules, count_line_probes(search.tol, THRESHOLD_TOL))
     kept = None
     if checkpoint_dir is not None:  # everything the values depend on; the ω list, since each ω continues the last

@@ -60,7 +60,7 @@ from attnphase.models.positional_semantic.results import RungThreshold, Threshol
 from attnphase.models.positional_semantic.rules import SPREAD_RUNGS, below_window_floor, count_line_probes, resolve_rules
 from attnphase.numeric.convergence import Rung, Tolerance, climb
 from attnphase.numeric.threshold import noisy_threshold, root_steps
-from attnphase.params import check_choice
+from attnphase.params import check_bool, check_choice
 from attnphase.results import Status
 from attnphase.resume import computed_once, kept_directory
 
@@ -411,8 +411,7 @@ def threshold(omega, sigma=0.5, lam=0.01, A=None, L=2, *, tol=1e-3, alpha_min=0.
     which = tuple(check_choice("which", name, ("alpha_c", "alpha_l")) for name in which)
     if not which:
         raise ParameterError("which", which, "one or both of alpha_c, alpha_l")
-    if not isinstance(outer_split_check, bool):
-        raise ParameterError("outer_split_check", outer_split_check, "True or False")
+    outer_split_check = check_bool("outer_split_check", outer_split_check)
     if not params.swap_symmetric:
         raise ParameterError("A", params.A, SYMMETRIC_A)
     ladder, nodes, verified = resolve_rules(params, rules, count_line_probes(search.tol, THRESHOLD_TOL))

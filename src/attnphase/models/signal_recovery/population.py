@@ -25,7 +25,7 @@ from attnphase.models.signal_recovery.parameters import (
     MAX_FINITE_L, MIN_TOKENS, Parameters, SolveSettings, as_parameters, make_parameters,
 )
 from attnphase.models.signal_recovery.results import Curve, SolveResult
-from attnphase.params import check_int, check_real
+from attnphase.params import check_bool, check_int, check_real
 from attnphase.results import Status
 
 __all__ = ["large_L", "reduction_samples", "control_kurtosis", "reliable_controls", "finite_reduction", "curve", "solve",
@@ -252,8 +252,7 @@ def curve(params: Parameters, rhos, *, finite: bool = False, samples: int = 4096
     finite=True: the exact finite-L reduction with `samples` draws (`finite_reduction`).
     """
     params = as_parameters(params)
-    if not isinstance(finite, (bool, np.bool_)):
-        raise ParameterError("finite", finite, "True or False")
+    finite = check_bool("finite", finite)
     if finite:
         return finite_reduction(params, rhos, n_samples=samples, seed=seed)
     rhos = _rhos(rhos)

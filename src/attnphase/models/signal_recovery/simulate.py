@@ -21,7 +21,7 @@ from attnphase.models.signal_recovery.parameters import (
 )
 from attnphase.models.signal_recovery.population import large_L
 from attnphase.models.signal_recovery.results import SimulationResult, TangentNoise
-from attnphase.params import check_int, check_real
+from attnphase.params import check_bool, check_int, check_real
 from attnphase.results import Status
 
 __all__ = ["check_simulation_size", "run_sga", "simulate", "check_sweep_point", "sweep_point", "MAX_PILOT", "PILOT_NUMBERS",
@@ -208,8 +208,7 @@ def simulate(
                                             normal_source=normal_source, record_every=record_every)
     if threads is not None:
         threads = check_int("threads", threads, 1, 4096)
-    if not isinstance(predict, bool):
-        raise ParameterError("predict", predict, "True or False")
+    predict, progress = check_bool("predict", predict), check_bool("progress", progress)
     with progress_display.shown(True) if progress else nullcontext():
         return run_sga(params, settings, device, rng=rng, memory_budget_bytes=memory_budget_bytes, threads=threads,
                        predict=predict)

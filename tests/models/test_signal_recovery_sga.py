@@ -141,6 +141,16 @@ def test_a_small_run_predicts_what_a_large_pilot_predicts(seed, large_pilot_nois
     assert abs(run.predicted_alignment - predicted) <= 3 * math.hypot(run.predicted_alignment_error, error)
 
 
+def test_a_huge_step_moves_the_query_along_the_gradient_not_to_zero():
+    """η₀ = 1e300 overflows the squared norm of q + ηG; the query is normalised by its largest entry first, so each
+    step lands on the direction of the tangent gradient, as for any step far larger than 1 (η₀ = 1e10), instead of
+    collapsing to q = 0 (ρ = 0 at every step, reported as converged)."""
+    huge, large = (api.simulate(d=16, L=32, R=4, theta=1.0, trials=2, steps=50, eta0=eta0, device="cpu")
+                   for eta0 in (1e300, 1e10))
+    assert huge.status == "converged" and np.all(np.abs(huge.final_rho) > 0.01)
+    assert np.allclose(huge.final_rho, large.final_rho, rtol=1e-6)
+
+
 def test_old_beta_spelling_is_the_score_scale_with_a_deprecation_message():
     """--beta (the score scale, not an inverse temperature) still works for one release: the same numbers
     as --score-scale, a message on stderr, one JSON object on stdout."""

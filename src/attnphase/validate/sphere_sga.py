@@ -105,6 +105,15 @@ class SGAResult(Result):
                 for i, (r, o, v) in enumerate(zip(rhos, objs, obss))]
 
 
+def _unit_rows(q: torch.Tensor) -> torch.Tensor:
+    """Each row of q scaled to unit length, by its largest entry first: with a large step (η₀ = 1e300) the row's
+    squared norm overflows, and q / ‖q‖ would be 0 (a query that then stays at ρ = 0) instead of the step's
+    direction. A row that is infinite or zero gives NaN, which the caller reports as divergence."""
+    largest = q.abs().amax(dim=1, keepdim=True)
+    q = q / largest
+    return q / q.norm(dim=1, keepdim=True)
+
+
 def initial_queries(n_trials: int, d: int, generator: torch.Generator, device, rho0: float | None = None):
     """Uniform random unit queries (float64), or with alignment q₁ exactly ρ₀ and a random orthogonal part."""
     q = seeds.randn((n_trials, d), generator, device)
@@ -164,8 +173,7 @@ def sphere_sga(
             objective, grads, observable = sampler(q.to(dtype).repeat_interleave(batch, dim=0))
             G = grads.to(torch.float64).view(trials, batch, d).mean(dim=1)
             G_tangent = G - (G * q).sum(dim=1, keepdim=True) * q
-            q = q + etas[k] * G_tangent
-            q = q / q.norm(dim=1, keepdim=True)
+            q = _unit_rows(q + etas[k] * G_tangent)
             obj_acc += objective.to(torch.float64).view(trials, batch).mean(dim=1)
             obs_acc += observable.to(torch.float64).view(trials, batch).mean(dim=1)
             if (k + 1) % record_every == 0 or k + 1 == steps:

@@ -277,6 +277,7 @@ def test_solve_results_and_validation():
     bad = [
         dict(d=1), dict(R=0), dict(R=2000), dict(L=0), dict(sigma=0.0), dict(score_scale=-1.0), dict(theta=-0.1),
         dict(rho=1.01), dict(rho=float("nan")), dict(sign_model="D"), dict(theta_scaling="log"),
+        dict(finite=True, samples=1e300), dict(finite=True, samples=2**24 + 1), dict(finite="no"),
     ]
     base = dict(d=100, L=1000, R=50, theta=0.25, rho=0.5)
     for change in bad:

@@ -18,6 +18,7 @@ from click.testing import CliRunner
 from attnphase.api import signal_recovery as api
 from attnphase.cli import main
 from attnphase.errors import ParameterError
+from attnphase.models.signal_recovery.simulate import check_sweep_point
 
 matplotlib.use("Agg")
 
@@ -163,3 +164,42 @@ def test_cli_names_the_schedule_and_the_prediction():
     assert bad.exit_code == 2 and "--schedule" in bad.output and "Traceback" not in bad.output
     human = CliRunner().invoke(main, base[:-1] + ["--eta0", "0.3"])
     assert human.exit_code == 0 and "predicted_alignment" in human.output and "schedule" in human.output
+
+
+def test_entry_points_refuse_what_they_cannot_compute():
+    """Every public function of the ODE layer names a bad argument (before: IndexError, numpy's zero-size reduction,
+    NaN or a number for ρ outside [−1, 1], a silent override by the deprecated beta)."""
+    params = api.make_parameters(16, 32, 4, 1.0)
+    noise = api.tangent_noise(params, pilot=16)
+    no_signal = api.fixed_points(api.make_parameters(64, 512, 64, 0.0))
+    calls = {
+        "points": [lambda: api.ode_limit_point(params, no_signal, 0.5), lambda: api.ode_limit_point(params, None, 0.5)],
+        "times": [lambda: api.ode_trajectory(params, 0.1, []), lambda: api.ode_trajectory(params, 0.1, None),
+                  lambda: api.ode_trajectory(params, 0.1, [0.0, float("nan")]),
+                  lambda: api.ode_trajectory(params, 0.1, [1.0, 0.5])],
+        "params": [lambda: api.ode_trajectory(None, 0.1, [0.0, 1.0])],
+        "level": [lambda: api.ode_time_to_reach(params, 0.1, level=float("nan")),
+                  lambda: api.ode_time_to_reach(params, 0.1, level="x")],
+        "t_max": [lambda: api.ode_time_to_reach(params, 0.1, t_max=0)],
+        "eta0": [lambda: api.retraction_corrected_rho(params, noise, 0.1, -1, 50, 100),
+                 lambda: api.retraction_corrected_rho(params, noise, 0.1, float("nan"), 50, 100)],
+        "k0": [lambda: api.retraction_corrected_rho(params, noise, 0.1, 0.05, -50, 100),
+               lambda: api.retraction_corrected_rho(params, noise, 0.1, 0.05, 0, 100)],
+        "rho0": [lambda: api.retraction_corrected_rho(params, noise, 5.0, 0.05, 50, 100)],
+        "steps": [lambda: api.retraction_corrected_rho(params, noise, 0.1, 0.05, 50, -100)],
+        "rho": [lambda: api.large_L(params, 5.0), lambda: api.large_L(params, float("nan"))],
+        "curves": [lambda: api.plot_objective(None)],
+        "simulation": [lambda: api.predicted_trajectories(None), lambda: api.plot_trajectories(None)],
+        "noise": [lambda: api.choose_schedule(params, noise="x")],
+        "beta": [lambda: api.solve(64, 512, 64, 1.0, 0.5, score_scale=3.0, beta=2.0)],
+        "max_steps": [lambda: check_sweep_point(16, 32, 4, 1.0, max_steps=10**9)],
+        "progress": [lambda: api.simulate(16, 32, 4, 1.0, trials=2, steps=5, progress="yes")],
+    }
+    for name, attempts in calls.items():
+        for attempt in attempts:
+            with pytest.raises(ParameterError) as raised:
+                attempt()
+            assert raised.value.name == name
+    # in range, the same functions still compute
+    assert 0.0 < api.retraction_corrected_rho(params, noise, 0.1, 0.05, 50, 100) <= 1.0
+    assert api.ode_time_to_reach(params, 0.1, t_max=1e-6) == math.inf

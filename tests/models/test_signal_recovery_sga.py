@@ -136,8 +136,8 @@ def test_a_small_run_predicts_what_a_large_pilot_predicts(seed, large_pilot_nois
     three combined standard errors."""
     params = api.make_parameters(16, 64, 8, 1.0, sign_model="B")
     run = api.simulate(16, 64, 8, 1.0, sign_model="B", trials=16, steps=1000, seed=seed, device="cpu")
-    predicted, error = api.predicted_alignment(params, large_pilot_noise, run.trajectory.rho[0], run.eta0, run.k0, run.gamma,
-                                               1000)
+    predicted, error = api.predicted_alignment(params, large_pilot_noise, run.trajectory.rho[0], run.eta0, run.k0,
+                                               run.gamma, 1000)
     assert abs(run.predicted_alignment - predicted) <= 3 * math.hypot(run.predicted_alignment_error, error)
 
 

@@ -22,7 +22,8 @@ import math
 import mpmath
 import numpy as np
 
-__all__ = ["GUARD_DIGITS", "working_dps", "to_mp", "polished_stationary_point", "scaled_lowest_curvature_2x2", "normalised_min_eigenvalue",
+__all__ = ["GUARD_DIGITS", "working_dps", "to_mp", "polished_stationary_point",
+           "scaled_lowest_curvature_2x2", "normalised_min_eigenvalue",
            "normalised_min_eigenvalue_mp", "larger_quadratic_root", "larger_quadratic_root_mp", "equilibration",
            "equilibrated_solve", "equilibrated_null_vector", "equilibrated_determinant_sign"]
 

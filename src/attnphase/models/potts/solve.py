@@ -95,8 +95,8 @@ def threshold(q, J=1.0, digits=15) -> Transition:
     if t.control is None:
         return Transition(t.order, math.nan, "", math.nan, tuple(spinodals), t.jump, t.status, message)
     at = _in_beta(t.control, params.J, digits, "the transition")
-    return Transition(t.order, at.value, at.digits_string, rounded_error(at.value_mp, at.error), tuple(spinodals), t.jump,
-                      t.status, message)
+    return Transition(t.order, at.value, at.digits_string, rounded_error(at.value_mp, at.error), tuple(spinodals),
+                      t.jump, t.status, message)
 
 
 def check_sweep_point(beta, q, J=1.0) -> None:

@@ -14,13 +14,14 @@ import math
 
 import numpy as np
 
+from attnphase.errors import ParameterError
 from attnphase.models.signal_recovery.parameters import MAX_STEPS, Parameters, as_parameters
 from attnphase.models.signal_recovery.population import finite_reduction, large_L
 from attnphase.models.signal_recovery.results import (
     FixedPointsResult, PredictedTrajectories, ScheduleChoice, SimulationResult, TangentNoise,
 )
 from attnphase.numeric.ode import Trajectory, fixed_points_1d, integrate_drift
-from attnphase.params import check_int, check_positive, check_real
+from attnphase.params import check_bool, check_int, check_positive, check_real, check_real_list
 from attnphase.results import Status
 
 __all__ = [
@@ -71,9 +72,16 @@ def fixed_points(params: Parameters, *, n_grid: int = 2001) -> FixedPointsResult
 
 
 def ode_limit_point(params: Parameters, points: FixedPointsResult, rho0: float) -> float:
-    """The fixed point the ODE reaches from ρ₀ (t → ∞): the next fixed point in the drift's direction."""
-    rho0 = _check_rho(rho0)
-    direction = float(large_L(params, rho0)[..., 2])
+    """The fixed point the ODE reaches from ρ₀ (t → ∞): the next fixed point in the drift's direction.
+    `points`: `fixed_points(params)`, found (status converged)."""
+    params, rho0 = as_parameters(params), _check_rho(rho0)
+    if not (isinstance(points, FixedPointsResult) and points.success and len(points.rho)):
+        raise ParameterError("points", points, "the FixedPointsResult of fixed_points(params), with status converged")
+    with np.errstate(all="ignore"):
+        direction = float(large_L(params, rho0)[..., 2])
+    if not math.isfinite(direction):
+        raise ParameterError("params", params, f"parameters whose large-L drift is finite at rho0 = {rho0:g} (it "
+                                               "overflows here)")
     rhos = np.asarray(points.rho)
     if direction > 0:
         return float(rhos[rhos > rho0].min())
@@ -84,9 +92,12 @@ def ode_limit_point(params: Parameters, points: FixedPointsResult, rho0: float) 
 
 def ode_trajectory(params: Parameters, rho0: float, times, *, drift=None) -> Trajectory:
     """ρ(t) of dρ/dt = drift(ρ) from ρ₀ at `times` (default drift: the large-L one), as a
-    `numeric.ode.Trajectory` (`.t`, `.x` = ρ(t), status converged unless the integration failed)."""
-    rho0 = _check_rho(rho0)
-    times = np.asarray(times, dtype=float)
+    `numeric.ode.Trajectory` (`.t`, `.x` = ρ(t), status converged unless the integration failed). `times`: an
+    increasing list of t ≥ 0."""
+    params, rho0 = as_parameters(params), _check_rho(rho0)
+    times = np.asarray(check_real_list("times", times, low=0.0))
+    if np.any(np.diff(times) <= 0):
+        raise ParameterError("times", times.tolist(), "an increasing list of times t >= 0")
     return integrate_drift(drift or large_L_drift(params), rho0, (0.0, float(times[-1])), t_eval=times)
 
 
@@ -104,8 +115,11 @@ def interpolated_finite_drift(params: Parameters, *, n_grid: int = 41, n_samples
 
 def ode_time_to_reach(params: Parameters, rho0: float, level: float = 0.99, t_max: float = 1e6) -> float:
     """First t with |ρ(t)| ≥ level on the large-L ODE from ρ₀ (inf if not reached by t_max)."""
-    times = np.concatenate([[0.0], np.geomspace(1e-4, t_max, 400)])
-    traj = integrate_drift(large_L_drift(params), _check_rho(rho0), (0.0, t_max), t_eval=times, rtol=1e-8, atol=1e-12)
+    params, rho0 = as_parameters(params), _check_rho(rho0)
+    level = check_real("level", level, 0.0, 1.0, low_open=True)
+    t_max = check_real("t_max", t_max, 0.0, None, low_open=True)
+    times = np.concatenate([[0.0], np.geomspace(min(1e-4, t_max / 10), t_max, 400)])
+    traj = integrate_drift(large_L_drift(params), rho0, (0.0, t_max), t_eval=times, rtol=1e-8, atol=1e-12)
     reached = np.nonzero(np.abs(traj.x) >= level)[0]
     return float(traj.t[reached[0]]) if reached.size else math.inf
 
@@ -204,7 +218,28 @@ def retraction_corrected_rho(params: Parameters, noise: TangentNoise, rho0, eta0
     schedule continued to real k (t ≈ Σ η_k). `drift`: ρ -> (1 − ρ²)J′ (default: the large-L drift;
     e.g. the finite-L one of `interpolated_finite_drift`). NaN where the integration failed.
     """
+    params = as_parameters(params)
+    if not isinstance(noise, TangentNoise):
+        raise ParameterError("noise", noise, "a TangentNoise (tangent_noise(params))")
+    rho0 = _real_array("rho0", rho0, "a real number in [-1, 1]", lambda x: np.abs(x) <= 1)
+    eta0 = _real_array("eta0", eta0, "a real number > 0", lambda x: x > 0)
+    gamma = _real_array("gamma", gamma, "a real number in [0, 1]", lambda x: (x >= 0) & (x <= 1))
+    k0 = _real_array("k0", k0, "a real number >= 0, > 0 where gamma > 0", lambda x: (x >= 0) & ((x > 0) | (gamma == 0)))
+    steps = _real_array("steps", steps, f"an integer in [1, {MAX_STEPS}]",
+                        lambda x: (x >= 1) & (x <= MAX_STEPS) & (x == np.round(x)))
     return _corrected_flow(params, noise, rho0, eta0, k0, gamma, steps, [1.0], drift=drift)[0]
+
+
+def _real_array(name: str, values, allowed: str, inside) -> np.ndarray:
+    """`values` as a float array whose every entry is finite and satisfies `inside`, else a ParameterError."""
+    try:
+        array = np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        raise ParameterError(name, values, allowed) from None
+    with np.errstate(invalid="ignore"):
+        if not np.all(np.isfinite(array) & inside(array)):
+            raise ParameterError(name, values, allowed)
+    return array
 
 
 def choose_schedule(params: Parameters, *, deficit: float = 0.002, max_steps: int = 5000, steps: int | None = None,
@@ -239,6 +274,8 @@ def choose_schedule(params: Parameters, *, deficit: float = 0.002, max_steps: in
     if steps is not None:
         steps = check_int("steps", steps, 1, MAX_STEPS)
     max_first_step_noise = check_positive("max_first_step_noise", max_first_step_noise)
+    if noise is not None and not isinstance(noise, TangentNoise):
+        raise ParameterError("noise", noise, "None or a TangentNoise (tangent_noise(params))")
     if noise is None:
         noise = tangent_noise(params, NOISE_GRID, pilot=pilot, seed=seed)
     noise_at_xi = float(noise.at(1.0))
@@ -349,6 +386,9 @@ def predicted_trajectories(simulation: SimulationResult, *, retraction: bool = T
     """
     from attnphase.validate.sphere_sga import StepSchedule
 
+    if not isinstance(simulation, SimulationResult):
+        raise ParameterError("simulation", simulation, "a SimulationResult (simulate(...))")
+    retraction = check_bool("retraction", retraction)
     run = simulation.trajectory
     params = simulation.params
     noise = simulation.noise if retraction else None

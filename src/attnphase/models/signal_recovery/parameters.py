@@ -20,7 +20,8 @@ from attnphase.params import IntRange, OneOf, ParameterSet, RealRange, parameter
 
 __all__ = [
     "SIGN_MODELS", "THETA_SCALINGS", "SAMPLERS", "SCHEDULES", "MANUAL_SCHEDULE", "NORMAL_SOURCES", "MAX_SIZE", "MIN_TOKENS", "MAX_FINITE_L",
-    "MAX_STEPS", "MAX_SIMULATION_NUMBERS", "MAX_PROJECTED_NUMBERS", "MAX_TOKEN_SHIFT", "MAX_SEED", "Parameters", "SolveSettings",
+    "MAX_STEPS", "MAX_FINITE_SAMPLES", "MAX_SIMULATION_NUMBERS", "MAX_PROJECTED_NUMBERS", "MAX_TOKEN_SHIFT",
+    "MAX_SEED", "Parameters", "SolveSettings",
     "SimulationSettings", "make_parameters", "as_parameters",
 ]
 
@@ -40,6 +41,9 @@ MAX_SIZE = 10**12
 MIN_TOKENS = 2
 # A block of the finite-L reduction holds ~10 arrays of 256 × L floats (L = 1e9 asked for 119 GiB).
 MAX_FINITE_L = 1 << 16
+# The reduction keeps about a dozen floats per sample and ρ until the end (samples = 1e300 looped for ever, filling the
+# memory): samples × (number of ρ) is at most this, about 1.6 GB.
+MAX_FINITE_SAMPLES = 1 << 24
 # The step-size schedule is one array of `steps` floats, and everything a simulation holds at once must
 # fit (10**12 trials or 10**15 steps were allocation errors); float32 tokens need a representable θ_d.
 MAX_STEPS = 10**8
@@ -93,7 +97,8 @@ class SolveSettings(ParameterSet):
     """Where `solve` evaluates (the alignment ρ) and how the finite-L reduction samples."""
 
     rho: float = parameter(RealRange(-1.0, 1.0), help="Alignment <q, xi>.")
-    samples: int = parameter(IntRange(16, None), 4096, help="Monte Carlo samples of the finite-L reduction.")
+    samples: int = parameter(IntRange(16, MAX_FINITE_SAMPLES), 4096,
+                             help="Monte Carlo samples of the finite-L reduction.")
     seed: int = parameter(IntRange(0, MAX_SEED), 0, help="Seed of the finite-L samples.")
 
 
@@ -160,7 +165,11 @@ class SimulationSettings(ParameterSet):
 def make_parameters(d, L, R, theta, theta_scaling="direct", sigma=1.0, score_scale=1.0, sign_model="A", *,
                     beta=None) -> Parameters:
     """`Parameters.validated` with the model's parameters by position (raises ParameterError naming a bad
-    one). `beta` is the old name of `score_scale`, accepted for one release with a DeprecationWarning."""
+    one). `beta` is the old name of `score_scale`, accepted for one release with a DeprecationWarning; given together
+    with a score_scale other than the default and beta, it is refused (which one was meant is unknown)."""
+    if beta is not None and score_scale != 1.0 and score_scale != beta:
+        raise ParameterError("beta", beta, f"left out when score_scale is given (score_scale = {score_scale!r}; beta is "
+                                           "its old name)")
     if beta is not None:
         warnings.warn("signal_recovery: beta is deprecated and will be removed in the next release; use score_scale",
                       DeprecationWarning, stacklevel=3)

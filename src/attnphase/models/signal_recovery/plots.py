@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from attnphase.errors import ParameterError
 from attnphase.models.signal_recovery.results import Curve, PredictedTrajectories, SimulationResult
 
 __all__ = ["plot_objective", "plot_trajectories", "QUANTILE_BAND"]
@@ -36,10 +37,12 @@ def plot_objective(curves: Curve | Sequence[Curve], labels: Sequence[str] | None
     """
     import matplotlib.pyplot as plt
 
-    curves = [curves] if isinstance(curves, Curve) else list(curves)
+    curves = [curves] if isinstance(curves, Curve) else list(curves) if isinstance(curves, Sequence) else None
+    if not curves or not all(isinstance(c, Curve) for c in curves):
+        raise ParameterError("curves", curves, "a Curve or a non-empty list of Curves (curve(params, rhos))")
     labels = list(labels) if labels is not None else [f"{c.method}, θ_d = {c.theta_d:.4g}" for c in curves]
     if len(labels) != len(curves):
-        raise ValueError(f"plot_objective: {len(labels)} labels for {len(curves)} curves")
+        raise ParameterError("labels", labels, f"one label per curve ({len(curves)})")
     if axes is None:
         fig, axes = plt.subplots(2, 1, figsize=(6, 6.5), sharex=True)
     else:
@@ -81,6 +84,9 @@ def plot_trajectories(simulation: SimulationResult, ode="retraction-corrected", 
     import matplotlib.pyplot as plt
 
     from attnphase.models.signal_recovery.dynamics import predicted_trajectories
+
+    if not isinstance(simulation, SimulationResult):
+        raise ParameterError("simulation", simulation, "a SimulationResult (simulate(...))")
 
     if isinstance(ode, PredictedTrajectories):
         theories = [ode]

@@ -22,14 +22,14 @@ import numpy as np
 from attnphase.errors import ParameterError
 from attnphase.models.signal_recovery import symbolic
 from attnphase.models.signal_recovery.parameters import (
-    MAX_FINITE_L, MIN_TOKENS, Parameters, SolveSettings, as_parameters, make_parameters,
+    MAX_FINITE_L, MAX_FINITE_SAMPLES, MIN_TOKENS, Parameters, SolveSettings, as_parameters, make_parameters,
 )
 from attnphase.models.signal_recovery.results import Curve, SolveResult
 from attnphase.params import check_bool, check_int, check_real
 from attnphase.results import Status
 
-__all__ = ["large_L", "reduction_samples", "control_kurtosis", "reliable_controls", "finite_reduction", "curve", "solve",
-           "LARGE_L_OUTPUTS", "CONTROL_VARIANCE_ACCURACY"]
+__all__ = ["large_L", "reduction_samples", "control_kurtosis", "reliable_controls", "finite_reduction", "curve",
+           "solve", "LARGE_L_OUTPUTS", "CONTROL_VARIANCE_ACCURACY"]
 
 LARGE_L_OUTPUTS = symbolic.LARGE_L_OUTPUTS
 # Sequences per vectorised block of the reduction (fixed: the random stream does not depend on it).
@@ -45,9 +45,16 @@ CONTROL_VARIANCE_ACCURACY = 0.3
 def large_L(params: Parameters, rho) -> np.ndarray:
     """The generated large-L kernel at ρ (an array): shape (..., 5), the columns `LARGE_L_OUTPUTS`
     (J, J′, drift, drift′, nuisance mass). For labelled values use `curve`."""
+    params = as_parameters(params)
+    try:
+        rho_array = np.asarray(rho, dtype=float)
+    except (TypeError, ValueError):
+        raise ParameterError("rho", rho, "real numbers in [-1, 1]") from None
+    if not np.all(np.abs(rho_array) <= 1.0):  # NaN fails the comparison too
+        raise ParameterError("rho", rho, "real numbers in [-1, 1]")
     kernel = symbolic.large_L_kernel(params.sign_model)
     return np.asarray(kernel.call(
-        rho=np.asarray(rho, dtype=float), beta=params.score_scale, sigma=params.sigma, theta_d=params.theta_d,
+        rho=rho_array, beta=params.score_scale, sigma=params.sigma, theta_d=params.theta_d,
         pi_I=params.informative_fraction, d=float(params.d), L=float(params.L),
     ), dtype=float)
 
@@ -207,7 +214,7 @@ def finite_reduction(params: Parameters, rhos, *, n_samples: int = 4096, seed: i
     if params.L > MAX_FINITE_L:
         raise ParameterError("L", params.L, f"an integer in [{MIN_TOKENS}, {MAX_FINITE_L}] for the finite-L reduction (memory)")
     rhos = _rhos(rhos)
-    n_samples = check_int("samples", n_samples, 16)
+    n_samples = check_int("samples", n_samples, 16, max(16, MAX_FINITE_SAMPLES // rhos.size))
     seed = check_int("seed", seed, 0)
     rng = np.random.default_rng(seed)
     per_rho: list[list[list[np.ndarray]]] = [[[], [], [], []] for _ in rhos]
@@ -236,8 +243,8 @@ def finite_reduction(params: Parameters, rhos, *, n_samples: int = 4096, seed: i
     left_out = "" if used == total else (
         f"; {total - used} of {total} control variates left out (their kurtosis is too large for {n_samples} draws to "
         f"estimate their variance to {CONTROL_VARIANCE_ACCURACY:.0%})")
-    message = (f"exact finite-L reduction, {n_samples} Monte Carlo samples (seed {seed}); errors are standard errors"
-               f"{left_out}" if finite else "non-finite Monte Carlo samples or standard errors of the finite-L reduction "
+    message = (f"exact finite-L reduction, {n_samples} Monte Carlo samples (seed {seed}); errors are standard "
+               f"errors{left_out}" if finite else "non-finite Monte Carlo samples or standard errors of the finite-L reduction "
                               "(overflow of e^{βy} or of the squared samples)")
     if not finite:
         mean[:], err[:] = math.nan, math.nan

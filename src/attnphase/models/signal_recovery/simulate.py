@@ -17,15 +17,16 @@ from attnphase.models.signal_recovery.dynamics import (
     MAX_STEP_NOISE, choose_schedule, fixed_points, ode_limit_point, ode_trajectory, predicted_alignment, tangent_noise,
 )
 from attnphase.models.signal_recovery.parameters import (
-    MAX_PROJECTED_NUMBERS, MAX_SIMULATION_NUMBERS, MAX_TOKEN_SHIFT, Parameters, SimulationSettings, make_parameters,
+    MAX_PROJECTED_NUMBERS, MAX_SIMULATION_NUMBERS, MAX_STEPS, MAX_TOKEN_SHIFT, Parameters, SimulationSettings,
+    make_parameters,
 )
 from attnphase.models.signal_recovery.population import large_L
 from attnphase.models.signal_recovery.results import SimulationResult, TangentNoise
 from attnphase.params import check_bool, check_int, check_real
 from attnphase.results import Status
 
-__all__ = ["check_simulation_size", "run_sga", "simulate", "check_sweep_point", "sweep_point", "MAX_PILOT", "PILOT_NUMBERS",
-           "CHEAP_PILOT"]
+__all__ = ["check_simulation_size", "run_sga", "simulate", "check_sweep_point", "sweep_point", "MAX_PILOT",
+           "PILOT_NUMBERS", "CHEAP_PILOT"]
 
 #: Largest pilot (sequences per alignment) of the tangent noise a simulation estimates for its prediction, as 1/40 of
 #: the run's sequences.
@@ -95,8 +96,9 @@ def run_sga(params: Parameters, settings: SimulationSettings, device: str = "aut
 
     `noise`: the tangent noise N(ρ) for the planner and the prediction (default: `tangent_noise(params)`
     from 128 to `MAX_PILOT` sequences per alignment, 1/40 of the run's, or PILOT_NUMBERS // (L + d) up to CHEAP_PILOT
-    where that is more; drawn from its own CPU generator so that the simulation's numbers do not depend on it). `predict=False` skips the prediction (and,
-    under a manual schedule, the tangent noise): for timing the SGA loop alone.
+    where that is more; drawn from its own CPU generator so that the simulation's numbers do not depend on it).
+    `predict=False` skips the prediction (and, under a manual schedule, the tangent noise): for timing the SGA loop
+    alone.
     """
     import torch
 
@@ -223,7 +225,8 @@ def check_sweep_point(
     make_parameters(d, L, R, theta, theta_scaling, sigma, score_scale, sign_model, beta=beta)
     check_int("seed", seed, 0)
     check_real("deficit", deficit, 0.0, 0.25, low_open=True)
-    check_int("max_steps", max_steps, 1)
+    check_int("max_steps", max_steps, 1, MAX_STEPS)
+    check_int("trials", trials, 1)
 
 
 def sweep_point(
@@ -236,7 +239,7 @@ def sweep_point(
     params = make_parameters(d, L, R, theta, theta_scaling, sigma, score_scale, sign_model, beta=beta)
     noise = tangent_noise(params, seed=check_int("seed", seed, 0))
     plan = choose_schedule(params, deficit=check_real("deficit", deficit, 0.0, 0.25, low_open=True),
-                           max_steps=check_int("max_steps", max_steps, 1), noise=noise)
+                           max_steps=check_int("max_steps", max_steps, 1, MAX_STEPS), noise=noise)
     settings = SimulationSettings.validated(trials=trials, steps=plan.steps, eta0=plan.eta0, k0=plan.k0,
                                             gamma=plan.gamma, seed=seed, sampler="projected",
                                             record_every=max(1, plan.steps // 20))

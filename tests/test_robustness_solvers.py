@@ -146,7 +146,11 @@ def test_copy_heads_threshold_tighter_tolerance_moves_less_than_reported_error(a
     # the 15-digit string is rounded: half a unit in its last place adds to the polish error
     rounding = 0.5 * 10.0 ** (math.floor(math.log10(coarse.P_star)) - 14)
     assert float(shift) <= coarse.error + rounding
-    assert fine.error < coarse.error + rounding and 0 < fine.error < 1e-20 * fine.P_star
+    # the error is that of the float P_star: its rounding, the 30-digit root's own error being far below it
+    assert fine.error < coarse.error + rounding and 0 < fine.error <= 2**-52 * fine.P_star
+    with mpmath.workdps(40):  # against the 30-digit string, itself rounded by half a unit in its last place
+        string_rounding = 0.5 * mpmath.mpf(10) ** (math.floor(math.log10(fine.P_star)) - 29)
+        assert abs(mpmath.mpf(fine.P_star) - mpmath.mpf(fine.P_star_digits)) <= fine.error + string_rounding
 
 
 def _crossing(nodes_per_dim):

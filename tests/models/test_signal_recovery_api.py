@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from attnphase.api import signal_recovery as api
 from attnphase.cli import main
 from attnphase.errors import ParameterError
-from attnphase.models.signal_recovery.simulate import check_sweep_point
+from attnphase.models.signal_recovery.simulate import FINITE_DRIFT_GRID, FINITE_DRIFT_SAMPLES, check_sweep_point
 
 matplotlib.use("Agg")
 
@@ -65,9 +65,9 @@ def test_simulation_reports_the_schedule_that_ran(auto_run):
 
 def test_predicted_trajectories_follow_the_runs_own_starts_and_times(auto_run):
     """The plain ODE along the schedule equals `ode_trajectory` from each start at the run's times; the
-    corrected one ends at the run's `predicted_alignment`. From a start ρ₀ > 0 (model A: the drift at 0 is
-    positive, so neither path crosses 0) the corrected drift is the plain one minus ½ηρN ≥ 0, so the
-    corrected path stays below the plain one (comparison of 1-D ODEs)."""
+    corrected one with the exact finite-L drift (the run's L is small) ends at the run's `predicted_alignment`. From a
+    start ρ₀ > 0 (model A: the drift at 0 is positive, so neither path crosses 0) the corrected drift is the plain one
+    minus ½ηρN ≥ 0, so the corrected path stays below the plain one (comparison of 1-D ODEs)."""
     run = auto_run
     plain = api.predicted_trajectories(run, retraction=False)
     corrected = api.predicted_trajectories(run)
@@ -75,7 +75,9 @@ def test_predicted_trajectories_follow_the_runs_own_starts_and_times(auto_run):
                          axis=1)
     assert plain.success and np.allclose(plain.rho, reference, atol=1e-6, rtol=0)
     assert np.array_equal(corrected.rho[0], run.trajectory.rho[0]) and np.array_equal(corrected.times, run.trajectory.times)
-    assert np.abs(corrected.rho[-1]).mean() == pytest.approx(run.predicted_alignment, abs=1e-7)
+    exact = api.finite_reduction(run.params, np.linspace(-1.0, 1.0, FINITE_DRIFT_GRID), n_samples=FINITE_DRIFT_SAMPLES)
+    with_exact_drift = api.predicted_trajectories(run, drift=api.finite_drift(exact))
+    assert np.abs(with_exact_drift.rho[-1]).mean() == pytest.approx(run.predicted_alignment, abs=1e-7)
     positive = run.trajectory.rho[0] > 0
     assert positive.any() and np.all(corrected.rho[1:, positive] < plain.rho[1:, positive])
     rows = corrected.to_pandas()

@@ -21,6 +21,7 @@ all tokens. The implementation lives in `attnphase.models.signal_recovery`.
 from attnphase.models.signal_recovery.dynamics import (
     NOISE_GRID,
     choose_schedule,
+    finite_drift,
     fixed_points,
     interpolated_finite_drift,
     large_L_drift,
@@ -68,7 +69,7 @@ __all__ = [
     "Parameters", "SolveSettings", "SimulationSettings", "make_parameters", "MAX_SIZE", "MIN_TOKENS", "MAX_FINITE_L",
     "MAX_STEPS", "SCHEDULES", "MANUAL_SCHEDULE", "NOISE_GRID", "SolveResult", "Curve", "FixedPointsResult",
     "TangentNoise", "ScheduleChoice", "SimulationResult", "PredictedTrajectories", "LARGE_L_OUTPUTS", "large_L",
-    "large_L_drift", "curve", "solve", "finite_reduction", "reduction_samples", "fixed_points", "ode_limit_point", "ode_trajectory",
+    "large_L_drift", "curve", "solve", "finite_reduction", "finite_drift", "reduction_samples", "fixed_points", "ode_limit_point", "ode_trajectory",
     "interpolated_finite_drift", "ode_time_to_reach", "tangent_noise", "retraction_corrected_rho", "choose_schedule",
     "predicted_trajectories", "predicted_alignment", "run_sga", "simulate", "sweep_point", "plot_objective",
     "plot_trajectories",

@@ -47,17 +47,33 @@ def polished_stationary_point(gradient_mp, hessian_mp, x, *args, dps: int = 30, 
     *args) its gradient and Hessian kernels): (the point rounded to float64, the error of each coordinate: the last
     Newton step plus the float's rounding, rounded up). From a float64 minimiser the steps shrink quadratically, so the
     last one is far below the float's rounding; where the Hessian is (nearly) singular they do not shrink, and the
-    error says so."""
+    error says so. A Hessian singular at `dps` digits (curvatures 1e34 apart at σ² = e^-77) is retried at twice and
+    four times the digits; infinite errors where it stays singular."""
+    for digits in (dps, 2 * dps, 4 * dps):
+        polished = _newton_mp(gradient_mp, hessian_mp, x, args, digits, steps)
+        if polished is not None:
+            return polished
+    return np.asarray(x, dtype=float), np.full(np.size(x), np.inf)
+
+
+def _newton_mp(gradient_mp, hessian_mp, x, args, dps: int, steps: int):
+    """`polished_stationary_point` at `dps` digits; None where the Hessian is singular at that precision."""
     with mpmath.workdps(dps):
         point = to_mp(np.atleast_1d(np.asarray(x, dtype=float)))
-        step = mpmath.matrix([mpmath.inf] * len(point))
+        step = [mpmath.inf] * len(point)
         for _ in range(steps):
             gradient = mpmath.matrix(np.atleast_1d(gradient_mp(*point, *args)).tolist())
             hessian = mpmath.matrix(np.atleast_2d(hessian_mp(*point, *args)).tolist())
+            # scaled to unit diagonal: mpmath judges singularity relative to the largest entry, and curvatures 1e124
+            # apart (σ² = e^-77) would be singular at any precision
+            scale = [1 / mpmath.sqrt(abs(hessian[i, i])) if hessian[i, i] != 0 else 1 for i in range(len(point))]
+            scaled = mpmath.matrix([[scale[i] * hessian[i, j] * scale[j] for j in range(len(point))]
+                                    for i in range(len(point))])
             try:
-                step = mpmath.lu_solve(hessian, -gradient)
-            except ZeroDivisionError:  # singular at this precision: the float point stays, of unknown error
-                return np.asarray(x, dtype=float), np.full(len(point), np.inf)
+                scaled_step = mpmath.lu_solve(scaled, mpmath.matrix([-scale[i] * gradient[i] for i in range(len(point))]))
+            except ZeroDivisionError:  # singular at this precision
+                return None
+            step = [scale[i] * scaled_step[i] for i in range(len(point))]
             point = [p + d for p, d in zip(point, step)]
         rounded = np.array([float(p) for p in point])
         totals = [abs(d) + abs(mpmath.mpf(r) - p) for d, r, p in zip(step, rounded, point)]

@@ -25,7 +25,7 @@ from attnphase.params import check_bool, check_int, check_positive, check_real, 
 from attnphase.results import Status
 
 __all__ = [
-    "fixed_points", "ode_limit_point", "ode_trajectory", "interpolated_finite_drift", "ode_time_to_reach",
+    "fixed_points", "ode_limit_point", "ode_trajectory", "interpolated_finite_drift", "finite_drift", "ode_time_to_reach",
     "tangent_noise", "retraction_corrected_rho", "choose_schedule", "predicted_trajectories", "predicted_alignment",
     "NOISE_GRID", "MAX_STEP_NOISE", "large_L_drift",
 ]
@@ -105,12 +105,18 @@ def interpolated_finite_drift(params: Parameters, *, n_grid: int = 41, n_samples
     """The finite-L drift (1 − ρ²)J′ as a cubic spline through the reduction on a ρ grid (common samples).
 
     Returns (drift callable, the `Curve` of the reduction it interpolates)."""
-    from scipy.interpolate import CubicSpline
-
     grid = np.linspace(-1.0, 1.0, check_int("n_grid", n_grid, 4))
     reduction = finite_reduction(params, grid, n_samples=n_samples, seed=seed)
-    spline = CubicSpline(grid, reduction.dJ)
-    return lambda r: (1 - np.clip(r, -1, 1) ** 2) * spline(np.clip(r, -1, 1)), reduction
+    return finite_drift(reduction), reduction
+
+
+def finite_drift(reduction, shift: float = 0.0):
+    """ρ -> (1 − ρ²)J′ through the cubic spline of a finite-L reduction's J′ on its ρ grid, J′ moved by `shift`
+    of its standard errors (for error bars)."""
+    from scipy.interpolate import CubicSpline
+
+    spline = CubicSpline(reduction.rho, reduction.dJ + shift * reduction.dJ_error)
+    return lambda r: (1 - np.clip(r, -1, 1) ** 2) * spline(np.clip(r, -1, 1))
 
 
 def ode_time_to_reach(params: Parameters, rho0: float, level: float = 0.99, t_max: float = 1e6) -> float:
@@ -411,12 +417,13 @@ def predicted_trajectories(simulation: SimulationResult, *, retraction: bool = T
 MAX_STEP_NOISE = 1.0
 
 
-def predicted_alignment(params: Parameters, noise: TangentNoise, rho0, eta0, k0, gamma,
-                        steps) -> tuple[float, float] | None:
+def predicted_alignment(params: Parameters, noise: TangentNoise, rho0, eta0, k0, gamma, steps, *,
+                        reduction=None) -> tuple[float, float] | None:
     """Mean over the starts `rho0` of |ρ| after `steps` steps of η_k = η₀/(k + k₀)^γ by the
-    retraction-corrected ODE (in the schedule's own t = Σ η_k), and its error from the standard error of
-    N (the change when N moves up by one standard error). None when a step is outside the expansion the
-    ODE rests on (η²·max N > `MAX_STEP_NOISE`)."""
+    retraction-corrected ODE (in the schedule's own t = Σ η_k), and its error: the change when N moves up by
+    one standard error, plus, with the finite-L drift, the change when J′ moves up by one. `reduction`: the finite-L
+    reduction on a ρ grid (`interpolated_finite_drift`) whose drift the ODE follows; None: the large-L drift.
+    None when a step is outside the expansion the ODE rests on (η²·max N > `MAX_STEP_NOISE`)."""
     from attnphase.validate.sphere_sga import StepSchedule
 
     schedule = StepSchedule(eta0, k0, gamma)
@@ -424,6 +431,15 @@ def predicted_alignment(params: Parameters, noise: TangentNoise, rho0, eta0, k0,
         etas, times = schedule.eta(steps), schedule.times(steps)
         if not np.max(etas) ** 2 * np.max(noise.noise) <= MAX_STEP_NOISE:
             return None
-    nominal, shifted = (np.abs(_flow_along_schedule(params, noise, rho0, etas, times, [times[-1]],
-                                                    noise_shift=shift)[0]).mean() for shift in (0.0, 1.0))
-    return float(nominal), float(abs(shifted - nominal))
+
+    def mean_alignment(noise_shift=0.0, drift_shift=0.0):
+        drift = None if reduction is None else finite_drift(reduction, drift_shift)
+        flow = _flow_along_schedule(params, noise, rho0, etas, times, [times[-1]], drift=drift,
+                                    noise_shift=noise_shift)
+        return float(np.abs(flow[0]).mean())
+
+    nominal = mean_alignment()
+    error = abs(mean_alignment(noise_shift=1.0) - nominal)
+    if reduction is not None:
+        error += abs(mean_alignment(drift_shift=1.0) - nominal)
+    return nominal, error

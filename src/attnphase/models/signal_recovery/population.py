@@ -169,7 +169,8 @@ def control_kurtosis(params: Parameters, rho: float) -> np.ndarray:
                     if not informative_only:
                         total_variance += noise_tokens * noise[k][0]
                         total_cumulant += noise_tokens * noise[k][1]
-                    out.append(float(3 + total_cumulant / total_variance**2))
+                    # a control without variance (σ → 0) carries nothing: infinite kurtosis leaves it out
+                    out.append(float(3 + total_cumulant / total_variance**2) if total_variance > 0 else math.inf)
             return out
 
     kurtosis = columns(rho, (1.0, -1.0) if params.sign_model == "C" else (1.0,))
@@ -233,9 +234,14 @@ def finite_reduction(params: Parameters, rhos, *, n_samples: int = 4096, seed: i
         for j, stores in enumerate(per_rho):
             reliable = reliable_controls(params, float(rhos[j]), n_samples)
             used, total = used + int(reliable.sum()), total + reliable.size
-            controls = np.concatenate(stores[3])[:, reliable]
+            controls = np.concatenate(stores[3])
+            if not np.all(np.isfinite(controls)):
+                # e^{βy} overflows: the scores are beyond float range, where the softmax is a hard maximum and the
+                # pathwise J′ misses the switching between tokens; nothing is computed (reported below)
+                mean[:, j] = err[:, j] = math.nan
+                continue
             for i in range(3):
-                mean[i, j], err[i, j] = _control_variate_mean(np.concatenate(stores[i]), controls)
+                mean[i, j], err[i, j] = _control_variate_mean(np.concatenate(stores[i]), controls[:, reliable])
     slope_factor = 1 - rhos**2
     with np.errstate(all="ignore"):
         finite = bool(np.all(np.isfinite(mean)) and np.all(np.isfinite(err)))

@@ -356,6 +356,124 @@ def test_bad_parameters_raise_parameter_error():
         api.threshold("linear", 8, 4, digits=0)
 
 
+def test_sizes_beyond_the_float64_range_raise_parameter_error():
+    """L and V have upper bounds (MAX_L = 2^256, linear 2^64, MAX_V = 2^64) where they enter: an int beyond them
+    gave OverflowError ("int too large to convert to float") deep inside; the largest sizes the tests use stay valid."""
+    from attnphase.models.copy_heads.parameters import MAX_L, MAX_LINEAR_L, MAX_V
+
+    huge = 10**300
+    calls = [lambda: api.threshold("linear", huge, 4, digits=10), lambda: api.threshold("softmax", 16, huge, digits=10),
+             lambda: api.threshold("linear", 16, huge, digits=10),
+             lambda: api.scaling("linear", huge, 16, 64, digits=5),
+             lambda: api.scaling_in_V("linear", 16, [4, 8, huge], digits=5),
+             lambda: api.threshold("softmax", MAX_L + 1, 4, digits=10),
+             lambda: api.threshold("linear", MAX_LINEAR_L + 1, 4, digits=10),
+             lambda: api.threshold("linear", 16, MAX_V + 1, digits=10)]
+    for call in calls:
+        with pytest.raises(ParameterError, match=r"invalid value for (L|V|V_values)"):
+            call()
+    assert api.threshold("linear", 16, MAX_V, digits=10, classify=False).success  # P* ≈ V² = 2^128
+    CopyHeadsInstance.validated(attention="softmax", L=MAX_L, V=4)
+
+
+def test_convention_keeps_the_converted_values_and_checks_its_flags():
+    """Convention(beta="2") was validated but kept the string (TypeError in n_of_P); bias="no" was accepted and acted
+    as bias=True (a silently wrong P*)."""
+    assert api.Convention(beta="2").beta == 2.0 and isinstance(api.Convention(beta="2").beta, float)
+    a = api.solve("softmax", 16, 4, 259.0, api.Convention(beta="2")).global_minimum
+    b = api.solve("softmax", 16, 4, 259.0, api.Convention(beta=2.0)).global_minimum
+    assert a.c_copy == b.c_copy
+    for bad in ("no", 0, 1, None):
+        with pytest.raises(ParameterError, match="bias"):
+            api.Convention(bias=bad)
+        with pytest.raises(ParameterError, match="bias"):
+            api.DEFAULT.with_(bias=bad)
+    assert api.Convention(bias=np.bool_(False)).bias is False
+
+
+def test_flags_are_bools_not_truth_values():
+    with pytest.raises(ParameterError, match="classify"):
+        api.threshold("linear", 16, 4, digits=5, classify="no")
+    with pytest.raises(ParameterError, match="fluctuations"):
+        api.simulate("linear", 8, 4, 400.0, fluctuations="yes", steps=20)
+
+
+def test_deprecated_aliases_conflicting_with_the_new_name_raise():
+    """sampler= and chains= silently overrode algorithm= and trials= given with other values."""
+    import warnings
+
+    from attnphase.models.copy_heads.simulation import _Default, _renamed
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        with pytest.raises(ParameterError, match="sampler.*algorithm='adam'"):
+            api.simulate("softmax", 8, 4, 400.0, algorithm="adam", sampler="sgld", trials=2, steps=20)
+        with pytest.raises(ParameterError, match="chains.*trials=4"):
+            api.simulate("softmax", 8, 4, 400.0, trials=4, chains=2, steps=20)
+        with pytest.raises(ParameterError, match="chains.*trials=4"):
+            api.simulate_row_model(8, 4, 400.0, trials=4, chains=2, steps=20)
+    with pytest.warns(DeprecationWarning, match="sampler"):
+        assert _renamed("algorithm", "mala", "sampler", "sgld", {"sgld": "mala"}) == "mala"  # the same, given twice
+    with pytest.warns(DeprecationWarning, match="chains"):
+        assert _renamed("trials", _Default(2), "chains", 6) == 6
+    with pytest.warns(DeprecationWarning, match="chains"):  # the default's value given explicitly also conflicts
+        with pytest.raises(ParameterError, match="chains"):
+            _renamed("trials", 2, "chains", 6)
+    assert _renamed("trials", _Default(2), "chains", None) == 2
+
+
+def test_entry_points_refuse_bad_input_with_parameter_error():
+    """Each of these raised TypeError, IndexError, ZeroDivisionError, ValueError (math domain, max/min of an empty
+    list) or AttributeError from inside, or returned a value (NaN, a result from lists of different lengths, a
+    negative burn-in run, digits of a negative error)."""
+    calls = {
+        "V_values": lambda: api.scaling_in_V("linear", 16, 5),
+        "P_values": lambda: api.simulate_sweep("softmax", 8, 4, 5.0, steps=20),
+        "P_values ": lambda: api.simulate_hysteresis(8, 4, [], steps=20),
+        "L": lambda: api.copy_plane_matrix(0, 0.1, 0.2),
+        "P_values  ": lambda: api.softmax_dual_mean_field(16, 4, []),
+        "factors": lambda: api.softmax_mean_field_window(16, 4, factors=[-1.0]),
+        "L_values": lambda: api.convention_table(L_values=[], V_values=[4, 8, 16]),
+        "L ": lambda: api.softmax_large_L_correction(1, 4),
+        "L  ": lambda: api.softmax_large_L_correction(float("nan"), 4),
+        "conv": lambda: api.row_set(16, None),
+        "bogus": lambda: api.sweep_point(bogus=1),
+        "conventions": lambda: api.convention_table(conventions=["A"]),
+        "result": lambda: api.plot_scaling(None),
+        "P_stars": lambda: api.softmax_ratio_extrapolation([16, 32], [1.0], 4),
+        "burn_in": lambda: api.simulate_hysteresis(8, 4, [400.0], steps=20, burn_in=-1),
+        "error": lambda: api.supported_digits_string(1.2345, -1.0),
+    }
+    for name, call in calls.items():
+        with pytest.raises(ParameterError, match=f"invalid value for {name.strip()}:"):
+            call()
+    assert api.supported_digits_string(1.2345, 0.0001) == "1.23"  # |value|/(2·error) ≈ 6e3: 3 digits
+
+
+def test_exact_action_helpers_validate_their_input():
+    """The public helpers of `exact` did no validation: an unknown boundary returned a tuple, β = NaN or τ < 0 a
+    float, a token beyond V an IndexError."""
+    G, tokens = exact.copy_plane_matrix(4, 0.3, 0.2), np.zeros((2, 4), int)
+    calls = {
+        "boundary": lambda: api.features_and_targets(G, tokens, 3, boundary="x"),
+        "beta": lambda: api.function_space_action(G, tokens, 3, float("nan"), 1.0),
+        "tau": lambda: api.function_space_action(G, tokens, 3, 1.0, -1),
+        "tau ": lambda: api.weight_space_action(G, tokens, 3, 1.0, 0.0),
+        "tokens": lambda: api.features_and_targets(G, np.full((2, 4), 3), 3),
+        "tokens ": lambda: api.weight_space_action(G, np.zeros((2, 5), int), 3, 1.0, 1.0),
+        "G": lambda: api.features_and_targets(np.ones((4, 3)), tokens, 3),
+        "centred": lambda: api.features_and_targets(G, tokens, 3, centred="yes"),
+        "t_rows": lambda: api.causal_plane_matrix(4, [0.1, 0.2], 0.3),
+        "c": lambda: api.causal_plane_matrix(4, 0.1, float("inf")),
+        "boundary  ": lambda: api.order_parameters_of(G, "mask"),
+    }
+    for name, call in calls.items():
+        with pytest.raises(ParameterError, match=f"invalid value for {name.strip()}:"):
+            call()
+    valid = api.weight_space_action(G, tokens, 3, 1.0, 1.0)
+    assert valid == pytest.approx(api.function_space_action(G, tokens, 3, 1.0, 1.0))
+
+
 def test_derivation_markdown_is_deterministic_and_shows_the_actions():
     a, b = derivation.derivation_markdown(), derivation.derivation_markdown()
     assert a == b

@@ -297,6 +297,14 @@ def test_causal_bad_input():
         api.threshold("softmax", api.CAUSAL_SOFTMAX_MAX_L + 1, 4, convention=CAUSAL)
     with pytest.raises(ParameterError):
         api.softmax_dual_mean_field(8, 4, [70.0], CAUSAL, n_grid=3)
+    # the row mean field's range, refused before any row table (solve ran for minutes at L = 300, forever at 1e6)
+    for L in (api.CAUSAL_SOFTMAX_MAX_L + 1, 10**6):
+        with pytest.raises(ParameterError, match=f"at most {api.CAUSAL_SOFTMAX_MAX_L}"):
+            api.solve("softmax", L, 4, 100.0, CAUSAL)
+        with pytest.raises(ParameterError, match=f"at most {api.CAUSAL_SOFTMAX_MAX_L}"):
+            api.softmax_row_mean_field(L, 4, 100.0, CAUSAL)
+    with pytest.raises(ParameterError, match="invalid value for L"):
+        api.threshold("linear", 2**24 + 1, 4, convention=CAUSAL)
     with pytest.raises(ParameterError):
         api.scaling("softmax", 4, 8, 32, convention=CAUSAL)
     with pytest.raises(ParameterError):

@@ -187,6 +187,12 @@ def test_mean_field_bad_input():
         api.simulate_hysteresis(16, 4, [100.0], data_sets=0)
     with pytest.raises(ParameterError):
         api.simulate_hysteresis(16, 4, [-5.0])
+    # periodic rows attend to L positions: at most 2^16 (numpy's "Maximum allowed size exceeded" at L = 10^300)
+    for L in (70000, 2**200):
+        with pytest.raises(ParameterError, match="invalid value for L"):
+            api.softmax_row_mean_field(L, 4, 259.0)
+    with pytest.raises(ParameterError, match="factors"):
+        api.softmax_mean_field_window(16, 4, factors=[1.0, 2.0])
 
 
 def test_supported_digits_follow_the_error():

@@ -21,6 +21,7 @@ from attnphase.models.copy_heads.homogeneous import DERIVED_ROUNDING, solve_resu
 from attnphase.models.copy_heads.instance import CopyHeadsInstance, harmonic_tail
 from attnphase.models.copy_heads.linear_transition import classify_landau, instability_transition, n_range
 from attnphase.models.copy_heads.results import CausalLinearTransition, Minimum, SolveResult
+from attnphase.models.copy_heads.row_tables import check_row_set_size
 from attnphase.numeric.minimize import multistart_local_minima
 from attnphase.numeric.precision import (
     larger_quadratic_root, larger_quadratic_root_mp, normalised_min_eigenvalue, normalised_min_eigenvalue_mp, working_dps,
@@ -236,12 +237,13 @@ def row_resolved_minima(inst: CopyHeadsInstance, n_):
 def causal_solve(inst: CopyHeadsInstance, P: float) -> SolveResult:
     """`solve` under the causal mask. Linear: minima of the row-resolved action over (t_2..t_L, c) (L ≤ 1024, a dense
     (L × L) Hessian per Newton step); c_uniform = mean row sum. Softmax: minima of the row mean-field free energy
-    F(m) (each row its own Cramér function; `row_mean_field.softmax_row_mean_field`)."""
+    F(m) (each row its own Cramér function; `row_mean_field.softmax_row_mean_field`; L ≤ 256, as for `threshold`)."""
     n_ = inst.n_of_P(P)
     minima = []
     if inst.attention == "softmax":
         from attnphase.models.copy_heads.row_mean_field import row_mean_field
 
+        check_row_set_size(inst.L, inst.convention.boundary)  # before the row tables: minutes at L = 300
         r = row_mean_field(inst, P)
         for mn in r.minima:
             losses = inst.losses(mn.m, mn.q, 1.0, 1.0, n_)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, fields, replace
 
-from attnphase.params import OneOf, ParameterSet, RealRange, parameter
+from attnphase.params import OneOf, ParameterSet, RealRange, check_bool, parameter
 
 __all__ = ["BOUNDARIES", "P_COUNTS", "LOSS_REDUCTIONS", "TAU_SCALES", "LINEAR_SCALES", "REMAINDERS", "TOKENS",
            "READ_OUTS", "ROW_SUMS", "Convention", "DEFAULT"]
@@ -78,11 +78,15 @@ class Convention(ParameterSet):
     s1: float = parameter(_POSITIVE, 1.0, help="Bias prior variance (linear).")
 
     def __post_init__(self):
-        # every construction is checked against the declarations (also `with_` and the dataclass constructor)
+        # every construction is checked against the declarations (also `with_` and the dataclass constructor), and
+        # keeps the converted value: beta="2" would otherwise reach the arithmetic as a string. A flag (bool by
+        # default, no declared range) must be a bool: bias="no" would act as True by its truth value.
         for f in fields(self):
             allowed = f.metadata.get("allowed")
             if allowed is not None:
-                allowed.check(f.name, getattr(self, f.name))
+                object.__setattr__(self, f.name, allowed.check(f.name, getattr(self, f.name)))
+            elif isinstance(f.default, bool):
+                object.__setattr__(self, f.name, check_bool(f.name, getattr(self, f.name)))
 
     @property
     def centred(self) -> bool:

@@ -9,13 +9,52 @@ expectation over the other scores (`numeric.gauss.sobol_expectation`).
 from __future__ import annotations
 
 import math
+import numbers
 
 import numpy as np
+
+from attnphase.errors import ParameterError
+from attnphase.models.copy_heads.convention import BOUNDARIES
+from attnphase.params import check_bool, check_choice, check_int, check_real, check_real_list
 
 __all__ = ["one_hot", "target_rows", "visible_positions", "causal_mask", "causal_plane_matrix", "shift_matrix",
            "features_and_targets", "weight_space_action", "function_space_action", "copy_plane_matrix",
            "order_parameters_of", "logistic_normal_logpdf", "row_logit_density_integrand",
            "row_joint_density_integrand", "row_participation_integrand"]
+
+
+# Largest L of the dense L × L matrices the public helpers build (2^13: half a GiB of float64).
+MAX_DENSE_L = 2**13
+
+
+def _checked_matrix(G) -> np.ndarray:
+    """G as a finite square float array (L × L, 2 <= L <= MAX_DENSE_L), or a ParameterError."""
+    allowed = f"a finite square matrix (L × L, L in [2, {MAX_DENSE_L}])"
+    try:
+        matrix = np.asarray(G, float)
+    except (TypeError, ValueError):
+        raise ParameterError("G", G, allowed) from None
+    if (matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1] or not 2 <= matrix.shape[0] <= MAX_DENSE_L
+            or not np.all(np.isfinite(matrix))):
+        raise ParameterError("G", f"array of shape {matrix.shape}", allowed)
+    return matrix
+
+
+def _checked_tokens(tokens, L_: int, V_: int) -> np.ndarray:
+    """Tokens as an integer array (P, L) with entries in [0, V), or a ParameterError."""
+    allowed = f"an integer array (P >= 1 sequences, L = {L_}) of tokens in [0, {V_ - 1}]"
+    try:
+        array = np.asarray(tokens)
+    except (TypeError, ValueError):
+        raise ParameterError("tokens", tokens, allowed) from None
+    if (array.ndim != 2 or array.shape[0] == 0 or array.shape[1] != L_ or not np.issubdtype(array.dtype, np.integer)
+            or array.min() < 0 or array.max() >= V_):
+        raise ParameterError("tokens", f"array of shape {array.shape}, dtype {array.dtype}", allowed)
+    return array
+
+
+def _checked_size(L_) -> int:
+    return check_int("L", L_, 2, MAX_DENSE_L)
 
 
 def one_hot(tokens: np.ndarray, V_: int) -> np.ndarray:
@@ -41,7 +80,12 @@ def causal_mask(L_: int) -> np.ndarray:
 def causal_plane_matrix(L_: int, t_rows, c_: float) -> np.ndarray:
     """Masked G with target rows t_l U_l + c(δ_{l−1} − U_l) (U_l = 1_{m≤l}/l) and row 1 zero; t_rows has
     L − 1 entries (one per target row) or is a scalar."""
-    t_rows = np.broadcast_to(np.asarray(t_rows, float), (L_ - 1,))
+    L_ = _checked_size(L_)
+    if isinstance(t_rows, numbers.Real):
+        t_rows = np.full(L_ - 1, check_real("t_rows", t_rows))
+    else:
+        t_rows = np.array(check_real_list("t_rows", t_rows, L_ - 1))
+    c_ = check_real("c", c_)
     G = np.zeros((L_, L_))
     for i in range(1, L_):
         l_ = i + 1
@@ -58,6 +102,11 @@ def shift_matrix(L_: int) -> np.ndarray:
 def features_and_targets(G: np.ndarray, tokens: np.ndarray, V_: int, boundary: str = "periodic", centred: bool = False):
     """Φ (N×V) rows h_l = Σ_m G_lm x_m and Y (N×V) rows y_l = x_{l−1}, over target positions
     (centred: the inputs x_m − 1/V, the targets one-hot)."""
+    V_ = check_int("V", V_, 2, 2**12)  # one_hot indexes a V × V identity matrix
+    boundary = check_choice("boundary", boundary, BOUNDARIES)
+    centred = check_bool("centred", centred)
+    G = _checked_matrix(G)
+    tokens = _checked_tokens(tokens, G.shape[0], V_)
     X = one_hot(tokens, V_)
     rows = target_rows(G.shape[0], boundary)
     H = np.einsum("lm,pmv->plv", G[rows], X - 1.0 / V_ if centred else X)
@@ -67,7 +116,8 @@ def features_and_targets(G: np.ndarray, tokens: np.ndarray, V_: int, boundary: s
 
 def weight_space_action(G, tokens, V_: int, beta_: float, tau_: float, boundary: str = "periodic", centred: bool = False) -> float:
     """Exact −log p(Y | G) with W integrated out, by V×V linear algebra (never the N×N kernel)."""
-    Phi, Y = features_and_targets(np.asarray(G, float), tokens, V_, boundary, centred)
+    beta_, tau_ = check_real("beta", beta_, 0.0, None, low_open=True), check_real("tau", tau_, 0.0, None, low_open=True)
+    Phi, Y = features_and_targets(G, tokens, V_, boundary, centred)
     N = Phi.shape[0]
     M = Phi.T @ Phi
     B = Phi.T @ Y
@@ -82,7 +132,8 @@ def weight_space_action(G, tokens, V_: int, beta_: float, tau_: float, boundary:
 
 def function_space_action(G, tokens, V_: int, beta_: float, tau_: float, boundary: str = "periodic", centred: bool = False) -> float:
     """Reference: the same −log marginal likelihood from the N×N kernel K = τΦΦᵀ + β⁻¹I (small N only)."""
-    Phi, Y = features_and_targets(np.asarray(G, float), tokens, V_, boundary, centred)
+    beta_, tau_ = check_real("beta", beta_, 0.0, None, low_open=True), check_real("tau", tau_, 0.0, None, low_open=True)
+    Phi, Y = features_and_targets(G, tokens, V_, boundary, centred)
     N = Phi.shape[0]
     K = tau_ * Phi @ Phi.T + np.eye(N) / beta_
     sign, logdet = np.linalg.slogdet(2 * math.pi * K)
@@ -92,6 +143,7 @@ def function_space_action(G, tokens, V_: int, beta_: float, tau_: float, boundar
 
 def copy_plane_matrix(L_: int, t_: float, c_: float) -> np.ndarray:
     """G = tU + c(S − U)."""
+    L_, t_, c_ = _checked_size(L_), check_real("t", t_), check_real("c", c_)
     U = np.full((L_, L_), 1.0 / L_)
     return t_ * U + c_ * (shift_matrix(L_) - U)
 
@@ -101,7 +153,14 @@ def order_parameters_of(G: np.ndarray, boundary: str = "periodic") -> dict[str, 
 
     Causal mask: c is the projection on the row-dependent copy direction δ_{l−1} − U_l (shared by all
     rows), t the mean row sum, t2 the mean squared row sum (what the data term's all-ones part sees)."""
-    G = np.asarray(G, float)
+    boundary = check_choice("boundary", boundary, BOUNDARIES)
+    allowed = "an array of square matrices (..., L, L), L >= 2"
+    try:
+        G = np.asarray(G, float)
+    except (TypeError, ValueError):
+        raise ParameterError("G", G, allowed) from None
+    if G.ndim < 2 or G.shape[-1] != G.shape[-2] or G.shape[-1] < 2:
+        raise ParameterError("G", f"array of shape {G.shape}", allowed)
     L_ = G.shape[-1]
     rows = target_rows(L_, boundary)
     Gt = G[..., rows, :]

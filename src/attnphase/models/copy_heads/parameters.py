@@ -10,14 +10,26 @@ from dataclasses import dataclass
 
 from attnphase.errors import ParameterError
 from attnphase.models.copy_heads.convention import DEFAULT, Convention
-from attnphase.params import IntRange, OneOf, ParameterSet, RealRange, parameter
+from attnphase.params import (
+    IntRange, OneOf, ParameterSet, RealRange, check_bool, check_real, check_real_list, parameter,
+)
 
-__all__ = ["ATTENTIONS", "REDUCTIONS", "ALGORITHMS", "MAX_SCALING_L", "reject_missing", "InstanceParameters", "DataSize",
-           "ThresholdSettings", "ScalingRange", "SimulationSettings"]
+__all__ = ["ATTENTIONS", "REDUCTIONS", "ALGORITHMS", "MAX_L", "MAX_LINEAR_L", "MAX_CAUSAL_LINEAR_L", "MAX_V",
+           "MAX_SCALING_L", "reject_missing", "check_P_values", "InstanceParameters", "DataSize", "ThresholdSettings",
+           "ScalingRange", "SimulationSettings"]
 
 ATTENTIONS = ("softmax", "linear")
 REDUCTIONS = ("convention-a", "first-attempt")
 ALGORITHMS = ("mala", "adam")
+# Largest sizes at which the float64 arithmetic of the reduced actions is known to work (docs/models/copy_heads.md,
+# "Ranges"). Softmax: P* is computed at L = 2^256 (tests), and the action's derivatives overflow float64 beyond it.
+# Linear: P* and the crossover are computed to L = 2^128, the first attempt fails (status) from L ~ 2^32 and raises
+# from 2^128: 2^64 leaves room on both sides. Causal linear: arrays of one entry per row (L − 1 floats). V: linear P*
+# ~ V² is computed to V = 2^100 (overflow of the action beyond ~2^128); softmax does not depend on V beyond ε.
+MAX_L = 2**256
+MAX_LINEAR_L = 2**64
+MAX_CAUSAL_LINEAR_L = 2**24
+MAX_V = 2**64
 MAX_SCALING_L = 2**24
 
 
@@ -30,13 +42,20 @@ def reject_missing(parameters: ParameterSet) -> None:
             raise ParameterError(name, None, allowed.describe())
 
 
+def check_P_values(name: str, values) -> list[float]:
+    """A non-empty list of data sizes P > 0 (a comma-separated string is accepted), or a ParameterError naming
+    `name`."""
+    return [check_real(name, P, 0.0, None, low_open=True) for P in check_real_list(name, values)]
+
+
 @dataclass(frozen=True)
 class InstanceParameters(ParameterSet):
     """(attention, L, V, convention) of one model instance (`instance.CopyHeadsInstance` adds its kernels)."""
 
     attention: str = parameter(OneOf(ATTENTIONS), help="Attention activation.")
-    L: int = parameter(IntRange(2, None), help="Sequence length.")
-    V: int = parameter(IntRange(2, None), help="Vocabulary size.")
+    L: int = parameter(IntRange(2, MAX_L),
+                       help="Sequence length (at most 2^256; linear attention 2^64, 2^24 with the causal mask).")
+    V: int = parameter(IntRange(2, MAX_V), help="Vocabulary size.")
     convention: Convention = parameter(None, DEFAULT)
 
     def check_joint(self) -> None:
@@ -45,6 +64,12 @@ class InstanceParameters(ParameterSet):
             raise ParameterError("convention", self.convention, "an attnphase.models.copy_heads.Convention")
         if self.convention.boundary in ("drop-first", "causal") and self.L < 3:
             raise ParameterError("L", self.L, f"an integer >= 3 with boundary '{self.convention.boundary}'")
+        if self.attention == "linear" and self.convention.boundary == "causal" and self.L > MAX_CAUSAL_LINEAR_L:
+            raise ParameterError("L", self.L, "an integer in [3, 2^24] for linear attention with boundary 'causal' "
+                                              "(arrays of one entry per row)")
+        if self.attention == "linear" and self.L > MAX_LINEAR_L:
+            raise ParameterError("L", self.L, "an integer in [2, 2^64] for linear attention (the float64 action "
+                                              "overflows from about 2^150)")
 
 
 @dataclass(frozen=True)
@@ -75,7 +100,7 @@ class ThresholdSettings(ParameterSet):
 class ScalingRange(ParameterSet):
     """The sizes of a scaling study: L_min, the powers of 2 in between and L_max (at least 3 values)."""
 
-    L_min: int = parameter(IntRange(2, None), help="Smallest L.")
+    L_min: int = parameter(IntRange(2, MAX_SCALING_L), help="Smallest L.")
     L_max: int = parameter(IntRange(2, MAX_SCALING_L), help="Largest L (>= L-min).")
     digits: int = parameter(IntRange(1, 100), 15, help="Significant digits of each P*.")
 
@@ -130,6 +155,7 @@ class SimulationSettings(ParameterSet):
 
     def check_joint(self) -> None:
         reject_missing(self)
+        check_bool("fluctuations", self.fluctuations)  # declared without a range: a flag, not a truth value
         if self.trials % self.data_sets:
             raise ParameterError("data_sets", self.data_sets, f"a divisor of trials ({self.trials}): every training "
                                                                "set gets the same number of runs")

@@ -12,10 +12,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from attnphase.errors import ParameterError
 from attnphase.models.copy_heads.convention import DEFAULT, Convention
 from attnphase.models.copy_heads.homogeneous import softmax_stationary_points, solve_instance
 from attnphase.models.copy_heads.instance import CopyHeadsInstance
-from attnphase.models.copy_heads.parameters import DataSize
+from attnphase.models.copy_heads.parameters import DataSize, check_P_values
+from attnphase.models.copy_heads.results import ScalingResult
 
 __all__ = ["theory_curves", "global_line", "plot_landscape", "plot_order_parameters", "plot_scaling"]
 
@@ -34,8 +36,8 @@ def theory_curves(attention: str, L: int, V: int, P_values: Sequence[float], con
     loss_gibbs, loss_mean_predictor}."""
     inst = CopyHeadsInstance.validated(attention=attention, L=L, V=V, convention=convention)
     rows = []
-    for P in P_values:
-        sol = solve_instance(inst, DataSize.validated(P=float(P)).P)
+    for P in check_P_values("P_values", P_values):
+        sol = solve_instance(inst, P)
         for i, mn in enumerate(sol.minima):
             if mn.stable:
                 rows.append({"P": float(P), "global": i == sol.global_index, "c_uniform": mn.c_uniform,
@@ -162,6 +164,8 @@ def plot_scaling(result, *, ax=None):
     L ln²L/(4εσ²)·C(ln L). Returns the Figure."""
     from attnphase.models.copy_heads.scaling_laws import softmax_large_L_correction
 
+    if not isinstance(result, ScalingResult):
+        raise ParameterError("result", result, "a ScalingResult (from scaling or scaling_in_V)")
     fig, ax = _axes(ax, figsize=(5.5, 4.2))
     over_L = result.variable == "L"
     size = (lambda p: p.L) if over_L else (lambda p: p.V)

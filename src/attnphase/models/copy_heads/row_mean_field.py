@@ -27,12 +27,14 @@ from attnphase.errors import ParameterError
 from attnphase.models.copy_heads import kernels
 from attnphase.models.copy_heads.convention import DEFAULT, Convention
 from attnphase.models.copy_heads.instance import CopyHeadsInstance
-from attnphase.models.copy_heads.parameters import DataSize
+from attnphase.models.copy_heads.parameters import DataSize, check_P_values
 from attnphase.models.copy_heads.results import (
     Barrier, DualMeanField, MeanFieldMinima, MeanFieldPoint, MeanFieldScanPoint, MeanFieldWindow, RowMeanFieldResult,
     RowMeanFieldTransition, WindowScanPoint,
 )
-from attnphase.models.copy_heads.row_tables import HYBRID_EXACT_MAX, ROW_SET_DENSITIES, row_set, tilted_row_moments
+from attnphase.models.copy_heads.row_tables import (
+    CAUSAL_SOFTMAX_MAX_L, HYBRID_EXACT_MAX, ROW_SET_DENSITIES, check_row_set_size, row_set, tilted_row_moments,
+)
 from attnphase.models.copy_heads.softmax_transition import softmax_n_scale, softmax_transition, supported_digits_string
 from attnphase.numeric.landscape import central_hessian_2d, mountain_pass, polish_and_merge
 from attnphase.numeric.threshold import window_and_coexistence
@@ -42,14 +44,14 @@ from attnphase.results import Status
 __all__ = ["CAUSAL_SOFTMAX_MAX_L", "DualGrid", "barrier", "softmax_instance", "row_mean_field",
            "softmax_row_mean_field", "softmax_mean_field_window", "softmax_dual_mean_field", "causal_softmax_transition"]
 
-CAUSAL_SOFTMAX_MAX_L = 256
-
 
 def softmax_instance(L: int, V: int, convention: Convention) -> CopyHeadsInstance:
-    """The validated softmax instance of a row mean field (which needs rows with two other positions)."""
+    """The validated softmax instance of a row mean field (which needs rows with two other positions, and row
+    tables of a size `row_tables.check_row_set_size` allows: checked here, before any work)."""
     inst = CopyHeadsInstance.validated(attention="softmax", L=L, V=V, convention=convention)
     if inst.L < 3:
         raise ParameterError("L", inst.L, "an integer >= 3 (a row needs at least two other positions)")
+    check_row_set_size(inst.L, inst.convention.boundary)
     return inst
 
 
@@ -228,7 +230,12 @@ def softmax_mean_field_window(L: int, V: int, convention: Convention = DEFAULT, 
     hom = softmax_transition(reference, digits=10)
     # scan centre: the homogeneous P*, or its natural scale where the homogeneous action has no first-order transition
     centre = hom.P_star if math.isfinite(hom.P_star) else reference.P_of_n(softmax_n_scale(reference))
-    factors = np.geomspace(0.6, 2.5, 49) if factors is None else np.asarray(factors, float)
+    if factors is None:
+        factors = np.geomspace(0.6, 2.5, 49)
+    else:  # P = factor × centre is a data size (> 0); the steepest rise and the spacing need 3 distinct points
+        factors = np.array(sorted(set(check_P_values("factors", factors))))
+        if len(factors) < 3:
+            raise ParameterError("factors", factors.tolist(), "at least 3 distinct numbers > 0")
 
     def solved(P_):
         return row_mean_field(inst, P_, row_density, n_grid)
@@ -293,7 +300,7 @@ def softmax_dual_mean_field(L: int, V: int, P_values, convention: Convention = D
     inst = softmax_instance(L, V, convention)
     n_grid = check_int("n_grid", n_grid, 10, 2000)
     row_density = check_choice("row_density", row_density, ROW_SET_DENSITIES)
-    Ps = [DataSize.validated(P=P).P for P in np.atleast_1d(np.asarray(P_values, float))]
+    Ps = check_P_values("P_values", P_values)
     grid = DualGrid(inst, row_density, n_grid, max(Ps))
     points = tuple(grid.minima(P) for P in Ps)
     status = Status.LIMITED if grid.edge_hits else Status.CONVERGED
@@ -316,9 +323,7 @@ def causal_softmax_transition(inst: CopyHeadsInstance, digits: int = 30, row_den
     128, 3 min at 256); the scan adds seconds. Float64: the digits kept are those the scan resolution supports
     (`supported_digits_string`)."""
     L, V = inst.L, inst.V
-    if L > CAUSAL_SOFTMAX_MAX_L:
-        raise ParameterError("L", L, f"at most {CAUSAL_SOFTMAX_MAX_L} for softmax with boundary 'causal' (a row mean "
-                                     "field with L − 1 distinct rows)")
+    check_row_set_size(L, inst.convention.boundary)
     row_density = ("exact" if L <= HYBRID_EXACT_MAX else "hybrid") if row_density is None else row_density
     factors = np.geomspace(0.3, 3.0, 25) if factors is None else np.asarray(factors, float)
     reference = inst.with_convention(inst.convention.with_(boundary="drop-first"))

@@ -30,13 +30,15 @@ from functools import lru_cache
 import numpy as np
 from scipy.special import expit
 
+from attnphase.errors import ParameterError
 from attnphase.models.copy_heads import exact
 from attnphase.models.copy_heads.convention import Convention
 from attnphase.numeric.tilting import Tilted, tilt
 from attnphase.params import check_choice, check_int
 
-__all__ = ["ROW_DENSITIES", "ROW_SET_DENSITIES", "JOINT_PARTICIPATION_BINS", "HYBRID_EXACT_MAX", "RowTable", "row_table",
-           "RowSet", "row_set", "tilted_rows", "tilted_row_moments", "tilted_row_covariance"]
+__all__ = ["ROW_DENSITIES", "ROW_SET_DENSITIES", "JOINT_PARTICIPATION_BINS", "HYBRID_EXACT_MAX", "MAX_ROW_LENGTH",
+           "CAUSAL_SOFTMAX_MAX_L", "check_row_set_size", "RowTable", "row_table", "RowSet", "row_set", "tilted_rows",
+           "tilted_row_moments", "tilted_row_covariance"]
 
 ROW_DENSITIES = ("exact", "shortcut", "joint")
 # "joint": bins of the participation Y per logit x (equal prior mass each); 8 and 32 bins give the same L = 32 copy
@@ -46,6 +48,23 @@ JOINT_PARTICIPATION_BINS = 16
 # the shortcut beyond (causal mask at large L, where L − 1 exact densities are too costly)
 ROW_SET_DENSITIES = ROW_DENSITIES + ("hybrid",)
 HYBRID_EXACT_MAX = 64
+# Most positions one row may attend to: its exact table is a Sobol average over the L − 1 other scores.
+MAX_ROW_LENGTH = 2**16
+# Largest L of a row set under the causal mask: one table per row length, L − 1 of them (about 3 min of tables and
+# grid at L = 256; at L = 300 a solve ran for minutes).
+CAUSAL_SOFTMAX_MAX_L = 256
+
+
+def check_row_set_size(L: int, boundary: str) -> int:
+    """L of a softmax row set (`row_set`), or a ParameterError naming L before any table is made: at most
+    MAX_ROW_LENGTH, and CAUSAL_SOFTMAX_MAX_L under the causal mask."""
+    if boundary == "causal":
+        L = check_int("L", L, 2, None)
+        if L > CAUSAL_SOFTMAX_MAX_L:
+            raise ParameterError("L", L, f"at most {CAUSAL_SOFTMAX_MAX_L} for softmax with boundary 'causal' (a row "
+                                         "mean field with L − 1 distinct rows)")
+        return L
+    return check_int("L", L, 2, MAX_ROW_LENGTH)
 
 
 @dataclass(frozen=True)
@@ -77,7 +96,7 @@ def row_table(L: int, sigma2: float, row_density: str = "exact", n_x: int = 600,
     tilted average over the table is the same sum over atoms."""
     from attnphase.numeric.gauss import sobol_expectation
 
-    L = check_int("L", L, 2, 2**16)  # positions the row attends to (2 and up under the causal mask)
+    L = check_int("L", L, 2, MAX_ROW_LENGTH)  # positions the row attends to (2 and up under the causal mask)
     row_density = check_choice("row_density", row_density, ROW_DENSITIES)
     sigma = math.sqrt(sigma2)
     centre = -math.log(L - 1) - sigma2 / 2
@@ -183,6 +202,9 @@ def row_set(L: int, conv: Convention, row_density: str = "exact") -> RowSet:
     row_density "hybrid": exact for rows attending to l ≤ HYBRID_EXACT_MAX positions, the shortcut beyond (its rate
     error, v(s² + sσ² − σ²)/(2σ⁴) with v = (e^{σ²} − 1)/(l − 1), shrinks as 1/l; at l = 64 the periodic P* it gives
     is 5.5% high, at 128 2.7%)."""
+    if not isinstance(conv, Convention):
+        raise ParameterError("conv", conv, "an attnphase.models.copy_heads.Convention")
+    L = check_row_set_size(L, conv.boundary)
     row_density = check_choice("row_density", row_density, ROW_SET_DENSITIES)
     lengths, counts = np.unique(exact.visible_positions(L, conv.boundary), return_counts=True)
 

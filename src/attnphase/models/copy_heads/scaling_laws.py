@@ -4,19 +4,22 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Iterable, Mapping
 
 import numpy as np
 
 from attnphase.errors import ParameterError
 from attnphase.models.copy_heads.convention import DEFAULT, Convention
 from attnphase.models.copy_heads.instance import CopyHeadsInstance
-from attnphase.models.copy_heads.parameters import ATTENTIONS, MAX_SCALING_L, ScalingRange, ThresholdSettings
+from attnphase.models.copy_heads.parameters import (
+    ATTENTIONS, MAX_L, MAX_SCALING_L, MAX_V, ScalingRange, ThresholdSettings,
+)
 from attnphase.models.copy_heads.results import (
     ClaimedLawFit, ConventionEntry, ConventionRow, ConventionTable, ScalingPoint, ScalingResult, SoftmaxExtrapolation,
 )
 from attnphase.models.copy_heads.thresholds import threshold_instance
 from attnphase.numeric.scaling import fit_power_law, law_fit
-from attnphase.params import OneOf, check_int
+from attnphase.params import OneOf, check_int, check_real_list
 from attnphase.results import Status
 
 __all__ = ["CLAIMED_LAWS", "claimed_law_fit", "softmax_large_L_correction", "softmax_ratio_extrapolation",
@@ -41,6 +44,23 @@ def claimed_law_fit(xs, ys, attention: str, which: str, variable: str) -> Claime
     return ClaimedLawFit(**dataclasses.asdict(fit), law=words, variable=variable, threshold=which)
 
 
+def _sizes(name: str, values, high: int, at_least: int = 1) -> list[int]:
+    """The distinct integers of a list of sizes in [2, high], sorted; at least `at_least` of them (a fit needs 3)."""
+    allowed = f"a list of at least {at_least} distinct integer(s) in [2, 2^{high.bit_length() - 1}]"
+    if isinstance(values, str) or not isinstance(values, Iterable):
+        raise ParameterError(name, values, allowed)
+    sizes = sorted({check_int(name, v, 2, high) for v in values})
+    if len(sizes) < at_least:
+        raise ParameterError(name, values, allowed + (" (a fit has 2 parameters)" if at_least == 3 else ""))
+    return sizes
+
+
+def _convention(conv) -> Convention:
+    if not isinstance(conv, Convention):
+        raise ParameterError("convention", conv, "an attnphase.models.copy_heads.Convention")
+    return conv
+
+
 def softmax_large_L_correction(L: int, V: int, conv: Convention = DEFAULT) -> float:
     """Large-L form of the softmax coexistence point, n* ≈ T ℓ²/(4εσ²) · C(ℓ), ℓ = ln L.
 
@@ -49,6 +69,9 @@ def softmax_large_L_correction(L: int, V: int, conv: Convention = DEFAULT) -> fl
     T s/σ² = εn dρ/dy gives e^{−2y} = 2/ℓ; equating the two branches, T s²/(2σ²) = (εn/2)(1 − 2/ℓ), so
     C(ℓ) = 1 + (2 ln ℓ + 4σ² + 2 − 2 ln 2)/ℓ + O(ln²ℓ/ℓ²).
     """
+    L = check_int("L", L, 2, MAX_L)  # ln ln L needs L > 1
+    check_int("V", V, 2, MAX_V)
+    conv = _convention(conv)
     ell = math.log(L)
     return 1 + (2 * math.log(ell) + 4 * conv.sigma2 + 2 - 2 * math.log(2)) / ell
 
@@ -80,7 +103,12 @@ def softmax_ratio_extrapolation(Ls, P_stars, V: int, conv: Convention = DEFAULT)
     to 1 with a remainder O(ln²ℓ/ℓ²); `corrected_slope` is its log-log slope against L over the
     points given (band from numeric.scaling), which must be ≈ 0.
     """
-    Ls = [int(v) for v in Ls]
+    if isinstance(Ls, str) or not isinstance(Ls, Iterable):
+        raise ParameterError("Ls", Ls, f"a list of integers in [2, 2^{MAX_L.bit_length() - 1}]")
+    Ls = [check_int("Ls", v, 2, MAX_L) for v in Ls]
+    P_stars = check_real_list("P_stars", P_stars, len(Ls), 0.0)
+    V = check_int("V", V, 2, MAX_V)
+    conv = _convention(conv)
     R_inf = 1 / (4 * (1 - 1 / V) * conv.sigma2)
     R = np.array([conv.n_of_P(p, L) / (conv.targets(L) * math.log(L) ** 2) for p, L in zip(P_stars, Ls)])
     corrected = R / (R_inf * np.array([softmax_large_L_correction(L, V, conv) for L in Ls]))
@@ -124,15 +152,13 @@ def scaling(attention: str, V: int, L_min: int, L_max: int, digits: int = 15, co
             L_values=None) -> ScalingResult:
     """P* (and the crossover) at L = L_min, 2^k in between, L_max (or at `L_values`); fits against each claimed law."""
     attention = OneOf(ATTENTIONS).check("attention", attention)
-    V = check_int("V", V, 2, None)
+    V = check_int("V", V, 2, MAX_V)
     if attention == "softmax" and isinstance(convention, Convention) and convention.boundary == "causal":
         raise ParameterError("boundary", "causal", "'periodic' or 'drop-first' for softmax scaling: under the causal mask "
                                                    "the row mean field has no first-order transition at L = 8...256, so "
                                                    "there is no P* to fit")
     if L_values is not None:
-        Ls = sorted({check_int("L_values", v, 2, None) for v in L_values})
-        if len(Ls) < 3:
-            raise ParameterError("L_values", L_values, "at least 3 distinct integers >= 2 (a fit has 2 parameters)")
+        Ls = _sizes("L_values", L_values, MAX_L, at_least=3)
         digits = ThresholdSettings.validated(digits=digits).digits
     else:
         sizes = ScalingRange.validated(L_min=L_min, L_max=L_max, digits=digits)
@@ -156,10 +182,8 @@ def scaling(attention: str, V: int, L_min: int, L_max: int, digits: int = 15, co
 def scaling_in_V(attention: str, L: int, V_values, digits: int = 15, convention: Convention = DEFAULT) -> ScalingResult:
     """P* (and the crossover) against V at fixed L, fitted against the claimed V laws."""
     attention = OneOf(ATTENTIONS).check("attention", attention)
-    L = check_int("L", L, 2, None)
-    Vs = sorted({check_int("V_values", v, 2, None) for v in V_values})
-    if len(Vs) < 3:
-        raise ParameterError("V_values", V_values, "at least 3 distinct integers >= 2 (a fit has 2 parameters)")
+    L = check_int("L", L, 2, MAX_L)
+    Vs = _sizes("V_values", V_values, MAX_V, at_least=3)
     digits = ThresholdSettings.validated(digits=digits).digits
     points = _points(attention, Vs, L, "V", digits, convention)
     return ScalingResult(attention, "V", {"L": L}, tuple(points), _fits(attention, points, "V"), None, Status.CONVERGED,
@@ -188,8 +212,17 @@ _SOFTMAX_BLIND = {"linear_scale", "bias", "remainder", "tokens"}
 def convention_table(L_values=(16, 32, 64, 128, 256, 512, 1024, 2048, 4096), V_values=(4, 8, 16, 32, 64),
                      V_fixed: int = 4, L_fixed: int = 1024, conventions=None) -> ConventionTable:
     """For each convention: the fitted exponents of every claimed law and whether the claim holds."""
+    L_values = _sizes("L_values", L_values, MAX_L, at_least=3)
+    V_values = _sizes("V_values", V_values, MAX_V, at_least=3)
+    V_fixed = check_int("V_fixed", V_fixed, 2, MAX_V)
+    L_fixed = check_int("L_fixed", L_fixed, 2, MAX_L)
+    if conventions is None:
+        conventions = NAMED_CONVENTIONS
+    elif not (isinstance(conventions, Mapping) and conventions
+              and all(isinstance(c, Convention) for c in conventions.values())):
+        raise ParameterError("conventions", conventions, "a non-empty mapping of names to Convention objects")
     rows = []
-    for name, conv in (conventions or NAMED_CONVENTIONS).items():
+    for name, conv in conventions.items():
         changed = {f for f in _SOFTMAX_BLIND if getattr(conv, f) != getattr(DEFAULT, f)}
         note = ""
         if changed and changed <= _SOFTMAX_BLIND and conv.boundary == DEFAULT.boundary:

@@ -21,12 +21,12 @@ from attnphase.models.copy_heads.exact import order_parameters_of
 from attnphase.models.copy_heads.fluctuations import posterior_means_instance
 from attnphase.models.copy_heads.homogeneous import solve_instance
 from attnphase.models.copy_heads.instance import CopyHeadsInstance
-from attnphase.models.copy_heads.parameters import DataSize, InstanceParameters, SimulationSettings
+from attnphase.models.copy_heads.parameters import DataSize, InstanceParameters, SimulationSettings, check_P_values
 from attnphase.models.copy_heads.simulation_results import (
     ChainDiagnostics, HysteresisChain, HysteresisPoint, HysteresisResult, RowModelResult, RunSummary, SimulationResult, StartMean,
     SweepResult,
 )
-from attnphase.params import check_choice, check_int
+from attnphase.params import check_int
 from attnphase.results import Status
 from attnphase.validate.compare import Comparison, batch_means
 
@@ -73,15 +73,30 @@ def _alternating_starts(count: int) -> list[str]:
     return [("uniform", "copy")[i % 2] for i in range(count)]
 
 
-def _renamed(algorithm, trials, sampler, chains):
-    """The one-release spellings sampler= ("sgld" meant MALA) and chains= of `algorithm` and `trials`."""
-    if sampler is not None:
-        warnings.warn("sampler= is deprecated; use algorithm= ('sgld' is 'mala')", DeprecationWarning, stacklevel=3)
-        algorithm = "mala" if sampler == "sgld" else sampler
-    if chains is not None:
-        warnings.warn("chains= is deprecated; use trials=", DeprecationWarning, stacklevel=3)
-        trials = chains
-    return algorithm, trials
+class _Default:
+    """The default of a parameter that has a deprecated spelling, told apart from the same value given explicitly
+    (`_renamed`); shown as the value in signatures."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+
+def _renamed(name: str, value, old_name: str, old_value, old_meaning=None):
+    """The value of a parameter given by its name or by its one-release old spelling (a DeprecationWarning): its
+    `_Default` when neither is given, a ParameterError naming both when both are given with different values (neither
+    may silently win). old_meaning maps an old value to its new spelling (sampler="sgld" is algorithm="mala")."""
+    given = not isinstance(value, _Default)
+    if old_value is None:
+        return value if given else value.value
+    note = f" ({', '.join(f'{old!r} is {new!r}' for old, new in old_meaning.items())})" if old_meaning else ""
+    warnings.warn(f"{old_name}= is deprecated; use {name}={note}", DeprecationWarning, stacklevel=3)
+    meant = old_meaning.get(old_value, old_value) if old_meaning and isinstance(old_value, str) else old_value
+    if given and value != meant:
+        raise ParameterError(old_name, old_value, f"left out, or equal to {name}={value!r} (its new name, given too)")
+    return meant
 
 
 # A quantity whose draws spread less than this (relative) is constant by construction up to rounding (softmax rows
@@ -141,13 +156,15 @@ def _comparison(name: str, theory: float, theory_error: float, statistics) -> Co
     return Comparison(name, float(theory), float(theory_error), mean, sd, sem, int(n), z, agrees, n_sigma)
 
 
-def simulate(attention: str, L: int, V: int, P: float, *, algorithm: str = "mala", trials: int = 2, steps: int = 4000,
-             seed: int = 0, device: str = "auto", convention: Convention = DEFAULT, qk_width: int | None = None,
-             n_test_sequences: int = 2000, rng: str = "device", fluctuations: bool = False, data_sets: int = 1,
+def simulate(attention: str, L: int, V: int, P: float, *, algorithm: str = _Default("mala"),
+             trials: int = _Default(2), steps: int = 4000, seed: int = 0, device: str = "auto",
+             convention: Convention = DEFAULT, qk_width: int | None = None, n_test_sequences: int = 2000,
+             rng: str = "device", fluctuations: bool = False, data_sets: int = 1,
              threads: int | None = None, sampler: str | None = None, chains: int | None = None) -> SimulationResult:
     """Sample (MALA, trials alternating uniform and copy starts) or train (Adam, `trials` seeds) the real network at
-    P and compare the measured order parameters and losses with the theory. rng: "device" or "cpu", where the random
-    numbers are drawn (`attnphase.validate.seeds`).
+    P and compare the measured order parameters and losses with the theory (sampler= and chains= are the deprecated
+    spellings of algorithm= and trials=). rng: "device" or "cpu", where the random numbers are drawn
+    (`attnphase.validate.seeds`).
 
     The number of training sequences is P/T rounded (P counts target tokens by default) or P
     (`P_counts="sequences"`). data_sets: independent training sets of that size, trials/data_sets consecutive runs
@@ -165,7 +182,8 @@ def simulate(attention: str, L: int, V: int, P: float, *, algorithm: str = "mala
     from attnphase.models.copy_heads.samplers import run_adam, run_langevin, step_work
     from attnphase.validate.device import choose_threads
 
-    algorithm, trials = _renamed(algorithm, trials, sampler, chains)
+    algorithm = _renamed("algorithm", algorithm, "sampler", sampler, old_meaning={"sgld": "mala"})
+    trials = _renamed("trials", trials, "chains", chains)
     inst = CopyHeadsInstance.validated(attention=attention, L=L, V=V, convention=convention)
     P = DataSize.validated(P=P).P
     settings = SimulationSettings.validated(algorithm=algorithm, trials=trials, steps=steps, seed=seed, device=device,
@@ -246,12 +264,14 @@ def simulate_sweep(attention: str, L: int, V: int, P_values, *, algorithm: str =
     from attnphase.models.copy_heads.samplers import run_adam, run_langevin
 
     inst = CopyHeadsInstance.validated(attention=attention, L=L, V=V, convention=convention)
-    algorithm = check_choice("algorithm", algorithm, ("mala", "adam"))
     per_P = check_int("trials_per_P", trials_per_P, 1, 4096)
+    settings = SimulationSettings.validated(algorithm=algorithm, steps=steps, seed=seed, device=device,
+                                            n_test_sequences=n_test_sequences)
+    algorithm, steps, seed = settings.algorithm, settings.steps, settings.seed
     conv = inst.convention
     cfg = net.CopyTaskConfig.of(inst)
-    sequences = [conv.sequences_of_P(DataSize.validated(P=P).P, inst.L) for P in P_values]
-    dev, train, test = prepare_data(cfg, device, seed, "device", sequences, n_test_sequences)
+    sequences = [conv.sequences_of_P(P, inst.L) for P in check_P_values("P_values", P_values)]
+    dev, train, test = prepare_data(cfg, settings.device, seed, "device", sequences, settings.n_test_sequences)
     train = train.repeat(per_P)
     K = len(sequences) * per_P
     if algorithm == "mala":
@@ -300,9 +320,11 @@ def simulate_hysteresis(L: int, V: int, P_values, *, data_sets: int = 2, steps: 
     from attnphase.models.copy_heads.samplers import run_langevin
 
     inst = CopyHeadsInstance.validated(attention="softmax", L=L, V=V, convention=convention)
-    P_values = [DataSize.validated(P=P).P for P in P_values]
+    P_values = check_P_values("P_values", P_values)
     data_sets = check_int("data_sets", data_sets, 1, 1000)
     steps = check_int("steps", steps, 20, 10**7)
+    if burn_in is not None:  # at least two samples (every 10 steps) after burn-in for a batch-means error
+        burn_in = check_int("burn_in", burn_in, 0, steps - 20)
     conv = inst.convention
     cfg = net.CopyTaskConfig.of(inst)
     sequences = [conv.sequences_of_P(P, inst.L) for P in P_values]
@@ -337,18 +359,18 @@ def simulate_hysteresis(L: int, V: int, P_values, *, data_sets: int = 2, steps: 
     return HysteresisResult(inst.L, inst.V, steps, data_sets, tuple(points), run.status, run.message)
 
 
-def simulate_row_model(L: int, V: int, P: float, *, trials: int = 8, steps: int = 3000, seed: int = 0,
+def simulate_row_model(L: int, V: int, P: float, *, trials: int = _Default(8), steps: int = 3000, seed: int = 0,
                        device: str = "auto", convention: Convention = DEFAULT, chains: int | None = None) -> RowModelResult:
     """Softmax: MALA of the row model, the attention scores under the self-averaged data term S_data(m, q) (no data
     set; `samplers.run_row_model`), chains alternating uniform and copy starts. It is the model the row mean field
     approximates by its saddle point over (m, q) (and, with row_density "exact", by each row's mean participation),
     and it differs from the sampled network (`simulate`, `simulate_hysteresis`) only by the finite data set;
     comparing the three separates the approximations. Time means over the chains after burn-in, errors from batch
-    means (10 batches per chain)."""
+    means (10 batches per chain). chains= is the deprecated spelling of trials=."""
     from attnphase.models.copy_heads import network as net
     from attnphase.models.copy_heads.samplers import run_row_model
 
-    _, trials = _renamed(None, trials, None, chains)
+    trials = _renamed("trials", trials, "chains", chains)
     inst = CopyHeadsInstance.validated(attention="softmax", L=L, V=V, convention=convention)
     P = DataSize.validated(P=P).P
     trials = check_int("trials", trials, 1, 4096)
@@ -382,6 +404,7 @@ def check_sweep_point(attention: str = "softmax", L: int = 16, V: int = 4, P: fl
 
 def sweep_point(attention: str = "softmax", L: int = 16, V: int = 4, P: float = 100.0, **convention_fields) -> dict[str, float]:
     """One point of a parameter sweep: the global minimum and its losses (picklable, top level)."""
+    check_sweep_point(attention, L, V, P, **convention_fields)
     convention = Convention(**convention_fields) if convention_fields else DEFAULT
     g = solve_instance(CopyHeadsInstance.validated(attention=attention, L=L, V=V, convention=convention),
                        DataSize.validated(P=P).P).global_minimum

@@ -19,6 +19,7 @@ crosses none of those 41 levels would still be missed: none was ever seen).
 from __future__ import annotations
 
 import math
+import numbers
 
 import mpmath
 import numpy as np
@@ -178,6 +179,12 @@ def supported_digits_string(value: float, error: float, requested: int = 17) -> 
     density (relative ~1e-3), not by the arithmetic: an mpmath evaluation of the same Sobol sums would
     carry more digits of the same estimate, not more correct digits. This string is what `--digits`
     can honestly deliver for it."""
+    for name, number in (("value", value), ("error", error)):
+        if isinstance(number, bool) or not isinstance(number, numbers.Real):
+            raise ParameterError(name, number, "a real number")
+    if error < 0:  # NaN passes: no digits supported, the empty string below
+        raise ParameterError("error", error, "a real number >= 0 (NaN or inf: no digits supported)")
+    requested = check_int("requested", requested, 1, 100)
     if not (math.isfinite(value) and math.isfinite(error)):
         return ""
     digits = 17 if error <= 0 else int(math.floor(math.log10(abs(value) / (2 * error))))

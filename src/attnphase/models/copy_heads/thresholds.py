@@ -17,6 +17,7 @@ from attnphase.models.copy_heads.parameters import ThresholdSettings
 from attnphase.models.copy_heads.linear_transition import first_attempt_transition, linear_transition, n_range
 from attnphase.models.copy_heads.results import LinearTransition, SoftmaxTransition, Transition
 from attnphase.models.copy_heads.softmax_transition import softmax_n_scale, softmax_transition
+from attnphase.params import check_bool
 from attnphase.results import Status
 
 __all__ = ["action_overflow", "threshold_instance", "threshold"]
@@ -80,4 +81,4 @@ def threshold(attention: str, L: int, V: int, digits: int = 30, convention: Conv
     """
     inst = CopyHeadsInstance.validated(attention=attention, L=L, V=V, convention=convention)
     settings = ThresholdSettings.validated(digits=digits, reduction=reduction)
-    return threshold_instance(inst, settings.digits, classify, settings.reduction)
+    return threshold_instance(inst, settings.digits, check_bool("classify", classify), settings.reduction)

@@ -31,15 +31,28 @@ import torch
 from attnphase.errors import ParameterError
 from attnphase.models.positional_semantic.parameters import Parameters, Simulation
 from attnphase.models.positional_semantic.results import GDResult
+from attnphase.params import check_choice, check_int
 from attnphase.validate.device import choose_threads, select_device
-from attnphase.validate.seeds import generator, randn
+from attnphase.validate.seeds import RNG_SOURCES, generator, randn
 from attnphase.validate.training import divergence, torch_threads, train_full_batch
 
-__all__ = ["MAX_TRAINING_NUMBERS", "AttentionProblem", "simulate", "SIMULATORS"]
+__all__ = ["MAX_TRAINING_NUMBERS", "DTYPES", "AttentionProblem", "simulate", "SIMULATORS"]
 
 # The training tokens of all trials are held at once (K·n·L·d numbers, n = round(αd)); beyond this many
 # the allocation fails (α = 1e300 asked for ~1e300 numbers) or swaps, so such runs are refused up front.
 MAX_TRAINING_NUMBERS = 1 << 28
+# The floating-point types a run may use, by name (`simulate` takes the torch dtype or its name).
+DTYPES = {"float64": torch.float64, "float32": torch.float32}
+# The most torch CPU threads a run may ask for (the CLI's --threads has the same bound).
+MAX_THREADS = 4096
+
+
+def _checked_dtype(dtype) -> torch.dtype:
+    """`dtype` (torch.float64, "float64", "torch.float32", ...) as one of DTYPES, or a ParameterError."""
+    name = str(dtype).removeprefix("torch.") if isinstance(dtype, (str, torch.dtype)) else None
+    if name not in DTYPES:
+        raise ParameterError("dtype", dtype, "torch.float64 or torch.float32 (or the name, e.g. 'float64')")
+    return DTYPES[name]
 
 
 def _attention(fields: torch.Tensor) -> torch.Tensor:
@@ -97,15 +110,25 @@ def simulate(*, omega, alpha, d=1000, init="semantic", trials=5, seed=0, steps=5
     values are checked against `Parameters`, the run's against `Simulation` (one declaration each, shared
     with the CLI).
 
-    num_threads: torch CPU threads for this call (restored afterwards); None: `validate.device.choose_threads`
-    from the work of one step (the batched products over the K·n·L·d training numbers): one thread unless
-    that is large enough to gain from the idle cores (on a shared machine extra threads slow these small
-    tensor operations down several-fold). The count used is reported as `threads`.
+    num_threads: torch CPU threads for this call (an integer in [1, 4096], restored afterwards); None:
+    `validate.device.choose_threads` from the work of one step (the batched products over the K·n·L·d training
+    numbers): one thread unless that is large enough to gain from the idle cores (on a shared machine extra threads
+    slow these small tensor operations down several-fold). The count used is reported as `threads`.
     rng: "device" or "cpu", where the random numbers are drawn (`attnphase.validate.seeds`).
+    device: "auto", "cpu" or "cuda" (`validate.device.select_device`). dtype: torch.float64 or torch.float32 (or
+    its name). test_chunk: test samples per trial evaluated at once (a positive integer; it bounds the memory of
+    the test error, not its value).
     """
     params = Parameters.validated(omega=omega, sigma=sigma, lam=lam, A=A, L=L)
     run = Simulation.validated(alpha=alpha, d=d, init=init, trials=trials, seed=seed, steps=steps, lr=lr,
                                test_samples=test_samples)
+    # the settings the declarations do not cover, checked before any work (a test_chunk of 0 never finished)
+    device = select_device(device)
+    dtype = _checked_dtype(dtype)
+    rng = check_choice("rng", rng, RNG_SOURCES)
+    test_chunk = check_int("test_chunk", test_chunk, 1)
+    if num_threads is not None:  # None asks for the count chosen from the work (0 would be read the same way)
+        num_threads = check_int("num_threads", num_threads, 1, MAX_THREADS)
     alpha, d, init, K, steps, test_samples = run.alpha, run.d, run.init, run.trials, run.steps, run.test_samples
     if K * alpha * d * L * d > MAX_TRAINING_NUMBERS:
         raise ParameterError("alpha", alpha, f"at most {MAX_TRAINING_NUMBERS / (K * d * L * d):.3g} for trials = {K}, "
@@ -126,18 +149,17 @@ def simulate(*, omega, alpha, d=1000, init="semantic", trials=5, seed=0, steps=5
     return dataclasses.replace(result, threads=threads)
 
 
-def _train_and_measure(params: Parameters, alpha, d, init, K, seed, steps, lr, optimizer, test_samples, device, dtype,
-                       test_chunk, rng) -> GDResult:
+def _train_and_measure(params: Parameters, alpha, d, init, K, seed, steps, lr, optimizer, test_samples,
+                       device: torch.device, dtype, test_chunk, rng) -> GDResult:
     n = max(1, round(alpha * d))
-    dev = select_device(device)
-    gen = generator(seed, dev, rng)
-    problem = AttentionProblem(K, n, d, params, gen, dev, dtype)
+    gen = generator(seed, device, rng)
+    problem = AttentionProblem(K, n, d, params, gen, device, dtype)
     if init == "semantic":
         Q0 = problem.teacher.clone()
     elif init == "positional":
-        Q0 = torch.ones(K, d, device=dev, dtype=dtype) / math.sqrt(d)
+        Q0 = torch.ones(K, d, device=device, dtype=dtype) / math.sqrt(d)
     else:
-        Q0 = 0.1 * randn((K, d), gen, dev, dtype)
+        Q0 = 0.1 * randn((K, d), gen, device, dtype)
 
     def objective(Q):
         return problem.loss_sum(Q, problem.train) + 0.5 * params.lam * (Q**2).sum(dim=1)
@@ -149,8 +171,8 @@ def _train_and_measure(params: Parameters, alpha, d, init, K, seed, steps, lr, o
         m = (Q @ problem.p[0]).abs() / math.sqrt(d)  # |1ᵀQ|/d
         theta = sigma**2 * (Q * problem.teacher).sum(dim=1).abs() / d
         q = sigma**2 * (Q**2).sum(dim=1) / d
-        total = torch.zeros(K, dtype=dtype, device=dev)
-        total_squares = torch.zeros(K, dtype=dtype, device=dev)
+        total = torch.zeros(K, dtype=dtype, device=device)
+        total_squares = torch.zeros(K, dtype=dtype, device=device)
         remaining = test_samples
         while remaining > 0:
             chunk = min(test_chunk, remaining)
@@ -166,7 +188,8 @@ def _train_and_measure(params: Parameters, alpha, d, init, K, seed, steps, lr, o
     status, bad = divergence(measured)
     message = (f"{bad} of {K} seeds ended with non-finite overlaps or errors ({optimizer}, lr = {lr:g}): lower the "
                f"learning rate") if bad else f"{steps} {optimizer} steps of {K} seeds"
-    return GDResult(*measured, init, optimizer, d, n, steps, float(lr), str(dev), test_samples, status, message, test_sem)
+    return GDResult(*measured, init, optimizer, d, n, steps, float(lr), str(device), test_samples, status, message,
+                    test_sem)
 
 
 def _agreement_run(device: torch.device, init: str, seed: int) -> dict[str, np.ndarray]:

@@ -54,3 +54,50 @@ def test_simulate_names_num_threads_not_the_cli_option(threads):
 @pytest.mark.parametrize("name, value", [("rng", "gpu"), ("rng", None), ("device", "tpu"), ("device", 3)])
 def test_simulate_refuses_a_bad_rng_or_device(name, value):
     raises_named(name, ps.simulate, **{**TINY_RUN, name: value})
+
+
+# -- solve, threshold, phase_curve, spinodals: containers and flags -------------------------------------------------
+
+
+@pytest.mark.parametrize("branches", [None, 5, "semantic"])
+def test_solve_refuses_branches_that_are_not_a_sequence_of_names(branches):
+    """None and 5 used to fail iterating (TypeError); a single name was read letter by letter."""
+    raises_named("branches", ps.solve, 0.3, 1.25, branches=branches, rules=TENSOR_RULES)
+
+
+@pytest.mark.parametrize("rules", [None, 5, 2.5])
+def test_solve_refuses_rules_that_are_neither_auto_nor_a_sequence(rules):
+    raises_named("rules", ps.solve, 0.3, 1.25, rules=rules)
+
+
+@pytest.mark.parametrize("stability", ["no", 0, 1, None])
+def test_solve_refuses_a_stability_flag_that_is_not_a_bool(stability):
+    """'no' used to be taken by its truth value: the stability was computed all the same."""
+    raises_named("stability", ps.solve, 0.3, 1.25, stability=stability, rules=TENSOR_RULES)
+
+
+@pytest.mark.parametrize("which", [None, 1, "alpha_c"])
+def test_threshold_and_phase_curve_refuse_which_that_is_not_a_sequence(which):
+    raises_named("which", ps.threshold, 0.3, which=which)
+    raises_named("which", ps.phase_curve, [0.3], which=which)
+
+
+def test_threshold_refuses_rules_that_are_not_a_sequence():
+    raises_named("rules", ps.threshold, 0.3, rules=None)
+
+
+def test_spinodals_refuse_branches_that_are_not_a_sequence():
+    raises_named("branches", ps.spinodals, 0.3, branches=None)
+
+
+# -- the plots --------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("curve", [None, 3, "rows", [1, 2]])
+def test_plot_phase_diagram_refuses_what_is_not_a_curve(curve):
+    raises_named("curve", ps.plot_phase_diagram, curve)
+
+
+@pytest.mark.parametrize("results", [None, 3, [None], [{"alpha": 1.0}]])
+def test_plot_order_parameters_refuses_what_is_not_solve_results(results):
+    raises_named("results", ps.plot_order_parameters, results)

@@ -26,14 +26,14 @@ import numpy as np
 
 from attnphase import progress
 from attnphase.errors import ParameterError
-from attnphase.models.positional_semantic.parameters import Parameters, ThresholdSearch
+from attnphase.models.positional_semantic.parameters import Parameters, ThresholdSearch, check_names
 from attnphase.models.positional_semantic.point import linear_baseline
 from attnphase.models.positional_semantic.results import PhaseCurve, Thresholds, combined_status
 from attnphase.models.positional_semantic.rules import count_line_probes, resolve_rules
 from attnphase.models.positional_semantic.thresholds import ALPHA_CEILING, SYMMETRIC_A, THRESHOLD_TOL, refine, threshold
 from attnphase.numeric.branches import extrapolate
 from attnphase.numeric.threshold import noisy_threshold
-from attnphase.params import check_bool, check_choice, check_real_list
+from attnphase.params import check_bool, check_real_list
 from attnphase.results import Status
 from attnphase.resume import computed_once, kept_directory
 
@@ -78,7 +78,7 @@ def phase_curve(omegas, sigma=0.5, lam=0.01, A=None, L=2, *, tol=1e-3, alpha_min
     if not base.swap_symmetric:
         raise ParameterError("A", base.A, SYMMETRIC_A)
     search = ThresholdSearch.validated(tol=tol, alpha_min=alpha_min, alpha_max=alpha_max)
-    which = tuple(check_choice("which", name, ("alpha_c", "alpha_l")) for name in which)
+    which = tuple(check_names("which", which, ("alpha_c", "alpha_l"), "which"))
     outer_split_check = check_bool("outer_split_check", outer_split_check)
     ladder, _, verified = resolve_rules(base, rules, count_line_probes(search.tol, THRESHOLD_TOL))
     kept = None

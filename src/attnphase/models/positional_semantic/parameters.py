@@ -10,15 +10,16 @@ for (a tolerance) and the settings of the simulator the same way.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
 
 from attnphase.errors import ParameterError
-from attnphase.params import IntRange, OneOf, ParameterSet, RealListRange, RealRange, parameter
+from attnphase.params import IntRange, OneOf, ParameterSet, RealListRange, RealRange, check_choice, parameter
 
 __all__ = ["DEFAULT_A", "MAX_ALPHA", "SIGMA_RANGE", "LAM_RANGE", "INITS", "Parameters", "Accuracy", "ThresholdSearch",
-           "Simulation", "default_gram", "check_parameter"]
+           "Simulation", "default_gram", "check_parameter", "check_names"]
 
 DEFAULT_A = (0.6, 0.4, 0.4, 0.6)
 # σ and λ ranges where the solver's starting point and the baseline stay representable: below σ = 1e-3
@@ -152,3 +153,12 @@ def check_parameter(name: str, value):
     """One parameter checked against its declaration alone (for entry points that need only some, e.g.
     the linear baseline, which depends on ω, σ and L but not on A)."""
     return Parameters.declarations()[name].metadata["allowed"].check(name, value)
+
+
+def check_names(name: str, values, choices: tuple[str, ...], element: str) -> list[str]:
+    """The names in `values` (a tuple, a list, ...), each checked against `choices` and named `element` in its error.
+    Anything else is a ParameterError naming `name`: None or a number holds no names, and a single name given as a
+    string would be read letter by letter."""
+    if isinstance(values, str) or not isinstance(values, Iterable):
+        raise ParameterError(name, values, "a sequence of names from " + ", ".join(repr(c) for c in choices))
+    return [check_choice(element, value, choices) for value in values]

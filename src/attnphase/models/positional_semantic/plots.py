@@ -7,7 +7,12 @@ with these.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+
 import numpy as np
+
+from attnphase.errors import ParameterError
+from attnphase.models.positional_semantic.results import PhaseCurve, SolveResult
 
 __all__ = ["plot_phase_diagram", "plot_order_parameters"]
 
@@ -29,7 +34,8 @@ def plot_phase_diagram(curve, ax=None):
     a value whose error does not meet the tolerance (status limited) is drawn as an open marker, and one without
     an error bound (infinite error) without a band. Below α_c
     the positional branch has the lower training loss, above it the semantic one."""
-    rows = curve.rows() if hasattr(curve, "rows") else list(curve)
+    rows = list(curve.rows()) if isinstance(curve, PhaseCurve) else _items("curve", curve, Mapping,
+                                                                              "a PhaseCurve or its rows()")
     fig, ax = _axes(ax, (5.5, 4))
     for name, label, color in _THRESHOLDS:
         points = [r for r in rows if r.get(f"{name}_status") in ("converged", "limited")
@@ -58,10 +64,12 @@ def plot_phase_diagram(curve, ax=None):
 
 def plot_order_parameters(results, axes=None):
     """|m| (positional branch), |θ| (semantic branch) and ε_g of both branches against α, from `SolveResult`s
-    at several α (one ω), each value with its error bar, and the linear baseline. axes: two matplotlib Axes
-    (else a new figure)."""
+    at several α (one ω; a single SolveResult gives one α), each value with its error bar, and the linear
+    baseline. axes: two matplotlib Axes (else a new figure)."""
     import matplotlib.pyplot as plt
 
+    results = _items("results", [results] if isinstance(results, SolveResult) else results, SolveResult,
+                     "a SolveResult or a sequence of them (`solve` at several α)")
     results = sorted(results, key=lambda r: r.branches[0].alpha if r.branches else np.inf)
     if axes is None:
         fig, axes = plt.subplots(1, 2, figsize=(9, 3.5))
@@ -93,3 +101,12 @@ def _bars(solutions, name: str) -> np.ndarray:
     bars = np.array([b.errors.get(name, np.nan) for b in solutions], float)
     bars[~np.isfinite(bars)] = np.nan
     return bars
+
+
+def _items(name: str, given, kind: type, allowed: str) -> list:
+    """The items of `given` when it is an iterable of `kind`s, else a ParameterError naming `name` (before anything is
+    drawn: None or a number would fail deep inside matplotlib or numpy)."""
+    items = list(given) if isinstance(given, Iterable) and not isinstance(given, (str, Mapping)) else None
+    if items is None or not all(isinstance(item, kind) for item in items):
+        raise ParameterError(name, given, allowed)
+    return items

@@ -16,7 +16,8 @@ from attnphase.models.positional_semantic.branch_end import next_to_end
 from attnphase.models.positional_semantic.branches import (BRANCHES, BranchCoordinates, distinct, follow,
                                                            full_map_stability, solve_branch)
 from attnphase.models.positional_semantic.following import follow_on_rule
-from attnphase.models.positional_semantic.parameters import MAX_ALPHA, Accuracy, Parameters, check_parameter
+from attnphase.models.positional_semantic.parameters import (MAX_ALPHA, Accuracy, Parameters, check_names,
+                                                             check_parameter)
 from attnphase.models.positional_semantic.results import (BranchSolution, LinearBaseline, MissingBranch, SolveResult,
                                                           TransverseCurvature, combined_status)
 from attnphase.models.positional_semantic.rules import (FIELD_TOL, SPREAD_RUNGS, below_window_floor, count_line_probes,
@@ -24,7 +25,7 @@ from attnphase.models.positional_semantic.rules import (FIELD_TOL, SPREAD_RUNGS,
 from attnphase.models.positional_semantic.state_evolution import SaddlePointEquations, kernels, tokens
 from attnphase.numeric.convergence import Tolerance
 from attnphase.numeric.gauss import gaussian_expectation
-from attnphase.params import check_choice, check_real
+from attnphase.params import check_bool, check_real
 from attnphase.results import Status
 
 __all__ = ["DEFAULT_BRANCHES", "linear_baseline", "linear_baseline_error", "solve", "solve_along",
@@ -154,9 +155,10 @@ def solve_along(omega, alphas, sigma=0.5, lam=0.01, A=None, L=2, *, tol=FIELD_TO
     if not alphas:
         raise ParameterError("alphas", alphas, "at least one α > 0")
     tol = Accuracy.validated(tol=tol).tol
-    names = [check_choice("branch", name, BRANCHES) for name in branches]  # all of them, before any work
+    names = check_names("branches", branches, BRANCHES, "branch")  # all of them, before any work
     if not names or len(set(names)) < len(names):
-        raise ParameterError("branches", list(branches), f"each of {', '.join(BRANCHES)} at most once, at least one")
+        raise ParameterError("branches", names, f"each of {', '.join(BRANCHES)} at most once, at least one")
+    stability = check_bool("stability", stability)
     ladder, nodes, verified = resolve_rules(params, rules, count_line_probes(tol, FIELD_TOL))
     return _solved_along(params, alphas, tol, names, ladder, nodes, verified, stability)
 

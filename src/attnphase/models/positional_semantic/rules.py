@@ -44,6 +44,7 @@ rules only (4, 6, 8 nodes per dimension) and its errors are tensor-rule spreads:
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from attnphase.errors import ParameterError
@@ -214,6 +215,8 @@ def resolve_rules(params: Parameters, rules, count_probes: int = LINE_PROBES) ->
             raise ParameterError("rules", rules, '"auto", Rules, or tensor node counts')
         ladder = state_ladder(params.L, count_probes)
         return ladder, follow_nodes(params.L), any(rule.split is not None for rule in ladder)
+    if not isinstance(rules, Iterable):
+        raise ParameterError("rules", rules, '"auto", or a sequence of Rules or tensor node counts, e.g. (6, 8)')
     given = list(rules)
     ladder = tuple(r if isinstance(r, Rule) else Rule.tensor(check_int("rules", r, 2, 40)) for r in given)
     if not ladder or len(set(ladder)) != len(ladder):

@@ -11,11 +11,11 @@ from dataclasses import replace
 
 from attnphase.errors import ParameterError
 from attnphase.models.positional_semantic.branches import BranchCoordinates, branch_loss, solve_branch
-from attnphase.models.positional_semantic.parameters import Parameters
+from attnphase.models.positional_semantic.parameters import Parameters, check_names
 from attnphase.models.positional_semantic.results import Spinodal, SpinodalResult, combined_status
 from attnphase.models.positional_semantic.thresholds import SYMMETRIC_A
 from attnphase.numeric.branches import follow_until_lost
-from attnphase.params import check_choice, check_int, check_real, check_real_list
+from attnphase.params import check_int, check_real, check_real_list
 from attnphase.results import Status
 
 __all__ = ["SPINODAL_DIRECTIONS", "LOSS_KIND", "follow_branch", "spinodals"]
@@ -81,7 +81,7 @@ def spinodals(omega, sigma=0.5, lam=0.01, A=None, L=2, *, alpha_range=(0.5, 3.0)
     check_nodes_per_dim = check_int("check_nodes_per_dim", check_nodes_per_dim, nodes_per_dim + 1, 48)
     step = check_real("step", step, 0.0, hi - lo, low_open=True)
     tol = check_real("tol", tol, 1e-6, step)
-    branches = tuple(check_choice("branch", b, ("positional", "semantic")) for b in branches)
+    branches = tuple(check_names("branches", branches, ("positional", "semantic"), "branch"))
     if "semantic" in branches and not params.swap_symmetric:
         raise ParameterError("A", params.A, SYMMETRIC_A)
     found = {}

@@ -54,13 +54,13 @@ from attnphase.errors import ParameterError
 from attnphase.models.positional_semantic.accurate import AccurateState, on_rule
 from attnphase.models.positional_semantic.branches import follow
 from attnphase.models.positional_semantic.free_energy_check import checked_alpha_c
-from attnphase.models.positional_semantic.parameters import Parameters, ThresholdSearch
+from attnphase.models.positional_semantic.parameters import Parameters, ThresholdSearch, check_names
 from attnphase.models.positional_semantic.point import linear_baseline
 from attnphase.models.positional_semantic.results import RungThreshold, Thresholds, combined_status
 from attnphase.models.positional_semantic.rules import SPREAD_RUNGS, below_window_floor, count_line_probes, resolve_rules
 from attnphase.numeric.convergence import Rung, Tolerance, climb
 from attnphase.numeric.threshold import noisy_threshold, root_steps
-from attnphase.params import check_bool, check_choice
+from attnphase.params import check_bool
 from attnphase.results import Status
 from attnphase.resume import computed_once, kept_directory
 
@@ -408,7 +408,7 @@ def threshold(omega, sigma=0.5, lam=0.01, A=None, L=2, *, tol=1e-3, alpha_min=0.
     """
     params = Parameters.validated(omega=omega, sigma=sigma, lam=lam, A=A, L=L)
     search = ThresholdSearch.validated(tol=tol, alpha_min=alpha_min, alpha_max=alpha_max)
-    which = tuple(check_choice("which", name, ("alpha_c", "alpha_l")) for name in which)
+    which = tuple(check_names("which", which, ("alpha_c", "alpha_l"), "which"))
     if not which:
         raise ParameterError("which", which, "one or both of alpha_c, alpha_l")
     outer_split_check = check_bool("outer_split_check", outer_split_check)

@@ -4,12 +4,17 @@ naming the API's parameter, never a TypeError from deep inside or a run that nev
 
 from __future__ import annotations
 
+import json
+import math
+
 import numpy as np
 import pytest
 import torch
 
 from attnphase.api import positional_semantic as ps
 from attnphase.errors import ParameterError
+from attnphase.numeric.threshold import noisy_threshold
+from attnphase.results import Status
 
 # A simulation that takes a fraction of a second: the checks below are about its arguments.
 TINY_RUN = dict(omega=0.3, alpha=1.5, d=20, trials=2, steps=5, test_samples=10, device="cpu", num_threads=1)
@@ -22,6 +27,11 @@ def raises_named(name: str, call, *args, **kwargs) -> ParameterError:
         call(*args, **kwargs)
     assert caught.value.name == name, caught.value
     return caught.value
+
+
+def strict_json(data: dict) -> dict:
+    """`data` through JSON text that refuses NaN and infinities (what a JSON reader other than Python's accepts)."""
+    return json.loads(json.dumps(data, allow_nan=False))
 
 
 # -- simulate: every argument checked before the run ----------------------------------------------------------------
@@ -101,3 +111,92 @@ def test_plot_phase_diagram_refuses_what_is_not_a_curve(curve):
 @pytest.mark.parametrize("results", [None, 3, [None], [{"alpha": 1.0}]])
 def test_plot_order_parameters_refuses_what_is_not_solve_results(results):
     raises_named("results", ps.plot_order_parameters, results)
+
+
+# -- as_dict: JSON-safe, with success -------------------------------------------------------------------------------
+
+
+def _branch(name: str, error: float) -> ps.BranchSolution:
+    return ps.BranchSolution(name, 1.25, 0.05, 0.2, 0.0, 15.0, -0.0027, 0.0027, 0.0034, True, 0.9, Status.LIMITED,
+                             "no error bound", 100, 1e-12, 6, np.zeros(5), math.nan,
+                             {field: error for field in ("q", "m", "theta", "V")}, "tensor 10", "tensor 6, 8, 10")
+
+
+def _thresholds() -> ps.Thresholds:
+    unbounded = noisy_threshold(1.1, math.inf, Status.LIMITED, "a one-way drift: no error bound")
+    missing = noisy_threshold(math.nan, math.nan, Status.NOT_FOUND, "no crossing")
+    return ps.Thresholds(unbounded, missing, 0.002, 1e-3, Status.LIMITED, "limited",
+                         (ps.RungThreshold("split-line 8", math.nan, 0.0, 1.0),))
+
+
+def _spinodal(branch: str) -> ps.Spinodal:
+    return ps.Spinodal(branch, math.nan, math.inf, Status.NOT_FOUND, "alive over the range", (0.5, 3.0), None, 10, 12)
+
+
+def constructed_results():
+    """One result of each type with the values that JSON cannot hold (NaN, inf, numpy arrays and numbers)."""
+    solve = ps.SolveResult((_branch("positional", 0.001), _branch("semantic", math.inf)), "positional", 0.002, 3e-3,
+                           Status.LIMITED, "limited", (ps.MissingBranch("trivial", Status.NOT_FOUND, "not there"),))
+    per_trial = np.array([0.1, np.nan])
+    return {
+        "BranchSolution": _branch("semantic", math.inf),
+        "SolveResult": solve,
+        "Thresholds": _thresholds(),
+        "PhaseCurve": ps.PhaseCurve((0.3,), (_thresholds(),), 1e-3, 1.5, Status.LIMITED, "limited"),
+        "Spinodal": _spinodal("semantic"),
+        "SpinodalResult": ps.SpinodalResult(0.3, _spinodal("positional"), _spinodal("semantic"), (0.5, 3.0), 10, 12,
+                                            Status.NOT_FOUND, "neither lost"),
+        "GDResult": ps.GDResult(per_trial, per_trial, per_trial, per_trial, per_trial, "semantic", "gd", 20, 30, 5,
+                                0.15, "cpu", 10, Status.DIVERGED, "a trial diverged", per_trial),
+        "LinearBaseline": ps.LinearBaseline(np.float64(0.002), math.inf, 0.01, Status.LIMITED, "limited", 20),
+        "TransverseCurvature": ps.TransverseCurvature("semantic", 1.25, math.nan, math.nan, Status.FAILED, "failed"),
+    }
+
+
+@pytest.mark.parametrize("kind", sorted(constructed_results()))
+def test_every_result_as_dict_is_json_safe_and_carries_success(kind):
+    """The hand-written as_dict methods used to return inf, NaN and numpy arrays as they were, and no `success`."""
+    result = constructed_results()[kind]
+    data = result.as_dict()
+    assert strict_json(data) == data
+    assert data["success"] is result.success
+
+
+def test_as_dict_keeps_each_documented_field_with_none_for_what_is_not_finite():
+    results = constructed_results()
+    solve = results["SolveResult"].as_dict()
+    assert solve["branches"][0]["q_error"] == 0.001 and solve["branches"][1]["q_error"] is None
+    assert solve["missing"] == [{"branch": "trivial", "status": "not_found", "message": "not there"}]
+    thresholds = results["Thresholds"].as_dict()
+    assert (thresholds["alpha_c"], thresholds["alpha_c_error"], thresholds["alpha_l"]) == (1.1, None, None)
+    assert thresholds["rungs_alpha_c"] == [{"rule": "split-line 8", "alpha_c": None}]
+    assert results["PhaseCurve"].as_dict()["alpha_c_error"] == [None]
+    assert results["SpinodalResult"].as_dict()["spinodal_semantic_error"] is None
+    gd = results["GDResult"].as_dict()
+    assert gd["m"] == [0.1, None] and gd["m_mean"] is None and gd["test_error_mc_sem"] == [0.1, None]
+
+
+def test_a_solve_with_an_unbounded_error_gives_json():
+    """At ω = 0.3, α = 1.25 on tensor rules the semantic q_error is infinite: it used to be inf in as_dict."""
+    result = ps.solve(0.3, 1.25, rules=TENSOR_RULES)
+    data = strict_json(result.as_dict())
+    assert data["success"] is result.success
+    for branch, solution in zip(data["branches"], result.branches):
+        assert branch["success"] is solution.success
+        for name, error in solution.errors.items():
+            assert branch[f"{name}_error"] == (error if math.isfinite(error) else None)
+
+
+def test_a_threshold_without_a_crossing_gives_json():
+    """At ω = 1 there is no semantic branch: α_c and α_l are NaN, and were NaN in as_dict (null only in the CLI)."""
+    result = ps.threshold(1.0)
+    data = strict_json(result.as_dict())
+    assert data["alpha_c"] is None and data["alpha_l_error"] is None
+    assert data["success"] is False and data["alpha_c_status"] == "not_found"
+
+
+def test_a_simulation_gives_json_with_its_per_trial_values_as_lists():
+    result = ps.simulate(**TINY_RUN)
+    data = strict_json(result.as_dict())
+    assert data["m"] == result.m.tolist() and data["test_error_mc_sem"] == result.test_error_sem.tolist()
+    assert data["success"] is result.success

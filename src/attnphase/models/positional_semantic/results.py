@@ -1,7 +1,8 @@
 """Result types of the positional-semantic model (all `results.Result`: status, message, `as_dict()`).
 
 `as_dict()` gives what the CLI prints with --json; where a result's JSON has a fixed, documented shape
-(field names the CLI contract and the reproduce pipeline rely on) it is written out here.
+(field names the CLI contract and the reproduce pipeline rely on) it is written out here, and `_json_safe` makes
+it what `Result.as_dict` promises: JSON-safe values (non-finite floats None, arrays lists) plus `success`.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from attnphase.jsonio import to_jsonable
 from attnphase.numeric.threshold import Threshold
 from attnphase.results import Result, Status
 
@@ -20,6 +22,12 @@ __all__ = ["BranchSolution", "LinearBaseline", "MissingBranch", "SolveResult", "
 
 # The quantities of a branch whose quadrature error `solve` reports with a check rule.
 ERROR_FIELDS = ("q", "m", "theta", "V", "test_error", "train_loss", "free_energy")
+
+
+def _json_safe(result: Result, shape: dict) -> dict:
+    """A result's hand-written JSON shape as `Result.as_dict` gives every result: JSON-safe values (an unbounded
+    error is None, not inf; arrays are lists) and `success`."""
+    return {**to_jsonable(shape), "success": result.success}
 
 
 def combined_status(*statuses: Status) -> Status:
@@ -70,7 +78,7 @@ class BranchSolution(Result):
         if self.errors:
             out.update({f"{name}_error": value for name, value in self.errors.items()}, rule=self.rule,
                        checked_on=self.checked_on, message=self.message)
-        return out
+        return _json_safe(self, out)
 
 
 @dataclass(frozen=True)
@@ -118,10 +126,11 @@ class SolveResult(Result):
     missing: tuple[MissingBranch, ...] = ()
 
     def as_dict(self) -> dict:
-        return {"branches": [b.as_dict() for b in self.branches], "global_branch": self.global_branch,
-                "linear_baseline_error": self.linear_baseline_error, "tol": self.tol,
-                "missing": [{"branch": m.branch, "status": m.status, "message": m.message} for m in self.missing],
-                "status": self.status, "message": self.message}
+        return _json_safe(self, {
+            "branches": [b.as_dict() for b in self.branches], "global_branch": self.global_branch,
+            "linear_baseline_error": self.linear_baseline_error, "tol": self.tol,
+            "missing": [{"branch": m.branch, "status": m.status, "message": m.message} for m in self.missing],
+            "status": self.status, "message": self.message})
 
 
 @dataclass(frozen=True)
@@ -166,7 +175,7 @@ class Thresholds(Result):
         for name in ("alpha_c", "alpha_l"):
             out[f"rungs_{name}"] = [{"rule": r.rule, name: r.alpha} for r in getattr(self, f"rungs_{name}")]
         out.update(status=self.status, message=self.message)
-        return out
+        return _json_safe(self, out)
 
 
 @dataclass(frozen=True)
@@ -196,7 +205,7 @@ class PhaseCurve(Result):
             out.update({name: [t.value for t in values], f"{name}_error": [t.error for t in values],
                         f"{name}_status": [t.status for t in values], f"{name}_message": [t.message for t in values]})
         out.update(tol=self.tol, wall_time=self.wall_time, status=self.status, message=self.message)
-        return out
+        return _json_safe(self, out)
 
     def rows(self):
         return [{"omega": w, **{k: v for name in ("alpha_c", "alpha_l")
@@ -229,9 +238,10 @@ class Spinodal(Result):
     check_value: float = math.nan
 
     def as_dict(self) -> dict:
-        return {"value": self.value, "error": self.error, "status": self.status, "message": self.message,
-                "bracket": None if self.bracket is None else list(self.bracket), "criterion": self.criterion,
-                "check_value": self.check_value}
+        return _json_safe(self, {
+            "value": self.value, "error": self.error, "status": self.status, "message": self.message,
+            "bracket": None if self.bracket is None else list(self.bracket), "criterion": self.criterion,
+            "check_value": self.check_value})
 
 
 @dataclass(frozen=True)
@@ -255,7 +265,7 @@ class SpinodalResult(Result):
                         f"spinodal_{s.branch}_status": s.status, f"spinodal_{s.branch}_criterion": s.criterion,
                         f"spinodal_{s.branch}_bracket": None if s.bracket is None else list(s.bracket),
                         f"spinodal_{s.branch}_message": s.message})
-        return out
+        return _json_safe(self, out)
 
 
 @dataclass(frozen=True)
@@ -314,4 +324,4 @@ class GDResult(Result):
             out[key + "_std"] = float(values.std(ddof=1)) if values.size > 1 else 0.0
         if self.test_error_sem is not None:
             out["test_error_mc_sem"] = self.test_error_sem
-        return out
+        return _json_safe(self, out)

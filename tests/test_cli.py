@@ -112,3 +112,67 @@ def test_json_output_is_exactly_one_object_with_the_code_version(tmp_path):
     assert out.returncode == 0 and out.stderr == ""
     payload = json.loads(out.stdout)  # raises if anything else is on stdout
     assert payload["version"] == code_version() and payload["command"] == "sweep"
+
+
+# A command that runs until it is stopped, run the way the `attnphase` script runs (`main()`): `reproduce`, its
+# model's report replaced by a wait, so that the test costs no model's minutes.
+_WAITING_REPRODUCE = """
+import pathlib, sys, time
+import attnphase.cli.reproduce as reproduce_cli
+
+started = pathlib.Path(sys.argv[1])
+
+def run_model(name, out_dir, **kwargs):
+    started.write_text("started")
+    time.sleep(60)
+
+reproduce_cli.run_model = run_model
+sys.argv = ["attnphase", "reproduce", "copy-heads", "--quick", "--out", sys.argv[2]]
+from attnphase.cli import main
+main()
+"""
+
+
+@pytest.mark.parametrize("signal_name, count", [("SIGTERM", 1), ("SIGINT", 2), ("SIGTERM", 3)])
+def test_a_stopped_command_says_what_it_kept_and_exits_with_the_signal_status(tmp_path, signal_name, count):
+    """SIGTERM (a batch scheduler's walltime) is handled as Ctrl-C is: the message of what was kept and how to go on,
+    status 143 (130 for SIGINT), no traceback, also when a second signal arrives while the command exits."""
+    import os
+    import signal
+    import time
+
+    signal_number = getattr(signal, signal_name)
+    started, out = tmp_path / "started", tmp_path / "reports"
+    process = subprocess.Popen([sys.executable, "-c", _WAITING_REPRODUCE, str(started), str(out)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.time() + 60
+        while not started.exists() and process.poll() is None and time.time() < deadline:
+            time.sleep(0.05)
+        assert process.poll() is None, process.communicate()
+        for _ in range(count):
+            os.killpg(process.pid, signal_number)
+            time.sleep(0.02)
+        _, stderr = process.communicate(timeout=20)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    word = "terminated" if signal_number == signal.SIGTERM else "interrupted"
+    assert process.returncode == 128 + signal_number, stderr
+    assert stderr == f"{word}: the reports of the models finished so far are in {out}\n"
+
+
+def test_an_interrupted_command_in_process_gives_back_the_signal_handlers(tmp_path, monkeypatch):
+    """Called from Python (CliRunner, a notebook), an interrupted command leaves SIGINT and SIGTERM as it found them."""
+    import signal
+
+    import attnphase.cli.sweep as sweep_cli
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    monkeypatch.setattr(sweep_cli, "run_sweep", interrupted)
+    result = CliRunner().invoke(main, ["sweep", "demo", "--grid", "beta=1,2", "--store", str(tmp_path / "s.sqlite")])
+    assert result.exit_code == 130
+    assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import importlib
 import os
+import signal
 import sys
+import threading
 
 import click
 
@@ -30,30 +32,85 @@ def keep_when_interrupted(what: str) -> None:
     click.get_current_context().meta[KEPT_WHEN_INTERRUPTED] = what
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (what `kill`, SLURM and PBS send, e.g. at the walltime), raised in the main thread as Ctrl-C raises
+    KeyboardInterrupt: a subclass, so that every path that keeps finished work on Ctrl-C keeps it on SIGTERM too."""
+
+
+def _raise_terminated(signum, frame) -> None:
+    raise Terminated()
+
+
+def _set_handlers(handlers: dict) -> dict:
+    """Set signal number -> handler (main thread only); returns the handlers they replace."""
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        for number, handler in handlers.items():
+            try:
+                previous[number] = signal.signal(number, handler)
+            except (ValueError, OSError):  # pragma: no cover - not settable here
+                pass
+    return previous
+
+
+def _restore_handlers(previous: dict) -> None:
+    _set_handlers({number: signal.SIG_DFL if handler is None else handler for number, handler in previous.items()})
+
+
 class GuardedGroup(click.Group):
     """A click group that turns a `ParameterError` raised anywhere below it into exit status 2.
 
     Unexpected exceptions become one line on stderr and exit status 1; set ATTNPHASE_DEBUG=1 to see the
-    traceback. An interruption (Ctrl-C) exits with status 130 and says what the command keeps
-    (`keep_when_interrupted`).
+    traceback. An interruption exits with status 130 (Ctrl-C, SIGINT) or 143 (SIGTERM, raised as `Terminated`)
+    and says what the command keeps (`keep_when_interrupted`); further SIGINTs and SIGTERMs are then ignored,
+    so a second Ctrl-C cannot break off the exit with a traceback.
     """
 
+    _run_as_program = False
+
+    def __call__(self, *args, **kwargs):
+        # Called as the program (the console script, `python -m attnphase`; CliRunner calls `main` instead): after
+        # an interruption the process only exits, so SIGINT and SIGTERM stay ignored until it has.
+        self._run_as_program = True
+        try:
+            return super().__call__(*args, **kwargs)
+        finally:
+            self._run_as_program = False
+
     def invoke(self, ctx: click.Context):
+        outermost = ctx.parent is None
+        # The outermost group handles SIGTERM for the whole command line, and gives back the handlers it found
+        # (SIGINT's too: an interruption ignores it) when it returns to a Python caller.
+        previous = {}
+        if outermost:
+            previous = _set_handlers({signal.SIGTERM: _raise_terminated})
+            if threading.current_thread() is threading.main_thread():
+                previous[signal.SIGINT] = signal.getsignal(signal.SIGINT)
+        exiting = False
         try:
             return super().invoke(ctx)
         except ParameterError as exc:
             raise click.UsageError(str(exc), ctx=None) from None
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:
+            exiting = True
+            _set_handlers({signal.SIGINT: signal.SIG_IGN, signal.SIGTERM: signal.SIG_IGN})
             kept = ctx.meta.get(KEPT_WHEN_INTERRUPTED)
-            click.echo("interrupted" + (f": {kept}" if kept else ""), err=True)
-            sys.exit(130)
+            what = "terminated" if isinstance(exc, Terminated) else "interrupted"
+            click.echo(what + (f": {kept}" if kept else ""), err=True)
+            sys.exit(143 if isinstance(exc, Terminated) else 130)
+        except SystemExit as exc:
+            exiting = exc.code in (130, 143)  # an inner group's interruption: its exit keeps the signals ignored
+            raise
         except Exception as exc:  # noqa: BLE001 - last line of defence: no traceback for users
             if os.environ.get("ATTNPHASE_DEBUG"):
                 raise
             click.echo(f"error: {type(exc).__name__}: {exc}", err=True)
             sys.exit(1)
+        finally:
+            if outermost and not (exiting and self._run_as_program):
+                _restore_handlers(previous)
 
 
 def _format_summaries(formatter: click.HelpFormatter, rows: list[tuple[str, str]]) -> None:

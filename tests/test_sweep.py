@@ -278,6 +278,8 @@ SLOW_POINT = textwrap.dedent(
         with open(os.environ["EVAL_LOG"], "a") as fh:
             fh.write(f"{os.environ['RUN_TAG']} {x!r} {os.getpid()} {time.time()!r}\\n")
         time.sleep(delay)
+        with open(os.environ["EVAL_LOG"], "a") as fh:
+            fh.write(f"{os.environ['RUN_TAG']}-done {x!r} {os.getpid()} {time.time()!r}\\n")
         return {"y": x * x + 1.0}
     """
 )
@@ -357,6 +359,59 @@ def test_sigkill_mid_sweep_then_rerun_completes_without_recomputing(tmp_path):
     xs = [p.params["x"] for p in rows]
     assert sorted(xs) == list(parse_grid("x=0:3.9:40").values)  # complete, no duplicates
     assert all(p.result == {"y": p.params["x"] ** 2 + 1.0} for p in rows)  # no partial rows
+
+
+def _finished(tmp_path: Path, tag: str) -> set[float]:
+    """x of every evaluation logged as finished under `tag`."""
+    lines = (tmp_path / "evals.log").read_text().splitlines()
+    return {float(line.split()[1]) for line in lines if line.startswith(tag + "-done ")}
+
+
+@pytest.mark.parametrize("signal_number, whole_group, count", [
+    (signal.SIGINT, False, 1),   # kill -INT PID: the driver alone
+    (signal.SIGINT, False, 2),   # a second one while it stops
+    (signal.SIGINT, True, 2),    # Ctrl-C twice at the terminal (the whole process group)
+    (signal.SIGTERM, True, 1),   # what SLURM and PBS send at the walltime
+], ids=["int", "int-twice", "ctrl-c-twice", "term"])
+def test_a_signalled_sweep_keeps_its_finished_points_and_exits_at_once(tmp_path, signal_number, whole_group, count):
+    """Points of 0.1 s and of 30 s: once both workers run a 30 s point, a signal stops the sweep within seconds
+    (not when the running points end), with every finished point stored, the message that says so, the exit
+    status 128 + the signal, no traceback, and no worker left."""
+    store = tmp_path / "s.sqlite"
+    command = [sys.executable, "-c", CLI, "sweep", "slowpoint:point", "--grid", "x=0,1,2", "--grid", "delay=0.1,30",
+               "--workers", "2", "--store", str(store), "--json"]
+    driver = subprocess.Popen(command, env=_env(tmp_path, "first"), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, start_new_session=True)
+    try:
+        deadline = time.time() + 60
+        # x = 0 and 1 at 0.1 s are stored; the workers are then inside (0, 30 s) and (1, 30 s).
+        while _stored_count(store) < 2 and driver.poll() is None and time.time() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)
+        assert driver.poll() is None, driver.communicate()
+        for _ in range(count):
+            (os.killpg if whole_group else os.kill)(driver.pid, signal_number)
+            time.sleep(0.05)
+        signalled = time.time()
+        _, stderr = driver.communicate(timeout=20)
+        stopped_after = time.time() - signalled
+    finally:
+        try:
+            os.killpg(driver.pid, signal.SIGKILL)  # nothing of this run may outlive the test
+        except ProcessLookupError:
+            pass
+    word = "terminated" if signal_number == signal.SIGTERM else "interrupted"
+    assert driver.returncode == 128 + signal_number, stderr
+    assert stderr == f"{word}: every point finished so far is in the store; the same command computes the rest\n"
+    assert stopped_after < 10
+    with ResultStore(store) as s:
+        stored = {(p.params["x"], p.params["delay"]) for p in s.rows()}
+    assert stored == {(0, 0.1), (1, 0.1)} and {x for x, _ in stored} == _finished(tmp_path, "first")
+    worker_pids = {pid for _, pid, _ in _evaluations(tmp_path, "first")}
+    deadline = time.time() + 5
+    while not all(_gone(pid) for pid in worker_pids) and time.time() < deadline:
+        time.sleep(0.1)
+    assert all(_gone(pid) for pid in worker_pids)
 
 
 # The Python API as a notebook would call it (the CLI path is the SIGKILL test's).

@@ -28,18 +28,22 @@ Where the work runs and where results are written:
 
 In every case the driver process writes each result as its future completes and keeps at most two
 points per worker submitted but not yet written, so killing the driver loses at most those points;
-nothing on a worker touches the store.
+nothing on a worker touches the store. A sweep stopped early (KeyboardInterrupt, the CLI's SIGTERM, a point's
+ParameterError) first writes every point that has finished, then stops the local workers at once (their
+running points are computed again by the next run) or cancels the cluster's tasks, and re-raises.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 from concurrent.futures.process import BrokenProcessPool
 import importlib
 import inspect
 import math
 import multiprocessing
 import os
+import signal
 import sys
 import threading
 import time
@@ -414,8 +418,46 @@ def _run_windowed(missing, window, submit, wait_first, outcome_of, recorder, pen
     top_up()
     while pending:
         for future in wait_first(list(pending)):
-            recorder.record(pending.pop(future), outcome_of(future))
+            # Written before it leaves `pending`: a point interrupted while being written is written again by
+            # `_keep_finished` (a second put of a stored point changes nothing).
+            recorder.record(pending[future], outcome_of(future))
+            del pending[future]
         top_up()
+
+
+def _keep_finished(pending, outcome_of, recorder) -> None:
+    """Write every point of `pending` that has finished with a result; the driver calls it when a sweep stops
+    early (Ctrl-C, SIGTERM, a point's ParameterError), so that every point finished by then is in the store."""
+    for future, params in list(pending.items()):
+        if not future.done() or future.cancelled():
+            continue
+        try:
+            outcome = outcome_of(future)
+        except BaseException:  # noqa: BLE001 - e.g. a worker's own KeyboardInterrupt: nothing to keep
+            continue
+        if outcome[0] == "ok":
+            recorder.record(params, outcome)
+        del pending[future]
+
+
+@contextlib.contextmanager
+def _signals_held():
+    """SIGINT and SIGTERM ignored inside (main thread only): the cleanup of an interrupted sweep (writing what
+    finished, stopping the workers) is short, and a second Ctrl-C must not break it off half done."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held = {}
+    for number in (signal.SIGINT, signal.SIGTERM):
+        try:
+            held[number] = signal.signal(number, signal.SIG_IGN)
+        except (ValueError, OSError):  # pragma: no cover - not settable here
+            pass
+    try:
+        yield
+    finally:
+        for number, handler in held.items():
+            signal.signal(number, handler if handler is not None else signal.SIG_DFL)
 
 
 def _pool_outcome(future) -> tuple:
@@ -438,8 +480,33 @@ def _run_pool(n_workers: int, target: str, missing: list[dict[str, Any]], record
             lambda futures: concurrent.futures.wait(futures, return_when=concurrent.futures.FIRST_COMPLETED).done,
             _pool_outcome, recorder, pending,
         )
-    finally:
-        executor.shutdown(wait=True, cancel_futures=True)
+    except BaseException:
+        # Stopped early (Ctrl-C, SIGTERM, a point's ParameterError): write the points that have finished, stop
+        # the ones still running (they would otherwise run to their end with nobody to write them), and return
+        # at once. A second signal during this is ignored rather than leaving the pool half shut down.
+        with _signals_held():
+            try:
+                _keep_finished(pending, _pool_outcome, recorder)
+            finally:
+                _stop_pool(executor)
+        raise
+    executor.shutdown(wait=True)
+
+
+def _stop_pool(executor: concurrent.futures.ProcessPoolExecutor) -> None:
+    """Cancel the queued points and end the worker processes now, then shut the pool down (which no longer waits
+    on anything)."""
+    processes = list((getattr(executor, "_processes", None) or {}).values())
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    deadline = time.monotonic() + 5.0
+    for process in processes:
+        process.join(max(0.0, deadline - time.monotonic()))
+        if process.is_alive():
+            process.kill()
+            process.join(1.0)
+    executor.shutdown(wait=True, cancel_futures=True)
 
 
 def _dask_outcome(future) -> tuple:
@@ -490,6 +557,10 @@ def _run_dask(scheduler: Any, target: str, missing: list[dict[str, Any]], record
             lambda futures: wait(futures, return_when="FIRST_COMPLETED").done,
             _dask_outcome, recorder, pending,
         )
+    except BaseException:
+        with _signals_held():
+            _keep_finished(pending, _dask_outcome, recorder)  # finished before the stop: written, not lost
+        raise
     finally:
         if pending:
             client.cancel(list(pending))

@@ -71,6 +71,28 @@ def test_a_checkpoint_in_the_old_unversioned_format_is_ignored(tmp_path):
     assert Checkpoint(path).get("omega=0.1") is None
 
 
+def test_an_unreadable_checkpoint_is_set_aside_with_a_warning_and_recomputed(tmp_path, capsys):
+    """A truncated checkpoint (a full disk, a copy cut short) does not stop the run: the file is renamed, not
+    deleted, one line on stderr names it, and the pieces are computed again into a new file."""
+    path = tmp_path / "checkpoint.json"
+    Checkpoint(path).put("omega=0.1", {"alpha_c": 0.75, "note": "x" * 200})
+    whole = path.read_text()
+    path.write_text(whole[: len(whole) // 2])
+    checkpoint = Checkpoint(path)
+    warning = capsys.readouterr().err
+    aside = tmp_path / "checkpoint.json.unreadable"
+    assert warning.count("\n") == 1 and warning.startswith(f"warning: checkpoint {path} could not be read")
+    assert str(aside) in warning
+    assert aside.read_text() == whole[: len(whole) // 2] and not path.exists()
+    assert checkpoint.get("omega=0.1") is None
+    checkpoint.put("omega=0.1", {"alpha_c": 0.75})
+    assert Checkpoint(path).get("omega=0.1") == {"alpha_c": 0.75} and capsys.readouterr().err == ""
+    path.write_bytes(b"\xff\xfe not json")  # a second damaged file does not overwrite the first one set aside
+    assert Checkpoint(path).get("omega=0.1") is None
+    assert (tmp_path / "checkpoint.json.unreadable-2").read_bytes() == b"\xff\xfe not json"
+    assert aside.read_text() == whole[: len(whole) // 2]
+
+
 def _nested_result():
     """What the reproduce pipelines keep: nested dicts and lists of arrays, NaN, None, tuples, mpmath
     numbers, enums, and frozen dataclasses of the package (one inside another's dict field)."""

@@ -20,6 +20,7 @@ import io
 import json
 import math
 import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -47,6 +48,10 @@ class Checkpoint:
     half-written file behind. The file records the code version (`attnphase.version.code_version()`)
     that wrote it: a file from another version of the code is ignored (and replaced at the first `put`),
     so a report never mixes pieces computed by different code.
+
+    A file that cannot be read as a checkpoint (truncated, damaged, not JSON) is set aside, renamed to
+    `<name>.unreadable` (`.unreadable-2`, ... when that exists; nothing is deleted), with a one-line warning
+    on stderr naming both files, and its pieces are computed again.
     """
 
     def __init__(self, path: Path):
@@ -54,9 +59,30 @@ class Checkpoint:
         self.version = code_version()
         self.entries = {}
         if self.path.exists():
-            stored = json.loads(self.path.read_text())
-            if isinstance(stored, dict) and stored.get("version") == self.version:
+            try:
+                stored = json.loads(self.path.read_text())
+                if not isinstance(stored, dict) or not isinstance(stored.get("entries", {}), dict):
+                    raise ValueError("not a checkpoint: no dict of entries")
+            except (ValueError, UnicodeDecodeError) as exc:  # JSONDecodeError is a ValueError
+                self._set_aside(exc)
+                return
+            if stored.get("version") == self.version:
                 self.entries = stored.get("entries", {})
+
+    def _set_aside(self, exc: Exception) -> None:
+        aside = self.path.with_name(self.path.name + ".unreadable")
+        number = 1
+        while aside.exists():
+            number += 1
+            aside = self.path.with_name(f"{self.path.name}.unreadable-{number}")
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        try:
+            self.path.replace(aside)
+            kept = f"set aside as {aside}"
+        except OSError as rename_error:
+            kept = f"left in place ({rename_error.strerror or rename_error}); it is replaced at the first piece"
+        print(f"warning: checkpoint {self.path} could not be read ({reason}); {kept}, and its pieces are computed "
+              f"again", file=sys.stderr, flush=True)
 
     def get(self, key: str) -> dict | None:
         stored = self.entries.get(key)

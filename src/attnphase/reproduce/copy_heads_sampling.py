@@ -20,7 +20,7 @@ from attnphase.api import copy_heads as api
 from attnphase.report import write_csv
 from attnphase.resume import computed_once
 
-__all__ = ["hysteresis", "bimodality"]
+__all__ = ["hysteresis", "bimodality", "mean_field_barriers"]
 
 
 def _homogeneous_minima(L, V, P, conv=api.DEFAULT):
@@ -37,6 +37,15 @@ def _homogeneous_minima(L, V, P, conv=api.DEFAULT):
         top = float(action(maxs[0], n_))
         barrier = (top - float(action(mins[0], n_)), top - float(action(mins[-1], n_)))
     return cs, barrier
+
+
+def mean_field_barriers(mf) -> str:
+    """The row mean field's barriers at one P as "u/c" (from the uniform / the copy side, units of the Bayesian
+    temperature), one per pair of neighbouring minima; with a single minimum there is no barrier, and the cell says
+    so instead of staying empty."""
+    if not mf.barriers:
+        return "none (one minimum)" if len(mf.minima) == 1 else f"none ({len(mf.minima)} minima, no saddle found)"
+    return " ".join(f"{b.from_uniform_side:.2f}/{b.from_copy_side:.2f}" for b in mf.barriers)
 
 
 def hysteresis(out_dir, quick, device, plt):
@@ -87,7 +96,7 @@ def hysteresis(out_dir, quick, device, plt):
                             "c_copy_start": pt.copy_start.c, "c_copy_start_err": pt.copy_start.c_err,
                             "delta_c": pt.delta_c, "delta_c_err": pt.delta_c_err,
                             "mean_field_minima_c": " ".join(f"{m.c:.4f}" for m in mf.minima),
-                            "mean_field_barriers": " ".join(f"{b.from_uniform_side:.2f}/{b.from_copy_side:.2f}" for b in mf.barriers),
+                            "mean_field_barriers": mean_field_barriers(mf),
                             "joint_mean_field_minima_c": " ".join(f"{w.c_mean_field:.4f}" for w in corrected.wells),
                             "finite_data_corrected_c": " ".join(f"{w.c_corrected:.4f}" for w in corrected.wells),
                             "homogeneous_minima_c": " ".join(f"{c:.4f}" for c in hom_c)})
@@ -170,13 +179,13 @@ def hysteresis(out_dir, quick, device, plt):
     lines += ["", "MALA chains, one uniform start (scores 0) and one copy start (scores 2 ln L on the previous position) "
               "per data set; c = time mean after burn-in; error = standard error over data sets (batch means for one); "
               "Δc = paired difference copy − uniform start on the same data set:", "",
-              "| L | P | P/P*hom | c (uniform start) | c (copy start) | Δc | mean-field minima c (barriers u/c) | joint rows | "
-              "joint + finite data | homogeneous minima c |",
-              "|---|---|---|---|---|---|---|---|---|---|"]
+              "| L | P | P/P*hom | c (uniform start) | c (copy start) | Δc | mean-field minima c | mean-field barriers "
+              "(from uniform / from copy side, units of T) | joint rows | joint + finite data | homogeneous minima c |",
+              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in summary:
         lines.append(f"| {r['L']} | {r['P']:g} | {r['P_over_P_star_homogeneous']:.2f} | {r['c_uniform_start']:.4f} ± "
                      f"{r['c_uniform_start_err']:.4f} | {r['c_copy_start']:.4f} ± {r['c_copy_start_err']:.4f} | "
-                     f"{r['delta_c']:.4f} ± {r['delta_c_err']:.4f} | {r['mean_field_minima_c']} ({r['mean_field_barriers']}) | "
+                     f"{r['delta_c']:.4f} ± {r['delta_c_err']:.4f} | {r['mean_field_minima_c']} | {r['mean_field_barriers']} | "
                      f"{r['joint_mean_field_minima_c']} | {r['finite_data_corrected_c']} | {r['homogeneous_minima_c']} |")
     lines += ["", "The row mean field above uses each row's logit density with its other weights' participation at the "
               "prior average (`row_density=\"exact\"`); with the two jointly (`row_density=\"joint\"`) and one finite data "

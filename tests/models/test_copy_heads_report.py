@@ -1,0 +1,155 @@
+"""The copy-heads report (`attnphase reproduce copy-heads`): its verdicts follow from the numbers with their errors and
+do not contradict docs/models/copy_heads.md; each number says what it is."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from attnphase.api import copy_heads as api
+from attnphase.models.copy_heads.results import ScalingPoint
+from attnphase.models.copy_heads.scaling_laws import NAMED_CONVENTIONS
+from attnphase.reproduce import copy_heads as report
+from attnphase.reproduce.copy_heads_sampling import mean_field_barriers
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "models" / "copy_heads.md"
+
+
+def _fit(claimed, low, high, systematic):
+    return SimpleNamespace(claimed_exponent=claimed, exponent=(low + high) / 2, exponent_low=low, exponent_high=high,
+                           systematic=systematic)
+
+
+@pytest.mark.parametrize("claimed, low, high, systematic, verdict", [
+    (0.5, -1.887, 4.708, 0.449, "undecided"),  # quick κ = 1, crossover ~ V^{1/2}: the band reaches 0 and 1
+    (0.5, -0.622, 0.465, 0.074, "undecided"),  # quick remainder entropy, crossover ~ V^{1/2}
+    (0.5, -0.734, 0.664, 0.095, "undecided"),  # quick causal + entropy
+    (0.5, 1.39, 2.152, 0.209, "no"),           # docs' fit, κ = 1: 1/2 lies outside the band
+    (0.5, 0.446, 0.499, 0.017, "yes"),         # default: inside, and 0 and 1 are excluded
+    (2.0, 0.454, 1.566, 0.354, "no"),          # centred tokens, P* ~ V²: wide, but 2 lies outside
+    (None, 0.0, 1.0, 0.0, ""),
+])
+def test_a_band_too_wide_to_tell_the_claim_from_its_neighbours_is_undecided(claimed, low, high, systematic, verdict):
+    assert report.claim_verdict(_fit(claimed, low, high, systematic)) == verdict
+
+
+def _docs_table() -> dict[str, list[str]]:
+    """The docs' "Which claims hold under which convention" table: convention -> [softmax, linear P* ~ V² no L,
+    crossover ~ L^{3/2}, ~ V^{1/2}], with "same as A" / "= A" / "as causal mask" resolved."""
+    text = DOCS.read_text()
+    section = text[text.index("## Which claims hold under which convention"):]
+    lines = section.splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith("|"))
+    rows = {}
+    for line in lines[first + 2:]:  # after the header and its rule
+        if not line.startswith("|"):
+            break
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        rows[cells[0]] = cells[1:]
+    for name, cells in rows.items():
+        for i, cell in enumerate(cells):
+            if cell.startswith(("same as A", "= A")):
+                cells[i] = rows["A (default)"][i]
+            elif cell.startswith("as causal mask"):
+                cells[i] = rows["causal mask"][i]
+    return rows
+
+
+DOCS_NAMES = {"A (default)": "A (default)", "no 1/L scale (kappa=1)": "κ = 1 (no 1/L)", "kappa=1/sqrt(L)": "κ = 1/√L",
+              "no bias": "no bias", "tau=1/V": "τ = 1/V", "entropy of the remainder": "remainder entropy",
+              "drop-first boundary": "drop-first boundary", "causal mask": "causal mask",
+              "causal mask, remainder entropy": "causal mask, remainder entropy",
+              "P counts sequences": "P counts sequences",
+              "P counts sequences, loss averaged": "P sequences, loss averaged", "centred tokens": "centred tokens"}
+
+
+def _docs_says(cell: str) -> str | None:
+    word = re.match(r"\s*(yes|no|asymptotically)", cell)
+    return None if word is None else {"asymptotically": "yes"}.get(word.group(1), word.group(1))
+
+
+def test_the_quick_convention_rows_do_not_contradict_the_docs_table():
+    """The quick sizes, for the conventions the auditor found contradicting the docs: every decided verdict agrees
+    with the docs' table (a linear "P* ~ V², no L" cell covers both fits: "yes" there excludes "no" in either); the
+    rows the quick bands cannot decide say so; the softmax law fails where P counts sequences with the loss summed."""
+    Ls, Vs, conv_L, conv_V, L_fixed = report.scan_sizes(quick=True)
+    names = ["A (default)", "no 1/L scale (kappa=1)", "entropy of the remainder", "causal mask, remainder entropy",
+             "P counts sequences", "P counts sequences, loss averaged"]
+    conventions = {n: NAMED_CONVENTIONS[n] for n in names}
+    table = api.convention_table(L_values=conv_L, V_values=conv_V, L_fixed=L_fixed, conventions=conventions)
+    rows = report.convention_rows(table, conv_L, conv_V, L_fixed, conventions=conventions)
+    docs = _docs_table()
+    assert set(DOCS_NAMES.values()) <= set(docs)
+    column = {("softmax", "P* ~ L ln^2 L"): 0, ("linear", "P* ~ V^2 (no L dependence)"): 1, ("linear", "P* ~ V^2"): 1}
+    checked = 0
+    for r in rows:
+        if "holds" not in r:
+            continue
+        i = column.get((r["attention"], r["law"]), 2 if r["variable"] == "L" else 3)
+        says, ours = _docs_says(docs[DOCS_NAMES[r["convention"]]][i]), r["holds"].split(" ")[0]
+        assert ours in ("yes", "no", "undecided"), r
+        if ours == "undecided" or says is None or (i == 1 and says == "no"):
+            continue
+        assert ours == says, (r["convention"], r["law"], r["variable"], r["holds"], docs[DOCS_NAMES[r["convention"]]][i])
+        checked += 1
+    assert checked >= 20
+    by = {(r["convention"], r["attention"], r.get("law"), r.get("variable")): r["holds"] for r in rows if "holds" in r}
+    assert by[("P counts sequences", "softmax", "P* ~ L ln^2 L", "L")].startswith("no (P* = n*·P/n ~ ln²L")
+    assert by[("P counts sequences, loss averaged", "softmax", "P* ~ L ln^2 L", "L")] == "yes (asymptotically)"
+    crossover_V = ("P_crossover ~ L^(3/2) V^(1/2)", "V")
+    assert by[("no 1/L scale (kappa=1)", "linear", *crossover_V)] == "undecided"
+    for name in ("entropy of the remainder", "causal mask, remainder entropy"):
+        assert by[(name, "linear", *crossover_V)] in ("no", "undecided")
+    for r in rows:  # every fitted row names the sizes it fitted
+        assert "holds" not in r or re.match(r"[LV] = \d+…\d+ \(\d+ points\), [LV] = \d+$", r["fitted"]), r
+
+
+def test_the_quick_convention_table_is_the_same_fit_as_the_claimed_laws():
+    """Quick: the default row and "Claimed laws" fit the same sizes (one exponent each, not two); full: the table
+    keeps the docs' sizes, and each fit is labelled with its range."""
+    Ls, Vs, conv_L, conv_V, L_fixed = report.scan_sizes(quick=True)
+    assert tuple(Ls) == conv_L and tuple(Vs) == conv_V and L_fixed == 4096
+    Ls, Vs, conv_L, conv_V, L_fixed = report.scan_sizes(quick=False)
+    assert conv_L == tuple(2**k for k in range(4, 13)) and conv_V == (4, 8, 16, 32, 64, 128) and L_fixed == 4096
+    fit = SimpleNamespace(variable="L", n=4)
+    assert report.fit_range(fit, [16, 64, 256, 1024, 4096]) == "L = 64…4096 (4 points)"
+
+
+def test_the_headline_names_the_law_each_number_tests():
+    ex = SimpleNamespace(corrected_ratio=(1.5, 1.2), ratio=(1.0, 0.8))
+    fits = {"P_star": SimpleNamespace(exponent=2.0), "P_crossover": SimpleNamespace(exponent=0.47)}
+    lin = SimpleNamespace(fit={"P_star": SimpleNamespace(exponent=0.0), "P_crossover": SimpleNamespace(exponent=1.5)})
+    numbers = report.headline_numbers(True, ex, SimpleNamespace(exponent=0.8737), lin, SimpleNamespace(fit=fits))
+    first = list(numbers)[:3]  # what the CLI summary shows
+    assert first[0] == "softmax_L_ln2L_holds_by_corrected_ratio" and "softmax_P_star_exponent" not in numbers
+    assert numbers["softmax_P_star_over_ln2L_fit_exponent_claim_1"] == 0.8737
+    assert all("claim" in k for k in numbers if "exponent" in k)
+
+
+def test_value_with_error_never_prints_a_nonzero_error_as_zero():
+    assert report.value_with_error(0.01253, 0.00042) == "0.01253 ± 0.00042"
+    assert report.value_with_error(0.359, 0.0083) == "0.3590 ± 0.0083"
+    assert report.value_with_error(0.2, 0.0) == "0.200 ± 0"
+    assert report.value_with_error(0.0125, 3e-7) == "0.01250000 ± 0.00000030"
+
+
+def test_the_threshold_table_labels_what_is_polished():
+    soft = SimpleNamespace(points=[ScalingPoint(16, 4, 259.0293749667948, "259.029374966795", "first")])
+    lin = SimpleNamespace(points=[ScalingPoint(4096, 4, 16.95536952764839, "16.9553695276484", "second", 605477.55)])
+    linV = SimpleNamespace(points=[ScalingPoint(4096, 4, 16.95536952764839, "16.9553695276484", "second", 605477.55),
+                                   ScalingPoint(4096, 8, 65.09256302304723, "65.0925630230472", "not classified",
+                                                792777.7)])
+    rows = report.threshold_table(report.scaling_rows(soft, lin, linV))
+    assert len(rows) == 3 and rows[-1]["V"] == 8 and rows[-1]["P* (polished digits)"] == "65.0925630230472"
+    assert all(set(r) >= {"P* (polished digits)", "P_crossover (float64)"} for r in rows)
+
+
+def test_a_single_mean_field_minimum_says_it_has_no_barrier():
+    one = SimpleNamespace(minima=(SimpleNamespace(c=0.0089),), barriers=())
+    assert mean_field_barriers(one) == "none (one minimum)"
+    two = SimpleNamespace(minima=(SimpleNamespace(c=0.01), SimpleNamespace(c=0.3)),
+                          barriers=(SimpleNamespace(from_uniform_side=0.2, from_copy_side=0.15),))
+    assert mean_field_barriers(two) == "0.20/0.15"

@@ -43,3 +43,30 @@ def test_the_branch_table_keeps_each_alpha_and_an_interrupted_run_solves_only_th
     assert len(asked) == 2  # everything kept: nothing solved
     report.branch_results([1.0], 0.04, tensor_rules, kept=tmp_path)
     assert asked[2:] == [[1.0]]  # another tolerance reuses nothing
+
+
+def _branch(name, alpha, train_loss, error):
+    from types import SimpleNamespace
+
+    return SimpleNamespace(branch=name, alpha=alpha, free_energy=-train_loss, train_loss=train_loss,
+                           errors={"free_energy": error, "train_loss": error})
+
+
+def test_the_lower_training_loss_is_undecided_where_the_gap_lies_within_the_errors():
+    """The rule of `sweep_point`: a branch is named only when the Φ gap exceeds the sum of the two Φ errors. The quick
+    report's α = 1.25 (ε_t 0.0027198368 ± 6.1e-6 positional, 0.0027212975 ± 7.6e-7 semantic) is undecided."""
+    from types import SimpleNamespace
+
+    close = SimpleNamespace(branches=(_branch("positional", 1.25, 0.0027198368, 6.1e-6),
+                                      _branch("semantic", 1.25, 0.0027212975, 7.6e-7)))
+    verdict, line = report.lower_training_loss(close)
+    assert verdict == "undecided"
+    assert line.startswith("α = 1.25: undecided (the gap 1.5e-06 lies within the errors 6.9e-06")
+    far = SimpleNamespace(branches=(_branch("positional", 1.75, 0.0038952837, 6.2e-6),
+                                    _branch("semantic", 1.75, 0.0033405689, 1.7e-6)))
+    assert report.lower_training_loss(far)[0] == "semantic"
+    low = SimpleNamespace(branches=(_branch("positional", 0.75, 0.0016441430, 4.3e-7),
+                                    _branch("semantic", 0.75, 0.0018518012, 1.4e-6)))
+    assert report.lower_training_loss(low)[0] == "positional"
+    one = SimpleNamespace(branches=(_branch("semantic", 3.0, 0.004, 1e-6),))
+    assert report.lower_training_loss(one)[0] == "semantic"

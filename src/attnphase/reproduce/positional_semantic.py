@@ -42,7 +42,7 @@ from attnphase.resume import Checkpoint, keep, kept_directory, read_kept
 from attnphase.reproduce.positional_semantic_gd import OMEGA, THEORY_TOL, cached_runner, gd_validation
 
 __all__ = ["CURVE_OMEGAS", "QUICK_CURVE_OMEGAS", "QUICK_LINES", "QUICK_TOL", "BRANCH_ALPHAS", "QUICK_BRANCH_ALPHAS",
-           "quick_rules", "branch_results", "branch_rows", "gd_table", "run"]
+           "quick_rules", "branch_results", "branch_rows", "lower_training_loss", "gd_table", "run"]
 
 # The quick report's ladder, for the phase diagram and the branches alike: the split-line rules 6, 8, 10 (12 where
 # their spread does not bound the value) to QUICK_TOL, and for the phase diagram without the outer-split check.
@@ -95,6 +95,27 @@ def branch_rows(results) -> list[dict]:
         for m in r.missing:
             rows.append({"branch": m.branch, "status": str(m.status), "message": m.message})
     return rows
+
+
+def lower_training_loss(result) -> tuple[str, str]:
+    """Which branch has the lower training loss ε_t = −Φ at one α, by the rule of `sweep_point`: decided only when
+    the Φ gap exceeds the sum of the two branches' Φ errors; otherwise "undecided". Returns (verdict, the sentence
+    for the report with the two ε_t and their errors)."""
+    found = {b.branch: b for b in result.branches}
+    alpha = result.branches[0].alpha if result.branches else math.nan
+    if len(found) < 2:
+        only = ", ".join(found) or "no branch"
+        return (next(iter(found)) if found else "undecided"), f"α = {alpha:g}: {only} (the other branch is missing)"
+    pos, sem = found["positional"], found["semantic"]
+    gap = sem.free_energy - pos.free_energy
+    bound = pos.errors.get("free_energy", math.nan) + sem.errors.get("free_energy", math.nan)
+    numbers = (f"ε_t = {pos.train_loss:.10f} ± {pos.errors.get('train_loss', math.nan):.1e} (positional), "
+               f"{sem.train_loss:.10f} ± {sem.errors.get('train_loss', math.nan):.1e} (semantic)")
+    if not (math.isfinite(bound) and abs(gap) > bound):
+        return "undecided", (f"α = {alpha:g}: undecided (the gap {abs(gap):.1e} lies within the errors "
+                             f"{bound:.1e}: {numbers})")
+    verdict = "semantic" if gap > 0 else "positional"
+    return verdict, f"α = {alpha:g}: {verdict} (gap {abs(gap):.1e} > errors {bound:.1e}: {numbers})"
 
 
 def gd_table(alphas, d: int, trials: int, steps: int, device: str) -> list[dict]:
@@ -183,11 +204,11 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
     fig.savefig(out_dir / "phase_diagram.png", dpi=120)
     plt.close(fig)
 
-    lower = {}
+    lower, lower_lines = {}, []
     for r in results:
-        found = {b.branch: b for b in r.branches}
-        if found:
-            lower[r.branches[0].alpha] = r.global_branch
+        if r.branches:
+            lower[r.branches[0].alpha], line = lower_training_loss(r)
+            lower_lines.append(line)
     at_omega = min(curve_rows, key=lambda r: abs(r["omega"] - OMEGA))  # the curve's point nearest ω = 0.3
     headline = {f"alpha_c(omega={at_omega['omega']:.2f})": at_omega["alpha_c"], "alpha_c_error": at_omega["alpha_c_error"],
                 f"alpha_l(omega={at_omega['omega']:.2f})": at_omega["alpha_l"], "alpha_l_error": at_omega["alpha_l_error"],
@@ -217,8 +238,10 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
           f"{r['status']} |" for r in rows if "q" in r],
         *[f"| | {r['branch']} | missing: {r['message'][:120]} | | | | {r['status']} |" for r in rows if "q" not in r],
         "",
-        "Branch with the lower training loss (larger Φ) at each α: "
-        + ", ".join(f"α = {a:g}: {b}" for a, b in lower.items()) + ".",
+        "Branch with the lower training loss (larger Φ) at each α, decided only where the Φ gap exceeds the sum of "
+        "the two branches' errors (as `sweep`), \"undecided\" otherwise:",
+        "",
+        *[f"* {line}" for line in lower_lines],
         "",
         "![order parameters](order_parameters.png)",
         "",

@@ -190,8 +190,9 @@ def test_linear_second_order_found_by_classifier_with_mean_field_exponent():
     assert abs(below.c_uniform) < 1e-6 and abs(below.c_copy) < 1e-6
 
 
-@pytest.mark.parametrize("attention, L, V, P", [("linear", 16, 4, 19.6), ("linear", 16, 4, 19.58071), ("linear", 64, 8, 900.0),
-                                                 ("softmax", 16, 4, 300.0), ("softmax", 16, 4, 259.03)])
+@pytest.mark.parametrize("attention, L, V, P", [("linear", 16, 4, 19.6), ("linear", 16, 4, 19.58071),
+                                                 ("linear", 64, 8, 900.0), ("softmax", 16, 4, 300.0),
+                                                 ("softmax", 16, 4, 259.03)])
 def test_solve_error_covers_the_stationary_point_found_in_mpmath(attention, L, V, P):
     """Every minimum's error covers the distance of its c_uniform, c_copy from the stationary point found at 50 digits
     by mpmath's own root finder from the reported point, on the mpmath kernels of the same action (next to P* the
@@ -207,11 +208,13 @@ def test_solve_error_covers_the_stationary_point_found_in_mpmath(attention, L, V
                                        (mpmath.mpf(minimum.c_uniform), mpmath.mpf(minimum.c_copy)))
                 reference = (root[0], root[1])
             else:
-                x = mpmath.findroot(lambda x: inst.reduced.gradient_mp(x, n_)[0], mpmath.log(minimum.a_copy / (1 - mpmath.mpf(minimum.a_copy))))
+                logit = mpmath.log(minimum.a_copy / (1 - mpmath.mpf(minimum.a_copy)))
+                x = mpmath.findroot(lambda x: inst.reduced.gradient_mp(x, n_)[0], logit)
                 reference = (1, (L / (1 + mpmath.exp(-x)) - 1) / (L - 1))
             for value, exact_value in zip((minimum.c_uniform, minimum.c_copy), reference):
                 assert abs(mpmath.mpf(value) - exact_value) <= minimum.error
-        assert minimum.error <= 1e-12  # polished: far below the float64 minimiser's 1e-10 (next to P* the curvature ~1e-6)
+        # polished: far below the float64 minimiser's 1e-10 (next to P* the curvature is ~1e-6)
+        assert minimum.error <= 1e-12
 
 
 @pytest.mark.parametrize("attention", ["softmax", "linear"])

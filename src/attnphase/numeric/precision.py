@@ -69,8 +69,9 @@ def _newton_mp(gradient_mp, hessian_mp, x, args, dps: int, steps: int):
             scale = [1 / mpmath.sqrt(abs(hessian[i, i])) if hessian[i, i] != 0 else 1 for i in range(len(point))]
             scaled = mpmath.matrix([[scale[i] * hessian[i, j] * scale[j] for j in range(len(point))]
                                     for i in range(len(point))])
+            scaled_gradient = mpmath.matrix([scale[i] * gradient[i] for i in range(len(point))])
             try:
-                scaled_step = mpmath.lu_solve(scaled, mpmath.matrix([-scale[i] * gradient[i] for i in range(len(point))]))
+                scaled_step = mpmath.lu_solve(scaled, -scaled_gradient)
             except ZeroDivisionError:  # singular at this precision
                 return None
             step = [scale[i] * scaled_step[i] for i in range(len(point))]

@@ -101,8 +101,9 @@ def _linear_minima(inst: CopyHeadsInstance, n_) -> tuple[list, int]:
         m_ = (t_ + (L - 1) * c_) / L
         q_ = (t_ * t_ + (L - 1) * c_ * c_) / L + rho_
         losses = inst.losses(m_, q_, t_, n_)
+        error += DERIVED_ROUNDING * max(abs(t_), abs(c_), rho_)
         minima.append(Minimum(t_, c_, float(action.action(*v, n_)), bool(eig.min() > 0), m_, rho_, tuple(eig.tolist()),
-                              float(losses[0]), float(losses[1]), error + DERIVED_ROUNDING * max(abs(t_), abs(c_), rho_)))
+                              float(losses[0]), float(losses[1]), error))
     return minima, found.iterations
 
 

@@ -25,7 +25,8 @@ from attnphase.params import check_bool, check_int, check_positive, check_real, 
 from attnphase.results import Status
 
 __all__ = [
-    "fixed_points", "ode_limit_point", "ode_trajectory", "interpolated_finite_drift", "finite_drift", "ode_time_to_reach",
+    "fixed_points", "ode_limit_point", "ode_trajectory", "interpolated_finite_drift", "finite_drift",
+    "ode_time_to_reach",
     "tangent_noise", "retraction_corrected_rho", "choose_schedule", "predicted_trajectories", "predicted_alignment",
     "NOISE_GRID", "MAX_STEP_NOISE", "large_L_drift",
 ]

@@ -168,8 +168,8 @@ def make_parameters(d, L, R, theta, theta_scaling="direct", sigma=1.0, score_sca
     one). `beta` is the old name of `score_scale`, accepted for one release with a DeprecationWarning; given together
     with a score_scale other than the default and beta, it is refused (which one was meant is unknown)."""
     if beta is not None and score_scale != 1.0 and score_scale != beta:
-        raise ParameterError("beta", beta, f"left out when score_scale is given (score_scale = {score_scale!r}; beta is "
-                                           "its old name)")
+        raise ParameterError("beta", beta,
+                             f"left out when score_scale is given (score_scale = {score_scale!r}; beta is its old name)")
     if beta is not None:
         warnings.warn("signal_recovery: beta is deprecated and will be removed in the next release; use score_scale",
                       DeprecationWarning, stacklevel=3)

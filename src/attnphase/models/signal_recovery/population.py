@@ -250,7 +250,8 @@ def finite_reduction(params: Parameters, rhos, *, n_samples: int = 4096, seed: i
         f"; {total - used} of {total} control variates left out (their kurtosis is too large for {n_samples} draws to "
         f"estimate their variance to {CONTROL_VARIANCE_ACCURACY:.0%})")
     message = (f"exact finite-L reduction, {n_samples} Monte Carlo samples (seed {seed}); errors are standard "
-               f"errors{left_out}" if finite else "non-finite Monte Carlo samples or standard errors of the finite-L reduction "
+               f"errors{left_out}"
+               if finite else "non-finite Monte Carlo samples or standard errors of the finite-L reduction "
                               "(overflow of e^{βy} or of the squared samples)")
     if not finite:
         mean[:], err[:] = math.nan, math.nan

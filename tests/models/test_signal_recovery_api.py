@@ -205,3 +205,13 @@ def test_entry_points_refuse_what_they_cannot_compute():
     # in range, the same functions still compute
     assert 0.0 < api.retraction_corrected_rho(params, noise, 0.1, 0.05, 50, 100) <= 1.0
     assert api.ode_time_to_reach(params, 0.1, t_max=1e-6) == math.inf
+
+
+def test_noise_token_mass_of_two_seeds_agrees_within_its_standard_errors():
+    """nuisance_mass_error is the standard error over the trials: two seeds' masses differ by less than four of their
+    combined errors, and one trial has none."""
+    runs = [api.simulate(16, 64, 8, 1.0, trials=16, steps=200, eta0=0.05, seed=seed, device="cpu") for seed in (0, 1)]
+    assert all(run.nuisance_mass_error > 0 for run in runs)
+    difference = abs(runs[0].nuisance_mass_mean - runs[1].nuisance_mass_mean)
+    assert difference <= 4 * math.hypot(runs[0].nuisance_mass_error, runs[1].nuisance_mass_error)
+    assert api.simulate(16, 64, 8, 1.0, trials=1, steps=20, eta0=0.05, device="cpu").nuisance_mass_error is None

@@ -80,7 +80,8 @@ def _headline(report: Report, quick: bool, device: str, checkpoint: Checkpoint) 
         result = run_headline(config, device)
         numbers = {"final_rho": result.final_rho.tolist(), "alignment_mean": result.alignment_mean,
                    "alignment_error": result.alignment_error, "alignment_std": result.alignment_std,
-                   "nuisance_mass_mean": result.nuisance_mass_mean, "eta0": result.eta0, "k0": result.k0,
+                   "nuisance_mass_mean": result.nuisance_mass_mean, "nuisance_mass_error": result.nuisance_mass_error,
+                   "eta0": result.eta0, "k0": result.k0,
                    "gamma": result.gamma, "t_final": result.t_final,
                    "predicted_alignment": result.predicted_alignment,
                    "predicted_alignment_error": result.predicted_alignment_error, "seconds": result.seconds}
@@ -101,7 +102,8 @@ def _headline(report: Report, quick: bool, device: str, checkpoint: Checkpoint) 
     report.table([
         {"quantity": "mean final abs ρ", "SGA": numbers["alignment_mean"], "± (standard error)": numbers["alignment_error"],
          "theory": numbers["predicted_alignment"], "theory ±": numbers["predicted_alignment_error"]},
-        {"quantity": "noise-token attention mass", "SGA": numbers["nuisance_mass_mean"], "± (standard error)": "",
+        {"quantity": "noise-token attention mass", "SGA": numbers["nuisance_mass_mean"],
+         "± (standard error)": numbers["nuisance_mass_error"],
          "theory": numbers["nuisance_mass_theory_at_xi"], "theory ±": "large-L, at ρ = 1"},
         {"quantity": "smallest final abs ρ", "SGA": numbers["alignment_min"], "± (standard error)": "", "theory": "",
          "theory ±": ""},

@@ -152,13 +152,15 @@ class SimulationResult(Result):
 
     alignment_error: standard error of alignment_mean over the independent trials; positive_fraction:
     share of trials that ended on the +ξ side (None when a trial diverged); nuisance_mass_mean: the
-    noise-token attention mass over the last recording window, averaged over trials; t_final = Σ η_k.
+    noise-token attention mass over the last recording window, averaged over trials, nuisance_mass_error its standard
+    error over the trials (None for one trial); t_final = Σ η_k.
     schedule: "auto" (η₀, k₀ planned by `dynamics.choose_schedule` for exactly this step count; `plan`
     is its record) or "manual" (as given). predicted_alignment: mean over the trials of |ρ| at the last
-    step from the retraction-corrected ODE (`dynamics.retraction_corrected_rho`, large-L drift) started
-    at each trial's own ρ₀ under the schedule that ran; predicted_alignment_error: its error from the
-    Monte Carlo error of the tangent noise N only (the large-L drift's O(1/L) and the mean-field
-    equation's O(η) terms are not in it). sequences_per_slice: dense token sequences held at once.
+    step from the retraction-corrected ODE (`dynamics.retraction_corrected_rho`; the exact finite-L drift up to
+    L = `simulate.FINITE_DRIFT_MAX_L`, the large-L one beyond) started at each trial's own ρ₀ under the schedule that
+    ran; predicted_alignment_error: its error from the Monte Carlo errors of the tangent noise N and of the finite-L
+    drift (beyond FINITE_DRIFT_MAX_L the large-L drift's O(1/L), and the mean-field equation's O(η) terms, are not
+    in it). sequences_per_slice: dense token sequences held at once.
     """
 
     alignment: np.ndarray
@@ -168,6 +170,7 @@ class SimulationResult(Result):
     final_rho: np.ndarray
     positive_fraction: float | None
     nuisance_mass_mean: float = field(metadata={"unit": "attention mass on the L - R noise tokens"})
+    nuisance_mass_error: float | None
     theta_d: float
     t_final: float = field(metadata={"unit": "t = sum of eta_k"})
     schedule: str = field(metadata={"unit": "eta_k = eta0/(k + k0)^gamma"})

@@ -177,6 +177,8 @@ def run_sga(params: Parameters, settings: SimulationSettings, device: str = "aut
         final_rho=run.final_rho,
         positive_fraction=float((run.final_rho > 0).mean()) if finite else None,
         nuisance_mass_mean=float(np.mean(run.observable[-1])),
+        nuisance_mass_error=(float(np.std(run.observable[-1], ddof=1) / math.sqrt(settings.trials))
+                             if settings.trials > 1 else None),
         theta_d=params.theta_d,
         t_final=float(run.times[-1]),
         schedule=settings.schedule_kind,

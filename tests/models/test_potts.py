@@ -113,6 +113,17 @@ def test_solve_deep_in_the_ordered_phase(q, beta):
     assert all(s.stability == "metastable" for s in disordered)
 
 
+@pytest.mark.parametrize("q, beta", [(2, 2.0001), (2, 2.5), (3, 2.8), (3, 30.0), (21, 10.0)])
+def test_solve_m_lies_within_its_error_of_the_mpmath_root(q, beta):
+    """m_error covers the distance of m from the hand-written stationarity's root in mpmath, also next to the branch
+    point at βJ = 2 (q = 2), where the curvature is 1e-5 and the float64 root had stopped 8e-13 away with no error."""
+    ordered = solve(q, beta).global_minimum
+    u = ordered_log_odds(q, 1.0, beta)
+    with mpmath.workdps(digits_resolving(beta)):
+        x = 1 / (1 + (q - 1) * mpmath.exp(-u))
+        assert abs(mpmath.mpf(ordered.m) - (q * x - 1) / (q - 1)) <= ordered.m_error <= 1e-15
+
+
 def test_q2_is_continuous_at_beta_2(thresholds):
     result = thresholds[2]
     assert result.order == "second" and result.status == "converged" and result.jump == 0.0

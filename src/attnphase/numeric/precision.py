@@ -22,13 +22,17 @@ import math
 import mpmath
 import numpy as np
 
-__all__ = ["GUARD_DIGITS", "working_dps", "to_mp", "polished_stationary_point",
+__all__ = ["GUARD_DIGITS", "DERIVED_ROUNDING", "working_dps", "to_mp", "polished_stationary_point",
            "scaled_lowest_curvature_2x2", "normalised_min_eigenvalue",
            "normalised_min_eigenvalue_mp", "larger_quadratic_root", "larger_quadratic_root_mp", "equilibration",
            "equilibrated_solve", "equilibrated_null_vector", "equilibrated_determinant_sign"]
 
 GUARD_DIGITS = 15
 """Decimal places kept beyond the requested digits: room for the rounding of a long evaluation chain."""
+
+DERIVED_ROUNDING = 4 * float(np.finfo(float).eps)
+"""Relative rounding of the few float64 operations that turn a polished state into a reported quantity (each within
+half an ulp): the part of that quantity's error the polish does not see."""
 
 
 def working_dps(digits: int, lost_digits: float = 0.0) -> int:

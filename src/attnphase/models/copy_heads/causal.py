@@ -17,14 +17,15 @@ import numpy as np
 
 from attnphase.errors import ParameterError
 from attnphase.models.copy_heads import kernels, symbolic
-from attnphase.models.copy_heads.homogeneous import DERIVED_ROUNDING, solve_result
+from attnphase.models.copy_heads.homogeneous import solve_result
 from attnphase.models.copy_heads.instance import CopyHeadsInstance, harmonic_tail
 from attnphase.models.copy_heads.linear_transition import classify_landau, instability_transition, n_range
 from attnphase.models.copy_heads.results import CausalLinearTransition, Minimum, SolveResult
 from attnphase.models.copy_heads.row_tables import check_row_set_size
 from attnphase.numeric.minimize import multistart_local_minima
 from attnphase.numeric.precision import (
-    larger_quadratic_root, larger_quadratic_root_mp, normalised_min_eigenvalue, normalised_min_eigenvalue_mp, working_dps,
+    DERIVED_ROUNDING, larger_quadratic_root, larger_quadratic_root_mp, normalised_min_eigenvalue,
+    normalised_min_eigenvalue_mp, working_dps,
 )
 from attnphase.numeric.threshold import log_crossing
 from attnphase.results import Status

@@ -21,15 +21,12 @@ from attnphase.models.copy_heads.instance import CopyHeadsInstance
 from attnphase.models.copy_heads.parameters import DataSize
 from attnphase.models.copy_heads.results import Minimum, SolveResult
 from attnphase.numeric.minimize import bracketed_roots, multistart_local_minima, sign_change_brackets
-from attnphase.numeric.precision import polished_stationary_point
+from attnphase.numeric.precision import DERIVED_ROUNDING, polished_stationary_point
 from attnphase.results import Status
 
 __all__ = ["softmax_grid", "softmax_stationary_points", "linear_minima", "solve", "solve_instance", "finite_minima",
-           "solve_result", "DERIVED_ROUNDING"]
+           "solve_result"]
 
-# The rounding of the float64 arithmetic that turns a polished state into the reported c_uniform, c_copy (a few
-# operations, each within half an ulp), relative to their size.
-DERIVED_ROUNDING = 4 * np.finfo(float).eps
 
 
 def softmax_grid(inst: CopyHeadsInstance) -> np.ndarray:

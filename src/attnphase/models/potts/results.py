@@ -9,9 +9,12 @@ __all__ = ["State", "Solution", "Transition"]
 
 @dataclass(frozen=True)
 class State:
-    """A minimum of f(m): "stable" (global), "metastable", or "saddle" (unstable to splitting the others)."""
+    """A minimum of f(m): "stable" (global), "metastable", or "saddle" (unstable to splitting the others). m_error:
+    the error of m from the mpmath polish of the stationary point (free_energy, stationary there, moves only at second
+    order in it)."""
 
     m: float
+    m_error: float
     free_energy: float
     curvature: float
     transverse_curvature: float

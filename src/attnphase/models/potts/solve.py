@@ -16,6 +16,7 @@ from attnphase.models.potts import symbolic
 from attnphase.models.potts.parameters import MAX_BETA_J, Accuracy, Parameters, Temperature
 from attnphase.models.potts.results import Solution, State, Transition
 from attnphase.numeric.continuation import ActionSystem, follow_branches, stationary_points_at
+from attnphase.numeric.precision import DERIVED_ROUNDING, polished_stationary_point
 from attnphase.numeric.threshold import Threshold, rounded_error, threshold_from_error
 from attnphase.numeric.transition import classify_transition
 from attnphase.results import Status
@@ -44,16 +45,21 @@ def solve(q, beta, J=1.0) -> Solution:
     system, found = branches(params.q, coupling_range(params.q, coupling))
     states = {}
     for p in (p for p in stationary_points_at(system, found, coupling) if p["index"] == 0):
-        m, f, transverse = map(float, symbolic.kernels()[1].call(u=p["x"][0], beta=coupling, J=1.0, q=params.q))
-        states.setdefault(round(m, 9), (m, params.J * f, params.J * float(p["eigenvalues"][0]),
+        # polished in mpmath: next to a branch point the curvature vanishes and the float64 root stops ~1e-12 away
+        (u,), (u_error,) = polished_stationary_point(lambda u, c: system.gradient_mp([u], c),
+                                                     lambda u, c: [[system.hessian_mp([u], c)[0, 0]]], p["x"], coupling)
+        m, f, transverse = map(float, symbolic.kernels()[1].call(u=u, beta=coupling, J=1.0, q=params.q))
+        favoured = 1 / (1 + (params.q - 1) * math.exp(-u)) if u > -700 else 0.0  # x(u), the favoured state's share
+        m_error = params.q * favoured * (1 - favoured) / (params.q - 1) * u_error + DERIVED_ROUNDING * abs(m)
+        states.setdefault(round(m, 9), (m, m_error, params.J * f, params.J * float(p["eigenvalues"][0]),
                                         params.J * transverse if params.q > 2 else math.nan))
     if not states:
         return Solution(beta, (), None, Status.FAILED, "no minimum on the followed branches")
-    lowest = min(s[1] for s in states.values()) + 1e-12 * (1 + abs(min(s[1] for s in states.values())))
+    lowest = min(s[2] for s in states.values()) + 1e-12 * (1 + abs(min(s[2] for s in states.values())))
     # ties: m > 0 first
-    minima = sorted(states.values(), key=lambda s: (s[1] > lowest, s[1] if s[1] > lowest else -s[0]))
-    labelled = tuple(State(m, f, k, t, "stable" if f <= lowest else "saddle" if t <= 0 else "metastable")
-                     for m, f, k, t in minima)
+    minima = sorted(states.values(), key=lambda s: (s[2] > lowest, s[2] if s[2] > lowest else -s[0]))
+    labelled = tuple(State(m, m_error, f, k, t, "stable" if f <= lowest else "saddle" if t <= 0 else "metastable")
+                     for m, m_error, f, k, t in minima)
     return Solution(beta, labelled, labelled[0], Status.CONVERGED, f"{len(labelled)} minima of f(m)")
 
 

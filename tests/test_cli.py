@@ -9,6 +9,7 @@ from click.testing import CliRunner
 
 from attnphase import __version__
 from attnphase.cli import main
+from terminal_signals import as_from_a_terminal
 
 
 def run(*args):
@@ -144,7 +145,8 @@ def test_a_stopped_command_says_what_it_kept_and_exits_with_the_signal_status(tm
     signal_number = getattr(signal, signal_name)
     started, out = tmp_path / "started", tmp_path / "reports"
     process = subprocess.Popen([sys.executable, "-c", _WAITING_REPRODUCE, str(started), str(out)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                               preexec_fn=as_from_a_terminal)
     try:
         deadline = time.time() + 60
         while not started.exists() and process.poll() is None and time.time() < deadline:

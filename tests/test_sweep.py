@@ -29,6 +29,7 @@ from attnphase.sweep import (
     resolve_point,
     run_sweep,
 )
+from terminal_signals import as_from_a_terminal
 
 CLI = "from attnphase.cli import main; main()"
 
@@ -381,7 +382,7 @@ def test_a_signalled_sweep_keeps_its_finished_points_and_exits_at_once(tmp_path,
     command = [sys.executable, "-c", CLI, "sweep", "slowpoint:point", "--grid", "x=0,1,2", "--grid", "delay=0.1,30",
                "--workers", "2", "--store", str(store), "--json"]
     driver = subprocess.Popen(command, env=_env(tmp_path, "first"), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True, start_new_session=True)
+                              text=True, start_new_session=True, preexec_fn=as_from_a_terminal)
     try:
         deadline = time.time() + 60
         # x = 0 and 1 at 0.1 s are stored; the workers are then inside (0, 30 s) and (1, 30 s).

@@ -17,7 +17,7 @@ point's values against the ranges the model declares (`POINT_CHECKS`: each model
 its point function). A bad value that only the point function itself can see still stops
 the sweep at the first point that raises `ParameterError`; other exceptions mark a point failed.
 
-Where the work runs and where results are written:
+Where the work runs and where results are written (the executors are `attnphase.sweep_executors`):
 
 * `workers == 1`: serially in this process.
 * otherwise a local pool of `workers` processes (spawned, so nothing inherited from the driver can
@@ -35,21 +35,13 @@ running points are computed again by the next run) or cancels the cluster's task
 
 from __future__ import annotations
 
-import concurrent.futures
-import contextlib
-from concurrent.futures.process import BrokenProcessPool
-import importlib
 import inspect
 import math
-import multiprocessing
 import os
-import signal
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -57,10 +49,12 @@ import numpy as np
 from attnphase import progress as progress_display
 from attnphase.errors import ParameterError
 from attnphase.grids import Grid, as_grids, grid_points
-from attnphase.jsonio import to_jsonable
 from attnphase.models.registry import MODELS
 from attnphase.params import check_int, check_positive, check_real
 from attnphase.store import ResultStore
+from attnphase.sweep_executors import (
+    CLUSTER_EXTRA_HINT, evaluate_point, load_point, require_distributed, run_dask, run_pool,
+)
 from attnphase.version import code_version
 
 __all__ = ["SWEEP_POINTS", "POINT_CHECKS", "CLUSTER_EXTRA_HINT", "register_point", "resolve_point",
@@ -87,17 +81,8 @@ def register_point(model: str, target: str | Callable[..., Mapping[str, Any]]) -
             raise ParameterError("target", target, "a top-level function (workers import it by name)")
         target = f"{target.__module__}:{qualname}"
     SWEEP_POINTS[model] = target
-    _load_point.cache_clear()
+    load_point.cache_clear()
     resolve_point(model)
-
-
-@lru_cache(maxsize=None)
-def _load_point(target: str) -> Callable[..., Any]:
-    module_name, _, function_name = target.partition(":")
-    function = getattr(importlib.import_module(module_name), function_name)
-    if not callable(function):
-        raise TypeError(f"{target} is not callable")
-    return function
 
 
 def resolve_point(model: str) -> tuple[str, Callable[..., Any]]:
@@ -109,7 +94,7 @@ def resolve_point(model: str) -> tuple[str, Callable[..., Any]]:
     if target is None:
         raise ParameterError("MODEL", model, allowed)
     try:
-        return target, _load_point(target)
+        return target, load_point(target)
     except (ImportError, AttributeError, TypeError, ValueError) as exc:
         raise ParameterError(
             "MODEL", model, f"a model whose sweep point {target} can be imported ({type(exc).__name__}: {exc})"
@@ -228,7 +213,7 @@ def check_sweep_parameters(model: str, grids: Sequence[Grid], base: Mapping[str,
                                  f"--set {parameter.name}=VALUE or swept by --grid {parameter.name}=...")
     check_target = POINT_CHECKS.get(target)
     if check_target is not None:
-        check = _load_point(check_target)
+        check = load_point(check_target)
         for point in points:
             check(**_with_defaults(signature, point))
 
@@ -245,40 +230,6 @@ def _with_defaults(signature: inspect.Signature, point: Mapping[str, Any]) -> di
         elif kind is not inspect.Parameter.VAR_POSITIONAL:
             arguments[name] = value
     return arguments
-
-
-# --- evaluating points ----------------------------------------------------------------------------
-
-
-def evaluate_point(target: str, params: dict[str, Any]) -> tuple:
-    """Run one point where the work happens; never raises, so that any executor can carry the outcome.
-
-    Returns ("ok", result_dict, seconds), ("parameter_error", name, value, allowed, seconds) or
-    ("error", message, seconds). Plain tuples, because exceptions do not all survive pickling.
-    """
-    start = time.perf_counter()
-    try:
-        result = to_jsonable(_load_point(target)(**params))
-        if not isinstance(result, dict):
-            raise TypeError(f"the point function returned {type(result).__name__}, not a dict")
-        return ("ok", result, time.perf_counter() - start)
-    except ParameterError as exc:
-        value = exc.value if isinstance(exc.value, (int, float, str, bool, type(None))) else repr(exc.value)
-        return ("parameter_error", exc.name, value, exc.allowed, time.perf_counter() - start)
-    except Exception as exc:  # noqa: BLE001 - a failed point is reported, the sweep goes on
-        return ("error", f"{type(exc).__name__}: {exc}", time.perf_counter() - start)
-
-
-def _exit_with_parent(parent_pid: int) -> None:
-    """Pool-worker initializer: exit when the driver dies (SIGKILL gives it no chance to clean up)."""
-
-    def watch() -> None:
-        while True:
-            time.sleep(0.5)
-            if os.getppid() != parent_pid:
-                os._exit(0)
-
-    threading.Thread(target=watch, name="attnphase-parent-watch", daemon=True).start()
 
 
 @dataclass(frozen=True)
@@ -382,7 +333,7 @@ def run_sweep(
             if not missing:
                 report.backend, report.workers = "none", 0
             elif scheduler is not None:
-                _run_dask(scheduler, target, missing, recorder, connect_timeout)
+                run_dask(scheduler, target, missing, recorder, connect_timeout)
             else:
                 n_workers = min(workers or os.cpu_count() or 1, len(missing))
                 report.workers = n_workers
@@ -392,177 +343,10 @@ def run_sweep(
                         recorder.record(params, evaluate_point(target, params))
                 else:
                     report.backend = "processes"
-                    _run_pool(n_workers, target, missing, recorder)
+                    run_pool(n_workers, target, missing, recorder)
         report.elapsed_s = time.perf_counter() - started
         return report
     finally:
         if own_store:
             result_store.close()
 
-
-def _run_windowed(missing, window, submit, wait_first, outcome_of, recorder, pending) -> None:
-    """Keep at most `window` points submitted and not yet written; write each as it completes.
-
-    The window is what bounds the loss when the driver is killed: every point outside it is either
-    stored or not yet started. `pending` (future -> params) is the caller's, for cancelling on exit.
-    """
-    queue = iter(missing)
-
-    def top_up() -> None:
-        while len(pending) < window:
-            params = next(queue, None)
-            if params is None:
-                return
-            pending[submit(params)] = params
-
-    top_up()
-    while pending:
-        for future in wait_first(list(pending)):
-            # Written before it leaves `pending`: a point interrupted while being written is written again by
-            # `_keep_finished` (a second put of a stored point changes nothing).
-            recorder.record(pending[future], outcome_of(future))
-            del pending[future]
-        top_up()
-
-
-def _keep_finished(pending, outcome_of, recorder) -> None:
-    """Write every point of `pending` that has finished with a result; the driver calls it when a sweep stops
-    early (Ctrl-C, SIGTERM, a point's ParameterError), so that every point finished by then is in the store."""
-    for future, params in list(pending.items()):
-        if not future.done() or future.cancelled():
-            continue
-        try:
-            outcome = outcome_of(future)
-        except BaseException:  # noqa: BLE001 - e.g. a worker's own KeyboardInterrupt: nothing to keep
-            continue
-        if outcome[0] == "ok":
-            recorder.record(params, outcome)
-        del pending[future]
-
-
-@contextlib.contextmanager
-def _signals_held():
-    """SIGINT and SIGTERM ignored inside (main thread only): the cleanup of an interrupted sweep (writing what
-    finished, stopping the workers) is short, and a second Ctrl-C must not break it off half done."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    held = {}
-    for number in (signal.SIGINT, signal.SIGTERM):
-        try:
-            held[number] = signal.signal(number, signal.SIG_IGN)
-        except (ValueError, OSError):  # pragma: no cover - not settable here
-            pass
-    try:
-        yield
-    finally:
-        for number, handler in held.items():
-            signal.signal(number, handler if handler is not None else signal.SIG_DFL)
-
-
-def _pool_outcome(future) -> tuple:
-    try:
-        return future.result()
-    except BrokenProcessPool as exc:  # a worker died (e.g. OOM-killed)
-        return ("error", f"worker process died: {exc}", 0.0)
-
-
-def _run_pool(n_workers: int, target: str, missing: list[dict[str, Any]], recorder: _Recorder) -> None:
-    context = multiprocessing.get_context("spawn")
-    executor = concurrent.futures.ProcessPoolExecutor(
-        max_workers=n_workers, mp_context=context, initializer=_exit_with_parent, initargs=(os.getpid(),)
-    )
-    pending: dict = {}
-    try:
-        _run_windowed(
-            missing, 2 * n_workers,  # one running and one queued per worker
-            lambda params: executor.submit(evaluate_point, target, params),
-            lambda futures: concurrent.futures.wait(futures, return_when=concurrent.futures.FIRST_COMPLETED).done,
-            _pool_outcome, recorder, pending,
-        )
-    except BaseException:
-        # Stopped early (Ctrl-C, SIGTERM, a point's ParameterError): write the points that have finished, stop
-        # the ones still running (they would otherwise run to their end with nobody to write them), and return
-        # at once. A second signal during this is ignored rather than leaving the pool half shut down.
-        with _signals_held():
-            try:
-                _keep_finished(pending, _pool_outcome, recorder)
-            finally:
-                _stop_pool(executor)
-        raise
-    executor.shutdown(wait=True)
-
-
-def _stop_pool(executor: concurrent.futures.ProcessPoolExecutor) -> None:
-    """Cancel the queued points and end the worker processes now, then shut the pool down (which no longer waits
-    on anything)."""
-    processes = list((getattr(executor, "_processes", None) or {}).values())
-    for process in processes:
-        if process.is_alive():
-            process.terminate()
-    deadline = time.monotonic() + 5.0
-    for process in processes:
-        process.join(max(0.0, deadline - time.monotonic()))
-        if process.is_alive():
-            process.kill()
-            process.join(1.0)
-    executor.shutdown(wait=True, cancel_futures=True)
-
-
-def _dask_outcome(future) -> tuple:
-    try:
-        return future.result()
-    except Exception as exc:  # noqa: BLE001 - the worker was lost; the point is retried next run
-        return ("error", f"dask task failed: {type(exc).__name__}: {exc}", 0.0)
-
-
-CLUSTER_EXTRA_HINT = "pip install 'attnphase[cluster]'"
-
-
-def require_distributed():
-    """The `distributed` module, or an ImportError that says which extra installs it."""
-    try:
-        import distributed
-    except ImportError as exc:
-        raise ImportError(
-            f"sweeps on a dask cluster need dask.distributed, which is not installed ({exc}); "
-            f"install it with: {CLUSTER_EXTRA_HINT}"
-        ) from None
-    return distributed
-
-
-def _run_dask(scheduler: Any, target: str, missing: list[dict[str, Any]], recorder: _Recorder,
-              connect_timeout: float) -> None:
-    distributed = require_distributed()
-    Client, wait = distributed.Client, distributed.wait
-
-    if isinstance(scheduler, Client):
-        client, own_client = scheduler, False
-    else:
-        if not isinstance(scheduler, str) or not scheduler.strip():
-            raise ParameterError("--scheduler", scheduler, "a dask scheduler address such as tcp://127.0.0.1:8786")
-        try:
-            client, own_client = Client(scheduler, timeout=connect_timeout), True
-        except (OSError, TimeoutError, ValueError) as exc:
-            raise ParameterError(
-                "--scheduler", scheduler, f"the address of a running dask scheduler reachable from here ({exc})"
-            ) from None
-    threads = sum(w.get("nthreads", 1) for w in client.scheduler_info()["workers"].values())
-    recorder.report.backend, recorder.report.workers = "dask", threads
-    pending: dict = {}
-    try:
-        _run_windowed(
-            missing, 2 * max(threads, 1),
-            lambda params: client.submit(evaluate_point, target, params, pure=False),
-            lambda futures: wait(futures, return_when="FIRST_COMPLETED").done,
-            _dask_outcome, recorder, pending,
-        )
-    except BaseException:
-        with _signals_held():
-            _keep_finished(pending, _dask_outcome, recorder)  # finished before the stop: written, not lost
-        raise
-    finally:
-        if pending:
-            client.cancel(list(pending))
-        if own_client:
-            client.close()

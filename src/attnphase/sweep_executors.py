@@ -1,0 +1,244 @@
+"""Where a sweep's points run: serially, on a local process pool, or on a dask.distributed cluster.
+
+`attnphase.sweep.run_sweep` hands each missing point to one of these executors. A point runs as `evaluate_point`,
+which never raises (its outcome is a plain tuple that survives pickling); the driver writes each outcome as its
+future completes and keeps at most two points per worker submitted but not yet written. A sweep stopped early
+(KeyboardInterrupt, the CLI's SIGTERM, a point's ParameterError) first writes every point that has finished, then
+stops the local workers at once (their running points are computed again by the next run) or cancels the cluster's
+tasks, and re-raises.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import importlib
+import multiprocessing
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures.process import BrokenProcessPool
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from attnphase.errors import ParameterError
+from attnphase.jsonio import to_jsonable
+
+if TYPE_CHECKING:
+    from attnphase.sweep import _Recorder
+
+__all__ = ["CLUSTER_EXTRA_HINT", "load_point", "evaluate_point", "require_distributed", "run_pool", "run_dask"]
+
+
+@lru_cache(maxsize=None)
+def load_point(target: str) -> Callable[..., Any]:
+    """The point function named "module:function", imported where it runs (in the driver or a worker), once."""
+    module_name, _, function_name = target.partition(":")
+    function = getattr(importlib.import_module(module_name), function_name)
+    if not callable(function):
+        raise TypeError(f"{target} is not callable")
+    return function
+
+
+# --- evaluating points ----------------------------------------------------------------------------
+
+
+def evaluate_point(target: str, params: dict[str, Any]) -> tuple:
+    """Run one point where the work happens; never raises, so that any executor can carry the outcome.
+
+    Returns ("ok", result_dict, seconds), ("parameter_error", name, value, allowed, seconds) or
+    ("error", message, seconds). Plain tuples, because exceptions do not all survive pickling.
+    """
+    start = time.perf_counter()
+    try:
+        result = to_jsonable(load_point(target)(**params))
+        if not isinstance(result, dict):
+            raise TypeError(f"the point function returned {type(result).__name__}, not a dict")
+        return ("ok", result, time.perf_counter() - start)
+    except ParameterError as exc:
+        value = exc.value if isinstance(exc.value, (int, float, str, bool, type(None))) else repr(exc.value)
+        return ("parameter_error", exc.name, value, exc.allowed, time.perf_counter() - start)
+    except Exception as exc:  # noqa: BLE001 - a failed point is reported, the sweep goes on
+        return ("error", f"{type(exc).__name__}: {exc}", time.perf_counter() - start)
+
+
+def _exit_with_parent(parent_pid: int) -> None:
+    """Pool-worker initializer: exit when the driver dies (SIGKILL gives it no chance to clean up)."""
+
+    def watch() -> None:
+        while True:
+            time.sleep(0.5)
+            if os.getppid() != parent_pid:
+                os._exit(0)
+
+    threading.Thread(target=watch, name="attnphase-parent-watch", daemon=True).start()
+
+
+def _run_windowed(missing, window, submit, wait_first, outcome_of, recorder, pending) -> None:
+    """Keep at most `window` points submitted and not yet written; write each as it completes.
+
+    The window is what bounds the loss when the driver is killed: every point outside it is either
+    stored or not yet started. `pending` (future -> params) is the caller's, for cancelling on exit.
+    """
+    queue = iter(missing)
+
+    def top_up() -> None:
+        while len(pending) < window:
+            params = next(queue, None)
+            if params is None:
+                return
+            pending[submit(params)] = params
+
+    top_up()
+    while pending:
+        for future in wait_first(list(pending)):
+            # Written before it leaves `pending`: a point interrupted while being written is written again by
+            # `_keep_finished` (a second put of a stored point changes nothing).
+            recorder.record(pending[future], outcome_of(future))
+            del pending[future]
+        top_up()
+
+
+def _keep_finished(pending, outcome_of, recorder) -> None:
+    """Write every point of `pending` that has finished with a result; the driver calls it when a sweep stops
+    early (Ctrl-C, SIGTERM, a point's ParameterError), so that every point finished by then is in the store."""
+    for future, params in list(pending.items()):
+        if not future.done() or future.cancelled():
+            continue
+        try:
+            outcome = outcome_of(future)
+        except BaseException:  # noqa: BLE001 - e.g. a worker's own KeyboardInterrupt: nothing to keep
+            continue
+        if outcome[0] == "ok":
+            recorder.record(params, outcome)
+        del pending[future]
+
+
+@contextlib.contextmanager
+def _signals_held():
+    """SIGINT and SIGTERM ignored inside (main thread only): the cleanup of an interrupted sweep (writing what
+    finished, stopping the workers) is short, and a second Ctrl-C must not break it off half done."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held = {}
+    for number in (signal.SIGINT, signal.SIGTERM):
+        try:
+            held[number] = signal.signal(number, signal.SIG_IGN)
+        except (ValueError, OSError):  # pragma: no cover - not settable here
+            pass
+    try:
+        yield
+    finally:
+        for number, handler in held.items():
+            signal.signal(number, handler if handler is not None else signal.SIG_DFL)
+
+
+def _pool_outcome(future) -> tuple:
+    try:
+        return future.result()
+    except BrokenProcessPool as exc:  # a worker died (e.g. OOM-killed)
+        return ("error", f"worker process died: {exc}", 0.0)
+
+
+def run_pool(n_workers: int, target: str, missing: list[dict[str, Any]], recorder: _Recorder) -> None:
+    context = multiprocessing.get_context("spawn")
+    executor = concurrent.futures.ProcessPoolExecutor(
+        max_workers=n_workers, mp_context=context, initializer=_exit_with_parent, initargs=(os.getpid(),)
+    )
+    pending: dict = {}
+    try:
+        _run_windowed(
+            missing, 2 * n_workers,  # one running and one queued per worker
+            lambda params: executor.submit(evaluate_point, target, params),
+            lambda futures: concurrent.futures.wait(futures, return_when=concurrent.futures.FIRST_COMPLETED).done,
+            _pool_outcome, recorder, pending,
+        )
+    except BaseException:
+        # Stopped early (Ctrl-C, SIGTERM, a point's ParameterError): write the points that have finished, stop
+        # the ones still running (they would otherwise run to their end with nobody to write them), and return
+        # at once. A second signal during this is ignored rather than leaving the pool half shut down.
+        with _signals_held():
+            try:
+                _keep_finished(pending, _pool_outcome, recorder)
+            finally:
+                _stop_pool(executor)
+        raise
+    executor.shutdown(wait=True)
+
+
+def _stop_pool(executor: concurrent.futures.ProcessPoolExecutor) -> None:
+    """Cancel the queued points and end the worker processes now, then shut the pool down (which no longer waits
+    on anything)."""
+    processes = list((getattr(executor, "_processes", None) or {}).values())
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    deadline = time.monotonic() + 5.0
+    for process in processes:
+        process.join(max(0.0, deadline - time.monotonic()))
+        if process.is_alive():
+            process.kill()
+            process.join(1.0)
+    executor.shutdown(wait=True, cancel_futures=True)
+
+
+def _dask_outcome(future) -> tuple:
+    try:
+        return future.result()
+    except Exception as exc:  # noqa: BLE001 - the worker was lost; the point is retried next run
+        return ("error", f"dask task failed: {type(exc).__name__}: {exc}", 0.0)
+
+
+CLUSTER_EXTRA_HINT = "pip install 'attnphase[cluster]'"
+
+
+def require_distributed():
+    """The `distributed` module, or an ImportError that says which extra installs it."""
+    try:
+        import distributed
+    except ImportError as exc:
+        raise ImportError(
+            f"sweeps on a dask cluster need dask.distributed, which is not installed ({exc}); "
+            f"install it with: {CLUSTER_EXTRA_HINT}"
+        ) from None
+    return distributed
+
+
+def run_dask(scheduler: Any, target: str, missing: list[dict[str, Any]], recorder: _Recorder,
+              connect_timeout: float) -> None:
+    distributed = require_distributed()
+    Client, wait = distributed.Client, distributed.wait
+
+    if isinstance(scheduler, Client):
+        client, own_client = scheduler, False
+    else:
+        if not isinstance(scheduler, str) or not scheduler.strip():
+            raise ParameterError("--scheduler", scheduler, "a dask scheduler address such as tcp://127.0.0.1:8786")
+        try:
+            client, own_client = Client(scheduler, timeout=connect_timeout), True
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise ParameterError(
+                "--scheduler", scheduler, f"the address of a running dask scheduler reachable from here ({exc})"
+            ) from None
+    threads = sum(w.get("nthreads", 1) for w in client.scheduler_info()["workers"].values())
+    recorder.report.backend, recorder.report.workers = "dask", threads
+    pending: dict = {}
+    try:
+        _run_windowed(
+            missing, 2 * max(threads, 1),
+            lambda params: client.submit(evaluate_point, target, params, pure=False),
+            lambda futures: wait(futures, return_when="FIRST_COMPLETED").done,
+            _dask_outcome, recorder, pending,
+        )
+    except BaseException:
+        with _signals_held():
+            _keep_finished(pending, _dask_outcome, recorder)  # finished before the stop: written, not lost
+        raise
+    finally:
+        if pending:
+            client.cancel(list(pending))
+        if own_client:
+            client.close()

@@ -128,7 +128,7 @@ def run_model(name, out_dir, **kwargs):
     time.sleep(60)
 
 reproduce_cli.run_model = run_model
-sys.argv = ["attnphase", "reproduce", "copy-heads", "--quick", "--out", sys.argv[2]]
+sys.argv = ["attnphase", "reproduce", "copy-heads", "--quick", "--out", sys.argv[2], *sys.argv[3:]]
 from attnphase.cli import main
 main()
 """
@@ -162,6 +162,35 @@ def test_a_stopped_command_says_what_it_kept_and_exits_with_the_signal_status(tm
     word = "terminated" if signal_number == signal.SIGTERM else "interrupted"
     assert process.returncode == 128 + signal_number, stderr
     assert stderr == f"{word}: the reports of the models finished so far are in {out}\n"
+
+
+def test_an_interrupted_command_with_json_prints_its_one_object(tmp_path):
+    """--json promises exactly one JSON object on stdout: an interrupted command prints one too (status failed, the
+    interruption's message), where it printed nothing."""
+    import os
+    import signal
+    import time
+
+    started, out = tmp_path / "started", tmp_path / "reports"
+    process = subprocess.Popen([sys.executable, "-c", _WAITING_REPRODUCE, str(started), str(out), "--json"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                               preexec_fn=as_from_a_terminal)
+    try:
+        deadline = time.time() + 60
+        while not started.exists() and process.poll() is None and time.time() < deadline:
+            time.sleep(0.05)
+        assert process.poll() is None, process.communicate()
+        os.killpg(process.pid, signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=20)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130, stderr
+    message = f"interrupted: the reports of the models finished so far are in {out}"
+    assert stderr == message + "\n"
+    payload = json.loads(stdout)  # exactly one object: json.loads refuses anything after it
+    assert payload["command"] == "reproduce" and payload["status"] == "failed" and payload["message"] == message
+    assert payload["success"] is False
 
 
 def test_an_interrupted_command_in_process_gives_back_the_signal_handlers(tmp_path, monkeypatch):

@@ -91,10 +91,18 @@ def _param_name(param) -> str:
     return max(opts, key=len) if opts else param.name
 
 
+# ctx.meta key (shared by every context of one command line): (command, model) of a command run with --json, so that
+# an interruption, which never reaches `emit`, still prints its one JSON object (cli.groups.GuardedGroup).
+JSON_COMMAND = "attnphase.json_command"
+
+
 def _progress_unless_json(ctx: click.Context, param, as_json: bool) -> bool:
     # Entered here, while the command's options are parsed, and left when the command's context closes:
     # the command body runs with progress shown on a terminal, and silent with --json or when piped.
     ctx.with_resource(progress.shown(not as_json))
+    if as_json:  # "attnphase threshold positional-semantic" -> ("threshold", "positional-semantic")
+        words = ctx.command_path.split()[1:]
+        ctx.meta[JSON_COMMAND] = (words[0] if words else ctx.info_name, words[1] if len(words) > 1 else None)
     return as_json
 
 

@@ -20,7 +20,9 @@ import threading
 
 import click
 
+from attnphase.cli.common import JSON_COMMAND
 from attnphase.errors import ParameterError
+from attnphase.jsonio import dumps
 
 
 # ctx.meta key (shared by every context of one command line): what an interruption of the running command keeps.
@@ -30,6 +32,16 @@ KEPT_WHEN_INTERRUPTED = "attnphase.kept_when_interrupted"
 def keep_when_interrupted(what: str) -> None:
     """Say, for the interruption message of the running command, what its interruption keeps and how to go on."""
     click.get_current_context().meta[KEPT_WHEN_INTERRUPTED] = what
+
+
+def _emit_interruption(command: str, model: str | None, message: str) -> None:
+    """The one JSON object of an interrupted command run with --json: no result, status failed, what was kept."""
+    from attnphase.version import code_version
+
+    payload = {"command": command, "model": model, "version": code_version(), "status": "failed", "message": message,
+               "success": False}
+    sys.stdout.write(dumps(payload) + "\n")
+    sys.stdout.flush()
 
 
 class Terminated(KeyboardInterrupt):
@@ -98,7 +110,10 @@ class GuardedGroup(click.Group):
             _set_handlers({signal.SIGINT: signal.SIG_IGN, signal.SIGTERM: signal.SIG_IGN})
             kept = ctx.meta.get(KEPT_WHEN_INTERRUPTED)
             what = "terminated" if isinstance(exc, Terminated) else "interrupted"
-            click.echo(what + (f": {kept}" if kept else ""), err=True)
+            message = what + (f": {kept}" if kept else "")
+            click.echo(message, err=True)
+            if ctx.meta.get(JSON_COMMAND) is not None:  # --json promises one object on stdout, interrupted or not
+                _emit_interruption(*ctx.meta[JSON_COMMAND], message)
             sys.exit(143 if isinstance(exc, Terminated) else 130)
         except SystemExit as exc:
             exiting = exc.code in (130, 143)  # an inner group's interruption: its exit keeps the signals ignored

@@ -4,6 +4,7 @@ transition order found by the classifier, threshold precision and scaling laws."
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import mpmath
 import numpy as np
@@ -230,6 +231,31 @@ def test_threshold_digits_are_stable_across_precision(attention, L):
         assert abs(ra - rb) / abs(rb) < mpmath.mpf(10) ** -29
         # the float within its error, which is the float's rounding
         assert abs(mpmath.mpf(a.P_star) - rb) <= a.error <= 2**-52 * a.P_star
+
+
+def _page_table_after(heading: str) -> list[list[str]]:
+    """The cells of the first Markdown table after the line starting with `heading` in docs/models/copy_heads.md."""
+    lines = (Path(__file__).resolve().parents[2] / "docs" / "models" / "copy_heads.md").read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(heading))
+    rows = []
+    for line in lines[start + 1:]:
+        if line.startswith("|"):
+            rows.append([cell.strip() for cell in line.strip("|").split("|")])
+        elif rows:
+            break
+    return rows[2:]  # without the header and its rule
+
+
+def test_the_pages_30_digit_softmax_thresholds_are_what_threshold_computes():
+    """The model page's table of P* to 30 digits (V = 4, L = 16 … 2²⁰) equals threshold's digit strings (whose
+    30 digits test_threshold_digits_are_stable_across_precision holds against a 40-digit run)."""
+    superscripts = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹", "0123456789")
+    rows = _page_table_after("P* (coexistence, target tokens), V = 4, 30 digits")
+    assert len(rows) == 5
+    for size, digits in rows:
+        power = size[1:].translate(superscripts)  # "2⁸" -> "8"; "16" stays a plain number
+        L = 2 ** int(power) if power != size[1:] else int(size)
+        assert api.threshold("softmax", L, 4, digits=30, classify=False).P_star_digits == digits, size
 
 
 def test_linear_thresholds_follow_closed_forms():

@@ -134,17 +134,14 @@ main()
 """
 
 
-@pytest.mark.parametrize("signal_name, count", [("SIGTERM", 1), ("SIGINT", 2), ("SIGTERM", 3)])
-def test_a_stopped_command_says_what_it_kept_and_exits_with_the_signal_status(tmp_path, signal_name, count):
-    """SIGTERM (a batch scheduler's walltime) is handled as Ctrl-C is: the message of what was kept and how to go on,
-    status 143 (130 for SIGINT), no traceback, also when a second signal arrives while the command exits."""
+def _stop_waiting_reproduce(tmp_path, signal_number, count, *extra):
+    """Run `_WAITING_REPRODUCE` (with `extra` options), send `count` signals to its process group once its model has
+    started, and return (exit status, stdout, stderr, the report directory)."""
     import os
-    import signal
     import time
 
-    signal_number = getattr(signal, signal_name)
     started, out = tmp_path / "started", tmp_path / "reports"
-    process = subprocess.Popen([sys.executable, "-c", _WAITING_REPRODUCE, str(started), str(out)],
+    process = subprocess.Popen([sys.executable, "-c", _WAITING_REPRODUCE, str(started), str(out), *extra],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
                                preexec_fn=as_from_a_terminal)
     try:
@@ -155,37 +152,33 @@ def test_a_stopped_command_says_what_it_kept_and_exits_with_the_signal_status(tm
         for _ in range(count):
             os.killpg(process.pid, signal_number)
             time.sleep(0.02)
-        _, stderr = process.communicate(timeout=20)
+        stdout, stderr = process.communicate(timeout=20)
     finally:
         if process.poll() is None:
             process.kill()
+    return process.returncode, stdout, stderr, out
+
+
+@pytest.mark.parametrize("signal_name, count", [("SIGTERM", 1), ("SIGINT", 2), ("SIGTERM", 3)])
+def test_a_stopped_command_says_what_it_kept_and_exits_with_the_signal_status(tmp_path, signal_name, count):
+    """SIGTERM (a batch scheduler's walltime) is handled as Ctrl-C is: the message of what was kept and how to go on,
+    status 143 (130 for SIGINT), no traceback, also when a second signal arrives while the command exits."""
+    import signal
+
+    signal_number = getattr(signal, signal_name)
+    status, _, stderr, out = _stop_waiting_reproduce(tmp_path, signal_number, count)
     word = "terminated" if signal_number == signal.SIGTERM else "interrupted"
-    assert process.returncode == 128 + signal_number, stderr
+    assert status == 128 + signal_number, stderr
     assert stderr == f"{word}: the reports of the models finished so far are in {out}\n"
 
 
 def test_an_interrupted_command_with_json_prints_its_one_object(tmp_path):
     """--json promises exactly one JSON object on stdout: an interrupted command prints one too (status failed, the
     interruption's message), where it printed nothing."""
-    import os
     import signal
-    import time
 
-    started, out = tmp_path / "started", tmp_path / "reports"
-    process = subprocess.Popen([sys.executable, "-c", _WAITING_REPRODUCE, str(started), str(out), "--json"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-                               preexec_fn=as_from_a_terminal)
-    try:
-        deadline = time.time() + 60
-        while not started.exists() and process.poll() is None and time.time() < deadline:
-            time.sleep(0.05)
-        assert process.poll() is None, process.communicate()
-        os.killpg(process.pid, signal.SIGINT)
-        stdout, stderr = process.communicate(timeout=20)
-    finally:
-        if process.poll() is None:
-            process.kill()
-    assert process.returncode == 130, stderr
+    status, stdout, stderr, out = _stop_waiting_reproduce(tmp_path, signal.SIGINT, 1, "--json")
+    assert status == 130, stderr
     message = f"interrupted: the reports of the models finished so far are in {out}"
     assert stderr == message + "\n"
     payload = json.loads(stdout)  # exactly one object: json.loads refuses anything after it

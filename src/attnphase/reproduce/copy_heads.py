@@ -12,8 +12,9 @@ Writes into out_dir a report.md that embeds its figures (`report.Report`), each 
   the homogeneous action and of the row mean field; uniform- and copy-start MALA chains across them);
   bimodality.png / .csv (full run): chains at the L = 64 mean-field coexistence point (`copy_heads_sampling`:
   `hysteresis`, `bimodality`);
-* simulations/*.json (+ .npz): every finished simulation (`resume.computed_once`: JSON and arrays, no pickle), so an
-  interrupted run resumes without repeating them; delete the directory to rerun them.
+* simulations/*.json (+ .npz) and theory/*.json (+ .npz): every finished simulation, and the theory curves, scans
+  and convention table (`resume.computed_once`: JSON and arrays, no pickle), so an interrupted run resumes without
+  repeating them and a rerun by the same code redraws the report from them; delete a directory to recompute it.
 P convention: P counts target tokens, loss summed, β = 1 (n = P), unless a row says otherwise.
 """
 
@@ -184,6 +185,18 @@ def _theory_curves(attention, L, V, P_grid, conv):
     return rows
 
 
+def _all_theory_curves(L, V, P_grid) -> list[dict]:
+    """The theory rows of the order-parameter figure: per activation the default convention and the joint MAP over
+    W (Adam's theory), and for linear attention the remainder-entropy convention too."""
+    rows = []
+    for attention in ("softmax", "linear"):
+        rows += _theory_curves(attention, L, V, P_grid, api.DEFAULT)
+        if attention == "linear":
+            rows += _theory_curves(attention, L, V, P_grid, api.DEFAULT.with_(remainder="entropy"))
+        rows += _theory_curves(attention, L, V, P_grid, api.DEFAULT.with_(read_out="map"))
+    return rows
+
+
 def _simulation_table(sims: list[dict]) -> list[dict]:
     """One row per (attention, algorithm, P, start) over the kept runs: their number, mean c with the spread of the
     runs' means (identical Adam optima are one row, not four), mean t and test loss."""
@@ -281,13 +294,10 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
     report = Report(out_dir, "Copy-head emergence: theory against the real network")
 
     # -- theory and simulation, both activations ---------------------------------------------------
-    theory, sims, coverages = [], [], {}
+    theory = computed_once(out_dir / "theory" / f"order_parameters_L{L}_V{V}_{len(P_grid)}P.result",
+                           lambda: _all_theory_curves(L, V, P_grid))
+    sims, coverages = [], {}
     for attention in ("softmax", "linear"):
-        conv_a = api.DEFAULT
-        theory += _theory_curves(attention, L, V, P_grid, conv_a)
-        if attention == "linear":
-            theory += _theory_curves(attention, L, V, P_grid, conv_a.with_(remainder="entropy"))
-        theory += _theory_curves(attention, L, V, P_grid, conv_a.with_(read_out="map"))
         for algorithm in ("mala", "adam"):
             per_P, algorithm_steps = (2, steps) if algorithm == "mala" else (4, steps // 2)
             sweep = computed_once(
@@ -315,13 +325,20 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
 
     # -- scaling ---------------------------------------------------------------------------------------
     Ls, Vs, conv_L, conv_V, conv_L_fixed = scan_sizes(quick)
-    soft = api.scaling("softmax", 4, Ls[0], Ls[-1], digits=30 if not quick else 15, L_values=Ls)
-    lin = api.scaling("linear", 4, Ls[0], Ls[-1], digits=30 if not quick else 15, L_values=Ls)
-    linV = api.scaling_in_V("linear", 4096, Vs, digits=15)
+    digits = 15 if quick else 30
+    theory_dir = out_dir / "theory"
+    soft, lin = (computed_once(
+        theory_dir / f"scaling_{attention}_V4_L{Ls[0]}-{Ls[-1]}_{len(Ls)}sizes_{digits}digits.result",
+        lambda attention=attention: api.scaling(attention, 4, Ls[0], Ls[-1], digits=digits, L_values=Ls))
+        for attention in ("softmax", "linear"))
+    linV = computed_once(theory_dir / f"scaling_linear_L4096_V{Vs[0]}-{Vs[-1]}_{len(Vs)}sizes_15digits.result",
+                         lambda: api.scaling_in_V("linear", 4096, Vs, digits=15))
     scal_rows = scaling_rows(soft, lin, linV)
 
     # -- convention table ------------------------------------------------------------------------------
-    table = api.convention_table(L_values=conv_L, V_values=conv_V, L_fixed=conv_L_fixed)
+    table = computed_once(theory_dir / f"conventions_L{conv_L[0]}-{conv_L[-1]}_{len(conv_L)}sizes_V{conv_V[0]}-"
+                                       f"{conv_V[-1]}_{len(conv_V)}sizes_at_L{conv_L_fixed}.result",
+                          lambda: api.convention_table(L_values=conv_L, V_values=conv_V, L_fixed=conv_L_fixed))
     conv_rows = convention_rows(table, conv_L, conv_V, conv_L_fixed)
     write_csv(out_dir / "conventions.csv", conv_rows)
 

@@ -48,14 +48,9 @@ def mean_field_barriers(mf) -> str:
     return " ".join(f"{b.from_uniform_side:.2f}/{b.from_copy_side:.2f}" for b in mf.barriers)
 
 
-def hysteresis(out_dir, quick, device, plt):
-    """Softmax jump in sampling: theory windows (homogeneous action and row mean field), uniform- and
-    copy-start MALA chains across them, histograms of c. Returns report lines and headline numbers."""
-    V = 4
-    # the window scans cost ~1 s per P at L = 128 (a Sobol table over L − 1 scores, then 1-D integrals);
-    # the quick report keeps L = 64 (≈ 15 s), the smallest L whose window has a barrier above T (5.2)
-    window_Ls = (32, 64) if quick else (32, 64, 128, 256)
-    factors = np.geomspace(0.6, 2.5, 17 if quick else 49)
+def _mean_field_windows(window_Ls, V, factors) -> list[dict]:
+    """mean_field_windows.csv: per L, the homogeneous action's threshold, spinodals and barrier, and the row mean
+    field's order, window, coexistence point and barrier there."""
     windows = []
     for L in window_Ls:
         w = api.softmax_mean_field_window(L, V, factors=factors)
@@ -71,6 +66,45 @@ def hysteresis(out_dir, quick, device, plt):
                         "P_coexistence_mean_field": w.P_coexistence,
                         "barrier_mean_field_at_coexistence": b.from_uniform_side if b else None,
                         "barrier_mean_field_error": b.error if b else None})
+    return windows
+
+
+def _hysteresis_theory(L, V, P_values, P_star, fine_factors) -> dict:
+    """The theory beside the hysteresis chains at one L. "points": per simulated P, the minima and barriers of the row
+    mean field, the joint-row minima with one finite data set's correction (`softmax_finite_data_correction`) and the
+    homogeneous action's minima; "curves": every minimum of the row mean field and of the homogeneous action on
+    the finer grid P = f P* (hysteresis_theory.csv)."""
+    points = []
+    for P in P_values:
+        mf = api.softmax_row_mean_field(L, V, P)
+        corrected = api.softmax_finite_data_correction(L, V, P)
+        points.append({"mean_field_minima_c": " ".join(f"{m.c:.4f}" for m in mf.minima),
+                       "mean_field_barriers": mean_field_barriers(mf),
+                       "joint_minima_c": [w.c_mean_field for w in corrected.wells],
+                       "corrected_c": [w.c_corrected for w in corrected.wells],
+                       "homogeneous_minima_c": " ".join(f"{c:.4f}" for c in _homogeneous_minima(L, V, P)[0])})
+    curves = []
+    for f in fine_factors:
+        P = f * P_star
+        curves += [{"L": L, "P": P, "P_over_P_star_homogeneous": f, "theory": "row mean field", "c": m.c}
+                   for m in api.softmax_row_mean_field(L, V, P).minima]
+        curves += [{"L": L, "P": P, "P_over_P_star_homogeneous": f, "theory": "homogeneous rows", "c": c}
+                   for c in _homogeneous_minima(L, V, P)[0]]
+    return {"points": points, "curves": curves}
+
+
+def hysteresis(out_dir, quick, device, plt):
+    """Softmax jump in sampling: theory windows (homogeneous action and row mean field), uniform- and
+    copy-start MALA chains across them, histograms of c. Returns report lines and headline numbers."""
+    V = 4
+    # the window scans cost ~1 s per P at L = 128 (a Sobol table over L − 1 scores, then 1-D integrals);
+    # the quick report keeps L = 64 (≈ 15 s), the smallest L whose window has a barrier above T (5.2)
+    window_Ls = (32, 64) if quick else (32, 64, 128, 256)
+    factors = np.geomspace(0.6, 2.5, 17 if quick else 49)
+    theory_dir = out_dir / "theory"
+    windows = computed_once(theory_dir / f"mean_field_windows_V{V}_L{'-'.join(map(str, window_Ls))}_"
+                                         f"{len(factors)}factors.result",
+                            lambda: _mean_field_windows(window_Ls, V, factors))
     write_csv(out_dir / "mean_field_windows.csv", windows)
 
     runs = [(32, [0.7, 0.85, 1.0, 1.25, 1.5, 2.0], 1 if quick else 2, 2000 if quick else 4000)]
@@ -79,27 +113,28 @@ def hysteresis(out_dir, quick, device, plt):
     sim_rows, theory_rows, hist_rows, summary = [], [], [], []
     fig, axes = plt.subplots(1, len(runs) + 1, figsize=(5.5 * (len(runs) + 1), 4.5))
     for ax, (L, facs, data_sets, steps) in zip(axes, runs):
-        P_hom = api.threshold("softmax", L, V, digits=10)
+        P_hom = computed_once(theory_dir / f"softmax_threshold_L{L}_V{V}_10digits.result",
+                              lambda: api.threshold("softmax", L, V, digits=10))
         # read-out started at its conditional mean given the start's scores: a small read-out makes a copy start dip
         # to low c and climb back over ~2000 steps at L = 128 (docs), which biases short runs low
         res = computed_once(
             out_dir / "simulations" / f"hysteresis_L{L}_V{V}_{len(facs)}P_{data_sets}sets_{steps}steps_conditional.result",
             lambda: api.simulate_hysteresis(L, V, [f * P_hom.P_star for f in facs], data_sets=data_sets, steps=steps,
                                             seed=21, device=device, read_out_start="conditional"))
-        for pt in res.points:
-            mf = api.softmax_row_mean_field(L, V, pt.P)
-            # the row mean field with each row's logit and participation jointly, and one finite data set's correction
-            corrected = api.softmax_finite_data_correction(L, V, pt.P)
-            hom_c, _ = _homogeneous_minima(L, V, pt.P)
+        fine_factors = np.geomspace(min(facs), max(facs), 40 if quick else 80)
+        theory = computed_once(
+            theory_dir / f"hysteresis_theory_L{L}_V{V}_{len(facs)}P_{len(fine_factors)}fine.result",
+            lambda: _hysteresis_theory(L, V, [pt.P for pt in res.points], P_hom.P_star, fine_factors))
+        for pt, at_P in zip(res.points, theory["points"]):
             summary.append({"L": L, "P": pt.P, "P_over_P_star_homogeneous": pt.P / P_hom.P_star,
                             "c_uniform_start": pt.uniform_start.c, "c_uniform_start_err": pt.uniform_start.c_err,
                             "c_copy_start": pt.copy_start.c, "c_copy_start_err": pt.copy_start.c_err,
                             "delta_c": pt.delta_c, "delta_c_err": pt.delta_c_err,
-                            "mean_field_minima_c": " ".join(f"{m.c:.4f}" for m in mf.minima),
-                            "mean_field_barriers": mean_field_barriers(mf),
-                            "joint_mean_field_minima_c": " ".join(f"{w.c_mean_field:.4f}" for w in corrected.wells),
-                            "finite_data_corrected_c": " ".join(f"{w.c_corrected:.4f}" for w in corrected.wells),
-                            "homogeneous_minima_c": " ".join(f"{c:.4f}" for c in hom_c)})
+                            "mean_field_minima_c": at_P["mean_field_minima_c"],
+                            "mean_field_barriers": at_P["mean_field_barriers"],
+                            "joint_mean_field_minima_c": " ".join(f"{c:.4f}" for c in at_P["joint_minima_c"]),
+                            "finite_data_corrected_c": " ".join(f"{c:.4f}" for c in at_P["corrected_c"]),
+                            "homogeneous_minima_c": at_P["homogeneous_minima_c"]})
             for ch in pt.chains:
                 sim_rows.append({"L": L, "P": pt.P, "P_over_P_star_homogeneous": pt.P / P_hom.P_star, "data_set": ch.data_set,
                                  "start": ch.start, "c": ch.c, "c_sem": ch.c_sem, "acceptance": ch.acceptance})
@@ -108,16 +143,8 @@ def hysteresis(out_dir, quick, device, plt):
                 mean = getattr(pt, f"{start}_start")
                 ax.errorbar([pt.P / P_hom.P_star], [mean.c], yerr=[mean.c_err], fmt="o",
                             color="tab:blue" if start == "uniform" else "tab:red", ms=6, **kw)
-            ax.plot([pt.P / P_hom.P_star] * len(corrected.wells), [w.c_corrected for w in corrected.wells], "D",
-                    color="tab:green", ms=4)
-        # theory curves on a finer grid: every minimum of the row mean field and of the homogeneous action
-        for f in np.geomspace(min(facs), max(facs), 40 if quick else 80):
-            P_ = f * P_hom.P_star
-            mf = api.softmax_row_mean_field(L, V, P_)
-            for m in mf.minima:
-                theory_rows.append({"L": L, "P": P_, "P_over_P_star_homogeneous": f, "theory": "row mean field", "c": m.c})
-            for c in _homogeneous_minima(L, V, P_)[0]:
-                theory_rows.append({"L": L, "P": P_, "P_over_P_star_homogeneous": f, "theory": "homogeneous rows", "c": c})
+            ax.plot([pt.P / P_hom.P_star] * len(at_P["corrected_c"]), at_P["corrected_c"], "D", color="tab:green", ms=4)
+        theory_rows += theory["curves"]
         for kind, color, marker in (("row mean field", "k", "."), ("homogeneous rows", "tab:gray", "x")):
             pts = [r for r in theory_rows if r["L"] == L and r["theory"] == kind]
             ax.plot([r["P_over_P_star_homogeneous"] for r in pts], [r["c"] for r in pts], marker, color=color, ms=3,

@@ -13,7 +13,9 @@ figures and the CSV data behind every figure and table:
 * sweep.png / .csv — final |ρ| and noise-token mass, theory against simulation, over nuisance ratio, θ,
   d, sign model and scaling; recovery.csv — where recovery holds, per scaling and sign model;
 * checkpoint.json — every finished sweep point and the headline run, keyed by their configuration
-  (`resume.Checkpoint`): an interrupted run resumes where it stopped; delete the file to recompute.
+  (`resume.Checkpoint`), and theory/, simulations/ — the landscape's curves and the trajectory runs
+  (`resume.computed_once`): an interrupted run resumes where it stopped, and a rerun by the same code redraws
+  the report from them; delete them to recompute.
 
 Run time on 2 cores: quick about 20 s when idle (10 headline trials, a 16-point sweep at d = 64); full about 1 h at
 load 5–8 (30 headline trials, 162 sweep points up to d = 1000, L = 10 500); a GPU shortens both. SGA runs use
@@ -32,7 +34,7 @@ import numpy as np
 from attnphase import progress
 from attnphase.api import signal_recovery as api
 from attnphase.report import Report, write_csv
-from attnphase.resume import Checkpoint
+from attnphase.resume import Checkpoint, computed_once
 
 __all__ = ["RunConfig", "HEADLINE", "QUICK_HEADLINE", "run_headline", "sweep_configs", "run_sweep", "run"]
 
@@ -76,6 +78,8 @@ def _headline(report: Report, quick: bool, device: str, checkpoint: Checkpoint) 
     config = QUICK_HEADLINE if quick else HEADLINE
     key = _checkpoint_key("headline", config)
     numbers = checkpoint.get(key)
+    params = api.make_parameters(config.d, config.L, config.R, config.theta, config.theta_scaling,
+                                 sign_model=config.sign_model)
     if numbers is None:
         result = run_headline(config, device)
         numbers = {"final_rho": result.final_rho.tolist(), "alignment_mean": result.alignment_mean,
@@ -84,14 +88,12 @@ def _headline(report: Report, quick: bool, device: str, checkpoint: Checkpoint) 
                    "eta0": result.eta0, "k0": result.k0,
                    "gamma": result.gamma, "t_final": result.t_final,
                    "predicted_alignment": result.predicted_alignment,
-                   "predicted_alignment_error": result.predicted_alignment_error, "seconds": result.seconds}
+                   "predicted_alignment_error": result.predicted_alignment_error, "seconds": result.seconds,
+                   "nuisance_mass_theory_at_xi": float(api.curve(params, [1.0]).nuisance_mass[0])}
         checkpoint.put(key, numbers)
     final_rho = np.asarray(numbers["final_rho"])
-    params = api.make_parameters(config.d, config.L, config.R, config.theta, config.theta_scaling,
-                                 sign_model=config.sign_model)
     numbers.update(config=asdict(config), alignment_min=float(np.abs(final_rho).min()),
-                   positive_fraction=float(np.mean(final_rho > 0)),
-                   nuisance_mass_theory_at_xi=float(api.curve(params, [1.0]).nuisance_mass[0]))
+                   positive_fraction=float(np.mean(final_rho > 0)))
     report.heading("Headline")
     report.paragraph(
         f"{config.trials} trials, d = {config.d}, L = {config.L}, R = {config.R}, θ = {config.theta} "
@@ -130,24 +132,37 @@ def _headline(report: Report, quick: bool, device: str, checkpoint: Checkpoint) 
     return numbers
 
 
+#: The alignments of the landscape's large-L lines and of its exact finite-L points.
+LANDSCAPE_RHOS = np.linspace(-1, 1, 201)
+LANDSCAPE_CHECK_RHOS = np.array([-1.0, -0.5, 0.0, 0.5, 1.0])
+
+
+def _landscape_curves(scaling: str, sign_model: str, samples: int) -> tuple:
+    """(large-L curve on LANDSCAPE_RHOS, exact finite-L reduction on LANDSCAPE_CHECK_RHOS, large-L curve there) at
+    the headline size."""
+    p = api.make_parameters(HEADLINE.d, HEADLINE.L, HEADLINE.R, HEADLINE.theta, scaling, sign_model=sign_model)
+    return (api.curve(p, LANDSCAPE_RHOS), api.curve(p, LANDSCAPE_CHECK_RHOS, finite=True, samples=samples, seed=1),
+            api.curve(p, LANDSCAPE_CHECK_RHOS))
+
+
 def _landscape(report: Report, quick: bool) -> dict:
     import matplotlib.pyplot as plt
 
-    rhos = np.linspace(-1, 1, 201)
-    check_rhos = np.array([-1.0, -0.5, 0.0, 0.5, 1.0])
+    samples = 64 if quick else 512
     rows, gaps = [], []
     fig, axes = plt.subplots(2, 2, figsize=(11, 8), sharex=True)
     with progress.task("signal-recovery landscape", total=6) as bar:
         for col, scaling in enumerate(("direct", "sqrt-d")):
             curves, labels = [], []
             for m in ("A", "B", "C"):
-                p = api.make_parameters(HEADLINE.d, HEADLINE.L, HEADLINE.R, HEADLINE.theta, scaling, sign_model=m)
-                large = api.curve(p, rhos)
-                exact = api.curve(p, check_rhos, finite=True, samples=64 if quick else 512, seed=1)
-                gap = np.abs(api.curve(p, check_rhos).J - exact.J) / exact.J
-                gaps.append({"theta_scaling": scaling, "sign_model": m, "max_relative_gap": float(gap.max()),
-                             "at_rho": float(check_rhos[int(np.argmax(gap))]),
-                             "standard_error_there": float(exact.J_error[int(np.argmax(gap))] / exact.J[int(np.argmax(gap))])})
+                large, exact, large_at_checks = computed_once(
+                    report.out_dir / "theory" / f"landscape_{scaling}_{m}_{samples}samples.result",
+                    lambda scaling=scaling, m=m: _landscape_curves(scaling, m, samples))
+                gap = np.abs(large_at_checks.J - exact.J) / exact.J
+                worst = int(np.argmax(gap))
+                gaps.append({"theta_scaling": scaling, "sign_model": m, "max_relative_gap": float(gap[worst]),
+                             "at_rho": float(LANDSCAPE_CHECK_RHOS[worst]),
+                             "standard_error_there": float(exact.J_error[worst] / exact.J[worst])})
                 curves += [large, exact]
                 labels += [f"model {m}, large L", f"model {m}, exact finite L (±2 s.e.)"]
                 rows += [{"theta_scaling": scaling, "sign_model": m, "method": c.method, **row}
@@ -166,6 +181,12 @@ def _landscape(report: Report, quick: bool) -> dict:
                                                    for g in gaps}}
 
 
+def _trajectory_run(cfg: RunConfig, device: str) -> tuple:
+    """(the SGA run of `cfg`, the retraction-corrected ODE from its starts, the plain ODE from them)."""
+    sim = run_headline(cfg, device)
+    return sim, api.predicted_trajectories(sim), api.predicted_trajectories(sim, retraction=False)
+
+
 def _trajectories(report: Report, quick: bool, device: str) -> dict:
     import matplotlib.pyplot as plt
 
@@ -175,9 +196,10 @@ def _trajectories(report: Report, quick: bool, device: str) -> dict:
     fig, axes = plt.subplots(1, len(configs), figsize=(11, 4))
     with progress.task("signal-recovery trajectories", total=len(configs)) as bar:
         for ax, cfg in zip(axes, configs):
-            sim = run_headline(cfg, device)
-            corrected = api.predicted_trajectories(sim)
-            plain = api.predicted_trajectories(sim, retraction=False)
+            sim, corrected, plain = computed_once(
+                report.out_dir / "simulations" / f"trajectories_{cfg.sign_model}_d{cfg.d}_L{cfg.L}_R{cfg.R}_"
+                                                 f"{cfg.trials}trials_{cfg.steps}steps_seed{cfg.seed}.result",
+                lambda cfg=cfg: _trajectory_run(cfg, device))
             api.plot_trajectories(sim, [corrected, plain], ax=ax)
             sga, ode_c, ode_p = (np.abs(x) for x in (sim.trajectory.rho, corrected.rho, plain.rho))
             error = sga.std(axis=1, ddof=1) / np.sqrt(cfg.trials)

@@ -258,17 +258,67 @@ def test_the_pages_30_digit_softmax_thresholds_are_what_threshold_computes():
         assert api.threshold("softmax", L, 4, digits=30, classify=False).P_star_digits == digits, size
 
 
+def test_linear_threshold_digits_are_those_of_the_symmetric_state_hessian_in_mpmath():
+    """P* of Convention A (V = 4, L = 2²⁰) to 30 digits is the first n where the 2×2 Hessian of S(t, c) at t = c = 0
+    turns singular, and P_crossover where its copy entry vanishes; written out here from spec §2b in mpmath, every
+    parameter exact (λ_t = 1/(s₁ + σ²/L²) is 1/(1 + 2⁻⁴⁰), which float64 rounds)."""
+    tr = api.threshold("linear", 2**20, 4, digits=30, classify=False)
+    with mpmath.workdps(50):
+        L, V, tau = mpmath.mpf(2**20), mpmath.mpf(4), mpmath.mpf(1)
+        eps, var_t, s_g = 1 - 1 / V, 1 + 1 / L**2, 1 / L**2
+
+        def hessian(n):
+            h_tt = 1 / var_t + tau * n * (1 + (V - 1) / L) - tau * n**2 * (1 / V**2 + eps / (V * L**2))
+            h_cc = (L - 1) * (1 / s_g + tau * n * (V - 1) / L - eps * tau * n**2 * (L - 1) / (V * L**2))
+            h_tc = -eps * tau * n**2 * (L - 1) / (V * L**2)
+            return h_tt, h_cc, h_tc
+
+        P_star = mpmath.findroot(lambda n: hessian(n)[0] * hessian(n)[1] - hessian(n)[2] ** 2, mpmath.mpf(tr.P_star))
+        P_crossover = mpmath.findroot(lambda n: hessian(n)[1], mpmath.mpf(tr.P_crossover))
+        for digits, exact in ((tr.P_star_digits, P_star), (tr.P_crossover_digits, P_crossover)):
+            assert abs(mpmath.mpf(digits) - exact) <= mpmath.mpf(10) ** -29 * exact, (digits, exact)
+        assert abs(mpmath.mpf(tr.P_star) - P_star) <= tr.error
+
+
+def test_softmax_threshold_digits_are_those_of_the_homogeneous_action_in_mpmath():
+    """P* of softmax attention (V = 4, L = 2⁸) to 30 digits is where the two minima of the homogeneous action are
+    equally deep. The action, written out here from the spec in mpmath with k = e^{σ²} exact: S(x; n) =
+    T[s²/(2σ²) + ln(2πσ²)/2] + V(V−1)/2 ln(1 + u) − ετn²a²/(2V(1 + u)) + V/2 ln(1 + u₁) − τn²/(2V²(1 + u₁)), with
+    s = x + ln(L − 1) + σ²/2, a = 1/(1 + e^{−x}), q = a² + k(1 − a)²/(L − 1), u = τnq/V, u₁ = τn/V, T = L."""
+    from attnphase.models.copy_heads.homogeneous import softmax_stationary_points
+
+    tr = api.threshold("softmax", 256, 4, digits=30, classify=False)
+    inst = api.CopyHeadsInstance.validated(attention="softmax", L=256, V=4, convention=api.DEFAULT)
+    minima = softmax_stationary_points(inst, inst.n_of_P(tr.P_star))[0]  # float64: the starts only
+    x_uniform, x_copy = minima[0], minima[-1]
+    with mpmath.workdps(60):
+        L, V, sigma2, tau = mpmath.mpf(256), mpmath.mpf(4), mpmath.mpf(1), mpmath.mpf(1)
+        eps, k = 1 - 1 / V, mpmath.exp(sigma2)
+
+        def action(x, n):
+            s, a = x + mpmath.log(L - 1) + sigma2 / 2, 1 / (1 + mpmath.exp(-x))
+            u, u1 = tau * n * (a**2 + k * (1 - a) ** 2 / (L - 1)) / V, tau * n / V
+            return (L * (s**2 / (2 * sigma2) + mpmath.log(2 * mpmath.pi * sigma2) / 2) + V * (V - 1) / 2 * mpmath.log(1 + u)
+                    - eps * tau * n**2 * a**2 / (2 * V * (1 + u)) + V / 2 * mpmath.log(1 + u1) - tau * n**2 / (2 * V**2 * (1 + u1)))
+
+        def slope(x, n):
+            return mpmath.diff(lambda y: action(y, n), x)
+
+        _, _, n_star = mpmath.findroot(lambda x1, x2, n: (slope(x1, n), slope(x2, n), action(x1, n) - action(x2, n)),
+                                       (mpmath.mpf(x_uniform), mpmath.mpf(x_copy), mpmath.mpf(tr.n_star)))
+        assert abs(mpmath.mpf(tr.P_star_digits) - n_star) <= mpmath.mpf(10) ** -29 * n_star  # P = n here
+        assert abs(mpmath.mpf(tr.P_star) - n_star) <= tr.error
+
+
 def test_linear_thresholds_follow_closed_forms():
     """Convention A in closed form (spec §2b, with λ_t = 1/(s₁ + s_g)): the copy curvature vanishes at
     the positive root of ετ(L−1)/(VL²) n² − τ(V−1)/L n − λ_c/(L−1) = 0."""
-    L, V = 64, 8
-    conv = api.DEFAULT
-    tr = api.threshold("linear", L, V, digits=30)
-    lam_c = conv.linear_precisions(L)["lam_c"]
-    eps = 1 - 1 / V
-    a, b, c0 = eps * (L - 1) / (V * L * L), -(V - 1) / L, -lam_c / (L - 1)
+    tr = api.threshold("linear", 64, 8, digits=30)
     with mpmath.workdps(40):
-        a, b, c0 = mpmath.mpf(a), mpmath.mpf(b), mpmath.mpf(c0)
+        L, V = mpmath.mpf(64), mpmath.mpf(8)
+        lam_c = L * (L - 1) * L  # T(L − 1)/(κ²Lσ²) with T = L, κ = 1/L, σ² = 1
+        eps = 1 - 1 / V
+        a, b, c0 = eps * (L - 1) / (V * L * L), -(V - 1) / L, -lam_c / (L - 1)
         root = (-b + mpmath.sqrt(b * b - 4 * a * c0)) / (2 * a)
         assert abs(mpmath.mpf(tr.P_crossover_digits) - root) / root < mpmath.mpf(10) ** -25
         assert abs(mpmath.mpf(tr.P_crossover) - root) <= tr.P_crossover_error <= 2**-52 * tr.P_crossover

@@ -4,8 +4,9 @@ Each recorded command runs again in-process and every field of its recorded JSON
 there with the same value: text, integers and flags exactly, floats to 1e-12 relative (rounding: the
 record was made on the same kind of machine, and the restructuring changes no arithmetic). Fields may be
 added. A deliberate change is an entry of "changes" in the record: the command (its argv as one string),
-a glob over the field's dotted path, and either a tolerance (rtol, atol), a new path (renamed_to) or
-removed: true, each with its reason.
+a glob over the field's dotted path, and either a tolerance (rtol, atol), a new path (renamed_to), the value the
+field has now in place of the recorded one (now; compared as the recorded value was) or removed: true, each with
+its reason.
 """
 
 from __future__ import annotations
@@ -77,6 +78,7 @@ def differences(argv: str, old_output: dict, new_output: dict) -> list[str]:
         rule = _rule(changes, path) or {}
         if rule.get("removed"):
             continue
+        old = rule.get("now", old)
         new_path = rule.get("renamed_to", path)
         try:
             new = _lookup(new_output, new_path)

@@ -193,7 +193,9 @@ class BoundKernel:
         if unknown:
             raise ParameterError("kernel argument", sorted(unknown)[0], "one of " + ", ".join(kernel.arg_names))
         self.kernel = kernel
-        self.fixed = dict(fixed)
+        # Exact parameter values (mpmath numbers: e^{σ²}, 1/(1 + 2^-40), ...) serve the mpmath kernels at any working
+        # precision; a float64 or torch kernel takes each of them rounded once.
+        self.fixed = dict(fixed) if kernel.backend == "mpmath" else {n: _as_float(v) for n, v in fixed.items()}
         self.free_names = tuple(n for n in kernel.arg_names if n not in fixed)
 
     def __repr__(self):
@@ -213,6 +215,13 @@ class BoundKernel:
                                  f"exactly {len(self.free_names)} values ({', '.join(self.free_names)})")
         values = dict(zip(self.free_names, free_values))
         return self.kernel(*(self.fixed[n] if n in self.fixed else values[n] for n in self.kernel.arg_names))
+
+
+def _as_float(v):
+    """An mpmath real as the nearest float64; anything else unchanged."""
+    from mpmath import mpf
+
+    return float(v) if isinstance(v, mpf) else v
 
 
 def _to_mp(v):

@@ -18,7 +18,7 @@ import numpy as np
 from attnphase.errors import ParameterError
 from attnphase.models.copy_heads import kernels, symbolic
 from attnphase.models.copy_heads.homogeneous import solve_result
-from attnphase.models.copy_heads.instance import CopyHeadsInstance, harmonic_tail
+from attnphase.models.copy_heads.instance import CopyHeadsInstance
 from attnphase.models.copy_heads.linear_transition import classify_landau, instability_transition, n_range
 from attnphase.models.copy_heads.results import CausalLinearTransition, Minimum, SolveResult
 from attnphase.models.copy_heads.row_tables import check_row_set_size
@@ -45,18 +45,13 @@ def row_lengths(inst: CopyHeadsInstance) -> np.ndarray:
     return np.full(inst.T, float(inst.L))
 
 
-def _values(inst: CopyHeadsInstance, mp: bool) -> dict:
-    values = inst.row_resolved_values()
-    if mp and inst.causal and inst.L > 2**16:
-        values["H_T"] = harmonic_tail(inst.L, mp=True)
-    return values
 
 
 def remainder_at_origin(inst: CopyHeadsInstance, n_, mp: bool = False):
     """ρ₀(n): the remainder at the symmetric point (remainder "entropy"), the positive root of the quadratic
     `symbolic.causal_remainder_quadratic` (a₂ > 0 > a₀), cancellation-free; n may be an array (float64)."""
     quadratic, quadratic_mp = kernels.causal_remainder_quadratic_kernels()
-    values = {**_values(inst, mp), "n": n_}
+    values = {**inst.row_resolved_values(exact=mp), "n": n_}
     if mp:
         return larger_quadratic_root_mp(*kernels.bind(quadratic_mp, values)())
     a2, a1, a0 = np.moveaxis(np.asarray(kernels.bind(quadratic, values)(), float), -1, 0)
@@ -95,7 +90,7 @@ def gram_sums(lam, mu, L: int, H, mp: bool = False):
 def origin_values(inst: CopyHeadsInstance, n_, mp: bool = False) -> dict:
     """Parameters of the stability and Landau kernels at n: the row-resolved values, n, and ρ₀(n) for the
     remainder-entropy convention."""
-    values = {**_values(inst, mp), "n": n_}
+    values = {**inst.row_resolved_values(exact=mp), "n": n_}
     if inst.entropy:
         values["rho"] = remainder_at_origin(inst, n_, mp)
     return values

@@ -105,8 +105,15 @@ class Convention(ParameterSet):
     def tau(self, V_: int) -> float:
         return self.tau0 if self.tau_scale == "one" else self.tau0 / V_
 
-    def kappa(self, L_: int) -> float:
-        return {"1/L": 1.0 / L_, "1/sqrt(L)": 1.0 / math.sqrt(L_), "1": 1.0}[self.linear_scale]
+    def kappa(self, L_):
+        """κ at L_ (an int, or an mpmath number for the exact parameter values)."""
+        if self.linear_scale == "1/L":
+            return 1.0 / L_
+        if self.linear_scale == "1/sqrt(L)":
+            import mpmath
+
+            return 1.0 / (mpmath.sqrt(L_) if isinstance(L_, mpmath.mpf) else math.sqrt(L_))
+        return 1.0
 
     def beta_per_target(self, L_: int) -> float:
         """Inverse temperature multiplying each target's squared error."""
@@ -118,7 +125,9 @@ class Convention(ParameterSet):
         return self.beta_per_target(L_) * tokens
 
     def P_of_n(self, n_, L_: int):
-        tokens = n_ / self.beta_per_target(L_)
+        """P for the control n (n / β_eff target tokens); β/T is never rounded on its own, so an mpmath n gives P
+        to its own precision."""
+        tokens = n_ / self.beta if self.loss == "summed" else n_ * self.targets(L_) / self.beta
         return tokens / self.targets(L_) if self.P_counts == "sequences" else tokens
 
     def sequences_of_P(self, P: float, L_: int) -> int:

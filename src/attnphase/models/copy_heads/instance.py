@@ -11,10 +11,17 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+import mpmath
+
 from attnphase.models.copy_heads import kernels, symbolic
 from attnphase.models.copy_heads.parameters import InstanceParameters
 
-__all__ = ["CopyHeadsInstance", "harmonic_tail"]
+__all__ = ["CopyHeadsInstance", "harmonic_tail", "EXACT_VALUES_DPS"]
+
+#: Decimal places of the exact parameter values (`values(exact=True)`): above the working precision of any polish the
+#: parameters allow (100 digits, the guard digits and the 3·log10 L digits the linear curvatures lose, L ≤ 2^64; the
+#: softmax crossing's digits + 20 at L ≤ 2^256).
+EXACT_VALUES_DPS = 400
 
 
 @dataclass(frozen=True)
@@ -40,7 +47,7 @@ class CopyHeadsInstance(InstanceParameters):
         conv = self.convention
         rows = row_losses = None
         if self.attention == "linear" and self.row_resolved:
-            values = self.row_resolved_values()
+            values = self.row_resolved_values(exact=True)
             rows = kernels.bind_action(kernels.causal_linear_kernels(conv.centred, self.entropy), values)
             row_losses = kernels.bind(kernels.row_loss_kernel(conv.centred), values)
         if self.causal:
@@ -48,7 +55,7 @@ class CopyHeadsInstance(InstanceParameters):
         else:
             action = (kernels.softmax_kernels() if self.attention == "softmax"
                       else kernels.linear_kernels(conv.remainder, conv.centred))
-            reduced = kernels.bind_action(action, self.values())
+            reduced = kernels.bind_action(action, self.values(exact=True))
             losses = kernels.bind(kernels.loss_kernel(conv.centred), self.values())
         for name, value in (("reduced", reduced), ("losses", losses), ("rows", rows), ("row_losses", row_losses)):
             object.__setattr__(self, name, value)
@@ -84,18 +91,27 @@ class CopyHeadsInstance(InstanceParameters):
         return CopyHeadsInstance(self.attention, self.L, self.V, convention)
 
     # -- parameter values by SymPy name -------------------------------------------------------------------
-    def values(self) -> dict:
+    # Each takes exact=True for the values as mpmath numbers to EXACT_VALUES_DPS places, computed from the inputs as
+    # given (binary floats, integer sizes): what the mpmath kernels are bound with, so that the digits of a polished
+    # threshold beyond float64 are the model's and not the rounding of e^{σ²} or of a prior precision.
+    def values(self, exact: bool = False) -> dict:
         """Values of the parameters of the instance's kernels (`reduced`, `losses`), by SymPy name (n excluded)."""
-        conv, L, V = self.convention, self.L, self.V
+        if exact:
+            with mpmath.workdps(EXACT_VALUES_DPS):
+                return self._values(mpmath.mpf, mpmath.exp)
+        return self._values(lambda size: size, math.exp)
+
+    def _values(self, size, exp) -> dict:
+        conv, L, V = self.convention, size(self.L), size(self.V)
         out = {"V": V, "tau": conv.tau(V), "ld": conv.log_det_weight, "sigma2": conv.sigma2}
         if self.attention == "softmax":
             # participation of the non-copy weights: e^{σ²} at large L (lognormal law of large numbers), at most
             # L−1 (compared in logs: e^{σ²} overflows a float for σ² > 709); L as a float: the asymptotic checks go
             # far beyond 2^63
-            k = L - 1.0 if conv.sigma2 >= math.log(L - 1.0) else math.exp(conv.sigma2)
-            out.update({"L": float(L), "T": float(self.T), "k_rest": k})
+            k = L - 1.0 if conv.sigma2 >= math.log(self.L - 1.0) else exp(conv.sigma2)
+            out.update({"L": L * 1.0, "T": size(self.T) * 1.0, "k_rest": k})
         elif self.causal:
-            out.update(self.row_resolved_values())
+            out.update(self.row_resolved_values(exact=size is mpmath.mpf))
         else:
             precisions = conv.linear_precisions(L)
             out.update({"L": L, "lam_t": precisions["lam_t"], "lam_c": precisions["lam_c"]})
@@ -103,31 +119,44 @@ class CopyHeadsInstance(InstanceParameters):
                 out.update({"lam_r": precisions["lam_r"], "D_r": precisions["D_r"]})
         return out
 
-    def row_resolved_values(self) -> dict:
+    def row_resolved_values(self, exact: bool = False) -> dict:
         """T, H = Σ_rows 1/l, λ_a, w_b (and D_r) of the row-resolved linear action: G = κ(A + b)·mask on the rows
         l = 2..L (causal mask, D = L(L−1)/2 − 1), or G = κ(A + b11ᵀ) with every target row of length L
         (`row_sums="per-row"`: H = T/L, w_b = 1/(TL + σ²/s₁), D = T(L − 1) − 1 zero-row-sum directions less the
         shared copy direction); w_b = 1/(Σ_rows l + σ²/s₁), 0 without bias."""
-        conv, L, T_, V = self.convention, self.L, self.T, self.V
+        if not exact:
+            return self._row_resolved_values(lambda size: size)
+        with mpmath.workdps(EXACT_VALUES_DPS):
+            return self._row_resolved_values(mpmath.mpf)
+
+    def _row_resolved_values(self, size) -> dict:
+        conv, L, T_, V = self.convention, size(self.L), size(self.T), size(self.V)
         sum_l = L * (L + 1) / 2 - 1 if self.causal else T_ * L
-        if self.causal:
-            H = symbolic.causal_row_uniform_weight(L) if L <= 2**16 else harmonic_tail(L)
-        else:
+        if not self.causal:
             H = T_ / L
-        out = {"V": V, "tau": conv.tau(V), "ld": conv.log_det_weight, "T": float(T_), "H_T": H,
+        elif size is mpmath.mpf:
+            H = harmonic_tail(self.L, mp=True)
+        else:
+            H = symbolic.causal_row_uniform_weight(self.L) if self.L <= 2**16 else harmonic_tail(self.L)
+        out = {"V": V, "tau": conv.tau(V), "ld": conv.log_det_weight, "T": T_ * 1.0, "H_T": H,
                "lam_a": 1.0 / (conv.kappa(L) ** 2 * conv.sigma2),
                "w_b": 1.0 / (sum_l + conv.sigma2 / conv.s1) if conv.bias else 0.0}
         if self.entropy:
-            D = symbolic.causal_remainder_dimension(L) if self.causal else T_ * (L - 1) - 1
+            D = size(symbolic.causal_remainder_dimension(self.L)) if self.causal else T_ * (L - 1) - 1
             out["D_r"] = (D - 2) / 2
         return out
 
-    def first_attempt_values(self) -> dict:
+    def first_attempt_values(self, exact: bool = False) -> dict:
         """Parameters of the first attempt (the reduction to m and q alone): λ_ρ = T/s_g per unit of q and D_r = (TL − 2)/2."""
-        conv = self.convention
-        s_g = conv.kappa(self.L) ** 2 * conv.sigma2
-        return {"V": self.V, "tau": conv.tau(self.V), "lam_r": self.T / s_g, "D_r": (self.T * self.L - 2) / 2,
-                "ld": conv.log_det_weight}
+        if not exact:
+            return self._first_attempt_values(lambda size: size)
+        with mpmath.workdps(EXACT_VALUES_DPS):
+            return self._first_attempt_values(mpmath.mpf)
+
+    def _first_attempt_values(self, size) -> dict:
+        conv, L, T_, V = self.convention, size(self.L), size(self.T), size(self.V)
+        s_g = conv.kappa(L) ** 2 * conv.sigma2
+        return {"V": V, "tau": conv.tau(V), "lam_r": T_ / s_g, "D_r": (T_ * L - 2) / 2, "ld": conv.log_det_weight}
 
 
 def harmonic_tail(L: int, mp: bool = False):

@@ -258,7 +258,7 @@ def first_attempt_transition(inst: CopyHeadsInstance, digits: int = 30) -> Linea
     nonzero where its curvature at m = 0 (q at its own minimum) vanishes; classified by derive.landau along m
     with q frozen at the critical point."""
     L, V = inst.L, inst.V
-    values = inst.first_attempt_values()
+    values = inst.first_attempt_values(exact=True)
     action = kernels.bind_action(kernels.first_attempt_kernels(), values)
     dps = working_dps(digits, 3 * math.log10(L))
 

@@ -187,7 +187,7 @@ def test_causal_linear_threshold_at_large_L_against_direct_sums():
     with mpmath.workdps(60):
         for factor in (1 - mpmath.mpf("1e-20"), 1 + mpmath.mpf("1e-20")):
             ls = [mpmath.mpf(v) for v in range(2, L + 1)]
-            p = {**_instance(L).row_resolved_values(), "n": mpmath.mpf(tr.P_star_digits) * factor,
+            p = {**_instance(L).row_resolved_values(exact=True), "n": mpmath.mpf(tr.P_star_digits) * factor,
                  "H_T": mpmath.fsum(1 / v for v in ls)}
             lam, mu = kernels.bind(lam_mu_mp, p)()
             sums = [mpmath.fsum(1 / (v * (lam + mu * v)) for v in ls), mpmath.fsum(1 / (lam + mu * v) for v in ls),

@@ -71,8 +71,9 @@ def test_causal_remainder_minimum_at_the_symmetric_point(n_):
     assert float(causal.remainder_at_origin(inst, n_)) == pytest.approx(reference, rel=1e-12)
     with mpmath.workdps(40):
         rho_mp = causal.remainder_at_origin(inst, mpmath.mpf(n_), mp=True)
-        lam_mp, n_mp = mpmath.mpf(lam_a), mpmath.mpf(n_)
-        residual = lam_mp * T_ / 2 - D_r / rho_mp + (V - 1) * tau_ * n_mp / (2 * (1 + tau_ * n_mp * rho_mp / V))
+        # the parameters exact, as the mpmath kernels take them: λ_a = 1/(κ²σ²) = L²/σ², τ = τ₀ (τ_scale "one")
+        lam_mp, tau_mp, n_mp = L**2 / mpmath.mpf(conv.sigma2), mpmath.mpf(conv.tau0), mpmath.mpf(n_)
+        residual = lam_mp * T_ / 2 - D_r / rho_mp + (V - 1) * tau_mp * n_mp / (2 * (1 + tau_mp * n_mp * rho_mp / V))
         assert abs(residual) < mpmath.mpf(10) ** -30 * lam_a * T_
 
 

@@ -242,8 +242,8 @@ def instability_transition(kind: type, inst: CopyHeadsInstance, instability, cro
     with mpmath.workdps(dps):
         P_mp = inst.P_of_n(mpmath.exp(instability.value_mp))
         Pc_mp = inst.P_of_n(mpmath.exp(crossover.value_mp)) if crossed else None
-        P_digits = mpmath.nstr(P_mp, digits)
-        Pc_digits = mpmath.nstr(Pc_mp, digits) if crossed else None
+        P_digits = mpmath.nstr(P_mp, digits, strip_zeros=False)  # a trailing zero is a digit
+        Pc_digits = mpmath.nstr(Pc_mp, digits, strip_zeros=False) if crossed else None
         # P is proportional to n, so d P = P d ln n; the floats carry their rounding too
         P_error = rounded_error(P_mp, float(P_mp) * instability.error)
         Pc_error = rounded_error(Pc_mp, float(Pc_mp) * crossover.error) if crossed else None
@@ -282,7 +282,7 @@ def first_attempt_transition(inst: CopyHeadsInstance, digits: int = 30) -> Linea
         res = find_crossing(lambda s: state(math.exp(s))[1], grid[change[0]], grid[change[0] + 1], digits=digits + 2,
                             f_mp=lambda s: curvature_mp(mpmath.exp(s)), n_scan=4)
         P_mp = inst.P_of_n(mpmath.exp(res.value_mp))
-        P_digits = mpmath.nstr(P_mp, digits)
+        P_digits = mpmath.nstr(P_mp, digits, strip_zeros=False)  # a trailing zero is a digit
         P_error = rounded_error(P_mp, float(P_mp) * res.error)
     n_star = math.exp(res.value)
     r0, _ = state(n_star)

@@ -129,7 +129,7 @@ def _in_n(inst: CopyHeadsInstance, at: Threshold, digits: int) -> tuple[float, f
         P_mp = inst.P_of_n(n_mp)
         error = float(P_mp) * at.error  # d P = P d ln n
         supported = threshold_from_error(P_mp, error, digits, None, "P").digits
-        text = mpmath.nstr(P_mp, supported) if supported else ""
+        text = mpmath.nstr(P_mp, supported, strip_zeros=False) if supported else ""
         return float(P_mp), rounded_error(P_mp, error), text
 
 

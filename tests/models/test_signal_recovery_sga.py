@@ -182,13 +182,13 @@ def test_old_beta_spelling_is_the_score_scale_with_a_deprecation_message():
 
 def test_cli_contract():
     code, out = run_cli(["solve", "signal-recovery", "--d", "1000", "--L", "10500", "--R", "500", "--theta", "0.25",
-                         "--rho", "0.5", "--json"])
+                         "--rho", "0.5", "--reduction", "large-L", "--json"])
     assert code == 0
     payload = json.loads(out)
-    expected = api.solve(1000, 10500, 500, 0.25, 0.5)
-    for key in ("J", "dJ", "drift", "nuisance_mass"):
+    expected = api.solve(1000, 10500, 500, 0.25, 0.5, reduction="large-L")
+    for key in ("J", "dJ", "drift", "nuisance_mass", "J_error"):
         assert payload[key] == getattr(expected, key)
-    assert payload["J_error"] is None and payload["status"] == "converged" and payload["success"]
+    assert payload["J_error"] > 0 and payload["status"] == "converged" and payload["success"]
     code, out = run_cli(["solve", "signal-recovery", "--d", "50", "--L", "200", "--R", "20", "--theta", "0.5",
                          "--rho", "0.2", "--sign-model", "C", "--theta-scaling", "sqrt-d", "--finite", "--samples",
                          "64", "--json"])

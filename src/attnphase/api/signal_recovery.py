@@ -1,8 +1,11 @@
 """Signal recovery by a learned softmax-attention query: the public Python entry points.
 
-* `solve` — J(ρ), J′(ρ), the drift (1 − ρ²)J′ and the noise-token attention mass at one alignment,
-  from the large-L closed form (`finite=False`) or the exact finite-L reduction (`finite=True`, an
-  L-dimensional Gaussian expectation with error bars); `curve` — the same over an array of ρ;
+* `solve` — J(ρ), J′(ρ), the drift (1 − ρ²)J′ and the noise-token attention mass at one alignment, with errors:
+  by default (`reduction="auto"`) from the exact finite-L reduction (an L-dimensional Gaussian expectation by Monte
+  Carlo, standard errors) wherever it fits in memory (L ≤ MAX_FINITE_L), else from the large-L closed form;
+  `reduction="finite"` or `"large-L"` picks one (`finite=True`/`False` is the old spelling); `curve` — the same over
+  an array of ρ (default: the large-L form); `large_L_accuracy` — the O(1/L) terms the closed form leaves out and
+  its error bound, where its expansion holds (elsewhere the closed form's status is limited);
 * `finite_reduction` — the exact reduction on a grid of ρ with common random numbers;
 * `fixed_points`, `ode_trajectory`, `choose_schedule`, ... — the limiting ODE and step schedules;
 * `simulate` — projected SGA in d dimensions, batched over trials, by default under a schedule planned
@@ -46,10 +49,13 @@ from attnphase.models.signal_recovery.parameters import (
     make_parameters,
 )
 from attnphase.models.signal_recovery.population import (
+    LARGE_L_EXPANSION_LIMIT,
     LARGE_L_OUTPUTS,
+    REDUCTIONS,
     curve,
     finite_reduction,
     large_L,
+    large_L_accuracy,
     reduction_samples,
     solve,
 )
@@ -57,6 +63,7 @@ from attnphase.models.signal_recovery.plots import plot_objective, plot_trajecto
 from attnphase.models.signal_recovery.results import (
     Curve,
     FixedPointsResult,
+    LargeLAccuracy,
     PredictedTrajectories,
     ScheduleChoice,
     SimulationResult,
@@ -68,7 +75,8 @@ from attnphase.models.signal_recovery.simulate import run_sga, simulate, sweep_p
 __all__ = [
     "Parameters", "SolveSettings", "SimulationSettings", "make_parameters", "MAX_SIZE", "MIN_TOKENS", "MAX_FINITE_L",
     "MAX_STEPS", "SCHEDULES", "MANUAL_SCHEDULE", "NOISE_GRID", "SolveResult", "Curve", "FixedPointsResult",
-    "TangentNoise", "ScheduleChoice", "SimulationResult", "PredictedTrajectories", "LARGE_L_OUTPUTS", "large_L",
+    "TangentNoise", "ScheduleChoice", "SimulationResult", "PredictedTrajectories", "LargeLAccuracy", "LARGE_L_OUTPUTS",
+    "REDUCTIONS", "LARGE_L_EXPANSION_LIMIT", "large_L", "large_L_accuracy",
     "large_L_drift", "curve", "solve", "finite_reduction", "finite_drift", "reduction_samples", "fixed_points",
     "ode_limit_point", "ode_trajectory",
     "interpolated_finite_drift", "ode_time_to_reach", "tangent_noise", "retraction_corrected_rho", "choose_schedule",

@@ -9,7 +9,13 @@ Two evaluations of the same quantities, both generated from `symbolic`:
   (common random numbers), so differences across ρ are far more precise than the values. J′ is the
   pathwise derivative of the same samples, through the generated partial derivatives of the integrand.
 
-`curve` gives either over an array of ρ as a labelled `Curve`; `solve` is the curve at one ρ.
+`large_L_accuracy` says how far the first is from the second: the O(1/L) terms the closed form leaves out, from
+the second-order delta method in the token averages it is built on, and an error bound where that expansion holds.
+
+`curve` gives either over an array of ρ as a labelled `Curve`; `solve` is the curve at one ρ. `solve` by default
+(reduction "auto") evaluates the exact reduction wherever it fits in memory (L ≤ MAX_FINITE_L) and the large-L form
+beyond; `curve` by default evaluates the large-L form (a landscape over many ρ), with its error bound or status
+limited.
 """
 
 from __future__ import annotations
@@ -24,12 +30,13 @@ from attnphase.models.signal_recovery import symbolic
 from attnphase.models.signal_recovery.parameters import (
     MAX_FINITE_L, MAX_FINITE_SAMPLES, MIN_TOKENS, Parameters, SolveSettings, as_parameters, make_parameters,
 )
-from attnphase.models.signal_recovery.results import Curve, SolveResult
-from attnphase.params import check_bool, check_int, check_real
+from attnphase.models.signal_recovery.results import Curve, LargeLAccuracy, SolveResult
+from attnphase.params import check_bool, check_choice, check_int, check_real
 from attnphase.results import Status
 
-__all__ = ["large_L", "reduction_samples", "control_kurtosis", "reliable_controls", "finite_reduction", "curve",
-           "solve", "LARGE_L_OUTPUTS", "CONTROL_VARIANCE_ACCURACY"]
+__all__ = ["large_L", "large_L_accuracy", "reduction_samples", "control_kurtosis", "reliable_controls",
+           "finite_reduction", "curve", "solve", "resolve_reduction", "LARGE_L_OUTPUTS", "CONTROL_VARIANCE_ACCURACY",
+           "REDUCTIONS", "LARGE_L_EXPANSION_LIMIT"]
 
 LARGE_L_OUTPUTS = symbolic.LARGE_L_OUTPUTS
 # Sequences per vectorised block of the reduction (fixed: the random stream does not depend on it).
@@ -40,6 +47,15 @@ SAMPLE_CHUNK = 256
 # L = 64 (κ of the token average ~ 1e13) the corrected means of 4096 draws missed by more than three of their standard
 # errors in a third of the seeds, the plain means of the same draws did not (research notes).
 CONTROL_VARIANCE_ACCURACY = 0.3
+#: How J, J′, the drift and the noise mass are evaluated: "finite" (the exact reduction, Monte Carlo), "large-L" (the
+#: closed form) or "auto" (the reduction where it fits in memory, L ≤ MAX_FINITE_L, else the closed form).
+REDUCTIONS = ("auto", "finite", "large-L")
+#: The large-L form's error bound is given where the O(1/L) terms it leaves out, summed in absolute value, are at most
+#: this fraction of J (the expansion ratio q). Over 600 checked (d, L, R, θ, β, σ, ρ, sign model) points against the
+#: exact reduction the bound held at every q up to 5; the limit leaves room for the points not checked.
+LARGE_L_EXPANSION_LIMIT = 0.25
+# Rounding of the generated closed forms (relative to the values; absolute for the noise mass, a probability).
+_ROUNDING = 1e-12
 
 
 def large_L(params: Parameters, rho) -> np.ndarray:
@@ -57,6 +73,59 @@ def large_L(params: Parameters, rho) -> np.ndarray:
         rho=rho_array, beta=params.score_scale, sigma=params.sigma, theta_d=params.theta_d,
         pi_I=params.informative_fraction, d=float(params.d), L=float(params.L),
     ), dtype=float)
+
+
+def _accuracy_terms(params: Parameters, rho: np.ndarray) -> np.ndarray:
+    """`symbolic.LARGE_L_ACCURACY_OUTPUTS` at each ρ, shape (n, 7); model B as the ±ρ average of model A."""
+    def at(sign_model, r):
+        kernel = symbolic.large_L_accuracy_kernel(sign_model)
+        with np.errstate(all="ignore"):
+            return np.asarray(kernel.call(
+                rho=r, beta=params.score_scale, sigma=params.sigma, theta_d=params.theta_d,
+                pi_I=params.informative_fraction, d=float(params.d), L=float(params.L)), dtype=float).reshape(-1, 7)
+
+    if params.sign_model != "B":
+        return at(params.sign_model, rho)
+    plus, minus = at("A", rho), at("A", -rho)
+    out = (plus + minus) / 2
+    out[:, 1] = (plus[:, 1] - minus[:, 1]) / 2  # d/dρ of the average of f(ρ) and f(−ρ)
+    out[:, 6] = np.maximum(plus[:, 6], minus[:, 6])
+    return out
+
+
+def large_L_accuracy(params: Parameters, rhos) -> LargeLAccuracy:
+    """How far the large-L closed form is from the exact finite-(d, L, R) J, J′, drift and noise mass at each ρ.
+
+    The closed form is the reduction's integrand f evaluated at the means of five token averages X̄ (of e^{βy},
+    y e^{βy}, the signed and unsigned informative e^{βy}, and e^{2βy}); E f(X̄) = f(E X̄) + ½ Σ ∂²f Cov X̄ + O(1/L²)
+    with Cov X̄ = O(1/L) from the tokens' tilted Gaussian moments (`symbolic.large_L_accuracy`). The errors are
+    2|correction| plus the product of the termwise sum with the expansion ratio q (the size of the next order), where
+    q ≤ LARGE_L_EXPANSION_LIMIT; NaN beyond, where the sum over tokens is dominated by a few of them (δ, the relative
+    fluctuation of the softmax normaliser, is then of order 0.1 or more) and no order of the expansion is reliable.
+    """
+    params = as_parameters(params)
+    rhos = _rhos(rhos)
+    values = large_L(params, rhos)
+    J, dJ, nuisance = values[:, 0], values[:, 1], values[:, 4]
+    terms = _accuracy_terms(params, rhos)
+    J_corr, dJ_corr, J_bound, dJ_bound, n_corr, n_bound, normaliser = terms.T
+    with np.errstate(all="ignore"):
+        ratio = J_bound / np.abs(J)
+        J_err = 2 * np.abs(J_corr) + ratio * J_bound + _ROUNDING * np.abs(J)
+        dJ_err = 2 * np.abs(dJ_corr) + ratio * dJ_bound + _ROUNDING * (np.abs(dJ) + np.abs(J))
+        n_err = 2 * np.abs(n_corr) + n_bound**2 + _ROUNDING
+        fluctuation = np.sqrt(normaliser)
+        accurate = (np.isfinite(values[:, [0, 1, 4]]).all(axis=1) & np.isfinite(terms).all(axis=1)
+                    & (ratio <= LARGE_L_EXPANSION_LIMIT))
+    nan = np.where(accurate, 1.0, math.nan)
+    J_err, dJ_err, n_err = J_err * nan, dJ_err * nan, n_err * nan
+    status = Status.CONVERGED if accurate.all() else Status.LIMITED
+    worst = int(np.argmax(np.where(np.isfinite(ratio), ratio, math.inf)))
+    message = (f"expansion ratio q = {ratio[worst]:.3g} at ρ = {rhos[worst]:.4g} (the O(1/L) terms of J, termwise, "
+               f"over J; the bound holds for q ≤ {LARGE_L_EXPANSION_LIMIT}); relative fluctuation of the softmax "
+               f"normaliser δ = {fluctuation[worst]:.3g}")
+    return LargeLAccuracy(rhos, J_corr, dJ_corr, n_corr, J_err, dJ_err, (1 - rhos**2) * dJ_err, n_err, ratio,
+                          fluctuation, accurate, LARGE_L_EXPANSION_LIMIT, status, message)
 
 
 def _samples_at(params: Parameters, rho: float, g: np.ndarray, signs: np.ndarray | None):
@@ -190,6 +259,13 @@ def _control_variate_mean(samples: np.ndarray, controls: np.ndarray) -> tuple[fl
     n, k = controls.shape
     if not (np.all(np.isfinite(samples)) and np.all(np.isfinite(controls))):
         return math.nan, math.nan  # overflow of e^{βy}: not computed (the caller reports the failure)
+    # Each control scaled to unit spread: e^{βy} of a shifted token reaches 1e26 and more, and lstsq's cut-off of
+    # small singular values (relative to the largest) then dropped the intercept column, the estimate itself (J came
+    # out as 1e-23 ± 6.5 for a value of 416: d = 100, L = 1024, R = 512, θ_d = 20, β = 3, σ = 0.5, ρ = 0.5).
+    # Scaling a regressor leaves the least-squares fit, the intercept and the residual unchanged.
+    scale = controls.std(axis=0)
+    controls = controls[:, scale > 0] / scale[scale > 0]
+    k = controls.shape[1]
     design = np.column_stack([np.ones(n), controls])
     coef, *_ = np.linalg.lstsq(design, samples, rcond=None)
     residual = samples - design @ coef
@@ -259,15 +335,37 @@ def finite_reduction(params: Parameters, rhos, *, n_samples: int = 4096, seed: i
                  params.theta_d, "finite-L", n_samples, seed, status, message)
 
 
-def curve(params: Parameters, rhos, *, finite: bool = False, samples: int = 4096, seed: int = 0) -> Curve:
+def resolve_reduction(reduction, finite, default: str) -> str:
+    """The reduction asked for: `reduction` ("auto", "finite", "large-L"), or the old `finite` flag (True: "finite",
+    False: "large-L"), or `default` when neither is given. Both given and disagreeing is refused (ParameterError)."""
+    if reduction is not None:
+        reduction = check_choice("reduction", reduction, REDUCTIONS)
+    if finite is not None:
+        finite = check_bool("finite", finite)
+        implied = "finite" if finite else "large-L"
+        if reduction is not None and reduction != implied:
+            raise ParameterError("finite", finite, f"left out, or {implied == 'finite'} only with reduction "
+                                                   f"{implied!r} (it is the old spelling of reduction={implied!r}; "
+                                                   f"reduction={reduction!r} was given)")
+        return implied
+    return default if reduction is None else reduction
+
+
+def curve(params: Parameters, rhos, *, reduction: str | None = None, finite: bool | None = None, samples: int = 4096,
+          seed: int = 0) -> Curve:
     """J, J′, the drift (1 − ρ²)J′ and the noise-token mass at every ρ in `rhos`, labelled (`Curve`).
 
-    finite=False: the large-L closed form (status failed, NaN values, where e^{βθ_dρ} overflows);
-    finite=True: the exact finite-L reduction with `samples` draws (`finite_reduction`).
+    reduction "large-L" (the default here): the closed form, with the error bound of `large_L_accuracy` where its
+    expansion holds (status converged) and NaN errors and status limited where it does not; status failed (NaN
+    values) where e^{βθ_dρ} overflows. "finite": the exact finite-L reduction with `samples` draws
+    (`finite_reduction`). "auto": "finite" where L ≤ MAX_FINITE_L, else "large-L". `finite=True`/`False` is the old
+    spelling of "finite"/"large-L" (a conflicting pair is refused).
     """
     params = as_parameters(params)
-    finite = check_bool("finite", finite)
-    if finite:
+    method = resolve_reduction(reduction, finite, "large-L")
+    if method == "auto":
+        method = "finite" if params.L <= MAX_FINITE_L else "large-L"
+    if method == "finite":
         return finite_reduction(params, rhos, n_samples=samples, seed=seed)
     rhos = _rhos(rhos)
     with np.errstate(all="ignore"):
@@ -279,18 +377,34 @@ def curve(params: Parameters, rhos, *, finite: bool = False, samples: int = 4096
         nan = np.full(rhos.shape, math.nan)
         return Curve(rhos, nan, nan, nan, nan, None, None, None, None, params.theta_d, "large-L", 0, None,
                      Status.FAILED, "non-finite value of the large-L form (overflow of e^{βθ_dρ})")
-    return Curve(rhos, J, dJ, drift, nuisance, None, None, None, None, params.theta_d, "large-L", 0, None,
-                 Status.CONVERGED, "large-L closed form; O(1/L) corrections not included")
+    accuracy = large_L_accuracy(params, rhos)
+    beyond = "" if params.L <= MAX_FINITE_L else f" (L > {MAX_FINITE_L}: beyond the exact reduction's memory bound)"
+    if accuracy.status == Status.CONVERGED:
+        message = (f"large-L closed form{beyond}; errors bound its O(1/L) truncation (twice the delta-method "
+                   f"correction plus the next order): {accuracy.message}")
+    else:
+        message = (f"large-L closed form{beyond}, NOT accurate at L = {params.L} where errors are null: the O(1/L) "
+                   f"terms it leaves out are not small; {accuracy.message}. "
+                   + ("The exact finite-L reduction (--reduction finite; reduction='finite' in Python) gives the value "
+                      "with standard errors."
+                      if params.L <= MAX_FINITE_L else "No exact evaluation is available at this L."))
+    return Curve(rhos, J, dJ, drift, nuisance, accuracy.J_error, accuracy.dJ_error, accuracy.drift_error,
+                 accuracy.nuisance_mass_error, params.theta_d, "large-L", 0, None, accuracy.status, message)
 
 
-def solve(d, L, R, theta, rho, theta_scaling="direct", sigma=1.0, score_scale=1.0, sign_model="A", finite=False, *,
-          samples: int = 4096, seed: int = 0, beta=None) -> SolveResult:
+def solve(d, L, R, theta, rho, theta_scaling="direct", sigma=1.0, score_scale=1.0, sign_model="A", finite=None, *,
+          reduction: str | None = None, samples: int = 4096, seed: int = 0, beta=None) -> SolveResult:
     """J, J′, the drift (1 − ρ²)J′ and the noise-token attention mass at alignment ρ: `curve` at one ρ.
 
-    `finite=False`: large-L closed form (exact as L → ∞ at fixed R/L, keeping the σ²(d−1)/L term).
-    `finite=True`: exact finite-L reduction by Monte Carlo with `samples` draws (standard errors).
+    reduction "auto" (the default): the exact finite-(d, L, R) reduction by Monte Carlo with `samples` draws
+    (standard errors) wherever it fits in memory (L ≤ MAX_FINITE_L = 65536), else the large-L closed form;
+    "finite": the reduction; "large-L": the closed form, with an error bound where its O(1/L) expansion holds and
+    status limited (errors None, the size of the left-out terms in the message) where it does not.
+    `finite=True`/`False` is the old spelling of reduction "finite"/"large-L" (a conflicting pair is refused).
     `beta` is the deprecated name of `score_scale`.
     """
     params = make_parameters(d, L, R, theta, theta_scaling, sigma, score_scale, sign_model, beta=beta)
     settings = SolveSettings.validated(rho=rho, samples=samples, seed=seed)
-    return curve(params, [settings.rho], finite=finite, samples=settings.samples, seed=settings.seed).at(0, settings.rho)
+    method = resolve_reduction(reduction, finite, "auto")
+    return curve(params, [settings.rho], reduction=method, samples=settings.samples, seed=settings.seed).at(
+        0, settings.rho)

@@ -9,14 +9,17 @@ import numpy as np
 from attnphase.jsonio import to_jsonable
 from attnphase.results import Result, Status
 
-__all__ = ["SolveResult", "Curve", "FixedPointsResult", "TangentNoise", "ScheduleChoice", "SimulationResult",
-           "PredictedTrajectories"]
+__all__ = ["SolveResult", "Curve", "LargeLAccuracy", "FixedPointsResult", "TangentNoise", "ScheduleChoice",
+           "SimulationResult", "PredictedTrajectories"]
 
 
 @dataclass(frozen=True)
 class SolveResult(Result):
-    """J, J′, the drift (1 − ρ²)J′ and the noise-token attention mass at one ρ; errors are Monte Carlo
-    standard errors (finite-L reduction) or None (large-L form, whose O(1/L) truncation is not estimated)."""
+    """J, J′, the drift (1 − ρ²)J′ and the noise-token attention mass at one ρ.
+
+    method "finite-L": errors are Monte Carlo standard errors of the exact reduction. method "large-L": errors bound
+    the closed form's O(1/L) truncation (`population.large_L_accuracy`) where its expansion holds (status converged),
+    None where it does not (status limited; the message gives the size of the left-out terms)."""
 
     J: float
     dJ: float
@@ -38,9 +41,10 @@ class SolveResult(Result):
 class Curve(Result):
     """J, J′, the drift and the noise-token mass over an array of ρ, with their errors.
 
-    method "large-L" (closed form; errors None) or "finite-L" (the exact reduction by Monte Carlo with
-    common random numbers across ρ: `samples` draws from `seed`; errors are standard errors, and
-    differences across ρ are far more precise than the values). `rows()` gives one row per ρ.
+    method "large-L" (closed form; errors bound its O(1/L) truncation, NaN where its expansion fails, which makes the
+    status limited) or "finite-L" (the exact reduction by Monte Carlo with common random numbers across ρ: `samples`
+    draws from `seed`; errors are standard errors, and differences across ρ are far more precise than the values).
+    `rows()` gives one row per ρ (a NaN error is None there).
     """
 
     rho: np.ndarray
@@ -76,13 +80,47 @@ class Curve(Result):
         """The `index`-th point as a `SolveResult` (at the alignment `rho` that was asked for)."""
         def error(name):
             errors = getattr(self, name + "_error")
-            return None if errors is None else float(errors[index])
+            return None if errors is None or not np.isfinite(errors[index]) else float(errors[index])
 
         return SolveResult(
             float(self.J[index]), float(self.dJ[index]), float(self.drift[index]), float(self.nuisance_mass[index]),
             error("J"), error("dJ"), error("drift"), error("nuisance_mass"), rho, self.theta_d, self.method,
             self.samples, self.status, self.message,
         )
+
+
+@dataclass(frozen=True)
+class LargeLAccuracy(Result):
+    """How far the large-L closed form is from the exact finite-(d, L, R) values at each ρ (`large_L_accuracy`).
+
+    The closed form is the reduction's integrand at the means of five token averages; the O(1/L) terms it leaves out
+    are ½ Σ ∂²f · Cov / L (second-order delta method): `J_correction`, `dJ_correction`, `nuisance_correction` (add
+    them to the closed form for the next order). `expansion_ratio` q = (those terms of J summed in absolute value) /
+    |J_∞| measures the expansion; `normaliser_fluctuation` δ is the relative standard deviation of Σ_i e^{βy_i}/L,
+    √((E e^{2βy}/(E e^{βy})² − 1)/L) over the token mixture. Where q ≤ `limit` (`accurate`) the errors
+    2|correction| + (next order, ~ q × the terms) bound |closed form − exact value|; elsewhere they are NaN.
+    """
+
+    rho: np.ndarray
+    J_correction: np.ndarray
+    dJ_correction: np.ndarray
+    nuisance_correction: np.ndarray
+    J_error: np.ndarray
+    dJ_error: np.ndarray
+    drift_error: np.ndarray
+    nuisance_mass_error: np.ndarray
+    expansion_ratio: np.ndarray
+    normaliser_fluctuation: np.ndarray
+    accurate: np.ndarray
+    limit: float
+    status: Status
+    message: str
+
+    def rows(self):
+        names = ("J_correction", "dJ_correction", "nuisance_correction", "J_error", "dJ_error", "drift_error",
+                 "nuisance_mass_error", "expansion_ratio", "normaliser_fluctuation", "accurate")
+        return [{"rho": float(r), **{n: to_jsonable(getattr(self, n)[i]) for n in names}}
+                for i, r in enumerate(self.rho)]
 
 
 @dataclass(frozen=True)

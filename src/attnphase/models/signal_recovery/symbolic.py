@@ -43,7 +43,8 @@ __all__ = [
     "THETA_D", "KERNEL_ARGS", "LARGE_L_OUTPUTS", "reduction_integrand", "gaussian_mgf", "tilted_moment", "TokenType",
     "token_types", "LargeLLimits", "large_L_limits", "large_L_objective", "nuisance_mass", "objective_slope", "drift",
     "drift_slope", "large_L_expressions", "large_L_kernel", "reduction_gradient", "reduction_kernel",
-    "token_moment_kernel", "control_moment_kernel",
+    "token_moment_kernel", "control_moment_kernel", "token_averages", "LARGE_L_ACCURACY_OUTPUTS",
+    "token_average_moments", "large_L_accuracy", "large_L_accuracy_kernel",
 ]
 
 NAME = "signal-recovery"
@@ -81,8 +82,10 @@ def gaussian_mgf() -> sp.Expr:
     return sp.simplify(sp.integrate(sp.exp(_t * _g) * density, (_g, -sp.oo, sp.oo)))
 
 
+@lru_cache(maxsize=None)
 def tilted_moment(shift: sp.Expr, power: int, scale: sp.Expr) -> sp.Expr:
-    """E[y^power e^{scale·y}] for y = shift + σg: derivatives of the Gaussian MGF in the tilt."""
+    """E[y^power e^{scale·y}] for y = shift + σg: derivatives of the Gaussian MGF in the tilt (cached: the accuracy
+    terms ask for the same moments many times)."""
     # E[y^k e^{λy}] = ∂_λ^k E[e^{λy}] and E[e^{λy}] = e^{λ·shift} MGF(λσ).
     lam = sp.Symbol("lambda_", real=True)
     generating = sp.exp(lam * shift) * gaussian_mgf().subs(_t, lam * sigma)
@@ -244,3 +247,86 @@ def control_moment_kernel(backend: str = "mpmath"):
     moments = ([tilted_moment(shift, 0, j * beta) for j in range(1, 5)]
                + [tilted_moment(shift, j, j * beta) for j in range(1, 5)])
     return compile_kernel(moments, [shift, beta, sigma], backend=backend)
+
+
+# ---- accuracy of the large-L form -------------------------------------------------------------------
+# The large-L form is the integrand at the means of five token averages X̄ = (1/L) Σ_i u_i with
+# u = (e^{βy}, y e^{βy}, s 1[i∈I] e^{βy}, e^{2βy}, 1[i∈I] e^{βy}): J_∞ = f(E X̄), the noise mass 1 − E X̄₅/E X̄₁.
+# Tokens are independent, R of them informative, so Cov X̄ = C/L with C = π Cov_I(u) + (1 − π) Cov_noise(u),
+# the covariances within each class (model C: over the class's mixture of signs). The second-order delta
+# method gives E f(X̄) = f(E X̄) + ½ Σ_jk ∂_j∂_k f · C_jk / L + O(1/L²): the O(1/L) correction the large-L form
+# leaves out. Its terms are bounded one by one (no cancellation assumed) for the error estimate.
+token_averages = sp.symbols("X_1:6", positive=True)
+#: Names of the outputs of `large_L_accuracy_kernel`, in order.
+LARGE_L_ACCURACY_OUTPUTS = ("J_correction", "dJ_correction", "J_bound", "dJ_bound", "nuisance_correction",
+                            "nuisance_bound", "normaliser_variance")
+
+
+def _token_vector_moment(c: TokenType, j: int, k: int | None = None) -> sp.Expr:
+    """E_c[u_j] (k None) or E_c[u_j u_k] for one token type c (indices 0-4 into u)."""
+    # u_j = y^{a_j} · weight_j · e^{λ_j β y}: (power of y, factor from sign/class, tilt)
+    informative = 1 if c.sign != 0 else 0
+    parts = [(0, 1, 1), (1, 1, 1), (0, c.sign, 1), (0, 1, 2), (0, informative, 1)]
+    a, w, lam = parts[j]
+    if k is not None:
+        a2, w2, lam2 = parts[k]
+        a, w, lam = a + a2, w * w2, lam + lam2
+    return w * tilted_moment(c.shift, a, lam * beta) if w != 0 else sp.Integer(0)
+
+
+@lru_cache(maxsize=None)
+def token_average_moments(sign_model: str) -> tuple[tuple[sp.Expr, ...], tuple[tuple[sp.Expr, ...], ...]]:
+    """(E X̄, L·Cov X̄) of the five token averages for sign model A or C: the means and the within-class covariance
+    C = Σ_class p_class Cov_class(u) (R informative tokens exactly, so no between-class term)."""
+    types = token_types(sign_model)
+    mean = tuple(sum(c.probability * _token_vector_moment(c, j) for c in types) for j in range(5))
+    classes = [[c for c in types if c.sign != 0], [c for c in types if c.sign == 0]]
+    cov = [[sp.Integer(0)] * 5 for _ in range(5)]
+    for members in classes:
+        p_class = sum(c.probability for c in members)
+        first = [sum(c.probability * _token_vector_moment(c, j) for c in members) / p_class for j in range(5)]
+        for j in range(5):
+            for k in range(j, 5):
+                second = sum(c.probability * _token_vector_moment(c, j, k) for c in members) / p_class
+                cov[j][k] += p_class * (second - first[j] * first[k])
+                cov[k][j] = cov[j][k]
+    return mean, tuple(tuple(row) for row in cov)
+
+
+@lru_cache(maxsize=None)
+def large_L_accuracy(sign_model: str) -> list[sp.Expr]:
+    """[O(1/L) correction of J, its ρ-derivative, the termwise bounds of both, the correction of the noise mass and its
+    termwise bound, the normaliser's relative variance Var(X̄₁)/(E X̄₁)²] for sign model A or C
+    (`LARGE_L_ACCURACY_OUTPUTS`; B is the ±ρ average of A, done numerically)."""
+    X1, X2, X3, X4, X5 = token_averages
+    integrand = reduction_integrand.subs({S1: X2 / X1, S2: X3 / X1, S3: X4 / (L * X1**2)})
+    mass = 1 - X5 / X1
+    mean, cov = token_average_moments(sign_model)
+    at_mean = dict(zip(token_averages, mean))
+
+    def terms(f):
+        out = []
+        for j in range(5):
+            for k in range(j, 5):
+                if cov[j][k] == 0:
+                    continue
+                h = sp.diff(f, token_averages[j], token_averages[k])
+                if h == 0:
+                    continue
+                out.append((1 if j == k else 2) * h.subs(at_mean) * cov[j][k] / (2 * L))
+        return out
+
+    J_terms, n_terms = terms(integrand), terms(mass)
+    return [
+        sum(J_terms), sum(sp.diff(t, rho) for t in J_terms), sum(sp.Abs(t) for t in J_terms),
+        sum(sp.Abs(sp.diff(t, rho)) for t in J_terms),
+        sum(n_terms), sum(sp.Abs(t) for t in n_terms), cov[0][0] / (L * mean[0] ** 2),
+    ]
+
+
+@lru_cache(maxsize=None)
+def large_L_accuracy_kernel(sign_model: str, backend: str = "numpy"):
+    """Generated kernel (rho, beta, sigma, theta_d, pi, d, L) -> (..., 6): `LARGE_L_ACCURACY_OUTPUTS`."""
+    from attnphase.derive.codegen import compile_kernel
+
+    return compile_kernel(large_L_accuracy(sign_model), list(KERNEL_ARGS), backend=backend)

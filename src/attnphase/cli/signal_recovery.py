@@ -57,13 +57,13 @@ def solve_cmd(rho, samples, seed, reduction, finite, as_json, **model):
     """J(rho), J'(rho), the drift (1 - rho^2) J' and the noise-token attention mass, with their errors.
 
     By default at the given finite d, L, R: the exact reduction to L scalar scores, by Monte Carlo (--samples draws,
-    standard errors; about 1 s at L = 500, 5 s at L = 10500, 30 s at L = 65536), and the large-L closed form for
-    L > 65536. The closed form (--reduction large-L) is exact as L -> infinity; its errors bound the O(1/L) terms it
-    leaves out. Where those are not small (few tokens or a large score scale: the softmax is dominated by a few
+    standard errors; 4096 draws take about 1 s at L = 500, 5-8 s at L = 10500, 30 s at L = 65536), and the large-L
+    closed form for L > 65536. The closed form (--reduction large-L; no sampling) is exact as L -> infinity; its errors
+    bound the O(1/L) terms it leaves out. Where those are not small (few tokens or a large score scale: the softmax is dominated by a few
     tokens) its status is limited, its errors null, and the message says by how much.
 
     \b
-    Example (about 5 s; --reduction large-L: instant, within 0.2%):
+    Example (5-8 s; with --reduction large-L the closed form, 0.02% from the exact value here):
       attnphase solve signal-recovery --d 1000 --L 10500 --R 500 --theta 0.25 --rho 0.5 --json
     """
     from attnphase.models.signal_recovery.population import curve, resolve_reduction

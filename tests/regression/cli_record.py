@@ -27,6 +27,8 @@ COMMANDS: tuple[tuple[str, ...], ...] = (
     ("solve", "signal-recovery", "--d", "64", "--L", "512", "--R", "64", "--theta", "1", "--rho", "0.5"),
     ("solve", "signal-recovery", "--d", "64", "--L", "512", "--R", "64", "--theta", "1", "--rho", "0.5",
      "--finite", "--samples", "512", "--seed", "3"),
+    ("solve", "signal-recovery", "--d", "64", "--L", "512", "--R", "64", "--theta", "1", "--rho", "0.5",
+     "--reduction", "large-L"),
     ("simulate", "signal-recovery", "--d", "32", "--L", "64", "--R", "8", "--theta", "1", "--trials", "4",
      "--steps", "100", "--eta0", "0.05", "--k0", "10", "--gamma", "0.6", "--sampler", "projected",
      "--device", "cpu", "--rng", "cpu", "--seed", "1"),

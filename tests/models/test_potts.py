@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import mpmath
 import pytest
@@ -223,3 +224,72 @@ def test_sweep_and_reproduce(tmp_path):
     numbers = run(tmp_path / "report", quick=True, states=(3,))
     assert numbers["max_relative_deviation"] < 1e-14 and set(numbers["beta_c"]) == {3}
     assert (tmp_path / "report" / "report.md").exists() and (tmp_path / "report" / "landscape.png").exists()
+
+
+def _page_table_after(heading: str) -> list[list[str]]:
+    """The cells of the first Markdown table after the line starting with `heading` in docs/models/potts.md."""
+    lines = (Path(__file__).resolve().parents[2] / "docs" / "models" / "potts.md").read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(heading))
+    rows = []
+    for line in lines[start + 1:]:
+        if line.startswith("|"):
+            rows.append([cell.strip() for cell in line.strip("|").split("|")])
+        elif rows:
+            break
+    return rows[2:]  # without the header and its rule
+
+
+def test_the_pages_table_is_what_threshold_computes():
+    """Every cell of the model page's table (q = 2 … 8, 30 digits) against `threshold potts`: β_c's digit string,
+    `beta_c_error` and the deviation from the closed form (mpmath) to the 2 digits printed, the spinodals' first 18
+    characters, the jump to the 6 digits printed; `beta_c_error` is at most the float's rounding, 2⁻⁵³ β_c."""
+    rows = _page_table_after("## Current values (J = 1, 30 digits asked)")
+    assert [int(row[0]) for row in rows] == list(range(2, 9))
+    for q, order, digits, error, deviation, fold, instability, jump in rows:
+        result = threshold(int(q), 1.0, 30)
+        assert (result.order, result.beta_c_digits) == (order, digits), q
+        assert float(error) == float(f"{result.beta_c_error:.1e}") and result.beta_c_error <= 2**-53 * result.beta_c
+        with mpmath.workdps(60):
+            exact = closed_form_beta_c(int(q))
+            assert float(deviation) == float(f"{float(abs(mpmath.mpf(digits) - exact)):.1e}"), q
+        spinodals = {s["kind"]: s["digits"] for s in result.spinodals}
+        assert fold == spinodals.get("fold", "—")[:18] and float(instability) == float(spinodals["branch_point"])
+        assert float(jump) == float(f"{result.jump:.6g}"), q
+
+
+@pytest.mark.parametrize("q", [3, 4, 5])
+def test_solve_at_the_disordered_instability_reports_each_state_once_and_no_inflection(q):
+    """At βJ = q (q ≥ 3) the disordered branch and the branch through it cross at m = 0: one state, and along the
+    family an inflection there (f(u) − f(0) is cubic: of opposite signs at u = ±0.01, hand-written f in mpmath), so the
+    ordered state is the only minimum of f(m). Before, m = 0 was listed twice (0 and −1.9e-8 ± 1.9e-8) as minima."""
+    result = solve(q, float(q))
+    assert result.status == "converged" and len(result.minima) == 1, result.message
+    assert result.global_minimum.m > 0.7 and result.global_minimum.stability == "stable"
+    assert "not a minimum: inflection" in result.message
+    with mpmath.workdps(40):
+        f = lambda u: free_energy(q, 1.0, 1 / (1 + (q - 1) * mpmath.exp(-u)), mpmath.mpf(q))  # noqa: E731
+        below, above = f(mpmath.mpf(-0.01)) - f(0), f(mpmath.mpf(0.01)) - f(0)
+        # odd in u up to the quartic term, O(h) = 1% relative: a cubic
+        assert below * above < 0 and abs(below + above) < 0.1 * abs(below)
+
+
+@pytest.mark.parametrize("q, beta", [(3, 3.0 - 1e-10), (3, 3.0 + 1e-10), (3, 2.9999), (4, 4.0001), (2, 2.0),
+                                     (2, 2.0001), (3, 2.76), (3, 3.5)])
+def test_solve_reports_distinct_states_next_to_the_branch_points(q, beta):
+    """No two reported states agree within their errors, and each lies within its error of the hand-written
+    stationarity's root (mpmath); next to βJ = q the disordered state is a minimum just below and gone just above,
+    where the state through it (m < 0, 7e-11 from it at βJ = 3 + 1e-10) is reported; q = 2 at βJ = 2 (a pitchfork:
+    f quartic) has its one minimum at m = 0, with a finite error (it was infinite)."""
+    result = solve(q, beta)
+    assert result.status == "converged", result.message
+    states = result.minima
+    for i, a in enumerate(states):
+        assert all(abs(a.m - b.m) > a.m_error + b.m_error for b in states[i + 1:]), result.message
+        x = (1 + (q - 1) * a.m) / q
+        with mpmath.workdps(40):
+            root = mpmath.findroot(lambda y: stationarity(q, 1.0)(y, mpmath.mpf(beta)), mpmath.mpf(x))
+            assert abs(a.m - (q * root - 1) / (q - 1)) <= a.m_error, (a, result.message)
+    disordered = [s for s in states if abs(s.m) <= s.m_error]
+    assert len(disordered) == (1 if beta <= q else 0)
+    if q == 2 and beta == 2.0:
+        assert len(states) == 1 and states[0].stability == "stable" and math.isfinite(states[0].m_error)

@@ -16,7 +16,7 @@ from attnphase.models.potts import symbolic
 from attnphase.models.potts.parameters import MAX_BETA_J, Accuracy, Parameters, Temperature
 from attnphase.models.potts.results import Solution, State, Transition
 from attnphase.numeric.continuation import ActionSystem, follow_branches, stationary_points_at
-from attnphase.numeric.precision import DERIVED_ROUNDING, polished_stationary_point
+from attnphase.numeric.precision import polished_stationary_point
 from attnphase.numeric.threshold import Threshold, rounded_error, threshold_from_error
 from attnphase.numeric.transition import classify_transition
 from attnphase.results import Status
@@ -39,28 +39,115 @@ def branches(q: int, control_range, digits: int = 15):
 
 
 def solve(q, beta, J=1.0) -> Solution:
-    """The minima of f(m) at β in the one-favoured-state family (no transverse direction when q = 2)."""
+    """The minima of f(m) at β in the one-favoured-state family (no transverse direction when q = 2). A state found
+    on two branches (their crossing at a branch point) is reported once: points whose m agree within their errors
+    are one state. A stationary point whose curvature vanishes within its error is a minimum only if the first
+    derivative of f beyond the second that does not vanish is of even order and positive: at the disordered
+    instability βJ = q (q ≥ 3) m = 0 is an inflection (f‴ ≠ 0) and is not reported."""
     params, beta = _validated(q, beta, J)
     coupling = beta * params.J
     system, found = branches(params.q, coupling_range(params.q, coupling))
-    states = {}
+    points = []
     for p in (p for p in stationary_points_at(system, found, coupling) if p["index"] == 0):
-        # polished in mpmath: next to a branch point the curvature vanishes and the float64 root stops ~1e-12 away
-        (u,), (u_error,) = polished_stationary_point(lambda u, c: system.gradient_mp([u], c),
-                                                     lambda u, c: [[system.hessian_mp([u], c)[0, 0]]], p["x"], coupling)
-        m, f, transverse = map(float, symbolic.kernels()[1].call(u=u, beta=coupling, J=1.0, q=params.q))
-        favoured = 1 / (1 + (params.q - 1) * math.exp(-u)) if u > -700 else 0.0  # x(u), the favoured state's share
-        m_error = params.q * favoured * (1 - favoured) / (params.q - 1) * u_error + DERIVED_ROUNDING * abs(m)
-        states.setdefault(round(m, 9), (m, m_error, params.J * f, params.J * float(p["eigenvalues"][0]),
-                                        params.J * transverse if params.q > 2 else math.nan))
+        u, u_error = _polished(system, float(p["x"][0]), coupling)
+        _, f, transverse = map(float, symbolic.kernels()[1].call(u=u, beta=coupling, J=1.0, q=params.q))
+        m, m_error = _order_parameter(u, u_error, params.q)
+        points.append((m, m_error, params.J * f, params.J * float(p["eigenvalues"][0]),
+                       params.J * transverse if params.q > 2 else math.nan, u, u_error))
+    states, not_minima = [], []
+    for point in sorted(points, key=lambda s: s[1]):  # the best-resolved first: it stands for the state
+        if any(abs(point[0] - s[0]) <= point[1] + s[1] for s in states + not_minima):
+            continue  # the same state within the errors
+        kind = _kind_along_the_family(system, point[5], point[6], coupling)
+        (states if kind == "minimum" else not_minima).append(point[:5] + (kind,))
     if not states:
         return Solution(beta, (), None, Status.FAILED, "no minimum on the followed branches")
-    lowest = min(s[2] for s in states.values()) + 1e-12 * (1 + abs(min(s[2] for s in states.values())))
+    lowest = min(s[2] for s in states) + 1e-12 * (1 + abs(min(s[2] for s in states)))
     # ties: m > 0 first
-    minima = sorted(states.values(), key=lambda s: (s[2] > lowest, s[2] if s[2] > lowest else -s[0]))
+    minima = sorted(states, key=lambda s: (s[2] > lowest, s[2] if s[2] > lowest else -s[0]))
     labelled = tuple(State(m, m_error, f, k, t, "stable" if f <= lowest else "saddle" if t <= 0 else "metastable")
-                     for m, m_error, f, k, t in minima)
-    return Solution(beta, labelled, labelled[0], Status.CONVERGED, f"{len(labelled)} minima of f(m)")
+                     for m, m_error, f, k, t, _ in minima)
+    message = f"{len(labelled)} {'minimum' if len(labelled) == 1 else 'minima'} of f(m)"
+    for m, m_error, *_, kind in not_minima:
+        message += f"; m = {m:.3g} (error {m_error:.2g}) is stationary but not a minimum: {kind}"
+    return Solution(beta, labelled, labelled[0], Status.CONVERGED, message)
+
+
+_POLISH_DIGITS = 30
+
+
+def _order_parameter(u: float, u_error: float, q: int) -> tuple[float, float]:
+    """m = (qx − 1)/(q − 1) = (1 − e^{−u})/(1 + (q − 1)e^{−u}) in mpmath, rounded to float64, and its error: the
+    polish's error times dm/du = q x(1 − x)/(q − 1) = q e^{−u}/(1 + (q − 1)e^{−u})², plus the rounding to float64
+    (in float64, qx − 1 would lose the absolute 1e-16 that matters next to m = 0) and the polish's working precision
+    (10^-30)."""
+    with mpmath.workdps(2 * _POLISH_DIGITS):
+        decay = mpmath.exp(-mpmath.mpf(u))
+        m = (1 - decay) / (1 + (q - 1) * decay)
+        slope = q * decay / (1 + (q - 1) * decay) ** 2
+        error = slope * u_error + abs(m - float(m)) + mpmath.mpf(10) ** -_POLISH_DIGITS  # the polish's precision
+        return float(m), float(error) if float(error) >= error else math.nextafter(float(error), math.inf)
+
+
+def _polished(system, u0: float, coupling: float) -> tuple[float, float]:
+    """The stationary point near the float64 u0, polished in mpmath: (u, its error). Newton's steps only halve the
+    distance to a double root (at a branch point), so up to 40 are taken. A u0 whose gradient is rounding at the
+    working precision (it differs from the gradient at twice the digits by as much as its size) is kept: Newton would
+    divide the gradient's rounding by the curvature's (zero at a branch point) and leave. The error is at least the
+    distance over which the gradient's rounding can hide the root (`_rounding_floor`)."""
+    gradients = []
+    for digits in (_POLISH_DIGITS, 2 * _POLISH_DIGITS):
+        with mpmath.workdps(digits):
+            gradients.append(system.gradient_mp([mpmath.mpf(u0)], coupling)[0])
+    with mpmath.workdps(2 * _POLISH_DIGITS):
+        stationary = abs(gradients[0]) <= abs(gradients[0] - gradients[1])
+    if stationary:
+        u, u_error = u0, 0.0
+    else:
+        (u,), (u_error,) = polished_stationary_point(lambda u, c: system.gradient_mp([u], c),
+                                                     lambda u, c: [[system.hessian_mp([u], c)[0, 0]]], [u0],
+                                                     coupling, dps=_POLISH_DIGITS, steps=40)
+        u, u_error = float(u), float(u_error)
+    return u, max(u_error, _rounding_floor(system, u, coupling))
+
+
+def _derivatives(system, u: float, coupling: float, digits: int) -> list:
+    """f′, f″, f‴, f⁗ along the family at u at `digits` digits (the last two by mpmath differentiation of the
+    Hessian kernel)."""
+    with mpmath.workdps(digits):
+        x = mpmath.mpf(u)
+        curvature = lambda v: system.hessian_mp([v], coupling)[0, 0]  # noqa: E731
+        return [system.gradient_mp([x], coupling)[0], curvature(x), mpmath.diff(curvature, x, 1),
+                mpmath.diff(curvature, x, 2)]
+
+
+def _rounding_floor(system, u: float, coupling: float) -> float:
+    """How far from u a root of f′ can lie unseen under the rounding ε of f′ at the polish's digits (their difference
+    from twice the digits, and at least 10^-digits times the terms' size 1 + |u|/βJ): the smallest d with
+    Σ_k |f^(k+1)| d^k/k! ≥ ε is at most min_k (k! ε/|f^(k+1)|)^(1/k), k = 1, 2, 3."""
+    low, high = (_derivatives(system, u, coupling, d) for d in (_POLISH_DIGITS, 2 * _POLISH_DIGITS))
+    with mpmath.workdps(2 * _POLISH_DIGITS):
+        eps = abs(low[0] - high[0]) + mpmath.mpf(10) ** -_POLISH_DIGITS * (1 + abs(u) / coupling)
+        bounds = [(mpmath.factorial(k) * eps / abs(high[k])) ** (mpmath.mpf(1) / k) for k in (1, 2, 3) if high[k] != 0]
+        floor = min(bounds) if bounds else mpmath.inf
+        return float(floor) if float(floor) >= floor else math.nextafter(float(floor), math.inf)
+
+
+def _kind_along_the_family(system, u: float, u_error: float, coupling: float) -> str:
+    """"minimum", "maximum", "inflection" or "degenerate" (f″, f‴ and f⁗ all vanish within their errors) for the
+    stationary point u ± u_error of f along the family, from f″ and, where it vanishes within its error, f‴ and f⁗
+    (mpmath differentiation of the Hessian kernel). Each derivative's error: its rounding (the difference between
+    30 and 60 digits) plus the next derivatives times u_error (Taylor)."""
+    values = [_derivatives(system, u, coupling, d)[1:] for d in (_POLISH_DIGITS, 2 * _POLISH_DIGITS)]
+    with mpmath.workdps(2 * _POLISH_DIGITS):
+        (f2, f3, f4), rounding = values[1], [abs(a - b) for a, b in zip(*values)]
+        if abs(f2) > rounding[0] + abs(f3) * u_error + abs(f4) * u_error**2 / 2:
+            return "minimum" if f2 > 0 else "maximum"
+        if abs(f3) > rounding[1] + abs(f4) * u_error:
+            return "inflection"
+        if abs(f4) > rounding[2]:
+            return "minimum" if f4 > 0 else "maximum"
+    return "degenerate"
 
 
 def _validated(q, beta, J) -> tuple[Parameters, float]:

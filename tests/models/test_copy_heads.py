@@ -258,6 +258,20 @@ def test_the_pages_30_digit_softmax_thresholds_are_what_threshold_computes():
         assert api.threshold("softmax", L, 4, digits=30, classify=False).P_star_digits == digits, size
 
 
+def test_the_first_attempt_fails_from_L_2_43_and_says_why():
+    """The model page's range table: the first-attempt reduction (V = 4) converges at L = 2⁴² and fails at every
+    power of 2 from 2⁴³ to 2⁶⁴; the failed result's message gives the reason (its root's mpmath polish) before the
+    classification at the float64 estimate (it used to give only "continuous transition; a_4 > 0")."""
+    assert api.threshold("linear", 2**42, 4, reduction="first-attempt").status == "converged"
+    for power in range(43, 65):
+        result = api.threshold("linear", 2**power, 4, reduction="first-attempt")
+        assert result.status == "failed", power
+        assert result.message.startswith("first attempt (m and q only): P* not located: mpmath polish failed")
+        assert "at the float64 estimate of P*: continuous transition" in result.message
+    rows = _page_table_after("## Ranges")
+    assert "fails at every power of 2 from 2⁴³ to 2⁶⁴" in dict((r[0], r[2]) for r in rows)["L, linear"]
+
+
 def test_linear_threshold_digits_are_those_of_the_symmetric_state_hessian_in_mpmath():
     """P* of Convention A (V = 4, L = 2²⁰) to 30 digits is the first n where the 2×2 Hessian of S(t, c) at t = c = 0
     turns singular, and P_crossover where its copy entry vanishes; written out here from spec §2b in mpmath, every

@@ -289,5 +289,8 @@ def first_attempt_transition(inst: CopyHeadsInstance, digits: int = 30) -> Linea
     landau = kernels.bind(kernels.first_attempt_landau_kernel(), values)
     a2_slope, a4, a6 = (float(v) for v in landau(r0, n_star))
     order, exponent, message = classify_landau(a2_slope, a4, a6)
+    if res.status != Status.CONVERGED:  # say why first: the classification is only that at the float64 estimate
+        message = f"P* not located: {res.message}; at the float64 estimate of P*: {message}"
     return LinearTransition("linear", L, V, order, float(P_mp), P_digits, P_error, n_star, res.status,
-                            "first attempt (m and q only): " + message, exponent=exponent, landau_a4=a4, soft_mode="copy (m)")
+                            "first attempt (m and q only): " + message, exponent=exponent, landau_a4=a4,
+                            soft_mode="copy (m)")

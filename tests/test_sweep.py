@@ -508,3 +508,17 @@ def test_a_dask_sweep_without_the_cluster_extra_names_the_extra(tmp_path, monkey
     assert result.exit_code == 1 and "attnphase[cluster]" in result.output and "Traceback" not in result.output
     local = run_sweep("demo", ["beta=1,2"], store=tmp_path / "s.sqlite", workers=1)
     assert local.n_computed == 2
+
+
+def test_a_sweep_of_your_own_function_needs_its_module_importable(tmp_path, monkeypatch):
+    """docs/sweeps.md: `sweep module:function` imports the module by its path; off the import path the sweep stops
+    before any point with the import error, on it (PYTHONPATH, here sys.path) it runs."""
+    (tmp_path / "s21points.py").write_text("def point(x):\n    return {'y': 2 * x}\n")
+    args = ["sweep", "s21points:point", "--grid", "x=0:1:3", "--store", str(tmp_path / "s.sqlite"), "--json"]
+    out = CliRunner().invoke(main, args)
+    assert out.exit_code == 2 and "can be imported" in out.output and "No module named 's21points'" in out.output
+    monkeypatch.syspath_prepend(str(tmp_path))
+    out = CliRunner().invoke(main, args)
+    assert out.exit_code == 0, out.output
+    with ResultStore(tmp_path / "s.sqlite") as results:
+        assert sorted(r.result["y"] for r in results.rows("s21points:point")) == [0.0, 1.0, 2.0]

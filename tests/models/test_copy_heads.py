@@ -272,6 +272,22 @@ def test_the_first_attempt_fails_from_L_2_43_and_says_why():
     assert "fails at every power of 2 from 2⁴³ to 2⁶⁴" in dict((r[0], r[2]) for r in rows)["L, linear"]
 
 
+def test_the_pages_softmax_onset_table_is_what_threshold_computes():
+    """The model page's onset table (V = 2 … 32, about 3 s in all): for each V the order is "none" at every L from 2
+    to the onset − 1 (the last column) and "first" at the onset, with P* there to the 9 digits printed and the
+    window (the spinodals) to the 4 decimals printed."""
+    rows = _page_table_after("The smallest L with a first-order transition of the homogeneous action")
+    assert [int(row[0]) for row in rows] == [2, 4, 8, 16, 32]
+    for V, onset, P_star, window, last_none in rows:
+        V, onset = int(V), int(onset)
+        assert int(last_none) == onset - 1
+        for L in range(2, onset):
+            assert api.threshold("softmax", L, V, digits=9).order == "none", (V, L)
+        result = api.threshold("softmax", onset, V, digits=9)
+        assert (result.order, result.P_star_digits) == ("first", P_star), V
+        assert " – ".join(f"{s:.4f}" for s in result.spinodals) == window, V
+
+
 def test_linear_threshold_digits_are_those_of_the_symmetric_state_hessian_in_mpmath():
     """P* of Convention A (V = 4, L = 2²⁰) to 30 digits is the first n where the 2×2 Hessian of S(t, c) at t = c = 0
     turns singular, and P_crossover where its copy entry vanishes; written out here from spec §2b in mpmath, every

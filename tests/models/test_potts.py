@@ -293,3 +293,13 @@ def test_solve_reports_distinct_states_next_to_the_branch_points(q, beta):
     assert len(disordered) == (1 if beta <= q else 0)
     if q == 2 and beta == 2.0:
         assert len(states) == 1 and states[0].stability == "stable" and math.isfinite(states[0].m_error)
+
+
+def test_the_guides_parameters_snippet_is_the_code():
+    """docs/adding-a-model.md step 2 shows the Potts parameters: each of its lines is a line of parameters.py."""
+    root = Path(__file__).resolve().parents[2]
+    guide = (root / "docs" / "adding-a-model.md").read_text()
+    snippet = guide.split("## 2. The parameters")[1].split("```python\n")[1].split("```")[0]
+    code = (root / "src" / "attnphase" / "models" / "potts" / "parameters.py").read_text().splitlines()
+    assert "RealRange(1e-6, 1e6)" in snippet
+    assert all(line in code for line in snippet.splitlines()), snippet

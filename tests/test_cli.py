@@ -200,3 +200,38 @@ def test_an_interrupted_command_in_process_gives_back_the_signal_handlers(tmp_pa
     result = CliRunner().invoke(main, ["sweep", "demo", "--grid", "beta=1,2", "--store", str(tmp_path / "s.sqlite")])
     assert result.exit_code == 130
     assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before
+
+
+def test_a_command_that_keeps_nothing_says_so_when_stopped(monkeypatch):
+    """Every command's interruption says what it kept: one that keeps no partial results (here `solve potts`, stopped
+    by SIGTERM, raised as `Terminated`) says "nothing was kept" on stderr and in its one JSON object, which names
+    the command and the model and carries no result (it printed a bare "terminated")."""
+    import attnphase.models.potts.solve as potts_solve
+    from attnphase.cli.groups import Terminated
+
+    def terminated(*args, **kwargs):
+        raise Terminated
+
+    monkeypatch.setattr(potts_solve, "solve", terminated)
+    result = CliRunner().invoke(main, ["solve", "potts", "--q", "3", "--beta", "3", "--json"])
+    message = "terminated: nothing was kept (this command keeps no partial results)"
+    assert result.exit_code == 143 and result.stderr == message + "\n"
+    payload = json.loads(result.stdout)
+    assert (payload["command"], payload["model"], payload["message"]) == ("solve", "potts", message)
+    assert payload["status"] == "failed" and payload["success"] is False and "minima" not in payload
+
+
+def test_an_interrupted_sweep_names_its_model_in_its_json_object(tmp_path, monkeypatch):
+    """The model of `sweep` is an argument, not a subcommand: the interrupted JSON object names it (it was null)."""
+    import attnphase.cli.sweep as sweep_cli
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sweep_cli, "run_sweep", interrupted)
+    result = CliRunner().invoke(main, ["sweep", "potts", "--grid", "beta=2.6,2.9", "--set", "q=3", "--store",
+                                       str(tmp_path / "s.sqlite"), "--json"])
+    assert result.exit_code == 130
+    payload = json.loads(result.stdout)
+    assert (payload["command"], payload["model"], payload["status"]) == ("sweep", "potts", "failed")
+    assert payload["message"].startswith("interrupted: every point finished so far is in the store")

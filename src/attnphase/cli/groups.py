@@ -29,9 +29,17 @@ from attnphase.jsonio import dumps
 KEPT_WHEN_INTERRUPTED = "attnphase.kept_when_interrupted"
 
 
-def keep_when_interrupted(what: str) -> None:
-    """Say, for the interruption message of the running command, what its interruption keeps and how to go on."""
-    click.get_current_context().meta[KEPT_WHEN_INTERRUPTED] = what
+NOTHING_KEPT = "nothing was kept (this command keeps no partial results)"
+"""The interruption message of a command that has not said what it keeps (`keep_when_interrupted`)."""
+
+
+def keep_when_interrupted(what: str, model: str | None = None) -> None:
+    """Say, for the interruption message of the running command, what its interruption keeps and how to go on; and,
+    for a command whose model is an argument (sweep, reproduce), the model its interrupted JSON object names."""
+    meta = click.get_current_context().meta
+    meta[KEPT_WHEN_INTERRUPTED] = what
+    if model is not None and meta.get(JSON_COMMAND) is not None:
+        meta[JSON_COMMAND] = (meta[JSON_COMMAND][0], model)
 
 
 def _emit_interruption(command: str, model: str | None, message: str) -> None:
@@ -110,7 +118,7 @@ class GuardedGroup(click.Group):
             _set_handlers({signal.SIGINT: signal.SIG_IGN, signal.SIGTERM: signal.SIG_IGN})
             kept = ctx.meta.get(KEPT_WHEN_INTERRUPTED)
             what = "terminated" if isinstance(exc, Terminated) else "interrupted"
-            message = what + (f": {kept}" if kept else "")
+            message = f"{what}: {kept or NOTHING_KEPT}"
             click.echo(message, err=True)
             if ctx.meta.get(JSON_COMMAND) is not None:  # --json promises one object on stdout, interrupted or not
                 _emit_interruption(*ctx.meta[JSON_COMMAND], message)

@@ -68,7 +68,7 @@ def reproduce(model: str, quick: bool, out_dir: Path, device: str, as_json: bool
             select_device(device)
         except ParameterError as exc:
             raise click.BadParameter(exc.allowed, param_hint="'--device'") from None
-    keep_when_interrupted(f"the reports of the models finished so far are in {out_dir}")
+    keep_when_interrupted(f"the reports of the models finished so far are in {out_dir}", model)
     headlines: dict[str, dict] = {}
     timings: dict[str, float] = {}
     reports: dict[str, str] = {}

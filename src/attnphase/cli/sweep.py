@@ -51,7 +51,8 @@ def sweep(model, grid_specs, settings, workers, scheduler, store_path, as_json) 
     base = dict(parse_setting(spec) for spec in settings)
     from attnphase import progress
 
-    keep_when_interrupted("every point finished so far is in the store; the same command computes the rest")
+    keep_when_interrupted("every point finished so far is in the store; the same command computes the rest",
+                          model)
     try:
         report = run_sweep(model, grids, base, store=store_path, workers=workers, scheduler=scheduler,
                            progress=progress.is_shown())

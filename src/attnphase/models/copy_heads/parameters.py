@@ -152,6 +152,26 @@ class SimulationSettings(ParameterSet):
                                     "error bars include the data-set-to-data-set spread (finite P).")
     threads: int | None = parameter(IntRange(1, 4096), None,
                                     help="CPU threads for torch (default: 1, or the idle cores when one step is large).")
+    rhat_max: float = parameter(
+        RealRange(1.0, None), 1.05,
+        help="MALA: largest split R-hat of a compared quantity for status converged (2 chains of 200 draws at "
+             "autocorrelation time 2.5 exceed 1.05 with probability 0.005).")
+    ess_min: float = parameter(
+        RealRange(1.0, None), 100.0,
+        help="MALA: smallest effective sample size of a compared quantity's mean (over all chains) for status "
+             "converged; the error bar's own relative error is about sqrt(3.5/ESS), 0.19 at 100.")
+    trap_sds: float = parameter(
+        RealRange(0.0, None, low_open=True), 5.0,
+        help="MALA: a chain whose mean data term (beta/2 times its squared error, nats) lies more than this many "
+             "within-chain standard deviations above the lowest chain's on its training set is trapped.")
+    trapped: str = parameter(
+        OneOf(("leave-out", "keep")), "leave-out",
+        help="MALA: leave trapped chains out of the means (never the lowest chain), or keep them (then no agreement "
+             "is claimed: agrees is None).")
+    adam_tolerance: float = parameter(
+        RealRange(0.0, None, low_open=True), 1e-6,
+        help="Adam: largest change of a compared quantity over the second half of the steps (relative to max(1, "
+             "|value|)) for status converged; the change is in the error bar either way.")
 
     def check_joint(self) -> None:
         reject_missing(self)

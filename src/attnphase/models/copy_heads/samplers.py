@@ -4,8 +4,9 @@
   each chain on its own data set; samples after burn-in, every `thin` steps. ("SGLD" in the paper's protocol: the full batch
   and the Metropolis step remove both the gradient noise and the step-size bias.)
 * `run_row_model`: MALA over the attention weights alone under the self-averaged data term (no data set).
-* `run_adam`: Adam on U (joint MAP of all weights) from prior draws; filter: keep the runs whose final U is
-  within max(1, 1e-3|U_best|) of the best run (converged to the global minimum found).
+* `run_adam`: Adam on U (joint MAP of all weights) from prior draws, each run's lowest-U iterate; filter: keep the
+  runs whose U is within max(1, 1e-3|U_best|) of the best run (converged to the global minimum found); the state
+  after half the steps is kept too, for the change over the second half.
 * `DEVICE_AGREEMENT`: short fixed runs for the device agreement check (`validate.agreement`).
 """
 
@@ -43,6 +44,12 @@ class ChainSamples:
     objective: np.ndarray = field(default_factory=lambda: np.empty(0))  # Adam: final U per run
     c_trace: np.ndarray = field(default_factory=lambda: np.empty((0, 0)))  # (K, S) copy strength of each sample
     G_mean: np.ndarray = field(default_factory=lambda: np.empty((0, 0, 0)))  # (K, L, L) mean over the samples
+    data_term: np.ndarray = field(default_factory=lambda: np.empty((0, 0)))  # MALA (K, S): β/2 · squared error, nats
+    # Adam: the state it would have returned after half its steps (attention matrix, losses, U), per run
+    G_half: np.ndarray = field(default_factory=lambda: np.empty((0, 0, 0, 0)))  # (K, 1, L, L)
+    train_loss_half: np.ndarray = field(default_factory=lambda: np.empty((0, 0)))  # (K, 1)
+    test_loss_half: np.ndarray = field(default_factory=lambda: np.empty((0, 0)))  # (K, 1)
+    objective_half: np.ndarray = field(default_factory=lambda: np.empty(0))  # (K,)
 
 
 def step_work(cfg: net.CopyTaskConfig, runs: int) -> float:
@@ -85,7 +92,7 @@ def run_langevin(cfg: net.CopyTaskConfig, train: net.Statistics, test: net.Stati
         if read_out_start == "conditional":
             params["W"] = net.conditional_read_out(params, cfg, train)
         h = torch.full((K,), 0.5, dtype=torch.float64, device=dev)  # step multiplier per chain
-        Gs, tr, te, cs = [], [], [], []
+        Gs, tr, te, cs, dt = [], [], [], [], []
         G_sum = torch.zeros(K, cfg.L, cfg.L, dtype=torch.float64, device=dev)
 
         def record(params):
@@ -95,7 +102,9 @@ def run_langevin(cfg: net.CopyTaskConfig, train: net.Statistics, test: net.Stati
                 Gs.append(G.cpu().numpy())
             G_sum += G
             cs.append(net.copy_strength(G, cfg.boundary).cpu().numpy())
-            tr.append((net.squared_error(G, params["W"], train) / train.n_targets).cpu().numpy())
+            error = net.squared_error(G, params["W"], train)
+            tr.append((error / train.n_targets).cpu().numpy())
+            dt.append((cfg.beta / 2 * error).cpu().numpy())
             te.append((net.squared_error(G, params["W"], test) / test.n_targets).cpu().numpy())
 
         acceptance = adaptive_mala(params, autograd_potential(lambda p: net.potential(p, cfg, train)),
@@ -105,7 +114,7 @@ def run_langevin(cfg: net.CopyTaskConfig, train: net.Statistics, test: net.Stati
     G_all = np.stack(Gs, 1) if record_matrices else np.empty((K, 0, cfg.L, cfg.L))
     return ChainSamples(G_all, np.stack(tr, 1), np.stack(te, 1), acceptance, list(starts), steps, _mixing(acceptance),
                         f"MALA, {steps} steps, burn-in {burn_in}, acceptance {np.round(acceptance, 2).tolist()}",
-                        c_trace=np.stack(cs, 1), G_mean=(G_sum / len(cs)).cpu().numpy())
+                        c_trace=np.stack(cs, 1), G_mean=(G_sum / len(cs)).cpu().numpy(), data_term=np.stack(dt, 1))
 
 
 @dataclass(frozen=True)
@@ -169,27 +178,46 @@ def run_row_model(cfg: net.CopyTaskConfig, data_term, starts: list[str], *, step
 
 def run_adam(cfg: net.CopyTaskConfig, train: net.Statistics, test: net.Statistics, n_seeds: int, *, steps: int = 3000,
              lr: float = 0.05, seed: int = 0, device: str = "auto", rng: str = "device",
-             threads: int | None = None, per_data_set: int | None = None) -> ChainSamples:
+             threads: int | None = None, per_data_set: int | None = None, keep_best: bool = True) -> ChainSamples:
     """Adam on U from `n_seeds` prior draws (batched; seed i on data set i of `train`, or all on one); filter, per
     block of `per_data_set` consecutive seeds sharing a data set (None: all seeds share one): U within
-    max(1, 1e-3|U_best|) of the best of its block. rng: "device" or "cpu" (`attnphase.validate.seeds`)."""
+    max(1, 1e-3|U_best|) of the best of its block. rng: "device" or "cpu" (`attnphase.validate.seeds`).
+
+    keep_best (`validate.mala.adam_minimise`): each run returns its iterate of lowest U, not its last one (at lr = 0.05
+    Adam reaches the minimum of softmax L = V = 4, P = 200 to 1e-9 within 1000 steps, then leaves it again: after
+    8000 steps U is up to 4e-3 higher and c has moved by up to 7e-4). The state the run would have returned after
+    steps // 2 steps is kept too (`G_half`, ...), so that the change over the second half can be reported."""
     dev = select_device(device)
     per = n_seeds if per_data_set is None else check_int("per_data_set", per_data_set, 1, n_seeds)
+    half = {}
+
+    def keep_half(step, state):
+        half.update(state)
+
     with using_threads(_threads(cfg, n_seeds, threads, dev)):
         train, test = net.match_data_sets(train, n_seeds), net.match_data_sets(test, n_seeds)
         gen = seeds.generator(seed, dev, rng)
         params = adam_minimise(lambda p: net.potential(p, cfg, train), net.initial_params(cfg, ["prior"] * n_seeds, gen, dev),
-                               steps=steps, lr=lr)
-        with torch.no_grad():
-            U = net.potential(params, cfg, train).cpu().numpy()
-            G = net.attention_matrix(params, cfg)
-            tr = (net.squared_error(G, params["W"], train) / train.n_targets).cpu().numpy()
-            te = (net.squared_error(G, params["W"], test) / test.n_targets).cpu().numpy()
+                               steps=steps, lr=lr, keep_best=keep_best, record=keep_half,
+                               record_at=(max(1, steps // 2),))
+
+        def evaluate(p):
+            with torch.no_grad():
+                U = net.potential(p, cfg, train).cpu().numpy()
+                G = net.attention_matrix(p, cfg)
+                tr = (net.squared_error(G, p["W"], train) / train.n_targets).cpu().numpy()
+                te = (net.squared_error(G, p["W"], test) / test.n_targets).cpu().numpy()
+            return U, G.detach().cpu().numpy()[:, None], tr[:, None], te[:, None]
+
+        U, G, tr, te = evaluate(params)
+        U_half, G_half, tr_half, te_half = evaluate(half)
     best = np.repeat(U.reshape(-1, per).min(axis=1), per)
     kept = U <= best + np.maximum(1.0, 1e-3 * np.abs(best))
-    return ChainSamples(G.detach().cpu().numpy()[:, None], tr[:, None], te[:, None], np.ones(n_seeds), ["prior"] * n_seeds,
-                        steps, Status.CONVERGED, f"Adam lr={lr}, {steps} steps; kept {int(kept.sum())}/{n_seeds} runs "
-                        "within max(1, 1e-3|U_best|) of the best objective on their data set", kept, U)
+    return ChainSamples(G, tr, te, np.ones(n_seeds), ["prior"] * n_seeds, steps, Status.CONVERGED,
+                        f"Adam lr={lr}, {steps} steps{', lowest-U iterate of each run' if keep_best else ''}; kept "
+                        f"{int(kept.sum())}/{n_seeds} runs within max(1, 1e-3|U_best|) of the best objective on their "
+                        "data set", kept, U, G_half=G_half, train_loss_half=tr_half, test_loss_half=te_half,
+                        objective_half=U_half)
 
 
 def _agreement_run(device: torch.device, attention: str, algorithm: str, seed: int) -> dict[str, np.ndarray]:

@@ -9,6 +9,7 @@ its samplers (torch) are imported when a simulation runs.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 
@@ -104,11 +105,15 @@ def _renamed(name: str, value, old_name: str, old_value, old_meaning=None):
 CONSTANT_SPREAD = 1e-5
 
 
-def _draw_statistics(draws: np.ndarray, groups: np.ndarray, name: str, algorithm: str):
-    """(mean, sd, sem, n, dof, diagnostics) of one quantity: draws (runs, samples) of the selected runs, groups their
-    training set. MALA: per training set the mean and its Monte Carlo standard error (ESS over its chains); Adam:
-    per set the mean of its kept runs, with their spread. One set: that set's numbers (dof None: normal band);
-    several: the mean of the sets' means and their standard error (dof = sets − 1: Student-t band)."""
+def _draw_statistics(draws: np.ndarray, groups: np.ndarray, name: str, algorithm: str, *, rhat_max: float = 1.05,
+                     ess_min: float = 100.0, half: np.ndarray | None = None):
+    """(mean, sd, sem, n, dof, diagnostics, change) of one quantity: draws (runs, samples) of the selected runs, groups
+    their training set. MALA: per training set the mean and its Monte Carlo standard error (ESS over its chains),
+    diagnostics with status poor_mixing when the largest split R-hat exceeds rhat_max or the summed ESS of the mean is
+    below ess_min; Adam: per set the mean of its kept runs, with their spread, and `change` the largest change of a run
+    over the second half of its steps (`half`: the values it had then), added to the error in quadrature (change None
+    for MALA). One set: that set's numbers (dof None: normal band); several: the mean of the sets' means and their
+    standard error (dof = sets − 1: Student-t band)."""
     from attnphase.numeric.mcmc import summarize_chains
 
     sets = np.unique(groups)
@@ -129,18 +134,52 @@ def _draw_statistics(draws: np.ndarray, groups: np.ndarray, name: str, algorithm
     sd = float(values.std(ddof=1)) if values.size > 1 else 0.0
     diagnostics = None
     if summaries:
-        poor = [sm.message for sm in summaries if sm.status != Status.CONVERGED]
-        diagnostics = ChainDiagnostics(name, max(sm.rhat for sm in summaries), sum(sm.ess_bulk for sm in summaries),
+        rhat, ess_mean = max(sm.rhat for sm in summaries), sum(sm.ess_mean for sm in summaries)
+        problems = []
+        if not rhat <= rhat_max:
+            problems.append(f"R-hat {rhat:.3f} > {rhat_max:g}")
+        if not ess_mean >= ess_min:
+            problems.append(f"ESS {ess_mean:.0f} < {ess_min:g}")
+        diagnostics = ChainDiagnostics(name, rhat, sum(sm.ess_bulk for sm in summaries),
                                        sum(sm.ess_tail for sm in summaries),
                                        math.sqrt(sum(e * e for e in errors)) / len(sets), draws.shape[0], draws.shape[1],
-                                       Status.POOR_MIXING if poor else Status.CONVERGED, "; ".join(poor))
+                                       Status.POOR_MIXING if problems else Status.CONVERGED,
+                                       f"{name}: {', '.join(problems)}" if problems else "", ess_mean)
     elif algorithm == "mala":
         diagnostics = ChainDiagnostics(name, math.nan, math.nan, math.nan, 0.0, draws.shape[0], draws.shape[1],
-                                       Status.CONVERGED, "constant: no diagnostics")
+                                       Status.CONVERGED, "constant: no diagnostics", math.nan)
+    change = None
+    if algorithm == "adam" and half is not None:
+        change = float(np.max(np.abs(draws.reshape(-1) - half.reshape(-1))))
     if len(sets) == 1:
-        return means[0], sd, errors[0], values.size, None, diagnostics
-    return float(np.mean(means)), sd, float(np.std(means, ddof=1) / math.sqrt(len(sets))), values.size, len(sets) - 1, \
-        diagnostics
+        mean, sem, dof = means[0], errors[0], None
+    else:
+        mean, sem, dof = float(np.mean(means)), float(np.std(means, ddof=1) / math.sqrt(len(sets))), len(sets) - 1
+    if change is not None:
+        sem = math.hypot(sem, change)
+    return mean, sd, sem, values.size, dof, diagnostics, change
+
+
+def _trapped_chains(data_term: np.ndarray, groups: np.ndarray, starts, trap_sds: float):
+    """(trapped, notes): per run, whether its mean data term lies more than trap_sds pooled within-chain standard
+    deviations above the lowest chain's mean on its training set (never the lowest chain itself); a note per trapped
+    chain. In equilibrium the chains' mean data terms differ by a small fraction of that spread (≤ 0.2 of it at linear
+    L = 8, P = 1000), and a chain stuck in the trap of that point sits 11–13 spreads (77–88 nats) above."""
+    trapped, notes = np.zeros(len(data_term), bool), []
+    for d in np.unique(groups):
+        runs = np.nonzero(groups == d)[0]
+        if len(runs) < 2 or data_term.shape[1] < 2:
+            continue
+        block = data_term[runs]
+        means, spread = block.mean(axis=1), math.sqrt(float(np.mean(block.var(axis=1, ddof=1))))
+        lowest = int(np.argmin(means))
+        for i, k in enumerate(runs):
+            gap = float(means[i] - means[lowest])
+            if spread > 0 and gap > trap_sds * spread:
+                trapped[k] = True
+                notes.append(f"chain {k} ({starts[k]} start) trapped: its data term lies {gap:.3g} nats above chain "
+                             f"{runs[lowest]}'s, {gap / spread:.3g} times the within-chain spread {spread:.3g}")
+    return trapped, notes
 
 
 def _comparison(name: str, theory: float, theory_error: float, statistics) -> Comparison:
@@ -148,7 +187,7 @@ def _comparison(name: str, theory: float, theory_error: float, statistics) -> Co
     within 3σ of a normal band, or the same two-sided level (99.73%) of Student's t with dof degrees of freedom."""
     from scipy.stats import t as student
 
-    mean, sd, sem, n, dof, _ = statistics
+    mean, sd, sem, n, dof = statistics[:5]
     n_sigma = 3.0 if dof is None else float(student.ppf(1 - 0.0027 / 2, dof))
     scale = math.hypot(sem, theory_error)
     z = (mean - theory) / scale if scale > 0 else None
@@ -160,7 +199,9 @@ def simulate(attention: str, L: int, V: int, P: float, *, algorithm: str = _Defa
              trials: int = _Default(2), steps: int = 4000, seed: int = 0, device: str = "auto",
              convention: Convention = DEFAULT, qk_width: int | None = None, n_test_sequences: int = 2000,
              rng: str = "device", fluctuations: bool = False, data_sets: int = 1,
-             threads: int | None = None, sampler: str | None = None, chains: int | None = None) -> SimulationResult:
+             threads: int | None = None, rhat_max: float = 1.05, ess_min: float = 100.0, trap_sds: float = 5.0,
+             trapped: str = "leave-out", adam_tolerance: float = 1e-6, sampler: str | None = None,
+             chains: int | None = None) -> SimulationResult:
     """Sample (MALA, trials alternating uniform and copy starts) or train (Adam, `trials` seeds) the real network at
     P and compare the measured order parameters and losses with the theory (sampler= and chains= are the deprecated
     spellings of algorithm= and trials=). rng: "device" or "cpu", where the random numbers are drawn
@@ -177,6 +218,13 @@ def simulate(attention: str, L: int, V: int, P: float, *, algorithm: str = _Defa
     exp(−S) of the reduced action (`linear_posterior_means`, its Monte Carlo error as the theory error) instead
     of their values at the minimum. qk_width None or 0: scores sampled directly (wide limit); else ≥ L. threads:
     torch CPU threads (None: `validate.device.choose_threads`).
+
+    Status (MALA): poor_mixing when a chain accepts ≤ 20%, when a compared quantity's split R-hat exceeds rhat_max or
+    the effective sample size of its mean is below ess_min, or when a chain is trapped (its mean data term more than
+    trap_sds within-chain spreads above the lowest chain's on its training set: `trapped` "leave-out" drops it from
+    the means and the coverage, its run has kept False; "keep" keeps it and every comparison's agrees is None); else
+    converged. Adam: each run's lowest-U iterate; the error adds the largest change of a run over the second half of
+    the steps, and the status is limited when that change exceeds adam_tolerance·max(1, |value|).
     """
     from attnphase.models.copy_heads import network as net
     from attnphase.models.copy_heads.samplers import run_adam, run_langevin, step_work
@@ -188,7 +236,9 @@ def simulate(attention: str, L: int, V: int, P: float, *, algorithm: str = _Defa
     P = DataSize.validated(P=P).P
     settings = SimulationSettings.validated(algorithm=algorithm, trials=trials, steps=steps, seed=seed, device=device,
                                             qk_width=qk_width, n_test_sequences=n_test_sequences, rng=rng,
-                                            fluctuations=fluctuations, data_sets=data_sets, threads=threads)
+                                            fluctuations=fluctuations, data_sets=data_sets, threads=threads,
+                                            rhat_max=rhat_max, ess_min=ess_min, trap_sds=trap_sds, trapped=trapped,
+                                            adam_tolerance=adam_tolerance)
     if not settings.wide and settings.qk_width < inst.L:  # the copy start must be representable
         raise ParameterError("qk_width", settings.qk_width, f"0 (wide limit) or an integer >= L ({inst.L})")
     conv, mala = inst.convention, settings.algorithm == "mala"
@@ -220,12 +270,24 @@ def simulate(attention: str, L: int, V: int, P: float, *, algorithm: str = _Defa
         sign = np.where(np.mean(t_meas, axis=-1, keepdims=True) < 0, -1.0, 1.0)
         t_meas, c_meas = t_meas * sign, c_meas * sign
     g = theory.global_minimum
-    keep = run.kept if run.kept.size else np.ones(len(run.starts), bool)
+    groups_all = np.arange(settings.trials) // per
+    trap, trap_notes = np.zeros(len(run.starts), bool), []
+    if mala:
+        trap, trap_notes = _trapped_chains(run.data_term, groups_all, run.starts, settings.trap_sds)
+    keep = run.kept if run.kept.size else ~trap if settings.trapped == "leave-out" else np.ones(len(run.starts), bool)
     runs = tuple(RunSummary(run.starts[k], bool(keep[k]), float(t_meas[k].mean()), float(c_meas[k].mean()),
                             float(c_meas[k].std()), float(op["rho"][k].mean()), float(run.train_loss[k].mean()),
                             float(run.test_loss[k].mean()), float(run.acceptance[k])) for k in range(len(run.starts)))
     selected = np.nonzero(keep)[0]
-    groups = (np.arange(settings.trials) // per)[selected]
+    groups = groups_all[selected]
+    half = {}
+    if not mala:
+        op_half = order_parameters_of(run.G_half, conv.boundary)
+        t_half, c_half = op_half["t"], op_half["c"]
+        if attention == "linear":
+            sign = np.where(np.mean(t_half, axis=-1, keepdims=True) < 0, -1.0, 1.0)
+            t_half, c_half = t_half * sign, c_half * sign
+        half = {"c_copy": c_half, "c_uniform": t_half, "test_loss": run.test_loss_half, "rho": op_half["rho"]}
     measured = [("c_copy", c_meas, g.c_copy), ("c_uniform", t_meas, g.c_uniform),
                 ("test_loss", run.test_loss, g.loss_gibbs if mala else g.loss_mean_predictor)]
     if attention == "linear":
@@ -238,17 +300,42 @@ def simulate(attention: str, L: int, V: int, P: float, *, algorithm: str = _Defa
         key = {"c_copy": "c", "c_uniform": "t", "test_loss": "loss_gibbs", "rho": "rho"}
         errors = {name: means.errors[key[name]] for name, _, _ in measured}
         measured = [(name, values, means.means[key[name]]) for name, values, _ in measured]
-    comparisons, diagnostics = [], []
+    comparisons, diagnostics, unsettled = [], [], []
     for name, values, th in measured:
-        statistics = _draw_statistics(np.asarray(values)[selected], groups, name, "mala" if mala else "adam")
-        comparisons.append(_comparison(name, th, errors.get(name, 0.0), statistics))
-        if statistics[-1] is not None:
-            diagnostics.append(statistics[-1])
+        statistics = _draw_statistics(np.asarray(values)[selected], groups, name, "mala" if mala else "adam",
+                                      rhat_max=settings.rhat_max, ess_min=settings.ess_min,
+                                      half=np.asarray(half[name])[selected] if name in half else None)
+        comparison = _comparison(name, th, errors.get(name, 0.0), statistics)
+        if trap.any() and settings.trapped == "keep":  # a mean over chains in different regions: no verdict
+            comparison = dataclasses.replace(comparison, agrees=None)
+        comparisons.append(comparison)
+        if statistics[5] is not None:
+            diagnostics.append(statistics[5])
+        change = statistics[6]
+        if change is not None and change > settings.adam_tolerance * max(1.0, abs(statistics[0])):
+            unsettled.append(f"{name} changed by {change:.2g}")
     status, message = run.status, run.message
-    poor = [d.name for d in diagnostics if d.status != Status.CONVERGED]
-    if poor and status == Status.CONVERGED:
-        status = Status.POOR_MIXING
-        message += f"; not mixed (R-hat > 1.01 or ESS < 100 per chain): {', '.join(poor)}"
+    if mala:
+        problems = list(trap_notes)
+        if trap.any():
+            problems.append("left out of the means" if settings.trapped == "leave-out"
+                            else "kept in the means: no agreement is claimed")
+        problems += [d.message for d in diagnostics if d.status != Status.CONVERGED]
+        if problems:
+            message += "; not mixed: " + "; ".join(problems)
+            if status == Status.CONVERGED:
+                status = Status.POOR_MIXING
+        else:
+            message += (f"; mixed: R-hat <= {settings.rhat_max:g} and ESS >= {settings.ess_min:g} for every compared "
+                        "quantity, no trapped chain")
+    else:
+        dU = float(np.max(np.abs(run.objective - run.objective_half)[selected]))
+        message += f"; over the second half of the steps U changed by at most {dU:.2g}"
+        if unsettled:
+            message += (f"; not settled (tolerance {settings.adam_tolerance:g} relative): {', '.join(unsettled)} "
+                        "(in the error bars)")
+            if status == Status.CONVERGED:
+                status = Status.LIMITED
     return SimulationResult("mala" if mala else "adam", P_used, sequences, conv.n_of_P(P_used, inst.L), runs, theory,
                             tuple(comparisons), net.coverage(run.G[selected], conv.boundary), status, message, means,
                             D, tuple(diagnostics), n_threads)

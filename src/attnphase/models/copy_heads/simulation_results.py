@@ -47,9 +47,10 @@ class RunSummary:
 @dataclass(frozen=True)
 class ChainDiagnostics:
     """Convergence of one compared quantity over the sampled chains (`numeric.mcmc.summarize_chains` on the chains
-    of each training set): the largest split R-hat over the training sets, bulk and tail effective sample sizes and
-    the Monte Carlo standard error of the mean (summed over the training sets), status poor_mixing when R-hat > 1.01 or
-    an ESS is below 100 per chain. A quantity that does not vary (a softmax row sum) has none: NaN, converged."""
+    of each training set that are not left out as trapped): the largest split R-hat over the training sets, bulk, tail
+    and mean effective sample sizes (summed over the training sets) and the Monte Carlo standard error of the mean;
+    status poor_mixing when R-hat > `rhat_max` (1.05) or the ESS of the mean is below `ess_min` (100), the message
+    says which. A quantity that does not vary (a softmax row sum) has none: NaN, converged."""
 
     name: str
     rhat: float
@@ -60,6 +61,7 @@ class ChainDiagnostics:
     draws_per_chain: int
     status: Status
     message: str
+    ess_mean: float = math.nan
 
 
 @dataclass(frozen=True)
@@ -73,7 +75,9 @@ class SimulationResult(Result):
     Error bars (`comparisons`): the simulation's own statistics. MALA, one training set: the Monte Carlo standard
     error of the mean from the effective sample size over its chains; several: the standard error of the training
     sets' means (their spread holds the finite-P fluctuation of one data set as well), and the agreement band is the
-    Student-t quantile for that many sets. Adam: the spread of the kept runs (one set) or of the sets' means. The
+    Student-t quantile for that many sets (chains left out as trapped count in none of them). Adam: the spread of the
+    kept runs (one set) or of the sets' means, with the largest change of a run over the second half of its steps
+    added in quadrature. The
     theory is the P → ∞ self-averaged one; no finite-P term is added to it (theory_error is the Monte Carlo error of
     the posterior means with `fluctuations`, else 0)."""
 

@@ -34,7 +34,8 @@ from attnphase.models.signal_recovery.results import Curve, LargeLAccuracy, Solv
 from attnphase.params import check_bool, check_choice, check_int, check_real
 from attnphase.results import Status
 
-__all__ = ["large_L", "large_L_accuracy", "reduction_samples", "control_kurtosis", "reliable_controls",
+__all__ = ["large_L", "large_L_accuracy", "large_L_overflow", "reduction_samples", "control_kurtosis",
+           "reliable_controls",
            "finite_reduction", "curve", "solve", "resolve_reduction", "LARGE_L_OUTPUTS", "CONTROL_VARIANCE_ACCURACY",
            "REDUCTIONS", "LARGE_L_EXPANSION_LIMIT"]
 
@@ -254,11 +255,32 @@ def reliable_controls(params: Parameters, rho: float, n_samples: int) -> np.ndar
     return (control_kurtosis(params, rho) - 1) / n_samples <= CONTROL_VARIANCE_ACCURACY**2
 
 
+# Float range ends at e^{709.78}. The generated large-L form holds e^{2β²σ²} and e^{4βθ_dρ}, and their products with
+# squares of the lower moments: it overflows from β²σ² ≈ 230 (e^{3β²σ²}) at small βθ_d, or βθ_d|ρ| ≈ 175 at small βσ.
+_LOG_FLOAT_MAX = math.log(np.finfo(float).max)
+_GAUSSIAN_POWER, _SHIFT_POWER = 3.0, 4.0
+
+
+def large_L_overflow(params: Parameters, rhos) -> str:
+    """Which exponential of the large-L form overflows at these ρ, in words: e^{β²σ²} (the Gaussian tilt of the
+    token moments) or e^{βθ_dρ} (the signal shift), the larger of 3β²σ² and 4βθ_d|ρ|, with both exponents."""
+    params = as_parameters(params)
+    gaussian = params.score_scale**2 * params.sigma**2
+    shift = params.score_scale * params.theta_d * float(np.max(np.abs(np.atleast_1d(rhos))))
+    if _GAUSSIAN_POWER * gaussian >= _SHIFT_POWER * shift:
+        cause = (f"e^{{β²σ²}}: β²σ² = {gaussian:.4g}, and the form holds up to e^{{3β²σ²}} (float range ends at "
+                 f"e^{{{_LOG_FLOAT_MAX:.1f}}}); βθ_d|ρ| = {shift:.4g}")
+    else:
+        cause = (f"e^{{βθ_dρ}}: βθ_d|ρ| = {shift:.4g}, and the form holds up to e^{{4βθ_dρ}} (float range ends at "
+                 f"e^{{{_LOG_FLOAT_MAX:.1f}}}); β²σ² = {gaussian:.4g}")
+    return f"overflow of {cause}"
+
+
 def _control_variate_mean(samples: np.ndarray, controls: np.ndarray) -> tuple[float, float]:
     """Mean of `samples` corrected by regression on zero-mean `controls`, and its standard error."""
     n, k = controls.shape
     if not (np.all(np.isfinite(samples)) and np.all(np.isfinite(controls))):
-        return math.nan, math.nan  # overflow of e^{βy}: not computed (the caller reports the failure)
+        return math.nan, math.nan  # overflow of the integrand: not computed (the caller reports the failure)
     # Each control scaled to unit spread: e^{βy} of a shifted token reaches 1e26 and more, and lstsq's cut-off of
     # small singular values (relative to the largest) then dropped the intercept column, the estimate itself (J came
     # out as 1e-23 ± 6.5 for a value of 416: d = 100, L = 1024, R = 512, θ_d = 20, β = 3, σ = 0.5, ρ = 0.5).
@@ -284,8 +306,10 @@ def finite_reduction(params: Parameters, rhos, *, n_samples: int = 4096, seed: i
     means are corrected with control variates — token averages of e^{βy}, y e^{βy} whose exact means
     are known (regression estimator; its O(1/n) bias is far below the standard error) — which cuts the
     standard error several-fold at large L. A control whose covariance the draws cannot estimate (its kurtosis
-    too large, `reliable_controls`) is left out; with none left the means are the plain sample means. Status failed
-    (NaN values) when e^{βy} overflows.
+    too large, `reliable_controls`) is left out, and so is one whose exact mean or draws overflow (e^{β²σ²/2} beyond
+    float range: σ = 100, or β ≳ 37.7 at σ = 1); with none left the means are the plain sample means of the
+    max-subtracted softmax, finite at any β and σ. Status failed (NaN values) only when the integrand itself or its
+    square overflows.
     """
     params = as_parameters(params)
     if params.L > MAX_FINITE_L:
@@ -305,30 +329,33 @@ def finite_reduction(params: Parameters, rhos, *, n_samples: int = 4096, seed: i
             done += g.shape[0]
     mean = np.zeros((3, rhos.size))
     err = np.zeros((3, rhos.size))
-    used = total = 0
+    unreliable = overflowed = total = 0
     with np.errstate(all="ignore"):
         for j, stores in enumerate(per_rho):
-            reliable = reliable_controls(params, float(rhos[j]), n_samples)
-            used, total = used + int(reliable.sum()), total + reliable.size
             controls = np.concatenate(stores[3])
-            if not np.all(np.isfinite(controls)):
-                # e^{βy} overflows: the scores are beyond float range, where the softmax is a hard maximum and the
-                # pathwise J′ misses the switching between tokens; nothing is computed (reported below)
-                mean[:, j] = err[:, j] = math.nan
-                continue
+            # A control whose exact mean (e^{β²σ²/2}, …) or one of whose draws (e^{βy}) overflows cannot be used: it is
+            # left out, and the softmax itself (max-subtracted) stays finite. Such a control's kurtosis is far beyond
+            # what the draws resolve anyway (σ = 100, or β = 38 at σ = 1: e^{β²σ²/2} > 1e308).
+            finite_columns = np.all(np.isfinite(controls), axis=0)
+            reliable = reliable_controls(params, float(rhos[j]), n_samples)
+            usable = finite_columns & reliable
+            total += usable.size
+            overflowed += int((~finite_columns).sum())
+            unreliable += int((finite_columns & ~reliable).sum())
             for i in range(3):
-                mean[i, j], err[i, j] = _control_variate_mean(np.concatenate(stores[i]), controls[:, reliable])
+                mean[i, j], err[i, j] = _control_variate_mean(np.concatenate(stores[i]), controls[:, usable])
     slope_factor = 1 - rhos**2
     with np.errstate(all="ignore"):
         finite = bool(np.all(np.isfinite(mean)) and np.all(np.isfinite(err)))
     status = Status.CONVERGED if finite else Status.FAILED
-    left_out = "" if used == total else (
-        f"; {total - used} of {total} control variates left out (their kurtosis is too large for {n_samples} draws to "
-        f"estimate their variance to {CONTROL_VARIANCE_ACCURACY:.0%})")
+    left_out = "".join(f"; {count} of {total} control variates left out ({why})" for count, why in (
+        (unreliable, f"their kurtosis is too large for {n_samples} draws to estimate their variance to "
+                     f"{CONTROL_VARIANCE_ACCURACY:.0%}"),
+        (overflowed, "their exact means or draws overflow: e^{β²σ²/2} or e^{βy} beyond float range")) if count)
     message = (f"exact finite-L reduction, {n_samples} Monte Carlo samples (seed {seed}); errors are standard "
                f"errors{left_out}"
                if finite else "non-finite Monte Carlo samples or standard errors of the finite-L reduction "
-                              "(overflow of e^{βy} or of the squared samples)")
+                              "(overflow of the integrand or of its squared samples)")
     if not finite:
         mean[:], err[:] = math.nan, math.nan
     return Curve(rhos, mean[0], mean[1], slope_factor * mean[1], mean[2], err[0], err[1], slope_factor * err[1], err[2],
@@ -357,9 +384,9 @@ def curve(params: Parameters, rhos, *, reduction: str | None = None, finite: boo
 
     reduction "large-L" (the default here): the closed form, with the error bound of `large_L_accuracy` where its
     expansion holds (status converged) and NaN errors and status limited where it does not; status failed (NaN
-    values) where e^{βθ_dρ} overflows. "finite": the exact finite-L reduction with `samples` draws
-    (`finite_reduction`). "auto": "finite" where L ≤ MAX_FINITE_L, else "large-L". `finite=True`/`False` is the old
-    spelling of "finite"/"large-L" (a conflicting pair is refused).
+    values) where its exponentials overflow (`large_L_overflow` says which). "finite": the exact finite-L reduction
+    with `samples` draws (`finite_reduction`). "auto": "finite" where L ≤ MAX_FINITE_L, else "large-L".
+    `finite=True`/`False` is the old spelling of "finite"/"large-L" (a conflicting pair is refused).
     """
     params = as_parameters(params)
     method = resolve_reduction(reduction, finite, "large-L")
@@ -376,7 +403,7 @@ def curve(params: Parameters, rhos, *, reduction: str | None = None, finite: boo
     if not finite_values:
         nan = np.full(rhos.shape, math.nan)
         return Curve(rhos, nan, nan, nan, nan, None, None, None, None, params.theta_d, "large-L", 0, None,
-                     Status.FAILED, "non-finite value of the large-L form (overflow of e^{βθ_dρ})")
+                     Status.FAILED, f"non-finite value of the large-L form ({large_L_overflow(params, rhos)})")
     accuracy = large_L_accuracy(params, rhos)
     beyond = "" if params.L <= MAX_FINITE_L else f" (L > {MAX_FINITE_L}: beyond the exact reduction's memory bound)"
     if accuracy.status == Status.CONVERGED:

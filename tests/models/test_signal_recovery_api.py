@@ -102,7 +102,7 @@ def test_every_result_has_labels_and_json():
 
 
 @pytest.mark.parametrize("settings, reason", [
-    (dict(score_scale=10.0), "no finite prediction"),  # J'(1) ~ 1e41: every candidate step's flow overflows
+    (dict(score_scale=10.0), "could not be integrated"),  # J'(1) ~ 1e41: no candidate step's flow is integrated
     (dict(sigma=1e300), "not finite"),                 # the large-L moments themselves overflow
 ])
 def test_a_schedule_that_cannot_be_planned_says_why_in_words(settings, reason):
@@ -215,3 +215,12 @@ def test_noise_token_mass_of_two_seeds_agrees_within_its_standard_errors():
     difference = abs(runs[0].nuisance_mass_mean - runs[1].nuisance_mass_mean)
     assert difference <= 4 * math.hypot(runs[0].nuisance_mass_error, runs[1].nuisance_mass_error)
     assert api.simulate(16, 64, 8, 1.0, trials=1, steps=20, eta0=0.05, device="cpu").nuisance_mass_error is None
+
+
+def test_the_tangent_noise_pilot_is_at_least_what_two_million_numbers_allow():
+    """The model page's rule for the sequences per alignment of N's pilot: max(p, min(32768, 2²¹/(L + d))), p = 1/40 of
+    the run's sequences within 128-2048. A short run at L = 64 takes the second term, 2²¹/80 = 26214 (the page's
+    `--help` example: 3640; the headline, where p = 2048 dominates, is checked by the slow headline test)."""
+    run = api.simulate(16, 64, 8, 1.0, 2, 20, device="cpu")
+    assert run.noise.pilot == 2**21 // 80 == 26214
+    assert max(min(2048, max(128, 8 * 2000 // 40)), min(32768, 2**21 // (512 + 64))) == 3640

@@ -120,3 +120,43 @@ def test_large_L_overflow_names_the_exponential_that_overflows(changed, cause):
     params = api.make_parameters(16, 64, 8, given["theta"], sigma=given["sigma"], score_scale=given["score_scale"])
     with np.errstate(all="ignore"):
         assert not np.isfinite(api.large_L(params, given["rho"])[[0, 1, 2, 4]]).all()
+
+
+def test_the_planner_gives_up_within_its_budget_and_says_why():
+    """`simulate` at its defaults where the large-L drift is far outside its expansion (d = 16, L = 32, score scale 10:
+    its J′(1) = 1.4e41, the exact one about 3): the planner's ODE cannot be integrated. It spent 166 s before it gave
+    up (score scale 12 at L = 64: 276 s), quoting the large-L J′(1) alone; it stops after PLAN_EVALUATIONS drift
+    evaluations (7 s in all), runs the manual default and gives the exact finite-L J′(1), checked here against the
+    reduction with 4096 draws of another seed, and the large-L drift against the gradients' root mean square √N
+    (which bounds the exact drift, (1 − ρ²)J′ = ⟨E G_⊥, ξ⟩)."""
+    import re
+
+    from attnphase.models.signal_recovery.dynamics import PLAN_EVALUATIONS
+
+    out = CliRunner().invoke(main, ["simulate", "signal-recovery", "--d", "16", "--L", "32", "--R", "8", "--theta", "1",
+                                    "--trials", "8", "--steps", "300", "--score-scale", "10", "--json"])
+    assert out.exit_code == 0, out.output
+    payload = json.loads(out.stdout)
+    plan = payload["plan"]
+    assert payload["schedule"] == "auto" and plan["status"] == "failed" and plan["eta0"] is None
+    assert (payload["eta0"], payload["k0"], payload["gamma"]) == (0.05, 50.0, 1.0)  # the manual default ran
+    assert payload["status"] == "converged" and 0.0 <= payload["alignment_mean"] <= 1.0
+    message = plan["message"]
+    assert f"could not be integrated within {PLAN_EVALUATIONS} drift evaluations" in message, message
+    assert "no schedule planned" in payload["message"] and "ran the manual default" in payload["message"]
+    params = api.make_parameters(16, 32, 8, 1.0, score_scale=10.0)
+    exact_slope, exact_error = map(float, re.search(r"exact finite-L J'\(1\) = (\S+) \+- (\S+) ", message).groups())
+    reference = api.finite_reduction(params, [1.0], n_samples=4096, seed=7)
+    assert abs(exact_slope - reference.dJ[0]) < 4 * math.hypot(exact_error, reference.dJ_error[0])
+    large_slope = float(re.search(r"the large-L J'\(1\) = (\S+),", message).group(1))
+    assert large_slope == pytest.approx(api.large_L(params, 1.0)[1], rel=1e-3) and large_slope > 1e40
+    ratio = float(re.search(r"is (\S+) times the gradients' root mean square", message).group(1))
+    assert ratio > 1e30  # the exact drift is at most 1 times it
+
+
+@pytest.mark.parametrize("changed", [{"score_scale": 30.0}, {"sigma": 100.0}])
+def test_an_unplanned_schedule_names_the_exponential_that_overflows(changed):
+    params = api.make_parameters(16, 64, 8, 1.0, **changed)
+    plan = api.choose_schedule(params, steps=100, noise=api.tangent_noise(params, pilot=64))
+    assert plan.status == "failed" and math.isnan(plan.eta0)
+    assert "the large-L J'(1) = not finite (overflow of e^{β²σ²}" in plan.message, plan.message

@@ -29,9 +29,17 @@ __all__ = [
     "fixed_points", "ode_limit_point", "ode_trajectory", "interpolated_finite_drift", "finite_drift",
     "ode_time_to_reach",
     "tangent_noise", "retraction_corrected_rho", "choose_schedule", "predicted_trajectories", "predicted_alignment",
-    "NOISE_GRID", "MAX_STEP_NOISE", "large_L_drift",
+    "NOISE_GRID", "MAX_STEP_NOISE", "large_L_drift", "FINITE_DRIFT_MAX_L", "FINITE_DRIFT_GRID", "FINITE_DRIFT_SAMPLES",
+    "PLAN_EVALUATIONS",
 ]
 
+#: Up to this L the prediction follows the exact finite-L drift (the reduction on FINITE_DRIFT_GRID alignments with
+#: FINITE_DRIFT_SAMPLES draws each, about 1 s at L = 64, 2 s at L = 512), beyond it the large-L drift, whose O(1/L)
+#: error it leaves out: at d = 16, L = 64, R = 4, score scale 3 the large-L J′ is 100-1000 times the exact one, and
+#: the prediction from it was 0.999 where SGA reached 0.27 ± 0.05 (from the exact drift: 0.19).
+FINITE_DRIFT_MAX_L = 1024
+FINITE_DRIFT_GRID = 41
+FINITE_DRIFT_SAMPLES = 1024
 #: Alignments at which the tangent noise N(ρ) is sampled (linear interpolation between them).
 NOISE_GRID = np.linspace(-1.0, 1.0, 5)
 
@@ -183,17 +191,24 @@ FLOW_CHUNK = 64
 # 4000 (the headline); with rates of 1e40 (β = 10) LSODA's steps fall far below the span, and the call is stopped
 # (no prediction) instead of running for hours.
 FLOW_EVALUATIONS = 100_000
+#: Drift evaluations the schedule planner may spend on all its integrations together (a few seconds). The plans of
+#: the model page take at most 4800 (the headline), the 162 points of the report's sweep at most 24 824; where the
+#: large-L drift is far outside its expansion (score scale 5 at d = 16, L = 64: J′(1) = 5.5e10 against an exact
+#: 3.9 ± 0.3) its rates make LSODA's steps vanish, and the planner spent 90 s (score scale 12: 270 s) before it failed.
+PLAN_EVALUATIONS = 100_000
 
 
 def _corrected_flow(params: Parameters, noise: TangentNoise | None, rho0, eta0, k0, gamma, steps, fractions, *,
-                    drift=None, noise_shift: float = 0.0) -> np.ndarray:
+                    drift=None, noise_shift: float = 0.0, budget: list[int] | None = None) -> np.ndarray:
     """ρ of the mean-field ODE at step counts `fractions`·steps, for every case of the broadcast arrays
     (ρ₀, η₀, k₀, γ, steps); shape (len(fractions), *broadcast shape).
 
     In the step variable k the ODE reads dρ/dk = η(k)[v(ρ) − ½η(k)ρN(ρ)], η(k) = η₀/(k + k₀)^γ, v the
     drift (default: the large-L one) and N = 0 without `noise` (the plain ODE in t = ∫η dk). Each case
     is integrated over its own horizon, rescaled to s = k/steps ∈ [0, 1], up to `FLOW_CHUNK` cases per
-    LSODA call. NaN where an integration failed.
+    LSODA call of at most FLOW_EVALUATIONS drift evaluations; `budget` ([evaluations left], decremented here):
+    what all calls may spend together, the cases after it is spent are not integrated. NaN where an integration
+    failed or was not run.
     """
     cases = [np.asarray(x, dtype=float) for x in np.broadcast_arrays(rho0, eta0, k0, gamma, steps)]
     shape = cases[0].shape
@@ -210,8 +225,13 @@ def _corrected_flow(params: Parameters, noise: TangentNoise | None, rho0, eta0, 
             loss = 0.0 if noise is None else 0.5 * eta * rho * np.maximum(noise.at(rho, noise_shift), 0.0)
             return np.append(steps_c * eta * (velocity(rho) - loss), 1.0)
 
+        allowed = FLOW_EVALUATIONS if budget is None else min(FLOW_EVALUATIONS, budget[0])
+        if allowed < 1:
+            break
         traj = integrate_drift(field, np.append(rho0_c, 0.0), (0.0, 1.0), t_eval=fractions, method="LSODA",
-                               rtol=1e-7, atol=1e-9)
+                               rtol=1e-7, atol=1e-9, max_evaluations=allowed)
+        if budget is not None:
+            budget[0] -= traj.evaluations
         if traj.status == Status.CONVERGED:
             out[:, lo:lo + FLOW_CHUNK] = np.clip(np.asarray(traj.x).reshape(fractions.size, -1)[:, :-1], -1.0, 1.0)
     return out.reshape(fractions.size, *shape)
@@ -300,8 +320,11 @@ def choose_schedule(params: Parameters, *, deficit: float = 0.002, max_steps: in
                               nan, nan, True, Status.FAILED, f"no schedule planned: {reason}")
 
     if not (noise.success and math.isfinite(floor_step) and floor_step > 0 and np.all(noise.noise > 0)):
-        return unplanned(f"J'(1) = {_number_or_why(slope_at_xi)} and N(1) = {_number_or_why(noise_at_xi)} (a planned "
-                         "schedule needs a finite J'(1) > 0 and a finite N > 0)")
+        slope_text = (f"{slope_at_xi:.4g}" if math.isfinite(slope_at_xi)
+                      else f"not finite ({large_L_overflow(params, [1.0])})")
+        noise_text = f"{noise_at_xi:.4g}" if math.isfinite(noise_at_xi) else f"not finite ({noise.message})"
+        return unplanned(f"the large-L J'(1) = {slope_text} and N(1) = {noise_text} (a planned schedule needs a "
+                         "finite J'(1) > 0 and a finite N > 0)")
     target = 1.0 - 2.0 * deficit
     # Random starts have ρ₀ ≈ ±1/√d; plan for the slower side (model A's −1/√d when J′(0) > 0).
     starts = (1 / math.sqrt(params.d), -1 / math.sqrt(params.d))
@@ -309,6 +332,7 @@ def choose_schedule(params: Parameters, *, deficit: float = 0.002, max_steps: in
     rho0 = starts[int(np.argmax(start_times))]
     # Offsets from a constant step (k₀ ≫ K) to a first step at the expansion limit η₁²N_max = bound.
     first_step_limit = math.sqrt(max_first_step_noise / float(np.max(noise.noise)))
+    budget = [PLAN_EVALUATIONS]  # drift evaluations left to all of the planner's integrations
 
     def best(K: int, last_steps) -> tuple[float, float, float]:
         """(η_K, k₀, predicted |ρ|) of the best pair for K steps among the last steps `last_steps`."""
@@ -318,7 +342,8 @@ def choose_schedule(params: Parameters, *, deficit: float = 0.002, max_steps: in
             unit = np.linspace(0.0, 1.0, 12)[None, :]
             k0s = k0_min * (np.maximum(100.0 * K, 10 * k0_min) / k0_min) ** unit  # 12 geometric offsets per η_K
         eta_last = np.broadcast_to(last_steps, k0s.shape)
-        finals = np.abs(retraction_corrected_rho(params, noise, rho0, eta_last * (K + k0s), k0s, K))
+        finals = np.abs(_corrected_flow(params, noise, rho0, eta_last * (K + k0s), k0s, 1.0, K, [1.0],
+                                        budget=budget)[0])
         finals = np.where(np.isfinite(finals) & (eta_last < first_step_limit), finals, -1.0)
         i, j = np.unravel_index(int(np.argmax(finals)), finals.shape)
         return float(eta_last[i, j]), float(k0s[i, j]), float(finals[i, j])
@@ -334,7 +359,7 @@ def choose_schedule(params: Parameters, *, deficit: float = 0.002, max_steps: in
         steps = max_steps
         if predicted >= target:  # bisect on the step count: the fewest steps that still reach the target
             lo, hi = 0, max_steps
-            while hi - lo > max(1, hi // 10):  # 10% in the step count
+            while hi - lo > max(1, hi // 10) and budget[0] > 0:  # 10% in the step count
                 mid = (lo + hi) // 2
                 _, k0_mid, final_mid = best(mid, [eta_final]) if mid > 0 else (eta_final, k0, 0.0)
                 if final_mid >= target:
@@ -344,8 +369,7 @@ def choose_schedule(params: Parameters, *, deficit: float = 0.002, max_steps: in
             steps = hi
     eta0 = eta_final * (steps + k0)
     if not (predicted > 0 and math.isfinite(eta0) and math.isfinite(k0)):  # no candidate had a finite prediction
-        return unplanned(f"the retraction-corrected ODE has no finite prediction for any step size (J'(1) = "
-                         f"{slope_at_xi:.4g}, N(1) = {noise_at_xi:.4g})")
+        return unplanned(_unintegrable_drift(params, noise, slope_at_xi, budget[0] <= 0))
     t_final = eta0 * float(np.sum(1.0 / (np.arange(steps) + k0)))
     t_target = max(start_times)
     limited = predicted < target
@@ -356,9 +380,27 @@ def choose_schedule(params: Parameters, *, deficit: float = 0.002, max_steps: in
                           predicted, limited, status, message)
 
 
-def _number_or_why(value: float) -> str:
-    """A number of a message, or why there is none (a planner's inputs overflow at extreme σ or β)."""
-    return f"{value:.4g}" if math.isfinite(value) else "not finite (the large-L moments overflow)"
+def _unintegrable_drift(params: Parameters, noise: TangentNoise, slope_at_xi: float, spent: bool) -> str:
+    """Why the planner's retraction-corrected ODE of the large-L drift could not be integrated, with what the drift
+    should be: its largest value on the noise grid against the gradients' root mean square √N, which bounds the exact
+    drift ((1 − ρ²)J′ = ⟨E G_⊥, ξ⟩ ≤ (E‖G_⊥‖²)^{1/2}), and, where the prediction follows it (L ≤ FINITE_DRIFT_MAX_L),
+    the exact finite-L J′(1)."""
+    with np.errstate(all="ignore"):
+        drift = np.abs(large_L(params, noise.rho)[..., 2]) / np.sqrt(noise.noise)
+    how = (f"within {PLAN_EVALUATIONS} drift evaluations" if spent
+           else "(no candidate schedule had a finite prediction)")
+    message = f"the retraction-corrected ODE of the large-L drift could not be integrated {how}"
+    if np.all(np.isfinite(drift)):
+        worst = int(np.argmax(drift))
+        message += (f"; the large-L drift at rho = {noise.rho[worst]:g} is {drift[worst]:.3g} times the gradients' "
+                    "root mean square sqrt(N), which bounds the exact drift")
+    if params.L <= FINITE_DRIFT_MAX_L:
+        exact = finite_reduction(params, [1.0], n_samples=FINITE_DRIFT_SAMPLES)
+        if exact.success:
+            message += (f"; the large-L J'(1) = {slope_at_xi:.4g}, the exact finite-L J'(1) = {exact.dJ[0]:.4g} "
+                         f"+- {exact.dJ_error[0]:.2g} ({FINITE_DRIFT_SAMPLES} draws): the large-L form is far outside "
+                         f"its expansion at L = {params.L}")
+    return message
 
 
 def _flow_along_schedule(params: Parameters, noise: TangentNoise | None, rho0, etas: np.ndarray, times: np.ndarray,

@@ -265,8 +265,9 @@ def large_L_overflow(params: Parameters, rhos) -> str:
     """Which exponential of the large-L form overflows at these ρ, in words: e^{β²σ²} (the Gaussian tilt of the
     token moments) or e^{βθ_dρ} (the signal shift), the larger of 3β²σ² and 4βθ_d|ρ|, with both exponents."""
     params = as_parameters(params)
-    gaussian = params.score_scale**2 * params.sigma**2
-    shift = params.score_scale * params.theta_d * float(np.max(np.abs(np.atleast_1d(rhos))))
+    with np.errstate(all="ignore"):  # σ = 1e300: β²σ² is inf, said as such
+        gaussian = float(np.square(np.float64(params.score_scale) * params.sigma))
+        shift = float(np.float64(params.score_scale) * params.theta_d * np.max(np.abs(np.atleast_1d(rhos))))
     if _GAUSSIAN_POWER * gaussian >= _SHIFT_POWER * shift:
         cause = (f"e^{{β²σ²}}: β²σ² = {gaussian:.4g}, and the form holds up to e^{{3β²σ²}} (float range ends at "
                  f"e^{{{_LOG_FLOAT_MAX:.1f}}}); βθ_d|ρ| = {shift:.4g}")

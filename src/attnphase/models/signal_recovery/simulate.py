@@ -13,8 +13,9 @@ from contextlib import contextmanager, nullcontext
 import numpy as np
 
 from attnphase.errors import ParameterError
-from attnphase.models.signal_recovery.dynamics import (
-    MAX_STEP_NOISE, choose_schedule, fixed_points, ode_limit_point, ode_trajectory, predicted_alignment, tangent_noise,
+from attnphase.models.signal_recovery.dynamics import (  # the FINITE_DRIFT_* constants are re-exported here
+    FINITE_DRIFT_GRID, FINITE_DRIFT_MAX_L, FINITE_DRIFT_SAMPLES, MAX_STEP_NOISE, choose_schedule, fixed_points,
+    ode_limit_point, ode_trajectory, predicted_alignment, tangent_noise,
 )
 from attnphase.models.signal_recovery.parameters import (
     MAX_PROJECTED_NUMBERS, MAX_SIMULATION_NUMBERS, MAX_STEPS, MAX_TOKEN_SHIFT, Parameters, SimulationSettings,
@@ -32,13 +33,6 @@ __all__ = ["check_simulation_size", "run_sga", "simulate", "check_sweep_point", 
 #: Largest pilot (sequences per alignment) of the tangent noise a simulation estimates for its prediction, as 1/40 of
 #: the run's sequences.
 MAX_PILOT = 2048
-#: Up to this L the prediction follows the exact finite-L drift (the reduction on FINITE_DRIFT_GRID alignments with
-#: FINITE_DRIFT_SAMPLES draws each, about 1 s at L = 64, 2 s at L = 512), beyond it the large-L drift, whose O(1/L)
-#: error it leaves out: at d = 16, L = 64, R = 4, score scale 3 the large-L J′ is 100-1000 times the exact one, and
-#: the prediction from it was 0.999 where SGA reached 0.27 ± 0.05 (from the exact drift: 0.19).
-FINITE_DRIFT_MAX_L = 1024
-FINITE_DRIFT_GRID = 41
-FINITE_DRIFT_SAMPLES = 1024
 #: Random numbers per alignment (sequences × (L + d)) a pilot draws however small the run, up to CHEAP_PILOT sequences:
 #: ‖G_⊥‖² is heavy-tailed, so a small pilot underestimates N and its error (d = 16, L = 64, R = 8, model B: 400
 #: sequences gave N(0) = 18.2 ± 1.2 where 131072 give 25.0 ± 0.2, and the prediction missed a recomputation with the

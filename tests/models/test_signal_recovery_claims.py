@@ -12,13 +12,19 @@ References: closed-form changes of variable of the mean-field ODE, solved indepe
 
 from __future__ import annotations
 
+import json
 import math
+import re
+import shlex
+from pathlib import Path
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 from scipy.integrate import solve_ivp
 
 from attnphase.api import signal_recovery as api
+from attnphase.cli import main
 from attnphase.validate.compare import compare
 
 N_SIGMA = 4.0
@@ -155,3 +161,85 @@ def test_headline_thirty_trials_recover_xi():
     reduction = api.finite_reduction(params, [float(np.mean(result.final_rho))], n_samples=512, seed=3)
     assert_agrees_and_shifted_theory_fails("noise-token mass", reduction.nuisance_mass[0], window,
                                            reduction.nuisance_mass_error[0])
+    # the page's headline row is this run: its command is HEADLINE at the CLI's defaults
+    row = _page_row("headline:")
+    options = shlex.split(row.command)[3:]
+    assert dict(zip(options[::2], options[1::2])) == {
+        "--d": str(HEADLINE.d), "--L": str(HEADLINE.L), "--R": str(HEADLINE.R), "--theta": str(HEADLINE.theta),
+        "--theta-scaling": HEADLINE.theta_scaling, "--trials": str(HEADLINE.trials), "--steps": str(HEADLINE.steps)}
+    assert HEADLINE.seed == 0 and HEADLINE.sign_model == "A" and HEADLINE.eta0 is None
+    assert result.noise.pilot == 2048  # the page: 1/40 of the run's 150 000 sequences, capped at 2048
+    _assert_run_matches_page_row(row, result.alignment, result.final_rho, result.eta0, result.k0,
+                                 result.predicted_alignment)
+    assert result.t_final == pytest.approx(float(re.search(r"t = ([\d.]+);", row.value).group(1)), abs=5e-4)
+    mass = float(re.search(r"noise-token mass ([\d.]+)", row.value).group(1))
+    assert abs(result.nuisance_mass_mean - mass) < _decimals(str(mass)) + result.nuisance_mass_error
+
+
+class PageRow:
+    """A row of the model page's table of current values: its value cell and its command (the first `...` span)."""
+
+    def __init__(self, cells: list[str]):
+        self.label, self.value = cells[0], cells[1]
+        self.command = re.search(r"`([^`]*)`", cells[2]).group(1)
+
+
+def _page_row(label_start: str) -> PageRow:
+    """The row of docs/models/signal_recovery.md's "Current values" table whose first cell starts with `label_start`."""
+    lines = (Path(__file__).resolve().parents[2] / "docs" / "models" / "signal_recovery.md").read_text().splitlines()
+    start = lines.index("## Current values")
+    rows = []
+    for line in lines[start + 1:]:
+        if line.startswith("|"):
+            rows.append([cell.strip() for cell in re.split(r"(?<!\\)\|", line.strip().strip("|"))])
+        elif rows:
+            break
+    (row,) = [r for r in rows[2:] if r[0].startswith(label_start)]
+    return PageRow(row)
+
+
+def _decimals(text: str) -> float:
+    """Half a unit in the last printed digit of a number, the rounding of a value given without an error."""
+    return 0.5 * 10.0 ** -len(text.partition(".")[2])
+
+
+def _assert_run_matches_page_row(row: PageRow, alignment, final_rho, eta0, k0, predicted):
+    """A run of the row's command against the row: the mean final |ρ| within the stated standard error (plus the
+    rounding of the printed digits; one seed reruns to those digits on one machine, and a rerun that differs in
+    rounding is a second sample of the same law, within about that error), the std and min within the same band,
+    every trial at +ξ, the planned η₀ and k₀ to their printed digits (the plan depends on the seed-0 CPU pilot alone),
+    and the prediction within its stated error."""
+    found = re.search(r"mean final \\\|ρ\\\| = ([\d.]+) ± ([\d.]+) \(std ([\d.]+), min ([\d.]+)\), all (\d+ )?at \+ξ",
+                      row.value)
+    assert found, row.value
+    mean, error, std, smallest = (float(x) for x in found.groups()[:4])
+    band = error
+    alignment = np.asarray(alignment)
+    assert abs(alignment.mean() - mean) < band + _decimals(found.group(1))
+    assert abs(alignment.std(ddof=1) - std) < band + _decimals(found.group(3))
+    assert abs(alignment.min() - smallest) < band + _decimals(found.group(4))
+    assert np.all(np.asarray(final_rho) > 0)
+    planned = re.search(r"η_k = ([\d.]+)/\(k \+ ([\d.]+)\)", row.value)
+    if planned:
+        assert abs(eta0 - float(planned.group(1))) <= _decimals(planned.group(1))
+        assert abs(k0 - float(planned.group(2))) <= _decimals(planned.group(2))
+    stated = re.search(r"predicted ([\d.]+)(?: ± ([\d.]+))?", row.value)
+    tolerance = (float(stated.group(2)) if stated.group(2) else 0.0) + _decimals(stated.group(1))
+    assert abs(predicted - float(stated.group(1))) < tolerance
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("label", ["`--help` example", "30 trials, d = 64, L = 10 500"])
+def test_the_pages_simulation_rows_rerun_to_their_values(label):
+    """The page's `--help` example (8 trials, d = 64, L = 512; about 6 s) and its d = 64, L = 10 500 row (30 trials;
+    about 15 s): the row's own command, run here, against the numbers the row states."""
+    row = _page_row(label)
+    args = shlex.split(row.command)
+    assert args[:3] == ["attnphase", "simulate", "signal-recovery"]
+    out = CliRunner().invoke(main, args[1:] + ["--json"])
+    assert out.exit_code == 0, out.output
+    run = json.loads(out.stdout)
+    _assert_run_matches_page_row(row, run["alignment"], run["final_rho"], run["eta0"], run["k0"],
+                                 run["predicted_alignment"])
+    if "exact finite-L drift" in row.value:
+        assert "predicted with the exact finite-L drift" in run["message"]

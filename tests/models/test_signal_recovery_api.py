@@ -18,7 +18,8 @@ from click.testing import CliRunner
 from attnphase.api import signal_recovery as api
 from attnphase.cli import main
 from attnphase.errors import ParameterError
-from attnphase.models.signal_recovery.simulate import FINITE_DRIFT_GRID, FINITE_DRIFT_SAMPLES, check_sweep_point
+from attnphase.models.signal_recovery.dynamics import FINITE_DRIFT_GRID, FINITE_DRIFT_SAMPLES
+from attnphase.models.signal_recovery.simulate import check_sweep_point
 
 matplotlib.use("Agg")
 

@@ -21,7 +21,7 @@ from attnphase.cli import main
 from attnphase.models.signal_recovery.network import (
     DenseSampler, PlantedTokens, pooling_gradient, projected_pooling_gradient,
 )
-from attnphase.models.signal_recovery.simulate import FINITE_DRIFT_GRID, FINITE_DRIFT_SAMPLES
+from attnphase.models.signal_recovery.dynamics import FINITE_DRIFT_GRID, FINITE_DRIFT_SAMPLES
 from attnphase.numeric.scaling import fit_power_law
 from attnphase.validate.sphere_sga import StepSchedule, initial_queries, sphere_sga
 

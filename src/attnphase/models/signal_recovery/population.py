@@ -35,9 +35,8 @@ from attnphase.params import check_bool, check_choice, check_int, check_real
 from attnphase.results import Status
 
 __all__ = ["large_L", "large_L_accuracy", "large_L_overflow", "reduction_samples", "control_kurtosis",
-           "reliable_controls",
-           "finite_reduction", "curve", "solve", "resolve_reduction", "LARGE_L_OUTPUTS", "CONTROL_VARIANCE_ACCURACY",
-           "REDUCTIONS", "LARGE_L_EXPANSION_LIMIT"]
+           "reliable_controls", "finite_reduction", "curve", "solve", "resolve_reduction", "LARGE_L_OUTPUTS",
+           "CONTROL_VARIANCE_ACCURACY", "REDUCTIONS", "LARGE_L_EXPANSION_LIMIT"]
 
 LARGE_L_OUTPUTS = symbolic.LARGE_L_OUTPUTS
 # Sequences per vectorised block of the reduction (fixed: the random stream does not depend on it).
@@ -107,7 +106,7 @@ def large_L_accuracy(params: Parameters, rhos) -> LargeLAccuracy:
     params = as_parameters(params)
     rhos = _rhos(rhos)
     values = large_L(params, rhos)
-    J, dJ, nuisance = values[:, 0], values[:, 1], values[:, 4]
+    J, dJ = values[:, 0], values[:, 1]
     terms = _accuracy_terms(params, rhos)
     J_corr, dJ_corr, J_bound, dJ_bound, n_corr, n_bound, normaliser = terms.T
     with np.errstate(all="ignore"):

@@ -195,7 +195,7 @@ class SimulationResult(Result):
     schedule: "auto" (η₀, k₀ planned by `dynamics.choose_schedule` for exactly this step count; `plan`
     is its record) or "manual" (as given). predicted_alignment: mean over the trials of |ρ| at the last
     step from the retraction-corrected ODE (`dynamics.retraction_corrected_rho`; the exact finite-L drift up to
-    L = `simulate.FINITE_DRIFT_MAX_L`, the large-L one beyond) started at each trial's own ρ₀ under the schedule that
+    L = `dynamics.FINITE_DRIFT_MAX_L`, the large-L one beyond) started at each trial's own ρ₀ under the schedule that
     ran; predicted_alignment_error: its error from the Monte Carlo errors of the tangent noise N and of the finite-L
     drift (beyond FINITE_DRIFT_MAX_L the large-L drift's O(1/L), and the mean-field equation's O(η) terms, are not
     in it). sequences_per_slice: dense token sequences held at once.

@@ -13,7 +13,7 @@ from contextlib import contextmanager, nullcontext
 import numpy as np
 
 from attnphase.errors import ParameterError
-from attnphase.models.signal_recovery.dynamics import (  # the FINITE_DRIFT_* constants are re-exported here
+from attnphase.models.signal_recovery.dynamics import (
     FINITE_DRIFT_GRID, FINITE_DRIFT_MAX_L, FINITE_DRIFT_SAMPLES, MAX_STEP_NOISE, choose_schedule, fixed_points,
     ode_limit_point, ode_trajectory, predicted_alignment, tangent_noise,
 )
@@ -27,8 +27,7 @@ from attnphase.params import check_bool, check_int, check_real
 from attnphase.results import Status
 
 __all__ = ["check_simulation_size", "run_sga", "simulate", "check_sweep_point", "sweep_point", "MAX_PILOT",
-           "PILOT_NUMBERS", "CHEAP_PILOT",
-           "FINITE_DRIFT_MAX_L", "FINITE_DRIFT_GRID", "FINITE_DRIFT_SAMPLES"]
+           "PILOT_NUMBERS", "CHEAP_PILOT"]
 
 #: Largest pilot (sequences per alignment) of the tangent noise a simulation estimates for its prediction, as 1/40 of
 #: the run's sequences.

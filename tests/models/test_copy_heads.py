@@ -328,8 +328,10 @@ def test_softmax_threshold_digits_are_those_of_the_homogeneous_action_in_mpmath(
         def action(x, n):
             s, a = x + mpmath.log(L - 1) + sigma2 / 2, 1 / (1 + mpmath.exp(-x))
             u, u1 = tau * n * (a**2 + k * (1 - a) ** 2 / (L - 1)) / V, tau * n / V
-            return (L * (s**2 / (2 * sigma2) + mpmath.log(2 * mpmath.pi * sigma2) / 2) + V * (V - 1) / 2 * mpmath.log(1 + u)
-                    - eps * tau * n**2 * a**2 / (2 * V * (1 + u)) + V / 2 * mpmath.log(1 + u1) - tau * n**2 / (2 * V**2 * (1 + u1)))
+            row_rate = L * (s**2 / (2 * sigma2) + mpmath.log(2 * mpmath.pi * sigma2) / 2)
+            copy_data = V * (V - 1) / 2 * mpmath.log(1 + u) - eps * tau * n**2 * a**2 / (2 * V * (1 + u))
+            mean_data = V / 2 * mpmath.log(1 + u1) - tau * n**2 / (2 * V**2 * (1 + u1))
+            return row_rate + copy_data + mean_data
 
         def slope(x, n):
             return mpmath.diff(lambda y: action(y, n), x)

@@ -59,8 +59,8 @@ def solve_cmd(rho, samples, seed, reduction, finite, as_json, **model):
     By default at the given finite d, L, R: the exact reduction to L scalar scores, by Monte Carlo (--samples draws,
     standard errors; 4096 draws take about 1 s at L = 500, 5-8 s at L = 10500, 30 s at L = 65536), and the large-L
     closed form for L > 65536. The closed form (--reduction large-L; no sampling) is exact as L -> infinity; its errors
-    bound the O(1/L) terms it leaves out. Where those are not small (few tokens or a large score scale: the softmax is dominated by a few
-    tokens) its status is limited, its errors null, and the message says by how much.
+    bound the O(1/L) terms it leaves out. Where those are not small (few tokens or a large score scale: the softmax
+    is dominated by a few tokens) its status is limited, its errors null, and the message says by how much.
 
     \b
     Example (5-8 s; with --reduction large-L the closed form, 0.02% from the exact value here):

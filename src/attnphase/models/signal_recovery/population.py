@@ -36,7 +36,7 @@ from attnphase.results import Status
 
 __all__ = ["large_L", "large_L_accuracy", "large_L_overflow", "reduction_samples", "control_kurtosis",
            "reliable_controls", "finite_reduction", "curve", "solve", "resolve_reduction", "LARGE_L_OUTPUTS",
-           "CONTROL_VARIANCE_ACCURACY", "REDUCTIONS", "LARGE_L_EXPANSION_LIMIT"]
+           "CONTROL_VARIANCE_ACCURACY", "REDUCTIONS", "LARGE_L_EXPANSION_LIMIT", "SWITCHING_DRAWS"]
 
 LARGE_L_OUTPUTS = symbolic.LARGE_L_OUTPUTS
 # Sequences per vectorised block of the reduction (fixed: the random stream does not depend on it).
@@ -54,6 +54,13 @@ REDUCTIONS = ("auto", "finite", "large-L")
 #: this fraction of J (the expansion ratio q). Over 600 checked (d, L, R, θ, β, σ, ρ, sign model) points against the
 #: exact reduction the bound held at every q up to 5; the limit leaves room for the points not checked.
 LARGE_L_EXPANSION_LIMIT = 0.25
+#: Effective draws in which the softmax splits its attention between an informative and a noise token (the sum over
+#: the draws of 4·Var_a(c)/θ_d², `_samples_at`) below which the pathwise J′ is not reported. Its β-proportional terms
+#: live on draws whose score gap is O(1/β), about n/β of n: at d = 16, L = 64, R = 8, θ = 1, ρ = 0.3 the error bar of
+#: J′ covered a central difference on 2^20 draws at β = 1000 with 8.8 such draws (20 seeds: z spread 0.97), not at
+#: β = 10^4 with 0.9 (z spread 2.7, up to 11) and β = 10^5 (biased by 9 errors); where the softmax saturates in
+#: float64 (β = 1e300) there are none and J′ came out 0.95 ± 0.03 against 1.30.
+SWITCHING_DRAWS = 5.0
 # Rounding of the generated closed forms (relative to the values; absolute for the noise mass, a probability).
 _ROUNDING = 1e-12
 
@@ -129,7 +136,10 @@ def large_L_accuracy(params: Parameters, rhos) -> LargeLAccuracy:
 
 
 def _samples_at(params: Parameters, rho: float, g: np.ndarray, signs: np.ndarray | None):
-    """Per-sample integrand, pathwise dJ/dρ, noise mass and zero-mean controls, model A (signs None) or C."""
+    """Per-sample integrand, pathwise dJ/dρ, noise mass, zero-mean controls and switching weight, model A (signs
+    None) or C. The switching weight, Var_a(c)/θ_d² under the softmax weights a (4 × it is 1 where the attention is
+    split evenly between an informative and a noise token, 0 where it sits on one class), is what the pathwise J′'s
+    β-proportional terms are made of (`SWITCHING_DRAWS`)."""
     R, beta, sigma, theta_d = params.R, params.score_scale, params.sigma, params.theta_d
     n = g.shape[0]
     # Signal shift per token along q, c_i = θ_d s_i 1[i∈I], so y_i = ρ c_i + σ g_i.
@@ -149,6 +159,8 @@ def _samples_at(params: Parameters, rho: float, g: np.ndarray, signs: np.ndarray
     dS1 = beta * ((a * c * y).sum(axis=1) - c_bar * S1) + c_bar
     dS2 = beta * theta_d * (a[:, :R].sum(axis=1) - S2**2)
     dS3 = 2 * beta * ((a * a * c).sum(axis=1) - c_bar * S3)
+    # Var_a(c)/θ_d² from the signs alone (c/θ_d is 0 or ±1): θ_d² itself may overflow
+    switching = (a[:, :R].sum(axis=1) - S2**2) if theta_d > 0 else np.zeros(n)
     out = np.asarray(symbolic.reduction_kernel().call(S_1=S1, S_2=S2, S_3=S3, rho=rho, theta_d=theta_d, sigma=sigma,
                                                       d=float(params.d)))
     value = out[:, 0]
@@ -171,7 +183,7 @@ def _samples_at(params: Parameters, rho: float, g: np.ndarray, signs: np.ndarray
     controls = np.concatenate(
         [raw[:, :, :2].mean(axis=1), (raw[:, :, :2] * s_weights[:, :, None]).mean(axis=1)], axis=1
     )
-    return value, slope, nuisance, controls
+    return value, slope, nuisance, controls, switching
 
 
 def _draw(params: Parameters, rng: np.random.Generator, n: int):
@@ -183,12 +195,12 @@ def _draw(params: Parameters, rng: np.random.Generator, n: int):
 
 def _samples(params: Parameters, rho: float, g: np.ndarray, signs: np.ndarray | None):
     """`_samples_at` for every sign model: B averages model A at ρ and −ρ on the same draws (exactly even)."""
-    value, slope, nuisance, controls = _samples_at(params, rho, g, signs)
+    value, slope, nuisance, controls, switching = _samples_at(params, rho, g, signs)
     if params.sign_model == "B":
-        v2, s2, n2, c2 = _samples_at(params, -rho, g, None)
+        v2, s2, n2, c2, w2 = _samples_at(params, -rho, g, None)
         value, slope, nuisance = (value + v2) / 2, (slope - s2) / 2, (nuisance + n2) / 2
-        controls = np.concatenate([controls, c2], axis=1)
-    return value, slope, nuisance, controls
+        controls, switching = np.concatenate([controls, c2], axis=1), (switching + w2) / 2
+    return value, slope, nuisance, controls, switching
 
 
 def reduction_samples(params: Parameters, rho: float, *, n_samples: int = 256, seed: int = 0):
@@ -200,7 +212,7 @@ def reduction_samples(params: Parameters, rho: float, *, n_samples: int = 256, s
     rho = check_real("rho", rho, -1.0, 1.0)
     rng = np.random.default_rng(check_int("seed", seed, 0))
     g, signs = _draw(params, rng, check_int("samples", n_samples, 1))
-    value, slope, nuisance, _ = _samples(params, rho, g, signs)
+    value, slope, nuisance, _, _ = _samples(params, rho, g, signs)
     return value, slope, nuisance
 
 
@@ -318,7 +330,7 @@ def finite_reduction(params: Parameters, rhos, *, n_samples: int = 4096, seed: i
     n_samples = check_int("samples", n_samples, 16, max(16, MAX_FINITE_SAMPLES // rhos.size))
     seed = check_int("seed", seed, 0)
     rng = np.random.default_rng(seed)
-    per_rho: list[list[list[np.ndarray]]] = [[[], [], [], []] for _ in rhos]
+    per_rho: list[list[list[np.ndarray]]] = [[[], [], [], [], []] for _ in rhos]
     done = 0
     with np.errstate(all="ignore"):  # overflow of e^{βy} shows up as non-finite samples, reported below
         while done < n_samples:
@@ -330,6 +342,7 @@ def finite_reduction(params: Parameters, rhos, *, n_samples: int = 4096, seed: i
     mean = np.zeros((3, rhos.size))
     err = np.zeros((3, rhos.size))
     unreliable = overflowed = total = 0
+    switching = np.array([4 * np.concatenate(stores[4]).sum() for stores in per_rho])
     with np.errstate(all="ignore"):
         for j, stores in enumerate(per_rho):
             controls = np.concatenate(stores[3])
@@ -348,10 +361,21 @@ def finite_reduction(params: Parameters, rhos, *, n_samples: int = 4096, seed: i
     with np.errstate(all="ignore"):
         finite = bool(np.all(np.isfinite(mean)) and np.all(np.isfinite(err)))
     status = Status.CONVERGED if finite else Status.FAILED
+    unsampled = switching < SWITCHING_DRAWS if params.theta_d > 0 else np.zeros(rhos.size, bool)
+    if finite and unsampled.any():  # J and the noise mass stand; J′ and the drift are not estimated there
+        mean[1, unsampled] = err[1, unsampled] = math.nan
+        status = Status.LIMITED
     left_out = "".join(f"; {count} of {total} control variates left out ({why})" for count, why in (
         (unreliable, f"their kurtosis is too large for {n_samples} draws to estimate their variance to "
                      f"{CONTROL_VARIANCE_ACCURACY:.0%}"),
         (overflowed, "their exact means or draws overflow: e^{β²σ²/2} or e^{βy} beyond float range")) if count)
+    if status == Status.LIMITED:
+        worst = int(np.argmin(switching))
+        left_out += (f"; J′ and the drift not estimated at {int(unsampled.sum())} of {rhos.size} alignments: the "
+                     f"softmax splits its attention between an informative and a noise token in only "
+                     f"{switching[worst]:.3g} effective draws of {n_samples} (at ρ = {rhos[worst]:.4g}; at least "
+                     f"{SWITCHING_DRAWS:g} are needed), so the pathwise derivative misses the switching between them "
+                     "(more samples, about in proportion to the score scale, or a smaller score scale)")
     message = (f"exact finite-L reduction, {n_samples} Monte Carlo samples (seed {seed}); errors are standard "
                f"errors{left_out}"
                if finite else "non-finite Monte Carlo samples or standard errors of the finite-L reduction "

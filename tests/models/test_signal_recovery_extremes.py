@@ -175,3 +175,12 @@ def test_an_unplanned_schedule_names_the_exponential_that_overflows(changed):
     plan = api.choose_schedule(params, steps=100, noise=api.tangent_noise(params, pilot=64))
     assert plan.status == "failed" and math.isnan(plan.eta0)
     assert "the large-L J'(1) = not finite (overflow of e^{β²σ²}" in plan.message, plan.message
+
+
+def test_a_sweep_point_without_a_schedule_fails_with_the_planners_reason():
+    """Where no schedule can be planned (score scale 12 at L = 64: the large-L drift is 1e60 times what bounds the
+    exact one), a sweep point fails with the planner's reason, which the sweep records, instead of passing η₀ = NaN on
+    to the simulation (which refused it as a bad --eta0 the user never gave). About 5 s."""
+    with pytest.raises(RuntimeError, match="no step schedule could be planned for this point: .*far outside its "
+                                           "expansion"):
+        api.sweep_point(16, 64, 8, 1.0, score_scale=12.0, trials=2, max_steps=100)

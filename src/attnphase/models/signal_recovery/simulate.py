@@ -254,6 +254,8 @@ def sweep_point(
     noise = tangent_noise(params, seed=check_int("seed", seed, 0))
     plan = choose_schedule(params, deficit=check_real("deficit", deficit, 0.0, 0.25, low_open=True),
                            max_steps=check_int("max_steps", max_steps, 1, MAX_STEPS), noise=noise)
+    if not math.isfinite(plan.eta0):  # a sweep records the point as failed, with this reason, and goes on
+        raise RuntimeError(f"no step schedule could be planned for this point: {plan.message}")
     settings = SimulationSettings.validated(trials=trials, steps=plan.steps, eta0=plan.eta0, k0=plan.k0,
                                             gamma=plan.gamma, seed=seed, sampler="projected",
                                             record_every=max(1, plan.steps // 20))

@@ -4,7 +4,6 @@ transition order found by the classifier, threshold precision and scaling laws."
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import mpmath
 import numpy as np
@@ -17,6 +16,7 @@ from attnphase.errors import ParameterError
 from attnphase.models.copy_heads import derivation, exact
 from attnphase.models.copy_heads import symbolic as model
 from attnphase.models.copy_heads.instance import CopyHeadsInstance
+from model_pages import page_table_after
 
 
 # -- exact finite-P action ----------------------------------------------------------------------------
@@ -233,24 +233,11 @@ def test_threshold_digits_are_stable_across_precision(attention, L):
         assert abs(mpmath.mpf(a.P_star) - rb) <= a.error <= 2**-52 * a.P_star
 
 
-def _page_table_after(heading: str) -> list[list[str]]:
-    """The cells of the first Markdown table after the line starting with `heading` in docs/models/copy_heads.md."""
-    lines = (Path(__file__).resolve().parents[2] / "docs" / "models" / "copy_heads.md").read_text().splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith(heading))
-    rows = []
-    for line in lines[start + 1:]:
-        if line.startswith("|"):
-            rows.append([cell.strip() for cell in line.strip("|").split("|")])
-        elif rows:
-            break
-    return rows[2:]  # without the header and its rule
-
-
 def test_the_pages_30_digit_softmax_thresholds_are_what_threshold_computes():
     """The model page's table of P* to 30 digits (V = 4, L = 16 … 2²⁰) equals threshold's digit strings (whose
     30 digits test_threshold_digits_are_stable_across_precision holds against a 40-digit run)."""
     superscripts = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹", "0123456789")
-    rows = _page_table_after("P* (coexistence, target tokens), V = 4, 30 digits")
+    rows = page_table_after("copy_heads.md", "P* (coexistence, target tokens), V = 4, 30 digits")
     assert len(rows) == 5
     for size, digits in rows:
         power = size[1:].translate(superscripts)  # "2⁸" -> "8"; "16" stays a plain number
@@ -268,7 +255,7 @@ def test_the_first_attempt_fails_from_L_2_43_and_says_why():
         assert result.status == "failed", power
         assert result.message.startswith("first attempt (m and q only): P* not located: mpmath polish failed")
         assert "at the float64 estimate of P*: continuous transition" in result.message
-    rows = _page_table_after("## Ranges")
+    rows = page_table_after("copy_heads.md", "## Ranges")
     assert "fails at every power of 2 from 2⁴³ to 2⁶⁴" in dict((r[0], r[2]) for r in rows)["L, linear"]
 
 
@@ -276,7 +263,7 @@ def test_the_pages_softmax_onset_table_is_what_threshold_computes():
     """The model page's onset table (V = 2 … 32, about 3 s in all): for each V the order is "none" at every L from 2
     to the onset − 1 (the last column) and "first" at the onset, with P* there to the 9 digits printed and the
     window (the spinodals) to the 4 decimals printed."""
-    rows = _page_table_after("The smallest L with a first-order transition of the homogeneous action")
+    rows = page_table_after("copy_heads.md", "The smallest L with a first-order transition of the homogeneous action")
     assert [int(row[0]) for row in rows] == [2, 4, 8, 16, 32]
     for V, onset, P_star, window, last_none in rows:
         V, onset = int(V), int(onset)
@@ -305,8 +292,8 @@ def test_linear_threshold_digits_are_those_of_the_symmetric_state_hessian_in_mpm
 
         P_star = mpmath.findroot(lambda n: hessian(n)[0] * hessian(n)[1] - hessian(n)[2] ** 2, mpmath.mpf(tr.P_star))
         P_crossover = mpmath.findroot(lambda n: hessian(n)[1], mpmath.mpf(tr.P_crossover))
-        for digits, exact in ((tr.P_star_digits, P_star), (tr.P_crossover_digits, P_crossover)):
-            assert abs(mpmath.mpf(digits) - exact) <= mpmath.mpf(10) ** -29 * exact, (digits, exact)
+        for digits, root in ((tr.P_star_digits, P_star), (tr.P_crossover_digits, P_crossover)):
+            assert abs(mpmath.mpf(digits) - root) <= mpmath.mpf(10) ** -29 * root, (digits, root)
         assert abs(mpmath.mpf(tr.P_star) - P_star) <= tr.error
 
 

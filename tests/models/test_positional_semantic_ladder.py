@@ -20,6 +20,7 @@ import pytest
 
 from attnphase.api import positional_semantic as api
 from attnphase.models.positional_semantic.branch_end import END_WINDOW
+from model_pages import page_table_after
 
 REFERENCE = json.loads((Path(__file__).parents[2] / "benchmarks" / "positional_semantic_reference.json").read_text())
 # α_c(ω) of the outer-split / count-split studies (docs/research/positional_semantic.md, "α_c with Φ to 1e-7 at
@@ -136,13 +137,8 @@ def test_one_threshold_at_a_cheap_tolerance_brackets_its_converged_value():
 def _page_threshold_rows() -> dict:
     """The model page's table of default thresholds: ω -> {"alpha_c": (value, error), "alpha_l": (value, error)}, as
     printed ("0.6147 ± 0.0009 (converged) ‡")."""
-    lines = (Path(__file__).parents[2] / "docs" / "models" / "positional_semantic.md").read_text().splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("| ω | α_c (default) |"))
     rows = {}
-    for line in lines[start + 2:]:
-        if not line.startswith("|"):
-            break
-        cells = [cell.strip() for cell in line.strip("|").split("|")]
+    for cells in page_table_after("positional_semantic.md", "Defaults (σ = 0.5, λ = 0.01"):
         printed = [re.match(r"([0-9.]+) ± ([0-9.e-]+)", cells[i]).groups() for i in (1, 4)]
         rows[float(cells[0])] = {name: (float(v), float(e)) for name, (v, e) in zip(("alpha_c", "alpha_l"), printed)}
     return rows

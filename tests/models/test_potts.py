@@ -21,6 +21,7 @@ from attnphase.errors import ParameterError
 from attnphase.models.potts.parameters import MAX_BETA_J, MAX_Q
 from attnphase.models.potts.solve import solve, sweep_point, threshold
 from attnphase.reproduce.potts import closed_form_beta_c
+from model_pages import page_table_after
 
 
 def stationarity(q, J):
@@ -226,24 +227,11 @@ def test_sweep_and_reproduce(tmp_path):
     assert (tmp_path / "report" / "report.md").exists() and (tmp_path / "report" / "landscape.png").exists()
 
 
-def _page_table_after(heading: str) -> list[list[str]]:
-    """The cells of the first Markdown table after the line starting with `heading` in docs/models/potts.md."""
-    lines = (Path(__file__).resolve().parents[2] / "docs" / "models" / "potts.md").read_text().splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith(heading))
-    rows = []
-    for line in lines[start + 1:]:
-        if line.startswith("|"):
-            rows.append([cell.strip() for cell in line.strip("|").split("|")])
-        elif rows:
-            break
-    return rows[2:]  # without the header and its rule
-
-
 def test_the_pages_table_is_what_threshold_computes():
     """Every cell of the model page's table (q = 2 … 8, 30 digits) against `threshold potts`: β_c's digit string,
     `beta_c_error` and the deviation from the closed form (mpmath) to the 2 digits printed, the spinodals' first 18
     characters, the jump to the 6 digits printed; `beta_c_error` is at most the float's rounding, 2⁻⁵³ β_c."""
-    rows = _page_table_after("## Current values (J = 1, 30 digits asked)")
+    rows = page_table_after("potts.md", "## Current values (J = 1, 30 digits asked)")
     assert [int(row[0]) for row in rows] == list(range(2, 9))
     for q, order, digits, error, deviation, fold, instability, jump in rows:
         result = threshold(int(q), 1.0, 30)

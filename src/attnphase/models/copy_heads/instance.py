@@ -96,13 +96,11 @@ class CopyHeadsInstance(InstanceParameters):
     # threshold beyond float64 are the model's and not the rounding of e^{σ²} or of a prior precision.
     def values(self, exact: bool = False) -> dict:
         """Values of the parameters of the instance's kernels (`reduced`, `losses`), by SymPy name (n excluded)."""
-        if exact:
-            with mpmath.workdps(EXACT_VALUES_DPS):
-                return self._values(mpmath.mpf, mpmath.exp)
-        return self._values(lambda size: size, math.exp)
+        return _in_arithmetic(self._values, exact)
 
-    def _values(self, size, exp) -> dict:
+    def _values(self, size) -> dict:
         conv, L, V = self.convention, size(self.L), size(self.V)
+        exp = mpmath.exp if size is mpmath.mpf else math.exp
         out = {"V": V, "tau": conv.tau(V), "ld": conv.log_det_weight, "sigma2": conv.sigma2}
         if self.attention == "softmax":
             # participation of the non-copy weights: e^{σ²} at large L (lognormal law of large numbers), at most
@@ -124,10 +122,7 @@ class CopyHeadsInstance(InstanceParameters):
         l = 2..L (causal mask, D = L(L−1)/2 − 1), or G = κ(A + b11ᵀ) with every target row of length L
         (`row_sums="per-row"`: H = T/L, w_b = 1/(TL + σ²/s₁), D = T(L − 1) − 1 zero-row-sum directions less the
         shared copy direction); w_b = 1/(Σ_rows l + σ²/s₁), 0 without bias."""
-        if not exact:
-            return self._row_resolved_values(lambda size: size)
-        with mpmath.workdps(EXACT_VALUES_DPS):
-            return self._row_resolved_values(mpmath.mpf)
+        return _in_arithmetic(self._row_resolved_values, exact)
 
     def _row_resolved_values(self, size) -> dict:
         conv, L, T_, V = self.convention, size(self.L), size(self.T), size(self.V)
@@ -148,15 +143,21 @@ class CopyHeadsInstance(InstanceParameters):
 
     def first_attempt_values(self, exact: bool = False) -> dict:
         """Parameters of the first attempt (the reduction to m and q alone): λ_ρ = T/s_g per unit of q and D_r = (TL − 2)/2."""
-        if not exact:
-            return self._first_attempt_values(lambda size: size)
-        with mpmath.workdps(EXACT_VALUES_DPS):
-            return self._first_attempt_values(mpmath.mpf)
+        return _in_arithmetic(self._first_attempt_values, exact)
 
     def _first_attempt_values(self, size) -> dict:
         conv, L, T_, V = self.convention, size(self.L), size(self.T), size(self.V)
         s_g = conv.kappa(L) ** 2 * conv.sigma2
         return {"V": V, "tau": conv.tau(V), "lam_r": T_ / s_g, "D_r": (T_ * L - 2) / 2, "ld": conv.log_det_weight}
+
+
+def _in_arithmetic(compute, exact: bool):
+    """compute(size), `size` making the sizes L, V, T the numbers the arithmetic runs in: as given (ints, so float64
+    where they meet a float), or exact: mpmath numbers at EXACT_VALUES_DPS places."""
+    if not exact:
+        return compute(lambda size: size)
+    with mpmath.workdps(EXACT_VALUES_DPS):
+        return compute(mpmath.mpf)
 
 
 def harmonic_tail(L: int, mp: bool = False):

@@ -49,7 +49,7 @@ def _as_option_error(call, *args, **kwargs):
 @options_from(SolveSettings, required=("rho",))
 @click.option("--reduction", type=click.Choice(["auto", "finite", "large-L"]), default=None,
               help="finite: the exact finite-L reduction (Monte Carlo with standard errors); large-L: the closed form "
-                   "(instant; an error bound where its O(1/L) expansion holds, status limited where it does not); "
+                   "(no sampling; an error bound where its O(1/L) expansion holds, status limited where it does not); "
                    "auto (default): finite where L <= 65536, else large-L.")
 @click.option("--finite", is_flag=True, default=None, help="Old spelling of --reduction finite.")
 @json_option

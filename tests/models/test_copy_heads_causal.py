@@ -425,3 +425,25 @@ def test_cli_accepts_the_causal_boundary():
     out = runner.invoke(main, ["scaling", "copy-heads", "--attention", "softmax", "--V", "4", "--L-min", "8", "--L-max", "32",
                                "--boundary", "causal", "--json"])
     assert out.exit_code == 2
+
+
+def test_the_exact_parameter_values_are_the_inputs_arithmetic_in_mpmath():
+    """The mpmath kernels' parameters (`values(exact=True)`) are the inputs' arithmetic carried out in mpmath, not
+    float64 results converted: with σ² = 0.7, s₁ = 0.3, τ₀ = 0.5 and κ = 1/√L (none of whose quotients is a binary
+    float), w_b = 1/(Σ_rows l + σ²/s₁) rounded σ²/s₁ to float64 and the 60-digit causal P* was right to 17 digits
+    only. Its digits against the first zero of the determinant of the full Hessian of the row-resolved action in
+    (t₂ … t_L, c) at the origin, computed independently in mpmath at 80 digits with the same binary inputs."""
+    import mpmath
+
+    conv = CAUSAL.with_(linear_scale="1/sqrt(L)", loss="averaged", P_counts="sequences", sigma2=0.7, s1=0.3, tau0=0.5)
+    L, V = 16, 4
+    values = _instance(L, V, conv).values(exact=True)
+    with mpmath.workdps(120):
+        sigma2, s1, kappa2 = mpmath.mpf(0.7), mpmath.mpf(0.3), 1 / mpmath.mpf(L)
+        rows = sum(mpmath.mpf(l) for l in range(2, L + 1))
+        expected = {"w_b": 1 / (rows + sigma2 / s1), "lam_a": 1 / (kappa2 * sigma2), "tau": mpmath.mpf(0.5),
+                    "H_T": sum(1 / mpmath.mpf(l) for l in range(2, L + 1))}
+        for name, value in expected.items():
+            assert abs(values[name] - value) <= mpmath.mpf(10) ** -110 * abs(value), name
+    digits = api.threshold("linear", L, V, digits=40, convention=conv, classify=False).P_star_digits
+    assert digits == "24.10620683241468894869243621405266711878"

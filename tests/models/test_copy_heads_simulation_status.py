@@ -137,3 +137,16 @@ def test_adam_keep_best_returns_the_lowest_iterate():
     assert torch.allclose(plain["x"].detach(), x.detach())
     assert torch.all(potential(plain).detach() > lowest)
     assert seen and seen[0][0] == 3 and torch.all(potential({"x": seen[0][1]}) >= lowest)
+
+
+def test_two_training_sets_give_no_verdict_and_an_error_at_least_their_own():
+    """With two training sets the error is their spread (one degree of freedom, a ±236σ band at 99.73%), which can
+    fall below each set's own sampling error: at linear L = 8, P = 1000 every comparison read "agrees" at z = 141.
+    Now the error is at least the sets' own errors combined, and two sets give no verdict."""
+    r = api.simulate("linear", 8, 4, 1000.0, trials=4, data_sets=2, steps=1000, seed=5, device="cpu", rng="cpu")
+    own = {d.name: d.mcse for d in r.diagnostics}
+    for c in r.comparisons:
+        assert c.agrees is None, c
+        if c.name in own:
+            assert c.sem >= own[c.name] * (1 - 1e-12), (c.name, c.sem, own[c.name])
+        assert r.compared_with(c.name, c.theory + 1e6 * (c.sem + 1)).agrees is None

@@ -135,7 +135,7 @@ class CopyHeadsInstance(InstanceParameters):
             H = symbolic.causal_row_uniform_weight(self.L) if self.L <= 2**16 else harmonic_tail(self.L)
         out = {"V": V, "tau": conv.tau(V), "ld": conv.log_det_weight, "T": T_ * 1.0, "H_T": H,
                "lam_a": 1.0 / (conv.kappa(L) ** 2 * conv.sigma2),
-               "w_b": 1.0 / (sum_l + conv.sigma2 / conv.s1) if conv.bias else 0.0}
+               "w_b": 1.0 / (sum_l + size(conv.sigma2) / conv.s1) if conv.bias else 0.0}
         if self.entropy:
             D = size(symbolic.causal_remainder_dimension(self.L)) if self.causal else T_ * (L - 1) - 1
             out["D_r"] = (D - 2) / 2

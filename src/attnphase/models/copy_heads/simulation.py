@@ -113,7 +113,7 @@ def _draw_statistics(draws: np.ndarray, groups: np.ndarray, name: str, algorithm
     below ess_min; Adam: per set the mean of its kept runs, with their spread, and `change` the largest change of a run
     over the second half of its steps (`half`: the values it had then), added to the error in quadrature (change None
     for MALA). One set: that set's numbers (dof None: normal band); several: the mean of the sets' means and their
-    standard error (dof = sets − 1: Student-t band)."""
+    standard error, at least the sets' own errors combined (dof = sets − 1: Student-t band)."""
     from attnphase.numeric.mcmc import summarize_chains
 
     sets = np.unique(groups)
@@ -153,8 +153,10 @@ def _draw_statistics(draws: np.ndarray, groups: np.ndarray, name: str, algorithm
         change = float(np.max(np.abs(draws.reshape(-1) - half.reshape(-1))))
     if len(sets) == 1:
         mean, sem, dof = means[0], errors[0], None
-    else:
-        mean, sem, dof = float(np.mean(means)), float(np.std(means, ddof=1) / math.sqrt(len(sets))), len(sets) - 1
+    else:  # the sets' spread, but never below their own errors combined (two means can agree by chance)
+        spread = float(np.std(means, ddof=1) / math.sqrt(len(sets)))
+        own = math.sqrt(sum(e * e for e in errors)) / len(sets)
+        mean, sem, dof = float(np.mean(means)), max(spread, own), len(sets) - 1
     if change is not None:
         sem = math.hypot(sem, change)
     return mean, sd, sem, values.size, dof, diagnostics, change
@@ -184,7 +186,9 @@ def _trapped_chains(data_term: np.ndarray, groups: np.ndarray, starts, trap_sds:
 
 def _comparison(name: str, theory: float, theory_error: float, statistics) -> Comparison:
     """`validate.compare.Comparison` of a theory value with (mean, sd, sem, n, dof) of `_draw_statistics`: agreement
-    within 3σ of a normal band, or the same two-sided level (99.73%) of Student's t with dof degrees of freedom."""
+    within 3σ of a normal band, or the same two-sided level (99.73%) of Student's t with dof degrees of freedom; no
+    verdict (agrees None) from two training sets, whose one-degree band (±236σ) would call almost anything agreement
+    (z = 141 did)."""
     from scipy.stats import t as student
 
     mean, sd, sem, n, dof = statistics[:5]
@@ -192,6 +196,8 @@ def _comparison(name: str, theory: float, theory_error: float, statistics) -> Co
     scale = math.hypot(sem, theory_error)
     z = (mean - theory) / scale if scale > 0 else None
     agrees = (abs(z) <= n_sigma) if z is not None else (mean == theory)
+    if dof == 1:
+        agrees = None
     return Comparison(name, float(theory), float(theory_error), mean, sd, sem, int(n), z, agrees, n_sigma)
 
 

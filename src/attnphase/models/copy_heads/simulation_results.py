@@ -101,11 +101,14 @@ class SimulationResult(Result):
 
     def compared_with(self, name: str, theory: float, theory_error: float = 0.0) -> Comparison:
         """The measured quantity `name` against another theory value, with the same error bars and band (e.g. a
-        different reduction, or a theory shifted on purpose to show that the comparison can fail)."""
+        different reduction, or a theory shifted on purpose to show that the comparison can fail); no verdict where
+        the measured comparison gives none (two training sets, a trapped chain kept)."""
         measured = self.comparison(name)
         scale = math.hypot(measured.sem, theory_error)
         z = (measured.mean - theory) / scale if scale > 0 else None
         agrees = abs(z) <= measured.n_sigma if z is not None else measured.mean == theory
+        if measured.agrees is None:
+            agrees = None
         return Comparison(name, float(theory), float(theory_error), measured.mean, measured.std, measured.sem,
                           measured.n, z, agrees, measured.n_sigma)
 

@@ -184,3 +184,43 @@ def test_a_sweep_point_without_a_schedule_fails_with_the_planners_reason():
     with pytest.raises(RuntimeError, match="no step schedule could be planned for this point: .*far outside its "
                                            "expansion"):
         api.sweep_point(16, 64, 8, 1.0, score_scale=12.0, trials=2, max_steps=100)
+
+
+@pytest.mark.parametrize("sign_model", ["A", "B"])
+def test_the_closed_form_without_noise_tokens_at_negative_alignment(sign_model):
+    """R = L, ρ = −0.9, βθ_d|ρ| = 54: the generated large-L form cancels about e^{54} of its size, and float64 gave
+    J = 76.0 ± 1.4e-4 (J′ = 720) for 399.73 (0.300), status converged. The reported values are now evaluated in
+    mpmath until two precisions agree; against the exact reduction (all tokens alike: 1024 draws suffice)."""
+    args = dict(sigma=0.05, score_scale=3.0, sign_model=sign_model)
+    closed = api.solve(16, 4096, 4096, 20.0, -0.9, reduction="large-L", **args)
+    exact = api.solve(16, 4096, 4096, 20.0, -0.9, reduction="finite", samples=1024, **args)
+    assert closed.success and exact.success, (closed.message, exact.message)
+    assert abs(closed.J - exact.J) <= closed.J_error + 4 * exact.J_error, (closed.J, exact.J)
+    assert abs(closed.dJ - exact.dJ) <= closed.dJ_error + 4 * exact.dJ_error, (closed.dJ, exact.dJ)
+
+
+def test_without_noise_tokens_the_derivative_needs_no_switching():
+    """R = L, model A: every token has the same shift, so J′ has no β-proportional terms, and the switching gate must
+    not withhold it (it did: "0 effective draws"); J′ against central differences of J on the same draws."""
+    r = api.solve(16, 64, 64, 1.0, 0.3, reduction="finite")
+    assert r.success, r.message
+    h = 0.01
+    plus, minus = (api.solve(16, 64, 64, 1.0, 0.3 + s, reduction="finite") for s in (h, -h))
+    assert r.dJ == pytest.approx((plus.J - minus.J) / (2 * h), abs=4 * r.dJ_error)
+
+
+def test_a_simulation_gives_no_prediction_where_the_exact_drift_is_withheld():
+    """d = 16, L = 256, R = 32, σ = 0.5, score scale 8: the exact reduction withholds J′ near ρ = −1 (the softmax
+    rarely splits its attention there), and the prediction fell back to the large-L drift, 1e6 times the exact one:
+    0.99998 against SGA's 0.19 ± 0.05, status converged. Now there is no prediction, and the message says why."""
+    r = api.simulate(16, 256, 32, 1.0, 8, 200, sigma=0.5, score_scale=8.0, seed=0, device="cpu")
+    assert r.predicted_alignment is None
+    assert "no prediction: the exact finite-L drift is not available" in r.message, r.message
+
+
+def test_an_overflow_of_the_product_alone_is_named_as_such():
+    """θ = 150, σ = 14, ρ = 1, β = 1: e^{4βθ_dρ} = e^{600} and e^{3β²σ²} = e^{588} are each in float range, their
+    product is not (the message had blamed e^{βθ_dρ})."""
+    r = api.solve(16, 64, 16, 150.0, 1.0, sigma=14.0, reduction="large-L")
+    assert r.status == "failed"
+    assert "overflow of the product of e^{β²σ²} and e^{βθ_dρ}, neither alone" in r.message, r.message

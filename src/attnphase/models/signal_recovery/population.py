@@ -36,7 +36,8 @@ from attnphase.results import Status
 
 __all__ = ["large_L", "large_L_accuracy", "large_L_overflow", "reduction_samples", "control_kurtosis",
            "reliable_controls", "finite_reduction", "curve", "solve", "resolve_reduction", "LARGE_L_OUTPUTS",
-           "CONTROL_VARIANCE_ACCURACY", "REDUCTIONS", "LARGE_L_EXPANSION_LIMIT", "SWITCHING_DRAWS"]
+           "CONTROL_VARIANCE_ACCURACY", "REDUCTIONS", "LARGE_L_EXPANSION_LIMIT", "SWITCHING_DRAWS", "large_L_precise",
+           "PRECISE_AGREEMENT"]
 
 LARGE_L_OUTPUTS = symbolic.LARGE_L_OUTPUTS
 # Sequences per vectorised block of the reduction (fixed: the random stream does not depend on it).
@@ -80,6 +81,38 @@ def large_L(params: Parameters, rho) -> np.ndarray:
         rho=rho_array, beta=params.score_scale, sigma=params.sigma, theta_d=params.theta_d,
         pi_I=params.informative_fraction, d=float(params.d), L=float(params.L),
     ), dtype=float)
+
+
+#: Agreement of two mpmath evaluations of the large-L form (at d and 2d decimal places, from d = 30) that `curve`
+#: reports: the generated form cancels about e^{βθ_d|ρ|} of its own size where R = L and ρ < 0, and float64 gave
+#: J = 76.0 (J′ = 720) for 399.73 (0.300) at d = 16, L = R = 4096, θ = 20, σ = 0.05, β = 3, ρ = −0.9.
+PRECISE_AGREEMENT = 1e-15
+_PRECISE_MAX_DPS = 960
+
+
+def large_L_precise(params: Parameters, rhos) -> np.ndarray:
+    """`large_L` evaluated in mpmath, the places doubled from 30 until two evaluations agree to PRECISE_AGREEMENT
+    (at most _PRECISE_MAX_DPS), then rounded to float64 (inf where beyond float range): shape (len(rhos), 5)."""
+    params = as_parameters(params)
+    rhos = _rhos(rhos)
+    kernel = symbolic.large_L_kernel(params.sign_model, backend="mpmath")
+    fixed = dict(beta=params.score_scale, sigma=params.sigma, theta_d=params.theta_d,
+                 pi_I=params.informative_fraction, d=float(params.d), L=float(params.L))
+    out = np.empty((rhos.size, len(LARGE_L_OUTPUTS)))
+    for i, r in enumerate(rhos):
+        dps, previous = 30, None
+        while True:
+            with mpmath.workdps(dps):
+                current = list(kernel.call(rho=float(r), **fixed))
+                tiny = mpmath.mpf(10) ** -300
+                agreed = previous is not None and all(
+                    abs(a - b) <= PRECISE_AGREEMENT * abs(b) + tiny for a, b in zip(previous, current))
+            if agreed or dps >= _PRECISE_MAX_DPS:
+                break
+            previous, dps = current, 2 * dps
+        with np.errstate(over="ignore"):
+            out[i] = [float(v) if mpmath.isfinite(v) else math.nan for v in current]
+    return out
 
 
 def _accuracy_terms(params: Parameters, rho: np.ndarray) -> np.ndarray:
@@ -266,26 +299,37 @@ def reliable_controls(params: Parameters, rho: float, n_samples: int) -> np.ndar
     return (control_kurtosis(params, rho) - 1) / n_samples <= CONTROL_VARIANCE_ACCURACY**2
 
 
-# Float range ends at e^{709.78}. The generated large-L form holds e^{2β²σ²} and e^{4βθ_dρ}, and their products with
-# squares of the lower moments: it overflows from β²σ² ≈ 230 (e^{3β²σ²}) at small βθ_d, or βθ_d|ρ| ≈ 175 at small βσ.
-_LOG_FLOAT_MAX = math.log(np.finfo(float).max)
-_GAUSSIAN_POWER, _SHIFT_POWER = 3.0, 4.0
-
-
 def large_L_overflow(params: Parameters, rhos) -> str:
-    """Which exponential of the large-L form overflows at these ρ, in words: e^{β²σ²} (the Gaussian tilt of the
-    token moments) or e^{βθ_dρ} (the signal shift), the larger of 3β²σ² and 4βθ_d|ρ|, with both exponents."""
+    """Which exponential of the large-L form overflows float64 at these ρ, in words, found by evaluating the form with
+    each removed: e^{β²σ²} (the Gaussian tilt of the token moments: overflows with the signal shift θ_d set to 0),
+    e^{βθ_dρ} (the signal shift: overflows with σ set to 1e-300), or their product (neither alone), with both
+    exponents. (Thresholds in the exponents alone are wrong: the form holds e^{3β²σ²}, e^{4βθ_dρ} and products.)"""
     params = as_parameters(params)
+    rhos = _rhos(rhos)
+
+    def overflows(p: Parameters) -> bool:
+        with np.errstate(all="ignore"):
+            return not np.all(np.isfinite(large_L(p, rhos)[:, [0, 1, 2, 4]]))
+
+    def changed(**values) -> Parameters:
+        given = dict(d=params.d, L=params.L, R=params.R, theta=params.theta, theta_scaling=params.theta_scaling,
+                     sigma=params.sigma, score_scale=params.score_scale, sign_model=params.sign_model)
+        return make_parameters(**{**given, **values})
+
     with np.errstate(all="ignore"):  # σ = 1e300: β²σ² is inf, said as such
-        gaussian = float(np.square(np.float64(params.score_scale) * params.sigma))
-        shift = float(np.float64(params.score_scale) * params.theta_d * np.max(np.abs(np.atleast_1d(rhos))))
-    if _GAUSSIAN_POWER * gaussian >= _SHIFT_POWER * shift:
-        cause = (f"e^{{β²σ²}}: β²σ² = {gaussian:.4g}, and the form holds up to e^{{3β²σ²}} (float range ends at "
-                 f"e^{{{_LOG_FLOAT_MAX:.1f}}}); βθ_d|ρ| = {shift:.4g}")
-    else:
-        cause = (f"e^{{βθ_dρ}}: βθ_d|ρ| = {shift:.4g}, and the form holds up to e^{{4βθ_dρ}} (float range ends at "
-                 f"e^{{{_LOG_FLOAT_MAX:.1f}}}); β²σ² = {gaussian:.4g}")
-    return f"overflow of {cause}"
+        tilt = float(np.square(np.float64(params.score_scale) * params.sigma))
+        shift = float(np.float64(params.score_scale) * params.theta_d * np.max(np.abs(rhos)))
+    by_tilt, by_shift = overflows(changed(theta=0.0)), overflows(changed(sigma=1e-300))
+    if by_tilt and not by_shift:
+        return (f"overflow of e^{{β²σ²}}: β²σ² = {tilt:.4g} (it overflows without the signal shift; "
+                f"βθ_d|ρ| = {shift:.4g})")
+    if by_shift and not by_tilt:
+        return (f"overflow of e^{{βθ_dρ}}: βθ_d|ρ| = {shift:.4g} (it overflows without the noise's tilt; "
+                f"β²σ² = {tilt:.4g})")
+    if by_tilt:
+        return f"overflow of e^{{β²σ²}} and of e^{{βθ_dρ}}, each alone: β²σ² = {tilt:.4g}, βθ_d|ρ| = {shift:.4g}"
+    return (f"overflow of the product of e^{{β²σ²}} and e^{{βθ_dρ}}, neither alone: β²σ² = {tilt:.4g}, "
+            f"βθ_d|ρ| = {shift:.4g}")
 
 
 def _control_variate_mean(samples: np.ndarray, controls: np.ndarray) -> tuple[float, float]:
@@ -361,7 +405,10 @@ def finite_reduction(params: Parameters, rhos, *, n_samples: int = 4096, seed: i
     with np.errstate(all="ignore"):
         finite = bool(np.all(np.isfinite(mean)) and np.all(np.isfinite(err)))
     status = Status.CONVERGED if finite else Status.FAILED
-    unsampled = switching < SWITCHING_DRAWS if params.theta_d > 0 else np.zeros(rhos.size, bool)
+    # The β-proportional terms of J′ need tokens whose shifts c differ: none when θ_d = 0, or when every token is
+    # informative with one sign (R = L, models A and B: c ≡ θ_d, and J′ has no switching term to miss).
+    shifts_differ = params.theta_d > 0 and (params.R < params.L or params.sign_model == "C")
+    unsampled = switching < SWITCHING_DRAWS if shifts_differ else np.zeros(rhos.size, bool)
     if finite and unsampled.any():  # J and the noise mass stand; J′ and the drift are not estimated there
         mean[1, unsampled] = err[1, unsampled] = math.nan
         status = Status.LIMITED
@@ -421,6 +468,8 @@ def curve(params: Parameters, rhos, *, reduction: str | None = None, finite: boo
     rhos = _rhos(rhos)
     with np.errstate(all="ignore"):
         values = large_L(params, rhos)
+        if np.all(np.isfinite(values[:, [0, 1, 2, 4]])):  # the values reported: not float64's cancellations
+            values = large_L_precise(params, rhos)
     # R = L gives (1 − π)·(...) = −0.0 for the nuisance mass; it is reported as 0.
     J, dJ, drift, nuisance = values[:, 0], values[:, 1], values[:, 2], values[:, 4] + 0.0
     finite_values = bool(np.all(np.isfinite(values[:, [0, 1, 2, 4]])))

@@ -21,7 +21,7 @@ from attnphase.models.signal_recovery.parameters import (
     MAX_PROJECTED_NUMBERS, MAX_SIMULATION_NUMBERS, MAX_STEPS, MAX_TOKEN_SHIFT, Parameters, SimulationSettings,
     make_parameters,
 )
-from attnphase.models.signal_recovery.population import finite_reduction, large_L
+from attnphase.models.signal_recovery.population import finite_reduction, large_L_accuracy, large_L
 from attnphase.models.signal_recovery.results import SimulationResult, TangentNoise
 from attnphase.params import check_bool, check_int, check_real
 from attnphase.results import Status
@@ -137,27 +137,35 @@ def run_sga(params: Parameters, settings: SimulationSettings, device: str = "aut
     alignment = np.abs(run.final_rho)
     finite = bool(np.all(np.isfinite(run.final_rho)))
     predicted = predicted_error = None
-    drift_used = ""
+    drift_used = no_drift = ""
     if predict and finite and noise.success:
+        grid = np.linspace(-1.0, 1.0, FINITE_DRIFT_GRID)
         reduction = None
         if params.L <= FINITE_DRIFT_MAX_L:
-            reduction = finite_reduction(params, np.linspace(-1.0, 1.0, FINITE_DRIFT_GRID),
-                                         n_samples=FINITE_DRIFT_SAMPLES)
-            reduction = reduction if reduction.success else None
+            reduction = finite_reduction(params, grid, n_samples=FINITE_DRIFT_SAMPLES)
+            if not reduction.success:  # never the large-L drift instead: at L <= 1024 it can be 1e6 times off
+                no_drift = f"the exact finite-L drift is not available: {reduction.message}"
+        else:
+            accuracy = large_L_accuracy(params, grid)
+            if not accuracy.success:
+                no_drift = f"the large-L drift is outside its O(1/L) expansion: {accuracy.message}"
         drift_used = "large-L drift" if reduction is None else (
             f"exact finite-L drift ({FINITE_DRIFT_GRID} alignments, {FINITE_DRIFT_SAMPLES} draws each)")
-        with np.errstate(all="ignore"):
-            prediction = predicted_alignment(params, noise, run.rho[0], eta0, k0, gamma, int(run.steps[-1]),
-                                             reduction=reduction)
-        if prediction is not None and all(math.isfinite(x) for x in prediction):
-            predicted, predicted_error = prediction
+        if not no_drift:
+            with np.errstate(all="ignore"):
+                prediction = predicted_alignment(params, noise, run.rho[0], eta0, k0, gamma, int(run.steps[-1]),
+                                                 reduction=reduction)
+            if prediction is not None and all(math.isfinite(x) for x in prediction):
+                predicted, predicted_error = prediction
     std = float(alignment.std(ddof=1)) if settings.trials > 1 else 0.0
     message = run.message
     if plan is not None and plan.status == Status.FAILED:
         message += f"; {plan.message}: ran the manual default eta_k = {eta0:g}/(k + {k0:g})^{gamma:g}"
     elif plan is not None:
         message += f"; schedule planned: {plan.message}"
-    if predict and predicted is None:
+    if predict and no_drift:
+        message += f"; no prediction: {no_drift}"
+    elif predict and predicted is None:
         message += ("; no prediction (non-finite tangent noise or drift, or steps with eta^2 N > "
                     f"{MAX_STEP_NOISE:g}, outside the small-step expansion)")
     elif predict:

@@ -224,3 +224,11 @@ def test_an_overflow_of_the_product_alone_is_named_as_such():
     r = api.solve(16, 64, 16, 150.0, 1.0, sigma=14.0, reduction="large-L")
     assert r.status == "failed"
     assert "overflow of the product of e^{β²σ²} and e^{βθ_dρ}, neither alone" in r.message, r.message
+
+
+def test_the_drift_at_the_poles_is_zero_also_where_the_derivative_is_withheld():
+    """(1 − ρ²)J′ vanishes at ρ = ±1 whatever J′ is: reported as 0 ± 0 where J′ itself is withheld (it was null)."""
+    c = api.curve(api.make_parameters(16, 64, 8, 1.0, score_scale=1e4), [-1.0, 0.3, 1.0], reduction="finite")
+    assert c.status == "limited" and np.all(np.isnan(c.dJ))
+    assert list(c.drift[[0, 2]]) == [0.0, 0.0] and list(c.drift_error[[0, 2]]) == [0.0, 0.0]
+    assert math.isnan(c.drift[1])

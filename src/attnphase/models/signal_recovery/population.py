@@ -429,7 +429,10 @@ def finite_reduction(params: Parameters, rhos, *, n_samples: int = 4096, seed: i
                               "(overflow of the integrand or of its squared samples)")
     if not finite:
         mean[:], err[:] = math.nan, math.nan
-    return Curve(rhos, mean[0], mean[1], slope_factor * mean[1], mean[2], err[0], err[1], slope_factor * err[1], err[2],
+    # the drift (1 − ρ²)J′ is exactly 0 at ρ = ±1, also where J′ is withheld
+    drift, drift_error = (np.where(slope_factor == 0, 0.0, slope_factor * v) if finite else slope_factor * v
+                          for v in (mean[1], err[1]))
+    return Curve(rhos, mean[0], mean[1], drift, mean[2], err[0], err[1], drift_error, err[2],
                  params.theta_d, "finite-L", n_samples, seed, status, message)
 
 

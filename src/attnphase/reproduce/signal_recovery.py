@@ -253,9 +253,9 @@ def run_sweep(checkpoint: Checkpoint, quick: bool, device: str) -> list[dict]:
             key = _checkpoint_key("sweep", cfg)
             point = checkpoint.get(key)
             if point is None:
-                point = api.sweep_point(cfg.d, cfg.L, cfg.R, cfg.theta, cfg.theta_scaling, 1.0, 1.0, cfg.sign_model,
-                                        cfg.trials, cfg.steps, cfg.seed, device)
-                checkpoint.put(key, point)
+                checkpoint.put(key, api.sweep_point(cfg.d, cfg.L, cfg.R, cfg.theta, cfg.theta_scaling, 1.0, 1.0,
+                                                    cfg.sign_model, cfg.trials, cfg.steps, cfg.seed, device))
+                point = checkpoint.get(key)  # as a resumed run reads it (a missing number as NaN, never None)
             rows.append({"theta_scaling": cfg.theta_scaling, "sign_model": cfg.sign_model, "d": cfg.d, "L": cfg.L,
                          "R": cfg.R, "nuisance_ratio": (cfg.L - cfg.R) / cfg.R, "theta": cfg.theta, **point})
             bar.advance(f"{cfg.theta_scaling} {cfg.sign_model} d={cfg.d} theta={cfg.theta} L={cfg.L}")

@@ -145,12 +145,11 @@ def run_sga(params: Parameters, settings: SimulationSettings, device: str = "aut
             reduction = finite_reduction(params, grid, n_samples=FINITE_DRIFT_SAMPLES)
             if not reduction.success:  # never the large-L drift instead: at L <= 1024 it can be 1e6 times off
                 no_drift = f"the exact finite-L drift is not available: {reduction.message}"
-        else:
+            drift_used = f"exact finite-L drift ({FINITE_DRIFT_GRID} alignments, {FINITE_DRIFT_SAMPLES} draws each)"
+        else:  # the only drift there is: said when its expansion fails somewhere (it may still predict well)
             accuracy = large_L_accuracy(params, grid)
-            if not accuracy.success:
-                no_drift = f"the large-L drift is outside its O(1/L) expansion: {accuracy.message}"
-        drift_used = "large-L drift" if reduction is None else (
-            f"exact finite-L drift ({FINITE_DRIFT_GRID} alignments, {FINITE_DRIFT_SAMPLES} draws each)")
+            drift_used = "large-L drift" + ("" if accuracy.success else
+                                            f", outside its O(1/L) expansion at some alignments ({accuracy.message})")
         if not no_drift:
             with np.errstate(all="ignore"):
                 prediction = predicted_alignment(params, noise, run.rho[0], eta0, k0, gamma, int(run.steps[-1]),

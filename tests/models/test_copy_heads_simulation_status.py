@@ -72,16 +72,16 @@ def test_both_chains_trapped_is_seen_by_r_hat_only():
 def test_trap_rule_on_constructed_chains():
     """Two training sets of three chains: on the first, chain 2 lies 10 spreads above the lowest and is trapped; on the
     second, chains differing by one spread are not; the lowest chain is never trapped; one chain alone never is."""
-    from attnphase.models.copy_heads.simulation import _trapped_chains
+    from attnphase.models.copy_heads.chain_statistics import trapped_chains
 
     rng = np.random.default_rng(0)
     terms = rng.normal(40.0, 6.0, (6, 500))
     terms[2] += 60.0
     terms[4] += 6.0
-    trapped, notes = _trapped_chains(terms, np.array([0, 0, 0, 1, 1, 1]), ["uniform", "copy"] * 3, 5.0)
+    trapped, notes = trapped_chains(terms, np.array([0, 0, 0, 1, 1, 1]), ["uniform", "copy"] * 3, 5.0)
     assert trapped.tolist() == [False, False, True, False, False, False]
     assert len(notes) == 1 and notes[0].startswith("chain 2 (uniform start) trapped")
-    assert not _trapped_chains(terms[2:3], np.array([0]), ["copy"], 5.0)[0].any()
+    assert not trapped_chains(terms[2:3], np.array([0]), ["copy"], 5.0)[0].any()
 
 
 @pytest.fixture(scope="module")

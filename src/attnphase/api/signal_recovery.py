@@ -48,14 +48,16 @@ from attnphase.models.signal_recovery.parameters import (
     SolveSettings,
     make_parameters,
 )
-from attnphase.models.signal_recovery.population import (
+from attnphase.models.signal_recovery.closed_form import (
     LARGE_L_EXPANSION_LIMIT,
     LARGE_L_OUTPUTS,
+    large_L,
+    large_L_accuracy,
+)
+from attnphase.models.signal_recovery.population import (
     REDUCTIONS,
     curve,
     finite_reduction,
-    large_L,
-    large_L_accuracy,
     reduction_samples,
     solve,
 )

@@ -3,6 +3,7 @@
 * `symbolic` — the symbolic source: the exact scalar reduction, the large-L limits, the drift;
 * `derivation` — its rendering, derivations/signal_recovery.md;
 * `parameters` — `Parameters` (the model) and the settings of `solve` and `simulate`, ranges declared once;
+* `closed_form` — the large-L closed form, its accuracy and its overflow: `large_L`, `large_L_accuracy`;
 * `population` — J(ρ), J′, the drift and the noise-token mass: `curve`, `solve`, `finite_reduction`;
 * `dynamics` — the limiting ODE: fixed points, trajectories, the retraction-corrected ODE, schedules;
 * `network` — the planted tokens in torch, the pooling gradient and its dense / projected samplers;
@@ -13,4 +14,5 @@
 Importing the package imports none of them; `attnphase.api.signal_recovery` gathers the public names.
 """
 
-__all__ = ["symbolic", "derivation", "parameters", "population", "dynamics", "network", "simulate", "results", "plots"]
+__all__ = ["symbolic", "derivation", "parameters", "closed_form", "population", "dynamics", "network", "simulate",
+           "results", "plots"]

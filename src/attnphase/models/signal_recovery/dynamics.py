@@ -17,7 +17,8 @@ import numpy as np
 
 from attnphase.errors import ParameterError
 from attnphase.models.signal_recovery.parameters import MAX_STEPS, Parameters, as_parameters
-from attnphase.models.signal_recovery.population import finite_reduction, large_L, large_L_overflow
+from attnphase.models.signal_recovery.closed_form import large_L, large_L_overflow
+from attnphase.models.signal_recovery.population import finite_reduction
 from attnphase.models.signal_recovery.results import (
     FixedPointsResult, PredictedTrajectories, ScheduleChoice, SimulationResult, TangentNoise,
 )

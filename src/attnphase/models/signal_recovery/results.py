@@ -18,7 +18,7 @@ class SolveResult(Result):
     """J, J′, the drift (1 − ρ²)J′ and the noise-token attention mass at one ρ.
 
     method "finite-L": errors are Monte Carlo standard errors of the exact reduction. method "large-L": errors bound
-    the closed form's O(1/L) truncation (`population.large_L_accuracy`) where its expansion holds (status converged),
+    the closed form's O(1/L) truncation (`closed_form.large_L_accuracy`) where its expansion holds (status converged),
     None where it does not (status limited; the message gives the size of the left-out terms)."""
 
     J: float

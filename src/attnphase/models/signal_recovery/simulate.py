@@ -21,7 +21,8 @@ from attnphase.models.signal_recovery.parameters import (
     MAX_PROJECTED_NUMBERS, MAX_SIMULATION_NUMBERS, MAX_STEPS, MAX_TOKEN_SHIFT, Parameters, SimulationSettings,
     make_parameters,
 )
-from attnphase.models.signal_recovery.population import finite_reduction, large_L_accuracy, large_L
+from attnphase.models.signal_recovery.closed_form import large_L, large_L_accuracy
+from attnphase.models.signal_recovery.population import finite_reduction
 from attnphase.models.signal_recovery.results import SimulationResult, TangentNoise
 from attnphase.params import check_bool, check_int, check_real
 from attnphase.results import Status

@@ -1,0 +1,115 @@
+"""The statistics of a copy-heads simulation's draws: per quantity the mean over training sets and its error
+(Monte Carlo error of each set's chains, or Adam runs' spread and unsettled change), the chains' diagnostics
+(split R-hat, effective sample size), chains trapped far above the others, and the comparison with the theory."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from attnphase.models.copy_heads.simulation_results import ChainDiagnostics
+from attnphase.results import Status
+from attnphase.validate.compare import Comparison
+
+__all__ = ["CONSTANT_SPREAD", "draw_statistics", "trapped_chains", "comparison_with_theory"]
+
+# A quantity whose draws spread less than this (relative) is constant by construction up to rounding (softmax rows
+# sum to one, so the uniform strength is 1): R-hat and ESS of its rounding noise would mean nothing.
+CONSTANT_SPREAD = 1e-5
+
+
+def draw_statistics(draws: np.ndarray, groups: np.ndarray, name: str, algorithm: str, *, rhat_max: float = 1.05,
+                     ess_min: float = 100.0, half: np.ndarray | None = None):
+    """(mean, sd, sem, n, dof, diagnostics, change) of one quantity: draws (runs, samples) of the selected runs, groups
+    their training set. MALA: per training set the mean and its Monte Carlo standard error (ESS over its chains),
+    diagnostics with status poor_mixing when the largest split R-hat exceeds rhat_max or the summed ESS of the mean is
+    below ess_min; Adam: per set the mean of its kept runs, with their spread, and `change` the largest change of a run
+    over the second half of its steps (`half`: the values it had then), added to the error in quadrature (change None
+    for MALA). One set: that set's numbers (dof None: normal band); several: the mean of the sets' means and their
+    standard error, at least the sets' own errors combined (dof = sets − 1: Student-t band)."""
+    from attnphase.numeric.mcmc import summarize_chains
+
+    sets = np.unique(groups)
+    means, errors, summaries = [], [], []
+    for d in sets:
+        block = draws[groups == d]
+        means.append(float(block.mean()))
+        if algorithm == "adam":
+            values = block.reshape(-1)
+            errors.append(float(values.std(ddof=1) / math.sqrt(len(values))) if len(values) > 1 else 0.0)
+        elif np.ptp(block) <= CONSTANT_SPREAD * max(1.0, float(np.abs(block).max())) or block.shape[1] < 4:
+            errors.append(0.0)
+        else:
+            summary = summarize_chains(block)
+            summaries.append(summary)
+            errors.append(summary.mcse_mean)
+    values = draws.reshape(-1)
+    sd = float(values.std(ddof=1)) if values.size > 1 else 0.0
+    diagnostics = None
+    if summaries:
+        rhat, ess_mean = max(sm.rhat for sm in summaries), sum(sm.ess_mean for sm in summaries)
+        problems = []
+        if not rhat <= rhat_max:
+            problems.append(f"R-hat {rhat:.3f} > {rhat_max:g}")
+        if not ess_mean >= ess_min:
+            problems.append(f"ESS {ess_mean:.0f} < {ess_min:g}")
+        diagnostics = ChainDiagnostics(name, rhat, sum(sm.ess_bulk for sm in summaries),
+                                       sum(sm.ess_tail for sm in summaries),
+                                       math.sqrt(sum(e * e for e in errors)) / len(sets), draws.shape[0], draws.shape[1],
+                                       Status.POOR_MIXING if problems else Status.CONVERGED,
+                                       f"{name}: {', '.join(problems)}" if problems else "", ess_mean)
+    elif algorithm == "mala":
+        diagnostics = ChainDiagnostics(name, math.nan, math.nan, math.nan, 0.0, draws.shape[0], draws.shape[1],
+                                       Status.CONVERGED, "constant: no diagnostics", math.nan)
+    change = None
+    if algorithm == "adam" and half is not None:
+        change = float(np.max(np.abs(draws.reshape(-1) - half.reshape(-1))))
+    if len(sets) == 1:
+        mean, sem, dof = means[0], errors[0], None
+    else:  # the sets' spread, but never below their own errors combined (two means can agree by chance)
+        spread = float(np.std(means, ddof=1) / math.sqrt(len(sets)))
+        own = math.sqrt(sum(e * e for e in errors)) / len(sets)
+        mean, sem, dof = float(np.mean(means)), max(spread, own), len(sets) - 1
+    if change is not None:
+        sem = math.hypot(sem, change)
+    return mean, sd, sem, values.size, dof, diagnostics, change
+
+
+def trapped_chains(data_term: np.ndarray, groups: np.ndarray, starts, trap_sds: float):
+    """(trapped, notes): per run, whether its mean data term lies more than trap_sds pooled within-chain standard
+    deviations above the lowest chain's mean on its training set (never the lowest chain itself); a note per trapped
+    chain. In equilibrium the chains' mean data terms differ by a small fraction of that spread (≤ 0.2 of it at linear
+    L = 8, P = 1000), and a chain stuck in the trap of that point sits 11–13 spreads (77–88 nats) above."""
+    trapped, notes = np.zeros(len(data_term), bool), []
+    for d in np.unique(groups):
+        runs = np.nonzero(groups == d)[0]
+        if len(runs) < 2 or data_term.shape[1] < 2:
+            continue
+        block = data_term[runs]
+        means, spread = block.mean(axis=1), math.sqrt(float(np.mean(block.var(axis=1, ddof=1))))
+        lowest = int(np.argmin(means))
+        for i, k in enumerate(runs):
+            gap = float(means[i] - means[lowest])
+            if spread > 0 and gap > trap_sds * spread:
+                trapped[k] = True
+                notes.append(f"chain {k} ({starts[k]} start) trapped: its data term lies {gap:.3g} nats above chain "
+                             f"{runs[lowest]}'s, {gap / spread:.3g} times the within-chain spread {spread:.3g}")
+    return trapped, notes
+
+
+def comparison_with_theory(name: str, theory: float, theory_error: float, statistics) -> Comparison:
+    """`validate.compare.Comparison` of a theory value with (mean, sd, sem, n, dof) of `draw_statistics`: agreement
+    within 3σ of a normal band, or the same two-sided level (99.73%) of Student's t with dof degrees of freedom; no
+    verdict (agrees None) from two training sets, whose one-degree band (±236σ) would call almost anything agreement
+    (z = 141 did)."""
+    from scipy.stats import t as student
+
+    mean, sd, sem, n, dof = statistics[:5]
+    n_sigma = 3.0 if dof is None else float(student.ppf(1 - 0.0027 / 2, dof))
+    scale = math.hypot(sem, theory_error)
+    z = (mean - theory) / scale if scale > 0 else None
+    agrees = (abs(z) <= n_sigma) if z is not None else (mean == theory)
+    if dof == 1:
+        agrees = None
+    return Comparison(name, float(theory), float(theory_error), mean, sd, sem, int(n), z, agrees, n_sigma)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import mpmath
 
@@ -122,7 +123,13 @@ class CopyHeadsInstance(InstanceParameters):
         l = 2..L (causal mask, D = L(L−1)/2 − 1), or G = κ(A + b11ᵀ) with every target row of length L
         (`row_sums="per-row"`: H = T/L, w_b = 1/(TL + σ²/s₁), D = T(L − 1) − 1 zero-row-sum directions less the
         shared copy direction); w_b = 1/(Σ_rows l + σ²/s₁), 0 without bias."""
-        return _in_arithmetic(self._row_resolved_values, exact)
+        if exact:  # asked at every mpmath evaluation of the causal kernels: computed once (H by digamma at 400 places)
+            return dict(self._exact_row_resolved_values)
+        return _in_arithmetic(self._row_resolved_values, False)
+
+    @cached_property
+    def _exact_row_resolved_values(self) -> dict:
+        return _in_arithmetic(self._row_resolved_values, True)
 
     def _row_resolved_values(self, size) -> dict:
         conv, L, T_, V = self.convention, size(self.L), size(self.T), size(self.V)

@@ -27,8 +27,7 @@ def test_healthy_chains_are_converged_with_the_rule_they_meet():
     r = api.simulate("softmax", 4, 4, 200.0, seed=0, device="cpu")
     assert r.status == Status.CONVERGED, r.message
     copy = next(d for d in r.diagnostics if d.name == "c_copy")
-    assert copy.rhat == pytest.approx(1.018, abs=0.005) and copy.rhat <= 1.05
-    assert copy.ess_mean == pytest.approx(164, rel=0.05) and copy.ess_mean >= 100
+    assert copy.rhat <= 1.05 and copy.ess_mean >= 100  # the rule the status names
     reference = 0.6401  # ± 0.0008, 16 chains × 24000 steps on the same training set
     c = r.comparison("c_copy")
     assert abs(c.mean - reference) <= 3 * math.hypot(c.sem, 0.0008)

@@ -23,7 +23,8 @@ from attnphase.validate.sphere_sga import initial_queries
 
 RNG = np.random.default_rng(20240611)
 POINTS = [
-    {model.beta: b, model.sigma: s, model.theta_d: t, model.pi_inf: p, model.d: dd, model.L: ll, model.rho: r}
+    {model.beta: b, model.sigma: s, model.theta_d: t, model.pi_inf: p, model.pi_noise: 1 - p, model.d: dd, model.L: ll,
+     model.rho: r}
     for b, s, t, p, dd, ll, r in zip(
         RNG.uniform(0.3, 2, 6), RNG.uniform(0.5, 1.5, 6), RNG.uniform(0, 3, 6), RNG.uniform(0.02, 0.9, 6),
         RNG.integers(2, 2000, 6), RNG.integers(100, 20000, 6), RNG.uniform(-1, 1, 6),
@@ -82,7 +83,7 @@ def test_sign_symmetry_and_preferred_sign():
 def test_generated_kernel_matches_sympy_evaluation():
     p = api.make_parameters(700, 5000, 300, 0.3, "sqrt-d", sigma=0.9, score_scale=1.1, sign_model="C")
     point = {model.beta: 1.1, model.sigma: 0.9, model.theta_d: p.theta_d, model.pi_inf: 300 / 5000,
-             model.d: 700, model.L: 5000, model.rho: 0.37}
+             model.pi_noise: 4700 / 5000, model.d: 700, model.L: 5000, model.rho: 0.37}
     values = api.large_L(p, 0.37)
     for v, expr in zip(values, model.large_L_expressions("C")):
         assert v == pytest.approx(float(expr.subs(point)), rel=1e-11)

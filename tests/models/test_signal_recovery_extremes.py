@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 
+import mpmath
 import numpy as np
 import pytest
 from click.testing import CliRunner
@@ -219,9 +220,9 @@ def test_a_simulation_gives_no_prediction_where_the_exact_drift_is_withheld():
 
 
 def test_an_overflow_of_the_product_alone_is_named_as_such():
-    """θ = 150, σ = 14, ρ = 1, β = 1: e^{4βθ_dρ} = e^{600} and e^{3β²σ²} = e^{588} are each in float range, their
-    product is not (the message had blamed e^{βθ_dρ})."""
-    r = api.solve(16, 64, 16, 150.0, 1.0, sigma=14.0, reduction="large-L")
+    """θ = 150, σ = 24, ρ = 1, β = 1: the form is finite in float64 without the signal shift (β²σ² = 576) and without
+    the noise's tilt (βθ_dρ = 150), not with both (the message had blamed e^{βθ_dρ})."""
+    r = api.solve(16, 64, 16, 150.0, 1.0, sigma=24.0, reduction="large-L")
     assert r.status == "failed"
     assert "overflow of the product of e^{β²σ²} and e^{βθ_dρ}, neither alone" in r.message, r.message
 
@@ -232,3 +233,64 @@ def test_the_drift_at_the_poles_is_zero_also_where_the_derivative_is_withheld():
     assert c.status == "limited" and np.all(np.isnan(c.dJ))
     assert list(c.drift[[0, 2]]) == [0.0, 0.0] and list(c.drift_error[[0, 2]]) == [0.0, 0.0]
     assert math.isnan(c.drift[1])
+
+
+def test_the_float64_closed_form_without_noise_tokens_is_its_exact_form():
+    """R = L, model A: every token is shifted by θ_dρ, so J = (θ_dρ + βσ²)² + θ_d²(1 − ρ²) + σ²(d − 1)e^{β²σ²}/L and
+    J′ = 2βσ²θ_d exactly. The generated float64 kernel (what the ODEs integrate) had the mixture moment
+    π e^{βθ_dρ} + (1 − π) as π e^{βθ_dρ} − π + 1, which cancelled to rounding where π = 1: J = 76.0, J′ = 720 at
+    ρ = −0.9 for 399.73 and 0.3. Tolerance: a thousand roundings of terms of size J·(1 + βθ_d)."""
+    d, L, theta, sigma, beta = 16, 4096, 20.0, 0.05, 3.0
+    values = api.large_L(api.make_parameters(d, L, L, theta, sigma=sigma, score_scale=beta), np.linspace(-1, 1, 41))
+    rho = np.linspace(-1, 1, 41)
+    noise_term = sigma**2 * (d - 1) * math.exp((beta * sigma) ** 2) / L
+    J = (theta * rho + beta * sigma**2) ** 2 + theta**2 * (1 - rho**2) + noise_term
+    rounding = 1000 * np.finfo(float).eps * J * (1 + beta * theta)
+    assert np.all(np.abs(values[:, 0] - J) <= rounding)
+    assert np.all(np.abs(values[:, 1] - 2 * beta * sigma**2 * theta) <= rounding)
+
+
+def test_sign_model_B_without_noise_tokens_has_no_isolated_fixed_points():
+    """R = L, model B: the scores share the shift θ_dρs, which the softmax does not see, and the sequence's sign
+    averages the cross term out, so J does not depend on ρ (checked on the exact reduction at two alignments, where
+    model A's J differs by 2βσ²θ_d·1.2 = 2.4). The float64 drift was then its rounding, whose sign changes were
+    reported as dozens of fixed points; now the status is failed with the reason, and a sweep point says why."""
+    fp = api.fixed_points(api.make_parameters(252, 4096, 4096, 13.1, sigma=0.65, score_scale=1.692, sign_model="B"))
+    assert fp.status == "failed" and "J does not depend on rho" in fp.message, fp
+    low, high = (api.solve(16, 64, 64, 1.0, r, sign_model="B", reduction="finite") for r in (-0.5, 0.7))
+    assert abs(low.J - high.J) <= 4 * math.hypot(low.J_error, high.J_error) < 0.1, (low.J, high.J)
+    with pytest.raises(RuntimeError, match="fixed points, which this point reports, are not defined: sign model B"):
+        api.sweep_point(16, 64, 64, 1.0, sign_model="B", trials=2, max_steps=200)
+
+
+def test_fixed_points_where_the_float64_drift_is_rounding():
+    """L = 10⁶, R = 1, β²σ² = 38.6: J carries e^{β²σ²} ≈ 6e16 while the drift near ρ = 1 is of order 1e3, below the
+    float64 drift's rounding, whose sign changes gave spurious fixed points and called ρ = 1 unstable (slope +5.5e5).
+    Against the spec's large-L form of model A typed in here and differentiated in mpmath at 60 digits: the same
+    sign changes of the drift on the same grid, and the slopes at them."""
+    d, L, R, theta, sigma, beta, n_grid = 299, 10**6, 1, 28.721, 2.577, 2.411, 201
+    with mpmath.workdps(60):
+        b, s, t, pi = (mpmath.mpf(x) for x in (beta, sigma, theta, R / L))
+
+        def J(r):
+            weight = pi * mpmath.exp(b * t * r)
+            w = weight / (weight + 1 - pi)
+            V = mpmath.exp((b * s) ** 2) * (pi * mpmath.exp(2 * b * t * r) + 1 - pi) / (weight + 1 - pi) ** 2
+            return b**2 * s**4 + 2 * b * s**2 * t * r * w + t**2 * w**2 + s**2 * (d - 1) * V / L
+
+        def drift(r):
+            return (1 - r * r) * mpmath.diff(J, r)
+
+        grid = np.linspace(-1, 1, n_grid)
+        values = [drift(mpmath.mpf(x)) for x in grid]
+        brackets = [(grid[i], grid[i + 1]) for i in range(n_grid - 1)
+                    if values[i] != 0 and values[i + 1] != 0 and (values[i] > 0) != (values[i + 1] > 0)]
+        zeros = [x for x, v in zip(grid, values) if v == 0]
+        fp = api.fixed_points(api.make_parameters(d, L, R, theta, sigma=sigma, score_scale=beta), n_grid=n_grid)
+        assert fp.success, fp.message
+        assert len(fp.rho) == len(brackets) + len(zeros) == 3
+        for rho, slope in zip(fp.rho, fp.slope):
+            assert rho in zeros or any(lo <= rho <= hi for lo, hi in brackets), rho
+            reference = mpmath.diff(drift, mpmath.mpf(rho))
+            assert abs(slope - reference) <= 1e-9 * abs(reference), (rho, slope, reference)
+    assert fp.stable == [True, False, True]

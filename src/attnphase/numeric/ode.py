@@ -199,7 +199,8 @@ def fixed_points_1d(drift, lo: float, hi: float, derivative=None, n_grid: int = 
             roots.append((grid[i], 0.0))
         elif i + 1 < n_grid and values[i + 1] != 0.0 and np.isfinite(values[i]) and np.isfinite(values[i + 1]) \
                 and (values[i] > 0) != (values[i + 1] > 0):
-            x = optimize.brentq(v, grid[i], grid[i + 1], xtol=1e-300, rtol=4 * np.finfo(float).eps)
+            # A root at 0 is bisected towards the 1e-300 tolerance: about 1000 halvings (brentq's default is 100).
+            x = optimize.brentq(v, grid[i], grid[i + 1], xtol=1e-300, rtol=4 * np.finfo(float).eps, maxiter=2000)
             roots.append((x, 4 * np.finfo(float).eps * max(abs(x), 1e-300)))
     out = []
     for x, err in roots:

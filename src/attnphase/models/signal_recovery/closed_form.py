@@ -2,8 +2,8 @@
 L → ∞ at fixed R/L (keeping the σ²(d−1)/L term), all generated from `symbolic`.
 
 * `large_L`: the generated float64 kernel (what the ODEs integrate);
-* `large_L_precise`: the same in mpmath, to an agreement of PRECISE_AGREEMENT (what `population.curve` reports:
-  the form cancels about e^{βθ_d|ρ|} of its size where R = L and ρ < 0);
+* `large_L_precise`: the same in mpmath, to an agreement of PRECISE_AGREEMENT (what `population.curve` reports, and
+  where `dynamics.fixed_points` looks for zeros: the float64 J′ is a difference of terms of size J·(βθ_d + β²σ²));
 * `large_L_accuracy`: how far it is from the exact finite-(d, L, R) values, the O(1/L) terms it leaves out from the
   second-order delta method in the token averages it is built on, and an error bound where that expansion holds;
 * `large_L_overflow`: which exponential overflows float64, in words.
@@ -40,6 +40,12 @@ def checked_rhos(rhos) -> np.ndarray:
     return np.atleast_1d(np.asarray([check_real("rho", r, -1.0, 1.0) for r in np.atleast_1d(rhos)], dtype=float))
 
 
+def _kernel_arguments(params: Parameters) -> dict:
+    """The model's arguments of every generated large-L kernel (`symbolic.KERNEL_ARGS` but ρ), by name."""
+    return dict(beta=params.score_scale, sigma=params.sigma, theta_d=params.theta_d,
+                pi_I=params.informative_fraction, pi_N=params.noise_fraction, d=float(params.d), L=float(params.L))
+
+
 def large_L(params: Parameters, rho) -> np.ndarray:
     """The generated large-L kernel at ρ (an array): shape (..., 5), the columns `LARGE_L_OUTPUTS`
     (J, J′, drift, drift′, nuisance mass). For labelled values use `curve`."""
@@ -51,15 +57,12 @@ def large_L(params: Parameters, rho) -> np.ndarray:
     if not np.all(np.abs(rho_array) <= 1.0):  # NaN fails the comparison too
         raise ParameterError("rho", rho, "real numbers in [-1, 1]")
     kernel = symbolic.large_L_kernel(params.sign_model)
-    return np.asarray(kernel.call(
-        rho=rho_array, beta=params.score_scale, sigma=params.sigma, theta_d=params.theta_d,
-        pi_I=params.informative_fraction, d=float(params.d), L=float(params.L),
-    ), dtype=float)
+    return np.asarray(kernel.call(rho=rho_array, **_kernel_arguments(params)), dtype=float)
 
 
 #: Agreement of two mpmath evaluations of the large-L form (at d and 2d decimal places, from d = 30) that `curve`
-#: reports: the generated form cancels about e^{βθ_d|ρ|} of its own size where R = L and ρ < 0, and float64 gave
-#: J = 76.0 (J′ = 720) for 399.73 (0.300) at d = 16, L = R = 4096, θ = 20, σ = 0.05, β = 3, ρ = −0.9.
+#: reports: in float64 the derivatives are differences of terms of size J·(βθ_d + β²σ²), about 1e-11 of J′ at d = 16,
+#: L = R = 4096, θ = 20, σ = 0.05, β = 3, and all of it where e^{β²σ²} is large (`dynamics.fixed_points`).
 PRECISE_AGREEMENT = 1e-15
 _PRECISE_MAX_DPS = 960
 
@@ -70,8 +73,7 @@ def large_L_precise(params: Parameters, rhos) -> np.ndarray:
     params = as_parameters(params)
     rhos = checked_rhos(rhos)
     kernel = symbolic.large_L_kernel(params.sign_model, backend="mpmath")
-    fixed = dict(beta=params.score_scale, sigma=params.sigma, theta_d=params.theta_d,
-                 pi_I=params.informative_fraction, d=float(params.d), L=float(params.L))
+    fixed = _kernel_arguments(params)
     out = np.empty((rhos.size, len(LARGE_L_OUTPUTS)))
     for i, r in enumerate(rhos):
         dps, previous = 30, None
@@ -94,9 +96,7 @@ def _accuracy_terms(params: Parameters, rho: np.ndarray) -> np.ndarray:
     def at(sign_model, r):
         kernel = symbolic.large_L_accuracy_kernel(sign_model)
         with np.errstate(all="ignore"):
-            return np.asarray(kernel.call(
-                rho=r, beta=params.score_scale, sigma=params.sigma, theta_d=params.theta_d,
-                pi_I=params.informative_fraction, d=float(params.d), L=float(params.L)), dtype=float).reshape(-1, 7)
+            return np.asarray(kernel.call(rho=r, **_kernel_arguments(params)), dtype=float).reshape(-1, 7)
 
     if params.sign_model != "B":
         return at(params.sign_model, rho)

@@ -22,9 +22,9 @@ def _sign_model(doc: MarkdownDocument, model: str, moments) -> tuple:
     e0, e1, e2 = moments
     shift = s.theta_d * s.rho
     if model == "A":  # informative tokens (probability π) shifted by θ_d ρ, noise tokens not shifted
-        mixture = [(s.pi_inf, shift, 1), (1 - s.pi_inf, 0, 0)]
+        mixture = [(s.pi_inf, shift, 1), (s.pi_noise, 0, 0)]
     else:  # informative tokens with a random sign each: half shifted by +θ_d ρ, half by −θ_d ρ
-        mixture = [(s.pi_inf / 2, shift, 1), (s.pi_inf / 2, -shift, -1), (1 - s.pi_inf, 0, 0)]
+        mixture = [(s.pi_inf / 2, shift, 1), (s.pi_inf / 2, -shift, -1), (s.pi_noise, 0, 0)]
     tag = "^{(%s)}" % model
     template_tag = tag.replace("{", "{{").replace("}", "}}")  # in a function's template, braces are doubled
     M0 = doc.define(f"M_0_{model}", [p * e0(mu) for p, mu, _ in mixture], latex="M_0" + tag)
@@ -37,7 +37,7 @@ def _sign_model(doc: MarkdownDocument, model: str, moments) -> tuple:
     LS3 = doc.define(f"LS_3_{model}", N2 / M0**2, latex="L S_3" + tag, reference=limits.L_S3)
     J = doc.define(f"J_{model}", [S1**2, s.theta_d**2 * (1 - s.rho**2) * S2**2, s.sigma**2 * (s.d - 1) * LS3 / s.L],
                    parameters=(s.rho,), latex=r"J_\infty" + template_tag + "({0})", reference=s.large_L_objective(model))
-    noise = doc.define(f"m_noise_{model}", (1 - s.pi_inf) * e0(0) / M0, parameters=(s.rho,),
+    noise = doc.define(f"m_noise_{model}", s.pi_noise * e0(0) / M0, parameters=(s.rho,),
                        latex=r"m_{{\rm noise}}" + template_tag + "({0})", reference=s.nuisance_mass(model))
     return J, noise
 
@@ -81,7 +81,9 @@ def derivation_document() -> MarkdownDocument:
     doc.paragraph("($e_0 = \\mathbb{E}\\, e^{\\beta y}$, $e_1 = \\mathbb{E}\\, y e^{\\beta y}$, "
                   "$e_2 = \\mathbb{E}\\, e^{2 \\beta y}$.) At large $L$ ($R/L \\to \\pi$) each statistic tends to a ratio "
                   "of mixture moments over the token types, with $O(1/L)$ fluctuations: $S_1 \\to M_1/M_0$, "
-                  "$S_2 \\to$ the signed informative mass, $L S_3 \\to N_2/M_0^2$.")
+                  "$S_2 \\to$ the signed informative mass, $L S_3 \\to N_2/M_0^2$. The fractions of informative "
+                  "and noise tokens are $\\pi = R/L$ and $\\pi_N = (L - R)/L = 1 - \\pi$; the kernels take $\\pi_N$ as "
+                  "an argument of its own, so that no mixture moment is evaluated as a difference.")
 
     objectives, noise_masses = {}, {}
     for model in ("A", "C"):

@@ -17,7 +17,7 @@ import numpy as np
 
 from attnphase.errors import ParameterError
 from attnphase.models.signal_recovery.parameters import MAX_STEPS, Parameters, as_parameters
-from attnphase.models.signal_recovery.closed_form import large_L, large_L_overflow
+from attnphase.models.signal_recovery.closed_form import large_L, large_L_overflow, large_L_precise
 from attnphase.models.signal_recovery.population import finite_reduction
 from attnphase.models.signal_recovery.results import (
     FixedPointsResult, PredictedTrajectories, ScheduleChoice, SimulationResult, TangentNoise,
@@ -56,22 +56,33 @@ def large_L_drift(params: Parameters):
 
 
 def fixed_points(params: Parameters, *, n_grid: int = 2001) -> FixedPointsResult:
-    """Zeros of the large-L drift on [−1, 1] (ρ = ±1 included) with stability from the drift's slope."""
+    """Zeros of the large-L drift on [−1, 1] (ρ = ±1 included) with stability from the drift's slope.
+
+    The drift and its slope are evaluated in mpmath (`large_L_precise`, about 1 s for the 2001 points): in float64
+    J′ is a difference of terms of the size of J times βθ_d + β²σ², and where J′ is much smaller than that (e^{β²σ²}
+    large, or all the attention on one kind of token) its rounding changed sign from point to point. At d = 250,
+    L = R = 4096, model B, θ = 13, σ = 0.65, β = 1.7 that gave dozens of fixed points, and at model A, L = 4096,
+    R = 585, θ = 14, σ = 2.8, β = 3.8 slopes of +3e5 where the drift's is −3e39."""
     params = as_parameters(params)
     n_grid = check_int("n_grid", n_grid, 3, 10**7)
     if params.theta_d == 0.0:
         return FixedPointsResult([], [], [], Status.FAILED,
                                  "theta_d = 0: the drift vanishes identically, every rho is a fixed point")
+    if params.sign_model == "B" and params.R == params.L:
+        # Every token carries the signal with the sequence's sign: the scores share the shift θ_d ρ s, which the
+        # softmax does not see, and the sign averages the cross term out, so J is the same at every ρ (any L).
+        return FixedPointsResult([], [], [], Status.FAILED,
+                                 "sign model B with R = L: J does not depend on rho, the drift vanishes identically, "
+                                 "every rho is a fixed point")
 
     def drift(r):
-        return large_L(params, r)[..., 2]
+        values = large_L_precise(params, r)[:, 2]
+        return values if np.ndim(r) else float(values[0])
 
     def slope(r):
-        return float(large_L(params, r)[..., 3])
+        return float(large_L_precise(params, [r])[0, 3])
 
-    with np.errstate(all="ignore"):
-        finite_drift = np.all(np.isfinite(large_L(params, np.linspace(-1.0, 1.0, 101))[..., 2:4]))
-    if not finite_drift:
+    if not np.all(np.isfinite(large_L_precise(params, np.linspace(-1.0, 1.0, 101))[:, 2:4])):
         return FixedPointsResult([], [], [], Status.FAILED, f"non-finite large-L drift on [-1, 1] "
                                  f"({large_L_overflow(params, [1.0])}): fixed points not computed")
     points = fixed_points_1d(drift, -1.0, 1.0, derivative=slope, n_grid=n_grid)
@@ -88,8 +99,7 @@ def ode_limit_point(params: Parameters, points: FixedPointsResult, rho0: float) 
     params, rho0 = as_parameters(params), _check_rho(rho0)
     if not (isinstance(points, FixedPointsResult) and points.success and len(points.rho)):
         raise ParameterError("points", points, "the FixedPointsResult of fixed_points(params), with status converged")
-    with np.errstate(all="ignore"):
-        direction = float(large_L(params, rho0)[..., 2])
+    direction = float(large_L_precise(params, [rho0])[0, 2])  # its sign, as fixed_points saw it
     if not math.isfinite(direction):
         raise ParameterError("params", params, f"parameters whose large-L drift is finite at rho0 = {rho0:g} (it "
                                                "overflows here)")

@@ -91,6 +91,11 @@ class Parameters(ParameterSet):
     def informative_fraction(self) -> float:
         return self.R / self.L
 
+    @property
+    def noise_fraction(self) -> float:
+        """(L − R)/L, from the integers (not 1 − R/L, which is rounding where R is close to L)."""
+        return (self.L - self.R) / self.L
+
 
 @dataclass(frozen=True)
 class SolveSettings(ParameterSet):

@@ -272,6 +272,8 @@ def sweep_point(
     t_final = float(run.times[-1])
     ode_final = np.array([ode_trajectory(params, r0, [0.0, t_final]).x[-1] for r0 in run.rho[0]])
     fps = fixed_points(params)
+    if not fps.success:  # a sweep records the point as failed, with this reason, and goes on
+        raise RuntimeError(f"the limiting ODE's fixed points, which this point reports, are not defined: {fps.message}")
     ode_limit = np.array([ode_limit_point(params, fps, r0) for r0 in run.rho[0]])
     return {
         "theta_d": params.theta_d,

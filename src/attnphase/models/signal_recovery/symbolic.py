@@ -39,7 +39,8 @@ import sympy as sp
 from attnphase.derive.symbols import Domain, order_parameter, parameter
 
 __all__ = [
-    "NAME", "TITLE", "rho", "beta", "sigma", "theta", "theta_d", "pi_inf", "d", "L", "S1", "S2", "S3", "shift",
+    "NAME", "TITLE", "rho", "beta", "sigma", "theta", "theta_d", "pi_inf", "pi_noise", "d", "L", "S1", "S2", "S3",
+    "shift",
     "THETA_D", "KERNEL_ARGS", "LARGE_L_OUTPUTS", "reduction_integrand", "gaussian_mgf", "tilted_moment", "TokenType",
     "token_types", "LargeLLimits", "large_L_limits", "large_L_objective", "nuisance_mass", "objective_slope", "drift",
     "drift_slope", "large_L_expressions", "large_L_kernel", "reduction_gradient", "reduction_kernel",
@@ -58,6 +59,12 @@ theta = parameter("theta", Domain.nonnegative(), latex=r"\theta", description="s
 theta_d = parameter("theta_d", Domain.nonnegative(), latex=r"\theta_d", description="signal strength on a token")
 pi_inf = parameter("pi_I", Domain.interval(0, 1, low_open=True), latex=r"\pi",
                    description="fraction R/L of informative tokens")
+# The noise fraction is a symbol of its own, not 1 − π: a mixture moment π e^{βθ_dρ} + (1 − π) written with 1 − π is
+# simplified to π e^{βθ_dρ} − π + 1, which cancels to nothing in float64 where π = 1 and e^{βθ_dρ} is small
+# (J = 76.0 for 399.73 at L = R, θ_d = 20, β = 3, ρ = −0.9). With two symbols every moment stays a sum of
+# positive terms.
+pi_noise = parameter("pi_N", Domain.interval(0, 1, high_open=True), latex=r"\pi_N",
+                     description="fraction (L − R)/L of noise tokens, 1 − π")
 d = parameter("d", Domain.interval(2, float("inf")), latex="d", description="dimension")
 L = parameter("L", Domain.interval(2, float("inf")), latex="L", description="number of tokens (all of them; a softmax needs two)")
 # Per-sequence statistics of the softmax weights (exact reduction).
@@ -103,7 +110,7 @@ class TokenType:
 
 def token_types(sign_model: str) -> tuple[TokenType, ...]:
     """Token mixture seen by the scores ⟨q, x_i⟩ for sign models A and C (B is a mixture of A)."""
-    noise = TokenType(1 - pi_inf, sp.Integer(0), 0)
+    noise = TokenType(pi_noise, sp.Integer(0), 0)
     if sign_model == "A":
         return (TokenType(pi_inf, theta_d * rho, +1), noise)
     if sign_model == "C":
@@ -119,12 +126,12 @@ class LargeLLimits:
     S1: sp.Expr  # Σ a_i y_i
     S2: sp.Expr  # Σ_I a_i s_i (signed informative mass)
     L_S3: sp.Expr  # L Σ a_i²
-    informative_mass: sp.Expr  # Σ_I a_i
+    noise_mass: sp.Expr  # Σ over the noise tokens of a_i
 
 
 @lru_cache(maxsize=None)
 def large_L_limits(sign_model: str) -> LargeLLimits:
-    """Limits of S₁, S₂, L·S₃ and the informative mass from the tilted moments of the token mixture."""
+    """Limits of S₁, S₂, L·S₃ and the noise mass from the tilted moments of the token mixture."""
     types = token_types(sign_model)
 
     def moment(power: int, scale: sp.Expr) -> sp.Expr:
@@ -134,12 +141,12 @@ def large_L_limits(sign_model: str) -> LargeLLimits:
     M1 = moment(1, beta)
     informative = [c for c in types if c.sign != 0]
     signed = sum(c.probability * c.sign * tilted_moment(c.shift, 0, beta) for c in informative)
-    unsigned = sum(c.probability * tilted_moment(c.shift, 0, beta) for c in informative)
+    noise = sum(c.probability * tilted_moment(c.shift, 0, beta) for c in types if c.sign == 0)
     return LargeLLimits(
         S1=sp.simplify(M1 / M0),
         S2=sp.simplify(signed / M0),
         L_S3=sp.simplify(moment(0, 2 * beta) / M0**2),
-        informative_mass=sp.simplify(unsigned / M0),
+        noise_mass=sp.simplify(noise / M0),
     )
 
 
@@ -159,7 +166,7 @@ def nuisance_mass(sign_model: str) -> sp.Expr:
     if sign_model == "B":
         n_A = nuisance_mass("A")
         return (n_A + n_A.subs(rho, -rho)) / 2
-    return sp.simplify(1 - large_L_limits(sign_model).informative_mass)
+    return large_L_limits(sign_model).noise_mass
 
 
 @lru_cache(maxsize=None)
@@ -181,7 +188,7 @@ def drift_slope(sign_model: str) -> sp.Expr:
 
 
 #: Arguments of every generated large-L kernel (callers bind them by name: `Kernel.call(rho=..., ...)`).
-KERNEL_ARGS = (rho, beta, sigma, theta_d, pi_inf, d, L)
+KERNEL_ARGS = (rho, beta, sigma, theta_d, pi_inf, pi_noise, d, L)
 #: Names of the outputs of `large_L_kernel`, in order (the last axis of its value).
 LARGE_L_OUTPUTS = ("J", "dJ", "drift", "drift_slope", "nuisance_mass")
 
@@ -199,7 +206,7 @@ def large_L_expressions(sign_model: str) -> list[sp.Expr]:
 
 @lru_cache(maxsize=None)
 def large_L_kernel(sign_model: str, backend: str = "numpy"):
-    """Generated kernel (rho, beta, sigma, theta_d, pi, d, L) -> (..., 5) = [J, J′, drift, drift′, nuisance]."""
+    """Generated kernel (rho, beta, sigma, theta_d, pi, pi_N, d, L) -> (..., 5) = [J, J′, drift, drift′, nuisance]."""
     from attnphase.derive.codegen import compile_kernel
 
     return compile_kernel(large_L_expressions(sign_model), list(KERNEL_ARGS), backend=backend)
@@ -326,7 +333,7 @@ def large_L_accuracy(sign_model: str) -> list[sp.Expr]:
 
 @lru_cache(maxsize=None)
 def large_L_accuracy_kernel(sign_model: str, backend: str = "numpy"):
-    """Generated kernel (rho, beta, sigma, theta_d, pi, d, L) -> (..., 6): `LARGE_L_ACCURACY_OUTPUTS`."""
+    """Generated kernel (rho, beta, sigma, theta_d, pi, pi_N, d, L) -> (..., 7): `LARGE_L_ACCURACY_OUTPUTS`."""
     from attnphase.derive.codegen import compile_kernel
 
     return compile_kernel(large_L_accuracy(sign_model), list(KERNEL_ARGS), backend=backend)

@@ -60,9 +60,9 @@ def fixed_points(params: Parameters, *, n_grid: int = 2001) -> FixedPointsResult
 
     The drift and its slope are evaluated in mpmath (`large_L_precise`, about 1 s for the 2001 points): in float64
     J′ is a difference of terms of the size of J times βθ_d + β²σ², and where J′ is much smaller than that (e^{β²σ²}
-    large, or all the attention on one kind of token) its rounding changed sign from point to point. At d = 250,
-    L = R = 4096, model B, θ = 13, σ = 0.65, β = 1.7 that gave dozens of fixed points, and at model A, L = 4096,
-    R = 585, θ = 14, σ = 2.8, β = 3.8 slopes of +3e5 where the drift's is −3e39."""
+    large, or all the attention on one kind of token) its rounding changed sign from point to point: at d = 299,
+    L = 10⁶, R = 1, θ = 28.7, σ = 2.58, β = 2.41 (model A) it gave a dozen spurious fixed points and called ρ = 1
+    unstable (slope +5.5e5 for −1839)."""
     params = as_parameters(params)
     n_grid = check_int("n_grid", n_grid, 3, 10**7)
     if params.theta_d == 0.0:
@@ -82,7 +82,13 @@ def fixed_points(params: Parameters, *, n_grid: int = 2001) -> FixedPointsResult
     def slope(r):
         return float(large_L_precise(params, [r])[0, 3])
 
-    if not np.all(np.isfinite(large_L_precise(params, np.linspace(-1.0, 1.0, 101))[:, 2:4])):
+    # The drift in float64 first: where it overflows, mpmath would take minutes over exponentials of up to e^{1e300}.
+    check_grid = np.linspace(-1.0, 1.0, 101)
+    with np.errstate(all="ignore"):
+        finite_drift = np.all(np.isfinite(large_L(params, check_grid)[..., 2]))
+    if finite_drift:  # its slope can be NaN in float64 (a difference of infinities) and finite in mpmath
+        finite_drift = np.all(np.isfinite(large_L_precise(params, check_grid)[:, 2:4]))
+    if not finite_drift:
         return FixedPointsResult([], [], [], Status.FAILED, f"non-finite large-L drift on [-1, 1] "
                                  f"({large_L_overflow(params, [1.0])}): fixed points not computed")
     points = fixed_points_1d(drift, -1.0, 1.0, derivative=slope, n_grid=n_grid)

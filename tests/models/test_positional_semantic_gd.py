@@ -243,3 +243,25 @@ def test_theory_reference_takes_solve_with_its_errors_and_caches_it(tmp_path, mo
     assert first[("semantic", 0.5)]["status"] == "not_found" and math.isnan(first[("semantic", 0.5)]["q"])
     again = reproduce.theory_reference([0.5, 1.0], cache_path=cache)
     assert len(calls) == 2 and again[("positional", 0.5)]["q"] == 0.0511 * 0.5
+
+
+def test_the_training_tail_change_is_that_of_gradient_descent_on_a_quadratic():
+    """f(Q) = c‖Q‖²/2 per trial: GD with rate η multiplies Q by 1 − ηc per step, so over the last tenth of 50 steps
+    (5 steps) f falls by the factor (1 − ηc)^10, in closed form."""
+    import torch
+
+    from attnphase.validate.training import train_full_batch
+
+    c = torch.tensor([0.5, 2.0], dtype=torch.float64)
+    run = train_full_batch(lambda Q: 0.5 * c * (Q**2).sum(dim=1), torch.ones(2, 3, dtype=torch.float64),
+                           optimizer="gd", lr=0.1, steps=50)
+    expected = np.abs(1 - (1 - 0.1 * c.numpy()) ** -10)  # |before − final| / final
+    assert run.tail_change() == pytest.approx(expected, rel=1e-12)
+
+
+def test_a_run_that_has_not_settled_is_limited_and_one_test_sample_is_refused():
+    """One GD step read "converged" (only finiteness was checked), and one test sample gave a standard error of 0."""
+    r = simulate(omega=0.3, alpha=1.5, d=50, trials=2, steps=1, test_samples=100, device="cpu")
+    assert r.status == "limited" and "not settled: the training loss still moved by" in r.message
+    with pytest.raises(ParameterError, match="test_samples"):
+        simulate(omega=0.3, alpha=1.5, d=10, trials=2, steps=10, test_samples=1, device="cpu")

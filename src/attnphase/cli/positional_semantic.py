@@ -19,6 +19,7 @@ from attnphase.errors import ParameterError
 from attnphase.models.positional_semantic.parameters import (Accuracy, Parameters, Simulation, ThresholdSearch,
                                                              check_parameter)
 from attnphase.params import check_int
+from attnphase.results import Status
 
 MODEL = "positional-semantic"
 omega_option = options_from(Parameters, ["omega"], required=["omega"])
@@ -97,7 +98,8 @@ def solve_command(omega, alpha, sigma, lam, A, L, tol, branches, threads, deprec
     is known to exist and refined until every field has a verified relative error ≤ --tol (<field>_error).
 
     A branch that does not exist at α is listed under "missing" with the evidence (where it was lost when
-    followed from its anchor). global_branch: the branch with the lowest training loss ε_t = −Φ.
+    followed from its anchor). global_branch: of the requested branches, the one with the lowest training loss
+    ε_t = −Φ; null where the Φ gap is within the errors or a requested branch was not solved.
 
     On two cores, at the default tolerance: both branches at ω = 0.3, α = 1.25 in about 10 s (the positional
     branch climbs to count-split 10 there); longer where the ladder goes further up the count-split rules.
@@ -124,6 +126,8 @@ def solve_command(omega, alpha, sigma, lam, A, L, tol, branches, threads, deprec
     parameters = {"omega": omega, "alpha": alpha, "sigma": sigma, "lam": lam, "A": A, "L": L, "tol": tol,
                   "branches": list(names), "rules": rules if rules == "auto" else list(rules), "threads": threads}
     emit("solve", MODEL, parameters, result.as_dict(), as_json)
+    if result.status == Status.FAILED:  # printed with its message; the exit status says it too, as for other models
+        raise SystemExit(1)
 
 
 @threshold.command(MODEL)
@@ -195,12 +199,16 @@ def threshold_command(omega, omega_grid, sigma, lam, A, L, tol, alpha_min, alpha
             raise ParameterError("--omega-grid", omega_grid, exc.allowed) from None
         result = _kept_in_option(phase_curve, omegas, sigma, lam, A, L, **settings)
         emit("threshold", MODEL, {"omega_grid": omega_grid, **parameters}, result.as_dict(), as_json)
+        if result.status == Status.FAILED:
+            raise SystemExit(1)
         return
     result = _kept_in_option(find_thresholds, omega, sigma, lam, A, L, **settings)
     if result.read_back:
         click.echo(f"attnphase: {', '.join(result.read_back)} read back from {kept} (finished by an earlier run of "
                    "the same command; delete that directory to recompute)", err=True)
     emit("threshold", MODEL, {"omega": omega, **parameters}, result.as_dict(), as_json)
+    if result.status == Status.FAILED:
+        raise SystemExit(1)
 
 
 def _kept_in_option(call, *args, **kwargs):

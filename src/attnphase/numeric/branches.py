@@ -170,7 +170,7 @@ def follow_until_lost(solve: Callable[[float, Any], Any], lost: Callable[[Any, A
     if reason is not None:
         message = getattr(solution, "message", "")
         return BranchLoss(math.nan, math.nan, Status.FAILED, f"no solution at the start {name} = {start:g}: {reason}"
-                          + (f" ({message[:80]})" if message else ""), None, reason)
+                          + (f" ({message})" if message else ""), None, reason)
     alive.append((start, state(solution)))
     control, loss = start, None
     while loss is None and direction * (stop - control) > 1e-12:
@@ -281,7 +281,7 @@ class Continuation:
                 self.path[anchor] = solution
                 return True
             message = getattr(solution, "message", "")
-            failures.append((f"{self.name} = {anchor:g}: {reason}" + (f" ({message[:80]})" if message else ""), reason))
+            failures.append((f"{self.name} = {anchor:g}: {reason}" + (f" ({message})" if message else ""), reason))
         self._lost_everywhere = BranchLoss(
             math.nan, math.nan, Status.FAILED,
             f"no solution on the branch at the anchor {failures[0][0]}"

@@ -188,10 +188,15 @@ def pruned_tensor_rule(dim: int, nodes_per_dim: int, weight_floor: float = 1e-13
     Far out in the tails the tensor product has many nodes of negligible weight; dropping them costs at
     most (their number) × weight_floor × max |f|, e.g. < 1e-9 of the total weight for 10-14 nodes per
     dimension in 4 dimensions at the default floor, while an expensive integrand (a minimisation per
-    node) is evaluated at far fewer points. Read-only, cached."""
-    rule = GaussHermiteRule(dim, nodes_per_dim)
-    keep = rule.weights > weight_floor
-    nodes, weights = rule.standard_nodes[keep], rule.weights[keep]
+    node) is evaluated at far fewer points. Read-only, cached (the pruned rule only: the full tensor, up to 2^26 nodes,
+    is built for it and dropped)."""
+    check_int("dim", dim, 1, 16)
+    check_int("nodes_per_dim", nodes_per_dim, 1, 4096)
+    if nodes_per_dim**dim > 2**26:
+        raise ParameterError("nodes_per_dim", nodes_per_dim, f"at most {int((2**26) ** (1 / dim))} in {dim} dimensions")
+    all_nodes, all_weights = tensor_rule.__wrapped__(dim, nodes_per_dim)
+    keep = all_weights > weight_floor
+    nodes, weights = all_nodes[keep], all_weights[keep]
     nodes.setflags(write=False)
     weights.setflags(write=False)
     return nodes, weights

@@ -42,11 +42,11 @@ class WrappedMap:
         except ParameterError:
             raise
         except Exception as exc:  # F is user code; its failure is a status, not a traceback
-            raise SolverStop(Status.FAILED, f"F raised {type(exc).__name__}: {exc} at x = {x.tolist()}") from None
+            raise SolverStop(Status.FAILED, f"F raised {type(exc).__name__}: {exc} at x = {_short(x)}") from None
         if y.shape != x.shape:
             raise SolverStop(Status.FAILED, f"F returned {y.size} values for {x.size} coordinates")
         if not np.all(np.isfinite(y)):
-            raise SolverStop(Status.DIVERGED, f"F returned non-finite values at x = {x.tolist()}")
+            raise SolverStop(Status.DIVERGED, f"F returned non-finite values at x = {_short(x)}")
         return y
 
     def contains(self, x: np.ndarray) -> bool:
@@ -62,13 +62,18 @@ class WrappedMap:
     def G(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(x, F(x), T(F(x))) for x = T^-1(u)."""
         if not np.all(np.isfinite(u)):
-            raise SolverStop(Status.DIVERGED, f"the iterate became non-finite (unconstrained coordinates {u.tolist()})")
+            raise SolverStop(Status.DIVERGED, f"the iterate became non-finite (unconstrained coordinates {_short(u)})")
         x = self.to_x(u)
         y = self.call(x)
         for i, (t, yi) in enumerate(zip(self.transforms, y)):
             if not t.contains(yi):
                 raise SolverStop(
                     Status.FAILED,
-                    f"F(x) left the domain: coordinate {i} = {yi:.6g} is outside {t.describe()} at x = {x.tolist()}",
+                    f"F(x) left the domain: coordinate {i} = {yi:.6g} is outside {t.describe()} at x = {_short(x)}",
                 )
         return x, y, self.to_u(y)
+
+
+def _short(values: np.ndarray) -> str:
+    """A vector in a message, six significant digits each (callers quote messages whole, so keep them short)."""
+    return "[" + ", ".join(f"{v:.6g}" for v in np.ravel(values)) + "]"

@@ -21,7 +21,7 @@ _MODULES = {
     "seeds": ("MAX_SEED", "RNG_SOURCES", "generator", "randn", "rand", "randint", "normal_", "trial_seeds"),
     "ziggurat": ("fill_normal",),
     "sphere_sga": ("StepSchedule", "SGAResult", "GradientSampler", "initial_queries"),
-    "training": ("OPTIMIZERS", "train_full_batch", "torch_threads", "divergence"),
+    "training": ("OPTIMIZERS", "FullBatchRun", "train_full_batch", "torch_threads", "divergence"),
     "mala": ("autograd_potential", "mala_step", "adaptive_mala", "adam_minimise"),
     "compare": ("Comparison", "batch_means"),
     "finite_size": ("Gap", "gap_at_size", "fit_gap_rate", "classify_minimum", "binomial_interval", "MINIMA"),

@@ -6,7 +6,8 @@ trial's own gradient, so one backward pass trains all of them. A trial whose mea
 non-finite (a too large learning rate, an unstable optimiser) is counted and reported by status, not
 left as silent NaNs among the others.
 
-* `train_full_batch(objective, initial, optimizer, lr, steps)`: the training loop.
+* `train_full_batch(objective, initial, optimizer, lr, steps)`: the training loop (a `FullBatchRun`: the
+  parameters, and how much the objective still moved over the last tenth of the steps).
 * `torch_threads(n)`: a context that sets torch's CPU thread count for a run and restores it.
 * `divergence(measurements)`: the status of a run from its per-trial measurements.
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -22,29 +24,52 @@ import torch
 from attnphase.params import check_choice, check_int, check_positive
 from attnphase.results import Status
 
-__all__ = ["OPTIMIZERS", "train_full_batch", "torch_threads", "divergence"]
+__all__ = ["OPTIMIZERS", "FullBatchRun", "train_full_batch", "torch_threads", "divergence"]
 
 OPTIMIZERS = ("gd", "adam")
 
 
+@dataclass(frozen=True)
+class FullBatchRun:
+    """What `train_full_batch` returns: the trained parameters (a leaf tensor that requires grad) and each trial's
+    objective (K,) before the last tenth of the steps and at the end, from which a run is judged settled or not."""
+
+    parameters: torch.Tensor
+    objective_before_tail: torch.Tensor
+    objective_final: torch.Tensor
+
+    def tail_change(self) -> np.ndarray:
+        """Each trial's relative change of the objective over the last tenth of the steps (at least one step)."""
+        before, final = (t.detach().cpu().numpy() for t in (self.objective_before_tail, self.objective_final))
+        with np.errstate(all="ignore"):
+            return np.abs(before - final) / np.abs(final)
+
+
 def train_full_batch(objective: Callable[[torch.Tensor], torch.Tensor], initial: torch.Tensor, *, optimizer: str,
-                     lr: float, steps: int) -> torch.Tensor:
+                     lr: float, steps: int) -> FullBatchRun:
     """Minimise objective(parameters) -> (K,) from `initial` (K, ...) by `steps` full-batch steps.
 
     optimizer: "gd" (torch.optim.SGD, plain gradient descent) or "adam" (torch.optim.Adam) with learning
-    rate lr. Returns the trained parameters (a leaf tensor that requires grad).
+    rate lr.
     """
     optimizer = check_choice("optimizer", optimizer, OPTIMIZERS)
     lr = check_positive("lr", lr)
     steps = check_int("steps", steps, 1, None)
     parameters = initial.requires_grad_(True)
     step_rule = torch.optim.Adam([parameters], lr=lr) if optimizer == "adam" else torch.optim.SGD([parameters], lr=lr)
-    for _ in range(steps):
+    tail_start = steps - max(1, steps // 10)
+    before_tail = None
+    for step in range(steps):
         step_rule.zero_grad(set_to_none=True)
         # The trials are independent: the gradient of the sum is each trial's own gradient.
-        objective(parameters).sum().backward()
+        values = objective(parameters)
+        if step == tail_start:
+            before_tail = values.detach().clone()
+        values.sum().backward()
         step_rule.step()
-    return parameters
+    with torch.no_grad():
+        final = objective(parameters)
+    return FullBatchRun(parameters, before_tail, final)
 
 
 @contextlib.contextmanager

@@ -247,6 +247,27 @@ def climb_branch(start: AccurateState | None, params: Parameters, rules: tuple[R
         return LadderResult(measure(state), {name: math.nan for name in FIELDS}, Status.LIMITED,
                             f"{rules[0].label} only: no finer rule, no verified error", rules[0].label, "", state,
                             (state,))
-    return climb(carry, [Rung(rule, rule.label, rule.family) for rule in rules], measure, tolerance=tolerance,
-                 start=start, first=first, report="refined", error="spread", window=min(SPREAD_RUNGS, len(rules)),
-                 skip_failed=True, family_checked=FAMILY_CHECKED)
+    ladder = climb(carry, [Rung(rule, rule.label, rule.family) for rule in rules], measure, tolerance=tolerance,
+                   start=start, first=first, report="refined", error="spread", window=min(SPREAD_RUNGS, len(rules)),
+                   skip_failed=True, family_checked=FAMILY_CHECKED)
+    return with_test_error_quadrature(ladder, params, rules, tolerance)
+
+
+def with_test_error_quadrature(ladder: LadderResult, params: Parameters, rules: tuple[Rule, ...],
+                               tolerance: Tolerance | dict | None) -> LadderResult:
+    """The ladder with the error of ε_g's own quadrature at the reported state added to ε_g's: the spread over the
+    rungs does not see it, every rung integrating ε_g on the same tensor rules (`SaddlePointEquations.
+    test_error_estimate`). Status limited where that takes ε_g's error above its tolerance."""
+    if not ladder.values or "test_error" not in ladder.errors:
+        return ladder
+    solution = ladder.answer.solution
+    rule = next(r for r in rules if r.label == ladder.rung)
+    _, quadrature = rule.equations(params, solution.alpha).test_error_estimate(solution.state)
+    errors = dict(ladder.errors, test_error=ladder.errors["test_error"] + quadrature)
+    bound = tolerance.get("test_error") if isinstance(tolerance, dict) else tolerance
+    status, message = ladder.status, ladder.message
+    if status == Status.CONVERGED and bound is not None and not bound.allows(errors["test_error"],
+                                                                              ladder.values["test_error"]):
+        status = Status.LIMITED
+        message = f"{message}; the error of ε_g's quadrature, {quadrature:.2g}, is above its tolerance"
+    return replace(ladder, errors=errors, status=status, message=message)

@@ -24,7 +24,8 @@ from attnphase.numeric.jacobian import map_jacobian
 from attnphase.params import check_choice
 from attnphase.results import Status
 
-__all__ = ["BRANCHES", "COLLAPSE_LEVEL", "ANCHOR_ALPHA", "BranchCoordinates", "initial_guess", "solve_branch",
+__all__ = ["BRANCHES", "COLLAPSE_LEVEL", "ANCHOR_ALPHA", "TRIVIAL_ANCHOR_ALPHA", "carried", "carried_from_defaults",
+           "BranchCoordinates", "initial_guess", "solve_branch",
            "full_map_stability", "distinct", "genuine", "branch_loss", "follow", "absence"]
 
 BRANCHES = ("positional", "semantic", "trivial", "mixed")
@@ -247,6 +248,9 @@ def branch_loss(solution: BranchSolution, prediction, coords: BranchCoordinates)
 # converges on 10 nodes to m = 0.101, q = 0.097, V = 22.0 (unstable) where the branch followed from small α
 # has m = 0.258, q = 0.0511, V = 11.37 (stable).
 ANCHOR_ALPHA = {"positional": 0.3, "semantic": 3.0}
+# The trivial state (m = θ = 0) is the whole solution as α → 0 (q → 0); where its cold start fails at α (ω = 0.3,
+# α = 1.25: the map leaves the domain), it is carried there from this α.
+TRIVIAL_ANCHOR_ALPHA = 0.01
 FOLLOW_MAX_STEP = 0.5
 FOLLOW_MIN_STEP = 0.01
 # What ends a followed branch: no converged fixed point, a collapse onto the trivial set, or a jump to
@@ -271,7 +275,11 @@ def follow(branch: str, params: Parameters, nodes_per_dim: int, *, low: float | 
     fallback = [ANCHOR_ALPHA[branch]]
 
     def solve(alpha, guess, previous):
-        return solve_branch(branch, alpha, params, nodes_per_dim=nodes_per_dim, guess=guess, stability=False)
+        solution = solve_branch(branch, alpha, params, nodes_per_dim=nodes_per_dim, guess=guess, stability=False)
+        if previous is None and not solution.success:  # a cold start at an anchor: from the default parameters
+            carried = carried_from_defaults(branch, alpha, params, nodes_per_dim)
+            return carried or solution
+        return solution
 
     def lost(solution, prediction):
         reason = branch_loss(solution, prediction, coords)
@@ -280,6 +288,58 @@ def follow(branch: str, params: Parameters, nodes_per_dim: int, *, low: float | 
     return Continuation(solve, lost, lambda solution: coords.from_state(solution.state), anchor,
                         max_step=FOLLOW_MAX_STEP, min_step=FOLLOW_MIN_STEP, anchor_guess=initial_guess(branch, params),
                         contains=coords.contains, name="α", absent=absence(branch, params), fallback_anchors=fallback)
+
+
+# A branch is carried along a path of parameters (`carried`) in steps of CARRY_STEP of the path, each halved on a
+# failure down to CARRY_MIN_STEP.
+CARRY_STEP = 1 / 8
+CARRY_MIN_STEP = 1 / 256
+
+
+def carried(branch: str, path, nodes_per_dim: int) -> BranchSolution | None:
+    """The branch's fixed point carried along `path` (t in [0, 1] -> (Parameters, α)) from t = 0, where its cold start
+    (`initial_guess`) is to find it, to t = 1: each step solved from the last solution, and halved where the solve
+    fails, leaves the branch (collapses onto the trivial set) or jumps to another fixed point. None where it is lost
+    on the way or not found at t = 0."""
+    start_params, start_alpha = path(0.0)
+    solution = solve_branch(branch, start_alpha, start_params, nodes_per_dim=nodes_per_dim, stability=False)
+    t, step = 0.0, CARRY_STEP
+    while solution.success and t < 1.0:
+        if step < CARRY_MIN_STEP:
+            return None
+        params, alpha = path(min(1.0, t + step))
+        coords = BranchCoordinates(branch, params)
+        guess = coords.from_state(solution.state)
+        trial = solve_branch(branch, alpha, params, nodes_per_dim=nodes_per_dim, guess=guess, stability=False)
+        if branch == "trivial":  # its order parameters are 0: the solve and the jump are what can fail
+            moved = np.abs(coords.from_state(trial.state) - guess) if trial.success else np.inf
+            left = np.any(moved > JUMP_FRACTION * np.abs(guess))
+        else:
+            left = branch_loss(trial, guess, coords) in ENDS_A_BRANCH
+        if left:
+            step /= 2
+        else:
+            solution, t = trial, min(1.0, t + step)
+    return solution if solution.success else None
+
+
+def carried_from_defaults(branch: str, alpha: float, params: Parameters, nodes_per_dim: int) -> BranchSolution | None:
+    """The branch at α carried from the default σ, λ and A (at the same ω, L and encodings) to `params`, along a
+    straight path in σ, log λ and A (a row-stochastic A stays so): where the cold start fails for other parameters
+    (σ = 0.7, ω = 0.3: the semantic map leaves the domain from it at α = 3), from where the branch is known to exist.
+    None where the parameters are the defaults or the branch is lost on the way."""
+    defaults = Parameters(omega=params.omega, L=params.L, gram=params.gram)
+    if defaults.A is None or (defaults.sigma, defaults.lam, defaults.A) == (params.sigma, params.lam, params.A):
+        return None
+    start_A, end_A = np.array(defaults.A), np.array(params.A)
+
+    def path(t):
+        return (Parameters(omega=params.omega, sigma=defaults.sigma + t * (params.sigma - defaults.sigma),
+                           lam=defaults.lam * (params.lam / defaults.lam) ** t,
+                           A=tuple(float(a) for a in start_A + t * (end_A - start_A)), L=params.L, gram=params.gram),
+                alpha)
+
+    return carried(branch, path, nodes_per_dim)
 
 
 def absence(branch: str, params: Parameters) -> str | None:

@@ -146,7 +146,9 @@ class Simulation(ParameterSet):
     seed: int = parameter(IntRange(0, 2**63 - 1), 0, help="Base seed")
     steps: int = parameter(IntRange(1, 10**7), 5000, help="Optimiser steps")
     lr: float | None = parameter(POSITIVE, None, help="Learning rate (default 0.15 for GD, 0.01 for Adam with --init random)")
-    test_samples: int = parameter(IntRange(1, 10**7), 10_000, help="Fresh samples for the test error")
+    test_samples: int = parameter(IntRange(2, 10**7), 10_000,
+                                  help="Fresh samples for the test error (at least two: their spread gives its "
+                                       "standard error)")
 
 
 def check_parameter(name: str, value):

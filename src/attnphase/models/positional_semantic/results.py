@@ -112,10 +112,12 @@ class MissingBranch:
 @dataclass(frozen=True)
 class SolveResult(Result):
     """All branches at one (ω, α): `branches` (found and distinct, each with its errors), `missing` (the
-    requested branches not found, with the evidence), `global_branch` (largest Φ, i.e. lowest training
-    loss ε_t = −Φ), `linear_baseline_error`, `tol` (the relative tolerance asked of every field); status
-    converged when every requested branch was either found to `tol` or shown not to exist, limited when
-    a branch's errors do not meet `tol`, failed when a branch could not be followed at all."""
+    requested branches not found, with the evidence), `global_branch` (of the requested branches, the one with the
+    largest Φ, i.e. the lowest training loss ε_t = −Φ; None where the Φ gap to the next is within their errors or
+    a requested branch was not solved, the message says which), `linear_baseline_error`, `tol` (the relative
+    tolerance asked of every field); status converged when every requested branch was either found to `tol` or
+    shown not to exist, limited when a branch's errors do not meet `tol`, failed when a branch could not be followed
+    at all."""
 
     branches: tuple[BranchSolution, ...]
     global_branch: str | None
@@ -289,7 +291,8 @@ class TransverseCurvature(Result):
 class GDResult(Result):
     """Per-trial end-of-training measurements (arrays of length `trials`) and the run's settings.
 
-    status: converged, or diverged when a measurement of some trial is not finite (e.g. a huge lr).
+    status: converged (every trial settled, network.SETTLED_LOSS_CHANGE), limited (a trial's training loss still
+    moving), or diverged when a measurement of some trial is not finite (e.g. a huge lr).
     threads: the torch CPU threads the run used.
     test_error_sem: standard error of each trial's ε_g estimate from the finite test set (per-sample
     loss spread / √N): the Monte-Carlo part of the trial-to-trial spread of `test_error`, which

@@ -54,13 +54,14 @@ from attnphase.numeric.basin_lines import LINE_CUTS
 from attnphase.numeric.split_line import OUTER_WEIGHT_FLOOR, CountSplit, SplitLineRule
 from attnphase.params import check_int, check_real
 
-__all__ = ["Rule", "FIELD_TOL", "FOLLOW_NODES", "TEST_ERROR_NODES", "SPREAD_RUNGS", "WINDOW_FLOORS", "count_line_probes",
-           "below_window_floor", "state_ladder", "follow_nodes", "resolve_rules"]
+__all__ = ["Rule", "FIELD_TOL", "FOLLOW_NODES", "SPLIT_RULE_TENSOR_NODES", "SPREAD_RUNGS", "WINDOW_FLOORS",
+           "count_line_probes", "below_window_floor", "state_ladder", "follow_nodes", "resolve_rules"]
 
-# Tensor rule of the continuation in α and ω (frozen-basin solves of 0.05-0.5 s each) and of the test error
-# ε_g = E ℓ(m + √q ξ, h*) (a smooth integrand: 16 nodes are exact to ~1e-12 for every state on the ladder).
+# Tensor rule of the continuation in α and ω (frozen-basin solves of 0.05-0.5 s each).
 FOLLOW_NODES = {2: 10, 3: 6}
-TEST_ERROR_NODES = 16
+# The tensor rule the split-line rules' equations carry besides their lines (for `SaddlePointEquations.fields`; ε_g is
+# integrated on its own tensor rules, `SaddlePointEquations.test_error_estimate`).
+SPLIT_RULE_TENSOR_NODES = 16
 # Probes per split line (basin-switch detection) and the panel tolerance of its Gauss-Kronrod pieces: 16
 # probes moved the map by 0.16 % in V at ω = 0.3 (outer 6), missed switches at ω = 0.26 (a map without a
 # fixed point); 1e-9 per panel is 1e4 times below the 0.01 % the state needs.
@@ -163,11 +164,11 @@ class Rule:
         return "outer-split" if self.outer is not None else ("count-split" if self.count else "split-line")
 
     def equations(self, params: Parameters, alpha: float) -> SaddlePointEquations:
-        """The state-evolution map at α on this rule (ε_g always on the smooth tensor rule TEST_ERROR_NODES)."""
+        """The state-evolution map at α on this rule."""
         if self.split is None:
             return SaddlePointEquations(params, alpha, self.nodes)
-        return SaddlePointEquations(params, alpha, TEST_ERROR_NODES, split_rule=self.split, outer_split_nodes=self.outer,
-                                    outer_weight_floor=self.outer_weight_floor,
+        return SaddlePointEquations(params, alpha, SPLIT_RULE_TENSOR_NODES, split_rule=self.split,
+                                    outer_split_nodes=self.outer, outer_weight_floor=self.outer_weight_floor,
                                     count_split=COUNT_SPLIT if self.count else None)
 
 

@@ -178,7 +178,7 @@ def _carry(states: dict, params: Parameters, rule, alpha: float) -> dict | str:
         moved = replace(state, solution=replace(state.solution, alpha=alpha))
         out[b] = on_rule(moved, params, rule)
         if not out[b].success:
-            return f"{b} branch at α = {alpha:.5f} on {rule.label}: {out[b].solution.status} ({out[b].message[:90]})"
+            return f"{b} branch at α = {alpha:.5f} on {rule.label}: {out[b].solution.status} ({out[b].message})"
     return out
 
 
@@ -322,6 +322,10 @@ def _refine_on(kind: str, states: dict, alpha: float, slope_hint: float | None, 
         else:
             rows += () if reused else found.rows
             slope = found.rows[-1].slope
+    if kind == "alpha_l":  # ε_g's own quadrature error, which the rungs share, carried to α by the slope
+        semantic = result.answer.states["semantic"].solution
+        _, quadrature = top_rule.equations(params, semantic.alpha).test_error_estimate(semantic.state)
+        error += quadrature / abs(slope)
     if status == Status.CONVERGED and error > tolerance:
         status = Status.LIMITED
     elif (status == Status.CONVERGED and any(rule.split is not None for rule in ladder)
@@ -437,7 +441,7 @@ def threshold(omega, sigma=0.5, lam=0.01, A=None, L=2, *, tol=1e-3, alpha_min=0.
                 carried = on_rule(AccurateState(anchored), params, ladder[0])
                 if not carried.success:
                     why = (f"the {branch} fixed point of the tensor rule at its anchor α = {path.anchor:g} is not "
-                           f"found on {ladder[0].label} ({carried.message[:80]})")
+                           f"found on {ladder[0].label} ({carried.message})")
             absent_on_first_rung[branch] = why
         return absent_on_first_rung[branch]
 

@@ -415,6 +415,31 @@ def test_a_signalled_sweep_keeps_its_finished_points_and_exits_at_once(tmp_path,
     assert all(_gone(pid) for pid in worker_pids)
 
 
+def test_ctrl_c_at_a_terminal_reaches_no_worker(tmp_path):
+    """Ctrl-C at a terminal signals the whole process group, pool workers included. They never see it (the driver
+    stops them), so stderr holds the interruption line only: no KeyboardInterrupt traceback from a worker waiting
+    for work (here the one whose 0.1 s point is done) or starting up."""
+    store = tmp_path / "s.sqlite"
+    command = [sys.executable, "-c", CLI, "sweep", "slowpoint:point", "--grid", "delay=0.1,30", "--set", "x=1",
+               "--workers", "2", "--store", str(store)]
+    driver = subprocess.Popen(command, env=_env(tmp_path, "first"), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, start_new_session=True, preexec_fn=as_from_a_terminal)
+    try:
+        deadline = time.time() + 60
+        while _stored_count(store) < 1 and driver.poll() is None and time.time() < deadline:
+            time.sleep(0.05)
+        assert driver.poll() is None, driver.communicate()
+        os.killpg(driver.pid, signal.SIGINT)
+        _, stderr = driver.communicate(timeout=20)
+    finally:
+        try:
+            os.killpg(driver.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    assert driver.returncode == 130, stderr
+    assert "Traceback" not in stderr and stderr.startswith("interrupted: ") and stderr.count("\n") == 1, stderr
+
+
 # The Python API as a notebook would call it (the CLI path is the SIGKILL test's).
 _API_DRIVER = textwrap.dedent(
     """

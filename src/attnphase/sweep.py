@@ -21,7 +21,7 @@ Where the work runs and where results are written (the executors are `attnphase.
 
 * `workers == 1`: serially in this process.
 * otherwise a local pool of `workers` processes (spawned, so nothing inherited from the driver can
-  deadlock them; each exits when the driver dies).
+  deadlock them; each exits when the driver dies, and never sees Ctrl-C, which the driver handles for it).
 * `scheduler=ADDRESS` (or a `distributed.Client`): a dask.distributed cluster, e.g. one started on
   a SLURM or PBS allocation with dask-jobqueue; every worker needs attnphase (and the point
   function's module) importable. dask is an optional dependency: `pip install 'attnphase[cluster]'`.

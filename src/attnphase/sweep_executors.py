@@ -136,6 +136,23 @@ def _signals_held():
             signal.signal(number, handler if handler is not None else signal.SIG_DFL)
 
 
+def _submit_shielded_from_ctrl_c(executor: concurrent.futures.ProcessPoolExecutor, *args) -> concurrent.futures.Future:
+    """`executor.submit(*args)` with SIGINT blocked in this thread meanwhile.
+
+    The pool starts its worker processes inside `submit`, and a process inherits the signal mask of the thread that
+    starts it, through fork and exec, for its whole life. So the workers never see SIGINT: a Ctrl-C at a terminal goes
+    to the whole process group, and a worker that got one would print a KeyboardInterrupt traceback (while it waits
+    for work, or while it starts up) before the driver stops it anyway. A SIGINT that arrives meanwhile is held, not
+    lost: it reaches the driver when the mask is restored. (Blocking rather than ignoring, because an ignored SIGINT
+    would be discarded.) SIGTERM stays deliverable: it is how `_stop_pool` ends the workers.
+    """
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        return executor.submit(*args)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
 def _pool_outcome(future) -> tuple:
     try:
         return future.result()
@@ -152,7 +169,7 @@ def run_pool(n_workers: int, target: str, missing: list[dict[str, Any]], recorde
     try:
         _run_windowed(
             missing, 2 * n_workers,  # one running and one queued per worker
-            lambda params: executor.submit(evaluate_point, target, params),
+            lambda params: _submit_shielded_from_ctrl_c(executor, evaluate_point, target, params),
             lambda futures: concurrent.futures.wait(futures, return_when=concurrent.futures.FIRST_COMPLETED).done,
             _pool_outcome, recorder, pending,
         )

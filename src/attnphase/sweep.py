@@ -29,8 +29,9 @@ Where the work runs and where results are written (the executors are `attnphase.
 In every case the driver process writes each result as its future completes and keeps at most two
 points per worker submitted but not yet written, so killing the driver loses at most those points;
 nothing on a worker touches the store. A sweep stopped early (KeyboardInterrupt, the CLI's SIGTERM, a point's
-ParameterError) first writes every point that has finished, then stops the local workers at once (their
-running points are computed again by the next run) or cancels the cluster's tasks, and re-raises.
+ParameterError, a local worker process that died) first writes every point that has finished, then stops the
+local workers at once (their running points are computed again by the next run) or cancels the cluster's tasks,
+and re-raises (a dead local worker as `WorkerProcessDied`; on a cluster, dask runs a lost worker's points again).
 """
 
 from __future__ import annotations
@@ -53,13 +54,13 @@ from attnphase.models.registry import MODELS
 from attnphase.params import check_int, check_positive, check_real
 from attnphase.store import ResultStore
 from attnphase.sweep_executors import (
-    CLUSTER_EXTRA_HINT, evaluate_point, load_point, require_distributed, run_dask, run_pool,
+    CLUSTER_EXTRA_HINT, WorkerProcessDied, evaluate_point, load_point, require_distributed, run_dask, run_pool,
 )
 from attnphase.version import code_version
 
 __all__ = ["SWEEP_POINTS", "POINT_CHECKS", "CLUSTER_EXTRA_HINT", "register_point", "resolve_point",
            "curie_weiss_point", "check_curie_weiss_point", "check_sweep_parameters", "evaluate_point", "SweepFailure",
-           "SweepReport", "run_sweep", "require_distributed"]
+           "SweepReport", "WorkerProcessDied", "run_sweep", "require_distributed"]
 
 # The registered models' point functions (attnphase.models.registry), plus the Curie-Weiss demo.
 SWEEP_POINTS: dict[str, str] = {
@@ -294,6 +295,7 @@ def run_sweep(
     scheduler: Any = None,
     progress: bool | None = None,
     connect_timeout: float = 30.0,
+    on_start: Callable[[SweepReport], None] | None = None,
 ) -> SweepReport:
     """Compute the missing points of a sweep and commit each to the store as it finishes.
 
@@ -302,12 +304,15 @@ def run_sweep(
     `workers`: local processes (default: the CPU count; 1 runs in this process). `scheduler`: a
     dask.distributed scheduler address or `Client` (needs the `cluster` extra); overrides `workers`.
     `progress`: a progress bar on stderr (`attnphase.progress`; default: when stderr is a terminal).
-    `connect_timeout`: seconds to reach the scheduler.
+    `connect_timeout`: seconds to reach the scheduler. `on_start`: called with the sweep's report once the
+    store is open, before any point runs; the report is then updated as each point is written, so that a
+    caller whose sweep stops early can say what it kept (the CLI does).
 
     Parameters that no point could run with raise `ParameterError` before the store is opened
     (`check_sweep_parameters`). A point whose function raises `ParameterError` stops the sweep with that
     error (points finished before it stay stored); any other exception marks the point failed and the
-    sweep goes on.
+    sweep goes on. A local worker process that dies (killed, out of memory) stops the sweep with
+    `WorkerProcessDied` (points finished before it stay stored; its own are computed by the next run).
     """
     started = time.perf_counter()
     target, _ = resolve_point(model)
@@ -319,12 +324,15 @@ def run_sweep(
         workers = check_int("--workers", workers, 1, 1024)
     own_store = not isinstance(store, ResultStore)
     result_store = ResultStore(store) if own_store else store
+    report = None
     try:
         missing = result_store.missing(model, points)
         report = SweepReport(
             model=model, target=target, grid={g.name: list(g.values) for g in grid_list}, base=base,
             n_points=len(points), n_cached=len(points) - len(missing), store=str(result_store.path),
         )
+        if on_start is not None:
+            on_start(report)
         show = sys.stderr.isatty() if progress is None else bool(progress)
         with (progress_display.shown(show, terminal_only=progress is None),
               progress_display.task(f"sweep {model}", total=len(points)) as bar):
@@ -344,9 +352,9 @@ def run_sweep(
                 else:
                     report.backend = "processes"
                     run_pool(n_workers, target, missing, recorder)
-        report.elapsed_s = time.perf_counter() - started
         return report
     finally:
+        if report is not None:  # also for a sweep that stopped early, whose report says what it had done
+            report.elapsed_s = time.perf_counter() - started
         if own_store:
             result_store.close()
-

@@ -3,9 +3,9 @@
 `attnphase.sweep.run_sweep` hands each missing point to one of these executors. A point runs as `evaluate_point`,
 which never raises (its outcome is a plain tuple that survives pickling); the driver writes each outcome as its
 future completes and keeps at most two points per worker submitted but not yet written. A sweep stopped early
-(KeyboardInterrupt, the CLI's SIGTERM, a point's ParameterError) first writes every point that has finished, then
-stops the local workers at once (their running points are computed again by the next run) or cancels the cluster's
-tasks, and re-raises.
+(KeyboardInterrupt, the CLI's SIGTERM, a point's ParameterError, a local worker process that died) first writes every
+point that has finished, then stops the local workers at once (their running points are computed again by the next
+run) or cancels the cluster's tasks, and re-raises (a dead worker as `WorkerProcessDied`).
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ from attnphase.jsonio import to_jsonable
 if TYPE_CHECKING:
     from attnphase.sweep import _Recorder
 
-__all__ = ["CLUSTER_EXTRA_HINT", "load_point", "evaluate_point", "require_distributed", "run_pool", "run_dask"]
+__all__ = ["CLUSTER_EXTRA_HINT", "WorkerProcessDied", "load_point", "evaluate_point", "require_distributed", "run_pool",
+           "run_dask"]
 
 
 @lru_cache(maxsize=None)
@@ -103,7 +104,8 @@ def _run_windowed(missing, window, submit, wait_first, outcome_of, recorder, pen
 
 def _keep_finished(pending, outcome_of, recorder) -> None:
     """Write every point of `pending` that has finished with a result; the driver calls it when a sweep stops
-    early (Ctrl-C, SIGTERM, a point's ParameterError), so that every point finished by then is in the store."""
+    early (Ctrl-C, SIGTERM, a point's ParameterError, a worker that died), so that every point finished by then is in
+    the store."""
     for future, params in list(pending.items()):
         if not future.done() or future.cancelled():
             continue
@@ -136,6 +138,13 @@ def _signals_held():
             signal.signal(number, handler if handler is not None else signal.SIG_DFL)
 
 
+class WorkerProcessDied(RuntimeError):
+    """A local worker process died (killed, e.g. by the out-of-memory killer) and the pool cannot go on.
+
+    The points it was running and those queued behind them are not stored; every point finished before is.
+    """
+
+
 def _submit_shielded_from_ctrl_c(executor: concurrent.futures.ProcessPoolExecutor, *args) -> concurrent.futures.Future:
     """`executor.submit(*args)` with SIGINT blocked in this thread meanwhile.
 
@@ -153,13 +162,6 @@ def _submit_shielded_from_ctrl_c(executor: concurrent.futures.ProcessPoolExecuto
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
-def _pool_outcome(future) -> tuple:
-    try:
-        return future.result()
-    except BrokenProcessPool as exc:  # a worker died (e.g. OOM-killed)
-        return ("error", f"worker process died: {exc}", 0.0)
-
-
 def run_pool(n_workers: int, target: str, missing: list[dict[str, Any]], recorder: _Recorder) -> None:
     context = multiprocessing.get_context("spawn")
     executor = concurrent.futures.ProcessPoolExecutor(
@@ -171,17 +173,23 @@ def run_pool(n_workers: int, target: str, missing: list[dict[str, Any]], recorde
             missing, 2 * n_workers,  # one running and one queued per worker
             lambda params: _submit_shielded_from_ctrl_c(executor, evaluate_point, target, params),
             lambda futures: concurrent.futures.wait(futures, return_when=concurrent.futures.FIRST_COMPLETED).done,
-            _pool_outcome, recorder, pending,
+            concurrent.futures.Future.result, recorder, pending,
         )
-    except BaseException:
-        # Stopped early (Ctrl-C, SIGTERM, a point's ParameterError): write the points that have finished, stop
-        # the ones still running (they would otherwise run to their end with nobody to write them), and return
-        # at once. A second signal during this is ignored rather than leaving the pool half shut down.
+    except BaseException as stop:
+        # Stopped early (Ctrl-C, SIGTERM, a point's ParameterError, a worker that died): write the points that have
+        # finished, stop the ones still running (they would otherwise run to their end with nobody to write them),
+        # and return at once. A second signal during this is ignored rather than leaving the pool half shut down.
         with _signals_held():
             try:
-                _keep_finished(pending, _pool_outcome, recorder)
+                _keep_finished(pending, concurrent.futures.Future.result, recorder)
             finally:
                 _stop_pool(executor)
+        if isinstance(stop, BrokenProcessPool):
+            # Raised by the future of every point the pool still held, or by `submit` once it knows: the pool is
+            # unusable, so the sweep stops here and the next run computes what is missing.
+            raise WorkerProcessDied(
+                "a worker process died (killed, e.g. by the out-of-memory killer), which stops the pool"
+            ) from None
         raise
     executor.shutdown(wait=True)
 

@@ -12,7 +12,7 @@ from attnphase.cli.output_paths import OutputPath
 from attnphase.errors import ParameterError
 from attnphase.grids import GRID_FORM, Grid, parse_grid, parse_setting
 from attnphase.store import StoreError
-from attnphase.sweep import SWEEP_POINTS, run_sweep
+from attnphase.sweep import SWEEP_POINTS, SweepReport, WorkerProcessDied, run_sweep
 
 
 @click.command()
@@ -37,8 +37,9 @@ def sweep(model, grid_specs, settings, workers, scheduler, store_path, as_json) 
     are not recomputed, so rerunning an interrupted sweep finishes it. Before any point runs, every
     --grid and --set name is checked against the parameters MODEL takes, its required parameters
     must be given, and a registered model's values must lie in its declared ranges. Exit status: 0
-    when every point is stored, 1 when some points failed (they are retried next run) or the store
-    is unusable, 2 for bad parameters.
+    when every point is stored, 1 when some points failed (they are retried next run), a local
+    worker process died (the same command computes the rest) or the store is unusable, 2 for bad
+    parameters.
 
     \b
     Examples:
@@ -53,15 +54,33 @@ def sweep(model, grid_specs, settings, workers, scheduler, store_path, as_json) 
 
     keep_when_interrupted("every point finished so far is in the store; the same command computes the rest",
                           model)
+    started: list[SweepReport] = []  # the running sweep's report, updated as its points are written
     try:
         report = run_sweep(model, grids, base, store=store_path, workers=workers, scheduler=scheduler,
-                           progress=progress.is_shown())
+                           progress=progress.is_shown(), on_start=started.append)
     except (StoreError, ImportError) as exc:  # ImportError: --scheduler without the cluster extra
         raise click.ClickException(str(exc)) from None
     except ParameterError as exc:
         raise _as_option_error(exc, grids, base) from None
-    parameters = {"grid": report.grid, "set": report.base, "workers": workers, "scheduler": scheduler}
-    result = {
+    except WorkerProcessDied as exc:
+        (stopped,) = started
+        message = f"{exc}: {_what_was_kept(stopped)}; the same command computes the rest"
+        emit("sweep", model, _parameters(stopped, workers, scheduler),
+             {**_result(stopped), "status": "failed", "message": message}, as_json)
+        click.echo(f"error: {message}", err=True)
+        sys.exit(1)
+    emit("sweep", model, _parameters(report, workers, scheduler), _result(report), as_json)
+    if report.n_failed:
+        click.echo(f"{report.n_failed} point(s) failed and were not stored; rerun to retry them", err=True)
+        sys.exit(1)
+
+
+def _parameters(report: SweepReport, workers: int | None, scheduler: str | None) -> dict:
+    return {"grid": report.grid, "set": report.base, "workers": workers, "scheduler": scheduler}
+
+
+def _result(report: SweepReport) -> dict:
+    return {
         "n_points": report.n_points,
         "n_computed": report.n_computed,
         "n_cached": report.n_cached,
@@ -71,10 +90,14 @@ def sweep(model, grid_specs, settings, workers, scheduler, store_path, as_json) 
         "backend": report.backend,
         "elapsed_s": report.elapsed_s,
     }
-    emit("sweep", model, parameters, result, as_json)
-    if report.n_failed:
-        click.echo(f"{report.n_failed} point(s) failed and were not stored; rerun to retry them", err=True)
-        sys.exit(1)
+
+
+def _what_was_kept(report: SweepReport) -> str:
+    """Where the points of a sweep that stopped early are: how many this run wrote, and how much of the grid is
+    stored."""
+    n = report.n_computed
+    return (f"{n} point{'' if n == 1 else 's'} finished by this run {'is' if n == 1 else 'are'} in the store "
+            f"{report.store} ({report.n_cached + n} of the grid's {report.n_points})")
 
 
 def _as_option_error(exc: ParameterError, grids: list[Grid], base: dict) -> ParameterError:

@@ -1,0 +1,54 @@
+"""Sweeps that stop or fail part way: what they say, what they print with --json, and what they keep."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+from click.testing import CliRunner
+
+from attnphase.cli import main
+from attnphase.store import ResultStore
+
+DYING_POINT = textwrap.dedent(
+    """
+    import os, signal
+
+    def point(x):
+        '''y = 2 x; at x = 3 the worker process kills itself (as the out-of-memory killer would), the first time.'''
+        marker = os.environ["DIED_ONCE"]
+        if x == 3 and not os.path.exists(marker):
+            open(marker, "w").close()
+            os.kill(os.getpid(), signal.SIGKILL)
+        return {"y": 2.0 * x}
+    """
+)
+
+
+def _stored_x(store) -> list[float]:
+    with ResultStore(store, read_only=True) as results:
+        return sorted(point.params["x"] for point in results.rows())
+
+
+def test_a_worker_that_dies_ends_the_sweep_cleanly_and_the_same_command_computes_the_rest(tmp_path, monkeypatch):
+    """A local worker killed mid-sweep: exit 1, one JSON object (status failed) and a message that the finished
+    points are in the store and the same command computes the rest; the dead worker's point is not stored, and the
+    rerun computes exactly the points missing."""
+    (tmp_path / "dying.py").write_text(DYING_POINT)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("DIED_ONCE", str(tmp_path / "died"))
+    store = tmp_path / "s.sqlite"
+    command = ["sweep", "dying:point", "--grid", "x=0:19:20", "--workers", "2", "--store", str(store), "--json"]
+    first = CliRunner().invoke(main, command)
+    assert first.exit_code == 1, first.output
+    payload = json.loads(first.stdout)  # exactly one object
+    stored = _stored_x(store)
+    assert payload["status"] == "failed" and "worker process died" in payload["message"]
+    assert 3 not in stored and payload["n_computed"] == len(stored) < 20
+    assert first.stderr == f"error: {payload['message']}\n" and "Traceback" not in first.output
+    assert f"in the store {store}" in first.stderr and "the same command computes the rest" in first.stderr
+    rerun = CliRunner().invoke(main, command)
+    assert rerun.exit_code == 0, rerun.output
+    report = json.loads(rerun.stdout)
+    assert (report["n_cached"], report["n_computed"]) == (len(stored), 20 - len(stored))
+    assert _stored_x(store) == list(range(20))

@@ -8,6 +8,7 @@ import textwrap
 from click.testing import CliRunner
 
 from attnphase.cli import main
+from attnphase.errors import ParameterError
 from attnphase.store import ResultStore
 
 DYING_POINT = textwrap.dedent(
@@ -52,3 +53,26 @@ def test_a_worker_that_dies_ends_the_sweep_cleanly_and_the_same_command_computes
     report = json.loads(rerun.stdout)
     assert (report["n_cached"], report["n_computed"]) == (len(stored), 20 - len(stored))
     assert _stored_x(store) == list(range(20))
+
+
+def refusing_point(x):
+    """A point function without a declared check: only the point itself refuses x >= 0.6."""
+    if x >= 0.6:
+        raise ParameterError("x", x, "x < 0.6")
+    return {"y": x}
+
+
+def test_a_point_that_refuses_its_value_stops_the_sweep_and_says_what_was_stored(tmp_path):
+    """Exit 2 with the message naming the option (the value is the caller's to fix), and, since the sweep ran, one
+    JSON object with --json and the word that the points finished before it are in the store."""
+    store = tmp_path / "s.sqlite"
+    result = CliRunner().invoke(main, ["sweep", f"{__name__}:refusing_point", "--grid", "x=0:1:11", "--workers", "1",
+                                       "--store", str(store), "--json"])
+    assert result.exit_code == 2, result.output
+    error = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
+    assert error == [f"Error: invalid value for --grid x: 0.6 (allowed: x < 0.6); the sweep stopped there: 6 points "
+                     f"finished by this run are in the store {store} (6 of the grid's 11)"]
+    payload = json.loads(result.stdout)
+    assert (payload["status"], payload["n_computed"], payload["store"]) == ("failed", 6, str(store))
+    assert payload["message"] == error[0].removeprefix("Error: ")
+    assert _stored_x(store) == [0, 0.1, 0.2, 0.3, 0.4, 0.5]

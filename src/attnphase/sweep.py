@@ -60,7 +60,7 @@ from attnphase.version import code_version
 
 __all__ = ["SWEEP_POINTS", "POINT_CHECKS", "CLUSTER_EXTRA_HINT", "register_point", "resolve_point",
            "curie_weiss_point", "check_curie_weiss_point", "check_sweep_parameters", "evaluate_point", "SweepFailure",
-           "SweepReport", "WorkerProcessDied", "run_sweep", "require_distributed"]
+           "SweepReport", "PointParameterError", "WorkerProcessDied", "run_sweep", "require_distributed"]
 
 # The registered models' point functions (attnphase.models.registry), plus the Curie-Weiss demo.
 SWEEP_POINTS: dict[str, str] = {
@@ -233,6 +233,11 @@ def _with_defaults(signature: inspect.Signature, point: Mapping[str, Any]) -> di
     return arguments
 
 
+class PointParameterError(ParameterError):
+    """A point's function refused a parameter value (`ParameterError`), which stops the sweep: bad parameters are the
+    caller's to fix, and usually affect every point. The points finished before it stay stored."""
+
+
 @dataclass(frozen=True)
 class SweepFailure:
     """A point whose function raised; it is not stored, so the next run retries it."""
@@ -277,7 +282,7 @@ class _Recorder:
         elif kind == "parameter_error":
             # Bad parameters are the caller's to fix, and usually affect every point: stop.
             _, name, value, allowed, _ = outcome
-            raise ParameterError(name, value, allowed)
+            raise PointParameterError(name, value, allowed)
         else:
             self.report.n_failed += 1
             if len(self.report.failures) < self.MAX_FAILURES_KEPT:
@@ -310,8 +315,8 @@ def run_sweep(
 
     Parameters that no point could run with raise `ParameterError` before the store is opened
     (`check_sweep_parameters`). A point whose function raises `ParameterError` stops the sweep with that
-    error (points finished before it stay stored); any other exception marks the point failed and the
-    sweep goes on. A local worker process that dies (killed, out of memory) stops the sweep with
+    error, as a `PointParameterError` (points finished before it stay stored); any other exception marks the
+    point failed and the sweep goes on. A local worker process that dies (killed, out of memory) stops the sweep with
     `WorkerProcessDied` (points finished before it stay stored; its own are computed by the next run).
     """
     started = time.perf_counter()

@@ -12,7 +12,7 @@ from attnphase.cli.output_paths import OutputPath
 from attnphase.errors import ParameterError
 from attnphase.grids import GRID_FORM, Grid, parse_grid, parse_setting
 from attnphase.store import StoreError
-from attnphase.sweep import SWEEP_POINTS, SweepReport, WorkerProcessDied, run_sweep
+from attnphase.sweep import SWEEP_POINTS, PointParameterError, SweepReport, WorkerProcessDied, run_sweep
 
 
 @click.command()
@@ -60,7 +60,13 @@ def sweep(model, grid_specs, settings, workers, scheduler, store_path, as_json) 
                            progress=progress.is_shown(), on_start=started.append)
     except (StoreError, ImportError) as exc:  # ImportError: --scheduler without the cluster extra
         raise click.ClickException(str(exc)) from None
-    except ParameterError as exc:
+    except PointParameterError as exc:  # the sweep ran, and stopped at a point that refused its value
+        (stopped,) = started
+        message = f"{_as_option_error(exc, grids, base)}; the sweep stopped there: {_what_was_kept(stopped)}"
+        emit("sweep", model, _parameters(stopped, workers, scheduler),
+             {**_result(stopped), "status": "failed", "message": message}, as_json)
+        raise click.UsageError(message) from None  # a bad value: exit status 2
+    except ParameterError as exc:  # refused before any point ran: nothing printed on stdout
         raise _as_option_error(exc, grids, base) from None
     except WorkerProcessDied as exc:
         (stopped,) = started

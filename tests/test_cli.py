@@ -234,4 +234,4 @@ def test_an_interrupted_sweep_names_its_model_in_its_json_object(tmp_path, monke
     assert result.exit_code == 130
     payload = json.loads(result.stdout)
     assert (payload["command"], payload["model"], payload["status"]) == ("sweep", "potts", "failed")
-    assert payload["message"].startswith("interrupted: every point finished so far is in the store")
+    assert payload["message"].startswith("interrupted: no point finished in this run (the store is ")

@@ -238,12 +238,32 @@ def test_stored_files_never_import_code_outside_the_package(tmp_path):
 
 
 def test_an_interrupted_sweep_says_what_it_kept(tmp_path, monkeypatch):
-    """Ctrl-C: exit 130, and the message says the finished points are stored and the same command goes on."""
+    """Ctrl-C: exit 130, and the message says where the finished points are, how many there are, and that the same
+    command goes on; the interrupted JSON object carries the store and the counts too."""
     import attnphase.cli.sweep as sweep_cli
+    from attnphase.sweep import SweepReport
 
-    def interrupted(*args, **kwargs):
+    store = str(tmp_path / "s.sqlite")
+
+    def interrupted_after_three_points(*args, on_start, **kwargs):
+        on_start(SweepReport(model="demo", target="", grid={}, base={}, n_points=10, n_cached=4, n_computed=3,
+                             store=store))
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(sweep_cli, "run_sweep", interrupted)
-    result = CliRunner().invoke(main, ["sweep", "demo", "--grid", "beta=1,2", "--store", str(tmp_path / "s.sqlite")])
-    assert result.exit_code == 130 and "interrupted: every point finished so far is in the store" in result.stderr
+    monkeypatch.setattr(sweep_cli, "run_sweep", interrupted_after_three_points)
+    result = CliRunner().invoke(main, ["sweep", "demo", "--grid", "beta=1:2:10", "--store", store, "--json"])
+    message = (f"interrupted: 3 points finished by this run are in the store {store} (7 of the grid's 10); the same "
+               "command computes the rest")
+    assert result.exit_code == 130 and result.stderr == message + "\n"
+    payload = json.loads(result.stdout)
+    assert payload["message"] == message and payload["store"] == store
+    assert (payload["n_points"], payload["n_cached"], payload["n_computed"]) == (10, 4, 3)
+
+    def interrupted_at_once(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sweep_cli, "run_sweep", interrupted_at_once)
+    result = CliRunner().invoke(main, ["sweep", "demo", "--grid", "beta=1,2", "--store", store])
+    assert result.exit_code == 130
+    assert result.stderr == (f"interrupted: no point finished in this run (the store is {store}); the same command "
+                             "computes them\n")

@@ -25,29 +25,34 @@ from attnphase.errors import ParameterError
 from attnphase.jsonio import dumps
 
 
-# ctx.meta key (shared by every context of one command line): what an interruption of the running command keeps.
+# ctx.meta keys (shared by every context of one command line): what an interruption of the running command keeps, and
+# the fields its interrupted JSON object adds to say so.
 KEPT_WHEN_INTERRUPTED = "attnphase.kept_when_interrupted"
+KEPT_FIELDS = "attnphase.kept_fields"
 
 
 NOTHING_KEPT = "nothing was kept (this command keeps no partial results)"
 """The interruption message of a command that has not said what it keeps (`keep_when_interrupted`)."""
 
 
-def keep_when_interrupted(what: str, model: str | None = None) -> None:
+def keep_when_interrupted(what: str, model: str | None = None, **fields) -> None:
     """Say, for the interruption message of the running command, what its interruption keeps and how to go on; and,
-    for a command whose model is an argument (sweep, reproduce), the model its interrupted JSON object names."""
+    for a command whose model is an argument (sweep, reproduce), the model its interrupted JSON object names.
+    `fields`: what the interrupted JSON object adds, e.g. where the kept work is and how much of it there is."""
     meta = click.get_current_context().meta
     meta[KEPT_WHEN_INTERRUPTED] = what
+    meta[KEPT_FIELDS] = fields
     if model is not None and meta.get(JSON_COMMAND) is not None:
         meta[JSON_COMMAND] = (meta[JSON_COMMAND][0], model)
 
 
-def _emit_interruption(command: str, model: str | None, message: str) -> None:
-    """The one JSON object of an interrupted command run with --json: no result, status failed, what was kept."""
+def _emit_interruption(command: str, model: str | None, message: str, kept_fields: dict) -> None:
+    """The one JSON object of an interrupted command run with --json: no result, status failed, what was kept (the
+    message, and the command's own fields for it)."""
     from attnphase.version import code_version
 
     payload = {"command": command, "model": model, "version": code_version(), "status": "failed", "message": message,
-               "success": False}
+               **kept_fields, "success": False}
     sys.stdout.write(dumps(payload) + "\n")
     sys.stdout.flush()
 
@@ -121,7 +126,7 @@ class GuardedGroup(click.Group):
             message = f"{what}: {kept or NOTHING_KEPT}"
             click.echo(message, err=True)
             if ctx.meta.get(JSON_COMMAND) is not None:  # --json promises one object on stdout, interrupted or not
-                _emit_interruption(*ctx.meta[JSON_COMMAND], message)
+                _emit_interruption(*ctx.meta[JSON_COMMAND], message, ctx.meta.get(KEPT_FIELDS, {}))
             sys.exit(143 if isinstance(exc, Terminated) else 130)
         except SystemExit as exc:
             exiting = exc.code in (130, 143)  # an inner group's interruption: its exit keeps the signals ignored

@@ -11,7 +11,7 @@ from attnphase.cli.groups import keep_when_interrupted
 from attnphase.cli.output_paths import OutputPath
 from attnphase.errors import ParameterError
 from attnphase.grids import GRID_FORM, Grid, parse_grid, parse_setting
-from attnphase.store import StoreError
+from attnphase.store import StoreError, default_store_path
 from attnphase.sweep import SWEEP_POINTS, PointParameterError, SweepReport, WorkerProcessDied, run_sweep
 
 
@@ -58,6 +58,9 @@ def sweep(model, grid_specs, settings, workers, scheduler, store_path, as_json) 
     try:
         report = run_sweep(model, grids, base, store=store_path, workers=workers, scheduler=scheduler,
                            progress=progress.is_shown(), on_start=started.append)
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: say where the finished points are; the group exits (130, 143)
+        _say_what_an_interruption_kept(started, store_path or default_store_path())
+        raise
     except (StoreError, ImportError) as exc:  # ImportError: --scheduler without the cluster extra
         raise click.ClickException(str(exc)) from None
     except PointParameterError as exc:  # the sweep ran, and stopped at a point that refused its value
@@ -104,6 +107,16 @@ def _what_was_kept(report: SweepReport) -> str:
     n = report.n_computed
     return (f"{n} point{'' if n == 1 else 's'} finished by this run {'is' if n == 1 else 'are'} in the store "
             f"{report.store} ({report.n_cached + n} of the grid's {report.n_points})")
+
+
+def _say_what_an_interruption_kept(started: list[SweepReport], store_path) -> None:
+    if not started:  # stopped while the store was being opened or read
+        keep_when_interrupted(f"no point finished in this run (the store is {store_path}); the same command computes "
+                              "them", store=str(store_path), n_computed=0)
+        return
+    (report,) = started
+    keep_when_interrupted(f"{_what_was_kept(report)}; the same command computes the rest", store=report.store,
+                          n_points=report.n_points, n_cached=report.n_cached, n_computed=report.n_computed)
 
 
 def _as_option_error(exc: ParameterError, grids: list[Grid], base: dict) -> ParameterError:

@@ -76,3 +76,31 @@ def test_a_point_that_refuses_its_value_stops_the_sweep_and_says_what_was_stored
     assert (payload["status"], payload["n_computed"], payload["store"]) == ("failed", 6, str(store))
     assert payload["message"] == error[0].removeprefix("Error: ")
     assert _stored_x(store) == [0, 0.1, 0.2, 0.3, 0.4, 0.5]
+
+
+def diverging_point(x, z):
+    """Fails for x > 0.4, at every z."""
+    if x > 0.4:
+        raise ValueError(f"diverged at x={x}")
+    return {"y": x * z}
+
+
+def test_the_failure_table_shows_each_failed_point_and_says_when_the_list_is_cut(tmp_path):
+    """The text table names every failed point by its values (z=1 and z=2 apart), not as "2 fields"; past the first
+    20 failures the list is cut, and both outputs say so."""
+    store = str(tmp_path / "s.sqlite")
+    model = f"{__name__}:diverging_point"
+    text = CliRunner().invoke(main, ["sweep", model, "--grid", "x=0:1:5", "--grid", "z=1,2", "--workers", "1",
+                                     "--store", store])
+    assert text.exit_code == 1, text.output
+    assert "2 fields" not in text.stdout
+    for x in ("0.5", "0.75", "1.0"):
+        for z in (1, 2):
+            assert f"x={x}, z={z}" in text.stdout
+    assert text.stderr == "6 point(s) failed and were not stored; rerun to retry them\n"
+    many = CliRunner().invoke(main, ["sweep", model, "--grid", "x=0.5:1:24", "--grid", "z=1,2", "--workers", "1",
+                                     "--store", store, "--json"])
+    payload = json.loads(many.stdout)
+    assert (payload["n_failed"], payload["n_failures_listed"], len(payload["failures"])) == (48, 20, 20)
+    assert payload["failures"][0]["params"] == {"x": 0.5, "z": 1}
+    assert many.stderr == "48 point(s) failed and were not stored (the first 20 of 48 are listed); rerun to retry them\n"

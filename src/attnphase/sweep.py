@@ -248,7 +248,8 @@ class SweepFailure:
 
 @dataclass
 class SweepReport:
-    """What a sweep did. `n_points = n_cached + n_computed + n_failed` (+ points left by an abort)."""
+    """What a sweep did. `n_points = n_cached + n_computed + n_failed` (+ points left by an abort). `failures`
+    lists the first `_Recorder.MAX_FAILURES_KEPT` failed points only; `n_failed` counts them all."""
 
     model: str
     target: str

@@ -67,7 +67,7 @@ def sweep(model, grid_specs, settings, workers, scheduler, store_path, as_json) 
         (stopped,) = started
         message = f"{_as_option_error(exc, grids, base)}; the sweep stopped there: {_what_was_kept(stopped)}"
         emit("sweep", model, _parameters(stopped, workers, scheduler),
-             {**_result(stopped), "status": "failed", "message": message}, as_json)
+             {**_result(stopped, as_json), "status": "failed", "message": message}, as_json)
         raise click.UsageError(message) from None  # a bad value: exit status 2
     except ParameterError as exc:  # refused before any point ran: nothing printed on stdout
         raise _as_option_error(exc, grids, base) from None
@@ -75,12 +75,14 @@ def sweep(model, grid_specs, settings, workers, scheduler, store_path, as_json) 
         (stopped,) = started
         message = f"{exc}: {_what_was_kept(stopped)}; the same command computes the rest"
         emit("sweep", model, _parameters(stopped, workers, scheduler),
-             {**_result(stopped), "status": "failed", "message": message}, as_json)
+             {**_result(stopped, as_json), "status": "failed", "message": message}, as_json)
         click.echo(f"error: {message}", err=True)
         sys.exit(1)
-    emit("sweep", model, _parameters(report, workers, scheduler), _result(report), as_json)
+    emit("sweep", model, _parameters(report, workers, scheduler), _result(report, as_json), as_json)
     if report.n_failed:
-        click.echo(f"{report.n_failed} point(s) failed and were not stored; rerun to retry them", err=True)
+        listed = len(report.failures)
+        cut = f" (the first {listed} of {report.n_failed} are listed)" if listed < report.n_failed else ""
+        click.echo(f"{report.n_failed} point(s) failed and were not stored{cut}; rerun to retry them", err=True)
         sys.exit(1)
 
 
@@ -88,13 +90,21 @@ def _parameters(report: SweepReport, workers: int | None, scheduler: str | None)
     return {"grid": report.grid, "set": report.base, "workers": workers, "scheduler": scheduler}
 
 
-def _result(report: SweepReport) -> dict:
+def _result(report: SweepReport, as_json: bool) -> dict:
+    """The report's fields. A failed point's parameters are a mapping in JSON, and in a table the swept values as
+    text (`x=0.5, z=1`): a table shows a mapping only as its size."""
+    swept = list(report.grid)
+
+    def point(params: dict):
+        return params if as_json else ", ".join(f"{name}={params[name]}" for name in swept if name in params)
+
     return {
         "n_points": report.n_points,
         "n_computed": report.n_computed,
         "n_cached": report.n_cached,
         "n_failed": report.n_failed,
-        "failures": [{"params": f.params, "error": f.error} for f in report.failures],
+        "n_failures_listed": len(report.failures),  # the first failures only (SweepReport.failures)
+        "failures": [{"params": point(f.params), "error": f.error} for f in report.failures],
         "store": report.store,
         "backend": report.backend,
         "elapsed_s": report.elapsed_s,

@@ -97,10 +97,33 @@ def test_any_grid_text_parses_to_a_valid_grid_or_a_parameter_error(spec):
     except ParameterError as exc:
         assert exc.name.startswith("--grid") and "NAME=START:STOP:NUM" in exc.allowed
         return
-    values = [float(v) for v in grid.values]
+    values = list(grid.values)
     assert values and all(math.isfinite(v) for v in values) and len(set(values)) == len(values)
     if ":" in spec:
         assert values == sorted(values)
+
+
+def _echo_point(seed):
+    return {"seed": seed}
+
+
+def test_integer_ranges_are_exact_at_any_size(tmp_path):
+    """NUM evenly spaced values, both ends included (docs/sweeps.md): an integer range is computed in integers, so
+    beyond 1e15 (GRID_DIGITS) its values are not shifted by the rounding of floats; a range of floats whose ends a
+    float cannot hold is refused rather than moved."""
+    seeds = (2000000000000001, 2000000000000011, 2000000000000021)
+    assert parse_grid("seed=2000000000000001:2000000000000021:3").values == seeds
+    big = 2**70
+    assert parse_grid(f"n={big}:{big + 4}:5").values == tuple(range(big, big + 5))
+    with pytest.raises(ParameterError, match="a float holds exactly") as info:
+        parse_grid(f"n={2**53 + 1}:{2**53 + 8}:3")  # NUM - 1 = 2 does not divide 7
+    assert info.value.name == "--grid n"
+    assert parse_grid("x=0.12345678901234567:1:2").values == (0.12345678901234567, 1.0)  # ends as typed
+    assert parse_grid(f"n={2**60},{2**60 + 1}").values == (2**60, 2**60 + 1)  # two values, though one float
+    run_sweep(f"{__name__}:_echo_point", ["seed=2000000000000001:2000000000000021:3"], store=tmp_path / "s.sqlite",
+              workers=1)
+    with ResultStore(tmp_path / "s.sqlite") as s:
+        assert sorted(p.params["seed"] for p in s.rows()) == sorted(p.result["seed"] for p in s.rows()) == list(seeds)
 
 
 def test_settings_and_products():

@@ -3,12 +3,15 @@
 A grid is one swept parameter: its name and its values in sweep order (`Grid`). `parse_grid` reads the
 command-line form, either `NAME=START:STOP:NUM` (NUM evenly spaced values from START to STOP, both ends
 included) or `NAME=V1,V2,...` (distinct finite numbers); integer START and STOP whose evenly spaced values
-are all integers give an integer grid. `parse_setting` reads `--set NAME=VALUE` (a number, or text).
-`grid_points` is the Cartesian product of the grids (first grid slowest), at most MAX_POINTS points.
+are all integers (NUM - 1 divides STOP - START) give an integer grid, exact however large.
+`parse_setting` reads `--set NAME=VALUE` (a number, or text). `grid_points` is the Cartesian product of
+the grids (first grid slowest), at most MAX_POINTS points.
 
-Range values are rounded to GRID_DIGITS significant digits so that a range grid hits the same store keys
-as the list a person would type (0.30000000000000004 -> 0.3). Rounding error is ~1e-15 relative, far
-below any physical resolution; a grid so fine that rounding merges points is refused.
+The inner values of a range of floats are rounded to GRID_DIGITS significant digits so that a range grid
+hits the same store keys as the list a person would type (0.30000000000000004 -> 0.3); START and STOP are
+kept as typed. Rounding error is ~1e-15 relative, far below any physical resolution; a grid so fine that
+rounding merges points is refused, and so is a range of floats whose ends a float cannot hold exactly (an
+integer beyond 2^53 where NUM - 1 does not divide STOP - START).
 """
 
 from __future__ import annotations
@@ -33,8 +36,8 @@ GRID_FORM = (
 )
 SETTING_FORM = "NAME=VALUE with VALUE a finite number or a text value"
 MAX_POINTS = 1_000_000
-# linspace values are rounded to this many significant digits so that a range grid hits the same
-# store keys as the list a person would type (0.30000000000000004 -> 0.3). Rounding error is ~1e-15
+# The inner linspace values of a range of floats are rounded to this many significant digits so that a range grid
+# hits the same store keys as the list a person would type (0.30000000000000004 -> 0.3). Rounding error is ~1e-15
 # relative, far below any physical resolution; a grid so fine that rounding merges points is refused.
 GRID_DIGITS = 15
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -67,15 +70,28 @@ def _round_grid_value(x: float) -> float:
     return rounded if math.isfinite(rounded) else x
 
 
+def _as_exact_float(x: int | float) -> float | None:
+    """`x` as a float when a float holds it exactly, else None (an integer beyond 2^53, or beyond the float range)."""
+    if isinstance(x, float):
+        return x
+    try:
+        as_float = float(x)
+    except OverflowError:
+        return None
+    return as_float if as_float == x else None
+
+
 def parse_grid(spec: str) -> Grid:
     """Parse `NAME=START:STOP:NUM` (evenly spaced, both ends included) or `NAME=V1,V2,...`.
 
-    Integer START and STOP whose evenly spaced values are all integers give an integer grid.
+    Integer START and STOP whose evenly spaced values are all integers give an integer grid, exact however large.
 
     >>> parse_grid("beta=0.5:1.5:3").values
     (0.5, 1.0, 1.5)
     >>> parse_grid("L=2:10:5").values
     (2, 4, 6, 8, 10)
+    >>> parse_grid("seed=2000000000000001:2000000000000021:3").values
+    (2000000000000001, 2000000000000011, 2000000000000021)
     """
     if not isinstance(spec, str) or "=" not in spec:
         raise ParameterError("--grid", spec, GRID_FORM)
@@ -106,15 +122,12 @@ def parse_grid(spec: str) -> Grid:
             raise bad("START < STOP when NUM >= 2 (START == STOP would repeat one point)")
         if start < stop and num == 1:
             raise bad("NUM >= 2 when START < STOP (NUM = 1 needs START == STOP)")
-        with np.errstate(over="ignore", invalid="ignore"):
-            raw = np.linspace(float(start), float(stop), num)
-        if not np.all(np.isfinite(raw)):
-            raise bad("a range whose spacing is a finite float (STOP - START overflows)")
-        values = [_round_grid_value(float(v)) for v in raw]
-        if isinstance(start, int) and isinstance(stop, int) and all(v.is_integer() for v in values):
-            values = [int(v) for v in values]
-        if len(set(values)) != len(values):
-            raise bad(f"a spacing that is resolvable in {GRID_DIGITS} significant digits")
+        if isinstance(start, int) and isinstance(stop, int) and (num == 1 or (stop - start) % (num - 1) == 0):
+            # Integer arithmetic: the values are exact at any size (floats would shift them beyond 2^53).
+            step = (stop - start) // (num - 1) if num > 1 else 0
+            values = [start + k * step for k in range(num)]
+        else:
+            values = _float_range(start, stop, num, bad)
     else:
         parts = body.split(",")
         if not body.strip() or any(not p.strip() for p in parts):
@@ -123,9 +136,28 @@ def parse_grid(spec: str) -> Grid:
             values = [_number(p) for p in parts]
         except ValueError:
             raise bad("every listed value is a finite number") from None
-        if len({float(v) for v in values}) != len(values):
+        if len(set(values)) != len(values):  # exact: 1 and 1.0 are one value, 2**60 and 2**60 + 1 two
             raise bad("distinct values (a repeated value names the same point)")
     return Grid(name, tuple(values), spec)
+
+
+def _float_range(start: int | float, stop: int | float, num: int, bad) -> list[float]:
+    """NUM evenly spaced floats from START to STOP: the ends as typed, the inner values rounded to GRID_DIGITS."""
+    first, last = _as_exact_float(start), _as_exact_float(stop)
+    if first is None or last is None:
+        raise bad("START and STOP that a float holds exactly (integers up to 2^53), unless NUM - 1 divides "
+                  "STOP - START, which gives an integer grid of any size")
+    if num == 1:
+        return [first]
+    with np.errstate(over="ignore", invalid="ignore"):
+        raw = np.linspace(first, last, num)
+    if not np.all(np.isfinite(raw)):
+        raise bad("a range whose spacing is a finite float (STOP - START overflows)")
+    values = [first, *(_round_grid_value(float(v)) for v in raw[1:-1]), last]
+    # Rounding merges values closer than GRID_DIGITS digits, and can carry one past an unrounded end.
+    if any(a >= b for a, b in zip(values, values[1:])):
+        raise bad(f"a spacing that is resolvable in {GRID_DIGITS} significant digits")
+    return values
 
 
 def parse_setting(spec: str) -> tuple[str, Any]:

@@ -209,6 +209,30 @@ def test_sweep_resumes_and_matches_direct_evaluation(tmp_path):
     assert (wider.n_computed, wider.n_cached) == (4, 8)
 
 
+def _point_with_defaults(x, h=0.0, sizes=(1, 2), **options):
+    """Test point function with a default that can be a key (h) and one that cannot (a tuple)."""
+    return {"y": x + h + len(sizes) + len(options)}
+
+
+def test_a_parameter_given_at_its_default_is_the_same_point_as_one_left_out(tmp_path):
+    """The key holds the point function's defaults: `--set h=0` where h defaults to 0 reuses the points computed
+    without it, and the store holds each point once, with h."""
+    store = str(tmp_path / "s.sqlite")
+    sweep = ["sweep", "demo", "--grid", "beta=1.5,2", "--workers", "1", "--store", store, "--json"]
+    assert json.loads(CliRunner().invoke(main, sweep).stdout)["n_computed"] == 2
+    for setting in ("h=0", "h=0.0"):
+        again = json.loads(CliRunner().invoke(main, [*sweep, "--set", setting]).stdout)
+        assert (again["n_cached"], again["n_computed"]) == (2, 0)
+    with ResultStore(store) as s:
+        assert sorted((p.params["beta"], p.params["h"]) for p in s.rows("demo")) == [(1.5, 0), (2, 0)]
+    own = f"{__name__}:_point_with_defaults"
+    assert run_sweep(own, ["x=1,2"], store=store, workers=1).n_computed == 2
+    again = run_sweep(own, ["x=1,2"], {"h": 0}, store=store, workers=1)
+    assert (again.n_cached, again.n_computed) == (2, 0)
+    with ResultStore(store) as s:
+        assert [p.params for p in s.rows(own)] == [{"x": 1, "h": 0}, {"x": 2, "h": 0}]  # the tuple is no key
+
+
 def test_progress_bar_only_when_asked(tmp_path, capsys):
     run_sweep("demo", ["beta=0.5:2:4"], store=tmp_path / "s.sqlite", workers=1, progress=True)
     assert "4/4" in capsys.readouterr().err

@@ -5,7 +5,9 @@ A point is keyed by (model, canonical parameters, code version). The code versio
 computed before any change to the code is never reused after it. The canonical parameters are the
 JSON text of the parameter dict with sorted keys, floats written with `repr` (shortest round-trip
 form, so the key is exact) and integral floats written as integers, so `beta=1` and `beta=1.0` name
-the same point. Results computed by another code version are kept but never reused.
+the same point. A sweep fills in the point function's defaults before keying a point (`attnphase.sweep`), so a
+parameter given at its default value and one left out name the same point. Results computed by another code version
+are kept but never reused.
 
 Why SQLite, and how the guarantees come about:
 

@@ -52,7 +52,7 @@ from attnphase.errors import ParameterError
 from attnphase.grids import Grid, as_grids, grid_points
 from attnphase.models.registry import MODELS
 from attnphase.params import check_int, check_positive, check_real
-from attnphase.store import ResultStore
+from attnphase.store import ResultStore, canonical_params
 from attnphase.sweep_executors import (
     CLUSTER_EXTRA_HINT, WorkerProcessDied, evaluate_point, load_point, require_distributed, run_dask, run_pool,
 )
@@ -238,6 +238,30 @@ class PointParameterError(ParameterError):
     caller's to fix, and usually affect every point. The points finished before it stay stored."""
 
 
+def _with_defaults_in_the_key(function: Callable[..., Any], points: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The points with the point function's defaults filled in, so that a parameter given at its default value
+    (`--set h=0` where h defaults to 0) and one left out name the same stored point.
+
+    A default that cannot be part of a key (not a number, a string, a bool or None) is left to the function; so is
+    every default of a function without a signature to read.
+    """
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return points
+    defaults = {}
+    for parameter in parameters:
+        if parameter.default is parameter.empty or parameter.kind not in (parameter.POSITIONAL_OR_KEYWORD,
+                                                                          parameter.KEYWORD_ONLY):
+            continue
+        try:
+            canonical_params({parameter.name: parameter.default})
+        except ParameterError:
+            continue
+        defaults[parameter.name] = parameter.default
+    return [{**defaults, **point} for point in points]
+
+
 @dataclass(frozen=True)
 class SweepFailure:
     """A point whose function raised; it is not stored, so the next run retries it."""
@@ -288,7 +312,7 @@ class _Recorder:
             self.report.n_failed += 1
             if len(self.report.failures) < self.MAX_FAILURES_KEPT:
                 self.report.failures.append(SweepFailure(params, outcome[1]))
-        self.bar.advance(", ".join(f"{k}={v}" for k, v in params.items()))
+        self.bar.advance(", ".join(f"{name}={params[name]}" for name in self.report.grid))  # the swept values
 
 
 def run_sweep(
@@ -321,11 +345,12 @@ def run_sweep(
     `WorkerProcessDied` (points finished before it stay stored; its own are computed by the next run).
     """
     started = time.perf_counter()
-    target, _ = resolve_point(model)
+    target, function = resolve_point(model)
     grid_list = as_grids(grids)
     base = dict(base or {})
     points = grid_points(grid_list, base)
     check_sweep_parameters(model, grid_list, base, points)
+    points = _with_defaults_in_the_key(function, points)
     if workers is not None:
         workers = check_int("--workers", workers, 1, 1024)
     own_store = not isinstance(store, ResultStore)

@@ -233,6 +233,31 @@ def test_a_parameter_given_at_its_default_is_the_same_point_as_one_left_out(tmp_
         assert [p.params for p in s.rows(own)] == [{"x": 1, "h": 0}, {"x": 2, "h": 0}]  # the tuple is no key
 
 
+def test_editing_your_own_point_function_keys_its_points_anew(tmp_path, monkeypatch):
+    """The code version of a point function outside attnphase covers its module's file: after an edit its old
+    results are not reused (README: results of other code are never reused). attnphase's own keep code_version()."""
+    import importlib
+
+    from attnphase.sweep_executors import load_point
+    from attnphase.version import code_version
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = tmp_path / "editedpoints.py"
+    module.write_text("def point(x):\n    return {'y': x * 2}\n")
+    store = tmp_path / "s.sqlite"
+    first = run_sweep("editedpoints:point", ["x=0:1:3"], store=store, workers=1)
+    assert first.n_computed == 3 and first.version.startswith(code_version() + ".point.")
+    assert run_sweep("editedpoints:point", ["x=0:1:3"], store=store, workers=1).n_cached == 3
+    module.write_text("def point(x):\n    return {'y': x * 3.0}\n")  # another size: no stale bytecode is read
+    importlib.reload(importlib.import_module("editedpoints"))
+    load_point.cache_clear()
+    edited = run_sweep("editedpoints:point", ["x=0:1:3"], store=store, workers=1)
+    assert (edited.n_cached, edited.n_computed) == (0, 3) and edited.version != first.version
+    with ResultStore(store) as s:
+        assert sorted(p.result["y"] for p in s.rows(version=edited.version)) == [0.0, 1.5, 3.0]
+    assert run_sweep("demo", ["beta=1,2"], store=store, workers=1).version == code_version()
+
+
 def test_progress_bar_only_when_asked(tmp_path, capsys):
     run_sweep("demo", ["beta=0.5:2:4"], store=tmp_path / "s.sqlite", workers=1, progress=True)
     assert "4/4" in capsys.readouterr().err

@@ -2,7 +2,8 @@
 
 A point is keyed by (model, canonical parameters, code version). The code version is
 `attnphase.version.code_version()`: the release plus a hash of the installed source, so a point
-computed before any change to the code is never reused after it. The canonical parameters are the
+computed before any change to the code is never reused after it (a sweep of a point function outside the
+package adds a hash of that function's module file: `attnphase.sweep.point_version`). The canonical parameters are the
 JSON text of the parameter dict with sorted keys, floats written with `repr` (shortest round-trip
 form, so the key is exact) and integral floats written as integers, so `beta=1` and `beta=1.0` name
 the same point. A sweep fills in the point function's defaults before keying a point (`attnphase.sweep`), so a
@@ -377,8 +378,9 @@ class ResultStore:
             raise self._as_store_error(exc) from None
 
     def put(self, model: str, params: Mapping[str, Any], result: Mapping[str, Any], *,
-            elapsed: float | None = None) -> bool:
-        """Commit one point (one transaction). Returns False when the point was already stored.
+            elapsed: float | None = None, version: str | None = None) -> bool:
+        """Commit one point (one transaction), under `version` (default: the store's). Returns False when the point
+        was already stored.
 
         Non-finite floats in `result` are stored as null (not computed), never as NaN.
         """
@@ -386,8 +388,8 @@ class ResultStore:
         if not isinstance(result, Mapping):
             raise ParameterError("result", result, "a dict of result names to values")
         result_text = dumps(result, sort_keys=True, separators=(",", ":"))
-        row = (model, key, self.version, result_text, time.time(), elapsed,
-               _checksum(model, key, self.version, result_text))
+        version = version or self.version
+        row = (model, key, version, result_text, time.time(), elapsed, _checksum(model, key, version, result_text))
 
         def insert():
             with self._write() as conn:

@@ -8,7 +8,9 @@ interrupted sweep is resumed by running the same command again.
 Point functions are top-level (picklable) functions `sweep_point(**params) -> dict[str, float]`,
 named by model in `SWEEP_POINTS` as "module:function" strings so that a worker process (local or on
 a cluster node) imports them itself. A model argument of the form "module:function" is used as is,
-which lets a researcher sweep their own function without registering it.
+which lets a researcher sweep their own function without registering it. The code version that keys a
+point function's results (`point_version`) covers the file of that function's module too when it is not
+part of attnphase, so that editing your own function does not reuse its old results.
 
 Before any point runs (and before any worker or cluster is started) the driver checks the sweep's
 parameters: every --grid and --set name against the point function's signature (a function with
@@ -36,6 +38,8 @@ and re-raises (a dead local worker as `WorkerProcessDied`; on a cluster, dask ru
 
 from __future__ import annotations
 
+import hashlib
+import importlib.util
 import inspect
 import math
 import os
@@ -56,9 +60,9 @@ from attnphase.store import ResultStore, canonical_params
 from attnphase.sweep_executors import (
     CLUSTER_EXTRA_HINT, WorkerProcessDied, evaluate_point, load_point, require_distributed, run_dask, run_pool,
 )
-from attnphase.version import code_version
+from attnphase.version import HASH_DIGITS, code_version
 
-__all__ = ["SWEEP_POINTS", "POINT_CHECKS", "CLUSTER_EXTRA_HINT", "register_point", "resolve_point",
+__all__ = ["SWEEP_POINTS", "POINT_CHECKS", "CLUSTER_EXTRA_HINT", "register_point", "resolve_point", "point_version",
            "curie_weiss_point", "check_curie_weiss_point", "check_sweep_parameters", "evaluate_point", "SweepFailure",
            "SweepReport", "PointParameterError", "WorkerProcessDied", "run_sweep", "require_distributed"]
 
@@ -100,6 +104,31 @@ def resolve_point(model: str) -> tuple[str, Callable[..., Any]]:
         raise ParameterError(
             "MODEL", model, f"a model whose sweep point {target} can be imported ({type(exc).__name__}: {exc})"
         ) from None
+
+
+def point_version(target: str) -> str:
+    """The code version that keys the results of the point function `target` ("module:function").
+
+    For attnphase's own functions, `code_version()` (a hash of the package's source). For any other, that plus
+    `.point.` and a hash of the bytes of the file of `module` (found on the import path as the sweep imports it;
+    `register_point` names a function by the module that defines it), so that editing that file changes the key
+    and results of the old code are not reused. Only that one file is hashed: modules it imports (your own helpers in
+    other files included), data files it reads and installed packages are not, and a module without a file of its
+    own (typed at an interactive prompt, built in) is keyed by `code_version()` alone.
+    """
+    module_name = target.partition(":")[0]
+    if module_name == "attnphase" or module_name.startswith("attnphase."):
+        return code_version()
+    try:
+        spec = importlib.util.find_spec(module_name)
+    except (ImportError, ValueError):  # ValueError: a module without a spec (__main__ at an interactive prompt)
+        spec = None
+    source = spec.origin if spec is not None else None
+    if source is None or not os.path.isfile(source):
+        return code_version()
+    with open(source, "rb") as file:
+        digest = hashlib.sha256(file.read()).hexdigest()
+    return f"{code_version()}.point.{digest[:HASH_DIGITS]}"
 
 
 def curie_weiss_point(beta: float, h: float = 0.0) -> dict[str, Any]:
@@ -302,7 +331,7 @@ class _Recorder:
     def record(self, params: dict[str, Any], outcome: tuple) -> None:
         kind = outcome[0]
         if kind == "ok":
-            self.store.put(self.model, params, outcome[1], elapsed=outcome[2])
+            self.store.put(self.model, params, outcome[1], elapsed=outcome[2], version=self.report.version)
             self.report.n_computed += 1
         elif kind == "parameter_error":
             # Bad parameters are the caller's to fix, and usually affect every point: stop.
@@ -353,14 +382,15 @@ def run_sweep(
     points = _with_defaults_in_the_key(function, points)
     if workers is not None:
         workers = check_int("--workers", workers, 1, 1024)
+    version = point_version(target)
     own_store = not isinstance(store, ResultStore)
     result_store = ResultStore(store) if own_store else store
     report = None
     try:
-        missing = result_store.missing(model, points)
+        missing = result_store.missing(model, points, version=version)
         report = SweepReport(
             model=model, target=target, grid={g.name: list(g.values) for g in grid_list}, base=base,
-            n_points=len(points), n_cached=len(points) - len(missing), store=str(result_store.path),
+            n_points=len(points), n_cached=len(points) - len(missing), store=str(result_store.path), version=version,
         )
         if on_start is not None:
             on_start(report)

@@ -341,3 +341,46 @@ def test_sigkill_mid_write_loses_at_most_the_point_being_written(tmp_path):
     assert reported + 1 <= len(stored) <= reported + 2
     raw = sqlite3.connect(path).execute("SELECT COUNT(*), COUNT(DISTINCT params) FROM results").fetchone()
     assert raw[0] == raw[1] == len(stored)
+
+
+def _own_point(x):
+    return {"y": 2.0 * x}
+
+
+def test_points_of_other_code_versions_are_counted_by_a_sweep_and_left_out_of_an_export(tmp_path):
+    """A sweep says how many of its points are stored under other code versions only (computed again, never
+    reused); `store export` writes the current version of each model by default (one row per point), every version
+    with --all-versions, one with --code-version."""
+    store = str(tmp_path / "s.sqlite")
+    old = "0.0.9+src.000000000000"
+    with ResultStore(store, version=old) as results:
+        for beta in (0.5, 1.0, 1.5, 2.0):
+            results.put("demo", {"beta": beta, "h": 0}, {"m": -1.0})
+    sweep = CliRunner().invoke(main, ["sweep", "demo", "--grid", "beta=0.5:2:4", "--workers", "1", "--store", store,
+                                      "--json"])
+    assert sweep.exit_code == 0, sweep.output
+    report = json.loads(sweep.stdout)
+    assert (report["n_cached"], report["n_computed"], report["n_other_versions"]) == (0, 4, 4)
+    assert sweep.stderr.startswith("note: 4 point(s) of this grid are stored under other code versions only")
+    CliRunner().invoke(main, ["sweep", f"{__name__}:_own_point", "--grid", "x=1,2", "--workers", "1", "--store", store])
+
+    def export(*options):
+        result = CliRunner().invoke(main, ["store", "export", "--store", store, "--out", str(tmp_path / "t.csv"),
+                                           "--json", *options])
+        assert result.exit_code == 0, result.output
+        with open(tmp_path / "t.csv", newline="") as fh:
+            return json.loads(result.stdout), result.stderr, list(csv.DictReader(fh))
+
+    payload, stderr, rows = export()
+    assert (payload["n_rows"], payload["n_other_versions"], payload["parameters"]["versions"]) == (6, 4, "current")
+    assert sorted((r["model"], r["version"] == code_version()) for r in rows) == [
+        ("demo", True)] * 4 + [(f"{__name__}:_own_point", False)] * 2  # your own function: its own current version
+    assert all(float(r["m"]) >= 0 for r in rows if r["model"] == "demo")  # none of the old -1
+    assert "4 stored point(s) of other code versions were left out" in stderr
+    payload, _, rows = export("--all-versions")
+    assert (payload["n_rows"], payload["n_other_versions"]) == (10, 0)
+    payload, _, rows = export("--code-version", old)
+    assert payload["n_rows"] == 4 and {r["version"] for r in rows} == {old} and {r["m"] for r in rows} == {"-1.0"}
+    both = CliRunner().invoke(main, ["store", "export", "--store", store, "--out", str(tmp_path / "t.csv"),
+                                     "--code-version", old, "--all-versions"])
+    assert both.exit_code == 2 and "--all-versions" in both.stderr

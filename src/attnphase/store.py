@@ -432,6 +432,15 @@ class ResultStore:
         stored = {canonical_params(point.params) for point in self.rows(model, version=version)}
         return [params for key, params in wanted if key not in stored]
 
+    def count_under_other_versions(self, model: str, params_list: Iterable[Mapping[str, Any]], *,
+                                   version: str | None = None) -> int:
+        """How many of the points of `params_list` are stored for `model` under a code version other than `version`
+        (default: the store's). Results of other code are never reused: a sweep computes such points again."""
+        version = version or self.version
+        other = {key for (key,) in self._guarded(lambda: self._conn.execute(
+            "SELECT DISTINCT params FROM results WHERE model = ? AND version != ?", (model, version)).fetchall())}
+        return sum(canonical_params(params) in other for params in params_list)
+
     def rows(self, model: str | None = None, *, version: str | None = None) -> list[StoredPoint]:
         """Every stored point (all code versions unless `version` is given), oldest first."""
         clauses, args = [], []
@@ -483,7 +492,8 @@ class ResultStore:
 
     # -- export ----------------------------------------------------------------------------------
 
-    def export(self, path: str | os.PathLike, format: str = "csv", *, model: str | None = None) -> int:
-        """Write the points (of `model`, or all) as a flat table (`store_export.write_table`); returns the number
-        of rows."""
-        return write_table(self.rows(model), path, format)
+    def export(self, path: str | os.PathLike, format: str = "csv", *, model: str | None = None,
+               version: str | None = None) -> int:
+        """Write the points (of `model`, or all; of code version `version`, or all) as a flat table
+        (`store_export.write_table`); returns the number of rows."""
+        return write_table(self.rows(model, version=version), path, format)

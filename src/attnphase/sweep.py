@@ -63,6 +63,7 @@ from attnphase.sweep_executors import (
 from attnphase.version import HASH_DIGITS, code_version
 
 __all__ = ["SWEEP_POINTS", "POINT_CHECKS", "CLUSTER_EXTRA_HINT", "register_point", "resolve_point", "point_version",
+           "current_version",
            "curie_weiss_point", "check_curie_weiss_point", "check_sweep_parameters", "evaluate_point", "SweepFailure",
            "SweepReport", "PointParameterError", "WorkerProcessDied", "run_sweep", "require_distributed"]
 
@@ -129,6 +130,13 @@ def point_version(target: str) -> str:
     with open(source, "rb") as file:
         digest = hashlib.sha256(file.read()).hexdigest()
     return f"{code_version()}.point.{digest[:HASH_DIGITS]}"
+
+
+def current_version(model: str) -> str:
+    """The code version under which a sweep of `model` (a registered name or "module:function") run now stores its
+    points: `point_version` of its point function. A name registered in another session is not known here: it gets
+    `code_version()`, as a module that cannot be found does."""
+    return point_version(SWEEP_POINTS.get(model, model))
 
 
 def curie_weiss_point(beta: float, h: float = 0.0) -> dict[str, Any]:
@@ -312,6 +320,7 @@ class SweepReport:
     n_cached: int
     n_computed: int = 0
     n_failed: int = 0
+    n_other_versions: int = 0  # points not stored by this code version but by another: not reused, computed again
     failures: list[SweepFailure] = field(default_factory=list)
     store: str = ""
     version: str = field(default_factory=code_version)
@@ -391,6 +400,7 @@ def run_sweep(
         report = SweepReport(
             model=model, target=target, grid={g.name: list(g.values) for g in grid_list}, base=base,
             n_points=len(points), n_cached=len(points) - len(missing), store=str(result_store.path), version=version,
+            n_other_versions=result_store.count_under_other_versions(model, missing, version=version),
         )
         if on_start is not None:
             on_start(report)

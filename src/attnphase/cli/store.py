@@ -12,6 +12,7 @@ from attnphase.cli.common import emit, json_option
 from attnphase.cli.groups import GuardedGroup
 from attnphase.cli.output_paths import OutputPath
 from attnphase.store import EXPORT_FORMATS, ResultStore, StoreError, default_store_path
+from attnphase.store_export import write_table
 
 __all__ = ["store_group"]
 
@@ -74,27 +75,53 @@ def list_command(store_path, model, as_json) -> None:
 @click.option("--out", type=OutputPath(directory=False), required=True,
               help="File to write (replaced if it exists; its directory must exist).")
 @click.option("--model", default=None, help="Only this model (default: every model).")
+@click.option("--code-version", "wanted_version", default=None, metavar="VERSION",
+              help="Only the points of this code version, as `attnphase store list` names it (default: the current "
+                   "one of each model).")
+@click.option("--all-versions", is_flag=True,
+              help="The points of every code version: a point computed by several is a row per version.")
 @json_option
-def export_command(store_path, fmt, out, model, as_json) -> None:
+def export_command(store_path, fmt, out, model, wanted_version, all_versions, as_json) -> None:
     """Write the stored points as one flat table (parameters and results as columns).
+
+    By default only the points of the current code version are written: for each model, those a
+    sweep run now would reuse (the version of this attnphase, and for your own module:function the
+    hash of its module's file too), so that the table has one row per point. The points of other
+    versions are counted (n_other_versions) and written with --all-versions, or one version with
+    --code-version.
 
     \b
     Examples:
       attnphase store export --format csv --out demo.csv --model demo
-      attnphase store export --format parquet --out all.parquet
+      attnphase store export --format parquet --out all.parquet --all-versions
     """
+    if wanted_version is not None and all_versions:
+        raise click.BadParameter("--code-version names one version and --all-versions asks for every one: give one "
+                                 "of them.", param_hint="'--all-versions'")
     if _is_part_of(store_path or default_store_path(), out):
         raise click.BadParameter(f"File {str(out)!r} is the results store itself, or one of its SQLite files; "
                                  "writing the table there would destroy the store.", param_hint="'--out'")
     store = _open(store_path)
     try:
-        n_rows = store.export(out, fmt, model=model)
+        points = store.rows(model, version=wanted_version)
     except StoreError as exc:
         raise click.ClickException(str(exc)) from None
     finally:
         store.close()
-    emit("store export", model, {"store": str(store.path), "format": fmt},
-         {"out": str(out), "n_rows": n_rows}, as_json)
+    n_other_versions = 0
+    if wanted_version is None and not all_versions:
+        from attnphase.sweep import current_version
+
+        current = {name: current_version(name) for name in {point.model for point in points}}
+        of_this_code = [point for point in points if point.version == current[point.model]]
+        n_other_versions, points = len(points) - len(of_this_code), of_this_code
+    n_rows = write_table(points, out, fmt)
+    if n_other_versions:
+        click.echo(f"note: {n_other_versions} stored point(s) of other code versions were left out (--all-versions "
+                   "or --code-version VERSION exports them)", err=True)
+    versions = "all" if all_versions else wanted_version or "current"
+    emit("store export", model, {"store": str(store.path), "format": fmt, "versions": versions},
+         {"out": str(out), "n_rows": n_rows, "n_other_versions": n_other_versions}, as_json)
 
 
 def _is_part_of(store_path: Path, out: Path) -> bool:

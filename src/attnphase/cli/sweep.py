@@ -55,9 +55,16 @@ def sweep(model, grid_specs, settings, workers, scheduler, store_path, as_json) 
     keep_when_interrupted("every point finished so far is in the store; the same command computes the rest",
                           model)
     started: list[SweepReport] = []  # the running sweep's report, updated as its points are written
+
+    def on_start(report: SweepReport) -> None:
+        started.append(report)
+        if report.n_other_versions:  # why a resumed sweep starts again from the beginning, e.g. after an edit
+            click.echo(f"note: {report.n_other_versions} point(s) of this grid are stored under other code versions "
+                       "only, which are not reused (see `attnphase store list`): they are computed again", err=True)
+
     try:
         report = run_sweep(model, grids, base, store=store_path, workers=workers, scheduler=scheduler,
-                           progress=progress.is_shown(), on_start=started.append)
+                           progress=progress.is_shown(), on_start=on_start)
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: say where the finished points are; the group exits (130, 143)
         _say_what_an_interruption_kept(started, store_path or default_store_path())
         raise
@@ -103,6 +110,7 @@ def _result(report: SweepReport, as_json: bool) -> dict:
         "n_computed": report.n_computed,
         "n_cached": report.n_cached,
         "n_failed": report.n_failed,
+        "n_other_versions": report.n_other_versions,
         "n_failures_listed": len(report.failures),  # the first failures only (SweepReport.failures)
         "failures": [{"params": point(f.params), "error": f.error} for f in report.failures],
         "store": report.store,

@@ -21,6 +21,7 @@ from attnphase.version import code_version
 from attnphase.cli import main
 from attnphase.errors import ParameterError
 from attnphase.store import ResultStore, StoreError, canonical_params, default_store_path
+from attnphase.sweep import curie_weiss_point
 from test_output_paths import read_only
 
 
@@ -136,7 +137,7 @@ def _edit_one_result(data: bytearray) -> None:
     data[at + 8 : at + 12] = b"31.0"
 
 
-@pytest.mark.parametrize("damage", [_damage_header, _zero_second_page, _edit_one_result])
+@pytest.mark.parametrize("damage", [_damage_header, _zero_second_page])
 def test_corrupted_store_is_detected_with_a_clear_error(tmp_path, damage):
     path = tmp_path / "s.sqlite"
     _filled_store(path)
@@ -154,6 +155,53 @@ def test_corrupted_store_is_detected_with_a_clear_error(tmp_path, damage):
     assert str(path) in result.stderr and "Traceback" not in result.output
     result = CliRunner().invoke(main, ["sweep", "demo", "--grid", "beta=1:2:2", "--store", str(path), "--json"])
     assert result.exit_code == 1 and str(path) in result.stderr and result.stdout == ""
+
+
+def _change_one_digit(path, row_id):
+    """The bytes of one row's result changed, as a disk error would (its checksum is left as it was)."""
+    with sqlite3.connect(path) as connection:
+        connection.execute("UPDATE results SET result = replace(result, '.', '.9') WHERE id = ?", (row_id,))
+    connection.close()
+
+
+def _break_its_text(path, row_id):
+    """One row's parameters replaced by bytes that are not UTF-8."""
+    with sqlite3.connect(path) as connection:
+        connection.execute("UPDATE results SET params = CAST(? AS TEXT) WHERE id = ?", (b'{"beta":\xff}', row_id))
+    connection.close()
+
+
+@pytest.mark.parametrize("damage, replaced", [(_change_one_digit, True), (_break_its_text, False)])
+def test_a_damaged_row_is_named_and_skipped_and_a_sweep_replaces_it(tmp_path, damage, replaced):
+    """docs/sweeps.md: a damaged row is reported, not read. `store list` and `store export` name it on stderr and
+    in their JSON and go on with every intact row; a sweep computes its point again and replaces the row (one whose
+    parameters are damaged names no point: it stays, skipped, and the point is stored anew); `store check` exits 1
+    while a damaged row is left, and a sweep of other points reuses the intact ones."""
+    path = str(tmp_path / "s.sqlite")
+    sweep = ["sweep", "demo", "--grid", "beta=0.5:2:8", "--workers", "1", "--store", path, "--json"]
+    assert CliRunner().invoke(main, sweep).exit_code == 0
+    damage(path, 3)
+    listed = CliRunner().invoke(main, ["store", "list", "--store", path, "--json"])
+    assert listed.exit_code == 0, listed.output
+    assert listed.stderr.startswith(f"warning: results store {path}: 1 damaged row skipped") and "row 3 (" in listed.stderr
+    payload = json.loads(listed.stdout)
+    assert payload["models"][0]["n_points"] == 7 and len(payload["damaged_rows"]) == 1
+    exported = CliRunner().invoke(main, ["store", "export", "--store", path, "--out", str(tmp_path / "t.csv"), "--json"])
+    assert exported.exit_code == 0 and json.loads(exported.stdout)["n_rows"] == 7 and "row 3 (" in exported.stderr
+    checked = CliRunner().invoke(main, ["store", "check", "--store", path, "--json"])
+    assert checked.exit_code == 1 and any(p.startswith("row 3 (") for p in json.loads(checked.stdout)["problems"])
+    others = CliRunner().invoke(main, ["sweep", "demo", "--grid", "beta=3,4", "--workers", "1", "--store", path])
+    assert others.exit_code == 0, others.output
+    again = CliRunner().invoke(main, sweep)
+    assert again.exit_code == 0, again.output
+    report = json.loads(again.stdout)
+    assert (report["n_cached"], report["n_computed"], len(report["damaged_rows"])) == (7, 1, 1)
+    checked = CliRunner().invoke(main, ["store", "check", "--store", path])
+    assert checked.exit_code == (0 if replaced else 1), checked.output
+    with ResultStore(path, read_only=True) as results:
+        rows = results.rows("demo")
+        assert len(rows) == 10 and list(results.damaged_rows) == ([] if replaced else [3])
+        assert all(row.result == curie_weiss_point(**row.params) for row in rows)
 
 
 def test_a_file_that_is_not_a_store_and_a_missing_store(tmp_path):

@@ -22,9 +22,11 @@ Why SQLite, and how the guarantees come about:
   of failing. This holds for processes on one machine; WAL does not work over network filesystems
   (NFS, SMB), so keep the store on a local disk and let one driver write for a cluster.
 * Durability. `synchronous=FULL`: a committed point survives a power loss, not only a crash.
-* Corruption. Opening a store runs `PRAGMA quick_check` (b-tree structure, O(file size)); every row
-  read checks its checksum, which catches damage inside a row's bytes that the b-tree check cannot
-  see. Either raises `StoreError` naming the file and what to do.
+* Corruption. Opening a store runs `PRAGMA quick_check` (b-tree structure, O(file size)); damage
+  there raises `StoreError` naming the file and what to do. Every row read checks its checksum, which
+  catches damage inside a row's bytes that the b-tree check cannot see: a damaged row is skipped and
+  recorded (`ResultStore.damaged_rows`, `DamagedRow`) while every intact row stays readable, and a
+  `put` of its point replaces it (a sweep computes a point whose row is damaged again).
 * Other files are left alone. Opening lists the file's tables before anything is written: a writer
   makes a store of a new or empty file only, and refuses an SQLite database with other tables (its
   owner's data is not ours to add to). A reader (`read_only=True`, the `attnphase store` commands)
@@ -54,8 +56,8 @@ from attnphase.store_export import EXPORT_FORMATS, write_table
 from attnphase.version import code_version
 
 __all__ = [
-    "STORE_ENV", "DEFAULT_STORE_NAME", "EXPORT_FORMATS", "StoreError", "StoredPoint", "ModelSummary", "ResultStore",
-    "default_store_path", "canonical_params",
+    "STORE_ENV", "DEFAULT_STORE_NAME", "EXPORT_FORMATS", "StoreError", "StoredPoint", "DamagedRow", "ModelSummary",
+    "ResultStore", "default_store_path", "canonical_params",
 ]
 
 STORE_ENV = "ATTNPHASE_STORE"
@@ -147,9 +149,20 @@ def canonical_params(params: Mapping[str, Any]) -> str:
 def _checksum(model: str, params: str, version: str, result: str) -> str:
     h = hashlib.sha256()
     for part in (model, params, version, result):
-        h.update(part.encode())
+        h.update(part.encode("utf-8", "surrogateescape"))  # the bytes as stored, also where they are not UTF-8
         h.update(b"\x00")
     return h.hexdigest()
+
+
+def _text_as_stored(raw: bytes) -> str:
+    """A text column as read: UTF-8, with any other byte kept as a lone surrogate (`surrogateescape`), so that a row
+    whose bytes were damaged is read, and then fails its checksum, rather than failing the whole query."""
+    return raw.decode("utf-8", "surrogateescape")
+
+
+def _printable(text: str) -> str:
+    """`text` with damaged bytes written as escapes (\\udcff), fit for a terminal and for JSON."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 @dataclass(frozen=True)
@@ -162,6 +175,20 @@ class StoredPoint:
     result: dict[str, Any]
     created: float
     elapsed: float | None
+
+
+@dataclass(frozen=True)
+class DamagedRow:
+    """A row that cannot be trusted: its checksum fails (its bytes changed after it was written) or its text is not
+    JSON. Readers skip it; `put` of its point replaces it."""
+
+    row_id: int
+    model: str
+    params: str  # the key as stored (possibly damaged itself), printable
+    problem: str
+
+    def __str__(self) -> str:
+        return f"row {self.row_id} (model {self.model!r}, parameters {self.params}) {self.problem}"
 
 
 @dataclass(frozen=True)
@@ -185,7 +212,8 @@ class ResultStore:
     {'m': 0.8585}
 
     Lookups use the current code version (`attnphase.version.code_version()`) unless `version=` says
-    otherwise. A store object holds one
+    otherwise. A damaged row is skipped by every reader, which records it in `damaged_rows` (row id ->
+    `DamagedRow`: every damaged row this object has read). A store object holds one
     connection; give each process (and each thread) its own `ResultStore`.
     """
 
@@ -196,6 +224,7 @@ class ResultStore:
         self.path = Path(path) if path is not None else default_store_path()
         self.version = version or code_version()
         self.read_only = read_only
+        self.damaged_rows: dict[int, DamagedRow] = {}
         if read_only and not self.path.exists():
             raise StoreError(self.path, "does not exist",
                              "Run a sweep first, or point --store / $ATTNPHASE_STORE at a store")
@@ -254,9 +283,11 @@ class ResultStore:
             target, uri = self.path, False
         try:
             # isolation_level=None: no implicit transactions; every transaction below is explicit.
-            return sqlite3.connect(target, uri=uri, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+            connection = sqlite3.connect(target, uri=uri, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
         except sqlite3.Error as exc:
             raise StoreError(self.path, f"cannot be opened ({exc})", "Check the path and its permissions") from None
+        connection.text_factory = _text_as_stored
+        return connection
 
     def _may_read_as_immutable(self, exc: sqlite3.OperationalError) -> bool:
         """Whether a read-only open that failed with `exc` is retried with the file declared immutable.
@@ -333,8 +364,6 @@ class ResultStore:
                               "Make the file and its directory writable, or copy the store somewhere writable")
         if "unable to open" in message:
             return StoreError(self.path, f"cannot be opened ({message})", "Check the path and its permissions")
-        if "Could not decode" in message:  # damaged bytes inside a text column; do not echo them
-            return StoreError(self.path, "a row's text is not valid UTF-8 (damaged bytes)", _CORRUPT_REMEDY)
         if "not a database" in message:
             return StoreError(self.path, "is not a results store (not an SQLite database, or its header is damaged)",
                               _CORRUPT_REMEDY)
@@ -380,7 +409,7 @@ class ResultStore:
     def put(self, model: str, params: Mapping[str, Any], result: Mapping[str, Any], *,
             elapsed: float | None = None, version: str | None = None) -> bool:
         """Commit one point (one transaction), under `version` (default: the store's). Returns False when the point
-        was already stored.
+        was already stored; a damaged row of the point (`DamagedRow`) is replaced.
 
         Non-finite floats in `result` are stored as null (not computed), never as NaN.
         """
@@ -389,45 +418,77 @@ class ResultStore:
             raise ParameterError("result", result, "a dict of result names to values")
         result_text = dumps(result, sort_keys=True, separators=(",", ":"))
         version = version or self.version
-        row = (model, key, version, result_text, time.time(), elapsed, _checksum(model, key, version, result_text))
+        checksum = _checksum(model, key, version, result_text)
+        created = time.time()
 
         def insert():
             with self._write() as conn:
                 cursor = conn.execute(
                     "INSERT OR IGNORE INTO results (model, params, version, result, created, elapsed, checksum)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?)", row,
+                    " VALUES (?, ?, ?, ?, ?, ?, ?)", (model, key, version, result_text, created, elapsed, checksum),
                 )
-                return cursor.rowcount == 1
+                if cursor.rowcount == 1:
+                    return True
+                # Stored already: the first commit wins, unless its row is damaged (same transaction, so no other
+                # writer comes between the check and the replacement).
+                stored = conn.execute(f"SELECT {self._COLUMNS} FROM results WHERE model = ? AND params = ? AND "
+                                      "version = ?", (model, key, version)).fetchone()
+                if stored is None or self._damage(stored) is None:
+                    return False
+                conn.execute("UPDATE results SET result = ?, created = ?, elapsed = ?, checksum = ? WHERE id = ?",
+                             (result_text, created, elapsed, checksum, stored[0]))
+                return True
 
         return self._guarded(insert)
 
-    def _decode(self, row: tuple) -> StoredPoint:
-        model, params, version, result, created, elapsed, checksum = row
-        if _checksum(model, params, version, result) != checksum:
-            raise StoreError(self.path, f"a row of model {model!r} with parameters {params} fails its checksum",
-                             _CORRUPT_REMEDY)
-        try:
-            return StoredPoint(model, json.loads(params), version, json.loads(result), created, elapsed)
-        except json.JSONDecodeError as exc:  # checksum matched but text is not JSON: written damaged
-            raise StoreError(self.path, f"a row of model {model!r} is not valid JSON ({exc})", _CORRUPT_REMEDY) from None
+    _COLUMNS = "id, model, params, version, result, created, elapsed, checksum"
 
-    _COLUMNS = "model, params, version, result, created, elapsed, checksum"
+    def _damage(self, row: tuple) -> DamagedRow | None:
+        """What is wrong with a row, or None when it is intact."""
+        row_id, model, params, version, result, _, _, checksum = row
+        if not all(isinstance(text, str) for text in (model, params, version, result, checksum)):
+            return DamagedRow(row_id, _printable(str(model)), _printable(str(params)),
+                              "has a column of the wrong type (its bytes changed after it was written)")
+        if _checksum(model, params, version, result) != checksum:
+            problem = "fails its checksum (its bytes changed after it was written)"
+        else:
+            try:
+                json.loads(params), json.loads(result)
+                return None
+            except json.JSONDecodeError as exc:  # checksum matched but the text is not JSON: written damaged
+                problem = f"is not valid JSON ({exc})"
+        return DamagedRow(row_id, _printable(model), _printable(params), problem)
+
+    def _intact(self, raw: Iterable[tuple]) -> list[StoredPoint]:
+        """The intact rows of `raw` as points; each damaged one is skipped and recorded in `damaged_rows`."""
+        points = []
+        for row in raw:
+            damage = self._damage(row)
+            if damage is not None:
+                self.damaged_rows[damage.row_id] = damage
+                continue
+            _, model, params, version, result, created, elapsed, _ = row
+            points.append(StoredPoint(model, json.loads(params), version, json.loads(result), created, elapsed))
+        return points
 
     def get(self, model: str, params: Mapping[str, Any], *, version: str | None = None) -> dict[str, Any] | None:
-        """The stored result of one point, or None when it has not been computed (by this version)."""
+        """The stored result of one point, or None when it has not been computed (by this version) or its row is
+        damaged."""
         key = canonical_params(params)
         row = self._guarded(lambda: self._conn.execute(
             f"SELECT {self._COLUMNS} FROM results WHERE model = ? AND params = ? AND version = ?",
             (model, key, version or self.version),
         ).fetchone())
-        return None if row is None else self._decode(row).result
+        points = [] if row is None else self._intact([row])
+        return points[0].result if points else None
 
     def missing(self, model: str, params_list: Iterable[Mapping[str, Any]], *,
                 version: str | None = None) -> list[dict[str, Any]]:
-        """The points of `params_list` not yet stored for `model` (and this version), in order."""
+        """The points of `params_list` not yet stored for `model` (and this version), in order; a point whose row is
+        damaged is missing."""
         wanted = [(canonical_params(p), dict(p)) for p in params_list]
-        # Decoding every stored row (not only its key) verifies the checksums: a damaged row is
-        # reported instead of silently counting as present or missing.
+        # Decoding every stored row (not only its key) verifies the checksums: a damaged row counts as missing (and
+        # is recorded), never as present.
         version = version or self.version
         stored = {canonical_params(point.params) for point in self.rows(model, version=version)}
         return [params for key, params in wanted if key not in stored]
@@ -442,7 +503,8 @@ class ResultStore:
         return sum(canonical_params(params) in other for params in params_list)
 
     def rows(self, model: str | None = None, *, version: str | None = None) -> list[StoredPoint]:
-        """Every stored point (all code versions unless `version` is given), oldest first."""
+        """Every intact stored point (all code versions unless `version` is given), oldest first; damaged rows are
+        skipped and recorded in `damaged_rows`."""
         clauses, args = [], []
         if model is not None:
             clauses.append("model = ?")
@@ -454,7 +516,7 @@ class ResultStore:
         raw = self._guarded(lambda: self._conn.execute(
             f"SELECT {self._COLUMNS} FROM results{where} ORDER BY id", args
         ).fetchall())
-        return [self._decode(row) for row in raw]
+        return self._intact(raw)
 
     def count(self, model: str | None = None) -> int:
         """Number of stored points (all versions)."""
@@ -465,7 +527,7 @@ class ResultStore:
         return self._guarded(lambda: self._conn.execute(sql, args).fetchone()[0])
 
     def summary(self) -> list[ModelSummary]:
-        """One entry per (model, version): how many points, which parameters, when written."""
+        """One entry per (model, version): how many intact points, which parameters, when written."""
         groups: dict[tuple[str, str], list[StoredPoint]] = {}
         for point in self.rows():
             groups.setdefault((point.model, point.version), []).append(point)
@@ -482,13 +544,8 @@ class ResultStore:
         """Full check: `PRAGMA integrity_check` plus every row's checksum. Returns the problems found."""
         problems = [row[0] for row in self._guarded(lambda: self._conn.execute("PRAGMA integrity_check").fetchall())]
         problems = [] if problems == ["ok"] else problems
-        raw = self._guarded(lambda: self._conn.execute(f"SELECT {self._COLUMNS} FROM results").fetchall())
-        for row in raw:
-            try:
-                self._decode(row)
-            except StoreError as exc:
-                problems.append(exc.problem)
-        return problems
+        raw = self._guarded(lambda: self._conn.execute(f"SELECT {self._COLUMNS} FROM results ORDER BY id").fetchall())
+        return problems + [str(damage) for damage in map(self._damage, raw) if damage is not None]
 
     # -- export ----------------------------------------------------------------------------------
 

@@ -322,6 +322,8 @@ class SweepReport:
     n_failed: int = 0
     n_other_versions: int = 0  # points not stored by this code version but by another: not reused, computed again
     failures: list[SweepFailure] = field(default_factory=list)
+    damaged_rows: list[str] = field(default_factory=list)  # read and skipped (store.DamagedRow); their points are
+    # computed again where the grid has them
     store: str = ""
     version: str = field(default_factory=code_version)
     backend: str = "serial"
@@ -401,6 +403,7 @@ def run_sweep(
             model=model, target=target, grid={g.name: list(g.values) for g in grid_list}, base=base,
             n_points=len(points), n_cached=len(points) - len(missing), store=str(result_store.path), version=version,
             n_other_versions=result_store.count_under_other_versions(model, missing, version=version),
+            damaged_rows=[str(damage) for damage in result_store.damaged_rows.values()],
         )
         if on_start is not None:
             on_start(report)

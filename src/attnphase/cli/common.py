@@ -25,7 +25,7 @@ from attnphase.params import check_int, check_real, check_real_list
 
 __all__ = [
     "Real", "Int", "RealList", "json_option", "rng_option", "threads_option", "emit", "option_name",
-    "options_from", "as_option_error", "RenamedOptionsCommand",
+    "options_from", "as_option_error", "RenamedOptionsCommand", "warn_of_damaged_rows",
 ]
 
 
@@ -156,6 +156,21 @@ def emit(command: str, model: str, parameters: dict[str, Any], result: dict[str,
     from attnphase.cli.display import render
 
     render(payload, units)
+
+
+DAMAGED_ROWS_NAMED = 5  # in the warning; --json and `attnphase store check` give every one
+
+
+def warn_of_damaged_rows(store_path, damaged_rows: Sequence[str]) -> None:
+    """One line on stderr for the damaged rows of the store that a command skipped (`store.DamagedRow`), naming the
+    first few, when there are any."""
+    if not damaged_rows:
+        return
+    n = len(damaged_rows)
+    named = "; ".join(damaged_rows[:DAMAGED_ROWS_NAMED]) + ("; ..." if n > DAMAGED_ROWS_NAMED else "")
+    click.echo(f"warning: results store {store_path}: {n} damaged row{'' if n == 1 else 's'} skipped (a sweep that "
+               f"includes its point computes it again and replaces the row; `attnphase store check` lists every "
+               f"problem): {named}", err=True)
 
 
 def option_name(field) -> str:

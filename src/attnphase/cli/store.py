@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from attnphase.cli.common import emit, json_option
+from attnphase.cli.common import emit, json_option, warn_of_damaged_rows
 from attnphase.cli.groups import GuardedGroup
 from attnphase.cli.output_paths import OutputPath
 from attnphase.store import EXPORT_FORMATS, ResultStore, StoreError, default_store_path
@@ -59,8 +59,11 @@ def list_command(store_path, model, as_json) -> None:
         raise click.ClickException(str(exc)) from None
     finally:
         store.close()
+    damaged = [str(damage) for damage in store.damaged_rows.values()]
+    warn_of_damaged_rows(store.path, damaged)
     if as_json:
-        emit("store list", model, {"store": str(store.path)}, {"store": str(store.path), "models": summaries}, True)
+        emit("store list", model, {"store": str(store.path)},
+             {"store": str(store.path), "models": summaries, "damaged_rows": damaged}, True)
         return
     rows = [{"model": s.model, "version": s.version, "points": s.n_points, "parameters": ", ".join(s.parameter_names),
              "last written": datetime.datetime.fromtimestamp(s.last_created).isoformat(timespec="seconds")}
@@ -115,13 +118,15 @@ def export_command(store_path, fmt, out, model, wanted_version, all_versions, as
         current = {name: current_version(name) for name in {point.model for point in points}}
         of_this_code = [point for point in points if point.version == current[point.model]]
         n_other_versions, points = len(points) - len(of_this_code), of_this_code
+    damaged = [str(damage) for damage in store.damaged_rows.values()]
+    warn_of_damaged_rows(store.path, damaged)
     n_rows = write_table(points, out, fmt)
     if n_other_versions:
         click.echo(f"note: {n_other_versions} stored point(s) of other code versions were left out (--all-versions "
                    "or --code-version VERSION exports them)", err=True)
     versions = "all" if all_versions else wanted_version or "current"
     emit("store export", model, {"store": str(store.path), "format": fmt, "versions": versions},
-         {"out": str(out), "n_rows": n_rows, "n_other_versions": n_other_versions}, as_json)
+         {"out": str(out), "n_rows": n_rows, "n_other_versions": n_other_versions, "damaged_rows": damaged}, as_json)
 
 
 def _is_part_of(store_path: Path, out: Path) -> bool:

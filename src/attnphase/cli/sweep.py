@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from attnphase.cli.common import Int, emit, json_option
+from attnphase.cli.common import Int, emit, json_option, warn_of_damaged_rows
 from attnphase.cli.groups import keep_when_interrupted
 from attnphase.cli.output_paths import OutputPath
 from attnphase.errors import ParameterError
@@ -58,6 +58,7 @@ def sweep(model, grid_specs, settings, workers, scheduler, store_path, as_json) 
 
     def on_start(report: SweepReport) -> None:
         started.append(report)
+        warn_of_damaged_rows(report.store, report.damaged_rows)
         if report.n_other_versions:  # why a resumed sweep starts again from the beginning, e.g. after an edit
             click.echo(f"note: {report.n_other_versions} point(s) of this grid are stored under other code versions "
                        "only, which are not reused (see `attnphase store list`): they are computed again", err=True)
@@ -113,6 +114,7 @@ def _result(report: SweepReport, as_json: bool) -> dict:
         "n_other_versions": report.n_other_versions,
         "n_failures_listed": len(report.failures),  # the first failures only (SweepReport.failures)
         "failures": [{"params": point(f.params), "error": f.error} for f in report.failures],
+        "damaged_rows": report.damaged_rows,
         "store": report.store,
         "backend": report.backend,
         "elapsed_s": report.elapsed_s,

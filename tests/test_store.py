@@ -432,3 +432,37 @@ def test_points_of_other_code_versions_are_counted_by_a_sweep_and_left_out_of_an
     both = CliRunner().invoke(main, ["store", "export", "--store", store, "--out", str(tmp_path / "t.csv"),
                                      "--code-version", old, "--all-versions"])
     assert both.exit_code == 2 and "--all-versions" in both.stderr
+
+
+def test_an_interrupted_export_leaves_the_file_that_was_there(tmp_path, monkeypatch):
+    """The table is written beside --out and renamed over it: an export interrupted half way leaves the previous
+    table whole (no truncated file that looks complete) and no partial file, says so, and its one JSON object names
+    the command `store export`, as a finished export does."""
+    import attnphase.store_export as store_export
+
+    path, out = tmp_path / "s.sqlite", tmp_path / "table.csv"
+    _filled_store(path, n=50)
+    out.write_text("the previous export\n")
+
+    class InterruptedHalfWay(csv.DictWriter):
+        def writerows(self, rows):
+            super().writerows(rows[: len(rows) // 2])
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(store_export.csv, "DictWriter", InterruptedHalfWay)
+    result = CliRunner().invoke(main, ["store", "export", "--store", str(path), "--out", str(out), "--json"])
+    message = f"interrupted: the table was not written, and {out} was left as it was"
+    assert result.exit_code == 130 and result.stderr == message + "\n"
+    payload = json.loads(result.stdout)
+    assert (payload["command"], payload["model"], payload["message"]) == ("store export", None, message)
+    assert out.read_text() == "the previous export\n" and not list(tmp_path.glob("*partial*"))
+    monkeypatch.undo()
+    finished = CliRunner().invoke(main, ["store", "export", "--store", str(path), "--out", str(out), "--json"])
+    assert (json.loads(finished.stdout)["command"], json.loads(finished.stdout)["n_rows"]) == ("store export", 50)
+    with open(out, newline="") as fh:
+        assert len(list(csv.DictReader(fh))) == 50
+    link = tmp_path / "latest.csv"  # an --out that is a symbolic link: the file it points to is replaced
+    link.symlink_to(out)
+    assert CliRunner().invoke(main, ["store", "export", "--store", str(path), "--out", str(link),
+                                     "--model", "nothing"]).exit_code == 0
+    assert link.is_symlink() and out.read_text().startswith("model,version,")

@@ -2,7 +2,8 @@
 
 Columns: model, version, the parameters, the results, created, elapsed_s. A result name that clashes with a column
 before it is written `result.<name>`. Lists and dicts are JSON text; null is an empty CSV cell / a parquet null.
-Parquet needs pyarrow (`pip install 'attnphase[parquet]'`).
+Parquet needs pyarrow (`pip install 'attnphase[parquet]'`). The table is written to a sibling file and renamed over
+the target, so an interrupted export leaves the file that was there before, never a truncated table.
 """
 
 from __future__ import annotations
@@ -42,12 +43,12 @@ def write_table(points: Sequence, path: str | os.PathLike, format: str = "csv") 
         record.update({"created": p.created, "elapsed_s": p.elapsed})
         table.append(record)
 
-    path = Path(path)
     if format == "csv":
-        with open(path, "w", newline="") as fh:
-            writer = csv.DictWriter(fh, fieldnames=columns)
-            writer.writeheader()
-            writer.writerows(table)
+        def write(target: Path) -> None:
+            with open(target, "w", newline="") as fh:
+                writer = csv.DictWriter(fh, fieldnames=columns)
+                writer.writeheader()
+                writer.writerows(table)
     else:
         try:
             import pyarrow as pa
@@ -63,5 +64,17 @@ def write_table(points: Sequence, path: str | os.PathLike, format: str = "csv") 
                 arrays[name] = pa.array(values)
             except (pa.ArrowInvalid, pa.ArrowTypeError):  # mixed types in one column: keep as text
                 arrays[name] = pa.array([None if v is None else str(v) for v in values])
-        pq.write_table(pa.table(arrays), path)
+
+        def write(target: Path) -> None:
+            pq.write_table(pa.table(arrays), target)
+
+    # Beside the file a symbolic link points to, so that the rename replaces that file, not the link.
+    path = Path(os.path.realpath(path))
+    partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
+    try:
+        write(partial)
+        partial.replace(path)
+    except BaseException:  # interrupted (Ctrl-C, SIGTERM) or failed: the file at `path` stays as it was
+        partial.unlink(missing_ok=True)
+        raise
     return len(table)

@@ -100,9 +100,16 @@ def _progress_unless_json(ctx: click.Context, param, as_json: bool) -> bool:
     # Entered here, while the command's options are parsed, and left when the command's context closes:
     # the command body runs with progress shown on a terminal, and silent with --json or when piped.
     ctx.with_resource(progress.shown(not as_json))
-    if as_json:  # "attnphase threshold positional-semantic" -> ("threshold", "positional-semantic")
-        words = ctx.command_path.split()[1:]
-        ctx.meta[JSON_COMMAND] = (words[0] if words else ctx.info_name, words[1] if len(words) > 1 else None)
+    if as_json:
+        from attnphase.cli.groups import ModelGroup
+
+        # "attnphase threshold positional-semantic" -> ("threshold", "positional-semantic"): below a model group the
+        # subcommand is the model; "attnphase store export" -> ("store export", None), as `emit` names it.
+        words = ctx.command_path.split()[1:] or [ctx.info_name]
+        if len(words) > 1 and isinstance(ctx.parent.command, ModelGroup):
+            ctx.meta[JSON_COMMAND] = (words[0], words[1])
+        else:
+            ctx.meta[JSON_COMMAND] = (" ".join(words), None)
     return as_json
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from attnphase.cli.common import emit, json_option, warn_of_damaged_rows
-from attnphase.cli.groups import GuardedGroup
+from attnphase.cli.groups import GuardedGroup, keep_when_interrupted
 from attnphase.cli.output_paths import OutputPath
 from attnphase.store import EXPORT_FORMATS, ResultStore, StoreError, default_store_path
 from attnphase.store_export import write_table
@@ -76,7 +76,8 @@ def list_command(store_path, model, as_json) -> None:
 @click.option("--format", "fmt", type=click.Choice(EXPORT_FORMATS), default="csv", show_default=True,
               help="parquet needs pyarrow.")
 @click.option("--out", type=OutputPath(directory=False), required=True,
-              help="File to write (replaced if it exists; its directory must exist).")
+              help="File to write (replaced if it exists, by a rename once the table is whole: an interrupted export "
+                   "leaves it as it was; its directory must exist).")
 @click.option("--model", default=None, help="Only this model (default: every model).")
 @click.option("--code-version", "wanted_version", default=None, metavar="VERSION",
               help="Only the points of this code version, as `attnphase store list` names it (default: the current "
@@ -104,6 +105,7 @@ def export_command(store_path, fmt, out, model, wanted_version, all_versions, as
     if _is_part_of(store_path or default_store_path(), out):
         raise click.BadParameter(f"File {str(out)!r} is the results store itself, or one of its SQLite files; "
                                  "writing the table there would destroy the store.", param_hint="'--out'")
+    keep_when_interrupted(f"the table was not written, and {out} was left as it was")
     store = _open(store_path)
     try:
         points = store.rows(model, version=wanted_version)

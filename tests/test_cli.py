@@ -159,6 +159,11 @@ def _stop_waiting_reproduce(tmp_path, signal_number, count, *extra):
     return process.returncode, stdout, stderr, out
 
 
+# What an interrupted `reproduce` keeps, and how to go on (docs/cli.md: every interruption says both).
+REPRODUCE_KEEPS = ("the reports of the models finished so far are in {out}, with the pieces the running model keeps as "
+                   "it goes; the same command reads them back and computes the rest")
+
+
 @pytest.mark.parametrize("signal_name, count", [("SIGTERM", 1), ("SIGINT", 2), ("SIGTERM", 3)])
 def test_a_stopped_command_says_what_it_kept_and_exits_with_the_signal_status(tmp_path, signal_name, count):
     """SIGTERM (a batch scheduler's walltime) is handled as Ctrl-C is: the message of what was kept and how to go on,
@@ -169,7 +174,7 @@ def test_a_stopped_command_says_what_it_kept_and_exits_with_the_signal_status(tm
     status, _, stderr, out = _stop_waiting_reproduce(tmp_path, signal_number, count)
     word = "terminated" if signal_number == signal.SIGTERM else "interrupted"
     assert status == 128 + signal_number, stderr
-    assert stderr == f"{word}: the reports of the models finished so far are in {out}\n"
+    assert stderr == f"{word}: {REPRODUCE_KEEPS.format(out=out)}\n"
 
 
 def test_an_interrupted_command_with_json_prints_its_one_object(tmp_path):
@@ -179,7 +184,7 @@ def test_an_interrupted_command_with_json_prints_its_one_object(tmp_path):
 
     status, stdout, stderr, out = _stop_waiting_reproduce(tmp_path, signal.SIGINT, 1, "--json")
     assert status == 130, stderr
-    message = f"interrupted: the reports of the models finished so far are in {out}"
+    message = f"interrupted: {REPRODUCE_KEEPS.format(out=out)}"
     assert stderr == message + "\n"
     payload = json.loads(stdout)  # exactly one object: json.loads refuses anything after it
     assert payload["command"] == "reproduce" and payload["status"] == "failed" and payload["message"] == message

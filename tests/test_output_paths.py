@@ -95,6 +95,16 @@ def test_a_read_only_directory_is_refused(command, option, tmp_path):
         assert "cannot be created" in message and "not writable" in message
 
 
+@pytest.mark.parametrize("model, report", [("potts", "potts"), ("all", "copy_heads")])
+def test_reproduce_refuses_an_out_where_a_report_directory_is_a_file(model, report, tmp_path):
+    """A file where a model's report directory goes is refused before any model runs (with `all`, a later model's
+    too), naming --out, not a FileExistsError after the earlier models."""
+    (tmp_path / report).write_text("not a report\n")
+    message = assert_refused(invoke("reproduce", model, "--quick", "--out", tmp_path), "--out")
+    assert f"{tmp_path / report}' is a file, not a directory" in message
+    assert sorted(os.listdir(tmp_path)) == [report]
+
+
 def test_derive_check_only_reads_so_a_read_only_directory_is_fine(tmp_path):
     (tmp_path / "shelf").mkdir()
     with read_only(tmp_path / "shelf") as shelf:

@@ -60,6 +60,11 @@ def reproduce(model: str, quick: bool, out_dir: Path, device: str, as_json: bool
     from attnphase.models.registry import get
 
     names = reproducible_models() if model == "all" else [model]
+    for name in names:  # before the first model's work: `reproduce all` would stop at a later model otherwise
+        report_dir = out_dir / get(name).derivation_stem
+        if report_dir.exists() and not report_dir.is_dir():
+            raise click.BadParameter(f"{str(report_dir)!r} is a file, not a directory: the {name} report is written "
+                                     "there. Move the file or choose another --out.", param_hint="'--out'")
     if device == "cuda":  # before the first model's minutes of work, not when its simulation starts
         from attnphase.errors import ParameterError
         from attnphase.validate.device import select_device

@@ -153,6 +153,14 @@ def test_export_never_writes_over_the_store_it_reads(suffix, store):
     assert store.read_bytes() == saved and (suffix == "" or not target.exists())
 
 
+def test_export_never_writes_over_a_hard_link_to_the_store(tmp_path, store):
+    saved = store.read_bytes()
+    link = tmp_path / "table.csv"
+    os.link(store, link)  # another name for the store's own file
+    message = assert_refused(invoke("store", "export", "--store", store, "--out", link), "--out")
+    assert "results store itself" in message and store.read_bytes() == saved
+
+
 def test_a_sweep_refuses_an_empty_store_path(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert_refused(invoke("sweep", "demo", "--grid", "beta=1,2", "--store", ""), "--store")

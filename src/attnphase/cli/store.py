@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime
+import os
 import sys
 from pathlib import Path
 
@@ -132,9 +134,16 @@ def export_command(store_path, fmt, out, model, wanted_version, all_versions, as
 
 
 def _is_part_of(store_path: Path, out: Path) -> bool:
-    """Whether `out` is the store file or a companion SQLite keeps beside it (write-ahead log, index, journal)."""
+    """Whether `out` is the store file or a companion SQLite keeps beside it (write-ahead log, index, journal): by
+    its path, through symbolic links, or as a hard link to the same file."""
     companions = (store_path.with_name(store_path.name + suffix) for suffix in ("-wal", "-shm", "-journal"))
-    return out.resolve() in {path.resolve() for path in (store_path, *companions)}
+    for part in (store_path, *companions):
+        if out.resolve() == part.resolve():
+            return True
+        with contextlib.suppress(OSError):  # either does not exist: not one file
+            if os.path.samefile(out, part):
+                return True
+    return False
 
 
 @store_group.command("check")

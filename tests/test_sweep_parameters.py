@@ -74,6 +74,7 @@ def test_a_required_parameter_given_by_neither_option_is_refused(tmp_path, args,
     (["demo", "--grid", "beta=2,-1"], "--grid beta", "(0, inf)"),  # the first point is fine: still nothing runs
     (["positional-semantic", "--grid", "alpha=1,2", "--set", "omega=1.5"], "--set omega", "[0, 1]"),
     (["copy-heads", "--grid", "P=10,-20"], "--grid P", "(0, inf)"),
+    (["copy-heads", "--grid", "L=0,16"], "--grid L", "[2, 2^256]"),  # not its 78 digits
 ])
 def test_a_value_outside_the_declared_range_is_refused_before_any_point(tmp_path, args, named, allowed):
     stderr = _refused(tmp_path, *args)

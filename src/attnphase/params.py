@@ -56,11 +56,22 @@ def check_positive(name: str, value: object) -> float:
     return check_real(name, value, 0.0, None, low_open=True)
 
 
+def _integer_text(n: int) -> str:
+    """A bound as text: a power of two from 2^32 on as 2^k (2^256 has 78 digits), any other integer in digits."""
+    if n >= 2**32 and n & (n - 1) == 0:
+        return f"2^{n.bit_length() - 1}"
+    return str(n)
+
+
+def _describe_integers(low: int | None, high: int | None) -> str:
+    lo = "-inf" if low is None else _integer_text(low)
+    hi = "inf" if high is None else _integer_text(high)
+    return f"an integer in [{lo}, {hi}]"
+
+
 def check_int(name: str, value: object, low: int | None = None, high: int | None = None) -> int:
     """Return `value` as an int inside [low, high], or raise `ParameterError`."""
-    lo = "-inf" if low is None else str(low)
-    hi = "inf" if high is None else str(high)
-    allowed = f"an integer in [{lo}, {hi}]"
+    allowed = _describe_integers(low, high)
     if isinstance(value, bool):
         raise ParameterError(name, value, allowed)
     if isinstance(value, numbers.Integral):
@@ -146,7 +157,7 @@ class IntRange:
         return check_int(name, value, self.low, self.high)
 
     def describe(self) -> str:
-        return f"an integer in [{'-inf' if self.low is None else self.low}, {'inf' if self.high is None else self.high}]"
+        return _describe_integers(self.low, self.high)
 
 
 @dataclasses.dataclass(frozen=True)

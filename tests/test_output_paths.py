@@ -167,6 +167,19 @@ def test_a_sweep_refuses_an_empty_store_path(tmp_path, monkeypatch):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("command", [["sweep", "demo", "--grid", "beta=1,2", "--workers", "1"], ["store", "list"],
+                                     ["store", "check"], ["store", "export", "--out", "t.csv"]])
+def test_a_store_path_that_is_a_directory_is_a_bad_value_by_option_and_by_environment(command, tmp_path, monkeypatch):
+    """`store --help`: a store path that cannot be a store file is a bad value (exit 2), given by --store or by
+    $ATTNPHASE_STORE, and the message names where it came from."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a_directory").mkdir()
+    assert "is a directory" in assert_refused(invoke(*command, "--store", "a_directory"), "--store")
+    monkeypatch.setenv("ATTNPHASE_STORE", "a_directory")
+    assert "is a directory" in assert_refused(invoke(*command), "$ATTNPHASE_STORE")
+    assert sorted(os.listdir(tmp_path)) == ["a_directory"]
+
+
 def test_reproduce_refuses_cuda_without_a_gpu_before_any_model_runs(tmp_path):
     import torch
 

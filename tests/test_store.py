@@ -246,6 +246,26 @@ def test_the_store_commands_only_read_and_refuse_what_is_not_a_store(kind, comma
     assert path.read_bytes() == saved and os.listdir(tmp_path) == ["other.sqlite"]
 
 
+def test_the_store_commands_change_no_store_and_the_next_sweep_removes_the_files_sqlite_adds(tmp_path):
+    """`store --help`: the read-only commands leave the store's bytes as they were; SQLite may add FILE-wal and
+    FILE-shm beside it (without points), and the next sweep to finish removes them."""
+    path = tmp_path / "s.sqlite"
+    sweep = ["sweep", "demo", "--grid", "beta=1,2", "--workers", "1", "--store", str(path)]
+    assert CliRunner().invoke(main, sweep).exit_code == 0
+    assert os.listdir(tmp_path) == ["s.sqlite"]
+    saved = path.read_bytes()
+    for command in (["list"], ["check"], ["export", "--out", str(tmp_path / "t.csv")]):
+        assert CliRunner().invoke(main, ["store", *command, "--store", str(path)]).exit_code == 0
+    assert path.read_bytes() == saved
+    assert set(os.listdir(tmp_path)) <= {"s.sqlite", "s.sqlite-wal", "s.sqlite-shm", "t.csv"}
+    wal = tmp_path / "s.sqlite-wal"
+    assert not wal.exists() or wal.stat().st_size == 0
+    assert CliRunner().invoke(main, sweep).exit_code == 0
+    assert sorted(os.listdir(tmp_path)) == ["s.sqlite", "t.csv"]
+    help_text = " ".join(CliRunner().invoke(main, ["store", "--help"]).output.split())
+    assert "SQLite may leave FILE-wal and FILE-shm" in help_text and "never create" not in help_text
+
+
 def test_a_sweep_fills_an_empty_file_but_never_adds_its_tables_to_another_database(tmp_path):
     foreign = tmp_path / "theirs.sqlite"
     _foreign_database(foreign)

@@ -12,8 +12,10 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import click
@@ -25,7 +27,7 @@ from attnphase.params import check_int, check_real, check_real_list
 
 __all__ = [
     "Real", "Int", "RealList", "json_option", "rng_option", "threads_option", "emit", "option_name",
-    "options_from", "as_option_error", "RenamedOptionsCommand", "warn_of_damaged_rows",
+    "options_from", "as_option_error", "RenamedOptionsCommand", "warn_of_damaged_rows", "store_path_or_default",
 ]
 
 
@@ -163,6 +165,22 @@ def emit(command: str, model: str, parameters: dict[str, Any], result: dict[str,
     from attnphase.cli.display import render
 
     render(payload, units)
+
+
+def store_path_or_default(store_path: Path | None, path_type: click.ParamType) -> Path:
+    """`--store`'s value, else its default ($ATTNPHASE_STORE, else ./results.sqlite) checked by `path_type` as the
+    option checks a value given to it: a path that cannot be a store is the same bad value (exit status 2, naming
+    where it came from) whichever way it was given."""
+    if store_path is not None:
+        return store_path
+    from attnphase.store import STORE_ENV, default_store_path
+
+    default = default_store_path()
+    try:
+        return path_type.convert(os.fspath(default), None, click.get_current_context())
+    except click.BadParameter as exc:
+        given = f"${STORE_ENV}" if os.environ.get(STORE_ENV) else f"--store (default {default})"
+        raise click.BadParameter(exc.message, param_hint=f"'{given}'") from None
 
 
 DAMAGED_ROWS_NAMED = 5  # in the warning; --json and `attnphase store check` give every one

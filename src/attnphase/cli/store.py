@@ -10,24 +10,26 @@ from pathlib import Path
 
 import click
 
-from attnphase.cli.common import emit, json_option, warn_of_damaged_rows
+from attnphase.cli.common import emit, json_option, store_path_or_default, warn_of_damaged_rows
 from attnphase.cli.groups import GuardedGroup, keep_when_interrupted
 from attnphase.cli.output_paths import OutputPath
-from attnphase.store import EXPORT_FORMATS, ResultStore, StoreError, default_store_path
+from attnphase.store import EXPORT_FORMATS, ResultStore, StoreError
 from attnphase.store_export import write_table
 
 __all__ = ["store_group"]
 
+_STORE_PATH = click.Path(dir_okay=False, path_type=Path)
 _store_option = click.option(
-    "--store", "store_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+    "--store", "store_path", type=_STORE_PATH, default=None,
     help="Results store file (default: $ATTNPHASE_STORE, else ./results.sqlite).",
 )
 
 
 def _open(store_path: Path | None) -> ResultStore:
-    """The store, opened read-only: these commands never create, convert or change a file."""
+    """The store, opened read-only: these commands never change a store or convert a file (SQLite may add the
+    -wal and -shm files beside it; see the group's help)."""
     try:
-        return ResultStore(store_path or default_store_path(), read_only=True)
+        return ResultStore(store_path_or_default(store_path, _STORE_PATH), read_only=True)
     except StoreError as exc:
         raise click.ClickException(str(exc)) from None
 
@@ -36,9 +38,13 @@ def _open(store_path: Path | None) -> ResultStore:
 def store_group() -> None:
     """List, export and check the results store that sweeps write to.
 
-    These commands only read the store (a store on read-only media included): they never create,
-    convert or change a file. A store that cannot be used (missing, corrupted, not a store) gives exit
-    status 1 with a message naming the file and what to do; bad option values give exit status 2.
+    These commands only read the store (a store on read-only media included): they never change a
+    store, convert a file or make a store of one. Beside a store in a writable directory SQLite may
+    leave FILE-wal and FILE-shm, the files through which readers share the store with a running
+    sweep (they hold no points of their own); the next sweep to finish removes them. A store that
+    cannot be used (missing, corrupted, not a store) gives exit status 1 with a message naming the
+    file and what to do; bad option values give exit status 2, a store path that cannot be a store
+    file (a directory) among them, whether given by --store or by $ATTNPHASE_STORE.
     """
 
 
@@ -104,7 +110,7 @@ def export_command(store_path, fmt, out, model, wanted_version, all_versions, as
     if wanted_version is not None and all_versions:
         raise click.BadParameter("--code-version names one version and --all-versions asks for every one: give one "
                                  "of them.", param_hint="'--all-versions'")
-    if _is_part_of(store_path or default_store_path(), out):
+    if _is_part_of(store_path_or_default(store_path, _STORE_PATH), out):
         raise click.BadParameter(f"File {str(out)!r} is the results store itself, or one of its SQLite files; "
                                  "writing the table there would destroy the store.", param_hint="'--out'")
     keep_when_interrupted(f"the table was not written, and {out} was left as it was")

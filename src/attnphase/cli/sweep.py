@@ -6,13 +6,16 @@ import sys
 
 import click
 
-from attnphase.cli.common import Int, emit, json_option, warn_of_damaged_rows
+from attnphase.cli.common import Int, emit, json_option, store_path_or_default, warn_of_damaged_rows
 from attnphase.cli.groups import keep_when_interrupted
 from attnphase.cli.output_paths import OutputPath
 from attnphase.errors import ParameterError
 from attnphase.grids import GRID_FORM, Grid, parse_grid, parse_setting
-from attnphase.store import StoreError, default_store_path
+from attnphase.store import StoreError
 from attnphase.sweep import SWEEP_POINTS, PointParameterError, SweepReport, WorkerProcessDied, run_sweep
+
+
+_STORE_PATH = OutputPath(directory=False)
 
 
 @click.command()
@@ -26,7 +29,7 @@ from attnphase.sweep import SWEEP_POINTS, PointParameterError, SweepReport, Work
 @click.option("--scheduler", default=None, metavar="ADDRESS",
               help="Run on a dask.distributed cluster, e.g. tcp://10.0.0.5:8786 (overrides --workers; needs "
                    "pip install 'attnphase[cluster]').")
-@click.option("--store", "store_path", type=OutputPath(directory=False), default=None,
+@click.option("--store", "store_path", type=_STORE_PATH, default=None,
               help="Results store file (default: $ATTNPHASE_STORE, else ./results.sqlite).")
 @json_option
 def sweep(model, grid_specs, settings, workers, scheduler, store_path, as_json) -> None:
@@ -50,6 +53,7 @@ def sweep(model, grid_specs, settings, workers, scheduler, store_path, as_json) 
     """
     grids = [parse_grid(spec) for spec in grid_specs]
     base = dict(parse_setting(spec) for spec in settings)
+    store_path = store_path_or_default(store_path, _STORE_PATH)
     from attnphase import progress
 
     keep_when_interrupted("every point finished so far is in the store; the same command computes the rest",
@@ -67,7 +71,7 @@ def sweep(model, grid_specs, settings, workers, scheduler, store_path, as_json) 
         report = run_sweep(model, grids, base, store=store_path, workers=workers, scheduler=scheduler,
                            progress=progress.is_shown(), on_start=on_start)
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: say where the finished points are; the group exits (130, 143)
-        _say_what_an_interruption_kept(started, store_path or default_store_path())
+        _say_what_an_interruption_kept(started, store_path)
         raise
     except (StoreError, ImportError) as exc:  # ImportError: --scheduler without the cluster extra
         raise click.ClickException(str(exc)) from None

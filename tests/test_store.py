@@ -183,10 +183,12 @@ def test_a_damaged_row_is_named_and_skipped_and_a_sweep_replaces_it(tmp_path, da
     damage(path, 3)
     listed = CliRunner().invoke(main, ["store", "list", "--store", path, "--json"])
     assert listed.exit_code == 0, listed.output
-    assert listed.stderr.startswith(f"warning: results store {path}: 1 damaged row skipped") and "row 3 (" in listed.stderr
+    assert listed.stderr.startswith(f"warning: results store {path}: 1 damaged row skipped")
+    assert "row 3 (" in listed.stderr
     payload = json.loads(listed.stdout)
     assert payload["models"][0]["n_points"] == 7 and len(payload["damaged_rows"]) == 1
-    exported = CliRunner().invoke(main, ["store", "export", "--store", path, "--out", str(tmp_path / "t.csv"), "--json"])
+    exported = CliRunner().invoke(main, ["store", "export", "--store", path, "--out", str(tmp_path / "t.csv"),
+                                         "--json"])
     assert exported.exit_code == 0 and json.loads(exported.stdout)["n_rows"] == 7 and "row 3 (" in exported.stderr
     checked = CliRunner().invoke(main, ["store", "check", "--store", path, "--json"])
     assert checked.exit_code == 1 and any(p.startswith("row 3 (") for p in json.loads(checked.stdout)["problems"])

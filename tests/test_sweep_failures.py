@@ -103,4 +103,5 @@ def test_the_failure_table_shows_each_failed_point_and_says_when_the_list_is_cut
     payload = json.loads(many.stdout)
     assert (payload["n_failed"], payload["n_failures_listed"], len(payload["failures"])) == (48, 20, 20)
     assert payload["failures"][0]["params"] == {"x": 0.5, "z": 1}
-    assert many.stderr == "48 point(s) failed and were not stored (the first 20 of 48 are listed); rerun to retry them\n"
+    assert many.stderr == ("48 point(s) failed and were not stored (the first 20 of 48 are listed); rerun to retry "
+                           "them\n")

@@ -433,7 +433,7 @@ class ResultStore:
                 # writer comes between the check and the replacement).
                 stored = conn.execute(f"SELECT {self._COLUMNS} FROM results WHERE model = ? AND params = ? AND "
                                       "version = ?", (model, key, version)).fetchone()
-                if stored is None or self._damage(stored) is None:
+                if stored is None or not isinstance(self._read_row(stored), DamagedRow):
                     return False
                 conn.execute("UPDATE results SET result = ?, created = ?, elapsed = ?, checksum = ? WHERE id = ?",
                              (result_text, created, elapsed, checksum, stored[0]))
@@ -443,32 +443,30 @@ class ResultStore:
 
     _COLUMNS = "id, model, params, version, result, created, elapsed, checksum"
 
-    def _damage(self, row: tuple) -> DamagedRow | None:
-        """What is wrong with a row, or None when it is intact."""
-        row_id, model, params, version, result, _, _, checksum = row
+    @staticmethod
+    def _read_row(row: tuple) -> StoredPoint | DamagedRow:
+        """A row of `_COLUMNS` as the point it holds, or as what is wrong with it."""
+        row_id, model, params, version, result, created, elapsed, checksum = row
         if not all(isinstance(text, str) for text in (model, params, version, result, checksum)):
             return DamagedRow(row_id, _printable(str(model)), _printable(str(params)),
                               "has a column of the wrong type (its bytes changed after it was written)")
         if _checksum(model, params, version, result) != checksum:
-            problem = "fails its checksum (its bytes changed after it was written)"
-        else:
-            try:
-                json.loads(params), json.loads(result)
-                return None
-            except json.JSONDecodeError as exc:  # checksum matched but the text is not JSON: written damaged
-                problem = f"is not valid JSON ({exc})"
-        return DamagedRow(row_id, _printable(model), _printable(params), problem)
+            return DamagedRow(row_id, _printable(model), _printable(params),
+                              "fails its checksum (its bytes changed after it was written)")
+        try:
+            return StoredPoint(model, json.loads(params), version, json.loads(result), created, elapsed)
+        except json.JSONDecodeError as exc:  # checksum matched but the text is not JSON: written damaged
+            return DamagedRow(row_id, _printable(model), _printable(params), f"is not valid JSON ({exc})")
 
     def _intact(self, raw: Iterable[tuple]) -> list[StoredPoint]:
         """The intact rows of `raw` as points; each damaged one is skipped and recorded in `damaged_rows`."""
         points = []
         for row in raw:
-            damage = self._damage(row)
-            if damage is not None:
-                self.damaged_rows[damage.row_id] = damage
-                continue
-            _, model, params, version, result, created, elapsed, _ = row
-            points.append(StoredPoint(model, json.loads(params), version, json.loads(result), created, elapsed))
+            read = self._read_row(row)
+            if isinstance(read, DamagedRow):
+                self.damaged_rows[read.row_id] = read
+            else:
+                points.append(read)
         return points
 
     def get(self, model: str, params: Mapping[str, Any], *, version: str | None = None) -> dict[str, Any] | None:
@@ -545,7 +543,7 @@ class ResultStore:
         problems = [row[0] for row in self._guarded(lambda: self._conn.execute("PRAGMA integrity_check").fetchall())]
         problems = [] if problems == ["ok"] else problems
         raw = self._guarded(lambda: self._conn.execute(f"SELECT {self._COLUMNS} FROM results ORDER BY id").fetchall())
-        return problems + [str(damage) for damage in map(self._damage, raw) if damage is not None]
+        return problems + [str(read) for read in map(self._read_row, raw) if isinstance(read, DamagedRow)]
 
     # -- export ----------------------------------------------------------------------------------
 

@@ -63,9 +63,9 @@ from attnphase.sweep_executors import (
 from attnphase.version import HASH_DIGITS, code_version
 
 __all__ = ["SWEEP_POINTS", "POINT_CHECKS", "CLUSTER_EXTRA_HINT", "register_point", "resolve_point", "point_version",
-           "current_version",
-           "curie_weiss_point", "check_curie_weiss_point", "check_sweep_parameters", "evaluate_point", "SweepFailure",
-           "SweepReport", "PointParameterError", "WorkerProcessDied", "run_sweep", "require_distributed"]
+           "current_version", "curie_weiss_point", "check_curie_weiss_point", "check_sweep_parameters",
+           "evaluate_point", "SweepFailure", "SweepReport", "PointParameterError", "WorkerProcessDied", "run_sweep",
+           "require_distributed"]
 
 # The registered models' point functions (attnphase.models.registry), plus the Curie-Weiss demo.
 SWEEP_POINTS: dict[str, str] = {
@@ -111,25 +111,30 @@ def point_version(target: str) -> str:
     """The code version that keys the results of the point function `target` ("module:function").
 
     For attnphase's own functions, `code_version()` (a hash of the package's source). For any other, that plus
-    `.point.` and a hash of the bytes of the file of `module` (found on the import path as the sweep imports it;
-    `register_point` names a function by the module that defines it), so that editing that file changes the key
-    and results of the old code are not reused. Only that one file is hashed: modules it imports (your own helpers in
-    other files included), data files it reads and installed packages are not, and a module without a file of its
-    own (typed at an interactive prompt, built in) is keyed by `code_version()` alone.
+    `.point.` and a hash of the bytes of the file of `module` (the imported module's file, else the one the import
+    path finds, without running it; `register_point` names a function by the module that defines it), read when this
+    is called, so that editing that file changes the key and results of the old code are not reused. Only that one
+    file is hashed: modules it imports (your own helpers in other files included), data files it reads and installed
+    packages are not, and a module without a file of its own (typed at an interactive prompt, built in) is keyed by
+    `code_version()` alone.
     """
     module_name = target.partition(":")[0]
     if module_name == "attnphase" or module_name.startswith("attnphase."):
         return code_version()
-    try:
-        spec = importlib.util.find_spec(module_name)
-    except (ImportError, ValueError):  # ValueError: a module without a spec (__main__ at an interactive prompt)
-        spec = None
-    source = spec.origin if spec is not None else None
+    source = getattr(sys.modules.get(module_name), "__file__", None) or _file_on_the_import_path(module_name)
     if source is None or not os.path.isfile(source):
         return code_version()
     with open(source, "rb") as file:
         digest = hashlib.sha256(file.read()).hexdigest()
     return f"{code_version()}.point.{digest[:HASH_DIGITS]}"
+
+
+def _file_on_the_import_path(module_name: str) -> str | None:
+    try:
+        spec = importlib.util.find_spec(module_name)
+    except (ImportError, ValueError):  # ValueError: a module without a spec (__main__ at an interactive prompt)
+        return None
+    return spec.origin if spec is not None else None
 
 
 def current_version(model: str) -> str:
@@ -270,11 +275,6 @@ def _with_defaults(signature: inspect.Signature, point: Mapping[str, Any]) -> di
     return arguments
 
 
-class PointParameterError(ParameterError):
-    """A point's function refused a parameter value (`ParameterError`), which stops the sweep: bad parameters are the
-    caller's to fix, and usually affect every point. The points finished before it stay stored."""
-
-
 def _with_defaults_in_the_key(function: Callable[..., Any], points: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The points with the point function's defaults filled in, so that a parameter given at its default value
     (`--set h=0` where h defaults to 0) and one left out name the same stored point.
@@ -297,6 +297,11 @@ def _with_defaults_in_the_key(function: Callable[..., Any], points: list[dict[st
             continue
         defaults[parameter.name] = parameter.default
     return [{**defaults, **point} for point in points]
+
+
+class PointParameterError(ParameterError):
+    """A point's function refused a parameter value (`ParameterError`), which stops the sweep: bad parameters are the
+    caller's to fix, and usually affect every point. The points finished before it stay stored."""
 
 
 @dataclass(frozen=True)
@@ -322,8 +327,8 @@ class SweepReport:
     n_failed: int = 0
     n_other_versions: int = 0  # points not stored by this code version but by another: not reused, computed again
     failures: list[SweepFailure] = field(default_factory=list)
-    damaged_rows: list[str] = field(default_factory=list)  # read and skipped (store.DamagedRow); their points are
-    # computed again where the grid has them
+    # Rows read and skipped as damaged (store.DamagedRow); a point of the grid among them is computed again.
+    damaged_rows: list[str] = field(default_factory=list)
     store: str = ""
     version: str = field(default_factory=code_version)
     backend: str = "serial"

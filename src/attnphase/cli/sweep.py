@@ -56,9 +56,8 @@ def sweep(model, grid_specs, settings, workers, scheduler, store_path, as_json) 
     store_path = store_path_or_default(store_path, _STORE_PATH)
     from attnphase import progress
 
-    keep_when_interrupted("every point finished so far is in the store; the same command computes the rest",
-                          model)
     started: list[SweepReport] = []  # the running sweep's report, updated as its points are written
+    _say_what_an_interruption_keeps(model, started, store_path)
 
     def on_start(report: SweepReport) -> None:
         started.append(report)
@@ -71,7 +70,7 @@ def sweep(model, grid_specs, settings, workers, scheduler, store_path, as_json) 
         report = run_sweep(model, grids, base, store=store_path, workers=workers, scheduler=scheduler,
                            progress=progress.is_shown(), on_start=on_start)
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: say where the finished points are; the group exits (130, 143)
-        _say_what_an_interruption_kept(started, store_path)
+        _say_what_an_interruption_keeps(model, started, store_path)
         raise
     except (StoreError, ImportError) as exc:  # ImportError: --scheduler without the cluster extra
         raise click.ClickException(str(exc)) from None
@@ -133,13 +132,14 @@ def _what_was_kept(report: SweepReport) -> str:
             f"{report.store} ({report.n_cached + n} of the grid's {report.n_points})")
 
 
-def _say_what_an_interruption_kept(started: list[SweepReport], store_path) -> None:
-    if not started:  # stopped while the store was being opened or read
+def _say_what_an_interruption_keeps(model: str, started: list[SweepReport], store_path) -> None:
+    """The interruption message (and JSON fields) of the sweep of `model`: where its finished points are."""
+    if not started:  # before the store was opened and read
         keep_when_interrupted(f"no point finished in this run (the store is {store_path}); the same command computes "
-                              "them", store=str(store_path), n_computed=0)
+                              "them", model, store=str(store_path), n_computed=0)
         return
     (report,) = started
-    keep_when_interrupted(f"{_what_was_kept(report)}; the same command computes the rest", store=report.store,
+    keep_when_interrupted(f"{_what_was_kept(report)}; the same command computes the rest", model, store=report.store,
                           n_points=report.n_points, n_cached=report.n_cached, n_computed=report.n_computed)
 
 

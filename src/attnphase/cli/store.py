@@ -98,9 +98,9 @@ def export_command(store_path, fmt, out, model, wanted_version, all_versions, as
 
     By default only the points of the current code version are written: for each model, those a
     sweep run now would reuse (the version of this attnphase, and for your own module:function the
-    hash of its module's file too), so that the table has one row per point. The points of other
-    versions are counted (n_other_versions) and written with --all-versions, or one version with
-    --code-version.
+    hash of its module's file too, found on the import path as a sweep finds it), so that the table
+    has one row per point. The points of other versions are counted (n_other_versions) and written
+    with --all-versions, or one version with --code-version.
 
     \b
     Examples:

@@ -256,6 +256,9 @@ def test_editing_your_own_point_function_keys_its_points_anew(tmp_path, monkeypa
     with ResultStore(store) as s:
         assert sorted(p.result["y"] for p in s.rows(version=edited.version)) == [0.0, 1.5, 3.0]
     assert run_sweep("demo", ["beta=1,2"], store=store, workers=1).version == code_version()
+    shown = CliRunner().invoke(main, ["sweep", "editedpoints:point", "--grid", "x=0:1:3", "--workers", "1", "--store",
+                                      str(store), "--json"])
+    assert json.loads(shown.stdout)["points_version"] == edited.version  # as `store list` names it
 
 
 def test_progress_bar_only_when_asked(tmp_path, capsys):

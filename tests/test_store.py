@@ -204,6 +204,11 @@ def test_a_damaged_row_is_named_and_skipped_and_a_sweep_replaces_it(tmp_path, da
         rows = results.rows("demo")
         assert len(rows) == 10 and list(results.damaged_rows) == ([] if replaced else [3])
         assert all(row.result == curie_weiss_point(**row.params) for row in rows)
+    if not replaced:  # docs/sweeps.md: the row named in the warning is removed by its id
+        with sqlite3.connect(path) as connection:
+            connection.execute("DELETE FROM results WHERE id = 3")
+        connection.close()
+        assert CliRunner().invoke(main, ["store", "check", "--store", path]).exit_code == 0
 
 
 def test_a_file_that_is_not_a_store_and_a_missing_store(tmp_path):

@@ -25,6 +25,7 @@ from attnphase.store import ResultStore
 from attnphase.sweep import (
     SWEEP_POINTS,
     curie_weiss_point,
+    point_version,
     register_point,
     resolve_point,
     run_sweep,
@@ -259,6 +260,12 @@ def test_editing_your_own_point_function_keys_its_points_anew(tmp_path, monkeypa
     shown = CliRunner().invoke(main, ["sweep", "editedpoints:point", "--grid", "x=0:1:3", "--workers", "1", "--store",
                                       str(store), "--json"])
     assert json.loads(shown.stdout)["points_version"] == edited.version  # as `store list` names it
+    # docs/sweeps.md: only that one file is hashed, not a module it imports
+    (tmp_path / "editedhelper.py").write_text("SCALE = 3.0\n")
+    module.write_text("from editedhelper import SCALE\n\ndef point(x):\n    return {'y': x * SCALE}\n")
+    before = point_version("editedpoints:point")
+    (tmp_path / "editedhelper.py").write_text("SCALE = 4.0\n")
+    assert point_version("editedpoints:point") == before
 
 
 def test_progress_bar_only_when_asked(tmp_path, capsys):

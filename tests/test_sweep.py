@@ -450,6 +450,17 @@ def _finished(tmp_path: Path, tag: str) -> set[float]:
     return {float(line.split()[1]) for line in lines if line.startswith(tag + "-done ")}
 
 
+def _driver_once_stored(command, env, store, count: int) -> subprocess.Popen:
+    """The sweep `command` started as from a terminal (its own process group), returned once `count` points are in
+    the store, once it has ended, or after 60 s."""
+    driver = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              start_new_session=True, preexec_fn=as_from_a_terminal)
+    deadline = time.time() + 60
+    while _stored_count(store) < count and driver.poll() is None and time.time() < deadline:
+        time.sleep(0.05)
+    return driver
+
+
 @pytest.mark.parametrize("signal_number, whole_group, count", [
     (signal.SIGINT, False, 1),   # kill -INT PID: the driver alone
     (signal.SIGINT, False, 2),   # a second one while it stops
@@ -463,13 +474,9 @@ def test_a_signalled_sweep_keeps_its_finished_points_and_exits_at_once(tmp_path,
     store = tmp_path / "s.sqlite"
     command = [sys.executable, "-c", CLI, "sweep", "slowpoint:point", "--grid", "x=0,1,2", "--grid", "delay=0.1,30",
                "--workers", "2", "--store", str(store), "--json"]
-    driver = subprocess.Popen(command, env=_env(tmp_path, "first"), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True, start_new_session=True, preexec_fn=as_from_a_terminal)
+    # x = 0 and 1 at 0.1 s are stored; the workers are then inside (0, 30 s) and (1, 30 s).
+    driver = _driver_once_stored(command, _env(tmp_path, "first"), store, 2)
     try:
-        deadline = time.time() + 60
-        # x = 0 and 1 at 0.1 s are stored; the workers are then inside (0, 30 s) and (1, 30 s).
-        while _stored_count(store) < 2 and driver.poll() is None and time.time() < deadline:
-            time.sleep(0.05)
         time.sleep(0.5)
         assert driver.poll() is None, driver.communicate()
         for _ in range(count):
@@ -505,12 +512,8 @@ def test_ctrl_c_at_a_terminal_reaches_no_worker(tmp_path):
     store = tmp_path / "s.sqlite"
     command = [sys.executable, "-c", CLI, "sweep", "slowpoint:point", "--grid", "delay=0.1,30", "--set", "x=1",
                "--workers", "2", "--store", str(store)]
-    driver = subprocess.Popen(command, env=_env(tmp_path, "first"), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True, start_new_session=True, preexec_fn=as_from_a_terminal)
+    driver = _driver_once_stored(command, _env(tmp_path, "first"), store, 1)
     try:
-        deadline = time.time() + 60
-        while _stored_count(store) < 1 and driver.poll() is None and time.time() < deadline:
-            time.sleep(0.05)
         assert driver.poll() is None, driver.communicate()
         os.killpg(driver.pid, signal.SIGINT)
         _, stderr = driver.communicate(timeout=20)

@@ -249,7 +249,9 @@ def test_the_semantic_branch_at_sigma_0_7_is_carried_from_the_default_parameters
     """σ = 0.7, ω = 0.3, α = 1.25: the semantic branch's cold start at its anchor left the domain (status failed).
     Carried from σ = 0.5 at the anchor it is found, and its state is a fixed point of the spec's map written out here
     (the conjugates and the ridge part, on 8 scrambled Sobol sets of 2^18 points, with this code's proximal map): the
-    residual F(x) − x within four of its standard errors. About 30 s."""
+    residual F(x) − x within four of its standard errors. The positional branch, carried to α on the tensor rule, has no
+    solution at its anchor on split-line 8: that is reported as a failure (it read not_found, the global branch
+    semantic), not as evidence that the branch is absent. About 50 s."""
     from scipy.stats import norm, qmc
 
     from attnphase.models.positional_semantic.state_evolution import proximal_map
@@ -277,3 +279,7 @@ def test_the_semantic_branch_at_sigma_0_7_is_carried_from_the_default_parameters
     residual = maps.mean(axis=0) - np.array([q, V, theta])
     standard_error = maps.std(axis=0, ddof=1) / math.sqrt(len(maps))
     assert np.all(np.abs(residual) <= 4 * standard_error), (residual, standard_error)
+    both = ps.solve(0.3, alpha, sigma=sigma, branches=("positional", "semantic"), stability=False)
+    (positional,) = both.missing
+    assert positional.status == "failed" and "no solution on the branch at the anchor" in positional.message
+    assert both.global_branch is None and both.status == "failed"

@@ -237,10 +237,13 @@ def _branch_at(name: str, alpha: float, params: Parameters, ladder, nodes: int, 
                 start = replace(start or climbed.answer.solution, stable=stable, spectral_radius=radius)
                 note += f"; stability from the Jacobian on {top_rule.label}" if stability else ""
         elif reached is None:
-            failed = alpha in accurate.holes  # the branch exists at α: not solved
+            # a hole (the branch exists at α: not solved) or no solution at the rule's anchor: a failure, not evidence
+            # that the branch is absent (σ = 0.7, ω = 0.3: split-line 8 left the positional branch at α = 0.3 unsolved)
+            loss = accurate.loss(alpha)
+            failed = alpha in accurate.holes or (loss is not None and loss.status == Status.FAILED)
             return MissingBranch(name, Status.FAILED if failed else Status.NOT_FOUND,
                                  f"{name}: the tensor rule carries it to α = {alpha:g}, {first.label} does not: "
-                                 f"{accurate.loss(alpha).message}")
+                                 f"{loss.message}")
         else:
             reached = with_fresh_inverse(reached, params, ladder[0])
             if hole:

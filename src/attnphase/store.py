@@ -38,10 +38,6 @@ Why SQLite, and how the guarantees come about:
 
 from __future__ import annotations
 
-import hashlib
-import json
-import math
-import numbers
 import os
 import sqlite3
 import time
@@ -53,6 +49,8 @@ from typing import Any
 from attnphase.errors import ParameterError
 from attnphase.jsonio import dumps
 from attnphase.store_export import EXPORT_FORMATS, write_table
+from attnphase.store_rows import (ROW_COLUMNS, DamagedRow, StoredPoint, canonical_params, read_row, row_checksum,
+                                   text_as_stored)
 from attnphase.version import code_version
 
 __all__ = [
@@ -107,88 +105,6 @@ _CORRUPT_REMEDY = (
 def default_store_path() -> Path:
     """$ATTNPHASE_STORE when set, else ./results.sqlite."""
     return Path(os.environ.get(STORE_ENV) or DEFAULT_STORE_NAME)
-
-
-def _canonical_value(name: str, value: Any) -> Any:
-    """A parameter value in the form used for keys: int, finite float, str, bool or None."""
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if hasattr(value, "item") and not isinstance(value, numbers.Number):
-        value = value.item()  # zero-dimensional numpy / torch values
-    if isinstance(value, numbers.Integral):
-        return int(value)
-    if isinstance(value, numbers.Real):
-        x = float(value)
-        if not math.isfinite(x):
-            raise ParameterError(name, value, "a finite number (NaN and infinities cannot be keys)")
-        # Integral floats become ints so that 1 and 1.0 name the same point (exactly representable
-        # integers only; beyond 2**53 a float is not a faithful integer).
-        if x.is_integer() and abs(x) <= 2**53:
-            return int(x)
-        return x
-    raise ParameterError(name, value, "a number, a string, a bool or None")
-
-
-def canonical_params(params: Mapping[str, Any]) -> str:
-    """The key text of a parameter dict: JSON, sorted keys, floats by repr, integral floats as ints.
-
-    >>> canonical_params({"h": 0.0, "beta": 1.5})
-    '{"beta":1.5,"h":0}'
-    """
-    if not isinstance(params, Mapping):
-        raise ParameterError("params", params, "a mapping of parameter names to values")
-    clean = {}
-    for name, value in params.items():
-        if not isinstance(name, str) or not name:
-            raise ParameterError("params", name, "non-empty string parameter names")
-        clean[name] = _canonical_value(name, value)
-    # json writes floats with float.__repr__, the shortest text that round-trips exactly.
-    return json.dumps(clean, sort_keys=True, separators=(",", ":"), allow_nan=False)
-
-
-def _checksum(model: str, params: str, version: str, result: str) -> str:
-    h = hashlib.sha256()
-    for part in (model, params, version, result):
-        h.update(part.encode("utf-8", "surrogateescape"))  # the bytes as stored, also where they are not UTF-8
-        h.update(b"\x00")
-    return h.hexdigest()
-
-
-def _text_as_stored(raw: bytes) -> str:
-    """A text column as read: UTF-8, with any other byte kept as a lone surrogate (`surrogateescape`), so that a row
-    whose bytes were damaged is read, and then fails its checksum, rather than failing the whole query."""
-    return raw.decode("utf-8", "surrogateescape")
-
-
-def _printable(text: str) -> str:
-    """`text` with damaged bytes written as escapes (\\udcff), fit for a terminal and for JSON."""
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
-
-
-@dataclass(frozen=True)
-class StoredPoint:
-    """One row of the store."""
-
-    model: str
-    params: dict[str, Any]
-    version: str
-    result: dict[str, Any]
-    created: float
-    elapsed: float | None
-
-
-@dataclass(frozen=True)
-class DamagedRow:
-    """A row that cannot be trusted: its checksum fails (its bytes changed after it was written) or its text is not
-    JSON. Readers skip it; `put` of its point replaces it."""
-
-    row_id: int
-    model: str
-    params: str  # the key as stored (possibly damaged itself), printable
-    problem: str
-
-    def __str__(self) -> str:
-        return f"row {self.row_id} (model {self.model!r}, parameters {self.params}) {self.problem}"
 
 
 @dataclass(frozen=True)
@@ -286,7 +202,7 @@ class ResultStore:
             connection = sqlite3.connect(target, uri=uri, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
         except sqlite3.Error as exc:
             raise StoreError(self.path, f"cannot be opened ({exc})", "Check the path and its permissions") from None
-        connection.text_factory = _text_as_stored
+        connection.text_factory = text_as_stored
         return connection
 
     def _may_read_as_immutable(self, exc: sqlite3.OperationalError) -> bool:
@@ -418,7 +334,7 @@ class ResultStore:
             raise ParameterError("result", result, "a dict of result names to values")
         result_text = dumps(result, sort_keys=True, separators=(",", ":"))
         version = version or self.version
-        checksum = _checksum(model, key, version, result_text)
+        checksum = row_checksum(model, key, version, result_text)
         created = time.time()
 
         def insert():
@@ -433,7 +349,7 @@ class ResultStore:
                 # writer comes between the check and the replacement).
                 stored = conn.execute(f"SELECT {self._COLUMNS} FROM results WHERE model = ? AND params = ? AND "
                                       "version = ?", (model, key, version)).fetchone()
-                if stored is None or not isinstance(self._read_row(stored), DamagedRow):
+                if stored is None or not isinstance(read_row(stored), DamagedRow):
                     return False
                 conn.execute("UPDATE results SET result = ?, created = ?, elapsed = ?, checksum = ? WHERE id = ?",
                              (result_text, created, elapsed, checksum, stored[0]))
@@ -441,28 +357,13 @@ class ResultStore:
 
         return self._guarded(insert)
 
-    _COLUMNS = "id, model, params, version, result, created, elapsed, checksum"
-
-    @staticmethod
-    def _read_row(row: tuple) -> StoredPoint | DamagedRow:
-        """A row of `_COLUMNS` as the point it holds, or as what is wrong with it."""
-        row_id, model, params, version, result, created, elapsed, checksum = row
-        if not all(isinstance(text, str) for text in (model, params, version, result, checksum)):
-            return DamagedRow(row_id, _printable(str(model)), _printable(str(params)),
-                              "has a column of the wrong type (its bytes changed after it was written)")
-        if _checksum(model, params, version, result) != checksum:
-            return DamagedRow(row_id, _printable(model), _printable(params),
-                              "fails its checksum (its bytes changed after it was written)")
-        try:
-            return StoredPoint(model, json.loads(params), version, json.loads(result), created, elapsed)
-        except json.JSONDecodeError as exc:  # checksum matched but the text is not JSON: written damaged
-            return DamagedRow(row_id, _printable(model), _printable(params), f"is not valid JSON ({exc})")
+    _COLUMNS = ROW_COLUMNS
 
     def _intact(self, raw: Iterable[tuple]) -> list[StoredPoint]:
         """The intact rows of `raw` as points; each damaged one is skipped and recorded in `damaged_rows`."""
         points = []
         for row in raw:
-            read = self._read_row(row)
+            read = read_row(row)
             if isinstance(read, DamagedRow):
                 self.damaged_rows[read.row_id] = read
             else:
@@ -543,7 +444,7 @@ class ResultStore:
         problems = [row[0] for row in self._guarded(lambda: self._conn.execute("PRAGMA integrity_check").fetchall())]
         problems = [] if problems == ["ok"] else problems
         raw = self._guarded(lambda: self._conn.execute(f"SELECT {self._COLUMNS} FROM results ORDER BY id").fetchall())
-        return problems + [str(read) for read in map(self._read_row, raw) if isinstance(read, DamagedRow)]
+        return problems + [str(read) for read in map(read_row, raw) if isinstance(read, DamagedRow)]
 
     # -- export ----------------------------------------------------------------------------------
 

@@ -290,7 +290,7 @@ def follow(branch: str, params: Parameters, nodes_per_dim: int, *, low: float | 
                         contains=coords.contains, name="α", absent=absence(branch, params), fallback_anchors=fallback)
 
 
-# A branch is carried along a path of parameters (`carried`) in steps of CARRY_STEP of the path, each halved on a
+# A branch is carried along a path of parameters (`carried`) in steps of at most CARRY_STEP of the path, halved on a
 # failure down to CARRY_MIN_STEP.
 CARRY_STEP = 1 / 8
 CARRY_MIN_STEP = 1 / 256
@@ -298,29 +298,34 @@ CARRY_MIN_STEP = 1 / 256
 
 def carried(branch: str, path, nodes_per_dim: int) -> BranchSolution | None:
     """The branch's fixed point carried along `path` (t in [0, 1] -> (Parameters, α)) from t = 0, where its cold start
-    (`initial_guess`) is to find it, to t = 1: each step solved from the last solution, and halved where the solve
-    fails, leaves the branch (collapses onto the trivial set) or jumps to another fixed point. None where it is lost
-    on the way or not found at t = 0."""
-    start_params, start_alpha = path(0.0)
-    solution = solve_branch(branch, start_alpha, start_params, nodes_per_dim=nodes_per_dim, stability=False)
-    t, step = 0.0, CARRY_STEP
-    while solution.success and t < 1.0:
-        if step < CARRY_MIN_STEP:
+    (`initial_guess`) is to find it, to t = 1, as a `numeric.branches.Continuation` in t (steps of at most CARRY_STEP,
+    halved down to CARRY_MIN_STEP where the solve fails, the branch collapses onto the trivial set or jumps). The path
+    is extrapolated in the full state (q, V, θ, m), whose reduced coordinates depend on the parameters along it. None
+    where the branch is lost on the way or not found at t = 0."""
+    # One set of reduced coordinates measures every jump: the same metric along the whole path.
+    metric = BranchCoordinates(branch, path(0.0)[0])
+
+    def solve(t, guess, previous):
+        params, alpha = path(t)
+        start = None if guess is None else BranchCoordinates(branch, params).from_state(guess)
+        return solve_branch(branch, alpha, params, nodes_per_dim=nodes_per_dim, guess=start, stability=False)
+
+    def lost(solution, prediction):
+        predicted = None if prediction is None else metric.from_state(prediction)
+        if branch != "trivial":
+            reason = branch_loss(solution, predicted, metric)
+            return reason if reason in ENDS_A_BRANCH else None
+        # the trivial state's order parameters are 0 (branch_loss would call it collapsed): a failed solve or a jump
+        if not solution.success:
+            return "not_converged"
+        if predicted is None:
             return None
-        params, alpha = path(min(1.0, t + step))
-        coords = BranchCoordinates(branch, params)
-        guess = coords.from_state(solution.state)
-        trial = solve_branch(branch, alpha, params, nodes_per_dim=nodes_per_dim, guess=guess, stability=False)
-        if branch == "trivial":  # its order parameters are 0: the solve and the jump are what can fail
-            moved = np.abs(coords.from_state(trial.state) - guess) if trial.success else np.inf
-            left = np.any(moved > JUMP_FRACTION * np.abs(guess))
-        else:
-            left = branch_loss(trial, guess, coords) in ENDS_A_BRANCH
-        if left:
-            step /= 2
-        else:
-            solution, t = trial, min(1.0, t + step)
-    return solution if solution.success else None
+        jumped = np.any(np.abs(metric.from_state(solution.state) - predicted) > JUMP_FRACTION * np.abs(predicted))
+        return "jumped" if jumped else None
+
+    continuation = Continuation(solve, lost, lambda solution: solution.state, 0.0, max_step=CARRY_STEP,
+                                min_step=CARRY_MIN_STEP, name="t")
+    return continuation.at(1.0)
 
 
 def carried_from_defaults(branch: str, alpha: float, params: Parameters, nodes_per_dim: int) -> BranchSolution | None:

@@ -38,6 +38,7 @@ and re-raises (a dead local worker as `WorkerProcessDied`; on a cluster, dask ru
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import inspect
@@ -58,7 +59,8 @@ from attnphase.models.registry import MODELS
 from attnphase.params import check_int, check_positive, check_real
 from attnphase.store import ResultStore, canonical_params
 from attnphase.sweep_executors import (
-    CLUSTER_EXTRA_HINT, WorkerProcessDied, evaluate_point, load_point, require_distributed, run_dask, run_pool,
+    CLUSTER_EXTRA_HINT, WorkerProcessDied, connect_dask, evaluate_point, load_point, require_distributed, run_dask,
+    run_pool,
 )
 from attnphase.version import HASH_DIGITS, code_version
 
@@ -399,41 +401,45 @@ def run_sweep(
     if workers is not None:
         workers = check_int("--workers", workers, 1, 1024)
     version = point_version(target)
-    own_store = not isinstance(store, ResultStore)
-    result_store = ResultStore(store) if own_store else store
-    report = None
-    try:
-        missing = result_store.missing(model, points, version=version)
-        report = SweepReport(
-            model=model, target=target, grid={g.name: list(g.values) for g in grid_list}, base=base,
-            n_points=len(points), n_cached=len(points) - len(missing), store=str(result_store.path), version=version,
-            n_other_versions=result_store.count_under_other_versions(model, missing, version=version),
-            damaged_rows=[str(damage) for damage in result_store.damaged_rows.values()],
-        )
-        if on_start is not None:
-            on_start(report)
-        show = sys.stderr.isatty() if progress is None else bool(progress)
-        with (progress_display.shown(show, terminal_only=progress is None),
-              progress_display.task(f"sweep {model}", total=len(points)) as bar):
-            bar.advance("stored before", amount=report.n_cached)
-            recorder = _Recorder(result_store, model, report, bar)
-            if not missing:
-                report.backend, report.workers = "none", 0
-            elif scheduler is not None:
-                run_dask(scheduler, target, missing, recorder, connect_timeout)
-            else:
-                n_workers = min(workers or os.cpu_count() or 1, len(missing))
-                report.workers = n_workers
-                if n_workers == 1:
-                    report.backend = "serial"
-                    for params in missing:
-                        recorder.record(params, evaluate_point(target, params))
+    with contextlib.ExitStack() as opened:
+        client = None
+        if scheduler is not None:  # reached before the store is opened: an address with no scheduler leaves no store
+            client, own_client = connect_dask(scheduler, connect_timeout)
+            if own_client:
+                opened.callback(client.close)
+        result_store = store if isinstance(store, ResultStore) else opened.enter_context(ResultStore(store))
+        report = None
+        try:
+            missing = result_store.missing(model, points, version=version)
+            report = SweepReport(
+                model=model, target=target, grid={g.name: list(g.values) for g in grid_list}, base=base,
+                n_points=len(points), n_cached=len(points) - len(missing), store=str(result_store.path),
+                version=version,
+                n_other_versions=result_store.count_under_other_versions(model, missing, version=version),
+                damaged_rows=[str(damage) for damage in result_store.damaged_rows.values()],
+            )
+            if on_start is not None:
+                on_start(report)
+            show = sys.stderr.isatty() if progress is None else bool(progress)
+            with (progress_display.shown(show, terminal_only=progress is None),
+                  progress_display.task(f"sweep {model}", total=len(points)) as bar):
+                bar.advance("stored before", amount=report.n_cached)
+                recorder = _Recorder(result_store, model, report, bar)
+                if not missing:
+                    report.backend, report.workers = "none", 0
+                elif client is not None:
+                    run_dask(client, target, missing, recorder)
                 else:
-                    report.backend = "processes"
-                    run_pool(n_workers, target, missing, recorder)
-        return report
-    finally:
-        if report is not None:  # also for a sweep that stopped early, whose report says what it had done
-            report.elapsed_s = time.perf_counter() - started
-        if own_store:
-            result_store.close()
+                    n_workers = min(workers or os.cpu_count() or 1, len(missing))
+                    report.workers = n_workers
+                    if n_workers == 1:
+                        report.backend = "serial"
+                        for params in missing:
+                            recorder.record(params, evaluate_point(target, params))
+                    else:
+                        report.backend = "processes"
+                        run_pool(n_workers, target, missing, recorder)
+            return report
+        finally:
+            if report is not None:  # also for a sweep that stopped early, whose report says what it had done
+                report.elapsed_s = time.perf_counter() - started

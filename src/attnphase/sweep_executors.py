@@ -232,22 +232,25 @@ def require_distributed():
     return distributed
 
 
-def run_dask(scheduler: Any, target: str, missing: list[dict[str, Any]], recorder: _Recorder,
-              connect_timeout: float) -> None:
-    distributed = require_distributed()
-    Client, wait = distributed.Client, distributed.wait
-
+def connect_dask(scheduler: Any, connect_timeout: float):
+    """(a dask.distributed Client for `scheduler`, whether it was opened here and is the caller's to close):
+    `scheduler` itself when it is a Client, else a connection to the address, or a ParameterError naming it."""
+    Client = require_distributed().Client
     if isinstance(scheduler, Client):
-        client, own_client = scheduler, False
-    else:
-        if not isinstance(scheduler, str) or not scheduler.strip():
-            raise ParameterError("--scheduler", scheduler, "a dask scheduler address such as tcp://127.0.0.1:8786")
-        try:
-            client, own_client = Client(scheduler, timeout=connect_timeout), True
-        except (OSError, TimeoutError, ValueError) as exc:
-            raise ParameterError(
-                "--scheduler", scheduler, f"the address of a running dask scheduler reachable from here ({exc})"
-            ) from None
+        return scheduler, False
+    if not isinstance(scheduler, str) or not scheduler.strip():
+        raise ParameterError("--scheduler", scheduler, "a dask scheduler address such as tcp://127.0.0.1:8786")
+    try:
+        return Client(scheduler, timeout=connect_timeout), True
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise ParameterError(
+            "--scheduler", scheduler, f"the address of a running dask scheduler reachable from here ({exc})"
+        ) from None
+
+
+def run_dask(client, target: str, missing: list[dict[str, Any]], recorder: _Recorder) -> None:
+    """The missing points on a dask.distributed `client` (`connect_dask`), a window of them submitted at a time."""
+    wait = require_distributed().wait
     threads = sum(w.get("nthreads", 1) for w in client.scheduler_info()["workers"].values())
     recorder.report.backend, recorder.report.workers = "dask", threads
     pending: dict = {}
@@ -265,5 +268,3 @@ def run_dask(scheduler: Any, target: str, missing: list[dict[str, Any]], recorde
     finally:
         if pending:
             client.cancel(list(pending))
-        if own_client:
-            client.close()

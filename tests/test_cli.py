@@ -241,18 +241,3 @@ def test_an_interrupted_sweep_names_its_model_in_its_json_object(tmp_path, monke
     assert (payload["command"], payload["model"], payload["status"]) == ("sweep", "potts", "failed")
     assert payload["message"].startswith("interrupted: no point finished in this run (the store is ")
 
-
-def test_the_command_line_runs_numpy_blas_on_one_thread_unless_the_user_chose():
-    """numpy's OpenBLAS threads spin after each call on the cores of the solvers' compiled loops (threshold
-    --omega 0.3: 23.1 s with them, 18.1 s without, research notes): the command line sets OPENBLAS_NUM_THREADS=1
-    before numpy loads, and leaves a value the user set."""
-    import os
-    import subprocess
-    import sys
-
-    probe = "import attnphase.cli, os, numpy; print(os.environ['OPENBLAS_NUM_THREADS'])"
-    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
-    assert subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True,
-                          check=True).stdout.strip() == "1"
-    assert subprocess.run([sys.executable, "-c", probe], env={**env, "OPENBLAS_NUM_THREADS": "2"},
-                          capture_output=True, text=True, check=True).stdout.strip() == "2"

@@ -8,17 +8,9 @@ and `--help` start in a fraction of a second; the model subcommands are found th
 
 from __future__ import annotations
 
-import os
+import click
 
-# Set before numpy is first imported (nothing above imports it). After each call numpy's OpenBLAS keeps its worker
-# threads spinning on the cores the compiled (numba) loops of the solvers run on: on 2 cores `threshold
-# positional-semantic --omega 0.3` took 21.9 s with them and 18.5 s with one BLAS thread. The commands' heavy work is
-# in those loops, so their BLAS runs on one thread, unless the user set OPENBLAS_NUM_THREADS.
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-
-import click  # noqa: E402
-
-from attnphase.cli.groups import LazyGroup, scaling, simulate, solve, threshold  # noqa: E402
+from attnphase.cli.groups import LazyGroup, scaling, simulate, solve, threshold
 
 TOP_LEVEL_COMMANDS = {
     "derive": ("attnphase.cli.derive:derive", "Render a model's equations to Markdown from its symbolic source."),

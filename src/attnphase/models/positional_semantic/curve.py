@@ -31,6 +31,7 @@ from attnphase.models.positional_semantic.point import linear_baseline
 from attnphase.models.positional_semantic.results import PhaseCurve, Thresholds, combined_status
 from attnphase.models.positional_semantic.rules import count_line_probes, resolve_rules
 from attnphase.models.positional_semantic.thresholds import ALPHA_CEILING, SYMMETRIC_A, THRESHOLD_TOL, refine, threshold
+from attnphase.numeric.blas_threads import one_blas_thread
 from attnphase.numeric.branches import extrapolate
 from attnphase.numeric.threshold import noisy_threshold
 from attnphase.params import check_bool, check_real_list
@@ -63,6 +64,7 @@ def _continued(name: str, history: list, omega: float, params: Parameters, basel
     return refine(name, states, alpha, slope, params, baseline, ladder, search.tol, outer_split_check=outer_split_check)
 
 
+@one_blas_thread()
 def phase_curve(omegas, sigma=0.5, lam=0.01, A=None, L=2, *, tol=1e-3, alpha_min=0.3, alpha_max=3.0,
                 which=("alpha_c", "alpha_l"), rules="auto", outer_split_check=True,
                 checkpoint_dir: str | Path | None = None) -> PhaseCurve:

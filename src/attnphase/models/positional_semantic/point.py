@@ -23,6 +23,7 @@ from attnphase.models.positional_semantic.results import (BranchSolution, Linear
 from attnphase.models.positional_semantic.rules import (FIELD_TOL, SPREAD_RUNGS, below_window_floor, count_line_probes,
                                                         resolve_rules)
 from attnphase.models.positional_semantic.state_evolution import SaddlePointEquations, kernels, tokens
+from attnphase.numeric.blas_threads import one_blas_thread
 from attnphase.numeric.convergence import Tolerance
 from attnphase.numeric.gauss import gaussian_expectation
 from attnphase.params import check_bool, check_real
@@ -174,16 +175,17 @@ def _solved_along(params: Parameters, alphas: list, tol: float, names: list, lad
         for alpha in alphas:
             reported: dict[str, object] = {}
             missing: list[MissingBranch] = []
-            for name in names:
-                if name in ("positional", "semantic") and name not in paths:
-                    paths[name] = follow(name, params, nodes, low=min(alphas), high=max(alphas))
-                outcome = _branch_at(name, alpha, params, ladder, nodes, verified, Tolerance(rtol=tol), stability,
-                                     reported, paths.get(name), accurate_paths)
-                if isinstance(outcome, MissingBranch):
-                    missing.append(outcome)
-                else:
-                    reported[name] = outcome
-                bar.advance(name)
+            with one_blas_thread():  # not while the caller holds the generator between two values
+                for name in names:
+                    if name in ("positional", "semantic") and name not in paths:
+                        paths[name] = follow(name, params, nodes, low=min(alphas), high=max(alphas))
+                    outcome = _branch_at(name, alpha, params, ladder, nodes, verified, Tolerance(rtol=tol), stability,
+                                         reported, paths.get(name), accurate_paths)
+                    if isinstance(outcome, MissingBranch):
+                        missing.append(outcome)
+                    else:
+                        reported[name] = outcome
+                    bar.advance(name)
             yield _solve_result(params, tol, [r.solution for r in reported.values()], missing)
 
 

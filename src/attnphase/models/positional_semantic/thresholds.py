@@ -58,6 +58,7 @@ from attnphase.models.positional_semantic.parameters import Parameters, Threshol
 from attnphase.models.positional_semantic.point import linear_baseline
 from attnphase.models.positional_semantic.results import RungThreshold, Thresholds, combined_status
 from attnphase.models.positional_semantic.rules import SPREAD_RUNGS, below_window_floor, count_line_probes, resolve_rules
+from attnphase.numeric.blas_threads import one_blas_thread
 from attnphase.numeric.convergence import Rung, Tolerance, climb
 from attnphase.numeric.threshold import noisy_threshold, root_steps
 from attnphase.params import check_bool
@@ -394,6 +395,7 @@ class _Failed:
     success: bool = False
 
 
+@one_blas_thread()
 def threshold(omega, sigma=0.5, lam=0.01, A=None, L=2, *, tol=1e-3, alpha_min=0.3, alpha_max=3.0,
               which=("alpha_c", "alpha_l"), rules="auto", outer_split_check=True, checkpoint_dir=None) -> Thresholds:
     """α_c(ω) and α_l(ω), each to the absolute tolerance `tol` in α (see the module docstring).

@@ -267,7 +267,8 @@ class RenamedOptionsCommand(click.Command):
 
     renamed_options: old option -> new option (e.g. {"--seeds": "--trials"}); renamed_values: (new option,
     old value) -> new value (e.g. {("--algorithm", "sgld"): "mala"}). An old spelling is rewritten before
-    parsing and a deprecation message goes to stderr, so `--json` output on stdout stays one object.
+    parsing and a deprecation message goes to stderr, so `--json` output on stdout stays one object. An old spelling
+    given together with its new one is refused (exit status 2): which value was meant is unknown.
     Use as `@solve.command(NAME, cls=RenamedOptionsCommand, renamed_options={...})`.
     """
 
@@ -280,6 +281,7 @@ class RenamedOptionsCommand(click.Command):
     def parse_args(self, ctx, args):
         rewritten: list[str] = []
         pending_option = None  # the (new) option whose value comes next
+        spelled: dict[str, str] = {}  # renamed option (new spelling) -> how it was first given
         for token in args:
             if pending_option is not None:
                 token = self._renamed_value(pending_option, token)
@@ -287,8 +289,13 @@ class RenamedOptionsCommand(click.Command):
                 rewritten.append(token)
                 continue
             name, eq, value = token.partition("=")
+            new = self.renamed_options.get(name, name)
+            if new in self.renamed_options.values():
+                first = spelled.setdefault(new, name)
+                if first != name:
+                    old = first if first != new else name
+                    raise click.UsageError(f"{old} is the old spelling of {new}: give one of them, not both", ctx=ctx)
             if name in self.renamed_options:
-                new = self.renamed_options[name]
                 click.echo(f"attnphase: {name} is deprecated and will be removed in the next release; use {new}",
                            err=True)
                 name = new

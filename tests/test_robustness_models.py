@@ -26,6 +26,8 @@ from test_robustness_cli import assert_usage_error, parse_json
 from attnphase.api import positional_semantic as ps
 from attnphase.api import signal_recovery as sr
 from attnphase.cli import main
+from attnphase.errors import ParameterError
+from attnphase.models.signal_recovery import parameters as sr_parameters
 
 # Overflow at the extremes is expected; what is checked is how it is reported.
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
@@ -352,11 +354,21 @@ def test_sr_simulate_rejects_bad_parameters_before_sampling(which, data):
 @given(theta=log_uniform(-300, 30), sigma=log_uniform(-300, 300), beta=log_uniform(-300, 300), eta0=log_uniform(-300, 300),
        sampler=st.sampled_from(["dense", "projected"]), sign_model=st.sampled_from(["A", "B", "C"]))
 def test_sr_simulate_extremes_are_finite_or_diverged(theta, sigma, beta, eta0, sampler, sign_model):
+    """Refused where the float32 gradient could overflow (tokens of norm θ_d + σ(√d + 10) above the bound for the
+    score scale), else finite numbers (converged, or limited: five steps need not reach the prediction's conditions),
+    or diverged with the reason (a step so large that the query overflows)."""
     TALLY["signal_recovery.simulate (extreme)"] += 1
-    r = sr.simulate(4, 3, 2, theta, 2, 5, sigma=sigma, score_scale=beta, eta0=eta0, sign_model=sign_model, device="cpu",
-                    sampler=sampler)
-    assert r.status in ("converged", "diverged")
-    if r.status == "converged":
+    token_norm = theta + sr_parameters.noise_token_norm(4, sigma)
+    try:
+        r = sr.simulate(4, 3, 2, theta, 2, 5, sigma=sigma, score_scale=beta, eta0=eta0, sign_model=sign_model,
+                        device="cpu", sampler=sampler)
+    except ParameterError as refused:
+        assert token_norm > sr_parameters.max_simulated_token_norm(beta)
+        assert refused.name in ("theta", "sigma", "score_scale") and "float32" in refused.allowed
+        return
+    assert token_norm <= sr_parameters.max_simulated_token_norm(beta)
+    assert r.status in ("converged", "limited", "diverged")
+    if r.status != "diverged":
         assert finite_numbers([r.alignment, r.final_rho, r.alignment_mean, r.nuisance_mass_mean])
         assert np.all(r.alignment <= 1.0 + 1e-9)
     else:
@@ -466,7 +478,7 @@ def test_sr_cli_finite_solve_json_edges(extra, code, status):
 
 
 @pytest.mark.parametrize("extra, code", [
-    (["--score-scale", 1e300], 1),  # the queries become NaN: "diverged", nulls, exit 1
+    (["--score-scale", 1e300], 2),  # float32 gradients would overflow (the queries became NaN): refused
     (["--sigma", 1e-300, "--sampler", "projected"], 0),
     (["--eta0", 1e300, "--gamma", 1, "--k0", 1e-300], 1),  # η₀ = 1e600 overflows: "diverged"
     (["--eta0", 1e300, "--gamma", 0], 0),  # one giant step lands on a fixed point; |ρ| stays ≤ 1
@@ -474,9 +486,12 @@ def test_sr_cli_finite_solve_json_edges(extra, code, status):
 def test_sr_cli_simulate_json_edges(extra, code):
     result = run(SR_SIM + ["--L", 3, "--R", 2, *extra, "--json"], "simulate signal-recovery (edge, --json)")
     assert result.exit_code == code, result.output
+    if code == 2:
+        assert "--score-scale" in result.output and "float32" in result.output
+        return
     payload = parse_json(result)
-    if code == 0:
-        assert payload["status"] == "converged" and payload["alignment_mean"] is not None
+    if code == 0:  # five steps: no prediction or a schedule short of its target, said as `limited`
+        assert payload["status"] in ("converged", "limited") and payload["alignment_mean"] is not None
     else:
         assert payload["status"] == "diverged" and payload["alignment_mean"] is None and payload["message"]
         assert payload["positive_fraction"] is None  # it said 0.0 for NaN alignments

@@ -156,10 +156,12 @@ def test_at_small_L_the_prediction_follows_the_exact_drift_and_meets_the_run():
 def test_a_huge_step_moves_the_query_along_the_gradient_not_to_zero():
     """η₀ = 1e300 overflows the squared norm of q + ηG; the query is normalised by its largest entry first, so each
     step lands on the direction of the tangent gradient, as for any step far larger than 1 (η₀ = 1e10), instead of
-    collapsing to q = 0 (ρ = 0 at every step, reported as converged)."""
+    collapsing to q = 0 (ρ = 0 at every step). Such steps lie outside the small-step expansion of the prediction, so
+    there is none, and the run is `limited`."""
     huge, large = (api.simulate(d=16, L=32, R=4, theta=1.0, trials=2, steps=50, eta0=eta0, device="cpu")
                    for eta0 in (1e300, 1e10))
-    assert huge.status == "converged" and np.all(np.abs(huge.final_rho) > 0.01)
+    assert np.all(np.abs(huge.final_rho) > 0.01)
+    assert huge.status == "limited" and "no prediction" in huge.message and huge.predicted_alignment is None
     assert np.allclose(huge.final_rho, large.final_rho, rtol=1e-6)
 
 
@@ -275,3 +277,58 @@ def test_dense_sampler_sources_agree_in_law(normal_source):
     for u, v in ((dense[0], projected[0]), (dense[2], projected[2]), (dense[1][:, 0], projected[1][:, 0])):
         se = math.sqrt(u.var().item() / n + v.var().item() / n)
         assert abs(u.mean().item() - v.mean().item()) < 4 * se
+
+
+def test_a_run_short_of_its_planned_target_is_limited_and_one_that_meets_it_converged():
+    """The status says whether the run is what was asked for: ten steps cannot reach the planner's target alignment
+    (its plan is limited, and so is the run); a run with the steps the planner asks for is converged."""
+    short = api.simulate(d=16, L=64, R=8, theta=1.0, trials=4, steps=10, seed=0, device="cpu")
+    assert short.plan.status == "limited" and short.status == "limited"
+    assert "schedule planned" in short.message
+    steps = api.choose_schedule(api.make_parameters(16, 64, 8, 1.0)).steps
+    planned = api.simulate(d=16, L=64, R=8, theta=1.0, trials=4, steps=steps, seed=0, device="cpu")
+    assert planned.plan.status == "converged" and planned.status == "converged"
+
+
+def test_theta_is_bounded_where_the_float32_gradient_overflows():
+    """Tokens are float32 and the gradient grows like θ_d³: at θ_d = 1e13 (d = 16, σ = 1, β = 1) it overflowed at
+    the first step and the run ended `diverged`. The bound keeps 4βB³ (B = θ_d + σ(√d + 10) the token norm bound)
+    16 times below float32's largest number: there the gradient is finite, at 8 times that θ_d it
+    overflows, and simulate refuses a larger θ_d naming theta."""
+    from attnphase.errors import ParameterError
+    from attnphase.models.signal_recovery.parameters import max_simulated_token_norm, noise_token_norm
+
+    largest = max_simulated_token_norm(1.0) - noise_token_norm(16, 1.0)
+    assert 1e12 < largest < 1e13
+    generator = torch.Generator().manual_seed(0)
+    queries = initial_queries(64, 16, generator, torch.device("cpu"), None).to(torch.float32)
+    for theta, finite in ((largest, True), (8 * largest, False)):
+        tokens = PlantedTokens(api.make_parameters(16, 64, 8, theta))
+        _, gradient, _ = projected_pooling_gradient(queries, tokens, generator)
+        assert bool(torch.isfinite(gradient).all()) == finite, theta
+    run = api.simulate(d=16, L=64, R=8, theta=1e12, trials=2, steps=5, eta0=0.1, device="cpu")
+    assert run.status != "diverged" and np.all(np.isfinite(run.final_rho))
+    with pytest.raises(ParameterError) as refused:
+        api.simulate(d=16, L=64, R=8, theta=1e13, trials=2, steps=5, eta0=0.1, device="cpu")
+    assert refused.value.name == "theta" and "float32" in refused.value.allowed
+
+
+def test_a_memory_bound_broken_by_the_batch_names_the_batch():
+    code, out = run_cli(["simulate", "signal-recovery", "--d", "16", "--L", "64", "--R", "8", "--theta", "1",
+                         "--trials", "2", "--steps", "10", "--batch", "100000000", "--device", "cpu"])
+    assert code == 2 and "--batch" in out and "--trials" not in out.split("(allowed")[0]
+
+
+@pytest.mark.parametrize("command", [
+    ["solve", "signal-recovery", "--d", "16", "--L", "64", "--R", "8", "--theta", "1", "--rho", "0.5"],
+    ["solve", "copy-heads", "--attention", "linear", "--L", "16", "--V", "4", "--P", "20"],
+])
+def test_an_old_option_spelling_given_with_its_new_one_is_refused(command):
+    """--beta 2 --score-scale 3 had run with the score scale given last (and --sigma2 with --score-variance
+    likewise): which value was meant is unknown, so the command exits 2 naming the old spelling."""
+    old, new = {"signal-recovery": ("--beta", "--score-scale"),
+                "copy-heads": ("--sigma2", "--score-variance")}[command[1]]
+    for pair in ([old, "2", new, "3"], [new, "3", f"{old}=2"]):
+        result = CliRunner().invoke(main, command + pair + ["--json"])
+        assert result.exit_code == 2, result.output
+        assert f"{old} is the old spelling of {new}" in result.output

@@ -20,8 +20,8 @@ from attnphase.params import IntRange, OneOf, ParameterSet, RealRange, parameter
 
 __all__ = [
     "SIGN_MODELS", "THETA_SCALINGS", "SAMPLERS", "SCHEDULES", "MANUAL_SCHEDULE", "NORMAL_SOURCES", "MAX_SIZE", "MIN_TOKENS", "MAX_FINITE_L",
-    "MAX_STEPS", "MAX_FINITE_SAMPLES", "MAX_SIMULATION_NUMBERS", "MAX_PROJECTED_NUMBERS", "MAX_TOKEN_SHIFT",
-    "MAX_SEED", "Parameters", "SolveSettings",
+    "MAX_STEPS", "MAX_FINITE_SAMPLES", "MAX_SIMULATION_NUMBERS", "MAX_PROJECTED_NUMBERS", "FLOAT32_MAX",
+    "max_simulated_token_norm", "noise_token_norm", "MAX_SEED", "Parameters", "SolveSettings",
     "SimulationSettings", "make_parameters", "as_parameters",
 ]
 
@@ -45,13 +45,26 @@ MAX_FINITE_L = 1 << 16
 # memory): samples × (number of ρ) is at most this, about 1.6 GB.
 MAX_FINITE_SAMPLES = 1 << 24
 # The step-size schedule is one array of `steps` floats, and everything a simulation holds at once must
-# fit (10**12 trials or 10**15 steps were allocation errors); float32 tokens need a representable θ_d.
+# fit (10**12 trials or 10**15 steps were allocation errors).
 MAX_STEPS = 10**8
 MAX_SIMULATION_NUMBERS = 1 << 28
 # The projected sampler holds about ten (sequences × (L + d)) arrays per step.
 MAX_PROJECTED_NUMBERS = 1 << 24
-MAX_TOKEN_SHIFT = 1e30
 MAX_SEED = 2**63 - 1
+FLOAT32_MAX = 3.4028234663852886e38  # the largest finite float32
+
+
+def max_simulated_token_norm(score_scale: float) -> float:
+    """The largest token norm B whose gradients float32 holds in the simulation (network.pooling_gradient): both terms
+    of the gradient 2β(Σ a_i ⟨x_i, f⟩ x_i − ‖f‖² f) are at most B³ in norm, so the gradient is at most 4βB³, kept here
+    16 times below float32's largest number. (θ_d = 1e13 overflowed at β = 1, d = 16.)"""
+    return (FLOAT32_MAX / (64.0 * score_scale)) ** (1.0 / 3.0)
+
+
+def noise_token_norm(d: int, sigma: float) -> float:
+    """σ(√d + 10): a bound on the norm of a token's noise σz (a chi variable with d degrees of freedom exceeds √d + 10
+    with probability below e^-50)."""
+    return sigma * (math.sqrt(d) + 10.0)
 
 
 @dataclass(frozen=True)

@@ -190,8 +190,10 @@ class SimulationResult(Result):
 
     alignment_error: standard error of alignment_mean over the independent trials; positive_fraction:
     share of trials that ended on the +ξ side (None when a trial diverged); nuisance_mass_mean: the
-    noise-token attention mass over the last recording window, averaged over trials, nuisance_mass_error its standard
-    error over the trials (None for one trial); t_final = Σ η_k.
+    noise-token attention mass over the last recording window, averaged over trials (None when a trial diverged),
+    nuisance_mass_error its standard error over the trials (None for one trial); t_final = Σ η_k. status: converged
+    when every trial stayed finite, the planned schedule (if any) reaches its target and the prediction asked for was
+    made; limited when the run finished without one of those (the message says which); diverged.
     schedule: "auto" (η₀, k₀ planned by `dynamics.choose_schedule` for exactly this step count; `plan`
     is its record) or "manual" (as given). predicted_alignment: mean over the trials of |ρ| at the last
     step from the retraction-corrected ODE (`dynamics.retraction_corrected_rho`; the exact finite-L drift up to
@@ -207,7 +209,7 @@ class SimulationResult(Result):
     alignment_error: float = field(metadata={"unit": "standard error of the mean"})
     final_rho: np.ndarray
     positive_fraction: float | None
-    nuisance_mass_mean: float = field(metadata={"unit": "attention mass on the L - R noise tokens"})
+    nuisance_mass_mean: float | None = field(metadata={"unit": "attention mass on the L - R noise tokens"})
     nuisance_mass_error: float | None
     theta_d: float
     t_final: float = field(metadata={"unit": "t = sum of eta_k"})

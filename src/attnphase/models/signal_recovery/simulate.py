@@ -18,8 +18,8 @@ from attnphase.models.signal_recovery.dynamics import (
     ode_limit_point, ode_trajectory, predicted_alignment, tangent_noise,
 )
 from attnphase.models.signal_recovery.parameters import (
-    MAX_PROJECTED_NUMBERS, MAX_SIMULATION_NUMBERS, MAX_STEPS, MAX_TOKEN_SHIFT, Parameters, SimulationSettings,
-    make_parameters,
+    FLOAT32_MAX, MAX_PROJECTED_NUMBERS, MAX_SIMULATION_NUMBERS, MAX_STEPS, Parameters, SimulationSettings,
+    make_parameters, max_simulated_token_norm, noise_token_norm,
 )
 from attnphase.models.signal_recovery.closed_form import large_L, large_L_accuracy
 from attnphase.models.signal_recovery.population import finite_reduction
@@ -45,13 +45,24 @@ def check_simulation_size(params: Parameters, settings: SimulationSettings) -> N
     """Refuse, before any allocation, a run whose memory no slicing can bound: queries and per-sequence
     gradients (float64, trials·(1 + batch)·d), the projected sampler's (sequences × (L + d)) arrays, one
     dense token sequence (L·d), the recorded trajectories (3 numbers per trial per record); and a θ_d
-    that float32 tokens cannot hold."""
-    if params.theta_d > MAX_TOKEN_SHIFT:
-        raise ParameterError("theta", params.theta, f"theta_d = {params.theta_d:g} at most {MAX_TOKEN_SHIFT:g} "
-                                                    "(tokens are float32 in the simulation)")
+    whose gradients float32 cannot hold: tokens of norm at most θ_d + σ(√d + 10) (`noise_token_norm`) within
+    `max_simulated_token_norm`."""
+    largest, noise = max_simulated_token_norm(params.score_scale), noise_token_norm(params.d, params.sigma)
+    why = "the simulation's float32 gradients, tokens of norm θ_d + σ(√d + 10) at most (3.4e38/(64·score scale))^(1/3)"
+    if noise > largest:  # no θ_d fits: the score scale (or σ, where the score scale is not above 1) is at fault
+        name, value = ("score_scale", params.score_scale) if params.score_scale > 1.0 else ("sigma", params.sigma)
+        raise ParameterError(name, value, f"score_scale·(σ(√d + 10))³ at most {FLOAT32_MAX / 64:.3g} (d = {params.d}, "
+                                          f"sigma = {params.sigma:g}, score scale {params.score_scale:g}: {why})")
+    if params.theta_d + noise > largest:
+        raise ParameterError("theta", params.theta, f"theta_d = {params.theta_d:g} at most {largest - noise:.3g} "
+                                                    f"(d = {params.d}, sigma = {params.sigma:g}, score scale "
+                                                    f"{params.score_scale:g}: {why})")
     if settings.trials * (1 + settings.batch) * params.d > MAX_SIMULATION_NUMBERS:
-        raise ParameterError("trials", settings.trials, f"trials·(1 + batch)·d at most {MAX_SIMULATION_NUMBERS} "
-                                                        f"(d = {params.d}, batch = {settings.batch}; memory)")
+        # named by the batch where it is above one (a batch of 10^8 with 2 trials had named the trials), else the trials
+        name, value = ("batch", settings.batch) if settings.batch > 1 else ("trials", settings.trials)
+        raise ParameterError(name, value, f"trials·(1 + batch)·d at most {MAX_SIMULATION_NUMBERS} "
+                                          f"(d = {params.d}, trials = {settings.trials}, batch = {settings.batch}; "
+                                          "memory)")
     if settings.sampler == "projected" and settings.trials * settings.batch * (params.L + params.d) > MAX_PROJECTED_NUMBERS:
         raise ParameterError("L", params.L, f"trials·batch·(L + d) at most {MAX_PROJECTED_NUMBERS} for the projected sampler "
                                             f"(trials = {settings.trials}, batch = {settings.batch}, d = {params.d}; "
@@ -170,6 +181,12 @@ def run_sga(params: Parameters, settings: SimulationSettings, device: str = "aut
                     f"{MAX_STEP_NOISE:g}, outside the small-step expansion)")
     elif predict:
         message += f"; predicted with the {drift_used}"
+    status = run.status
+    # a run that finished is `limited` where it is not what was asked for: a planned schedule that does not reach its
+    # target (or could not be planned), or a prediction asked for and not made (the reasons are in the message)
+    if status == Status.CONVERGED and ((plan is not None and plan.status != Status.CONVERGED)
+                                       or (predict and predicted is None)):
+        status = Status.LIMITED
     return SimulationResult(
         alignment=alignment,
         alignment_mean=float(alignment.mean()),
@@ -177,9 +194,9 @@ def run_sga(params: Parameters, settings: SimulationSettings, device: str = "aut
         alignment_error=std / math.sqrt(settings.trials),
         final_rho=run.final_rho,
         positive_fraction=float((run.final_rho > 0).mean()) if finite else None,
-        nuisance_mass_mean=float(np.mean(run.observable[-1])),
+        nuisance_mass_mean=float(np.mean(run.observable[-1])) if finite else None,
         nuisance_mass_error=(float(np.std(run.observable[-1], ddof=1) / math.sqrt(settings.trials))
-                             if settings.trials > 1 else None),
+                             if finite and settings.trials > 1 else None),
         theta_d=params.theta_d,
         t_final=float(run.times[-1]),
         schedule=settings.schedule_kind,
@@ -193,7 +210,7 @@ def run_sga(params: Parameters, settings: SimulationSettings, device: str = "aut
         threads=n_threads if torch_device.type == "cpu" else 1,
         seconds=run.seconds,
         sequences_per_slice=settings.trials * settings.batch if projected else sampler.per_slice,
-        status=run.status,
+        status=status,
         message=message,
         trajectory=run,
         params=params,

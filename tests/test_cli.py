@@ -241,3 +241,17 @@ def test_an_interrupted_sweep_names_its_model_in_its_json_object(tmp_path, monke
     assert (payload["command"], payload["model"], payload["status"]) == ("sweep", "potts", "failed")
     assert payload["message"].startswith("interrupted: no point finished in this run (the store is ")
 
+
+@pytest.mark.parametrize("command", [
+    ["solve", "signal-recovery", "--d", "16", "--L", "64", "--R", "8", "--theta", "1", "--rho", "0.5"],
+    ["solve", "copy-heads", "--attention", "linear", "--L", "16", "--V", "4", "--P", "20"],
+])
+def test_an_old_option_spelling_given_with_its_new_one_is_refused(command):
+    """--beta 2 --score-scale 3 had run with the score scale given last (and --sigma2 with --score-variance
+    likewise): which value was meant is unknown, so the command exits 2 naming the old spelling."""
+    old, new = {"signal-recovery": ("--beta", "--score-scale"),
+                "copy-heads": ("--sigma2", "--score-variance")}[command[1]]
+    for pair in ([old, "2", new, "3"], [new, "3", f"{old}=2"]):
+        result = CliRunner().invoke(main, command + pair + ["--json"])
+        assert result.exit_code == 2, result.output
+        assert f"{old} is the old spelling of {new}" in result.output

@@ -3,21 +3,28 @@
 Softmax: the action is one-dimensional in the previous-position logit x; its stationary points are the sign
 changes of S' on a grid, refined on all brackets at once (`numeric.minimize.bracketed_roots`). Linear: every
 local minimum of S(t, c[, r]) from a grid of starts (`numeric.minimize.multistart_local_minima`), the sign
-symmetry (t, c) ↦ (−t, −c) folded. Each point is then polished by Newton's method in mpmath
-(`numeric.precision.polished_stationary_point`), which gives its error: near the transition the curvature is small
-and the float64 minimiser stops ~1e-10 from the stationary point. Under the causal mask `solve` hands over to
+symmetry (t, c) ↦ (−t, −c) folded. Softmax points are then polished by Newton's method in mpmath
+(`numeric.precision.polished_stationary_point`), which gives their error. The linear proposals are only starts of a
+damped Newton descent in mpmath (`linear_polish`): next to P* the landscape is quartic and the float64 minimiser
+stops far from the minimum, at large n wherever rounding leaves it. Under the causal mask `solve` hands over to
 `causal.causal_solve`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
+
+import mpmath
 
 import numpy as np
 from scipy.special import expit
 
 from attnphase.models.copy_heads.convention import DEFAULT, Convention
 from attnphase.models.copy_heads.instance import CopyHeadsInstance
+from attnphase.models.copy_heads.linear_polish import (
+    MAX_STEPS, Descent, action_error, descend, loss_kernel_mp, working_digits,
+)
 from attnphase.models.copy_heads.parameters import DataSize
 from attnphase.models.copy_heads.results import Minimum, SolveResult
 from attnphase.numeric.minimize import bracketed_roots, multistart_local_minima, sign_change_brackets
@@ -85,23 +92,72 @@ def _softmax_minima(inst: CopyHeadsInstance, n_) -> tuple[list, int]:
     return minima, len(softmax_grid(inst))
 
 
-def _linear_minima(inst: CopyHeadsInstance, n_) -> tuple[list, int]:
-    action, L = inst.reduced, inst.L
+def _linear_minima(inst: CopyHeadsInstance, n_) -> tuple[list, int, str]:
+    """The linear minima: the float64 minimiser's proposals (and the starts it stopped short of, and the symmetric
+    point) taken downhill in mpmath (`linear_polish`); a point whose action is not below the symmetric point's by
+    more than its error is that point and is dropped; a descent that stopped before its tolerance makes the result
+    limited (the returned note says which)."""
+    action = inst.reduced
     found = linear_minima(inst, n_)
-    minima = []
-    for v in found.points:
-        v, v_error = polished_stationary_point(action.gradient_mp, action.hessian_mp, v, n_)
-        eig = np.linalg.eigvalsh(np.asarray(action.hessian(*v, n_), float))
-        t_, c_ = float(v[0]), float(v[1])
-        rho_ = math.exp(v[2]) if len(v) == 3 else 0.0
-        error = max(float(v_error[0]), float(v_error[1]), rho_ * float(v_error[2]) if len(v) == 3 else 0.0)
-        m_ = (t_ + (L - 1) * c_) / L
-        q_ = (t_ * t_ + (L - 1) * c_ * c_) / L + rho_
-        losses = inst.losses(m_, q_, t_, n_)
-        error += DERIVED_ROUNDING * max(abs(t_), abs(c_), rho_)
-        minima.append(Minimum(t_, c_, float(action.action(*v, n_)), bool(eig.min() > 0), m_, rho_, tuple(eig.tolist()),
-                              float(losses[0]), float(losses[1]), error))
-    return minima, found.iterations
+    dim = 3 if inst.entropy else 2
+    symmetric = np.array([0.0, 0.0] + ([math.log(1e-2)] if dim == 3 else []))
+    dps = working_digits(inst, n_)
+    descents, steps = [], 0
+    for start in [symmetric, *found.points, *found.stopped]:
+        descent = descend(action, start, n_, dps)
+        steps += descent.steps
+        with mpmath.workdps(dps):
+            if descent.point[0] < 0:  # the action is even under (t, c) -> (-t, -c)
+                descent = Descent([-descent.point[0], -descent.point[1], *descent.point[2:]], descent.errors,
+                                  descent.converged, descent.steps)
+            if not any(_same(descent, other) for other in descents):
+                descents.append(descent)
+    origin = descents[0]
+    S0, S0_error = action_error(action, origin, n_, dps)
+    losses_mp = loss_kernel_mp(inst)
+    minima, dropped, unconverged = [], 0, 0
+    for k, descent in enumerate(descents):
+        S, S_error = action_error(action, descent, n_, dps)
+        if k > 0 and S - S0 >= -(S_error + S0_error):
+            dropped += 1
+            continue
+        unconverged += not descent.converged
+        minima.append(_linear_minimum(inst, descent, S, losses_mp, n_, dps))
+    notes = []
+    if dropped:
+        notes.append(f"{dropped} other end point(s) not below the symmetric point's action within their error "
+                     "(the symmetric point, reached slowly in a flat landscape) dropped")
+    if unconverged:
+        notes.append(f"{unconverged} point(s) where Newton's method in mpmath did not converge within "
+                     f"{MAX_STEPS} steps (a flat landscape next to P*): their error is the geometric tail of the "
+                     "observed contraction")
+    return minima, found.iterations + steps, "; ".join(notes), bool(unconverged)
+
+
+def _same(a: Descent, b: Descent) -> bool:
+    """Two end points at the same stationary point: every coordinate within the two errors plus 1e-20 relative
+    (below the float64 rounding of what is reported)."""
+    return all(abs(x - y) <= ex + ey + 1e-20 * max(abs(x), abs(y)) for x, y, ex, ey
+               in zip(a.point, b.point, a.errors, b.errors))
+
+
+def _linear_minimum(inst: CopyHeadsInstance, descent: Descent, S, losses_mp, n_, dps: int) -> Minimum:
+    L, v = inst.L, descent.point
+    with mpmath.workdps(dps):
+        H = mpmath.matrix(np.atleast_2d(inst.reduced.hessian_mp(*v, n_)).tolist())
+        eig = sorted(float(e) for e in mpmath.eigsy(H)[0])
+        rho_mp = mpmath.exp(v[2]) if len(v) == 3 else mpmath.mpf(0)
+        m_mp = (v[0] + (L - 1) * v[1]) / L
+        q_mp = (v[0] ** 2 + (L - 1) * v[1] ** 2) / L + rho_mp
+        losses = [float(x) for x in np.ravel(losses_mp(m_mp, q_mp, v[0], n_))]
+        t_, c_, rho_ = float(v[0]), float(v[1]), float(rho_mp)
+        errors = [abs(e) + abs(mpmath.mpf(float(x)) - x) for e, x in zip(descent.errors, v)]
+        if len(v) == 3:
+            errors[2] = rho_mp * errors[2]  # the error of ρ = e^r
+        error = float(max(errors))
+        error = math.nextafter(error, math.inf) if math.isfinite(error) else math.inf
+    error += DERIVED_ROUNDING * max(abs(t_), abs(c_), rho_)
+    return Minimum(t_, c_, float(S), eig[0] > 0, float(m_mp), rho_, tuple(eig), losses[0], losses[1], error)
 
 
 def finite_minima(minima: list) -> list:
@@ -136,10 +192,19 @@ def solve_instance(inst: CopyHeadsInstance, P: float) -> SolveResult:
 
         return causal_solve(inst, P)
     n_ = inst.n_of_P(P)
-    minima, iterations = (_softmax_minima if inst.attention == "softmax" else _linear_minima)(inst, n_)
-    failure = (f"no stable minimum of the reduced action resolved in float64 at n = {n_:.6g} "
-               f"({len(finite_minima(minima))} finite stationary point(s)); the parameters are outside the solvable range")
-    return solve_result(inst, P, minima, iterations, failure)
+    if inst.attention == "softmax":
+        minima, iterations = _softmax_minima(inst, n_)
+        note, limited = "", False
+    else:
+        minima, iterations, note, limited = _linear_minima(inst, n_)
+    failure = (f"no stable minimum of the reduced action resolved at n = {n_:.6g} "
+               f"({len(finite_minima(minima))} finite stationary point(s)); the parameters are outside the solvable "
+               "range")
+    result = solve_result(inst, P, minima, iterations, failure)
+    if note and result.status == Status.CONVERGED:
+        status = Status.LIMITED if limited else Status.CONVERGED
+        result = dataclasses.replace(result, status=status, message=f"{result.message}; {note}")
+    return result
 
 
 def solve(attention: str, L: int, V: int, P: float, convention: Convention = DEFAULT) -> SolveResult:

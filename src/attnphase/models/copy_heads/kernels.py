@@ -18,7 +18,8 @@ from attnphase.derive.codegen import ActionKernels, BoundKernel, Kernel, compile
 from attnphase.models.copy_heads import symbolic as s
 
 __all__ = ["BoundAction", "parameters_of", "bind", "bind_action", "linear_kernels", "softmax_kernels",
-           "first_attempt_kernels", "causal_linear_kernels", "loss_kernel", "row_loss_kernel", "linear_landau_kernel",
+           "first_attempt_kernels", "causal_linear_kernels", "loss_kernel", "loss_kernel_mp",
+           "row_loss_kernel", "linear_landau_kernel",
            "first_attempt_landau_kernel", "causal_landau_kernel", "causal_stability_kernels",
            "causal_remainder_quadratic_kernels", "softmax_data_kernel", "finite_data_kernel", "torch_data_term"]
 
@@ -97,6 +98,13 @@ def loss_kernel(centred: bool = False) -> Kernel:
     """(mean-predictor loss, Gibbs loss) per position at (m, q, t)."""
     exprs = [s.mean_predictor_loss(s.m, s.q, s.t, centred), s.gibbs_loss(s.m, s.q, s.t, centred)]
     return _compile(exprs, (s.m, s.q, s.t))
+
+
+@lru_cache(maxsize=None)
+def loss_kernel_mp(centred: bool = False) -> Kernel:
+    """`loss_kernel` in mpmath."""
+    exprs = [s.mean_predictor_loss(s.m, s.q, s.t, centred), s.gibbs_loss(s.m, s.q, s.t, centred)]
+    return _compile(exprs, (s.m, s.q, s.t), backend="mpmath")
 
 
 @lru_cache(maxsize=None)

@@ -1,0 +1,127 @@
+"""`solve` of the copy-heads reduced actions against references written here: the linear Convention-A action of the
+spec (§2b) in mpmath at 60 digits, its large-n closed form, and the softmax action's own stationarity in mpmath."""
+
+from __future__ import annotations
+
+import mpmath
+import pytest
+
+from attnphase.api import copy_heads as api
+
+DPS = 60
+
+
+def _spec_action(t, c, L, V, n):
+    """Convention A (spec §2b), σ² = s₁ = τ = β = 1, G = (A + b11ᵀ)/L: the row sum t has variance
+    (L² s₁ + L σ²/T)/L² (the bias and the mean score, T = L rows), the copy strength c precision L²(L − 1)/σ²."""
+    eps = 1 - mpmath.mpf(1) / V
+    lam_t, lam_c = mpmath.mpf(L) ** 2 / (L**2 + 1), mpmath.mpf(L) ** 2 * (L - 1)
+    m, q = (t + (L - 1) * c) / L, (t * t + (L - 1) * c * c) / L
+    u, u1 = n * q / V, n * t * t / V
+    return (lam_t * t * t / 2 + lam_c * c * c / 2 + V * (V - 1) / mpmath.mpf(2) * mpmath.log1p(u)
+            - eps * n / 2 * m * m * (n / V) / (1 + u) + V / mpmath.mpf(2) * mpmath.log1p(u1)
+            - n / (2 * V) * u1 / (1 + u1))
+
+
+def _relaxed_c(t, L, V, n):
+    """c at ∂S/∂c = 0 for this t (the copy direction is stiff, curvature ~L³: one root, Newton's method from c = t)."""
+    return mpmath.findroot(lambda c: mpmath.diff(lambda c_: _spec_action(t, c_, L, V, n), c), t)
+
+
+def _reference_minimum(L, V, n, t_lo, t_hi):
+    """(t, c, S) of the minimum of the spec action with t in (t_lo, t_hi): the root of the profile's slope
+    dS/dt = ∂S/∂t at c relaxed (envelope theorem), bracketed and bisected (geometric means, then to 1e-40
+    relative)."""
+    def slope(t):
+        return mpmath.diff(lambda t_: _spec_action(t_, _relaxed_c(t, L, V, n), L, V, n), t)
+
+    assert slope(t_lo) < 0 < slope(t_hi)
+    while t_hi - t_lo > mpmath.mpf(10) ** -40 * t_hi:
+        mid = mpmath.sqrt(t_lo * t_hi) if t_hi > 2 * t_lo else (t_lo + t_hi) / 2
+        t_lo, t_hi = (mid, t_hi) if slope(mid) < 0 else (t_lo, mid)
+    t = (t_lo + t_hi) / 2
+    c = _relaxed_c(t, L, V, n)
+    return t, c, _spec_action(t, c, L, V, n)
+
+
+@pytest.mark.parametrize("P", [16.9553695277, 16.955369528, 16.9553695276484])
+def test_linear_solve_next_to_P_star_reports_the_true_minimum_within_its_error(P):
+    """Just above P* = 16.95536952764839 (L = 4096, V = 4) the landscape is quartic and flat: the float64 minimiser
+    stopped at t = 1.5e-5 … 9.5e-5 (three "stable minima", their actions above S(0, 0) = 0), the polish's error
+    missed the minimum by twice itself. Now: one stable minimum besides the symmetric saddle, within its error of the
+    60-digit minimum of the spec's action, and its action below S(0, 0)."""
+    L, V = 4096, 4
+    result = api.solve("linear", L, V, P)
+    assert result.status == "converged", result.message
+    stable = [m for m in result.minima if m.stable]
+    assert len(stable) == 1
+    best = result.global_minimum
+    with mpmath.workdps(DPS):
+        n = mpmath.mpf(P)  # the binary value of the float P
+        t, c, S = _reference_minimum(L, V, n, mpmath.mpf(10) ** -12, mpmath.mpf(10) ** -3)
+        assert S < 0
+        assert abs(mpmath.mpf(best.c_uniform) - t) <= best.error
+        assert abs(mpmath.mpf(best.c_copy) - c) <= best.error
+        # the action is quadratic in the error of the point: its own float rounding dominates
+        assert abs(mpmath.mpf(best.action) - S) <= 4 * 2**-53 * abs(S)
+    assert best.error <= 1e-6 * best.c_uniform  # converged: the error is far below the value
+
+
+def test_linear_solve_below_P_star_reports_only_the_symmetric_minimum():
+    """At P = 16.95536952764 < P* (L = 4096, V = 4) the audit saw "4 stable minima": only t = c = 0 exists, a minimum
+    (the 60-digit Hessian of the spec's action there is positive definite, and the quartic term is positive:
+    second order)."""
+    L, V, P = 4096, 4, 16.95536952764
+    result = api.solve("linear", L, V, P)
+    assert result.status == "converged", result.message
+    assert len(result.minima) == 1
+    (only,) = result.minima
+    assert only.stable and only.c_uniform == 0.0 and only.c_copy == 0.0
+    with mpmath.workdps(DPS):
+        n = mpmath.mpf(P)
+        tiny = mpmath.mpf(10) ** -20
+        h_tt = mpmath.diff(lambda t: _spec_action(t, _relaxed_c(t, L, V, n), L, V, n), tiny, 2)
+        assert h_tt > 0
+        assert only.hessian_eigenvalues[0] == pytest.approx(float(h_tt), rel=1e-6)
+
+
+def _large_n_root(L, V):
+    """t = c at n → ∞ (σ² = s₁ = τ = 1): the slope along t = c, (λ_t + λ_c) t + V²/t − V/t³ (the log terms give
+    V(V − 1)/t + V/t, the saturating data terms −εV/t³ − 1/t³), vanishes: λt⁴ + V²t² − V = 0."""
+    lam = mpmath.mpf(L) ** 2 / (L**2 + 1) + mpmath.mpf(L) ** 2 * (L - 1)
+    return mpmath.sqrt((-V * V + mpmath.sqrt(V**4 + 4 * lam * V)) / (2 * lam)), lam
+
+
+@pytest.mark.parametrize("P", [1e14, 1e16, 1e17, 1e20])
+def test_linear_solve_at_large_P_finds_the_large_n_minimum(P):
+    """At L = 16, V = 4, P = 1e20 solve reported t = c = −0.0099 (converged) and P = 1e14, 1e17 failed: the float64
+    minimiser stops wherever the rounding of an action of size n leaves it. The global minimum is t = c = 0.17394
+    (the large-n closed form), with a positive loss (it was −1.7e-16 at 1e16)."""
+    L, V = 16, 4
+    result = api.solve("linear", L, V, P)
+    assert result.status == "converged", result.message
+    best = result.global_minimum
+    with mpmath.workdps(DPS):
+        t, lam = _large_n_root(L, V)
+        # corrections: the saturation 1/u = V/(n t²) relative, and t − c held to ~λ t/(ε n) by the data term's
+        # stiffness ε n in m²/q (ε = 3/4): 10× both, relative to t
+        bound = 10 * (V / (P * t * t) + lam / (0.75 * P)) * t + best.error
+        assert abs(best.c_uniform - t) <= bound and abs(best.c_copy - t) <= bound
+        assert best.c_uniform >= 0
+        # the loss at the 60-digit minimum of the spec's action, from the spec's formula (mean predictor, per
+        # position); its change over the reported point's error is the tolerance (it depends on t − c ~ 1e-14 t
+        # through 1 − m²/q, hence is sensitive to the point)
+        n = mpmath.mpf(P)
+        t_ref, c_ref, _ = _reference_minimum(L, V, n, t / 2, 2 * t)
+
+        def loss(t_, c_):
+            m, q = (t_ + (L - 1) * c_) / L, (t_ * t_ + (L - 1) * c_ * c_) / L
+            w, u1 = (n * q / V) / (1 + n * q / V), n * t_ * t_ / V
+            return (1 - mpmath.mpf(1) / V) * (1 - m * m / q * w * (2 - w)) + (1 - u1 / (1 + u1)) ** 2 / V
+
+        reference = loss(t_ref, c_ref)
+        spread = (abs(mpmath.diff(lambda x: loss(x, c_ref), t_ref)) + abs(mpmath.diff(lambda x: loss(t_ref, x), c_ref)))
+        assert 0 < best.loss_mean_predictor
+        assert abs(best.loss_mean_predictor - reference) <= spread * best.error + 4 * 2**-53 * reference
+    for minimum in result.minima:
+        assert minimum.c_uniform >= 0 and minimum.loss_mean_predictor >= 0

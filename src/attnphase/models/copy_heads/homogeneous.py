@@ -197,7 +197,7 @@ def solve_instance(inst: CopyHeadsInstance, P: float) -> SolveResult:
         note, limited = "", False
     else:
         minima, iterations, note, limited = _linear_minima(inst, n_)
-    failure = (f"no stable minimum of the reduced action resolved at n = {n_:.6g} "
+    failure = (f"no stable minimum of the reduced action resolved in float64 at n = {n_:.6g} "
                f"({len(finite_minima(minima))} finite stationary point(s)); the parameters are outside the solvable "
                "range")
     result = solve_result(inst, P, minima, iterations, failure)

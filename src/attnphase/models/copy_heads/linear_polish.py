@@ -6,7 +6,7 @@ below the minimiser's tolerance far from the minimum (L = 4096, P − P* = 5e-11
 and 8.5e-5, the minimum is at t = 8.5e-7), and at n ≳ 1e14 the float64 action (of size n) stops it wherever
 its rounding does. From every proposal, from every start it stopped short of, and from the symmetric point t = c = 0,
 `descend` runs a damped Newton method in mpmath (the Hessian's eigenvalues taken by absolute value where it is not
-positive definite, an Armijo backtracking on the mpmath action) until the Newton step falls below
+positive definite, so that it goes downhill; an Armijo backtracking on the mpmath action) until the step falls below
 `STEP_TOLERANCE`, or for at most `MAX_STEPS` steps. In the flat quartic well Newton's method contracts each step
 only by about 2/3 until it reaches the quadratic region, so the error of a coordinate is the last step divided by
 one minus the observed contraction (the geometric tail), not the last step alone (which missed by a factor 2).
@@ -59,21 +59,20 @@ def working_digits(inst: CopyHeadsInstance, n_: float) -> int:
     return 50 + math.ceil(max(0.0, math.log10(n_)) + 3 * math.log10(inst.L) + spread)
 
 
-def _direction(g, H) -> tuple[list, bool]:
+def _direction(g, H) -> list:
     """The Newton direction −H⁻¹g in coordinates scaled to a unit diagonal, the eigenvalues of the scaled Hessian taken
-    by absolute value (a descent direction where H is indefinite); and whether H is positive definite."""
+    by absolute value (a descent direction where H is indefinite)."""
     size = len(g)
     scale = [1 / mpmath.sqrt(abs(H[i, i])) if H[i, i] != 0 else mpmath.mpf(1) for i in range(size)]
     scaled = mpmath.matrix([[scale[i] * H[i, j] * scale[j] for j in range(size)] for i in range(size)])
     eigenvalues, vectors = mpmath.eigsy(scaled)
     floor = mpmath.mpf(10) ** (-mpmath.mp.dps // 2)
-    definite = all(e > 0 for e in eigenvalues)
     direction = [mpmath.mpf(0)] * size
     for k in range(size):
         along = sum(vectors[i, k] * scale[i] * g[i] for i in range(size)) / max(abs(eigenvalues[k]), floor)
         for i in range(size):
             direction[i] -= scale[i] * vectors[i, k] * along
-    return direction, definite
+    return direction
 
 
 def _values(action, p, n_):
@@ -91,20 +90,18 @@ def descend(action, start, n_, dps: int) -> Descent:
         previous = None
         for step in range(1, MAX_STEPS + 1):
             g, H = _values(action, p, n_)
-            d, definite = _direction(g, H)
+            d = _direction(g, H)
             size = max(abs(x) for x in d)
-            done = definite and all(abs(di) <= STEP_TOLERANCE * abs(pi) + floor for di, pi in zip(d, p))
-            if done or size == 0:
+            if all(abs(di) <= STEP_TOLERANCE * abs(pi) + floor for di, pi in zip(d, p)):
                 ratio = size / previous if previous else mpmath.mpf(0)
-                tail = 1 / (1 - ratio) if ratio < 1 else mpmath.inf
-                return Descent([pi + di for pi, di in zip(p, d)], [abs(di) * tail for di in d], True, step)
+                return Descent([pi + di for pi, di in zip(p, d)], _tail(d, ratio), True, step)
             slope = sum(gi * di for gi, di in zip(g, d))
             noise = floor * (1 + abs(S))
             alpha = mpmath.mpf(1)
             while True:
                 trial = [pi + alpha * di for pi, di in zip(p, d)]
                 S_trial = action.action_mp(*trial, n_)
-                if S_trial <= S + alpha * slope / 10**4 or (definite and alpha == 1 and S_trial <= S + noise):
+                if S_trial <= S + alpha * slope / 10**4 or (alpha == 1 and S_trial <= S + noise):
                     break
                 alpha /= 2
                 if alpha < mpmath.mpf(2) ** -80:  # no descent left at this precision: stop where it is
@@ -112,8 +109,14 @@ def descend(action, start, n_, dps: int) -> Descent:
             previous = size if alpha == 1 else None  # a contraction is measured on full steps only
             p, S = trial, S_trial
         ratio = size / previous if previous else mpmath.mpf(1)
-        tail = 1 / (1 - ratio) if ratio < 1 else mpmath.inf
-        return Descent(p, [abs(di) * tail for di in d], False, MAX_STEPS)
+        return Descent(p, _tail(d, ratio), False, MAX_STEPS)
+
+
+def _tail(d, ratio) -> list:
+    """The distance left to the stationary point from the next step d and the observed contraction per step: the
+    geometric tail |d|/(1 − ratio); infinite where the steps do not contract (0 for a coordinate that does not move)."""
+    tail = 1 / (1 - ratio) if ratio < 1 else mpmath.inf
+    return [abs(di) * tail if di != 0 else mpmath.mpf(0) for di in d]
 
 
 def action_error(action, descent: Descent, n_, dps: int):

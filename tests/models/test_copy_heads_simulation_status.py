@@ -149,3 +149,45 @@ def test_two_training_sets_give_no_verdict_and_an_error_at_least_their_own():
         if c.name in own:
             assert c.sem >= own[c.name] * (1 - 1e-12), (c.name, c.sem, own[c.name])
         assert r.compared_with(c.name, c.theory + 1e6 * (c.sem + 1)).agrees is None
+
+
+def test_too_few_draws_per_chain_are_not_diagnosed_and_not_called_mixed():
+    """Softmax L = 8, P = 400, 60 steps: 3 draws a chain (burn-in 30, thin 5). Split R-hat and the ESS need 4, and the
+    quantity varies (the chains' means differ), so: poor_mixing, no "mixed", no verdict, and the error is the draws'
+    standard deviation (recomputed here from the chains' c) instead of 0 with "converged"."""
+    r = api.simulate("softmax", 8, 4, 400.0, steps=60, seed=0, device="cpu")
+    assert r.status == Status.POOR_MIXING, r.message
+    assert "; mixed:" not in r.message and "not diagnosed" in r.message
+    copy = next(d for d in r.diagnostics if d.name == "c_copy")
+    assert copy.draws_per_chain == 3 and copy.status == Status.POOR_MIXING and math.isnan(copy.rhat)
+    c = r.comparison("c_copy")
+    assert c.agrees is None and math.isfinite(c.mean) and math.isfinite(c.sem)
+    assert r.chains[0].c_copy != r.chains[1].c_copy  # not constant
+    # the same standard deviation from the draws (c_copy_std of each chain is its own std over its 3 draws, ddof 0)
+    draws = 3
+    within = sum(ch.c_copy_std ** 2 * draws for ch in r.chains)
+    mean = sum(ch.c_copy for ch in r.chains) / 2
+    between = sum(draws * (ch.c_copy - mean) ** 2 for ch in r.chains)
+    assert c.sem == pytest.approx(math.sqrt((within + between) / (2 * draws - 1)), rel=1e-9)
+
+
+def test_a_status_poor_only_from_low_acceptance_does_not_say_mixed():
+    """Softmax L = 8, P = 400, 80 steps, seed 0: one chain accepts 12% (≤ 20%). With the R-hat and ESS rules relaxed
+    so that only the acceptance fails, the message names the acceptance and does not say "mixed" (it did)."""
+    r = api.simulate("softmax", 8, 4, 400.0, steps=80, seed=0, device="cpu", rhat_max=100.0, ess_min=1.0)
+    assert min(ch.acceptance for ch in r.chains) <= 0.2
+    assert r.status == Status.POOR_MIXING
+    assert "; mixed:" not in r.message and "accepts 20% of its proposals or fewer" in r.message
+
+
+def test_draw_statistics_with_too_few_draws_on_constructed_chains():
+    """Two chains of three draws that differ: the error is their standard deviation (ddof 1), poor_mixing; a constant
+    quantity keeps error 0 and converged."""
+    from attnphase.models.copy_heads.chain_statistics import draw_statistics
+
+    draws = np.array([[0.66, 0.65, 0.67], [0.64, 0.645, 0.641]])
+    mean, sd, sem, n, dof, diagnostics, _ = draw_statistics(draws, np.zeros(2, int), "c_copy", "mala")
+    assert mean == pytest.approx(draws.mean()) and sem == pytest.approx(draws.std(ddof=1)) and n == 6
+    assert diagnostics.status == Status.POOR_MIXING and "not diagnosed" in diagnostics.message
+    constant = draw_statistics(np.ones((2, 3)), np.zeros(2, int), "c_uniform", "mala")
+    assert constant[2] == 0.0 and constant[5].status == Status.CONVERGED

@@ -12,11 +12,14 @@ from attnphase.models.copy_heads.simulation_results import ChainDiagnostics
 from attnphase.results import Status
 from attnphase.validate.compare import Comparison
 
-__all__ = ["CONSTANT_SPREAD", "draw_statistics", "trapped_chains", "comparison_with_theory"]
+__all__ = ["CONSTANT_SPREAD", "MIN_DRAWS", "draw_statistics", "trapped_chains", "comparison_with_theory"]
 
 # A quantity whose draws spread less than this (relative) is constant by construction up to rounding (softmax rows
 # sum to one, so the uniform strength is 1): R-hat and ESS of its rounding noise would mean nothing.
 CONSTANT_SPREAD = 1e-5
+
+MIN_DRAWS = 4
+"""Draws per chain that split R-hat and the effective sample size need (two halves of at least two draws)."""
 
 
 def draw_statistics(draws: np.ndarray, groups: np.ndarray, name: str, algorithm: str, *, rhat_max: float = 1.05,
@@ -27,19 +30,26 @@ def draw_statistics(draws: np.ndarray, groups: np.ndarray, name: str, algorithm:
     below ess_min; Adam: per set the mean of its kept runs, with their spread, and `change` the largest change of a run
     over the second half of its steps (`half`: the values it had then), added to the error in quadrature (change None
     for MALA). One set: that set's numbers (dof None: normal band); several: the mean of the sets' means and their
-    standard error, at least the sets' own errors combined (dof = sets − 1: Student-t band)."""
+    standard error, at least the sets' own errors combined (dof = sets − 1: Student-t band).
+
+    MALA with fewer than MIN_DRAWS draws per chain (and a quantity that varies): no diagnostics can be computed; the
+    error is the draws' standard deviation (an effective sample size of 1) and the diagnostics say poor_mixing, with
+    rhat and the ESS NaN (not computed). It was an error of 0 and "constant: no diagnostics", converged."""
     from attnphase.numeric.mcmc import summarize_chains
 
     sets = np.unique(groups)
-    means, errors, summaries = [], [], []
+    means, errors, summaries, short = [], [], [], False
     for d in sets:
         block = draws[groups == d]
         means.append(float(block.mean()))
         if algorithm == "adam":
             values = block.reshape(-1)
             errors.append(float(values.std(ddof=1) / math.sqrt(len(values))) if len(values) > 1 else 0.0)
-        elif np.ptp(block) <= CONSTANT_SPREAD * max(1.0, float(np.abs(block).max())) or block.shape[1] < 4:
+        elif np.ptp(block) <= CONSTANT_SPREAD * max(1.0, float(np.abs(block).max())):
             errors.append(0.0)
+        elif block.shape[1] < MIN_DRAWS:
+            short = True
+            errors.append(float(block.std(ddof=1)) if block.size > 1 else float(np.abs(block).max()))
         else:
             summary = summarize_chains(block)
             summaries.append(summary)
@@ -47,7 +57,14 @@ def draw_statistics(draws: np.ndarray, groups: np.ndarray, name: str, algorithm:
     values = draws.reshape(-1)
     sd = float(values.std(ddof=1)) if values.size > 1 else 0.0
     diagnostics = None
-    if summaries:
+    if short:
+        diagnostics = ChainDiagnostics(name, math.nan, math.nan, math.nan,
+                                       math.sqrt(sum(e * e for e in errors)) / len(sets), draws.shape[0], draws.shape[1],
+                                       Status.POOR_MIXING,
+                                       f"{name}: {draws.shape[1]} draw(s) per chain, fewer than the {MIN_DRAWS} that split "
+                                       "R-hat and the ESS need: not diagnosed (error: the draws' standard deviation, "
+                                       "ESS taken as 1; more --steps)", math.nan)
+    elif summaries:
         rhat, ess_mean = max(sm.rhat for sm in summaries), sum(sm.ess_mean for sm in summaries)
         problems = []
         if not rhat <= rhat_max:

@@ -17,7 +17,9 @@ import numpy as np
 
 from attnphase.errors import ParameterError
 from attnphase.models.copy_heads import kernels
-from attnphase.models.copy_heads.chain_statistics import comparison_with_theory, draw_statistics, trapped_chains
+from attnphase.models.copy_heads.chain_statistics import (
+    MIN_DRAWS, comparison_with_theory, draw_statistics, trapped_chains,
+)
 from attnphase.models.copy_heads.convention import DEFAULT, Convention
 from attnphase.models.copy_heads.exact import order_parameters_of
 from attnphase.models.copy_heads.fluctuations import posterior_means_instance
@@ -214,6 +216,9 @@ def simulate(attention: str, L: int, V: int, P: float, *, algorithm: str = _Defa
         comparison = comparison_with_theory(name, th, errors.get(name, 0.0), statistics)
         if trap.any() and settings.trapped == "keep":  # a mean over chains in different regions: no verdict
             comparison = dataclasses.replace(comparison, agrees=None)
+        if statistics[5] is not None and statistics[5].draws_per_chain < MIN_DRAWS and statistics[5].status != \
+                Status.CONVERGED:  # too few draws to diagnose: no verdict on an undiagnosed mean
+            comparison = dataclasses.replace(comparison, agrees=None)
         comparisons.append(comparison)
         if statistics[5] is not None:
             diagnostics.append(statistics[5])
@@ -223,6 +228,8 @@ def simulate(attention: str, L: int, V: int, P: float, *, algorithm: str = _Defa
     status, message = run.status, run.message
     if mala:
         problems = list(trap_notes)
+        if run.status == Status.POOR_MIXING:
+            problems.insert(0, "a chain accepts 20% of its proposals or fewer")
         if trap.any():
             problems.append("left out of the means" if settings.trapped == "leave-out"
                             else "kept in the means: no agreement is claimed")

@@ -3,6 +3,8 @@ spec (§2b) in mpmath at 60 digits, its large-n closed form, and the softmax act
 
 from __future__ import annotations
 
+import math
+
 import mpmath
 import pytest
 
@@ -125,3 +127,38 @@ def test_linear_solve_at_large_P_finds_the_large_n_minimum(P):
         assert abs(best.loss_mean_predictor - reference) <= spread * best.error + 4 * 2**-53 * reference
     for minimum in result.minima:
         assert minimum.c_uniform >= 0 and minimum.loss_mean_predictor >= 0
+
+
+# -- the model page's claims --------------------------------------------------------------------------
+def test_the_pages_causal_thresholds_and_softmax_fit_are_what_the_commands_compute():
+    """The causal-mask P* of the page (they differed from digit 7 on: 24.0000446… at L = 2²⁰ against 24.0000457…) are
+    threshold's 30-digit strings; the softmax fit the page quotes is the one `scaling` makes, recomputed here by a
+    plain least-squares fit (scipy's linregress, Student-t 95% band) of ln(P*/ln²L) on ln L over the upper half of the
+    sizes and over all of them."""
+    import re
+
+    from scipy import stats
+
+    from model_pages import PAGES
+
+    page = (PAGES / "copy_heads.md").read_text().replace("\n", " ")
+    causal = api.Convention(boundary="causal")
+    for L, convention in [(16, causal), (2**20, causal), (8, causal.with_(remainder="entropy"))]:
+        digits = api.threshold("linear", L, 4, digits=30, convention=convention).P_star_digits
+        assert digits in page, (L, digits)
+    result = api.scaling("softmax", 4, 16, 2**20, digits=15)
+    L = [p.L for p in result.points]
+    P = [p.P_star for p in result.points]
+    fit = result.fit["P_star"]
+    quoted = re.search(r"L = 2¹²…2²⁰ \(9 sizes, what `scaling` fits\), gives ([\d.]+) \[([\d.]+), ([\d.]+)\]; over all "
+                       r"17 sizes the same regression gives ([\d.]+) \[([\d.]+), ([\d.]+)\]", page)
+    assert quoted is not None
+    assert L[0] == 16 and L[-1] == 2**20 and len(L) == 17 and fit.n == 9
+    for half, numbers in ((slice(8, None), quoted.groups()[:3]), (slice(None), quoted.groups()[3:])):
+        x = [math.log(v) for v in L[half]]
+        y = [math.log(p / math.log(v) ** 2) for p, v in zip(P[half], L[half])]
+        line = stats.linregress(x, y)
+        width = stats.t.ppf(0.975, len(x) - 2) * line.stderr
+        for value, page_value in zip((line.slope, line.slope - width, line.slope + width), numbers):
+            assert f"{value:.3f}" == page_value
+    assert (f"{fit.exponent:.3f}", f"{fit.exponent_low:.3f}", f"{fit.exponent_high:.3f}") == quoted.groups()[:3]

@@ -191,3 +191,26 @@ def test_draw_statistics_with_too_few_draws_on_constructed_chains():
     assert diagnostics.status == Status.POOR_MIXING and "not diagnosed" in diagnostics.message
     constant = draw_statistics(np.ones((2, 3)), np.zeros(2, int), "c_uniform", "mala")
     assert constant[2] == 0.0 and constant[5].status == Status.CONVERGED
+
+
+@pytest.mark.parametrize("attention, option, name, P", [("linear", "--tau", "tau0", 1000.0),
+                                                         ("softmax", "--score-variance", "sigma2", 400.0)])
+def test_a_prior_variance_the_theory_cannot_use_is_refused_with_its_range(attention, option, name, P):
+    """`--tau 1e300` (linear) and `--score-variance 1e300` (softmax) at L = 8 ended in a bare RuntimeError, exit 1. Now
+    exit 2 and the option is named with the range where the theory is computed at these L, V, P; the range's end is
+    real: solve converges at it and fails a decade above it."""
+    import re
+
+    from click.testing import CliRunner
+
+    from attnphase.cli import main
+
+    out = CliRunner().invoke(main, ["simulate", "copy-heads", "--attention", attention, "--L", "8", "--V", "4", "--P",
+                                    str(P), option, "1e300", "--steps", "20", "--device", "cpu"])
+    assert out.exit_code == 2, out.output
+    found = re.search(rf"invalid value for {option}: 1e\+300 \(allowed: a value in \(0, ([0-9.e+]+)\]", out.output)
+    assert found is not None, out.output
+    limit = float(found.group(1))
+    at = api.solve(attention, 8, 4, P, DEFAULT.with_(**{name: limit}))
+    above = api.solve(attention, 8, 4, P, DEFAULT.with_(**{name: limit * 10}))
+    assert at.status == Status.CONVERGED and above.status == Status.FAILED

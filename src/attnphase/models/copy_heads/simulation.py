@@ -158,7 +158,7 @@ def simulate(attention: str, L: int, V: int, P: float, *, algorithm: str = _Defa
     theory_inst = inst if mala else inst.with_convention(conv.with_(read_out="map"))
     theory = solve_instance(theory_inst, float(P_used))
     if theory.status != Status.CONVERGED:  # before sampling: without a theory there is nothing to compare with
-        raise RuntimeError(f"the theory at P = {P_used:g} was not computed: {theory.message}")
+        raise unusable_theory(theory_inst, float(P_used), theory.message)
     D, per = settings.data_sets, settings.trials // settings.data_sets
     dev, train, test = prepare_data(cfg, settings.device, settings.seed, settings.rng, [sequences] * D,
                                     settings.n_test_sequences)
@@ -252,6 +252,35 @@ def simulate(attention: str, L: int, V: int, P: float, *, algorithm: str = _Defa
     return SimulationResult("mala" if mala else "adam", P_used, sequences, conv.n_of_P(P_used, inst.L), runs, theory,
                             tuple(comparisons), net.coverage(run.G[selected], conv.boundary), status, message, means,
                             D, tuple(diagnostics), n_threads)
+
+
+_PRIOR_FIELDS = ("tau0", "sigma2", "beta", "s1")
+
+
+def unusable_theory(inst: CopyHeadsInstance, P: float, message: str) -> ParameterError:
+    """The ParameterError for a simulation whose theory (the reduced action's minimum) is not computed: the convention
+    value that alone brings it back when reset to 1 (tau0, sigma2, beta, s1; `--tau 1e300` was a bare RuntimeError),
+    with the largest (or smallest) value at which it is computed at these L, V, P, found by bisection in log10 to 0.1
+    decades; P itself when no single value does."""
+    conv = inst.convention
+
+    def works(name: str, value: float) -> bool:
+        other = inst.with_convention(conv.with_(**{name: value}))
+        return solve_instance(other, P).status == Status.CONVERGED
+
+    for name in _PRIOR_FIELDS:
+        value = float(getattr(conv, name))
+        if value == 1.0 or not works(name, 1.0):
+            continue
+        good, bad = 0.0, math.log10(value)  # log10 of a value that works, of one that does not
+        while abs(bad - good) > 0.1:
+            middle = (good + bad) / 2
+            good, bad = (middle, bad) if works(name, 10.0**middle) else (good, middle)
+        side = f"(0, {10.0**good:.3g}]" if bad > 0 else f"[{10.0**good:.3g}, inf)"
+        return ParameterError(name, value, f"a value in {side} at L = {inst.L}, V = {inst.V}, P = {P:g}: beyond it the "
+                                           f"theory simulate compares with is not computed ({message})")
+    return ParameterError("P", P, f"a data size at which the theory simulate compares with is computed at L = {inst.L}, "
+                                  f"V = {inst.V} and this convention ({message})")
 
 
 def simulate_sweep(attention: str, L: int, V: int, P_values, *, algorithm: str = "mala", trials_per_P: int = 2,

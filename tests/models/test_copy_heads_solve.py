@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 import mpmath
+import numpy as np
 import pytest
 
 from attnphase.api import copy_heads as api
@@ -162,3 +163,38 @@ def test_the_pages_causal_thresholds_and_softmax_fit_are_what_the_commands_compu
         for value, page_value in zip((line.slope, line.slope - width, line.slope + width), numbers):
             assert f"{value:.3f}" == page_value
     assert (f"{fit.exponent:.3f}", f"{fit.exponent_low:.3f}", f"{fit.exponent_high:.3f}") == quoted.groups()[:3]
+
+
+def test_softmax_solve_finds_the_minimum_just_past_the_lower_spinodal():
+    """L = 16, V = 4, P = 216.7, just past the lower spinodal (216.653): a stable minimum at c = 0.20604 and a maximum
+    0.012 in x from it, both inside one cell of the fixed grid (step 0.06), which missed them ("1 stable minimum").
+    Reference: the homogeneous action written out here (as in test_copy_heads.py), its slope scanned in numpy at steps
+    of 1e-4 in x (|S'| between the two roots ~1e-3, the central difference's error ~1e-9) and each root polished by
+    mpmath at 40 digits; solve reports exactly the reference's minima, each c within its error."""
+    L, V, P, sigma2 = 16, 4, 216.7, 1.0
+    eps, k = 1 - 1 / V, math.exp(sigma2)
+
+    def action(x, n, log=np.log, exp=np.exp, pi=np.pi):
+        s, a = x + log(L - 1) + sigma2 / 2, 1 / (1 + exp(-x))
+        u, u1 = n * (a**2 + k * (1 - a) ** 2 / (L - 1)) / V, n / V
+        row_rate = L * (s**2 / (2 * sigma2) + log(2 * pi * sigma2) / 2)
+        copy_data = V * (V - 1) / 2 * log(1 + u) - eps * n**2 * a**2 / (2 * V * (1 + u))
+        return row_rate + copy_data + V / 2 * log(1 + u1) - n**2 / (2 * V**2 * (1 + u1))
+
+    xs = np.arange(-6.0, 4.0, 1e-4)
+    slope = (action(xs + 1e-6, P) - action(xs - 1e-6, P)) / 2e-6
+    roots = np.nonzero(np.sign(slope[:-1]) != np.sign(slope[1:]))[0]
+    reference = []
+    with mpmath.workdps(40):
+        mp_action = lambda x: action(x, mpmath.mpf(P), mpmath.log, mpmath.exp, mpmath.pi)  # noqa: E731
+        for i in roots:
+            x = mpmath.findroot(lambda y: mpmath.diff(mp_action, y), (mpmath.mpf(xs[i]), mpmath.mpf(xs[i + 1])),
+                                solver="anderson")
+            if mpmath.diff(mp_action, x, 2) > 0:
+                reference.append((L / (1 + mpmath.exp(-x)) - 1) / (L - 1))
+    assert len(reference) == 2 and abs(reference[1] - mpmath.mpf("0.20604")) < 1e-5
+    result = api.solve("softmax", L, V, P)
+    stable = [m for m in result.minima if m.stable]
+    assert len(stable) == 2, result.message
+    for minimum, c in zip(sorted(stable, key=lambda m: m.c_copy), reference):
+        assert abs(mpmath.mpf(minimum.c_copy) - c) <= minimum.error

@@ -63,6 +63,9 @@ def softmax_stationary_points(inst: CopyHeadsInstance, n_, refine: bool = True) 
 REFINE_LEVELS = 8
 """Refinements of the grid around a dip of |S'| that does not change sign (two roots may lie in one cell)."""
 
+MAX_DIPS = 16
+"""Dips refined per level (the deepest)."""
+
 
 def _refined_grid(gradient, xs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(x, S'(x)) on `xs` with 31 points added inside the two cells around every local minimum of |S'| where S' keeps
@@ -76,6 +79,10 @@ def _refined_grid(gradient, xs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         dip = inner[same & (np.abs(g[inner]) < np.abs(g[inner - 1])) & (np.abs(g[inner]) < np.abs(g[inner + 1]))]
         if len(dip) == 0:
             break
+        # the deepest MAX_DIPS (|S'| smallest against its neighbours): where S' is rounding noise (extreme parameters)
+        # every other point is a dip, and refining them all grew the grid without bound
+        depth = np.abs(g[dip]) / np.maximum(np.abs(g[dip - 1]), np.abs(g[dip + 1]))
+        dip = dip[np.argsort(depth, kind="stable")[:MAX_DIPS]]
         added = np.concatenate([np.linspace(xs[i - 1], xs[i + 1], 33)[1:-1] for i in dip])
         xs = np.union1d(xs, added)
         g = gradient(xs)

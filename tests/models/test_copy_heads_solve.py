@@ -198,3 +198,17 @@ def test_softmax_solve_finds_the_minimum_just_past_the_lower_spinodal():
     assert len(stable) == 2, result.message
     for minimum, c in zip(sorted(stable, key=lambda m: m.c_copy), reference):
         assert abs(mpmath.mpf(minimum.c_copy) - c) <= minimum.error
+
+
+# -- threshold's minor fields ---------------------------------------------------------------------------
+def test_threshold_n_fields_are_as_accurate_as_P_and_a_failed_polish_prints_no_digits():
+    """n = P in the default convention, so n_star and n_crossover must equal P_star and P_crossover within their
+    errors (n_crossover was 2.2e-6 off at L = 2^20, ten times the error). The first attempt's failed polish at
+    L = 2^43 printed 30 "digits" (wrong from the 15th): now none. The softmax message names ln n, not c."""
+    linear = api.threshold("linear", 2**20, 4, digits=30)
+    assert abs(linear.n_crossover - linear.P_crossover) <= linear.P_crossover_error
+    assert abs(linear.n_star - linear.P_star) <= linear.error
+    failed = api.threshold("linear", 2**43, 4, reduction="first-attempt")
+    assert failed.status == "failed" and failed.P_star_digits == ""
+    none = api.threshold("softmax", 4, 2)
+    assert "for ln n in [" in none.message and "for c in" not in none.message

@@ -183,13 +183,15 @@ def _distinct(segments: list[MinimumSegment], canonical: Callable) -> list[Minim
 
 def classify_transition(system: StationarySystem, branches: Sequence[StationaryBranch], control_range: tuple[float, float], *,
                         digits: int = 15, order_parameter: Callable[[np.ndarray], float] | None = None,
-                        canonical: Callable[[np.ndarray], np.ndarray] | None = None) -> Transition:
+                        canonical: Callable[[np.ndarray], np.ndarray] | None = None,
+                        control_label: str = "c") -> Transition:
     """The order of the transition(s) of the global minimum of S over `control_range`, from `branches`.
 
     order_parameter(x) -> float (default: x[0]) gives the jump. Coexistence points are located to
     `digits` significant digits (mpmath-polished actions); spinodals carry the precision of their
     singularity (`numeric.continuation`). canonical(x): the representative of x under a symmetry of S (e.g.
     x ↦ ±x folded onto one sign); minimum segments that are images of one another are classified once.
+    control_label: how the messages name the control (e.g. "ln n" where the control is a log).
     """
     digits = check_int("digits", digits, 1, 1000)
     lo, hi = control_range
@@ -211,7 +213,8 @@ def classify_transition(system: StationarySystem, branches: Sequence[StationaryB
         inside = [k for k, seg in enumerate(segments) if seg.low <= a + slack and seg.high >= b - slack]
         if not inside:
             return Transition("none", None, (), (), math.nan, (math.nan, math.nan), Status.FAILED,
-                              f"no followed minimum covers c in [{a:.12g}, {b:.12g}]: give a start point there")
+                              f"no followed minimum covers {control_label} in [{a:.12g}, {b:.12g}]: give a start "
+                              "point there")
         pieces.extend(_global_pieces(system, segments, inside, a, b, digits, pieces[-1][2] if pieces else None))
     found = []
     for (a0, b0, k0, _), (a1, b1, k1, crossing) in zip(pieces[:-1], pieces[1:]):
@@ -220,7 +223,7 @@ def classify_transition(system: StationarySystem, branches: Sequence[StationaryB
         found.append(_transition(system, segments[k0], segments[k1], b0, crossing, measure, digits))
     if not found:
         return Transition("none", None, (), (), 0.0, (math.nan, math.nan), Status.NOT_FOUND,
-                          f"the global minimum stays on one branch for c in [{lo:.12g}, {hi:.12g}]")
+                          f"the global minimum stays on one branch for {control_label} in [{lo:.12g}, {hi:.12g}]")
     first = found[0]
     return Transition(first.order, first.control, first.spinodals, first.spinodal_kinds, first.jump,
                       first.order_parameter, first.status, first.message, tuple(found[1:]))

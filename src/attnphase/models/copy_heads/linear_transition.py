@@ -247,10 +247,14 @@ def instability_transition(kind: type, inst: CopyHeadsInstance, instability, cro
         # P is proportional to n, so d P = P d ln n; the floats carry their rounding too
         P_error = rounded_error(P_mp, float(P_mp) * instability.error)
         Pc_error = rounded_error(Pc_mp, float(Pc_mp) * crossover.error) if crossed else None
-    return kind("linear", inst.L, inst.V, land["order"], float(P_mp), P_digits, P_error, math.exp(instability.value),
+        # n from the polished root, as accurate as P (exp of the float root lost digits: n_crossover 2.2e-6 off at
+        # L = 2^20, ten times P_crossover's error)
+        n_star = float(mpmath.exp(instability.value_mp))
+        n_crossover = float(mpmath.exp(crossover.value_mp)) if crossed else None
+    return kind("linear", inst.L, inst.V, land["order"], float(P_mp), P_digits, P_error, n_star,
                 land.get("status") or instability.status, message + land["message"], exponent=land.get("exponent"),
                 landau_a4=land.get("a4"), P_crossover=float(Pc_mp) if crossed else None, P_crossover_digits=Pc_digits,
-                P_crossover_error=Pc_error, n_crossover=math.exp(crossover.value) if crossed else None, **fields)
+                P_crossover_error=Pc_error, n_crossover=n_crossover, **fields)
 
 
 def first_attempt_transition(inst: CopyHeadsInstance, digits: int = 30) -> LinearTransition:
@@ -284,13 +288,15 @@ def first_attempt_transition(inst: CopyHeadsInstance, digits: int = 30) -> Linea
         P_mp = inst.P_of_n(mpmath.exp(res.value_mp))
         P_digits = mpmath.nstr(P_mp, digits, strip_zeros=False)  # a trailing zero is a digit
         P_error = rounded_error(P_mp, float(P_mp) * res.error)
-    n_star = math.exp(res.value)
+        n_star_mp = mpmath.exp(res.value_mp)
+    n_star = float(n_star_mp)
     r0, _ = state(n_star)
     landau = kernels.bind(kernels.first_attempt_landau_kernel(), values)
     a2_slope, a4, a6 = (float(v) for v in landau(r0, n_star))
     order, exponent, message = classify_landau(a2_slope, a4, a6)
     if res.status != Status.CONVERGED:  # say why first: the classification is only that at the float64 estimate
         message = f"P* not located: {res.message}; at the float64 estimate of P*: {message}"
+        P_digits = ""  # no digits a failed polish supports (it printed 30, wrong from the 15th)
     return LinearTransition("linear", L, V, order, float(P_mp), P_digits, P_error, n_star, res.status,
                             "first attempt (m and q only): " + message, exponent=exponent, landau_a4=a4,
                             soft_mode="copy (m)")

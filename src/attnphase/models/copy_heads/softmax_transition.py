@@ -148,7 +148,7 @@ def softmax_transition(inst: CopyHeadsInstance, digits: int = 30) -> SoftmaxTran
                                  f"to follow the branches from (β = {inst.convention.beta:g}, σ² = "
                                  f"{inst.convention.sigma2:g}: scales the grid does not resolve)", spinodals=None)
     found = classify_transition(system, branches, control_range, digits=digits + 2,
-                                order_parameter=lambda x: float(expit(x[0])))
+                                order_parameter=lambda x: float(expit(x[0])), control_label="ln n")
     folds = sorted(math.exp(s.control.value) for b in branches for s in b.singularities if s.kind == "fold")
     where = (f"{len(branches)} branch(es) followed over n in [{math.exp(control_range[0]):.4g}, "
              f"{math.exp(control_range[1]):.4g}], folds at n = " + (", ".join(f"{v:.8g}" for v in folds) or "none"))

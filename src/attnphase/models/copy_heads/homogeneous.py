@@ -16,7 +16,6 @@ import dataclasses
 import math
 
 import mpmath
-
 import numpy as np
 from scipy.special import expit
 

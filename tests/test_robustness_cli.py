@@ -132,13 +132,15 @@ def test_threshold_json_edges(extra):
 
 
 def test_simulate_without_a_theory_fails_before_sampling():
-    """τ = 1e300: the reduced action overflows, so there is no theory to compare with; one line on
-    stderr, exit 1, nothing on stdout, no traceback (and no sampling time spent)."""
+    """τ = 1e300: the reduced action overflows, so there is no theory to compare with. The value is refused before
+    any sampling: exit 2, nothing on stdout, one message naming --tau and the values at which the theory is computed
+    at these L, V, P (it was a bare RuntimeError with exit 1)."""
     args = SIM + ["--L", 4, "--V", 2, "--P", 8, "--tau", 1e300, "--json"]
     result = run(args, "simulate copy-heads (no theory)")
-    assert result.exit_code == 1 and result.stdout == ""
+    assert result.exit_code == 2 and result.stdout == ""
     lines = [ln for ln in result.stderr.splitlines() if ln.strip()]
-    assert len(lines) == 1 and "not computed" in lines[0] and "Traceback" not in result.output
+    assert len(lines) == 1 and "Traceback" not in result.output
+    assert "--tau" in lines[0] and "not computed" in lines[0] and "a value in (0, " in lines[0]
 
 
 def test_simulate_json_tiny_run():

@@ -121,17 +121,17 @@ def _tail(d, ratio) -> list:
 
 def action_error(action, descent: Descent, n_, dps: int):
     """(the action at the descent's point, a bound on its distance from the action at the true stationary point):
-    |g|·δ + ½‖H‖(Σδ)² from the coordinates' errors δ, plus the rounding of the evaluation (the difference of the
-    action at dps and dps + 20 digits)."""
+    Σ|g_i|δ_i + ½Σ|H_ij|δ_iδ_j from the coordinates' errors δ, plus the rounding of the evaluation (the difference of
+    the action at dps and dps + 20 digits). Entry by entry, not ‖H‖(Σδ)²: at σ² = 1e-100 the copy curvature is 1e100
+    times the others, and the largest entry times the t error squared had dropped the stable minimum."""
     with mpmath.workdps(dps + 20):
         exact = action.action_mp(*descent.point, n_)
     with mpmath.workdps(dps):
         value = action.action_mp(*descent.point, n_)
         g, H = _values(action, descent.point, n_)
-        delta = descent.errors
-        total = sum(delta)
-        largest = max(abs(H[i, j]) for i in range(len(g)) for j in range(len(g)))
-        bound = sum(abs(gi) * di for gi, di in zip(g, delta)) + largest * total * total / 2 + abs(value - exact)
+        delta, size = descent.errors, len(g)
+        curvature = sum(abs(H[i, j]) * delta[i] * delta[j] for i in range(size) for j in range(size))
+        bound = sum(abs(gi) * di for gi, di in zip(g, delta)) + curvature / 2 + abs(value - exact)
     return exact, bound
 
 

@@ -70,6 +70,9 @@ def solve_cmd(rho, samples, seed, reduction, finite, as_json, **model):
 
     params = _as_option_error(Parameters.validated, **model)
     settings = _as_option_error(SolveSettings.validated, rho=rho, samples=samples, seed=seed)
+    if finite is not None:  # said as for the renamed options (RenamedOptionsCommand), whose rewriting a flag escapes
+        click.echo("attnphase: --finite is deprecated and will be removed in the next release; use --reduction finite",
+                   err=True)
     try:
         asked = resolve_reduction(reduction, finite, "auto")
     except ParameterError:

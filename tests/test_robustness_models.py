@@ -400,7 +400,7 @@ def test_sr_cli_R_above_L(L, excess, command):
 
 
 @pytest.mark.parametrize("args, name", [
-    (SR_SOLVE + ["--L", sr.MAX_FINITE_L + 1, "--R", 1, "--finite"], "--L"),
+    (SR_SOLVE + ["--L", sr.MAX_FINITE_L + 1, "--R", 1, "--reduction", "finite"], "--L"),
     (["solve", "signal-recovery", "--d", 10**4, "--L", 4, "--R", 1, "--theta", 1e307, "--theta-scaling", "sqrt-d",
       "--rho", 0.5], "--theta"),
     (SR_SIM + ["--L", 4, "--R", 1, "--k0", 0], "--k0"),

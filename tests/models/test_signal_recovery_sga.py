@@ -192,8 +192,8 @@ def test_cli_contract():
         assert payload[key] == getattr(expected, key)
     assert payload["J_error"] > 0 and payload["status"] == "converged" and payload["success"]
     code, out = run_cli(["solve", "signal-recovery", "--d", "50", "--L", "200", "--R", "20", "--theta", "0.5",
-                         "--rho", "0.2", "--sign-model", "C", "--theta-scaling", "sqrt-d", "--finite", "--samples",
-                         "64", "--json"])
+                         "--rho", "0.2", "--sign-model", "C", "--theta-scaling", "sqrt-d", "--reduction", "finite",
+                         "--samples", "64", "--json"])
     assert code == 0
     payload = json.loads(out)
     assert payload["J_error"] > 0 and payload["parameters"]["sign_model"] == "C"

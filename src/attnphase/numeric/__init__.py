@@ -38,6 +38,7 @@ _MODULES = {
     "basin_lines": ("LineIntegrals", "line_integrals", "integrals_in_blocks", "detect_switches", "normal_density",
                     "FOLD_GAP", "LINE_CUTS"),
     "concurrent": ("map_side_by_side",),
+    "blas_threads": ("one_blas_thread",),
     "reflections": ("Reflection", "ReflectionGroup", "orbit_rule", "fold_orbits"),
     "landscape": ("grid_local_minima", "polish_and_merge", "mountain_pass", "central_hessian_2d", "BoxAverage",
                   "laplace_box_average"),

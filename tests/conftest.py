@@ -4,7 +4,7 @@
   examples and a failure reproduces; 100 examples where a test does not set its own count
   (hypothesis's own default, so that no test draws fewer examples than before the profiles).
 * "fresh": new random examples on every run and 4x as many (400), to look for what the fixed examples
-  miss: `pytest --hypothesis-profile=fresh` (a failing example is printed with its seed and kept in
+  miss: `pytest --hypothesis-profile=fresh` (a failing example is printed with what reproduces it and kept in
   .hypothesis/ so that the next run tries it first).
 * "dev": a quick local iteration, 10 examples, derandomised.
 

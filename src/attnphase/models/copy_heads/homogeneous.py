@@ -5,7 +5,7 @@ changes of S' on a grid, refined on all brackets at once (`numeric.minimize.brac
 local minimum of S(t, c[, r]) from a grid of starts (`numeric.minimize.multistart_local_minima`), the sign
 symmetry (t, c) ↦ (−t, −c) folded. Softmax points are then polished by Newton's method in mpmath
 (`numeric.precision.polished_stationary_point`), which gives their error. The linear proposals are only starts of a
-damped Newton descent in mpmath (`linear_polish`): next to P* the landscape is quartic and the float64 minimiser
+damped Newton descent in mpmath (`numeric.mp_descent`, `linear_polish`): next to P* the landscape is quartic and the float64 minimiser
 stops far from the minimum, at large n wherever rounding leaves it. Under the causal mask `solve` hands over to
 `causal.causal_solve`.
 """
@@ -21,12 +21,11 @@ from scipy.special import expit
 
 from attnphase.models.copy_heads.convention import DEFAULT, Convention
 from attnphase.models.copy_heads.instance import CopyHeadsInstance
-from attnphase.models.copy_heads.linear_polish import (
-    MAX_STEPS, Descent, action_error, descend, loss_kernel_mp, working_digits,
-)
+from attnphase.models.copy_heads.linear_polish import bound_descent, loss_kernel_mp, working_digits
 from attnphase.models.copy_heads.parameters import DataSize
 from attnphase.models.copy_heads.results import Minimum, SolveResult
 from attnphase.numeric.minimize import bracketed_roots, multistart_local_minima, sign_change_brackets
+from attnphase.numeric.mp_descent import MAX_STEPS, Descent, action_error, descend
 from attnphase.numeric.precision import DERIVED_ROUNDING, polished_stationary_point
 from attnphase.results import Status
 
@@ -119,9 +118,9 @@ def _softmax_minima(inst: CopyHeadsInstance, n_) -> tuple[list, int]:
     return minima, len(softmax_grid(inst))
 
 
-def _linear_minima(inst: CopyHeadsInstance, n_) -> tuple[list, int, str]:
+def _linear_minima(inst: CopyHeadsInstance, n_) -> tuple[list, int, str, bool]:
     """The linear minima: the float64 minimiser's proposals (and the starts it stopped short of, and the symmetric
-    point) taken downhill in mpmath (`linear_polish`); a point whose action is not below the symmetric point's by
+    point) taken downhill in mpmath (`numeric.mp_descent`, at `linear_polish.working_digits`); a point whose action is not below the symmetric point's by
     more than its error is that point and is dropped; a descent that stopped before its tolerance makes the result
     limited (the returned note says which)."""
     action = inst.reduced
@@ -129,9 +128,10 @@ def _linear_minima(inst: CopyHeadsInstance, n_) -> tuple[list, int, str]:
     dim = 3 if inst.entropy else 2
     symmetric = np.array([0.0, 0.0] + ([math.log(1e-2)] if dim == 3 else []))
     dps = working_digits(inst, n_)
+    mp_action = bound_descent(action, n_)
     descents, steps = [], 0
     for start in [symmetric, *found.points, *found.stopped]:
-        descent = descend(action, start, n_, dps)
+        descent = descend(*mp_action, start, dps)
         steps += descent.steps
         with mpmath.workdps(dps):
             if descent.point[0] < 0:  # the action is even under (t, c) -> (-t, -c)
@@ -140,11 +140,11 @@ def _linear_minima(inst: CopyHeadsInstance, n_) -> tuple[list, int, str]:
             if not any(_same(descent, other) for other in descents):
                 descents.append(descent)
     origin = descents[0]
-    S0, S0_error = action_error(action, origin, n_, dps)
+    S0, S0_error = action_error(*mp_action, origin, dps)
     losses_mp = loss_kernel_mp(inst)
     minima, dropped, unconverged = [], 0, 0
     for k, descent in enumerate(descents):
-        S, S_error = action_error(action, descent, n_, dps)
+        S, S_error = action_error(*mp_action, descent, dps)
         if k > 0 and S - S0 >= -(S_error + S0_error):
             dropped += 1
             continue

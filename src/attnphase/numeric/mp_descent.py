@@ -5,8 +5,8 @@ tolerance far from the minimum (quartic next to a second-order transition), or a
 stops the minimiser. `descend` runs Newton's method at `dps` digits from a start, the Hessian's eigenvalues taken by
 absolute value where it is not positive definite (in coordinates scaled to a unit diagonal), so that every step goes
 downhill, with an Armijo backtracking on the objective, until the step falls below `STEP_TOLERANCE` or for at most
-`MAX_STEPS` steps. In a quartic well Newton's method contracts each step only by about 2/3 until it reaches the quadratic
-region, so the error of a coordinate is the last step divided by one minus the observed contraction (the geometric
+`MAX_STEPS` steps. In a quartic well Newton's method contracts each step only by about 2/3 until it reaches the
+quadratic region, so the error of a coordinate is the last step divided by one minus the observed contraction (the geometric
 tail), not the last step alone (which missed by a factor 2 next to the copy-heads P*). `action_error` bounds the
 objective's distance from its value at the minimum from those errors.
 """

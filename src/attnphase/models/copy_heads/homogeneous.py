@@ -5,8 +5,8 @@ changes of S' on a grid, refined on all brackets at once (`numeric.minimize.brac
 local minimum of S(t, c[, r]) from a grid of starts (`numeric.minimize.multistart_local_minima`), the sign
 symmetry (t, c) ↦ (−t, −c) folded. Softmax points are then polished by Newton's method in mpmath
 (`numeric.precision.polished_stationary_point`), which gives their error. The linear proposals are only starts of a
-damped Newton descent in mpmath (`numeric.mp_descent`, `linear_polish`): next to P* the landscape is quartic and the float64 minimiser
-stops far from the minimum, at large n wherever rounding leaves it. Under the causal mask `solve` hands over to
+damped Newton descent in mpmath (`numeric.mp_descent`, `linear_polish`): next to P* the landscape is quartic and the
+float64 minimiser stops far from the minimum, at large n wherever rounding leaves it. Under the causal mask `solve` hands over to
 `causal.causal_solve`.
 """
 
@@ -120,9 +120,9 @@ def _softmax_minima(inst: CopyHeadsInstance, n_) -> tuple[list, int]:
 
 def _linear_minima(inst: CopyHeadsInstance, n_) -> tuple[list, int, str, bool]:
     """The linear minima: the float64 minimiser's proposals (and the starts it stopped short of, and the symmetric
-    point) taken downhill in mpmath (`numeric.mp_descent`, at `linear_polish.working_digits`); a point whose action is not below the symmetric point's by
-    more than its error is that point and is dropped; a descent that stopped before its tolerance makes the result
-    limited (the returned note says which)."""
+    point) taken downhill in mpmath (`numeric.mp_descent`, at `linear_polish.working_digits`); a point whose action
+    is not below the symmetric point's by more than its error is that point and is dropped; a descent that stopped
+    before its tolerance makes the result limited (the returned note says which)."""
     action = inst.reduced
     found = linear_minima(inst, n_)
     dim = 3 if inst.entropy else 2

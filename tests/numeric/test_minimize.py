@@ -241,3 +241,21 @@ def test_mirror_image_minima_go_to_the_first_start_however_their_ends_round():
         assert (result.local_values[1] < result.local_values[0]).sum() >= 20  # the rounding that argmin would follow
         assert np.all(result.start_index == 0)
         assert np.all(np.sign(result.x[:, 0]) == np.sign(starts[0, :, 0]))
+
+
+def test_refining_at_dips_finds_two_roots_inside_one_grid_cell():
+    """f = (x − a)(x − a − ε) keeps its sign at every point of a grid of step 0.1 when both roots lie in one cell
+    (ε = 1e-3): `sign_change_brackets` sees nothing there; refined at the dip of |f| the grid brackets both roots,
+    and a monotone f (no dip) is left as it was."""
+    from attnphase.numeric.minimize import refined_at_dips, sign_change_brackets
+
+    a, eps = 0.4321, 1e-3
+    grid = np.linspace(-1.0, 1.0, 21)
+    xs, g = refined_at_dips(lambda x: (x - a) * (x - a - eps), grid)
+    assert len(sign_change_brackets((grid - a) * (grid - a - eps))) == 0
+    brackets = sign_change_brackets(g)
+    assert len(brackets) == 2
+    for i, root in zip(brackets, (a, a + eps)):
+        assert xs[i] <= root <= xs[i + 1]
+    same, values = refined_at_dips(lambda x: x + 2.0, grid)
+    assert np.array_equal(same, grid) and np.array_equal(values, grid + 2.0)

@@ -20,7 +20,8 @@ import numpy as np
 from attnphase.results import Result, Status
 
 __all__ = ["MultiStartMinimum", "minimize_multistart_newton", "first_lowest", "symmetric_eigen", "LocalMinima",
-           "multistart_local_minima", "sign_change_brackets", "bracketed_roots"]
+           "multistart_local_minima", "sign_change_brackets", "DIP_REFINEMENTS", "MAX_DIPS", "refined_at_dips",
+           "bracketed_roots"]
 
 
 @dataclass(frozen=True)
@@ -302,6 +303,32 @@ def _settled(end: _EndPoint, gradient: Callable, hessian: Callable, atol: float,
 def sign_change_brackets(values: np.ndarray) -> np.ndarray:
     """Indices i with sign(values[i]) != sign(values[i + 1]): the grid cells that bracket a root."""
     return np.nonzero(np.sign(values[:-1]) != np.sign(values[1:]))[0]
+
+
+# Refinements of a grid around the dips of |f| that keep their sign (`refined_at_dips`), and the dips refined per level
+# (the deepest): where f is rounding noise (a copy-heads action at extreme parameters) every other point is a dip, and
+# refining them all grew the grid without bound.
+DIP_REFINEMENTS = 8
+MAX_DIPS = 16
+
+
+def refined_at_dips(f: Callable, xs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(x, f(x)) on the increasing grid `xs`, with 31 points added inside the two cells around every local minimum of
+    |f| where f keeps its sign (two roots of f may lie in one cell there, which `sign_change_brackets` cannot see),
+    the deepest MAX_DIPS of them (|f| smallest against its neighbours), repeated up to DIP_REFINEMENTS times (each
+    level narrows the cells 16-fold). f takes and returns arrays."""
+    g = f(xs)
+    for _ in range(DIP_REFINEMENTS):
+        inner = np.arange(1, len(xs) - 1)
+        same = (np.sign(g[inner - 1]) == np.sign(g[inner])) & (np.sign(g[inner + 1]) == np.sign(g[inner]))
+        dip = inner[same & (np.abs(g[inner]) < np.abs(g[inner - 1])) & (np.abs(g[inner]) < np.abs(g[inner + 1]))]
+        if len(dip) == 0:
+            break
+        depth = np.abs(g[dip]) / np.maximum(np.abs(g[dip - 1]), np.abs(g[dip + 1]))
+        dip = dip[np.argsort(depth, kind="stable")[:MAX_DIPS]]
+        xs = np.union1d(xs, np.concatenate([np.linspace(xs[i - 1], xs[i + 1], 33)[1:-1] for i in dip]))
+        g = f(xs)
+    return xs, g
 
 
 def bracketed_roots(f: Callable, df: Callable, lo: np.ndarray, hi: np.ndarray, f_lo: np.ndarray, *,

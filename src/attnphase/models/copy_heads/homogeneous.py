@@ -24,7 +24,7 @@ from attnphase.models.copy_heads.instance import CopyHeadsInstance
 from attnphase.models.copy_heads.linear_polish import bound_descent, loss_kernel_mp, working_digits
 from attnphase.models.copy_heads.parameters import DataSize
 from attnphase.models.copy_heads.results import Minimum, SolveResult
-from attnphase.numeric.minimize import bracketed_roots, multistart_local_minima, sign_change_brackets
+from attnphase.numeric.minimize import bracketed_roots, multistart_local_minima, refined_at_dips, sign_change_brackets
 from attnphase.numeric.mp_descent import MAX_STEPS, Descent, action_error, descend
 from attnphase.numeric.precision import DERIVED_ROUNDING, polished_stationary_point
 from attnphase.results import Status
@@ -47,7 +47,9 @@ def softmax_stationary_points(inst: CopyHeadsInstance, n_, refine: bool = True) 
     1e-13 relative: the action at a stationary point is quadratic in the error of x, and the mpmath polish
     starts from here anyway."""
     action = inst.reduced
-    xs, g = _refined_grid(lambda x: action.gradient(x, n_)[..., 0], softmax_grid(inst))
+    # just past a spinodal a minimum and a maximum lie closer than one grid step (L = 16, V = 4, P = 216.7: at
+    # x = −1.0686 and −1.08, step 0.06), where S' dips towards 0 without a sign change: refined there
+    xs, g = refined_at_dips(lambda x: action.gradient(x, n_)[..., 0], softmax_grid(inst))
     idx = sign_change_brackets(g)
     is_min = g[idx] < 0
     if not refine or len(idx) == 0:
@@ -56,35 +58,6 @@ def softmax_stationary_points(inst: CopyHeadsInstance, n_, refine: bool = True) 
         roots = bracketed_roots(lambda x: action.gradient(x, n_)[..., 0], lambda x: action.hessian(x, n_)[..., 0, 0],
                                 xs[idx].copy(), xs[idx + 1].copy(), g[idx].copy(), max_iter=60, rtol=1e-13)
     return roots[is_min].tolist(), roots[~is_min].tolist()
-
-
-REFINE_LEVELS = 8
-"""Refinements of the grid around a dip of |S'| that does not change sign (two roots may lie in one cell)."""
-
-MAX_DIPS = 16
-"""Dips refined per level (the deepest)."""
-
-
-def _refined_grid(gradient, xs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(x, S'(x)) on `xs` with 31 points added inside the two cells around every local minimum of |S'| where S' keeps
-    its sign, repeated REFINE_LEVELS times (each level narrows the cells 16-fold). Just past a spinodal a minimum and
-    a maximum lie closer than one grid step (L = 16, V = 4, P = 216.7: at x = −1.0686 and −1.08, grid step 0.06) and
-    S' dips towards 0 without a sign change there: the fixed grid missed that stable minimum."""
-    g = gradient(xs)
-    for _ in range(REFINE_LEVELS):
-        inner = np.arange(1, len(xs) - 1)
-        same = (np.sign(g[inner - 1]) == np.sign(g[inner])) & (np.sign(g[inner + 1]) == np.sign(g[inner]))
-        dip = inner[same & (np.abs(g[inner]) < np.abs(g[inner - 1])) & (np.abs(g[inner]) < np.abs(g[inner + 1]))]
-        if len(dip) == 0:
-            break
-        # the deepest MAX_DIPS (|S'| smallest against its neighbours): where S' is rounding noise (extreme parameters)
-        # every other point is a dip, and refining them all grew the grid without bound
-        depth = np.abs(g[dip]) / np.maximum(np.abs(g[dip - 1]), np.abs(g[dip + 1]))
-        dip = dip[np.argsort(depth, kind="stable")[:MAX_DIPS]]
-        added = np.concatenate([np.linspace(xs[i - 1], xs[i + 1], 33)[1:-1] for i in dip])
-        xs = np.union1d(xs, added)
-        g = gradient(xs)
-    return xs, g
 
 
 def linear_minima(inst: CopyHeadsInstance, n_):

@@ -30,6 +30,7 @@ from attnphase.models.copy_heads.simulation_results import (
     HysteresisChain, HysteresisPoint, HysteresisResult, RowModelResult, RunSummary, SimulationResult, StartMean,
     SweepResult,
 )
+from attnphase.numeric.threshold import bisect_geometric
 from attnphase.params import check_int
 from attnphase.results import Status
 from attnphase.validate.compare import batch_means
@@ -260,8 +261,8 @@ _PRIOR_FIELDS = ("tau0", "sigma2", "beta", "s1")
 def unusable_theory(inst: CopyHeadsInstance, P: float, message: str) -> ParameterError:
     """The ParameterError for a simulation whose theory (the reduced action's minimum) is not computed: the convention
     value that alone brings it back when reset to 1 (tau0, sigma2, beta, s1; `--tau 1e300` was a bare RuntimeError),
-    with the largest (or smallest) value at which it is computed at these L, V, P, found by bisection in log10 to 0.1
-    decades; P itself when no single value does."""
+    with the largest (or smallest) value at which it is computed at these L, V, P, found by geometric bisection
+    (`numeric.threshold.bisect_geometric`) to 0.1 decades; P itself when no single value does."""
     conv = inst.convention
 
     def works(name: str, value: float) -> bool:
@@ -272,11 +273,9 @@ def unusable_theory(inst: CopyHeadsInstance, P: float, message: str) -> Paramete
         value = float(getattr(conv, name))
         if value == 1.0 or not works(name, 1.0):
             continue
-        good, bad = 0.0, math.log10(value)  # log10 of a value that works, of one that does not
-        while abs(bad - good) > 0.1:
-            middle = (good + bad) / 2
-            good, bad = (middle, bad) if works(name, 10.0**middle) else (good, middle)
-        side = f"(0, {10.0**good:.3g}]" if bad > 0 else f"[{10.0**good:.3g}, inf)"
+        last = bisect_geometric(lambda v, name=name: works(name, v), 1.0, value, iterations=200,
+                                rtol=10**0.1 - 1).bracket[0]  # the last value at which the theory is computed
+        side = f"(0, {last:.3g}]" if value > 1.0 else f"[{last:.3g}, inf)"
         return ParameterError(name, value, f"a value in {side} at L = {inst.L}, V = {inst.V}, P = {P:g}: beyond it the "
                                            f"theory simulate compares with is not computed ({message})")
     return ParameterError("P", P, f"a data size at which the theory simulate compares with is computed at L = {inst.L}, "

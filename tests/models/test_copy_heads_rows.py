@@ -88,6 +88,9 @@ def test_row_posterior_mean_without_data_is_the_prior_mean():
     _, q = _direct_rows(L, 2**18, seed=2)
     q_ref, q_err = q.mean(), q.std() / math.sqrt(len(q))
     assert abs(well.q_mean - q_ref) <= 4 * q_err + 2 * sobol_rel * q_ref
+    # without data the read-out is its prior: Gibbs loss 1 + τ + (V − 1)τ E[q] per position (τ = 1), up to O(n)
+    loss_prior, loss_tolerance = 2 + 3 * q_ref, 3 * (4 * q_err + 2 * sobol_rel * q_ref) + well.loss_gibbs_error
+    assert abs(well.loss_gibbs_mean - loss_prior) <= loss_tolerance + 1e-5  # + the O(n) data terms, n = 1e-6
 
 
 # L = 16, V = 4, P = 608 (38 training sequences of 16 targets): the copy branch, one minimum of the row mean field.
@@ -119,24 +122,31 @@ def test_row_model_sampling_agrees_with_the_joint_row_mean_field(joint_theory):
 
 
 def test_sampled_network_agrees_with_the_joint_row_mean_field_and_rejects_a_shifted_theory(joint_theory):
-    """The central claim, cheaply: MALA of the real network (scores, read-out and bias, one training set, 4 chains
-    alternating uniform and copy starts) has the copy strength of the joint row mean field. Error bar: the Monte
-    Carlo standard error from the chains' effective sample size (no finite-P term: none is claimed); band 3σ.
-    The same comparison rejects the theory shifted by twice its band, and the homogeneous action (every row at its
-    saddle point, c = 0.48 here), which the chains tell apart from the row mean field at this size."""
+    """The central claim, cheaply, as `simulate(fluctuations=True)` makes it: MALA of the real network (scores,
+    read-out and bias, one training set, 4 chains alternating uniform and copy starts) has the copy strength of the
+    joint row mean field. Error bar: the Monte Carlo standard error from the chains' effective sample size (no
+    finite-P term: none is claimed); band 3σ. The same comparison rejects the theory shifted by twice its band, and
+    the homogeneous action (every row at its saddle point, c = 0.48 here), which the chains tell apart from the row
+    mean field at this size."""
     L, V, P = CENTRAL
-    r = api.simulate("softmax", L, V, P, algorithm="mala", trials=4, steps=1200, seed=3, device="cpu", rng="cpu")
+    r = api.simulate("softmax", L, V, P, algorithm="mala", trials=4, steps=1200, seed=3, device="cpu", rng="cpu",
+                     fluctuations=True)
     assert r.P_used == P and r.data_sets == 1
     (c_diag,) = [d for d in r.diagnostics if d.name == "c_copy"]
     assert c_diag.rhat < 1.05 and c_diag.ess_bulk >= 50  # the chains from both starts sample one distribution
-    measured = r.compared_with("c_copy", joint_theory.c_mean, joint_theory.error)
+    measured = r.comparison("c_copy")
+    assert (measured.theory, measured.theory_error) == (joint_theory.c_mean, joint_theory.error)
     assert measured.agrees, measured
     band = measured.n_sigma * math.hypot(measured.sem, measured.theory_error)
     assert band < 0.03 * joint_theory.c_mean  # a claim of a few percent, not of the order parameter's size
     for shift in (-2 * band, 2 * band):
         assert not r.compared_with("c_copy", joint_theory.c_mean + shift, joint_theory.error).agrees
-    homogeneous = r.comparison("c_copy")  # simulate's own theory: the homogeneous action
+    homogeneous = r.compared_with("c_copy", r.theory.global_minimum.c_copy)  # the default comparison's theory
     assert homogeneous.theory == pytest.approx(0.48, abs=0.01) and not homogeneous.agrees
+    # the page's negative: the Gibbs test loss lies above the self-averaged theory at this P (measured 0.1442 ±
+    # 0.0019 against 0.1353); a finite-P term, which the theory does not have, would have to explain it
+    loss = r.comparison("test_loss")
+    assert loss.theory == joint_theory.loss_gibbs_mean and loss.z > loss.n_sigma
 
 
 @pytest.mark.slow

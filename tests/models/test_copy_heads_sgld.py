@@ -80,6 +80,15 @@ def test_simulation_rejects_unsupported_tokens():
         api.simulate("softmax", 8, 4, 100.0, qk_width=7, steps=10)
 
 
+def test_fluctuations_are_refused_where_there_are_no_posterior_means():
+    """Adam's joint MAP has no posterior to average over, and the softmax row mean field needs rows with two other
+    positions: both are refused by name before any run, never silently compared with the minimum."""
+    with pytest.raises(ParameterError, match="fluctuations.*adam"):
+        api.simulate("softmax", 8, 4, 100.0, algorithm="adam", fluctuations=True, steps=10)
+    with pytest.raises(ParameterError, match="L.*>= 3"):
+        api.simulate("softmax", 2, 4, 100.0, fluctuations=True, steps=10)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("P", [400.0, 1000.0])
 def test_sampled_softmax_network_follows_the_joint_row_mean_field_not_the_homogeneous_action(P):
@@ -87,10 +96,12 @@ def test_sampled_softmax_network_follows_the_joint_row_mean_field_not_the_homoge
     the copy strength within the chains' Monte Carlo error (no finite-P term), the theory shifted by twice that
     band rejected. The homogeneous action (each row at its saddle point) is 3–5% high in c at L = 8 and is
     rejected by the same error bars."""
-    r = api.simulate("softmax", 8, 4, P, algorithm="mala", trials=4, steps=3000, seed=3, device="cpu")
+    r = api.simulate("softmax", 8, 4, P, algorithm="mala", trials=4, steps=3000, seed=3, device="cpu",
+                     fluctuations=True)
     (well,) = api.softmax_row_posterior_means(8, 4, r.P_used, row_density="joint").wells
+    assert r.comparison("c_copy").theory == well.c_mean  # what fluctuations=True compares with
     agrees_and_rejects_a_shift(r, "c_copy", well.c_mean, well.error)
-    assert not r.comparison("c_copy").agrees  # the homogeneous action
+    assert not r.compared_with("c_copy", r.theory.global_minimum.c_copy).agrees  # the homogeneous action
 
 
 @pytest.mark.slow

@@ -145,8 +145,10 @@ class SimulationSettings(ParameterSet):
                          help="device: the simulation device's own generator (fastest); cpu: drawn on the CPU and "
                               "copied, so that the same seed gives the same numbers on every device.")
     fluctuations: bool = parameter(None, False,
-                                   help="Linear attention, mala: compare with the means of the order parameters over "
-                                        "exp(-S) of the reduced action (their own fluctuations) instead of its minimum.")
+                                   help="mala: compare with posterior means instead of the reduced action's minimum: "
+                                        "linear, over exp(-S) of the reduced action (the order parameters' own "
+                                        "fluctuations); softmax, over the joint row mean field (each row's "
+                                        "fluctuations kept; L >= 3, causal L <= 256).")
     data_sets: int = parameter(IntRange(1, 4096), 1,
                                help="Independent training sets, trials/data-sets runs on each; with more than one the "
                                     "error bars include the data-set-to-data-set spread (finite P).")

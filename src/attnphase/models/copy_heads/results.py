@@ -429,9 +429,10 @@ class MeanFieldWindow(Result):
 
 @dataclass(frozen=True)
 class Well:
-    """Means over one well of the row mean field's posterior (mode = the minimum of F); error: quadrature error of
-    c_mean (full against half the grid points) plus the mass beyond the box; edge_weight: that mass times the range
-    of c over the box."""
+    """Means over one well of the row mean field's posterior (mode = the minimum of F, of free energy F there); error:
+    quadrature error of c_mean (full against half the grid points) plus the mass beyond the box; edge_weight: that
+    mass times the range of c over the box. loss_gibbs_mean: the posterior mean of the Gibbs test loss per position
+    (the loss of a read-out drawn from its posterior at each (m, q)), with its error taken the same way."""
 
     c_mode: float
     c_mean: float
@@ -441,6 +442,9 @@ class Well:
     m_mean: float
     error: float
     edge_weight: float
+    free_energy: float
+    loss_gibbs_mean: float
+    loss_gibbs_error: float
 
 
 @dataclass(frozen=True)

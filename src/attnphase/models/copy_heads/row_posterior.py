@@ -70,6 +70,11 @@ def softmax_row_posterior_means(L: int, V: int, P: float, convention: Convention
     def F(a, b):
         return float(weight_terms(np.array([a]), np.array([b]))[0][0])
 
+    row_sums = (1.0, 1.0) if inst.causal else (1.0,)  # softmax rows sum to one (t, or t1 and t2 under the mask)
+
+    def gibbs_loss(m_, q_):
+        return np.asarray(inst.losses(m_, q_, *row_sums, n_), float)[..., 1]
+
     cuts = [-math.inf] + [mx.c for mx in mf.maxima] + [math.inf]
     wells = []
     for i, mn in enumerate(mf.minima):
@@ -77,22 +82,25 @@ def softmax_row_posterior_means(L: int, V: int, P: float, convention: Convention
         f0 = F(h0, g0)
         hessian = central_hessian_2d(F, h0, g0, 1e-3 * max(1.0, abs(h0)), 1e-3 * max(1.0, abs(g0)), f0)
         if np.linalg.eigvalsh(hessian)[0] <= 0:  # the finite-difference Hessian does not see a minimum: no box
-            wells.append(Well(mn.c, math.nan, math.nan, mn.q, math.nan, math.nan, math.nan, math.nan))
+            wells.append(Well(mn.c, math.nan, math.nan, mn.q, math.nan, math.nan, math.nan, math.nan,
+                              float(mn.free_energy), math.nan, math.nan))
             continue
 
         def weights_and_values(points, lower=cuts[i], upper=cuts[i + 1]):
             free_energy, m_, q_, det = weight_terms(points[..., 0], points[..., 1])
             c_ = table.copy_strength(m_)
             log_weight = -(free_energy - f0) + 0.5 * np.log(det)
-            return np.where((c_ > lower) & (c_ < upper), log_weight, -np.inf), {"c": c_, "q": q_, "m": m_}
+            values = {"c": c_, "q": q_, "m": m_, "loss_gibbs": gibbs_loss(m_, q_)}
+            return np.where((c_ > lower) & (c_ < upper), log_weight, -np.inf), values
 
         box, coarse = (laplace_box_average(weights_and_values, (h0, g0), hessian, span=span, n_points=n)
                        for n in (n_points, n_points // 2 + 1))
-        # the mass beyond the box can move the mean by at most that mass times the range of c over the box
-        edge = box.edge_mass * box.ranges["c"]
-        c_mean = box.means["c"]
+        # the mass beyond the box can move a mean by at most that mass times the range of the quantity over the box
+        edge, loss_edge = (box.edge_mass * box.ranges[name] for name in ("c", "loss_gibbs"))
+        c_mean, loss_mean = box.means["c"], box.means["loss_gibbs"]
         wells.append(Well(mn.c, c_mean, math.sqrt(max(0.0, box.variances["c"])), mn.q, box.means["q"], box.means["m"],
-                          abs(c_mean - coarse.means["c"]) + edge, edge))
+                          abs(c_mean - coarse.means["c"]) + edge, edge, float(mn.free_energy), loss_mean,
+                          abs(loss_mean - coarse.means["loss_gibbs"]) + loss_edge))
     not_convex = any(math.isnan(w.c_mean) for w in wells)
     too_small = any(w.edge_weight > 1e-2 * w.c_sd for w in wells)
     status = Status.NOT_CONVEX if not_convex else Status.LIMITED if too_small else mf.status

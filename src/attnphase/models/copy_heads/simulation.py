@@ -26,6 +26,7 @@ from attnphase.models.copy_heads.fluctuations import posterior_means_instance
 from attnphase.models.copy_heads.homogeneous import solve_instance
 from attnphase.models.copy_heads.instance import CopyHeadsInstance
 from attnphase.models.copy_heads.parameters import DataSize, InstanceParameters, SimulationSettings, check_P_values
+from attnphase.models.copy_heads.row_posterior import softmax_row_posterior_means
 from attnphase.models.copy_heads.simulation_results import (
     HysteresisChain, HysteresisPoint, HysteresisResult, RowModelResult, RunSummary, SimulationResult, StartMean,
     SweepResult,
@@ -123,9 +124,13 @@ def simulate(attention: str, L: int, V: int, P: float, *, algorithm: str = _Defa
     |t| and c·sign(t). MALA samples the Bayesian posterior (read-out integrated out); Adam minimises the joint
     objective over all weights, whose reduced action has no log-det terms.
 
-    fluctuations (linear attention, MALA): compare with the means of the order parameters and of the Gibbs loss over
-    exp(−S) of the reduced action (`linear_posterior_means`, its Monte Carlo error as the theory error) instead
-    of their values at the minimum. qk_width None or 0: scores sampled directly (wide limit); else ≥ L. threads:
+    fluctuations (MALA): compare with posterior means instead of the values at the reduced action's minimum. Linear
+    attention: the means of the order parameters and of the Gibbs loss over exp(−S) of the reduced action
+    (`linear_posterior_means`, its Monte Carlo error as the theory error). Softmax: the means of c and of the Gibbs
+    loss over the well of the joint row mean field with the lowest free energy (each row's fluctuations kept;
+    `softmax_row_posterior_means`, its quadrature error as the theory error), the theory the sampled network
+    follows at the sizes checked (docs/models/copy_heads.md); c_uniform is 1 either way. qk_width None or 0: scores
+    sampled directly (wide limit); else ≥ L. threads:
     torch CPU threads (None: `validate.device.choose_threads`).
 
     Status (MALA): poor_mixing when a chain accepts ≤ 20%, when a compared quantity's split R-hat exceeds rhat_max or
@@ -160,6 +165,16 @@ def simulate(attention: str, L: int, V: int, P: float, *, algorithm: str = _Defa
     theory = solve_instance(theory_inst, float(P_used))
     if theory.status != Status.CONVERGED:  # before sampling: without a theory there is nothing to compare with
         raise unusable_theory(theory_inst, float(P_used), theory.message)
+    if settings.fluctuations and not mala:
+        raise ParameterError("fluctuations", True, "left out with algorithm 'adam' (a joint MAP has no posterior "
+                                                   "to average over)")
+    row_means = row_well = None
+    if settings.fluctuations and attention == "softmax":
+        row_means = softmax_row_posterior_means(inst.L, inst.V, float(P_used), conv)
+        row_well = min(row_means.wells, key=lambda well: well.free_energy)
+        if math.isnan(row_well.c_mean):
+            raise ParameterError("fluctuations", True, f"left out at L = {inst.L}, V = {inst.V}, P = {P_used:g}: the "
+                                                       "joint row mean field's lowest well is not convex there")
     D, per = settings.data_sets, settings.trials // settings.data_sets
     dev, train, test = prepare_data(cfg, settings.device, settings.seed, settings.rng, [sequences] * D,
                                     settings.n_test_sequences)
@@ -202,13 +217,18 @@ def simulate(attention: str, L: int, V: int, P: float, *, algorithm: str = _Defa
     if attention == "linear":
         # remainder norm per target row: 0 in Convention A, ρ at the minimum with the remainder's entropy kept
         measured.append(("rho", op["rho"], g.rho))
-    means = None
+    means = row_means
     errors = {}
-    if settings.fluctuations and attention == "linear" and mala:
+    if settings.fluctuations and attention == "linear":
         means = posterior_means_instance(theory_inst, float(P_used), seed=settings.seed)
         key = {"c_copy": "c", "c_uniform": "t", "test_loss": "loss_gibbs", "rho": "rho"}
         errors = {name: means.errors[key[name]] for name, _, _ in measured}
         measured = [(name, values, means.means[key[name]]) for name, values, _ in measured]
+    elif row_well is not None:
+        row_theory = {"c_copy": (row_well.c_mean, row_well.error),
+                      "test_loss": (row_well.loss_gibbs_mean, row_well.loss_gibbs_error)}
+        errors = {name: row_theory[name][1] for name in row_theory}
+        measured = [(name, values, row_theory[name][0] if name in row_theory else th) for name, values, th in measured]
     comparisons, diagnostics, unsettled = [], [], []
     for name, values, th in measured:
         statistics = draw_statistics(np.asarray(values)[selected], groups, name, "mala" if mala else "adam",
@@ -250,6 +270,12 @@ def simulate(attention: str, L: int, V: int, P: float, *, algorithm: str = _Defa
                         "(in the error bars)")
             if status == Status.CONVERGED:
                 status = Status.LIMITED
+    if row_means is not None:
+        message += (f"; theory: posterior means over the joint row mean field's lowest well (c mode "
+                    f"{row_well.c_mode:.4g}; {row_means.status.value})")
+    elif mala and attention == "softmax":
+        message += ("; theory: the reduced action's minimum, every row alike (fluctuations=True compares with the "
+                    "joint row mean field, which keeps each row's fluctuations)")
     return SimulationResult("mala" if mala else "adam", P_used, sequences, conv.n_of_P(P_used, inst.L), runs, theory,
                             tuple(comparisons), net.coverage(run.G[selected], conv.boundary), status, message, means,
                             D, tuple(diagnostics), n_threads)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from attnphase.models.copy_heads.results import PosteriorMeans, SolveResult
+from attnphase.models.copy_heads.results import PosteriorMeans, RowPosteriorMeans, SolveResult
 from attnphase.results import Result, Status
 from attnphase.validate.compare import Comparison
 
@@ -78,9 +78,10 @@ class SimulationResult(Result):
     sets' means (their spread holds the finite-P fluctuation of one data set as well), and the agreement band is the
     Student-t quantile for that many sets (chains left out as trapped count in none of them). Adam: the spread of the
     kept runs (one set) or of the sets' means, with the largest change of a run over the second half of its steps
-    added in quadrature. The
-    theory is the P → ∞ self-averaged one; no finite-P term is added to it (theory_error is the Monte Carlo error of
-    the posterior means with `fluctuations`, else 0)."""
+    added in quadrature. The theory is the P → ∞ self-averaged one; no finite-P term is added to it (theory_error:
+    with `fluctuations`, the Monte Carlo error of the linear posterior means or the quadrature error of the softmax
+    ones; else 0). posterior_means: with `fluctuations`, the linear posterior
+    means (`PosteriorMeans`) or the softmax row mean field's (`RowPosteriorMeans`), else None."""
 
     algorithm: str
     P_used: float
@@ -92,7 +93,7 @@ class SimulationResult(Result):
     coverage: Coverage
     status: Status
     message: str
-    posterior_means: PosteriorMeans | None = None
+    posterior_means: PosteriorMeans | RowPosteriorMeans | None = None
     data_sets: int = 1
     diagnostics: tuple = ()
     threads: int = 1

@@ -95,6 +95,29 @@ def test_a_read_only_directory_is_refused(command, option, tmp_path):
         assert "cannot be created" in message and "not writable" in message
 
 
+# /proc takes no new files from anyone, root included, although its permission bits let root write there.
+NOTHING_CAN_BE_CREATED_HERE = "/proc"
+
+
+@pytest.mark.skipif(not os.path.isdir(NOTHING_CAN_BE_CREATED_HERE), reason="needs Linux's /proc")
+@pytest.mark.parametrize("command, option", [
+    *COMMANDS_WRITING_A_DIRECTORY,
+    (["store", "export", "--out"], "--out"),
+    (["sweep", "demo", "--grid", "beta=1,2", "--workers", "1", "--store"], "--store"),
+])
+def test_a_place_where_no_file_can_be_created_is_refused_whoever_runs_it(command, option, tmp_path, monkeypatch):
+    """Writability is tried, not read off the permission bits, which say yes to root everywhere."""
+    path = f"{NOTHING_CAN_BE_CREATED_HERE}/attnphase-out"
+    if command[:2] == ["store", "export"]:
+        with ResultStore(tmp_path / "s.sqlite") as results:
+            results.put("demo", {"beta": 1.0}, {"m": 0.5})
+        command = ["store", "export", "--store", tmp_path / "s.sqlite", "--out"]
+    monkeypatch.chdir(tmp_path)
+    message = assert_refused(invoke(*command, path), option)
+    assert "cannot be created" in message and "not writable" in message
+    assert not os.path.exists(path)
+
+
 @pytest.mark.parametrize("model, report", [("potts", "potts"), ("all", "copy_heads")])
 def test_reproduce_refuses_an_out_where_a_report_directory_is_a_file(model, report, tmp_path):
     """A file where a model's report directory goes is refused before any model runs (with `all`, a later model's

@@ -9,6 +9,7 @@ way round), and a path that cannot be written or created.
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import click
@@ -30,8 +31,15 @@ def _write_problem(path: Path, directory: bool) -> str | None:
     if os.path.exists(path):
         if directory != path.is_dir():
             return "is a file, not a directory" if directory else "is a directory, not a file"
-        # A directory also needs search permission (x) for entries to be created in it.
-        return None if os.access(path, (os.W_OK | os.X_OK) if directory else os.W_OK) else "is not writable"
+        if directory:
+            reason = _why_no_file_can_be_made_in(path)
+            return None if reason is None else f"is not writable ({reason})"
+        if not os.access(path, os.W_OK):
+            return "is not writable"
+        # The file is replaced by a sibling renamed over it (store export) or kept with SQLite's log beside it (a
+        # sweep's store): its directory must take new files too.
+        reason = _why_no_file_can_be_made_in(path.parent)
+        return None if reason is None else f"cannot be written: its directory {path.parent} is not writable ({reason})"
     parent = path.parent
     if directory:
         while not os.path.exists(parent) and parent != parent.parent:
@@ -40,8 +48,20 @@ def _write_problem(path: Path, directory: bool) -> str | None:
         return f"cannot be created: its directory {parent} does not exist"
     if not parent.is_dir():
         return f"cannot be created: {parent} is a file, not a directory"
-    if not os.access(parent, os.W_OK | os.X_OK):
-        return f"cannot be created: {parent} is not writable"
+    reason = _why_no_file_can_be_made_in(parent)
+    return None if reason is None else f"cannot be created: {parent} is not writable ({reason})"
+
+
+def _why_no_file_can_be_made_in(directory: Path) -> str | None:
+    """Why no file can be created in the existing `directory`, or None when one can: found by creating and removing
+    a trial file. Permission bits (`os.access`) cannot tell: root passes them everywhere, also where nothing can be
+    created (/proc, a filesystem that refuses writes for other reasons)."""
+    try:
+        descriptor, trial = tempfile.mkstemp(prefix=".attnphase-write-check-", dir=directory)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    os.close(descriptor)
+    os.unlink(trial)
     return None
 
 

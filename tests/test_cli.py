@@ -42,6 +42,17 @@ def test_unknown_model_exits_2_naming_the_choices():
     assert "positional-semantic" in result.output
 
 
+@pytest.mark.parametrize("option", ["--other", "--reference"])
+def test_agreement_on_cuda_without_a_gpu_names_the_option_that_asked_for_it(option):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("needs a machine without a CUDA device")
+    result = run("agreement", option, "cuda", "--json")
+    assert result.exit_code == 2 and result.stdout == ""
+    assert f"Invalid value for '{option}'" in result.stderr and "no CUDA device" in result.stderr
+
+
 def test_console_entry_point_runs_as_module():
     out = subprocess.run([sys.executable, "-m", "attnphase", "--version"], capture_output=True, text=True)
     assert out.returncode == 0 and __version__ in out.stdout

@@ -24,11 +24,18 @@ def agreement(reference, other, seed, as_json):
     Example:
       attnphase agreement --other cuda --json
     """
+    from attnphase.errors import ParameterError
     from attnphase.validate.agreement import RELATIVE_TOLERANCE, compare_devices
     from attnphase.validate.device import select_device
 
+    devices = {}
+    for option, requested in (("--reference", reference), ("--other", other)):
+        try:  # cuda without a GPU: refused naming the option that asked for it, before any simulator runs
+            devices[option] = select_device(requested)
+        except ParameterError as exc:
+            raise click.BadParameter(exc.allowed, param_hint=f"'{option}'") from None
     rows = compare_devices(reference, other, seed)
-    parameters = {"reference": str(select_device(reference)), "other": str(select_device(other)), "seed": seed}
+    parameters = {"reference": str(devices["--reference"]), "other": str(devices["--other"]), "seed": seed}
     emit("agreement", "all", parameters, {"relative_tolerance": RELATIVE_TOLERANCE, "agrees": all(r.agrees for r in rows),
                                            "rows": [r.as_dict() for r in rows]}, as_json)
     if not all(r.agrees for r in rows):

@@ -461,6 +461,34 @@ def test_points_of_other_code_versions_are_counted_by_a_sweep_and_left_out_of_an
     assert both.exit_code == 2 and "--all-versions" in both.stderr
 
 
+def test_a_model_or_code_version_that_names_nothing_stored_is_refused_with_what_is_stored(tmp_path):
+    """A typo in --model or --code-version is a bad value naming what the store holds (exit 2), not an empty table
+    or listing that looks like a result; no file is written."""
+    store, out = str(tmp_path / "s.sqlite"), tmp_path / "t.csv"
+    old = "0.0.9+src.000000000000"
+    with ResultStore(store, version=old) as results:
+        results.put("demo", {"beta": 1.0}, {"m": 0.5})
+        results.put("other", {"x": 1}, {"y": 2.0}, version="0.0.8+src.111111111111")
+
+    def refused(*command):
+        result = CliRunner().invoke(main, [*command, "--store", store, "--json"])
+        assert result.exit_code == 2 and result.stdout == "", result.output
+        return result.stderr
+
+    for command in (["store", "export", "--out", str(out)], ["store", "list"]):
+        message = refused(*command, "--model", "nosuch")
+        assert "'--model'" in message and "'nosuch'" in message and "demo, other" in message
+    message = refused("store", "export", "--out", str(out), "--code-version", "bogus")
+    assert "'--code-version'" in message and f"0.0.8+src.111111111111, {old}" in message
+    message = refused("store", "export", "--out", str(out), "--model", "demo",
+                      "--code-version", "0.0.8+src.111111111111")
+    assert "of model 'demo'" in message and old in message and "0.0.8" not in message.split("holds")[1]
+    assert not out.exists()
+    listed = CliRunner().invoke(main, ["store", "export", "--out", str(out), "--store", store, "--model", "demo",
+                                       "--code-version", old, "--json"])
+    assert listed.exit_code == 0 and json.loads(listed.stdout)["n_rows"] == 1
+
+
 def test_an_interrupted_export_leaves_the_file_that_was_there(tmp_path, monkeypatch):
     """The table is written beside --out and renamed over it: an export interrupted half way leaves the previous
     table whole (no truncated file that looks complete) and no partial file, says so, and its one JSON object names
@@ -491,5 +519,5 @@ def test_an_interrupted_export_leaves_the_file_that_was_there(tmp_path, monkeypa
     link = tmp_path / "latest.csv"  # an --out that is a symbolic link: the file it points to is replaced
     link.symlink_to(out)
     assert CliRunner().invoke(main, ["store", "export", "--store", str(path), "--out", str(link),
-                                     "--model", "nothing"]).exit_code == 0
+                                     "--model", "demo"]).exit_code == 0
     assert link.is_symlink() and out.read_text().startswith("model,version,")

@@ -425,6 +425,16 @@ class ResultStore:
             sql, args = "SELECT COUNT(*) FROM results WHERE model = ?", (model,)
         return self._guarded(lambda: self._conn.execute(sql, args).fetchone()[0])
 
+    def versions_by_model(self) -> dict[str, list[str]]:
+        """Each stored model's code versions (models and versions sorted), from the key columns alone: cheap, and
+        also naming rows that are damaged."""
+        pairs = self._guarded(lambda: self._conn.execute(
+            "SELECT DISTINCT model, version FROM results ORDER BY model, version").fetchall())
+        versions: dict[str, list[str]] = {}
+        for model, version in pairs:
+            versions.setdefault(model, []).append(version)
+        return versions
+
     def summary(self) -> list[ModelSummary]:
         """One entry per (model, version): how many intact points, which parameters, when written."""
         groups: dict[tuple[str, str], list[StoredPoint]] = {}

@@ -50,7 +50,7 @@ def store_group() -> None:
 
 @store_group.command("list")
 @_store_option
-@click.option("--model", default=None, help="Only this model.")
+@click.option("--model", default=None, help="Only this model (one the store holds; another exits 2 naming them).")
 @json_option
 def list_command(store_path, model, as_json) -> None:
     """Summarise the store: points per model and code version.
@@ -62,6 +62,7 @@ def list_command(store_path, model, as_json) -> None:
     """
     store = _open(store_path)
     try:
+        _refuse_a_filter_that_matches_nothing(store, model)
         summaries = [s for s in store.summary() if model is None or s.model == model]
     except StoreError as exc:
         raise click.ClickException(str(exc)) from None
@@ -86,10 +87,11 @@ def list_command(store_path, model, as_json) -> None:
 @click.option("--out", type=OutputPath(directory=False), required=True,
               help="File to write (replaced if it exists, by a rename once the table is whole: an interrupted export "
                    "leaves it as it was; its directory must exist).")
-@click.option("--model", default=None, help="Only this model (default: every model).")
+@click.option("--model", default=None,
+              help="Only this model (default: every model; one the store does not hold exits 2 naming those it does).")
 @click.option("--code-version", "wanted_version", default=None, metavar="VERSION",
               help="Only the points of this code version, as `attnphase store list` names it (default: the current "
-                   "one of each model).")
+                   "one of each model; one the store does not hold exits 2 naming those it does).")
 @click.option("--all-versions", is_flag=True,
               help="The points of every code version: a point computed by several is a row per version.")
 @json_option
@@ -116,6 +118,7 @@ def export_command(store_path, fmt, out, model, wanted_version, all_versions, as
     keep_when_interrupted(f"the table was not written, and {out} was left as it was")
     store = _open(store_path)
     try:
+        _refuse_a_filter_that_matches_nothing(store, model, wanted_version)
         points = store.rows(model, version=wanted_version)
     except StoreError as exc:
         raise click.ClickException(str(exc)) from None
@@ -137,6 +140,30 @@ def export_command(store_path, fmt, out, model, wanted_version, all_versions, as
     versions = "all" if all_versions else wanted_version or "current"
     emit("store export", model, {"store": str(store.path), "format": fmt, "versions": versions},
          {"out": str(out), "n_rows": n_rows, "n_other_versions": n_other_versions, "damaged_rows": damaged}, as_json)
+
+
+_VERSIONS_NAMED = 10  # in the message of a --code-version that matches nothing; a store may hold many
+
+
+def _refuse_a_filter_that_matches_nothing(store: ResultStore, model: str | None, version: str | None = None) -> None:
+    """A --model or --code-version that names nothing stored is a bad value (a typo, most often): refused with
+    what the store holds, rather than an empty table or listing that looks like a result."""
+    stored = store.versions_by_model()
+    if model is not None and model not in stored:
+        held = f"the models {', '.join(stored)}" if stored else "no points"
+        raise click.BadParameter(f"no point of model {model!r} is stored in {store.path}, which holds {held}.",
+                                 param_hint="'--model'")
+    if version is None:
+        return
+    versions = sorted({v for name, held in stored.items() if model in (None, name) for v in held})
+    if version not in versions:
+        of_model = f" of model {model!r}" if model is not None else ""
+        named = ", ".join(versions[:_VERSIONS_NAMED]) + (
+            f" and {len(versions) - _VERSIONS_NAMED} more" if len(versions) > _VERSIONS_NAMED else "")
+        held = f"the code versions {named}" if versions else "no points"
+        raise click.BadParameter(f"no point{of_model} of code version {version!r} is stored in {store.path}, which "
+                                 f"holds{of_model} {held} (`attnphase store list` shows them).",
+                                 param_hint="'--code-version'")
 
 
 def _is_part_of(store_path: Path, out: Path) -> bool:

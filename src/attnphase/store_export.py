@@ -1,9 +1,11 @@
 """The results store's points as one flat table, in CSV or parquet (`ResultStore.export`, `attnphase store export`).
 
-Columns: model, version, the parameters, the results, created, elapsed_s. A result name that clashes with a column
-before it is written `result.<name>`. Lists and dicts are JSON text; null is an empty CSV cell / a parquet null.
-Parquet needs pyarrow (`pip install 'attnphase[parquet]'`). The table is written to a sibling file and renamed over
-the target, so an interrupted export leaves the file that was there before, never a truncated table.
+Columns: model, version, the parameters, the results, created, elapsed_s. A parameter named like one of the columns
+model, version, created and elapsed_s is written `param.<name>`, and a result name that clashes with any column
+`result.<name>`, so that no column is written over and every header is distinct. Lists and dicts are JSON text; null
+is an empty CSV cell / a parquet null. Parquet needs pyarrow (`pip install 'attnphase[parquet]'`). The table is
+written to a sibling file and renamed over the target, so an interrupted export leaves the file that was there
+before, never a truncated table.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from attnphase.jsonio import to_jsonable
 __all__ = ["EXPORT_FORMATS", "write_table"]
 
 EXPORT_FORMATS = ("csv", "parquet")
+# The columns of every row, whatever its parameters and results are named.
+_ROW_COLUMNS = ("model", "version", "created", "elapsed_s")
 
 
 def write_table(points: Sequence, path: str | os.PathLike, format: str = "csv") -> int:
@@ -28,9 +32,10 @@ def write_table(points: Sequence, path: str | os.PathLike, format: str = "csv") 
         raise ParameterError("--format", format, "one of " + ", ".join(EXPORT_FORMATS))
     param_names = sorted({name for p in points for name in p.params})
     result_names = sorted({name for p in points for name in p.result})
-    fixed = ["model", "version", *param_names]
-    result_columns = {n: (f"result.{n}" if n in fixed or n in ("created", "elapsed_s") else n) for n in result_names}
-    columns = fixed + [result_columns[n] for n in result_names] + ["created", "elapsed_s"]
+    param_columns = {n: (f"param.{n}" if n in _ROW_COLUMNS else n) for n in param_names}
+    columns_before_results = {*_ROW_COLUMNS, *param_columns.values()}
+    result_columns = {n: (f"result.{n}" if n in columns_before_results else n) for n in result_names}
+    columns = ["model", "version", *param_columns.values(), *result_columns.values(), "created", "elapsed_s"]
 
     def cell(value):
         return json.dumps(to_jsonable(value)) if isinstance(value, (list, dict)) else value
@@ -38,7 +43,7 @@ def write_table(points: Sequence, path: str | os.PathLike, format: str = "csv") 
     table = []
     for p in points:
         record = {"model": p.model, "version": p.version}
-        record.update({n: cell(p.params.get(n)) for n in param_names})
+        record.update({param_columns[n]: cell(p.params.get(n)) for n in param_names})
         record.update({result_columns[n]: cell(p.result.get(n)) for n in result_names})
         record.update({"created": p.created, "elapsed_s": p.elapsed})
         table.append(record)

@@ -127,6 +127,23 @@ def test_integer_ranges_are_exact_at_any_size(tmp_path):
         assert sorted(p.params["seed"] for p in s.rows()) == sorted(p.result["seed"] for p in s.rows()) == list(seeds)
 
 
+def test_a_list_computed_in_python_and_the_range_typed_on_the_command_line_are_the_same_points(tmp_path):
+    """The floats of a Python list are rounded to GRID_DIGITS as a range's inner values are, so np.linspace and the
+    range form resume each other's sweeps (one stored row per point); values only rounding would merge are refused."""
+    from attnphase.grids import as_grids
+
+    computed = np.linspace(0.5, 2.0, 301)
+    assert as_grids({"beta": computed})[0].values == parse_grid("beta=0.5:2:301").values
+    assert as_grids({"beta": [0.1 + 0.2, 1]})[0].values == (0.3, 1)
+    store = tmp_path / "s.sqlite"
+    first = run_sweep("demo", {"beta": computed[:41]}, store=store, workers=1)
+    again = run_sweep("demo", ["beta=0.5:0.7:41"], store=store, workers=1)
+    assert (first.n_computed, again.n_cached, again.n_computed) == (41, 41, 0)
+    with pytest.raises(ParameterError, match="distinct in 15 significant digits") as info:
+        as_grids({"x": [1.0, np.nextafter(1.0, 2.0)]})
+    assert info.value.name == "--grid x"
+
+
 def test_settings_and_products():
     assert parse_setting("sigma=0.1") == ("sigma", 0.1)
     assert parse_setting("L=8") == ("L", 8)

@@ -7,11 +7,13 @@ are all integers (NUM - 1 divides STOP - START) give an integer grid, exact howe
 `parse_setting` reads `--set NAME=VALUE` (a number, or text). `grid_points` is the Cartesian product of
 the grids (first grid slowest), at most MAX_POINTS points.
 
-The inner values of a range of floats are rounded to GRID_DIGITS significant digits so that a range grid
-hits the same store keys as the list a person would type (0.30000000000000004 -> 0.3); START and STOP are
-kept as typed. Rounding error is ~1e-15 relative, far below any physical resolution; a grid so fine that
-rounding merges points is refused, and so is a range of floats whose ends a float cannot hold exactly (an
-integer beyond 2^53 where NUM - 1 does not divide STOP - START).
+The inner values of a range of floats are rounded to GRID_DIGITS significant digits so that a range grid hits the
+same store keys as the list a person would type (0.30000000000000004 -> 0.3); START and STOP are kept as typed.
+The floats of a list given from Python (`as_grids` with a mapping) are rounded the same way, so that
+np.linspace(0.5, 2, 301) and `0.5:2:301` are the same points; a list typed as text keeps its values as typed.
+Rounding error is ~1e-15 relative, far below any physical resolution; a grid so fine that rounding merges points
+is refused, and so is a range of floats whose ends a float cannot hold exactly (an integer beyond 2^53 where
+NUM - 1 does not divide STOP - START).
 """
 
 from __future__ import annotations
@@ -181,7 +183,11 @@ def parse_setting(spec: str) -> tuple[str, Any]:
 
 
 def _grid_from_values(name: str, values: Any) -> Grid:
-    """A list grid from Python values (numpy scalars accepted), validated like `NAME=V1,V2,...`."""
+    """A list grid from Python values (numpy scalars accepted), validated like `NAME=V1,V2,...`.
+
+    Floats are rounded to GRID_DIGITS significant digits, as the inner values of a range are: a list computed in
+    Python (np.linspace(0.5, 2, 301)) then names the same points, and store keys, as the range `0.5:2:301`.
+    """
     if isinstance(values, str):
         return parse_grid(f"{name}={values}")
     if not isinstance(name, str) or not _NAME.match(name):
@@ -191,13 +197,19 @@ def _grid_from_values(name: str, values: Any) -> Grid:
     except TypeError:
         raise ParameterError(f"--grid {name}", values, "a list of distinct finite numbers") from None
     clean = []
+    given_as = {}  # rounded float -> the value given, to name two values that rounding merges
     for v in items:
         if hasattr(v, "item") and not isinstance(v, numbers.Number):
             v = v.item()
         if isinstance(v, numbers.Integral) and not isinstance(v, bool):
             clean.append(int(v))
         elif isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(float(v)):
-            clean.append(float(v))
+            rounded = _round_grid_value(float(v))
+            if given_as.setdefault(rounded, float(v)) != float(v):
+                raise ParameterError(f"--grid {name}", f"{given_as[rounded]!r} and {float(v)!r}",
+                                     f"a list of values distinct in {GRID_DIGITS} significant digits (the digits a "
+                                     "list's floats are rounded to)")
+            clean.append(rounded)
         else:
             raise ParameterError(f"--grid {name}", v, "a list of distinct finite numbers")
     return parse_grid(f"{name}=" + ",".join(repr(v) for v in clean))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import os
 import signal
 import sqlite3
@@ -54,10 +55,10 @@ def test_canonical_key_round_trips_or_refuses(params):
 
 def test_put_get_missing_and_no_duplicates(tmp_path):
     with ResultStore(tmp_path / "s.sqlite") as store:
-        assert store.put("demo", {"beta": 1.5, "h": 0.0}, {"m": 0.25, "bad": float("nan")}, elapsed=0.5)
+        assert store.put("demo", {"beta": 1.5, "h": 0.0}, {"m": 0.25, "missing": None}, elapsed=0.5)
         # Same point again (h written as an int this time): ignored, first result kept.
         assert not store.put("demo", {"h": 0, "beta": 1.5}, {"m": 99.0})
-        assert store.get("demo", {"beta": 1.5, "h": 0}) == {"m": 0.25, "bad": None}
+        assert store.get("demo", {"beta": 1.5, "h": 0}) == {"m": 0.25, "missing": None}
         assert store.get("demo", {"beta": 2.0, "h": 0}) is None
         assert store.get("other", {"beta": 1.5, "h": 0}) is None
         wanted = [{"beta": b, "h": 0.0} for b in (1.0, 1.5, 2.0)]
@@ -70,6 +71,41 @@ def test_put_get_missing_and_no_duplicates(tmp_path):
         assert old.get("demo", {"beta": 1.5, "h": 0}) is None
         assert old.put("demo", {"beta": 1.5, "h": 0}, {"m": 0.3})
         assert len(old.rows("demo")) == 2 and len(old.rows("demo", version="0.0.0+other")) == 1
+
+
+def test_non_finite_results_are_kept_exactly_and_old_rows_with_null_stay_readable(tmp_path):
+    """NaN, +inf, -inf and None are four different results: each reads back, and exports, as it was put. A row that
+    older code wrote with null for a non-finite value reads back as None."""
+    from attnphase.store_rows import row_checksum
+
+    path = tmp_path / "s.sqlite"
+    put = {"nan": float("nan"), "inf": np.inf, "minus_inf": -np.inf, "none": None, "x": 1.5,
+           "curve": [1.0, float("nan")], "__float__": "a result named like a tag"}
+    with ResultStore(path) as store:
+        store.put("mine", {"i": 1}, put)
+        got = store.get("mine", {"i": 1})
+        store.export(tmp_path / "t.csv")
+    assert math.isnan(got.pop("nan")) and math.isnan(got["curve"].pop())
+    assert got == {"inf": math.inf, "minus_inf": -math.inf, "none": None, "x": 1.5, "curve": [1.0],
+                   "__float__": "a result named like a tag"}
+    with open(tmp_path / "t.csv", newline="") as fh:
+        (row,) = csv.DictReader(fh)
+    assert (row["nan"], row["inf"], row["minus_inf"], row["none"]) == ("nan", "inf", "-inf", "")
+    assert math.isnan(json.loads(row["curve"])[1])
+    with sqlite3.connect(path) as connection:  # a row as the code before wrote it: null where a value was NaN
+        version, text = code_version(), '{"m":null,"x":2.0}'
+        connection.execute("INSERT INTO results (model, params, version, result, created, elapsed, checksum) VALUES "
+                           "(?, ?, ?, ?, ?, ?, ?)", ("old", '{"i":1}', version, text, 0.0, None,
+                                                     row_checksum("old", '{"i":1}', version, text)))
+    connection.close()
+    with ResultStore(path, read_only=True) as store:
+        assert store.get("old", {"i": 1}) == {"m": None, "x": 2.0} and store.verify() == []
+    pq = pytest.importorskip("pyarrow.parquet")
+    with ResultStore(path, read_only=True) as store:
+        store.export(tmp_path / "t.parquet", "parquet", model="mine")
+    columns = pq.read_table(tmp_path / "t.parquet").to_pydict()
+    assert math.isnan(columns["nan"][0]) and (columns["inf"], columns["minus_inf"]) == ([math.inf], [-math.inf])
+    assert columns["none"] == [None]
 
 
 def test_default_path_follows_environment(tmp_path, monkeypatch):

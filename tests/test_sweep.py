@@ -202,6 +202,18 @@ def test_curie_weiss_limits_and_thermodynamic_identity():
     assert info.value.name == "beta"
 
 
+def test_the_demo_flags_a_free_energy_beyond_float64_and_the_store_keeps_it(tmp_path):
+    """-ln 2 / beta at beta = 1e-320 is beyond float64: -inf, with status diverged (not converged), stored exactly."""
+    assert curie_weiss_point(2.0)["status"] == "converged"
+    for beta, h in ((1e-320, 0.0), (10.0, 1e308)):
+        point = curie_weiss_point(beta, h)
+        assert (point["free_energy"], point["status"]) == (-math.inf, "diverged")
+    report = run_sweep("demo", ["beta=1e-320,2"], store=tmp_path / "s.sqlite", workers=1)
+    assert (report.n_computed, report.n_failed) == (2, 0)
+    with ResultStore(tmp_path / "s.sqlite") as s:
+        assert s.get("demo", {"beta": 1e-320, "h": 0})["free_energy"] == -math.inf
+
+
 # --- running sweeps in this process ----------------------------------------------------------------
 
 

@@ -3,8 +3,8 @@
 * `to_jsonable` / `dumps`: for output. Every float printed by the toolkit is finite or reported as not
   computed (`null`). Dataclasses, numpy scalars and arrays, mpmath numbers and paths are converted
   recursively; the conversion is one-way.
-* `encode_exact` / `decode_exact`: for files that are read back (`attnphase.resume.computed_once`): an
-  exact round trip through JSON plus numpy arrays, without pickle.
+* `encode_exact` / `decode_exact`: for files that are read back (`attnphase.resume.computed_once`, the results
+  in the results store): an exact round trip through JSON plus numpy arrays, without pickle.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import dataclasses
 import enum
 import json
 import math
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -22,38 +23,43 @@ import numpy as np
 __all__ = ["to_jsonable", "dumps", "encode_exact", "decode_exact", "TRUSTED_PACKAGE"]
 
 
-def to_jsonable(obj: Any) -> Any:
-    """Recursively convert `obj` to plain JSON types; non-finite floats become None."""
+def to_jsonable(obj: Any, *, keep_non_finite: bool = False) -> Any:
+    """Recursively convert `obj` to plain JSON types; non-finite floats become None, or with `keep_non_finite` stay
+    floats (for a writer that encodes them itself: the results store keeps them exactly, see `encode_exact`)."""
+
+    def convert(value: Any) -> Any:
+        return to_jsonable(value, keep_non_finite=keep_non_finite)
+
     if obj is None or isinstance(obj, (bool, str)):
         return obj
     if isinstance(obj, enum.Enum):
-        return to_jsonable(obj.value)
+        return convert(obj.value)
     if isinstance(obj, (int, np.integer)) and not isinstance(obj, bool):
         return int(obj)
     if isinstance(obj, np.bool_):
         return bool(obj)
     if isinstance(obj, (float, np.floating)):
         x = float(obj)
-        return x if math.isfinite(x) else None
+        return x if keep_non_finite or math.isfinite(x) else None
     if isinstance(obj, complex):
-        return {"real": to_jsonable(obj.real), "imag": to_jsonable(obj.imag)}
+        return {"real": convert(obj.real), "imag": convert(obj.imag)}
     if isinstance(obj, np.ndarray):
-        return [to_jsonable(v) for v in obj.tolist()]
+        return [convert(v) for v in obj.tolist()]
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: to_jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+        return {f.name: convert(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
     if isinstance(obj, dict):
-        return {str(k): to_jsonable(v) for k, v in obj.items()}
+        return {str(k): convert(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple, set, frozenset)):
-        return [to_jsonable(v) for v in obj]
+        return [convert(v) for v in obj]
     if isinstance(obj, Path):
         return str(obj)
     if hasattr(obj, "item") and callable(obj.item):  # torch scalars
-        return to_jsonable(obj.item())
+        return convert(obj.item())
     try:  # mpmath numbers
         import mpmath
 
         if isinstance(obj, mpmath.mpf):
-            return to_jsonable(float(obj))
+            return convert(float(obj))
     except ImportError:  # pragma: no cover - mpmath is a hard dependency
         pass
     raise TypeError(f"cannot convert {type(obj).__name__} to JSON")
@@ -110,7 +116,7 @@ def encode_exact(obj: Any, arrays: dict[str, np.ndarray]) -> Any:
     TypeError for anything it cannot rebuild exactly (arbitrary objects, object arrays, classes from
     outside the attnphase package).
     """
-    import mpmath
+    mpmath = sys.modules.get("mpmath")  # an mpmath number exists only once mpmath is imported: not imported for it
 
     if isinstance(obj, enum.Enum):  # first: a StrEnum is also a str
         cls = type(obj)
@@ -130,12 +136,12 @@ def encode_exact(obj: Any, arrays: dict[str, np.ndarray]) -> Any:
         return {"__array__": name}
     if isinstance(obj, np.generic):
         return {"__numpy__": obj.dtype.str, "value": encode_exact(obj.item(), arrays)}
-    if isinstance(obj, mpmath.mpf):
+    if mpmath is not None and isinstance(obj, mpmath.mpf):
         if not mpmath.isfinite(obj):
             return {"__mpf__": str(obj)}  # "nan", "+inf", "-inf"
         man, exp = obj.man_exp  # obj == man * 2**exp exactly, whatever the working precision
         return {"__mpf__": [str(int(man)), int(exp)]}
-    if isinstance(obj, mpmath.mpc):
+    if mpmath is not None and isinstance(obj, mpmath.mpc):
         return {"__mpc__": [encode_exact(obj.real, arrays), encode_exact(obj.imag, arrays)]}
     if isinstance(obj, complex):
         return {"__complex__": [_encode_float(obj.real), _encode_float(obj.imag)]}
@@ -166,8 +172,6 @@ def _check_trusted(cls: type) -> None:
 
 def decode_exact(data: Any, arrays: Mapping[str, np.ndarray]) -> Any:
     """The object that `encode_exact` encoded as `data` (with its arrays in `arrays`)."""
-    import mpmath
-
     if isinstance(data, list):
         return [decode_exact(v, arrays) for v in data]
     if not isinstance(data, dict):
@@ -181,6 +185,8 @@ def decode_exact(data: Any, arrays: Mapping[str, np.ndarray]) -> Any:
         if tag == "__numpy__":
             return np.dtype(data["__numpy__"]).type(decode_exact(data["value"], arrays))
         if tag == "__mpf__":
+            import mpmath  # here, not for every decoding: reading a results store needs no mpmath
+
             value = data["__mpf__"]
             if isinstance(value, str):
                 return mpmath.mpf(value)
@@ -188,6 +194,8 @@ def decode_exact(data: Any, arrays: Mapping[str, np.ndarray]) -> Any:
             with mpmath.workprec(max(53, man.bit_length())):  # enough bits to hold the mantissa exactly
                 return mpmath.mpf((man, exp))
         if tag == "__mpc__":
+            import mpmath
+
             real, imag = (decode_exact(v, arrays) for v in data["__mpc__"])
             return mpmath.mpc(real, imag)
         if tag == "__complex__":

@@ -47,10 +47,9 @@ from pathlib import Path
 from typing import Any
 
 from attnphase.errors import ParameterError
-from attnphase.jsonio import dumps
 from attnphase.store_export import EXPORT_FORMATS, write_table
-from attnphase.store_rows import (ROW_COLUMNS, DamagedRow, StoredPoint, canonical_params, read_row, row_checksum,
-                                   text_as_stored)
+from attnphase.store_rows import (ROW_COLUMNS, DamagedRow, StoredPoint, canonical_params, read_row, result_text,
+                                   row_checksum, text_as_stored)
 from attnphase.version import code_version
 
 __all__ = [
@@ -327,21 +326,21 @@ class ResultStore:
         """Commit one point (one transaction), under `version` (default: the store's). Returns False when the point
         was already stored; a damaged row of the point (`DamagedRow`) is replaced.
 
-        Non-finite floats in `result` are stored as null (not computed), never as NaN.
+        Non-finite floats in `result` are kept exactly (NaN, +inf and -inf read back as they were put; `store_rows`).
         """
         key = canonical_params(params)
         if not isinstance(result, Mapping):
             raise ParameterError("result", result, "a dict of result names to values")
-        result_text = dumps(result, sort_keys=True, separators=(",", ":"))
+        text = result_text(result)
         version = version or self.version
-        checksum = row_checksum(model, key, version, result_text)
+        checksum = row_checksum(model, key, version, text)
         created = time.time()
 
         def insert():
             with self._write() as conn:
                 cursor = conn.execute(
                     "INSERT OR IGNORE INTO results (model, params, version, result, created, elapsed, checksum)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?)", (model, key, version, result_text, created, elapsed, checksum),
+                    " VALUES (?, ?, ?, ?, ?, ?, ?)", (model, key, version, text, created, elapsed, checksum),
                 )
                 if cursor.rowcount == 1:
                     return True
@@ -352,7 +351,7 @@ class ResultStore:
                 if stored is None or not isinstance(read_row(stored), DamagedRow):
                     return False
                 conn.execute("UPDATE results SET result = ?, created = ?, elapsed = ?, checksum = ? WHERE id = ?",
-                             (result_text, created, elapsed, checksum, stored[0]))
+                             (text, created, elapsed, checksum, stored[0]))
                 return True
 
         return self._guarded(insert)

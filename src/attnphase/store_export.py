@@ -3,9 +3,10 @@
 Columns: model, version, the parameters, the results, created, elapsed_s. A parameter named like one of the columns
 model, version, created and elapsed_s is written `param.<name>`, and a result name that clashes with any column
 `result.<name>`, so that no column is written over and every header is distinct. Lists and dicts are JSON text; null
-is an empty CSV cell / a parquet null. Parquet needs pyarrow (`pip install 'attnphase[parquet]'`). The table is
-written to a sibling file and renamed over the target, so an interrupted export leaves the file that was there
-before, never a truncated table.
+is an empty CSV cell / a parquet null; NaN and infinities are kept (nan, inf, -inf in CSV; NaN, Infinity inside JSON
+text; floats in parquet). Parquet needs pyarrow (`pip install 'attnphase[parquet]'`). The table is written to a
+sibling file and renamed over the target, so an interrupted export leaves the file that was there before, never a
+truncated table.
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ def write_table(points: Sequence, path: str | os.PathLike, format: str = "csv") 
     columns = ["model", "version", *param_columns.values(), *result_columns.values(), "created", "elapsed_s"]
 
     def cell(value):
-        return json.dumps(to_jsonable(value)) if isinstance(value, (list, dict)) else value
+        # JSON text as Python's json module writes it: NaN and infinities kept (NaN, Infinity), as in the store.
+        return json.dumps(to_jsonable(value, keep_non_finite=True)) if isinstance(value, (list, dict)) else value
 
     table = []
     for p in points:

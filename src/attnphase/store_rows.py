@@ -1,5 +1,10 @@
-"""The rows of the results store (`attnphase.store`): the key of a parameter dict, each row's checksum, and a row
-read back as the point it holds or as what is wrong with it (`DamagedRow`)."""
+"""The rows of the results store (`attnphase.store`): the key of a parameter dict, the text of a result, each row's
+checksum, and a row read back as the point it holds or as what is wrong with it (`DamagedRow`).
+
+A result is kept exactly, non-finite floats included: JSON has no NaN or infinities, so they are written as the
+tags of `attnphase.jsonio.encode_exact` ({"__float__": "nan"}, "inf", "-inf") and read back as floats. Rows written
+before kept them as null, which reads back as None.
+"""
 
 from __future__ import annotations
 
@@ -12,9 +17,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from attnphase.errors import ParameterError
+from attnphase.jsonio import decode_exact, encode_exact, to_jsonable
 
-__all__ = ["ROW_COLUMNS", "StoredPoint", "DamagedRow", "canonical_params", "row_checksum", "text_as_stored",
-           "read_row"]
+__all__ = ["ROW_COLUMNS", "StoredPoint", "DamagedRow", "canonical_params", "result_text", "row_checksum",
+           "text_as_stored", "read_row"]
 
 #: The columns a row is read with, in `read_row`'s order.
 ROW_COLUMNS = "id, model, params, version, result, created, elapsed, checksum"
@@ -55,6 +61,12 @@ def canonical_params(params: Mapping[str, Any]) -> str:
         clean[name] = _canonical_value(name, value)
     # json writes floats with float.__repr__, the shortest text that round-trips exactly.
     return json.dumps(clean, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def result_text(result: Mapping[str, Any]) -> str:
+    """The text a result is stored as: JSON with sorted keys, its non-finite floats tagged (`encode_exact`)."""
+    exact = encode_exact(to_jsonable(result, keep_non_finite=True), {})  # plain JSON values: no arrays to set aside
+    return json.dumps(exact, sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 
 def row_checksum(model: str, params: str, version: str, result: str) -> str:
@@ -112,6 +124,6 @@ def read_row(row: tuple) -> StoredPoint | DamagedRow:
         return DamagedRow(row_id, _printable(model), _printable(params),
                           "fails its checksum (its bytes changed after it was written)")
     try:
-        return StoredPoint(model, json.loads(params), version, json.loads(result), created, elapsed)
+        return StoredPoint(model, json.loads(params), version, decode_exact(json.loads(result), {}), created, elapsed)
     except json.JSONDecodeError as exc:  # checksum matched but the text is not JSON: written damaged
         return DamagedRow(row_id, _printable(model), _printable(params), f"is not valid JSON ({exc})")

@@ -154,6 +154,9 @@ def curie_weiss_point(beta: float, h: float = 0.0) -> dict[str, Any]:
     energy per spin f(m) = m^2/2 - (1/beta) ln(2 cosh(beta (m + h))). For h = 0 it vanishes at
     beta <= 1 and grows as sqrt(3 (beta - 1)) above. Inverting the equation gives exact references:
     beta = atanh(m)/m at h = 0 and h = atanh(m)/beta - m otherwise.
+
+    Where f overflows float64 (at extreme beta or h) it is returned as it is, -inf, with status "diverged": it has
+    left the finite numbers (`attnphase.results.Status`), and is no converged value.
     """
     from scipy.optimize import brentq
 
@@ -183,12 +186,15 @@ def curie_weiss_point(beta: float, h: float = 0.0) -> dict[str, Any]:
     m = sign * magnetisation
     x = beta * (m + h)
     free_energy = 0.5 * m * m - float(np.logaddexp(x, -x)) / beta
+    status = "converged" if converged else "max_iter"
+    if not math.isfinite(free_energy):  # beyond float64 (ln 2 / beta at beta < 4e-309, or beta |h| > 1.8e308)
+        status = "diverged"
     return {
         "m": m,
         "free_energy": free_energy,
         "residual": abs(m - math.tanh(x)),
         "iterations": iterations,
-        "status": "converged" if converged else "max_iter",
+        "status": status,
     }
 
 

@@ -54,7 +54,8 @@ def evaluate_point(target: str, params: dict[str, Any]) -> tuple:
     """
     start = time.perf_counter()
     try:
-        result = to_jsonable(load_point(target)(**params))
+        # Non-finite values stay floats: the store keeps them exactly (store_rows.result_text).
+        result = to_jsonable(load_point(target)(**params), keep_non_finite=True)
         if not isinstance(result, dict):
             raise TypeError(f"the point function returned {type(result).__name__}, not a dict")
         return ("ok", result, time.perf_counter() - start)

@@ -4,6 +4,8 @@ naming the option (--grid NAME or --set NAME), never points "failed, rerun to re
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from click.testing import CliRunner
 
@@ -57,6 +59,48 @@ def test_a_convention_field_of_copy_heads_is_a_name_it_takes_and_anything_else_i
     assert "--set nosuch" in stderr and "attention, L, V, P" in stderr and "boundary" in stderr
     stderr = _refused(tmp_path, "copy-heads", "--grid", "P=10,20", "--set", "boundary=foo")
     assert "--set boundary" in stderr and "'periodic'" in stderr
+
+
+def test_a_set_value_is_read_as_its_declared_type_and_the_copy_heads_defaults_are_in_the_key(tmp_path):
+    """docs/sweeps.md: a flag's --set VALUE is a bool (true/false/True/False/1/0), a text parameter's VALUE stays
+    text (linear_scale=1 is the choice '1'), and a copy-heads convention field given at its default is the point
+    computed without it (one stored row)."""
+    from attnphase.grids import parse_setting
+
+    defaults = {"bias": True, "linear_scale": "1/L", "beta": 1.0}
+    for text, flag in (("false", False), ("False", False), ("0", False), ("true", True), ("True", True), ("1", True)):
+        assert parse_setting(f"bias={text}", defaults) == ("bias", flag)
+    assert parse_setting("linear_scale=1", defaults) == ("linear_scale", "1")
+    assert parse_setting("beta=1", defaults) == ("beta", 1) and parse_setting("linear_scale=1") == ("linear_scale", 1)
+    with pytest.raises(ParameterError, match="true or false") as info:
+        parse_setting("bias=maybe", defaults)
+    assert info.value.name == "--set bias"
+
+    base = ["sweep", "copy-heads", "--grid", "P=50,100", "--set", "attention=linear", "--set", "L=4", "--set", "V=2"]
+    store = tmp_path / "s.sqlite"
+
+    def sweep(*settings):
+        result = CliRunner().invoke(main, [*base, *settings, "--workers", "1", "--store", str(store), "--json"])
+        assert result.exit_code == 0, result.output
+        report = json.loads(result.stdout)
+        return report["n_cached"], report["n_computed"]
+
+    assert sweep("--set", "bias=false") == (0, 2)
+    assert sweep("--set", "bias=0") == (2, 0)
+    assert sweep("--set", "linear_scale=1") == (0, 2)
+    assert sweep() == (0, 2)
+    assert sweep("--set", "beta=1", "--set", "bias=True", "--set", "linear_scale=1/L") == (2, 0)  # the defaults
+    with ResultStore(store) as s:
+        rows = s.rows("copy-heads")
+    assert len(rows) == 6 and all(len(row.params) == 18 for row in rows)  # attention, L, V, P and 14 conventions
+    assert sorted((row.params["bias"], row.params["linear_scale"]) for row in rows) == [
+        (False, "1/L")] * 2 + [(True, "1")] * 2 + [(True, "1/L")] * 2
+
+
+def test_a_name_spelled_as_another_commands_option_is_refused_with_the_sweeps_name(tmp_path):
+    """copy-heads' --tau (solve, threshold, scaling) is the sweep parameter tau0: the refusal says so."""
+    stderr = _refused(tmp_path, "copy-heads", "--grid", "P=10,20", "--set", "tau=2")
+    assert "--set tau" in stderr and "did you mean tau0?" in stderr
 
 
 @pytest.mark.parametrize("args, missing", [

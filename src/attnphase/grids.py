@@ -4,8 +4,8 @@ A grid is one swept parameter: its name and its values in sweep order (`Grid`). 
 command-line form, either `NAME=START:STOP:NUM` (NUM evenly spaced values from START to STOP, both ends
 included) or `NAME=V1,V2,...` (distinct finite numbers); integer START and STOP whose evenly spaced values
 are all integers (NUM - 1 divides STOP - START) give an integer grid, exact however large.
-`parse_setting` reads `--set NAME=VALUE` (a number, or text). `grid_points` is the Cartesian product of
-the grids (first grid slowest), at most MAX_POINTS points.
+`parse_setting` reads `--set NAME=VALUE` (a number, text, or a flag's true or false, as the parameter is
+declared). `grid_points` is the Cartesian product of the grids (first grid slowest), at most MAX_POINTS points.
 
 The inner values of a range of floats are rounded to GRID_DIGITS significant digits so that a range grid hits the
 same store keys as the list a person would type (0.30000000000000004 -> 0.3); START and STOP are kept as typed.
@@ -36,7 +36,9 @@ GRID_FORM = (
     "NAME=START:STOP:NUM (NUM evenly spaced values from START to STOP, START < STOP and NUM >= 2, "
     "or START == STOP and NUM == 1) or NAME=V1,V2,... (distinct finite numbers)"
 )
-SETTING_FORM = "NAME=VALUE with VALUE a finite number or a text value"
+SETTING_FORM = "NAME=VALUE with VALUE a finite number, a text value, or true or false for a flag"
+# How a flag's --set VALUE may be written (compared in lower case: True and False too).
+_FLAG_WORDS = {"true": True, "1": True, "false": False, "0": False}
 MAX_POINTS = 1_000_000
 # The inner linspace values of a range of floats are rounded to this many significant digits so that a range grid
 # hits the same store keys as the list a person would type (0.30000000000000004 -> 0.3). Rounding error is ~1e-15
@@ -162,8 +164,13 @@ def _float_range(start: int | float, stop: int | float, num: int, bad) -> list[f
     return values
 
 
-def parse_setting(spec: str) -> tuple[str, Any]:
-    """Parse `--set NAME=VALUE`: a number when VALUE reads as one (it must be finite), else text."""
+def parse_setting(spec: str, defaults: Mapping[str, Any] | None = None) -> tuple[str, Any]:
+    """Parse `--set NAME=VALUE` as the parameter NAME is declared, given `defaults` (the point function's, by name).
+
+    A parameter whose default is a bool (a flag) reads true or false (also True, False, 1, 0) as a bool; one whose
+    default is text keeps VALUE as typed (linear_scale=1 is the text '1', one of its choices). Any other VALUE is a
+    number when it reads as one (it must be finite), else text.
+    """
     if not isinstance(spec, str) or "=" not in spec:
         raise ParameterError("--set", spec, SETTING_FORM)
     name, _, text = (part.strip() for part in spec.partition("="))
@@ -171,6 +178,13 @@ def parse_setting(spec: str) -> tuple[str, Any]:
         raise ParameterError("--set", spec, f"NAME a parameter name (letters, digits, _); the form is {SETTING_FORM}")
     if not text:
         raise ParameterError(f"--set {name}", spec, SETTING_FORM)
+    default = (defaults or {}).get(name)
+    if isinstance(default, bool):
+        if text.lower() not in _FLAG_WORDS:
+            raise ParameterError(f"--set {name}", text, "true or false (a flag; also True, False, 1 or 0)")
+        return name, _FLAG_WORDS[text.lower()]
+    if isinstance(default, str):
+        return name, text
     if _INTEGER.match(text):
         return name, int(text)
     try:

@@ -39,6 +39,7 @@ and re-raises (a dead local worker as `WorkerProcessDied`; on a cluster, dask ru
 from __future__ import annotations
 
 import contextlib
+import difflib
 import hashlib
 import importlib.util
 import inspect
@@ -65,9 +66,9 @@ from attnphase.sweep_executors import (
 from attnphase.version import HASH_DIGITS, code_version
 
 __all__ = ["SWEEP_POINTS", "POINT_CHECKS", "CLUSTER_EXTRA_HINT", "register_point", "resolve_point", "point_version",
-           "current_version", "curie_weiss_point", "check_curie_weiss_point", "check_sweep_parameters",
-           "evaluate_point", "SweepFailure", "SweepReport", "PointParameterError", "WorkerProcessDied", "run_sweep",
-           "require_distributed"]
+           "current_version", "declared_defaults", "curie_weiss_point", "check_curie_weiss_point",
+           "check_sweep_parameters", "evaluate_point", "SweepFailure", "SweepReport", "PointParameterError",
+           "WorkerProcessDied", "run_sweep", "require_distributed"]
 
 # The registered models' point functions (attnphase.models.registry), plus the Curie-Weiss demo.
 SWEEP_POINTS: dict[str, str] = {
@@ -212,10 +213,25 @@ def check_curie_weiss_point(beta, h=0.0) -> tuple[float, float]:
 # signal-recovery point, checked with the schedule it plans) is still caught when that point runs.
 
 
-def _one_of_the_parameters(model: str, required: Sequence[str], optional: Sequence[str]) -> str:
+def _one_of_the_parameters(model: str, required: Sequence[str], optional: Sequence[str], given: str) -> str:
     listed = [f"{kind} {', '.join(names)}" for kind, names in (("required", required), ("optional", optional))
               if names]
-    return f"NAME one of the parameters {model} takes ({'; '.join(listed)})"
+    # A name spelled as another command's option (copy-heads' --tau is tau0 here) or mistyped: say the sweep's name.
+    close = difflib.get_close_matches(given, [*required, *optional], n=1)
+    hint = f"; did you mean {close[0]}?" if close else ""
+    return f"NAME one of the parameters {model} takes ({'; '.join(listed)}){hint}"
+
+
+def declared_defaults(model: str) -> dict[str, Any]:
+    """The defaults of the parameters that `model`'s point function takes by name (empty for a function without a
+    signature to read): the CLI reads a --set value as the type of its parameter's default (`grids.parse_setting`)."""
+    _, function = resolve_point(model)
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return {}
+    return {p.name: p.default for p in parameters
+            if p.default is not p.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
 
 
 # Point function ("module:function") -> its point check ("module:function", next to the point function in the model:
@@ -248,14 +264,15 @@ def check_sweep_parameters(model: str, grids: Sequence[Grid], base: Mapping[str,
                                                  f"({parameter.name} is positional-only)")
     if not any(p.kind is p.VAR_KEYWORD for p in parameters):  # with **kwargs it takes any name
         names = {p.name for p in by_name}
-        allowed = _one_of_the_parameters(model, [p.name for p in by_name if p.default is p.empty],
-                                         [p.name for p in by_name if p.default is not p.empty])
+        required = [p.name for p in by_name if p.default is p.empty]
+        optional = [p.name for p in by_name if p.default is not p.empty]
         for grid in grids:
             if grid.name not in names:
-                raise ParameterError(f"--grid {grid.name}", grid.spec, allowed)
+                raise ParameterError(f"--grid {grid.name}", grid.spec,
+                                     _one_of_the_parameters(model, required, optional, grid.name))
         for name, value in base.items():
             if name not in names:
-                raise ParameterError(f"--set {name}", value, allowed)
+                raise ParameterError(f"--set {name}", value, _one_of_the_parameters(model, required, optional, name))
     given = {grid.name for grid in grids} | set(base)
     for parameter in by_name:
         if parameter.default is parameter.empty and parameter.name not in given:

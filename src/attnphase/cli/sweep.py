@@ -12,7 +12,8 @@ from attnphase.cli.output_paths import OutputPath
 from attnphase.errors import ParameterError
 from attnphase.grids import GRID_FORM, Grid, parse_grid, parse_setting
 from attnphase.store import StoreError
-from attnphase.sweep import SWEEP_POINTS, PointParameterError, SweepReport, WorkerProcessDied, run_sweep
+from attnphase.sweep import (SWEEP_POINTS, PointParameterError, SweepReport, WorkerProcessDied, declared_defaults,
+                             run_sweep)
 
 
 _STORE_PATH = OutputPath(directory=False)
@@ -23,7 +24,9 @@ _STORE_PATH = OutputPath(directory=False)
 @click.option("--grid", "grid_specs", multiple=True, required=True, metavar="NAME=START:STOP:NUM",
               help=f"A swept parameter; repeat for a product grid. Form: {GRID_FORM}.")
 @click.option("--set", "settings", multiple=True, metavar="NAME=VALUE",
-              help="A parameter held fixed at VALUE for every point; repeatable.")
+              help="A parameter held fixed at VALUE for every point; repeatable. VALUE is read as the parameter is "
+                   "declared: true or false (also True, False, 1, 0) for a flag, text as typed for a text parameter "
+                   "(linear_scale=1), else a number when it reads as one.")
 @click.option("--workers", type=Int(1, 1024), default=None,
               help="Local worker processes (default: the CPU count; 1 runs in this process).")
 @click.option("--scheduler", default=None, metavar="ADDRESS",
@@ -52,7 +55,8 @@ def sweep(model, grid_specs, settings, workers, scheduler, store_path, as_json) 
       attnphase sweep demo --grid beta=0.5:2:301 --scheduler tcp://127.0.0.1:8786 --json
     """
     grids = [parse_grid(spec) for spec in grid_specs]
-    base = dict(parse_setting(spec) for spec in settings)
+    defaults = declared_defaults(model) if settings else {}  # a --set VALUE is read as its parameter's type
+    base = dict(parse_setting(spec, defaults) for spec in settings)
     store_path = store_path_or_default(store_path, _STORE_PATH)
     from attnphase import progress
 

@@ -10,6 +10,7 @@ its samplers (torch) are imported when a simulation runs.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import math
 import warnings
 
@@ -443,6 +444,21 @@ def simulate_row_model(L: int, V: int, P: float, *, trials: int = _Default(8), s
                           tuple(run.acceptance.tolist()), run.status, run.message)
 
 
+def _convention_fields_in_the_signature(function):
+    """`function`, which takes the fields of `Convention` as **convention_fields, with a signature that names each
+    field with its declared default (keyword-only). A sweep reads that signature: it checks --set names against it,
+    fills the defaults into a point's key (`--set beta=1` is the point computed without it: one stored row) and reads
+    a --set value as the declared type (bias=false a bool, linear_scale=1 the text '1'). Built from the declarations,
+    so that the defaults are written once."""
+    signature = inspect.signature(function)
+    named = [p for p in signature.parameters.values() if p.kind is not p.VAR_KEYWORD]
+    fields = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=field.default)
+              for name, field in Convention.declarations().items()]
+    function.__signature__ = signature.replace(parameters=[*named, *fields])
+    return function
+
+
+@_convention_fields_in_the_signature
 def check_sweep_point(attention: str = "softmax", L: int = 16, V: int = 4, P: float = 100.0,
                       **convention_fields) -> None:
     """What `sweep_point` checks of its parameters, for a sweep to run on every point before computing any: every
@@ -456,6 +472,7 @@ def check_sweep_point(attention: str = "softmax", L: int = 16, V: int = 4, P: fl
     DataSize.validated(P=P)
 
 
+@_convention_fields_in_the_signature
 def sweep_point(attention: str = "softmax", L: int = 16, V: int = 4, P: float = 100.0, **convention_fields) -> dict[str, float]:
     """One point of a parameter sweep: the global minimum and its losses (picklable, top level)."""
     check_sweep_point(attention, L, V, P, **convention_fields)

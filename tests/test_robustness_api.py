@@ -492,11 +492,12 @@ def test_store_rejects_bad_parameter_values(tmp_path_factory, value):
         raises_named("params", store.put, "m", {"": 1.0}, {"x": 1.0})
 
 
-def test_store_nonfinite_results_read_back_as_not_computed(tmp_path):
+def test_store_nonfinite_results_read_back_exactly(tmp_path):
     TALLY["store.ResultStore.put (values)"] += 1
     with ResultStore(tmp_path / "s.sqlite") as store:
-        store.put("m", {"beta": 1.0}, {"x": math.nan, "y": math.inf, "z": 2.0})
-        assert store.get("m", {"beta": 1}) == {"x": None, "y": None, "z": 2.0}
+        store.put("m", {"beta": 1.0}, {"x": math.nan, "y": -math.inf, "z": 2.0, "w": None})
+        got = store.get("m", {"beta": 1})
+    assert math.isnan(got.pop("x")) and got == {"y": -math.inf, "z": 2.0, "w": None}
 
 
 GRID_TEXT = st.one_of(

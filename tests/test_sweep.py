@@ -30,6 +30,7 @@ from attnphase.sweep import (
     resolve_point,
     run_sweep,
 )
+from attnphase.version import code_version
 from terminal_signals import as_from_a_terminal
 
 CLI = "from attnphase.cli import main; main()"
@@ -268,9 +269,6 @@ def test_editing_your_own_point_function_keys_its_points_anew(tmp_path, monkeypa
     results are not reused (README: results of other code are never reused). attnphase's own keep code_version()."""
     import importlib
 
-    from attnphase.sweep_executors import load_point
-    from attnphase.version import code_version
-
     monkeypatch.syspath_prepend(str(tmp_path))
     module = tmp_path / "editedpoints.py"
     module.write_text("def point(x):\n    return {'y': x * 2}\n")
@@ -280,7 +278,6 @@ def test_editing_your_own_point_function_keys_its_points_anew(tmp_path, monkeypa
     assert run_sweep("editedpoints:point", ["x=0:1:3"], store=store, workers=1).n_cached == 3
     module.write_text("def point(x):\n    return {'y': x * 3.0}\n")  # another size: no stale bytecode is read
     importlib.reload(importlib.import_module("editedpoints"))
-    load_point.cache_clear()
     edited = run_sweep("editedpoints:point", ["x=0:1:3"], store=store, workers=1)
     assert (edited.n_cached, edited.n_computed) == (0, 3) and edited.version != first.version
     with ResultStore(store) as s:
@@ -295,6 +292,59 @@ def test_editing_your_own_point_function_keys_its_points_anew(tmp_path, monkeypa
     before = point_version("editedpoints:point")
     (tmp_path / "editedhelper.py").write_text("SCALE = 4.0\n")
     assert point_version("editedpoints:point") == before
+
+
+@pytest.fixture
+def a_point_module(tmp_path, monkeypatch):
+    """A module of your own on the import path, `stalepoints.py` (point(x) -> {"y": x * x}), forgotten afterwards."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = tmp_path / "stalepoints.py"
+    module.write_text("def point(x):\n    return {'y': x * x}\n")
+    yield module
+    sys.modules.pop("stalepoints", None)
+
+
+def test_a_result_of_other_code_than_the_sweeps_is_not_stored(tmp_path, a_point_module):
+    """A stored result is keyed by the code that computed it: a process that keeps a module it imported
+    before an edit (a long-lived dask worker; here this process, which runs the serial sweep) gives results of the old
+    code, which are refused, not stored under the edited file's version; after a reload the points are computed."""
+    import importlib
+
+    store = tmp_path / "s.sqlite"
+    first = run_sweep("stalepoints:point", ["x=1:3:3"], store=store, workers=1)
+    a_point_module.write_text("def point(x):\n    return {'y': x * x + 1000.0}\n")  # edited, not reloaded here
+    stale = run_sweep("stalepoints:point", ["x=1:4:4"], store=store, workers=1)
+    assert stale.version != first.version
+    assert (stale.n_computed, stale.n_failed) == (0, 4)
+    error = stale.failures[0].error
+    assert f"other code (version {first.version}, not {stale.version})" in error and "restart the dask workers" in error
+    with ResultStore(store) as s:
+        assert s.rows(version=stale.version) == []
+    importlib.reload(importlib.import_module("stalepoints"))
+    fresh = run_sweep("stalepoints:point", ["x=1:4:4"], store=store, workers=1)
+    assert (fresh.version, fresh.n_computed, fresh.n_failed) == (stale.version, 4, 0)
+    with ResultStore(store) as s:
+        assert sorted(p.result["y"] for p in s.rows(version=fresh.version)) == [1001.0, 1004.0, 1009.0, 1016.0]
+
+
+def test_a_result_of_other_attnphase_code_is_not_stored(tmp_path, monkeypatch):
+    """attnphase's own point functions carry the code version of the source as the process imported it: a process
+    that loaded the demo before the source changed (the driver now keys by the new source) gives results that are
+    refused, and so does a worker of an attnphase whose results carry no version."""
+    import attnphase.point_code as point_code
+    import attnphase.sweep as sweep
+
+    point_code.loaded_point("attnphase.sweep:curie_weiss_point")  # loaded under this source's version
+    monkeypatch.setattr(point_code, "_IMPORTED_CODE_VERSION", "0.1.0+src.0123456789ab")  # the driver's, after an edit
+    report = run_sweep("demo", ["beta=1,2"], store=tmp_path / "s.sqlite", workers=1)
+    assert (report.version, report.n_computed, report.n_failed) == ("0.1.0+src.0123456789ab", 0, 2)
+    assert f"version {code_version()}, not 0.1.0+src.0123456789ab" in report.failures[0].error
+    monkeypatch.undo()
+    monkeypatch.setattr(sweep, "evaluate_point", lambda target, params: ("ok", {"m": 0.0}, 0.1))
+    report = run_sweep("demo", ["beta=1,2"], store=tmp_path / "s.sqlite", workers=1)
+    assert report.n_failed == 2 and "version unknown: an older attnphase" in report.failures[0].error
+    with ResultStore(tmp_path / "s.sqlite") as s:
+        assert s.rows() == []
 
 
 def test_progress_bar_only_when_asked(tmp_path, capsys):

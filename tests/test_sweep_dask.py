@@ -79,6 +79,28 @@ def test_unreachable_or_malformed_scheduler_is_a_parameter_error_that_leaves_no_
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_worker_that_kept_the_code_from_before_an_edit_stores_nothing(tmp_path, cluster, monkeypatch):
+    """docs/sweeps.md: results of other code are never reused. A dask worker keeps the module it imported first
+    (this cluster's worker runs in this process, and keeps it as a worker process does): after an edit of the
+    file, its results of the old code are refused, not stored under the edited file's version, and the message
+    says to restart the workers."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = tmp_path / "workerpoints.py"
+    module.write_text("def point(x):\n    return {'y': x * x}\n")
+    store, address = tmp_path / "s.sqlite", cluster.scheduler_address
+    try:
+        first = run_sweep("workerpoints:point", ["x=1:4:4"], store=store, scheduler=address)
+        assert (first.backend, first.n_computed) == ("dask", 4)
+        module.write_text("def point(x):\n    return {'y': x * x + 1000.0}\n")
+        stale = run_sweep("workerpoints:point", ["x=1:6:6"], store=store, scheduler=address)
+    finally:
+        sys.modules.pop("workerpoints", None)
+    assert stale.version != first.version and (stale.n_computed, stale.n_failed) == (0, 6)
+    assert all("restart the dask workers" in failure.error for failure in stale.failures)
+    with ResultStore(store) as results:
+        assert results.rows(version=stale.version) == []
+
+
 SCENARIO = Path(__file__).with_name("dask_kill_scenario.py")
 
 

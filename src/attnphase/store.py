@@ -3,8 +3,8 @@
 A point is keyed by (model, canonical parameters, code version). The code version is
 `attnphase.version.code_version()`: the release plus a hash of the installed source, so a point
 computed before any change to the code is never reused after it (a sweep of a point function outside the
-package adds a hash of that function's module file: `attnphase.sweep.point_version`). The canonical parameters are the
-JSON text of the parameter dict with sorted keys, floats written with `repr` (shortest round-trip
+package adds a hash of that function's module file: `attnphase.point_code.point_version`). The canonical parameters
+are the JSON text of the parameter dict with sorted keys, floats written with `repr` (shortest round-trip
 form, so the key is exact) and integral floats written as integers, so `beta=1` and `beta=1.0` name
 the same point. A sweep fills in the point function's defaults before keying a point (`attnphase.sweep`), so a
 parameter given at its default value and one left out name the same point. Results computed by another code version

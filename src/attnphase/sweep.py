@@ -9,8 +9,10 @@ Point functions are top-level (picklable) functions `sweep_point(**params) -> di
 named by model in `SWEEP_POINTS` as "module:function" strings so that a worker process (local or on
 a cluster node) imports them itself. A model argument of the form "module:function" is used as is,
 which lets a researcher sweep their own function without registering it. The code version that keys a
-point function's results (`point_version`) covers the file of that function's module too when it is not
-part of attnphase, so that editing your own function does not reuse its old results.
+point function's results (`point_code.point_version`) covers the file of that function's module too when it is not
+part of attnphase, so that editing your own function does not reuse its old results. Each result carries the
+version of the code that computed it, as the process that ran it loaded that code; a result of other code than the
+sweep's (a long-lived dask worker that imported it before an edit) is not stored: the point counts as failed.
 
 Before any point runs (and before any worker or cluster is started) the driver checks the sweep's
 parameters: every --grid and --set name against the point function's signature (a function with
@@ -40,8 +42,6 @@ from __future__ import annotations
 
 import contextlib
 import difflib
-import hashlib
-import importlib.util
 import inspect
 import math
 import os
@@ -59,11 +59,11 @@ from attnphase.grids import Grid, as_grids, grid_points
 from attnphase.models.registry import MODELS
 from attnphase.params import check_int, check_positive, check_real
 from attnphase.store import ResultStore, canonical_params
+from attnphase.point_code import load_point, point_version
 from attnphase.sweep_executors import (
-    CLUSTER_EXTRA_HINT, WorkerProcessDied, connect_dask, evaluate_point, load_point, require_distributed, run_dask,
-    run_pool,
+    CLUSTER_EXTRA_HINT, WorkerProcessDied, connect_dask, evaluate_point, require_distributed, run_dask, run_pool,
 )
-from attnphase.version import HASH_DIGITS, code_version
+from attnphase.version import code_version
 
 __all__ = ["SWEEP_POINTS", "POINT_CHECKS", "CLUSTER_EXTRA_HINT", "register_point", "resolve_point", "point_version",
            "current_version", "declared_defaults", "curie_weiss_point", "check_curie_weiss_point",
@@ -90,7 +90,6 @@ def register_point(model: str, target: str | Callable[..., Mapping[str, Any]]) -
             raise ParameterError("target", target, "a top-level function (workers import it by name)")
         target = f"{target.__module__}:{qualname}"
     SWEEP_POINTS[model] = target
-    load_point.cache_clear()
     resolve_point(model)
 
 
@@ -108,36 +107,6 @@ def resolve_point(model: str) -> tuple[str, Callable[..., Any]]:
         raise ParameterError(
             "MODEL", model, f"a model whose sweep point {target} can be imported ({type(exc).__name__}: {exc})"
         ) from None
-
-
-def point_version(target: str) -> str:
-    """The code version that keys the results of the point function `target` ("module:function").
-
-    For attnphase's own functions, `code_version()` (a hash of the package's source). For any other, that plus
-    `.point.` and a hash of the bytes of the file of `module` (the imported module's file, else the one the import
-    path finds, without running it; `register_point` names a function by the module that defines it), read when this
-    is called, so that editing that file changes the key and results of the old code are not reused. Only that one
-    file is hashed: modules it imports (your own helpers in other files included), data files it reads and installed
-    packages are not, and a module without a file of its own (typed at an interactive prompt, built in) is keyed by
-    `code_version()` alone.
-    """
-    module_name = target.partition(":")[0]
-    if module_name == "attnphase" or module_name.startswith("attnphase."):
-        return code_version()
-    source = getattr(sys.modules.get(module_name), "__file__", None) or _file_on_the_import_path(module_name)
-    if source is None or not os.path.isfile(source):
-        return code_version()
-    with open(source, "rb") as file:
-        digest = hashlib.sha256(file.read()).hexdigest()
-    return f"{code_version()}.point.{digest[:HASH_DIGITS]}"
-
-
-def _file_on_the_import_path(module_name: str) -> str | None:
-    try:
-        spec = importlib.util.find_spec(module_name)
-    except (ImportError, ValueError):  # ValueError: a module without a spec (__main__ at an interactive prompt)
-        return None
-    return spec.origin if spec is not None else None
 
 
 def current_version(model: str) -> str:
@@ -331,7 +300,8 @@ class PointParameterError(ParameterError):
 
 @dataclass(frozen=True)
 class SweepFailure:
-    """A point whose function raised; it is not stored, so the next run retries it."""
+    """A point that failed (its function raised, or other code than the sweep's computed it); it is not stored, so
+    the next run retries it."""
 
     params: dict[str, Any]
     error: str
@@ -371,18 +341,36 @@ class _Recorder:
 
     def record(self, params: dict[str, Any], outcome: tuple) -> None:
         kind = outcome[0]
-        if kind == "ok":
+        if kind == "ok" and self._ran_this_sweeps_code(outcome):
             self.store.put(self.model, params, outcome[1], elapsed=outcome[2], version=self.report.version)
             self.report.n_computed += 1
+        elif kind == "ok":
+            self._failed(params, _other_code_message(outcome, self.report.version))
         elif kind == "parameter_error":
             # Bad parameters are the caller's to fix, and usually affect every point: stop.
             _, name, value, allowed, _ = outcome
             raise PointParameterError(name, value, allowed)
         else:
-            self.report.n_failed += 1
-            if len(self.report.failures) < self.MAX_FAILURES_KEPT:
-                self.report.failures.append(SweepFailure(params, outcome[1]))
+            self._failed(params, outcome[1])
         self.bar.advance(", ".join(f"{name}={params[name]}" for name in self.report.grid))  # the swept values
+
+    def _ran_this_sweeps_code(self, outcome: tuple) -> bool:
+        """Whether the process that computed an "ok" outcome ran the code this sweep stores its points under."""
+        return len(outcome) > 3 and outcome[3] == self.report.version
+
+    def _failed(self, params: dict[str, Any], error: str) -> None:
+        self.report.n_failed += 1
+        if len(self.report.failures) < self.MAX_FAILURES_KEPT:
+            self.report.failures.append(SweepFailure(params, error))
+
+
+def _other_code_message(outcome: tuple, version: str) -> str:
+    """Why a result computed by other code than the sweep's is not stored (it is computed again by the next run)."""
+    # A worker of an attnphase from before results carried their version returns the result without one.
+    ran = outcome[3] if len(outcome) > 3 else "unknown: an older attnphase"
+    return (f"not stored: a worker ran other code (version {ran}, not {version}), e.g. a dask worker started before "
+            "an edit, which keeps the modules it imported first: restart the dask workers (in a Python session, "
+            "importlib.reload the edited module), then run the sweep again")
 
 
 def run_sweep(

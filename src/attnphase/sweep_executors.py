@@ -12,35 +12,22 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
-import importlib
 import multiprocessing
 import os
 import signal
 import threading
 import time
-from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from attnphase.errors import ParameterError
 from attnphase.jsonio import to_jsonable
+from attnphase.point_code import loaded_point
 
 if TYPE_CHECKING:
     from attnphase.sweep import _Recorder
 
-__all__ = ["CLUSTER_EXTRA_HINT", "WorkerProcessDied", "load_point", "evaluate_point", "require_distributed", "run_pool",
-           "run_dask"]
-
-
-@lru_cache(maxsize=None)
-def load_point(target: str) -> Callable[..., Any]:
-    """The point function named "module:function", imported where it runs (in the driver or a worker), once."""
-    module_name, _, function_name = target.partition(":")
-    function = getattr(importlib.import_module(module_name), function_name)
-    if not callable(function):
-        raise TypeError(f"{target} is not callable")
-    return function
+__all__ = ["CLUSTER_EXTRA_HINT", "WorkerProcessDied", "evaluate_point", "require_distributed", "run_pool", "run_dask"]
 
 
 # --- evaluating points ----------------------------------------------------------------------------
@@ -49,16 +36,19 @@ def load_point(target: str) -> Callable[..., Any]:
 def evaluate_point(target: str, params: dict[str, Any]) -> tuple:
     """Run one point where the work happens; never raises, so that any executor can carry the outcome.
 
-    Returns ("ok", result_dict, seconds), ("parameter_error", name, value, allowed, seconds) or
-    ("error", message, seconds). Plain tuples, because exceptions do not all survive pickling.
+    Returns ("ok", result_dict, seconds, code_version), ("parameter_error", name, value, allowed, seconds) or
+    ("error", message, seconds). Plain tuples, because exceptions do not all survive pickling. `code_version` is the
+    version of the code this process loaded and ran (`point_code.LoadedPoint`), which the driver compares with the
+    sweep's before storing the result.
     """
     start = time.perf_counter()
     try:
+        point = loaded_point(target)
         # Non-finite values stay floats: the store keeps them exactly (store_rows.result_text).
-        result = to_jsonable(load_point(target)(**params), keep_non_finite=True)
+        result = to_jsonable(point.function(**params), keep_non_finite=True)
         if not isinstance(result, dict):
             raise TypeError(f"the point function returned {type(result).__name__}, not a dict")
-        return ("ok", result, time.perf_counter() - start)
+        return ("ok", result, time.perf_counter() - start, point.version)
     except ParameterError as exc:
         value = exc.value if isinstance(exc.value, (int, float, str, bool, type(None))) else repr(exc.value)
         return ("parameter_error", exc.name, value, exc.allowed, time.perf_counter() - start)

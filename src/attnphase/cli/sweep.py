@@ -123,7 +123,7 @@ def _result(report: SweepReport, as_json: bool) -> dict:
         "failures": [{"params": point(f.params), "error": f.error} for f in report.failures],
         "damaged_rows": report.damaged_rows,
         "store": report.store,
-        "points_version": report.version,  # the code version its points are stored under (sweep.point_version)
+        "points_version": report.version,  # the code version its points are stored under (point_code.point_version)
         "backend": report.backend,
         "elapsed_s": report.elapsed_s,
     }

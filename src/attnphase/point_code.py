@@ -1,0 +1,98 @@
+"""The code that computes a sweep's points: a point function as a process loads it, and the code version under which
+its results are stored.
+
+A result is stored under the version of the code that computed it, which the process that ran the point reports
+(`LoadedPoint.version`): the driver refuses a result whose version differs from the sweep's (`point_version`, the
+code as it is on disk when the sweep starts). The two differ when a process keeps code it imported before an edit: a
+long-lived dask worker keeps the modules it imported first, whatever the files now hold, and so does a Python
+session that has not reloaded an edited module.
+
+A version is `code_version()` (the release and a hash of attnphase's source), for a point function outside attnphase
+followed by `.point.` and a hash of the bytes of its module's file. A process that loads a point function records
+the file's hash as the module is imported (read just before the import; a module imported earlier by other code is
+hashed when a sweep first loads it), and attnphase's own version as this module was imported.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from attnphase.version import HASH_DIGITS, code_version
+
+__all__ = ["LoadedPoint", "loaded_point", "load_point", "point_version"]
+
+# attnphase's code version as this process imported the package: taken when a process that runs points imports this
+# module (a dask worker, with its first point) rather than on first use, which in a long-lived worker could come
+# after an edit of the source and so name code the worker does not run. (`code_version()` keeps this value.)
+_IMPORTED_CODE_VERSION = code_version()
+
+
+@dataclass(frozen=True)
+class LoadedPoint:
+    """A point function as this process loaded it, and the code version of what it loaded (`point_version` of its
+    module as it was imported)."""
+
+    function: Callable[..., Any]
+    version: str
+
+
+_loaded: dict[str, LoadedPoint] = {}
+
+
+def loaded_point(target: str) -> LoadedPoint:
+    """The point function named "module:function", imported where it runs (in the driver or a worker) once, and again
+    when its module was reloaded (`importlib.reload`) or the name now holds another function."""
+    module_name, _, function_name = target.partition(":")
+    cached = _loaded.get(target)
+    if cached is not None and getattr(sys.modules.get(module_name), function_name, None) is cached.function:
+        return cached
+    # Read before the import: an edit in between then gives a version that no sweep started after it has, so the
+    # result is refused rather than stored as the edited code's.
+    version = point_version(target)
+    function = getattr(importlib.import_module(module_name), function_name)
+    if not callable(function):
+        raise TypeError(f"{target} is not callable")
+    _loaded[target] = LoadedPoint(function, version)
+    return _loaded[target]
+
+
+def load_point(target: str) -> Callable[..., Any]:
+    """The function of `loaded_point(target)`."""
+    return loaded_point(target).function
+
+
+def point_version(target: str) -> str:
+    """The code version that keys the results of the point function `target` ("module:function").
+
+    For attnphase's own functions, `code_version()` (a hash of the package's source). For any other, that plus
+    `.point.` and a hash of the bytes of the file of `module` (the imported module's file, else the one the import
+    path finds, without running it; `register_point` names a function by the module that defines it), read when this
+    is called, so that editing that file changes the key and results of the old code are not reused. Only that one
+    file is hashed: modules it imports (your own helpers in other files included), data files it reads and installed
+    packages are not, and a module without a file of its own (typed at an interactive prompt, built in) is keyed by
+    `code_version()` alone.
+    """
+    module_name = target.partition(":")[0]
+    if module_name == "attnphase" or module_name.startswith("attnphase."):
+        return _IMPORTED_CODE_VERSION
+    source = getattr(sys.modules.get(module_name), "__file__", None) or _file_on_the_import_path(module_name)
+    if source is None or not os.path.isfile(source):
+        return _IMPORTED_CODE_VERSION
+    with open(source, "rb") as file:
+        digest = hashlib.sha256(file.read()).hexdigest()
+    return f"{_IMPORTED_CODE_VERSION}.point.{digest[:HASH_DIGITS]}"
+
+
+def _file_on_the_import_path(module_name: str) -> str | None:
+    try:
+        spec = importlib.util.find_spec(module_name)
+    except (ImportError, ValueError):  # ValueError: a module without a spec (__main__ at an interactive prompt)
+        return None
+    return spec.origin if spec is not None else None

@@ -26,14 +26,14 @@ __all__ = ["to_jsonable", "dumps", "encode_exact", "decode_exact", "TRUSTED_PACK
 def to_jsonable(obj: Any, *, keep_non_finite: bool = False) -> Any:
     """Recursively convert `obj` to plain JSON types; non-finite floats become None, or with `keep_non_finite` stay
     floats (for a writer that encodes them itself: the results store keeps them exactly, see `encode_exact`)."""
+    return _plain(obj, keep_non_finite)
 
-    def convert(value: Any) -> Any:
-        return to_jsonable(value, keep_non_finite=keep_non_finite)
 
+def _plain(obj: Any, keep_non_finite: bool) -> Any:
     if obj is None or isinstance(obj, (bool, str)):
         return obj
     if isinstance(obj, enum.Enum):
-        return convert(obj.value)
+        return _plain(obj.value, keep_non_finite)
     if isinstance(obj, (int, np.integer)) and not isinstance(obj, bool):
         return int(obj)
     if isinstance(obj, np.bool_):
@@ -42,24 +42,24 @@ def to_jsonable(obj: Any, *, keep_non_finite: bool = False) -> Any:
         x = float(obj)
         return x if keep_non_finite or math.isfinite(x) else None
     if isinstance(obj, complex):
-        return {"real": convert(obj.real), "imag": convert(obj.imag)}
+        return {"real": _plain(obj.real, keep_non_finite), "imag": _plain(obj.imag, keep_non_finite)}
     if isinstance(obj, np.ndarray):
-        return [convert(v) for v in obj.tolist()]
+        return [_plain(v, keep_non_finite) for v in obj.tolist()]
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: convert(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+        return {f.name: _plain(getattr(obj, f.name), keep_non_finite) for f in dataclasses.fields(obj)}
     if isinstance(obj, dict):
-        return {str(k): convert(v) for k, v in obj.items()}
+        return {str(k): _plain(v, keep_non_finite) for k, v in obj.items()}
     if isinstance(obj, (list, tuple, set, frozenset)):
-        return [convert(v) for v in obj]
+        return [_plain(v, keep_non_finite) for v in obj]
     if isinstance(obj, Path):
         return str(obj)
     if hasattr(obj, "item") and callable(obj.item):  # torch scalars
-        return convert(obj.item())
+        return _plain(obj.item(), keep_non_finite)
     try:  # mpmath numbers
         import mpmath
 
         if isinstance(obj, mpmath.mpf):
-            return convert(float(obj))
+            return _plain(float(obj), keep_non_finite)
     except ImportError:  # pragma: no cover - mpmath is a hard dependency
         pass
     raise TypeError(f"cannot convert {type(obj).__name__} to JSON")

@@ -155,10 +155,13 @@ def test_beta_c_over_the_range_of_J(q, J):
 
 
 def test_coupling_scales_beta(thresholds):
-    """f depends on β and J through βJ only (up to the factor J): β_c(J = 2.5) = β_c(J = 1)/2.5."""
+    """f depends on β and J through βJ only (up to the factor J): β_c(J = 2.5) = β_c(J = 1)/2.5. The messages name
+    the control they give: β at J = 1, βJ (the followed one) otherwise."""
     other = threshold(4, 2.5, 16)
     with mpmath.workdps(40):
         assert abs(mpmath.mpf(other.beta_c_digits) * mpmath.mpf(2.5) - mpmath.mpf(thresholds[4].beta_c_digits)) < 1e-14
+    assert f"jumps at βJ = {float(thresholds[4].beta_c_digits):.15g} " in other.message
+    assert f"jumps at β = {float(thresholds[4].beta_c_digits):.15g} " in thresholds[4].message
 
 
 def test_solve_minima_between_the_spinodals():
@@ -179,7 +182,7 @@ def test_solve_minima_between_the_spinodals():
     deep = solve(3, 3.5)  # past βJ = q: the disordered state is gone; m < 0 is a minimum of f(m) only
     assert deep.minima[0].m > 0.8 and all(s.stability == "saddle" for s in deep.minima[1:])
     assert sweep_point(2.9, 3) == {"m": above.global_minimum.m, "free_energy": above.global_minimum.free_energy,
-                                   "local_minima": 2.0}
+                                   "local_minima": 2.0, "status": "converged"}
 
 
 def test_bad_input_names_the_parameter():

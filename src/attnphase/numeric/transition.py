@@ -220,7 +220,7 @@ def classify_transition(system: StationarySystem, branches: Sequence[StationaryB
     for (a0, b0, k0, _), (a1, b1, k1, crossing) in zip(pieces[:-1], pieces[1:]):
         if k0 == k1:
             continue
-        found.append(_transition(system, segments[k0], segments[k1], b0, crossing, measure, digits))
+        found.append(_transition(system, segments[k0], segments[k1], b0, crossing, measure, control_label))
     if not found:
         return Transition("none", None, (), (), 0.0, (math.nan, math.nan), Status.NOT_FOUND,
                           f"the global minimum stays on one branch for {control_label} in [{lo:.12g}, {hi:.12g}]")
@@ -280,7 +280,8 @@ def _global_pieces(system, segments, inside, a, b, digits, previous):
     return pieces
 
 
-def _transition(system, below: MinimumSegment, above: MinimumSegment, c: float, crossing, measure, digits) -> Transition:
+def _transition(system, below: MinimumSegment, above: MinimumSegment, c: float, crossing, measure,
+                control_label: str) -> Transition:
     if crossing is not None:  # two minima of equal action: first order
         x_below, x_above = below.state_at(system, crossing.value), above.state_at(system, crossing.value)
         values = (measure(x_below), measure(x_above))
@@ -288,8 +289,8 @@ def _transition(system, below: MinimumSegment, above: MinimumSegment, c: float, 
         upper_end = below.upper if below.high <= above.high else above.upper
         (t_low, kind_low), (t_high, kind_high) = _end_threshold(lower_end, "lower"), _end_threshold(upper_end, "upper")
         return Transition("first", crossing, (t_low, t_high), (kind_low, kind_high), abs(values[1] - values[0]), values,
-                          crossing.status, f"first order: the global minimum jumps at c = {crossing.value:.15g} "
-                          f"({crossing.message}); minima coexist between the spinodals")
+                          crossing.status, f"first order: the global minimum jumps at {control_label} = "
+                          f"{crossing.value:.15g} ({crossing.message}); minima coexist between the spinodals")
     end, start = below.upper, above.lower
     if end is not None and start is not None:  # the states where the two segments end and begin
         x_below, x_above = end.state, start.state
@@ -300,10 +301,10 @@ def _transition(system, below: MinimumSegment, above: MinimumSegment, c: float, 
     points = [s for s in (end, start) if s is not None and s.kind == "branch_point" and math.isfinite(s.control.error)]
     if not points or not continuous:
         return Transition("none", None, (), (), math.nan, (math.nan, math.nan), Status.FAILED,
-                          f"the global minimum leaves its branch at c = {c:.12g} without a crossing or a branch point "
+                          f"the global minimum leaves its branch at {control_label} = {c:.12g} without a crossing or a branch point "
                           "shared with the next: a branch is missing (give a start point on it)")
     point = min(points, key=lambda s: s.control.error)
     x = point.state
     return Transition("second", point.control, (point.control,), ("branch_point",), 0.0, (measure(x), measure(x)),
                       point.control.status, f"second order: the global minimum passes continuously through the "
-                      f"branch point at c = {point.control.value:.15g} ({point.control.message})")
+                      f"branch point at {control_label} = {point.control.value:.15g} ({point.control.message})")

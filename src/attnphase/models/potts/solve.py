@@ -176,20 +176,21 @@ def threshold(q, J=1.0, digits=15) -> Transition:
     """The transition in β: its order, β_c to `digits` digits with its error, the spinodals, the jump of m."""
     params, digits = Parameters.validated(q=q, J=J), Accuracy.validated(digits=digits).digits
     system, found = branches(params.q, coupling_range(params.q), digits)
+    # the branches are followed in βJ at J = 1, so the messages name that control (β itself where J = 1)
     t = classify_transition(system, found, coupling_range(params.q), digits=digits, order_parameter=lambda x: float(
-        symbolic.kernels()[1].call(u=x[0], beta=1.0, J=1.0, q=params.q)[0]))
+        symbolic.kernels()[1].call(u=x[0], beta=1.0, J=1.0, q=params.q)[0]),
+        control_label="β" if params.J == 1.0 else "βJ")
     spinodals = []
     for kind, located in zip(t.spinodal_kinds, t.spinodals):
         s = _in_beta(located, params.J, digits, kind.replace("_", " "))
         spinodals.append({"kind": kind, "beta": s.value, "digits": s.digits_string,
                           "error": rounded_error(s.value_mp, s.error),
                           "status": s.status})
-    message = t.message if params.J == 1.0 else f"{t.message} (c = βJ: the branches are followed at J = 1)"
     if t.control is None:
-        return Transition(t.order, math.nan, "", math.nan, tuple(spinodals), t.jump, t.status, message)
+        return Transition(t.order, math.nan, "", math.nan, tuple(spinodals), t.jump, t.status, t.message)
     at = _in_beta(t.control, params.J, digits, "the transition")
     return Transition(t.order, at.value, at.digits_string, rounded_error(at.value_mp, at.error), tuple(spinodals),
-                      t.jump, t.status, message)
+                      t.jump, t.status, t.message)
 
 
 def check_sweep_point(beta, q, J=1.0) -> None:
@@ -198,7 +199,11 @@ def check_sweep_point(beta, q, J=1.0) -> None:
 
 
 def sweep_point(beta, q, J=1.0) -> dict:
-    """The global minimum's m and f at β, and the number of locally stable states."""
+    """The global minimum's m and f at β, the number of locally stable states and the solve's status. Without a
+    global minimum the point fails (a sweep records why and computes it again on its next run)."""
     solution = solve(q, beta, J)
+    if solution.global_minimum is None:
+        raise RuntimeError(f"no global minimum at β = {beta:g}: {solution.message}")
     return {"m": solution.global_minimum.m, "free_energy": solution.global_minimum.free_energy,
-            "local_minima": float(sum(s.stability != "saddle" for s in solution.minima))}
+            "local_minima": float(sum(s.stability != "saddle" for s in solution.minima)),
+            "status": solution.status.value}

@@ -119,6 +119,8 @@ def check_real_list(
         parts = list(values)
     else:
         raise ParameterError(name, values, "a comma-separated list of numbers")
+    if any(isinstance(p, Iterable) and not isinstance(p, str) for p in parts):  # e.g. a matrix given as its rows
+        raise ParameterError(name, values, "a flat list of numbers (a matrix row-major: its first row, then the next)")
     out = [check_real(name, p, low, high) for p in parts]
     if length is not None and len(out) != length:
         raise ParameterError(name, values, f"a list of exactly {length} numbers")

@@ -4,6 +4,7 @@ naming the API's parameter, never a TypeError from deep inside or a run that nev
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
@@ -59,6 +60,23 @@ def test_simulate_takes_a_dtype_by_name():
 def test_simulate_names_num_threads_not_the_cli_option(threads):
     """0 used to be accepted (read as "choose"), −3 refused as "--threads", an option the API does not have."""
     raises_named("num_threads", ps.simulate, **{**TINY_RUN, "num_threads": threads})
+
+
+@pytest.mark.parametrize("A", [[[0.6, 0.4], [0.4, 0.6]], np.array([[0.6, 0.4], [0.4, 0.6]])])
+def test_a_matrix_given_as_its_rows_is_refused_with_the_form_asked(A):
+    """A is a flat row-major list; given as rows, the refusal had named an entry's range ([0, 1]) that every entry
+    met. It now says what form is asked for."""
+    with pytest.raises(ParameterError, match="(?s)for A: .*a flat list of numbers .a matrix row-major"):
+        ps.solve(0.3, 1.25, A=A)
+
+
+def test_simulate_refuses_an_alpha_with_no_training_sample_at_its_d():
+    """n = round(α·d) training samples: at α = 0.001, d = 20 that is 0, which had run silently with n = 1 (α = 0.05);
+    refused by name with the bound on α (α·d = 0.5 rounds to 0 as well); just above it the run has n = 1."""
+    for alpha in (0.001, 0.025):
+        with pytest.raises(ParameterError, match=r"alpha.*above 0\.025 for d = 20"):
+            ps.simulate(**{**TINY_RUN, "alpha": alpha, "d": 20})
+    assert ps.simulate(**{**TINY_RUN, "alpha": 0.03, "d": 20}).n == 1
 
 
 @pytest.mark.parametrize("name, value", [("rng", "gpu"), ("rng", None), ("device", "tpu"), ("device", 3)])
@@ -229,6 +247,19 @@ def test_the_global_branch_is_named_only_where_the_comparison_decides_it():
     absent = _solve_result(params, 3e-3, [_found("semantic", -1.0e-3, 5e-8)],
                            [MissingBranch("positional", Status.NOT_FOUND, "positional: lost at α = 0.9")])
     assert absent.global_branch == "semantic"
+
+
+def test_a_failed_branch_outweighs_a_limited_one_in_either_order():
+    """The overall status of a solve with one branch limited (errors above the request) and one failed (no value) is
+    failed whichever was requested first: an audit had found "limited", exit 0, for one order of --branches."""
+    from attnphase.models.positional_semantic.point import _solve_result
+    from attnphase.models.positional_semantic.results import MissingBranch
+
+    params = ps.Parameters(omega=0.3)
+    limited = dataclasses.replace(_found("trivial", -1.0e-3, 5e-8), status=Status.LIMITED)
+    failed = MissingBranch("positional", Status.FAILED, "positional: no solution at its anchor")
+    assert _solve_result(params, 3e-3, [limited], [failed]).status == "failed"
+    assert _solve_result(params, 3e-3, [limited], []).status == "limited"
 
 
 def test_the_trivial_state_is_carried_from_small_alpha_where_its_cold_start_fails():

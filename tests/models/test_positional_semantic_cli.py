@@ -56,6 +56,14 @@ def test_bad_values_exit_2(args):
     assert result.exit_code == 2, result.output
 
 
+@pytest.mark.parametrize("grid", ["omega=0.3,0.4", "0:0.45:1", "a:b:c"])
+def test_a_bad_omega_grid_is_explained_in_the_options_own_form(grid):
+    """--omega-grid takes START:STOP:NUM or V1,V2,... (no NAME=, which `sweep --grid` has): its refusals say so."""
+    result = run(["threshold", "positional-semantic", "--omega-grid", grid])
+    assert result.exit_code == 2 and "--omega-grid" in result.output
+    assert "the form is START:STOP:NUM" in result.output and "NAME=" not in result.output
+
+
 def test_seeds_is_still_accepted_with_a_deprecation_message():
     """--seeds was renamed --trials; the old spelling works for one release and says so on stderr, while
     stdout stays one JSON object (with the option's new name)."""

@@ -372,7 +372,8 @@ def test_an_interrupted_threshold_keeps_the_one_it_finished(tmp_path, monkeypatc
         api.threshold(0.4, checkpoint_dir=tmp_path, **settings)
     resumed = api.threshold(0.4, checkpoint_dir=tmp_path, **settings)
     assert refined == ["alpha_c", "alpha_l", "alpha_l"]
-    assert resumed.read_back == ("alpha_c",)
+    assert resumed.read_back == ("alpha_c",) and resumed.as_dict()["read_back"] == ["alpha_c"]
+    assert "alpha_c read back from" in resumed.message  # the JSON's message says so too, not only stderr
     assert (resumed.alpha_c.value, resumed.alpha_c.error) == (plain.value, plain.error)
     assert resumed.alpha_l.status in ("converged", "limited") and math.isfinite(resumed.alpha_l.value)
 
@@ -520,3 +521,13 @@ def test_the_test_error_and_its_quadrature_error_against_an_independent_rule(sig
     if sigma == 1.0:
         old = _independent_test_error(sigma, 0.3, q, theta, m, 16)
         assert abs(old - reference) > 10 * (error + reference_error)
+
+
+@pytest.mark.parametrize("branch, guess", [("positional", [-0.01, 8.0, 0.2, -0.2]), ("semantic", [0.02, 15.0, 1.2])])
+def test_a_start_outside_the_branchs_domain_is_a_failed_solve_not_an_exception(branch, guess):
+    """A start extrapolated or carried from other parameters past q = 0 or |θ| = √(ρq) (λ = 0.1 and σ = 0.001 at
+    ω = 0.3 had ended `solve` in a math domain error and in a refusal of a "state" the user never gave): the solve
+    fails with the reason, so that a continuation halves its step or reports the branch missing."""
+    solution = api.solve_branch(branch, 1.25, STANDARD, nodes_per_dim=6, guess=guess, stability=False)
+    assert solution.status == "failed" and "outside the branch's domain" in solution.message
+    assert solution.evaluations == 0 and math.isnan(solution.q)

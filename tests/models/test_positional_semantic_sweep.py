@@ -22,9 +22,28 @@ def test_sweep_point_is_registered_and_flattens_solve(monkeypatch):
     assert point["positional_test_error"] == by_name["positional"].test_error
     assert point["positional_V_error"] == by_name["positional"].errors["V"]
     assert point["linear_baseline_error"] == reference.linear_baseline_error
+    assert point["status"] == reference.status and point["positional_status"] == by_name["positional"].status
     gap = by_name["semantic"].free_energy - by_name["positional"].free_energy
     errors = by_name["semantic"].errors["free_energy"] + by_name["positional"].errors["free_energy"]
     if abs(gap) > errors:
         assert point["semantic_is_global"] == float(gap > 0)
     else:
         assert math.isnan(point["semantic_is_global"])
+
+
+def test_a_sweep_point_whose_branch_was_not_solved_fails_with_the_reason(monkeypatch):
+    """An audit found a sweep storing a failed solve (σ = 0.7, ω = 0.3, α = 0.3: positional failed) as a computed
+    point without branch columns, never retried. Now such a point raises with the solve's message (the sweep
+    records it as failed and computes it again on its next run)."""
+    import pytest
+
+    from attnphase.models.positional_semantic import point as point_module
+    from attnphase.models.positional_semantic.results import MissingBranch, SolveResult
+    from attnphase.results import Status
+
+    failed = SolveResult((), None, 0.002, 3e-3, Status.FAILED, "positional: failed",
+                         (MissingBranch("positional", Status.FAILED, "positional: no solution at its anchor"),))
+    monkeypatch.setattr(point_module, "solve", lambda *args, **kwargs: failed)
+    _, point_function = resolve_point("positional-semantic")
+    with pytest.raises(RuntimeError, match="no solution at its anchor"):
+        point_function(omega=0.3, alpha=0.3, sigma=0.7)

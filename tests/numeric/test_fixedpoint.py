@@ -551,6 +551,27 @@ def test_a_failed_anchor_falls_back_to_the_next_anchor_and_the_branch_is_followe
     assert loss.status == "failed" and "c = -1" in loss.message and "fallback anchor c = -0.5" in loss.message
 
 
+def test_an_anchor_judged_absent_establishes_the_loss_and_one_undecided_anchor_does_not():
+    """x -> x + 0.3 (c − x²) at c = −1 has no fixed point. Where the caller's criterion calls the failed solution
+    "absent" at every anchor tried (its own evidence, e.g. the branch carried there collapsed), the loss is
+    established (status converged, criterion "absent"); where one anchor only failed, it stays status failed."""
+    family = _fixed_point_family(lambda x, c: x + 0.3 * (c - x * x), 1.0)
+
+    def branch(verdict, fallbacks):
+        return Continuation(lambda c, guess, previous: family(c, guess),
+                            lambda r, p: None if r.success and r.value > 0 else verdict(r),
+                            lambda r: np.array([r.value]), -1.0, max_step=0.5, min_step=0.01, anchor_guess=1.0,
+                            fallback_anchors=fallbacks)
+
+    established = branch(lambda r: "absent", [-0.5])
+    assert established.at(2.0) is None
+    loss = established.loss(2.0)
+    assert loss.status == "converged" and loss.criterion == "absent"
+    verdicts = iter(["absent", "not_converged"])  # the anchor judged absent, the fallback only failed
+    undecided = branch(lambda r: next(verdicts), [-0.5])
+    assert undecided.at(2.0) is None and undecided.loss(2.0).status == "failed"
+
+
 def test_an_absent_branch_is_not_found_everywhere_without_a_solve():
     """A branch known not to exist (`absent`, e.g. an order parameter without a source) is reported lost at
     every control with that reason (status converged: the loss is established, not a solver failure), and no

@@ -16,8 +16,8 @@ from attnphase.cli.common import (Int, RenamedOptionsCommand, as_option_error, e
 from attnphase.cli.groups import keep_when_interrupted, simulate, solve, threshold
 from attnphase.cli.output_paths import OutputPath
 from attnphase.errors import ParameterError
-from attnphase.models.positional_semantic.parameters import (Accuracy, Parameters, Simulation, ThresholdSearch,
-                                                             check_parameter)
+from attnphase.models.positional_semantic.parameters import (DEFAULT_A, Accuracy, Parameters, Simulation,
+                                                             ThresholdSearch, check_parameter)
 from attnphase.params import check_int
 from attnphase.results import Status
 
@@ -25,6 +25,12 @@ MODEL = "positional-semantic"
 omega_option = options_from(Parameters, ["omega"], required=["omega"])
 alpha_option = options_from(Simulation, ["alpha"], required=["alpha"])
 model_options = options_from(Parameters, ["sigma", "lam", "A", "L"])
+
+
+def teacher_A(A, L):
+    """A as the command used it, for its printed parameters: the default where none was given for L = 2 (so that a
+    saved result records the teacher it was computed for)."""
+    return list(DEFAULT_A) if A is None and L == 2 else A
 
 
 def named_by_option(settings, call, *args, **kwargs):
@@ -123,7 +129,7 @@ def solve_command(omega, alpha, sigma, lam, A, L, tol, branches, threads, deprec
         if exc.name != "branches":
             raise
         raise ParameterError("--branches", branches, exc.allowed) from None
-    parameters = {"omega": omega, "alpha": alpha, "sigma": sigma, "lam": lam, "A": A, "L": L, "tol": tol,
+    parameters = {"omega": omega, "alpha": alpha, "sigma": sigma, "lam": lam, "A": teacher_A(A, L), "L": L, "tol": tol,
                   "branches": list(names), "rules": rules if rules == "auto" else list(rules), "threads": threads}
     emit("solve", MODEL, parameters, result.as_dict(), as_json)
     if result.status == Status.FAILED:  # printed with its message; the exit status says it too, as for other models
@@ -187,7 +193,7 @@ def threshold_command(omega, omega_grid, sigma, lam, A, L, tol, alpha_min, alpha
     kept = checkpoint_dir if checkpoint_dir is not None else cache_root() / "thresholds"
     keep_when_interrupted(f"every finished threshold is in {kept}; the same command goes on from there")
     settings = dict(tol=tol, alpha_min=alpha_min, alpha_max=alpha_max, which=names, rules=rules, checkpoint_dir=kept)
-    parameters = {"sigma": sigma, "lam": lam, "A": A, "L": L, "tol": tol, "alpha_min": alpha_min,
+    parameters = {"sigma": sigma, "lam": lam, "A": teacher_A(A, L), "L": L, "tol": tol, "alpha_min": alpha_min,
                   "alpha_max": alpha_max, "which": list(names), "rules": rules if rules == "auto" else list(rules),
                   "threads": threads}
     if omega_grid is not None:
@@ -195,8 +201,10 @@ def threshold_command(omega, omega_grid, sigma, lam, A, L, tol, alpha_min, alpha
 
         try:
             omegas = [check_parameter("omega", w) for w in parse_grid(f"omega={omega_grid}").values]
-        except ParameterError as exc:
-            raise ParameterError("--omega-grid", omega_grid, exc.allowed) from None
+        except ParameterError as exc:  # the grid's rule, in this option's own form (no NAME=, which --grid has)
+            rule = exc.allowed.split("; the form is ")[0]
+            raise ParameterError("--omega-grid", omega_grid, f"{rule}; the form is START:STOP:NUM (NUM values from "
+                                                             "START to STOP) or V1,V2,...") from None
         result = _kept_in_option(phase_curve, omegas, sigma, lam, A, L, **settings)
         emit("threshold", MODEL, {"omega_grid": omega_grid, **parameters}, result.as_dict(), as_json)
         if result.status == Status.FAILED:
@@ -245,7 +253,7 @@ def simulate_command(omega, alpha, d, init, trials, seed, steps, lr, test_sample
                              lam=lam, A=A, L=L, rng=rng, num_threads=threads)
     parameters = {"omega": omega, "alpha": alpha, "d": d, "init": init, "trials": trials, "seed": seed,
                   "steps": steps, "lr": result.lr, "test_samples": test_samples, "device": result.device, "rng": rng,
-                  "threads": result.threads, "sigma": sigma, "lam": lam, "A": A, "L": L}
+                  "threads": result.threads, "sigma": sigma, "lam": lam, "A": teacher_A(A, L), "L": L}
     emit("simulate", MODEL, parameters, result.as_dict(), as_json)
     if result.status == "diverged":  # printed with its message (non-finite values are null); exit 1 says it too
         raise SystemExit(1)

@@ -226,7 +226,9 @@ class Continuation:
     absent: why the branch cannot exist for this problem at all (an exact property, e.g. an order parameter
     whose conjugate vanishes identically); then nothing is solved and `loss(c)` at every control is that reason
     (status converged: the loss is established, criterion "absent", no bracket). A failed anchor solve, by
-    contrast, is status failed: it proves nothing either way.
+    contrast, is status failed: it proves nothing either way, unless `lost` judges its solution "absent" at every
+    anchor tried (evidence of absence the caller has, e.g. the branch carried there from where it exists ended on
+    the way): the loss is then established too.
 
     fallback_anchors: controls tried in turn (from `anchor_guess`) when the solve at `anchor` fails; the first
     that succeeds becomes the anchor (`anchor` then names it). E.g. an anchor moved to the end of a requested
@@ -282,8 +284,11 @@ class Continuation:
                 return True
             message = getattr(solution, "message", "")
             failures.append((f"{self.name} = {anchor:g}: {reason}" + (f" ({message})" if message else ""), reason))
+        # an anchor whose solution is evidence of absence (criterion "absent", e.g. the branch carried there from
+        # where it exists collapsed on the way) locates the loss; any other failure leaves the branch undecided
+        absent = all(reason == "absent" for _, reason in failures)
         self._lost_everywhere = BranchLoss(
-            math.nan, math.nan, Status.FAILED,
+            math.nan, math.nan, Status.CONVERGED if absent else Status.FAILED,
             f"no solution on the branch at the anchor {failures[0][0]}"
             + "".join(f"; nor at the fallback anchor {text}" for text, _ in failures[1:]), None, failures[-1][1])
         return False

@@ -9,7 +9,7 @@ pure branch is solved inside its set, in reduced coordinates (`BranchCoordinates
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -71,7 +71,8 @@ class BranchCoordinates:
     def from_state(self, x) -> np.ndarray:
         L, rho = self.params.L, self.params.rho
         q, V, theta, m = x[0], x[1], x[2], x[3:3 + L]
-        out = [q, V] + ([theta / math.sqrt(rho * q)] if self.has_c else []) + (list(m) if self.has_m else [])
+        c = theta / math.sqrt(rho * q) if q > 0 else math.nan  # a state past q = 0 lies outside every branch
+        out = [q, V] + ([c] if self.has_c else []) + (list(m) if self.has_m else [])
         return np.array(out, float)
 
     def contains(self, y) -> bool:
@@ -144,6 +145,9 @@ def solve_branch(branch: str, alpha: float, params: Parameters, *, nodes_per_dim
     equations = SaddlePointEquations(params, alpha, nodes_per_dim)
     basins = equations.new_basins()
     y0 = initial_guess(branch, params) if guess is None else np.asarray(guess, float)
+    if not coords.contains(y0):  # a guess extrapolated, or carried from other parameters, past q = 0 or |c| = 1
+        return unsolved(branch, alpha, params, nodes_per_dim,
+                        "the start lies outside the branch's domain (q, V > 0, |θ| < √(ρq))")
     solver = _branch_solver(len(y0))
     frozen = coords.restricted_map(lambda x: equations.evaluate(x, basins).next)
 
@@ -179,6 +183,13 @@ def solve_branch(branch: str, alpha: float, params: Parameters, *, nodes_per_dim
     phi = equations.free_energy(x, evaluation)
     return BranchSolution(free_energy=phi, train_loss=-phi, test_error=equations.test_error(x), stable=stable,
                           spectral_radius=radius, evaluations=evaluations, envelope=evaluation.envelope, **common)
+
+
+def unsolved(branch: str, alpha: float, params: Parameters, nodes_per_dim: int, why: str) -> BranchSolution:
+    """A failed solve of the branch at α that never started (no evaluation; every number NaN), saying why."""
+    nan = math.nan
+    return BranchSolution(branch, alpha, nan, nan, nan, nan, nan, nan, nan, False, nan, Status.FAILED, why, 0, nan,
+                          nodes_per_dim, np.full(3 + params.L, nan))
 
 
 def full_map_stability(F, state, params: Parameters) -> tuple[bool, float, int]:
@@ -276,12 +287,15 @@ def follow(branch: str, params: Parameters, nodes_per_dim: int, *, low: float | 
 
     def solve(alpha, guess, previous):
         solution = solve_branch(branch, alpha, params, nodes_per_dim=nodes_per_dim, guess=guess, stability=False)
-        if previous is None and not solution.success:  # a cold start at an anchor: from the default parameters
-            carried = carried_from_defaults(branch, alpha, params, nodes_per_dim)
-            return carried or solution
+        # a cold start at an anchor that finds no fixed point of the branch (none, or one on the trivial set): the
+        # branch carried there from the default parameters
+        if previous is None and branch_loss(solution, None, coords) in ("not_converged", "collapsed"):
+            return _carried_or_why_not(solution, carried_from_defaults(branch, alpha, params, nodes_per_dim))
         return solution
 
     def lost(solution, prediction):
+        if solution.status == Status.LOST:  # carried from where it exists, it collapsed on the way: evidence
+            return "absent"
         reason = branch_loss(solution, prediction, coords)
         return reason if reason in ENDS_A_BRANCH else None
 
@@ -290,18 +304,36 @@ def follow(branch: str, params: Parameters, nodes_per_dim: int, *, low: float | 
                         contains=coords.contains, name="α", absent=absence(branch, params), fallback_anchors=fallback)
 
 
-# A branch is carried along a path of parameters (`carried`) in steps of at most CARRY_STEP of the path, halved on a
+def _carried_or_why_not(cold: BranchSolution, carried: Continuation | None) -> BranchSolution:
+    """The branch carried to the anchor from the default parameters where that succeeds; else the failed cold start
+    `cold` with the carry's outcome: status lost where the carried branch collapsed onto the trivial set on the way
+    (the branch followed from where it exists ends there, as a loss in α does), its message added otherwise."""
+    if carried is None:
+        return cold
+    solution = carried.at(1.0)
+    if solution is not None:
+        return solution
+    loss = carried.loss(1.0)
+    what = (f"carried from the default σ, λ and A (t = 0) to the requested ones (t = 1) on a straight path in "
+            f"log σ, log λ and A: {loss.message}")
+    if loss.criterion == "collapsed":
+        return replace(cold, status=Status.LOST, message=f"it collapses onto the trivial set: {what}")
+    return replace(cold, message=f"{cold.message}; {what}")
+
+
+# A branch is carried along a path of parameters (`carry`) in steps of at most CARRY_STEP of the path, halved on a
 # failure down to CARRY_MIN_STEP.
 CARRY_STEP = 1 / 8
 CARRY_MIN_STEP = 1 / 256
 
 
-def carried(branch: str, path, nodes_per_dim: int) -> BranchSolution | None:
+def carry(branch: str, path, nodes_per_dim: int) -> Continuation:
     """The branch's fixed point carried along `path` (t in [0, 1] -> (Parameters, α)) from t = 0, where its cold start
-    (`initial_guess`) is to find it, to t = 1, as a `numeric.branches.Continuation` in t (steps of at most CARRY_STEP,
-    halved down to CARRY_MIN_STEP where the solve fails, the branch collapses onto the trivial set or jumps). The path
-    is extrapolated in the full state (q, V, θ, m), whose reduced coordinates depend on the parameters along it. None
-    where the branch is lost on the way or not found at t = 0."""
+    (`initial_guess`) is to find it, as a `numeric.branches.Continuation` in t (steps of at most CARRY_STEP, halved
+    down to CARRY_MIN_STEP where the solve fails, the branch collapses onto the trivial set or jumps): `at(1.0)` is
+    the branch at the path's end, None where it is lost on the way (`loss(1.0)` says where and why) or not found at
+    t = 0. The path is extrapolated in the full state (q, V, θ, m), whose reduced coordinates depend on the
+    parameters along it."""
     # One set of reduced coordinates measures every jump: the same metric along the whole path.
     metric = BranchCoordinates(branch, path(0.0)[0])
 
@@ -323,28 +355,27 @@ def carried(branch: str, path, nodes_per_dim: int) -> BranchSolution | None:
         jumped = np.any(np.abs(metric.from_state(solution.state) - predicted) > JUMP_FRACTION * np.abs(predicted))
         return "jumped" if jumped else None
 
-    continuation = Continuation(solve, lost, lambda solution: solution.state, 0.0, max_step=CARRY_STEP,
-                                min_step=CARRY_MIN_STEP, name="t")
-    return continuation.at(1.0)
+    return Continuation(solve, lost, lambda solution: solution.state, 0.0, max_step=CARRY_STEP,
+                        min_step=CARRY_MIN_STEP, name="t")
 
 
-def carried_from_defaults(branch: str, alpha: float, params: Parameters, nodes_per_dim: int) -> BranchSolution | None:
-    """The branch at α carried from the default σ, λ and A (at the same ω, L and encodings) to `params`, along a
-    straight path in σ, log λ and A (a row-stochastic A stays so): where the cold start fails for other parameters
-    (σ = 0.7, ω = 0.3: the semantic map leaves the domain from it at α = 3), from where the branch is known to exist.
-    None where the parameters are the defaults or the branch is lost on the way."""
+def carried_from_defaults(branch: str, alpha: float, params: Parameters, nodes_per_dim: int) -> Continuation | None:
+    """The branch at α carried (`carry`) from the default σ, λ and A (at the same ω, L and encodings) to `params`,
+    along a straight path t in [0, 1] in log σ, log λ and A (the scales move geometrically; a row-stochastic A stays
+    so): where the cold start fails for other parameters (σ = 0.7, ω = 0.3: the semantic map leaves the domain from
+    it at α = 3), from where the branch is known to exist. None where the parameters are the defaults."""
     defaults = Parameters(omega=params.omega, L=params.L, gram=params.gram)
     if defaults.A is None or (defaults.sigma, defaults.lam, defaults.A) == (params.sigma, params.lam, params.A):
         return None
     start_A, end_A = np.array(defaults.A), np.array(params.A)
 
     def path(t):
-        return (Parameters(omega=params.omega, sigma=defaults.sigma + t * (params.sigma - defaults.sigma),
+        return (Parameters(omega=params.omega, sigma=defaults.sigma * (params.sigma / defaults.sigma) ** t,
                            lam=defaults.lam * (params.lam / defaults.lam) ** t,
                            A=tuple(float(a) for a in start_A + t * (end_A - start_A)), L=params.L, gram=params.gram),
                 alpha)
 
-    return carried(branch, path, nodes_per_dim)
+    return carry(branch, path, nodes_per_dim)
 
 
 def absence(branch: str, params: Parameters) -> str | None:

@@ -22,8 +22,8 @@ import numpy as np
 from attnphase.errors import ParameterError
 from attnphase.models.positional_semantic.accurate import (RUNG_MAX_ITER, RUNG_STEP_TOL, RUNG_TOL, AccurateState,
                                                            defect_correction, on_rule)
-from attnphase.models.positional_semantic.branches import (ENDS_A_BRANCH, FOLLOW_MAX_STEP, FOLLOW_MIN_STEP,
-                                                           BranchCoordinates, branch_loss)
+from attnphase.models.positional_semantic.branches import (ANCHOR_ALPHA, ENDS_A_BRANCH, FOLLOW_MAX_STEP,
+                                                           FOLLOW_MIN_STEP, BranchCoordinates, branch_loss, unsolved)
 from attnphase.models.positional_semantic.parameters import Parameters
 from attnphase.models.positional_semantic.results import BranchSolution
 from attnphase.models.positional_semantic.rules import Rule
@@ -438,11 +438,14 @@ def follow_on_rule(tensor_path: Continuation, branch: str, params: Parameters, r
         return now < before and now * (previous.solution.alpha - earlier.alpha) / (before - now) <= within
 
     def solve_at_fixed_alpha(alpha, guess, previous: AccurateState | None) -> AccurateState:
-        if previous is None:  # the anchor: the tensor path's solution there, carried onto the rule
+        if previous is None:  # an anchor: the tensor path's solution there, carried onto the rule
             anchored = tensor_path.at(alpha)
-            if anchored is None:
+            if anchored is None and alpha == tensor_path.anchor:
                 raise ParameterError("tensor_path", tensor_path.loss(alpha).message,
                                      f"a tensor path of the {branch} branch with a solution at its anchor")
+            if anchored is None:  # the fallback anchor, off the tensor path
+                return AccurateState(unsolved(branch, alpha, params, rule.nodes, "the tensor path does not reach "
+                                              f"it: {tensor_path.loss(alpha).message}"), None, rule.label)
             return on_rule(AccurateState(anchored), params, rule)
         here, there = tensor_state(alpha), tensor_state(previous.solution.alpha)
         seeded = None if here is None or there is None else here + coords.from_state(previous.solution.state) - there
@@ -477,6 +480,10 @@ def follow_on_rule(tensor_path: Continuation, branch: str, params: Parameters, r
             reason = branch_loss(state.solution, prediction, coords)
         return reason if reason in ENDS_A_BRANCH else None
 
+    # Where the tensor path's anchor was moved to the requested α (below 0.3 for the positional branch, above 3 for
+    # the semantic one) and the carry onto the rule fails there (ω = 0.3, α = 0.01: it collapses onto the trivial
+    # set), the branch is followed on the rule from its usual anchor, where it is known to exist.
     followed = FollowedOnRule(solve, lost, lambda state: coords.from_state(state.solution.state), tensor_path.anchor,
-                              max_step=FOLLOW_MAX_STEP, min_step=FOLLOW_MIN_STEP, contains=coords.contains, name="α")
+                              max_step=FOLLOW_MAX_STEP, min_step=FOLLOW_MIN_STEP, contains=coords.contains, name="α",
+                              fallback_anchors=[ANCHOR_ALPHA[branch]])
     return followed

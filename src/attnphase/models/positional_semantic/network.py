@@ -135,6 +135,9 @@ def simulate(*, omega, alpha, d=1000, init="semantic", trials=5, seed=0, steps=5
     if num_threads is not None:  # None asks for the count chosen from the work (0 would be read the same way)
         num_threads = check_int("num_threads", num_threads, 1, MAX_THREADS)
     alpha, d, init, K, steps, test_samples = run.alpha, run.d, run.init, run.trials, run.steps, run.test_samples
+    if round(alpha * d) < 1:  # n = round(αd) training samples: none would be a run at another α
+        raise ParameterError("alpha", alpha, f"above {0.5 / d:.3g} for d = {d} (n = round(α·d) >= 1 training "
+                                             "samples)")
     if K * alpha * d * L * d > MAX_TRAINING_NUMBERS:
         raise ParameterError("alpha", alpha, f"at most {MAX_TRAINING_NUMBERS / (K * d * L * d):.3g} for trials = {K}, "
                                              f"d = {d}, L = {L} (trials·αd·L·d ≤ {MAX_TRAINING_NUMBERS} training numbers)")
@@ -147,7 +150,7 @@ def simulate(*, omega, alpha, d=1000, init="semantic", trials=5, seed=0, steps=5
         # The weight decay alone multiplies Q by (1 − lr·λ) per step: |1 − lr·λ| ≥ 1 grows without bound.
         raise ParameterError("lr", lr, f"a real number in (0, {2.0 / params.lam:g}) (GD needs lr·lam < 2; "
                                        f"lam = {params.lam:g})")
-    threads = choose_threads(num_threads, work=2.0 * K * max(1, round(alpha * d)) * L * d, device=device)
+    threads = choose_threads(num_threads, work=2.0 * K * round(alpha * d) * L * d, device=device)
     with torch_threads(threads):
         result = _train_and_measure(params, alpha, d, init, K, run.seed, steps, lr, optimizer, test_samples, device,
                                     dtype, test_chunk, rng)
@@ -156,7 +159,7 @@ def simulate(*, omega, alpha, d=1000, init="semantic", trials=5, seed=0, steps=5
 
 def _train_and_measure(params: Parameters, alpha, d, init, K, seed, steps, lr, optimizer, test_samples,
                        device: torch.device, dtype, test_chunk, rng) -> GDResult:
-    n = max(1, round(alpha * d))
+    n = round(alpha * d)
     gen = generator(seed, device, rng)
     problem = AttentionProblem(K, n, d, params, gen, device, dtype)
     if init == "semantic":

@@ -13,7 +13,7 @@ from attnphase import progress
 from attnphase.errors import ParameterError
 from attnphase.models.positional_semantic.accurate import AccurateState, climb_branch, on_rule, with_fresh_inverse
 from attnphase.models.positional_semantic.branch_end import next_to_end
-from attnphase.models.positional_semantic.branches import (BRANCHES, TRIVIAL_ANCHOR_ALPHA, BranchCoordinates, carried,
+from attnphase.models.positional_semantic.branches import (BRANCHES, TRIVIAL_ANCHOR_ALPHA, BranchCoordinates, carry,
                                                            distinct, follow, full_map_stability, solve_branch)
 from attnphase.models.positional_semantic.following import follow_on_rule
 from attnphase.models.positional_semantic.parameters import (MAX_ALPHA, Accuracy, Parameters, check_names,
@@ -91,7 +91,7 @@ def _follow_start(name: str, alpha: float, params: Parameters, nodes: int, found
             solution = solve_branch(name, alpha, params, nodes_per_dim=nodes, guess=[some.q, some.V], stability=False)
         if not solution.success and alpha > TRIVIAL_ANCHOR_ALPHA:
             start, ratio = TRIVIAL_ANCHOR_ALPHA, alpha / TRIVIAL_ANCHOR_ALPHA
-            solution = carried(name, lambda t: (params, start * ratio**t), nodes) or solution
+            solution = carry(name, lambda t: (params, start * ratio**t), nodes).at(1.0) or solution
     else:  # mixed: from the midpoint of the pure branches (a saddle between them near ω = 0), else generic
         guess = None
         if "positional" in found and "semantic" in found:
@@ -275,9 +275,11 @@ def _branch_at(name: str, alpha: float, params: Parameters, ladder, nodes: int, 
         # 8-16, against 27.781 ± 0.001 from an independent fixed point), so the error does not bound it.
         status, message = Status.LIMITED, (f"{message}; the trivial state's errors are not verified: its fields drift "
                                            "across the rules by more than their spread")
-    values = climbed.values  # Φ and ε_t: from the split-line rungs where the climb went on to count-split ones
+    # Φ and ε_t: from the split-line rungs where the climb went on to count-split ones. m and θ as |m| and |θ| (the
+    # climb's values): Q → −Q flips both signs, so the sign a path happens to carry means nothing (`state` keeps it)
+    values = climbed.values
     return replace(climbed.answer, solution=replace(
-        top, m=math.copysign(values["m"], top.m), theta=math.copysign(values["theta"], top.theta),
+        top, m=values["m"], theta=values["theta"],
         free_energy=values["free_energy"], train_loss=values["train_loss"],
         stable=start.stable, spectral_radius=start.spectral_radius, status=status, message=message,
         errors=dict(climbed.errors), rule=climbed.rung, checked_on=climbed.check, nodes_per_dim=nodes))
@@ -317,10 +319,19 @@ def sweep_point(omega, alpha, sigma=0.5, lam=0.01, L=2, tol=FIELD_TOL) -> dict[s
     """One point of a parameter sweep (picklable, top level): the positional and semantic branches at
     (ω, α) to the relative tolerance `tol` (`solve`), their energies and overlaps with their errors, whether
     the semantic one has the lower training loss (NaN when a branch is missing or the Φ gap is within the
-    errors), and the linear baseline."""
+    errors), the linear baseline, and the statuses: the solve's (`status`) and each branch's (`<branch>_status`,
+    not_found for a branch shown absent). A point where a branch was not solved (status failed, or another without
+    a value) fails with the solve's message, so that a sweep records why and computes it again on its next run."""
     result = solve(omega, alpha, sigma, lam, None, L, tol=tol, branches=("positional", "semantic"), stability=False)
-    point = {"linear_baseline_error": result.linear_baseline_error, "semantic_is_global": math.nan}
+    if result.status not in (Status.CONVERGED, Status.LIMITED, Status.NOT_FOUND):
+        raise RuntimeError(f"solve {result.status} at ω = {omega:g}, α = {alpha:g}: {result.message}; "
+                           + "; ".join(m.message for m in result.missing))
+    point = {"linear_baseline_error": result.linear_baseline_error, "semantic_is_global": math.nan,
+             "status": result.status.value}
+    for missing in result.missing:
+        point[f"{missing.branch}_status"] = missing.status.value
     for branch in result.branches:
+        point[f"{branch.branch}_status"] = branch.status.value
         for key in ("free_energy", "train_loss", "test_error", "q", "m", "theta", "V"):
             point[f"{branch.branch}_{key}"] = float(getattr(branch, key))
             point[f"{branch.branch}_{key}_error"] = float(branch.errors.get(key, math.nan))

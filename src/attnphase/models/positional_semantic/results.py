@@ -31,8 +31,11 @@ def _json_safe(result: Result, shape: dict) -> dict:
 
 
 def combined_status(*statuses: Status) -> Status:
-    """converged if every part converged, else the first part's status that is not."""
-    return next((s for s in statuses if s != Status.CONVERGED), Status.CONVERGED)
+    """converged if every part converged; else the first part's status that is neither converged nor limited (a part
+    without a usable value outweighs one whose error is only above the request, whatever their order); else
+    limited."""
+    unmet = [s for s in statuses if s != Status.CONVERGED]
+    return next((s for s in unmet if s != Status.LIMITED), Status.LIMITED) if unmet else Status.CONVERGED
 
 
 @dataclass(frozen=True)
@@ -176,7 +179,7 @@ class Thresholds(Result):
                "linear_baseline_error": self.linear_baseline_error, "tol": self.tol}
         for name in ("alpha_c", "alpha_l"):
             out[f"rungs_{name}"] = [{"rule": r.rule, name: r.alpha} for r in getattr(self, f"rungs_{name}")]
-        out.update(status=self.status, message=self.message)
+        out.update(status=self.status, message=self.message, read_back=list(self.read_back))
         return _json_safe(self, out)
 
 

@@ -476,6 +476,9 @@ def threshold(omega, sigma=0.5, lam=0.01, A=None, L=2, *, tol=1e-3, alpha_min=0.
     missing = noisy_threshold(math.nan, math.nan, Status.NOT_FOUND, "not requested")
     alpha_c, alpha_l = found.get("alpha_c", missing), found.get("alpha_l", missing)
     status = combined_status(*(found[name].status for name in which))
-    return Thresholds(alpha_c, alpha_l, baseline.value, search.tol, status,
-                      "; ".join(f"{name}: {found[name].message}" for name in which), rows.get("alpha_c", ()),
-                      rows.get("alpha_l", ()), states, tuple(name for name in which if kept and name not in searched))
+    read_back = tuple(name for name in which if kept and name not in searched)
+    message = "; ".join(f"{name}: {found[name].message}" for name in which)
+    if read_back:
+        message += f"; {', '.join(read_back)} read back from {kept} (finished by an earlier call with these arguments)"
+    return Thresholds(alpha_c, alpha_l, baseline.value, search.tol, status, message, rows.get("alpha_c", ()),
+                      rows.get("alpha_l", ()), states, read_back)

@@ -24,8 +24,8 @@ from attnphase.numeric.jacobian import map_jacobian
 from attnphase.params import check_choice
 from attnphase.results import Status
 
-__all__ = ["BRANCHES", "COLLAPSE_LEVEL", "ANCHOR_ALPHA", "TRIVIAL_ANCHOR_ALPHA", "carried", "carried_from_defaults",
-           "BranchCoordinates", "initial_guess", "solve_branch",
+__all__ = ["BRANCHES", "COLLAPSE_LEVEL", "ANCHOR_ALPHA", "TRIVIAL_ANCHOR_ALPHA", "carry", "carried_from_defaults",
+           "BranchCoordinates", "initial_guess", "solve_branch", "unsolved",
            "full_map_stability", "distinct", "genuine", "branch_loss", "follow", "absence"]
 
 BRANCHES = ("positional", "semantic", "trivial", "mixed")

@@ -701,3 +701,12 @@ def test_centred_tokens_threshold_and_softmax_blindness():
     s0 = api.threshold("softmax", 32, 4, digits=12)
     s1 = api.threshold("softmax", 32, 4, digits=12, convention=conv)
     assert s1.P_star == pytest.approx(s0.P_star, rel=1e-10)
+
+
+def test_a_sweep_point_is_the_global_minimum_with_the_solves_status():
+    """The sweep point's numbers are `solve`'s global minimum, and the point stores the solve's status."""
+    point = api.sweep_point("softmax", 16, 4, 608.0)
+    solved = api.solve("softmax", 16, 4, 608.0)
+    g = solved.global_minimum
+    assert (point["c_copy"], point["loss_gibbs"], point["action"]) == (g.c_copy, g.loss_gibbs, g.action)
+    assert point["status"] == solved.status == "converged"

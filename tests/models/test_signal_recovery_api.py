@@ -196,6 +196,7 @@ def test_entry_points_refuse_what_they_cannot_compute():
         "noise": [lambda: api.choose_schedule(params, noise="x")],
         "beta": [lambda: api.solve(64, 512, 64, 1.0, 0.5, score_scale=3.0, beta=2.0)],
         "max_steps": [lambda: check_sweep_point(16, 32, 4, 1.0, max_steps=10**9)],
+        "device": [lambda: check_sweep_point(16, 32, 4, 1.0, device="tpu")],  # before the store is opened
         "progress": [lambda: api.simulate(16, 32, 4, 1.0, trials=2, steps=5, progress="yes")],
     }
     for name, attempts in calls.items():

@@ -474,10 +474,15 @@ def check_sweep_point(attention: str = "softmax", L: int = 16, V: int = 4, P: fl
 
 @_convention_fields_in_the_signature
 def sweep_point(attention: str = "softmax", L: int = 16, V: int = 4, P: float = 100.0, **convention_fields) -> dict[str, float]:
-    """One point of a parameter sweep: the global minimum and its losses (picklable, top level)."""
+    """One point of a parameter sweep: the global minimum, its losses and the solve's status (picklable, top level).
+    Without a global minimum the point fails with the solve's message (a sweep records it and computes it again on
+    its next run)."""
     check_sweep_point(attention, L, V, P, **convention_fields)
     convention = Convention(**convention_fields) if convention_fields else DEFAULT
-    g = solve_instance(CopyHeadsInstance.validated(attention=attention, L=L, V=V, convention=convention),
-                       DataSize.validated(P=P).P).global_minimum
+    solved = solve_instance(CopyHeadsInstance.validated(attention=attention, L=L, V=V, convention=convention),
+                            DataSize.validated(P=P).P)
+    g = solved.global_minimum
+    if g is None:
+        raise RuntimeError(f"no global minimum at P = {P:g}: {solved.message}")
     return {"c_uniform": g.c_uniform, "c_copy": g.c_copy, "a_copy": g.a_copy, "action": g.action,
-            "loss_mean_predictor": g.loss_mean_predictor, "loss_gibbs": g.loss_gibbs}
+            "loss_mean_predictor": g.loss_mean_predictor, "loss_gibbs": g.loss_gibbs, "status": solved.status.value}

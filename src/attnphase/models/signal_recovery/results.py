@@ -219,7 +219,8 @@ class SimulationResult(Result):
     gamma: float
     plan: ScheduleChoice | None
     predicted_alignment: float | None = field(metadata={"unit": "mean |rho|, retraction-corrected ODE"})
-    predicted_alignment_error: float | None
+    predicted_alignment_error: float | None = field(
+        metadata={"unit": "Monte Carlo error of N and J'; SGA's own fluctuations not in it"})
     device: str
     threads: int
     seconds: float

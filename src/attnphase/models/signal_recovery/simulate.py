@@ -24,7 +24,7 @@ from attnphase.models.signal_recovery.parameters import (
 from attnphase.models.signal_recovery.closed_form import large_L, large_L_accuracy
 from attnphase.models.signal_recovery.population import finite_reduction
 from attnphase.models.signal_recovery.results import SimulationResult, TangentNoise
-from attnphase.params import check_bool, check_int, check_real
+from attnphase.params import check_bool, check_choice, check_int, check_real
 from attnphase.results import Status
 
 __all__ = ["check_simulation_size", "run_sga", "simulate", "check_sweep_point", "sweep_point", "MAX_PILOT",
@@ -260,8 +260,10 @@ def check_sweep_point(
     seed=0, device="cpu", deficit=0.01, *, beta=None,
 ) -> None:
     """What `sweep_point` checks of its parameters before its simulation, for a sweep to run on every point before
-    computing any (the trials and the device are checked with the schedule the point plans)."""
+    computing any (the trials are checked with the schedule the point plans, and whether a CUDA device is there when
+    the point runs)."""
     make_parameters(d, L, R, theta, theta_scaling, sigma, score_scale, sign_model, beta=beta)
+    check_choice("device", device, ("auto", "cpu", "cuda"))
     check_int("seed", seed, 0)
     check_real("deficit", deficit, 0.0, 0.25, low_open=True)
     check_int("max_steps", max_steps, 1, MAX_STEPS)
@@ -274,7 +276,8 @@ def sweep_point(
 ) -> dict[str, float]:
     """One sweep point: SGA from random starts under the theory-chosen schedule (`choose_schedule`)
     against the large-L ODE started from each trial's own ρ₀ and run to the same t = Σ η_k, plain
-    (`ode_*`) and retraction-corrected (`predicted_alignment`, with its error from N's sampling)."""
+    (`ode_*`) and retraction-corrected (`predicted_alignment`, with its error from N's sampling), and the run's
+    status (`SimulationResult.status`: limited where the plan falls short of its target or no prediction was made)."""
     params = make_parameters(d, L, R, theta, theta_scaling, sigma, score_scale, sign_model, beta=beta)
     noise = tangent_noise(params, seed=check_int("seed", seed, 0))
     plan = choose_schedule(params, deficit=check_real("deficit", deficit, 0.0, 0.25, low_open=True),
@@ -316,4 +319,5 @@ def sweep_point(
         "nuisance_mass_at_xi": float(large_L(params, 1.0)[..., 4]),
         "minus_xi_stable": float(any(s for r, s in zip(fps.rho, fps.stable) if r == -1.0)),
         "interior_fixed_points": float(sum(1 for r in fps.rho if abs(r) < 1)),
+        "status": sim.status.value,
     }

@@ -512,7 +512,6 @@ def test_ps_cli_solve_json_at_the_edges():
     (["--lr", 1e300, "--lam", 1e-300], 1),  # GD blows up: NaN overlaps were printed as null under exit 0, with no status
     (["--lr", 1e300, "--init", "random"], 1),
     (["--sigma", 1e-3], 0),
-    (["--alpha", 1e-300], 0),
 ])
 def test_ps_cli_simulate_json_edges(extra, code):
     result = run(PS_SIM + ["--trials", 2, *extra, "--json"], "simulate positional-semantic (edge, --json)")

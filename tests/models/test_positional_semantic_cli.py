@@ -48,6 +48,7 @@ def run(args):
         ["threshold", "positional-semantic", "--omega-grid", "0.4", "--checkpoint-dir", "/dev/null/kept"],
         ["simulate", "positional-semantic", "--omega", "0.3", "--alpha", "1", "--init", "zero"],
         ["simulate", "positional-semantic", "--omega", "0.3", "--alpha", "1", "--trials", "0"],
+        ["simulate", "positional-semantic", "--omega", "0.3", "--alpha", "1e-300"],  # round(α·d) = 0 samples
         ["simulate", "positional-semantic", "--omega", "0.3", "--alpha", "1", "--threads", "0"],
     ],
 )

@@ -135,15 +135,15 @@ def simulate(*, omega, alpha, d=1000, init="semantic", trials=5, seed=0, steps=5
     if num_threads is not None:  # None asks for the count chosen from the work (0 would be read the same way)
         num_threads = check_int("num_threads", num_threads, 1, MAX_THREADS)
     alpha, d, init, K, steps, test_samples = run.alpha, run.d, run.init, run.trials, run.steps, run.test_samples
-    if round(alpha * d) < 1:  # n = round(αd) training samples: none would be a run at another α
-        raise ParameterError("alpha", alpha, f"above {0.5 / d:.3g} for d = {d} (n = round(α·d) >= 1 training "
-                                             "samples)")
     if K * alpha * d * L * d > MAX_TRAINING_NUMBERS:
         raise ParameterError("alpha", alpha, f"at most {MAX_TRAINING_NUMBERS / (K * d * L * d):.3g} for trials = {K}, "
                                              f"d = {d}, L = {L} (trials·αd·L·d ≤ {MAX_TRAINING_NUMBERS} training numbers)")
     if K * min(test_chunk, test_samples) * L * d > MAX_TRAINING_NUMBERS:
         raise ParameterError("trials", K, f"at most trials·min({test_chunk}, test_samples)·L·d = {MAX_TRAINING_NUMBERS} "
                                           f"test numbers held at once (d = {d}, L = {L})")
+    if round(alpha * d) < 1:  # n = round(αd) training samples: none would be a run at another α
+        raise ParameterError("alpha", alpha, f"above {0.5 / d:.3g} for d = {d} (n = round(α·d) >= 1 training "
+                                             "samples)")
     optimizer = "adam" if init == "random" else "gd"
     lr = (0.01 if init == "random" else 0.15) if run.lr is None else run.lr
     if optimizer == "gd" and lr * params.lam >= 2.0:

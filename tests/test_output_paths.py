@@ -176,6 +176,18 @@ def test_export_never_writes_over_the_store_it_reads(suffix, store):
     assert store.read_bytes() == saved and (suffix == "" or not target.exists())
 
 
+def test_export_refuses_an_out_that_is_a_named_pipe_and_leaves_it_one(tmp_path, store):
+    """The export is renamed over its --out: over a device or a named pipe that replaced the node with a plain file
+    (an audit turned /dev/full into a CSV file, running as root). A path that exists and is not a regular file is
+    refused by name, and stays what it was."""
+    import stat
+
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    message = assert_refused(invoke("store", "export", "--store", store, "--out", pipe), "--out")
+    assert "not a regular file" in message and stat.S_ISFIFO(os.stat(pipe).st_mode)
+
+
 def test_export_never_writes_over_a_hard_link_to_the_store(tmp_path, store):
     saved = store.read_bytes()
     link = tmp_path / "table.csv"

@@ -149,22 +149,24 @@ def test_export_csv_and_parquet_round_trip_exactly(tmp_path):
 
 def test_export_never_writes_a_parameter_or_result_over_a_column(tmp_path):
     """Parameters named like the table's own columns get `param.`, results named like any column `result.`: the
-    model, version and created columns keep their values and every header is distinct, in CSV and parquet."""
+    model, version and created columns keep their values and every header is distinct, in CSV and parquet, also
+    where a result's own name is a prefixed one (`result.x` beside a clashing `x`: prefixed once more)."""
     clashing = {"x": 1, "model": 3, "version": 7, "created": 2, "elapsed_s": 4}
     with ResultStore(tmp_path / "s.sqlite") as store:
-        store.put("mine:clash", clashing, {"x": 10.0, "created": 5.0, "model": 6.0, "y": 1.0}, elapsed=0.25)
+        store.put("mine:clash", clashing, {"x": 10.0, "result.x": 11.0, "created": 5.0, "model": 6.0, "y": 1.0},
+                  elapsed=0.25)
         written = store.rows()[0]
         assert store.export(tmp_path / "t.csv") == 1
     with open(tmp_path / "t.csv", newline="") as fh:
         header, values = list(csv.reader(fh))
     row = dict(zip(header, values))
-    assert len(header) == len(set(header)) == 13
+    assert len(header) == len(set(header)) == 14
     assert (row["model"], row["version"], float(row["created"]), float(row["elapsed_s"])) == (
         "mine:clash", code_version(), written.created, 0.25)
     assert {name: row[f"param.{name}"] for name in ("model", "version", "created", "elapsed_s")} == {
         "model": "3", "version": "7", "created": "2", "elapsed_s": "4"}
-    assert (row["x"], row["result.x"], row["result.created"], row["result.model"], row["y"]) == (
-        "1", "10.0", "5.0", "6.0", "1.0")
+    assert (row["x"], row["result.result.x"], row["result.x"], row["result.created"], row["result.model"], row["y"]) == (
+        "1", "10.0", "11.0", "5.0", "6.0", "1.0")
     pq = pytest.importorskip("pyarrow.parquet")
     with ResultStore(tmp_path / "s.sqlite") as store:
         store.export(tmp_path / "t.parquet", "parquet")

@@ -2,7 +2,8 @@
 
 Columns: model, version, the parameters, the results, created, elapsed_s. A parameter named like one of the columns
 model, version, created and elapsed_s is written `param.<name>`, and a result name that clashes with any column
-`result.<name>`, so that no column is written over and every header is distinct. Lists and dicts are JSON text; null
+`result.<name>` (prefixed again while that is taken too), so that no column is written over and every header is
+distinct. Lists and dicts are JSON text; null
 is an empty CSV cell / a parquet null; NaN and infinities are kept (nan, inf, -inf in CSV; NaN, Infinity inside JSON
 text; floats in parquet). Parquet needs pyarrow (`pip install 'attnphase[parquet]'`). The table is written to a
 sibling file and renamed over the target, so an interrupted export leaves the file that was there before, never a
@@ -34,8 +35,14 @@ def write_table(points: Sequence, path: str | os.PathLike, format: str = "csv") 
     param_names = sorted({name for p in points for name in p.params})
     result_names = sorted({name for p in points for name in p.result})
     param_columns = {n: (f"param.{n}" if n in _ROW_COLUMNS else n) for n in param_names}
-    columns_before_results = {*_ROW_COLUMNS, *param_columns.values()}
-    result_columns = {n: (f"result.{n}" if n in columns_before_results else n) for n in result_names}
+    taken = {*_ROW_COLUMNS, *param_columns.values()}
+    result_columns = {}
+    for n in result_names:  # result names may hold dots: "result." is prefixed until the header is one of its own
+        column = n
+        while column in taken:
+            column = f"result.{column}"
+        result_columns[n] = column
+        taken.add(column)
     columns = ["model", "version", *param_columns.values(), *result_columns.values(), "created", "elapsed_s"]
 
     def cell(value):

@@ -85,7 +85,7 @@ def test_fluctuations_are_refused_where_there_are_no_posterior_means():
     positions: both are refused by name before any run, never silently compared with the minimum."""
     with pytest.raises(ParameterError, match="fluctuations.*adam"):
         api.simulate("softmax", 8, 4, 100.0, algorithm="adam", fluctuations=True, steps=10)
-    with pytest.raises(ParameterError, match="L.*>= 3"):
+    with pytest.raises(ParameterError, match="fluctuations.*L >= 3"):
         api.simulate("softmax", 2, 4, 100.0, fluctuations=True, steps=10)
 
 

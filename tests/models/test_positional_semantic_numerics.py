@@ -346,7 +346,7 @@ def test_an_interrupted_phase_curve_goes_on_from_its_last_finished_omega(tmp_pat
     monkeypatch.setattr(curve_module, "threshold", lambda *a, **k: fresh_searches.append(a[0]) or real_threshold(*a, **k))
     resumed = api.phase_curve([0.4, 0.45], checkpoint_dir=tmp_path, **settings)
     assert fresh_searches == []  # ω = 0.45 (a fresh search) was read back; 0.4 continued from its states
-    assert "1 read back from" in resumed.message
+    assert "1 read back from" in resumed.message and resumed.as_dict()["read_back"] == [0.45]
     assert to_jsonable(resumed.rows()) == to_jsonable(uninterrupted.rows())
     other = api.phase_curve([0.45], checkpoint_dir=tmp_path, **{**settings, "tol": 0.04})
     assert fresh_searches == [0.45] and "read back" not in other.message  # other arguments: nothing reused

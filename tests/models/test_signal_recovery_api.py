@@ -226,3 +226,11 @@ def test_the_tangent_noise_pilot_is_at_least_what_two_million_numbers_allow():
     run = api.simulate(16, 64, 8, 1.0, 2, 20, device="cpu")
     assert run.noise.pilot == 2**21 // 80 == 26214
     assert max(min(2048, max(128, 8 * 2000 // 40)), min(32768, 2**21 // (512 + 64))) == 3640
+
+
+def test_a_sweep_point_whose_plan_falls_short_is_stored_limited():
+    """20 steps cannot reach the planner's target at d = 16 (t 0.027 of the 4.1 it needs): the point's status is
+    limited, as `simulate`'s is for the same shortfall (an audit found it stored as converged)."""
+    point = api.sweep_point(16, 64, 8, 1.0, trials=2, max_steps=20)
+    assert point["budget_limited"] == 1.0 and point["t_final"] < point["t_target"]
+    assert point["status"] == "limited"

@@ -34,6 +34,9 @@ def _write_problem(path: Path, directory: bool) -> str | None:
         if directory:
             reason = _why_no_file_can_be_made_in(path)
             return None if reason is None else f"is not writable ({reason})"
+        if not path.is_file():
+            # a device or a named pipe: the output would be renamed over it (as root, /dev/null for every process)
+            return "is not a regular file (a device, a pipe or a socket): give a new path or a regular file"
         if not os.access(path, os.W_OK):
             return "is not writable"
         # The file is replaced by a sibling renamed over it (store export) or kept with SQLite's log beside it (a

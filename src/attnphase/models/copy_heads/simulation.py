@@ -171,6 +171,9 @@ def simulate(attention: str, L: int, V: int, P: float, *, algorithm: str = _Defa
                                                    "to average over)")
     row_means = row_well = None
     if settings.fluctuations and attention == "softmax":
+        if inst.L < 3:
+            raise ParameterError("fluctuations", True, f"left out at L = {inst.L} for softmax: the row mean field needs "
+                                                       "rows with two other positions (L >= 3)")
         row_means = softmax_row_posterior_means(inst.L, inst.V, float(P_used), conv)
         row_well = min(row_means.wells, key=lambda well: well.free_energy)
         if math.isnan(row_well.c_mean):
@@ -275,8 +278,10 @@ def simulate(attention: str, L: int, V: int, P: float, *, algorithm: str = _Defa
         message += (f"; theory: posterior means over the joint row mean field's lowest well (c mode "
                     f"{row_well.c_mode:.4g}; {row_means.status.value})")
     elif mala and attention == "softmax":
-        message += ("; theory: the reduced action's minimum, every row alike (fluctuations=True compares with the "
-                    "joint row mean field, which keeps each row's fluctuations)")
+        theory_used = ("the row mean field's minimum, each row at its mean participation" if inst.causal
+                       else "the reduced action's minimum, every row alike")
+        message += (f"; theory: {theory_used} (--fluctuations, fluctuations=True in Python, compares with the joint "
+                    "row mean field's posterior means)")
     return SimulationResult("mala" if mala else "adam", P_used, sequences, conv.n_of_P(P_used, inst.L), runs, theory,
                             tuple(comparisons), net.coverage(run.G[selected], conv.boundary), status, message, means,
                             D, tuple(diagnostics), n_threads)

@@ -9,6 +9,7 @@ pure branch is solved inside its set, in reduced coordinates (`BranchCoordinates
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -24,7 +25,7 @@ from attnphase.numeric.jacobian import map_jacobian
 from attnphase.params import check_choice
 from attnphase.results import Status
 
-__all__ = ["BRANCHES", "COLLAPSE_LEVEL", "ANCHOR_ALPHA", "TRIVIAL_ANCHOR_ALPHA", "carry", "carried_from_defaults",
+__all__ = ["BRANCHES", "COLLAPSE_LEVEL", "ANCHOR_ALPHA", "TRIVIAL_ANCHOR_ALPHA", "carry", "path_from_defaults",
            "BranchCoordinates", "initial_guess", "solve_branch", "unsolved",
            "full_map_stability", "distinct", "genuine", "branch_loss", "follow", "absence"]
 
@@ -290,7 +291,10 @@ def follow(branch: str, params: Parameters, nodes_per_dim: int, *, low: float | 
         # a cold start at an anchor that finds no fixed point of the branch (none, or one on the trivial set): the
         # branch carried there from the default parameters
         if previous is None and branch_loss(solution, None, coords) in ("not_converged", "collapsed"):
-            return _carried_or_why_not(solution, carried_from_defaults(branch, alpha, params, nodes_per_dim))
+            path = path_from_defaults(params)
+            if path is None:
+                return solution
+            return _carried_or_why_not(solution, carry(branch, lambda t: (path(t), alpha), nodes_per_dim), path)
         return solution
 
     def lost(solution, prediction):
@@ -304,21 +308,34 @@ def follow(branch: str, params: Parameters, nodes_per_dim: int, *, low: float | 
                         contains=coords.contains, name="α", absent=absence(branch, params), fallback_anchors=fallback)
 
 
-def _carried_or_why_not(cold: BranchSolution, carried: Continuation | None) -> BranchSolution:
-    """The branch carried to the anchor from the default parameters where that succeeds; else the failed cold start
-    `cold` with the carry's outcome: status lost where the carried branch collapsed onto the trivial set on the way
-    (the branch followed from where it exists ends there, as a loss in α does), its message added otherwise."""
-    if carried is None:
-        return cold
+def _carried_or_why_not(cold: BranchSolution, carried: Continuation, path: Callable[[float], Parameters]
+                        ) -> BranchSolution:
+    """The branch carried to the anchor from the default parameters along `path` where that succeeds; else the
+    failed cold start `cold` with the carry's outcome, where it stopped given in the parameters: status lost where the
+    carried branch collapsed onto the trivial set on the way (the branch followed from where it exists ends there, as
+    a loss in α does), its message added otherwise."""
     solution = carried.at(1.0)
     if solution is not None:
         return solution
     loss = carried.loss(1.0)
+    where = ""
+    if loss.bracket is not None and all(math.isfinite(t) for t in loss.bracket):
+        alive, lost = (path(t) for t in loss.bracket)
+        where = f" (alive at {_changed(alive, path(1.0))}, lost at {_changed(lost, path(1.0))})"
     what = (f"carried from the default σ, λ and A (t = 0) to the requested ones (t = 1) on a straight path in "
-            f"log σ, log λ and A: {loss.message}")
+            f"log σ, log λ and A: {loss.message}{where}")
     if loss.criterion == "collapsed":
         return replace(cold, status=Status.LOST, message=f"it collapses onto the trivial set: {what}")
     return replace(cold, message=f"{cold.message}; {what}")
+
+
+def _changed(params: Parameters, target: Parameters) -> str:
+    """σ, λ and A of `params`, as far as the path moves them (those that differ from their defaults at `target`)."""
+    defaults = Parameters(omega=target.omega, L=target.L, gram=target.gram)
+    parts = [f"σ = {params.sigma:.4g}" if target.sigma != defaults.sigma else "",
+             f"λ = {params.lam:.4g}" if target.lam != defaults.lam else "",
+             "A = (" + ", ".join(f"{a:.4g}" for a in params.A) + ")" if target.A != defaults.A else ""]
+    return ", ".join(p for p in parts if p)
 
 
 # A branch is carried along a path of parameters (`carry`) in steps of at most CARRY_STEP of the path, halved on a
@@ -359,23 +376,23 @@ def carry(branch: str, path, nodes_per_dim: int) -> Continuation:
                         min_step=CARRY_MIN_STEP, name="t")
 
 
-def carried_from_defaults(branch: str, alpha: float, params: Parameters, nodes_per_dim: int) -> Continuation | None:
-    """The branch at α carried (`carry`) from the default σ, λ and A (at the same ω, L and encodings) to `params`,
-    along a straight path t in [0, 1] in log σ, log λ and A (the scales move geometrically; a row-stochastic A stays
-    so): where the cold start fails for other parameters (σ = 0.7, ω = 0.3: the semantic map leaves the domain from
-    it at α = 3), from where the branch is known to exist. None where the parameters are the defaults."""
+def path_from_defaults(params: Parameters) -> Callable[[float], Parameters] | None:
+    """The straight path t in [0, 1] -> Parameters from the default σ, λ and A (at the same ω, L and encodings; t = 0)
+    to `params` (t = 1), in log σ, log λ and A (the scales move geometrically; a row-stochastic A stays so): the
+    path a branch is carried along (`carry`) where its cold start fails for other parameters (σ = 0.7, ω = 0.3: the
+    semantic map leaves the domain from it at α = 3), from where it is known to exist. None where the parameters are
+    the defaults."""
     defaults = Parameters(omega=params.omega, L=params.L, gram=params.gram)
     if defaults.A is None or (defaults.sigma, defaults.lam, defaults.A) == (params.sigma, params.lam, params.A):
         return None
     start_A, end_A = np.array(defaults.A), np.array(params.A)
 
     def path(t):
-        return (Parameters(omega=params.omega, sigma=defaults.sigma * (params.sigma / defaults.sigma) ** t,
-                           lam=defaults.lam * (params.lam / defaults.lam) ** t,
-                           A=tuple(float(a) for a in start_A + t * (end_A - start_A)), L=params.L, gram=params.gram),
-                alpha)
+        return Parameters(omega=params.omega, sigma=defaults.sigma * (params.sigma / defaults.sigma) ** t,
+                          lam=defaults.lam * (params.lam / defaults.lam) ** t,
+                          A=tuple(float(a) for a in start_A + t * (end_A - start_A)), L=params.L, gram=params.gram)
 
-    return carry(branch, path, nodes_per_dim)
+    return path
 
 
 def absence(branch: str, params: Parameters) -> str | None:

@@ -93,7 +93,7 @@ def phase_curve(omegas, sigma=0.5, lam=0.01, A=None, L=2, *, tol=1e-3, alpha_min
     started = time.perf_counter()
     history = {name: [] for name in which}
     points = {}
-    solved, read_back = set(), 0  # the ω computed by this call; those read back from checkpoint_dir
+    solved = set()  # the ω computed by this call (the others were read back from checkpoint_dir)
     with progress.task("α_c(ω), α_l(ω)", total=len(omegas)) as bar:
         for omega in omegas:
             params = dataclasses.replace(base, omega=omega)  # ω validated above, with the other parameters
@@ -127,7 +127,6 @@ def phase_curve(omegas, sigma=0.5, lam=0.01, A=None, L=2, *, tol=1e-3, alpha_min
                 found = at_omega()
             else:
                 found = computed_once(kept / f"omega={omega!r}.json", at_omega)
-                read_back += omega not in solved
             for name in which:
                 history[name].append((omega, found[name][0], found[name][3]))
             missing = noisy_threshold(math.nan, math.nan, Status.NOT_FOUND, "not requested")
@@ -136,11 +135,13 @@ def phase_curve(omegas, sigma=0.5, lam=0.01, A=None, L=2, *, tol=1e-3, alpha_min
                                        search.tol, combined_status(*(t.status for t in result.values())),
                                        "; ".join(f"{n}: {t.message}" for n, t in result.items()),
                                        found.get("alpha_c", (None, ()))[1], found.get("alpha_l", (None, ()))[1],
-                                       {name: found[name][2] for name in which})
+                                       {name: found[name][2] for name in which},
+                                       tuple(which) if kept is not None and omega not in solved else ())
             bar.advance(f"ω = {omega:g}")
     ascending = sorted(omegas)
     statuses = [points[w].status for w in ascending]
     converged = sum(s == Status.CONVERGED for s in statuses)
+    read_back = sum(bool(points[w].read_back) for w in ascending)
     return PhaseCurve(tuple(ascending), tuple(points[w] for w in ascending), search.tol, time.perf_counter() - started,
                       combined_status(*statuses), f"{converged} of {len(statuses)} values of ω converged to the tolerance"
                       + (f"; {read_back} read back from {kept} (finished by an earlier call)" if read_back else ""))

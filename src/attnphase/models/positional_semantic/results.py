@@ -209,7 +209,8 @@ class PhaseCurve(Result):
             values = getattr(self, name)
             out.update({name: [t.value for t in values], f"{name}_error": [t.error for t in values],
                         f"{name}_status": [t.status for t in values], f"{name}_message": [t.message for t in values]})
-        out.update(tol=self.tol, wall_time=self.wall_time, status=self.status, message=self.message)
+        out.update(tol=self.tol, wall_time=self.wall_time, status=self.status, message=self.message,
+                   read_back=[w for w, point in zip(self.omegas, self.points) if point.read_back])
         return _json_safe(self, out)
 
     def rows(self):

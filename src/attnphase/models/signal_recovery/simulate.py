@@ -295,6 +295,8 @@ def sweep_point(
     if not fps.success:  # a sweep records the point as failed, with this reason, and goes on
         raise RuntimeError(f"the limiting ODE's fixed points, which this point reports, are not defined: {fps.message}")
     ode_limit = np.array([ode_limit_point(params, fps, r0) for r0 in run.rho[0]])
+    # the run follows the plan as a manual schedule, so its status has not seen a plan that falls short of its target
+    status = Status.LIMITED if sim.status == Status.CONVERGED and plan.status != Status.CONVERGED else sim.status
     return {
         "theta_d": params.theta_d,
         "eta0": plan.eta0,
@@ -319,5 +321,5 @@ def sweep_point(
         "nuisance_mass_at_xi": float(large_L(params, 1.0)[..., 4]),
         "minus_xi_stable": float(any(s for r, s in zip(fps.rho, fps.stable) if r == -1.0)),
         "interior_fixed_points": float(sum(1 for r in fps.rho if abs(r) < 1)),
-        "status": sim.status.value,
+        "status": status.value,
     }

@@ -165,8 +165,8 @@ def test_export_never_writes_a_parameter_or_result_over_a_column(tmp_path):
         "mine:clash", code_version(), written.created, 0.25)
     assert {name: row[f"param.{name}"] for name in ("model", "version", "created", "elapsed_s")} == {
         "model": "3", "version": "7", "created": "2", "elapsed_s": "4"}
-    assert (row["x"], row["result.result.x"], row["result.x"], row["result.created"], row["result.model"], row["y"]) == (
-        "1", "10.0", "11.0", "5.0", "6.0", "1.0")
+    results = ("result.result.x", "result.x", "result.created", "result.model", "y")
+    assert (row["x"], *(row[name] for name in results)) == ("1", "10.0", "11.0", "5.0", "6.0", "1.0")
     pq = pytest.importorskip("pyarrow.parquet")
     with ResultStore(tmp_path / "s.sqlite") as store:
         store.export(tmp_path / "t.parquet", "parquet")

@@ -72,7 +72,8 @@ def test_a_matrix_given_as_its_rows_is_refused_with_the_form_asked(A):
 
 def test_simulate_refuses_an_alpha_with_no_training_sample_at_its_d():
     """n = round(α·d) training samples: at α = 0.001, d = 20 that is 0, which had run silently with n = 1
-    (α = 0.05); refused by name with the bound on α (α·d = 0.5 rounds to 0 as well); just above it the run has n = 1."""
+    (α = 0.05); refused by name with the bound on α (α·d = 0.5 rounds to 0 as well); just above it the run has
+    n = 1."""
     for alpha in (0.001, 0.025):
         with pytest.raises(ParameterError, match=r"alpha.*above 0\.025 for d = 20"):
             ps.simulate(**{**TINY_RUN, "alpha": alpha, "d": 20})

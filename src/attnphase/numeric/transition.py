@@ -301,8 +301,8 @@ def _transition(system, below: MinimumSegment, above: MinimumSegment, c: float, 
     points = [s for s in (end, start) if s is not None and s.kind == "branch_point" and math.isfinite(s.control.error)]
     if not points or not continuous:
         return Transition("none", None, (), (), math.nan, (math.nan, math.nan), Status.FAILED,
-                          f"the global minimum leaves its branch at {control_label} = {c:.12g} without a crossing or a branch point "
-                          "shared with the next: a branch is missing (give a start point on it)")
+                          f"the global minimum leaves its branch at {control_label} = {c:.12g} without a crossing or "
+                          "a branch point shared with the next: a branch is missing (give a start point on it)")
     point = min(points, key=lambda s: s.control.error)
     x = point.state
     return Transition("second", point.control, (point.control,), ("branch_point",), 0.0, (measure(x), measure(x)),

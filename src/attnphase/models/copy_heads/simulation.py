@@ -172,8 +172,8 @@ def simulate(attention: str, L: int, V: int, P: float, *, algorithm: str = _Defa
     row_means = row_well = None
     if settings.fluctuations and attention == "softmax":
         if inst.L < 3:
-            raise ParameterError("fluctuations", True, f"left out at L = {inst.L} for softmax: the row mean field needs "
-                                                       "rows with two other positions (L >= 3)")
+            raise ParameterError("fluctuations", True, f"left out at L = {inst.L} for softmax: the row mean field "
+                                                       "needs rows with two other positions (L >= 3)")
         row_means = softmax_row_posterior_means(inst.L, inst.V, float(P_used), conv)
         row_well = min(row_means.wells, key=lambda well: well.free_energy)
         if math.isnan(row_well.c_mean):

@@ -377,11 +377,11 @@ def carry(branch: str, path, nodes_per_dim: int) -> Continuation:
 
 
 def path_from_defaults(params: Parameters) -> Callable[[float], Parameters] | None:
-    """The straight path t in [0, 1] -> Parameters from the default σ, λ and A (at the same ω, L and encodings; t = 0)
-    to `params` (t = 1), in log σ, log λ and A (the scales move geometrically; a row-stochastic A stays so): the
-    path a branch is carried along (`carry`) where its cold start fails for other parameters (σ = 0.7, ω = 0.3: the
-    semantic map leaves the domain from it at α = 3), from where it is known to exist. None where the parameters are
-    the defaults."""
+    """The straight path t in [0, 1] -> Parameters from the default σ, λ and A (at the same ω, L and encodings;
+    t = 0) to `params` (t = 1), in log σ, log λ and A (the scales move geometrically; a row-stochastic A stays
+    so): the path a branch is carried along (`carry`) where its cold start fails for other parameters (σ = 0.7,
+    ω = 0.3: the semantic map leaves the domain from it at α = 3), from where it is known to exist. None where the
+    parameters are the defaults."""
     defaults = Parameters(omega=params.omega, L=params.L, gram=params.gram)
     if defaults.A is None or (defaults.sigma, defaults.lam, defaults.A) == (params.sigma, params.lam, params.A):
         return None

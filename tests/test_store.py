@@ -92,14 +92,20 @@ def test_non_finite_results_are_kept_exactly_and_old_rows_with_null_stay_readabl
         (row,) = csv.DictReader(fh)
     assert (row["nan"], row["inf"], row["minus_inf"], row["none"]) == ("nan", "inf", "-inf", "")
     assert math.isnan(json.loads(row["curve"])[1])
-    with sqlite3.connect(path) as connection:  # a row as the code before wrote it: null where a value was NaN
-        version, text = code_version(), '{"m":null,"x":2.0}'
-        connection.execute("INSERT INTO results (model, params, version, result, created, elapsed, checksum) VALUES "
-                           "(?, ?, ?, ?, ?, ?, ?)", ("old", '{"i":1}', version, text, 0.0, None,
-                                                     row_checksum("old", '{"i":1}', version, text)))
+    # rows as the code before wrote them: null where a value was NaN; plain JSON, also where a result's name is one
+    # of the exact encoding's tags (read as written, not decoded into a number: an audit found export crash on it)
+    old_rows = {1: '{"m":null,"x":2.0}', 2: '{"__float__":3.0,"y":1.0}'}
+    version = code_version()
+    with sqlite3.connect(path) as connection:
+        for i, text in old_rows.items():
+            connection.execute("INSERT INTO results (model, params, version, result, created, elapsed, checksum) "
+                               "VALUES (?, ?, ?, ?, ?, ?, ?)", ("old", f'{{"i":{i}}}', version, text, 0.0, None,
+                                                                row_checksum("old", f'{{"i":{i}}}', version, text)))
     connection.close()
     with ResultStore(path, read_only=True) as store:
         assert store.get("old", {"i": 1}) == {"m": None, "x": 2.0} and store.verify() == []
+        assert store.get("old", {"i": 2}) == {"__float__": 3.0, "y": 1.0}
+        assert store.export(tmp_path / "old.csv", model="old") == 2
     pq = pytest.importorskip("pyarrow.parquet")
     with ResultStore(path, read_only=True) as store:
         store.export(tmp_path / "t.parquet", "parquet", model="mine")

@@ -124,6 +124,17 @@ def read_row(row: tuple) -> StoredPoint | DamagedRow:
         return DamagedRow(row_id, _printable(model), _printable(params),
                           "fails its checksum (its bytes changed after it was written)")
     try:
-        return StoredPoint(model, json.loads(params), version, decode_exact(json.loads(result), {}), created, elapsed)
+        return StoredPoint(model, json.loads(params), version, _result_of(json.loads(result)), created, elapsed)
     except json.JSONDecodeError as exc:  # checksum matched but the text is not JSON: written damaged
         return DamagedRow(row_id, _printable(model), _printable(params), f"is not valid JSON ({exc})")
+
+
+def _result_of(stored: Any) -> Any:
+    """A row's result: its exact encoding decoded (`result_text`). A row written before results were encoded exactly
+    is plain JSON, which decodes as itself unless a result name is one of the encoding's tags (a first key
+    "__float__"): where decoding fails or gives no dict, such a row is read as the plain JSON it is."""
+    try:
+        decoded = decode_exact(stored, {})
+    except (TypeError, ValueError, KeyError, IndexError):
+        return stored
+    return decoded if isinstance(decoded, dict) or not isinstance(stored, dict) else stored

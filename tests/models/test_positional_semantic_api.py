@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import re
 
 import numpy as np
 import pytest
@@ -276,42 +277,85 @@ def test_the_trivial_state_is_carried_from_small_alpha_where_its_cold_start_fail
     assert abs(trivial.V - 27.7809) <= 3e-3 * 27.7809
 
 
-@pytest.mark.slow
-def test_the_semantic_branch_at_sigma_0_7_is_carried_from_the_default_parameters():
-    """σ = 0.7, ω = 0.3, α = 1.25: the semantic branch's cold start at its anchor left the domain (status failed).
-    Carried from σ = 0.5 at the anchor it is found, and its state is a fixed point of the spec's map written out here
-    (the conjugates and the ridge part, on 8 scrambled Sobol sets of 2^18 points, with this code's proximal map): the
-    residual F(x) − x within four of its standard errors. The positional branch, carried to α on the tensor rule, has no
-    solution at its anchor on split-line 8: that is reported as a failure (it read not_found, the global branch
-    semantic), not as evidence that the branch is absent. About 50 s."""
+def _spec_map_residual(solution, params, alpha: float, seeds: int = 8, log2_points: int = 18):
+    """F(x) − x of the spec's L = 2 map (section 3: the conjugates and the ridge part, written out here) at the
+    solution's (q, V, θ, m), with its standard error: the map on `seeds` scrambled Sobol sets of 2^log2_points
+    points each, with this code's proximal map. Returned for (q, V, θ) on the semantic branch, (q, V, m) on the
+    positional one."""
     from scipy.stats import norm, qmc
 
     from attnphase.models.positional_semantic.state_evolution import proximal_map
 
-    sigma, alpha, lam = 0.7, 1.25, 0.01
-    r = ps.solve(0.3, alpha, sigma=sigma, branches=("semantic",), stability=False)
-    (semantic,) = r.branches
-    assert semantic.status == "converged", semantic.message
-    q, V, theta, rho = semantic.q, semantic.V, semantic.theta, sigma**2
+    sigma, lam = params.sigma, params.lam
+    q, V, theta, m, rho = solution.q, solution.V, solution.theta, solution.m, sigma**2
     vstar = math.sqrt(rho - theta**2 / q)
-    params = ps.Parameters(omega=0.3, sigma=sigma)
     maps = []
-    for seed in range(8):
-        z = norm.ppf(qmc.Sobol(4, scramble=True, seed=seed).random_base2(18))
+    for seed in range(seeds):
+        z = norm.ppf(qmc.Sobol(4, scramble=True, seed=seed).random_base2(log2_points))
         xi, eta = z[:, :2], z[:, 2:]
-        w, hs = math.sqrt(q) * xi, theta / math.sqrt(q) * xi + vstar * eta
+        w, hs = np.array([m, -m]) + math.sqrt(q) * xi, theta / math.sqrt(q) * xi + vstar * eta
         g = (proximal_map(w, hs, V, params).x - w) / V
         qhat = alpha * np.mean(np.sum(g**2, axis=1))
         thetahat_tokens = alpha * np.mean(g * eta, axis=0) / vstar
+        mhat_tokens = alpha * np.mean(g, axis=0)
         Vhat = np.sum(-alpha * np.mean(g * xi, axis=0) / math.sqrt(q) + theta * thetahat_tokens / q)
-        thetahat, D = thetahat_tokens.sum(), lam + Vhat * sigma**2
-        maps.append([sigma**2 * (qhat * sigma**2 + thetahat**2 * sigma**2 * rho) / D**2, sigma**2 / D,
-                     sigma**2 * thetahat * rho / D])
+        thetahat, mhat, D = thetahat_tokens.sum(), mhat_tokens[0] - mhat_tokens[1], lam + Vhat * sigma**2
+        maps.append([sigma**2 * (qhat * sigma**2 + mhat**2 + thetahat**2 * sigma**2 * rho) / D**2, sigma**2 / D,
+                     sigma**2 * thetahat * rho / D, mhat / D])
     maps = np.array(maps)
-    residual = maps.mean(axis=0) - np.array([q, V, theta])
+    order = 2 if solution.branch == "semantic" else 3
+    residual = maps.mean(axis=0) - np.array([q, V, theta, m])
     standard_error = maps.std(axis=0, ddof=1) / math.sqrt(len(maps))
+    return residual[[0, 1, order]], standard_error[[0, 1, order]]
+
+
+@pytest.mark.slow
+def test_the_semantic_branch_at_sigma_0_7_is_carried_from_the_default_parameters():
+    """σ = 0.7, ω = 0.3, α = 1.25: the semantic branch's cold start at its anchor left the domain (status failed).
+    Carried from σ = 0.5 at the anchor it is found, and its state is a fixed point of the spec's map
+    (`_spec_map_residual`): the residual F(x) − x within four of its standard errors. The positional branch, carried
+    to α on the tensor rule, has no solution at its anchor on split-line 8: that is reported as a failure (it read
+    not_found, the global branch semantic), not as evidence that the branch is absent. About 50 s."""
+    sigma, alpha = 0.7, 1.25
+    r = ps.solve(0.3, alpha, sigma=sigma, branches=("semantic",), stability=False)
+    (semantic,) = r.branches
+    assert semantic.status == "converged", semantic.message
+    residual, standard_error = _spec_map_residual(semantic, ps.Parameters(omega=0.3, sigma=sigma), alpha)
     assert np.all(np.abs(residual) <= 4 * standard_error), (residual, standard_error)
     both = ps.solve(0.3, alpha, sigma=sigma, branches=("positional", "semantic"), stability=False)
     (positional,) = both.missing
     assert positional.status == "failed" and "no solution on the branch at the anchor" in positional.message
     assert both.global_branch is None and both.status == "failed"
+
+
+@pytest.mark.slow
+def test_a_branch_absent_at_its_anchor_for_other_parameters_is_carried_to_the_wanted_alpha():
+    """λ = 0.06, ω = 0.3: carried from λ = 0.01 at its anchor α = 0.3, the positional branch reaches m = 0
+    continuously near λ = 0.046; at α = 1.25 it exists. It is reached there by the default branch followed to
+    α = 1.25 and carried to λ = 0.06, and its state is a fixed point of the spec's map (`_spec_map_residual`).
+    At σ = 0.3, λ = 0.1 both branches reach the trivial set continuously on the way at both anchors: not_found,
+    and 24 starts of the tensor-rule solve at α = 1.25 over q, V and the order parameter all converge to q = 0
+    (or fail). About 3 minutes."""
+    import itertools
+
+    from attnphase.models.positional_semantic.branches import solve_branch
+
+    r = ps.solve(0.3, 1.25, lam=0.06, branches=("positional",), stability=False)
+    (positional,) = r.branches
+    assert positional.status == "converged" and abs(positional.m - 0.1861) < 1e-3, positional
+    residual, standard_error = _spec_map_residual(positional, ps.Parameters(omega=0.3, lam=0.06), 1.25)
+    assert np.all(np.abs(residual) <= 4 * standard_error), (residual, standard_error)
+
+    absent = ps.solve(0.3, 1.25, sigma=0.3, lam=0.1, stability=False)
+    assert absent.status == "not_found" and not absent.branches
+    for missing in absent.missing:
+        assert missing.status == "not_found", missing.message
+        assert missing.message.count("reaches the trivial set continuously on the way") == 2, missing.message
+    positional_end = re.search(r"fallback anchor α = 1.25: absent \(it reaches the trivial set continuously on the way, "
+                               r"m = 0 at t = [0-9.]+ ± [0-9.e-]+ \(σ = ([0-9.]+), λ = ([0-9.]+)", absent.missing[0].message)
+    assert abs(float(positional_end[1]) - 0.366) < 1e-3 and abs(float(positional_end[2]) - 0.0407) < 1e-4
+    params = ps.Parameters(omega=0.3, sigma=0.3, lam=0.1)
+    for q, V, order in itertools.product([1e-3, 1e-2, 0.1], [0.5, 20], [0.05, 0.3]):
+        for branch, guess in (("positional", [q, V, order, -order]), ("semantic", [q, V, order])):
+            solution = solve_branch(branch, 1.25, params, nodes_per_dim=8, guess=np.array(guess), stability=False)
+            assert not solution.success or solution.q < 1e-12, (branch, q, V, order, solution.q)

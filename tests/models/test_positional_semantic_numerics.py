@@ -531,3 +531,51 @@ def test_a_start_outside_the_branchs_domain_is_a_failed_solve_not_an_exception(b
     solution = api.solve_branch(branch, 1.25, STANDARD, nodes_per_dim=6, guess=guess, stability=False)
     assert solution.status == "failed" and "outside the branch's domain" in solution.message
     assert solution.evaluations == 0 and math.isnan(solution.q)
+
+
+def _carried(ts, order_parameters, lost_at, branch="positional"):
+    """A stand-in for a carry (`branches.carry`) lost between the last of `ts` and `lost_at`: its path's solutions
+    have the given |m| (positional) or θ (semantic)."""
+    from types import SimpleNamespace
+
+    from attnphase.numeric.branches import BranchLoss
+    from attnphase.results import Status
+
+    def solution(size):
+        state = np.array([0.01, 5.0, 0.0, size, -size] if branch == "positional" else [0.01, 5.0, size])
+        return SimpleNamespace(state=state, theta=state[2])
+
+    path = {t: solution(size / math.sqrt(2) if branch == "positional" else size) for t, size in zip(ts, order_parameters)}
+    loss = BranchLoss(0.5 * (ts[-1] + lost_at), 0.5 * (lost_at - ts[-1]), Status.CONVERGED, "lost", (ts[-1], lost_at),
+                      "jumped")
+    return SimpleNamespace(path=path, loss=lambda t: loss)
+
+
+@pytest.mark.parametrize("branch", ["positional", "semantic"])
+def test_a_carry_whose_order_parameter_falls_like_a_square_root_ends_continuously_where_it_extrapolates_to_zero(branch):
+    """m² = c (t_e − t) along the path: the end is the zero of the line through the last two points, exactly; with a
+    small m⁴ term the two lines' zeros differ by the error. The positional branch's measured carry at ω = 0.3,
+    α = 0.3 towards σ = 0.3, λ = 0.1 (m = 0.042789, 0.035717, 0.028223 at t = 0.31965, 0.32382, 0.32773) ends at
+    0.3342 ± 0.0008 (the zeros through those pairs by hand: 0.33340 and 0.33423)."""
+    from attnphase.models.positional_semantic.branches import continuous_end_on_path
+
+    ts = [0.2, 0.25, 0.28]
+    end, error = continuous_end_on_path(_carried(ts, [math.sqrt(0.5 * (0.3 - t)) for t in ts], 0.29, branch), branch)
+    assert end == pytest.approx(0.3, abs=1e-12) and error < 1e-12
+    sizes = [math.sqrt((0.3 - t) + (0.3 - t) ** 2) for t in ts]
+    end, error = continuous_end_on_path(_carried(ts, sizes, 0.29, branch), branch)
+    assert abs(end - 0.3) <= error
+    measured = _carried([0.31965, 0.32382, 0.32773], [0.042789, 0.035717, 0.028223], 0.33163, branch)
+    end, error = continuous_end_on_path(measured, branch)
+    assert end == pytest.approx(0.33423, abs=2e-5) and error == pytest.approx(0.33423 - 0.33340, abs=4e-5)
+
+
+@pytest.mark.parametrize("sizes, why", [
+    ([0.3, 0.29, 0.2], "falls ever faster (a fold ahead): the two zeros disagree"),
+    ([0.181, 0.18, 0.179], "barely falls: its zero lies far beyond the last step (σ = 1's carry, m ≈ 0.18)"),
+    ([0.1, 0.12, 0.05], "rises, then falls: no square-root law"),
+])
+def test_a_carry_lost_without_a_square_root_fall_is_not_a_continuous_end(sizes, why):
+    from attnphase.models.positional_semantic.branches import continuous_end_on_path
+
+    assert continuous_end_on_path(_carried([0.2, 0.25, 0.28], sizes, 0.29), "positional") is None, why

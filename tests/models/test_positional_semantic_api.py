@@ -351,8 +351,9 @@ def test_a_branch_absent_at_its_anchor_for_other_parameters_is_carried_to_the_wa
     for missing in absent.missing:
         assert missing.status == "not_found", missing.message
         assert missing.message.count("reaches the trivial set continuously on the way") == 2, missing.message
-    positional_end = re.search(r"fallback anchor α = 1.25: absent \(it reaches the trivial set continuously on the way, "
-                               r"m = 0 at t = [0-9.]+ ± [0-9.e-]+ \(σ = ([0-9.]+), λ = ([0-9.]+)", absent.missing[0].message)
+    positional_end = re.search(r"fallback anchor α = 1.25: absent \(it reaches the trivial set continuously on the "
+                               r"way, m = 0 at t = [0-9.]+ ± [0-9.e-]+ \(σ = ([0-9.]+), λ = ([0-9.]+)",
+                               absent.missing[0].message)
     assert abs(float(positional_end[1]) - 0.366) < 1e-3 and abs(float(positional_end[2]) - 0.0407) < 1e-4
     params = ps.Parameters(omega=0.3, sigma=0.3, lam=0.1)
     for q, V, order in itertools.product([1e-3, 1e-2, 0.1], [0.5, 20], [0.05, 0.3]):

@@ -545,7 +545,8 @@ def _carried(ts, order_parameters, lost_at, branch="positional"):
         state = np.array([0.01, 5.0, 0.0, size, -size] if branch == "positional" else [0.01, 5.0, size])
         return SimpleNamespace(state=state, theta=state[2])
 
-    path = {t: solution(size / math.sqrt(2) if branch == "positional" else size) for t, size in zip(ts, order_parameters)}
+    scale = 1 / math.sqrt(2) if branch == "positional" else 1.0  # |m| is the norm of (m, −m)
+    path = {t: solution(scale * size) for t, size in zip(ts, order_parameters)}
     loss = BranchLoss(0.5 * (ts[-1] + lost_at), 0.5 * (lost_at - ts[-1]), Status.CONVERGED, "lost", (ts[-1], lost_at),
                       "jumped")
     return SimpleNamespace(path=path, loss=lambda t: loss)

@@ -317,8 +317,9 @@ def follow(branch: str, params: Parameters, nodes_per_dim: int, *, low: float | 
             reached = follow(branch, defaults, nodes_per_dim, low=alpha, high=alpha)
             start = reached.at(alpha)
             if start is None:
+                why = reached.loss(alpha).message
                 return unsolved(branch, alpha, params, nodes_per_dim, "the branch at the default σ, λ and A, from "
-                                f"which it would be carried, does not reach α = {alpha:g}: {reached.loss(alpha).message}")
+                                f"which it would be carried, does not reach α = {alpha:g}: {why}")
         carried = carry(branch, lambda t: (path(t), alpha), nodes_per_dim,
                         start=None if start is None else start.state)
         return _carried_or_why_not(cold, carried, path, branch, alpha, nodes_per_dim)
@@ -420,11 +421,11 @@ CARRY_MIN_STEP = 1 / 256
 
 def carry(branch: str, path, nodes_per_dim: int, *, start=None) -> Continuation:
     """The branch's fixed point carried along `path` (t in [0, 1] -> (Parameters, α)) from t = 0, where its solve from
-    `start` (a full state; None: the cold start `initial_guess`) is to find it, as a `numeric.branches.Continuation` in t (steps of at most CARRY_STEP, halved
-    down to CARRY_MIN_STEP where the solve fails, the branch collapses onto the trivial set or jumps): `at(1.0)` is
-    the branch at the path's end, None where it is lost on the way (`loss(1.0)` says where and why) or not found at
-    t = 0. The path is extrapolated in the full state (q, V, θ, m), whose reduced coordinates depend on the
-    parameters along it."""
+    `start` (a full state; None: the cold start `initial_guess`) is to find it, as a `numeric.branches.Continuation`
+    in t (steps of at most CARRY_STEP, halved down to CARRY_MIN_STEP where the solve fails, the branch collapses onto
+    the trivial set or jumps): `at(1.0)` is the branch at the path's end, None where it is lost on the way
+    (`loss(1.0)` says where and why) or not found at t = 0. The path is extrapolated in the full state (q, V, θ, m),
+    whose reduced coordinates depend on the parameters along it."""
     # One set of reduced coordinates measures every jump: the same metric along the whole path.
     metric = BranchCoordinates(branch, path(0.0)[0])
 

@@ -147,11 +147,67 @@ def test_beta_c_over_the_range_of_J(q, J):
     result = threshold(q, J, 20)
     assert result.status == "converged" and result.order == ("second" if q == 2 else "first"), result.message
     with mpmath.workdps(40):
-        exact = closed_form_beta_c(q) / mpmath.mpf(J)  # J as the float given
+        exact = closed_form_beta_c(q) / mpmath.mpf(repr(J))  # J as the decimal given (its repr)
         assert abs(mpmath.mpf(result.beta_c_digits) - exact) <= mpmath.mpf(10) ** -19 * exact
         assert abs(mpmath.mpf(result.beta_c) - exact) <= result.beta_c_error <= 2**-53 * float(exact) * (1 + 1e-5)
         instability = result.spinodals[-1]
-        assert abs(mpmath.mpf(instability["digits"]) - q / mpmath.mpf(J)) <= mpmath.mpf(10) ** -19 * q / J
+        assert abs(mpmath.mpf(instability["digits"]) - q / mpmath.mpf(repr(J))) <= mpmath.mpf(10) ** -19 * q / J
+
+
+def half_unit_in_the_last_place(digits_string):
+    """Half a unit in the last printed digit of a positional digit string."""
+    decimals = len(digits_string.split(".")[1]) if "." in digits_string else 0
+    return mpmath.mpf(10) ** -decimals / 2
+
+
+@pytest.mark.parametrize("q, J, digits", [(2, 0.3, 30), (7, 0.3, 60), (3, 1e-6, 40), (3, 1e-6, 60), (100, 123.456, 30),
+                                          (4, 123.456, 50)])
+def test_threshold_is_computed_at_the_decimal_J(q, J, digits):
+    """β_c, the fold and the branch point at the decimal J (the float's repr), not at the binary64 number nearest to
+    it: every printed digit within half a unit of the closed forms β_c = 2(q − 1)ln(q − 1)/((q − 2)J) (2/J for q = 2)
+    and q/J, and of the fold solved by hand (mpmath.findroot on the stationarity and fold equations in βJ, divided by
+    the decimal J); each float within its error of the value at the decimal J. At J = 0.3 the digits were those of
+    2·6·ln 6/(5·float(0.3)) from the 17th on, and the errors did not cover the deviation."""
+    result = threshold(q, J, digits)
+    assert result.status == "converged", result.message
+    with mpmath.workdps(digits + 30):
+        coupling = mpmath.mpf(repr(J))
+        exact = (2 if q == 2 else 2 * (q - 1) * mpmath.log(q - 1) / (q - 2)) / coupling
+        references = {"branch_point": q / coupling}
+        if q > 2:
+            coupling_at_fold = result.spinodals[0]["beta"] * J  # a starting point only
+            x_start = (1 + math.sqrt(1 - 4 * (q - 1) / (q * coupling_at_fold))) / 2
+            one = mpmath.mpf(1)  # J = 1 as an mpf: Jq/(q − 1) must not be a float
+            x_fold, fold = mpmath.findroot([stationarity(q, one), curvature(q, one)],
+                                           (mpmath.mpf(x_start), mpmath.mpf(coupling_at_fold)))
+            references["fold"] = fold / coupling
+        assert len(result.beta_c_digits.replace(".", "").lstrip("0")) == digits
+        assert abs(mpmath.mpf(result.beta_c_digits) - exact) <= half_unit_in_the_last_place(result.beta_c_digits)
+        assert abs(mpmath.mpf(result.beta_c) - exact) <= result.beta_c_error <= 2**-52 * result.beta_c
+        assert sorted(s["kind"] for s in result.spinodals) == sorted(references)
+        for spinodal in result.spinodals:
+            reference = references[spinodal["kind"]]
+            assert abs(mpmath.mpf(spinodal["digits"]) - reference) <= half_unit_in_the_last_place(spinodal["digits"])
+            assert abs(mpmath.mpf(spinodal["beta"]) - reference) <= spinodal["error"] <= 2**-52 * spinodal["beta"]
+    assert result.jump == pytest.approx((q - 2) / (q - 1), abs=1e-12)
+
+
+def test_threshold_cli_takes_J_as_typed():
+    """The CLI computes at the decimal typed: --J 0.3 gives β_c = 20/3 for q = 2, --J 0.30000000000000001 (the same
+    float) gives 2/0.30000000000000001, to the 30 digits asked; from Python the float 0.30000000000000001 is 0.3 (its
+    repr). The JSON echoes J as the float."""
+    with mpmath.workdps(60):
+        for typed in ("0.3", "0.30000000000000001"):
+            out = CliRunner().invoke(main, ["threshold", "potts", "--q", "2", "--J", typed, "--digits", "30", "--json"])
+            assert out.exit_code == 0, out.output
+            payload = json.loads(out.stdout)
+            exact = 2 / mpmath.mpf(typed)
+            assert abs(mpmath.mpf(payload["beta_c_digits"]) - exact) <= half_unit_in_the_last_place(
+                payload["beta_c_digits"])
+            assert abs(mpmath.mpf(payload["beta_c"]) - exact) <= payload["beta_c_error"]
+            assert payload["parameters"]["J"] == 0.3
+        assert payload["beta_c_digits"] == "6.66666666666666644444444444444"
+        assert threshold(2, 0.30000000000000001, 30).beta_c_digits == "6.66666666666666666666666666667"
 
 
 def test_coupling_scales_beta(thresholds):

@@ -6,6 +6,7 @@ followed at J = 1 in the control βJ, and the results are carried to J afterward
 curvatures times J): the continuation's tolerances then see the same numbers for every J.
 """
 
+import decimal
 import math
 from dataclasses import replace
 
@@ -21,7 +22,8 @@ from attnphase.numeric.threshold import Threshold, rounded_error, threshold_from
 from attnphase.numeric.transition import classify_transition
 from attnphase.results import Status
 
-__all__ = ["coupling_range", "branches", "solve", "threshold", "check_sweep_point", "sweep_point"]
+__all__ = ["coupling_range", "branches", "solve", "threshold", "decimal_coupling", "check_sweep_point",
+           "sweep_point"]
 
 
 def coupling_range(q: int, coupling: float | None = None) -> tuple[float, float]:
@@ -158,37 +160,59 @@ def _validated(q, beta, J) -> tuple[Parameters, float]:
     return params, beta
 
 
-def _in_beta(located: Threshold, J: float, digits: int, what: str) -> Threshold:
-    """A threshold located in βJ as one in β: the root (at its working precision) and its error divided by J."""
-    if J == 1.0 or not math.isfinite(located.value):
-        return located
+def decimal_coupling(J) -> str:
+    """The decimal value of J at which `threshold` computes β_c and the spinodals to their digits: J itself where it
+    is given as text (the CLI passes --J as typed), else the shortest decimal that rounds to the float J (its repr:
+    0.3 is the decimal 0.3, not the binary64 number 0.299999999999999988898 nearest to it). Call it on a J that
+    `Parameters` accepts."""
+    if isinstance(J, str):
+        return str(decimal.Decimal(J.strip()))  # the text as typed, in a spelling mpmath reads ("1_000", " 3 ")
+    return repr(float(J))
+
+
+def _in_beta(located: Threshold, J: str, digits: int, what: str) -> Threshold:
+    """A threshold located in βJ as one in β: the root (at its working precision) divided by the decimal J, and its
+    error divided by J plus the rounding of J and of the quotient at that precision. The float `value` is then the
+    quotient rounded to float64, and `rounded_error` adds that rounding to the error."""
     with mpmath.workdps(digits + 10):
-        root = mpmath.mpf(located.value_mp if located.value_mp is not None else located.value) / J
-        division = float(abs(root) * mpmath.eps)  # the quotient's rounding at this precision
-    bracket = None if located.bracket is None else (located.bracket[0] / J, located.bracket[1] / J)
-    in_beta = threshold_from_error(root, located.error / J + division, digits, bracket, what, located.slope * J)
+        coupling = mpmath.mpf(J)
+        if coupling == 1 or not math.isfinite(located.value):
+            return located
+        root = mpmath.mpf(located.value_mp if located.value_mp is not None else located.value) / coupling
+        rounding = float(2 * abs(root) * mpmath.eps)  # J's rounding to this precision and the quotient's
+        scale = float(coupling)
+    # the root's own error divided by J, rounded up (the float J is within a unit in its last place of the decimal)
+    bracket = None if located.bracket is None else (located.bracket[0] / scale, located.bracket[1] / scale)
+    error = math.nextafter(math.nextafter(located.error / scale, math.inf), math.inf) + rounding
+    in_beta = threshold_from_error(root, error, digits, bracket, what, located.slope * scale)
     # the status and its reasons are the located one's (a limited root stays limited for the same reason)
     return in_beta if located.status == Status.CONVERGED else replace(in_beta, status=located.status,
                                                                       message=located.message)
 
 
 def threshold(q, J=1.0, digits=15) -> Transition:
-    """The transition in β: its order, β_c to `digits` digits with its error, the spinodals, the jump of m."""
+    """The transition in β: its order, β_c to `digits` digits with its error, the spinodals, the jump of m.
+
+    β_c and the spinodals are computed at the decimal J (`decimal_coupling`): a float J is taken as its shortest
+    round-trip decimal (repr), mpmath.mpf(repr(J)); a J given as text (as the CLI passes --J) as the decimal it
+    spells. β_c = 20/3 for q = 2 at J = 0.3, to every digit asked; each error covers the float's deviation from
+    the value at that decimal J."""
     params, digits = Parameters.validated(q=q, J=J), Accuracy.validated(digits=digits).digits
+    coupling = decimal_coupling(J)
     system, found = branches(params.q, coupling_range(params.q), digits)
     # the branches are followed in βJ at J = 1, so the messages name that control (β itself where J = 1)
     t = classify_transition(system, found, coupling_range(params.q), digits=digits, order_parameter=lambda x: float(
         symbolic.kernels()[1].call(u=x[0], beta=1.0, J=1.0, q=params.q)[0]),
-        control_label="β" if params.J == 1.0 else "βJ")
+        control_label="β" if mpmath.mpf(coupling) == 1 else "βJ")
     spinodals = []
     for kind, located in zip(t.spinodal_kinds, t.spinodals):
-        s = _in_beta(located, params.J, digits, kind.replace("_", " "))
+        s = _in_beta(located, coupling, digits, kind.replace("_", " "))
         spinodals.append({"kind": kind, "beta": s.value, "digits": s.digits_string,
                           "error": rounded_error(s.value_mp, s.error),
                           "status": s.status})
     if t.control is None:
         return Transition(t.order, math.nan, "", math.nan, tuple(spinodals), t.jump, t.status, t.message)
-    at = _in_beta(t.control, params.J, digits, "the transition")
+    at = _in_beta(t.control, coupling, digits, "the transition")
     return Transition(t.order, at.value, at.digits_string, rounded_error(at.value_mp, at.error), tuple(spinodals),
                       t.jump, t.status, t.message)
 

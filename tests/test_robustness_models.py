@@ -254,7 +254,11 @@ def test_sr_large_L_solve_extremes_are_finite_or_failed(d, L, R_fraction, theta,
     R = max(1, min(L, round(R_fraction * L)))
     if scaling == "sqrt-d" and not math.isfinite(theta * math.sqrt(d)):
         scaling = "direct"
-    r = sr.solve(d, L, R, theta, rho, scaling, sigma, beta, sign_model, reduction="large-L")
+    try:
+        r = sr.solve(d, L, R, theta, rho, scaling, sigma, beta, sign_model, reduction="large-L")
+    except ParameterError as error:  # the form overflows float64 there: refused, naming theta or sigma and its bound
+        assert error.name in ("theta", "sigma") and "overflows float64" in error.allowed
+        return
     assert r.status in ("converged", "limited", "failed")
     if r.status in ("converged", "limited"):  # limited: the values, errors None (the expansion fails)
         assert finite_numbers(r) and (r.J_error is None) == (r.status == "limited")
@@ -445,12 +449,16 @@ def test_ps_cli_bad_A(L, data):
 def test_sr_cli_solve_json_is_finite_or_failed(d, L, R_fraction, theta, sigma, beta, rho, sign_model):
     """Large-L form at extreme values: exit 0 with finite numbers (status converged with errors, or limited without
     them where its O(1/L) expansion fails), or exit 1 with status "failed" and nulls (it exited 0 with a "failed"
-    status before)."""
+    status before), or exit 2 naming --theta or --sigma where the form overflows float64 (nothing is computed)."""
     R = max(1, min(L, round(R_fraction * L)))
     args = ["solve", "signal-recovery", "--d", d, "--L", L, "--R", R, "--theta", repr(theta), "--sigma", repr(sigma),
             "--score-scale", repr(beta), "--rho", repr(rho), "--sign-model", sign_model, "--reduction", "large-L",
             "--json"]
     result = run(args, "solve signal-recovery (extreme, --json)")
+    if result.exit_code == 2:
+        assert "overflows float64" in result.output and ("--theta" in result.output or "--sigma" in result.output)
+        assert "Traceback" not in result.output
+        return
     assert result.exit_code in (0, 1), result.output
     payload = parse_json(result)
     values = [payload[k] for k in ("J", "dJ", "drift", "nuisance_mass")]

@@ -234,3 +234,57 @@ def test_a_sweep_point_whose_plan_falls_short_is_stored_limited():
     point = api.sweep_point(16, 64, 8, 1.0, trials=2, max_steps=20)
     assert point["budget_limited"] == 1.0 and point["t_final"] < point["t_target"]
     assert point["status"] == "limited"
+
+
+def _refused(call, name):
+    with pytest.raises(ParameterError) as info:
+        call()
+    assert info.value.name == name, info.value
+    return info.value
+
+
+def test_alignments_are_checked_and_named_as_passed():
+    """An empty list of alignments was a bare numpy ValueError (curve, large_L_accuracy) or an empty array (large_L);
+    errors about rhos= and rho0= named `rho`; large_L took True as ρ = 1; curve took any samples and seed with the
+    large-L form (nan, -1, None, 2**70), which the CLI refuses."""
+    p = api.make_parameters(d=100, L=200, R=20, theta=1.0)
+    for call in (lambda: api.curve(p, []), lambda: api.large_L_accuracy(p, []), lambda: api.curve(p, [0.1, math.nan]),
+                 lambda: api.large_L_accuracy(p, [True]), lambda: api.curve(p, rhos=None),
+                 lambda: api.finite_reduction(p, []), lambda: api.tangent_noise(p, [])):
+        error = _refused(call, "rhos")
+        assert "a non-empty list of real numbers in [-1, 1]" in error.allowed
+    for call in (lambda: api.large_L(p, []), lambda: api.large_L(p, rho=True), lambda: api.large_L(p, [0.2, True])):
+        _refused(call, "rho")
+    for call in (lambda: api.ode_time_to_reach(p, rho0=math.nan), lambda: api.ode_trajectory(p, 1.5, [1.0]),
+                 lambda: api.ode_trajectory(p, True, [1.0])):
+        _refused(call, "rho0")
+    for bad in (math.nan, math.inf, -1, None, [], "x", 2**70, True, 15):
+        _refused(lambda: api.curve(p, [0.1, 0.3], samples=bad), "samples")
+    for bad in (math.nan, -1, None, [], 2**70, True):
+        _refused(lambda: api.curve(p, [0.1, 0.3], seed=bad), "seed")
+
+
+@pytest.mark.parametrize("rho, score_scale, scaling", [(0.3, 1.0, "direct"), (1.0, 2.0, "direct"),
+                                                      (0.5, 0.7, "sqrt-d")])
+def test_large_L_refuses_a_theta_it_cannot_compute_naming_the_largest_it_takes(rho, score_scale, scaling):
+    """θ = 1e21 at ρ = 0.3 gave status failed and null values (API: J = nan) while the range said [0, inf). Now the
+    large-L reduction refuses it (API and CLI) and names the largest θ at which its form is finite: for ρ > 0 the
+    form's largest exponential is e^{3βθ_dρ}, so the bound is ln(float64 max)/(3βρ) in θ_d (θ√d under sqrt-d), to
+    the 6 digits printed; the form is finite there and not 1e-5 above it."""
+    d = 100
+    error = _refused(lambda: api.solve(d, 200, 20, 1e21, rho, sigma=0.5, score_scale=score_scale,
+                                       theta_scaling=scaling, reduction="large-L"), "theta")
+    bound = float(error.allowed.split("[0, ")[1].split("]")[0])
+    exact = math.log(np.finfo(float).max) / (3 * score_scale * rho) / (math.sqrt(d) if scaling == "sqrt-d" else 1)
+    assert bound <= exact and bound == pytest.approx(exact, rel=1e-5)
+    r = api.solve(d, 200, 20, bound, rho, sigma=0.5, score_scale=score_scale, theta_scaling=scaling,
+                  reduction="large-L")
+    assert math.isfinite(r.J) and math.isfinite(r.dJ)
+    _refused(lambda: api.solve(d, 200, 20, exact * (1 + 1e-5), rho, sigma=0.5, score_scale=score_scale,
+                               theta_scaling=scaling, reduction="large-L"), "theta")
+    out = CliRunner().invoke(main, ["solve", "signal-recovery", "--d", "100", "--L", "200", "--R", "20", "--theta",
+                                    "1e21", "--rho", "0.3", "--reduction", "large-L", "--json"])
+    assert out.exit_code == 2 and "invalid value for --theta: 1e+21" in out.output and "Traceback" not in out.output
+    help_text = CliRunner().invoke(main, ["solve", "signal-recovery", "--help"]).output
+    assert "ln(float64 max)/3 = 236.59" in " ".join(help_text.split())
+    assert f"{math.log(np.finfo(float).max) / 3:.2f}" == "236.59"

@@ -18,6 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from attnphase.api import signal_recovery as api
+from attnphase.errors import ParameterError
 from attnphase.cli import main
 from attnphase.models.signal_recovery.dynamics import large_L_drift
 from attnphase.numeric.ode import integrate_drift
@@ -119,20 +120,20 @@ def test_where_the_softmax_rarely_splits_its_attention_the_derivative_is_not_rep
     assert abs(r.nuisance_mass - mass_ref) < 4 * math.hypot(r.nuisance_mass_error, mass_err)
 
 
-@pytest.mark.parametrize("changed, cause", [
-    ({"sigma": 100.0}, "overflow of e^{β²σ²}: β²σ² = 1e+04"),
-    ({"score_scale": 30.0}, "overflow of e^{β²σ²}: β²σ² = 900"),
-    ({"theta": 250.0, "sigma": 0.01, "rho": 1.0}, "overflow of e^{βθ_dρ}: βθ_d|ρ| = 250"),
+@pytest.mark.parametrize("changed, cause, option", [
+    ({"sigma": 100.0}, "overflow of e^{β²σ²}: β²σ² = 1e+04", "--sigma"),
+    ({"score_scale": 30.0}, "overflow of e^{β²σ²}: β²σ² = 900", "--sigma"),
+    ({"theta": 250.0, "sigma": 0.01, "rho": 1.0}, "overflow of e^{βθ_dρ}: βθ_d|ρ| = 250", "--theta"),
 ])
-def test_large_L_overflow_names_the_exponential_that_overflows(changed, cause):
+def test_large_L_overflow_names_the_exponential_that_overflows(changed, cause, option):
     """At σ = 100 or β = 30 the form's e^{3β²σ²} is beyond e^{709.78} while βθ_d|ρ| is 0.3 or 9 (the message said
-    e^{βθ_dρ} overflowed); at θ_d = 250, ρ = 1, σ = 0.01 its e^{4βθ_dρ} is (and β²σ² is 1e-4)."""
+    e^{βθ_dρ} overflowed); at θ_d = 250, ρ = 1, σ = 0.01 its e^{4βθ_dρ} is (and β²σ² is 1e-4). Nothing is computed
+    there: the option is refused (exit status 2) with the exponential that overflows and the largest value taken."""
     given = {"d": 16, "L": 64, "R": 8, "theta": 1.0, "rho": 0.3, "sigma": 1.0, "score_scale": 1.0, **changed}
     options = [x for name, value in given.items() for x in ("--" + name.replace("_", "-"), str(value))]
     out = CliRunner().invoke(main, ["solve", "signal-recovery", *options, "--reduction", "large-L", "--json"])
-    payload = json.loads(out.stdout)
-    assert out.exit_code == 1 and payload["status"] == "failed" and payload["J"] is None
-    assert cause in payload["message"], payload["message"]
+    assert out.exit_code == 2 and f"invalid value for {option}" in out.output and cause in out.output, out.output
+    assert "Traceback" not in out.output
     params = api.make_parameters(16, 64, 8, given["theta"], sigma=given["sigma"], score_scale=given["score_scale"])
     with np.errstate(all="ignore"):
         assert not np.isfinite(api.large_L(params, given["rho"])[[0, 1, 2, 4]]).all()
@@ -222,9 +223,10 @@ def test_a_simulation_gives_no_prediction_where_the_exact_drift_is_withheld():
 def test_an_overflow_of_the_product_alone_is_named_as_such():
     """θ = 150, σ = 24, ρ = 1, β = 1: the form is finite in float64 without the signal shift (β²σ² = 576) and without
     the noise's tilt (βθ_dρ = 150), not with both (the message had blamed e^{βθ_dρ})."""
-    r = api.solve(16, 64, 16, 150.0, 1.0, sigma=24.0, reduction="large-L")
-    assert r.status == "failed"
-    assert "overflow of the product of e^{β²σ²} and e^{βθ_dρ}, neither alone" in r.message, r.message
+    with pytest.raises(ParameterError) as info:
+        api.solve(16, 64, 16, 150.0, 1.0, sigma=24.0, reduction="large-L")
+    assert info.value.name == "theta"
+    assert "overflow of the product of e^{β²σ²} and e^{βθ_dρ}, neither alone" in info.value.allowed, info.value
 
 
 def test_the_drift_at_the_poles_is_zero_also_where_the_derivative_is_withheld():

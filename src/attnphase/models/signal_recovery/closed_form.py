@@ -35,9 +35,34 @@ LARGE_L_EXPANSION_LIMIT = 0.25
 _ROUNDING = 1e-12
 
 
-def checked_rhos(rhos) -> np.ndarray:
-    """The alignments as a float array, each checked to lie in [−1, 1] (ParameterError naming rho)."""
-    return np.atleast_1d(np.asarray([check_real("rho", r, -1.0, 1.0) for r in np.atleast_1d(rhos)], dtype=float))
+def checked_rhos(rhos, name: str = "rhos") -> np.ndarray:
+    """The alignments as a non-empty float array, each a real number in [−1, 1] (a numeric string is read as the CLI
+    reads one; a bool is not a number here), else a ParameterError naming `name`, the argument the caller passed."""
+    allowed = "a non-empty list of real numbers in [-1, 1]"
+    try:
+        items = list(np.atleast_1d(np.asarray(rhos, dtype=object)))
+        values = [check_real(name, r, -1.0, 1.0) for r in items]
+    except (TypeError, ValueError):  # a ragged nesting, or an entry that is not such a number (ParameterError)
+        raise ParameterError(name, rhos, allowed) from None
+    if not values:
+        raise ParameterError(name, rhos, allowed)
+    return np.asarray(values, dtype=float)
+
+
+def _rho_array(rho) -> np.ndarray:
+    """`large_L`'s ρ: an array of any shape, not empty, of real numbers in [−1, 1] (no bools), as floats."""
+    allowed = "real numbers in [-1, 1] (a number or a non-empty array of them)"
+    try:
+        # a list may hold a bool among numbers (np.asarray makes it 1.0); an array of numbers is taken as it is
+        given = rho if isinstance(rho, np.ndarray) else np.asarray(rho, dtype=object)
+        if given.dtype == bool or (given.dtype == object and any(isinstance(v, (bool, np.bool_)) for v in given.flat)):
+            raise ParameterError("rho", rho, allowed)
+        rho_array = np.asarray(rho, dtype=float)
+    except (TypeError, ValueError):
+        raise ParameterError("rho", rho, allowed) from None
+    if rho_array.size == 0 or not np.all(np.abs(rho_array) <= 1.0):  # NaN fails the comparison too
+        raise ParameterError("rho", rho, allowed)
+    return rho_array
 
 
 def _kernel_arguments(params: Parameters) -> dict:
@@ -50,12 +75,7 @@ def large_L(params: Parameters, rho) -> np.ndarray:
     """The generated large-L kernel at ρ (an array): shape (..., 5), the columns `LARGE_L_OUTPUTS`
     (J, J′, drift, drift′, nuisance mass). For labelled values use `curve`."""
     params = as_parameters(params)
-    try:
-        rho_array = np.asarray(rho, dtype=float)
-    except (TypeError, ValueError):
-        raise ParameterError("rho", rho, "real numbers in [-1, 1]") from None
-    if not np.all(np.abs(rho_array) <= 1.0):  # NaN fails the comparison too
-        raise ParameterError("rho", rho, "real numbers in [-1, 1]")
+    rho_array = _rho_array(rho)
     kernel = symbolic.large_L_kernel(params.sign_model)
     return np.asarray(kernel.call(rho=rho_array, **_kernel_arguments(params)), dtype=float)
 

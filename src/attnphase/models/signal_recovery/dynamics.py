@@ -17,7 +17,7 @@ import numpy as np
 
 from attnphase.errors import ParameterError
 from attnphase.models.signal_recovery.parameters import MAX_STEPS, Parameters, as_parameters
-from attnphase.models.signal_recovery.closed_form import large_L, large_L_overflow, large_L_precise
+from attnphase.models.signal_recovery.closed_form import checked_rhos, large_L, large_L_overflow, large_L_precise
 from attnphase.models.signal_recovery.population import finite_reduction
 from attnphase.models.signal_recovery.results import (
     FixedPointsResult, PredictedTrajectories, ScheduleChoice, SimulationResult, TangentNoise,
@@ -45,8 +45,9 @@ FINITE_DRIFT_SAMPLES = 1024
 NOISE_GRID = np.linspace(-1.0, 1.0, 5)
 
 
-def _check_rho(rho) -> float:
-    return check_real("rho", rho, -1.0, 1.0)
+def _check_rho(rho, name: str = "rho0") -> float:
+    """An alignment in [−1, 1], named as the caller's argument."""
+    return check_real(name, rho, -1.0, 1.0)
 
 
 def large_L_drift(params: Parameters):
@@ -171,7 +172,7 @@ def tangent_noise(params: Parameters, rhos=NOISE_GRID, *, pilot: int = 128, seed
     params = as_parameters(params)
     pilot = check_int("pilot", pilot, 2)
     seed = check_int("seed", seed, 0)
-    rhos = np.atleast_1d(np.asarray([_check_rho(r) for r in np.atleast_1d(rhos)], dtype=float))
+    rhos = checked_rhos(rhos)
     gen = generator(seed, "cpu")
     sampler = ProjectedSampler(PlantedTokens(params), gen)
     # Sequences per batch: about 2**22 numbers of the (batch × (L + d)) arrays at a time.
@@ -281,11 +282,14 @@ def retraction_corrected_rho(params: Parameters, noise: TangentNoise, rho0, eta0
 def _real_array(name: str, values, allowed: str, inside) -> np.ndarray:
     """`values` as a float array whose every entry is finite and satisfies `inside`, else a ParameterError."""
     try:
+        given = values if isinstance(values, np.ndarray) else np.asarray(values, dtype=object)
+        if given.dtype == bool or (given.dtype == object and any(isinstance(v, (bool, np.bool_)) for v in given.flat)):
+            raise ParameterError(name, values, allowed)  # True is not the number 1 here
         array = np.asarray(values, dtype=float)
     except (TypeError, ValueError):
         raise ParameterError(name, values, allowed) from None
     with np.errstate(invalid="ignore"):
-        if not np.all(np.isfinite(array) & inside(array)):
+        if array.size == 0 or not np.all(np.isfinite(array) & inside(array)):
             raise ParameterError(name, values, allowed)
     return array
 

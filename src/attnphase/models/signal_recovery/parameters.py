@@ -77,9 +77,15 @@ class Parameters(ParameterSet):
     L: int = parameter(IntRange(MIN_TOKENS, MAX_SIZE),
                        help="Number of tokens, all of them (one token would make the objective flat).")
     R: int = parameter(IntRange(1, MAX_SIZE), help="Number of informative tokens, at most L (R = L: no nuisance tokens).")
-    theta: float = parameter(RealRange(0.0, None), help="Signal strength.")
+    theta: float = parameter(RealRange(0.0, None),
+                             help="Signal strength. The large-L reduction refuses a theta at which its closed form "
+                                  "overflows float64 (for rho > 0: score_scale*theta_d*rho above ln(float64 max)/3 = "
+                                  "236.59) and names the largest it takes.")
     theta_scaling: str = parameter(OneOf(THETA_SCALINGS), "direct", help="theta_d = theta (direct) or theta*sqrt(d).")
-    sigma: float = parameter(RealRange(0.0, None, low_open=True), 1.0, help="Noise standard deviation.")
+    sigma: float = parameter(RealRange(0.0, None, low_open=True), 1.0,
+                             help="Noise standard deviation. The large-L reduction refuses a sigma at which its "
+                                  "closed form's e^(score_scale^2 sigma^2) overflows float64 and names the largest it "
+                                  "takes.")
     score_scale: float = parameter(RealRange(0.0, None, low_open=True), 1.0,
                                    help="Score scale beta: the scores are beta*<q, x_i>.")
     sign_model: str = parameter(OneOf(SIGN_MODELS), "A",

@@ -31,7 +31,7 @@ from attnphase.params import check_bool, check_choice, check_int, check_real
 from attnphase.results import Status
 
 __all__ = ["reduction_samples", "control_kurtosis", "reliable_controls", "finite_reduction", "curve", "solve",
-           "resolve_reduction", "CONTROL_VARIANCE_ACCURACY", "REDUCTIONS", "SWITCHING_DRAWS"]
+           "resolve_reduction", "check_large_L_finite", "CONTROL_VARIANCE_ACCURACY", "REDUCTIONS", "SWITCHING_DRAWS"]
 
 # Sequences per vectorised block of the reduction (fixed: the random stream does not depend on it).
 SAMPLE_CHUNK = 256
@@ -219,7 +219,7 @@ def finite_reduction(params: Parameters, rhos, *, n_samples: int = 4096, seed: i
     if params.L > MAX_FINITE_L:
         raise ParameterError("L", params.L, f"an integer in [{MIN_TOKENS}, {MAX_FINITE_L}] for the finite-L reduction (memory)")
     rhos = checked_rhos(rhos)
-    n_samples = check_int("samples", n_samples, 16, max(16, MAX_FINITE_SAMPLES // rhos.size))
+    n_samples = check_int("n_samples", n_samples, 16, max(16, MAX_FINITE_SAMPLES // rhos.size))
     seed = check_int("seed", seed, 0)
     rng = np.random.default_rng(seed)
     per_rho: list[list[list[np.ndarray]]] = [[[], [], [], [], []] for _ in rhos]
@@ -305,18 +305,25 @@ def curve(params: Parameters, rhos, *, reduction: str | None = None, finite: boo
     """J, J′, the drift (1 − ρ²)J′ and the noise-token mass at every ρ in `rhos`, labelled (`Curve`).
 
     reduction "large-L" (the default here): the closed form, with the error bound of `large_L_accuracy` where its
-    expansion holds (status converged) and NaN errors and status limited where it does not; status failed (NaN
-    values) where its exponentials overflow (`large_L_overflow` says which). "finite": the exact finite-L reduction
+    expansion holds (status converged) and NaN errors and status limited where it does not; refused (ParameterError
+    naming theta or sigma and the largest value the form takes, `check_large_L_finite`) where its exponentials
+    overflow float64 at some ρ of `rhos`. `samples` and `seed` are checked whichever the
+    reduction. "finite": the exact finite-L reduction
     with `samples` draws (`finite_reduction`). "auto": "finite" where L ≤ MAX_FINITE_L, else "large-L".
     `finite=True`/`False` is the old spelling of "finite"/"large-L" (a conflicting pair is refused).
     """
     params = as_parameters(params)
     method = resolve_reduction(reduction, finite, "large-L")
+    rhos = checked_rhos(rhos)
+    declared = SolveSettings.declarations()
+    # checked whichever the reduction (the large-L form does not sample; a bad value is still refused, as by the CLI)
+    samples = check_int("samples", samples, 16, max(16, MAX_FINITE_SAMPLES // rhos.size))
+    seed = declared["seed"].metadata["allowed"].check("seed", seed)
     if method == "auto":
         method = "finite" if params.L <= MAX_FINITE_L else "large-L"
     if method == "finite":
         return finite_reduction(params, rhos, n_samples=samples, seed=seed)
-    rhos = checked_rhos(rhos)
+    check_large_L_finite(params, rhos)
     with np.errstate(all="ignore"):
         values = large_L(params, rhos)
         if np.all(np.isfinite(values[:, [0, 1, 2, 4]])):  # the values reported: not float64's cancellations
@@ -324,10 +331,10 @@ def curve(params: Parameters, rhos, *, reduction: str | None = None, finite: boo
     # R = L gives (1 − π)·(...) = −0.0 for the nuisance mass; it is reported as 0.
     J, dJ, drift, nuisance = values[:, 0], values[:, 1], values[:, 2], values[:, 4] + 0.0
     finite_values = bool(np.all(np.isfinite(values[:, [0, 1, 2, 4]])))
-    if not finite_values:
+    if not finite_values:  # the float64 form is finite (checked above), its mpmath evaluation is beyond float64
         nan = np.full(rhos.shape, math.nan)
         return Curve(rhos, nan, nan, nan, nan, None, None, None, None, params.theta_d, "large-L", 0, None,
-                     Status.FAILED, f"non-finite value of the large-L form ({large_L_overflow(params, rhos)})")
+                     Status.FAILED, "non-finite value of the large-L form in mpmath")
     accuracy = large_L_accuracy(params, rhos)
     beyond = "" if params.L <= MAX_FINITE_L else f" (L > {MAX_FINITE_L}: beyond the exact reduction's memory bound)"
     if accuracy.status == Status.CONVERGED:
@@ -341,6 +348,59 @@ def curve(params: Parameters, rhos, *, reduction: str | None = None, finite: boo
                       if params.L <= MAX_FINITE_L else "No exact evaluation is available at this L."))
     return Curve(rhos, J, dJ, drift, nuisance, accuracy.J_error, accuracy.dJ_error, accuracy.drift_error,
                  accuracy.nuisance_mass_error, params.theta_d, "large-L", 0, None, accuracy.status, message)
+
+
+def _large_L_finite(params: Parameters, rhos: np.ndarray) -> bool:
+    with np.errstate(all="ignore"):
+        return bool(np.all(np.isfinite(large_L(params, rhos)[:, [0, 1, 2, 4]])))
+
+
+def _largest_finite(finite_at, given: float) -> float:
+    """The largest x in [0, given) at which finite_at(x) holds, where finite_at(0) does and finite_at(given) does not
+    (bisection to the float64 spacing; the form's overflow sets in once, where its largest exponent passes
+    ln(float64 max)), rounded down to 6 significant digits."""
+    low, high = 0.0, given
+    while high > 2 * low and high > 1e-300:  # bracket geometrically first: the bound may be far below `given`
+        middle = high / 2 if low == 0 else math.sqrt(low * high)
+        low, high = (middle, high) if finite_at(middle) else (low, middle)
+    for _ in range(200):
+        middle = (low + high) / 2
+        if not low < middle < high:
+            break
+        low, high = (middle, high) if finite_at(middle) else (low, middle)
+    rounded = float(f"{low:.6g}")
+    return rounded if rounded <= low else float(f"{low * (1 - 1e-6):.6g}")
+
+
+def check_large_L_finite(params: Parameters, rhos) -> None:
+    """Refuse (ParameterError) parameters at which the large-L form overflows float64 at some ρ of `rhos`, naming the
+    parameter whose exponential overflows and the largest value it may take with the others as given (found on the
+    form itself: for ρ > 0 its largest exponentials are e^{3βθ_dρ} and e^{3β²σ²}, so that βθ_dρ must stay below
+    ln(float64 max)/3 = 236.59): theta where the signal shift e^{βθ_dρ} overflows (alone or with the noise's tilt),
+    sigma where the tilt e^{β²σ²} overflows at θ = 0 already. Nothing is computed by this form there."""
+    rhos = checked_rhos(rhos)
+    if _large_L_finite(params, rhos):
+        return
+    given = dict(d=params.d, L=params.L, R=params.R, theta=params.theta, theta_scaling=params.theta_scaling,
+                 sigma=params.sigma, score_scale=params.score_scale, sign_model=params.sign_model)
+    cause = large_L_overflow(params, rhos)
+    where = (f"at d = {params.d}, L = {params.L}, R = {params.R}, theta = {params.theta:g}, sigma = {params.sigma:g}, "
+             f"score_scale = {params.score_scale:g}, rho up to {np.max(np.abs(rhos)):g}")
+    finite = "" if params.L > MAX_FINITE_L else "; the exact finite-L reduction (reduction='finite') does not use it"
+
+    def make(**changed) -> Parameters:
+        return make_parameters(**{**given, **changed})
+
+    if _large_L_finite(make(theta=0.0), rhos):
+        bound = _largest_finite(lambda t: _large_L_finite(make(theta=t), rhos), params.theta)
+        raise ParameterError("theta", params.theta, f"a real number in [0, {bound:g}] {where} with the large-L "
+                                                    f"reduction: beyond, its value overflows float64 ({cause}){finite}")
+    # the noise's tilt overflows at θ = 0 already: σ's bound at the θ given, or at θ = 0 where the shift overflows too
+    theta = params.theta if _large_L_finite(make(sigma=1e-300), rhos) else 0.0
+    bound = _largest_finite(lambda s: s > 0 and _large_L_finite(make(theta=theta, sigma=s), rhos), params.sigma)
+    at = "" if theta == params.theta else " (that at theta = 0: at the theta given the signal shift overflows too)"
+    raise ParameterError("sigma", params.sigma, f"a real number in (0, {bound:g}]{at} {where} with the large-L "
+                                                f"reduction: beyond, its value overflows float64 ({cause}){finite}")
 
 
 def solve(d, L, R, theta, rho, theta_scaling="direct", sigma=1.0, score_scale=1.0, sign_model="A", finite=None, *,

@@ -256,6 +256,22 @@ def test_bad_input_names_the_parameter():
         assert result.exit_code == 2 and option in result.output and "Traceback" not in result.output
 
 
+def test_the_documented_helpers_check_their_parameters():
+    """coupling_range and branches (in the documented module's __all__) took q = -5 or NaN silently, and branches
+    with q = 0 failed on an internal x0; now each names its argument and range, as solve does."""
+    from attnphase.models.potts.solve import branches, coupling_range
+
+    for call, name in ((lambda: coupling_range(-5), "q"), (lambda: coupling_range(math.nan), "q"),
+                       (lambda: coupling_range(True), "q"), (lambda: coupling_range(3, math.nan), "coupling"),
+                       (lambda: coupling_range(3, 0.0), "coupling"), (lambda: branches(0, (1, 2)), "q"),
+                       (lambda: branches(3, (2, 1)), "control_range"), (lambda: branches(3, [1.0]), "control_range"),
+                       (lambda: branches(3, (0.0, 2.0)), "control_range"), (lambda: branches(3, (1, 2), 0), "digits")):
+        with pytest.raises(ParameterError) as info:
+            call()
+        assert info.value.name == name
+    assert coupling_range(3) == (0.5, 3.75) and coupling_range(3, 10.0) == (0.5, 12.5)
+
+
 def test_cli_contract():
     out = CliRunner().invoke(main, ["threshold", "potts", "--q", "3", "--digits", "12", "--json"])
     assert out.exit_code == 0, out.output

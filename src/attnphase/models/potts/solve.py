@@ -14,30 +14,43 @@ import mpmath
 
 from attnphase.errors import ParameterError
 from attnphase.models.potts import symbolic
-from attnphase.models.potts.parameters import MAX_BETA_J, Accuracy, Parameters, Temperature
+from attnphase.models.potts.parameters import MAX_BETA_J, MAX_Q, Accuracy, Parameters, Temperature
 from attnphase.models.potts.results import Solution, State, Transition
 from attnphase.numeric.continuation import ActionSystem, follow_branches, stationary_points_at
 from attnphase.numeric.precision import polished_stationary_point
 from attnphase.numeric.threshold import Threshold, rounded_error, threshold_from_error
 from attnphase.numeric.transition import classify_transition
+from attnphase.params import check_real, check_real_list
 from attnphase.results import Status
 
 __all__ = ["coupling_range", "branches", "solve", "threshold", "decimal_coupling", "check_sweep_point",
            "sweep_point"]
 
 
+def _checked_q(q) -> int:
+    return Parameters.declarations()["q"].metadata["allowed"].check("q", q)
+
+
 def coupling_range(q: int, coupling: float | None = None) -> tuple[float, float]:
-    """βJ from 0.5 (disordered only) to 1.25 q (past the disordered instability at q), widened to hold a given βJ."""
-    coupling = 1.0 if coupling is None else coupling
+    """βJ from 0.5 (disordered only) to 1.25 q (past the disordered instability at q), widened to hold a given βJ
+    (in (0, MAX_BETA_J]). q and βJ are checked as `solve` checks them (ParameterError naming q or coupling)."""
+    q = _checked_q(q)
+    coupling = 1.0 if coupling is None else check_real("coupling", coupling, 0.0, MAX_BETA_J, low_open=True)
     return min(0.5, 0.5 * coupling), max(1.25 * q, 1.25 * coupling)
 
 
 def branches(q: int, control_range, digits: int = 15):
     """f(u; βJ) at J = 1 and its branches through u = 0 (disordered) at the lowest βJ and u = βJm ≈ βJ at the
-    highest."""
+    highest. q and digits are checked as `threshold` checks them; control_range is two βJ, 0 < low < high ≤
+    1.25 max(MAX_Q, MAX_BETA_J) (`coupling_range`)."""
+    q = _checked_q(q)
+    digits = Accuracy.validated(digits=digits).digits
+    highest = 1.25 * max(MAX_Q, MAX_BETA_J)
+    lo, hi = check_real_list("control_range", control_range, length=2, low=0.0, high=highest)
+    if not 0 < lo < hi:
+        raise ParameterError("control_range", control_range, f"two values of βJ, 0 < low < high <= {highest:g}")
     system = ActionSystem(symbolic.kernels()[0], "beta", {"J": 1.0, "q": q})
-    lo, hi = control_range
-    return system, follow_branches(system, [([0.0], lo), ([hi], hi)], control_range, digits=digits)
+    return system, follow_branches(system, [([0.0], lo), ([hi], hi)], (lo, hi), digits=digits)
 
 
 def solve(q, beta, J=1.0) -> Solution:

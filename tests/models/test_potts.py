@@ -272,6 +272,25 @@ def test_the_documented_helpers_check_their_parameters():
     assert coupling_range(3) == (0.5, 3.75) and coupling_range(3, 10.0) == (0.5, 12.5)
 
 
+@pytest.mark.parametrize("q, J, digits", [(3, 1.0, 1), (3, 1.0, 2), (500, 1e-6, 3), (500, 1e-6, 40), (3, 1e6, 15),
+                                          (3, 1e6, 40), (2, 1.0, 1)])
+def test_digit_strings_follow_one_notation_rule(q, J, digits):
+    """Every digit string threshold prints: `digits` significant digits, positional where the decimal exponent e of
+    the value satisfies −4 ≤ e < digits and scientific (d.ddd…e±x) otherwise, never a trailing point; q = 3 at one
+    digit printed "3.", and the notation of small values changed with the digits asked."""
+    result = threshold(q, J, digits)
+    strings = [result.beta_c_digits] + [s["digits"] for s in result.spinodals]
+    for text in strings:
+        assert not text.endswith(".") and ".e" not in text, text
+        mantissa, _, exponent = text.partition("e")
+        significant = mantissa.replace("-", "").replace(".", "").lstrip("0")
+        assert len(significant) == digits, text
+        with mpmath.workdps(60):
+            e = int(mpmath.floor(mpmath.log10(abs(mpmath.mpf(text)))))
+        assert (exponent == "") == (-4 <= e < digits), text
+    assert threshold(3, 1.0, 1).beta_c_digits == "3" and threshold(500, 1e-6, 3).beta_c_digits == "1.25e+7"
+
+
 def test_cli_contract():
     out = CliRunner().invoke(main, ["threshold", "potts", "--q", "3", "--digits", "12", "--json"])
     assert out.exit_code == 0, out.output

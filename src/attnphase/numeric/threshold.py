@@ -29,7 +29,7 @@ from attnphase.params import check_int, check_real
 from attnphase.results import Result, Status
 
 __all__ = [
-    "Threshold", "find_crossing", "branch_crossing", "rounded_error",
+    "Threshold", "find_crossing", "branch_crossing", "rounded_error", "digits_text",
     # a crossing known to an error (quadrature rules), a root known to a given error
     "noisy_threshold", "root_steps", "illinois", "threshold_from_error",
     # counts, windows and coexistence
@@ -248,13 +248,23 @@ def _supported_digits(value, error: float, requested: int) -> int:
     return max(0, min(requested, supported))
 
 
+def digits_text(value, n_digits: int) -> str:
+    """`value` rounded to `n_digits` significant digits, trailing zeros kept, in one notation rule whatever the digits
+    asked: positional where the rounded value's decimal exponent e satisfies −4 ≤ e < n_digits (the rule of the
+    printf format %g), else scientific, d.ddd…e±x; never a trailing point ("3", "3e+1", not "3.", "3.e+1"). The
+    rounding is mpmath's at the current working precision."""
+    text = mpmath.nstr(value if isinstance(value, mpmath.mpf) else mpmath.mpf(value), n_digits, strip_zeros=False,
+                       min_fixed=-5, max_fixed=n_digits)
+    return text.replace(".e", "e")[:-1] if text.endswith(".") else text.replace(".e", "e")
+
+
 def _digit_string(value, n_digits: int, requested: int) -> str:
-    """`value` to `n_digits` significant digits (trailing zeros kept), "" for none; mpmath at a precision above the
-    `requested` digits, so the string is exact to its last digit."""
+    """`value` to `n_digits` significant digits (`digits_text`: trailing zeros kept), "" for none; mpmath at a
+    precision above the `requested` digits, so the string is exact to its last digit."""
     if not n_digits:
         return ""
     with mpmath.workdps(max(requested, 15) + 10):
-        return mpmath.nstr(value if isinstance(value, mpmath.mpf) else mpmath.mpf(value), n_digits, strip_zeros=False)
+        return digits_text(value, n_digits)
 
 
 def rounded_error(value_mp, error: float) -> float:

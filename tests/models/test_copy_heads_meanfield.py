@@ -201,7 +201,31 @@ def test_supported_digits_follow_the_error():
     assert api.supported_digits_string(1234.5678, 0.004, requested=3) == "1.23e+03"
     assert api.supported_digits_string(581.152372, 0.128) == "581"  # log10(581.15 / 0.256) = 3.36
     assert api.supported_digits_string(1234.5678, 2000.0) == "1e+03"  # below one digit: one digit, flagged by the error
-    assert api.supported_digits_string(math.nan, 1.0) == ""
+    assert api.supported_digits_string(1234.5678, math.inf) == ""  # an infinite error supports no digit
+
+
+def test_default_L_values_names_the_bound_broken():
+    """L_min = 2**70 was reported as a bad L_max (256, "an integer in [2^70, 16777216]")."""
+    from attnphase.models.copy_heads.scaling_laws import MAX_SCALING_L
+
+    for L_min, L_max, name in ((2**70, 256, "L_min"), (MAX_SCALING_L + 1, MAX_SCALING_L, "L_min"), (1, 8, "L_min"),
+                               (8, 4, "L_max"), (8, MAX_SCALING_L + 1, "L_max"), (math.nan, 8, "L_min")):
+        with pytest.raises(ParameterError) as info:
+            api.default_L_values(L_min=L_min, L_max=L_max)
+        assert info.value.name == name
+    assert api.default_L_values(L_min=5, L_max=40) == [5, 8, 16, 32, 40]
+
+
+def test_supported_digits_of_zero_and_bad_input():
+    """0 ± 1e-3 was a bare "math domain error"; NaN as value or error gave "" silently. Zero is written "0", as any
+    value within 2·error of 0 keeps one digit (1e-10 ± 1e-3 -> "1e-10"); NaN, inf and bools are refused by name."""
+    assert api.supported_digits_string(0.0, 1e-3) == "0" and api.supported_digits_string(-0.0, 0.0) == "0"
+    assert api.supported_digits_string(1e-10, 1e-3) == "1e-10"
+    for value, error, name in ((math.nan, 1e-3, "value"), (math.inf, 1e-3, "value"), (True, 1e-3, "value"),
+                               (1.2345, math.nan, "error"), (1.2345, -1e-3, "error"), (1.2345, None, "error")):
+        with pytest.raises(ParameterError) as info:
+            api.supported_digits_string(value, error)
+        assert info.value.name == name
 
 
 def test_periodic_window_ends_and_coexistence_are_what_they_claim():

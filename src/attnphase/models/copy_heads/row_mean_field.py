@@ -352,8 +352,9 @@ def causal_softmax_transition(inst: CopyHeadsInstance, digits: int = 30, row_den
     P_co = coexistence.value
     found = math.isfinite(P_co)
     point = grid.minima(P_co) if found else two[0]
+    text = supported_digits_string(P_co, coexistence.error, digits) if found and coexistence.error >= 0 else ""
     return RowMeanFieldTransition(
-        "softmax", L, V, "first", P_co, supported_digits_string(P_co, coexistence.error, digits) if found else "",
+        "softmax", L, V, "first", P_co, text,
         coexistence.error, inst.n_of_P(P_co) if found else math.nan, Status.CONVERGED if found else Status.LIMITED,
         f"causal mask, row mean field (dual-plane search): two minima for P in [{lo:.6g}, {hi:.6g}]"
         + ("" if found else "; " + coexistence.message),

@@ -124,7 +124,7 @@ def softmax_ratio_extrapolation(Ls, P_stars, V: int, conv: Convention = DEFAULT)
 
 def default_L_values(L_min: int, L_max: int) -> list[int]:
     """L_min, the powers of 2 in between, L_max (however few: `scaling` refuses fewer than 3)."""
-    L_min = check_int("L_min", L_min, 2, None)
+    L_min = check_int("L_min", L_min, 2, MAX_SCALING_L)  # its own range: a too large L_min is not L_max's fault
     return ScalingRange(L_min, check_int("L_max", L_max, L_min, MAX_SCALING_L)).L_values()
 
 

@@ -35,7 +35,7 @@ from attnphase.numeric.continuation import ActionSystem, follow_branch, stationa
 from attnphase.numeric.minimize import sign_change_brackets
 from attnphase.numeric.threshold import Threshold, rounded_error, threshold_from_error
 from attnphase.numeric.transition import classify_transition
-from attnphase.params import check_int
+from attnphase.params import check_int, check_real
 from attnphase.results import Status
 
 __all__ = ["softmax_n_scale", "softmax_n_range", "softmax_system", "softmax_branches", "softmax_transition",
@@ -173,20 +173,25 @@ def softmax_transition(inst: CopyHeadsInstance, digits: int = 30) -> SoftmaxTran
 
 def supported_digits_string(value: float, error: float, requested: int = 17) -> str:
     """`value` with only the significant digits its error supports: d = ⌊log10(|value| / (2·error))⌋
-    (the 2-sigma interval moves no digit kept), at least 1 and at most `requested` (and 17, float64).
+    (the 2-sigma interval moves no digit kept), at least 1 and at most `requested` (and 17, float64), written as
+    Python's format "g" writes that many digits. An error of inf supports no digit: "". A value of 0 has no
+    significant digits to keep and is written "0" (as a value within 2·error of 0 keeps its one digit).
 
     The exact-row-rate P* is a float64 computation whose precision is set by the Sobol error of the row
     density (relative ~1e-3), not by the arithmetic: an mpmath evaluation of the same Sobol sums would
     carry more digits of the same estimate, not more correct digits. This string is what `--digits`
-    can honestly deliver for it."""
-    for name, number in (("value", value), ("error", error)):
-        if isinstance(number, bool) or not isinstance(number, numbers.Real):
-            raise ParameterError(name, number, "a real number")
-    if error < 0:  # NaN passes: no digits supported, the empty string below
-        raise ParameterError("error", error, "a real number >= 0 (NaN or inf: no digits supported)")
+    can honestly deliver for it. value must be a finite real number and error a real number >= 0 (NaN is neither:
+    ParameterError naming it)."""
+    value = check_real("value", value)
+    if isinstance(error, numbers.Real) and not isinstance(error, bool) and error == math.inf:
+        error = math.inf
+    else:
+        error = check_real("error", error, 0.0, None)
     requested = check_int("requested", requested, 1, 100)
-    if not (math.isfinite(value) and math.isfinite(error)):
+    if not math.isfinite(error):
         return ""
+    if value == 0:
+        return "0"
     digits = 17 if error <= 0 else int(math.floor(math.log10(abs(value) / (2 * error))))
     kept = max(1, min(digits, requested, 17))
     return f"{value:.{kept}g}"
@@ -268,6 +273,7 @@ def exact_row_rate_threshold(inst: CopyHeadsInstance, *, n_points: int = 2**12, 
     slope = (diff(n_star * (1 + 1e-6)) - diff(n_star * (1 - 1e-6))) / (2e-6 * n_star)
     err_diff = T_ * (abs(float(I_err_spline(m[0][0]))) + abs(float(I_err_spline(m[-1][0]))))
     P_exact, P_err = inst.P_of_n(n_star), inst.P_of_n(err_diff / abs(slope))
-    return ExactRowRateThreshold("first", P_exact, P_err, supported_digits_string(P_exact, P_err, digits),
+    text = supported_digits_string(P_exact, P_err, digits) if math.isfinite(P_exact) and P_err >= 0 else ""
+    return ExactRowRateThreshold("first", P_exact, P_err, text,
                                  x_minima=(m[0][0], m[-1][0]), status=Status.CONVERGED,
                                  message="coexistence of two minima with the exact row rate", **common)

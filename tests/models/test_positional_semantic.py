@@ -232,3 +232,34 @@ def test_solve_along_gives_each_alpha_what_solve_gives_it():
             assert a.alpha == b.alpha == alpha
             np.testing.assert_allclose(a.state, b.state, rtol=1e-6, atol=1e-9)
             assert a.errors["V"] == pytest.approx(b.errors["V"], rel=1e-3, abs=1e-9)
+
+
+def test_public_helpers_check_their_arguments():
+    """default_gram, count_line_probes and state_vector (in the documented API's __all__) gave bare TypeErrors (L =
+    NaN, tol = None), silent empty or wrong results (L = -1 -> (), L = True -> (1.0,), tol = NaN -> 32 probes, q = NaN
+    -> a NaN entry, m = [] -> 3 entries) and did not return at L = 2**70 (L is now checked before anything is built).
+    In range they are what they were: the alternating Gram matrix, the probe counts, the concatenated state."""
+    import time
+
+    from attnphase.models.positional_semantic.rules import FINE_LINE_PROBES, LINE_PROBES
+
+    calls = [(lambda L=L: api.default_gram(L=L), "L") for L in (math.nan, "x", None, [], -1, 0, 1, 7, True, 2**70)]
+    calls += [(lambda t=t: api.count_line_probes(tol=t, default_tol=3e-3), "tol")
+              for t in (math.nan, math.inf, -1.0, 0.0, None, True)]
+    calls += [(lambda: api.count_line_probes(tol=1e-3, default_tol=math.nan), "default_tol")]
+    calls += [(lambda: api.state_vector(q=math.nan, V=0.2, theta=0.1, m=[0.3, -0.3]), "q"),
+              (lambda: api.state_vector(q=None, V=0.2, theta=0.1, m=[0.3, -0.3]), "q"),
+              (lambda: api.state_vector(q=0.5, V=math.inf, theta=0.1, m=[0.3, -0.3]), "V"),
+              (lambda: api.state_vector(q=0.5, V=0.2, theta=True, m=[0.3, -0.3]), "theta")]
+    calls += [(lambda m=m: api.state_vector(q=0.5, V=0.2, theta=0.1, m=m), "m")
+              for m in ([], 0.3, [0.1] * 7, [0.1, math.nan], [[0.1, 0.2], [0.3]], None)]
+    start = time.monotonic()
+    for call, name in calls:
+        with pytest.raises(ParameterError) as info:
+            call()
+        assert info.value.name == name, (name, info.value)
+    assert time.monotonic() - start < 5  # L = 2**70 is refused, not built
+    assert api.default_gram(2) == (1.0, -1.0, -1.0, 1.0)
+    assert api.default_gram(3) == (1.0, -1.0, 1.0, -1.0, 1.0, -1.0, 1.0, -1.0, 1.0)
+    assert api.count_line_probes(1e-3, 3e-3) == FINE_LINE_PROBES and api.count_line_probes(3e-3, 3e-3) == LINE_PROBES
+    assert api.state_vector(0.5, 0.2, 0.1, [0.3, -0.3]).tolist() == [0.5, 0.2, 0.1, 0.3, -0.3]

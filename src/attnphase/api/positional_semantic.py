@@ -21,9 +21,30 @@ This module is a facade: every name comes from `attnphase.models.positional_sema
 lives, imported on first use (the simulator needs torch, the solvers SymPy and numba, the plots matplotlib).
 """
 
+import numpy as _np
+
+from attnphase.errors import ParameterError as _ParameterError
 from attnphase.models import positional_semantic as _model
+from attnphase.params import check_real as _check_real
 
 __all__ = list(_model.__all__)
+
+
+def state_vector(q, V, theta, m):
+    """x = (q, V, θ, m_1..m_L), a state of the saddle-point map, from checked values: q, V and θ finite real numbers
+    and m the L overlaps m_1..m_L, L in the model's range [2, 6] (ParameterError naming q, V, theta or m; q = NaN or
+    None gave a NaN entry, m = [] a state of 3 entries). The solvers build their states with the unchecked
+    `attnphase.models.positional_semantic.state_evolution.state_vector`."""
+    values = [_check_real(name, value) for name, value in (("q", q), ("V", V), ("theta", theta))]
+    L_range = _model.Parameters.declarations()["L"].metadata["allowed"]
+    allowed = f"a list of L real numbers, L in [{L_range.low}, {L_range.high}] (the model's number of tokens)"
+    try:
+        overlaps = [_check_real("m", v) for v in _np.atleast_1d(_np.asarray(m, dtype=object))]
+    except (TypeError, ValueError):  # a ragged nesting, or an entry that is not a finite real number
+        raise _ParameterError("m", m, allowed) from None
+    if not L_range.low <= len(overlaps) <= L_range.high:
+        raise _ParameterError("m", m, allowed)
+    return _model.state_vector(*values, overlaps)
 
 
 def __getattr__(name: str):

@@ -37,7 +37,9 @@ INITS = ("semantic", "positional", "random")
 
 
 def default_gram(L: int) -> tuple[float, ...]:
-    """Gram matrix of the paper's positional encodings generalised to L tokens: unit vectors ±1/√d alternating."""
+    """Gram matrix of the paper's positional encodings generalised to L tokens: unit vectors ±1/√d alternating. L is
+    checked against the model's range (`Parameters`' L) first: L = 2**70 was an endless loop, NaN a TypeError."""
+    L = Parameters.declarations()["L"].metadata["allowed"].check("L", L)
     signs = np.array([(-1.0) ** i for i in range(L)])
     return tuple(float(v) for v in np.outer(signs, signs).ravel())
 

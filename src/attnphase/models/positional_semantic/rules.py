@@ -52,7 +52,7 @@ from attnphase.models.positional_semantic.parameters import Accuracy, Parameters
 from attnphase.models.positional_semantic.state_evolution import SaddlePointEquations
 from attnphase.numeric.basin_lines import LINE_CUTS
 from attnphase.numeric.split_line import OUTER_WEIGHT_FLOOR, CountSplit, SplitLineRule
-from attnphase.params import check_int, check_real
+from attnphase.params import check_int, check_positive, check_real
 
 __all__ = ["Rule", "FIELD_TOL", "FOLLOW_NODES", "SPLIT_RULE_TENSOR_NODES", "SPREAD_RUNGS", "WINDOW_FLOORS",
            "count_line_probes", "below_window_floor", "state_ladder", "follow_nodes", "resolve_rules"]
@@ -174,7 +174,9 @@ class Rule:
 
 def count_line_probes(tol: float, default_tol: float) -> int:
     """Probes per line of the count-split rungs for a tolerance `tol` whose default is `default_tol`: LINE_PROBES
-    at the default or coarser, FINE_LINE_PROBES below it (see FINE_LINE_PROBES)."""
+    at the default or coarser, FINE_LINE_PROBES below it (see FINE_LINE_PROBES). Both are relative tolerances,
+    finite and > 0 (ParameterError naming tol or default_tol)."""
+    tol, default_tol = check_positive("tol", tol), check_positive("default_tol", default_tol)
     return FINE_LINE_PROBES if tol < default_tol else LINE_PROBES
 
 

@@ -291,6 +291,30 @@ def test_digit_strings_follow_one_notation_rule(q, J, digits):
     assert threshold(3, 1.0, 1).beta_c_digits == "3" and threshold(500, 1e-6, 3).beta_c_digits == "1.25e+7"
 
 
+@pytest.mark.parametrize("q, beta, J", [(3, 2.8, 1.0), (4, 3.5, 1.0), (5, 2.0, 2.5)])
+def test_transverse_curvature_is_the_second_derivative_in_the_splitting(q, beta, J):
+    """transverse_curvature is ∂²f/∂ε² (the full second derivative, as `curvature` is) for two unfavoured fractions
+    p ± ε: against a central second difference in ε of the free energy of the q fractions typed in by hand (mpmath),
+    and the closed form 2(q/β − J) at the disordered state (q = 3, β = 2.8: 0.142857; it was half that)."""
+    result = solve(q, beta, J)
+    assert result.minima
+    with mpmath.workdps(50):
+        for state in result.minima:
+            x = (1 + (q - 1) * mpmath.mpf(state.m)) / q
+            p = (1 - x) / (q - 1)
+
+            def f(eps):
+                fractions = [x, p + eps, p - eps] + [p] * (q - 3)
+                return (-J / 2 * sum(f_k**2 for f_k in fractions)
+                        + sum(f_k * mpmath.log(f_k) for f_k in fractions) / beta)
+
+            h = mpmath.mpf(10) ** -12
+            second = (f(h) - 2 * f(0) + f(-h)) / h**2
+            assert state.transverse_curvature == pytest.approx(float(second), rel=1e-9, abs=1e-12)
+            if abs(state.m) <= state.m_error:
+                assert state.transverse_curvature == pytest.approx(2 * (q / beta - J), rel=1e-12)
+
+
 def test_cli_contract():
     out = CliRunner().invoke(main, ["threshold", "potts", "--q", "3", "--digits", "12", "--json"])
     assert out.exit_code == 0, out.output

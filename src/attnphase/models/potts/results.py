@@ -11,7 +11,9 @@ __all__ = ["State", "Solution", "Transition"]
 class State:
     """A minimum of f(m): "stable" (global), "metastable", or "saddle" (unstable to splitting the others). m_error:
     the error of m from the mpmath polish of the stationary point (free_energy, stationary there, moves only at second
-    order in it)."""
+    order in it). curvature: ∂²f/∂u² along the one-favoured-state family (u the log-odds); transverse_curvature:
+    ∂²f/∂ε² at ε = 0 for two unfavoured fractions p ± ε, 2((q − 1)/(β(1 − x)) − J) (NaN for q = 2), both full second
+    derivatives."""
 
     m: float
     m_error: float

@@ -34,9 +34,10 @@ m = (q * x - 1) / (q - 1)
 free_energy_of_x = -J / 2 * (_x**2 + (1 - _x) ** 2 / (q - 1)) + (_x * sp.log(_x) + (1 - _x) * sp.log((1 - _x) / (q - 1))) / beta
 # f(x(u)) with ln x = u − ln(e^u + q − 1) and ln((1 − x)/(q − 1)) = −ln(e^u + q − 1): no log of a difference.
 free_energy = -J / 2 * (x**2 + unfavoured**2 / (q - 1)) + (x * u - logaddexp(u, sp.log(q - 1))) / beta
-# Two unfavoured fractions split as p ± ε: half the second derivative of f in ε at ε = 0, p = (1 − x)/(q − 1).
+# Two unfavoured fractions split as p ± ε: the second derivative of f in ε at ε = 0, p = (1 − x)/(q − 1) (the full
+# second derivative, as `curvature` is along the family: f changes by κ⊥ε²/2).
 _split = -J / 2 * ((_p + _eps) ** 2 + (_p - _eps) ** 2) + ((_p + _eps) * sp.log(_p + _eps) + (_p - _eps) * sp.log(_p - _eps)) / beta
-transverse_curvature_of_x = sp.simplify(sp.diff(_split, _eps, 2).subs(_eps, 0) / 2).subs(_p, (1 - _x) / (q - 1))
+transverse_curvature_of_x = sp.simplify(sp.diff(_split, _eps, 2).subs(_eps, 0)).subs(_p, (1 - _x) / (q - 1))
 transverse_curvature = sp.simplify(transverse_curvature_of_x.subs(1 - _x, unfavoured)).subs(_x, x)
 
 

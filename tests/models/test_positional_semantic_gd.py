@@ -245,6 +245,33 @@ def test_theory_reference_takes_solve_with_its_errors_and_caches_it(tmp_path, mo
     assert len(calls) == 2 and again[("positional", 0.5)]["q"] == 0.0511 * 0.5
 
 
+def test_the_gd_points_group_the_seeds_by_the_minimum_they_landed_on_and_keep_the_runs_status():
+    """Four semantic-init seeds, two near each branch (|m| against ½ m_pos = 0.126, then |θ| against ½ θ_sem = 0.059):
+    two points, each the mean of its own seeds (a mean over all four, ε_g 0.0029, describes neither minimum), with
+    the standard error over those seeds; one positional-init seed alone: no standard error. The run's status and
+    message (here: not settled) are kept with every point."""
+    from attnphase.reproduce.positional_semantic_gd import gd_points
+
+    reference = {("positional", 1.25): {"abs_m": 0.2523, "status": "converged"},
+                 ("semantic", 1.25): {"abs_theta": 0.118, "status": "converged"}}
+    semantic_init = {"m": [0.02, -0.25, 0.03, 0.24], "theta": [0.12, 0.01, -0.11, 0.02],
+                     "test_error": [0.0024, 0.0034, 0.0022, 0.0036], "train_loss": [0.0029, 0.0027, 0.0030, 0.0026],
+                     "d": 100, "steps": 500, "status": "limited", "message": "not settled"}
+    positional_init = {"m": [0.24], "theta": [0.02], "test_error": [0.0035], "train_loss": [0.0027], "d": 100,
+                       "steps": 500, "status": "converged", "message": "settled"}
+    rows = gd_points({(1.25, "semantic"): semantic_init, (1.25, "positional"): positional_init}, reference)
+    by_landing = {(r["init"], r["landed"]): r for r in rows}
+    assert set(by_landing) == {("semantic", "semantic"), ("semantic", "positional"), ("positional", "positional")}
+    semantic = by_landing[("semantic", "semantic")]
+    assert semantic["trials"] == 2 and semantic["test_error"] == pytest.approx(0.0023, rel=1e-12)
+    assert semantic["test_error_sem"] == pytest.approx(0.0001, rel=1e-9)  # std (ddof 1) 0.0001·√2 over √2
+    assert semantic["abs_theta"] == pytest.approx(0.115, rel=1e-12)
+    assert by_landing[("semantic", "positional")]["abs_m"] == pytest.approx(0.245, rel=1e-12)
+    assert all(r["status"] == "limited" and r["message"] == "not settled" for r in rows if r["init"] == "semantic")
+    alone = by_landing[("positional", "positional")]
+    assert alone["trials"] == 1 and math.isnan(alone["test_error_sem"]) and alone["status"] == "converged"
+
+
 def test_the_training_tail_change_is_that_of_gradient_descent_on_a_quadratic():
     """f(Q) = c‖Q‖²/2 per trial: GD with rate η multiplies Q by 1 − ηc per step, so over the last tenth of 50 steps
     (5 steps) f falls by the factor (1 − ηc)^10, in closed form."""

@@ -495,21 +495,23 @@ def test_every_threshold_is_found_on_the_standard_grid():
 
 @pytest.mark.slow
 def test_the_quick_branches_cover_the_default_solve():
-    """The quick report's branches (split-line 6, 8, 10, 12 to 0.05) at ω = 0.3, α = 1.25 and 1.75: each found
-    converged, and each field within its error (plus the reference's) of `solve` on the default ladder to 0.3 %,
-    whose errors are 7-20× smaller and are themselves checked against the outer-split fixed points (the slow test
-    above). About a minute."""
-    from attnphase.reproduce.positional_semantic import QUICK_TOL, branch_results, quick_rules
+    """The quick report's branches (`solve`'s ladder to 0.05) at ω = 0.3, α = 0.75, 1.25 and 1.75: each found
+    converged, and each field within its error (plus the reference's) of `solve` to 0.3 %, whose errors are 7-20×
+    smaller and are themselves checked against the outer-split fixed points (the slow test above). At α = 0.75 the
+    semantic branch lies near its spinodal: the reference is limited there (θ's error above 0.3 %), its errors still
+    finite. On the split-line rules 6, 8, 10, 12 alone the quick θ there was 0.0366 ± 0.0017, 0.0026 from the
+    reference. About three minutes."""
+    from attnphase.reproduce.positional_semantic import QUICK_BRANCH_ALPHAS, QUICK_TOL, branch_results
 
-    alphas = (1.25, 1.75)
-    quick = branch_results(alphas, QUICK_TOL, quick_rules())
-    default = list(api.solve_along(0.3, alphas, branches=("positional", "semantic"), stability=False))
+    quick = branch_results(QUICK_BRANCH_ALPHAS, QUICK_TOL)
+    default = list(api.solve_along(0.3, QUICK_BRANCH_ALPHAS, branches=("positional", "semantic"), stability=False))
     for fast, reference in zip(quick, default):
-        assert fast.status == "converged" and reference.status == "converged", (fast.message, reference.message)
+        assert fast.status == "converged", fast.message
         for branch, exact in zip(fast.branches, reference.branches):
-            assert branch.branch == exact.branch
+            assert branch.branch == exact.branch and exact.status in ("converged", "limited"), exact.message
             for name in ("q", "V", "m", "theta", "test_error", "free_energy"):
                 value, truth = abs(getattr(branch, name)), abs(getattr(exact, name))
+                assert math.isfinite(exact.errors[name]), (exact.alpha, exact.branch, name)
                 assert abs(value - truth) <= branch.errors[name] + exact.errors[name] + 1e-12, \
                     (branch.alpha, branch.branch, name, value, branch.errors[name], truth, exact.errors[name])
 

@@ -32,9 +32,10 @@ REPRODUCE_HELP = _help("""Write a report directory per model: report.md, PNG fig
     model finishes, so an interrupted run keeps the reports already written; the run ends with a table of
     each model's headline numbers, time and report (--json: every headline number). The full run takes
     several hours on 2 cores: signal-recovery about 45-60 minutes; positional-semantic computes alpha_c
-    and alpha_l at 20 values of omega (4-10 minutes each, up to 20 at omega <= 0.2, where alpha_l climbs
-    to the count-split rules), both branches at 11 values of alpha, and runs the d = 1000 gradient-descent
-    validation (1-2 CPU-hours); copy-heads adds long Langevin chains for the hysteresis and bimodality figures. The
+    and alpha_l at 20 values of omega (about 3 minutes for all 20 on 2 idle cores, the curve of
+    benchmarks/bench_positional_semantic.py), both branches at 11 values of alpha, and runs the d = 1000
+    gradient-descent validation (1-2 CPU-hours); copy-heads adds long Langevin chains for the hysteresis and
+    bimodality figures. The
     simulations run on CUDA when a GPU is present (--device auto).
 
     \b

@@ -3,10 +3,11 @@
 `run(out_dir, quick, device)` writes report.md (with its figures), PNG figures and the CSV behind each:
 
 * branches.csv / order_parameters.png — |m|, |θ| and ε_g of the positional and semantic branches against α
-  at ω = 0.3 (`api.solve_along` to a tolerance: every value with its verified error; quick mode on the quick
-  ladder to QUICK_TOL), with the linear baseline (each α's result kept in out_dir/branches/ or branches_quick/
+  at ω = 0.3 (`api.solve_along` on the default ladder to a tolerance: every value with its verified error; quick
+  mode to QUICK_TOL), with the linear baseline (each α's result kept in out_dir/branches/ or branches_quick/
   as it is finished);
-* gd.csv — finite-d GD points at the same ω (quick: d = 100; full: the d = 1000 protocol runs);
+* gd.csv — finite-d GD points at the same ω, one per minimum the seeds of each (α, init) landed on, with the runs'
+  status (quick: QUICK_GD, d = 100; full: the d = 1000 protocol runs);
 * phase_diagram.png / phase_curve.csv — α_c(ω) and α_l(ω) with error bands (`api.phase_curve`, the same
   path as `threshold`): quick mode at 10 ω in [0, 0.45] on a cheaper split-line ladder and tolerance
   (QUICK_LINES, QUICK_TOL, without the outer-split check), full mode at 20 ω on the default ladder to 1e-3
@@ -39,17 +40,19 @@ import numpy as np
 from attnphase.api import positional_semantic as api
 from attnphase.report import write_csv
 from attnphase.resume import Checkpoint, keep, kept_directory, read_kept
-from attnphase.reproduce.positional_semantic_gd import OMEGA, THEORY_TOL, cached_runner, gd_validation
+from attnphase.reproduce.positional_semantic_gd import (OMEGA, THEORY_TOL, cached_runner, gd_points, gd_validation,
+                                                       reference_entry, simulate_run)
 
 __all__ = ["CURVE_OMEGAS", "QUICK_CURVE_OMEGAS", "QUICK_LINES", "QUICK_TOL", "BRANCH_ALPHAS", "QUICK_BRANCH_ALPHAS",
-           "quick_rules", "branch_results", "branch_rows", "lower_training_loss", "gd_table", "run"]
+           "QUICK_GD", "quick_rules", "branch_results", "branch_rows", "lower_training_loss", "quick_gd_points", "run"]
 
-# The quick report's ladder, for the phase diagram and the branches alike: the split-line rules 6, 8, 10 (12 where
-# their spread does not bound the value) to QUICK_TOL, and for the phase diagram without the outer-split check.
-# Each error is the spread of the last three rungs (0.0008-0.02 in α), and each α_c, α_l covers its converged
-# reference (the slow test of the quick phase diagram), each field at α = 1.25 the converged state (the slow test of
-# the quick branches). The quick report takes about 4 minutes on 2 cores; the default ladder to 1e-3 costs
-# minutes per ω.
+# The quick report's phase diagram: the split-line rules 6, 8, 10 (12 where their spread does not bound the value) to
+# QUICK_TOL, without the outer-split check. Each error is the spread of the last three rungs (0.0008-0.02 in α), and
+# each α_c, α_l covers its converged reference (the slow test of the quick phase diagram). Its branches are `solve`'s
+# own (the default ladder) to QUICK_TOL: on the split-line rules alone the semantic branch near its spinodal
+# (α = 0.75) met the tolerance with errors that missed the converged state (θ 0.0366 ± 0.0017 against
+# 0.0391 ± 0.0006), which the default ladder's step to count-split 8 catches. The quick report takes about a
+# minute on 2 cores; the default ladder to 1e-3 costs about 9 s per ω of the curve.
 CURVE_OMEGAS = tuple(float(w) for w in np.linspace(0.0, 0.45, 20))
 QUICK_CURVE_OMEGAS = tuple(float(w) for w in np.linspace(0.0, 0.45, 10))
 QUICK_LINES = (6, 8, 10, 12)
@@ -57,10 +60,15 @@ QUICK_TOL = 0.05
 # The branches along α at ω = 0.3.
 BRANCH_ALPHAS = tuple(float(a) for a in np.arange(0.5, 3.01, 0.25))
 QUICK_BRANCH_ALPHAS = (0.75, 1.25, 1.75)
+# The quick report's GD runs: the paper's protocol (full-batch GD, lr 0.15, weight decay λ) at d = 100 instead of 1000,
+# from both inits at one α, for 20000 steps: after the protocol's 5000 the semantic-init runs at d = 100 still moved by
+# 0.27 % over the last tenth of the steps (not settled, network.SETTLED_LOSS_CHANGE), after 20000 every trial has
+# settled (about 8 s per init on one core).
+QUICK_GD = {"alpha": 1.25, "d": 100, "trials": 4, "steps": 20000, "test_samples": 4000, "seed": 0}
 
 
 def quick_rules():
-    """The quick report's ladder (see QUICK_LINES)."""
+    """The quick report's ladder of the phase diagram (see QUICK_LINES)."""
     return tuple(api.Rule.split_line(n) for n in QUICK_LINES)
 
 
@@ -118,18 +126,21 @@ def lower_training_loss(result) -> tuple[str, str]:
     return verdict, f"α = {alpha:g}: {verdict} (gap {abs(gap):.1e} > errors {bound:.1e}: {numbers})"
 
 
-def gd_table(alphas, d: int, trials: int, steps: int, device: str) -> list[dict]:
-    rows = []
-    for a in alphas:
-        for init in ("semantic", "positional"):
-            r = api.simulate(omega=OMEGA, alpha=float(a), d=d, init=init, trials=trials, steps=steps, test_samples=4000,
-                             device=device, num_threads=1)
-            rows.append({"alpha": float(a), "init": init, "d": d, "trials": trials, "steps": steps,
-                         "abs_m": float(r.m.mean()), "abs_theta": float(r.theta.mean()),
-                         "test_error": float(r.test_error.mean()),
-                         "test_error_sem": float(r.test_error.std(ddof=1) / np.sqrt(trials)) if trials > 1 else 0.0,
-                         "train_loss": float(r.train_loss.mean())})
-    return rows
+# The GD points' markers by (init, minimum landed on): filled where every trial settled, hollow otherwise.
+GD_MARKERS = {("semantic", "semantic"): "s", ("semantic", "positional"): "D", ("positional", "positional"): "o",
+              ("positional", "semantic"): "^", ("semantic", "other"): "x", ("positional", "other"): "+"}
+
+
+def quick_gd_points(result, device: str) -> list[dict]:
+    """The quick report's GD points (QUICK_GD, `gd_points`), each seed held against the branches of `result` (`solve`
+    at QUICK_GD's α) to tell which minimum it landed on."""
+    alpha = QUICK_GD["alpha"]
+    entry = reference_entry(result)
+    reference = {(branch, alpha): entry[branch] for branch in ("positional", "semantic")}
+    runs = {(alpha, init): simulate_run(alpha, QUICK_GD["d"], init, QUICK_GD["trials"], QUICK_GD["steps"],
+                                        QUICK_GD["test_samples"], QUICK_GD["seed"], device)
+            for init in ("semantic", "positional")}
+    return gd_points(runs, reference)
 
 
 def _finite(value) -> bool:
@@ -158,31 +169,34 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     start = time.time()
-    rules = quick_rules() if quick else "auto"
     tol_fields = QUICK_TOL if quick else THEORY_TOL
     tol_alpha = QUICK_TOL if quick else 1e-3
     checkpoint = Checkpoint(out_dir / "theory.json")
 
     # the branches along α at ω = 0.3 (every value with its verified error)
-    results = branch_results(QUICK_BRANCH_ALPHAS if quick else BRANCH_ALPHAS, tol_fields, rules,
-                             kept=out_dir / ("branches_quick" if quick else "branches"))
+    branch_alphas = QUICK_BRANCH_ALPHAS if quick else BRANCH_ALPHAS
+    results = branch_results(branch_alphas, tol_fields, kept=out_dir / ("branches_quick" if quick else "branches"))
     rows = branch_rows(results)
     write_csv(out_dir / "branches.csv", rows)
     baseline = api.linear_baseline_error(OMEGA).value
 
     validation = None
     if quick:
-        gd = gd_table([1.25], d=100, trials=2, steps=500, device=device)
+        gd = quick_gd_points(results[branch_alphas.index(QUICK_GD["alpha"])], device)
     else:
         validation = gd_validation(out_dir, device, runner=cached_runner(out_dir / "gd_runs"))
         gd = validation["gd_rows"]
     write_csv(out_dir / "gd.csv", gd)
     fig = api.plot_order_parameters(results)
-    for init, marker in (("semantic", "s"), ("positional", "o")):
-        points = [g for g in gd if g["init"] == init]
-        fig.axes[1].errorbar([g["alpha"] for g in points], [g["test_error"] for g in points],
-                             [g["test_error_sem"] for g in points], fmt=marker, color="k", mfc="none",
-                             label=f"GD, {init} init (d = {points[0]['d']})")
+    for (init, landed), marker in GD_MARKERS.items():
+        for settled in (True, False):
+            points = [g for g in gd
+                      if (g["init"], g["landed"]) == (init, landed) and (g["status"] == "converged") == settled]
+            if points:
+                fig.axes[1].errorbar([g["alpha"] for g in points], [g["test_error"] for g in points],
+                                     [g["test_error_sem"] for g in points], fmt=marker, color="k",
+                                     mfc="k" if settled else "none", label=f"GD, {init} init → {landed} "
+                                     f"(d = {points[0]['d']}{'' if settled else ', not settled'})")
     fig.axes[1].legend(fontsize=7)
     fig.suptitle(f"ω = {OMEGA}: branches ({'quick ladder, ' if quick else ''}verified errors)",
                  fontsize=9)
@@ -217,14 +231,16 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
     lines = [
         "# Positional vs semantic attention — reproduction",
         "",
-        f"Mode: {'quick' if quick else 'full'}; ladder: {', '.join(r.label for r in (rules if quick else api.state_ladder(2)))}; "
-        f"tolerance {tol_fields:g} (fields, relative) and {tol_alpha:g} (thresholds, absolute); wall time "
+        f"Mode: {'quick' if quick else 'full'}; branches on the ladder "
+        f"{', '.join(r.label for r in api.state_ladder(2))}"
+        f"{'; phase diagram on ' + ', '.join(r.label for r in quick_rules()) if quick else ''}; tolerance "
+        f"{tol_fields:g} (fields, relative) and {tol_alpha:g} (thresholds, absolute); wall time "
         f"{time.time() - start:.0f} s.",
         "",
         f"Linear baseline ε_g^lin = {baseline:.8f} (closed form at σ = 0.5: 0.00402323 (1−ω)² = "
         f"{0.00402323 * (1 - OMEGA) ** 2:.8f}).",
-        *(["", "Quick mode: the branches and the phase diagram climb the split-line rules to the quick tolerance "
-           "(the phase diagram without the outer-split check); `attnphase reproduce positional-semantic` (full), "
+        *(["", "Quick mode: the branches are `solve`'s to the quick tolerance, and the phase diagram climbs the "
+           "split-line rules to it without the outer-split check; `attnphase reproduce positional-semantic` (full), "
            "`attnphase solve positional-semantic` and `attnphase threshold positional-semantic` verify every value "
            "to the default tolerances."] if quick else []),
         "",
@@ -244,6 +260,16 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
         *[f"* {line}" for line in lower_lines],
         "",
         "![order parameters](order_parameters.png)",
+        "",
+        "GD points of the figure (gd.csv): the seeds of each init grouped by the minimum they landed on (classified "
+        "against the branches above, validate.finite_size.classify_minimum); \"limited\" where a trial's training "
+        "loss had not settled (hollow markers), its numbers not yet the finite-d minimum's:",
+        "",
+        "| α | init | landed on | d | seeds | steps | abs(m) | abs(θ) | ε_g | status |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+        *[f"| {g['alpha']:g} | {g['init']} | {g['landed']} | {g['d']} | {g['trials']} | {g['steps']} | "
+          f"{g['abs_m']:.4f} | {g['abs_theta']:.4f} | {g['test_error']:.6f} {_plus_minus(g['test_error_sem'])} | "
+          f"{g['status']} |" for g in gd],
         "",
         f"## Phase diagram (api.phase_curve, {len(curve_rows)} values of ω)",
         "",

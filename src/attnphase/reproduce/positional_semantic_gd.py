@@ -25,6 +25,7 @@ from attnphase.validate.finite_size import (MINIMA, binomial_interval, classify_
 
 __all__ = ["OMEGA", "PROTOCOL_ALPHAS", "PROTOCOL", "SCAN_ALPHA", "SCAN_SIZES", "RANDOM_INIT_ALPHAS", "RANDOM_INIT",
            "THEORY_TOL", "simulate_run", "gd_run_plan", "cached_runner", "simulate_gd_plan", "theory_reference",
+           "REFERENCE_KEYS", "reference_entry", "gd_points",
            "landed_labels", "protocol_rows", "theory_global", "empirical_global_rows", "finite_size_gaps",
            "random_init_rows", "finite_size_figure", "random_init_figure", "gd_validation"]
 
@@ -114,7 +115,6 @@ def theory_reference(alphas, tol: float = THEORY_TOL, cache_path: Path | None = 
     α is kept in that JSON file (`resume.Checkpoint`) and reused.
     """
     checkpoint = Checkpoint(cache_path) if cache_path else None
-    keys = ("abs_m", "abs_theta", "q", "test_error", "free_energy", "train_loss")
 
     def cache_key(a):
         return f"alpha={float(a)!r} tol={tol!r}"
@@ -124,21 +124,31 @@ def theory_reference(alphas, tol: float = THEORY_TOL, cache_path: Path | None = 
     # the α not in the cache, each branch followed once across them; each α kept as soon as it is solved
     solved = api.solve_along(OMEGA, todo, tol=tol, branches=("positional", "semantic"), stability=False) if todo else ()
     for a, result in zip(todo, solved):
-        entry = {}
-        for b in result.branches:
-            fields = {"status": str(b.status), "message": b.message}
-            for key in keys:
-                name = {"abs_m": "m", "abs_theta": "theta"}.get(key, key)
-                fields[key] = abs(getattr(b, name)) if key.startswith("abs") else getattr(b, name)
-                fields[key + "_error"] = b.errors.get(name, math.nan)
-            entry[b.branch] = fields
-        for m in result.missing:
-            entry[m.branch] = {"status": str(m.status), "message": m.message,
-                               **{k: math.nan for key in keys for k in (key, key + "_error")}}
+        entry = reference_entry(result)
         stored[a] = entry
         if checkpoint:
             checkpoint.put(cache_key(a), entry)
     return {(branch, a): entry[branch] for a, entry in stored.items() for branch in ("positional", "semantic")}
+
+
+REFERENCE_KEYS = ("abs_m", "abs_theta", "q", "test_error", "free_energy", "train_loss")
+
+
+def reference_entry(result) -> dict:
+    """One α of `theory_reference` from an `api.solve` result: {branch: {quantity: value, quantity + "_error": its
+    error, "status": ..., "message": ...}}, a missing branch with NaN values and its evidence."""
+    entry = {}
+    for b in result.branches:
+        fields = {"status": str(b.status), "message": b.message}
+        for key in REFERENCE_KEYS:
+            name = {"abs_m": "m", "abs_theta": "theta"}.get(key, key)
+            fields[key] = abs(getattr(b, name)) if key.startswith("abs") else getattr(b, name)
+            fields[key + "_error"] = b.errors.get(name, math.nan)
+        entry[b.branch] = fields
+    for m in result.missing:
+        entry[m.branch] = {"status": str(m.status), "message": m.message,
+                           **{k: math.nan for key in REFERENCE_KEYS for k in (key, key + "_error")}}
+    return entry
 
 
 def landed_labels(run: dict, reference: dict, alpha: float) -> np.ndarray:
@@ -257,15 +267,27 @@ def random_init_rows(runs: dict, reference: dict) -> list[dict]:
     return rows
 
 
-def _gd_points(runs: dict) -> list[dict]:
-    """Protocol runs as the GD points of errors.png (mean and standard error over trials)."""
+def gd_points(runs: dict, reference: dict) -> list[dict]:
+    """The GD points of the report's figure: for each (α, init) of `runs` ({(α, init): simulate_run dict}), one
+    point per minimum its seeds landed on (`landed_labels`; a mean over seeds on different minima describes
+    neither): mean |m|, |θ|, ε_g (with its standard error over those seeds, NaN for one seed) and training loss, with
+    the run's status ("limited" where a trial had not settled: its numbers are not yet the finite-d minimum's) and
+    message."""
     rows = []
     for (a, init), run in sorted(runs.items()):
-        test = np.asarray(run["test_error"], float)
-        rows.append({"alpha": a, "init": init, "d": run["d"], "trials": test.size, "steps": run["steps"],
-                     "abs_m": float(np.mean(run["m"])), "abs_theta": float(np.mean(run["theta"])),
-                     "test_error": float(test.mean()), "test_error_sem": float(test.std(ddof=1) / math.sqrt(test.size)),
-                     "train_loss": float(np.mean(run["train_loss"]))})
+        labels = landed_labels(run, reference, a)
+        for landed in ("positional", "semantic", "other"):
+            mask = labels == landed
+            if not mask.any():
+                continue
+            test = np.asarray(run["test_error"], float)[mask]
+            sem = float(test.std(ddof=1) / math.sqrt(test.size)) if test.size > 1 else math.nan
+            rows.append({"alpha": a, "init": init, "landed": landed, "d": run["d"], "trials": int(mask.sum()),
+                         "steps": run["steps"], "abs_m": float(np.mean(np.abs(np.asarray(run["m"], float)[mask]))),
+                         "abs_theta": float(np.mean(np.abs(np.asarray(run["theta"], float)[mask]))),
+                         "test_error": float(test.mean()), "test_error_sem": sem,
+                         "train_loss": float(np.mean(np.asarray(run["train_loss"], float)[mask])),
+                         "status": str(run.get("status", "unknown")), "message": run.get("message", "")})
     return rows
 
 
@@ -416,4 +438,4 @@ def gd_validation(out_dir: Path, device: str, runner=simulate_run) -> dict:
     headline = {"protocol_agreement": f"{sum(r.get('agrees') is True for r in comparison)}/"
                                       f"{sum(r.get('agrees') is not None for r in comparison)}",
                 "finite_size_fits": fit_rows, "random_init": fractions, **timings}
-    return {"gd_rows": _gd_points(protocol), "lines": lines, "headline": headline}
+    return {"gd_rows": gd_points(protocol, reference), "lines": lines, "headline": headline}

@@ -128,6 +128,45 @@ def test_reproduce_refuses_an_out_where_a_report_directory_is_a_file(model, repo
     assert sorted(os.listdir(tmp_path)) == [report]
 
 
+@pytest.mark.skipif(not os.path.isdir(NOTHING_CAN_BE_CREATED_HERE), reason="needs Linux's /proc")
+@pytest.mark.parametrize("model, where", [("potts", "potts"), ("all", "copy_heads"), ("all", "signal_recovery/theory")])
+def test_reproduce_refuses_a_report_directory_that_takes_no_file_before_any_model_runs(model, where, tmp_path):
+    """A model's report directory (or a directory of its kept pieces) where no file can be created, for root too, is
+    refused naming --out before the first model's work: not a bare PermissionError after the earlier models."""
+    unwritable = tmp_path / where
+    unwritable.parent.mkdir(parents=True, exist_ok=True)
+    unwritable.symlink_to(NOTHING_CAN_BE_CREATED_HERE, target_is_directory=True)
+    before = sorted(os.listdir(tmp_path))
+    message = assert_refused(invoke("reproduce", model, "--quick", "--out", tmp_path), "--out")
+    assert f"{unwritable}' is not writable" in message and "--out" in message
+    assert sorted(os.listdir(tmp_path)) == before  # no model ran
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs Linux's /dev/full")
+@pytest.mark.parametrize("as_json", [False, True])
+def test_reproduce_stopped_by_a_full_disk_names_where_and_prints_one_json_object(as_json, tmp_path):
+    """A write that fails while the run goes on (here ENOSPC, from /dev/full where the report goes) ends with one
+    line naming the report directory and the reason, exit 1, and with --json exactly one JSON object saying so."""
+    import json
+
+    (tmp_path / "potts").mkdir()
+    (tmp_path / "potts" / "report.md").symlink_to("/dev/full")
+    result = CliRunner().invoke(main, ["reproduce", "potts", "--quick", "--out", str(tmp_path),
+                                       *(["--json"] if as_json else [])])
+    assert result.exit_code == 1, result.output
+    (error,) = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert f"below {tmp_path / 'potts'}: No space left on device (ENOSPC)" in error, error
+    assert "(--out)" in error and "OSError" not in error and "Traceback" not in result.output
+    if as_json:
+        (line,) = result.stdout.splitlines()
+        payload = json.loads(line)
+        assert payload["command"] == "reproduce" and payload["model"] == "potts"
+        assert payload["status"] == "failed" and payload["success"] is False
+        assert payload["message"] == error.removeprefix("error: ")
+    else:
+        assert result.stdout == ""
+
+
 def test_derive_check_only_reads_so_a_read_only_directory_is_fine(tmp_path):
     (tmp_path / "shelf").mkdir()
     with read_only(tmp_path / "shelf") as shelf:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import sys
 import time
 from pathlib import Path
 
@@ -66,6 +68,10 @@ def reproduce(model: str, quick: bool, out_dir: Path, device: str, as_json: bool
         if report_dir.exists() and not report_dir.is_dir():
             raise click.BadParameter(f"{str(report_dir)!r} is a file, not a directory: the {name} report is written "
                                      "there. Move the file or choose another --out.", param_hint="'--out'")
+        problem = _why_report_directory_not_writable(report_dir)
+        if problem is not None:
+            raise click.BadParameter(f"{problem} The {name} report is written there: make it writable or choose "
+                                     "another --out.", param_hint="'--out'")
     if device == "cuda":  # before the first model's minutes of work, not when its simulation starts
         from attnphase.errors import ParameterError
         from attnphase.validate.device import select_device
@@ -83,7 +89,16 @@ def reproduce(model: str, quick: bool, out_dir: Path, device: str, as_json: bool
         for name in names:
             bar.advance(f"{name} ({'quick' if quick else 'full'})", amount=0)
             start = time.perf_counter()
-            headlines[name] = run_model(name, out_dir, quick=quick, device=device)
+            try:
+                headlines[name] = run_model(name, out_dir, quick=quick, device=device)
+            except OSError as exc:  # e.g. the disk filled up, or a file below --out turned unwritable mid-run
+                message = _file_system_failure(exc, name, out_dir / get(name).derivation_stem, out_dir)
+                if as_json:  # --json promises one object on stdout, a failed run included
+                    emit("reproduce", model, {"quick": quick, "out": str(out_dir), "device": device},
+                         {"headlines": headlines, "seconds": timings, "reports": reports, "status": "failed",
+                          "message": message, "success": False}, as_json)
+                click.echo(f"error: {message}", err=True)
+                sys.exit(1)
             timings[name] = time.perf_counter() - start
             reports[name] = str(out_dir / get(name).derivation_stem / "report.md")
             if not as_json and not progress.is_shown():  # a log line per model when no bar is drawn
@@ -95,6 +110,33 @@ def reproduce(model: str, quick: bool, out_dir: Path, device: str, as_json: bool
         return
     print_summary(headlines, timings, reports)
 
+
+def _why_report_directory_not_writable(report_dir: Path) -> str | None:
+    """Why a model's report directory (or a directory of kept pieces right below it) takes no new file, as a
+    sentence naming it, or None when it and they do: tried with a trial file (`why_not_writable`), since the
+    permission bits say yes to root everywhere. A directory not made yet is judged by its nearest existing parent."""
+    from attnphase.cli.output_paths import why_not_writable
+
+    problem = why_not_writable(report_dir, directory=True)
+    if problem is not None or not report_dir.is_dir():
+        return problem
+    for child in sorted(report_dir.iterdir()):
+        if child.is_dir():
+            problem = why_not_writable(child, directory=True)
+            if problem is not None:
+                return problem
+    return None
+
+
+def _file_system_failure(exc: OSError, name: str, report_dir: Path, out_dir: Path) -> str:
+    """The one-line message of a run stopped by a file-system error (a full disk, a file made unwritable while it
+    ran): the model, its report directory, the file when the error names one, the reason, and what is kept."""
+    where = f"{exc.filename}: " if exc.filename else ""
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    code = f" ({errno.errorcode[exc.errno]})" if exc.errno in errno.errorcode else ""
+    return (f"the {name} report stopped at a file-system error while writing below {report_dir}: {where}{reason}{code}; "
+            f"the reports of the models finished before it, and the pieces this one kept, are in {out_dir} (--out): "
+            "once it can be written, the same command reads them back and computes the rest")
 
 
 HEADLINE_NUMBERS = 3  # per model in the summary table; every number is in the report and in --json

@@ -134,9 +134,9 @@ def _file_system_failure(exc: OSError, name: str, report_dir: Path, out_dir: Pat
     where = f"{exc.filename}: " if exc.filename else ""
     reason = exc.strerror or str(exc) or type(exc).__name__
     code = f" ({errno.errorcode[exc.errno]})" if exc.errno in errno.errorcode else ""
-    return (f"the {name} report stopped at a file-system error while writing below {report_dir}: {where}{reason}{code}; "
-            f"the reports of the models finished before it, and the pieces this one kept, are in {out_dir} (--out): "
-            "once it can be written, the same command reads them back and computes the rest")
+    return (f"the {name} report stopped at a file-system error while writing below {report_dir}: "
+            f"{where}{reason}{code}; the reports of the models finished before it, and the pieces this one kept, "
+            f"are in {out_dir} (--out): once it can be written, the same command reads them back and computes the rest")
 
 
 HEADLINE_NUMBERS = 3  # per model in the summary table; every number is in the report and in --json

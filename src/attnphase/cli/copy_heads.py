@@ -92,7 +92,11 @@ def threshold_cmd(attention, L, V, digits, reduction, row_rate, convention, as_j
 
 
 @scaling.command(MODEL, cls=RenamedOptionsCommand, renamed_options=RENAMED,
-                 help="P* over L = L-min, 2^k, L-max and fits against each claimed law. " + P_HELP
+                 help="P* over L = L-min, 2^k, L-max and fits against each claimed law. Softmax: fit.P_star.holds "
+                      "is the verdict on the asymptotic law P* ~ L ln^2 L by the corrected ratio (the criterion of "
+                      "the reproduce report and the model page; 'criterion' says why); the plain log-log fit of "
+                      "P*/ln^2 L, biased by slowly decaying log corrections, keeps its own test as holds_by_plain_fit. "
+                      + P_HELP
                       + _example("scaling copy-heads --attention linear --V 4 --L-min 16 --L-max 4096 --json"))
 @options_from(InstanceParameters, ["attention", "V"])
 @options_from(ScalingRange)
@@ -101,9 +105,15 @@ def threshold_cmd(attention, L, V, digits, reduction, row_rate, convention, as_j
 def scaling_cmd(attention, V, L_min, L_max, digits, convention, as_json):
     from attnphase.api.copy_heads import scaling as api_scaling
 
+    from attnphase.models.copy_heads.law_verdicts import softmax_scaling_verdict
+
     r = _call(api_scaling, attention, V, L_min, L_max, digits, convention)
+    result = r.as_dict()
+    verdict = softmax_scaling_verdict(r, convention)
+    if verdict is not None:  # softmax: the claim is judged by the corrected ratio, as in the report (not the plain fit)
+        result["fit"]["P_star"].update(verdict)
     emit("scaling", MODEL, {"attention": attention, "V": V, "L_min": L_min, "L_max": L_max,
-                            "convention": _convention_json(convention)}, r.as_dict(), as_json)
+                            "convention": _convention_json(convention)}, result, as_json)
 
 
 @solve.command(MODEL, cls=RenamedOptionsCommand, renamed_options=RENAMED,

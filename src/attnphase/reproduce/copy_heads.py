@@ -29,6 +29,7 @@ import numpy as np
 
 from attnphase.api import copy_heads as api
 from attnphase.models.copy_heads.plots import global_line, plot_scaling
+from attnphase.models.copy_heads.law_verdicts import softmax_claim_verdict
 from attnphase.models.copy_heads.scaling_laws import softmax_law_verdict
 from attnphase.report import Report, write_csv
 from attnphase.resume import computed_once
@@ -102,27 +103,6 @@ def claim_verdict(fit) -> str:
     if low <= claimed - EXPONENT_RESOLUTION or high >= claimed + EXPONENT_RESOLUTION:
         return "undecided"
     return "yes"
-
-
-def P_per_n_exponent(conv, L_values) -> float:
-    """Log-log slope in L of P/n (the convention's P per unit of the control n = β_eff × target tokens) between the
-    ends of L_values: 0 where P = n (tokens, summed; sequences, averaged), −1 where P counts sequences with the loss
-    summed (P = n/T)."""
-    lo, hi = min(L_values), max(L_values)
-    return math.log(conv.P_of_n(1.0, hi) / conv.P_of_n(1.0, lo)) / math.log(hi / lo)
-
-
-def softmax_claim_verdict(extrapolation, conv, L_values) -> str:
-    """The softmax L ln²L claim in the convention's P, by the rule of "Claimed laws": the corrected ratio of
-    n*/(T ln²L) tends to 1 at the derived rate (`softmax_law_verdict`, a statement about n*), carried to P* through
-    P/n, which is exact: where P/n scales as L^e (e ≠ 0), P* ~ L^(1+e) ln²L and the claim does not hold."""
-    n_law, _ = softmax_law_verdict(extrapolation)
-    e = P_per_n_exponent(conv, L_values)
-    if abs(e) > 0.05:  # T = L − 1 against L (drop-first) moves e by ~1e-3 over L = 16…4096
-        power = 1 + round(e, 3)
-        form = "ln²L" if abs(power) < 1e-9 else f"L^{power:g} ln²L"
-        return f"no (P* = n*·P/n ~ {form}{'' if n_law else '; n* criterion not met either'})"
-    return "yes (asymptotically)" if n_law else "no (corrected-ratio criterion not met)"
 
 
 def value_with_error(value: float, error: float, min_decimals: int = 3) -> str:

@@ -5,9 +5,9 @@ Modules: `symbolic` (the expressions) and `derivation` (rendered), `kernels` (co
 `convention` and `parameters` (declared inputs), `instance` (one validated instance with its bound kernels),
 `exact` (the exact finite-P action, order parameters, row integrands), `homogeneous` (minima, `solve`),
 `softmax_transition`, `linear_transition`, `causal` (one row sum per row), `thresholds` (`threshold`),
-`scaling_laws`, `fluctuations`, `row_tables`, `row_mean_field`, `row_posterior`, `network` and `samplers` (the
-real network on `validate.mala`), `simulation`, `chain_statistics` (the draws' means, errors and diagnostics),
-`results` and `simulation_results`, `plots` (figures).
+`scaling_laws`, `law_verdicts` (the verdict on the softmax L ln²L claim), `fluctuations`, `row_tables`,
+`row_mean_field`, `row_posterior`, `network` and `samplers` (the real network on `validate.mala`), `simulation`,
+`chain_statistics` (the draws' means, errors and diagnostics), `results` and `simulation_results`, `plots` (figures).
 
 The public names below are imported on first use (module `__getattr__`), so that importing the package (the
 CLI builds its options from `convention` and `parameters`) does not import SymPy or torch.

@@ -149,7 +149,7 @@ def _landscape(report: Report, quick: bool) -> dict:
     import matplotlib.pyplot as plt
 
     samples = 64 if quick else 512
-    rows, gaps = [], []
+    rows, gaps, limited = [], [], []
     fig, axes = plt.subplots(2, 2, figsize=(11, 8), sharex=True)
     with progress.task("signal-recovery landscape", total=6) as bar:
         for col, scaling in enumerate(("direct", "sqrt-d")):
@@ -162,7 +162,9 @@ def _landscape(report: Report, quick: bool) -> dict:
                 worst = int(np.argmax(gap))
                 gaps.append({"theta_scaling": scaling, "sign_model": m, "max_relative_gap": float(gap[worst]),
                              "at_rho": float(LANDSCAPE_CHECK_RHOS[worst]),
-                             "standard_error_there": float(exact.J_error[worst] / exact.J[worst])})
+                             "standard_error_there": float(exact.J_error[worst] / exact.J[worst]),
+                             "finite_L_status": exact.status.value})
+                limited += [_limited_curve(scaling, m, c) for c in (large, exact) if c.status.value != "converged"]
                 curves += [large, exact]
                 labels += [f"model {m}, large L", f"model {m}, exact finite L (±2 s.e.)"]
                 rows += [{"theta_scaling": scaling, "sign_model": m, "method": c.method, **row}
@@ -173,12 +175,32 @@ def _landscape(report: Report, quick: bool) -> dict:
                                    f"θ = {HEADLINE.theta}", fontsize=9)
     report.heading("Landscape")
     report.figure(fig, "landscape", "J(ρ) and the drift (1 − ρ²)J′(ρ) at the headline size for sign models A, B, C: "
-                  "large-L closed form (lines) and the exact finite-L reduction (points, two standard errors).", rows)
+                  "large-L closed form (lines) and the exact finite-L reduction (points, two standard errors; a value "
+                  "a curve could not estimate is not drawn, n/a in the data, and listed below).", rows)
+    if limited:
+        report.paragraph("Curves whose status is not converged (the values they could not estimate are missing from "
+                         "the figure and empty in landscape.csv):\n" + "\n".join(f"* {line}" for line in limited))
+    else:
+        report.paragraph("Every curve of the figure converged: no value is missing.")
     report.paragraph("Largest relative gap |J_∞ − J_exact|/J_exact over ρ ∈ {−1, −½, 0, ½, 1} (with the reduction's "
                      "relative standard error at that ρ):")
     report.table(gaps, "landscape_gap.csv")
     return {"max_relative_gap_large_L_vs_finite": {f"{g['theta_scaling']} {g['sign_model']}": g["max_relative_gap"]
                                                    for g in gaps}}
+
+
+def _limited_curve(scaling: str, sign_model: str, curve) -> str:
+    """One line of the landscape's list of curves that are not converged: which curve, its status, the alignments
+    where a value is missing (NaN) and the curve's own message (why)."""
+    missing = []
+    for name, label in (("J", "J"), ("dJ", "J′"), ("drift", "drift")):
+        values = np.asarray(getattr(curve, name), float)
+        where = ", ".join(f"{r:g}" for r, v in zip(curve.rho, values) if not np.isfinite(v))
+        if where:
+            missing.append(f"{label} at ρ = {where}")
+    what = "; ".join(missing) if missing else "no value missing"
+    return (f"θ_d {scaling}, model {sign_model}, {curve.method}: status {curve.status.value} ({what}): "
+            f"{curve.message}")
 
 
 def _trajectory_run(cfg: RunConfig, device: str) -> tuple:
@@ -268,7 +290,7 @@ SWEEP_COLUMNS = {  # sweep row key -> table heading
     "alignment_error": "± s.e.", "predicted_alignment": "ODE corrected abs ρ", "ode_alignment_mean": "ODE plain abs ρ",
     "ode_limit_alignment_mean": "ODE ∞ abs ρ", "positive_fraction": "SGA +ξ", "ode_limit_positive_fraction": "ODE ∞ +ξ",
     "nuisance_mass_mean": "SGA mass", "ode_nuisance_mass_mean": "ODE mass", "ode_limit_nuisance_mass_mean": "ODE ∞ mass",
-    "minus_xi_stable": "−ξ stable",
+    "minus_xi_stable": "−ξ stable", "status": "status",
 }
 
 
@@ -300,13 +322,30 @@ def _sweep_section(report: Report, sweep: list[dict]) -> None:
         "step budget (`capped` = 1 when the budget cannot reach it). 8 trials per point. ODE corrected: the "
         "retraction-corrected ODE from each trial's own ρ₀; ODE plain: the large-L ODE from the same starts to the "
         "same t; ODE ∞: its limit t → ∞ (stable fixed point).")
-    report.figure(fig, "sweep", "Each sweep point: SGA against the theory at the same t (dashed: equality).", sweep)
+    unpredicted = sum(1 for r in sweep if not np.isfinite(r["predicted_alignment"]))
+    report.figure(fig, "sweep", "Each sweep point: SGA against the theory at the same t (dashed: equality)."
+                  + (f" {unpredicted} of {len(sweep)} points have no retraction-corrected prediction (n/a in the "
+                     "table below, the reason in its note) and are missing from the left panel." if unpredicted
+                     else ""), sweep)
     report.paragraph("Where recovery holds, per scaling and sign model:")
     report.table(_recovery_summary(sweep), "recovery.csv")
-    constant = {k: sweep[0][k] for k in SWEEP_COLUMNS if len({r[k] for r in sweep}) == 1}
-    report.paragraph("Every point (" + ", ".join(f"{SWEEP_COLUMNS[k]} = {v}" for k, v in constant.items())
-                     + " at every point):" if constant else "Every point:")
-    report.table([{heading: r[k] for k, heading in SWEEP_COLUMNS.items() if k not in constant} for r in sweep])
+    constant = {k: sweep[0][k] for k in SWEEP_COLUMNS if k != "status" and len({r[k] for r in sweep}) == 1}
+    same = (" (" + ", ".join(f"{SWEEP_COLUMNS[k]} = {v}" for k, v in constant.items()) + " at every point)"
+            if constant else "")
+    report.paragraph(f"Every point{same}, with its status (`simulate`'s: limited where the planned schedule falls "
+                       "short of its target or no prediction was made) and, where not converged, a note giving the "
+                       "point's own message (how it ran, its prediction or why there is none, and its plan):")
+    notes = []
+    table = []
+    for r in sweep:
+        row = {heading: r[k] for k, heading in SWEEP_COLUMNS.items() if k not in constant}
+        if r["status"] != "converged":
+            notes.append(r.get("message") or "(no message recorded)")
+        row["note"] = str(len(notes)) if r["status"] != "converged" else ""
+        table.append(row)
+    report.table(table)
+    if notes:
+        report.paragraph("Notes:\n" + "\n".join(f"{i}. {note}" for i, note in enumerate(notes, 1)))
 
 
 def _recovery_summary(sweep: list[dict]) -> list[dict]:

@@ -277,7 +277,8 @@ def sweep_point(
     """One sweep point: SGA from random starts under the theory-chosen schedule (`choose_schedule`)
     against the large-L ODE started from each trial's own ρ₀ and run to the same t = Σ η_k, plain
     (`ode_*`) and retraction-corrected (`predicted_alignment`, with its error from N's sampling), and the run's
-    status (`SimulationResult.status`: limited where the plan falls short of its target or no prediction was made)."""
+    status (`SimulationResult.status`: limited where the plan falls short of its target or no prediction was made) with
+    its `message`: the run's own (how it ran, the prediction made or why none was) and the plan's."""
     params = make_parameters(d, L, R, theta, theta_scaling, sigma, score_scale, sign_model, beta=beta)
     noise = tangent_noise(params, seed=check_int("seed", seed, 0))
     plan = choose_schedule(params, deficit=check_real("deficit", deficit, 0.0, 0.25, low_open=True),
@@ -322,4 +323,5 @@ def sweep_point(
         "minus_xi_stable": float(any(s for r, s in zip(fps.rho, fps.stable) if r == -1.0)),
         "interior_fixed_points": float(sum(1 for r in fps.rho if abs(r) < 1)),
         "status": status.value,
+        "message": f"{sim.message}; schedule planned: {plan.message}",
     }

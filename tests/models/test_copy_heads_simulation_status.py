@@ -214,3 +214,40 @@ def test_a_prior_variance_the_theory_cannot_use_is_refused_with_its_range(attent
     at = api.solve(attention, 8, 4, P, DEFAULT.with_(**{name: limit}))
     above = api.solve(attention, 8, 4, P, DEFAULT.with_(**{name: limit * 10}))
     assert at.status == Status.CONVERGED and above.status == Status.FAILED
+
+
+def test_a_rejected_theory_is_said_at_top_level_while_the_status_stays_the_runs():
+    """Softmax L = 8, V = 4, P = 400, 4 chains × 3000 steps, seed 3 (the audit's run): the chains mix (status converged,
+    as every model's `simulate` reports its run), but c_copy rejects the homogeneous action (docs: 0.603 at 400 is
+    rejected) at z ≈ −10: `theory_agrees` is False and the message names the rejected quantity with its numbers,
+    z recomputed here from the mean, its error and the theory. Also the CLI's JSON carries it."""
+    import dataclasses
+    import json
+
+    from click.testing import CliRunner
+
+    from attnphase.cli import main
+
+    r = api.simulate("softmax", 8, 4, 400.0, trials=4, steps=3000, seed=3, device="cpu")
+    assert r.status == Status.CONVERGED and r.success, r.message
+    copy = r.comparison("c_copy")
+    z = (copy.mean - copy.theory) / copy.sem
+    assert z < -3 and copy.agrees is False
+    assert r.theory_agrees is False
+    assert (f"the theory is rejected by c_copy: {copy.mean:.6g} ± {copy.sem:.2g} against {copy.theory:.6g} "
+            f"(z = {z:.3g}, band ±3)") in r.message, r.message
+    assert [c.name for c in r.comparisons if c.agrees] == ["c_uniform", "test_loss"]
+    assert r.message.endswith("; it agrees with c_uniform, test_loss"), r.message
+    # the same run against a theory at the measured means agrees everywhere; one without a verdict gives None
+    at_means = tuple(r.compared_with(c.name, c.mean) for c in r.comparisons)
+    assert dataclasses.replace(r, comparisons=at_means).theory_agrees is True
+    undecided = (dataclasses.replace(at_means[0], agrees=None),) + at_means[1:]
+    assert dataclasses.replace(r, comparisons=undecided).theory_agrees is None
+
+    out = CliRunner().invoke(main, ["simulate", "copy-heads", "--attention", "softmax", "--L", "8", "--V", "4",
+                                    "--P", "400", "--trials", "4", "--steps", "3000", "--seed", "3", "--device", "cpu",
+                                    "--json"])
+    assert out.exit_code == 0, out.output
+    payload = json.loads(out.stdout)
+    assert payload["theory_agrees"] is False and payload["status"] == "converged"
+    assert "the theory is rejected by c_copy" in payload["message"]

@@ -138,7 +138,10 @@ def solve_cmd(attention, L, V, P, convention, as_json):
                   renamed_values={("--algorithm", "sgld"): "mala"},
                   help="The real one-head network on the copy task: MALA sampling of the posterior or Adam (MAP), "
                        "against the theory, with error bars from the chains' own statistics (ESS, R-hat in "
-                       "'diagnostics'; --data-sets for independent training sets). P counts target tokens by default "
+                       "'diagnostics'; --data-sets for independent training sets). status and success describe the "
+                       "run itself (mixed, settled), as in every model's simulate; theory_agrees is the verdict on "
+                       "the theory it compared with (false when any compared quantity rejects it, and the message "
+                       "names each one with its z). P counts target tokens by default "
                        "(P // T sequences; --P-counts sequences to count sequences). The example (about half a "
                        "minute) samples linear attention against the convention it realises: t, c, the remainder and "
                        "the Gibbs loss agree with the posterior means within the chains' own errors, and the status "

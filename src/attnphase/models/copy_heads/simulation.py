@@ -30,7 +30,7 @@ from attnphase.models.copy_heads.parameters import DataSize, InstanceParameters,
 from attnphase.models.copy_heads.row_posterior import softmax_row_posterior_means
 from attnphase.models.copy_heads.simulation_results import (
     HysteresisChain, HysteresisPoint, HysteresisResult, RowModelResult, RunSummary, SimulationResult, StartMean,
-    SweepResult,
+    SweepResult, theory_verdict,
 )
 from attnphase.numeric.threshold import bisect_geometric
 from attnphase.params import check_int
@@ -282,6 +282,8 @@ def simulate(attention: str, L: int, V: int, P: float, *, algorithm: str = _Defa
                        else "the reduced action's minimum, every row alike")
         message += (f"; theory: {theory_used} (--fluctuations, fluctuations=True in Python, compares with the joint "
                     "row mean field's posterior means)")
+    if comparisons:  # the verdict on the theory, at the end: the status above is the run's own (mixed, settled)
+        message += f"; {theory_verdict(comparisons)}"
     return SimulationResult("mala" if mala else "adam", P_used, sequences, conv.n_of_P(P_used, inst.L), runs, theory,
                             tuple(comparisons), net.coverage(run.G[selected], conv.boundary), status, message, means,
                             D, tuple(diagnostics), n_threads)

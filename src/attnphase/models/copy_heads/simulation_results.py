@@ -101,6 +101,16 @@ class SimulationResult(Result):
     def comparison(self, name: str) -> Comparison:
         return next(c for c in self.comparisons if c.name == name)
 
+    @property
+    def theory_agrees(self) -> bool | None:
+        """The comparisons' verdict on the theory: False when any compared quantity rejects it, True when every one
+        agrees, None otherwise (no verdict on some and no rejection). `status` says whether the run itself can be
+        trusted (mixed, settled), as for every model's `simulate`; this says whether the theory matches it."""
+        verdicts = [c.agrees for c in self.comparisons]
+        if any(v is False for v in verdicts):
+            return False
+        return True if verdicts and all(v is True for v in verdicts) else None
+
     def compared_with(self, name: str, theory: float, theory_error: float = 0.0) -> Comparison:
         """The measured quantity `name` against another theory value, with the same error bars and band (e.g. a
         different reduction, or a theory shifted on purpose to show that the comparison can fail); no verdict where
@@ -119,7 +129,24 @@ class SimulationResult(Result):
         out["theory"] = {"minima": out["theory"]["minima"], "global": self.theory.as_dict()["global"]}
         if self.posterior_means is None:
             del out["posterior_means"]
+        out["theory_agrees"] = self.theory_agrees
         return out
+
+
+def theory_verdict(comparisons) -> str:
+    """The message's account of the comparisons with the theory: each rejection with its numbers (measured mean ±
+    its error against the theory, z against the band), then the quantities that agree and those without a verdict."""
+    rejected = [c for c in comparisons if c.agrees is False]
+    agree = [c.name for c in comparisons if c.agrees is True]
+    undecided = [c.name for c in comparisons if c.agrees is None]
+    parts = [f"the theory is rejected by {c.name}: {c.mean:.6g} ± {c.sem:.2g} against {c.theory:.6g}"
+             + (f" ± {c.theory_error:.2g}" if c.theory_error else "")
+             + (f" (z = {c.z:.3g}, band ±{c.n_sigma:.3g})" if c.z is not None else "") for c in rejected]
+    if agree:
+        parts.append(f"{'it agrees with' if rejected else 'the theory agrees with'} {', '.join(agree)}")
+    if undecided:
+        parts.append(f"no verdict on {', '.join(undecided)}")
+    return "; ".join(parts)
 
 
 @dataclass(frozen=True)

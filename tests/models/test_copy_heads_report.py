@@ -3,10 +3,12 @@ do not contradict docs/models/copy_heads.md; each number says what it is."""
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
 from attnphase.api import copy_heads as api
@@ -153,3 +155,56 @@ def test_a_single_mean_field_minimum_says_it_has_no_barrier():
     two = SimpleNamespace(minima=(SimpleNamespace(c=0.01), SimpleNamespace(c=0.3)),
                           barriers=(SimpleNamespace(from_uniform_side=0.2, from_copy_side=0.15),))
     assert mean_field_barriers(two) == "0.20/0.15"
+
+
+# -- the two statements about the linear runs are computed from the run's numbers -----------------------------------
+
+# The quick report's table (audit): P, theory c ± error, and each chain's (start, c ± batch-means error, test loss).
+_QUICK_TABLE = [
+    (40, 0.01253, 0.00042, [("uniform", -0.011, 0.008, 1.30), ("copy", 0.028, 0.007, 1.32)]),
+    (80, 0.05932, 0.00057, [("uniform", 0.041, 0.011, 1.60), ("copy", 0.039, 0.010, 1.62)]),
+    (1280, 0.38102, 0.00035, [("uniform", 0.380, 0.004, 0.29), ("copy", 0.354, 0.006, 0.30)]),
+]
+
+
+def _quick_rows():
+    sims, posterior = [], []
+    for P, c, error, chains in _QUICK_TABLE:
+        posterior.append({"P": float(P), "c": c, "c_error": error, "status": "converged"})
+        sims += [{"attention": "linear", "algorithm": "mala", "kept": True, "P": float(P), "start": start,
+                  "c_copy": value, "c_copy_sem": sem, "test_loss": loss} for start, value, sem, loss in chains]
+    sims.append({"attention": "linear", "algorithm": "adam", "kept": True, "P": 40.0, "start": "prior", "c_copy": 9.0,
+                 "c_copy_sem": 0.0, "test_loss": 99.0})  # not a MALA chain: in neither statement
+    return sims, posterior
+
+
+def test_the_linear_statements_follow_the_chains_z_and_the_loss_ratios_of_the_run():
+    """'realises' and '4-5× below' were fixed text; now the paragraph says for how many chains c lies within 3
+    combined errors of the posterior means and names each one outside (z by hand: P = 1280 copy start,
+    (0.354 − 0.38102)/√(0.006² + 0.00035²) = −4.50), and gives the sampled test loss over Convention A's Gibbs loss
+    at each P (mean of the P's chains over the loss given)."""
+    sims, posterior = _quick_rows()
+    losses_A = {40.0: 1.0, 80.0: 0.8, 1280.0: 0.066}
+    text = report.simulation_paragraph(sims, posterior, losses_A)
+    z_1280_copy = (0.354 - 0.38102) / math.hypot(0.006, 0.00035)
+    z_40_uniform = (-0.011 - 0.01253) / math.hypot(0.008, 0.00042)
+    assert f"{z_1280_copy:.2g}" == "-4.5" and f"{abs(z_40_uniform):.2g}" == "2.9"
+    assert "within 3 combined errors of them for 5 of 6 chains" in text, text
+    assert "(largest |z| 2.9: P = 40, uniform start)" in text
+    assert "outside it at P = 1280 (copy start, z = -4.5)" in text
+    assert "batch means" in text and "realises" not in text and "4-5×" not in text
+    ratios = [np.mean([1.30, 1.32]) / 1.0, np.mean([1.60, 1.62]) / 0.8, np.mean([0.29, 0.30]) / 0.066]
+    expected = ", ".join(f"{r:.2g}× (P = {P})" for r, P in zip(ratios, (40, 80, 1280)))
+    assert f"the sampled test loss is {expected} its Gibbs loss" in text, text
+
+
+def test_convention_A_losses_are_the_dotted_lines_theory_at_the_chains_P():
+    """The loss the ratio divides by is the global minimum of the convention drawn dotted (linear, W integrated,
+    remainder at its MAP) at each P of the linear MALA chains, as the figure's theory rows give it there."""
+    sims, _ = _quick_rows()
+    losses = report.convention_A_losses(8, 4, sims)
+    assert sorted(losses) == [40.0, 80.0, 1280.0]
+    rows = report._theory_curves("linear", 8, 4, sorted(losses), api.DEFAULT)
+    for P, loss in losses.items():
+        (dotted,) = [r for r in rows if r["P"] == P and r["global"]]
+        assert loss == dotted["loss_gibbs"]

@@ -152,6 +152,62 @@ def convention_rows(table, L_values, V_values, L_fixed, V_fixed=4, conventions=N
     return rows
 
 
+AGREEMENT_SIGMAS = 3.0  # the band of a chain's c against the posterior means (as `simulate`'s comparisons)
+
+
+def _linear_mala_chains(sims) -> list[dict]:
+    return [r for r in sims if r["attention"] == "linear" and r["algorithm"] == "mala" and r["kept"]]
+
+
+def convention_A_losses(L, V, sims) -> dict[float, float]:
+    """Convention A's Gibbs loss (the default convention's global minimum, drawn dotted) at each P of the linear MALA
+    chains, solved there (not read off the figure's grid)."""
+    return {P: api.solve("linear", L, V, float(P), api.DEFAULT).global_minimum.loss_gibbs
+            for P in sorted({r["P"] for r in _linear_mala_chains(sims)})}
+
+
+def chain_z_scores(sims, posterior_rows) -> list[dict]:
+    """Each kept linear MALA chain's c against the posterior means at its P: z = (c − c_theory)/√(sem² + error²), the
+    chain's batch-means error and the posterior means' Monte Carlo error combined."""
+    theory = {r["P"]: r for r in posterior_rows if r["status"] == "converged"}
+    return [{"P": r["P"], "start": r["start"],
+             "z": (r["c_copy"] - theory[r["P"]]["c"]) / math.hypot(r["c_copy_sem"], theory[r["P"]]["c_error"])}
+            for r in _linear_mala_chains(sims) if r["P"] in theory]
+
+
+def simulation_paragraph(sims, posterior_rows, losses_A: dict[float, float]) -> str:
+    """The text above the order-parameter figure; its two statements about the linear runs are computed from this
+    run's numbers: how the chains' c compare with the posterior means (z of each chain, `chain_z_scores`) and how far
+    Convention A's Gibbs loss lies below the sampled test loss at each P."""
+    zs = chain_z_scores(sims, posterior_rows)
+    outside = [z for z in zs if abs(z["z"]) > AGREEMENT_SIGMAS]
+    within = [z for z in zs if abs(z["z"]) <= AGREEMENT_SIGMAS]
+    verdict = (f"the MALA chains' c lies within {AGREEMENT_SIGMAS:g} combined errors of them for {len(within)} of "
+               f"{len(zs)} chains")
+    if within:
+        worst = max(within, key=lambda z: abs(z["z"]))
+        verdict += f" (largest |z| {abs(worst['z']):.2g}: P = {worst['P']:g}, {worst['start']} start)"
+    if outside:
+        verdict += "; outside it at " + ", ".join(f"P = {z['P']:g} ({z['start']} start, z = {z['z']:.2g})"
+                                                  for z in outside)
+    verdict += " (errors: one chain's batch means, not independent chains; no finite-P term is claimed)"
+    ratios = []
+    for P, loss_A in losses_A.items():
+        sampled = [r["test_loss"] for r in _linear_mala_chains(sims) if r["P"] == P]
+        if sampled and loss_A > 0:
+            ratios.append((P, float(np.mean(sampled)) / loss_A))
+    ratio_text = ", ".join(f"{ratio:.2g}× (P = {P:g})" for P, ratio in ratios)
+    below = (f"the sampled test loss is {ratio_text} its Gibbs loss" if ratios
+             else "no linear MALA chain to compare its Gibbs loss with")
+    return ("MALA = Metropolis-adjusted Langevin on (scores, W, bias) at beta = 1; Adam keeps runs within "
+            "max(1, 1e-3|U_best|) of the best objective per P. Linear attention: the theory for the sampled posterior "
+            "is the remainder-entropy convention with one row sum per row, averaged over the order parameters' own "
+            f"fluctuations (green; `linear_posterior_means`; docs): {verdict}. Convention A (saddle point over G) is "
+            f"drawn dotted for reference: {below}. Softmax: the homogeneous action (black) is the saddle point of "
+            "every row; at L = 8 the sampled copy strength follows the row mean field with the joint row density "
+            "instead (docs).")
+
+
 def _theory_curves(attention, L, V, P_grid, conv):
     rows = []
     for P in P_grid:
@@ -387,13 +443,7 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
                                                            if "band_low" in r else ""),
                    "holds": r.get("holds", "")} for r in conv_rows])
     report.heading("Simulation against theory")
-    report.paragraph(
-        "MALA = Metropolis-adjusted Langevin on (scores, W, bias) at beta = 1; Adam keeps runs within max(1, 1e-3|U_best|) "
-        "of the best objective per P. Linear attention: the sampled posterior realises the remainder-entropy convention "
-        "with one row sum per row, averaged over the order parameters' own fluctuations (green; `linear_posterior_means`); "
-        "Convention A (saddle point over G) is drawn dotted for reference (its Gibbs loss is 4-5× below the sampled one). "
-        "Softmax: the homogeneous action (black) is the saddle point of every row; at L = 8 the sampled copy strength "
-        "follows the row mean field with the joint row density instead (docs).")
+    report.paragraph(simulation_paragraph(sims, posterior_rows, convention_A_losses(L, V, sims)))
     sim_data = [dict(r, kind="simulation") for r in sims] + [dict(r, kind="theory") for r in theory]
     report.figure(_order_parameter_figure(plt, theory, sims, posterior_rows, L, V), "order_parameters_and_loss",
                   "Copy strength (linear: and uniform strength, dashed) and test loss against P; theory lines stop at "
@@ -403,9 +453,12 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
                    "theory Gibbs loss": f"{row['loss_gibbs']:.4f}",
                    "MALA c (each chain)": ", ".join(f"{r['c_copy']:.3f} ± {r['c_copy_sem']:.3f}" for r in sims
                                                    if r["attention"] == "linear" and r["algorithm"] == "mala"
-                                                   and r["P"] == row["P"] and r["kept"])}
+                                                   and r["P"] == row["P"] and r["kept"]),
+                   "z (each chain)": ", ".join(f"{z['z']:.2g}" for z in chain_z_scores(sims, posterior_rows)
+                                               if z["P"] == row["P"])}
                   for row in posterior_rows])
-    report.paragraph("(theory errors: Monte Carlo of the posterior means; chain errors: batch means of one chain. No "
+    report.paragraph("(theory errors: Monte Carlo of the posterior means; chain errors: batch means of one chain; z: the "
+                     "chain's c minus the theory over the two errors combined. No "
                      "finite-P term is claimed.) Coverage of the chain-mean attention matrices by span{U, S − U} "
                      "(fraction of their variance about the pooled mean; top-2 PCA; second moment): "
                      + "; ".join(f"{a} {cv.variance_fraction:.3f} / {cv.pca_top2_fraction:.3f} / "

@@ -443,7 +443,9 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
                                                            if "band_low" in r else ""),
                    "holds": r.get("holds", "")} for r in conv_rows])
     report.heading("Simulation against theory")
-    report.paragraph(simulation_paragraph(sims, posterior_rows, convention_A_losses(L, V, sims)))
+    losses_A = dict(computed_once(out_dir / "theory" / f"convention_A_losses_L{L}_V{V}_{len(P_sim)}P.result",
+                                  lambda: list(convention_A_losses(L, V, sims).items())))
+    report.paragraph(simulation_paragraph(sims, posterior_rows, losses_A))
     sim_data = [dict(r, kind="simulation") for r in sims] + [dict(r, kind="theory") for r in theory]
     report.figure(_order_parameter_figure(plt, theory, sims, posterior_rows, L, V), "order_parameters_and_loss",
                   "Copy strength (linear: and uniform strength, dashed) and test loss against P; theory lines stop at "

@@ -1,5 +1,6 @@
-"""`scaling copy-heads --attention softmax` judges P* ~ L ln²L by the same criterion as the reproduce report and the
-model page (the corrected ratio), and keeps the plain fit's own test under a name that says what it is."""
+"""`scaling copy-heads --attention softmax` and `api.copy_heads.scaling` judge P* ~ L ln²L by the same criterion as the
+reproduce report and the model page (the corrected ratio), and keep the plain fit's own test under a name that says
+what it is."""
 
 from __future__ import annotations
 
@@ -54,6 +55,9 @@ def test_the_softmax_verdict_is_the_corrected_ratio_not_the_plain_fit():
     result = api.scaling("softmax", 4, 16, 4096)
     holds, _ = report.softmax_law_verdict(result.extrapolation)
     assert holds is fit["holds"]
+    # and the Python API's result says the same as the command: its fit carries the verdict, the plain test beside it
+    assert result.fit["P_star"].holds is True and result.law_verdict["holds_by_plain_fit"] is False
+    assert "law_verdict" not in payload  # printed once, in the fit it judges
     assert report.softmax_claim_verdict(result.extrapolation, api.DEFAULT, [p.L for p in result.points]) == \
         fit["verdict"]
 

@@ -105,12 +105,10 @@ def threshold_cmd(attention, L, V, digits, reduction, row_rate, convention, as_j
 def scaling_cmd(attention, V, L_min, L_max, digits, convention, as_json):
     from attnphase.api.copy_heads import scaling as api_scaling
 
-    from attnphase.models.copy_heads.law_verdicts import softmax_scaling_verdict
-
     r = _call(api_scaling, attention, V, L_min, L_max, digits, convention)
     result = r.as_dict()
-    verdict = softmax_scaling_verdict(r, convention)
-    if verdict is not None:  # softmax: the claim is judged by the corrected ratio, as in the report (not the plain fit)
+    verdict = result.pop("law_verdict")
+    if verdict is not None:  # softmax: the verdict by the corrected ratio, and its criterion, beside the fit it judges
         result["fit"]["P_star"].update(verdict)
     emit("scaling", MODEL, {"attention": attention, "V": V, "L_min": L_min, "L_max": L_max,
                             "convention": _convention_json(convention)}, result, as_json)

@@ -11,6 +11,7 @@ import numpy as np
 from attnphase.errors import ParameterError
 from attnphase.models.copy_heads.convention import DEFAULT, Convention
 from attnphase.models.copy_heads.instance import CopyHeadsInstance
+from attnphase.models.copy_heads.law_verdicts import softmax_scaling_verdict
 from attnphase.models.copy_heads.parameters import (
     ATTENTIONS, MAX_L, MAX_SCALING_L, MAX_V, ScalingRange, ThresholdSettings,
 )
@@ -175,8 +176,14 @@ def scaling(attention: str, V: int, L_min: int, L_max: int, digits: int = 15, co
     if attention == "softmax":
         extrapolation = softmax_ratio_extrapolation([p.L for p in found], [p.P_star for p in found], V, convention)
     left_out = f"; no P* at L = {without} (left out of the fits)" if without else ""
-    return ScalingResult(attention, "L", {"V": V}, tuple(points), _fits(attention, found, "L"), extrapolation,
-                         Status.CONVERGED, f"{len(points)} values of L{left_out}")
+    result = ScalingResult(attention, "L", {"V": V}, tuple(points), _fits(attention, found, "L"), extrapolation,
+                           Status.CONVERGED, f"{len(points)} values of L{left_out}")
+    verdict = softmax_scaling_verdict(result, convention)
+    if verdict is None:
+        return result
+    # the asymptotic claim is judged by the corrected ratio, not by the plain fit's band (law_verdicts)
+    fits = {**result.fit, "P_star": dataclasses.replace(result.fit["P_star"], holds=verdict["holds"])}
+    return dataclasses.replace(result, fit=fits, law_verdict=verdict)
 
 
 def scaling_in_V(attention: str, L: int, V_values, digits: int = 15, convention: Convention = DEFAULT) -> ScalingResult:

@@ -4,9 +4,10 @@ The claim is asymptotic. The large-L analysis gives n* = T ln²L/(4εσ²)·C(ln
 2 ln 2)/ℓ + O(ln²ℓ/ℓ²), so the law holds when the corrected ratio n*/(T ln²L · C(ln L)/(4εσ²)) tends to 1 at the
 derived rate (`scaling_laws.softmax_law_verdict`, a statement about n*). A plain power-law fit of P*/ln²L over a
 finite range of L (numeric.scaling.law_fit, whose `holds` is the claimed exponent inside the fit's band widened by the
-drift of the local slope; a softmax `ScalingResult` keeps it as law_verdict["holds_by_plain_fit"]) is biased low by the slowly decaying log corrections: over L = 16…4096 it gives
-0.90 [0.88, 0.92], over L = 2¹²…2²⁰ 0.95, while P*/(L ln²L) = 2.11, 0.63, 0.362 at L = 16, 2²⁰, 2²⁵⁶ approaches
-1/(4εσ²) = 1/3 as C(ln L) predicts. So the plain fit is not the verdict.
+drift of the local slope; a softmax `ScalingResult` keeps it as law_verdict["holds_by_plain_fit"]) is biased low by
+the slowly decaying log corrections: over L = 16…4096 it gives 0.90 [0.88, 0.92], over L = 2¹²…2²⁰ 0.95, while
+P*/(L ln²L) = 2.11, 0.63, 0.362 at L = 16, 2²⁰, 2²⁵⁶ approaches 1/(4εσ²) = 1/3 as C(ln L) predicts. So the plain
+fit is not the verdict.
 """
 
 from __future__ import annotations
@@ -41,9 +42,9 @@ def softmax_claim_verdict(extrapolation, conv, L_values) -> str:
 
 def softmax_scaling_verdict(result, conv) -> dict | None:
     """The verdict of a softmax scan in L (`ScalingResult.law_verdict`, which `scaling copy-heads` prints in its fit
-    of P_star), or None where there is no softmax extrapolation (linear attention, a scan in V, too few thresholds found): `holds` by the corrected ratio
-    (`softmax_claim_verdict`, the report's criterion), `verdict` and `criterion` in words, and the plain fit's own
-    test kept as `holds_by_plain_fit` (not the verdict)."""
+    of P_star), or None where there is no softmax extrapolation (linear attention, a scan in V, too few thresholds
+    found): `holds` by the corrected ratio (`softmax_claim_verdict`, the report's criterion), `verdict` and
+    `criterion` in words, and the plain fit's own test kept as `holds_by_plain_fit` (not the verdict)."""
     from attnphase.models.copy_heads.scaling_laws import softmax_law_verdict
 
     fit = result.fit.get("P_star")

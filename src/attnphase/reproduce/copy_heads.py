@@ -459,8 +459,8 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
                    "z (each chain)": ", ".join(f"{z['z']:.2g}" for z in chain_z_scores(sims, posterior_rows)
                                                if z["P"] == row["P"])}
                   for row in posterior_rows])
-    report.paragraph("(theory errors: Monte Carlo of the posterior means; chain errors: batch means of one chain; z: the "
-                     "chain's c minus the theory over the two errors combined. No "
+    report.paragraph("(theory errors: Monte Carlo of the posterior means; chain errors: batch means of one chain; z: "
+                     "the chain's c minus the theory over the two errors combined. No "
                      "finite-P term is claimed.) Coverage of the chain-mean attention matrices by span{U, S − U} "
                      "(fraction of their variance about the pooled mean; top-2 PCA; second moment): "
                      + "; ".join(f"{a} {cv.variance_fraction:.3f} / {cv.pca_top2_fraction:.3f} / "

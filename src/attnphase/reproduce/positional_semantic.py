@@ -51,8 +51,8 @@ __all__ = ["CURVE_OMEGAS", "QUICK_CURVE_OMEGAS", "QUICK_LINES", "QUICK_TOL", "BR
 # each α_c, α_l covers its converged reference (the slow test of the quick phase diagram). Its branches are `solve`'s
 # own (the default ladder) to QUICK_TOL: on the split-line rules alone the semantic branch near its spinodal
 # (α = 0.75) met the tolerance with errors that missed the converged state (θ 0.0366 ± 0.0017 against
-# 0.0391 ± 0.0006), which the default ladder's step to count-split 8 catches. The quick report takes about a
-# minute on 2 cores; the default ladder to 1e-3 costs about 9 s per ω of the curve.
+# 0.0391 ± 0.0006), which the default ladder's step to count-split 8 catches. The quick report takes about 100 s on 2
+# idle cores; the default ladder to 1e-3 costs about 9 s per ω of the curve.
 CURVE_OMEGAS = tuple(float(w) for w in np.linspace(0.0, 0.45, 20))
 QUICK_CURVE_OMEGAS = tuple(float(w) for w in np.linspace(0.0, 0.45, 10))
 QUICK_LINES = (6, 8, 10, 12)

@@ -70,3 +70,6 @@ def test_P_counting_sequences_with_the_loss_summed_does_not_follow_L_ln2L():
         assert math.isclose(b["P_star"] * a["L"], a["P_star"], rel_tol=1e-9), (a, b)
     fit = sequences["fit"]["P_star"]
     assert fit["holds"] is False and fit["verdict"].startswith("no (P* = n*·P/n ~ ln²L"), fit
+    # the criterion names what holds (the law of n*) and what the carry to P gives, never "P* ~ L ln²L holds"
+    assert "n* ~ T ln²L holds asymptotically" in fit["criterion"] and "P* ~ L ln²L holds" not in fit["criterion"]
+    assert f"through P/n (log-log slope -1 in L): {fit['verdict']}" in fit["criterion"], fit["criterion"]

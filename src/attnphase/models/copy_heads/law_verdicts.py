@@ -52,10 +52,11 @@ def softmax_scaling_verdict(result, conv) -> dict | None:
         return None
     L_values = [p.L for p in result.points if math.isfinite(p.P_star)]
     verdict = softmax_claim_verdict(result.extrapolation, conv, L_values)
-    _, criterion = softmax_law_verdict(result.extrapolation)
+    _, n_criterion = softmax_law_verdict(result.extrapolation, "n* ~ T ln²L")
     return {"holds": verdict.startswith("yes"), "verdict": verdict,
-            "criterion": (f"corrected ratio of n*/(T ln²L) → 1 at the derived rate, carried to P through P/n: "
-                          f"{criterion}. The plain log-log fit of P*/ln²L (exponent {fit.exponent:.4f} "
+            "criterion": (f"corrected ratio of n*/(T ln²L) → 1 at the derived rate: {n_criterion}; carried to P "
+                          f"through P/n (log-log slope {P_per_n_exponent(conv, L_values):.3g} in L): {verdict}. The "
+                          f"plain log-log fit of P*/ln²L (exponent {fit.exponent:.4f} "
                           f"[{fit.exponent_low:.4f}, {fit.exponent_high:.4f}] ± {fit.systematic:.4f} against the "
                           "claimed 1) is not the verdict: the slowly decaying log corrections bias any finite-range "
                           "fit"),

@@ -77,8 +77,9 @@ def softmax_large_L_correction(L: int, V: int, conv: Convention = DEFAULT) -> fl
     return 1 + (2 * math.log(ell) + 4 * conv.sigma2 + 2 - 2 * math.log(2)) / ell
 
 
-def softmax_law_verdict(extrapolation: SoftmaxExtrapolation) -> tuple[bool, str]:
-    """One verdict on P* ~ L ln²L for the softmax thresholds of a scan, with its criterion: the law holds
+def softmax_law_verdict(extrapolation: SoftmaxExtrapolation, law: str = "P* ~ L ln²L") -> tuple[bool, str]:
+    """One verdict on P* ~ L ln²L for the softmax thresholds of a scan, with its criterion (the text names the law
+    `law`: the extrapolation is of n*, which is P* where P counts target tokens): the law holds
     (asymptotically) when the corrected ratio P*/(L ln²L · C(ln L)/(4εσ²)) approaches 1 monotonically over the sizes
     computed and, over the upper half of them (as the fits), its remainder is of the derived order ln²ln L/ln²L:
     remainder/(ln²ln L/ln²L) positive and within a factor 2 (it is larger at small L, where the expansion starts). A
@@ -90,7 +91,7 @@ def softmax_law_verdict(extrapolation: SoftmaxExtrapolation) -> tuple[bool, str]
     approaches = len(corrected) >= 2 and bool(np.all(np.diff(np.abs(corrected - 1)) < 0))
     derived_order = bool(len(upper) and np.all(upper > 0) and upper.max() <= 2 * upper.min())
     holds = approaches and derived_order
-    text = (f"P* ~ L ln²L {'holds' if holds else 'does not hold'} asymptotically: the corrected ratio "
+    text = (f"{law} {'holds' if holds else 'does not hold'} asymptotically: the corrected ratio "
             f"{' → '.join(f'{v:.4f}' for v in corrected)} {'approaches' if approaches else 'does not approach'} 1 "
             f"monotonically, with remainder/(ln²ln L/ln²L) over the upper half of the sizes from {upper.min():.2f} to "
             f"{upper.max():.2f} ({'within' if derived_order else 'not within'} a factor 2)")

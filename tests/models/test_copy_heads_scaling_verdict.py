@@ -73,3 +73,20 @@ def test_P_counting_sequences_with_the_loss_summed_does_not_follow_L_ln2L():
     # the criterion names what holds (the law of n*) and what the carry to P gives, never "P* ~ L ln²L holds"
     assert "n* ~ T ln²L holds asymptotically" in fit["criterion"] and "P* ~ L ln²L holds" not in fit["criterion"]
     assert f"through P/n (log-log slope -1 in L): {fit['verdict']}" in fit["criterion"], fit["criterion"]
+
+
+def test_the_verdict_judges_the_sizes_the_fit_takes_and_no_order_from_two():
+    """The remainder's order is judged on the sizes the plain fit takes (numeric.scaling.asymptotic_count: the upper
+    half, at least 4; over L = 16…4096, 5 of 9, as LawFit.n says), and two sizes judge no order (any two values lie
+    within some factor): the law is then not found to hold, however close the ratio is to 1."""
+    from attnphase.models.copy_heads.scaling_laws import softmax_law_verdict, softmax_ratio_extrapolation
+    from attnphase.numeric.scaling import asymptotic_count
+
+    assert [asymptotic_count(n) for n in (2, 3, 5, 8, 9, 10)] == [2, 3, 4, 4, 5, 5]
+    result = api.scaling("softmax", 4, 16, 4096)
+    _, text = softmax_law_verdict(result.extrapolation)
+    assert result.fit["P_star"].n == 5 and "over the 5 largest sizes" in text, text
+    Ls = [2**12, 2**13]
+    two = softmax_ratio_extrapolation(Ls, [api.threshold("softmax", L, 4, 15).P_star for L in Ls], 4)
+    holds, text = softmax_law_verdict(two)
+    assert not holds and "fewer than three sizes judge no order" in text, text

@@ -39,7 +39,7 @@ from scipy import stats
 from attnphase.errors import ParameterError
 from attnphase.params import check_real, check_real_list
 
-__all__ = ["ScalingFit", "fit_power_law", "LawFit", "law_fit"]
+__all__ = ["ScalingFit", "fit_power_law", "LawFit", "law_fit", "asymptotic_count"]
 
 
 @dataclass(frozen=True)
@@ -174,6 +174,12 @@ class LawFit:
     holds: bool | None
 
 
+def asymptotic_count(n: int) -> int:
+    """How many of n increasing sizes count as the asymptotic part: the upper half, at least 4 (all of them where
+    there are fewer). `law_fit` fits them; a verdict beside a fit judges the same points."""
+    return min(n, max(4, (n + 1) // 2))
+
+
 def law_fit(x, y, claimed_exponent: float | None, *, log_power: float = 0.0) -> LawFit:
     """Fit y ~ x^beta (ln x)^log_power over the upper half of increasing x and test `claimed_exponent`.
 
@@ -182,7 +188,7 @@ def law_fit(x, y, claimed_exponent: float | None, *, log_power: float = 0.0) -> 
     xs, ys = np.asarray(x, float), np.asarray(y, float)
     ok = np.isfinite(ys) & (ys > 0)
     xs, ys = xs[ok], ys[ok]
-    half = min(len(xs), max(4, (len(xs) + 1) // 2))
+    half = asymptotic_count(len(xs))
     fit = fit_power_law(xs[-half:], ys[-half:], log_power=log_power)
     lx = np.log(xs[-2:])
     ly = np.log(ys[-2:] / np.log(xs[-2:]) ** log_power) if log_power else np.log(ys[-2:])

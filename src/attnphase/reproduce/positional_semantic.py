@@ -261,9 +261,11 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
         "",
         "![order parameters](order_parameters.png)",
         "",
-        "GD points of the figure (gd.csv): the seeds of each init grouped by the minimum they landed on (classified "
-        "against the branches above, validate.finite_size.classify_minimum); \"limited\" where a trial's training "
-        "loss had not settled (hollow markers), its numbers not yet the finite-d minimum's:",
+        "GD points of the figure (gd.csv): the seeds of each init grouped by the minimum they landed on, against the "
+        "branches above (validate.finite_size.classify_minimum: positional where |m| is at least half the "
+        "positional branch's, which a mixed-like seed with both overlaps large is too; else semantic where |θ| is "
+        "at least half the semantic branch's; else other); \"limited\" where a trial's training loss had not "
+        "settled (hollow markers), its numbers not yet the finite-d minimum's:",
         "",
         "| α | init | landed on | d | seeds | steps | abs(m) | abs(θ) | ε_g | status |",
         "|---|---|---|---|---|---|---|---|---|---|",

@@ -19,7 +19,7 @@ from attnphase.models.copy_heads.results import (
     ClaimedLawFit, ConventionEntry, ConventionRow, ConventionTable, ScalingPoint, ScalingResult, SoftmaxExtrapolation,
 )
 from attnphase.models.copy_heads.thresholds import threshold_instance
-from attnphase.numeric.scaling import fit_power_law, law_fit
+from attnphase.numeric.scaling import asymptotic_count, fit_power_law, law_fit
 from attnphase.params import OneOf, check_int, check_real_list
 from attnphase.results import Status
 
@@ -81,20 +81,22 @@ def softmax_law_verdict(extrapolation: SoftmaxExtrapolation, law: str = "P* ~ L 
     """One verdict on P* ~ L ln²L for the softmax thresholds of a scan, with its criterion (the text names the law
     `law`: the extrapolation is of n*, which is P* where P counts target tokens): the law holds
     (asymptotically) when the corrected ratio P*/(L ln²L · C(ln L)/(4εσ²)) approaches 1 monotonically over the sizes
-    computed and, over the upper half of them (as the fits), its remainder is of the derived order ln²ln L/ln²L:
-    remainder/(ln²ln L/ln²L) positive and within a factor 2 (it is larger at small L, where the expansion starts). A
+    computed and, over the sizes the fits take (numeric.scaling.asymptotic_count: the upper half, at least 4), its
+    remainder is of the derived order ln²ln L/ln²L: remainder/(ln²ln L/ln²L) positive and within a factor 2 (it is
+    larger at small L, where the expansion starts), on at least three sizes (two always lie within some factor). A
     plain power-law fit of P*/ln²L over a finite range is not the criterion: the slowly decaying log corrections bias
     it below 1."""
     corrected = np.array(extrapolation.corrected_ratio)
     remainder = np.array(extrapolation.remainder_over_ln2ell_over_ell2)
-    upper = remainder[len(remainder) // 2:]
+    upper = remainder[-asymptotic_count(len(remainder)):]
     approaches = len(corrected) >= 2 and bool(np.all(np.diff(np.abs(corrected - 1)) < 0))
-    derived_order = bool(len(upper) and np.all(upper > 0) and upper.max() <= 2 * upper.min())
+    derived_order = bool(len(upper) >= 3 and np.all(upper > 0) and upper.max() <= 2 * upper.min())
     holds = approaches and derived_order
     text = (f"{law} {'holds' if holds else 'does not hold'} asymptotically: the corrected ratio "
             f"{' → '.join(f'{v:.4f}' for v in corrected)} {'approaches' if approaches else 'does not approach'} 1 "
-            f"monotonically, with remainder/(ln²ln L/ln²L) over the upper half of the sizes from {upper.min():.2f} to "
-            f"{upper.max():.2f} ({'within' if derived_order else 'not within'} a factor 2)")
+            f"monotonically, with remainder/(ln²ln L/ln²L) over the {len(upper)} largest sizes (as the fits) from "
+            f"{upper.min():.2f} to {upper.max():.2f} ({'within' if derived_order else 'not within'} a factor 2"
+            f"{'' if len(upper) >= 3 else '; fewer than three sizes judge no order'})")
     return holds, text
 
 

@@ -13,6 +13,7 @@ import math
 from pathlib import Path
 
 import mpmath
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -190,6 +191,13 @@ def test_threshold_is_computed_at_the_decimal_J(q, J, digits):
             assert abs(mpmath.mpf(spinodal["digits"]) - reference) <= half_unit_in_the_last_place(spinodal["digits"])
             assert abs(mpmath.mpf(spinodal["beta"]) - reference) <= spinodal["error"] <= 2**-52 * spinodal["beta"]
     assert result.jump == pytest.approx((q - 2) / (q - 1), abs=1e-12)
+
+
+def test_a_numpy_float_J_is_its_own_shortest_decimal():
+    """numpy.float32(0.3) is the binary32 number 0.300000011920928955…; its shortest decimal at that precision is 0.3,
+    which the user wrote: β_c = 2/J = 20/3 (q = 2) to 30 digits, as for the float 0.3."""
+    result = threshold(2, np.float32(0.3), 30)
+    assert result.beta_c_digits == "6.66666666666666666666666666667", result.beta_c_digits
 
 
 def test_threshold_cli_takes_J_as_typed():

@@ -11,6 +11,7 @@ import math
 from dataclasses import replace
 
 import mpmath
+import numpy as np
 
 from attnphase.errors import ParameterError
 from attnphase.models.potts import symbolic
@@ -176,10 +177,12 @@ def _validated(q, beta, J) -> tuple[Parameters, float]:
 def decimal_coupling(J) -> str:
     """The decimal value of J at which `threshold` computes β_c and the spinodals to their digits: J itself where it
     is given as text (the CLI passes --J as typed), else the shortest decimal that rounds to the float J (its repr:
-    0.3 is the decimal 0.3, not the binary64 number 0.299999999999999988898 nearest to it). Call it on a J that
-    `Parameters` accepts."""
+    0.3 is the decimal 0.3, not the binary64 number 0.299999999999999988898 nearest to it; a numpy float's shortest
+    decimal at its own precision, so numpy.float32(0.3) is 0.3 too). Call it on a J that `Parameters` accepts."""
     if isinstance(J, str):
         return str(decimal.Decimal(J.strip()))  # the text as typed, in a spelling mpmath reads ("1_000", " 3 ")
+    if isinstance(J, np.floating):
+        return str(J)  # numpy writes the shortest decimal that rounds to J in J's own precision
     return repr(float(J))
 
 

@@ -289,7 +289,7 @@ def follow(branch: str, params: Parameters, nodes_per_dim: int, *, low: float | 
     path = path_from_defaults(params)
     # Away from the default parameters a branch can be absent at its usual anchor and present in the wanted range:
     # at ω = 0.3, λ = 0.06 the positional branch carried from λ = 0.01 at α = 0.3 ends continuously near λ = 0.046,
-    # while at α = 1.25 it exists (m = 0.096 on 10 nodes). The far end of the range is then an anchor too, reached
+    # while at α = 1.25 it exists (m = 0.186 on 10 nodes). The far end of the range is then an anchor too, reached
     # without a cold start (one there can land on another fixed point): the default parameters' branch, followed
     # there in α from its own anchor, is carried to these parameters.
     carried_anchor = None if path is None else (high if branch == "positional" else low)

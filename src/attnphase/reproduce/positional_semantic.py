@@ -270,7 +270,8 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
         "| α | init | landed on | d | seeds | steps | abs(m) | abs(θ) | ε_g | status |",
         "|---|---|---|---|---|---|---|---|---|---|",
         *[f"| {g['alpha']:g} | {g['init']} | {g['landed']} | {g['d']} | {g['trials']} | {g['steps']} | "
-          f"{g['abs_m']:.4f} | {g['abs_theta']:.4f} | {g['test_error']:.6f} {_plus_minus(g['test_error_sem'])} | "
+          f"{g['abs_m']:.4f} | {g['abs_theta']:.4f} | {g['test_error']:.6f} "
+          f"{_plus_minus(g['test_error_sem']) if g['trials'] > 1 else '(one seed: no error)'} | "
           f"{g['status']} |" for g in gd],
         "",
         f"## Phase diagram (api.phase_curve, {len(curve_rows)} values of ω)",

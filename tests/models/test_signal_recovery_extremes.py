@@ -148,7 +148,7 @@ def test_the_planner_gives_up_within_its_budget_and_says_why():
     square √N (which bounds the exact drift, (1 − ρ²)J′ = ⟨E G_⊥, ξ⟩)."""
     import re
 
-    from attnphase.models.signal_recovery.dynamics import PLAN_EVALUATIONS
+    from attnphase.models.signal_recovery.schedules import PLAN_EVALUATIONS
 
     out = CliRunner().invoke(main, ["simulate", "signal-recovery", "--d", "16", "--L", "32", "--R", "8", "--theta", "1",
                                     "--trials", "8", "--steps", "300", "--score-scale", "10", "--json"])

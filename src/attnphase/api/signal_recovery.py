@@ -22,8 +22,6 @@ all tokens. The implementation lives in `attnphase.models.signal_recovery`.
 """
 
 from attnphase.models.signal_recovery.dynamics import (
-    NOISE_GRID,
-    choose_schedule,
     finite_drift,
     fixed_points,
     interpolated_finite_drift,
@@ -31,6 +29,10 @@ from attnphase.models.signal_recovery.dynamics import (
     ode_limit_point,
     ode_time_to_reach,
     ode_trajectory,
+)
+from attnphase.models.signal_recovery.schedules import (
+    NOISE_GRID,
+    choose_schedule,
     predicted_alignment,
     predicted_trajectories,
     retraction_corrected_rho,

@@ -131,7 +131,7 @@ class SimulationSettings(ParameterSet):
     """Projected SGA: trials, steps, the schedule η_k = η₀/(k + k₀)^γ, mini-batch, seed, sampler, start, recording.
 
     schedule "auto" (the default when none of η₀, k₀, γ is given): η₀ and k₀ (γ = 1) planned from the
-    retraction-corrected ODE for exactly `steps` steps (`dynamics.choose_schedule`); "manual" (implied by
+    retraction-corrected ODE for exactly `steps` steps (`schedules.choose_schedule`); "manual" (implied by
     giving any of them): η₀, k₀, γ as given, the others from `MANUAL_SCHEDULE`.
     """
 

@@ -83,7 +83,7 @@ def plot_trajectories(simulation: SimulationResult, ode="retraction-corrected", 
     """
     import matplotlib.pyplot as plt
 
-    from attnphase.models.signal_recovery.dynamics import predicted_trajectories
+    from attnphase.models.signal_recovery.schedules import predicted_trajectories
 
     if not isinstance(simulation, SimulationResult):
         raise ParameterError("simulation", simulation, "a SimulationResult (simulate(...))")

@@ -162,7 +162,7 @@ class TangentNoise(Result):
 
 @dataclass(frozen=True)
 class ScheduleChoice(Result):
-    """A step schedule η_k = η₀/(k + k₀) chosen from theory (see `dynamics.choose_schedule`).
+    """A step schedule η_k = η₀/(k + k₀) chosen from theory (see `schedules.choose_schedule`).
 
     status converged when the retraction-corrected ODE reaches the target |ρ| within the step budget,
     limited when it does not (`budget_limited`)."""
@@ -194,9 +194,9 @@ class SimulationResult(Result):
     nuisance_mass_error its standard error over the trials (None for one trial); t_final = Σ η_k. status: converged
     when every trial stayed finite, the planned schedule (if any) reaches its target and the prediction asked for was
     made; limited when the run finished without one of those (the message says which); diverged.
-    schedule: "auto" (η₀, k₀ planned by `dynamics.choose_schedule` for exactly this step count; `plan`
+    schedule: "auto" (η₀, k₀ planned by `schedules.choose_schedule` for exactly this step count; `plan`
     is its record) or "manual" (as given). predicted_alignment: mean over the trials of |ρ| at the last
-    step from the retraction-corrected ODE (`dynamics.retraction_corrected_rho`; the exact finite-L drift up to
+    step from the retraction-corrected ODE (`schedules.retraction_corrected_rho`; the exact finite-L drift up to
     L = `dynamics.FINITE_DRIFT_MAX_L`, the large-L one beyond) started at each trial's own ρ₀ under the schedule that
     ran; predicted_alignment_error: its error from the Monte Carlo errors of the tangent noise N and of the finite-L
     drift (beyond FINITE_DRIFT_MAX_L the large-L drift's O(1/L), and the mean-field equation's O(η) terms, are not
@@ -238,7 +238,7 @@ class SimulationResult(Result):
 
 @dataclass(frozen=True)
 class PredictedTrajectories(Result):
-    """The ODE's ρ(t) for every trial of a simulation, at its recorded steps (`dynamics.predicted_trajectories`).
+    """The ODE's ρ(t) for every trial of a simulation, at its recorded steps (`schedules.predicted_trajectories`).
 
     kind: "retraction-corrected" (dρ/dt = (1 − ρ²)J′ − ½η(t)ρN under the schedule that ran) or "plain"
     (dρ/dt = (1 − ρ²)J′); rho[j, trial] from that trial's own ρ₀, at steps[j] (times[j] = Σ_{i<k} η_i).

@@ -2,7 +2,7 @@
 
 `simulate` composes the model's token samplers (`network`) with the generic batched driver
 `attnphase.validate.sphere_sga`; `sweep_point` runs it under the theory-chosen schedule
-(`dynamics.choose_schedule`) and compares with the large-L ODE.
+(`schedules.choose_schedule`) and compares with the large-L ODE.
 """
 
 from __future__ import annotations
@@ -14,8 +14,10 @@ import numpy as np
 
 from attnphase.errors import ParameterError
 from attnphase.models.signal_recovery.dynamics import (
-    FINITE_DRIFT_GRID, FINITE_DRIFT_MAX_L, FINITE_DRIFT_SAMPLES, MAX_STEP_NOISE, choose_schedule, fixed_points,
-    ode_limit_point, ode_trajectory, predicted_alignment, tangent_noise,
+    FINITE_DRIFT_GRID, FINITE_DRIFT_MAX_L, FINITE_DRIFT_SAMPLES, fixed_points, ode_limit_point, ode_trajectory,
+)
+from attnphase.models.signal_recovery.schedules import (
+    MAX_STEP_NOISE, choose_schedule, predicted_alignment, tangent_noise,
 )
 from attnphase.models.signal_recovery.parameters import (
     FLOAT32_MAX, MAX_PROJECTED_NUMBERS, MAX_SIMULATION_NUMBERS, MAX_STEPS, Parameters, SimulationSettings,

@@ -402,6 +402,22 @@ def test_the_linear_crossover_is_a_first_order_jump_at_L_1024_and_smooth_at_256(
     assert size[0] - size[1] == pytest.approx(t.crossover_jump, abs=1e-4)
 
 
+def test_a_crossover_the_followed_branches_cannot_classify_is_not_called_smooth():
+    """At L = 2^24 (V = 4) `solve` finds the uniform-pooling minimum and the copy minimum side by side 5% above
+    P_crossover, the copy one lower, while just below P_crossover only the uniform-pooling one exists: the global
+    minimum jumps. The float64 branches followed by `threshold` lose the uniform-pooling minimum there, so the
+    crossover is "not classified" (status limited, the message says which change of the global minimum), never
+    "smooth"."""
+    L = 2**24
+    t = api.threshold("linear", L, 4, digits=12)
+    assert t.crossover_order == "not classified" and t.status == "limited" and "crossover" in t.message
+    stable = {f: sorted((m for m in api.solve("linear", L, 4, f * t.P_crossover).minima if m.stable),
+                        key=lambda m: m.action) for f in (0.98, 1.05)}
+    assert len(stable[0.98]) == 1 and stable[0.98][0].c_uniform > 0.2
+    copy, uniform = stable[1.05][0], stable[1.05][-1]
+    assert abs(copy.c_uniform) < 0.01 < 0.2 < uniform.c_uniform
+
+
 def test_linear_transition_scales_as_V_squared_and_crossover_as_L_three_halves():
     """Each claimed exponent inside its fit's band widened by the slope's drift (`holds`), and neither neighbouring
     law (V^1.9, V^2.1; L^1.45, L^1.55) inside the same band."""
@@ -421,13 +437,6 @@ def test_P_star_scales_as_one_over_beta(attention):
     scaled = [api.threshold(attention, 16, 4, digits=12, convention=api.DEFAULT.with_(beta=beta)).P_star * beta
               for beta in (1e-6, 1.0, 1e6)]
     assert scaled == pytest.approx([scaled[1]] * 3, rel=1e-10)
-
-
-def test_a_softmax_action_with_no_minimum_to_start_from_fails_with_the_reason():
-    """σ² = 1e300 leaves no minimum on the action's grid at the lowest n: status failed, saying so (it raised an
-    IndexError)."""
-    result = api.threshold("softmax", 16, 4, digits=6, convention=api.DEFAULT.with_(sigma2=1e300))
-    assert result.status == "failed" and "no minimum of the softmax action" in result.message
 
 
 def test_scaling_leaves_out_the_sizes_without_a_transition():

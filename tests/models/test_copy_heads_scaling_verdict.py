@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 
+import pytest
 from click.testing import CliRunner
 from scipy import stats
 
@@ -38,6 +39,10 @@ def test_the_softmax_verdict_is_the_corrected_ratio_not_the_plain_fit():
     holds_by_plain_fit."""
     ratios = [_corrected_ratio(2 ** k) for k in (12, 20, 64, 256)]
     assert all(a > b > 1 for a, b in zip(ratios, ratios[1:])) and ratios[-1] - 1 < 0.01, ratios
+    # the page's remainder coefficients, (ratio − 1)/(ln²ℓ/ℓ²) at L = 2¹², 2²⁰, 2²⁵⁶, to their printed two decimals
+    coefficients = [(r - 1) / (math.log(k * math.log(2)) / (k * math.log(2))) ** 2
+                    for k, r in zip((12, 20, 256), (ratios[0], ratios[1], ratios[3]))]
+    assert coefficients == pytest.approx([3.10, 2.84, 2.35], abs=0.005), coefficients
 
     payload = _scaling_json()
     fit = payload["fit"]["P_star"]

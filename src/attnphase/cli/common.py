@@ -48,7 +48,7 @@ class Real(click.ParamType):
                 low_open=self.low_open, high_open=self.high_open,
             )
         except ParameterError as exc:
-            self.fail(str(exc), param, ctx)
+            self.fail(_without_name(exc), param, ctx)
 
 
 class Int(click.ParamType):
@@ -66,7 +66,7 @@ class Int(click.ParamType):
         try:
             return check_int(_param_name(param), value, self.low, self.high)
         except ParameterError as exc:
-            self.fail(str(exc), param, ctx)
+            self.fail(_without_name(exc), param, ctx)
 
 
 class RealList(click.ParamType):
@@ -83,7 +83,12 @@ class RealList(click.ParamType):
         try:
             return check_real_list(_param_name(param), value, self.length, self.low, self.high)
         except ParameterError as exc:
-            self.fail(str(exc), param, ctx)
+            self.fail(_without_name(exc), param, ctx)
+
+
+def _without_name(error: ParameterError) -> str:
+    """The error's value and allowed range: click's message names the option itself ("Invalid value for '--P'")."""
+    return f"{error.value!r} (allowed: {error.allowed})"
 
 
 def _param_name(param) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import sys
 
 import mpmath
 import numpy as np
@@ -27,6 +28,7 @@ from attnphase.models.copy_heads.results import Minimum, SolveResult
 from attnphase.numeric.minimize import bracketed_roots, multistart_local_minima, refined_at_dips, sign_change_brackets
 from attnphase.numeric.mp_descent import MAX_STEPS, Descent, action_error, descend
 from attnphase.numeric.precision import DERIVED_ROUNDING, polished_stationary_point
+from attnphase.errors import ParameterError
 from attnphase.results import Status
 
 __all__ = ["softmax_grid", "softmax_stationary_points", "linear_minima", "solve", "solve_instance", "finite_minima",
@@ -154,8 +156,10 @@ def _linear_minimum(inst: CopyHeadsInstance, descent: Descent, S, losses_mp, n_,
         errors = [abs(e) + abs(mpmath.mpf(float(x)) - x) for e, x in zip(descent.errors, v)]
         if len(v) == 3:
             errors[2] = rho_mp * errors[2]  # the error of ρ = e^r
-        error = float(max(errors))
-        error = math.nextafter(error, math.inf) if math.isfinite(error) else math.inf
+        worst = max(errors)
+        error = float(worst)
+        if error < worst:  # rounded down to float64: the next float up still bounds it (an exact 0 stays 0)
+            error = math.nextafter(error, math.inf)
     error += DERIVED_ROUNDING * max(abs(t_), abs(c_), rho_)
     return Minimum(t_, c_, float(S), eig[0] > 0, float(m_mp), rho_, tuple(eig), losses[0], losses[1], error)
 
@@ -187,6 +191,9 @@ def solve_result(inst: CopyHeadsInstance, P: float, minima: list, iterations: in
 
 def solve_instance(inst: CopyHeadsInstance, P: float) -> SolveResult:
     """`solve` for a validated instance and P."""
+    if not math.isfinite(inst.n_of_P(P)):
+        raise ParameterError("P", P, f"at most {sys.float_info.max / inst.n_of_P(1.0):.3g} (n = β_eff·tokens must be "
+                                     "a finite float64)")
     if inst.causal:
         from attnphase.models.copy_heads.causal import causal_solve
 

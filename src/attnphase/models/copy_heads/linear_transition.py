@@ -155,17 +155,26 @@ def checked_order(found, n_star: float, landau: dict) -> tuple[str, Status | Non
     return landau["order"], Status.LIMITED, f"; followed branches did not classify the transition ({found.message})"
 
 
-def later_jump(inst: CopyHeadsInstance, found) -> dict:
-    """The crossover as the followed branches see it: "first" when the global minimum jumps again after the
-    transition (a fold pair on the ordered branch: the uniform-pooling minimum and the copy minimum coexist), with
-    the coexistence point, its window and the jump of √(t² + c²); "smooth" when it does not."""
+def later_jump(inst: CopyHeadsInstance, found) -> tuple[dict, Status | None, str]:
+    """The crossover as the followed branches see it (fields, status override, message): "first" when the global
+    minimum jumps again after the transition (a fold pair on the ordered branch: the uniform-pooling minimum and the
+    copy minimum coexist), with the coexistence point, its window and the jump of √(t² + c²); "smooth" when it
+    does not; "not classified" when the branches were not classified or a later change of the global minimum was not
+    (a branch missing there can hide a jump: at L = 2^24 the float64 branches lose the uniform-pooling minimum near
+    the crossover)."""
+    if found.status == Status.FAILED:  # checked_order has said why
+        return {"crossover_order": "not classified"}, None, ""
+    unclassified = [t for t in found.later if t.status == Status.FAILED]
+    if unclassified:
+        return ({"crossover_order": "not classified"}, Status.LIMITED,
+                f"; the crossover is not classified: {unclassified[0].message}")
     jumps = [t for t in found.later if t.order == "first" and t.control is not None]
     if not jumps:
-        return {"crossover_order": "smooth"}
+        return {"crossover_order": "smooth"}, None, ""
     jump = jumps[0]
     window = tuple(inst.P_of_n(math.exp(s.value)) if math.isfinite(s.value) else math.nan for s in jump.spinodals)
-    return {"crossover_order": "first", "P_crossover_jump": inst.P_of_n(math.exp(jump.control.value)),
-            "crossover_window": window, "crossover_jump": jump.jump}
+    return ({"crossover_order": "first", "P_crossover_jump": inst.P_of_n(math.exp(jump.control.value)),
+             "crossover_window": window, "crossover_jump": jump.jump}, None, "")
 
 
 def linear_transition(inst: CopyHeadsInstance, digits: int = 30, classify: bool = True,
@@ -215,7 +224,8 @@ def linear_transition(inst: CopyHeadsInstance, digits: int = 30, classify: bool 
                                inst.values())
         found = branch_classification(system, lambda n_: _candidates(linear_minima(inst, n_)), lo, hi)
         land = _with_branches(land, checked_order(found, n_star, land))
-        crossover = later_jump(inst, found)
+        crossover, status, message = later_jump(inst, found)
+        land = {**land, "status": status or land.get("status"), "message": land["message"] + message}
     else:
         crossover = {}
     return instability_transition(LinearTransition, inst, res, cross, digits, dps, land,

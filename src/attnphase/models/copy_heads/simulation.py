@@ -48,11 +48,13 @@ MAX_SIMULATION_ENTRIES = 2**29
 
 def check_simulation_size(inst: CopyHeadsInstance, P: float, sequences: int, trials: int, steps: int,
                           n_test_sequences: int) -> None:
-    """A ParameterError (naming L, P or steps) when a run would build an array beyond MAX_SIMULATION_ENTRIES."""
+    """A ParameterError (naming L or V, P or steps) when a run would build an array beyond MAX_SIMULATION_ENTRIES."""
     cap, L, V = MAX_SIMULATION_ENTRIES, inst.L, inst.V
     if 2 * trials * L * L * V * V > cap or n_test_sequences * L * V > cap:
-        raise ParameterError("L", L, f"small enough that 2·chains·L²·V² <= 2^29 (chains = {trials}, V = {V}): "
-                                     "the simulation keeps L²V² statistics per chain")
+        # the larger of L and V is the one to lower
+        name, value, other = ("V", V, f"L = {L}") if V > L else ("L", L, f"V = {V}")
+        raise ParameterError(name, value, f"small enough that 2·chains·L²·V² <= 2^29 (chains = {trials}, {other}): "
+                                          "the simulation keeps L²V² statistics per chain")
     if sequences * L * V > cap:
         raise ParameterError("P", P, f"at most about {cap / (L * V) * (P / sequences):.3g} for L = {L}, V = {V} "
                                      f"(the training set is one-hot encoded in (P/T) × L × V <= 2^29 entries)")

@@ -214,6 +214,7 @@ def test_a_prior_variance_the_theory_cannot_use_is_refused_with_its_range():
                       out.output)
     assert found is not None, out.output
     limit = float(found.group(1))
+    assert limit == 1.35e12  # the page's example, as printed (3 digits)
     at = api.solve("linear", 8, 4, 1000.0, DEFAULT.with_(tau0=limit))
     above = api.solve("linear", 8, 4, 1000.0, DEFAULT.with_(tau0=limit * 10))
     assert at.status == Status.CONVERGED and above.status == Status.FAILED

@@ -122,3 +122,12 @@ def test_a_cell_wider_than_the_table_is_wrapped_at_spaces_not_cut():
     # a record without fields has no first column to keep: nothing to show, and no error
     assert rendered({"command": "c", "model": "m", "version": "v", "parameters": {}, "empty": [{}]}).split() == [
         "c", "m", "(attnphase", "v)"]
+
+
+def test_square_brackets_in_any_text_are_printed_as_written():
+    """rich reads "[...]" as markup: a message's "E[g η]" printed as "E", in a scalar, a record table's cell, header and
+    title alike."""
+    message = "θ̂ = α E[g η]/V* = 0 [bold]"
+    text = rendered({"command": "solve", "model": "m", "version": "v", "parameters": {}, "message": message,
+                     "missing": [{"branch": "semantic", "message": message}], "rows [raw]": [{"E[x]": 1.0}]})
+    assert text.count(message) == 2 and "rows [raw]" in text and "E[x]" in text

@@ -121,7 +121,7 @@ def _scalar_table(title: str | None, rows: list[tuple[str, Any]], units: Mapping
     from rich.table import Table
 
     with_units = any(_unit(units, prefix + name) for name, _ in rows)
-    table = Table(title=title, title_justify="left", show_header=False, box=None, pad_edge=False,
+    table = Table(title=_literal(title), title_justify="left", show_header=False, box=None, pad_edge=False,
                   min_width=_title_width(title))
     table.add_column("name", style="bold", no_wrap=True)
     table.add_column("value", overflow="fold")
@@ -131,7 +131,7 @@ def _scalar_table(title: str | None, rows: list[tuple[str, Any]], units: Mapping
         cells = [name, format_value(value)]
         if with_units:
             cells.append(_unit(units, prefix + name))
-        table.add_row(*cells)
+        table.add_row(*map(_literal, cells))
     return table
 
 
@@ -181,8 +181,8 @@ def _grid(title: str, headers: list[str], rows: list[list[str]], caption: str | 
     from rich import box
     from rich.table import Table
 
-    table = Table(title=title, title_justify="left", header_style="bold", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
-                  min_width=_title_width(title), caption=caption, caption_justify="left")
+    table = Table(title=_literal(title), title_justify="left", header_style="bold", box=box.SIMPLE_HEAD, show_edge=False,
+                  pad_edge=False, min_width=_title_width(title), caption=_literal(caption), caption_justify="left")
     # The first column (the names matching rows up) keeps its width; the others stay on one line where they fit and are
     # wrapped at spaces where not: without it rich cuts a cell wider than the table (a missing branch's evidence) and
     # the names to "…".
@@ -190,12 +190,20 @@ def _grid(title: str, headers: list[str], rows: list[list[str]], caption: str | 
     first_width = max((len(line) for text in first_cells for line in text.splitlines()), default=0)
     for k, header in enumerate(headers):
         if k == 0:
-            table.add_column(header, no_wrap=True, min_width=first_width, style="bold" if first_column_bold else None)
+            table.add_column(_literal(header), no_wrap=True, min_width=first_width,
+                             style="bold" if first_column_bold else None)
         else:
-            table.add_column(header, overflow="fold")
+            table.add_column(_literal(header), overflow="fold")
     for row in rows:
-        table.add_row(*row)
+        table.add_row(*map(_literal, row))
     return table
+
+
+def _literal(text: str | None) -> str | None:
+    """`text` escaped for rich, which reads "[...]" as markup: a message's "E[g η]" would print as "E"."""
+    from rich.markup import escape
+
+    return None if text is None else escape(text)
 
 
 def _tables(title: str | None, mapping: Mapping[str, Any], units: Mapping[str, str], prefix: str = "",

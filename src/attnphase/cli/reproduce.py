@@ -144,6 +144,7 @@ HEADLINE_NUMBERS = 3  # per model in the summary table; every number is in the r
 
 def print_summary(headlines: dict[str, dict], timings: dict[str, float], reports: dict[str, str]) -> None:
     """One row per model: its first headline numbers, the seconds it took and where its report is."""
+    from rich.markup import escape
     from rich.table import Table
 
     from attnphase.cli.display import format_value, print_renderables
@@ -157,5 +158,5 @@ def print_summary(headlines: dict[str, dict], timings: dict[str, float], reports
         shown = "\n".join(f"{k} = {format_value(v)}" for k, v in scalars[:HEADLINE_NUMBERS])
         if len(scalars) > HEADLINE_NUMBERS:
             shown += f"\n(+{len(scalars) - HEADLINE_NUMBERS} more in the report)"
-        table.add_row(name, shown or "(see the report)", f"{timings[name]:.1f}", reports[name])
+        table.add_row(name, escape(shown) or "(see the report)", f"{timings[name]:.1f}", escape(reports[name]))
     print_renderables([table])

@@ -47,3 +47,20 @@ def test_a_sweep_point_whose_branch_was_not_solved_fails_with_the_reason(monkeyp
     _, point_function = resolve_point("positional-semantic")
     with pytest.raises(RuntimeError, match="no solution at its anchor"):
         point_function(omega=0.3, alpha=0.3, sigma=0.7)
+
+
+def test_a_sweep_refuses_an_L_its_points_cannot_take_naming_L(tmp_path):
+    """A sweep point takes the default A, which is 2 × 2: `--set L=3` was refused naming A, which a sweep cannot set.
+    Now L itself is named, before any point runs, and so does the point function called alone."""
+    import pytest
+    from click.testing import CliRunner
+
+    from attnphase.cli import main
+    from attnphase.errors import ParameterError
+
+    out = CliRunner().invoke(main, ["sweep", "positional-semantic", "--grid", "alpha=1,2", "--set", "omega=0.3",
+                                    "--set", "L=3", "--store", str(tmp_path / "s.sqlite")])
+    assert out.exit_code == 2 and "invalid value for --set L: 3 (allowed: 2 " in out.output, out.output
+    _, point_function = resolve_point("positional-semantic")
+    with pytest.raises(ParameterError, match="for L: 3"):
+        point_function(omega=0.3, alpha=1.0, L=3)

@@ -309,7 +309,9 @@ def _solve_result(params: Parameters, tol: float, found: list, missing: list) ->
 
 def check_sweep_point(omega, alpha, sigma=0.5, lam=0.01, L=2, tol=FIELD_TOL) -> None:
     """What `sweep_point` (through `solve`) checks of its parameters, for a sweep to run on every point before
-    computing any."""
+    computing any. A sweep point takes the default A, which is 2 × 2: L = 2 only (other L: `solve` with A)."""
+    if check_parameter("L", L) != 2:
+        raise ParameterError("L", L, "2 (a sweep point takes the default 2 × 2 A; for another L use solve with its A)")
     Parameters.validated(omega=omega, sigma=sigma, lam=lam, L=L)
     check_real("alpha", alpha, 0.0, MAX_ALPHA, low_open=True)
     Accuracy.validated(tol=tol)
@@ -322,6 +324,7 @@ def sweep_point(omega, alpha, sigma=0.5, lam=0.01, L=2, tol=FIELD_TOL) -> dict[s
     errors), the linear baseline, and the statuses: the solve's (`status`) and each branch's (`<branch>_status`,
     not_found for a branch shown absent). A point where a branch was not solved (status failed, or another without
     a value) fails with the solve's message, so that a sweep records why and computes it again on its next run."""
+    check_sweep_point(omega, alpha, sigma, lam, L, tol)
     result = solve(omega, alpha, sigma, lam, None, L, tol=tol, branches=("positional", "semantic"), stability=False)
     if result.status not in (Status.CONVERGED, Status.LIMITED, Status.NOT_FOUND):
         raise RuntimeError(f"solve {result.status} at ω = {omega:g}, α = {alpha:g}: {result.message}; "

@@ -330,9 +330,24 @@ def follow(branch: str, params: Parameters, nodes_per_dim: int, *, low: float | 
         reason = branch_loss(solution, prediction, coords)
         return reason if reason in ENDS_A_BRANCH else None
 
-    return Continuation(solve, lost, lambda solution: coords.from_state(solution.state), anchor,
-                        max_step=FOLLOW_MAX_STEP, min_step=FOLLOW_MIN_STEP, anchor_guess=initial_guess(branch, params),
-                        contains=coords.contains, name="α", absent=absence(branch, params), fallback_anchors=fallback)
+    def followed_from(start: float, fallback_anchors) -> Continuation:
+        return Continuation(solve, lost, lambda solution: coords.from_state(solution.state), start,
+                            max_step=FOLLOW_MAX_STEP, min_step=FOLLOW_MIN_STEP,
+                            anchor_guess=initial_guess(branch, params), contains=coords.contains, name="α",
+                            absent=absence(branch, params), fallback_anchors=fallback_anchors)
+
+    near = followed_from(anchor, fallback)
+    if carried_anchor is None or low != high or carried_anchor == anchor:
+        return near
+    # One α away from the default σ, λ and A: the branch can exist at the usual anchor and at α on two sheets that
+    # do not meet in α (ω = 0.3, λ = 0.05: followed from α = 0.3 it ends at a fold near α = 0.34, while at α = 1.25 it
+    # exists, m = 0.2036, continuous in λ with the default branch). Where the path from the usual anchor does not
+    # reach α, the branch carried to α from the default parameters is it; where that fails too, the path's end
+    # stays the evidence.
+    if near.at(carried_anchor) is not None or carried_anchor in near.holes or near.loss(carried_anchor) is None:
+        return near
+    far = followed_from(carried_anchor, ())
+    return far if far.at(carried_anchor) is not None else near
 
 
 def _carried_or_why_not(cold: BranchSolution | None, carried: Continuation, path: Callable[[float], Parameters],

@@ -14,7 +14,8 @@ from attnphase.errors import ParameterError
 from attnphase.models.positional_semantic.accurate import AccurateState, climb_branch, on_rule, with_fresh_inverse
 from attnphase.models.positional_semantic.branch_end import next_to_end
 from attnphase.models.positional_semantic.branches import (BRANCHES, TRIVIAL_ANCHOR_ALPHA, BranchCoordinates, carry,
-                                                           distinct, follow, full_map_stability, solve_branch)
+                                                           distinct, follow, full_map_stability, path_from_defaults,
+                                                           solve_branch)
 from attnphase.models.positional_semantic.following import follow_on_rule
 from attnphase.models.positional_semantic.parameters import (MAX_ALPHA, Accuracy, Parameters, check_names,
                                                              check_parameter)
@@ -82,7 +83,15 @@ def _follow_start(name: str, alpha: float, params: Parameters, nodes: int, found
             if loss.criterion == "absent":
                 return None, MissingBranch(name, Status.NOT_FOUND, f"{name}: {loss.message}"), path
             status = Status.FAILED if loss.status == Status.FAILED else Status.NOT_FOUND
-            return None, MissingBranch(name, status, f"{name} branch does not reach α = {alpha:g}: {loss.message}"), path
+            note = ""
+            if loss.criterion == "jumped" and path_from_defaults(params) is not None:
+                # away from the default σ, λ and A a jump off the path from the anchor (a fold) is no evidence at α:
+                # at ω = 0.3, λ = 0.05 the positional path from α = 0.3 ends near 0.34, yet the branch exists at 1.25
+                status = Status.FAILED
+                note = (f"; away from the default σ, λ and A such an end is no evidence at α = {alpha:g}: the branch "
+                        "may exist there on a piece the path does not reach")
+            return None, MissingBranch(name, status, f"{name} branch does not reach α = {alpha:g}: {loss.message}"
+                                       + note), path
         return solution, None, path
     if name == "trivial":
         solution = solve_branch(name, alpha, params, nodes_per_dim=nodes, stability=False)

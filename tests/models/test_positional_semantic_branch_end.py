@@ -72,6 +72,9 @@ def _peak(params, rule, direction, low: float, high: float, start, size_tol: flo
     def alpha_at(size):
         point = at_order_parameter(size, direction, last["start"], params, rule, tol=ORDER_TOL, step_tol=None,
                                    inverse=last["inverse"])
+        if not point.success and point.result.residual > ORDER_NOISE_TOL:
+            # the carried inverse Jacobian can be stale where the last point was far along |m|: a fresh one
+            point = at_order_parameter(size, direction, last["start"], params, rule, tol=ORDER_TOL, step_tol=None)
         assert point.success or point.result.residual <= ORDER_NOISE_TOL, point.result.message
         last["start"], last["inverse"] = [point.state[0], point.state[1], point.alpha], point.result.inverse_jacobian
         return point.alpha

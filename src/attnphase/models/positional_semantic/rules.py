@@ -44,6 +44,7 @@ rules only (4, 6, 8 nodes per dimension) and its errors are tensor-rule spreads:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -54,8 +55,8 @@ from attnphase.numeric.basin_lines import LINE_CUTS
 from attnphase.numeric.split_line import OUTER_WEIGHT_FLOOR, CountSplit, SplitLineRule
 from attnphase.params import check_int, check_positive, check_real
 
-__all__ = ["Rule", "FIELD_TOL", "FOLLOW_NODES", "SPLIT_RULE_TENSOR_NODES", "SPREAD_RUNGS", "WINDOW_FLOORS",
-           "count_line_probes", "below_window_floor", "state_ladder", "follow_nodes", "resolve_rules"]
+__all__ = ["Rule", "FIELD_TOL", "FOLLOW_NODES", "SPLIT_RULE_TENSOR_NODES", "SPREAD_RUNGS", "WINDOW_BIAS",
+           "WINDOW_FLOORS", "count_line_probes", "window_bias", "below_window_floor", "state_ladder", "follow_nodes", "resolve_rules"]
 
 # Tensor rule of the continuation in α and ω (frozen-basin solves of 0.05-0.5 s each).
 FOLLOW_NODES = {2: 10, 3: 6}
@@ -98,6 +99,12 @@ FINE_LINE_PROBES = 128
 # the count-split reference rule moved by 7.4e-9 and 4.8e-9 from 32 to 64 probes, over the slope 3.9e-4; ω = 0.3, the
 # check rule (12, 10): 1.2e-8 and 1.0e-9 over 8.2e-4, 1.5e-5).
 WINDOW_FLOORS = {"fields": 3.2e-4, "alpha_l": 4.4e-4, "alpha_c": 1.3e-4}
+# What those windows do to the state's fields (q, m, θ, V, and ε_g through them), relative, per probes per line: the
+# largest effect measured above, 2.6e-4 with LINE_PROBES (V, count-split 10, against 128 probes) and 8e-5 with
+# FINE_LINE_PROBES (V, count-split 12, 64 against 128: at most what 128 probes still leave). Every rung probes alike, so
+# the spread over the rungs need not show it: it joins the reported errors of those fields (`window_bias`). Φ does not
+# take it: the envelope is continuous where the minimiser switches basin, so a missed window moves Φ at second order.
+WINDOW_BIAS = {LINE_PROBES: 2.6e-4, FINE_LINE_PROBES: 8e-5}
 # Lines of the outer-split rules: a panel tolerance 10× below the plain rules' (their E[M] converges to ~1e-9).
 OUTER_LINE_PANEL_TOL = 1e-10
 
@@ -170,6 +177,17 @@ class Rule:
         return SaddlePointEquations(params, alpha, SPLIT_RULE_TENSOR_NODES, split_rule=self.split,
                                     outer_split_nodes=self.outer, outer_weight_floor=self.outer_weight_floor,
                                     count_split=COUNT_SPLIT if self.count else None)
+
+
+def window_bias(rule: Rule) -> float:
+    """The relative bias of the state's fields on `rule` from windows its lines' probes miss (WINDOW_BIAS): none on a
+    tensor rule (no lines); with fewer probes than LINE_PROBES no bound was measured (inf)."""
+    if rule.split is None:
+        return 0.0
+    probes = rule.split.probe_nodes
+    if probes < LINE_PROBES:
+        return math.inf
+    return WINDOW_BIAS[FINE_LINE_PROBES] if probes >= FINE_LINE_PROBES else WINDOW_BIAS[LINE_PROBES]
 
 
 def count_line_probes(tol: float, default_tol: float) -> int:

@@ -113,3 +113,15 @@ def test_threshold_accepts_the_deprecated_scan_and_refine_and_ignores_them():
     result = run(args)  # --omega and --omega-grid together: the deprecation messages come first, then exit 2
     assert result.exit_code == 2 and "--scan is deprecated and ignored" in result.stderr
     assert "--refine is deprecated and ignored" in result.stderr
+
+
+def test_simulate_on_cuda_without_a_gpu_names_the_option():
+    """`--device cuda` on a machine without CUDA is refused naming --device, as every model's simulate does (it said
+    "device")."""
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("needs a machine without a CUDA device")
+    result = run(["simulate", "positional-semantic", "--omega", "0.3", "--alpha", "1.25", "--d", "40", "--device",
+                  "cuda"])
+    assert result.exit_code == 2 and "invalid value for --device: 'cuda'" in result.output, result.output

@@ -126,9 +126,10 @@ def simulate(*, omega, alpha, d=1000, init="semantic", trials=5, seed=0, steps=5
     """
     params = Parameters.validated(omega=omega, sigma=sigma, lam=lam, A=A, L=L)
     run = Simulation.validated(alpha=alpha, d=d, init=init, trials=trials, seed=seed, steps=steps, lr=lr,
-                               test_samples=test_samples)
-    # the settings the declarations do not cover, checked before any work (a test_chunk of 0 never finished)
-    device = select_device(device)
+                               test_samples=test_samples, device=device)
+    # the settings the declarations do not cover, checked before any work (a test_chunk of 0 never finished); a
+    # declared device the machine lacks (cuda without a GPU) is refused here under its declared name
+    device = select_device(run.device)
     dtype = _checked_dtype(dtype)
     rng = check_choice("rng", rng, RNG_SOURCES)
     test_chunk = check_int("test_chunk", test_chunk, 1)

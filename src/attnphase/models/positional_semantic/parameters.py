@@ -151,6 +151,7 @@ class Simulation(ParameterSet):
     test_samples: int = parameter(IntRange(2, 10**7), 10_000,
                                   help="Fresh samples for the test error (at least two: their spread gives its "
                                        "standard error)")
+    device: str = parameter(OneOf(("auto", "cpu", "cuda")), "auto", help="Where the runs are computed.")
 
 
 def check_parameter(name: str, value):

@@ -439,6 +439,13 @@ def test_P_star_scales_as_one_over_beta(attention):
     assert scaled == pytest.approx([scaled[1]] * 3, rel=1e-10)
 
 
+def test_a_softmax_action_with_no_minimum_to_start_from_fails_with_the_reason():
+    """σ² = 1e300 leaves no minimum on the action's grid at the lowest n: status failed, saying so (it raised an
+    IndexError)."""
+    result = api.threshold("softmax", 16, 4, digits=6, convention=api.DEFAULT.with_(sigma2=1e300))
+    assert result.status == "failed" and "no minimum of the softmax action" in result.message
+
+
 def test_scaling_leaves_out_the_sizes_without_a_transition():
     """Softmax at V = 4 has no first-order transition below L = 8: those sizes are reported with P* missing and left
     out of the fits, and with fewer than 3 sizes left the status says a fit needs 3."""

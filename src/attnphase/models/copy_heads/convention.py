@@ -24,10 +24,7 @@ REMAINDERS = ("map", "entropy")
 TOKENS = ("one-hot", "centred")
 READ_OUTS = ("integrated", "map")
 ROW_SUMS = ("shared", "per-row")
-# The real constants (β, τ₀, σ², s₁) enter products with n, L³ and their inverses: within 1e±30 these stay inside
-# float64 at every size the instance bounds allow; beyond, the action over- or underflows (β = 1e100: n overflows
-# at L = 16; τ₀ = 1e100: no minimum resolves).
-_CONSTANT = RealRange(1e-30, 1e30)
+_POSITIVE = RealRange(0.0, None, low_open=True)
 
 
 @dataclass(frozen=True)
@@ -75,10 +72,10 @@ class Convention(ParameterSet):
                               help="Linear attention, periodic/drop-first: one global row sum (shared) or one per row "
                                    "(per-row; same saddle point, but the posterior means of simulate --fluctuations then "
                                    "match the sampled network). The causal mask is always per row.")
-    beta: float = parameter(_CONSTANT, 1.0, help="Inverse temperature.")
-    tau0: float = parameter(_CONSTANT, 1.0, help="Value-prior variance.", option="--tau")
-    sigma2: float = parameter(_CONSTANT, 1.0, help="Prior variance of one attention score.", option="--score-variance")
-    s1: float = parameter(_CONSTANT, 1.0, help="Bias prior variance (linear).")
+    beta: float = parameter(_POSITIVE, 1.0, help="Inverse temperature.")
+    tau0: float = parameter(_POSITIVE, 1.0, help="Value-prior variance.", option="--tau")
+    sigma2: float = parameter(_POSITIVE, 1.0, help="Prior variance of one attention score.", option="--score-variance")
+    s1: float = parameter(_POSITIVE, 1.0, help="Bias prior variance (linear).")
 
     def __post_init__(self):
         # every construction is checked against the declarations (also `with_` and the dataclass constructor), and

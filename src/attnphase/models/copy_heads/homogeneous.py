@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import sys
 
 import mpmath
 import numpy as np
@@ -28,7 +27,6 @@ from attnphase.models.copy_heads.results import Minimum, SolveResult
 from attnphase.numeric.minimize import bracketed_roots, multistart_local_minima, refined_at_dips, sign_change_brackets
 from attnphase.numeric.mp_descent import MAX_STEPS, Descent, action_error, descend
 from attnphase.numeric.precision import DERIVED_ROUNDING, polished_stationary_point
-from attnphase.errors import ParameterError
 from attnphase.results import Status
 
 __all__ = ["softmax_grid", "softmax_stationary_points", "linear_minima", "solve", "solve_instance", "finite_minima",
@@ -191,9 +189,6 @@ def solve_result(inst: CopyHeadsInstance, P: float, minima: list, iterations: in
 
 def solve_instance(inst: CopyHeadsInstance, P: float) -> SolveResult:
     """`solve` for a validated instance and P."""
-    if not math.isfinite(inst.n_of_P(P)):
-        raise ParameterError("P", P, f"at most {sys.float_info.max / inst.n_of_P(1.0):.3g} (n = β_eff·tokens must be "
-                                     "a finite float64)")
     if inst.causal:
         from attnphase.models.copy_heads.causal import causal_solve
 

@@ -31,7 +31,8 @@ from attnphase.params import check_bool, check_choice, check_int, check_real
 from attnphase.results import Status
 
 __all__ = ["reduction_samples", "control_kurtosis", "reliable_controls", "finite_reduction", "curve", "solve",
-           "resolve_reduction", "check_large_L_finite", "CONTROL_VARIANCE_ACCURACY", "REDUCTIONS", "SWITCHING_DRAWS"]
+           "resolve_reduction", "check_large_L_finite", "CONTROL_VARIANCE_ACCURACY", "REDUCTIONS", "SWITCHING_DRAWS",
+           "ROUNDING_ULPS"]
 
 # Sequences per vectorised block of the reduction (fixed: the random stream does not depend on it).
 SAMPLE_CHUNK = 256
@@ -44,6 +45,10 @@ CONTROL_VARIANCE_ACCURACY = 0.3
 #: How J, J′, the drift and the noise mass are evaluated: "finite" (the exact reduction, Monte Carlo), "large-L" (the
 #: closed form) or "auto" (the reduction where it fits in memory, L ≤ MAX_FINITE_L, else the closed form).
 REDUCTIONS = ("auto", "finite", "large-L")
+#: Ulps of the magnitude of its terms (`_samples_at`) that bound the rounding of a pathwise J′ sample, besides
+#: ⌈log₂L⌉ for its sums over the L tokens (numpy's pairwise summation rounds a sum by at most that many ulps of the sum
+#: of its absolute terms) and ⌈log₂n⌉ for the mean over n draws: about ten products and differences of the chain rule.
+ROUNDING_ULPS = 10
 #: Effective draws in which the softmax splits its attention between an informative and a noise token (the sum over
 #: the draws of 4·Var_a(c)/θ_d², `_samples_at`) below which the pathwise J′ is not reported. Its β-proportional terms
 #: live on draws whose score gap is O(1/β), about n/β of n: at d = 16, L = 64, R = 8, θ = 1, ρ = 0.3 the error bar of
@@ -54,10 +59,12 @@ SWITCHING_DRAWS = 5.0
 
 
 def _samples_at(params: Parameters, rho: float, g: np.ndarray, signs: np.ndarray | None):
-    """Per-sample integrand, pathwise dJ/dρ, noise mass, zero-mean controls and switching weight, model A (signs
-    None) or C. The switching weight, Var_a(c)/θ_d² under the softmax weights a (4 × it is 1 where the attention is
-    split evenly between an informative and a noise token, 0 where it sits on one class), is what the pathwise J′'s
-    β-proportional terms are made of (`SWITCHING_DRAWS`)."""
+    """Per-sample integrand, pathwise dJ/dρ, noise mass, zero-mean controls, switching weight and the magnitude of
+    the terms J′ is summed from, model A (signs None) or C. The switching weight, Var_a(c)/θ_d² under the softmax
+    weights a (4 × it is 1 where the attention is split evenly between an informative and a noise token, 0 where it
+    sits on one class), is what the pathwise J′'s β-proportional terms are made of (`SWITCHING_DRAWS`). The
+    magnitude (`ROUNDING_ULPS`) is the sum of the absolute values of the chain rule's terms, each with its inner
+    sums taken in absolute value: the slope's rounding is a few ulps of it, whatever cancels in between."""
     R, beta, sigma, theta_d = params.R, params.score_scale, params.sigma, params.theta_d
     n = g.shape[0]
     # Signal shift per token along q, c_i = θ_d s_i 1[i∈I], so y_i = ρ c_i + σ g_i.
@@ -83,6 +90,16 @@ def _samples_at(params: Parameters, rho: float, g: np.ndarray, signs: np.ndarray
                                                       d=float(params.d)))
     value = out[:, 0]
     slope = out[:, 1] * dS1 + out[:, 2] * dS2 + out[:, 3] * dS3 + out[:, 4]
+    # |c| is θ_d on the informative tokens and 0 elsewhere, |c̄| at most θ_d Σ_I a
+    informative_mass = a[:, :R].sum(axis=1)
+    c_bar_abs = theta_d * informative_mass
+    y_abs = np.abs(y)
+    Sy = (a * y_abs).sum(axis=1)
+    informative_ay = theta_d * (a[:, :R] * y_abs[:, :R]).sum(axis=1)
+    magnitude = ((np.abs(out[:, 1]) + 2 * Sy) * (beta * (informative_ay + c_bar_abs * Sy) + c_bar_abs)
+                 + np.abs(out[:, 2]) * beta * theta_d * (informative_mass + S2**2)
+                 + np.abs(out[:, 3]) * 2 * beta * (theta_d * (a[:, :R] ** 2).sum(axis=1) + c_bar_abs * S3)
+                 + np.abs(out[:, 4]))
     nuisance = a[:, R:].sum(axis=1)
     # Control variates: token averages of e^{βy}, y e^{βy} (all tokens, and signed over I) minus their
     # exact means given the token's shift; each has mean zero. Shifts take three values only: +θ_dρ,
@@ -101,7 +118,7 @@ def _samples_at(params: Parameters, rho: float, g: np.ndarray, signs: np.ndarray
     controls = np.concatenate(
         [raw[:, :, :2].mean(axis=1), (raw[:, :, :2] * s_weights[:, :, None]).mean(axis=1)], axis=1
     )
-    return value, slope, nuisance, controls, switching
+    return value, slope, nuisance, controls, switching, magnitude
 
 
 def _draw(params: Parameters, rng: np.random.Generator, n: int):
@@ -112,13 +129,15 @@ def _draw(params: Parameters, rng: np.random.Generator, n: int):
 
 
 def _samples(params: Parameters, rho: float, g: np.ndarray, signs: np.ndarray | None):
-    """`_samples_at` for every sign model: B averages model A at ρ and −ρ on the same draws (exactly even)."""
-    value, slope, nuisance, controls, switching = _samples_at(params, rho, g, signs)
+    """`_samples_at` for every sign model: B averages model A at ρ and −ρ on the same draws (exactly even; at ρ = 0
+    its two halves are the same numbers, and its slope is exactly 0, without rounding)."""
+    value, slope, nuisance, controls, switching, magnitude = _samples_at(params, rho, g, signs)
     if params.sign_model == "B":
-        v2, s2, n2, c2, w2 = _samples_at(params, -rho, g, None)
+        v2, s2, n2, c2, w2, m2 = _samples_at(params, -rho, g, None)
         value, slope, nuisance = (value + v2) / 2, (slope - s2) / 2, (nuisance + n2) / 2
         controls, switching = np.concatenate([controls, c2], axis=1), (switching + w2) / 2
-    return value, slope, nuisance, controls, switching
+        magnitude = (magnitude + m2) / 2 if rho != 0 else np.zeros_like(magnitude)
+    return value, slope, nuisance, controls, switching, magnitude
 
 
 def reduction_samples(params: Parameters, rho: float, *, n_samples: int = 256, seed: int = 0):
@@ -130,7 +149,7 @@ def reduction_samples(params: Parameters, rho: float, *, n_samples: int = 256, s
     rho = check_real("rho", rho, -1.0, 1.0)
     rng = np.random.default_rng(check_int("seed", seed, 0))
     g, signs = _draw(params, rng, check_int("samples", n_samples, 1))
-    value, slope, nuisance, _, _ = _samples(params, rho, g, signs)
+    value, slope, nuisance, _, _, _ = _samples(params, rho, g, signs)
     return value, slope, nuisance
 
 
@@ -197,9 +216,14 @@ def _control_variate_mean(samples: np.ndarray, controls: np.ndarray) -> tuple[fl
     controls = controls[:, scale > 0] / scale[scale > 0]
     k = controls.shape[1]
     design = np.column_stack([np.ones(n), controls])
-    coef, *_ = np.linalg.lstsq(design, samples, rcond=None)
-    residual = samples - design @ coef
-    return float(coef[0]), float(np.sqrt(residual @ residual / (n - k - 1) / n))
+    # The samples scaled by a power of two to at most 1 (exact: every result is the same, scaled back), so that their
+    # squares stay finite wherever the samples are: J of order θ_d² had overflowed in its squared residuals from
+    # θ_d ≈ 1e77 on, erratically (by their rounding), and no θ bound could be stated.
+    largest = float(np.max(np.abs(samples)))
+    power = math.frexp(largest)[1] if largest > 0 else 0
+    coef, *_ = np.linalg.lstsq(design, np.ldexp(samples, -power), rcond=None)
+    residual = np.ldexp(samples, -power) - design @ coef
+    return math.ldexp(float(coef[0]), power), math.ldexp(float(np.sqrt(residual @ residual / (n - k - 1) / n)), power)
 
 
 def finite_reduction(params: Parameters, rhos, *, n_samples: int = 4096, seed: int = 0) -> Curve:
@@ -212,8 +236,11 @@ def finite_reduction(params: Parameters, rhos, *, n_samples: int = 4096, seed: i
     standard error several-fold at large L. A control whose covariance the draws cannot estimate (its kurtosis
     too large, `reliable_controls`) is left out, and so is one whose exact mean or draws overflow (e^{β²σ²/2} beyond
     float range: σ = 100, or β ≳ 37.7 at σ = 1); with none left the means are the plain sample means of the
-    max-subtracted softmax, finite at any β and σ. Status failed (NaN values) only when the integrand itself or its
-    square overflows.
+    max-subtracted softmax, finite at any β and σ. J′'s error includes its rounding (`ROUNDING_ULPS`), in quadrature
+    with the standard error; where J′'s samples overflow float64 (they grow up to βθ_d³) it is withheld, status
+    limited. Where J's or the noise mass's overflow (θ_d or σ near √(float64 max)) the reduction is refused
+    (ParameterError naming theta, or sigma or the score scale where θ = 0 overflows too, with the largest value at
+    which these draws stay finite: `reduction_range.overflow_error`).
     """
     params = as_parameters(params)
     if params.L > MAX_FINITE_L:
@@ -221,8 +248,19 @@ def finite_reduction(params: Parameters, rhos, *, n_samples: int = 4096, seed: i
     rhos = checked_rhos(rhos)
     n_samples = check_int("n_samples", n_samples, 16, max(16, MAX_FINITE_SAMPLES // rhos.size))
     seed = check_int("seed", seed, 0)
+    result = _reduction(params, rhos, n_samples, seed)
+    if result.status == Status.FAILED:
+        from attnphase.models.signal_recovery.reduction_range import overflow_error
+
+        raise overflow_error(params, rhos, n_samples, seed)
+    return result
+
+
+def _reduction(params: Parameters, rhos: np.ndarray, n_samples: int, seed: int) -> Curve:
+    """`finite_reduction` of validated arguments: status failed (NaN values) where the samples of J or of the noise
+    mass overflow float64."""
     rng = np.random.default_rng(seed)
-    per_rho: list[list[list[np.ndarray]]] = [[[], [], [], [], []] for _ in rhos]
+    per_rho: list[list[list[np.ndarray]]] = [[[], [], [], [], [], []] for _ in rhos]
     done = 0
     with np.errstate(all="ignore"):  # overflow of e^{βy} shows up as non-finite samples, reported below
         while done < n_samples:
@@ -235,7 +273,9 @@ def finite_reduction(params: Parameters, rhos, *, n_samples: int = 4096, seed: i
     err = np.zeros((3, rhos.size))
     unreliable = overflowed = total = 0
     switching = np.array([4 * np.concatenate(stores[4]).sum() for stores in per_rho])
+    ulps = ROUNDING_ULPS + math.ceil(math.log2(params.L)) + math.ceil(math.log2(n_samples))
     with np.errstate(all="ignore"):
+        rounding = ulps * np.finfo(float).eps / 2 * np.array([np.concatenate(stores[5]).mean() for stores in per_rho])
         for j, stores in enumerate(per_rho):
             controls = np.concatenate(stores[3])
             # A control whose exact mean (e^{β²σ²/2}, …) or one of whose draws (e^{βy}) overflows cannot be used: it is
@@ -251,20 +291,32 @@ def finite_reduction(params: Parameters, rhos, *, n_samples: int = 4096, seed: i
                 mean[i, j], err[i, j] = _control_variate_mean(np.concatenate(stores[i]), controls[:, usable])
     slope_factor = 1 - rhos**2
     with np.errstate(all="ignore"):
-        finite = bool(np.all(np.isfinite(mean)) and np.all(np.isfinite(err)))
+        # J and the mass are reported or nothing is; J′ may overflow alone (its samples grow up to βθ_d³, by rounding
+        # where the attention sits on one class), and is then withheld
+        finite = bool(np.all(np.isfinite(mean[[0, 2]])) and np.all(np.isfinite(err[[0, 2]])))
+        # the standard error does not see the rounding that all draws share: where J′ is 0 by a symmetry (model B
+        # with R = L) its samples are rounding alone, and their mean (7e-17) had been 9 standard errors (8e-18)
+        # from 0; the rounding bound, in quadrature, covers it and is negligible wherever the draws resolve J′
+        err[1] = np.hypot(err[1], rounding)
+    # J and the mass are not negative: a control-variate correction of draws that are all 0 (underflow) gave -0.0
+    mean[[0, 2]] = np.maximum(mean[[0, 2]], 0.0) + 0.0
     status = Status.CONVERGED if finite else Status.FAILED
     # The β-proportional terms of J′ need tokens whose shifts c differ: none when θ_d = 0, or when every token is
     # informative with one sign (R = L, models A and B: c ≡ θ_d, and J′ has no switching term to miss).
     shifts_differ = params.theta_d > 0 and (params.R < params.L or params.sign_model == "C")
     unsampled = switching < SWITCHING_DRAWS if shifts_differ else np.zeros(rhos.size, bool)
-    if finite and unsampled.any():  # J and the noise mass stand; J′ and the drift are not estimated there
-        mean[1, unsampled] = err[1, unsampled] = math.nan
+    unbounded = ~(np.isfinite(mean[1]) & np.isfinite(err[1]))  # J′'s samples or the bound on their rounding overflow
+    if finite and (unsampled | unbounded).any():  # J and the noise mass stand; J′ and the drift are not estimated
+        mean[1, unsampled | unbounded] = err[1, unsampled | unbounded] = math.nan
         status = Status.LIMITED
     left_out = "".join(f"; {count} of {total} control variates left out ({why})" for count, why in (
         (unreliable, f"their kurtosis is too large for {n_samples} draws to estimate their variance to "
                      f"{CONTROL_VARIANCE_ACCURACY:.0%}"),
         (overflowed, "their exact means or draws overflow: e^{β²σ²/2} or e^{βy} beyond float range")) if count)
-    if status == Status.LIMITED:
+    if finite and unbounded.any():
+        left_out += (f"; J′ and the drift not estimated at {int(unbounded.sum())} of {rhos.size} alignments: "
+                     "its samples or the bound on their rounding overflow float64")
+    if finite and unsampled.any():
         worst = int(np.argmin(switching))
         left_out += (f"; J′ and the drift not estimated at {int(unsampled.sum())} of {rhos.size} alignments: the "
                      f"softmax splits its attention between an informative and a noise token in only "
@@ -273,8 +325,8 @@ def finite_reduction(params: Parameters, rhos, *, n_samples: int = 4096, seed: i
                      "(more samples, about in proportion to the score scale, or a smaller score scale)")
     message = (f"exact finite-L reduction, {n_samples} Monte Carlo samples (seed {seed}); errors are standard "
                f"errors{left_out}"
-               if finite else "non-finite Monte Carlo samples or standard errors of the finite-L reduction "
-                              "(overflow of the integrand or of its squared samples)")
+               if finite else "non-finite Monte Carlo samples or standard errors of J or the noise mass in the "
+                              "finite-L reduction (overflow of the integrand)")
     if not finite:
         mean[:], err[:] = math.nan, math.nan
     # the drift (1 − ρ²)J′ is exactly 0 at ρ = ±1, also where J′ is withheld

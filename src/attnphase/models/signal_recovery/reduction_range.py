@@ -1,0 +1,87 @@
+"""Where the exact finite-L reduction can be computed: the largest θ (or σ, or score scale) at which its samples of J
+and of the noise mass stay finite.
+
+J's samples grow as θ_d² (the integrand's θ_d²(1 − ρ²)S₂² and S₁² ≤ (θ_d|ρ| + σ|g|)²) and as σ²: beyond
+θ_d ≈ 1.34e154 = √(float64 max) at σ = 1 they overflow and nothing is computed (their standard errors are computed
+from the samples scaled by a power of two, so they overflow only with the samples). J′'s samples grow faster (up to
+βθ_d³) and are withheld alone where they overflow (`population.finite_reduction`). `overflow_error` finds the bound on
+the reduction itself, as `population.check_large_L_finite` does on the closed form: the largest value at which the
+same draws (seed, number, alignments) give a finite J and noise mass, by bisection in log θ (about 40 reductions:
+about 1.5 s at L = 64, 4096 draws; in proportion to L·draws beyond).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from attnphase.errors import ParameterError
+from attnphase.models.signal_recovery.parameters import Parameters, make_parameters
+from attnphase.results import Status
+
+__all__ = ["overflow_error", "largest_finite_value"]
+
+#: Relative width (in the value) at which the bisection stops: the bound is then rounded down to 6 significant digits.
+BISECTION_WIDTH = 1e-7
+
+
+def largest_finite_value(finite_at, given: float) -> float | None:
+    """The largest x ≤ `given` (to 6 significant digits, rounded down) at which finite_at(x) holds, where
+    finite_at(given) does not and the overflow sets in once: a finite value is found below `given` by steps of
+    2⁻⁶⁴ (down to 1e-300; None if there is none), then bisected in log x to a relative width of BISECTION_WIDTH."""
+    high, low = given, given
+    while True:
+        low = low * 2.0**-64
+        if low < 1e-300:
+            return None
+        if finite_at(low):
+            break
+        high = low
+    while high > low * (1 + BISECTION_WIDTH):
+        middle = math.exp(0.5 * (math.log(low) + math.log(high)))
+        if not low < middle < high:
+            break
+        low, high = (middle, high) if finite_at(middle) else (low, middle)
+    rounded = float(f"{low:.6g}")
+    return rounded if rounded <= low else float(f"{low * (1 - 1e-6):.6g}")
+
+
+def overflow_error(params: Parameters, rhos: np.ndarray, n_samples: int, seed: int) -> ParameterError:
+    """The ParameterError for a finite-L reduction whose J or noise mass overflows float64 (status failed):
+    theta with the largest θ at which the same draws stay finite, where θ = 0 is finite; otherwise score_scale where
+    the reduction at θ = 0 is finite with a score scale of at most 1 (β alone beyond float range, or βσg), else sigma
+    (the noise alone overflows: σ²(d − 1) or (σg)²), each with its largest value at θ = 0."""
+    from attnphase.models.signal_recovery.population import _reduction
+
+    given = dict(d=params.d, L=params.L, R=params.R, theta=params.theta, theta_scaling=params.theta_scaling,
+                 sigma=params.sigma, score_scale=params.score_scale, sign_model=params.sign_model)
+
+    def finite_at(**changed) -> bool:
+        try:
+            changed_params = make_parameters(**{**given, **changed})
+        except ParameterError:  # θ√d beyond float range
+            return False
+        return _reduction(changed_params, rhos, n_samples, seed).status != Status.FAILED
+
+    where = (f"at d = {params.d}, L = {params.L}, R = {params.R}, sigma = {params.sigma:g}, score_scale = "
+             f"{params.score_scale:g}, rho up to {np.max(np.abs(rhos)):g}")
+    why = (f"with the finite-L reduction ({n_samples} samples, seed {seed}): beyond, its samples of J overflow "
+           "float64")
+    if params.theta > 0 and finite_at(theta=0.0):
+        bound = largest_finite_value(lambda t: finite_at(theta=t), params.theta)
+        if bound is not None:
+            scaled = " (theta_d = theta·√d)" if params.theta_scaling == "sqrt-d" else ""
+            return ParameterError("theta", params.theta, f"a real number in [0, {bound:g}]{scaled} {where} {why}")
+    small_scale = min(params.score_scale, 1.0)
+    if params.score_scale > 1.0 and finite_at(theta=0.0, score_scale=small_scale):
+        name, value = "score_scale", params.score_scale
+        bound = largest_finite_value(lambda b: finite_at(theta=0.0, score_scale=b), params.score_scale)
+    else:
+        name, value = "sigma", params.sigma
+        bound = largest_finite_value(lambda s: finite_at(theta=0.0, sigma=s, score_scale=small_scale), params.sigma)
+    allowed = f"a real number in (0, {bound:g}]" if bound is not None else "a smaller value"
+    at = (" (that at theta = 0: the scores overflow without the signal)" if name == "score_scale" else
+          " (that at theta = 0" + (", score_scale at most 1" if params.score_scale > 1 else "")
+          + ": the noise overflows without the signal)")
+    return ParameterError(name, value, f"{allowed}{at} {where} {why}")

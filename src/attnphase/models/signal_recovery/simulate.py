@@ -29,8 +29,8 @@ from attnphase.models.signal_recovery.results import SimulationResult, TangentNo
 from attnphase.params import check_bool, check_choice, check_int, check_real
 from attnphase.results import Status
 
-__all__ = ["check_simulation_size", "run_sga", "simulate", "check_sweep_point", "sweep_point", "MAX_PILOT",
-           "PILOT_NUMBERS", "CHEAP_PILOT"]
+__all__ = ["check_float32_tokens", "check_simulation_size", "run_sga", "simulate", "check_sweep_point", "sweep_point",
+           "MAX_PILOT", "PILOT_NUMBERS", "CHEAP_PILOT"]
 
 #: Largest pilot (sequences per alignment) of the tangent noise a simulation estimates for its prediction, as 1/40 of
 #: the run's sequences.
@@ -43,12 +43,10 @@ PILOT_NUMBERS = 2**21
 CHEAP_PILOT = 32768
 
 
-def check_simulation_size(params: Parameters, settings: SimulationSettings) -> None:
-    """Refuse, before any allocation, a run whose memory no slicing can bound: queries and per-sequence
-    gradients (float64, trials·(1 + batch)·d), the projected sampler's (sequences × (L + d)) arrays, one
-    dense token sequence (L·d), the recorded trajectories (3 numbers per trial per record); and a θ_d
-    whose gradients float32 cannot hold: tokens of norm at most θ_d + σ(√d + 10) (`noise_token_norm`) within
-    `max_simulated_token_norm`."""
+def check_float32_tokens(params: Parameters) -> None:
+    """Refuse a θ_d (or σ, or score scale) whose gradients float32 cannot hold: tokens of norm at most
+    θ_d + σ(√d + 10) (`noise_token_norm`) within `max_simulated_token_norm`. `simulate` and `sweep_point` check it
+    before they run, and a sweep before any point (`check_sweep_point`)."""
     largest, noise = max_simulated_token_norm(params.score_scale), noise_token_norm(params.d, params.sigma)
     why = "the simulation's float32 gradients, tokens of norm θ_d + σ(√d + 10) at most (3.4e38/(64·score scale))^(1/3)"
     if noise > largest:  # no θ_d fits: the score scale (or σ, where the score scale is not above 1) is at fault
@@ -59,6 +57,14 @@ def check_simulation_size(params: Parameters, settings: SimulationSettings) -> N
         raise ParameterError("theta", params.theta, f"theta_d = {params.theta_d:g} at most {largest - noise:.3g} "
                                                     f"(d = {params.d}, sigma = {params.sigma:g}, score scale "
                                                     f"{params.score_scale:g}: {why})")
+
+
+def check_simulation_size(params: Parameters, settings: SimulationSettings) -> None:
+    """Refuse, before any allocation, a run whose memory no slicing can bound: queries and per-sequence
+    gradients (float64, trials·(1 + batch)·d), the projected sampler's (sequences × (L + d)) arrays, one
+    dense token sequence (L·d), the recorded trajectories (3 numbers per trial per record); and a θ_d
+    whose gradients float32 cannot hold (`check_float32_tokens`)."""
+    check_float32_tokens(params)
     if settings.trials * (1 + settings.batch) * params.d > MAX_SIMULATION_NUMBERS:
         # named by the batch where it is above one (a batch of 10^8 with 2 trials had named the trials), else the trials
         name, value = ("batch", settings.batch) if settings.batch > 1 else ("trials", settings.trials)
@@ -263,8 +269,9 @@ def check_sweep_point(
 ) -> None:
     """What `sweep_point` checks of its parameters before its simulation, for a sweep to run on every point before
     computing any (the trials are checked with the schedule the point plans, and whether a CUDA device is there when
-    the point runs)."""
-    make_parameters(d, L, R, theta, theta_scaling, sigma, score_scale, sign_model, beta=beta)
+    the point runs): the parameters, with the θ_d, σ and score scale whose float32 gradients `simulate` refuses
+    before it runs (`check_float32_tokens`; a θ of 1e13 had reached the planner and failed there)."""
+    check_float32_tokens(make_parameters(d, L, R, theta, theta_scaling, sigma, score_scale, sign_model, beta=beta))
     check_choice("device", device, ("auto", "cpu", "cuda"))
     check_int("seed", seed, 0)
     check_real("deficit", deficit, 0.0, 0.25, low_open=True)
@@ -282,6 +289,7 @@ def sweep_point(
     status (`SimulationResult.status`: limited where the plan falls short of its target or no prediction was made) with
     its `message`: the run's own (how it ran, the prediction made or why none was) and the plan's."""
     params = make_parameters(d, L, R, theta, theta_scaling, sigma, score_scale, sign_model, beta=beta)
+    check_float32_tokens(params)
     noise = tangent_noise(params, seed=check_int("seed", seed, 0))
     plan = choose_schedule(params, deficit=check_real("deficit", deficit, 0.0, 0.25, low_open=True),
                            max_steps=check_int("max_steps", max_steps, 1, MAX_STEPS), noise=noise)

@@ -127,3 +127,17 @@ def test_the_landscape_states_every_value_the_finite_L_reduction_could_not_estim
     for (scaling, model, method) in missing:
         if method == "finite-L":
             assert gaps[(scaling, model)] == "limited"
+
+
+def test_the_recovery_summary_counts_points_where_a_trial_ended_below_zero_and_says_so():
+    """The summary's column counted the points where some trial ended at ρ < 0 and was headed "some trial at −ξ": at
+    θ = 0.25 (direct, L = 100 and 1050) three of eight trials ended at |ρ| = 0.13 on the negative side, nowhere near −ξ
+    (audit sr6 F-f). A point records only the share of its trials at ρ > 0, so the heading now says what is counted."""
+    def point(positive_fraction):
+        return {"theta_scaling": "direct", "sign_model": "A", "alignment_mean": 0.13, "budget_limited": 1.0,
+                "ode_limit_alignment_mean": 1.0, "positive_fraction": positive_fraction, "nuisance_mass_mean": 0.94,
+                "ode_limit_nuisance_mass_mean": 0.94}
+
+    (row,) = report._recovery_summary([point(5 / 8), point(1.0), point(0.0)])
+    assert not any("−ξ" in heading for heading in row)
+    assert row["some trial ended at ρ < 0"] == 2 and row["points"] == 3

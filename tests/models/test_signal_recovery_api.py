@@ -91,7 +91,7 @@ def test_every_result_has_labels_and_json():
     assert list(curve.to_pandas().columns) == ["rho", "J", "J_error", "dJ", "dJ_error", "drift", "drift_error",
                                                "nuisance_mass", "nuisance_mass_error"]
     noise = api.tangent_noise(params, pilot=16)
-    assert noise.to_pandas().shape == (5, 3) and np.all(noise.noise_error > 0)
+    assert noise.to_pandas().shape == (5, 4) and np.all(noise.noise_error > 0)  # rho, noise, its error, along
     plan = api.choose_schedule(params, steps=50, noise=noise)
     assert plan.to_pandas().loc[0, "steps"] == 50
     run = api.simulate(20, 100, 20, 0.8, 3, 20, device="cpu", record_every=5)

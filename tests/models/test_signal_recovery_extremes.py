@@ -155,7 +155,7 @@ def test_the_planner_gives_up_within_its_budget_and_says_why():
     assert out.exit_code == 0, out.output
     payload = json.loads(out.stdout)
     plan = payload["plan"]
-    assert payload["schedule"] == "auto" and plan["status"] == "failed" and plan["eta0"] is None
+    assert payload["schedule"] == "manual" and plan["status"] == "failed" and plan["eta0"] is None  # what ran
     assert (payload["eta0"], payload["k0"], payload["gamma"]) == (0.05, 50.0, 1.0)  # the manual default ran
     assert payload["status"] == "limited" and 0.0 <= payload["alignment_mean"] <= 1.0
     message = plan["message"]

@@ -31,8 +31,8 @@ def _bound(error: ParameterError) -> float:
 @pytest.mark.parametrize("rho, scaling", [(0.3, "direct"), (0.0, "direct"), (-1.0, "direct"), (0.5, "sqrt-d")])
 def test_a_theta_whose_reduction_overflows_is_refused_with_the_largest_it_takes(rho, scaling):
     """θ = 1e150 and 1e300 (d = 16, L = 64, R = 8) gave a table of nulls, status failed, naming no option (audit sr6
-    F-a; its squared samples overflowed from θ_d ≈ 1e77, erratically; they are now taken of the samples scaled by a power
-    of two). J's samples carry θ_d² (the integrand's θ_d²(1 − ρ²)S₂², and S₁² ≤ (θ_d|ρ| + σ|g|)²), which overflows
+    F-a; its squared samples overflowed from θ_d ≈ 1e77, erratically; they are now taken of the samples scaled by a
+    power of two). J's samples carry θ_d² (the integrand's θ_d²(1 − ρ²)S₂², and S₁² ≤ (θ_d|ρ| + σ|g|)²), which overflows
     float64 exactly beyond θ_d = √(float64 max) = 1.34078e154 (θ√d under sqrt-d): the reduction is refused there,
     naming theta and that bound to its 6 printed digits, computes J at it and refuses it 1e-5 above."""
     root_d = math.sqrt(16) if scaling == "sqrt-d" else 1.0

@@ -105,8 +105,11 @@ def simulate_cmd(trials, steps, schedule, eta0, k0, gamma, batch, seed, device, 
 
     By default the step schedule eta_k = eta0/(k + k0) is planned for the given number of steps from the
     retraction-corrected ODE (--schedule auto); the output names the schedule that ran and the ODE's
-    prediction of the mean final |rho| from the trials' own starts (predicted_alignment). Giving --eta0,
-    --k0 or --gamma runs that schedule instead (--schedule manual).
+    prediction of the mean final |rho| from the trials' own starts (predicted_alignment), and whether it
+    agrees with the run (prediction_agrees: |z| <= 3, both errors combined; null where the prediction has no
+    error, as for trials that start within the noise-driven escape region of an unstable fixed point). The
+    status is the run's own: converged where the schedule that ran reaches the planner's target |rho|. Giving
+    --eta0, --k0 or --gamma runs that schedule instead (--schedule manual).
 
     \b
     Example (recovers xi: mean final |rho| 0.9972 +- 0.0001 against the predicted 0.9971, status converged; the

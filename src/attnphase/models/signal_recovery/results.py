@@ -141,7 +141,9 @@ class FixedPointsResult(Result):
 class TangentNoise(Result):
     """N(ρ) = E‖(I − qqᵀ)∇_q‖f‖²‖² per sequence at alignments ρ: the mean over `pilot` sequences of the
     exact projected sampler (the law of dense tokens) and its standard error. N sets the retraction
-    loss ½η²N of a projected SGA step; between the alignments it is interpolated linearly (`at`)."""
+    loss ½η²N of a projected SGA step; between the alignments it is interpolated linearly (`at`). `along`:
+    E⟨G_⊥, ξ⟩² per sequence at the same alignments (the part of N that moves ρ: its variance sets how far SGA's
+    noise carries ρ, `escape`), None where not measured."""
 
     rho: np.ndarray
     noise: np.ndarray
@@ -150,14 +152,21 @@ class TangentNoise(Result):
     seed: int
     status: Status
     message: str
+    along: np.ndarray | None = None
 
     def at(self, rho, shift: float = 0.0) -> np.ndarray:
         """N at `rho` (linear interpolation), optionally shifted by `shift` standard errors."""
         return np.interp(rho, self.rho, self.noise + shift * self.noise_error)
 
+    def along_at(self, rho) -> np.ndarray:
+        """E⟨G_⊥, ξ⟩² per sequence at `rho` (linear interpolation)."""
+        return np.interp(rho, self.rho, self.along)
+
     def rows(self):
-        return [{"rho": float(r), "noise": float(n), "noise_error": float(e)}
-                for r, n, e in zip(self.rho, self.noise, self.noise_error)]
+        along = self.along if self.along is not None else [None] * len(self.rho)
+        return [{"rho": float(r), "noise": float(n), "noise_error": float(e),
+                 "along": None if a is None else float(a)}
+                for r, n, e, a in zip(self.rho, self.noise, self.noise_error, along)]
 
 
 @dataclass(frozen=True)
@@ -191,16 +200,22 @@ class SimulationResult(Result):
     alignment_error: standard error of alignment_mean over the independent trials; positive_fraction:
     share of trials that ended on the +ξ side (None when a trial diverged); nuisance_mass_mean: the
     noise-token attention mass over the last recording window, averaged over trials (None when a trial diverged),
-    nuisance_mass_error its standard error over the trials (None for one trial); t_final = Σ η_k. status: converged
-    when every trial stayed finite, the planned schedule (if any) reaches its target and the prediction asked for was
-    made; limited when the run finished without one of those (the message says which); diverged.
+    nuisance_mass_error its standard error over the trials (None for one trial); t_final = Σ η_k. status (the run's
+    own, as for every model's `simulate`): converged when every trial stayed finite, the schedule that ran — planned
+    or manual — reaches the planner's target |ρ| by the retraction-corrected ODE from the slower random start ±1/√d
+    (`schedules.choose_schedule`, `schedules.schedule_reach`) and the prediction asked for was made; limited when
+    the run finished without one of those (the message says which); diverged.
     schedule: "auto" (η₀, k₀ planned by `schedules.choose_schedule` for exactly this step count; `plan`
-    is its record) or "manual" (as given). predicted_alignment: mean over the trials of |ρ| at the last
+    is its record) or "manual" (as given, or the manual default where no schedule could be planned: `plan` says
+    why). predicted_alignment: mean over the trials of |ρ| at the last
     step from the retraction-corrected ODE (`schedules.retraction_corrected_rho`; the exact finite-L drift up to
     L = `dynamics.FINITE_DRIFT_MAX_L`, the large-L one beyond) started at each trial's own ρ₀ under the schedule that
     ran; predicted_alignment_error: its error from the Monte Carlo errors of the tangent noise N and of the finite-L
     drift (beyond FINITE_DRIFT_MAX_L the large-L drift's O(1/L), and the mean-field equation's O(η) terms, are not
-    in it). sequences_per_slice: dense token sequences held at once.
+    in it), None where a trial starts within the noise-driven escape region of an unstable fixed point, which the
+    ODE leaves out (`escape`). prediction_agrees: whether the theory agrees with the run, |prediction_z| ≤ 3 with
+    prediction_z = (alignment_mean − predicted_alignment)/√(alignment_error² + predicted_alignment_error²); None
+    where either side has no error. sequences_per_slice: dense token sequences held at once.
     """
 
     alignment: np.ndarray
@@ -221,6 +236,8 @@ class SimulationResult(Result):
     predicted_alignment: float | None = field(metadata={"unit": "mean |rho|, retraction-corrected ODE"})
     predicted_alignment_error: float | None = field(
         metadata={"unit": "Monte Carlo error of N and J'; SGA's own fluctuations not in it"})
+    prediction_agrees: bool | None
+    prediction_z: float | None = field(metadata={"unit": "standard errors, both combined; agrees where |z| <= 3"})
     device: str
     threads: int
     seconds: float

@@ -25,7 +25,7 @@ from attnphase.numeric.ode import integrate_drift
 from attnphase.params import check_bool, check_int, check_positive, check_real
 from attnphase.results import Status
 
-__all__ = ["tangent_noise", "retraction_corrected_rho", "choose_schedule", "predicted_trajectories",
+__all__ = ["tangent_noise", "retraction_corrected_rho", "choose_schedule", "schedule_reach", "predicted_trajectories",
            "predicted_alignment", "NOISE_GRID", "MAX_STEP_NOISE", "PLAN_EVALUATIONS"]
 
 #: Alignments at which the tangent noise N(ρ) is sampled (linear interpolation between them).
@@ -34,7 +34,8 @@ NOISE_GRID = np.linspace(-1.0, 1.0, 5)
 
 def tangent_noise(params: Parameters, rhos=NOISE_GRID, *, pilot: int = 128, seed: int = 0) -> TangentNoise:
     """N(ρ) = E‖(I − qqᵀ)∇‖f‖²‖² per sequence at each alignment in `rhos`, with its standard error:
-    the mean over `pilot` sequences of the exact projected sampler (whose law is that of dense tokens)."""
+    the mean over `pilot` sequences of the exact projected sampler (whose law is that of dense tokens); and from the
+    same sequences E⟨G_⊥, ξ⟩² (`along`, the noise that moves ρ)."""
     from attnphase.models.signal_recovery.network import PlantedTokens, ProjectedSampler
     from attnphase.validate.device import single_cpu_thread
     from attnphase.validate.seeds import generator
@@ -48,24 +49,26 @@ def tangent_noise(params: Parameters, rhos=NOISE_GRID, *, pilot: int = 128, seed
     sampler = ProjectedSampler(PlantedTokens(params), gen)
     # Sequences per batch: about 2**22 numbers of the (batch × (L + d)) arrays at a time.
     chunk = max(1, min(pilot, 2**22 // (params.L + params.d)))
-    noise, error = [], []
+    noise, error, along = [], [], []
     with single_cpu_thread("cpu"):  # small tensors: one thread is fastest, and fair to other processes
         for rho in rhos:
-            squared = []
+            squared, along_xi = [], []
             for lo in range(0, pilot, chunk):
                 q = initial_queries(min(chunk, pilot - lo), params.d, gen, "cpu", rho0=float(rho))
                 _, grad, _ = sampler(q)
                 grad_tangent = grad - (grad * q).sum(dim=1, keepdim=True) * q
                 squared.append((grad_tangent**2).sum(dim=1).numpy())
+                along_xi.append((grad_tangent[:, 0] ** 2).numpy())  # ξ = e₁
             squared = np.concatenate(squared)
             with np.errstate(all="ignore"):  # overflow: reported by the status below
                 noise.append(float(squared.mean()))
                 error.append(float(squared.std(ddof=1) / np.sqrt(pilot)))
+                along.append(float(np.concatenate(along_xi).mean()))
     noise, error = np.asarray(noise), np.asarray(error)
     finite = bool(np.all(np.isfinite(noise)) and np.all(np.isfinite(error)))
     return TangentNoise(rhos, noise, error, pilot, seed, Status.CONVERGED if finite else Status.FAILED,
                         f"mean and standard error over {pilot} sequences of the projected sampler (seed {seed})"
-                        if finite else "non-finite tangent noise (overflow in the pooling gradient)")
+                        if finite else "non-finite tangent noise (overflow in the pooling gradient)", np.asarray(along))
 
 
 def _step_size(eta0, k0, gamma, k):
@@ -270,6 +273,22 @@ def choose_schedule(params: Parameters, *, deficit: float = 0.002, max_steps: in
                if limited else f"|rho| = {predicted:.4g} >= target {target:.4g} after {steps} steps")
     return ScheduleChoice(eta0, k0, 1.0, steps, t_final, t_target, eta_final, eta0 / k0, noise_at_xi, target, rho0,
                           predicted, limited, status, message)
+
+
+def schedule_reach(params: Parameters, noise: TangentNoise, eta0: float, k0: float, gamma: float, steps: int, *,
+                   deficit: float = 0.002) -> tuple[float, float, float]:
+    """What `choose_schedule` asks of the schedules it plans, asked of a schedule given (a manual one): (the |ρ| that
+    the retraction-corrected ODE of the large-L drift reaches in `steps` steps of η_k = η₀/(k + k₀)^γ from the slower
+    random start ±1/√d, the target 1 − 2·deficit, that start). The |ρ| is NaN where the ODE cannot be integrated
+    (within PLAN_EVALUATIONS drift evaluations) or its inputs are not finite."""
+    target = 1.0 - 2.0 * deficit
+    starts = (1 / math.sqrt(params.d), -1 / math.sqrt(params.d))
+    with np.errstate(all="ignore"):
+        if not (noise.success and np.all(np.isfinite(large_L(params, np.array([-1.0, 0.0, 1.0]))[..., 2]))):
+            return math.nan, target, starts[0]
+        rho0 = starts[int(np.argmax([ode_time_to_reach(params, r, level=target) for r in starts]))]
+        final = _corrected_flow(params, noise, rho0, eta0, k0, gamma, steps, [1.0], budget=[PLAN_EVALUATIONS])[0]
+    return float(abs(final)), target, rho0
 
 
 def _unintegrable_drift(params: Parameters, noise: TangentNoise, slope_at_xi: float, spent: bool) -> str:

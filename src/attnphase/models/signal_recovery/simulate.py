@@ -16,8 +16,9 @@ from attnphase.errors import ParameterError
 from attnphase.models.signal_recovery.dynamics import (
     FINITE_DRIFT_GRID, FINITE_DRIFT_MAX_L, FINITE_DRIFT_SAMPLES, fixed_points, ode_limit_point, ode_trajectory,
 )
+from attnphase.models.signal_recovery.escape import AGREEMENT_SIGMAS, ESCAPE_SIGMAS, agreement, escape_starts
 from attnphase.models.signal_recovery.schedules import (
-    MAX_STEP_NOISE, choose_schedule, predicted_alignment, tangent_noise,
+    MAX_STEP_NOISE, choose_schedule, predicted_alignment, schedule_reach, tangent_noise,
 )
 from attnphase.models.signal_recovery.parameters import (
     FLOAT32_MAX, MAX_PROJECTED_NUMBERS, MAX_SIMULATION_NUMBERS, MAX_STEPS, Parameters, SimulationSettings,
@@ -156,11 +157,10 @@ def run_sga(params: Parameters, settings: SimulationSettings, device: str = "aut
                          threads=n_threads)
     alignment = np.abs(run.final_rho)
     finite = bool(np.all(np.isfinite(run.final_rho)))
-    predicted = predicted_error = None
+    predicted = predicted_error = reduction = None
     drift_used = no_drift = ""
     if predict and finite and noise.success:
         grid = np.linspace(-1.0, 1.0, FINITE_DRIFT_GRID)
-        reduction = None
         if params.L <= FINITE_DRIFT_MAX_L:
             reduction = finite_reduction(params, grid, n_samples=FINITE_DRIFT_SAMPLES)
             if not reduction.success:  # never the large-L drift instead: at L <= 1024 it can be 1e6 times off
@@ -177,11 +177,17 @@ def run_sga(params: Parameters, settings: SimulationSettings, device: str = "aut
             if prediction is not None and all(math.isfinite(x) for x in prediction):
                 predicted, predicted_error = prediction
     std = float(alignment.std(ddof=1)) if settings.trials > 1 else 0.0
+    alignment_mean, alignment_error = float(alignment.mean()), std / math.sqrt(settings.trials)
+    steps_run = int(run.steps[-1])
     message = run.message
     if plan is not None and plan.status == Status.FAILED:
         message += f"; {plan.message}: ran the manual default eta_k = {eta0:g}/(k + {k0:g})^{gamma:g}"
     elif plan is not None:
         message += f"; schedule planned: {plan.message}"
+    short_of_target = False
+    if settings.schedule_kind == "manual" and predicted is not None:  # the planner's criterion, as for a plan
+        note, short_of_target = _manual_schedule_reach(params, noise, eta0, k0, gamma, steps_run)
+        message += note
     if predict and no_drift:
         message += f"; no prediction: {no_drift}"
     elif predict and predicted is None:
@@ -189,17 +195,26 @@ def run_sga(params: Parameters, settings: SimulationSettings, device: str = "aut
                     f"{MAX_STEP_NOISE:g}, outside the small-step expansion)")
     elif predict:
         message += f"; predicted with the {drift_used}"
+    z = agrees = None
+    if predicted is not None:
+        predicted_error, note, nearest = _escape_check(params, noise, run.rho[0], StepSchedule(eta0, k0, gamma),
+                                                       steps_run, settings.batch, reduction, predicted_error)
+        z, agrees = agreement(alignment_mean, alignment_error if settings.trials > 1 else None, predicted,
+                              predicted_error)
+        message += note + _verdict(alignment_mean, alignment_error, predicted, predicted_error, z, agrees,
+                                   params.L > FINITE_DRIFT_MAX_L, nearest)
     status = run.status
-    # a run that finished is `limited` where it is not what was asked for: a planned schedule that does not reach its
-    # target (or could not be planned), or a prediction asked for and not made (the reasons are in the message)
-    if status == Status.CONVERGED and ((plan is not None and plan.status != Status.CONVERGED)
+    # a run that finished is `limited` where it is not what was asked for: a schedule that does not reach the
+    # planner's target (planned, manual, or none could be planned), or a prediction asked for and not made (the
+    # reasons are in the message); whether the prediction agrees with the run is `prediction_agrees`
+    if status == Status.CONVERGED and ((plan is not None and plan.status != Status.CONVERGED) or short_of_target
                                        or (predict and predicted is None)):
         status = Status.LIMITED
     return SimulationResult(
         alignment=alignment,
-        alignment_mean=float(alignment.mean()),
+        alignment_mean=alignment_mean,
         alignment_std=std,
-        alignment_error=std / math.sqrt(settings.trials),
+        alignment_error=alignment_error,
         final_rho=run.final_rho,
         positive_fraction=float((run.final_rho > 0).mean()) if finite else None,
         nuisance_mass_mean=float(np.mean(run.observable[-1])) if finite else None,
@@ -207,13 +222,15 @@ def run_sga(params: Parameters, settings: SimulationSettings, device: str = "aut
                              if finite and settings.trials > 1 else None),
         theta_d=params.theta_d,
         t_final=float(run.times[-1]),
-        schedule=settings.schedule_kind,
+        schedule="auto" if plan is not None and plan.status != Status.FAILED else "manual",  # the schedule that ran
         eta0=float(eta0),
         k0=float(k0),
         gamma=float(gamma),
         plan=plan,
         predicted_alignment=predicted,
         predicted_alignment_error=predicted_error,
+        prediction_agrees=agrees,
+        prediction_z=z,
         device=run.device,
         threads=n_threads if torch_device.type == "cpu" else 1,
         seconds=run.seconds,
@@ -224,6 +241,61 @@ def run_sga(params: Parameters, settings: SimulationSettings, device: str = "aut
         params=params,
         noise=noise,
     )
+
+
+def _manual_schedule_reach(params: Parameters, noise, eta0: float, k0: float, gamma: float,
+                           steps: int) -> tuple[str, bool]:
+    """The message's account of a manual schedule against the planner's target (`schedules.schedule_reach`), and
+    whether it falls short (status limited, as a planned schedule that falls short)."""
+    reached, target, start = schedule_reach(params, noise, eta0, k0, gamma, steps)
+    criterion = (f"the retraction-corrected ODE of the large-L drift from rho0 = {start:+.3g} (1/sqrt(d), the slower "
+                 f"random start) in {steps} steps")
+    if not math.isfinite(reached):
+        return (f"; the manual schedule could not be checked against the planner's target |rho| = {target:.4g} "
+                f"({criterion} could not be integrated): status limited, as where no schedule can be planned"), True
+    if reached < target:
+        return (f"; the manual schedule falls short of the planner's target: {criterion} reaches |rho| = "
+                f"{reached:.4g} < {target:.4g} (status limited, as for a planned schedule)"), True
+    return f"; the manual schedule reaches the planner's target: {criterion} reaches |rho| = {reached:.4g} >= " \
+           f"{target:.4g}", False
+
+
+def _escape_check(params: Parameters, noise, rho0, schedule, steps: int, batch: int, reduction,
+                  predicted_error: float) -> tuple[float | None, str, tuple | None]:
+    """The prediction's error (None where a trial starts within the escape region of an unstable fixed point,
+    `escape.escape_starts`), the message's account of it, and the start nearest to an unstable point in noise scales
+    (`escape.escape_starts`)."""
+    inside, nearest = escape_starts(params, noise, rho0, schedule.eta(steps), batch, reduction)
+    if not inside.any():
+        return predicted_error, "", nearest
+    _, rho_u, scale, _ = nearest
+    return None, (f"; no error on the prediction: {int(inside.sum())} of {inside.size} trials start within the "
+                  f"noise-driven escape region of the unstable fixed point rho = {rho_u:.3g} of the limiting drift "
+                  f"(|rho0 - rho_u| < {ESCAPE_SIGMAS:g} s, s = {scale:.2g} the spread SGA's noise adds to a start "
+                  "there under this schedule), which the ODE leaves out (docs/models/signal_recovery.md, 'The theory "
+                  "behind simulate'): it describes neither when nor to which side those trials escape"), nearest
+
+
+def _verdict(mean: float, error: float, predicted: float, predicted_error: float | None, z: float | None,
+             agrees: bool | None, large_L_drift: bool, nearest: tuple | None = None) -> str:
+    """The message's verdict on the prediction, at its end (`status` is the run's own); where it does not agree, with
+    the start nearest to an unstable fixed point in noise scales, the likeliest reason where it is a few."""
+    run = f"mean final |rho| {mean:.4g} +- {error:.2g}"
+    theory = f"{predicted:.4g}" + ("" if predicted_error is None else f" +- {predicted_error:.2g}")
+    if agrees is None:
+        why = "one trial, no error on its mean" if not error > 0 else "the prediction has no error"
+        return f"; no verdict on the prediction ({why}): {run} against {theory}"
+    if agrees:
+        return (f"; the prediction agrees with the run: {run} against {theory} (z = {z:.2g}, within "
+                f"{AGREEMENT_SIGMAS:g})")
+    left_out = ("the noise-driven escape from unstable fixed points met on the way, the mean-field equation's O(eta) "
+                "fluctuation terms" + (", the large-L drift's O(1/L) error" if large_L_drift else ""))
+    near = ("" if nearest is None else
+            f"; the start nearest to an unstable fixed point, rho0 = {nearest[3]:.3g}, lies {nearest[0]:.2g} noise "
+            f"scales s = {nearest[2]:.2g} from rho_u = {nearest[1]:.3g} (its escape region is {ESCAPE_SIGMAS:g} s)")
+    return (f"; the prediction does NOT agree with the run: {run} against {theory} (z = {z:.3g}, beyond "
+            f"{AGREEMENT_SIGMAS:g}); the prediction leaves out {left_out} (docs/models/signal_recovery.md, 'The "
+            f"theory behind simulate'){near}")
 
 
 def simulate(

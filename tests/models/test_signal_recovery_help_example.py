@@ -30,3 +30,6 @@ def test_the_help_example_recovers_xi_with_status_converged_and_the_stated_numbe
     assert abs(run["predicted_alignment"] - float(said.group(3))) <= run["predicted_alignment_error"] + half_digit
     combined = (run["alignment_error"] ** 2 + run["predicted_alignment_error"] ** 2) ** 0.5
     assert abs(run["alignment_mean"] - run["predicted_alignment"]) <= 3 * combined  # "as predicted"
+    # and the run's own verdict says so (the page's row: prediction_agrees true)
+    assert run["prediction_agrees"] is True and abs(run["prediction_z"]) <= 3
+    assert "the prediction agrees with the run" in run["message"]

@@ -275,7 +275,11 @@ def test_sr_finite_solve_extremes_are_finite_or_failed(L, R_fraction, theta, sig
     errors, no J′ (the draws rarely split the attention between an informative and a noise token)."""
     TALLY["signal_recovery.solve finite-L (extreme)"] += 1
     R = max(1, min(L, round(R_fraction * L)))
-    r = sr.solve(5, L, R, theta, rho, "direct", sigma, beta, sign_model, True, samples=16)
+    try:
+        r = sr.solve(5, L, R, theta, rho, "direct", sigma, beta, sign_model, True, samples=16)
+    except ParameterError as error:  # J overflows float64 there: refused, naming the value and the largest it takes
+        assert error.name in ("theta", "sigma", "score_scale") and "overflow float64" in error.allowed, error
+        return
     assert r.status in ("converged", "limited", "failed")
     if r.status == "converged":
         assert finite_numbers(r) and r.samples == 16
@@ -471,14 +475,17 @@ def test_sr_cli_solve_json_is_finite_or_failed(d, L, R_fraction, theta, sigma, b
 
 @pytest.mark.parametrize("extra, code, status", [
     (["--L", 3, "--R", 2, "--score-scale", 1e300, "--finite", "--samples", 16], 0, "limited"),
-    (["--L", 3, "--R", 2, "--sigma", 1e300, "--finite", "--samples", 16], 1, "failed"),
+    (["--L", 3, "--R", 2, "--sigma", 1e300, "--finite", "--samples", 16], 2, None),
     (["--L", 3, "--R", 2, "--theta", 1e-300, "--finite", "--samples", 16], 0, "converged"),
 ])
 def test_sr_cli_finite_solve_json_edges(extra, code, status):
     """A saturated softmax (β = 1e300) gives J with its error and no J′ (limited); σ = 1e300 overflows the scores
-    themselves (failed, nulls)."""
+    themselves: refused naming --sigma with the largest σ the reduction takes (exit 2, nothing on stdout)."""
     result = run(SR_SOLVE + extra + ["--json"], "solve signal-recovery (edge, --json)")
     assert result.exit_code == code, result.output
+    if code == 2:
+        assert result.stdout == "" and "invalid value for --sigma" in result.stderr and "overflow" in result.stderr
+        return
     payload = parse_json(result)
     assert payload["status"] == status, payload["message"]
     assert (payload["J_error"] is not None) == (code == 0)

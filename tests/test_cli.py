@@ -280,3 +280,25 @@ def test_the_old_finite_flag_says_it_is_deprecated_and_is_the_finite_reduction()
     drop = {"version", "parameters"}
     assert {k: v for k, v in json.loads(old.stdout).items() if k not in drop} == \
         {k: v for k, v in json.loads(new.stdout).items() if k not in drop}
+
+
+def test_no_command_declares_an_option_twice():
+    """An option declared both by hand and from a ParameterSet (`--device` of simulate positional-semantic) is two
+    parameters under one name: click warns, and which one parses the value depends on their order."""
+    import click
+
+    import attnphase.cli.copy_heads  # noqa: F401  (register every model's commands)
+    import attnphase.cli.positional_semantic  # noqa: F401
+    import attnphase.cli.potts  # noqa: F401
+    import attnphase.cli.signal_recovery  # noqa: F401
+
+    def commands(group, path):
+        for name, command in group.commands.items():
+            if isinstance(command, click.Group):
+                yield from commands(command, f"{path} {name}")
+            else:
+                yield f"{path} {name}", command
+
+    for path, command in commands(main, "attnphase"):
+        names = [opt for param in command.params for opt in param.opts]
+        assert len(names) == len(set(names)), (path, sorted({n for n in names if names.count(n) > 1}))

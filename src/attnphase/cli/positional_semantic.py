@@ -233,7 +233,6 @@ def _kept_in_option(call, *args, **kwargs):
 @simulate.command(MODEL, cls=RenamedOptionsCommand, renamed_options={"--seeds": "--trials"})
 @omega_option
 @options_from(Simulation, required=["alpha"])
-@click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True)
 @rng_option
 @threads_option
 @model_options

@@ -276,7 +276,8 @@ def follow(branch: str, params: Parameters, nodes_per_dim: int, *, low: float | 
     """The positional or semantic branch as a continuation in α on the tensor rule with `nodes_per_dim`
     nodes (frozen-basin solves), from its anchor (ANCHOR_ALPHA, moved to `low` / `high` when the wanted
     range extends beyond it, with ANCHOR_ALPHA as the fallback, and for other than the default σ, λ and A the range's
-    far end, reached by `carry`): `at(α)` is the branch's solution or None, `loss(α)` where and why it ended."""
+    far end, reached by `carry`; for one α there, also where the path from the anchor does not reach α): `at(α)` is
+    the branch's solution or None, `loss(α)` where and why it ended."""
     coords = BranchCoordinates(check_choice("branch", branch, ("positional", "semantic")), params)
     anchor = ANCHOR_ALPHA[branch]
     if branch == "positional" and low is not None:

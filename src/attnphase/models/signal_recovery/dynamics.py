@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from functools import lru_cache
 
 import numpy as np
 
@@ -53,8 +54,13 @@ def fixed_points(params: Parameters, *, n_grid: int = 2001) -> FixedPointsResult
     large, or all the attention on one kind of token) its rounding changed sign from point to point: at d = 299,
     L = 10⁶, R = 1, θ = 28.7, σ = 2.58, β = 2.41 (model A) it gave a dozen spurious fixed points and called ρ = 1
     unstable (slope +5.5e5 for −1839)."""
-    params = as_parameters(params)
-    n_grid = check_int("n_grid", n_grid, 3, 10**7)
+    return _fixed_points(as_parameters(params), check_int("n_grid", n_grid, 3, 10**7))
+
+
+@lru_cache(maxsize=64)
+def _fixed_points(params: Parameters, n_grid: int) -> FixedPointsResult:
+    """`fixed_points` for validated arguments, kept: a sweep point asks for them, and so does the escape check of each
+    of its runs (`escape.drift_fixed_points`), a few seconds each in mpmath."""
     if params.theta_d == 0.0:
         return FixedPointsResult([], [], [], Status.FAILED,
                                  "theta_d = 0: the drift vanishes identically, every rho is a fixed point")

@@ -51,7 +51,7 @@ def test_the_escape_regions_noise_scale_is_the_spread_sga_gives_next_to_the_unst
     params = api.make_parameters(32, 128, 16, 1.0, sign_model="B")
     reduction = api.finite_reduction(params, np.linspace(-1, 1, FINITE_DRIFT_GRID), n_samples=FINITE_DRIFT_SAMPLES)
     (point,) = [p for p in escape.drift_fixed_points(params, reduction) if not p.stable]
-    assert point.rho == 0.0 and point.slope > 0
+    assert point.x == 0.0 and point.slope > 0
     noise = api.tangent_noise(params, pilot=8192)
     trials, steps = 1024, 40
     run = api.simulate(32, 128, 16, 1.0, sign_model="B", trials=trials, steps=steps, eta0=0.15, k0=17, rho0=0.0,

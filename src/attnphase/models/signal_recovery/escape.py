@@ -26,14 +26,14 @@ combined, agreeing where |z| ≤ AGREEMENT_SIGMAS (as for copy-heads' `theory_ag
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
 from attnphase.models.signal_recovery.parameters import Parameters
 from attnphase.models.signal_recovery.results import TangentNoise
+from attnphase.numeric.ode import FixedPoint, fixed_points_1d
 
-__all__ = ["AGREEMENT_SIGMAS", "ESCAPE_SIGMAS", "LINEAR_TOLERANCE", "FixedPoint", "drift_fixed_points", "escape_scale",
+__all__ = ["AGREEMENT_SIGMAS", "ESCAPE_SIGMAS", "LINEAR_TOLERANCE", "drift_fixed_points", "escape_scale",
            "escape_starts", "agreement"]
 
 #: |z| of the run's mean final |ρ| against the prediction (errors combined) beyond which they do not agree.
@@ -42,21 +42,12 @@ AGREEMENT_SIGMAS = 3.0
 ESCAPE_SIGMAS = 3.0
 
 
-@dataclass(frozen=True)
-class FixedPoint:
-    """A fixed point ρ* of the limiting drift, the drift's slope v′(ρ*) there, and whether it is stable (v′ < 0)."""
-
-    rho: float
-    slope: float
-    stable: bool
-
-
 def drift_fixed_points(params: Parameters, reduction=None) -> list[FixedPoint]:
-    """The fixed points of the drift the prediction follows, in increasing ρ: of the exact finite-L drift where
-    `reduction` (its `Curve` on a ρ grid from −1 to 1) is given — ρ = ±1 (v′ = ±2J′ there, up to sign: unstable at
-    −1 where J′(−1) > 0, at 1 where J′(1) < 0) and the sign changes of J′ between grid points (a zero on a grid
-    point counted once), v′ = (1 − ρ²)J″ from the neighbouring grid values; else of the large-L drift
-    (`dynamics.fixed_points`; none where it fails: θ_d = 0, or model B with R = L, where every ρ is one)."""
+    """The fixed points of the drift the prediction follows (`numeric.ode.FixedPoint`: x = ρ*, the slope v′(ρ*),
+    stable where it is negative), in increasing ρ: of the exact finite-L drift where `reduction` (its `Curve` on a ρ
+    grid from −1 to 1) is given, J′ linear between its grid points (`_drift`; ρ = ±1 included, where v vanishes);
+    else of the large-L drift (`dynamics.fixed_points`; none where it fails: θ_d = 0, or model B with R = L, where
+    every ρ is one)."""
     if reduction is None:
         from attnphase.models.signal_recovery.dynamics import fixed_points
 
@@ -65,18 +56,7 @@ def drift_fixed_points(params: Parameters, reduction=None) -> list[FixedPoint]:
     rho, slope = np.asarray(reduction.rho, float), np.asarray(reduction.dJ, float)
     if not (np.all(np.isfinite(slope)) and rho[0] == -1.0 and rho[-1] == 1.0):
         return []
-    points = [FixedPoint(-1.0, 2.0 * float(slope[0]), bool(slope[0] < 0))]
-    for i in range(1, len(rho) - 1):  # a zero on the grid, J′ changing sign through it
-        if slope[i] == 0 and slope[i - 1] * slope[i + 1] < 0:
-            rising = float((1 - rho[i] ** 2) * (slope[i + 1] - slope[i - 1]) / (rho[i + 1] - rho[i - 1]))
-            points.append(FixedPoint(float(rho[i]), rising, rising < 0))
-    for i in range(len(rho) - 1):  # a zero between grid points
-        if slope[i] * slope[i + 1] < 0:
-            at = float(rho[i] - slope[i] * (rho[i + 1] - rho[i]) / (slope[i + 1] - slope[i]))
-            rising = float((1 - at**2) * (slope[i + 1] - slope[i]) / (rho[i + 1] - rho[i]))
-            points.append(FixedPoint(at, rising, rising < 0))
-    points.append(FixedPoint(1.0, -2.0 * float(slope[-1]), bool(slope[-1] > 0)))
-    return sorted(points, key=lambda p: p.rho)
+    return fixed_points_1d(_drift(params, reduction), -1.0, 1.0)
 
 
 def escape_scale(noise: TangentNoise, point: FixedPoint, rho0: float, etas: np.ndarray, batch: int) -> float:
@@ -87,9 +67,9 @@ def escape_scale(noise: TangentNoise, point: FixedPoint, rho0: float, etas: np.n
     ρ₀ where that is larger: at ρ_u = ±1 the tangent part of ξ, and so V, vanishes, and the trial's own noise on its
     way out is the scale. Infinite where the noise's weight overflows (a long contraction first)."""
     etas = np.asarray(etas, float)
-    variance = max(float(noise.along_at(point.rho)), float(noise.along_at(rho0)))
+    variance = max(float(noise.along_at(point.x)), float(noise.along_at(rho0)))
     with np.errstate(all="ignore"):
-        growth = np.cumsum(point.slope * etas - 0.5 * etas**2 * float(noise.at(point.rho)))
+        growth = np.cumsum(point.slope * etas - 0.5 * etas**2 * float(noise.at(point.x)))
         return math.sqrt(variance / batch * float(np.sum(etas**2 * np.exp(-2.0 * growth))))
 
 
@@ -124,19 +104,19 @@ def escape_starts(params: Parameters, noise: TangentNoise, rho0, etas, batch: in
     points, drift = drift_fixed_points(params, reduction), _drift(params, reduction)
     nearest = None
     for i, start in enumerate(map(float, rho0)):
-        point = min(points, key=lambda p: abs(start - p.rho), default=None)
+        point = min(points, key=lambda p: abs(start - p.x), default=None)
         if point is None or point.stable or not point.slope > 0:
             continue
-        linear = point.slope * (start - point.rho)
+        linear = point.slope * (start - point.x)
         with np.errstate(all="ignore"):
-            if start != point.rho and not abs(drift(start) - linear) <= LINEAR_TOLERANCE * abs(linear):
+            if start != point.x and not abs(drift(start) - linear) <= LINEAR_TOLERANCE * abs(linear):
                 continue
         scale = escape_scale(noise, point, start, etas, batch)
-        distance = abs(start - point.rho)
+        distance = abs(start - point.x)
         ratio = distance / scale if scale > 0 else (0.0 if distance == 0 else math.inf)
         inside[i] = ratio < ESCAPE_SIGMAS or distance == 0
         if nearest is None or ratio < nearest[0]:
-            nearest = (ratio, point.rho, scale, start)
+            nearest = (ratio, point.x, scale, start)
     return inside, nearest
 
 

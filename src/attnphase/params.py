@@ -205,6 +205,11 @@ def parameter(allowed: Range | None, default: object = dataclasses.MISSING, *, h
     return dataclasses.field(default=default, metadata={"allowed": allowed, "help": help, "option": option})
 
 
+def option_name(field: dataclasses.Field) -> str:
+    """The CLI option of a declared parameter: its `option` metadata or --name-with-dashes."""
+    return field.metadata.get("option") or "--" + field.name.replace("_", "-")
+
+
 class ParameterSet:
     """Base of a model's frozen parameter object (a frozen dataclass whose fields use `parameter`).
 

@@ -4,6 +4,7 @@ spec (§2b) in mpmath at 60 digits, its large-n closed form, and the softmax act
 from __future__ import annotations
 
 import math
+import re
 
 import mpmath
 import numpy as np
@@ -165,6 +166,17 @@ def test_the_pages_causal_thresholds_and_softmax_fit_are_what_the_commands_compu
     assert (f"{fit.exponent:.3f}", f"{fit.exponent_low:.3f}", f"{fit.exponent_high:.3f}") == quoted.groups()[:3]
 
 
+def _softmax_action(x, n, L, V, sigma2, log, exp, pi):
+    """The homogeneous softmax action in the previous-position logit x at n, written out (as in test_copy_heads.py),
+    in numpy or mpmath (log, exp, pi)."""
+    eps, k = 1 - 1 / V, exp(sigma2)
+    s, a = x + log(L - 1) + sigma2 / 2, 1 / (1 + exp(-x))
+    u, u1 = n * (a**2 + k * (1 - a) ** 2 / (L - 1)) / V, n / V
+    row_rate = L * (s**2 / (2 * sigma2) + log(2 * pi * sigma2) / 2)
+    copy_data = V * (V - 1) / 2 * log(1 + u) - eps * n**2 * a**2 / (2 * V * (1 + u))
+    return row_rate + copy_data + V / 2 * log(1 + u1) - n**2 / (2 * V**2 * (1 + u1))
+
+
 def test_softmax_solve_finds_the_minimum_just_past_the_lower_spinodal():
     """L = 16, V = 4, P = 216.7, just past the lower spinodal (216.653): a stable minimum at c = 0.20604 and a maximum
     0.012 in x from it, both inside one cell of the fixed grid (step 0.06), which missed them ("1 stable minimum").
@@ -172,14 +184,9 @@ def test_softmax_solve_finds_the_minimum_just_past_the_lower_spinodal():
     of 1e-4 in x (|S'| between the two roots ~1e-3, the central difference's error ~1e-9) and each root polished by
     mpmath at 40 digits; solve reports exactly the reference's minima, each c within its error."""
     L, V, P, sigma2 = 16, 4, 216.7, 1.0
-    eps, k = 1 - 1 / V, math.exp(sigma2)
 
     def action(x, n, log=np.log, exp=np.exp, pi=np.pi):
-        s, a = x + log(L - 1) + sigma2 / 2, 1 / (1 + exp(-x))
-        u, u1 = n * (a**2 + k * (1 - a) ** 2 / (L - 1)) / V, n / V
-        row_rate = L * (s**2 / (2 * sigma2) + log(2 * pi * sigma2) / 2)
-        copy_data = V * (V - 1) / 2 * log(1 + u) - eps * n**2 * a**2 / (2 * V * (1 + u))
-        return row_rate + copy_data + V / 2 * log(1 + u1) - n**2 / (2 * V**2 * (1 + u1))
+        return _softmax_action(x, n, L, V, sigma2, log, exp, pi)
 
     xs = np.arange(-6.0, 4.0, 1e-4)
     slope = (action(xs + 1e-6, P) - action(xs - 1e-6, P)) / 2e-6
@@ -200,6 +207,34 @@ def test_softmax_solve_finds_the_minimum_just_past_the_lower_spinodal():
         assert abs(mpmath.mpf(minimum.c_copy) - c) <= minimum.error
 
 
+@pytest.mark.parametrize("beta", [1e40, 1e60])
+def test_softmax_solve_at_huge_n_reports_its_one_minimum_once_with_its_curvature(beta):
+    """n = βP = 3e42: the float64 S' is rounding noise next to the copy minimum, and solve reported 47 "stable minima"
+    (24 stable), all a = 1, with float64-noise curvatures ±1e11; at n = 3e62 the minimum lies beyond the float64
+    grid and 35 noise points were reported. Reference: the action written out here, in mpmath at 150 digits
+    (1 − a = e^−x resolved): S' = 0 bisected on x in [10, 300] (S' < 0 < S' at the ends), and S'' at it."""
+    L, V, P = 16, 4, 300.0
+    result = api.solve("softmax", L, V, P, convention=api.DEFAULT.with_(beta=beta))
+    assert result.status == "converged", result.message
+    assert len(result.minima) == 1 and result.minima[0].stable
+    with mpmath.workdps(150):
+        n = mpmath.mpf(beta) * P
+
+        def action(y):
+            return _softmax_action(y, n, L, V, 1, mpmath.log, mpmath.exp, mpmath.pi)
+
+        lo, hi = mpmath.mpf(10), mpmath.mpf(300)
+        assert mpmath.diff(action, lo) < 0 < mpmath.diff(action, hi)
+        while hi - lo > mpmath.mpf(10) ** -30:
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if mpmath.diff(action, mid) < 0 else (lo, mid)
+        curvature = mpmath.diff(action, lo, 2)
+    (reported,) = result.minima[0].hessian_eigenvalues
+    # the curvature at the reported x: its x derivative is about minus itself there, so the float64 rounding of x
+    # (x ≈ 100: 1.4e-14) and the polish error (below 1e-12) move it by less than 1e-12 relative
+    assert abs(reported - curvature) <= 1e-10 * curvature
+
+
 # -- threshold's minor fields ---------------------------------------------------------------------------
 def test_threshold_n_fields_are_as_accurate_as_P_and_a_failed_polish_prints_no_digits():
     """n = P in the default convention, so n_star and n_crossover must equal P_star and P_crossover within their
@@ -212,3 +247,46 @@ def test_threshold_n_fields_are_as_accurate_as_P_and_a_failed_polish_prints_no_d
     assert failed.status == "failed" and failed.P_star_digits == ""
     none = api.threshold("softmax", 4, 2)
     assert "for ln n in [" in none.message and "for c in" not in none.message
+
+
+# -- outside the solvable range -------------------------------------------------------------------------
+def test_a_solve_outside_the_solvable_range_names_the_scale_and_the_range_where_it_is_solved():
+    """τ = 1e308: the reduced action has no finite stationary point. The failure named no parameter (simulate did);
+    it now names τ, and `solvable_range` (what simulate's refusal quotes) gives the range in which the solve converges
+    at the same L, V, P, bisected to 0.1 decades: converged at its bound, failed a fifth of a decade beyond it."""
+    from attnphase.models.copy_heads.homogeneous import solvable_range
+
+    L, V, P = 16, 4, 300.0
+    failed = api.solve("softmax", L, V, P, convention=api.DEFAULT.with_(tau0=1e308))
+    assert failed.status == "failed" and failed.global_index is None
+    assert "tau0 (--tau) = 1e+308 alone puts them there: with tau0 = 1 the action is solved" in failed.message
+    inst = api.CopyHeadsInstance.validated(attention="softmax", L=L, V=V, convention=api.DEFAULT.with_(tau0=1e308))
+    named = re.fullmatch(r"\(0, ([0-9.e+]+)\]", solvable_range(inst, P, "tau0"))
+    assert named
+    bound = float(named.group(1))
+    assert api.solve("softmax", L, V, P, convention=api.DEFAULT.with_(tau0=bound)).status == "converged"
+    assert api.solve("softmax", L, V, P, convention=api.DEFAULT.with_(tau0=bound * 10**0.2)).status == "failed"
+
+
+def test_a_data_term_beyond_float64_fails_with_the_reason():
+    """β = 1e308 at P = 300: n = βP overflows. The linear solve raised OverflowError (the mpmath descent's digits
+    grow with log10 n); both attentions now fail saying so."""
+    from attnphase.models.copy_heads.homogeneous import solve_instance
+
+    for attention in ("softmax", "linear"):
+        inst = api.CopyHeadsInstance.validated(attention=attention, L=16, V=4,
+                                               convention=api.DEFAULT.with_(beta=1e308))
+        result = solve_instance(inst, 300.0, diagnose=False)
+        assert result.status == "failed" and result.minima == ()
+        assert "the data term n overflows float64 at β = 1e+308, P = 300" in result.message
+
+
+@pytest.mark.parametrize("attention", ["softmax", "linear"])
+def test_a_data_term_that_underflows_to_zero_solves_the_prior_alone(attention):
+    """β = P = 1e-200: n = βP is 0 in float64, and the mpmath descent's digits took log10 0 (ValueError). The prior
+    alone is solved: its minimum is where n = 1e-10 puts it, to the data term's effect (of order n)."""
+    empty = api.solve(attention, 4, 4, 1e-200, convention=api.DEFAULT.with_(beta=1e-200))
+    tiny = api.solve(attention, 4, 4, 1e-10)
+    assert empty.status == tiny.status == "converged", empty.message
+    assert empty.n == 0.0
+    assert abs(empty.global_minimum.c_copy - tiny.global_minimum.c_copy) <= 1e-9

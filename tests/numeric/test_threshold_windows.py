@@ -36,6 +36,22 @@ def test_geometric_bisection_on_the_count_of_minima_finds_the_spinodals():
     assert lower.bracket[1] <= 1 / math.e <= lower.bracket[0] and lower.error < 1e-10
 
 
+def test_geometric_bisection_across_the_whole_float64_range():
+    """A property that holds up to 1e250, bisected between 1 and 1e300: the midpoint sqrt(inside·outside) overflowed to
+    inf at the second step (1e150·1e300), and the copy-heads diagnosis of a failed solve passed τ = inf on."""
+    seen = []
+
+    def holds(x):
+        seen.append(x)
+        return x <= 1e250
+
+    result = bisect_geometric(holds, 1.0, 1e300, iterations=200, rtol=1e-6)
+    inside, outside = result.bracket
+    assert all(math.isfinite(x) for x in seen)
+    assert inside <= 1e250 < outside and outside / inside - 1 < 1e-6
+    assert math.isfinite(result.value) and inside <= result.value <= outside
+
+
 def test_window_and_coexistence_of_two_minima():
     """Scanned on x = 0.1 … 10 (13 points): the window of two minima is (1/e, e), refined to 2^-10 of a scan step,
     and the two minima are equally deep at x = 1 (ln x = 0, the symmetric quartic), to the brentq tolerance."""

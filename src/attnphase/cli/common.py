@@ -23,7 +23,7 @@ import click
 from attnphase import progress
 from attnphase.errors import ParameterError
 from attnphase.jsonio import dumps, to_jsonable
-from attnphase.params import check_int, check_real, check_real_list
+from attnphase.params import check_int, check_real, check_real_list, option_name
 
 __all__ = [
     "Real", "Int", "RealList", "json_option", "rng_option", "threads_option", "emit", "option_name",
@@ -201,11 +201,6 @@ def warn_of_damaged_rows(store_path, damaged_rows: Sequence[str]) -> None:
     click.echo(f"warning: results store {store_path}: {n} damaged row{'' if n == 1 else 's'} skipped (a sweep that "
                f"includes its point computes it again and replaces the row; `attnphase store check` lists every "
                f"problem): {named}", err=True)
-
-
-def option_name(field) -> str:
-    """The CLI option of a declared parameter: its `option` metadata or --name-with-dashes."""
-    return field.metadata.get("option") or "--" + field.name.replace("_", "-")
 
 
 def _option_type(allowed):

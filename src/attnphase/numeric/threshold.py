@@ -402,14 +402,14 @@ def bisect_geometric(holds, inside: float, outside: float, *, iterations: int = 
     """
     steps = 0
     for steps in range(1, iterations + 1):
-        mid = math.sqrt(inside * outside)
+        mid = math.sqrt(inside) * math.sqrt(outside)  # not sqrt(inside·outside), which overflows for 1e300 and 1e200
         if holds(mid):
             inside = mid
         else:
             outside = mid
         if rtol is not None and max(inside, outside) / min(inside, outside) - 1 < rtol:
             break
-    return Threshold(math.sqrt(inside * outside), None, "", abs(outside - inside), Status.CONVERGED,
+    return Threshold(math.sqrt(inside) * math.sqrt(outside), None, "", abs(outside - inside), Status.CONVERGED,
                      f"property holds up to {inside:.10g}, not at {outside:.10g} ({steps} bisection steps)",
                      (inside, outside))
 

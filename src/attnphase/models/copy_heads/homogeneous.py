@@ -27,10 +27,13 @@ from attnphase.models.copy_heads.results import Minimum, SolveResult
 from attnphase.numeric.minimize import bracketed_roots, multistart_local_minima, refined_at_dips, sign_change_brackets
 from attnphase.numeric.mp_descent import MAX_STEPS, Descent, action_error, descend
 from attnphase.numeric.precision import DERIVED_ROUNDING, polished_stationary_point
+from attnphase.numeric.threshold import bisect_geometric
+from attnphase.params import option_name
 from attnphase.results import Status
 
 __all__ = ["softmax_grid", "softmax_stationary_points", "linear_minima", "solve", "solve_instance", "finite_minima",
-           "solve_result"]
+           "solve_result", "SCALE_FIELDS", "scale_option", "scale_at_fault",
+           "solvable_range"]
 
 
 
@@ -76,19 +79,50 @@ def linear_minima(inst: CopyHeadsInstance, n_):
 def _softmax_minima(inst: CopyHeadsInstance, n_) -> tuple[list, int]:
     action, L = inst.reduced, inst.L
     k = inst.values()["k_rest"]
-    minima = []
+    minima, paths = [], []
     for found in softmax_stationary_points(inst, n_)[0]:
-        polished, x_error = polished_stationary_point(action.gradient_mp, action.hessian_mp, found, n_)
-        xv = float(polished[0])
+        # at n ≳ 1e32 the float64 S' is rounding noise next to the copy minimum: its sign changes there many times over
+        # (β = 1e40: 47 of them), and all go downhill to the one minimum, kept once. A root on the path of an earlier
+        # descent is skipped (going downhill from it follows the same path); one that ends at an earlier minimum
+        # within the two errors is dropped.
+        if any(min(start, end) <= found <= max(start, end) for start, end, _ in paths):
+            continue
+        xv, x_error = _polished_softmax_minimum(inst, found, n_)
+        if any(abs(xv - end) <= x_error + error for _, end, error in paths):
+            continue
+        paths.append((found, xv, x_error))
         a = float(expit(xv))  # logistic without overflow at x ≪ 0 (huge σ²)
         q_ = a * a + k * (1 - a) ** 2 / (L - 1)
-        h = float(action.hessian(xv, n_)[..., 0, 0])
+        # the float64 S'' is that noise too (β = 1e40: ±1e11 where it is 1.5e3), and so is S'' in mpmath where 1 − a
+        # is below its precision
+        with mpmath.workdps(working_digits(inst, n_)):
+            h = float(np.atleast_2d(action.hessian_mp(mpmath.mpf(xv), n_))[0][0])
         losses = inst.losses(a, q_, 1.0, n_)
         c_ = (L * a - 1) / (L - 1)
-        error = L / (L - 1) * a * (1 - a) * float(x_error[0]) + DERIVED_ROUNDING * max(abs(c_), a)  # dc = L/(L−1) da
+        error = L / (L - 1) * a * (1 - a) * x_error + DERIVED_ROUNDING * max(abs(c_), a)  # dc = L/(L−1) da
         minima.append(Minimum(1.0, c_, float(action.action(xv, n_)), h > 0, a, q_ - (1 + (L - 1) * c_**2) / L, (h,),
                               float(losses[0]), float(losses[1]), error))
     return minima, len(softmax_grid(inst))
+
+
+def _polished_softmax_minimum(inst: CopyHeadsInstance, found: float, n_) -> tuple[float, float]:
+    """(x, its error) of the softmax minimum next to the float64 root `found`: Newton's method in mpmath at
+    `linear_polish.working_digits` (1 − a = e^−x must be resolved), which from a float64 root converges in its few
+    steps; where it has not (n ≳ 1e32: the float64 S' is rounding noise, and its sign changes up to 8 units of x short
+    of the minimum), a damped Newton descent in mpmath (`numeric.mp_descent`) from there."""
+    action, dps = inst.reduced, working_digits(inst, n_)
+    polished, x_error = polished_stationary_point(action.gradient_mp, action.hessian_mp, found, n_, dps=dps)
+    x, error = float(polished[0]), float(x_error[0])
+    if error <= 1e-8 * max(1.0, abs(x)):
+        return x, error
+    descent = descend(*bound_descent(action, n_), [x], dps)
+    with mpmath.workdps(dps):
+        x = float(descent.point[0])
+        total = descent.errors[0] + abs(mpmath.mpf(x) - descent.point[0])
+        error = float(total)
+        if error < total:  # rounded down to float64: the next float up bounds it
+            error = math.nextafter(error, math.inf)
+    return x, error
 
 
 def _linear_minima(inst: CopyHeadsInstance, n_) -> tuple[list, int, str, bool]:
@@ -187,13 +221,30 @@ def solve_result(inst: CopyHeadsInstance, P: float, minima: list, iterations: in
                        f"{prefix}{len(stable)} stable minimum/minima", iterations, minima[best].error)
 
 
-def solve_instance(inst: CopyHeadsInstance, P: float) -> SolveResult:
-    """`solve` for a validated instance and P."""
+def solve_instance(inst: CopyHeadsInstance, P: float, *, diagnose: bool = True) -> SolveResult:
+    """`solve` for a validated instance and P. A failure names the convention scale that alone causes it
+    (`scale_at_fault`; diagnose=False leaves that search out)."""
+    result = _solved(inst, P)
+    if diagnose and result.status == Status.FAILED:
+        name = scale_at_fault(inst, P)
+        if name is not None:
+            value = getattr(inst.convention, name)
+            result = dataclasses.replace(result, message=f"{result.message}; {name} ({scale_option(name)}) = "
+                                                         f"{value:g} alone puts them there: with {name} = 1 the action "
+                                                         f"is solved at L = {inst.L}, V = {inst.V}, P = {P:g}")
+    return result
+
+
+def _solved(inst: CopyHeadsInstance, P: float) -> SolveResult:
     if inst.causal:
         from attnphase.models.copy_heads.causal import causal_solve
 
         return causal_solve(inst, P)
     n_ = inst.n_of_P(P)
+    if not math.isfinite(n_):  # β·P beyond float64 (β = 1e308): the linear descent's working precision was inf
+        return SolveResult(inst.attention, inst.L, inst.V, P, n_, (), None, Status.FAILED,
+                           f"the data term n overflows float64 at β = {inst.convention.beta:g}, P = {P:g}; the "
+                           "parameters are outside the solvable range", 0, math.nan)
     if inst.attention == "softmax":
         minima, iterations = _softmax_minima(inst, n_)
         note, limited = "", False
@@ -207,6 +258,40 @@ def solve_instance(inst: CopyHeadsInstance, P: float) -> SolveResult:
         status = Status.LIMITED if limited else Status.CONVERGED
         result = dataclasses.replace(result, status=status, message=f"{result.message}; {note}")
     return result
+
+
+# The convention's scales a solve can fail on alone, as Convention fields (CLI: --tau, --score-variance, --beta, --s1).
+SCALE_FIELDS = ("tau0", "sigma2", "beta", "s1")
+
+
+def scale_option(name: str) -> str:
+    """The CLI option of a convention scale."""
+    return option_name(Convention.declarations()[name])
+
+
+def scale_at_fault(inst: CopyHeadsInstance, P: float) -> str | None:
+    """The first scale of SCALE_FIELDS whose reset to 1 makes the solve converge; None when no single scale does (P
+    itself, or several together)."""
+    for name in SCALE_FIELDS:
+        if getattr(inst.convention, name) != 1.0 and _solved_with(inst, P, name, 1.0):
+            return name
+    return None
+
+
+def solvable_range(inst: CopyHeadsInstance, P: float, name: str) -> str:
+    """The range of the scale `name` in which the solve converges at these L, V, P, the other scales as they are:
+    "(0, b]" above 1, "[b, inf)" below, b the last value at which it converges, found by geometric bisection between 1
+    and the instance's value (`numeric.threshold.bisect_geometric`) to 0.1 decades. Each step is a solve: seconds for
+    the linear action at n ~ 1e60, where its mpmath descent runs at 120 digits."""
+    value = float(getattr(inst.convention, name))
+    last = bisect_geometric(lambda v: _solved_with(inst, P, name, v), 1.0, value, iterations=200,
+                            rtol=10**0.1 - 1).bracket[0]
+    return f"(0, {last:.3g}]" if value > 1.0 else f"[{last:.3g}, inf)"
+
+
+def _solved_with(inst: CopyHeadsInstance, P: float, name: str, value: float) -> bool:
+    other = inst.with_convention(inst.convention.with_(**{name: value}))
+    return _solved(other, P).status == Status.CONVERGED
 
 
 def solve(attention: str, L: int, V: int, P: float, convention: Convention = DEFAULT) -> SolveResult:

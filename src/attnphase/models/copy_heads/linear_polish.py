@@ -27,7 +27,8 @@ def working_digits(inst: CopyHeadsInstance, n_: float) -> int:
     values = inst.values()
     spread = sum(abs(math.log10(float(values[name]))) for name in ("lam_t", "lam_c", "tau") if name in values
                  and float(values[name]) > 0)
-    return 50 + math.ceil(max(0.0, math.log10(n_)) + 3 * math.log10(inst.L) + spread)
+    data_digits = max(0.0, math.log10(n_)) if n_ > 0 else 0.0  # n = βP underflows to 0 at β = P = 1e-200
+    return 50 + math.ceil(data_digits + 3 * math.log10(inst.L) + spread)
 
 
 def bound_descent(action, n_) -> tuple:

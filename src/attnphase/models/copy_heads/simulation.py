@@ -24,7 +24,7 @@ from attnphase.models.copy_heads.chain_statistics import (
 from attnphase.models.copy_heads.convention import DEFAULT, Convention
 from attnphase.models.copy_heads.exact import order_parameters_of
 from attnphase.models.copy_heads.fluctuations import posterior_means_instance
-from attnphase.models.copy_heads.homogeneous import solve_instance
+from attnphase.models.copy_heads.homogeneous import scale_at_fault, solvable_range, solve_instance
 from attnphase.models.copy_heads.instance import CopyHeadsInstance
 from attnphase.models.copy_heads.parameters import DataSize, InstanceParameters, SimulationSettings, check_P_values
 from attnphase.models.copy_heads.row_posterior import softmax_row_posterior_means
@@ -32,7 +32,6 @@ from attnphase.models.copy_heads.simulation_results import (
     HysteresisChain, HysteresisPoint, HysteresisResult, RowModelResult, RunSummary, SimulationResult, StartMean,
     SweepResult, theory_verdict,
 )
-from attnphase.numeric.threshold import bisect_geometric
 from attnphase.params import check_int
 from attnphase.results import Status
 from attnphase.validate.compare import batch_means
@@ -165,7 +164,7 @@ def simulate(attention: str, L: int, V: int, P: float, *, algorithm: str = _Defa
                           settings.n_test_sequences)
     P_used = conv.P_of_sequences(sequences, inst.L)
     theory_inst = inst if mala else inst.with_convention(conv.with_(read_out="map"))
-    theory = solve_instance(theory_inst, float(P_used))
+    theory = solve_instance(theory_inst, float(P_used), diagnose=False)  # unusable_theory diagnoses a failure
     if theory.status != Status.CONVERGED:  # before sampling: without a theory there is nothing to compare with
         raise unusable_theory(theory_inst, float(P_used), theory.message)
     if settings.fluctuations and not mala:
@@ -291,29 +290,16 @@ def simulate(attention: str, L: int, V: int, P: float, *, algorithm: str = _Defa
                             D, tuple(diagnostics), n_threads)
 
 
-_PRIOR_FIELDS = ("tau0", "sigma2", "beta", "s1")
-
-
 def unusable_theory(inst: CopyHeadsInstance, P: float, message: str) -> ParameterError:
     """The ParameterError for a simulation whose theory (the reduced action's minimum) is not computed: the convention
-    value that alone brings it back when reset to 1 (tau0, sigma2, beta, s1; `--tau 1e300` was a bare RuntimeError),
-    with the largest (or smallest) value at which it is computed at these L, V, P, found by geometric bisection
-    (`numeric.threshold.bisect_geometric`) to 0.1 decades; P itself when no single value does."""
-    conv = inst.convention
-
-    def works(name: str, value: float) -> bool:
-        other = inst.with_convention(conv.with_(**{name: value}))
-        return solve_instance(other, P).status == Status.CONVERGED
-
-    for name in _PRIOR_FIELDS:
-        value = float(getattr(conv, name))
-        if value == 1.0 or not works(name, 1.0):
-            continue
-        last = bisect_geometric(lambda v, name=name: works(name, v), 1.0, value, iterations=200,
-                                rtol=10**0.1 - 1).bracket[0]  # the last value at which the theory is computed
-        side = f"(0, {last:.3g}]" if value > 1.0 else f"[{last:.3g}, inf)"
-        return ParameterError(name, value, f"a value in {side} at L = {inst.L}, V = {inst.V}, P = {P:g}: beyond it the "
-                                           f"theory simulate compares with is not computed ({message})")
+    scale that alone causes it, with the range in which the theory is computed at these L, V, P
+    (`homogeneous.scale_at_fault`, `homogeneous.solvable_range`; `--tau 1e300` was a bare RuntimeError); P itself
+    when no single scale does."""
+    name = scale_at_fault(inst, P)
+    if name is not None:
+        return ParameterError(name, getattr(inst.convention, name),
+                              f"a value in {solvable_range(inst, P, name)} at L = {inst.L}, V = {inst.V}, P = {P:g}: "
+                              f"beyond it the theory simulate compares with is not computed ({message})")
     return ParameterError("P", P, f"a data size at which the theory simulate compares with is computed at L = {inst.L}, "
                                   f"V = {inst.V} and this convention ({message})")
 

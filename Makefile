@@ -31,7 +31,7 @@ demo: setup
 
 # The default suite on both cores: two pytest-xdist workers, each stealing queued tests from the other when
 # it runs dry, so that the few long tests do not leave one core idle at the end. A test still running after
-# 600 s (the longest take ~25 s) fails with the stacks of its threads instead of holding up the suite.
+# 600 s (the longest take ~20 s) fails with the stacks of its threads instead of holding up the suite.
 test: setup
 	$(BIN)/python -m pytest -q -n 2 --dist worksteal --timeout 600
 

@@ -246,6 +246,7 @@ def test_sr_solve_rejects_bad_parameters(which, data):
     raises_named(name, sr.solve, **args)
 
 
+@EXPENSIVE
 @given(d=st.integers(2, 10**12), L=st.integers(2, 10**12), R_fraction=st.floats(0.0, 1.0), theta=log_uniform(-300, 300),
        sigma=log_uniform(-300, 300), beta=log_uniform(-300, 300), rho=st.floats(-1.0, 1.0),
        sign_model=st.sampled_from(["A", "B", "C"]), scaling=st.sampled_from(["direct", "sqrt-d"]))
@@ -306,6 +307,7 @@ def test_sr_fixed_points_rejects_bad_grid(n_grid):
     raises_named("n_grid", sr.fixed_points, sr.make_parameters(**SR_BASE), n_grid=n_grid)
 
 
+@EXPENSIVE
 @given(theta=log_uniform(-300, 300), sigma=log_uniform(-300, 300), beta=log_uniform(-300, 300), L=st.integers(2, 10**9),
        R_fraction=st.floats(0.0, 1.0), sign_model=st.sampled_from(["A", "B", "C"]))
 def test_sr_fixed_points_extremes_are_honest(theta, sigma, beta, L, R_fraction, sign_model):

@@ -119,13 +119,14 @@ def test_an_end_is_located_within_its_error_from_closed_forms_sampled_like_split
     assert located(lambda s: 1.7 + s) is None
 
 
+@pytest.mark.slow
 def test_at_omega_0_2_the_positional_branch_turns_back_at_a_fold_above_a_subcritical_pitchfork():
     """ω = 0.2, split-line 8: from the branch's fixed point at α = 1.73 (|m| = 0.200), α at fixed |m| rises to a peak
     near |m| = 0.16 and falls back towards m = 0 (so no continuous end is located from there). The fold (`fold_end`)
     lies within its error of the maximum of α(|m|) by golden-section search to 1e-4 in |m|; the trivial state's
     pitchfork lies below it by more than its error (subcritical: the branch returns to the trivial state through a
     part that turned back). At α = 1.735, between the two, the branch reached through |m| is the fixed point on the
-    followed side (|m| above the fold's), not the one at |m| ≈ 0.13 on the part that turned back. About 25 seconds."""
+    followed side (|m| above the fold's), not the one at |m| ≈ 0.13 on the part that turned back. About 40 seconds."""
     alpha = 1.73
     params, alive = _alive_on_split_line_8(0.2, alpha, (0.08797, 20.184, 0.14141))
     assert continuous_end(alive, params, SPLIT_LINE_8) is None
@@ -203,6 +204,7 @@ def test_the_positional_branch_at_omega_0_15_is_followed_to_its_continuous_end()
     assert first.alpha < 1.4735 and 0 < abs(near.solution.m) < abs(first.state[3]), (near.solution.m, first.state)
 
 
+@pytest.mark.slow
 def test_next_to_its_end_the_positional_branch_is_decided_on_the_top_rungs():
     """ω = 0 on the ladder split-line 8, 10, 12 (cheap stand-ins for the default ladder's top rungs; their ends are
     0.90158, 0.90719 and 0.91030): the end on each top rung, located at split-line 8's |m|, lies within its error of
@@ -212,7 +214,7 @@ def test_next_to_its_end_the_positional_branch_is_decided_on_the_top_rungs():
       of split-line 12's map at α itself, and its |m| is larger than on split-line 8 (its end lies later);
     - α = 0.905 (within the spread of the ends): not decided, reported limited with the ends;
     - α = 1.06 (more than END_WINDOW past split-line 8's end): missing, without locating the end on the top rungs.
-    About 25 seconds."""
+    About 75 seconds."""
     params = api.Parameters.validated(omega=0.0)
     ladder = api.state_ladder(2)[:3]
     path = api.follow("positional", params, 10, low=0.3, high=0.9)

@@ -254,12 +254,13 @@ def branch_loss(solution: BranchSolution, prediction, coords: BranchCoordinates)
 
 
 # Where each branch is anchored, and the continuation steps that reach any α from there: the positional
-# branch exists at small α at every ω (it leaves the trivial state continuously as α grows from 0) and
-# ends at large α only for small ω (split-line rules: α ≈ 0.90 at ω = 0, where m → 0); the semantic branch
-# exists at large α and ends at a spinodal below α_c (ω = 0.3: α ≈ 0.64). A cold start elsewhere can land on another
-# fixed point of the same invariant set: at ω = 0.3, α = 2 the default start of the positional branch
-# converges on 10 nodes to m = 0.101, q = 0.097, V = 22.0 (unstable) where the branch followed from small α
-# has m = 0.258, q = 0.0511, V = 11.37 (stable).
+# branch leaves the trivial state continuously at a small α (ω = 0.3: m = 0.0742, 0.0370 at α = 0.1, 0.07 on
+# split-line 12 and count-split 12 alike, m² linear in α, 0 near α = 0.06; below it the followed path is lost,
+# "not_converged" or "collapsed") and ends at large α only for small ω (split-line rules: α ≈ 0.90 at ω = 0, where
+# m → 0); the semantic branch exists at large α and ends at a spinodal below α_c (ω = 0.3: α ≈ 0.64). A cold start
+# elsewhere can land on another fixed point of the same invariant set: at ω = 0.3, α = 2 the default start of the
+# positional branch converges on 10 nodes to m = 0.101, q = 0.097, V = 22.0 (unstable) where the branch followed
+# from small α has m = 0.258, q = 0.0511, V = 11.37 (stable).
 ANCHOR_ALPHA = {"positional": 0.3, "semantic": 3.0}
 # The trivial state (m = θ = 0) is the whole solution as α → 0 (q → 0); where its cold start fails at α (ω = 0.3,
 # α = 1.25: the map leaves the domain), it is carried there from this α.

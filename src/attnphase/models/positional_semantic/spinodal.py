@@ -23,7 +23,7 @@ __all__ = ["SPINODAL_DIRECTIONS", "LOSS_KIND", "follow_branch", "spinodals"]
 # The side on which each branch is lost, found by continuation at ω = 0.3 (6-node rule): the semantic
 # branch becomes unstable as α DECREASES (towards m ≠ 0 / a saddle direction at α ≈ 0.94, then folds
 # near 0.9); the positional branch continues stably towards LARGE α (still stable at α = 3.65) and
-# tends continuously to the trivial fixed point (m → 0) only as α → 0.
+# tends continuously to the trivial fixed point (m → 0) as α decreases, reaching it near α = 0.06.
 SPINODAL_DIRECTIONS = {"semantic": -1, "positional": +1}
 # Loss criteria by what they mean: the first three all say the branch ceased to exist (a fold is seen
 # as a failed solve on one rule and as a jump onto another fixed point on the next), the last that it

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from attnphase.api import signal_recovery as api
@@ -63,6 +65,12 @@ def test_a_sweep_point_says_why_it_is_limited():
     assert short["status"] == "limited" and short["predicted_alignment"] is not None
     assert "schedule planned: the retraction-corrected ODE reaches |rho| = " in short["message"]
     assert "< target 0.98 within 20 steps" in short["message"], short["message"]
+    # simulate's verdict on the prediction, stored with the point: none without a prediction
+    assert unpredicted["prediction_z"] is None and unpredicted["prediction_agrees"] is None
+    z = ((short["alignment_mean"] - short["predicted_alignment"])
+         / math.hypot(short["alignment_error"], short["predicted_alignment_error"]))
+    assert short["prediction_z"] == pytest.approx(z, rel=1e-12)
+    assert short["prediction_agrees"] == float(abs(z) <= 3)
 
 
 def test_the_sweep_table_shows_each_points_status_and_the_reason_of_a_limited_one(tmp_path):
@@ -89,6 +97,11 @@ def test_the_sweep_table_shows_each_points_status_and_the_reason_of_a_limited_on
     assert cells[-2:] == ["status", "note"], cells
     body = [[c.strip() for c in line.strip("|").split("|")] for line in lines[start + 2:start + 2 + len(rows)]]
     statuses = [row[cells.index("status")] for row in body]
+    # z where a prediction was made, the point's own; n/a where none was
+    zs = [row[cells.index("z (SGA − ODE)")] for row in body]
+    for z, r in zip(zs, rows):
+        assert (z == "n/a") if r["prediction_z"] != r["prediction_z"] else float(z) == pytest.approx(r["prediction_z"],
+                                                                                                      rel=1e-2)
     assert statuses == [r["status"] for r in rows] and "limited" in statuses
     limited = [r for r in rows if r["status"] != "converged"]
     for number, r in enumerate(limited, 1):

@@ -25,6 +25,7 @@ the exact O(L + d) projected sampler (the law of dense tokens; see
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -287,7 +288,8 @@ def run_sweep(checkpoint: Checkpoint, quick: bool, device: str) -> list[dict]:
 SWEEP_COLUMNS = {  # sweep row key -> table heading
     "theta_scaling": "scaling", "sign_model": "model", "d": "d", "L": "L", "nuisance_ratio": "ratio", "theta": "θ",
     "theta_d": "θ_d", "steps": "steps", "t_final": "t", "budget_limited": "capped", "alignment_mean": "SGA abs ρ",
-    "alignment_error": "± s.e.", "predicted_alignment": "ODE corrected abs ρ", "ode_alignment_mean": "ODE plain abs ρ",
+    "alignment_error": "± s.e.", "predicted_alignment": "ODE corrected abs ρ", "prediction_z": "z (SGA − ODE)",
+    "ode_alignment_mean": "ODE plain abs ρ",
     "ode_limit_alignment_mean": "ODE ∞ abs ρ", "positive_fraction": "SGA +ξ", "ode_limit_positive_fraction": "ODE ∞ +ξ",
     "nuisance_mass_mean": "SGA mass", "ode_nuisance_mass_mean": "ODE mass", "ode_limit_nuisance_mass_mean": "ODE ∞ mass",
     "minus_xi_stable": "−ξ stable", "status": "status",
@@ -329,18 +331,23 @@ def _sweep_section(report: Report, sweep: list[dict]) -> None:
                      else ""), sweep)
     report.paragraph("Where recovery holds, per scaling and sign model (numbers of points; \"some trial ended at "
                      "ρ < 0\" counts the points where a trial ended on the negative side of ρ = 0, near −ξ or not: a "
-                     "point records the share of trials at ρ > 0, not how far the others got):")
+                     "point records the share of trials at ρ > 0, not how far the others got; \"prediction "
+                     "disagrees\" counts the points whose z, in the table after it, exceeds 3 in size):")
     report.table(_recovery_summary(sweep), "recovery.csv")
-    constant = {k: sweep[0][k] for k in SWEEP_COLUMNS if k != "status" and len({r[k] for r in sweep}) == 1}
+    # a point kept by an earlier version has no z (NaN, as a point without a prediction)
+    constant = {k: sweep[0].get(k, math.nan) for k in SWEEP_COLUMNS
+                if k != "status" and len({r.get(k, math.nan) for r in sweep}) == 1}
     same = (" (" + ", ".join(f"{SWEEP_COLUMNS[k]} = {v}" for k, v in constant.items()) + " at every point)"
             if constant else "")
-    report.paragraph(f"Every point{same}, with its status (`simulate`'s: limited where the planned schedule falls "
-                       "short of its target or no prediction was made) and, where not converged, a note giving the "
-                       "point's own message (how it ran, its prediction or why there is none, and its plan):")
+    report.paragraph(f"Every point{same}, with z, the SGA mean minus the corrected ODE in standard errors of both "
+                       "(the prediction agrees where |z| ≤ 3), its status (`simulate`'s: limited where the planned "
+                       "schedule falls short of its target or no prediction was made) and, where not converged, a note "
+                       "giving the point's own message (how it ran, its prediction or why there is none, and its "
+                       "plan):")
     notes = []
     table = []
     for r in sweep:
-        row = {heading: r[k] for k, heading in SWEEP_COLUMNS.items() if k not in constant}
+        row = {heading: r.get(k, math.nan) for k, heading in SWEEP_COLUMNS.items() if k not in constant}
         if r["status"] != "converged":
             notes.append(r.get("message") or "(no message recorded)")
         row["note"] = str(len(notes)) if r["status"] != "converged" else ""
@@ -368,6 +375,8 @@ def _recovery_summary(sweep: list[dict]) -> list[dict]:
             # positive_fraction counts the trials that end at ρ > 0: this is where some did not, wherever they ended
             # (at θ = 0.25, direct, L = 100, three of eight had |ρ| = 0.13 on the negative side, nowhere near −ξ)
             "some trial ended at ρ < 0": sum(1 for r in rows if r["positive_fraction"] < 1),
+            # simulate's verdict: the corrected ODE more than 3 standard errors (both combined) from the run
+            "prediction disagrees (|z| > 3)": sum(1 for r in rows if r.get("prediction_agrees") == 0.0),
             "noise mass SGA (min–max)": f"{min(mass):.3g}–{max(mass):.3g}",
             "ODE ∞ mass (min–max)": f"{min(limit_mass):.3g}–{max(limit_mass):.3g}"})
     return table

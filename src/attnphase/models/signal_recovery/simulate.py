@@ -359,7 +359,8 @@ def sweep_point(
     against the large-L ODE started from each trial's own ρ₀ and run to the same t = Σ η_k, plain
     (`ode_*`) and retraction-corrected (`predicted_alignment`, with its error from N's sampling), and the run's
     status (`SimulationResult.status`: limited where the plan falls short of its target or no prediction was made) with
-    its `message`: the run's own (how it ran, the prediction made or why none was) and the plan's."""
+    its `message`: the run's own (how it ran, the prediction made or why none was) and the plan's; `prediction_z` and
+    `prediction_agrees` are simulate's verdict on the prediction (|z| ≤ 3, both errors combined)."""
     params = make_parameters(d, L, R, theta, theta_scaling, sigma, score_scale, sign_model, beta=beta)
     check_float32_tokens(params)
     noise = tangent_noise(params, seed=check_int("seed", seed, 0))
@@ -393,6 +394,9 @@ def sweep_point(
         "alignment_error": sim.alignment_error,
         "predicted_alignment": sim.predicted_alignment,
         "predicted_alignment_error": sim.predicted_alignment_error,
+        # the verdict of `simulate` on the prediction (None where none was made), 1.0 / 0.0 like the flags below
+        "prediction_z": sim.prediction_z,
+        "prediction_agrees": None if sim.prediction_agrees is None else float(sim.prediction_agrees),
         "positive_fraction": float(np.mean(sim.final_rho > 0)),
         "nuisance_mass_mean": sim.nuisance_mass_mean,
         "ode_alignment_mean": float(np.mean(np.abs(ode_final))),

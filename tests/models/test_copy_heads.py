@@ -4,6 +4,7 @@ transition order found by the classifier, threshold precision and scaling laws."
 from __future__ import annotations
 
 import math
+import re
 
 import mpmath
 import numpy as np
@@ -411,6 +412,10 @@ def test_a_crossover_the_followed_branches_cannot_classify_is_not_called_smooth(
     L = 2**24
     t = api.threshold("linear", L, 4, digits=12)
     assert t.crossover_order == "not classified" and t.status == "limited" and "crossover" in t.message
+    # the change is placed in the followed control, ln n (it was called c, the copy strength's name)
+    where = re.search(r"leaves its branch at ln n = (\S+) ", t.message)
+    assert where and " at c = " not in t.message, t.message
+    assert abs(math.exp(float(where.group(1))) / t.n_crossover - 1) < 0.05
     stable = {f: sorted((m for m in api.solve("linear", L, 4, f * t.P_crossover).minima if m.stable),
                         key=lambda m: m.action) for f in (0.98, 1.05)}
     assert len(stable[0.98]) == 1 and stable[0.98][0].c_uniform > 0.2

@@ -163,3 +163,32 @@ def test_auto_uses_the_large_L_form_beyond_the_memory_bound():
     with pytest.raises(ParameterError) as info:
         api.solve(1000, L, L // 21, 0.25, 1.0, theta_scaling="sqrt-d", reduction="finite")
     assert info.value.name == "L"
+
+
+def test_large_L_errors_where_its_float64_terms_overflow_come_from_mpmath():
+    """d = 16, L = 1e5, R = 1e4, ρ = 1: from βθ_dρ ≈ 142 the float64 accuracy kernel's terms hold e^{5βθ_dρ} beyond
+    float64, its corrections came out inf − inf, and `solve` said "limited, the O(1/L) terms are not small" with null
+    errors while printing q = 0.00139 (the expansion is as good as at θ = 10). Those ρ are now evaluated in mpmath.
+    The mpmath path equals the float64 kernel where both work (θ = 140, to 1e-9), and beyond it the errors are
+    converged, their expansion ratio continuing the float64 range's slow fall (q = 0.0013909, 0.0013862 at θ = 100,
+    140; garbage from an overflow would not fall in step)."""
+    from attnphase.models.signal_recovery import closed_form, symbolic
+
+    at_140 = api.make_parameters(16, 100000, 10000, 140.0)
+    fixed = closed_form._kernel_arguments(at_140)
+    float64 = np.ravel(symbolic.large_L_accuracy_kernel("A").call(rho=1.0, **fixed))
+    precise = closed_form._agreed_evaluation(symbolic.large_L_accuracy_kernel("A", backend="mpmath"), fixed, 1.0)
+    assert np.all(np.isfinite(float64))
+    # the noise-mass correction is 2.4e-64 there, which float64's cancellation gives as 0
+    assert np.allclose(precise, float64, rtol=1e-9, atol=1e-15)
+    ratios = [api.large_L_accuracy(at_140, [1.0]).expansion_ratio[0]]
+    for theta in (150.0, 200.0, 236.0):
+        accuracy = api.large_L_accuracy(api.make_parameters(16, 100000, 10000, theta), [1.0, -1.0])
+        assert accuracy.status == "converged" and accuracy.accurate.all(), accuracy.message
+        assert np.all(np.isfinite(accuracy.J_error)) and np.all(accuracy.J_error > 0)
+        ratios.append(accuracy.expansion_ratio[0])
+    assert all(later < earlier for earlier, later in zip(ratios, ratios[1:])) and ratios[-1] > 0.99 * ratios[0]
+    out = CliRunner().invoke(main, ["solve", "signal-recovery", "--d", "16", "--L", "100000", "--R", "10000",
+                                    "--theta", "150", "--rho", "1", "--json"])
+    payload = json.loads(out.stdout)
+    assert payload["status"] == "converged" and payload["J_error"] is not None, payload["message"]

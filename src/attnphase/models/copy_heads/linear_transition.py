@@ -128,7 +128,8 @@ def branch_classification(system: ActionSystem, minima_at, n_lo: float, n_hi: fl
     starts = [(p, c) for c in control_range if (p := _lowest_stable(system, minima_at(math.exp(c)), c)) is not None]
     branches = follow_branches(system, starts, control_range, digits=BRANCH_DIGITS)
     return classify_transition(system, branches, control_range, digits=BRANCH_DIGITS,
-                               order_parameter=lambda x: float(np.hypot(x[0], x[1])), canonical=_even_image)
+                               order_parameter=lambda x: float(np.hypot(x[0], x[1])), canonical=_even_image,
+                               control_label="ln n")
 
 
 def _even_image(x: np.ndarray) -> np.ndarray:

@@ -96,27 +96,44 @@ def large_L_precise(params: Parameters, rhos) -> np.ndarray:
     fixed = _kernel_arguments(params)
     out = np.empty((rhos.size, len(LARGE_L_OUTPUTS)))
     for i, r in enumerate(rhos):
-        dps, previous = 30, None
-        while True:
-            with mpmath.workdps(dps):
-                current = list(kernel.call(rho=float(r), **fixed))
-                tiny = mpmath.mpf(10) ** -300
-                agreed = previous is not None and all(
-                    abs(a - b) <= PRECISE_AGREEMENT * abs(b) + tiny for a, b in zip(previous, current))
-            if agreed or dps >= _PRECISE_MAX_DPS:
-                break
-            previous, dps = current, 2 * dps
-        with np.errstate(over="ignore"):
-            out[i] = [float(v) if mpmath.isfinite(v) else math.nan for v in current]
+        out[i] = _agreed_evaluation(kernel, fixed, float(r))
     return out
 
 
+def _agreed_evaluation(kernel, fixed: dict, rho: float) -> list[float]:
+    """An mpmath kernel at ρ, the places doubled from 30 until two evaluations agree to PRECISE_AGREEMENT (at most
+    _PRECISE_MAX_DPS), rounded to float64 (inf beyond its range, NaN where not finite)."""
+    dps, previous = 30, None
+    while True:
+        with mpmath.workdps(dps):
+            current = list(kernel.call(rho=rho, **fixed))
+            tiny = mpmath.mpf(10) ** -300
+            agreed = previous is not None and all(
+                abs(a - b) <= PRECISE_AGREEMENT * abs(b) + tiny for a, b in zip(previous, current))
+        if agreed or dps >= _PRECISE_MAX_DPS:
+            break
+        previous, dps = current, 2 * dps
+    with np.errstate(over="ignore"):
+        return [float(v) if mpmath.isfinite(v) else math.nan for v in current]
+
+
 def _accuracy_terms(params: Parameters, rho: np.ndarray) -> np.ndarray:
-    """`symbolic.LARGE_L_ACCURACY_OUTPUTS` at each ρ, shape (n, 7); model B as the ±ρ average of model A."""
+    """`symbolic.LARGE_L_ACCURACY_OUTPUTS` at each ρ, shape (n, 7); model B as the ±ρ average of model A. Where the
+    float64 kernel overflows on the way (βθ_dρ ≳ 142: its terms hold e^{5βθ_dρ}, and the corrections came out as
+    inf − inf while J is 2.3e4), those ρ are evaluated in mpmath (`_agreed_evaluation`)."""
+    fixed = _kernel_arguments(params)
+
     def at(sign_model, r):
         kernel = symbolic.large_L_accuracy_kernel(sign_model)
         with np.errstate(all="ignore"):
-            return np.asarray(kernel.call(rho=r, **_kernel_arguments(params)), dtype=float).reshape(-1, 7)
+            out = np.asarray(kernel.call(rho=r, **fixed), dtype=float).reshape(-1, 7)
+        overflowed = np.flatnonzero(~np.isfinite(out).all(axis=1))
+        if overflowed.size:
+            precise = symbolic.large_L_accuracy_kernel(sign_model, backend="mpmath")
+            points = np.broadcast_to(np.asarray(r, float), (out.shape[0],))
+            for i in overflowed:
+                out[i] = _agreed_evaluation(precise, fixed, float(points[i]))
+        return out
 
     if params.sign_model != "B":
         return at(params.sign_model, rho)

@@ -50,7 +50,9 @@ def test_agreement_on_cuda_without_a_gpu_names_the_option_that_asked_for_it(opti
         pytest.skip("needs a machine without a CUDA device")
     result = run("agreement", option, "cuda", "--json")
     assert result.exit_code == 2 and result.stdout == ""
-    assert f"Invalid value for '{option}'" in result.stderr and "no CUDA device" in result.stderr
+    # the value and its allowed range, as every refusal gives them (it read "'cpu' or 'auto'" as if that were the value)
+    assert f"invalid value for {option}: 'cuda' (allowed: 'cpu' or 'auto'" in result.stderr, result.stderr
+    assert "no CUDA device" in result.stderr
 
 
 def test_console_entry_point_runs_as_module():

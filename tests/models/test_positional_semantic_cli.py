@@ -65,6 +65,15 @@ def test_a_bad_omega_grid_is_explained_in_the_options_own_form(grid):
     assert "the form is START:STOP:NUM" in result.output and "NAME=" not in result.output
 
 
+def test_threshold_without_or_with_both_omega_options_says_which_to_give():
+    """Neither --omega nor --omega-grid read "invalid value for --omega: None": now as click's own missing option."""
+    neither = run(["threshold", "positional-semantic"])
+    assert neither.exit_code == 2 and "None" not in neither.output
+    assert "Missing option '--omega' (one ω), or '--omega-grid'" in neither.output
+    both = run(["threshold", "positional-semantic", "--omega", "0.3", "--omega-grid", "0.3,0.4"])
+    assert both.exit_code == 2 and "--omega-grid was given too" in both.output
+
+
 def test_seeds_is_still_accepted_with_a_deprecation_message():
     """--seeds was renamed --trials; the old spelling works for one release and says so on stderr, while
     stdout stays one JSON object (with the option's new name)."""

@@ -32,8 +32,8 @@ def agreement(reference, other, seed, as_json):
     for option, requested in (("--reference", reference), ("--other", other)):
         try:  # cuda without a GPU: refused naming the option that asked for it, before any simulator runs
             devices[option] = select_device(requested)
-        except ParameterError as exc:
-            raise click.BadParameter(exc.allowed, param_hint=f"'{option}'") from None
+        except ParameterError as exc:  # the value and its allowed range, under the option's name
+            raise ParameterError(option, requested, exc.allowed) from None
     rows = compare_devices(reference, other, seed)
     parameters = {"reference": str(devices["--reference"]), "other": str(devices["--other"]), "seed": seed}
     emit("agreement", "all", parameters, {"relative_tolerance": RELATIVE_TOLERANCE, "agrees": all(r.agrees for r in rows),

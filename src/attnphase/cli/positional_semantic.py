@@ -184,8 +184,10 @@ def threshold_command(omega, omega_grid, sigma, lam, A, L, tol, alpha_min, alpha
     from attnphase.api.positional_semantic import threshold as find_thresholds
 
     rules = tensor_rules(deprecated_nodes, deprecated_check_nodes, deprecated_scan, deprecated_refine)
-    if (omega is None) == (omega_grid is None):
-        raise ParameterError("--omega", omega, "exactly one of --omega and --omega-grid")
+    if omega is None and omega_grid is None:  # as click says it of a required option
+        raise click.UsageError("Missing option '--omega' (one ω), or '--omega-grid' (the α_c(ω) curve).")
+    if omega is not None and omega_grid is not None:
+        raise ParameterError("--omega", omega, "exactly one of --omega and --omega-grid (--omega-grid was given too)")
     threads = use_threads(threads)
     names = ("alpha_c", "alpha_l") if which == "both" else (which,)
     from attnphase.resume import cache_root

@@ -321,7 +321,8 @@ def _refine_on(kind: str, states: dict, alpha: float, slope_hint: float | None, 
         if found.rows is None:
             status = Status.LIMITED
         else:
-            rows += () if reused else found.rows
+            # a tighter secant after the recentring one repeats its first points (ω = 0.1: one row twice)
+            rows += tuple(row for row in found.rows if row not in rows)
             slope = found.rows[-1].slope
     if kind == "alpha_l":  # ε_g's own quadrature error, which the rungs share, carried to α by the slope
         semantic = result.answer.states["semantic"].solution

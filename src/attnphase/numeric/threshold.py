@@ -214,7 +214,9 @@ def find_crossing(
         except (ArithmeticError, ValueError, TypeError, ZeroDivisionError) as exc:
             return Threshold(
                 x64, mpmath.mpf(x64), mpmath.nstr(mpmath.mpf(x64), 15), math.nan, Status.FAILED,
-                f"mpmath polish failed ({type(exc).__name__}: {exc}); the float64 root is in value",
+                # the exception's first line: mpmath's own advice after it ("tweak arguments") is not the caller's
+                f"mpmath polish failed ({type(exc).__name__}: {str(exc).splitlines()[0]}); the float64 root is in "
+                "value",
                 (a64, b64), slope64,
             )
         with mpmath.workdps(digits + 20):

@@ -306,7 +306,9 @@ def first_attempt_transition(inst: CopyHeadsInstance, digits: int = 30) -> Linea
     a2_slope, a4, a6 = (float(v) for v in landau(r0, n_star))
     order, exponent, message = classify_landau(a2_slope, a4, a6)
     if res.status != Status.CONVERGED:  # say why first: the classification is only that at the float64 estimate
-        message = f"P* not located: {res.message}; at the float64 estimate of P*: {message}"
+        message = (f"P* not located: {res.message} (the first attempt's curvature of m loses its digits from about "
+                   f"L = 2^43; the default reduction, convention-a, locates P*); at the float64 estimate of P*: "
+                   f"{message}")
         P_digits = ""  # no digits a failed polish supports (it printed 30, wrong from the 15th)
     return LinearTransition("linear", L, V, order, float(P_mp), P_digits, P_error, n_star, res.status,
                             "first attempt (m and q only): " + message, exponent=exponent, landau_a4=a4,

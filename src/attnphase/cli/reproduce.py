@@ -49,7 +49,7 @@ REPRODUCE_HELP = _help("""Write a report directory per model: report.md, PNG fig
 
 @click.command(help=REPRODUCE_HELP)
 @click.argument("model", type=click.Choice(MODELS_WITH_REPORTS + ["all"]), default="all", metavar="[MODEL|all]")
-@click.option("--quick", is_flag=True, help=_help("Reduced sizes: all {count} models in about 3 minutes on 2 idle cores."))
+@click.option("--quick", is_flag=True, help=_help("Reduced sizes: all {count} models in about 5 minutes on 2 idle cores."))
 @click.option(
     "--out", "out_dir", type=OutputPath(directory=True), default=Path("reports"),
     show_default=True, help="Directory that receives one report directory per model.",

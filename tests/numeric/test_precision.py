@@ -104,3 +104,31 @@ def test_equilibrated_solve_keeps_every_digit_next_to_a_curvature_of_1e303():
     symmetric = M[:2, :2]
     assert np.array_equal(*equilibration(symmetric))
     assert np.array_equal(equilibration(np.zeros((2, 2)))[0], [0, 0])
+
+
+def test_agreed_evaluation_doubles_the_places_until_a_cancellation_is_resolved():
+    """(e^200 + 1) − e^200 = 1 exactly: at 30 and 60 places the 87-digit terms cancel to 0, two zeros that do not
+    count as agreeing; the places double until two evaluations agree (120 and 240), and the value is 1. A true zero
+    ends one doubling later. An evaluation that never agrees with itself (it returns the places it ran at) stops at
+    max_dps."""
+    from attnphase.numeric.precision import agreed_evaluation
+
+    places = []
+
+    def cancelling():
+        places.append(mpmath.mp.dps)
+        big = mpmath.exp(200)
+        return [(big + 1) - big]
+
+    (value,) = agreed_evaluation(cancelling, 1e-15, 960)
+    assert value == 1 and places == [30, 60, 120, 240]
+    places.clear()
+
+    def true_zero():
+        places.append(mpmath.mp.dps)
+        return [mpmath.mpf(0)]
+
+    (zero,) = agreed_evaluation(true_zero, 1e-15, 960)  # two zeros are confirmed once more: 30, 60 and 120 places
+    assert zero == 0 and places == [30, 60, 120]
+    (last,) = agreed_evaluation(lambda: [mpmath.mpf(mpmath.mp.dps)], 1e-15, 960)
+    assert last == 960

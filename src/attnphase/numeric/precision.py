@@ -4,6 +4,8 @@
   computation is known to cancel (a difference of two actions of size ~L³ loses 3·log10 L digits). Every
   threshold polish calls this one function instead of writing its own formula.
 * `to_mp`: float64 inputs of an mpmath evaluation, converted exactly (mpf of a float is exact at any dps).
+* `agreed_evaluation`: an mpmath evaluation at doubling places until two agree, for expressions whose cancellation
+  is not known in advance.
 * Scale-free smallest curvatures of symmetric matrices, in float64 (stacked) and in mpmath: a sign change of
   the smallest eigenvalue marks an instability, and curvatures that span many decades (σ² → 0 makes some
   ~1e300) must neither overflow nor lose the small one to rounding.
@@ -22,7 +24,7 @@ import math
 import mpmath
 import numpy as np
 
-__all__ = ["GUARD_DIGITS", "DERIVED_ROUNDING", "working_dps", "to_mp", "polished_stationary_point",
+__all__ = ["GUARD_DIGITS", "DERIVED_ROUNDING", "working_dps", "to_mp", "agreed_evaluation", "polished_stationary_point",
            "scaled_lowest_curvature_2x2", "normalised_min_eigenvalue",
            "normalised_min_eigenvalue_mp", "larger_quadratic_root", "larger_quadratic_root_mp", "equilibration",
            "equilibrated_solve", "equilibrated_null_vector", "equilibrated_determinant_sign"]
@@ -44,6 +46,27 @@ def working_dps(digits: int, lost_digits: float = 0.0) -> int:
 def to_mp(values) -> list:
     """The values as mpmath numbers (mpf values pass through; floats convert exactly)."""
     return [v if isinstance(v, mpmath.mpf) else mpmath.mpf(v) for v in values]
+
+
+def agreed_evaluation(evaluate, agreement: float, max_dps: int, start_dps: int = 30) -> list:
+    """evaluate() -> a sequence of mpmath numbers, run at start_dps places and then twice as many each time until two
+    evaluations agree to `agreement` relative (and 1e-300 absolute) in every value, or max_dps is reached: the last
+    evaluation's values. For expressions whose cancellation is not known in advance, where `working_dps` cannot be
+    told the digits lost. A value that is exactly 0 at both places must be 0 at twice as many again: a cancellation
+    below the places gives 0 wherever they do not resolve it ((e^200 + 1) − e^200 is 0 at 30 and 60 places, 1 from
+    120), so two zeros alone do not agree; one deeper than that is still read as 0."""
+    dps, previous, zeros_to_confirm = start_dps, None, False
+    while True:
+        with mpmath.workdps(dps):
+            current = list(evaluate())
+            tiny = mpmath.mpf(10) ** -300
+            agreed = previous is not None and all(abs(a - b) <= agreement * abs(b) + tiny
+                                                  for a, b in zip(previous, current))
+        zeros = agreed and any(a == 0 and b == 0 for a, b in zip(previous, current))
+        if (agreed and (not zeros or zeros_to_confirm)) or dps >= max_dps:
+            return current
+        zeros_to_confirm = zeros
+        previous, dps = current, 2 * dps
 
 
 def polished_stationary_point(gradient_mp, hessian_mp, x, *args, dps: int = 30, steps: int = 4):

@@ -20,6 +20,7 @@ from attnphase.errors import ParameterError
 from attnphase.models.signal_recovery import symbolic
 from attnphase.models.signal_recovery.parameters import Parameters, as_parameters, make_parameters
 from attnphase.models.signal_recovery.results import LargeLAccuracy
+from attnphase.numeric.precision import agreed_evaluation
 from attnphase.params import check_real
 from attnphase.results import Status
 
@@ -101,18 +102,10 @@ def large_L_precise(params: Parameters, rhos) -> np.ndarray:
 
 
 def _agreed_evaluation(kernel, fixed: dict, rho: float) -> list[float]:
-    """An mpmath kernel at ρ, the places doubled from 30 until two evaluations agree to PRECISE_AGREEMENT (at most
-    _PRECISE_MAX_DPS), rounded to float64 (inf beyond its range, NaN where not finite)."""
-    dps, previous = 30, None
-    while True:
-        with mpmath.workdps(dps):
-            current = list(kernel.call(rho=rho, **fixed))
-            tiny = mpmath.mpf(10) ** -300
-            agreed = previous is not None and all(
-                abs(a - b) <= PRECISE_AGREEMENT * abs(b) + tiny for a, b in zip(previous, current))
-        if agreed or dps >= _PRECISE_MAX_DPS:
-            break
-        previous, dps = current, 2 * dps
+    """An mpmath kernel at ρ, at places doubled until two evaluations agree to PRECISE_AGREEMENT
+    (`numeric.precision.agreed_evaluation`, at most _PRECISE_MAX_DPS), rounded to float64 (inf beyond its range, NaN
+    where not finite)."""
+    current = agreed_evaluation(lambda: kernel.call(rho=rho, **fixed), PRECISE_AGREEMENT, _PRECISE_MAX_DPS)
     with np.errstate(over="ignore"):
         return [float(v) if mpmath.isfinite(v) else math.nan for v in current]
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import mpmath
@@ -20,7 +21,7 @@ from click.testing import CliRunner
 from attnphase.cli import main
 from attnphase.errors import ParameterError
 from attnphase.models.potts.parameters import MAX_BETA_J, MAX_Q
-from attnphase.models.potts.solve import solve, sweep_point, threshold
+from attnphase.models.potts.solve import check_sweep_point, solve, sweep_point, threshold
 from attnphase.reproduce.potts import closed_form_beta_c
 from model_pages import page_table_after
 
@@ -262,6 +263,27 @@ def test_bad_input_names_the_parameter():
                          (["solve", "potts", "--q", "3", "--beta", "600"], "--beta")):
         result = CliRunner().invoke(main, args + ["--json"])
         assert result.exit_code == 2 and option in result.output and "Traceback" not in result.output
+
+
+def test_the_help_states_the_beta_range_that_solve_and_a_sweep_enforce(tmp_path):
+    """--beta's help gave [1e-09, 1e+06] alone while solve and sweeps refuse βJ > 500: the help now states the bound
+    on beta*J, and the refusal starts right past it (check_sweep_point is the check solve makes; solve itself runs
+    at βJ = 500 in test_solve_deep_in_the_ordered_phase), at J = 1 and J = 2, in solve and in a sweep alike."""
+    help_text = " ".join(CliRunner().invoke(main, ["solve", "potts", "--help"]).output.split())
+    bound = float(re.search(r"beta\*J at most (\S+?)\.", help_text).group(1))
+    assert bound == MAX_BETA_J == 500
+    for J in (1.0, 2.0):
+        check_sweep_point(bound / J, 3, J)
+        with pytest.raises(ParameterError) as info:
+            check_sweep_point(math.nextafter(bound / J, math.inf), 3, J)
+        assert info.value.name == "beta" and "beta*J at most 500" in info.value.allowed
+    refused = CliRunner().invoke(main, ["solve", "potts", "--q", "3", "--beta", "501", "--json"])
+    assert refused.exit_code == 2 and "--beta" in refused.output and "beta*J at most 500" in refused.output
+    store = tmp_path / "potts.sqlite"
+    swept = CliRunner().invoke(main, ["sweep", "potts", "--grid", "beta=1,501", "--set", "q=3", "--workers", "1",
+                                      "--store", str(store), "--json"])
+    assert swept.exit_code == 2 and "--grid beta" in swept.output and "beta*J at most 500" in swept.output
+    assert not store.exists()  # refused before any point ran
 
 
 def test_the_documented_helpers_check_their_parameters():

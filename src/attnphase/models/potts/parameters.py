@@ -22,7 +22,8 @@ class Parameters(ParameterSet):
 
 @dataclass(frozen=True)
 class Temperature(ParameterSet):
-    beta: float = parameter(RealRange(1e-9, 1e6), help="Inverse temperature beta.")
+    # the range of β alone; solve and sweeps also refuse βJ > MAX_BETA_J (`solve._validated`), so the help says so
+    beta: float = parameter(RealRange(1e-9, 1e6), help=f"Inverse temperature beta, with beta*J at most {MAX_BETA_J:g}.")
 
 
 @dataclass(frozen=True)

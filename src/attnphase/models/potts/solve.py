@@ -169,8 +169,9 @@ def _kind_along_the_family(system, u: float, u_error: float, coupling: float) ->
 def _validated(q, beta, J) -> tuple[Parameters, float]:
     params, beta = Parameters.validated(q=q, J=J), Temperature.validated(beta=beta).beta
     if beta * params.J > MAX_BETA_J:
-        raise ParameterError("beta", beta, f"a real number in [1e-09, {MAX_BETA_J / params.J:.6g}], βJ at most "
-                                           f"{MAX_BETA_J:g}")
+        lowest = Temperature.declarations()["beta"].metadata["allowed"].low
+        raise ParameterError("beta", beta, f"a real number in [{lowest:g}, {MAX_BETA_J / params.J:.6g}]: beta*J at "
+                                           f"most {MAX_BETA_J:g} at J = {params.J:g}")
     return params, beta
 
 

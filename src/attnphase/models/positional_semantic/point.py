@@ -329,16 +329,20 @@ def check_sweep_point(omega, alpha, sigma=0.5, lam=0.01, L=2, tol=FIELD_TOL) -> 
 def sweep_point(omega, alpha, sigma=0.5, lam=0.01, L=2, tol=FIELD_TOL) -> dict[str, float]:
     """One point of a parameter sweep (picklable, top level): the positional and semantic branches at
     (ω, α) to the relative tolerance `tol` (`solve`), their energies and overlaps with their errors, whether
-    the semantic one has the lower training loss (NaN when a branch is missing or the Φ gap is within the
-    errors), the linear baseline, and the statuses: the solve's (`status`) and each branch's (`<branch>_status`,
-    not_found for a branch shown absent). A point where a branch was not solved (status failed, or another without
-    a value) fails with the solve's message, so that a sweep records why and computes it again on its next run."""
+    the semantic one is the global branch (`semantic_is_global`, solve's `global_branch`: 1.0 semantic, 0.0
+    positional, also where the other branch is shown absent; NaN where solve leaves it undecided, e.g. the Φ gap
+    within the errors, and where neither branch is found), the linear baseline, and the statuses: the solve's
+    (`status`) and each branch's (`<branch>_status`, not_found for a branch shown absent). A point where a branch was
+    not solved (status failed, or another without a value) fails with the solve's message, so that a sweep records
+    why and computes it again on its next run."""
     check_sweep_point(omega, alpha, sigma, lam, L, tol)
     result = solve(omega, alpha, sigma, lam, None, L, tol=tol, branches=("positional", "semantic"), stability=False)
     if result.status not in (Status.CONVERGED, Status.LIMITED, Status.NOT_FOUND):
         raise RuntimeError(f"solve {result.status} at ω = {omega:g}, α = {alpha:g}: {result.message}; "
                            + "; ".join(m.message for m in result.missing))
-    point = {"linear_baseline_error": result.linear_baseline_error, "semantic_is_global": math.nan,
+    # solve's own decision (`_solve_result`), so that a sweep and `solve` at one point never disagree
+    semantic_is_global = math.nan if result.global_branch is None else float(result.global_branch == "semantic")
+    point = {"linear_baseline_error": result.linear_baseline_error, "semantic_is_global": semantic_is_global,
              "status": result.status.value}
     for missing in result.missing:
         point[f"{missing.branch}_status"] = missing.status.value
@@ -347,11 +351,6 @@ def sweep_point(omega, alpha, sigma=0.5, lam=0.01, L=2, tol=FIELD_TOL) -> dict[s
         for key in ("free_energy", "train_loss", "test_error", "q", "m", "theta", "V"):
             point[f"{branch.branch}_{key}"] = float(getattr(branch, key))
             point[f"{branch.branch}_{key}_error"] = float(branch.errors.get(key, math.nan))
-    found = {b.branch: b for b in result.branches}
-    if len(found) == 2:
-        gap = found["semantic"].free_energy - found["positional"].free_energy
-        if abs(gap) > found["semantic"].errors["free_energy"] + found["positional"].errors["free_energy"]:
-            point["semantic_is_global"] = float(gap > 0)
     return point
 
 

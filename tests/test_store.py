@@ -181,6 +181,30 @@ def test_export_never_writes_a_parameter_or_result_over_a_column(tmp_path):
     assert table.column("model").to_pylist() == ["mine:clash"] and table.column("param.model").to_pylist() == [3]
 
 
+def _integers_beyond_int64_point(x):
+    """Results a point function of yours may return: Python ints are unbounded, parquet's integers are 64-bit."""
+    return {"huge": 2**70 + 3, "just_past_int64": 2**63, "small": int(x), "mixed": 1 if x == 1 else "one"}
+
+
+def test_export_writes_an_integer_beyond_int64_to_parquet_as_its_exact_digits(tmp_path):
+    """A result column holding 2**70 + 3 (or 2**63, one past int64) made the parquet export fail with "OverflowError:
+    Python int too large to convert to C long", naming no column. Now such a column is text with the integer's exact
+    digits, as a column of mixed types is, while a column of integers within int64 stays int64."""
+    pq = pytest.importorskip("pyarrow.parquet")
+    store = str(tmp_path / "s.sqlite")
+    sweep = CliRunner().invoke(main, ["sweep", f"{__name__}:_integers_beyond_int64_point", "--grid", "x=1,2",
+                                      "--workers", "1", "--store", store])
+    assert sweep.exit_code == 0, sweep.output
+    export = CliRunner().invoke(main, ["store", "export", "--store", store, "--format", "parquet", "--out",
+                                       str(tmp_path / "t.parquet")])
+    assert export.exit_code == 0, export.output
+    table = pq.read_table(tmp_path / "t.parquet").sort_by("small")
+    assert table.column("huge").to_pylist() == [str(2**70 + 3)] * 2 == ["1180591620717411303427"] * 2
+    assert table.column("just_past_int64").to_pylist() == ["9223372036854775808"] * 2
+    assert table.column("mixed").to_pylist() == ["1", "one"]
+    assert table.column("small").to_pylist() == [1, 2] and str(table.schema.field("small").type) == "int64"
+
+
 # --- faults -----------------------------------------------------------------------------------------
 
 

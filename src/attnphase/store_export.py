@@ -5,9 +5,10 @@ model, version, created and elapsed_s is written `param.<name>`, and a result na
 `result.<name>` (prefixed again while that is taken too), so that no column is written over and every header is
 distinct. Lists and dicts are JSON text; null
 is an empty CSV cell / a parquet null; NaN and infinities are kept (nan, inf, -inf in CSV; NaN, Infinity inside JSON
-text; floats in parquet). Parquet needs pyarrow (`pip install 'attnphase[parquet]'`). The table is written to a
-sibling file and renamed over the target, so an interrupted export leaves the file that was there before, never a
-truncated table.
+text; floats in parquet). A parquet column whose values no one Arrow type holds (mixed types, an integer outside
+int64, such as 2**63) is text, an integer as its exact digits. Parquet needs pyarrow
+(`pip install 'attnphase[parquet]'`). The table is written to a sibling file and renamed over the target, so an
+interrupted export leaves the file that was there before, never a truncated table.
 """
 
 from __future__ import annotations
@@ -76,7 +77,9 @@ def write_table(points: Sequence, path: str | os.PathLike, format: str = "csv") 
         for name, values in columns_data.items():
             try:
                 arrays[name] = pa.array(values)
-            except (pa.ArrowInvalid, pa.ArrowTypeError):  # mixed types in one column: keep as text
+            # mixed types in one column, or an integer outside int64 (OverflowError: a point function of yours
+            # may return 2**70): keep as text, an integer as its exact digits
+            except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
                 arrays[name] = pa.array([None if v is None else str(v) for v in values])
 
         def write(target: Path) -> None:

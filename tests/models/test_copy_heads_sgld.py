@@ -32,6 +32,58 @@ def test_squared_error_from_sufficient_statistics_equals_direct_sum(attention):
     assert torch.allclose(net.squared_error(G, params["W"], st), direct, rtol=1e-12, atol=1e-10)
 
 
+@pytest.mark.parametrize("attention, boundary", [("linear", "periodic"), ("softmax", "drop-first")])
+def test_the_loss_moments_give_the_squared_error_of_every_data_set(attention, boundary):
+    """`network.loss_moments` at three networks and `squared_error_of_moments` on a data set equal the squared error
+    summed directly over its targets (as in the test above), chain by chain, and their mean over the networks gives
+    the mean of the squared errors: the loss is linear in the moments."""
+    cfg = net.CopyTaskConfig(L=6, V=3, attention=attention, boundary=boundary)
+    gen = torch.Generator().manual_seed(5)
+    tokens = net.sample_tokens(23, cfg, gen, "cpu")
+    st = net.statistics([tokens], 3, boundary=boundary)
+    params = net.initial_params(cfg, ["prior", "copy", "uniform"], gen, "cpu")
+    G = net.attention_matrix(params, cfg)
+    X = torch.nn.functional.one_hot(tokens, 3).double()
+    Y = torch.roll(X, 1, dims=1) * st.row_mask[0][None, :, None]
+    F = torch.einsum("kcv,klm,pmv->kplc", params["W"], G * st.row_mask[0][:, None], X)
+    direct = ((Y - F) ** 2).sum((1, 2, 3))
+    quadratic, linear = net.loss_moments(G, params["W"], st.row_mask[0])
+    assert torch.allclose(net.squared_error_of_moments(quadratic, linear, st), direct, rtol=1e-12, atol=1e-10)
+    mean = net.squared_error_of_moments(quadratic.mean(0, keepdim=True), linear.mean(0, keepdim=True), st)
+    assert mean.item() == pytest.approx(direct.mean().item(), rel=1e-12)
+
+
+def test_the_test_set_error_is_the_spread_of_the_loss_over_fresh_test_sets():
+    """The test loss's bar holds the test set's own sampling error (`chain_statistics.test_set_error`, from 20 parts
+    of the one test set). Held against its definition: the same chains' Gibbs loss (from their moments) on 60 fresh
+    test sets of the same size has a spread over sets that the one-set estimate must match within the two estimates'
+    relative errors, 1/√(2·19) and 1/√(2·59) (3σ: ±0.57 of the ratio). Linear, L = 8, V = 4, P = 1000, 2000 test
+    sequences: the error is about 1e-4."""
+    from attnphase.models.copy_heads.chain_statistics import test_set_error
+    from attnphase.models.copy_heads.samplers import run_langevin
+    from attnphase.models.copy_heads.simulation import prepare_data
+
+    inst = api.CopyHeadsInstance.validated(attention="linear", L=8, V=4)
+    cfg = net.CopyTaskConfig.of(inst, None)
+    _, train, test, test_tokens = prepare_data(cfg, "cpu", 3, "cpu", [125], 2000)
+    run = run_langevin(cfg, train, test, ["uniform", "copy"], steps=1000, seed=4, device="cpu", rng="cpu")
+    kept = np.arange(2)
+    error = test_set_error(run.loss_moments, kept, test_tokens, cfg)
+    recorded = float(run.test_loss.mean())
+    quadratic, linear = (torch.as_tensor(moment) for moment in run.loss_moments)
+    assert (net.squared_error_of_moments(quadratic, linear, test) / test.n_targets).mean().item() == \
+        pytest.approx(recorded, rel=1e-10)
+    gen = torch.Generator().manual_seed(11)
+    fresh = []
+    for _ in range(60):
+        st = net.statistics([net.sample_tokens(2000, cfg, gen, "cpu")], cfg.V, boundary=cfg.boundary)
+        fresh.append((net.squared_error_of_moments(quadratic, linear, st) / st.n_targets[0]).mean().item())
+    spread = float(np.std(fresh, ddof=1))
+    band = 3 * math.hypot(1 / math.sqrt(2 * 19), 1 / math.sqrt(2 * 59))
+    assert abs(error / spread - 1) <= band, (error, spread)
+    assert abs(np.mean(fresh) - recorded) <= 4 * spread  # the one test set is one of them
+
+
 @pytest.mark.parametrize("boundary", ["periodic", "drop-first"])
 def test_conditional_read_out_is_the_ridge_solution(boundary):
     """The read-out a chain starts from with read_out_start="conditional" is the posterior mean of W given G: the ridge
@@ -274,3 +326,13 @@ def test_plots_break_at_jumps_and_draw_every_named_line():
     assert named and all(drawn.get(name, 0) >= 2 for name in named)
     fig = api.plot_landscape("softmax", 16, 4, 259.0)
     assert fig.axes[0].get_lines()
+
+
+def test_a_P_that_is_not_whole_sequences_is_said_to_be_rounded():
+    """P counts target tokens and the data are whole sequences of L = 4: P = 0.5 ran as one sequence (P = 4) with only
+    the P_used field to show it; the message now says so first. P = 8 (two sequences) is run as asked, without it."""
+    rounded = api.simulate("linear", 4, 3, 0.5, algorithm="mala", trials=2, steps=20, seed=1, device="cpu")
+    assert rounded.P_used == 4 and rounded.sequences == 1
+    assert rounded.message.startswith("P = 0.5 rounded to 1 training sequence: run and theory at P = 4; ")
+    exact = api.simulate("linear", 4, 3, 8.0, algorithm="mala", trials=2, steps=20, seed=1, device="cpu")
+    assert exact.P_used == 8 and "rounded" not in exact.message

@@ -4,6 +4,7 @@ of the positional-semantic model."""
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -292,3 +293,20 @@ def test_a_run_that_has_not_settled_is_limited_and_one_test_sample_is_refused():
     assert r.status == "limited" and "not settled: the training loss still moved by" in r.message
     with pytest.raises(ParameterError, match="test_samples"):
         simulate(omega=0.3, alpha=1.5, d=10, trials=2, steps=10, test_samples=1, device="cpu")
+
+
+def test_an_unsettled_run_is_told_the_remedy_that_settles_it():
+    """Where the training loss rose on a step of the last tenth the rate is too large, and more steps do not help
+    (GD at lr = 150, lr·λ = 1.5: still unsettled after ten times the steps): the message says to lower --lr. Where it
+    only fell (the default rate, 50 steps) it says more steps, and with a hundred times more the loss moves over the
+    last tenth ten times less (it settles near 20000)."""
+    point = dict(omega=0.3, alpha=1.0, d=20, trials=3, test_samples=200, device="cpu")
+    for steps in (200, 2000):
+        oscillating = simulate(**point, steps=steps, lr=150.0)
+        assert oscillating.status == "limited" and oscillating.message.endswith("a lower --lr"), oscillating.message
+    moved = []
+    for steps in (50, 5000):
+        short = simulate(**point, steps=steps)
+        assert short.status == "limited" and short.message.endswith("more steps"), short.message
+        moved.append(float(re.search(r"still moved by ([0-9.e+-]+)", short.message).group(1)))
+    assert moved[1] < moved[0] / 5, moved

@@ -323,3 +323,11 @@ def test_a_memory_bound_broken_by_the_batch_names_the_batch():
                          "--trials", "2", "--steps", "10", "--batch", "100000000", "--device", "cpu"])
     assert code == 2 and "--batch" in out and "--trials" not in out.split("(allowed")[0]
 
+
+
+def test_a_memory_bound_broken_by_d_alone_names_d():
+    """One trial of batch 1 at d = 1e12 (inside d's own range, beyond the memory bound): the refusal names --d, not
+    --trials (already at its least)."""
+    code, out = run_cli(["simulate", "signal-recovery", "--d", "1000000000000", "--L", "64", "--R", "8", "--theta", "1",
+                         "--trials", "1", "--steps", "10", "--device", "cpu"])
+    assert code == 2 and "--d" in out.split("(allowed")[0] and "trials·(1 + batch)·d at most" in out

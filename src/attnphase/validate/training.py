@@ -27,16 +27,21 @@ from attnphase.results import Status
 __all__ = ["OPTIMIZERS", "FullBatchRun", "train_full_batch", "torch_threads", "divergence"]
 
 OPTIMIZERS = ("gd", "adam")
+# A rise of the objective between two steps above this (relative) counts as one (`FullBatchRun.rose_in_tail`): well
+# above float64 rounding, far below the moves of an unsettled run (1e-3 over the tail).
+RISE_TOLERANCE = 1e-9
 
 
 @dataclass(frozen=True)
 class FullBatchRun:
-    """What `train_full_batch` returns: the trained parameters (a leaf tensor that requires grad) and each trial's
-    objective (K,) before the last tenth of the steps and at the end, from which a run is judged settled or not."""
+    """What `train_full_batch` returns: the trained parameters (a leaf tensor that requires grad), each trial's
+    objective (K,) before the last tenth of the steps and at the end, from which a run is judged settled or not, and
+    whether a step of that last tenth raised a trial's objective (`rose_in_tail`)."""
 
     parameters: torch.Tensor
     objective_before_tail: torch.Tensor
     objective_final: torch.Tensor
+    rose_in_tail: bool = False
 
     def tail_change(self) -> np.ndarray:
         """Each trial's relative change of the objective over the last tenth of the steps (at least one step)."""
@@ -58,18 +63,23 @@ def train_full_batch(objective: Callable[[torch.Tensor], torch.Tensor], initial:
     parameters = initial.requires_grad_(True)
     step_rule = torch.optim.Adam([parameters], lr=lr) if optimizer == "adam" else torch.optim.SGD([parameters], lr=lr)
     tail_start = steps - max(1, steps // 10)
-    before_tail = None
+    before_tail = previous = None
+    rose = False  # a descent whose steps are small enough for the objective only lowers it
     for step in range(steps):
         step_rule.zero_grad(set_to_none=True)
         # The trials are independent: the gradient of the sum is each trial's own gradient.
         values = objective(parameters)
         if step == tail_start:
             before_tail = values.detach().clone()
+        if step > tail_start:
+            rose = rose or bool(torch.any(values.detach() > previous + RISE_TOLERANCE * previous.abs()))
+        previous = values.detach()
         values.sum().backward()
         step_rule.step()
     with torch.no_grad():
         final = objective(parameters)
-    return FullBatchRun(parameters, before_tail, final)
+    rose = rose or bool(torch.any(final > previous + RISE_TOLERANCE * previous.abs()))
+    return FullBatchRun(parameters, before_tail, final, rose)
 
 
 @contextlib.contextmanager

@@ -12,7 +12,8 @@ from attnphase.models.copy_heads.simulation_results import ChainDiagnostics
 from attnphase.results import Status
 from attnphase.validate.compare import Comparison
 
-__all__ = ["CONSTANT_SPREAD", "MIN_DRAWS", "draw_statistics", "trapped_chains", "comparison_with_theory"]
+__all__ = ["CONSTANT_SPREAD", "MIN_DRAWS", "TEST_BLOCKS", "draw_statistics", "test_set_error", "trapped_chains",
+           "comparison_with_theory"]
 
 # A quantity whose draws spread less than this (relative) is constant by construction up to rounding (softmax rows
 # sum to one, so the uniform strength is 1): R-hat and ESS of its rounding noise would mean nothing.
@@ -20,6 +21,9 @@ CONSTANT_SPREAD = 1e-5
 
 MIN_DRAWS = 4
 """Draws per chain that split R-hat and the effective sample size need (two halves of at least two draws)."""
+
+TEST_BLOCKS = 20
+"""Equal parts of the test set whose losses give its own sampling error (`test_set_error`)."""
 
 
 def draw_statistics(draws: np.ndarray, groups: np.ndarray, name: str, algorithm: str, *, rhat_max: float = 1.05,
@@ -130,3 +134,26 @@ def comparison_with_theory(name: str, theory: float, theory_error: float, statis
     if dof == 1:
         agrees = None
     return Comparison(name, float(theory), float(theory_error), mean, sd, sem, int(n), z, agrees, n_sigma)
+
+
+def test_set_error(loss_moments, selected, test_tokens, cfg) -> float:
+    """The standard error of a test loss from the test set's own sampling: the theory's loss is an expectation over
+    test data, the simulation's its mean over one test set, which the chains' Monte Carlo error leaves out. The test
+    set is cut into TEST_BLOCKS equal parts (fewer for a shorter set); the loss on each, averaged over the selected
+    chains, comes from their `network.loss_moments` (the loss is linear in them), and the error is the parts' spread
+    over √parts. At linear L = 8, V = 4, P = 1000 on 2000 test sequences it is 7e-5 to 1.3e-4, against a Monte Carlo
+    error of 5.7e-4 for 4 chains × 6000 steps and 1.7e-4 for sixteen training sets. loss_moments: the run's
+    (quadratic, linear) means per chain; selected: the chains kept."""
+    import torch
+
+    from attnphase.models.copy_heads import network as net
+
+    quadratic, linear = (torch.as_tensor(np.asarray(moment)[selected]) for moment in loss_moments)
+    parts = min(TEST_BLOCKS, test_tokens.shape[0])
+    size = test_tokens.shape[0] // parts
+    losses = []
+    for k in range(parts):
+        block = net.statistics([test_tokens[k * size:(k + 1) * size]], cfg.V, boundary=cfg.boundary)
+        error = net.squared_error_of_moments(quadratic.to(block.C), linear.to(block.C), block)
+        losses.append(float(error.mean() / block.n_targets[0]))
+    return float(np.std(losses, ddof=1) / math.sqrt(parts))

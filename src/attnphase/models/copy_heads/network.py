@@ -144,6 +144,22 @@ def squared_error(G: torch.Tensor, W: torch.Tensor, st: Statistics) -> torch.Ten
     return torch.einsum("kcv,kvw,kcw->k", W, M, W) - 2 * torch.einsum("kcv,kvc->k", W, B) + st.yy
 
 
+def loss_moments(G: torch.Tensor, W: torch.Tensor, row_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(GᵀG ⊗ WᵀW, G ⊗ W) per chain, (K, L, L, V, V) each: the squared error on any data set is linear in them
+    (`squared_error_of_moments`), so their means over a chain's draws give its Gibbs loss on every part of a test set
+    without the draws. row_mask: the target rows, as in `squared_error`."""
+    G = G * row_mask[:, None]
+    return (torch.einsum("kmn,kcv,kcw->kmnvw", G.transpose(-1, -2) @ G, W, W),
+            torch.einsum("klm,kcv->klmvc", G, W))
+
+
+def squared_error_of_moments(quadratic: torch.Tensor, linear: torch.Tensor, st: Statistics) -> torch.Tensor:
+    """`squared_error` of one data set `st` from the moments of `loss_moments` (or their means over draws), per
+    chain: Σ GᵀG C · WᵀW − 2 Σ G D W + Σ‖y‖²."""
+    return (torch.einsum("kmnvw,mnvw->k", quadratic, st.C[0]) - 2 * torch.einsum("klmvc,lmvc->k", linear, st.D[0])
+            + st.yy[0])
+
+
 def attention_prior_energy(params: dict, cfg: CopyTaskConfig) -> torch.Tensor:
     """−log prior of the attention weights (scores, or Q and K; the bias of linear attention), per chain."""
     if cfg.qk_width is None:

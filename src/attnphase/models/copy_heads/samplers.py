@@ -50,6 +50,9 @@ class ChainSamples:
     train_loss_half: np.ndarray = field(default_factory=lambda: np.empty((0, 0)))  # (K, 1)
     test_loss_half: np.ndarray = field(default_factory=lambda: np.empty((0, 0)))  # (K, 1)
     objective_half: np.ndarray = field(default_factory=lambda: np.empty(0))  # (K,)
+    # network.loss_moments on the test set's target rows, per chain: MALA their means over the samples, Adam at the
+    # returned state; (K, L, L, V, V) each
+    loss_moments: tuple = ()
 
 
 def step_work(cfg: net.CopyTaskConfig, runs: int) -> float:
@@ -94,6 +97,7 @@ def run_langevin(cfg: net.CopyTaskConfig, train: net.Statistics, test: net.Stati
         h = torch.full((K,), 0.5, dtype=torch.float64, device=dev)  # step multiplier per chain
         Gs, tr, te, cs, dt = [], [], [], [], []
         G_sum = torch.zeros(K, cfg.L, cfg.L, dtype=torch.float64, device=dev)
+        moment_sums = [0.0, 0.0]
 
         def record(params):
             nonlocal G_sum
@@ -101,6 +105,8 @@ def run_langevin(cfg: net.CopyTaskConfig, train: net.Statistics, test: net.Stati
             if record_matrices:
                 Gs.append(G.cpu().numpy())
             G_sum += G
+            for i, moment in enumerate(net.loss_moments(G, params["W"], test.row_mask[0])):
+                moment_sums[i] = moment_sums[i] + moment
             cs.append(net.copy_strength(G, cfg.boundary).cpu().numpy())
             error = net.squared_error(G, params["W"], train)
             tr.append((error / train.n_targets).cpu().numpy())
@@ -114,7 +120,8 @@ def run_langevin(cfg: net.CopyTaskConfig, train: net.Statistics, test: net.Stati
     G_all = np.stack(Gs, 1) if record_matrices else np.empty((K, 0, cfg.L, cfg.L))
     return ChainSamples(G_all, np.stack(tr, 1), np.stack(te, 1), acceptance, list(starts), steps, _mixing(acceptance),
                         f"MALA, {steps} steps, burn-in {burn_in}, acceptance {np.round(acceptance, 2).tolist()}",
-                        c_trace=np.stack(cs, 1), G_mean=(G_sum / len(cs)).cpu().numpy(), data_term=np.stack(dt, 1))
+                        c_trace=np.stack(cs, 1), G_mean=(G_sum / len(cs)).cpu().numpy(), data_term=np.stack(dt, 1),
+                        loss_moments=tuple((total / len(cs)).cpu().numpy() for total in moment_sums))
 
 
 @dataclass(frozen=True)
@@ -211,13 +218,15 @@ def run_adam(cfg: net.CopyTaskConfig, train: net.Statistics, test: net.Statistic
 
         U, G, tr, te = evaluate(params)
         U_half, G_half, tr_half, te_half = evaluate(half)
+        with torch.no_grad():
+            moments = net.loss_moments(net.attention_matrix(params, cfg), params["W"], test.row_mask[0])
     best = np.repeat(U.reshape(-1, per).min(axis=1), per)
     kept = U <= best + np.maximum(1.0, 1e-3 * np.abs(best))
     return ChainSamples(G, tr, te, np.ones(n_seeds), ["prior"] * n_seeds, steps, Status.CONVERGED,
                         f"Adam lr={lr}, {steps} steps{', lowest-U iterate of each run' if keep_best else ''}; kept "
                         f"{int(kept.sum())}/{n_seeds} runs within max(1, 1e-3|U_best|) of the best objective on their "
                         "data set", kept, U, G_half=G_half, train_loss_half=tr_half, test_loss_half=te_half,
-                        objective_half=U_half)
+                        objective_half=U_half, loss_moments=tuple(m.cpu().numpy() for m in moments))
 
 
 def _agreement_run(device: torch.device, attention: str, algorithm: str, seed: int) -> dict[str, np.ndarray]:

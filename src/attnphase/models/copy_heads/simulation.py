@@ -19,7 +19,7 @@ import numpy as np
 from attnphase.errors import ParameterError
 from attnphase.models.copy_heads import kernels
 from attnphase.models.copy_heads.chain_statistics import (
-    MIN_DRAWS, comparison_with_theory, draw_statistics, trapped_chains,
+    MIN_DRAWS, comparison_with_theory, draw_statistics, test_set_error, trapped_chains,
 )
 from attnphase.models.copy_heads.convention import DEFAULT, Convention
 from attnphase.models.copy_heads.exact import order_parameters_of
@@ -64,8 +64,8 @@ def check_simulation_size(inst: CopyHeadsInstance, P: float, sequences: int, tri
 
 def prepare_data(cfg, device: str, seed: int, rng: str, train_sequences: list[int],
                  test_sequences: int):
-    """(device, training statistics (one data set per entry of train_sequences), test statistics): every data set
-    drawn from one generator seeded with `seed`, the training sets first."""
+    """(device, training statistics (one data set per entry of train_sequences), test statistics, the test tokens):
+    every data set drawn from one generator seeded with `seed`, the training sets first."""
     from attnphase.models.copy_heads import network as net
     from attnphase.validate.device import select_device
     from attnphase.validate.seeds import generator
@@ -73,8 +73,8 @@ def prepare_data(cfg, device: str, seed: int, rng: str, train_sequences: list[in
     dev = select_device(device)
     gen = generator(seed, dev, rng)
     train = net.statistics([net.sample_tokens(k, cfg, gen, dev) for k in train_sequences], cfg.V, boundary=cfg.boundary)
-    test = net.statistics([net.sample_tokens(test_sequences, cfg, gen, dev)], cfg.V, boundary=cfg.boundary)
-    return dev, train, test
+    test_tokens = net.sample_tokens(test_sequences, cfg, gen, dev)
+    return dev, train, net.statistics([test_tokens], cfg.V, boundary=cfg.boundary), test_tokens
 
 
 def _alternating_starts(count: int) -> list[str]:
@@ -181,7 +181,7 @@ def simulate(attention: str, L: int, V: int, P: float, *, algorithm: str = _Defa
             raise ParameterError("fluctuations", True, f"left out at L = {inst.L}, V = {inst.V}, P = {P_used:g}: the "
                                                        "joint row mean field's lowest well is not convex there")
     D, per = settings.data_sets, settings.trials // settings.data_sets
-    dev, train, test = prepare_data(cfg, settings.device, settings.seed, settings.rng, [sequences] * D,
+    dev, train, test, test_tokens = prepare_data(cfg, settings.device, settings.seed, settings.rng, [sequences] * D,
                                     settings.n_test_sequences)
     if D > 1:
         train = train.repeat(per)
@@ -234,11 +234,14 @@ def simulate(attention: str, L: int, V: int, P: float, *, algorithm: str = _Defa
                       "test_loss": (row_well.loss_gibbs_mean, row_well.loss_gibbs_error)}
         errors = {name: row_theory[name][1] for name in row_theory}
         measured = [(name, values, row_theory[name][0] if name in row_theory else th) for name, values, th in measured]
+    test_error = test_set_error(run.loss_moments, selected, test_tokens, cfg)
     comparisons, diagnostics, unsettled = [], [], []
     for name, values, th in measured:
         statistics = draw_statistics(np.asarray(values)[selected], groups, name, "mala" if mala else "adam",
                                       rhat_max=settings.rhat_max, ess_min=settings.ess_min,
                                       half=np.asarray(half[name])[selected] if name in half else None)
+        if name == "test_loss":  # the theory's loss is an expectation over test data, not this test set's mean
+            statistics = (*statistics[:2], math.hypot(statistics[2], test_error), *statistics[3:])
         comparison = comparison_with_theory(name, th, errors.get(name, 0.0), statistics)
         if trap.any() and settings.trapped == "keep":  # a mean over chains in different regions: no verdict
             comparison = dataclasses.replace(comparison, agrees=None)
@@ -252,6 +255,9 @@ def simulate(attention: str, L: int, V: int, P: float, *, algorithm: str = _Defa
         if change is not None and change > settings.adam_tolerance * max(1.0, abs(statistics[0])):
             unsettled.append(f"{name} changed by {change:.2g}")
     status, message = run.status, run.message
+    if P_used != P:  # whole training sequences only: the run and its theory are at the P they realise
+        message = (f"P = {P:g} rounded to {sequences} training sequence{'s' if sequences > 1 else ''}: run and theory "
+                   f"at P = {P_used:g}; {message}")
     if mala:
         problems = list(trap_notes)
         if run.status == Status.POOR_MIXING:
@@ -287,7 +293,7 @@ def simulate(attention: str, L: int, V: int, P: float, *, algorithm: str = _Defa
         message += f"; {theory_verdict(comparisons)}"
     return SimulationResult("mala" if mala else "adam", P_used, sequences, conv.n_of_P(P_used, inst.L), runs, theory,
                             tuple(comparisons), net.coverage(run.G[selected], conv.boundary), status, message, means,
-                            D, tuple(diagnostics), n_threads)
+                            D, tuple(diagnostics), n_threads, test_error)
 
 
 def unusable_theory(inst: CopyHeadsInstance, P: float, message: str) -> ParameterError:
@@ -321,7 +327,7 @@ def simulate_sweep(attention: str, L: int, V: int, P_values, *, algorithm: str =
     conv = inst.convention
     cfg = net.CopyTaskConfig.of(inst)
     sequences = [conv.sequences_of_P(P, inst.L) for P in check_P_values("P_values", P_values)]
-    dev, train, test = prepare_data(cfg, settings.device, seed, "device", sequences, settings.n_test_sequences)
+    dev, train, test, _ = prepare_data(cfg, settings.device, seed, "device", sequences, settings.n_test_sequences)
     train = train.repeat(per_P)
     K = len(sequences) * per_P
     if algorithm == "mala":
@@ -378,7 +384,7 @@ def simulate_hysteresis(L: int, V: int, P_values, *, data_sets: int = 2, steps: 
     conv = inst.convention
     cfg = net.CopyTaskConfig.of(inst)
     sequences = [conv.sequences_of_P(P, inst.L) for P in P_values]
-    dev, train, test = prepare_data(cfg, device, seed, "device", [k for k in sequences for _ in range(data_sets)], 500)
+    dev, train, test, _ = prepare_data(cfg, device, seed, "device", [k for k in sequences for _ in range(data_sets)], 500)
     run = run_langevin(cfg, train.repeat(2), test, ["uniform", "copy"] * (len(sequences) * data_sets), steps=steps,
                        burn_in=burn_in, seed=seed + 1, device=str(dev), record_matrices=False,
                        read_out_start=read_out_start)

@@ -78,7 +78,8 @@ class SimulationResult(Result):
     sets' means (their spread holds the finite-P fluctuation of one data set as well), and the agreement band is the
     Student-t quantile for that many sets (chains left out as trapped count in none of them). Adam: the spread of the
     kept runs (one set) or of the sets' means, with the largest change of a run over the second half of its steps
-    added in quadrature. The theory is the P → ∞ self-averaged one; no finite-P term is added to it (theory_error:
+    added in quadrature. test_loss's bar also holds the test set's own sampling error (`test_set_error`, added in
+    quadrature; `chain_statistics.test_set_error`). The theory is the P → ∞ self-averaged one; no finite-P term is added to it (theory_error:
     with `fluctuations`, the Monte Carlo error of the linear posterior means or the quadrature error of the softmax
     ones; else 0). posterior_means: with `fluctuations`, the linear posterior
     means (`PosteriorMeans`) or the softmax row mean field's (`RowPosteriorMeans`), else None."""
@@ -97,6 +98,8 @@ class SimulationResult(Result):
     data_sets: int = 1
     diagnostics: tuple = ()
     threads: int = 1
+    test_set_error: float = field(default=math.nan, metadata={"unit": "standard error of test_loss from the test "
+                                                                      "set's own sampling, in its bar"})
 
     def comparison(self, name: str) -> Comparison:
         return next(c for c in self.comparisons if c.name == name)

@@ -202,8 +202,10 @@ def _train_and_measure(params: Parameters, alpha, d, init, K, seed, steps, lr, o
     moving = float(np.max(training.tail_change()))
     if status == Status.CONVERGED and not moving <= SETTLED_LOSS_CHANGE:
         status = Status.LIMITED
+        remedy = ("it rose on a step there, so the steps are too large for a descent: a lower --lr"
+                  if training.rose_in_tail else "more steps")
         message += (f"; not settled: the training loss still moved by {moving:.2g} (relative) over the last tenth of "
-                    f"the steps (at most {SETTLED_LOSS_CHANGE:g} counts as settled): more steps")
+                    f"the steps (at most {SETTLED_LOSS_CHANGE:g} counts as settled): {remedy}")
     return GDResult(*measured, init, optimizer, d, n, steps, float(lr), str(device), test_samples, status, message,
                     test_sem)
 

@@ -189,7 +189,8 @@ def choose_schedule(params: Parameters, *, deficit: float = 0.002, max_steps: in
       where that expansion holds, η₁²N ≤ `max_first_step_noise`.
     * `steps` given: the schedule for exactly that many steps (what `simulate` runs by default). The
       last step is then free as well: among last steps η_K = 2^{−j} times the noise-floor rule's
-      (j = −3 … 8) and 12 offsets each, the pair with the largest predicted final |ρ| — a long run
+      (j = −3 … 8) or 2^{−j/2} times the first-step limit (j = 1 … 8) and 12 offsets each, the pair that carries ρ
+      furthest along the flow (the drift's sign at ρ₀), reported as its predicted final |ρ| — a long run
       ends below the `deficit` floor, a short one trades floor for speed.
     `t_target` is the time the plain ODE needs for the target (a lower bound on t_final). Status limited
     (`budget_limited`) when the schedule's predicted |ρ| stays below the target.
@@ -225,29 +226,40 @@ def choose_schedule(params: Parameters, *, deficit: float = 0.002, max_steps: in
     starts = (1 / math.sqrt(params.d), -1 / math.sqrt(params.d))
     start_times = [ode_time_to_reach(params, r, level=target) for r in starts]
     rho0 = starts[int(np.argmax(start_times))]
+    # Schedules are ranked by how far they carry ρ along the flow from ρ₀ (the drift's sign there), not by |ρ|: from
+    # −1/√d under model A the flow first passes ρ = 0, so a short budget's largest |ρ| was the schedule that hardly
+    # moved (d = 64, 50 steps: t_final 6.6e-5, |ρ| left at its start, and a prediction that agreed with the run).
+    with np.errstate(all="ignore"):
+        along_flow = 1.0 if float(large_L(params, rho0)[2]) >= 0 else -1.0
     # Offsets from a constant step (k₀ ≫ K) to a first step at the expansion limit η₁²N_max = bound.
     first_step_limit = math.sqrt(max_first_step_noise / float(np.max(noise.noise)))
     budget = [PLAN_EVALUATIONS]  # drift evaluations left to all of the planner's integrations
 
     def best(K: int, last_steps) -> tuple[float, float, float]:
-        """(η_K, k₀, predicted |ρ|) of the best pair for K steps among the last steps `last_steps`."""
+        """(η_K, k₀, predicted |ρ|) of the pair for K steps, among the last steps `last_steps`, that carries ρ
+        furthest along the flow (predicted NaN where no pair has a finite prediction)."""
         last_steps = np.asarray(last_steps, dtype=float)[:, None]
         with np.errstate(all="ignore"):  # a last step above the first-step limit has no offset: its k₀ is inf, unused
             k0_min = np.maximum(1e-3, last_steps * K / np.maximum(first_step_limit - last_steps, 1e-300))
             unit = np.linspace(0.0, 1.0, 12)[None, :]
             k0s = k0_min * (np.maximum(100.0 * K, 10 * k0_min) / k0_min) ** unit  # 12 geometric offsets per η_K
         eta_last = np.broadcast_to(last_steps, k0s.shape)
-        finals = np.abs(_corrected_flow(params, noise, rho0, eta_last * (K + k0s), k0s, 1.0, K, [1.0],
-                                        budget=budget)[0])
-        finals = np.where(np.isfinite(finals) & (eta_last < first_step_limit), finals, -1.0)
-        i, j = np.unravel_index(int(np.argmax(finals)), finals.shape)
-        return float(eta_last[i, j]), float(k0s[i, j]), float(finals[i, j])
+        finals = _corrected_flow(params, noise, rho0, eta_last * (K + k0s), k0s, 1.0, K, [1.0], budget=budget)[0]
+        usable = np.isfinite(finals) & (eta_last < first_step_limit)
+        if not usable.any():
+            return math.nan, math.nan, math.nan
+        i, j = np.unravel_index(int(np.argmax(np.where(usable, along_flow * finals, -math.inf))), finals.shape)
+        return float(eta_last[i, j]), float(k0s[i, j]), float(abs(finals[i, j]))
 
     # With little noise (small σ) the noise floor allows last steps beyond the first-step limit, where no offset
     # exists; the expansion's limit then bounds the last step instead (half of it: a first step above the last).
     last_step = min(floor_step, 0.5 * first_step_limit)
     if steps is not None:
-        eta_final, k0, predicted = best(steps, last_step * 2.0 ** -np.arange(-3, 9))
+        # up to the first-step limit itself: there a short budget's best schedule is nearly a constant step (d = 64,
+        # L = 512, 50 steps: a constant half the limit carries ρ from −1/8 to 0.29, the last steps of at most 8 times
+        # the noise-floor rule's to 0.03)
+        near_limit = first_step_limit * 2.0 ** -np.arange(0.5, 4.5, 0.5)
+        eta_final, k0, predicted = best(steps, np.union1d(last_step * 2.0 ** -np.arange(-3, 9), near_limit))
     else:
         eta_final = last_step
         _, k0, predicted = best(max_steps, [eta_final])
@@ -263,7 +275,7 @@ def choose_schedule(params: Parameters, *, deficit: float = 0.002, max_steps: in
                     lo = mid
             steps = hi
     eta0 = eta_final * (steps + k0)
-    if not (predicted > 0 and math.isfinite(eta0) and math.isfinite(k0)):  # no candidate had a finite prediction
+    if not (math.isfinite(predicted) and math.isfinite(eta0) and math.isfinite(k0)):  # no finite prediction
         return unplanned(_unintegrable_drift(params, noise, slope_at_xi, budget[0] <= 0))
     t_final = eta0 * float(np.sum(1.0 / (np.arange(steps) + k0)))
     t_target = max(start_times)

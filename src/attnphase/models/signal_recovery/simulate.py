@@ -26,7 +26,7 @@ from attnphase.models.signal_recovery.parameters import (
 )
 from attnphase.models.signal_recovery.closed_form import large_L, large_L_accuracy
 from attnphase.models.signal_recovery.population import finite_reduction
-from attnphase.models.signal_recovery.results import SimulationResult, TangentNoise
+from attnphase.models.signal_recovery.results import ScheduleChoice, SimulationResult, TangentNoise
 from attnphase.params import check_bool, check_choice, check_int, check_real
 from attnphase.results import Status
 
@@ -67,8 +67,10 @@ def check_simulation_size(params: Parameters, settings: SimulationSettings) -> N
     whose gradients float32 cannot hold (`check_float32_tokens`)."""
     check_float32_tokens(params)
     if settings.trials * (1 + settings.batch) * params.d > MAX_SIMULATION_NUMBERS:
-        # named by the batch where it is above one (a batch of 10^8 with 2 trials had named the trials), else the trials
-        name, value = ("batch", settings.batch) if settings.batch > 1 else ("trials", settings.trials)
+        # named by the batch where it is above one (a batch of 10^8 with 2 trials had named the trials), else by the
+        # trials where they are, else by d (a d of 1e12 with one trial had named the trials, already at their least)
+        name, value = (("batch", settings.batch) if settings.batch > 1 else ("trials", settings.trials)
+                       if settings.trials > 1 else ("d", params.d))
         raise ParameterError(name, value, f"trials·(1 + batch)·d at most {MAX_SIMULATION_NUMBERS} "
                                           f"(d = {params.d}, trials = {settings.trials}, batch = {settings.batch}; "
                                           "memory)")
@@ -113,14 +115,16 @@ def _numba_threads(count: int):
 
 def run_sga(params: Parameters, settings: SimulationSettings, device: str = "auto", *, rng: str = "device",
             memory_budget_bytes: int = 1 << 30, threads: int | None = None,
-            noise: TangentNoise | None = None, predict: bool = True) -> SimulationResult:
+            noise: TangentNoise | None = None, predict: bool = True,
+            planned: ScheduleChoice | None = None) -> SimulationResult:
     """Projected SGA of `settings.trials` independent queries (validated objects; see `simulate`).
 
     `noise`: the tangent noise N(ρ) for the planner and the prediction (default: `tangent_noise(params)`
     from 128 to `MAX_PILOT` sequences per alignment, 1/40 of the run's, or PILOT_NUMBERS // (L + d) up to CHEAP_PILOT
     where that is more; drawn from its own CPU generator so that the simulation's numbers do not depend on it).
     `predict=False` skips the prediction (and, under a manual schedule, the tangent noise): for timing the SGA loop
-    alone.
+    alone. `planned`: the plan a manual schedule was taken from (a sweep point's, made at the sweep's deficit): the
+    run is judged by that plan's target, as a planned run is, not by the default deficit's.
     """
     import torch
 
@@ -145,6 +149,11 @@ def run_sga(params: Parameters, settings: SimulationSettings, device: str = "aut
         plan = choose_schedule(params, steps=settings.steps, noise=noise)
         if plan.status != Status.FAILED:
             eta0, k0, gamma = plan.eta0, plan.k0, plan.gamma
+    elif planned is not None:
+        if (eta0, k0, gamma, settings.steps) != (planned.eta0, planned.k0, planned.gamma, planned.steps):
+            raise ParameterError("planned", planned, f"the plan of the schedule run (eta0 = {eta0:g}, k0 = {k0:g}, "
+                                                     f"gamma = {gamma:g}, {settings.steps} steps)")
+        plan = planned
     gen = generator(settings.seed, torch_device, rng)
     tokens = PlantedTokens(params)
     projected = settings.sampler == "projected"
@@ -185,7 +194,7 @@ def run_sga(params: Parameters, settings: SimulationSettings, device: str = "aut
     elif plan is not None:
         message += f"; schedule planned: {plan.message}"
     short_of_target = False
-    if settings.schedule_kind == "manual" and predicted is not None:  # the planner's criterion, as for a plan
+    if plan is None and settings.schedule_kind == "manual" and predicted is not None:  # the planner's criterion
         note, short_of_target = _manual_schedule_reach(params, noise, eta0, k0, gamma, steps_run)
         message += note
     if predict and no_drift:
@@ -358,7 +367,8 @@ def sweep_point(
     """One sweep point: SGA from random starts under the theory-chosen schedule (`choose_schedule`)
     against the large-L ODE started from each trial's own ρ₀ and run to the same t = Σ η_k, plain
     (`ode_*`) and retraction-corrected (`predicted_alignment`, with its error from N's sampling), and the run's
-    status (`SimulationResult.status`: limited where the plan falls short of its target or no prediction was made) with
+    status (`SimulationResult.status`: limited where the plan, made at `deficit`, falls short of its target or no
+    prediction was made; `run_sga(planned=)`) with
     its `message`: the run's own (how it ran, the prediction made or why none was) and the plan's; `prediction_z` and
     `prediction_agrees` are simulate's verdict on the prediction (|z| ≤ 3, both errors combined)."""
     params = make_parameters(d, L, R, theta, theta_scaling, sigma, score_scale, sign_model, beta=beta)
@@ -371,7 +381,7 @@ def sweep_point(
     settings = SimulationSettings.validated(trials=trials, steps=plan.steps, eta0=plan.eta0, k0=plan.k0,
                                             gamma=plan.gamma, seed=seed, sampler="projected",
                                             record_every=max(1, plan.steps // 20))
-    sim = run_sga(params, settings, device, noise=noise)
+    sim = run_sga(params, settings, device, noise=noise, planned=plan)
     run = sim.trajectory
     t_final = float(run.times[-1])
     ode_final = np.array([ode_trajectory(params, r0, [0.0, t_final]).x[-1] for r0 in run.rho[0]])
@@ -379,8 +389,6 @@ def sweep_point(
     if not fps.success:  # a sweep records the point as failed, with this reason, and goes on
         raise RuntimeError(f"the limiting ODE's fixed points, which this point reports, are not defined: {fps.message}")
     ode_limit = np.array([ode_limit_point(params, fps, r0) for r0 in run.rho[0]])
-    # the run follows the plan as a manual schedule, so its status has not seen a plan that falls short of its target
-    status = Status.LIMITED if sim.status == Status.CONVERGED and plan.status != Status.CONVERGED else sim.status
     return {
         "theta_d": params.theta_d,
         "eta0": plan.eta0,
@@ -399,6 +407,7 @@ def sweep_point(
         "prediction_agrees": None if sim.prediction_agrees is None else float(sim.prediction_agrees),
         "positive_fraction": float(np.mean(sim.final_rho > 0)),
         "nuisance_mass_mean": sim.nuisance_mass_mean,
+        "nuisance_mass_error": sim.nuisance_mass_error,
         "ode_alignment_mean": float(np.mean(np.abs(ode_final))),
         "ode_positive_fraction": float(np.mean(ode_final > 0)),
         "ode_nuisance_mass_mean": float(np.mean(large_L(params, ode_final)[..., 4])),
@@ -408,6 +417,6 @@ def sweep_point(
         "nuisance_mass_at_xi": float(large_L(params, 1.0)[..., 4]),
         "minus_xi_stable": float(any(s for r, s in zip(fps.rho, fps.stable) if r == -1.0)),
         "interior_fixed_points": float(sum(1 for r in fps.rho if abs(r) < 1)),
-        "status": status.value,
-        "message": f"{sim.message}; schedule planned: {plan.message}",
+        "status": sim.status.value,
+        "message": sim.message,
     }

@@ -7,6 +7,7 @@ import math
 import pytest
 
 from attnphase.reproduce import positional_semantic as report
+from attnphase.results import Status
 
 
 def test_the_branch_table_keeps_each_alpha_and_an_interrupted_run_solves_only_the_rest(tmp_path, monkeypatch):
@@ -53,20 +54,25 @@ def _branch(name, alpha, train_loss, error):
 
 
 def test_the_lower_training_loss_is_undecided_where_the_gap_lies_within_the_errors():
-    """The rule of `sweep_point`: a branch is named only when the Φ gap exceeds the sum of the two Φ errors. The quick
+    """The rule of `solve`'s global branch: a branch is named only when the Φ gap exceeds the sum of the two Φ errors. The quick
     report's α = 1.25 (ε_t 0.0027198368 ± 6.1e-6 positional, 0.0027212975 ± 7.6e-7 semantic) is undecided."""
     from types import SimpleNamespace
 
-    close = SimpleNamespace(branches=(_branch("positional", 1.25, 0.0027198368, 6.1e-6),
+    close = SimpleNamespace(missing=(), branches=(_branch("positional", 1.25, 0.0027198368, 6.1e-6),
                                       _branch("semantic", 1.25, 0.0027212975, 7.6e-7)))
     verdict, line = report.lower_training_loss(close)
     assert verdict == "undecided"
     assert line.startswith("α = 1.25: undecided (the gap 1.5e-06 lies within the errors 6.9e-06")
-    far = SimpleNamespace(branches=(_branch("positional", 1.75, 0.0038952837, 6.2e-6),
+    far = SimpleNamespace(missing=(), branches=(_branch("positional", 1.75, 0.0038952837, 6.2e-6),
                                     _branch("semantic", 1.75, 0.0033405689, 1.7e-6)))
     assert report.lower_training_loss(far)[0] == "semantic"
-    low = SimpleNamespace(branches=(_branch("positional", 0.75, 0.0016441430, 4.3e-7),
+    low = SimpleNamespace(missing=(), branches=(_branch("positional", 0.75, 0.0016441430, 4.3e-7),
                                     _branch("semantic", 0.75, 0.0018518012, 1.4e-6)))
     assert report.lower_training_loss(low)[0] == "positional"
-    one = SimpleNamespace(branches=(_branch("semantic", 3.0, 0.004, 1e-6),))
+    # one branch found: named where the other is shown absent, undecided where it was not solved (as `solve` does)
+    one = SimpleNamespace(branches=(_branch("semantic", 3.0, 0.004, 1e-6),),
+                          missing=(SimpleNamespace(branch="positional", status=Status.NOT_FOUND),))
     assert report.lower_training_loss(one)[0] == "semantic"
+    unsolved = SimpleNamespace(branches=one.branches, missing=(SimpleNamespace(branch="positional",
+                                                                               status=Status.FAILED),))
+    assert report.lower_training_loss(unsolved) == ("undecided", "α = 3: undecided (positional not solved)")

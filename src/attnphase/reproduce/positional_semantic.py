@@ -39,6 +39,7 @@ import numpy as np
 
 from attnphase.api import positional_semantic as api
 from attnphase.report import write_csv
+from attnphase.results import Status
 from attnphase.resume import Checkpoint, keep, kept_directory, read_kept
 from attnphase.reproduce.positional_semantic_gd import (OMEGA, THEORY_TOL, cached_runner, gd_points, gd_validation,
                                                        reference_entry, simulate_run)
@@ -106,14 +107,19 @@ def branch_rows(results) -> list[dict]:
 
 
 def lower_training_loss(result) -> tuple[str, str]:
-    """Which branch has the lower training loss ε_t = −Φ at one α, by the rule of `sweep_point`: decided only when
-    the Φ gap exceeds the sum of the two branches' Φ errors; otherwise "undecided". Returns (verdict, the sentence
-    for the report with the two ε_t and their errors)."""
+    """Which branch has the lower training loss ε_t = −Φ at one α, by the rule of `solve`'s global branch (and so of
+    `sweep_point`): decided only when the Φ gap exceeds the sum of the two branches' Φ errors, or where one branch
+    is found and the other shown absent (not_found); otherwise "undecided". Returns (verdict, the sentence for the
+    report with the two ε_t and their errors)."""
     found = {b.branch: b for b in result.branches}
     alpha = result.branches[0].alpha if result.branches else math.nan
     if len(found) < 2:
-        only = ", ".join(found) or "no branch"
-        return (next(iter(found)) if found else "undecided"), f"α = {alpha:g}: {only} (the other branch is missing)"
+        unsolved = [m.branch for m in result.missing if m.status != Status.NOT_FOUND]
+        if unsolved or not found:
+            why = f"{', '.join(unsolved)} not solved" if unsolved else "no branch found"
+            return "undecided", f"α = {alpha:g}: undecided ({why})"
+        only = next(iter(found))
+        return only, f"α = {alpha:g}: {only} (the other branch shown absent)"
     pos, sem = found["positional"], found["semantic"]
     gap = sem.free_energy - pos.free_energy
     bound = pos.errors.get("free_energy", math.nan) + sem.errors.get("free_energy", math.nan)

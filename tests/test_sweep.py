@@ -677,6 +677,8 @@ def test_two_sweeps_on_one_store_at_once_lose_nothing(tmp_path):
     assert [p.returncode for p in sweeps] == [0, 0], [err for _, err in outputs]
     reports = [json.loads(out) for out, _ in outputs]
     assert all(r["n_points"] == r["n_computed"] + r["n_cached"] == 30 and r["n_failed"] == 0 for r in reports)
+    # each row is counted as computed by the sweep that stored it, once (each had counted every point it computed)
+    assert sum(r["n_computed"] for r in reports) == 45, reports
     spans = [[t for _, _, t in _evaluations(tmp_path, f"run{k}")] for k in range(2)]
     assert max(min(s) for s in spans) < min(max(s) for s in spans)  # the two runs overlapped in time
     expected = set(parse_grid(grids[0]).values) | set(parse_grid(grids[1]).values)

@@ -309,8 +309,10 @@ class SweepFailure:
 
 @dataclass
 class SweepReport:
-    """What a sweep did. `n_points = n_cached + n_computed + n_failed` (+ points left by an abort). `failures`
-    lists the first `_Recorder.MAX_FAILURES_KEPT` failed points only; `n_failed` counts them all."""
+    """What a sweep did. `n_points = n_cached + n_computed + n_failed` (+ points left by an abort): `n_computed` the
+    points this sweep stored, `n_cached` those the store held already, or that another sweep on it stored first
+    while this one computed them too. `failures` lists the first `_Recorder.MAX_FAILURES_KEPT` failed points only;
+    `n_failed` counts them all."""
 
     model: str
     target: str
@@ -342,8 +344,10 @@ class _Recorder:
     def record(self, params: dict[str, Any], outcome: tuple) -> None:
         kind = outcome[0]
         if kind == "ok" and self._ran_this_sweeps_code(outcome):
-            self.store.put(self.model, params, outcome[1], elapsed=outcome[2], version=self.report.version)
-            self.report.n_computed += 1
+            if self.store.put(self.model, params, outcome[1], elapsed=outcome[2], version=self.report.version):
+                self.report.n_computed += 1
+            else:  # another sweep on the same store stored it first: its row is kept, and counted as theirs
+                self.report.n_cached += 1
         elif kind == "ok":
             self._failed(params, _other_code_message(outcome, self.report.version))
         elif kind == "parameter_error":

@@ -264,6 +264,7 @@ def test_a_failed_branch_outweighs_a_limited_one_in_either_order():
     assert _solve_result(params, 3e-3, [limited], []).status == "limited"
 
 
+@pytest.mark.slow  # 14 s
 def test_the_trivial_state_is_carried_from_small_alpha_where_its_cold_start_fails():
     """ω = 0.3, α = 1.25: the trivial branch's cold start left the domain (status failed, exit 1). Carried from
     α = 0.01 it is found: against an independent fixed point (damped iteration of the spec's map, written out, on 8

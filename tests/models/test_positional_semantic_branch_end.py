@@ -15,9 +15,11 @@ import pytest
 from attnphase.api import positional_semantic as api
 from attnphase.models.positional_semantic.accurate import RUNG_STEP_TOL, defect_correction
 from attnphase.models.positional_semantic.branch_end import END_WINDOW, next_to_end, top_ends
-from attnphase.models.positional_semantic.following import (FOLD_ORDER_FRACTIONS, ORDER_NOISE_TOL, ORDER_TOL,
+from attnphase.models.positional_semantic.following import (END_ORDER_FRACTIONS, FOLD_ORDER_FRACTIONS,
+                                                            LOWER_END_WINDOW, ORDER_NOISE_TOL, ORDER_TOL,
                                                             OrderParameterPoint, at_alpha_through_order_parameter,
-                                                            at_order_parameter, continuous_end, fold_end, located_end)
+                                                            at_order_parameter, continuous_end, extrapolated_end,
+                                                            fold_end, located_end)
 from attnphase.models.positional_semantic.results import MissingBranch
 from attnphase.models.positional_semantic.rules import FIELD_TOL
 from attnphase.models.positional_semantic.state_evolution import state_vector
@@ -117,6 +119,41 @@ def test_an_end_is_located_within_its_error_from_closed_forms_sampled_like_split
     assert continuous.kind == "continuous" and continuous.size == 0.0, continuous.describe()
     assert abs(continuous.alpha - 1.7) <= continuous.error < 1e-3, continuous.describe()
     assert located(lambda s: 1.7 + s) is None
+
+
+def test_a_lower_end_is_extrapolated_from_a_closed_form_with_alpha_falling_as_m_falls():
+    """A lower end, α = 0.058 + 3 μ² + 40 μ⁴ (m = 0 reached at 0.058 from above, as at ω = 0.3), sampled at |m| =
+    0.075 and END_ORDER_FRACTIONS of it: located within its error (side −1), and refused as an upper end (side 1),
+    where α must rise as |m| falls."""
+    sizes = [0.075] + [0.075 * f for f in END_ORDER_FRACTIONS]
+    alphas = [0.058 + 3 * s ** 2 + 40 * s ** 4 for s in sizes]
+    alpha, error = extrapolated_end(sizes, alphas, side=-1)
+    assert abs(alpha - 0.058) <= error < 1e-3, (alpha, error)
+    assert extrapolated_end(sizes, alphas) is None
+
+
+@pytest.mark.slow
+def test_the_positional_branch_at_omega_0_3_reaches_the_trivial_state_below_its_anchor():
+    """ω = 0.3, split-line 8, followed down from its anchor α = 0.3 to 0.01: below α ≈ 0.06 the solves at fixed α stop
+    converging, and the branch was reported lost at 0.05 ("not_converged"), with no evidence that it ends there. Its
+    lower end is now located at fixed |m| (α falls as |m| falls) and lies within its error of the trivial state's
+    pitchfork in m on the same rule; the loss names it, status converged (absent) more than LOWER_END_WINDOW below it,
+    limited (undecided) within that of it. About 40 s."""
+    params = api.Parameters.validated(omega=0.3)
+    path = api.follow("positional", params, 10, low=0.01, high=0.3)
+    accurate = api.follow_on_rule(path, "positional", params, SPLIT_LINE_8)
+    assert accurate.at(0.01) is None
+    loss = accurate.loss(0.01)
+    end = accurate.lower_end
+    assert loss.status == "converged" and loss.criterion == "continuous_end" and end is not None, loss.message
+    assert "it reaches m = 0 continuously at α = 0.0578" in loss.message
+    alphas = [end.located_from] + [point.alpha for point in end.points]
+    assert np.all(np.diff(alphas) < 0)  # α falls as |m| falls towards the end
+    last = accurate.at(end.located_from).solution
+    reference = _pitchfork(params, SPLIT_LINE_8, 0.055, 0.061, (last.q, last.V))
+    assert abs(end.alpha - reference) <= end.error + PITCHFORK_REFERENCE_ERROR, (end.describe(), reference)
+    within = end.alpha - end.error - 0.5 * LOWER_END_WINDOW
+    assert accurate.at(within) is None and accurate.loss(within).status == "limited", accurate.loss(within)
 
 
 @pytest.mark.slow

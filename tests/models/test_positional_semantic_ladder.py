@@ -368,6 +368,7 @@ def test_solve_reports_the_positional_branch_missing_beyond_its_end_where_the_te
     assert ALIVE_ON_EVERY_RULE_AT <= alive and lost <= GONE_BY, missing.message
 
 
+@pytest.mark.slow  # 11 s; test_where_the_first_rule_has_a_hole_at_alpha_solve_climbs_from_the_next_rule stays
 def test_a_hole_of_the_tensor_rule_is_recorded_between_solved_neighbours_and_its_global_solve_is_bounded():
     """ω = 0.45, α = 1.3: tensor 10 lacks the semantic fixed point there alone. Followed from its anchor, the branch
     is solved on both sides and α = 1.3 is recorded as a hole, not as the branch's end. At the hole the frozen-basin

@@ -33,7 +33,7 @@ from attnphase.numeric.threshold import illinois
 from attnphase.numeric.transforms import Positive
 from attnphase.results import Status
 
-__all__ = ["RETRY_MAX_STEP", "END_ORDER_FRACTIONS", "FOLD_ORDER_FRACTIONS", "OrderParameterPoint", "at_order_parameter",
+__all__ = ["RETRY_MAX_STEP", "LOWER_END_WINDOW", "END_ORDER_FRACTIONS", "FOLD_ORDER_FRACTIONS", "OrderParameterPoint", "at_order_parameter",
            "BranchEnd", "continuous_end", "fold_end", "order_parameter_solver", "located_end", "extrapolated_end",
            "at_alpha_through_order_parameter", "FollowedOnRule", "follow_on_rule"]
 
@@ -69,6 +69,12 @@ ORDER_NOISE_TOL = 1e-8
 # end is at 1.4743); looked for from farther (the line from 1.30, 1.3625 reaches 0 at 1.66), the m² extrapolation
 # of the end is off by 0.02 and bars the solves through |m| for α within that of it.
 END_LOOKAHEAD = 2 * RETRY_MAX_STEP
+# Below the anchor the positional branch can reach m = 0 continuously too, α falling as |m| falls (at ω = 0.3 near
+# α = 0.058, where the trivial state's multiplier in m crosses 1). There the end moves little with the rule: the
+# trivial state's multiplier at α = 0.06 is 1.01907 on split-line 8 and 1.01866, 1.02026, 1.02197 on count-split 12,
+# 14, 16, with a slope of about 9 per unit α, so the end lies within 3.3e-4 of split-line 8's. Within four times that
+# (and the end's own error) of split-line 8's lower end the branch is undecided (status limited); below it, absent.
+LOWER_END_WINDOW = 1.3e-3
 
 
 @dataclass(frozen=True)
@@ -146,9 +152,9 @@ class BranchEnd:
                 f"{self.error:.1g} on {self.rule}")
 
 
-def continuous_end(alive: AccurateState, params: Parameters, rule: Rule) -> BranchEnd | None:
-    """Where the positional branch, alive at `alive` (a fixed point on `rule`), reaches m = 0, or None when it does
-    not do so continuously from there.
+def continuous_end(alive: AccurateState, params: Parameters, rule: Rule, side: int = 1) -> BranchEnd | None:
+    """Where the positional branch, alive at `alive` (a fixed point on `rule`), reaches m = 0 above it (side 1) or
+    below it (side −1, a lower end: α falls as |m| falls), or None when it does not do so continuously from there.
 
     The branch is solved at |m| = f·|m_alive| for f in END_ORDER_FRACTIONS (`at_order_parameter`, m kept in the
     direction of m_alive). Near a continuous end α = α_e − c m² + O(m⁴): α must rise as |m| falls, each step by at
@@ -162,7 +168,7 @@ def continuous_end(alive: AccurateState, params: Parameters, rule: Rule) -> Bran
         return None
     solution = alive.solution
     located = extrapolated_end([float(np.linalg.norm(solution.state[3:]))] + [_size(p) for p in points],
-                               [solution.alpha] + [p.alpha for p in points])
+                               [solution.alpha] + [p.alpha for p in points], side)
     return None if located is None else BranchEnd(*located, rule.label, solution.alpha, points)
 
 
@@ -250,12 +256,12 @@ def _parabola_vertex(x, y) -> float:
     return float(c - b * b / (4 * a))
 
 
-def extrapolated_end(sizes, alphas) -> tuple[float, float] | None:
+def extrapolated_end(sizes, alphas, side: int = 1) -> tuple[float, float] | None:
     """(α_e, error) of a continuous end from the branch's α at decreasing |m| = `sizes` (at least three), or None
-    where the points do not approach one (`continuous_end`'s criteria: α rising as |m| falls, each step at most half
-    the one before; α_e the m² extrapolation through the last two points, its error the difference from the one
-    through the two before plus twice the points' own)."""
-    steps = np.diff(alphas)
+    where the points do not approach one (`continuous_end`'s criteria: α rising as |m| falls, falling at a lower end
+    (side −1), each step at most half the one before; α_e the m² extrapolation through the last two points, its error
+    the difference from the one through the two before plus twice the points' own)."""
+    steps = side * np.diff(alphas)
     if not (np.all(steps > 0) and np.all(steps[1:] <= 0.5 * steps[:-1])):
         return None
     squares = np.square(sizes)
@@ -341,6 +347,7 @@ class FollowedOnRule(Continuation):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.end: BranchEnd | None = None
+        self.lower_end: BranchEnd | None = None  # where it reaches m = 0 below the anchor, once located
         self.through_order_parameter: set[float] = set()  # the α solved at fixed |m|
         self.ladder_ends = None  # the end on the ladder's top rungs (branch_end.TopEnds), once located
 
@@ -348,8 +355,21 @@ class FollowedOnRule(Continuation):
         """Whether `control` lies between the anchor and the located end, below its error: the branch exists there."""
         return self.end is not None and self.anchor <= control < self.end.alpha - self.end.error
 
+    def past_lower_end(self, control: float) -> bool:
+        """Whether `control` lies below the located lower end by more than its error and LOWER_END_WINDOW (the most
+        the finer rules move it): the branch is absent there."""
+        end = self.lower_end
+        return end is not None and control < end.alpha - end.error - LOWER_END_WINDOW
+
     def loss(self, control: float):
         loss = super().loss(control)
+        if loss is not None and self.lower_end is not None and control < self.anchor:
+            message = f"{loss.message}; {self.lower_end.describe()}"
+            if self.past_lower_end(control):
+                return replace(loss, message=message)
+            return replace(loss, status=Status.LIMITED,
+                           message=f"{message}: undecided at α = {control:g}, within {LOWER_END_WINDOW:g} of that "
+                                   "end, by which the finer rules move it")
         if loss is None or self.end is None or control < self.anchor:
             return loss
         message = f"{loss.message}; {self.end.describe()}"
@@ -386,10 +406,16 @@ def follow_on_rule(tensor_path: Continuation, branch: str, params: Parameters, r
     parameter on the branch's side of the end (`at_alpha_through_order_parameter`; at fixed α a solve from the path
     can converge onto another fixed point there), and so is any other failed step below the end. Those solutions are
     not judged for a jump from the path's linear extrapolation, which misses m ∝ √(α_e − α).
+
+    Below the anchor the branch can end continuously too, α falling as |m| falls (ω = 0.3: near α = 0.058). Where a
+    step down fails while m² falls towards 0 within END_LOOKAHEAD, that end is located the same way (`lower_end`);
+    steps more than LOWER_END_WINDOW (and its error) below it fail without a solve (criterion "continuous_end"), and
+    `loss` names it: the branch absent below that, undecided (status limited) within it.
     """
     coords = BranchCoordinates(branch, params)
     seeded_at: dict[float, np.ndarray] = {}  # α -> the tensor-seeded start of the solve there
     end_tried: set[float] = set()  # the path points an end was looked for from
+    lower_end_tried: set[float] = set()  # the same for the lower end
     tensor_path.at(tensor_path.anchor)  # settles the anchor (a fallback one where the first fails) before it is read
 
     def tensor_state(alpha):
@@ -397,6 +423,10 @@ def follow_on_rule(tensor_path: Continuation, branch: str, params: Parameters, r
         return None if solution is None else coords.from_state(solution.state)
 
     def solve(alpha, guess, previous: AccurateState | None) -> AccurateState:
+        if previous is not None and followed.past_lower_end(alpha):
+            past = replace(previous.solution, alpha=alpha, status=Status.NOT_FOUND,
+                           message=f"past the branch's lower end on {rule.label} (continuous_end)")
+            return AccurateState(past, None, rule.label)
         end = followed.end
         if previous is not None and end is not None and alpha > end.alpha + end.error:
             past = replace(previous.solution, alpha=alpha, status=Status.NOT_FOUND,
@@ -409,7 +439,13 @@ def follow_on_rule(tensor_path: Continuation, branch: str, params: Parameters, r
             if reached is not None:
                 return reached
         state = solve_at_fixed_alpha(alpha, guess, previous)
-        if state.success or previous is None or branch != "positional" or alpha < previous.solution.alpha:
+        if state.success or previous is None or branch != "positional":
+            return state
+        if alpha < previous.solution.alpha:
+            if (followed.lower_end is None and previous.solution.alpha not in lower_end_tried
+                    and m_falls_to(previous, within=END_LOOKAHEAD, side=-1)):
+                lower_end_tried.add(previous.solution.alpha)
+                followed.lower_end = continuous_end(previous, params, rule, side=-1)
             return state
         if followed.end is None and previous.solution.alpha not in end_tried and m_falls_to(previous):
             end_tried.add(previous.solution.alpha)
@@ -427,15 +463,16 @@ def follow_on_rule(tensor_path: Continuation, branch: str, params: Parameters, r
             followed.through_order_parameter.add(alpha)
         return reached
 
-    def m_falls_to(previous: AccurateState, within: float = math.inf) -> bool:
-        """Whether m² falls from the path's point below `previous` to it, on a line that reaches 0 within `within`
-        above it."""
-        below = [a for a in followed.path if a < previous.solution.alpha]
-        if not below:
+    def m_falls_to(previous: AccurateState, within: float = math.inf, side: int = 1) -> bool:
+        """Whether m² falls from the path's point before `previous` (below it; above it for side −1, a follow
+        downwards) to it, on a line that reaches 0 within `within` beyond it."""
+        here = previous.solution.alpha
+        before_it = [a for a in followed.path if side * (a - here) < 0]
+        if not before_it:
             return False
-        earlier = followed.path[max(below)].solution
+        earlier = followed.path[min(before_it, key=lambda a: abs(a - here))].solution
         now, before = previous.solution.m ** 2, earlier.m ** 2
-        return now < before and now * (previous.solution.alpha - earlier.alpha) / (before - now) <= within
+        return now < before and now * abs(here - earlier.alpha) / (before - now) <= within
 
     def solve_at_fixed_alpha(alpha, guess, previous: AccurateState | None) -> AccurateState:
         if previous is None:  # an anchor: the tensor path's solution there, carried onto the rule
@@ -471,6 +508,8 @@ def follow_on_rule(tensor_path: Continuation, branch: str, params: Parameters, r
     def lost(state: AccurateState, prediction):
         if followed.end is not None and state.solution.alpha > followed.end.alpha + followed.end.error:
             return followed.end.criterion
+        if followed.past_lower_end(state.solution.alpha):
+            return "continuous_end"
         if state.solution.alpha in followed.through_order_parameter:
             prediction = None
         seeded = None if prediction is None else seeded_at.get(state.solution.alpha)

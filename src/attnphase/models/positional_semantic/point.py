@@ -252,7 +252,8 @@ def _branch_at(name: str, alpha: float, params: Parameters, ladder, nodes: int, 
             # that the branch is absent (σ = 0.7, ω = 0.3: split-line 8 left the positional branch at α = 0.3 unsolved)
             loss = accurate.loss(alpha)
             failed = alpha in accurate.holes or (loss is not None and loss.status == Status.FAILED)
-            return MissingBranch(name, Status.FAILED if failed else Status.NOT_FOUND,
+            undecided = loss is not None and loss.status == Status.LIMITED  # next to the branch's lower end
+            return MissingBranch(name, Status.FAILED if failed else Status.LIMITED if undecided else Status.NOT_FOUND,
                                  f"{name}: the tensor rule carries it to α = {alpha:g}, {first.label} does not: "
                                  f"{loss.message}")
         else:

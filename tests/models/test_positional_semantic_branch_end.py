@@ -7,6 +7,7 @@ of α along the branch parameterised by |m|, found by golden-section search on t
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import replace
 
 import numpy as np
@@ -154,6 +155,19 @@ def test_the_positional_branch_at_omega_0_3_reaches_the_trivial_state_below_its_
     assert abs(end.alpha - reference) <= end.error + PITCHFORK_REFERENCE_ERROR, (end.describe(), reference)
     within = end.alpha - end.error - 0.5 * LOWER_END_WINDOW
     assert accurate.at(within) is None and accurate.loss(within).status == "limited", accurate.loss(within)
+
+
+@pytest.mark.slow
+def test_solve_far_below_the_lower_end_reports_the_positional_branch_absent_with_that_end():
+    """ω = 0.3, α = 1e-4: the tensor path's anchor was moved to α itself, whose cold start landed near the trivial
+    state and passed for the branch; its path up jumped at α = 0.11 and the branch was `failed` at every α. Followed
+    down from α = 0.3, it is `not_found` with its lower end (within 1e-4 of the other test's 0.05786) as the
+    evidence. About 40 s."""
+    result = api.solve(0.3, 1e-4, branches=("positional",))
+    (missing,) = result.missing
+    assert missing.status == "not_found" and "followed from α = 0.3" in missing.message, missing.message
+    end = float(re.search(r"reaches m = 0 continuously at α = ([0-9.]+)", missing.message).group(1))
+    assert abs(end - 0.05786) < 1e-4, missing.message
 
 
 @pytest.mark.slow

@@ -275,14 +275,15 @@ ENDS_A_BRANCH = ("not_converged", "collapsed", "jumped")
 def follow(branch: str, params: Parameters, nodes_per_dim: int, *, low: float | None = None,
            high: float | None = None) -> Continuation:
     """The positional or semantic branch as a continuation in α on the tensor rule with `nodes_per_dim`
-    nodes (frozen-basin solves), from its anchor (ANCHOR_ALPHA, moved to `low` / `high` when the wanted
+    nodes (frozen-basin solves), from its anchor (ANCHOR_ALPHA; the semantic one's moved to `high` when the wanted
     range extends beyond it, with ANCHOR_ALPHA as the fallback, and for other than the default σ, λ and A the range's
     far end, reached by `carry`; for one α there, also where the path from the anchor does not reach α): `at(α)` is
     the branch's solution or None, `loss(α)` where and why it ended."""
     coords = BranchCoordinates(check_choice("branch", branch, ("positional", "semantic")), params)
     anchor = ANCHOR_ALPHA[branch]
-    if branch == "positional" and low is not None:
-        anchor = min(anchor, low)
+    # The positional branch is followed down from its anchor, never started cold below it: below α ≈ 0.06 (ω = 0.3) it
+    # has reached the trivial state, and a cold start at α = 1e-4 landed near it and passed for the branch (its path
+    # up then jumped at α = 0.11, leaving the branch unsolved at every α).
     if branch == "semantic" and high is not None:
         anchor = max(anchor, high)
     # Where the moved anchor's cold start finds nothing (ω = 0.9, α = 6: the map leaves the domain), the branch is

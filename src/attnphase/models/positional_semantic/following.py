@@ -519,9 +519,8 @@ def follow_on_rule(tensor_path: Continuation, branch: str, params: Parameters, r
             reason = branch_loss(state.solution, prediction, coords)
         return reason if reason in ENDS_A_BRANCH else None
 
-    # Where the tensor path's anchor was moved to the requested α (below 0.3 for the positional branch, above 3 for
-    # the semantic one) and the carry onto the rule fails there (ω = 0.3, α = 0.01: it collapses onto the trivial
-    # set), the branch is followed on the rule from its usual anchor, where it is known to exist.
+    # Where the tensor path's anchor was moved to the requested α (above 3 for the semantic branch) and the carry onto
+    # the rule fails there, the branch is followed on the rule from its usual anchor, where it is known to exist.
     followed = FollowedOnRule(solve, lost, lambda state: coords.from_state(state.solution.state), tensor_path.anchor,
                               max_step=FOLLOW_MAX_STEP, min_step=FOLLOW_MIN_STEP, contains=coords.contains, name="α",
                               fallback_anchors=[ANCHOR_ALPHA[branch]])

@@ -33,8 +33,8 @@ from attnphase.numeric.threshold import illinois
 from attnphase.numeric.transforms import Positive
 from attnphase.results import Status
 
-__all__ = ["RETRY_MAX_STEP", "LOWER_END_WINDOW", "END_ORDER_FRACTIONS", "FOLD_ORDER_FRACTIONS", "OrderParameterPoint", "at_order_parameter",
-           "BranchEnd", "continuous_end", "fold_end", "order_parameter_solver", "located_end", "extrapolated_end",
+__all__ = ["RETRY_MAX_STEP", "LOWER_END_WINDOW", "END_ORDER_FRACTIONS", "FOLD_ORDER_FRACTIONS", "OrderParameterPoint",
+           "at_order_parameter", "BranchEnd", "continuous_end", "fold_end", "order_parameter_solver", "located_end", "extrapolated_end",
            "at_alpha_through_order_parameter", "FollowedOnRule", "follow_on_rule"]
 
 # `follow_on_rule` retries a failed step from the path's own extrapolation only on steps up to this long: the branch's
@@ -363,13 +363,17 @@ class FollowedOnRule(Continuation):
 
     def loss(self, control: float):
         loss = super().loss(control)
-        if loss is not None and self.lower_end is not None and control < self.anchor:
-            message = f"{loss.message}; {self.lower_end.describe()}"
+        lower = self.lower_end
+        if loss is not None and lower is not None and control < self.anchor and loss.status != Status.FAILED:
+            message = f"{loss.message}; {lower.describe()}"
             if self.past_lower_end(control):
                 return replace(loss, message=message)
-            return replace(loss, status=Status.LIMITED,
-                           message=f"{message}: undecided at α = {control:g}, within {LOWER_END_WINDOW:g} of that "
-                                   "end, by which the finer rules move it")
+            if control <= lower.alpha + lower.error + LOWER_END_WINDOW:
+                return replace(loss, status=Status.LIMITED,
+                               message=f"{message}: undecided at α = {control:g}, within {LOWER_END_WINDOW:g} of that "
+                                       "end, by which the finer rules move it")
+            return replace(loss, status=Status.FAILED,
+                           message=f"{message}: the branch exists at α = {control:g}, where it was not solved")
         if loss is None or self.end is None or control < self.anchor:
             return loss
         message = f"{loss.message}; {self.end.describe()}"
@@ -410,7 +414,8 @@ def follow_on_rule(tensor_path: Continuation, branch: str, params: Parameters, r
     Below the anchor the branch can end continuously too, α falling as |m| falls (ω = 0.3: near α = 0.058). Where a
     step down fails while m² falls towards 0 within END_LOOKAHEAD, that end is located the same way (`lower_end`);
     steps more than LOWER_END_WINDOW (and its error) below it fail without a solve (criterion "continuous_end"), and
-    `loss` names it: the branch absent below that, undecided (status limited) within it.
+    `loss` names it: the branch absent below that, undecided (status limited) within it, and failed where it was lost
+    above that (it exists there).
     """
     coords = BranchCoordinates(branch, params)
     seeded_at: dict[float, np.ndarray] = {}  # α -> the tensor-seeded start of the solve there

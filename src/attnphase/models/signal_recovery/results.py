@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -143,7 +143,8 @@ class TangentNoise(Result):
     exact projected sampler (the law of dense tokens) and its standard error. N sets the retraction
     loss ½η²N of a projected SGA step; between the alignments it is interpolated linearly (`at`). `along`:
     E⟨G_⊥, ξ⟩² per sequence at the same alignments (the part of N that moves ρ: its variance sets how far SGA's
-    noise carries ρ, `escape`), None where not measured."""
+    noise carries ρ, `escape`), None where not measured; `along_mean`: the mean of ⟨G_⊥, ξ⟩ over the same sequences
+    (the drift (1 − ρ²)J′, for `of_batch_mean`). `batch`: the sequences whose mean gradient N is of (1: one)."""
 
     rho: np.ndarray
     noise: np.ndarray
@@ -153,6 +154,22 @@ class TangentNoise(Result):
     status: Status
     message: str
     along: np.ndarray | None = None
+    along_mean: np.ndarray | None = None
+    batch: int = 1
+
+    def of_batch_mean(self, batch: int) -> TangentNoise:
+        """N for the mean of `batch` independent sequences' tangent gradients, what one step of batch SGA moves q by:
+        E‖mean G_⊥‖² = ‖E G_⊥‖² + (N − ‖E G_⊥‖²)/batch. The population gradient is J′ξ, so ‖E G_⊥‖² = (1 − ρ²)J′² =
+        m²/(1 − ρ²) with m = E⟨G_⊥, ξ⟩, estimated from the pilot's mean without its bias (E m̂² = m² + (along −
+        m²)/pilot). `along` stays per sequence: the escape check divides it by the batch itself."""
+        if batch == 1:
+            return self
+        n, rho = self.pilot, self.rho
+        with np.errstate(all="ignore"):
+            squared_mean = np.clip((n * np.square(self.along_mean) - self.along) / (n - 1), 0.0, None)
+            mean_part = np.where(np.abs(rho) < 1, squared_mean / (1 - np.square(rho)), 0.0)
+        return replace(self, noise=mean_part + (self.noise - mean_part) / batch, noise_error=self.noise_error / batch,
+                       batch=batch, message=f"{self.message}; for the mean of {batch} sequences' gradients")
 
     def at(self, rho, shift: float = 0.0) -> np.ndarray:
         """N at `rho` (linear interpolation), optionally shifted by `shift` standard errors."""

@@ -35,7 +35,7 @@ NOISE_GRID = np.linspace(-1.0, 1.0, 5)
 def tangent_noise(params: Parameters, rhos=NOISE_GRID, *, pilot: int = 128, seed: int = 0) -> TangentNoise:
     """N(ρ) = E‖(I − qqᵀ)∇‖f‖²‖² per sequence at each alignment in `rhos`, with its standard error:
     the mean over `pilot` sequences of the exact projected sampler (whose law is that of dense tokens); and from the
-    same sequences E⟨G_⊥, ξ⟩² (`along`, the noise that moves ρ)."""
+    same sequences E⟨G_⊥, ξ⟩² (`along`, the noise that moves ρ) and the mean of ⟨G_⊥, ξ⟩ (`along_mean`)."""
     from attnphase.models.signal_recovery.network import PlantedTokens, ProjectedSampler
     from attnphase.validate.device import single_cpu_thread
     from attnphase.validate.seeds import generator
@@ -49,7 +49,7 @@ def tangent_noise(params: Parameters, rhos=NOISE_GRID, *, pilot: int = 128, seed
     sampler = ProjectedSampler(PlantedTokens(params), gen)
     # Sequences per batch: about 2**22 numbers of the (batch × (L + d)) arrays at a time.
     chunk = max(1, min(pilot, 2**22 // (params.L + params.d)))
-    noise, error, along = [], [], []
+    noise, error, along, along_mean = [], [], [], []
     with single_cpu_thread("cpu"):  # small tensors: one thread is fastest, and fair to other processes
         for rho in rhos:
             squared, along_xi = [], []
@@ -58,17 +58,19 @@ def tangent_noise(params: Parameters, rhos=NOISE_GRID, *, pilot: int = 128, seed
                 _, grad, _ = sampler(q)
                 grad_tangent = grad - (grad * q).sum(dim=1, keepdim=True) * q
                 squared.append((grad_tangent**2).sum(dim=1).numpy())
-                along_xi.append((grad_tangent[:, 0] ** 2).numpy())  # ξ = e₁
+                along_xi.append(grad_tangent[:, 0].numpy())  # ξ = e₁
             squared = np.concatenate(squared)
             with np.errstate(all="ignore"):  # overflow: reported by the status below
                 noise.append(float(squared.mean()))
                 error.append(float(squared.std(ddof=1) / np.sqrt(pilot)))
-                along.append(float(np.concatenate(along_xi).mean()))
+                along.append(float(np.square(np.concatenate(along_xi)).mean()))
+                along_mean.append(float(np.concatenate(along_xi).mean()))
     noise, error = np.asarray(noise), np.asarray(error)
     finite = bool(np.all(np.isfinite(noise)) and np.all(np.isfinite(error)))
     return TangentNoise(rhos, noise, error, pilot, seed, Status.CONVERGED if finite else Status.FAILED,
                         f"mean and standard error over {pilot} sequences of the projected sampler (seed {seed})"
-                        if finite else "non-finite tangent noise (overflow in the pooling gradient)", np.asarray(along))
+                        if finite else "non-finite tangent noise (overflow in the pooling gradient)", np.asarray(along),
+                        np.asarray(along_mean))
 
 
 def _step_size(eta0, k0, gamma, k):
@@ -189,7 +191,8 @@ def choose_schedule(params: Parameters, *, deficit: float = 0.002, max_steps: in
       where that expansion holds, η₁²N ≤ `max_first_step_noise`.
     * `steps` given: the schedule for exactly that many steps (what `simulate` runs by default). The
       last step is then free as well: among last steps η_K = 2^{−j} times the noise-floor rule's
-      (j = −3 … 8) or 2^{−j/2} times the first-step limit (j = 1 … 8) and 12 offsets each, the pair that carries ρ
+      (j = −3 … 8) or 2^{−j/2} times the first-step limit (j = 1 … 8, and 1 − 1e-3 of it) and 12 offsets each, the
+      pair that carries ρ
       furthest along the flow (the drift's sign at ρ₀), reported as its predicted final |ρ| — a long run
       ends below the `deficit` floor, a short one trades floor for speed.
     `t_target` is the time the plain ODE needs for the target (a lower bound on t_final). Status limited
@@ -255,10 +258,10 @@ def choose_schedule(params: Parameters, *, deficit: float = 0.002, max_steps: in
     # exists; the expansion's limit then bounds the last step instead (half of it: a first step above the last).
     last_step = min(floor_step, 0.5 * first_step_limit)
     if steps is not None:
-        # up to the first-step limit itself: there a short budget's best schedule is nearly a constant step (d = 64,
-        # L = 512, 50 steps: a constant half the limit carries ρ from −1/8 to 0.29, the last steps of at most 8 times
-        # the noise-floor rule's to 0.03)
-        near_limit = first_step_limit * 2.0 ** -np.arange(0.5, 4.5, 0.5)
+        # up to the first-step limit itself (1 − 1e-3 of it: a nearly constant step there): a short budget's best
+        # schedule is nearly constant at the limit (d = 64, L = 512, 20 steps: 0.202 from −1/8, where decaying from
+        # the limit to limit/√2 reached 0.148 and the last steps of at most 8 times the noise-floor rule's 0.03)
+        near_limit = first_step_limit * np.append(1 - 1e-3, 2.0 ** -np.arange(0.5, 4.5, 0.5))
         eta_final, k0, predicted = best(steps, np.union1d(last_step * 2.0 ** -np.arange(-3, 9), near_limit))
     else:
         eta_final = last_step

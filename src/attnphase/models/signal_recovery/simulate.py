@@ -143,10 +143,12 @@ def run_sga(params: Parameters, settings: SimulationSettings, device: str = "aut
         pilot = max(min(MAX_PILOT, max(128, settings.trials * settings.batch * settings.steps // 40)),
                     min(CHEAP_PILOT, PILOT_NUMBERS // (params.L + params.d)))
         noise = tangent_noise(params, pilot=pilot)
+    # a step moves q by the mean of --batch sequences' gradients: its noise is what the plan and the prediction take
+    step_noise = None if noise is None else noise.of_batch_mean(settings.batch)
     plan = None
     eta0, k0, gamma = settings.manual_schedule
     if settings.schedule_kind == "auto":
-        plan = choose_schedule(params, steps=settings.steps, noise=noise)
+        plan = choose_schedule(params, steps=settings.steps, noise=step_noise)
         if plan.status != Status.FAILED:
             eta0, k0, gamma = plan.eta0, plan.k0, plan.gamma
     elif planned is not None:
@@ -181,7 +183,7 @@ def run_sga(params: Parameters, settings: SimulationSettings, device: str = "aut
                                             f", outside its O(1/L) expansion at some alignments ({accuracy.message})")
         if not no_drift:
             with np.errstate(all="ignore"):
-                prediction = predicted_alignment(params, noise, run.rho[0], eta0, k0, gamma, int(run.steps[-1]),
+                prediction = predicted_alignment(params, step_noise, run.rho[0], eta0, k0, gamma, int(run.steps[-1]),
                                                  reduction=reduction)
             if prediction is not None and all(math.isfinite(x) for x in prediction):
                 predicted, predicted_error = prediction
@@ -195,7 +197,7 @@ def run_sga(params: Parameters, settings: SimulationSettings, device: str = "aut
         message += f"; schedule planned: {plan.message}"
     short_of_target = False
     if plan is None and settings.schedule_kind == "manual" and predicted is not None:  # the planner's criterion
-        note, short_of_target = _manual_schedule_reach(params, noise, eta0, k0, gamma, steps_run)
+        note, short_of_target = _manual_schedule_reach(params, step_noise, eta0, k0, gamma, steps_run)
         message += note
     if predict and no_drift:
         message += f"; no prediction: {no_drift}"

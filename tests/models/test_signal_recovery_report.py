@@ -74,8 +74,9 @@ def test_a_sweep_point_says_why_it_is_limited():
 
 
 def test_the_sweep_table_shows_each_points_status_and_the_reason_of_a_limited_one(tmp_path):
-    """The "Every point" table has a status column; each point not converged has a note with its own message; the
-    caption counts the points the left panel cannot draw (no prediction, n/a)."""
+    """The "Every point" table has a status column; each point not converged, or without a verdict on its prediction
+    (z n/a: a converged one had no note, audit r9 F-A), has a note with its own message; the caption counts the
+    points the left panel cannot draw (no prediction, n/a)."""
     import re
 
     from attnphase.report import Report
@@ -103,10 +104,10 @@ def test_the_sweep_table_shows_each_points_status_and_the_reason_of_a_limited_on
         assert (z == "n/a") if r["prediction_z"] != r["prediction_z"] else float(z) == pytest.approx(r["prediction_z"],
                                                                                                       rel=1e-2)
     assert statuses == [r["status"] for r in rows] and "limited" in statuses
-    limited = [r for r in rows if r["status"] != "converged"]
-    for number, r in enumerate(limited, 1):
+    noted = [r for r in rows if r["status"] != "converged" or r["prediction_z"] != r["prediction_z"]]
+    for number, r in enumerate(noted, 1):
         assert f"\n{number}. {r['message']}" in text
-    assert [row[-1] for row in body] == [str(limited.index(r) + 1) if r in limited else "" for r in rows]
+    assert [row[-1] for row in body] == [str(noted.index(r) + 1) if r in noted else "" for r in rows]
     unpredicted = sum(1 for r in rows if r["predicted_alignment"] != r["predicted_alignment"])
     assert unpredicted == 1
     assert re.search(rf"{unpredicted} of {len(rows)} points have no retraction-corrected prediction", text)
@@ -154,3 +155,8 @@ def test_the_recovery_summary_counts_points_where_a_trial_ended_below_zero_and_s
     (row,) = report._recovery_summary([point(5 / 8), point(1.0), point(0.0)])
     assert not any("−ξ" in heading for heading in row)
     assert row["some trial ended at ρ < 0"] == 2 and row["points"] == 3
+    # a point without a z is counted apart, not as one whose prediction agrees (audit r9 F-A)
+    judged = [{**point(1.0), "prediction_z": z, "prediction_agrees": agrees}
+              for z, agrees in ((0.5, 1.0), (4.0, 0.0), (math.nan, None))]
+    (row,) = report._recovery_summary(judged + [point(1.0)])
+    assert (row["prediction disagrees (|z| > 3)"], row["no verdict (z n/a)"]) == (1, 2)

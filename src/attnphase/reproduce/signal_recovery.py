@@ -332,7 +332,8 @@ def _sweep_section(report: Report, sweep: list[dict]) -> None:
     report.paragraph("Where recovery holds, per scaling and sign model (numbers of points; \"some trial ended at "
                      "ρ < 0\" counts the points where a trial ended on the negative side of ρ = 0, near −ξ or not: a "
                      "point records the share of trials at ρ > 0, not how far the others got; \"prediction "
-                     "disagrees\" counts the points whose z, in the table after it, exceeds 3 in size):")
+                     "disagrees\" counts the points whose z, in the table after it, exceeds 3 in size, \"no verdict\" "
+                     "those without a z):")
     report.table(_recovery_summary(sweep), "recovery.csv")
     # a point kept by an earlier version has no z (NaN, as a point without a prediction)
     constant = {k: sweep[0].get(k, math.nan) for k in SWEEP_COLUMNS
@@ -341,20 +342,28 @@ def _sweep_section(report: Report, sweep: list[dict]) -> None:
             if constant else "")
     report.paragraph(f"Every point{same}, with z, the SGA mean minus the corrected ODE in standard errors of both "
                        "(the prediction agrees where |z| ≤ 3), its status (`simulate`'s: limited where the planned "
-                       "schedule falls short of its target or no prediction was made) and, where not converged, a note "
-                       "giving the point's own message (how it ran, its prediction or why there is none, and its "
-                       "plan):")
+                       "schedule falls short of its target or no prediction was made) and, where not converged or "
+                       "without a verdict on its prediction (z n/a), a note giving the point's own message (how it "
+                       "ran, its prediction or why there is none, or why it has no verdict, and its plan):")
     notes = []
     table = []
     for r in sweep:
         row = {heading: r.get(k, math.nan) for k, heading in SWEEP_COLUMNS.items() if k not in constant}
-        if r["status"] != "converged":
+        noted = r["status"] != "converged" or _without_verdict(r)
+        if noted:
             notes.append(r.get("message") or "(no message recorded)")
-        row["note"] = str(len(notes)) if r["status"] != "converged" else ""
+        row["note"] = str(len(notes)) if noted else ""
         table.append(row)
     report.table(table)
     if notes:
         report.paragraph("Notes:\n" + "\n".join(f"{i}. {note}" for i, note in enumerate(notes, 1)))
+
+
+def _without_verdict(point: dict) -> bool:
+    """Whether a sweep point has no verdict on its prediction (no z: none made, no error on it, or kept by an earlier
+    version)."""
+    z = point.get("prediction_z")
+    return z is None or not math.isfinite(z)
 
 
 def _recovery_summary(sweep: list[dict]) -> list[dict]:
@@ -377,6 +386,8 @@ def _recovery_summary(sweep: list[dict]) -> list[dict]:
             "some trial ended at ρ < 0": sum(1 for r in rows if r["positive_fraction"] < 1),
             # simulate's verdict: the corrected ODE more than 3 standard errors (both combined) from the run
             "prediction disagrees (|z| > 3)": sum(1 for r in rows if r.get("prediction_agrees") == 0.0),
+            # a point without a z is not an agreement: counted apart
+            "no verdict (z n/a)": sum(1 for r in rows if _without_verdict(r)),
             "noise mass SGA (min–max)": f"{min(mass):.3g}–{max(mass):.3g}",
             "ODE ∞ mass (min–max)": f"{min(limit_mass):.3g}–{max(limit_mass):.3g}"})
     return table

@@ -267,3 +267,30 @@ def test_an_interrupted_sweep_says_what_it_kept(tmp_path, monkeypatch):
     assert result.exit_code == 130
     assert result.stderr == (f"interrupted: no point finished in this run (the store is {store}); the same command "
                              "computes them\n")
+
+
+def test_the_tally_counts_the_pieces_read_back_and_those_of_other_code_left_unused(tmp_path, monkeypatch):
+    """What `reproduce` says per model of a resumed run: the kept pieces read back, and those kept by another code
+    version and so computed again (every change of the code drops them all, which the run said nowhere)."""
+    import numpy as np
+
+    import attnphase.resume as resume
+    from attnphase.cli.reproduce import _reuse_text
+
+    checkpoint = Checkpoint(tmp_path / "pieces.json")
+    checkpoint.put("a", {"x": 1.0})
+    checkpoint.put("b", {"x": 2.0})
+    resume.computed_once(tmp_path / "run.json", lambda: {"trace": np.arange(3.0)})
+    resume.take_tally()
+    again = Checkpoint(tmp_path / "pieces.json")
+    assert again.get("a") == {"x": 1.0} and again.get("missing") is None
+    resume.computed_once(tmp_path / "run.json", lambda: {"trace": np.zeros(3)})
+    counts = resume.take_tally()
+    assert counts == {"read_back": 2, "other_version": 0}
+    assert _reuse_text(counts) == "read back 2 pieces kept by an earlier run"
+    monkeypatch.setattr(resume, "code_version", lambda: "0.1.0+src.otherversion")
+    assert Checkpoint(tmp_path / "pieces.json").get("a") is None
+    resume.computed_once(tmp_path / "run.json", lambda: {"trace": np.zeros(3)})
+    counts = resume.take_tally()
+    assert counts == {"read_back": 0, "other_version": 3} and resume.take_tally() == counts | {"other_version": 0}
+    assert _reuse_text(counts) == "read back 0 pieces kept by an earlier run; 3 kept by other code not used (computed again)"

@@ -30,9 +30,20 @@ from attnphase.jsonio import decode_exact, encode_exact, to_jsonable
 from attnphase.version import code_version
 
 __all__ = ["CACHE_ENV", "cache_root", "Checkpoint", "write_json_atomically", "kept_directory", "computed_once",
-           "read_kept", "keep", "COMPUTED_ONCE_FORMAT"]
+           "read_kept", "keep", "COMPUTED_ONCE_FORMAT", "take_tally"]
 
 CACHE_ENV = "ATTNPHASE_CACHE_DIR"
+
+# Pieces read back, and pieces kept by another code version and so not used, since the last `take_tally`: what a
+# resumed run says it reused (`attnphase reproduce` per model), since a change of the code drops every kept piece.
+_tally = {"read_back": 0, "other_version": 0}
+
+
+def take_tally() -> dict[str, int]:
+    """The pieces read back and the pieces of another code version left unused since the last call; resets both."""
+    counts = dict(_tally)
+    _tally.update(read_back=0, other_version=0)
+    return counts
 
 
 def cache_root() -> Path:
@@ -68,6 +79,8 @@ class Checkpoint:
                 return
             if stored.get("version") == self.version:
                 self.entries = stored.get("entries", {})
+            else:
+                _tally["other_version"] += len(stored.get("entries", {}))
 
     def _set_aside(self, exc: Exception) -> None:
         aside = self.path.with_name(self.path.name + ".unreadable")
@@ -86,7 +99,10 @@ class Checkpoint:
 
     def get(self, key: str) -> dict | None:
         stored = self.entries.get(key)
-        return None if stored is None else _nulls_as_nan(stored)
+        if stored is None:
+            return None
+        _tally["read_back"] += 1
+        return _nulls_as_nan(stored)
 
     def put(self, key: str, value: Mapping[str, object]) -> None:
         self.entries[key] = to_jsonable(dict(value))
@@ -196,6 +212,7 @@ def _read_computed(json_path: Path, npz_path: Path, missing):
     try:
         record = json.loads(json_path.read_text())
         if record.get("format") != COMPUTED_ONCE_FORMAT or record.get("version") != code_version():
+            _tally["other_version"] += 1
             return missing
         arrays = {}
         if record["arrays"] is not None:
@@ -204,6 +221,8 @@ def _read_computed(json_path: Path, npz_path: Path, missing):
                 return missing
             with np.load(io.BytesIO(raw), allow_pickle=False) as data:
                 arrays = {name: data[name] for name in data.files}
-        return decode_exact(record["value"], arrays)
+        value = decode_exact(record["value"], arrays)
+        _tally["read_back"] += 1
+        return value
     except (OSError, ValueError, KeyError, TypeError, AttributeError, ImportError):
         return missing  # unreadable, or written by code whose classes have changed: compute again

@@ -60,6 +60,7 @@ REPRODUCE_HELP = _help("""Write a report directory per model: report.md, PNG fig
 def reproduce(model: str, quick: bool, out_dir: Path, device: str, as_json: bool) -> None:
     """Write a report directory per model (the help text is `REPRODUCE_HELP`, which names the registered models)."""
     from attnphase import progress
+    from attnphase.resume import take_tally
     from attnphase.models.registry import get
 
     names = reproducible_models() if model == "all" else [model]
@@ -85,10 +86,12 @@ def reproduce(model: str, quick: bool, out_dir: Path, device: str, as_json: bool
     headlines: dict[str, dict] = {}
     timings: dict[str, float] = {}
     reports: dict[str, str] = {}
+    reused: dict[str, dict[str, int]] = {}  # per model: kept pieces read back, and those of other code not used
     with progress.task("reproduce", total=len(names)) as bar:
         for name in names:
             bar.advance(f"{name} ({'quick' if quick else 'full'})", amount=0)
             start = time.perf_counter()
+            take_tally()
             try:
                 headlines[name] = run_model(name, out_dir, quick=quick, device=device)
             except OSError as exc:  # e.g. the disk filled up, or a file below --out turned unwritable mid-run
@@ -101,14 +104,25 @@ def reproduce(model: str, quick: bool, out_dir: Path, device: str, as_json: bool
                 sys.exit(1)
             timings[name] = time.perf_counter() - start
             reports[name] = str(out_dir / get(name).derivation_stem / "report.md")
+            reused[name] = take_tally()
             if not as_json and not progress.is_shown():  # a log line per model when no bar is drawn
                 click.echo(f"[reproduce] {name} done in {timings[name]:.1f} s", err=True)
+            if not as_json and any(reused[name].values()):
+                click.echo(f"[reproduce] {name}: {_reuse_text(reused[name])}", err=True)
             bar.advance()
     if as_json:
         emit("reproduce", model, {"quick": quick, "out": str(out_dir), "device": device},
-             {"headlines": headlines, "seconds": timings, "reports": reports}, as_json)
+             {"headlines": headlines, "seconds": timings, "reports": reports, "read_back": reused}, as_json)
         return
     print_summary(headlines, timings, reports)
+
+
+def _reuse_text(counts: dict[str, int]) -> str:
+    """What a model's run reused of an earlier run's kept pieces, in words."""
+    said = [f"read back {counts['read_back']} piece{'s' if counts['read_back'] != 1 else ''} kept by an earlier run"]
+    if counts["other_version"]:
+        said.append(f"{counts['other_version']} kept by other code not used (computed again)")
+    return "; ".join(said)
 
 
 def _why_report_directory_not_writable(report_dir: Path) -> str | None:

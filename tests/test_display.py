@@ -93,13 +93,14 @@ def test_reproduce_ends_with_one_summary_row_per_model(capsys):
 
     headlines = {"copy-heads": {"softmax_P_star_exponent": 1.0213, "ratio": 2.5, "third": 3.0, "fourth": 4.0,
                                 "lines": ["not a number"]},
-                 "signal-recovery": {"checks": {"nested": 1.0}}}
+                 "signal-recovery": {"checks": {"nested": 1.0}, "seconds": 43.19}}
     print_summary(headlines, {"copy-heads": 96.04, "signal-recovery": 43.2},
                   {"copy-heads": "reports/copy_heads/report.md", "signal-recovery": "reports/signal_recovery/report.md"})
     text = capsys.readouterr().out
     assert "softmax_P_star_exponent = 1.0213" in text and "96.0" in text and "reports/copy_heads/report.md" in text
     assert "fourth" not in text and f"+{4 - HEADLINE_NUMBERS} more in the report" in text
-    assert "(see the report)" in text  # a model without scalar headline numbers
+    assert "(see the report)" in text  # a model without scalar headline numbers: its run time is not one
+    assert "seconds =" not in text and "43.2" in text
 
 
 def test_a_cell_wider_than_the_table_is_wrapped_at_spaces_not_cut():

@@ -168,7 +168,9 @@ def print_summary(headlines: dict[str, dict], timings: dict[str, float], reports
     for column in ("model", "headline numbers", "seconds", "report"):
         table.add_column(column, overflow="fold")
     for name, headline in headlines.items():
-        scalars = [(k, v) for k, v in to_jsonable(headline).items() if v is None or isinstance(v, (int, float))]
+        # the run time has its own column
+        scalars = [(k, v) for k, v in to_jsonable(headline).items()
+                   if k != "seconds" and (v is None or isinstance(v, (int, float)))]
         shown = "\n".join(f"{k} = {format_value(v)}" for k, v in scalars[:HEADLINE_NUMBERS])
         if len(scalars) > HEADLINE_NUMBERS:
             shown += f"\n(+{len(scalars) - HEADLINE_NUMBERS} more in the report)"

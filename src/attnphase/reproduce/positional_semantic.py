@@ -290,8 +290,9 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
         *[f"| {r['omega']:.4f} | {fmt(r['alpha_c'])} | {_threshold_error(r['alpha_c'], r['alpha_c_error'])} | {r['alpha_c_status']} | "
           f"{fmt(r['alpha_l'])} | {_threshold_error(r['alpha_l'], r['alpha_l_error'])} | {r['alpha_l_status']} |" for r in curve_rows],
         "",
-        "\"no bound\": the rules' values still drift in one direction without slowing, so their spread bounds nothing.",
-        "",
+        *(["\"no bound\": the rules' values still drift in one direction without slowing, so their spread bounds "
+           "nothing.", ""] if any(_threshold_error(r[name], r[f"{name}_error"]) == "no bound"
+                                 for r in curve_rows for name in ("alpha_c", "alpha_l")) else []),
         "![phase diagram](phase_diagram.png)",
     ]
     if validation:

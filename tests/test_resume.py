@@ -271,21 +271,26 @@ def test_an_interrupted_sweep_says_what_it_kept(tmp_path, monkeypatch):
 
 def test_the_tally_counts_the_pieces_read_back_and_those_of_other_code_left_unused(tmp_path, monkeypatch):
     """What `reproduce` says per model of a resumed run: the kept pieces read back, and those kept by another code
-    version and so computed again (every change of the code drops them all, which the run said nowhere)."""
+    version and so computed again (every change of the code drops them all, which the run said nowhere). A piece
+    this process kept and reads again is not counted (a fresh `make demo` said it read back its 16 sweep points);
+    `_kept_here` is cleared below as a new process would start."""
     import numpy as np
 
     import attnphase.resume as resume
     from attnphase.cli.reproduce import _reuse_text
 
+    resume.take_tally()  # what the tests before this one read back
     checkpoint = Checkpoint(tmp_path / "pieces.json")
     checkpoint.put("a", {"x": 1.0})
     checkpoint.put("b", {"x": 2.0})
     resume.computed_once(tmp_path / "run.json", lambda: {"trace": np.arange(3.0)})
-    resume.take_tally()
+    assert checkpoint.get("a") == {"x": 1.0} and resume.read_kept(tmp_path / "run.json") is not None
+    assert resume.take_tally() == {"read_back": 0, "other_version": 0}  # kept by this process: nothing reused
+    monkeypatch.setattr(resume, "_kept_here", set())  # a later process
     again = Checkpoint(tmp_path / "pieces.json")
-    assert again.get("a") == {"x": 1.0} and again.get("missing") is None
+    assert again.get("a") == {"x": 1.0} and again.get("a") == {"x": 1.0} and again.get("missing") is None
     resume.computed_once(tmp_path / "run.json", lambda: {"trace": np.zeros(3)})
-    counts = resume.take_tally()
+    counts = resume.take_tally()  # each piece once
     assert counts == {"read_back": 2, "other_version": 0}
     assert _reuse_text(counts) == "read back 2 pieces kept by an earlier run"
     monkeypatch.setattr(resume, "code_version", lambda: "0.1.0+src.otherversion")

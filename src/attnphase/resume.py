@@ -36,7 +36,10 @@ CACHE_ENV = "ATTNPHASE_CACHE_DIR"
 
 # Pieces read back, and pieces kept by another code version and so not used, since the last `take_tally`: what a
 # resumed run says it reused (`attnphase reproduce` per model), since a change of the code drops every kept piece.
+# Only what an earlier process kept counts: a piece this process kept and reads again (a sweep's points, put then
+# read to build its table) is not reused work.
 _tally = {"read_back": 0, "other_version": 0}
+_kept_here: set[Path] = set()  # the `keep` paths (JSON files) written by this process
 
 
 def take_tally() -> dict[str, int]:
@@ -69,6 +72,7 @@ class Checkpoint:
         self.path = Path(path)
         self.version = code_version()
         self.entries = {}
+        self._from_disk: set[str] = set()  # keys an earlier process kept, not yet read back (`take_tally`)
         if self.path.exists():
             try:
                 stored = json.loads(self.path.read_text())
@@ -79,6 +83,7 @@ class Checkpoint:
                 return
             if stored.get("version") == self.version:
                 self.entries = stored.get("entries", {})
+                self._from_disk = set(self.entries)
             else:
                 _tally["other_version"] += len(stored.get("entries", {}))
 
@@ -101,7 +106,9 @@ class Checkpoint:
         stored = self.entries.get(key)
         if stored is None:
             return None
-        _tally["read_back"] += 1
+        if key in self._from_disk:
+            self._from_disk.discard(key)
+            _tally["read_back"] += 1
         return _nulls_as_nan(stored)
 
     def put(self, key: str, value: Mapping[str, object]) -> None:
@@ -200,6 +207,7 @@ def keep(path: Path, result) -> None:
     partial = json_path.with_name(f"{json_path.name}.{os.getpid()}.partial")
     partial.write_text(json.dumps(record, allow_nan=False))
     partial.replace(json_path)
+    _kept_here.add(json_path.resolve())
 
 
 _MISSING = object()
@@ -222,7 +230,8 @@ def _read_computed(json_path: Path, npz_path: Path, missing):
             with np.load(io.BytesIO(raw), allow_pickle=False) as data:
                 arrays = {name: data[name] for name in data.files}
         value = decode_exact(record["value"], arrays)
-        _tally["read_back"] += 1
+        if json_path.resolve() not in _kept_here:
+            _tally["read_back"] += 1
         return value
     except (OSError, ValueError, KeyError, TypeError, AttributeError, ImportError):
         return missing  # unreadable, or written by code whose classes have changed: compute again

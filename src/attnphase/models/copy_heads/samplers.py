@@ -77,7 +77,8 @@ def run_langevin(cfg: net.CopyTaskConfig, train: net.Statistics, test: net.Stati
     temperature; samples after burn-in, every `thin` steps; status poor_mixing when a chain accepts ≤ 20%.
 
     record_matrices=False keeps only the copy strength of every sample (`c_trace`) and the mean attention
-    matrix (`G_mean`), not every sampled G (K·S·L² numbers, gigabytes for long chains at L ≥ 128).
+    matrix (`G_mean`), not every sampled G (K·S·L² numbers, gigabytes for long chains at L ≥ 128), nor the test
+    loss's moments (`loss_moments`).
     rng: "device" or "cpu", where the random numbers are drawn (`attnphase.validate.seeds`).
     read_out_start: "small" (W a prior draw scaled by 0.1) or "conditional" (W at its posterior mean given the start's
     attention matrix, βBᵀ(τ⁻¹I + βM)⁻¹; the same random numbers are drawn either way). With a small read-out the data
@@ -102,11 +103,11 @@ def run_langevin(cfg: net.CopyTaskConfig, train: net.Statistics, test: net.Stati
         def record(params):
             nonlocal G_sum
             G = net.attention_matrix(params, cfg)
-            if record_matrices:
+            if record_matrices:  # not for the long large-L runs that keep c alone (K·L²V² numbers, twice)
                 Gs.append(G.cpu().numpy())
+                for i, moment in enumerate(net.loss_moments(G, params["W"], test.row_mask[0])):
+                    moment_sums[i] = moment_sums[i] + moment
             G_sum += G
-            for i, moment in enumerate(net.loss_moments(G, params["W"], test.row_mask[0])):
-                moment_sums[i] = moment_sums[i] + moment
             cs.append(net.copy_strength(G, cfg.boundary).cpu().numpy())
             error = net.squared_error(G, params["W"], train)
             tr.append((error / train.n_targets).cpu().numpy())
@@ -121,7 +122,8 @@ def run_langevin(cfg: net.CopyTaskConfig, train: net.Statistics, test: net.Stati
     return ChainSamples(G_all, np.stack(tr, 1), np.stack(te, 1), acceptance, list(starts), steps, _mixing(acceptance),
                         f"MALA, {steps} steps, burn-in {burn_in}, acceptance {np.round(acceptance, 2).tolist()}",
                         c_trace=np.stack(cs, 1), G_mean=(G_sum / len(cs)).cpu().numpy(), data_term=np.stack(dt, 1),
-                        loss_moments=tuple((total / len(cs)).cpu().numpy() for total in moment_sums))
+                        loss_moments=tuple((total / len(cs)).cpu().numpy() for total in moment_sums)
+                        if record_matrices else ())
 
 
 @dataclass(frozen=True)

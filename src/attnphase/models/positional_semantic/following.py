@@ -70,11 +70,12 @@ ORDER_NOISE_TOL = 1e-8
 # of the end is off by 0.02 and bars the solves through |m| for α within that of it.
 END_LOOKAHEAD = 2 * RETRY_MAX_STEP
 # Below the anchor the positional branch can reach m = 0 continuously too, α falling as |m| falls (at ω = 0.3 near
-# α = 0.058, where the trivial state's multiplier in m crosses 1). There the end moves little with the rule: the
-# trivial state's multiplier at α = 0.06 is 1.01907 on split-line 8 and 1.01866, 1.02026, 1.02197 on count-split 12,
-# 14, 16, with a slope of about 9 per unit α, so the end lies within 3.3e-4 of split-line 8's. Within four times that
-# (and the end's own error) of split-line 8's lower end the branch is undecided (status limited); below it, absent.
-LOWER_END_WINDOW = 1.3e-3
+# α = 0.058, where the trivial state's multiplier in m crosses 1). The end moves with the rule, by the crossing of
+# that multiplier: from split-line 8 to count-split 16 by −3.3e-4 at ω = 0.3 (1.01907 against 1.02197 at α = 0.06,
+# slope about 9 per unit α), +3.3e-4 at ω = 0.45 (end near 0.043) and −1.7e-3 at ω = 0.15 (1.00645 against 1.0175
+# at α = 0.08, slope 6.6; end near 0.079). Within four times the largest (and the end's own error) of split-line 8's
+# lower end the branch is undecided (status limited); below that, absent.
+LOWER_END_WINDOW = 7e-3
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
-"""The end of the positional branch on a rule (`following.continuous_end`, `following.fold_end`, the follow that uses
-them, and `branch_end` on the top rungs), against independent characterisations of the same point: a branch that
-leaves the trivial state (m = θ = 0) continuously does so where the trivial state's multiplier in the m direction,
+"""The end of the positional branch on a rule (`order_parameter.continuous_end`, `order_parameter.fold_end`, the follow
+that uses them, and `branch_end` on the top rungs), against independent characterisations of the same point: a branch
+that leaves the trivial state (m = θ = 0) continuously does so where the trivial state's multiplier in the m direction,
 ∂F_m/∂m at m = 0, crosses 1 (a pitchfork), a root in α of a property of the trivial state alone; a fold is the maximum
 of α along the branch parameterised by |m|, found by golden-section search on the same rule."""
 
@@ -16,11 +16,13 @@ import pytest
 from attnphase.api import positional_semantic as api
 from attnphase.models.positional_semantic.accurate import RUNG_STEP_TOL, defect_correction
 from attnphase.models.positional_semantic.branch_end import END_WINDOW, next_to_end, top_ends
-from attnphase.models.positional_semantic.following import (END_ORDER_FRACTIONS, FOLD_ORDER_FRACTIONS,
-                                                            LOWER_END_WINDOW, ORDER_NOISE_TOL, ORDER_TOL, BranchEnd,
-                                                            FollowedOnRule, OrderParameterPoint, at_alpha_through_order_parameter,
-                                                            at_order_parameter, continuous_end, extrapolated_end,
-                                                            fold_end, located_end)
+from attnphase.models.positional_semantic.following import LOWER_END_WINDOW, FollowedOnRule
+from attnphase.models.positional_semantic.order_parameter import (END_ORDER_FRACTIONS, FOLD_ORDER_FRACTIONS,
+                                                                  ORDER_NOISE_TOL, ORDER_TOL, BranchEnd,
+                                                                  OrderParameterPoint,
+                                                                  at_alpha_through_order_parameter,
+                                                                  at_order_parameter, continuous_end,
+                                                                  extrapolated_end, fold_end, located_end)
 from attnphase.models.positional_semantic.results import MissingBranch
 from attnphase.models.positional_semantic.rules import FIELD_TOL
 from attnphase.models.positional_semantic.state_evolution import state_vector

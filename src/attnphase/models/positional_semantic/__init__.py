@@ -10,8 +10,9 @@ The package, by idea:
 * `branches`: invariant-set coordinates, `solve_branch`, the branch criteria, `follow` (continuation from
   each branch's anchor);
 * `accurate`: a branch's fixed point on each rule of the ladder, and the climb with verified errors;
-* `following`: a branch followed on the first split-line rule, and the positional branch's end there (where m
-  reaches 0, or a fold); `branch_end`: next to that end, the branch decided on the top rungs of the ladder (where the
+* `following`: a branch followed on the first split-line rule, and where the positional branch ends there;
+  `order_parameter`: the positional branch at fixed |m|, and its ends (where m reaches 0, or a fold), located at
+  fixed |m|; `branch_end`: next to that end, the branch decided on the top rungs of the ladder (where the
   end lies on each);
 * `point`: `solve` (every branch to a tolerance; `solve_along`: at several α on shared paths),
   `linear_baseline_error`, `sweep_point`, the transverse free-energy curvature;
@@ -36,7 +37,8 @@ _MODULES = {
     "branches": ("BRANCHES", "ANCHOR_ALPHA", "BranchCoordinates", "initial_guess", "solve_branch", "distinct",
                  "genuine", "branch_loss", "follow"),
     "accurate": ("FIELDS", "AccurateState", "defect_correction", "on_rule", "climb_branch"),
-    "following": ("follow_on_rule", "continuous_end", "fold_end"),
+    "following": ("follow_on_rule",),
+    "order_parameter": ("continuous_end", "fold_end"),
     "branch_end": ("top_ends", "next_to_end"),
     "point": ("DEFAULT_BRANCHES", "linear_baseline", "linear_baseline_error", "solve", "solve_along",
               "check_sweep_point", "sweep_point", "transverse_free_energy_curvature"),

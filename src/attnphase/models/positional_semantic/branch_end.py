@@ -9,11 +9,11 @@ where the finer rules have it. Near its end, whether the branch exists at α and
 the top SPREAD_RUNGS rungs of the ladder, the rungs whose spread is every other value's error:
 - `end_on_rule`: the end on a finer rule, located at the same |m| as on another rule, each point started from that
   rule's (at fixed |m| the branch is regular; at fixed α its m ∝ √(α_e − α) is ill-conditioned), a fold or a
-  continuous end, whichever that rule has (following.located_end);
+  continuous end, whichever that rule has (order_parameter.located_end);
 - `top_ends`: the end on each top rung, the first located from the first rule's end, each next from the one below;
 - `next_to_end`: past the top rungs' end by more than their spread, the branch reported missing with those ends as
   the evidence; within it, undecided; below it, the branch on each top rung whose own end lies above α, reached
-  through |m| (following.at_alpha_through_order_parameter) and climbed like every other branch.
+  through |m| (order_parameter.at_alpha_through_order_parameter) and climbed like every other branch.
 """
 
 from __future__ import annotations
@@ -23,9 +23,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from attnphase.models.positional_semantic.accurate import AccurateState, climb_branch
-from attnphase.models.positional_semantic.following import (BranchEnd, FollowedOnRule,
-                                                            at_alpha_through_order_parameter, at_order_parameter,
-                                                            located_end, order_parameter_solver)
+from attnphase.models.positional_semantic.following import FollowedOnRule
+from attnphase.models.positional_semantic.order_parameter import (BranchEnd, at_alpha_through_order_parameter,
+                                                                  at_order_parameter, located_end,
+                                                                  order_parameter_solver)
 from attnphase.models.positional_semantic.parameters import Parameters
 from attnphase.models.positional_semantic.results import MissingBranch
 from attnphase.models.positional_semantic.rules import SPREAD_RUNGS, Rule
@@ -43,7 +44,7 @@ END_WINDOW = 0.15
 
 @dataclass(frozen=True)
 class LocatedEnd(Result):
-    """The positional branch's end on one rule (`end`, a following.BranchEnd), or why it was not located there
+    """The positional branch's end on one rule (`end`, an order_parameter.BranchEnd), or why it was not located there
     (status failed, `end` None)."""
 
     status: Status
@@ -55,9 +56,9 @@ def end_on_rule(other: BranchEnd, params: Parameters, rule: Rule) -> LocatedEnd:
     """The positional branch's end on `rule`, located at the |m| of `other` (the end on another rule): each point
     solved for (q, V, α) at fixed m (`at_order_parameter`), the first started from other's point at that |m| (with its
     inverse Jacobian), each next from other's point shifted by the offset between the two rules at the point before;
-    then a fold at the first peak of α as |m| falls, else the continuous end extrapolated in m² (following.located_end;
-    at ω = 0.2 a fold on count-split 12, a continuous end on count-split 16). Its `located_from` is the α of its point
-    at the largest |m|."""
+    then a fold at the first peak of α as |m| falls, else the continuous end extrapolated in m²
+    (order_parameter.located_end; at ω = 0.2 a fold on count-split 12, a continuous end on count-split 16). Its
+    `located_from` is the α of its point at the largest |m|."""
     points = []
     for k, lower in enumerate(other.points):
         mu = float(np.linalg.norm(lower.state[3:]))

@@ -163,3 +163,28 @@ def test_every_registered_model_has_a_check_that_passes_valid_points(model, grid
     assert SWEEP_POINTS[model] in POINT_CHECKS
     grids = [parse_grid(grid)]
     check_sweep_parameters(model, grids, base, grid_points(grids, base))
+
+
+@pytest.mark.parametrize("args", [
+    ["sweep", "positional-semantic", "--help"],
+    ["sweep", "--grid", "alpha=1,2", "--workers", "1", "positional-semantic", "-h"],  # the model after options
+])
+def test_sweep_model_help_lists_the_parameters_the_model_takes(args):
+    """A model's parameters are not options of `sweep`: its --help after MODEL lists them, required and optional
+    with the defaults its point function declares (the ones a sweep fills into a point's key)."""
+    from attnphase.models.positional_semantic.rules import FIELD_TOL
+
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    listed = result.output.split("Parameters of positional-semantic", 1)[1]
+    rows = {line.split()[0]: line.split(None, 1)[1] for line in listed.splitlines()[1:] if line.startswith("  ")
+            and len(line.split()) > 1 and not line.startswith("   ")}
+    assert rows["omega"].startswith("required") and rows["alpha"].startswith("required")
+    assert rows["tol"] == f"default {FIELD_TOL!r}" and rows["L"] == "default 2"
+
+
+def test_sweep_help_for_an_unknown_model_says_which_models_there_are():
+    result = CliRunner().invoke(main, ["sweep", "nosuch", "--help"])
+    assert result.exit_code == 0 and "Traceback" not in result.output
+    assert "invalid value for MODEL: 'nosuch'" in result.output and "potts" in result.output
+    assert "Parameters of" not in CliRunner().invoke(main, ["sweep", "--help"]).output

@@ -66,7 +66,7 @@ from attnphase.sweep_executors import (
 from attnphase.version import code_version
 
 __all__ = ["SWEEP_POINTS", "POINT_CHECKS", "CLUSTER_EXTRA_HINT", "register_point", "resolve_point", "point_version",
-           "current_version", "declared_defaults", "curie_weiss_point", "check_curie_weiss_point",
+           "current_version", "point_parameters", "declared_defaults", "curie_weiss_point", "check_curie_weiss_point",
            "check_sweep_parameters", "evaluate_point", "SweepFailure", "SweepReport", "PointParameterError",
            "WorkerProcessDied", "run_sweep", "require_distributed"]
 
@@ -191,16 +191,25 @@ def _one_of_the_parameters(model: str, required: Sequence[str], optional: Sequen
     return f"NAME one of the parameters {model} takes ({'; '.join(listed)}){hint}"
 
 
-def declared_defaults(model: str) -> dict[str, Any]:
-    """The defaults of the parameters that `model`'s point function takes by name (empty for a function without a
-    signature to read): the CLI reads a --set value as the type of its parameter's default (`grids.parse_setting`)."""
+def point_parameters(model: str) -> tuple[list[str], dict[str, Any], bool]:
+    """The parameters `model`'s point function takes by name: the required ones, the optional ones with their
+    defaults, and whether it also takes any other name (**kwargs). Empty for a function without a signature to
+    read. `sweep MODEL --help` lists them."""
     _, function = resolve_point(model)
     try:
         parameters = inspect.signature(function).parameters.values()
     except (TypeError, ValueError):
-        return {}
-    return {p.name: p.default for p in parameters
-            if p.default is not p.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+        return [], {}, True
+    by_name = [p for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    return ([p.name for p in by_name if p.default is p.empty],
+            {p.name: p.default for p in by_name if p.default is not p.empty},
+            any(p.kind is p.VAR_KEYWORD for p in parameters))
+
+
+def declared_defaults(model: str) -> dict[str, Any]:
+    """The defaults of the parameters that `model`'s point function takes by name (empty for a function without a
+    signature to read): the CLI reads a --set value as the type of its parameter's default (`grids.parse_setting`)."""
+    return point_parameters(model)[1]
 
 
 # Point function ("module:function") -> its point check ("module:function", next to the point function in the model:

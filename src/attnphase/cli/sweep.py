@@ -13,13 +13,58 @@ from attnphase.errors import ParameterError
 from attnphase.grids import GRID_FORM, Grid, parse_grid, parse_setting
 from attnphase.store import StoreError
 from attnphase.sweep import (SWEEP_POINTS, PointParameterError, SweepReport, WorkerProcessDied, declared_defaults,
-                             run_sweep)
+                             point_parameters, run_sweep)
 
 
 _STORE_PATH = OutputPath(directory=False)
 
 
-@click.command()
+class _SweepCommand(click.Command):
+    """`sweep`, whose --help given after a MODEL also lists the parameters MODEL's point function takes: a model's
+    parameters are not options of this command, so click's own help cannot show them."""
+
+    def parse_args(self, ctx, args):
+        if any(token in ctx.help_option_names for token in args):
+            ctx.meta["sweep_model"] = self._model_argument(args)
+        return super().parse_args(ctx, args)
+
+    def _model_argument(self, args: list[str]) -> str | None:
+        """The first token that is neither an option nor an option's value."""
+        takes_a_value = {name for param in self.params if isinstance(param, click.Option) and not param.is_flag
+                         for name in param.opts}
+        tokens = iter(args)
+        for token in tokens:
+            if token in takes_a_value:
+                next(tokens, None)
+            elif not token.startswith("-"):
+                return token
+        return None
+
+    def format_epilog(self, ctx, formatter) -> None:
+        super().format_epilog(ctx, formatter)
+        model = ctx.meta.get("sweep_model")
+        if model is None:
+            return
+        try:
+            required, optional, takes_any_name = point_parameters(model)
+        except ParameterError as exc:
+            with formatter.section(f"Parameters of {model}"):
+                formatter.write_text(str(exc))
+            return
+        rows = [(name, "required: give it by --grid or --set") for name in required]
+        rows += [(name, f"default {value!r}") for name, value in optional.items()]
+        with formatter.section(f"Parameters of {model} (--grid NAME=... or --set NAME=VALUE)"):
+            formatter.write_dl(rows)
+            if takes_any_name:
+                formatter.write_paragraph()
+                formatter.write_text("It also takes any other name (**kwargs): its points check them when they run.")
+            if model in SWEEP_POINTS:
+                formatter.write_paragraph()
+                formatter.write_text("A value outside the model's declared range is refused, with the range, before "
+                                     "any point runs.")
+
+
+@click.command(cls=_SweepCommand)
 @click.argument("model")
 @click.option("--grid", "grid_specs", multiple=True, required=True, metavar="NAME=START:STOP:NUM",
               help=f"A swept parameter; repeat for a product grid. Form: {GRID_FORM}.")

@@ -192,9 +192,9 @@ def choose_schedule(params: Parameters, *, deficit: float = 0.002, max_steps: in
     * `steps` given: the schedule for exactly that many steps (what `simulate` runs by default). The
       last step is then free as well: among last steps η_K = 2^{−j} times the noise-floor rule's
       (j = −3 … 8) or 2^{−j/2} times the first-step limit (j = 1 … 8, and 1 − 1e-3 of it) and 12 offsets each, the
-      pair that carries ρ
-      furthest along the flow (the drift's sign at ρ₀), reported as its predicted final |ρ| — a long run
-      ends below the `deficit` floor, a short one trades floor for speed.
+      pair that carries ρ furthest along the flow (the drift's sign at ρ₀), refined by a pattern search in both
+      down to factors of 2^(1/16), reported as its predicted final |ρ| — a long run ends below the `deficit` floor,
+      a short one trades floor for speed.
     `t_target` is the time the plain ODE needs for the target (a lower bound on t_final). Status limited
     (`budget_limited`) when the schedule's predicted |ρ| stays below the target.
     """
@@ -239,7 +239,7 @@ def choose_schedule(params: Parameters, *, deficit: float = 0.002, max_steps: in
     budget = [PLAN_EVALUATIONS]  # drift evaluations left to all of the planner's integrations
 
     def best(K: int, last_steps) -> tuple[float, float, float]:
-        """(η_K, k₀, predicted |ρ|) of the pair for K steps, among the last steps `last_steps`, that carries ρ
+        """(η_K, k₀, predicted ρ) of the pair for K steps, among the last steps `last_steps`, that carries ρ
         furthest along the flow (predicted NaN where no pair has a finite prediction)."""
         last_steps = np.asarray(last_steps, dtype=float)[:, None]
         with np.errstate(all="ignore"):  # a last step above the first-step limit has no offset: its k₀ is inf, unused
@@ -252,7 +252,29 @@ def choose_schedule(params: Parameters, *, deficit: float = 0.002, max_steps: in
         if not usable.any():
             return math.nan, math.nan, math.nan
         i, j = np.unravel_index(int(np.argmax(np.where(usable, along_flow * finals, -math.inf))), finals.shape)
-        return float(eta_last[i, j]), float(k0s[i, j]), float(abs(finals[i, j]))
+        return float(eta_last[i, j]), float(k0s[i, j]), float(finals[i, j])
+
+    def polished(K: int, eta_last: float, k0: float, predicted: float) -> tuple[float, float, float]:
+        """`best`'s pair for K steps refined by a pattern search in (ln η_K, ln k₀): the 3 × 3 neighbours at a factor
+        that starts at the grid's √2 and is square-rooted each time the centre is best, down to 2^(1/32). A k₀ whose
+        first step would pass the first-step limit is replaced by the one at the limit, so that a plan whose first
+        step is at the limit moves along it. At d = 64, L = 512, 4000 steps, the grid alone left 1 − ρ 9% above the
+        best (last step 2.6e-4, where 3.4e-4 is best)."""
+        factor = math.sqrt(2.0)
+        while math.isfinite(predicted) and factor > 2.0 ** (1 / 32) and budget[0] > 0:
+            scale = factor ** np.array([-1.0, 0.0, 1.0])
+            etas = (eta_last * scale)[:, None] * np.ones(3)[None, :]
+            with np.errstate(all="ignore"):
+                k0_at_limit = etas * K / np.maximum(first_step_limit - etas, 1e-300)
+            k0s = np.maximum(k0 * scale[None, :], k0_at_limit)
+            finals = _corrected_flow(params, noise, rho0, etas * (K + k0s), k0s, 1.0, K, [1.0], budget=budget)[0]
+            progress = np.where(np.isfinite(finals) & (etas < first_step_limit), along_flow * finals, -math.inf)
+            i, j = np.unravel_index(int(np.argmax(progress)), progress.shape)
+            if progress[i, j] > along_flow * predicted:
+                eta_last, k0, predicted = float(etas[i, j]), float(k0s[i, j]), float(finals[i, j])
+            else:
+                factor = math.sqrt(factor)
+        return eta_last, k0, predicted
 
     # With little noise (small σ) the noise floor allows last steps beyond the first-step limit, where no offset
     # exists; the expansion's limit then bounds the last step instead (half of it: a first step above the last).
@@ -262,22 +284,23 @@ def choose_schedule(params: Parameters, *, deficit: float = 0.002, max_steps: in
         # schedule is nearly constant at the limit (d = 64, L = 512, 20 steps: 0.202 from −1/8, where decaying from
         # the limit to limit/√2 reached 0.148 and the last steps of at most 8 times the noise-floor rule's 0.03)
         near_limit = first_step_limit * np.append(1 - 1e-3, 2.0 ** -np.arange(0.5, 4.5, 0.5))
-        eta_final, k0, predicted = best(steps, np.union1d(last_step * 2.0 ** -np.arange(-3, 9), near_limit))
+        eta_final, k0, predicted = polished(steps, *best(steps, np.union1d(last_step * 2.0 ** -np.arange(-3, 9),
+                                                                           near_limit)))
     else:
         eta_final = last_step
         _, k0, predicted = best(max_steps, [eta_final])
         steps = max_steps
-        if predicted >= target:  # bisect on the step count: the fewest steps that still reach the target
+        if abs(predicted) >= target:  # bisect on the step count: the fewest steps that still reach the target
             lo, hi = 0, max_steps
             while hi - lo > max(1, hi // 10) and budget[0] > 0:  # 10% in the step count
                 mid = (lo + hi) // 2
                 _, k0_mid, final_mid = best(mid, [eta_final]) if mid > 0 else (eta_final, k0, 0.0)
-                if final_mid >= target:
+                if abs(final_mid) >= target:
                     hi, k0, predicted = mid, k0_mid, final_mid
                 else:
                     lo = mid
             steps = hi
-    eta0 = eta_final * (steps + k0)
+    eta0, predicted = eta_final * (steps + k0), abs(predicted)
     if not (math.isfinite(predicted) and math.isfinite(eta0) and math.isfinite(k0)):  # no finite prediction
         return unplanned(_unintegrable_drift(params, noise, slope_at_xi, budget[0] <= 0))
     t_final = eta0 * float(np.sum(1.0 / (np.arange(steps) + k0)))

@@ -93,11 +93,18 @@ def digits_resolving(beta, J=1.0):
     return 60 + int(beta * J / math.log(10))
 
 
+def typed(value):
+    """A float as the decimal it was typed as (its shortest round-trip decimal), which `solve` takes β and J to be."""
+    return mpmath.mpf(repr(float(value)))
+
+
 def ordered_log_odds(q, J, beta):
-    """The ordered root of u = βJm(u), m = (qx − 1)/(q − 1), x = 1/(1 + (q − 1)e^{−u}), in mpmath."""
+    """The ordered root of u = βJm(u), m = (qx − 1)/(q − 1), x = 1/(1 + (q − 1)e^{−u}), in mpmath, at the decimal β and
+    J typed."""
     with mpmath.workdps(digits_resolving(beta, J)):
         m = lambda u: (q / (1 + (q - 1) * mpmath.exp(-u)) - 1) / (q - 1)
-        return mpmath.findroot(lambda u: u - beta * J * m(u), mpmath.mpf(beta * J))
+        coupling = typed(beta) * typed(J)
+        return mpmath.findroot(lambda u: u - coupling * m(u), coupling)
 
 
 @pytest.mark.parametrize("q, beta", [(3, 30.0), (3, 100.0), pytest.param(3, MAX_BETA_J, marks=pytest.mark.slow),
@@ -121,7 +128,9 @@ def test_solve_deep_in_the_ordered_phase(q, beta):
 @pytest.mark.parametrize("q, beta", [(2, 2.0001), (2, 2.5), (3, 2.8), (3, 30.0), (21, 10.0)])
 def test_solve_m_lies_within_its_error_of_the_mpmath_root(q, beta):
     """m_error covers the distance of m from the hand-written stationarity's root in mpmath, also next to the branch
-    point at βJ = 2 (q = 2), where the curvature is 1e-5 and the float64 root had stopped 8e-13 away with no error."""
+    point at βJ = 2 (q = 2), where the curvature is 1e-5 and the float64 root had stopped 8e-13 away with no error. The
+    root is at the decimal β typed: at q = 3, β = 2.8 the binary64 β's m is 3e-16 away, and m_error had covered that
+    one only."""
     ordered = solve(q, beta).global_minimum
     u = ordered_log_odds(q, 1.0, beta)
     with mpmath.workdps(digits_resolving(beta)):
@@ -249,6 +258,29 @@ def test_solve_minima_between_the_spinodals():
     assert deep.minima[0].m > 0.8 and all(s.stability == "saddle" for s in deep.minima[1:])
     assert sweep_point(2.9, 3) == {"m": above.global_minimum.m, "free_energy": above.global_minimum.free_energy,
                                    "local_minima": 2.0, "status": "converged"}
+
+
+@pytest.mark.parametrize("q", [3, 8])
+def test_solve_just_above_the_fold_spinodal_lists_the_metastable_ordered_minimum(q):
+    """Between the fold spinodal β_f and the last followed point before it, the ordered minimum and the maximum it
+    meets at the fold crossed no segment of the branch's points: q = 3 at β = 2.7457 (β_f + 5.6e-5) listed m = 0 alone.
+    The fold from the hand-written fold equations (F = ∂F/∂x = 0, mpmath); above it, at relative distances 1e-8 and
+    1e-4, the ordered minimum is the root of F in x between the fold's x and 1, bisected in mpmath (F < 0 between
+    the maximum and the minimum, F → +∞ at x → 1); below it at 1e-8 there is no ordered minimum."""
+    F, dF = stationarity(q, 1.0), curvature(q, 1.0)
+    with mpmath.workdps(40):
+        start = closed_form_beta_c(q)
+        x_fold, beta_fold = mpmath.findroot([F, dF], (mpmath.mpf(0.7), start - 0.05))  # as the 30-digit test does
+        for distance in (1e-8, 1e-4):
+            beta = float(beta_fold * (1 + distance))
+            lo, hi = x_fold, 1 - mpmath.mpf(10) ** -30
+            assert F(lo, typed(beta)) < 0 < F(hi, typed(beta))
+            x = mpmath.findroot(lambda x: F(x, typed(beta)), (lo, hi), solver="bisect")
+            ordered = [s for s in solve(q, beta).minima if s.m > 0.1]
+            assert len(ordered) == 1 and ordered[0].stability == "metastable", solve(q, beta).message
+            assert abs(ordered[0].m - (q * x - 1) / (q - 1)) <= 1e-12
+        (disordered,) = solve(q, float(beta_fold * (1 - 1e-8))).minima
+        assert abs(disordered.m) <= 1e-15
 
 
 def test_bad_input_names_the_parameter():
@@ -427,7 +459,7 @@ def test_solve_reports_distinct_states_next_to_the_branch_points(q, beta):
         assert all(abs(a.m - b.m) > a.m_error + b.m_error for b in states[i + 1:]), result.message
         x = (1 + (q - 1) * a.m) / q
         with mpmath.workdps(40):
-            root = mpmath.findroot(lambda y: stationarity(q, 1.0)(y, mpmath.mpf(beta)), mpmath.mpf(x))
+            root = mpmath.findroot(lambda y: stationarity(q, 1.0)(y, typed(beta)), mpmath.mpf(x))
             assert abs(a.m - (q * root - 1) / (q - 1)) <= a.m_error, (a, result.message)
     disordered = [s for s in states if abs(s.m) <= s.m_error]
     assert len(disordered) == (1 if beta <= q else 0)

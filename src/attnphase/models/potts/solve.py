@@ -61,11 +61,15 @@ def solve(q, beta, J=1.0) -> Solution:
     derivative of f beyond the second that does not vanish is of even order and positive: at the disordered
     instability βJ = q (q ≥ 3) m = 0 is an inflection (f‴ ≠ 0) and is not reported."""
     params, beta = _validated(q, beta, J)
-    coupling = beta * params.J
+    coupling = beta * params.J  # in float64: where the branches are followed and the stationary points found
+    with mpmath.workdps(2 * _POLISH_DIGITS):
+        # polished at βJ of the decimals typed (each float's shortest decimal, as `threshold` takes J), so that m_error
+        # covers m there, not only at the nearest binary64 product: q = 3, β = 2.8 differ by 3e-16 in m
+        typed_coupling = mpmath.mpf(repr(float(beta))) * mpmath.mpf(decimal_coupling(J))
     system, found = branches(params.q, coupling_range(params.q, coupling))
     points = []
     for p in (p for p in stationary_points_at(system, found, coupling) if p["index"] == 0):
-        u, u_error = _polished(system, float(p["x"][0]), coupling)
+        u, u_error = _polished(system, float(p["x"][0]), typed_coupling)
         _, f, transverse = map(float, symbolic.kernels()[1].call(u=u, beta=coupling, J=1.0, q=params.q))
         m, m_error = _order_parameter(u, u_error, params.q)
         points.append((m, m_error, params.J * f, params.J * float(p["eigenvalues"][0]),
@@ -74,7 +78,7 @@ def solve(q, beta, J=1.0) -> Solution:
     for point in sorted(points, key=lambda s: s[1]):  # the best-resolved first: it stands for the state
         if any(abs(point[0] - s[0]) <= point[1] + s[1] for s in states + not_minima):
             continue  # the same state within the errors
-        kind = _kind_along_the_family(system, point[5], point[6], coupling)
+        kind = _kind_along_the_family(system, point[5], point[6], typed_coupling)
         (states if kind == "minimum" else not_minima).append(point[:5] + (kind,))
     if not states:
         return Solution(beta, (), None, Status.FAILED, "no minimum on the followed branches")
@@ -105,11 +109,12 @@ def _order_parameter(u: float, u_error: float, q: int) -> tuple[float, float]:
         return float(m), float(error) if float(error) >= error else math.nextafter(float(error), math.inf)
 
 
-def _polished(system, u0: float, coupling: float) -> tuple[float, float]:
-    """The stationary point near the float64 u0, polished in mpmath: (u, its error). Newton's steps only halve the
+def _polished(system, u0: float, coupling) -> tuple[float, float]:
+    """The stationary point near the float64 u0, polished in mpmath at the coupling βJ (a float or an mpf): (u, its
+    error). Newton's steps only halve the
     distance to a double root (at a branch point), so up to 40 are taken. A u0 whose gradient is rounding at the
     working precision (it differs from the gradient at twice the digits by as much as its size) is kept: Newton would
-    divide the gradient's rounding by the curvature's (zero at a branch point) and leave. The error is at least the
+    divide the gradient's rounding by the curvature's (zero at a branch point) and leave. The error includes the
     distance over which the gradient's rounding can hide the root (`_rounding_floor`)."""
     gradients = []
     for digits in (_POLISH_DIGITS, 2 * _POLISH_DIGITS):
@@ -124,7 +129,10 @@ def _polished(system, u0: float, coupling: float) -> tuple[float, float]:
                                                      lambda u, c: [[system.hessian_mp([u], c)[0, 0]]], [u0],
                                                      coupling, dps=_POLISH_DIGITS, steps=40)
         u, u_error = float(u), float(u_error)
-    return u, max(u_error, _rounding_floor(system, u, coupling))
+    # added, not the larger of the two: the polish's error is its last step and the float's rounding, while the root
+    # of the polish's own f' can lie up to the rounding floor from the true one (q = 2 at βJ = 2.0001, where f'' is
+    # 1e-5: 1e-27 beyond a float's rounding of 1e-18)
+    return u, u_error + _rounding_floor(system, u, coupling)
 
 
 def _derivatives(system, u: float, coupling: float, digits: int) -> list:

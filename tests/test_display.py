@@ -105,21 +105,23 @@ def test_reproduce_ends_with_one_summary_row_per_model(capsys):
 
 def test_a_cell_wider_than_the_table_is_wrapped_at_spaces_not_cut():
     """A missing branch's evidence is one long message: every word of it is shown, on lines within the width, and
-    the row names stay whole (rich cut both to "…" before)."""
+    the row names stay whole (rich cut both to "…" before). The records stay one row each, their messages wrapped:
+    transposed, six failed sweep points with long messages were six narrow columns of 20 lines each."""
     message = ("positional: the tensor rule carries it to α = 1, split-line 8 does not: followed from α = 0.3: alive "
                "at 0.87359, lost at 0.88359 (jumped)")
-    for count in (1, 2):
-        records = [{"branch": name, "status": "not_found", "message": message} for name in ("positional", "semantic")]
+    names = ("positional", "semantic", "mixed", "trivial", "fifth", "sixth")
+    for count in (1, 2, 6):
+        records = [{"branch": name, "status": "not_found", "message": message} for name in names]
         text = rendered({"command": "solve", "model": "m", "version": "v", "parameters": {},
                          "missing": records[:count]})
         lines = text.splitlines()
         assert max(map(len, lines)) <= 120 and "…" not in text
-        assert any(line.split() == ["status", *["not_found"] * count] for line in lines)
-        first = next(k for k, line in enumerate(lines) if line.startswith("message "))
-        words = " ".join(lines[first:]).split()[1:]  # the message rows, without the row name
+        assert any(line.split() == ["branch", "status", "message"] for line in lines)
+        rows = [k for k, line in enumerate(lines) if line.split()[:2] in ([name, "not_found"] for name in names)]
+        assert len(rows) == count and all(b - a == 2 for a, b in zip(rows, rows[1:]))  # each message on two lines
+        words = [w for w in " ".join(lines[rows[0]:]).split() if w not in (*names, "not_found")]  # the messages
         assert Counter(words) == Counter(message.split() * count)
-        if count == 1:
-            assert " ".join(words) == message
+        assert " ".join(lines[rows[0]].split()[2:] + lines[rows[0] + 1].split()) == message
     # a record without fields has no first column to keep: nothing to show, and no error
     assert rendered({"command": "c", "model": "m", "version": "v", "parameters": {}, "empty": [{}]}).split() == [
         "c", "m", "(attnphase", "v)"]

@@ -406,6 +406,7 @@ def test_cli_sweep_json_and_exit_statuses(tmp_path):
     assert (payload["n_points"], payload["n_computed"], payload["n_cached"]) == (4, 4, 0)
     assert payload["parameters"]["grid"] == {"beta": [0.5, 1.0, 1.5, 2.0]} and payload["parameters"]["set"] == {"h": 0.1}
     assert payload["store"] == store and payload["version"] and ok.stderr == ""  # no progress bar when piped
+    assert (payload["status"], payload["success"]) == ("converged", True)  # as every command's result says it
     bad = CliRunner().invoke(main, ["sweep", "demo", "--grid", "beta=2:1:5", "--store", store])
     assert bad.exit_code == 2 and "--grid beta" in bad.stderr and "reversed" in bad.stderr
     bad = CliRunner().invoke(main, ["sweep", "demo", "--grid", "beta=-1,1", "--workers", "1", "--store", store, "--json"])
@@ -418,6 +419,7 @@ def test_cli_sweep_json_and_exit_statuses(tmp_path):
     assert failed.exit_code == 1 and "rerun to retry" in failed.stderr
     payload = json.loads(failed.stdout)
     assert (payload["n_computed"], payload["n_failed"]) == (1, 1) and "x=2" in payload["failures"][0]["error"]
+    assert (payload["status"], payload["success"]) == ("failed", False) and "1 point(s) failed" in payload["message"]
 
 
 # --- processes: SIGKILL mid-sweep, two sweeps at once ----------------------------------------------

@@ -28,6 +28,7 @@ __all__ = ["render", "units_from", "format_value", "console", "print_renderables
 MAX_ROWS = 20  # records shown per table of records (scalar tables show every field)
 MAX_INLINE_VALUES = 8
 MAX_TRANSPOSED_RECORDS = 6  # a table of records too wide for the screen is transposed up to this many records
+MIN_WRAPPED_WIDTH = 40  # a column wider than the room left still joins its table if this much is left: it is wrapped
 COLUMN_GAP = 3  # characters between two columns of a table of records
 SIGNIFICANT_DIGITS = 6
 PIPED_WIDTH = 120  # columns of the tables when stdout is not a terminal (a terminal gives its own width)
@@ -139,10 +140,12 @@ def _record_tables(title: str, records: Sequence[Mapping[str, Any]], units: Mapp
                    width: int) -> list:
     """A list of records as tables of at most `width` columns of text.
 
-    One row per record when the columns fit side by side; otherwise, for a few records, one row per field
-    and one column per record (transposed); otherwise the columns split over several tables, each
-    repeating the first column so that its rows can be matched up. No cell is ever cut: one wider than the table (a
-    long message) is wrapped at spaces (a single word longer than its column, folded).
+    One row per record when the columns fit side by side; otherwise, for a few records whose transposed table fits,
+    one row per field and one column per record (transposed); otherwise the columns split over several tables, each
+    repeating the first column so that its rows can be matched up, a column wider than the room left joining a table
+    where at least MIN_WRAPPED_WIDTH is left (one table where all do). No cell is ever cut: one wider than its column
+    (a long message) is wrapped at spaces (a single word longer than its column, folded). Transposed, six failed sweep
+    points with long messages were six narrow columns, each message over 20 lines.
     """
     columns: list[str] = []
     for record in records:
@@ -155,7 +158,9 @@ def _record_tables(title: str, records: Sequence[Mapping[str, Any]], units: Mapp
     caption = f"first {len(shown)} of {len(records)} rows (all of them with --json)" if len(records) > len(shown) else None
     if sum(widths) + COLUMN_GAP * (len(widths) - 1) <= width:
         return [_grid(title, headers, cells, caption)]
-    if len(records) <= MAX_TRANSPOSED_RECORDS:
+    transposed_widths = [max(len(h.replace("\n", " ")) for h in headers)] + [max(map(len, row)) for row in cells]
+    if (len(records) <= MAX_TRANSPOSED_RECORDS
+            and sum(transposed_widths) + COLUMN_GAP * (len(transposed_widths) - 1) <= width):
         labels = [row[0] if columns and isinstance(shown[k].get(columns[0]), str) else f"[{k}]"
                   for k, row in enumerate(cells)]
         transposed = [[headers[k].replace("\n", " ")] + [row[k] for row in cells] for k in range(len(columns))]
@@ -166,9 +171,12 @@ def _record_tables(title: str, records: Sequence[Mapping[str, Any]], units: Mapp
     tables, start = [], 1
     while start < len(columns):
         used, stop = widths[0], start
-        while stop < len(columns) and (stop == start or used + COLUMN_GAP + widths[stop] <= width):
+        joins = lambda k: used + COLUMN_GAP + min(widths[k], MIN_WRAPPED_WIDTH) <= width  # noqa: E731
+        while stop < len(columns) and (stop == start or joins(stop)):
             used += COLUMN_GAP + widths[stop]
             stop += 1
+        if start == 1 and stop == len(columns):  # every column in one table
+            return [_grid(title, headers, cells, caption)]
         part = [0, *range(start, stop)]
         tables.append(_grid(f"{title}, columns {start + 1}-{stop} of {len(columns)}" if stop > start + 1
                             else f"{title}, column {start + 1} of {len(columns)}",

@@ -127,7 +127,7 @@ def sweep(model, grid_specs, settings, workers, scheduler, store_path, as_json) 
         (stopped,) = started
         message = f"{_as_option_error(exc, grids, base)}; the sweep stopped there: {_what_was_kept(stopped)}"
         emit("sweep", model, _parameters(stopped, workers, scheduler),
-             {**_result(stopped, as_json), "status": "failed", "message": message}, as_json)
+             {**_result(stopped, as_json), "status": "failed", "message": message, "success": False}, as_json)
         raise click.UsageError(message) from None  # a bad value: exit status 2
     except ParameterError as exc:  # refused before any point ran: nothing printed on stdout
         raise _as_option_error(exc, grids, base) from None
@@ -135,7 +135,7 @@ def sweep(model, grid_specs, settings, workers, scheduler, store_path, as_json) 
         (stopped,) = started
         message = f"{exc}: {_what_was_kept(stopped)}; the same command computes the rest"
         emit("sweep", model, _parameters(stopped, workers, scheduler),
-             {**_result(stopped, as_json), "status": "failed", "message": message}, as_json)
+             {**_result(stopped, as_json), "status": "failed", "message": message, "success": False}, as_json)
         click.echo(f"error: {message}", err=True)
         sys.exit(1)
     emit("sweep", model, _parameters(report, workers, scheduler), _result(report, as_json), as_json)
@@ -171,6 +171,11 @@ def _result(report: SweepReport, as_json: bool) -> dict:
         "points_version": report.version,  # the code version its points are stored under (point_code.point_version)
         "backend": report.backend,
         "elapsed_s": report.elapsed_s,
+        # as every command's result says it (an interrupted or stopped sweep replaces these)
+        "status": "converged" if not report.n_failed else "failed",
+        "message": (f"every point of the grid is in the store {report.store}" if not report.n_failed else
+                    f"{report.n_failed} point(s) failed and were not stored; rerun to retry them"),
+        "success": not report.n_failed,
     }
 
 

@@ -25,8 +25,9 @@ __all__ = ["ModelEntry", "MODELS", "model_names", "get", "load", "load_attribute
 class ModelEntry:
     """One model, by import path.
 
-    name: the CLI name; title: one line for listings; symbolic: the module with `derivation_markdown()`
-    (rendered to derivations/<derivation_stem>.md); cli: the module that defines the model's subcommands;
+    name: the CLI name; title: one line for listings; symbolic: the module with `derivation_document()` (no
+    arguments; every equation checked against the code by tests/derive/test_derivations.py) and
+    `derivation_markdown()` (rendered to derivations/<derivation_stem>.md); cli: the module that defines the model's subcommands;
     commands: CLI group -> one-line summary of the model's subcommand there (shown by `--help` without
     importing `cli`); sweep_point: "module:function" evaluated by `attnphase sweep`; sweep_check: "module:function"
     taking a point's parameters as sweep_point does and raising ParameterError for a bad one, run by the sweep on every

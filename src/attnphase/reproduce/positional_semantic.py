@@ -40,7 +40,7 @@ import numpy as np
 from attnphase.api import positional_semantic as api
 from attnphase.report import write_csv
 from attnphase.results import Status
-from attnphase.resume import Checkpoint, keep, kept_directory, read_kept
+from attnphase.resume import Checkpoint, computed_once, keep, kept_directory, read_kept
 from attnphase.reproduce.positional_semantic_gd import (OMEGA, THEORY_TOL, cached_runner, gd_points, gd_validation,
                                                        reference_entry, simulate_run)
 
@@ -137,15 +137,20 @@ GD_MARKERS = {("semantic", "semantic"): "s", ("semantic", "positional"): "D", ("
               ("positional", "semantic"): "^", ("semantic", "other"): "x", ("positional", "other"): "+"}
 
 
-def quick_gd_points(result, device: str) -> list[dict]:
+def quick_gd_points(result, device: str, kept: Path | None = None) -> list[dict]:
     """The quick report's GD points (QUICK_GD, `gd_points`), each seed held against the branches of `result` (`solve`
-    at QUICK_GD's α) to tell which minimum it landed on."""
+    at QUICK_GD's α) to tell which minimum it landed on. `kept`: a directory where each finished simulation is kept
+    (`resume.computed_once`) and read back by a rerun of the same code (a minute of the quick report's time)."""
     alpha = QUICK_GD["alpha"]
     entry = reference_entry(result)
     reference = {(branch, alpha): entry[branch] for branch in ("positional", "semantic")}
-    runs = {(alpha, init): simulate_run(alpha, QUICK_GD["d"], init, QUICK_GD["trials"], QUICK_GD["steps"],
-                                        QUICK_GD["test_samples"], QUICK_GD["seed"], device)
-            for init in ("semantic", "positional")}
+    runs = {}
+    for init in ("semantic", "positional"):
+        def run_it(init=init):
+            return simulate_run(alpha, QUICK_GD["d"], init, QUICK_GD["trials"], QUICK_GD["steps"],
+                                QUICK_GD["test_samples"], QUICK_GD["seed"], device)
+
+        runs[(alpha, init)] = run_it() if kept is None else computed_once(Path(kept) / f"{init}.json", run_it)
     return gd_points(runs, reference)
 
 
@@ -188,7 +193,7 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
 
     validation = None
     if quick:
-        gd = quick_gd_points(results[branch_alphas.index(QUICK_GD["alpha"])], device)
+        gd = quick_gd_points(results[branch_alphas.index(QUICK_GD["alpha"])], device, kept=out_dir / "gd_quick")
     else:
         validation = gd_validation(out_dir, device, runner=cached_runner(out_dir / "gd_runs"))
         gd = validation["gd_rows"]

@@ -9,7 +9,7 @@ Writes into out_dir (through `report.Report`):
 * landscape.png / landscape.csv — f(m) − f(0) for q = 3 at the lower spinodal, at β_c and at the upper
   spinodal;
 * report.md.
-About 10-25 s on a shared 2-core machine; `quick` asks 15 digits instead of 30.
+A few seconds on 2 cores (docs/models/potts.md); `quick` asks 15 digits instead of 30.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ def _refuse(name):
 
 
 def _without_run_time(text: str) -> str:
-    return re.sub(r"(Run time|Total time) \d+ s", r"\1 (elided)", text)
+    return re.sub(r"(Run time|Total time|wall time) \d+ s", r"\1 (elided)", text)
 
 
 @pytest.mark.parametrize("model, expensive", [

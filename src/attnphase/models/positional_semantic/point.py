@@ -90,8 +90,10 @@ def _follow_start(name: str, alpha: float, params: Parameters, nodes: int, found
                 status = Status.FAILED
                 note = (f"; away from the default σ, λ and A such an end is no evidence at α = {alpha:g}: the branch "
                         "may exist there on a piece the path does not reach")
-            return None, MissingBranch(name, status, f"{name} branch does not reach α = {alpha:g}: {loss.message}"
-                                       + note), path
+            # the rule is named: the tensor rule's end is not the branch's (semantic at ω = 0.3: 0.640 on tensor 7,
+            # 0.737 on split-line 8), and a user read "alive at 0.64" as where the branch ends
+            why = f"{name} branch does not reach α = {alpha:g} on tensor {nodes}, the rule it is followed on"
+            return None, MissingBranch(name, status, f"{why}: {loss.message}{note}"), path
         return solution, None, path
     if name == "trivial":
         solution = solve_branch(name, alpha, params, nodes_per_dim=nodes, stability=False)

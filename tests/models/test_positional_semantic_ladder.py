@@ -560,3 +560,26 @@ def test_the_window_bias_of_the_reported_rung_joins_the_state_fields_errors():
     tight = with_window_bias(LadderResult(values, errors, Status.CONVERGED, "met", rules[1].label, None), rules,
                              Tolerance(rtol=1e-4))
     assert tight.status == Status.LIMITED and "the errors of q, theta, V, test_error are above" in tight.message
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("omega, alpha", [(0.3, 0.08), (0.0, 0.7)])
+def test_a_limited_branch_takes_the_spread_over_its_whole_family(omega, alpha):
+    """Two positional states the default ladder leaves limited (an audit's reference missed their bars): recomputed on
+    the finer count-split rules 20, 24 and 32 (each from the reported state), every field lies within the reported
+    error of the reported value. With the last three rules' spread alone, q at (0.3, 0.08) (1.1e-5) missed count-split
+    20 and 24 by up to 1.8 times, and m at (0, 0.7) missed count-split 24."""
+    from attnphase.models.positional_semantic.accurate import AccurateState, on_rule
+    from attnphase.models.positional_semantic.parameters import Parameters
+    from attnphase.models.positional_semantic.rules import Rule
+
+    (branch,) = api.solve(omega, alpha, branches=("positional",), stability=False).branches
+    assert branch.status == "limited" and branch.rule == "count-split 16"
+    params, state = Parameters.validated(omega=omega), AccurateState(branch, None, branch.rule)
+    for nodes in (20, 24, 32):
+        state = on_rule(state, params, Rule.count_split(nodes))
+        assert state.success, state.message
+        for name in ("q", "m", "V"):
+            finer = abs(getattr(state.solution, name)) if name == "m" else getattr(state.solution, name)
+            reported = abs(getattr(branch, name)) if name == "m" else getattr(branch, name)
+            assert abs(finer - reported) <= branch.errors[name], (nodes, name, finer, reported, branch.errors[name])

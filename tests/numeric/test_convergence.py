@@ -285,3 +285,27 @@ def test_where_the_next_familys_first_rung_fails_the_check_gives_no_bound_and_th
     assert calls.count(("b", 8)) == 1
     last = [OFFSET_FAMILY[14], OFFSET_FAMILY[16], NEXT_FAMILY[10], NEXT_FAMILY[12]]
     assert result.errors["integral"] == pytest.approx(last[1] - last[3] + drift_tail(last))
+
+
+# A family that scatters without a trend around its limit 1 (the shape of the positional-semantic count-split rules
+# at ω = 0.3, α = 0.08): its last three rungs happen to agree to 1.5e-3 while the value is 2e-2 off.
+SCATTERING = {8: 0.96, 10: 1.03, 12: 1.0205, 14: 1.021, 16: 1.0200}
+
+
+def test_a_limited_result_may_take_the_spread_over_its_whole_family():
+    """With widen_limited, a result left limited at the top rung gets the spread over every rung of the top family
+    (8 … 16: 0.07), which covers its distance from the limit; the window's spread (12, 14, 16: 1e-3) does not. A
+    result that meets its tolerance keeps the window's error."""
+    rungs = [Rung(n, f"{n} nodes", "count") for n in SCATTERING]
+
+    def solve(n, previous):
+        return SCATTERING[n]
+
+    narrow = climb(solve, rungs, measure, tolerance=Tolerance(atol=1e-4), error="spread", window=3)
+    wide = climb(solve, rungs, measure, tolerance=Tolerance(atol=1e-4), error="spread", window=3, widen_limited=True)
+    assert narrow.status == wide.status == "limited" and narrow.values == wide.values
+    assert narrow.errors["integral"] < abs(narrow.values["integral"] - 1.0) <= wide.errors["integral"]
+    assert wide.errors["integral"] >= max(SCATTERING.values()) - min(SCATTERING.values())
+    met = climb(solve, rungs, measure, tolerance=Tolerance(atol=0.01), error="spread", window=3, widen_limited=True)
+    assert met.status == "converged" and met.errors == climb(solve, rungs, measure, tolerance=Tolerance(atol=0.01),
+                                                               error="spread", window=3).errors

@@ -222,7 +222,9 @@ def climb_branch(start: AccurateState | None, params: Parameters, rules: tuple[R
     None on the first rung; e.g. through |m| next to the positional branch's end, branch_end.next_to_end). The values
     reported are the highest rung's, each with the spread over the last SPREAD_RUNGS rungs as its error
     (numeric.convergence.climb, report "refined", error "spread"; a rung below the top on which the fixed point is not
-    found is skipped and named); where split-line rungs meet the tolerance, the errors of FAMILY_CHECKED include the
+    found is skipped and named), or, where the top rung leaves the tolerance unmet (limited), over every rung of its
+    family (`widen_limited`: the count-split rules scatter without a trend, and count-split 20 and 24 lay outside
+    the window's spread of 12, 14, 16); where split-line rungs meet the tolerance, the errors of FAMILY_CHECKED include the
     step to the first count-split rung, and Φ and ε_t are the split-line rungs' (count-split rungs measure
     FAMILY_CHECKED alone). Status converged, limited (the top rung does not meet the tolerance, or the top rung failed
     above a checked triple: the last checked values are reported) or failed. first: the branch already solved on
@@ -249,7 +251,7 @@ def climb_branch(start: AccurateState | None, params: Parameters, rules: tuple[R
                             (state,))
     ladder = climb(carry, [Rung(rule, rule.label, rule.family) for rule in rules], measure, tolerance=tolerance,
                    start=start, first=first, report="refined", error="spread", window=min(SPREAD_RUNGS, len(rules)),
-                   skip_failed=True, family_checked=FAMILY_CHECKED)
+                   skip_failed=True, family_checked=FAMILY_CHECKED, widen_limited=True)
     return with_window_bias(with_test_error_quadrature(ladder, params, rules, tolerance), rules, tolerance)
 
 

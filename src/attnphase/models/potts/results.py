@@ -41,9 +41,9 @@ class Solution(Result):
 
 @dataclass(frozen=True)
 class Transition(Result):
-    """β_c (value, digit string, error), the spinodals ({kind, beta, digits, error, status}), the jump of m. Each error
-    is that of the float (the root's error plus the float's rounding); the digit strings are the roots rounded to the
-    digits their errors support."""
+    """β_c (value, digit string, error), the spinodals ({kind, beta, digits, error, status}), the jump of m and its
+    error. Each error is that of the float (the root's error plus the float's rounding); the digit strings are the
+    roots rounded to the digits their errors support."""
 
     order: str
     beta_c: float
@@ -51,5 +51,6 @@ class Transition(Result):
     beta_c_error: float
     spinodals: tuple[dict, ...]
     jump: float
+    jump_error: float
     status: Status
     message: str

@@ -24,14 +24,17 @@ from attnphase.models.copy_heads.instance import CopyHeadsInstance
 from attnphase.models.copy_heads.linear_polish import bound_descent, loss_kernel_mp, working_digits
 from attnphase.models.copy_heads.parameters import DataSize
 from attnphase.models.copy_heads.results import Minimum, SolveResult
-from attnphase.numeric.minimize import bracketed_roots, multistart_local_minima, refined_at_dips, sign_change_brackets
+from attnphase.numeric.minimize import (
+    LocalMinima, bracketed_roots, multistart_local_minima, refined_at_dips, sign_change_brackets,
+)
 from attnphase.numeric.mp_descent import MAX_STEPS, Descent, action_error, descend
 from attnphase.numeric.precision import DERIVED_ROUNDING, polished_stationary_point
 from attnphase.numeric.threshold import bisect_geometric
 from attnphase.params import option_name
 from attnphase.results import Status
 
-__all__ = ["softmax_grid", "softmax_stationary_points", "linear_minima", "solve", "solve_instance", "finite_minima",
+__all__ = ["softmax_grid", "softmax_stationary_points", "LINEAR_STARTS", "linear_grid_starts", "linear_minima", "solve",
+           "solve_instance", "finite_minima",
            "solve_result", "SCALE_FIELDS", "scale_option", "scale_at_fault",
            "solvable_range"]
 
@@ -63,17 +66,79 @@ def softmax_stationary_points(inst: CopyHeadsInstance, n_, refine: bool = True) 
     return roots[is_min].tolist(), roots[~is_min].tolist()
 
 
-def linear_minima(inst: CopyHeadsInstance, n_):
-    """Local minima of the linear action in (t, c[, r]) from 16 starts (`numeric.minimize.LocalMinima`); the
-    action is even under (t, c) ↦ (−t, −c), so each minimum is reported with t ≥ 0."""
+# Fixed starts of the linear multistart in both sign quadrants of (t, c) (the fold (t, c) ↦ (−t, −c) maps the
+# others onto these): from starts at c ≥ 0 only, the metastable minimum with t > 0, c < 0 (L = 16, V = 4, P = 400:
+# (0.146, −0.128)) was never reached.
+LINEAR_STARTS = tuple((t0, sign * c0) for t0 in (0.0, 0.5, 1.0, 2.0) for c0 in (0.0, 0.1, 0.5, 1.0) for sign in (1, -1)
+                      if sign == 1 or (t0 > 0 and c0 > 0))
+# Points per axis of the grid whose local minima seed the multistart besides LINEAR_STARTS, and at most how many of
+# those minima, the lowest first: where the grid's cells are wider than a narrow valley (along t = c at n ~ 1e5) it
+# has a grid minimum every few cells along it (22 at L = 8, V = 16, P = 144839), each a start of a few ms.
+GRID_POINTS = 401
+MAX_GRID_STARTS = 64
+
+
+def linear_grid_starts(inst: CopyHeadsInstance, n_, r0: float | None = None) -> list:
+    """(t ≥ 0, c) at the local minima of the float64 linear action on a grid (r = r0 with the remainder's entropy)
+    whose action is below the symmetric point's. Only there can `solve` report a minimum, and that region lies
+    inside the ellipse λ_t t² + λ_c c² ≤ n, since the data term is at least −n/2 (its fits m²/q ≤ 1 and the
+    all-ones fit are each bounded by their saturation); the grid spans its bounding box, cubic in the coordinates,
+    so that minima near the symmetric point (|t|, |c| ~ 1e-2 of the box at n ~ 1e5) are resolved. The fixed starts
+    alone missed such minima (L = 8, V = 16, P = 144839: (0.0358, −0.970))."""
+    values = inst.values()
+    with np.errstate(all="ignore"):
+        half = [math.sqrt(n_ / float(values[name])) for name in ("lam_t", "lam_c")]
+    if not all(math.isfinite(h) and h > 0 for h in half):
+        return []  # n = 0 (no data term: the prior's minimum is the symmetric point) or a bound beyond float64
+    axis = np.linspace(-1.0, 1.0, GRID_POINTS) ** 3
+    t, c = half[0] * axis[:, None], half[1] * axis[None, :]
+    extra = () if r0 is None else (r0,)
+    with np.errstate(all="ignore"):  # overflow at extreme scales: such a grid point is no start
+        S = np.asarray(inst.reduced.action(t, c, *extra, n_), float)
+        S0 = float(inst.reduced.action(0.0, 0.0, *extra, n_))
+    S = np.where(np.isfinite(S), S, np.inf)
+    inner = S[1:-1, 1:-1]
+    lowest = np.isfinite(inner) & (inner < S0)
+    for di in (-1, 0, 1):
+        for dj in (-1, 0, 1):
+            if di or dj:
+                lowest &= inner < S[1 + di:GRID_POINTS - 1 + di, 1 + dj:GRID_POINTS - 1 + dj]
+    lowest[: GRID_POINTS // 2 - 1] = False  # t < 0: the images of those with t > 0 (the grid is symmetric)
+    i, j = np.nonzero(lowest)
+    order = np.argsort(inner[i, j])[:MAX_GRID_STARTS]
+    return [(float(t[i[k] + 1, 0]), float(c[0, j[k] + 1])) for k in order]
+
+
+def linear_minima(inst: CopyHeadsInstance, n_) -> LocalMinima:
+    """Local minima of the linear action in (t, c[, r]) (`numeric.minimize.LocalMinima`) from LINEAR_STARTS and
+    from the grid minima of `linear_grid_starts`; the action is even under (t, c) ↦ (−t, −c), so each minimum is
+    reported with t ≥ 0. Only the fixed starts' end points that stopped short are returned in `stopped` (each is
+    then descended in mpmath): at n ≳ 1e14, where float64 cannot follow the narrow valley along t = c, the grid
+    starts stop short along it by the dozen and reach nothing the fixed starts do not."""
     action = inst.reduced
     dim = 3 if inst.entropy else 2
-    starts = [[t0, c0] + ([math.log(1e-2)] if dim == 3 else []) for t0 in (0.0, 0.5, 1.0, 2.0) for c0 in (0.0, 0.1, 0.5, 1.0)]
+    r0 = [math.log(1e-2)] if dim == 3 else []
     flip = np.r_[-1, -1, np.ones(dim - 2)]
-    return multistart_local_minima(lambda v: float(action.action(*v, n_)),
-                                   lambda v: np.asarray(action.gradient(*v, n_), float),
-                                   lambda v: np.asarray(action.hessian(*v, n_), float), starts,
-                                   canonical=lambda v: v * (1 if v[0] >= 0 else flip))
+
+    def from_starts(seeds) -> LocalMinima:
+        return multistart_local_minima(lambda v: float(action.action(*v, n_)),
+                                       lambda v: np.asarray(action.gradient(*v, n_), float),
+                                       lambda v: np.asarray(action.hessian(*v, n_), float),
+                                       [[t0, c0] + r0 for t0, c0 in seeds],
+                                       canonical=lambda v: v * (1 if v[0] >= 0 else flip))
+
+    fixed = from_starts(LINEAR_STARTS)
+    grid = linear_grid_starts(inst, n_, *r0)
+    if not grid:
+        return fixed
+    seeded = from_starts(grid)
+    # the same tolerance as multistart_local_minima's own: one minimum reached from both sets of starts is kept once
+    points = list(fixed.points) + [p for p in seeded.points
+                                   if not any(np.allclose(p, q, atol=1e-6, rtol=1e-6) for q in fixed.points)]
+    status = Status.CONVERGED if points else fixed.status
+    return dataclasses.replace(fixed, points=tuple(points), iterations=fixed.iterations + seeded.iterations,
+                               status=status, message=f"{len(points)} local minimum/minima from {len(LINEAR_STARTS)} "
+                                                      f"fixed starts and {len(grid)} grid minima")
 
 
 def _softmax_minima(inst: CopyHeadsInstance, n_) -> tuple[list, int]:

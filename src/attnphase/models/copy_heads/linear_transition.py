@@ -17,25 +17,78 @@ import sympy
 from scipy.optimize import brentq
 
 from attnphase.models.copy_heads import kernels
+from attnphase.models.copy_heads.convention import DEFAULT
 from attnphase.models.copy_heads.homogeneous import linear_minima
 from attnphase.models.copy_heads.instance import CopyHeadsInstance
 from attnphase.models.copy_heads.results import LinearTransition
 from attnphase.numeric.minimize import sign_change_brackets
 from attnphase.numeric.precision import scaled_lowest_curvature_2x2, working_dps
-from attnphase.numeric.continuation import ActionSystem, follow_branches, stationary_point
-from attnphase.numeric.threshold import find_crossing, log_crossing, rounded_error
+from attnphase.numeric.continuation import ActionSystem, FunctionSystem, follow_branches, stationary_point
+from attnphase.numeric.threshold import bisect_geometric, find_crossing, log_crossing, rounded_error
 from attnphase.numeric.transition import classify_transition
 from attnphase.results import Status
 
-__all__ = ["BRANCH_DIGITS", "action_system", "branch_classification", "checked_order", "later_jump", "n_range", "symmetric_point_hessian", "remainder_at_origin", "classify_landau", "landau_order",
+__all__ = ["BRANCH_DIGITS", "action_system", "branch_classification", "checked_order", "later_jump", "n_range",
+           "default_n_range", "crossover_n_range", "scale_factors", "state_scale", "symmetric_point_hessian",
+           "remainder_at_origin", "classify_landau", "landau_order",
            "instability_transition", "linear_transition", "first_attempt_transition"]
 
 
 def n_range(inst: CopyHeadsInstance) -> tuple[float, float]:
-    """The range of n the linear scans cover: from 1e-3 (n_U ~ V² does not grow with L: start low) to 10⁶ times
-    the larger of the claimed scales V², L^{3/2}V^{1/2} and LV."""
+    """The range of n the scans for the first instability cover: at the default convention's scales from 1e-3
+    (n_U ~ V² does not grow with L: start low) to 10⁶ times the larger of the claimed scales V², L^{3/2}V^{1/2} and
+    LV (`default_n_range`); the upper end widened by the smaller of `scale_factors` where it is above 1 (the first
+    instability lies below both modes' own roots, so only a convention that moves both up moves it up: τ < 1). The
+    lower end moves only without the log-det terms (read-out "map"): with them H ⪰ τn(A − nB) (A the log-det terms'
+    curvature, positive definite; B the fits'), so the first instability lies above the first root of
+    det(A − nB), which depends on V and L alone (~V²)."""
+    factors = scale_factors(inst)
+    lo, hi = default_n_range(inst)
+    low = min(1.0, *factors) if inst.convention.log_det_weight == 0 else 1.0
+    return lo * low, hi * max(1.0, min(factors))
+
+
+def default_n_range(inst: CopyHeadsInstance) -> tuple[float, float]:
+    """1e-3 … 10⁶ (V² + L^{3/2}V^{1/2} + LV): the range of n that holds both modes' roots at the default scales."""
     L, V = inst.L, inst.V
     return 1e-3, (V * V + L**1.5 * V**0.5 + L * V) * 1e6
+
+
+def crossover_n_range(inst: CopyHeadsInstance, mode: int) -> tuple[float, float]:
+    """The range of n in which the curvature of `mode` (0: t, 1: c) at the symmetric point is scanned for its root
+    (the crossover): `n_range` with the upper end widened by that mode's own scale factor, but no further than the
+    float64 curvature stays finite (σ² = 1e-300 puts the copy root near n = 1e152, where τn² is near overflow)."""
+    lo, hi = n_range(inst)
+    widest = default_n_range(inst)[1] * max(1.0, scale_factors(inst)[mode])
+    if widest <= hi:
+        return lo, hi
+
+    def finite(n_):
+        with np.errstate(all="ignore"):
+            return bool(np.isfinite(np.asarray(inst.reduced.hessian(0.0, 0.0, *_remainder_start(inst), n_),
+                                               float)[mode, mode]))
+
+    if finite(widest):
+        return lo, widest
+    return lo, bisect_geometric(finite, hi, widest, rtol=1e-3).bracket[0]
+
+
+def _remainder_start(inst: CopyHeadsInstance) -> list:
+    """The remainder's coordinate r = ln ρ = 0 where the action has one (only finiteness is asked of it there)."""
+    return [0.0] if inst.entropy else []
+
+
+def scale_factors(inst: CopyHeadsInstance) -> tuple[float, float]:
+    """√(s_t), √(s_c), s_i = (λ_i/τ) / (λ_i/τ at the default convention), i = t, c: the factors by which the
+    convention moves the curvature roots of the symmetric point, between 1 and √s_i. n enters its Hessian as τn (the
+    log-det terms, a_i ≥ 0) and τn² (the fits, b_i > 0), so H_ii = λ_i + a_iτn − b_iτn² vanishes at
+    n_i = a_i/(2b_i) + √(a_i²/(4b_i²) + λ_i/(b_iτ)), and the first instability lies between the root of
+    det(Λ − τn²B) (the log-det terms left out), which scales as √(λ/τ), and the smaller n_i. Small τ alone:
+    thresholds ∝ τ^{−1/2} (τ = 1e-16: P* = 3.97e8, beyond the default range's 2.1e8 at L = 16, V = 4)."""
+    L, tau = inst.L, inst.convention.tau(inst.V)
+    own, default = inst.convention.linear_precisions(L), DEFAULT.linear_precisions(L)
+    with np.errstate(all="ignore"):  # an extreme scale's factor overflows to inf: the scan then refuses to run
+        return tuple(float(np.sqrt(np.float64(own[k]) / default[k] / tau)) for k in ("lam_t", "lam_c"))
 
 
 def remainder_at_origin(inst: CopyHeadsInstance, n_) -> float:
@@ -119,17 +172,57 @@ def _lowest_stable(system: ActionSystem, points, c: float):
     return min(stable, key=lambda x: system.value(x, c)) if stable else None
 
 
-def branch_classification(system: ActionSystem, minima_at, n_lo: float, n_hi: float):
+def branch_classification(system: ActionSystem, minima_at, n_lo: float, n_hi: float, state_scale: float = 1.0):
     """The order of the transition from the followed stationary branches (`numeric.transition`): the branches
     through the lowest stable minimum at n_lo and at n_hi (minima_at(n) -> candidate points), followed in ln n,
     the global minimum read off them. It sees a first-order jump anywhere in the range, which the Landau
-    expansion at the instability cannot."""
+    expansion at the instability cannot. state_scale (`state_scale`): the branches are followed in (t, c) divided by
+    it, which the continuation's steps (at most 0.1) are sized for."""
+    if state_scale != 1.0:
+        system, minima_at = _scaled_system(system, state_scale), _scaled_points(minima_at, state_scale)
     control_range = (math.log(n_lo), math.log(n_hi))
     starts = [(p, c) for c in control_range if (p := _lowest_stable(system, minima_at(math.exp(c)), c)) is not None]
     branches = follow_branches(system, starts, control_range, digits=BRANCH_DIGITS)
     return classify_transition(system, branches, control_range, digits=BRANCH_DIGITS,
-                               order_parameter=lambda x: float(np.hypot(x[0], x[1])), canonical=_even_image,
-                               control_label="ln n")
+                               order_parameter=lambda x: state_scale * float(np.hypot(x[0], x[1])),
+                               canonical=_even_image, control_label="ln n")
+
+
+def state_scale(inst: CopyHeadsInstance) -> float:
+    """The size of the ordered minima relative to the default convention's, at least 1: at small τ the fit saturates
+    where τnq/V ~ 1, i.e. q ~ V/(τn), with n ∝ (λ/τ)^{1/2}, so (t, c) ∝ (τλ)^{−1/4} (λ the smaller prior precision
+    relative to the default's). At L = 16, V = 4, τ = 1e-16 the minimum at the top of the range is t ≈ c ≈ 1800: in
+    steps of at most 0.1 the branch from there ran out of its 20000 points before reaching P*."""
+    own, default = inst.convention.linear_precisions(inst.L), DEFAULT.linear_precisions(inst.L)
+    gamma = min(own[k] / default[k] for k in ("lam_t", "lam_c"))
+    return max(1.0, (inst.convention.tau(inst.V) * gamma) ** -0.25)
+
+
+def _scaled_points(minima_at, scale: float):
+    """minima_at with (t, c) of each point divided by scale (the remainder's log, if any, unchanged)."""
+    def scaled(n_):
+        points = [np.asarray(x, float).copy() for x in minima_at(n_)]
+        for x in points:
+            x[:2] /= scale
+        return points
+
+    return scaled
+
+
+def _scaled_system(system: ActionSystem, scale: float) -> FunctionSystem:
+    """`system` in the variables (t/scale, c/scale[, r])."""
+    factor = np.r_[scale, scale, np.ones(system.n - 2)]
+
+    def value(y, n_):
+        return system.value(factor * y, math.log(n_))
+
+    def gradient(y, n_):
+        return factor * system.gradient(factor * y, math.log(n_))
+
+    def hessian(y, n_):
+        return np.outer(factor, factor) * system.hessian(factor * y, math.log(n_))
+
+    return FunctionSystem(system.n, value, gradient, hessian, log_control=True)
 
 
 def _even_image(x: np.ndarray) -> np.ndarray:
@@ -215,23 +308,42 @@ def linear_transition(inst: CopyHeadsInstance, digits: int = 30, classify: bool 
     soft = np.linalg.eigh(symmetric_point_hessian(inst, n_star * (1 + 1e-9)))[1][:, 0]
     soft_mode = "uniform" if abs(soft[0]) >= abs(soft[1]) else "copy"
     other = 1 if soft_mode == "uniform" else 0
+    cross_hi = crossover_n_range(inst, other)[1]
     with mpmath.workdps(dps):
         cross = log_crossing(lambda n_: float(symmetric_point_hessian(inst, n_)[other, other]),
-                             lambda n_: symmetric_point_hessian(inst, n_, mp=True)[other, other], lo, hi, digits=digits,
+                             lambda n_: symmetric_point_hessian(inst, n_, mp=True)[other, other], lo, cross_hi,
+                             digits=digits,
                              values=(lambda ln_n: hessian_grid(ln_n)[:, other, other]) if vectorised else None)
     land = _classify_symmetric_state(inst, n_star, soft) if classify else {"order": "not classified", "message": ""}
     if classify and follow:
         system = action_system(inst, kernels.linear_kernels(inst.convention.remainder, inst.convention.centred),
                                inst.values())
-        found = branch_classification(system, lambda n_: _candidates(linear_minima(inst, n_)), lo, hi)
+        found = branch_classification(system, lambda n_: _candidates(linear_minima(inst, n_)), lo, hi,
+                                      state_scale(inst))
         land = _with_branches(land, checked_order(found, n_star, land))
-        crossover, status, message = later_jump(inst, found)
+        if math.isfinite(cross.value) and math.exp(cross.value) > hi:  # the branches were not followed up to it
+            crossover, status, message = ({"crossover_order": "not classified"}, Status.LIMITED,
+                                          f"; the crossover is not classified: it lies above the followed range "
+                                          f"(n ≤ {hi:.4g}){_scales_set(inst)}")
+        else:
+            crossover, status, message = later_jump(inst, found)
         land = {**land, "status": status or land.get("status"), "message": land["message"] + message}
     else:
         crossover = {}
+    beyond = ("" if math.isfinite(cross.value) else
+              f"no crossover (the {'copy' if other else 'uniform'} mode's own curvature keeps its sign) for n up to "
+              f"{cross_hi:.4g}{_scales_set(inst)}; ")
     return instability_transition(LinearTransition, inst, res, cross, digits, dps, land,
-                                  f"symmetric state loses stability along the {soft_mode} mode; ", soft_mode=soft_mode,
-                                  soft_vector=tuple(soft.tolist()), **crossover)
+                                  f"symmetric state loses stability along the {soft_mode} mode; {beyond}",
+                                  soft_mode=soft_mode, soft_vector=tuple(soft.tolist()), **crossover)
+
+
+def _scales_set(inst: CopyHeadsInstance) -> str:
+    """The options of the convention's scales that move the linear thresholds, where set away from 1."""
+    conv = inst.convention
+    named = [f"{option} = {value:g}" for option, value in (("--tau", conv.tau0), ("--score-variance", conv.sigma2),
+                                                            ("--s1", conv.s1)) if value != 1.0]
+    return f" (at {', '.join(named)})" if named else ""
 
 
 def _candidates(minima) -> tuple:

@@ -132,15 +132,17 @@ def default_L_values(L_min: int, L_max: int) -> list[int]:
     return ScalingRange(L_min, check_int("L_max", L_max, L_min, MAX_SCALING_L)).L_values()
 
 
-def _points(attention: str, sizes: list, V_or_L, variable: str, digits: int, convention: Convention) -> list:
-    points = []
+def _points(attention: str, sizes: list, V_or_L, variable: str, digits: int, convention: Convention) -> tuple:
+    """(ScalingPoint per size, the threshold's message per size)."""
+    points, messages = [], []
     for i, size in enumerate(sizes):
         L, V = (size, V_or_L) if variable == "L" else (V_or_L, size)
         inst = CopyHeadsInstance.validated(attention=attention, L=L, V=V, convention=convention)
         tr = threshold_instance(inst, digits, classify=i in (0, len(sizes) - 1), follow=False)
         points.append(ScalingPoint(L, V, tr.P_star, tr.P_star_digits, tr.order,
                                    tr.P_crossover if attention == "linear" else None))
-    return points
+        messages.append(tr.message)
+    return points, messages
 
 
 def _fits(attention: str, points: list, variable: str) -> dict:
@@ -167,14 +169,14 @@ def scaling(attention: str, V: int, L_min: int, L_max: int, digits: int = 15, co
     else:
         sizes = ScalingRange.validated(L_min=L_min, L_max=L_max, digits=digits)
         Ls, digits = sizes.L_values(), sizes.digits
-    points = _points(attention, Ls, V, "L", digits, convention)
+    points, messages = _points(attention, Ls, V, "L", digits, convention)
     # small L can lack the transition (softmax at V = 4: none below L = 8); those sizes are reported, not fitted
     found = [p for p in points if math.isfinite(p.P_star)]
     without = ", ".join(str(p.L) for p in points if not math.isfinite(p.P_star))
     if len(found) < 3:
         return ScalingResult(attention, "L", {"V": V}, tuple(points), {}, None, Status.NOT_FOUND,
                              f"P* found at {len(found)} of {len(points)} values of L (none at L = {without}): a fit "
-                             f"needs 3; raise --L-min")
+                             f"needs 3; {_advice(points, messages)}")
     extrapolation = None
     if attention == "softmax":
         extrapolation = softmax_ratio_extrapolation([p.L for p in found], [p.P_star for p in found], V, convention)
@@ -189,13 +191,27 @@ def scaling(attention: str, V: int, L_min: int, L_max: int, digits: int = 15, co
     return dataclasses.replace(result, fit=fits, law_verdict=verdict)
 
 
+def _advice(points: list, messages: list) -> str:
+    """What to change when too few sizes have a P*: --L-min where only sizes below the smallest with a P* lack one
+    (below the onset of the transition), otherwise the reason the threshold gave at the first size without one that
+    the onset does not explain (it names the option at fault, e.g. a scale that takes the action beyond float64):
+    there a larger L_min does not help."""
+    has = [math.isfinite(p.P_star) for p in points]
+    missing = [i for i, found in enumerate(has) if not found]
+    above_onset = [i for i in missing if any(has[:i])]
+    if any(has) and not above_onset:
+        return "raise --L-min (the smaller sizes lie below the onset of the transition)"
+    first = (above_onset or missing)[0]
+    return f"at L = {points[first].L}: {messages[first]}"
+
+
 def scaling_in_V(attention: str, L: int, V_values, digits: int = 15, convention: Convention = DEFAULT) -> ScalingResult:
     """P* (and the crossover) against V at fixed L, fitted against the claimed V laws."""
     attention = OneOf(ATTENTIONS).check("attention", attention)
     L = check_int("L", L, 2, MAX_L)
     Vs = _sizes("V_values", V_values, MAX_V, at_least=3)
     digits = ThresholdSettings.validated(digits=digits).digits
-    points = _points(attention, Vs, L, "V", digits, convention)
+    points, _ = _points(attention, Vs, L, "V", digits, convention)
     return ScalingResult(attention, "V", {"L": L}, tuple(points), _fits(attention, points, "V"), None, Status.CONVERGED,
                          f"{len(points)} values of V")
 

@@ -52,9 +52,13 @@ def softmax_n_scale(inst: CopyHeadsInstance) -> float:
 
 
 def softmax_n_range(inst: CopyHeadsInstance) -> tuple[float, float]:
-    """The range of n the classifier covers, 1e-4…1e4 × `softmax_n_scale`."""
+    """The range of n the classifier covers, 1e-4…1e4 × `softmax_n_scale` (the scale at τ = 1), the upper end
+    widened by τ^{−1/2} where τ < 1. n enters the action as τn (the log-det terms) and τn² (the copy fit), so the
+    threshold moves up between not at all (τn ≫ V: the fit saturates) and ∝ τ^{−1/2} (τn ≪ V: only √τ·n enters;
+    τ = 1e-10 at L = 16, V = 4: two minima coexist at n = 5e6…1e7, beyond the unwidened range's 1.4e6); for τ > 1 it
+    falls at most to where the fit saturates, within the lower end's margin."""
     scale = softmax_n_scale(inst)
-    return scale * 1e-4, scale * 1e4
+    return scale * 1e-4, scale * 1e4 * max(1.0, 1 / math.sqrt(inst.convention.tau(inst.V)))
 
 
 def softmax_system(inst: CopyHeadsInstance) -> ActionSystem:
@@ -94,10 +98,21 @@ def _unfollowed_points(inst: CopyHeadsInstance, system: ActionSystem, branches, 
     return missing
 
 
+class UnresolvedAction(ArithmeticError):
+    """A sign change of the float64 S′ on the grid from which Newton's method reaches no stationary point: there the
+    float64 action does not resolve its stationary points (τ = 1e-200 at L = 16, V = 4: at n = 1e106, the top of the
+    range widened for τ)."""
+
+    def __init__(self, x: float, n_: float):
+        self.x, self.n = x, n_
+        super().__init__(f"S' changes sign at x = {x:.6g} with no stationary point there")
+
+
 def softmax_branches(inst: CopyHeadsInstance, digits: int = 15):
     """(system, followed branches, (ln n_lo, ln n_hi)): every stationary branch of the homogeneous softmax action
     over `softmax_n_range` (module docstring), folds located to `digits` digits in ln n; no branches when the action
-    has no minimum on its grid at n_lo to start from (scales far outside the grid's, e.g. σ² = 1e300)."""
+    has no minimum on its grid at n_lo to start from (scales far outside the grid's, e.g. σ² = 1e300).
+    `UnresolvedAction` where a stationary point of the float64 grid scan is not one."""
     system = softmax_system(inst)
     n_lo, n_hi = softmax_n_range(inst)
     control_range = (math.log(n_lo), math.log(n_hi))
@@ -113,7 +128,12 @@ def softmax_branches(inst: CopyHeadsInstance, digits: int = 15):
             if not missing:
                 break
             x, ln_n = missing[0]
-            branches.append(follow_branch(system, [x], ln_n, control_range, digits=digits))
+            try:
+                branches.append(follow_branch(system, [x], ln_n, control_range, digits=digits))
+            except ParameterError as error:
+                if error.name != "x0":
+                    raise
+                raise UnresolvedAction(x, math.exp(ln_n)) from error
         else:
             raise RuntimeError(f"stationary points of the softmax action at L = {inst.L}, V = {inst.V} remain off "
                                f"{MAX_BRANCHES} followed branches")
@@ -133,6 +153,15 @@ def _in_n(inst: CopyHeadsInstance, at: Threshold, digits: int) -> tuple[float, f
         return float(P_mp), rounded_error(P_mp, error), text
 
 
+def _range_scales(inst: CopyHeadsInstance) -> str:
+    """What sets the range of n, by option: σ² through the scale, τ < 1 through the upper end's widening."""
+    conv = inst.convention
+    named = [f"--score-variance = {conv.sigma2:g}"] if conv.sigma2 != 1.0 else []
+    if conv.tau(inst.V) < 1.0:
+        named.append(f"--tau = {conv.tau0:g} (τ = {conv.tau(inst.V):g}: the upper end grows as τ^(-1/2))")
+    return f", set by {' and '.join(named)}" if named else ""
+
+
 def _end(inst: CopyHeadsInstance, P: float, otherwise: str) -> str:
     return f"{inst.n_of_P(P):.6g}" if math.isfinite(P) else otherwise
 
@@ -141,7 +170,14 @@ def softmax_transition(inst: CopyHeadsInstance, digits: int = 30) -> SoftmaxTran
     """Classify the softmax transition on the followed stationary branches of S(x; n); P* and both spinodals
     polished in mpmath (ln n carries two more digits than asked, so that n keeps `digits`)."""
     L, V = inst.L, inst.V
-    system, branches, control_range = softmax_branches(inst, digits + 2)
+    try:
+        system, branches, control_range = softmax_branches(inst, digits + 2)
+    except UnresolvedAction as unresolved:
+        return SoftmaxTransition("softmax", L, V, "undetermined", math.nan, "", math.nan, math.nan, Status.FAILED,
+                                 f"the float64 action does not resolve its stationary points at n = {unresolved.n:.4g} "
+                                 f"({unresolved}), inside the range of n followed, [{softmax_n_range(inst)[0]:.4g}, "
+                                 f"{softmax_n_range(inst)[1]:.4g}]{_range_scales(inst)}: threshold not computed",
+                                 spinodals=None)
     if not branches:
         return SoftmaxTransition("softmax", L, V, "none", math.nan, "", math.nan, math.nan, Status.FAILED,
                                  f"no minimum of the softmax action on its grid at n = {math.exp(control_range[0]):.4g} "

@@ -11,7 +11,7 @@ import numpy as np
 
 from attnphase.errors import ParameterError
 from attnphase.models.copy_heads.convention import DEFAULT, Convention
-from attnphase.models.copy_heads.homogeneous import softmax_grid
+from attnphase.models.copy_heads.homogeneous import SCALE_FIELDS, scale_option, softmax_grid
 from attnphase.models.copy_heads.instance import CopyHeadsInstance
 from attnphase.models.copy_heads.parameters import ThresholdSettings
 from attnphase.models.copy_heads.linear_transition import first_attempt_transition, linear_transition, n_range
@@ -28,21 +28,39 @@ def action_overflow(inst: CopyHeadsInstance) -> str:
 
     Softmax: S' on the x grid at the natural scale of n (S' only: the minima are its sign changes, and the
     bisection works without S'', which overflows at L ~ 2^256 while the scan and the mpmath polish still work);
-    linear: the Hessian at the symmetric state at both ends of the n scan (remainder at ρ = 1 for "entropy").
-    Extreme τ, σ² or β make these overflow (e.g. τ = 1e300), and the scans would then see no sign change at all.
+    linear: the Hessian at the symmetric state at both ends of the n scan (remainder at ρ = 1 for "entropy"; under
+    the causal mask the stability matrix there).
+    Extreme τ, σ² or β make these overflow (e.g. τ = 1e300, or τ = 1e-300, whose scan reaches n ~ 1e158), and the
+    scans would then see no sign change at all. The message names the options of the scales set away from 1, and
+    the one that alone puts the action there if one does.
     """
+    if not _overflows(inst):
+        return ""
+    conv = inst.convention
+    away = [name for name in SCALE_FIELDS if getattr(conv, name) != 1.0]
+    alone = [name for name in away if not _overflows(inst.with_convention(conv.with_(**{name: 1.0})))]
+    if alone:
+        cause = (f": {scale_option(alone[0])} = {getattr(conv, alone[0]):g} alone puts it there (with "
+                 f"{scale_option(alone[0])} 1 it does not)")
+    else:
+        cause = "".join(f"; {scale_option(name)} = {getattr(conv, name):g}" for name in away) + ")"
+    return (f"the reduced {inst.attention} action overflows float64 at these parameters (L = {inst.L}, V = {inst.V}"
+            f"{')' if alone else ''}{cause}: threshold not computed")
+
+
+def _overflows(inst: CopyHeadsInstance) -> bool:
     action = inst.reduced
     with np.errstate(all="ignore"):
         if inst.attention == "softmax":
             values = [action.gradient(softmax_grid(inst), softmax_n_scale(inst))]
+        elif inst.causal:  # the row-resolved stability matrix its scan evaluates
+            from attnphase.models.copy_heads.causal import stability_matrix
+
+            values = [stability_matrix(inst, np.array(n_range(inst)))]
         else:
             zero = [0.0, 0.0] + ([0.0] if inst.entropy else [])
             values = [action.hessian(*zero, n_) for n_ in n_range(inst)]
-    if all(np.all(np.isfinite(np.asarray(v, float))) for v in values):
-        return ""
-    conv = inst.convention
-    return (f"the reduced {inst.attention} action overflows float64 at these parameters (L = {inst.L}, V = {inst.V}, "
-            f"tau = {conv.tau(inst.V):g}, sigma2 = {conv.sigma2:g}, beta = {conv.beta:g}): threshold not computed")
+    return not all(np.all(np.isfinite(np.asarray(v, float))) for v in values)
 
 
 def threshold_instance(inst: CopyHeadsInstance, digits: int = 30, classify: bool = True,
@@ -57,7 +75,12 @@ def threshold_instance(inst: CopyHeadsInstance, digits: int = 30, classify: bool
 
             return causal_softmax_transition(inst, digits)
         from attnphase.models.copy_heads.causal import causal_linear_transition
+        from attnphase.models.copy_heads.results import CausalLinearTransition
 
+        overflow = action_overflow(inst)
+        if overflow:
+            return CausalLinearTransition("linear", inst.L, inst.V, "undetermined", math.nan, "", math.nan, math.nan,
+                                          Status.FAILED, overflow)
         return causal_linear_transition(inst, digits, classify)
     overflow = action_overflow(inst)
     if overflow:

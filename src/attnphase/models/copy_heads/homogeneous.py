@@ -36,7 +36,7 @@ from attnphase.results import Status
 __all__ = ["softmax_grid", "softmax_stationary_points", "LINEAR_STARTS", "linear_grid_starts", "linear_minima", "solve",
            "solve_instance", "finite_minima",
            "solve_result", "SCALE_FIELDS", "scale_option", "scale_at_fault",
-           "solvable_range"]
+           "solvable_range", "solvable_P_range"]
 
 
 
@@ -288,7 +288,9 @@ def solve_result(inst: CopyHeadsInstance, P: float, minima: list, iterations: in
 
 def solve_instance(inst: CopyHeadsInstance, P: float, *, diagnose: bool = True) -> SolveResult:
     """`solve` for a validated instance and P. A failure names the convention scale that alone causes it
-    (`scale_at_fault`; diagnose=False leaves that search out)."""
+    (`scale_at_fault`), or else, with τ, σ² and s₁ at 1, the range of P in which the action is solved
+    (`solvable_P_range`), or else the options of the scales set away from 1; diagnose=False leaves these searches
+    out."""
     result = _solved(inst, P)
     if diagnose and result.status == Status.FAILED:
         name = scale_at_fault(inst, P)
@@ -297,7 +299,33 @@ def solve_instance(inst: CopyHeadsInstance, P: float, *, diagnose: bool = True) 
             result = dataclasses.replace(result, message=f"{result.message}; {name} ({scale_option(name)}) = "
                                                          f"{value:g} alone puts them there: with {name} = 1 the action "
                                                          f"is solved at L = {inst.L}, V = {inst.V}, P = {P:g}")
+        elif math.isfinite(inst.n_of_P(P)):  # an n beyond float64 has said so: β·P, not P alone, is the cause
+            away = [f"{scale_option(name)} = {getattr(inst.convention, name):g}" for name in SCALE_FIELDS
+                    if name != "beta" and getattr(inst.convention, name) != 1.0]
+            # with other scales away from 1 too, P's range is not searched: its bisection runs a solve per step, up
+            # to seconds each (what the error paths of sweeps over extreme scales would pay at every point)
+            where = (solvable_P_range(inst, P) if not away else
+                     f"resetting {' or '.join(away)} to 1 alone does not solve it, so P (--P) = {P:g} lies beyond "
+                     f"the solvable range at these scales (the range of P is named where τ, σ² and s1 are 1)")
+            result = dataclasses.replace(result, message=f"{result.message}; {where}")
     return result
+
+
+def solvable_P_range(inst: CopyHeadsInstance, P: float) -> str:
+    """Where the solve converges in P at these L, V and convention, for a P where it does not: "(0, b]" for P above
+    1, "[b, inf)" below, b the last value at which it converges, found by geometric bisection between 1 and P
+    (`numeric.threshold.bisect_geometric`) to 0.1 decades. The float64 proposals of the minima stop resolving the
+    action at large n (L = 16, V = 4: linear from n ~ 1e67, softmax from ~1e155). Each step is a solve: seconds for
+    the linear action next to its bound, where its mpmath descent runs at ~140 digits."""
+    def converges(P_):
+        return _solved(inst, P_).status == Status.CONVERGED
+
+    if not converges(1.0):
+        return f"P (--P) = {P:g} fails, and so does P = 1 at L = {inst.L}, V = {inst.V}"
+    last = bisect_geometric(converges, 1.0, P, iterations=200, rtol=10**0.1 - 1).bracket[0]
+    allowed = f"(0, {last:.3g}]" if P > 1.0 else f"[{last:.3g}, inf)"
+    return (f"P (--P) = {P:g} lies outside the range {allowed} in which the action is solved at L = {inst.L}, "
+            f"V = {inst.V} and this convention (bisected to 0.1 decades)")
 
 
 def _solved(inst: CopyHeadsInstance, P: float) -> SolveResult:

@@ -30,7 +30,7 @@ from attnphase.results import Status
 
 __all__ = ["BRANCH_DIGITS", "action_system", "branch_classification", "checked_order", "later_jump", "n_range",
            "default_n_range", "crossover_n_range", "scale_factors", "state_scale", "symmetric_point_hessian",
-           "remainder_at_origin", "classify_landau", "landau_order",
+           "soft_vector", "remainder_at_origin", "classify_landau", "landau_order",
            "instability_transition", "linear_transition", "first_attempt_transition"]
 
 
@@ -105,12 +105,31 @@ def symmetric_point_hessian(inst: CopyHeadsInstance, n_, mp: bool = False):
         if mp:
             return action.hessian_mp(mpmath.mpf(0), mpmath.mpf(0), n_)
         return np.asarray(action.hessian(0.0, 0.0, n_), float)
-    r0 = remainder_at_origin(inst, n_)
     if mp:
         zero = mpmath.mpf(0)
-        r_mp = mpmath.findroot(lambda r: action.gradient_mp(zero, zero, r, n_)[2], mpmath.mpf(r0))
-        return action.hessian_mp(zero, zero, r_mp, n_)
-    return np.asarray(action.hessian(0.0, 0.0, r0, n_), float)[:2, :2]
+        return action.hessian_mp(zero, zero, _remainder_at_origin_mp(inst, n_), n_)
+    return np.asarray(action.hessian(0.0, 0.0, remainder_at_origin(inst, n_), n_), float)[:2, :2]
+
+
+def _remainder_at_origin_mp(inst: CopyHeadsInstance, n_):
+    """`remainder_at_origin` polished by mpmath's root finder at the working precision."""
+    zero = mpmath.mpf(0)
+    return mpmath.findroot(lambda r: inst.reduced.gradient_mp(zero, zero, r, n_)[2],
+                           mpmath.mpf(remainder_at_origin(inst, float(n_))))
+
+
+def soft_vector(inst: CopyHeadsInstance, n_):
+    """The soft direction (v_t, v_c) at the symmetric state at n (mpmath, at the working precision): the unit
+    eigenvector of the smallest eigenvalue of its Hessian, its larger component positive. At n* (the eigenvalue 0)
+    it is the null vector: evaluated at n* itself, since off it the vector turns (at n*(1 + 1e-9), which was used,
+    by 5e-9 at L = V = 64, where the two curvatures are comparable: 8 of the 17 printed digits, and of a₄ with
+    it)."""
+    h = symmetric_point_hessian(inst, n_, mp=True)
+    values, vectors = mpmath.eigsy(mpmath.matrix([[h[0, 0], h[0, 1]], [h[0, 1], h[1, 1]]]))
+    k = 0 if values[0] <= values[1] else 1
+    v = [vectors[0, k], vectors[1, k]]
+    larger = v[0] if abs(v[0]) >= abs(v[1]) else v[1]
+    return [x if larger > 0 else -x for x in v]
 
 
 @lru_cache(maxsize=None)
@@ -138,15 +157,17 @@ def classify_landau(a2_slope: float, a4: float, a6: float) -> tuple[str, float |
     return landau_order(_sign(a2_slope), _sign(a4), _sign(a6))
 
 
-def _classify_symmetric_state(inst: CopyHeadsInstance, n_star: float, soft) -> dict:
-    """The Landau classification along the soft mode. The action is even under (t, c) → (−t, −c), so cubic terms
-    vanish and the restriction to the soft line φ·v carries the quartic coefficient that decides the order."""
+def _classify_symmetric_state(inst: CopyHeadsInstance, n_star, soft) -> dict:
+    """The Landau classification along the soft mode, in mpmath at n* and the soft vector (`soft_vector`; the
+    working precision), so that the float a₄ is right to its last digit. The action is even under
+    (t, c) → (−t, −c), so cubic terms vanish and the restriction to the soft line φ·v carries the quartic
+    coefficient that decides the order."""
     conv = inst.convention
-    values = inst.values()
+    values = inst.values(exact=True)
     if inst.entropy:
-        values["rho"] = math.exp(remainder_at_origin(inst, n_star))
-    kernel = kernels.bind(kernels.linear_landau_kernel(conv.remainder, conv.centred), values)
-    a2_slope, _, a4, a6 = (float(v) for v in kernel(float(soft[0]), float(soft[1]), n_star))
+        values["rho"] = mpmath.exp(_remainder_at_origin_mp(inst, n_star))
+    kernel = kernels.bind(kernels.linear_landau_kernel_mp(conv.remainder, conv.centred), values)
+    a2_slope, _, a4, a6 = (float(v) for v in kernel(soft[0], soft[1], n_star))
     order, exponent, message = classify_landau(a2_slope, a4, a6)
     return {"order": order, "exponent": exponent, "a4": a4, "message": message}
 
@@ -305,7 +326,10 @@ def linear_transition(inst: CopyHeadsInstance, digits: int = 30, classify: bool 
     if res.status != Status.CONVERGED and not math.isfinite(res.value):
         return LinearTransition("linear", L, V, "none", math.nan, "", math.nan, math.nan, Status.NOT_FOUND, res.message)
     n_star = math.exp(res.value)
-    soft = np.linalg.eigh(symmetric_point_hessian(inst, n_star * (1 + 1e-9)))[1][:, 0]
+    with mpmath.workdps(dps):
+        n_star_mp = mpmath.exp(res.value_mp)
+        soft_mp = soft_vector(inst, n_star_mp)
+    soft = np.array([float(v) for v in soft_mp])
     soft_mode = "uniform" if abs(soft[0]) >= abs(soft[1]) else "copy"
     other = 1 if soft_mode == "uniform" else 0
     cross_hi = crossover_n_range(inst, other)[1]
@@ -314,7 +338,11 @@ def linear_transition(inst: CopyHeadsInstance, digits: int = 30, classify: bool 
                              lambda n_: symmetric_point_hessian(inst, n_, mp=True)[other, other], lo, cross_hi,
                              digits=digits,
                              values=(lambda ln_n: hessian_grid(ln_n)[:, other, other]) if vectorised else None)
-    land = _classify_symmetric_state(inst, n_star, soft) if classify else {"order": "not classified", "message": ""}
+    if classify:
+        with mpmath.workdps(dps):
+            land = _classify_symmetric_state(inst, n_star_mp, soft_mp)
+    else:
+        land = {"order": "not classified", "message": ""}
     if classify and follow:
         system = action_system(inst, kernels.linear_kernels(inst.convention.remainder, inst.convention.centred),
                                inst.values())

@@ -121,7 +121,9 @@ class LinearTransition(Transition):
     """Linear attention: the first instability of the symmetric state. exponent: mean-field exponent of the order
     parameter (from the Landau coefficients); landau_a4: the quartic coefficient along the soft mode; P_crossover:
     where the other mode's own curvature vanishes (P_crossover_error: the absolute error of the float); soft_mode:
-    which mode goes soft first ("uniform" or "copy"); soft_vector: the soft direction in (t, c); n_crossover: the crossover in n. From the followed stationary
+    which mode goes soft first ("uniform" or "copy"); soft_vector: the soft direction in (t, c) at n* (unit, its
+    larger component positive; with landau_a4 evaluated in mpmath there, so that every printed digit holds);
+    n_crossover: the crossover in n. From the followed stationary
     branches (when classified): crossover_order "first" when the global minimum jumps again after the transition
     (the uniform-pooling and the copy minimum coexist), with P_crossover_jump (their coexistence point, ~12 digits),
     crossover_window (its spinodals in P) and crossover_jump (the jump of √(t² + c²)); "smooth" otherwise."""

@@ -202,11 +202,16 @@ def branch_classification(system: ActionSystem, minima_at, n_lo: float, n_hi: fl
     if state_scale != 1.0:
         system, minima_at = _scaled_system(system, state_scale), _scaled_points(minima_at, state_scale)
     control_range = (math.log(n_lo), math.log(n_hi))
-    starts = [(p, c) for c in control_range if (p := _lowest_stable(system, minima_at(math.exp(c)), c)) is not None]
-    branches = follow_branches(system, starts, control_range, digits=BRANCH_DIGITS)
-    return classify_transition(system, branches, control_range, digits=BRANCH_DIGITS,
-                               order_parameter=lambda x: state_scale * float(np.hypot(x[0], x[1])),
-                               canonical=_even_image, control_label="ln n")
+    # at V ≳ 2^20 the float64 action's terms overflow along the branches (the equilibration of the continuation's
+    # null vector and determinant sign then overflows too): those points are non-finite, a branch ends there as lost
+    # and the classification says so; numpy's RuntimeWarnings about it went to stderr
+    with np.errstate(over="ignore", invalid="ignore"):
+        starts = [(p, c) for c in control_range
+                  if (p := _lowest_stable(system, minima_at(math.exp(c)), c)) is not None]
+        branches = follow_branches(system, starts, control_range, digits=BRANCH_DIGITS)
+        return classify_transition(system, branches, control_range, digits=BRANCH_DIGITS,
+                                   order_parameter=lambda x: state_scale * float(np.hypot(x[0], x[1])),
+                                   canonical=_even_image, control_label="ln n")
 
 
 def state_scale(inst: CopyHeadsInstance) -> float:

@@ -312,20 +312,23 @@ def solve_instance(inst: CopyHeadsInstance, P: float, *, diagnose: bool = True) 
 
 
 def solvable_P_range(inst: CopyHeadsInstance, P: float) -> str:
-    """Where the solve converges in P at these L, V and convention, for a P where it does not: "(0, b]" for P above
-    1, "[b, inf)" below, b the last value at which it converges, found by geometric bisection between 1 and P
-    (`numeric.threshold.bisect_geometric`) to 0.1 decades. The float64 proposals of the minima stop resolving the
-    action at large n (L = 16, V = 4: linear from n ~ 1e67, softmax from ~1e155). Each step is a solve: seconds for
-    the linear action next to its bound, where its mpmath descent runs at ~140 digits."""
+    """Where the solve converges in P at these L, V and convention, for a P where it does not: the first of P·10^(∓10k)
+    (k = 1, 2, …, towards 1) at which it converges, and the last at which it does not, which bracket the bound. The
+    float64 proposals of the minima stop resolving the action at large n (L = 16, V = 4: linear from n ~ 1e67, softmax
+    from ~1e154, where n² overflows). Past the bound a solve fails in milliseconds, next to it a linear one takes
+    seconds (its mpmath descent at ~140 digits): a bisection to 0.1 decades took 70-130 s, this scan about 10 s."""
     def converges(P_):
         return _solved(inst, P_).status == Status.CONVERGED
 
     if not converges(1.0):
         return f"P (--P) = {P:g} fails, and so does P = 1 at L = {inst.L}, V = {inst.V}"
-    last = bisect_geometric(converges, 1.0, P, iterations=200, rtol=10**0.1 - 1).bracket[0]
-    allowed = f"(0, {last:.3g}]" if P > 1.0 else f"[{last:.3g}, inf)"
-    return (f"P (--P) = {P:g} lies outside the range {allowed} in which the action is solved at L = {inst.L}, "
-            f"V = {inst.V} and this convention (bisected to 0.1 decades)")
+    step = 1e-10 if P > 1.0 else 1e10
+    failing, trial = P, P * step
+    while (trial > 1.0 if P > 1.0 else trial < 1.0) and not converges(trial):
+        failing, trial = trial, trial * step
+    solved = max(trial, 1.0) if P > 1.0 else min(trial, 1.0)  # P = 1 converges
+    return (f"P (--P) = {P:g} lies beyond the range in which the action is solved at L = {inst.L}, V = {inst.V} and "
+            f"this convention: it is solved at P = {solved:.3g} and not at P = {failing:.3g}")
 
 
 def _solved(inst: CopyHeadsInstance, P: float) -> SolveResult:

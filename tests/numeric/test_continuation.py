@@ -18,8 +18,9 @@ import sympy as sp
 from attnphase.derive.codegen import compile_action
 from attnphase.errors import ParameterError
 from attnphase.numeric.continuation import (
-    ActionSystem, ContinuationSettings, FunctionSystem, follow_branch, follow_branches, stationary_points_at,
+    ActionSystem, ContinuationSettings, FunctionSystem, follow_branch, follow_branches,
 )
+from attnphase.numeric.points_on_branches import stationary_points_at
 from attnphase.numeric.transition import classify_transition, minimum_segments
 
 x, y, c, eps, c0 = sp.symbols("x y c epsilon c0", real=True)

@@ -22,7 +22,8 @@ _MODULES = {
     # the stationary systems are defined in `stationary_systems` (continuation re-exports them)
     "stationary_systems": ("StationarySystem", "ActionSystem", "FunctionSystem"),
     "continuation": ("ContinuationSettings", "Singularity", "StationaryBranch", "stationary_point",
-                     "continue_in_control", "follow_branch", "follow_branches", "stationary_points_at"),
+                     "continue_in_control", "follow_branch", "follow_branches"),
+    "points_on_branches": ("stationary_points_at",),
     "convergence": ("Rung", "Tolerance", "LadderResult", "climb", "drift_tail"),
     # the coordinate transforms are defined in `transforms` (fixedpoint re-exports them)
     "transforms": ("Identity", "Positive", "Interval"),

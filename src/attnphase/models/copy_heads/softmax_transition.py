@@ -31,7 +31,8 @@ from attnphase.models.copy_heads.convention import DEFAULT, Convention
 from attnphase.models.copy_heads.homogeneous import softmax_grid, softmax_stationary_points
 from attnphase.models.copy_heads.instance import CopyHeadsInstance
 from attnphase.models.copy_heads.results import ExactRowRateThreshold, SoftmaxTransition
-from attnphase.numeric.continuation import ActionSystem, follow_branch, stationary_points_at
+from attnphase.numeric.continuation import ActionSystem, follow_branch
+from attnphase.numeric.points_on_branches import stationary_points_at
 from attnphase.numeric.minimize import sign_change_brackets
 from attnphase.numeric.threshold import Threshold, rounded_error, threshold_from_error
 from attnphase.numeric.transition import classify_transition

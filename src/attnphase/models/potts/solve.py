@@ -17,7 +17,8 @@ from attnphase.errors import ParameterError
 from attnphase.models.potts import symbolic
 from attnphase.models.potts.parameters import MAX_BETA_J, MAX_Q, Accuracy, Parameters, Temperature
 from attnphase.models.potts.results import Solution, State, Transition
-from attnphase.numeric.continuation import ActionSystem, follow_branches, stationary_points_at
+from attnphase.numeric.continuation import ActionSystem, follow_branches
+from attnphase.numeric.points_on_branches import stationary_points_at
 from attnphase.numeric.precision import polished_stationary_point
 from attnphase.numeric.threshold import Threshold, rounded_error, threshold_from_error
 from attnphase.numeric.transition import classify_transition

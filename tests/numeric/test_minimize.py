@@ -1,6 +1,8 @@
 """numeric.minimize: the vectorised multi-start Newton (the global minimiser of many non-convex problems at once),
 every local minimum of one function from several starts, and roots on many sign-change brackets at once."""
 
+import math
+
 import numpy as np
 import pytest
 from scipy.optimize import brentq
@@ -259,3 +261,31 @@ def test_refining_at_dips_finds_two_roots_inside_one_grid_cell():
         assert xs[i] <= root <= xs[i + 1]
     same, values = refined_at_dips(lambda x: x + 2.0, grid)
     assert np.array_equal(same, grid) and np.array_equal(values, grid + 2.0)
+
+
+def test_log_pattern_search_finds_a_maximum_in_the_logarithms_and_one_on_a_bound():
+    """f = −(ln x − 1)² − 2(ln y + 1/2)², whose maximum is at (e, e^(−1/2)): from (1, 1) the search ends within its last
+    factor 2^(1/32) of it in each variable, in one batch of nine candidates per round. With y held to y ≥ 2x the
+    maximum lies on the bound, where the search moves along it, at x = 2^(−2/3) ≈ 0.63 (the closed form of the
+    constrained maximum)."""
+    from attnphase.numeric.minimize import log_pattern_search
+
+    calls = []
+
+    def f(xs, ys):
+        calls.append(np.shape(xs))
+        return -(np.log(xs) - 1) ** 2 - 2 * (np.log(ys) + 0.5) ** 2
+
+    x, y, value = log_pattern_search(f, 1.0, 1.0, float(f(np.array(1.0), np.array(1.0))))
+    step = math.log(2.0) / 32
+    assert abs(math.log(x) - 1) <= step and abs(math.log(y) + 0.5) <= step
+    assert len(calls) > 2 and all(shape == (3, 3) for shape in calls[1:])  # after the start's own value
+    assert value == pytest.approx(float(f(np.array(x), np.array(y))))
+    x, y, _ = log_pattern_search(f, 1.0, 2.0, float(f(np.array(1.0), np.array(2.0))),
+                                 feasible=lambda xs, ys: np.maximum(ys, 2 * xs))
+    # on y = 2x: d/du [−(u − 1)² − 2(u + ln 2 + 1/2)²] = 0 at u = ln x = −(2/3) ln 2
+    assert y == pytest.approx(2 * x) and abs(math.log(x) + 2 / 3 * math.log(2.0)) <= 2 * step
+    spent = []
+    log_pattern_search(f, 1.0, 1.0, float(f(np.array(1.0), np.array(1.0))), go_on=lambda: not spent.append(1) and
+                       len(spent) <= 2)
+    assert len(spent) == 3  # stopped when the budget said so

@@ -49,7 +49,7 @@ _MODULES = {
     "metropolis": ("MetropolisMeans", "metropolis_means"),
     "minimize": ("MultiStartMinimum", "minimize_multistart_newton", "first_lowest", "symmetric_eigen", "LocalMinima",
                  "multistart_local_minima", "sign_change_brackets", "bracketed_roots", "DIP_REFINEMENTS", "MAX_DIPS",
-                 "refined_at_dips"),
+                 "refined_at_dips", "log_pattern_search"),
     "ode": ("Trajectory", "FixedPoint", "integrate_drift", "fixed_points_1d", "linear_stability"),
     "mp_descent": ("MAX_STEPS", "STEP_TOLERANCE", "Descent", "descend", "action_error"),
     "precision": ("GUARD_DIGITS", "DERIVED_ROUNDING", "working_dps", "to_mp", "agreed_evaluation",

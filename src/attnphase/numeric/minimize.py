@@ -8,10 +8,14 @@
   action with coexisting phases), from a list of starts, folded by the function's symmetry and deduplicated.
 * `bracketed_roots`: the roots of f on many sign-change brackets at once (safeguarded Newton: bisection when
   a Newton step leaves its bracket), e.g. the stationary points of a one-dimensional action from a scan.
+* `log_pattern_search`: a local maximum of an expensive function of two positive variables, refined from a
+  point (a grid's best) by a pattern search in their logarithms, each round's 3 × 3 neighbours evaluated in one
+  batch (e.g. one integration of several ODEs at once).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -21,7 +25,7 @@ from attnphase.results import Result, Status
 
 __all__ = ["MultiStartMinimum", "minimize_multistart_newton", "first_lowest", "symmetric_eigen", "LocalMinima",
            "multistart_local_minima", "sign_change_brackets", "DIP_REFINEMENTS", "MAX_DIPS", "refined_at_dips",
-           "bracketed_roots"]
+           "bracketed_roots", "log_pattern_search"]
 
 
 @dataclass(frozen=True)
@@ -355,3 +359,29 @@ def bracketed_roots(f: Callable, df: Callable, lo: np.ndarray, hi: np.ndarray, f
         if done:
             break
     return x
+
+
+def log_pattern_search(values: Callable[[np.ndarray, np.ndarray], np.ndarray], x: float, y: float, value: float, *,
+                       factor: float = math.sqrt(2.0), smallest: float = 2.0 ** (1 / 32),
+                       feasible: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
+                       go_on: Callable[[], bool] = lambda: True) -> tuple[float, float, float]:
+    """(x, y, value) at a local maximum of values over x, y > 0, from (x, y) whose value is `value`: a pattern search
+    in (ln x, ln y) over the 3 × 3 neighbours at `factor`, square-rooted each time none is better than the centre,
+    until it is at most `smallest` or go_on() says stop (a budget spent). values(xs, ys) -> the values of the (3, 3)
+    arrays of candidates in one call, -inf (or NaN) where a candidate is not usable; feasible(xs, ys) -> ys moved onto
+    the feasible set (e.g. a bound on y that depends on x), applied before the values. A start without a finite value
+    is returned as it is."""
+    while math.isfinite(value) and factor > smallest and go_on():
+        scale = factor ** np.array([-1.0, 0.0, 1.0])
+        xs = np.broadcast_to((x * scale)[:, None], (3, 3))
+        ys = np.broadcast_to((y * scale)[None, :], (3, 3))
+        if feasible is not None:
+            ys = feasible(xs, ys)
+        found = np.asarray(values(xs, ys), dtype=float)
+        found = np.where(np.isfinite(found), found, -math.inf)
+        i, j = np.unravel_index(int(np.argmax(found)), found.shape)
+        if found[i, j] > value:
+            x, y, value = float(xs[i, j]), float(ys[i, j]), float(found[i, j])
+        else:
+            factor = math.sqrt(factor)
+    return x, y, value

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import os
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from distributed import LocalCluster
+from distributed import Client, LocalCluster
 
 from attnphase.cli import main
 from attnphase.errors import ParameterError
@@ -77,6 +78,24 @@ def test_unreachable_or_malformed_scheduler_is_a_parameter_error_that_leaves_no_
             run_sweep("demo", ["beta=1,2"], store=tmp_path / "s.sqlite", scheduler=address, connect_timeout=1)
         assert info.value.name == "--scheduler" and "dask scheduler" in info.value.allowed
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_failed_connection_leaves_no_client_to_close_itself_later(tmp_path):
+    """A Client that failed to connect and is closed later by the garbage collector can run its close while another
+    Client starts, and distributed then deadlocks on its loop lock (a retried sweep hung). No such Client is left."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    gc.collect()
+    gc.disable()  # what is left must be left by the failed connection, not collected by chance before the count
+    try:
+        before = sum(isinstance(obj, Client) for obj in gc.get_objects())
+        with pytest.raises(ParameterError):
+            run_sweep("demo", ["beta=1,2"], store=tmp_path / "s.sqlite", scheduler=f"tcp://127.0.0.1:{port}",
+                      connect_timeout=1)
+        assert sum(isinstance(obj, Client) for obj in gc.get_objects()) == before
+    finally:
+        gc.enable()
 
 
 def test_a_worker_that_kept_the_code_from_before_an_edit_stores_nothing(tmp_path, cluster, monkeypatch):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import gc
 import multiprocessing
 import os
 import signal
@@ -234,9 +235,16 @@ def connect_dask(scheduler: Any, connect_timeout: float):
     try:
         return Client(scheduler, timeout=connect_timeout), True
     except (OSError, TimeoutError, ValueError) as exc:
-        raise ParameterError(
-            "--scheduler", scheduler, f"the address of a running dask scheduler reachable from here ({exc})"
-        ) from None
+        reason = str(exc)
+    # The Client that failed to connect survives in a reference cycle through the exception's traceback and closes
+    # itself when the garbage collector reaches it. If that happens while another Client starts (a retry with the
+    # right address), its close waits on distributed's loop lock, which the starting Client holds: the process
+    # hangs. So the cycle is collected here, and the error is raised outside the except block, without a context
+    # that would keep the failed Client alive.
+    gc.collect()
+    raise ParameterError(
+        "--scheduler", scheduler, f"the address of a running dask scheduler reachable from here ({reason})"
+    )
 
 
 def run_dask(client, target: str, missing: list[dict[str, Any]], recorder: _Recorder) -> None:

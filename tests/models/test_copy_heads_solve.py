@@ -96,16 +96,17 @@ def _large_n_root(L, V):
     return mpmath.sqrt((-V * V + mpmath.sqrt(V**4 + 4 * lam * V)) / (2 * lam)), lam
 
 
-@pytest.mark.parametrize("P", [1e14, 1e16, 1e17, 1e20])
+@pytest.mark.parametrize("P", [1e14, 1e16, 1e17, 1e20, 1e70])
 def test_linear_solve_at_large_P_finds_the_large_n_minimum(P):
     """At L = 16, V = 4, P = 1e20 solve reported t = c = −0.0099 (converged) and P = 1e14, 1e17 failed: the float64
     minimiser stops wherever the rounding of an action of size n leaves it. The global minimum is t = c = 0.17394
-    (the large-n closed form), with a positive loss (it was −1.7e-16 at 1e16)."""
+    (the large-n closed form), with a positive loss (it was −1.7e-16 at 1e16). P = 1e70 failed while the mpmath
+    descent floored the Hessian's smaller eigenvalue (about 3n times the other) at 10^(−dps/2) of the larger."""
     L, V = 16, 4
     result = api.solve("linear", L, V, P)
     assert result.status == "converged", result.message
     best = result.global_minimum
-    with mpmath.workdps(DPS):
+    with mpmath.workdps(DPS + 2 * max(0, math.ceil(math.log10(P)) - 20)):  # n and the stiffness n: their digits besides
         t, lam = _large_n_root(L, V)
         # corrections: the saturation 1/u = V/(n t²) relative, and t − c held to ~λ t/(ε n) by the data term's
         # stiffness ε n in m²/q (ε = 3/4): 10× both, relative to t

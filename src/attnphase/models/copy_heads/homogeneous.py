@@ -314,9 +314,10 @@ def solve_instance(inst: CopyHeadsInstance, P: float, *, diagnose: bool = True) 
 def solvable_P_range(inst: CopyHeadsInstance, P: float) -> str:
     """Where the solve converges in P at these L, V and convention, for a P where it does not: the first of P·10^(∓10k)
     (k = 1, 2, …, towards 1) at which it converges, and the last at which it does not, which bracket the bound. The
-    float64 proposals of the minima stop resolving the action at large n (L = 16, V = 4: linear from n ~ 1e67, softmax
-    from ~1e154, where n² overflows). Past the bound a solve fails in milliseconds, next to it a linear one takes
-    seconds (its mpmath descent at ~140 digits): a bisection to 0.1 decades took 70-130 s, this scan about 10 s."""
+    float64 proposals of the minima stop resolving the action at large n (L = 16, V = 4: linear from n ~ 1e77, where
+    the float64 Hessian overflows, softmax from ~1e154, where n² does). Past the bound a solve fails in milliseconds,
+    next to it a linear one takes seconds (its mpmath descent at ~200 digits): a bisection to 0.1 decades took
+    70-130 s, this scan a few seconds."""
     def converges(P_):
         return _solved(inst, P_).status == Status.CONVERGED
 
@@ -378,7 +379,7 @@ def solvable_range(inst: CopyHeadsInstance, P: float, name: str) -> str:
     """The range of the scale `name` in which the solve converges at these L, V, P, the other scales as they are:
     "(0, b]" above 1, "[b, inf)" below, b the last value at which it converges, found by geometric bisection between 1
     and the instance's value (`numeric.threshold.bisect_geometric`) to 0.1 decades. Each step is a solve: seconds for
-    the linear action at n ~ 1e60, where its mpmath descent runs at 120 digits."""
+    the linear action at n ~ 1e60, where its mpmath descent runs at 190 digits."""
     value = float(getattr(inst.convention, name))
     last = bisect_geometric(lambda v: _solved_with(inst, P, name, v), 1.0, value, iterations=200,
                             rtol=10**0.1 - 1).bracket[0]

@@ -23,12 +23,16 @@ __all__ = ["working_digits", "bound_descent", "loss_kernel_mp"]
 def working_digits(inst: CopyHeadsInstance, n_: float) -> int:
     """Digits of the mpmath descent: 50, plus what the gradient's cancellation loses: the terms are of size n (or the
     prior precisions λ_t, λ_c, 1/τ) and cancel to the smallest curvature (3 log10 L digits lost between the copy and
-    the uniform curvature)."""
+    the uniform curvature). Linear attention takes those lost digits twice: its Hessian's eigenvalues differ by the
+    same factor (along t = c about 1e4 against 3n at L = 16), and the descent floors the smaller one at 10^(−dps/2)
+    of the larger, so with the digits taken once Newton's steps along t = c came out too short by that floor from
+    n ~ 1e62 on, and every descent stopped after its 400 steps (the solve failed at P = 1e70, L = 16)."""
     values = inst.values()
     spread = sum(abs(math.log10(float(values[name]))) for name in ("lam_t", "lam_c", "tau") if name in values
                  and float(values[name]) > 0)
     data_digits = max(0.0, math.log10(n_)) if n_ > 0 else 0.0  # n = βP underflows to 0 at β = P = 1e-200
-    return 50 + math.ceil(data_digits + 3 * math.log10(inst.L) + spread)
+    lost = data_digits + 3 * math.log10(inst.L) + spread
+    return 50 + math.ceil(2 * lost if inst.attention == "linear" else lost)
 
 
 def bound_descent(action, n_) -> tuple:

@@ -6,8 +6,8 @@ local minimum of S(t, c[, r]) from a grid of starts (`numeric.minimize.multistar
 symmetry (t, c) ↦ (−t, −c) folded. Softmax points are then polished by Newton's method in mpmath
 (`numeric.precision.polished_stationary_point`), which gives their error. The linear proposals are only starts of a
 damped Newton descent in mpmath (`numeric.mp_descent`, `linear_polish`): next to P* the landscape is quartic and the
-float64 minimiser stops far from the minimum, at large n wherever rounding leaves it. Under the causal mask `solve` hands over to
-`causal.causal_solve`.
+float64 minimiser stops far from the minimum, at large n wherever rounding leaves it. Under the causal mask `solve`
+hands over to `causal.causal_solve`.
 """
 
 from __future__ import annotations

@@ -108,7 +108,7 @@ def test_every_result_has_labels_and_json():
     (dict(score_scale=10.0), "could not be integrated"),  # J'(1) ~ 1e41: no candidate step's flow is integrated
     (dict(sigma=1e300), "not finite"),                 # the large-L moments themselves overflow
 ])
-def test_a_schedule_that_cannot_be_planned_says_why_in_words(settings, reason):
+def test_a_schedule_that_cannot_be_planned_says_why_in_words(settings, reason, small_plan_budget):
     """Where the planner's inputs overflow, the plan fails with the reason in words (never a NaN in the text) and no
     step size, so a run falls back to the manual default instead of an infinite η₀."""
     plan = api.choose_schedule(api.make_parameters(16, 32, 8, 1.0, **settings), steps=50, pilot=16)

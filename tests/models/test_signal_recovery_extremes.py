@@ -139,7 +139,7 @@ def test_large_L_overflow_names_the_exponential_that_overflows(changed, cause, o
         assert not np.isfinite(api.large_L(params, given["rho"])[[0, 1, 2, 4]]).all()
 
 
-def test_the_planner_gives_up_within_its_budget_and_says_why():
+def test_the_planner_gives_up_within_its_budget_and_says_why(small_plan_budget):
     """`simulate` at its defaults where the large-L drift is far outside its expansion (d = 16, L = 32, score scale 10:
     its J′(1) = 1.4e41, the exact one about 3): the planner's ODE cannot be integrated. It spent 166 s before it gave
     up (score scale 12 at L = 64: 276 s), quoting the large-L J′(1) alone; it stops after PLAN_EVALUATIONS drift
@@ -179,10 +179,10 @@ def test_an_unplanned_schedule_names_the_exponential_that_overflows(changed):
     assert "the large-L J'(1) = not finite (overflow of e^{β²σ²}" in plan.message, plan.message
 
 
-def test_a_sweep_point_without_a_schedule_fails_with_the_planners_reason():
+def test_a_sweep_point_without_a_schedule_fails_with_the_planners_reason(small_plan_budget):
     """Where no schedule can be planned (score scale 12 at L = 64: the large-L drift is 1e60 times what bounds the
     exact one), a sweep point fails with the planner's reason, which the sweep records, instead of passing η₀ = NaN on
-    to the simulation (which refused it as a bad --eta0 the user never gave). About 5 s."""
+    to the simulation (which refused it as a bad --eta0 the user never gave)."""
     with pytest.raises(RuntimeError, match="no step schedule could be planned for this point: .*far outside its "
                                            "expansion"):
         api.sweep_point(16, 64, 8, 1.0, score_scale=12.0, trials=2, max_steps=100)

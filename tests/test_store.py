@@ -424,6 +424,50 @@ def test_a_store_with_points_in_its_log_on_read_only_media_is_refused_clearly(tm
     assert result.exit_code == 1 and "write-ahead log" in result.stderr and "Traceback" not in result.output
 
 
+def _readonly_directory_error() -> sqlite3.OperationalError:
+    """The error SQLite 3.40 raises at the first read of a read-only connection to a WAL store whose directory this
+    user may not write: it cannot create the store's -wal there."""
+    error = sqlite3.OperationalError("attempt to write a readonly database")
+    error.sqlite_errorcode, error.sqlite_errorname = sqlite3.SQLITE_READONLY_DIRECTORY, "SQLITE_READONLY_DIRECTORY"
+    return error
+
+
+def test_a_store_in_a_directory_this_user_may_not_write_is_read(tmp_path, monkeypatch):
+    """`store --help`: these commands only read, so they read a colleague's store in a directory without write
+    permission for this user too. There SQLite refuses a read-only open with SQLITE_READONLY_DIRECTORY (the store is
+    then read as immutable, which needs no -wal); root, whom modes do not stop, never gets that error, so every open
+    but an immutable one fails here with the error SQLite raises."""
+    path = tmp_path / "s.sqlite"
+    _filled_store(path, n=5)
+    refused = []
+
+    class RefusedConnection(sqlite3.Connection):
+        def execute(self, *args):
+            refused.append(args[0])
+            raise _readonly_directory_error()
+
+    real_connect = sqlite3.connect
+
+    def connect_as_in_that_directory(target, *args, uri=False, **kwargs):
+        if uri and "immutable=1" not in target:
+            kwargs["factory"] = RefusedConnection
+        return real_connect(target, *args, uri=uri, **kwargs)
+
+    monkeypatch.setattr(sqlite3, "connect", connect_as_in_that_directory)
+    listed = CliRunner().invoke(main, ["store", "list", "--store", str(path), "--json"])
+    checked = CliRunner().invoke(main, ["store", "check", "--store", str(path), "--json"])
+    exported = CliRunner().invoke(main, ["store", "export", "--store", str(path), "--out", str(tmp_path / "out.csv")])
+    assert listed.exit_code == 0 and json.loads(listed.stdout)["models"][0]["n_points"] == 5, listed.output
+    assert checked.exit_code == 0 and json.loads(checked.stdout)["ok"] is True, checked.output
+    assert exported.exit_code == 0, exported.output
+    with open(tmp_path / "out.csv", newline="") as fh:
+        assert sorted(int(row["i"]) for row in csv.DictReader(fh)) == list(range(5))
+    with ResultStore(path, read_only=True) as store:
+        assert sorted(point.params["i"] for point in store.rows()) == list(range(5))
+    assert len(refused) == 4  # each open was refused once, then read as immutable
+    assert sorted(os.listdir(tmp_path)) == ["out.csv", "s.sqlite"]  # read as immutable: no -wal or -shm made
+
+
 def test_store_check_command_reports_damage(tmp_path):
     path = tmp_path / "s.sqlite"
     _filled_store(path)

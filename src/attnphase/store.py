@@ -31,9 +31,10 @@ Why SQLite, and how the guarantees come about:
   makes a store of a new or empty file only, and refuses an SQLite database with other tables (its
   owner's data is not ours to add to). A reader (`read_only=True`, the `attnphase store` commands)
   never writes: SQLite opens the file read-only, so it cannot create, convert or change it, and a
-  store on read-only media is read as immutable (see `ResultStore._may_read_as_immutable`). Beside
-  a store in a writable directory SQLite may still create FILE-wal and FILE-shm, through which a
-  reader and a running sweep share the file; the next sweep to close removes them.
+  store on read-only media or in a directory the user may not write is read as immutable (see
+  `ResultStore._may_read_as_immutable`). Beside a store in a writable directory SQLite may still
+  create FILE-wal and FILE-shm, through which a reader and a running sweep share the file; the next
+  sweep to close removes them.
 """
 
 from __future__ import annotations
@@ -207,13 +208,20 @@ class ResultStore:
     def _may_read_as_immutable(self, exc: sqlite3.OperationalError) -> bool:
         """Whether a read-only open that failed with `exc` is retried with the file declared immutable.
 
-        Reading a WAL database needs its shared-memory index (FILE-shm), which SQLite creates beside the file; in a
-        directory that cannot be written (read-only media) that fails with "unable to open". There no process can
-        be writing the store, and when no write-ahead log (FILE-wal) holds points beside it, the file holds every
-        committed point, so it is read as immutable: without the index and without locks. A log with points in it
-        would be ignored that way (points silently missing), so that case is refused instead.
+        Reading a WAL database needs its write-ahead log (FILE-wal) and shared-memory index (FILE-shm), which SQLite
+        creates beside the file when they are missing. In a directory where this process cannot create files that
+        fails: on read-only media with "unable to open" (SQLITE_CANTOPEN), in a directory without write permission
+        for this user (a colleague's store, a shared project's) with SQLITE_READONLY_DIRECTORY, "attempt to write a
+        readonly database". When no log holds points beside it, the file holds every committed point, so it is read
+        as immutable: without the index and without locks. On read-only media no process can change it meanwhile;
+        the owner of a directory this user may not write can start a sweep, whose points this read does not see (and
+        should that sweep rewrite the file during the read, the read can fail as unreadable: run the command again).
+        A log with points in it would be ignored that way (points silently missing), so that case is refused instead.
         """
-        if not self.read_only or "unable to open" not in str(exc) or os.access(self.path.parent, os.W_OK):
+        # The code names the unwritable directory itself; "unable to open" has other causes, so it is checked.
+        directory_refused = getattr(exc, "sqlite_errorname", None) == "SQLITE_READONLY_DIRECTORY" or (
+            "unable to open" in str(exc) and not os.access(self.path.parent, os.W_OK))
+        if not self.read_only or not directory_refused:
             return False
         log = Path(f"{self.path}-wal")
         if log.exists() and log.stat().st_size > 0:

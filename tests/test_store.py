@@ -23,7 +23,7 @@ from attnphase.cli import main
 from attnphase.errors import ParameterError
 from attnphase.store import ResultStore, StoreError, canonical_params, default_store_path
 from attnphase.sweep import curie_weiss_point
-from test_output_paths import read_only
+from test_output_paths import assert_refused, read_only
 
 
 def test_canonical_key_is_sorted_exact_and_type_blind_for_integral_floats():
@@ -314,6 +314,36 @@ def test_a_file_that_is_not_a_store_and_a_missing_store(tmp_path):
         ResultStore(tmp_path / "absent.sqlite", read_only=True)
     result = CliRunner().invoke(main, ["store", "export", "--store", str(tmp_path / "absent.sqlite"), "--out", "x.csv"])
     assert result.exit_code == 1 and "does not exist" in result.stderr
+
+
+@pytest.mark.parametrize("command", [["list"], ["check"], ["export", "--out", "out.csv"]])
+def test_a_store_path_that_names_no_file_is_a_bad_value_of_the_option_or_the_variable(command, tmp_path, monkeypatch):
+    """`store --help`: a store path that cannot be a store file exits 2 naming --store or $ATTNPHASE_STORE, as for
+    `sweep`: the empty path, and a path too long for the system (a name over 255 bytes, or the whole over 4096)."""
+    monkeypatch.chdir(tmp_path)
+    long_name = str(tmp_path / ("e" * 300) / "s.sqlite")
+    long_path = str(tmp_path / "/".join(["d" * 200] * 25) / "s.sqlite")
+    for path in (long_name, long_path):
+        error = assert_refused(CliRunner().invoke(main, ["store", *command, "--store", path]), "'--store'")
+        assert error == (f"Error: Invalid value for '--store': File {path!r} cannot be a results store: File name "
+                         "too long.")
+        monkeypatch.setenv("ATTNPHASE_STORE", path)
+        error = assert_refused(CliRunner().invoke(main, ["store", *command]), "'$ATTNPHASE_STORE'")
+        assert error == (f"Error: Invalid value for '$ATTNPHASE_STORE': File {path!r} cannot be a results store: File "
+                         "name too long.")
+        monkeypatch.delenv("ATTNPHASE_STORE")
+    error = assert_refused(CliRunner().invoke(main, ["store", *command, "--store", ""]), "'--store'")
+    assert error == "Error: Invalid value for '--store': An empty path names no file."
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_store_path_too_long_for_the_system_is_a_store_error_naming_it(tmp_path):
+    path = tmp_path / ("e" * 300 + ".sqlite")
+    for only_reading in (True, False):
+        with pytest.raises(StoreError) as info:
+            ResultStore(path, read_only=only_reading)
+        assert str(info.value) == (f"results store {path}: cannot be looked up (File name too long). Check the path "
+                                   "and its permissions")
 
 
 def _foreign_database(path):

@@ -141,12 +141,17 @@ class ResultStore:
         self.version = version or code_version()
         self.read_only = read_only
         self.damaged_rows: dict[int, DamagedRow] = {}
-        if read_only and not self.path.exists():
+        try:
+            exists, is_directory, directory_exists = self.path.exists(), self.path.is_dir(), self.path.parent.exists()
+        except OSError as exc:  # these raise for a name too long for the system, or a directory one may not search
+            raise StoreError(self.path, f"cannot be looked up ({exc.strerror})",
+                             "Check the path and its permissions") from None
+        if read_only and not exists:
             raise StoreError(self.path, "does not exist",
                              "Run a sweep first, or point --store / $ATTNPHASE_STORE at a store")
-        if self.path.is_dir():
+        if is_directory:
             raise StoreError(self.path, "is a directory", "Pass a file path with --store")
-        if not self.path.parent.exists():
+        if not directory_exists:
             raise StoreError(
                 self.path, "its directory does not exist", "Create the directory or choose another path"
             )

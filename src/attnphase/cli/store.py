@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import errno
 import os
 import sys
 from pathlib import Path
@@ -18,7 +19,27 @@ from attnphase.store_export import write_table
 
 __all__ = ["store_group"]
 
-_STORE_PATH = click.Path(dir_okay=False, path_type=Path)
+
+class _StoreFile(click.Path):
+    """A store file to read: the empty path and a path too long for the system name no file, bad values (exit status
+    2, as for `sweep`'s --store); a store that is missing or cannot be used is `ResultStore`'s to report (exit 1)."""
+
+    def __init__(self):
+        super().__init__(dir_okay=False, path_type=Path)
+
+    def convert(self, value, param, ctx):
+        text = os.fspath(value)
+        if not text:  # click.Path would read it as the current directory
+            self.fail("An empty path names no file.", param, ctx)
+        try:
+            os.stat(text)
+        except OSError as exc:
+            if exc.errno == errno.ENAMETOOLONG:
+                self.fail(f"File {text!r} cannot be a results store: {exc.strerror}.", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+_STORE_PATH = _StoreFile()
 _store_option = click.option(
     "--store", "store_path", type=_STORE_PATH, default=None,
     help="Results store file (default: $ATTNPHASE_STORE, else ./results.sqlite).",
@@ -44,7 +65,8 @@ def store_group() -> None:
     sweep (they hold no points of their own); the next sweep to finish removes them. A store that
     cannot be used (missing, corrupted, not a store) gives exit status 1 with a message naming the
     file and what to do; bad option values give exit status 2, a store path that cannot be a store
-    file (a directory) among them, whether given by --store or by $ATTNPHASE_STORE.
+    file (a directory, an empty path, a path too long for the system) among them, whether given by
+    --store or by $ATTNPHASE_STORE.
     """
 
 

@@ -118,6 +118,32 @@ def test_a_place_where_no_file_can_be_created_is_refused_whoever_runs_it(command
     assert not os.path.exists(path)
 
 
+THRESHOLD_KEPT = ["threshold", "positional-semantic", "--omega", "0.3", "--which", "alpha_c", "--tol", "0.005"]
+
+
+def test_a_cache_root_where_thresholds_cannot_be_kept_is_named_by_its_variable(a_file, monkeypatch):
+    """--checkpoint-dir's default is made of $ATTNPHASE_CACHE_DIR: where it cannot be made, the message names the
+    variable with its value (the user gave no --checkpoint-dir) as text, not as a Path's repr."""
+    monkeypatch.setenv("ATTNPHASE_CACHE_DIR", str(a_file))
+    error = assert_refused(CliRunner().invoke(main, THRESHOLD_KEPT), "$ATTNPHASE_CACHE_DIR")
+    assert error.startswith(f"Error: invalid value for $ATTNPHASE_CACHE_DIR: {str(a_file)!r} (allowed: a writable "
+                            f"directory ([Errno 20] Not a directory: '{a_file}/thresholds/threshold-")
+
+
+def test_a_checkpoint_path_too_long_for_the_system_is_named_by_where_it_came_from(tmp_path, monkeypatch):
+    """A path that passes the option's checks and then cannot be made (too long): named by --checkpoint-dir when it
+    was given, else by $ATTNPHASE_CACHE_DIR; the path as text either way."""
+    too_long = str(tmp_path / ("c" * 300))
+    given = assert_refused(CliRunner().invoke(main, [*THRESHOLD_KEPT, "--checkpoint-dir", too_long]),
+                           "--checkpoint-dir")
+    assert given.startswith(f"Error: invalid value for --checkpoint-dir: {too_long!r} (allowed: a writable directory "
+                            f"([Errno 36] File name too long: '{too_long}/threshold-")
+    monkeypatch.setenv("ATTNPHASE_CACHE_DIR", too_long)
+    by_default = assert_refused(CliRunner().invoke(main, THRESHOLD_KEPT), "$ATTNPHASE_CACHE_DIR")
+    assert by_default.startswith(f"Error: invalid value for $ATTNPHASE_CACHE_DIR: {too_long!r} (allowed: a writable "
+                                 f"directory ([Errno 36] File name too long: '{too_long}/thresholds")
+
+
 @pytest.mark.parametrize("model, report", [("potts", "potts"), ("all", "copy_heads")])
 def test_reproduce_refuses_an_out_where_a_report_directory_is_a_file(model, report, tmp_path):
     """A file where a model's report directory goes is refused before any model runs (with `all`, a later model's

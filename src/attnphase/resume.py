@@ -154,7 +154,8 @@ def kept_directory(root, kind: str, arguments: Mapping[str, object]) -> Path:
         directory.mkdir(parents=True, exist_ok=True)
         (directory / "arguments.json").write_text(text + "\n")
     except (OSError, TypeError) as exc:
-        raise ParameterError("checkpoint_dir", root, f"a writable directory ({exc})") from None
+        shown = os.fspath(root) if isinstance(root, os.PathLike) else root  # a path as its text, not a Path's repr
+        raise ParameterError("checkpoint_dir", shown, f"a writable directory ({exc})") from None
     return directory
 
 

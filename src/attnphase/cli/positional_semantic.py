@@ -222,14 +222,24 @@ def threshold_command(omega, omega_grid, sigma, lam, A, L, tol, alpha_min, alpha
 
 
 def _kept_in_option(call, *args, **kwargs):
-    """A threshold call with a ParameterError about its checkpoint_dir named by --checkpoint-dir (and the others by
-    their options, `named_by_option`)."""
+    """A threshold call with a ParameterError about its checkpoint_dir named by where that came from (and the others
+    by their options, `named_by_option`): --checkpoint-dir, or $ATTNPHASE_CACHE_DIR with its value when the default
+    was made of it (the user gave no --checkpoint-dir, and would look for none)."""
     try:
         return named_by_option(ThresholdSearch, call, *args, **kwargs)
     except ParameterError as exc:
         if exc.name != "checkpoint_dir":
             raise
-        raise ParameterError("--checkpoint-dir", exc.value, exc.allowed) from None
+        import os
+
+        from click.core import ParameterSource
+
+        from attnphase.resume import CACHE_ENV
+
+        given = click.get_current_context().get_parameter_source("checkpoint_dir") is not ParameterSource.DEFAULT
+        if given or not os.environ.get(CACHE_ENV):
+            raise ParameterError("--checkpoint-dir", exc.value, exc.allowed) from None
+        raise ParameterError(f"${CACHE_ENV}", os.environ[CACHE_ENV], exc.allowed) from None
 
 
 @simulate.command(MODEL, cls=RenamedOptionsCommand, renamed_options={"--seeds": "--trials"})

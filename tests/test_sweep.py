@@ -347,6 +347,26 @@ def test_a_result_of_other_attnphase_code_is_not_stored(tmp_path, monkeypatch):
         assert s.rows() == []
 
 
+def test_a_session_that_imported_attnphase_before_an_edit_is_told_to_restart_itself(tmp_path, monkeypatch):
+    """A local pool's workers start afresh and run attnphase as it is on disk, while a session that imported it before
+    an edit (a notebook's kernel after git pull) keys its sweeps by the old code: every result is refused, and the
+    message says that the session, not a worker, is to be restarted (reloading a module there changes nothing)."""
+    import attnphase.point_code as point_code
+
+    imported_before_the_edit = "0.1.0+src.0123456789ab"
+    monkeypatch.setattr(point_code, "_IMPORTED_CODE_VERSION", imported_before_the_edit)
+    report = run_sweep("demo", ["beta=1,2"], store=tmp_path / "s.sqlite", workers=2)
+    assert (report.backend, report.version, report.n_computed, report.n_failed) == (
+        "processes", imported_before_the_edit, 0, 2)
+    assert [failure.error for failure in report.failures] == 2 * [
+        f"not stored: the worker ran the code now on disk (version {code_version()}, not {imported_before_the_edit}): "
+        "this Python session imported attnphase before its source was edited (git pull, an edit of an editable "
+        "install), and keys its sweeps by the code it imported, whatever it reloads: restart the session (a "
+        "notebook: its kernel), then run the sweep again"]
+    with ResultStore(tmp_path / "s.sqlite") as s:
+        assert s.rows() == []
+
+
 def test_progress_bar_only_when_asked(tmp_path, capsys):
     run_sweep("demo", ["beta=0.5:2:4"], store=tmp_path / "s.sqlite", workers=1, progress=True)
     assert "4/4" in capsys.readouterr().err

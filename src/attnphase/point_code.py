@@ -24,9 +24,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from attnphase.version import HASH_DIGITS, code_version
+from attnphase.version import HASH_DIGITS, PACKAGE_DIR, code_version, hash_of_tree, source_hash
 
-__all__ = ["LoadedPoint", "loaded_point", "load_point", "point_version"]
+__all__ = ["LoadedPoint", "loaded_point", "load_point", "point_version", "point_version_on_disk"]
 
 # attnphase's code version as this process imported the package: taken when a process that runs points imports this
 # module (a dask worker, with its first point) rather than on first use, which in a long-lived worker could come
@@ -79,15 +79,28 @@ def point_version(target: str) -> str:
     packages are not, and a module without a file of its own (typed at an interactive prompt, built in) is keyed by
     `code_version()` alone.
     """
+    return _point_version(target, _IMPORTED_CODE_VERSION)
+
+
+def point_version_on_disk(target: str) -> str:
+    """`point_version(target)` of the code as it is on disk now, which a process started now runs (a local pool's
+    worker): attnphase's source hashed again (a few milliseconds), not taken as this process imported it. The two
+    differ when the source was edited after this process imported attnphase."""
+    # code_version() ends with the hash of the source as first read (attnphase.version): replaced by today's.
+    attnphase_now = code_version().removesuffix(source_hash()) + hash_of_tree(PACKAGE_DIR)[:HASH_DIGITS]
+    return _point_version(target, attnphase_now)
+
+
+def _point_version(target: str, attnphase_version: str) -> str:
     module_name = target.partition(":")[0]
     if module_name == "attnphase" or module_name.startswith("attnphase."):
-        return _IMPORTED_CODE_VERSION
+        return attnphase_version
     source = getattr(sys.modules.get(module_name), "__file__", None) or _file_on_the_import_path(module_name)
     if source is None or not os.path.isfile(source):
-        return _IMPORTED_CODE_VERSION
+        return attnphase_version
     with open(source, "rb") as file:
         digest = hashlib.sha256(file.read()).hexdigest()
-    return f"{_IMPORTED_CODE_VERSION}.point.{digest[:HASH_DIGITS]}"
+    return f"{attnphase_version}.point.{digest[:HASH_DIGITS]}"
 
 
 def _file_on_the_import_path(module_name: str) -> str | None:

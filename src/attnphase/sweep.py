@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import functools
 import inspect
 import math
 import os
@@ -59,7 +60,7 @@ from attnphase.grids import Grid, as_grids, grid_points
 from attnphase.models.registry import MODELS
 from attnphase.params import check_int, check_positive, check_real
 from attnphase.store import ResultStore, canonical_params
-from attnphase.point_code import load_point, point_version
+from attnphase.point_code import load_point, point_version, point_version_on_disk
 from attnphase.sweep_executors import (
     CLUSTER_EXTRA_HINT, WorkerProcessDied, connect_dask, evaluate_point, require_distributed, run_dask, run_pool,
 )
@@ -358,7 +359,8 @@ class _Recorder:
             else:  # another sweep on the same store stored it first: its row is kept, and counted as theirs
                 self.report.n_cached += 1
         elif kind == "ok":
-            self._failed(params, _other_code_message(outcome, self.report.version))
+            ran = outcome[3] if len(outcome) > 3 else None
+            self._failed(params, _other_code_message(ran, self.report.version, self._version_on_disk))
         elif kind == "parameter_error":
             # Bad parameters are the caller's to fix, and usually affect every point: stop.
             _, name, value, allowed, _ = outcome
@@ -371,16 +373,30 @@ class _Recorder:
         """Whether the process that computed an "ok" outcome ran the code this sweep stores its points under."""
         return len(outcome) > 3 and outcome[3] == self.report.version
 
+    @functools.cached_property
+    def _version_on_disk(self) -> str:
+        """The sweep's version as the code is on disk now (`point_version_on_disk`), hashed once per sweep, at the first
+        result of other code."""
+        return point_version_on_disk(self.report.target)
+
     def _failed(self, params: dict[str, Any], error: str) -> None:
         self.report.n_failed += 1
         if len(self.report.failures) < self.MAX_FAILURES_KEPT:
             self.report.failures.append(SweepFailure(params, error))
 
 
-def _other_code_message(outcome: tuple, version: str) -> str:
-    """Why a result computed by other code than the sweep's is not stored (it is computed again by the next run)."""
+def _other_code_message(ran: str | None, version: str, version_on_disk: str) -> str:
+    """Why a result computed by code of version `ran` is not stored by a sweep of `version` (it is computed again by
+    the next run)."""
+    if ran == version_on_disk:
+        # The worker is the up-to-date process: this one (a notebook's kernel, say) imported attnphase before an edit,
+        # and keys its sweeps by that code for its whole life (point_code), which reloading a module cannot change.
+        return (f"not stored: the worker ran the code now on disk (version {ran}, not {version}): this Python session "
+                "imported attnphase before its source was edited (git pull, an edit of an editable install), and keys "
+                "its sweeps by the code it imported, whatever it reloads: restart the session (a notebook: its "
+                "kernel), then run the sweep again")
     # A worker of an attnphase from before results carried their version returns the result without one.
-    ran = outcome[3] if len(outcome) > 3 else "unknown: an older attnphase"
+    ran = ran or "unknown: an older attnphase"
     return (f"not stored: a worker ran other code (version {ran}, not {version}), e.g. a dask worker started before "
             "an edit, which keeps the modules it imported first: restart the dask workers (in a Python session, "
             "importlib.reload the edited module), then run the sweep again")

@@ -226,7 +226,12 @@ def require_distributed():
 
 def connect_dask(scheduler: Any, connect_timeout: float):
     """(a dask.distributed Client for `scheduler`, whether it was opened here and is the caller's to close):
-    `scheduler` itself when it is a Client, else a connection to the address, or a ParameterError naming it."""
+    `scheduler` itself when it is a Client, else a connection to the address, or a ParameterError naming it.
+
+    Each address that fails leaves a thread named "IO loop" and three file descriptors in this process, which
+    nothing here can stop: they are distributed's (a bare `distributed.Client` that fails to connect leaves the same,
+    distributed 2026.8.0). A session that retries many addresses holds one such thread per failure until it ends.
+    """
     Client = require_distributed().Client
     if isinstance(scheduler, Client):
         return scheduler, False
@@ -240,7 +245,8 @@ def connect_dask(scheduler: Any, connect_timeout: float):
     # itself when the garbage collector reaches it. If that happens while another Client starts (a retry with the
     # right address), its close waits on distributed's loop lock, which the starting Client holds: the process
     # hangs. So the cycle is collected here, and the error is raised outside the except block, without a context
-    # that would keep the failed Client alive.
+    # that would keep the failed Client alive. Collecting frees the Client object only: the thread running its event
+    # loop ("IO loop") and that loop's descriptors stay, as distributed leaves them (see the docstring).
     gc.collect()
     raise ParameterError(
         "--scheduler", scheduler, f"the address of a running dask scheduler reachable from here ({reason})"

@@ -129,8 +129,9 @@ class ResultStore:
 
     Lookups use the current code version (`attnphase.version.code_version()`) unless `version=` says
     otherwise. A damaged row is skipped by every reader, which records it in `damaged_rows` (row id ->
-    `DamagedRow`: every damaged row this object has read). A store object holds one
-    connection; give each process (and each thread) its own `ResultStore`.
+    `DamagedRow`: every damaged row this object has read, as it last read it: a row read intact again, or
+    replaced by this object's `put`, is dropped). A store object holds one connection; give each process
+    (and each thread) its own `ResultStore`.
     """
 
     def __init__(self, path: str | os.PathLike | None = None, *, version: str | None = None,
@@ -365,20 +366,23 @@ class ResultStore:
                     return False
                 conn.execute("UPDATE results SET result = ?, created = ?, elapsed = ?, checksum = ? WHERE id = ?",
                              (text, created, elapsed, checksum, stored[0]))
-                return True
+            self.damaged_rows.pop(stored[0], None)  # once committed: the row is whole again
+            return True
 
         return self._guarded(insert)
 
     _COLUMNS = ROW_COLUMNS
 
     def _intact(self, raw: Iterable[tuple]) -> list[StoredPoint]:
-        """The intact rows of `raw` as points; each damaged one is skipped and recorded in `damaged_rows`."""
+        """The intact rows of `raw` as points; each damaged one is skipped and recorded in `damaged_rows`, and one
+        recorded before that is intact now (replaced by another process) is dropped from it."""
         points = []
         for row in raw:
             read = read_row(row)
             if isinstance(read, DamagedRow):
                 self.damaged_rows[read.row_id] = read
             else:
+                self.damaged_rows.pop(row[0], None)  # the row's id: ROW_COLUMNS
                 points.append(read)
         return points
 

@@ -109,6 +109,7 @@ class DamagedRow:
     model: str
     params: str  # the key as stored (possibly damaged itself), printable
     problem: str
+    version: str  # printable, as the model
 
     def __str__(self) -> str:
         return f"row {self.row_id} (model {self.model!r}, parameters {self.params}) {self.problem}"
@@ -119,14 +120,16 @@ def read_row(row: tuple) -> StoredPoint | DamagedRow:
     row_id, model, params, version, result, created, elapsed, checksum = row
     if not all(isinstance(text, str) for text in (model, params, version, result, checksum)):
         return DamagedRow(row_id, _printable(str(model)), _printable(str(params)),
-                          "has a column of the wrong type (its bytes changed after it was written)")
+                          "has a column of the wrong type (its bytes changed after it was written)",
+                          _printable(str(version)))
     if row_checksum(model, params, version, result) != checksum:
         return DamagedRow(row_id, _printable(model), _printable(params),
-                          "fails its checksum (its bytes changed after it was written)")
+                          "fails its checksum (its bytes changed after it was written)", _printable(version))
     try:
         return StoredPoint(model, json.loads(params), version, _result_of(json.loads(result)), created, elapsed)
     except json.JSONDecodeError as exc:  # checksum matched but the text is not JSON: written damaged
-        return DamagedRow(row_id, _printable(model), _printable(params), f"is not valid JSON ({exc})")
+        return DamagedRow(row_id, _printable(model), _printable(params), f"is not valid JSON ({exc})",
+                          _printable(version))
 
 
 def _result_of(stored: Any) -> Any:

@@ -334,7 +334,8 @@ class SweepReport:
     n_failed: int = 0
     n_other_versions: int = 0  # points not stored by this code version but by another: not reused, computed again
     failures: list[SweepFailure] = field(default_factory=list)
-    # Rows read and skipped as damaged (store.DamagedRow); a point of the grid among them is computed again.
+    # The rows of the sweep's model and version read and skipped as damaged (store.DamagedRow), less those the sweep
+    # has replaced since (it computes a point of the grid among them again): damaged rows still in the store.
     damaged_rows: list[str] = field(default_factory=list)
     store: str = ""
     version: str = field(default_factory=code_version)
@@ -456,7 +457,7 @@ def run_sweep(
                 n_points=len(points), n_cached=len(points) - len(missing), store=str(result_store.path),
                 version=version,
                 n_other_versions=result_store.count_under_other_versions(model, missing, version=version),
-                damaged_rows=[str(damage) for damage in result_store.damaged_rows.values()],
+                damaged_rows=_damaged_rows_of(result_store, model, version),
             )
             if on_start is not None:
                 on_start(report)
@@ -482,4 +483,12 @@ def run_sweep(
             return report
         finally:
             if report is not None:  # also for a sweep that stopped early, whose report says what it had done
+                report.damaged_rows = _damaged_rows_of(result_store, model, version)
                 report.elapsed_s = time.perf_counter() - started
+
+
+def _damaged_rows_of(store: ResultStore, model: str, version: str) -> list[str]:
+    """The damaged rows of `model` and `version` that `store` has read and not replaced since: once
+    `ResultStore.missing` has read every row of the two, the damaged ones among them (a caller's store object may
+    also hold damaged rows of other models and versions, which it read before)."""
+    return [str(damage) for damage in store.damaged_rows.values() if (damage.model, damage.version) == (model, version)]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import textwrap
 
 from click.testing import CliRunner
@@ -53,6 +55,26 @@ def test_a_worker_that_dies_ends_the_sweep_cleanly_and_the_same_command_computes
     report = json.loads(rerun.stdout)
     assert (report["n_cached"], report["n_computed"]) == (len(stored), 20 - len(stored))
     assert _stored_x(store) == list(range(20))
+
+
+def test_a_script_without_the_main_guard_is_told_so_not_that_a_worker_was_killed(tmp_path):
+    """Each local worker process imports the driver's script again as it starts: a script that calls run_sweep at its
+    top level (no `if __name__ == "__main__":`) makes every worker fail while starting, and the sweep stops saying
+    so, not that a worker was killed by the out-of-memory killer."""
+    store = tmp_path / "s.sqlite"
+    script = tmp_path / "unguarded.py"
+    script.write_text("from attnphase.sweep import run_sweep\n\n"
+                      f"run_sweep('demo', {{'beta': [0.5, 1.0, 1.5, 2.0]}}, store={str(store)!r}, workers=2)\n")
+    finished = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert finished.returncode == 1 and finished.stdout == ""
+    stopped = [line for line in finished.stderr.splitlines() if line.startswith("attnphase.sweep_executors.")]
+    assert stopped == [
+        "attnphase.sweep_executors.WorkerProcessDied: the worker processes exited with an error as they started, "
+        "before running any point (their errors are above, on stderr): most often a script that calls run_sweep at "
+        "its top level, which each worker process runs again as it imports the script; make the call under "
+        '`if __name__ == "__main__":`'], finished.stderr
+    assert "bootstrapping phase" in finished.stderr  # the workers' own errors (multiprocessing's), above it
+    assert _stored_x(store) == []
 
 
 def refusing_point(x):

@@ -430,7 +430,9 @@ def run_sweep(
     (`check_sweep_parameters`). A point whose function raises `ParameterError` stops the sweep with that
     error, as a `PointParameterError` (points finished before it stay stored); any other exception marks the
     point failed and the sweep goes on. A local worker process that dies (killed, out of memory) stops the sweep with
-    `WorkerProcessDied` (points finished before it stay stored; its own are computed by the next run).
+    `WorkerProcessDied` (points finished before it stay stored; its own are computed by the next run), and so do
+    workers that fail as they start: each imports the calling script again, so a script calls this under
+    `if __name__ == "__main__":` when `workers` is more than 1.
     """
     started = time.perf_counter()
     target, function = resolve_point(model)

@@ -57,8 +57,11 @@ def evaluate_point(target: str, params: dict[str, Any]) -> tuple:
         return ("error", f"{type(exc).__name__}: {exc}", time.perf_counter() - start)
 
 
-def _exit_with_parent(parent_pid: int) -> None:
-    """Pool-worker initializer: exit when the driver dies (SIGKILL gives it no chance to clean up)."""
+def _start_worker(parent_pid: int, started) -> None:
+    """Pool-worker initializer, run once the process has started: sets `started` (a shared flag: the driver can tell
+    a pool whose workers never started, `_why_the_pool_broke`), and makes the worker exit when the driver dies
+    (SIGKILL gives it no chance to clean up)."""
+    started.value = 1
 
     def watch() -> None:
         while True:
@@ -131,7 +134,8 @@ def _signals_held():
 
 
 class WorkerProcessDied(RuntimeError):
-    """A local worker process died (killed, e.g. by the out-of-memory killer) and the pool cannot go on.
+    """A local worker process died (killed, e.g. by the out-of-memory killer, or failed as it started) and the pool
+    cannot go on.
 
     The points it was running and those queued behind them are not stored; every point finished before is.
     """
@@ -156,8 +160,9 @@ def _submit_shielded_from_ctrl_c(executor: concurrent.futures.ProcessPoolExecuto
 
 def run_pool(n_workers: int, target: str, missing: list[dict[str, Any]], recorder: _Recorder) -> None:
     context = multiprocessing.get_context("spawn")
+    started = context.RawValue("b", 0)
     executor = concurrent.futures.ProcessPoolExecutor(
-        max_workers=n_workers, mp_context=context, initializer=_exit_with_parent, initargs=(os.getpid(),)
+        max_workers=n_workers, mp_context=context, initializer=_start_worker, initargs=(os.getpid(), started)
     )
     pending: dict = {}
     try:
@@ -175,20 +180,31 @@ def run_pool(n_workers: int, target: str, missing: list[dict[str, Any]], recorde
             try:
                 _keep_finished(pending, concurrent.futures.Future.result, recorder)
             finally:
-                _stop_pool(executor)
+                exit_codes = _stop_pool(executor)
         if isinstance(stop, BrokenProcessPool):
             # Raised by the future of every point the pool still held, or by `submit` once it knows: the pool is
             # unusable, so the sweep stops here and the next run computes what is missing.
-            raise WorkerProcessDied(
-                "a worker process died (killed, e.g. by the out-of-memory killer), which stops the pool"
-            ) from None
+            raise WorkerProcessDied(_why_the_pool_broke(bool(started.value), exit_codes)) from None
         raise
     executor.shutdown(wait=True)
 
 
-def _stop_pool(executor: concurrent.futures.ProcessPoolExecutor) -> None:
+def _why_the_pool_broke(any_worker_started: bool, exit_codes: list[int | None]) -> str:
+    """The message of a `WorkerProcessDied`, from whether any worker ran its initializer (`_start_worker`) and the
+    workers' exit codes (negative: killed by that signal)."""
+    if not any_worker_started and any(code is not None and code > 0 for code in exit_codes):
+        # They exited with an error before their initializer ran: while starting, which (spawn) imports the driver's
+        # main module again. A script that calls run_sweep at its top level, unguarded, makes each worker start a
+        # pool of its own there, which multiprocessing refuses with a RuntimeError in every worker.
+        return ("the worker processes exited with an error as they started, before running any point (their errors "
+                "are above, on stderr): most often a script that calls run_sweep at its top level, which each worker "
+                "process runs again as it imports the script; make the call under `if __name__ == \"__main__\":`")
+    return "a worker process died (killed, e.g. by the out-of-memory killer), which stops the pool"
+
+
+def _stop_pool(executor: concurrent.futures.ProcessPoolExecutor) -> list[int | None]:
     """Cancel the queued points and end the worker processes now, then shut the pool down (which no longer waits
-    on anything)."""
+    on anything). Returns the workers' exit codes."""
     processes = list((getattr(executor, "_processes", None) or {}).values())
     for process in processes:
         if process.is_alive():
@@ -200,6 +216,7 @@ def _stop_pool(executor: concurrent.futures.ProcessPoolExecutor) -> None:
             process.kill()
             process.join(1.0)
     executor.shutdown(wait=True, cancel_futures=True)
+    return [process.exitcode for process in processes]
 
 
 def _dask_outcome(future) -> tuple:

@@ -86,7 +86,8 @@ def point_version_on_disk(target: str) -> str:
     """`point_version(target)` of the code as it is on disk now, which a process started now runs (a local pool's
     worker): attnphase's source hashed again (a few milliseconds), not taken as this process imported it. The two
     differ when the source was edited after this process imported attnphase."""
-    # code_version() ends with the hash of the source as first read (attnphase.version): replaced by today's.
+    # code_version() ends with the hash of the source as this process first read it (attnphase.version): replaced by
+    # the hash of the source as it is now.
     attnphase_now = code_version().removesuffix(source_hash()) + hash_of_tree(PACKAGE_DIR)[:HASH_DIGITS]
     return _point_version(target, attnphase_now)
 

@@ -160,7 +160,7 @@ def _submit_shielded_from_ctrl_c(executor: concurrent.futures.ProcessPoolExecuto
 
 def run_pool(n_workers: int, target: str, missing: list[dict[str, Any]], recorder: _Recorder) -> None:
     context = multiprocessing.get_context("spawn")
-    started = context.RawValue("b", 0)
+    started = context.RawValue("b", 0)  # only ever set to 1, by each worker (`_start_worker`): no lock needed
     executor = concurrent.futures.ProcessPoolExecutor(
         max_workers=n_workers, mp_context=context, initializer=_start_worker, initargs=(os.getpid(), started)
     )

@@ -59,14 +59,14 @@ def _open(store_path: Path | None) -> ResultStore:
 def store_group() -> None:
     """List, export and check the results store that sweeps write to.
 
-    These commands only read the store (a store on read-only media included): they never change a
-    store, convert a file or make a store of one. Beside a store in a writable directory SQLite may
-    leave FILE-wal and FILE-shm, the files through which readers share the store with a running
-    sweep (they hold no points of their own); the next sweep to finish removes them. A store that
-    cannot be used (missing, corrupted, not a store) gives exit status 1 with a message naming the
-    file and what to do; bad option values give exit status 2, a store path that cannot be a store
-    file (a directory, an empty path, a path too long for the system) among them, whether given by
-    --store or by $ATTNPHASE_STORE.
+    These commands only read the store (a store on read-only media, or in a directory you may not
+    write, included): they never change a store, convert a file or make a store of one. Beside a store
+    in a writable directory SQLite may leave FILE-wal and FILE-shm, the files through which readers
+    share the store with a running sweep (they hold no points of their own); the next sweep to finish
+    removes them. A store that cannot be used (missing, corrupted, not a store) gives exit status 1
+    with a message naming the file and what to do; bad option values give exit status 2, a store path
+    that cannot be a store file (a directory, an empty path, a path too long for the system) among
+    them, whether given by --store or by $ATTNPHASE_STORE.
     """
 
 

@@ -336,9 +336,11 @@ def test_a_result_of_other_attnphase_code_is_not_stored(tmp_path, monkeypatch):
 
     point_code.loaded_point("attnphase.sweep:curie_weiss_point")  # loaded under this source's version
     monkeypatch.setattr(point_code, "_IMPORTED_CODE_VERSION", "0.1.0+src.0123456789ab")  # the driver's, after an edit
+    monkeypatch.setattr(sweep, "point_version_on_disk", lambda target: "0.1.0+src.0123456789ab")  # as on disk now
     report = run_sweep("demo", ["beta=1,2"], store=tmp_path / "s.sqlite", workers=1)
     assert (report.version, report.n_computed, report.n_failed) == ("0.1.0+src.0123456789ab", 0, 2)
     assert f"version {code_version()}, not 0.1.0+src.0123456789ab" in report.failures[0].error
+    assert "restart the dask workers" in report.failures[0].error  # the worker is the stale process here
     monkeypatch.undo()
     monkeypatch.setattr(sweep, "evaluate_point", lambda target, params: ("ok", {"m": 0.0}, 0.1))
     report = run_sweep("demo", ["beta=1,2"], store=tmp_path / "s.sqlite", workers=1)

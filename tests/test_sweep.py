@@ -438,7 +438,7 @@ def test_cli_sweep_json_and_exit_statuses(tmp_path):
     # Failed points: the report is printed, the status is 1, and the failures are named.
     failed = CliRunner().invoke(main, ["sweep", f"{__name__}:_flaky_point", "--grid", "x=0,2", "--workers", "1",
                                        "--store", store, "--json"])
-    assert failed.exit_code == 1 and "rerun to retry" in failed.stderr
+    assert failed.exit_code == 1 and "the same command computes only these again" in failed.stderr
     payload = json.loads(failed.stdout)
     assert (payload["n_computed"], payload["n_failed"]) == (1, 1) and "x=2" in payload["failures"][0]["error"]
     assert (payload["status"], payload["success"]) == ("failed", False) and "1 point(s) failed" in payload["message"]

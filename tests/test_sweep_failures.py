@@ -119,11 +119,11 @@ def test_the_failure_table_shows_each_failed_point_and_says_when_the_list_is_cut
     for x in ("0.5", "0.75", "1.0"):
         for z in (1, 2):
             assert f"x={x}, z={z}" in text.stdout
-    assert text.stderr == "6 point(s) failed and were not stored; rerun to retry them\n"
+    assert text.stderr == "6 point(s) failed and were not stored; the same command computes only these again\n"
     many = CliRunner().invoke(main, ["sweep", model, "--grid", "x=0.5:1:24", "--grid", "z=1,2", "--workers", "1",
                                      "--store", store, "--json"])
     payload = json.loads(many.stdout)
     assert (payload["n_failed"], payload["n_failures_listed"], len(payload["failures"])) == (48, 20, 20)
     assert payload["failures"][0]["params"] == {"x": 0.5, "z": 1}
-    assert many.stderr == ("48 point(s) failed and were not stored (the first 20 of 48 are listed); rerun to retry "
-                           "them\n")
+    assert many.stderr == ("48 point(s) failed and were not stored (the first 20 of 48 are listed); the same command "
+                           "computes only these again\n")

@@ -1,6 +1,6 @@
 """A sweep's parameters are checked before any point runs: names against the point function's signature,
 required parameters given, and values against the ranges the model declares. Bad input is exit status 2
-naming the option (--grid NAME or --set NAME), never points "failed, rerun to retry"."""
+naming the option (--grid NAME or --set NAME), never points "failed and were not stored"."""
 
 from __future__ import annotations
 

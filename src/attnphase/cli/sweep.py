@@ -142,8 +142,13 @@ def sweep(model, grid_specs, settings, workers, scheduler, store_path, as_json) 
     if report.n_failed:
         listed = len(report.failures)
         cut = f" (the first {listed} of {report.n_failed} are listed)" if listed < report.n_failed else ""
-        click.echo(f"{report.n_failed} point(s) failed and were not stored{cut}; rerun to retry them", err=True)
+        click.echo(f"{report.n_failed} point(s) failed and were not stored{cut}; {RERUN}", err=True)
         sys.exit(1)
+
+
+# What a rerun does about failed points: it computes them again, and only them. A failure caused by the point's
+# parameters (a schedule that cannot be planned there) fails again, so none is promised to succeed.
+RERUN = "the same command computes only these again"
 
 
 def _parameters(report: SweepReport, workers: int | None, scheduler: str | None) -> dict:
@@ -174,7 +179,7 @@ def _result(report: SweepReport, as_json: bool) -> dict:
         # as every command's result says it (an interrupted or stopped sweep replaces these)
         "status": "converged" if not report.n_failed else "failed",
         "message": (f"every point of the grid is in the store {report.store}" if not report.n_failed else
-                    f"{report.n_failed} point(s) failed and were not stored; rerun to retry them"),
+                    f"{report.n_failed} point(s) failed and were not stored; {RERUN}"),
         "success": not report.n_failed,
     }
 

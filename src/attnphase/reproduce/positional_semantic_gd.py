@@ -17,11 +17,11 @@ import numpy as np
 
 from attnphase.api import positional_semantic as api
 from attnphase.errors import ParameterError
+from attnphase.models.positional_semantic.comparison import (COMPARED, REFERENCE_KEYS, SIM_KEYS, branch_comparisons,
+                                                             landed_labels, reference_entry)
 from attnphase.report import write_csv
 from attnphase.resume import Checkpoint, write_json_atomically
-from attnphase.validate.compare import compare
-from attnphase.validate.finite_size import (MINIMA, binomial_interval, classify_minimum, fit_gap_rate,
-                                            gap_at_size)
+from attnphase.validate.finite_size import MINIMA, binomial_interval, fit_gap_rate, gap_at_size
 
 __all__ = ["OMEGA", "PROTOCOL_ALPHAS", "PROTOCOL", "SCAN_ALPHA", "SCAN_SIZES", "RANDOM_INIT_ALPHAS", "RANDOM_INIT",
            "THEORY_TOL", "simulate_run", "gd_run_plan", "cached_runner", "simulate_gd_plan", "theory_reference",
@@ -45,12 +45,10 @@ SCAN = {"steps": 5000, "test_samples": 10_000, "seed": 0}
 # Random init Q₀ = 0.1·N(0, 1) trained by Adam (lr 0.01): which minimum do runs reach?
 RANDOM_INIT_ALPHAS = (0.5, 1.0, 1.5, 2.0, 2.5)
 RANDOM_INIT = {"d": 200, "trials": 16, "steps": 3000, "test_samples": 10_000, "seed": 0}
-# Theory for the comparisons: `api.solve` to this relative tolerance on every field.
+# Theory for the comparisons: `api.solve` to this relative tolerance on every field. The comparison itself (COMPARED,
+# reference_entry, landed_labels, branch_comparisons) is models.positional_semantic.comparison's, shared with
+# `simulate`.
 THEORY_TOL = 3e-3
-# Quantities compared per branch: the overlap that is non-zero on it, q and the two errors.
-COMPARED = {"positional": ("abs_m", "q", "test_error", "train_loss"),
-            "semantic": ("abs_theta", "q", "test_error", "train_loss")}
-SIM_KEYS = {"abs_m": "m", "abs_theta": "theta", "q": "q", "test_error": "test_error", "train_loss": "train_loss"}
 
 
 def simulate_run(alpha: float, d: int, init: str, trials: int, steps: int, test_samples: int, seed: int,
@@ -131,37 +129,6 @@ def theory_reference(alphas, tol: float = THEORY_TOL, cache_path: Path | None = 
     return {(branch, a): entry[branch] for a, entry in stored.items() for branch in ("positional", "semantic")}
 
 
-REFERENCE_KEYS = ("abs_m", "abs_theta", "q", "test_error", "free_energy", "train_loss")
-
-
-def reference_entry(result) -> dict:
-    """One α of `theory_reference` from an `api.solve` result: {branch: {quantity: value, quantity + "_error": its
-    error, "status": ..., "message": ...}}, a missing branch with NaN values and its evidence."""
-    entry = {}
-    for b in result.branches:
-        fields = {"status": str(b.status), "message": b.message}
-        for key in REFERENCE_KEYS:
-            name = {"abs_m": "m", "abs_theta": "theta"}.get(key, key)
-            fields[key] = abs(getattr(b, name)) if key.startswith("abs") else getattr(b, name)
-            fields[key + "_error"] = b.errors.get(name, math.nan)
-        entry[b.branch] = fields
-    for m in result.missing:
-        entry[m.branch] = {"status": str(m.status), "message": m.message,
-                           **{k: math.nan for key in REFERENCE_KEYS for k in (key, key + "_error")}}
-    return entry
-
-
-def landed_labels(run: dict, reference: dict, alpha: float) -> np.ndarray:
-    """Per-seed minimum reached (finite_size.classify_minimum against the two theory branches at α; a
-    branch without a converged theory value at α is never assigned)."""
-    def existing(branch, key):
-        value = reference[(branch, alpha)][key]
-        found = reference[(branch, alpha)]["status"] in ("converged", "limited")
-        return value if found and np.isfinite(value) and value > 0 else None
-
-    return classify_minimum(run["m"], run["theta"], existing("positional", "abs_m"), existing("semantic", "abs_theta"))
-
-
 def protocol_rows(runs: dict, reference: dict) -> list[dict]:
     """Theory vs GD for every (α, init): each quantity of the branch the trials landed on.
 
@@ -175,20 +142,10 @@ def protocol_rows(runs: dict, reference: dict) -> list[dict]:
             mask = labels == branch
             if not mask.any():
                 continue
-            quantities = COMPARED.get(branch, ())
-            for key in quantities:
-                samples = np.asarray(run[SIM_KEYS[key]], float)[mask]
-                theory = reference[(branch, a)]
-                row = {"alpha": a, "init": init, "landed": branch, "trials": int(mask.sum()), "quantity": key,
-                       "theory": theory[key], "theory_error": theory[key + "_error"],
-                       "gd_mean": float(samples.mean()),
-                       "gd_std": float(samples.std(ddof=1)) if samples.size > 1 else math.nan}
-                if samples.size > 1 and np.isfinite(theory[key + "_error"]):
-                    c = compare(key, theory[key], samples, theory_error=theory[key + "_error"])
-                    row.update({"z": c.z, "agrees": c.agrees})
-                else:
-                    row.update({"z": math.nan, "agrees": None})
-                rows.append(row)
+            for c in branch_comparisons(run, reference[(branch, a)], branch, mask) if branch in COMPARED else ():
+                rows.append({"alpha": a, "init": init, "landed": branch, "trials": int(mask.sum()), "quantity": c.name,
+                             "theory": c.theory, "theory_error": c.theory_error, "gd_mean": c.mean, "gd_std": c.std,
+                             "z": c.z if c.agrees is not None else math.nan, "agrees": c.agrees})
             if branch == "other":
                 rows.append({"alpha": a, "init": init, "landed": branch, "trials": int(mask.sum()),
                              "quantity": "abs_m|abs_theta",

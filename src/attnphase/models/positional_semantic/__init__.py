@@ -19,7 +19,8 @@ The package, by idea:
 * `thresholds`, `curve`, `spinodal`: α_c, α_l (to a tolerance) at one ω and along ω, and the spinodals;
   `free_energy_check`: Φ of both branches on the outer-split rules, the check of α_c;
 * `results`: the result types; `plots`: the phase diagram and the order parameters as matplotlib figures;
-* `network`: the finite-d simulator and its device-agreement fixtures.
+* `network`: the finite-d simulator and its device-agreement fixtures; `comparison`: its runs held against the
+  branches of `solve` (the branch a run is compared with, z and the verdict per quantity).
 
 Names are imported from their module on first use, so that `parameters` (all the CLI needs to build its
 options) comes without SymPy, numba or torch.
@@ -50,5 +51,6 @@ _MODULES = {
     "results": ("BranchSolution", "LinearBaseline", "MissingBranch", "SolveResult", "RungThreshold", "Thresholds",
                 "PhaseCurve", "Spinodal", "SpinodalResult", "TransverseCurvature", "GDResult"),
     "network": ("AttentionProblem", "simulate"),
+    "comparison": ("compare_with_theory",),
 }
 __all__, __getattr__, __dir__ = lazy_exports(__name__, globals(), _MODULES)

@@ -1,23 +1,34 @@
-"""Finite-d GD runs held against the d → ∞ theory: the theory's values per branch from a `solve` result, the branch
-each run landed on, and per quantity the trials' mean and standard error against the branch's value with its verified
-error (validate.compare).
+"""Finite-d runs held against the d → ∞ theory: which branch of `solve` a run is compared with, and per quantity the
+trials' mean with its standard error against the branch's value with its verified error (validate.compare).
 
-Moved here from the reproduce report's GD validation (reproduce.positional_semantic_gd, which uses it unchanged), so
-that `simulate` can hold its runs against the theory the same way. The quantities: the overlap that is non-zero on a
-branch (|m| or |θ|), q, ε_g and ε_t (COMPARED). Agreement: |mean − theory| ≤ 3 √(sem² + theory error²)
-(validate.compare.compare; sem = the trials' spread / √trials).
+Shared by `simulate` (`compare_with_theory`, what the CLI prints) and the reproduce report's GD validation
+(reproduce.positional_semantic_gd: `reference_entry`, `landed_labels`, `branch_comparisons`), so that both hold a run
+against the theory the same way.
+
+The branch: the one the initialisation starts on (semantic init: Q₀ = Q*, the semantic branch; positional init: the
+positional branch); for the random init (Adam), the one most trials landed on, told by their overlaps |m| and |θ|
+against both branches (`landed_labels`, validate.finite_size.classify_minimum). The quantities: the overlap that is
+non-zero on that branch (|m| or |θ|), q, ε_g and ε_t (COMPARED). Agreement: |mean − theory| ≤ 3 √(sem² + theory
+error²) (validate.compare.compare; sem = the trials' spread / √trials), the normal band copy heads uses for one set of
+runs.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
 
+from attnphase.errors import ParameterError
+from attnphase.models.positional_semantic.parameters import Accuracy
+from attnphase.models.positional_semantic.results import GDResult, MissingBranch, SolveResult
+from attnphase.results import Status
 from attnphase.validate.compare import Comparison, compare
 from attnphase.validate.finite_size import classify_minimum
 
-__all__ = ["COMPARED", "SIM_KEYS", "REFERENCE_KEYS", "reference_entry", "landed_labels", "branch_comparisons"]
+__all__ = ["COMPARED", "SIM_KEYS", "REFERENCE_KEYS", "reference_entry", "landed_labels", "branch_comparisons",
+           "compare_with_theory"]
 
 # Quantities compared per branch: the overlap that is non-zero on it, q and the two errors.
 COMPARED = {"positional": ("abs_m", "q", "test_error", "train_loss"),
@@ -25,7 +36,7 @@ COMPARED = {"positional": ("abs_m", "q", "test_error", "train_loss"),
 # The simulation's field of each compared quantity (its m and θ are the absolute overlaps |m|, |θ|).
 SIM_KEYS = {"abs_m": "m", "abs_theta": "theta", "q": "q", "test_error": "test_error", "train_loss": "train_loss"}
 REFERENCE_KEYS = ("abs_m", "abs_theta", "q", "test_error", "free_energy", "train_loss")
-BAND = 3.0  # validate.compare's normal band
+BAND = 3.0  # validate.compare's normal band, as copy heads' for one set of runs
 
 
 def reference_entry(result) -> dict:
@@ -76,3 +87,115 @@ def branch_comparisons(run, theory: dict, branch: str, mask=None) -> list[Compar
                                spread / math.sqrt(samples.size) if finite else math.nan, int(samples.size), None,
                                None, BAND))
     return rows
+
+
+def _chosen_branch(init: str, labels: np.ndarray) -> tuple[str | None, np.ndarray | None, str]:
+    """(branch, the trials compared (None: all), why): the init's branch, or for the random init the branch most
+    trials landed on (none where none landed on a branch, or as many on each)."""
+    landed = {b: int(np.sum(labels == b)) for b in ("positional", "semantic", "other")}
+    if init in ("semantic", "positional"):
+        away = [f"{landed[b]} on {'neither branch' if b == 'other' else 'the ' + b + ' branch'}"
+                for b in ("positional", "semantic", "other") if b != init and landed[b]]
+        return init, None, f"the {init} init's branch" + (
+            f"; of the {labels.size} trials {', '.join(away)} instead, by |m| and |θ| against both branches"
+            if away else "")
+    counts = {b: landed[b] for b in ("positional", "semantic")}
+    how = (f"by their overlaps |m|, |θ| against both branches (validate.finite_size.classify_minimum): "
+           f"{counts['positional']} on the positional branch, {counts['semantic']} on the semantic one, "
+           f"{landed['other']} on neither")
+    if max(counts.values()) == 0 or counts["positional"] == counts["semantic"]:
+        return None, None, f"the random init's trials landed {how}: no branch to compare with"
+    branch = max(counts, key=counts.get)
+    return branch, labels == branch, (f"the random init: the branch most trials landed on, {how}; compared over those "
+                                      f"{counts[branch]}")
+
+
+def _no_verdict(comparisons: list[Comparison], settled: bool) -> tuple[list[Comparison], dict]:
+    """The comparisons without a verdict where the run cannot give one, and why (name -> reason): a run that has not
+    settled (its values are not yet the finite-d minimum's), or two trials (one degree of freedom: their spread bounds
+    nothing, as copy heads gives no verdict from two training sets)."""
+    out, why = [], {}
+    for c in comparisons:
+        if c.n < 2:
+            why[c.name] = "one trial: no spread"
+        elif not math.isfinite(c.mean):
+            why[c.name] = "a trial's value is not finite"
+        elif not math.isfinite(c.theory_error):
+            why[c.name] = "the theory's error is unbounded"
+        elif not settled:
+            why[c.name] = "the run has not settled"
+        elif c.n == 2:
+            why[c.name] = "two trials: one degree of freedom"
+        if c.name in why:
+            c = dataclasses.replace(c, agrees=None)
+        out.append(c)
+    return out, why
+
+
+def _verdict(comparisons: list[Comparison], why: dict) -> str:
+    """The message's account of the comparisons: each rejection with its numbers, the agreements with their z, and
+    the quantities without a verdict with the reason."""
+    def z(c, form):  # no z where the bar and the theory's error are both 0 (every trial alike)
+        return "" if c.z is None else form.format(c.z)
+
+    rejected = [c for c in comparisons if c.agrees is False]
+    agreeing = [c for c in comparisons if c.agrees is True]
+    parts = []
+    if rejected:
+        parts.append("the theory is rejected by " + "; ".join(
+            f"{c.name} {c.mean:.6g} ± {c.sem:.2g} against {c.theory:.6g} ± {c.theory_error:.2g}"
+            f"{z(c, ' (z = {:.3g})')}" for c in rejected) + f" (band ±{BAND:g})")
+    if agreeing:
+        parts.append(f"{'it' if rejected else 'the theory'} agrees with "
+                     f"{', '.join(c.name + z(c, ' (z = {:.3g})') for c in agreeing)} (band ±{BAND:g})")
+    if why:
+        parts.append("no verdict on " + ", ".join(f"{c.name} ({why[c.name]}{z(c, '; z = {:.3g}')})"
+                                                  for c in comparisons if c.name in why))
+    return "; ".join(parts)
+
+
+def compare_with_theory(run: GDResult, *, tol: float = Accuracy().tol, theory: SolveResult | None = None) -> GDResult:
+    """`run` (a `simulate` result) held against the theory: the same `solve` as `attnphase solve positional-semantic`
+    at the run's ω, α, σ, λ, A, L (positional and semantic branches, relative tolerance `tol`), or `theory` (such a
+    result at the same point, solved once for several runs). Returns the run with theory (the compared branch as solve
+    gives it, or its MissingBranch where it does not exist at α), theory_choice (why that branch), landed (the branch
+    each trial landed on), comparisons (COMPARED of that branch, `branch_comparisons`; no verdict where the run has not
+    settled, or from fewer than three trials) and the message extended by the verdict, which states d: the theory is
+    the d → ∞ limit, so a finite-d offset of the means is expected. A diverged run is not solved for (no theory, no
+    comparisons; the message says why)."""
+    if not isinstance(run, GDResult) or run.params is None or not math.isfinite(run.alpha):
+        raise ParameterError("run", type(run).__name__,
+                             "a result of `simulate` (it carries its model parameters and α)")
+    tol = Accuracy.validated(tol=tol).tol
+    if run.status == Status.DIVERGED:  # nothing finite to compare: no solve
+        return dataclasses.replace(run, theory_tol=tol, theory_choice="none: the run diverged",
+                                   message=f"{run.message}; no comparison with the theory: the run diverged")
+    alpha, params = run.alpha, run.params
+    if theory is None:
+        from attnphase.models.positional_semantic.point import solve
+
+        theory = solve(params.omega, alpha, params.sigma, params.lam, params.A, params.L, tol=tol)
+    solved = {b.branch: b for b in theory.branches} | {m.branch: m for m in theory.missing}
+    if not {"positional", "semantic"} <= set(solved) or any(
+            not math.isclose(b.alpha, alpha, rel_tol=1e-12) for b in theory.branches):
+        raise ParameterError("theory", theory.message, f"a solve result at α = {alpha:g} with the positional and "
+                                                       "semantic branches (found or missing)")
+    entry = reference_entry(theory)
+    arrays = {name: getattr(run, name) for name in ("m", "theta", "q", "test_error", "train_loss")}
+    labels = landed_labels(arrays, {(b, alpha): entry[b] for b in ("positional", "semantic")}, alpha)
+    branch, mask, choice = _chosen_branch(run.init, labels)
+    head = (f"against the theory (d → ∞; this run at d = {run.d}, so a finite-d offset of the means is expected), "
+            f"`solve` at α = {alpha:g} to tol {tol:g}")
+    comparisons, solution = [], solved.get(branch)
+    if branch is None:
+        text = f"{head}: {choice}"
+    elif isinstance(solution, MissingBranch):
+        exists = "does not exist" if solution.status == Status.NOT_FOUND else f"was not solved ({solution.status})"
+        text = f"{head}: its {branch} branch ({choice}) {exists} there: {solution.message}; no comparison"
+    else:
+        comparisons, why = _no_verdict(branch_comparisons(arrays, entry[branch], branch, mask),
+                                       run.status == Status.CONVERGED)
+        state = "" if solution.status == Status.CONVERGED else f"; its status {solution.status}: {solution.message}"
+        text = f"{head}, its {branch} branch ({choice}{state}): {_verdict(comparisons, why)}"
+    return dataclasses.replace(run, theory=solution, theory_tol=tol, theory_choice=choice, landed=tuple(labels),
+                               comparisons=tuple(comparisons), message=f"{run.message}; {text}")

@@ -122,7 +122,8 @@ def simulate(*, omega, alpha, d=1000, init="semantic", trials=5, seed=0, steps=5
     rng: "device" or "cpu", where the random numbers are drawn (`attnphase.validate.seeds`).
     device: "auto", "cpu" or "cuda" (`validate.device.select_device`). dtype: torch.float64 or torch.float32 (or
     its name). test_chunk: test samples per trial evaluated at once (a positive integer; it bounds the memory of
-    the test error, not its value).
+    the test error, not its value). The result carries α and the model's parameters, for
+    `comparison.compare_with_theory` (the run against the theory, which `attnphase simulate` prints).
     """
     params = Parameters.validated(omega=omega, sigma=sigma, lam=lam, A=A, L=L)
     run = Simulation.validated(alpha=alpha, d=d, init=init, trials=trials, seed=seed, steps=steps, lr=lr,
@@ -155,7 +156,7 @@ def simulate(*, omega, alpha, d=1000, init="semantic", trials=5, seed=0, steps=5
     with torch_threads(threads):
         result = _train_and_measure(params, alpha, d, init, K, run.seed, steps, lr, optimizer, test_samples, device,
                                     dtype, test_chunk, rng)
-    return dataclasses.replace(result, threads=threads)
+    return dataclasses.replace(result, threads=threads, alpha=alpha, params=params)
 
 
 def _train_and_measure(params: Parameters, alpha, d, init, K, seed, steps, lr, optimizer, test_samples,

@@ -7,6 +7,7 @@ it what `Result.as_dict` promises: JSON-safe values (non-finite floats None, arr
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 
@@ -301,6 +302,15 @@ class GDResult(Result):
     test_error_sem: standard error of each trial's ε_g estimate from the finite test set (per-sample
     loss spread / √N): the Monte-Carlo part of the trial-to-trial spread of `test_error`, which
     finite-size gaps subtract.
+    alpha, params: the run's α and model `Parameters` (what `comparison.compare_with_theory` solves at).
+    theory, theory_tol, theory_choice, landed, comparisons: set by `comparison.compare_with_theory` (theory_tol None
+    where the run was not held against the theory): the compared branch as `solve` gives it (a BranchSolution, or
+    the MissingBranch where it does not exist at α; None where no branch was chosen), the tolerance it was solved to,
+    why that branch, the branch each trial landed on, and one validate.compare.Comparison per compared quantity.
+
+    as_dict, per measured quantity x: x (per trial), x_mean, x_error (the standard error of x_mean, x_std/√trials:
+    the bar the comparison uses; None for one trial) and x_std (the spread of the trials, ddof 1: how far one run at
+    this d typically lies from their mean).
     """
 
     m: np.ndarray
@@ -320,6 +330,22 @@ class GDResult(Result):
     message: str
     test_error_sem: np.ndarray | None = None
     threads: int = 1
+    alpha: float = math.nan
+    params: object = field(default=None, repr=False)
+    theory: BranchSolution | MissingBranch | None = None
+    theory_tol: float | None = None
+    theory_choice: str = ""
+    landed: tuple[str, ...] = ()
+    comparisons: tuple = ()
+
+    @property
+    def theory_agrees(self) -> bool | None:
+        """False when a compared quantity rejects the theory, True when every one agrees, None otherwise (no
+        comparison, or no verdict on some and no rejection). `status` says whether the run itself settled."""
+        verdicts = [c.agrees for c in self.comparisons]
+        if False in verdicts:
+            return False
+        return True if verdicts and None not in verdicts else None
 
     def as_dict(self) -> dict:
         out = {"init": self.init, "optimizer": self.optimizer, "d": self.d, "n": self.n, "steps": self.steps,
@@ -328,7 +354,16 @@ class GDResult(Result):
             values = getattr(self, key)
             out[key] = values
             out[key + "_mean"] = float(values.mean())
+            out[key + "_error"] = float(values.std(ddof=1) / math.sqrt(values.size)) if values.size > 1 else None
             out[key + "_std"] = float(values.std(ddof=1)) if values.size > 1 else 0.0
         if self.test_error_sem is not None:
             out["test_error_mc_sem"] = self.test_error_sem
+        if self.theory_tol is not None:
+            solution = ({"branch": None} if self.theory is None else self.theory.as_dict()
+                        if isinstance(self.theory, BranchSolution) else dataclasses.asdict(self.theory))
+            out["theory"] = {"branch": solution.pop("branch"), "choice": self.theory_choice, "tol": self.theory_tol,
+                             **solution}
+            out["landed"] = list(self.landed)
+            out["comparisons"] = list(self.comparisons)
+            out["theory_agrees"] = self.theory_agrees
         return _json_safe(self, out)

@@ -78,7 +78,7 @@ def test_seeds_is_still_accepted_with_a_deprecation_message():
     """--seeds was renamed --trials; the old spelling works for one release and says so on stderr, while
     stdout stays one JSON object (with the option's new name)."""
     args = ["simulate", "positional-semantic", "--omega", "0.3", "--alpha", "1", "--d", "8", "--steps", "1",
-            "--test-samples", "4", "--device", "cpu", "--json"]
+            "--test-samples", "4", "--device", "cpu", "--no-theory", "--json"]
     old, new = run(args + ["--seeds", "2"]), run(args + ["--trials", "2"])
     assert old.exit_code == 0 and new.exit_code == 0
     assert "--seeds is deprecated" in old.stderr and "--trials" in old.stderr and not new.stderr.strip()
@@ -90,7 +90,7 @@ def test_simulate_chooses_its_threads_and_reports_them():
     """--threads is used as given; without it a run this small (one step ~1e4 operations) gets one thread
     (validate.device.choose_threads), and the JSON says which count ran."""
     args = ["simulate", "positional-semantic", "--omega", "0.3", "--alpha", "1", "--d", "8", "--steps", "1",
-            "--test-samples", "4", "--device", "cpu", "--trials", "1", "--json"]
+            "--test-samples", "4", "--device", "cpu", "--no-theory", "--trials", "1", "--json"]
     chosen, given = run(args), run(args + ["--threads", "2"])
     assert json.loads(chosen.stdout)["parameters"]["threads"] == 1
     assert json.loads(given.stdout)["parameters"]["threads"] == 2

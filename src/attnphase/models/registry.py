@@ -27,7 +27,8 @@ class ModelEntry:
 
     name: the CLI name; title: one line for listings; symbolic: the module with `derivation_document()` (no
     arguments; every equation checked against the code by tests/derive/test_derivations.py) and
-    `derivation_markdown()` (rendered to derivations/<derivation_stem>.md); cli: the module that defines the model's subcommands;
+    `derivation_markdown()` (rendered to derivations/<derivation_stem>.md); cli: the module that defines the model's
+    subcommands;
     commands: CLI group -> one-line summary of the model's subcommand there (shown by `--help` without
     importing `cli`); sweep_point: "module:function" evaluated by `attnphase sweep`; sweep_check: "module:function"
     taking a point's parameters as sweep_point does and raising ParameterError for a bad one, run by the sweep on every
@@ -63,7 +64,8 @@ MODELS: dict[str, ModelEntry] = {
             commands={
                 "solve": "Every branch (positional, semantic, trivial, mixed) of the saddle point at (omega, alpha).",
                 "threshold": "alpha_c (free-energy crossing) and alpha_l (linear baseline) at omega, with errors.",
-                "simulate": "Full-batch GD (Adam for --init random) at finite d, batched over trials.",
+                "simulate": "Full-batch GD (Adam for --init random) at finite d, batched over trials, held against "
+                            "the theory.",
             },
             sweep_point="attnphase.models.positional_semantic.point:sweep_point",
             sweep_check="attnphase.models.positional_semantic.point:check_sweep_point",

@@ -251,3 +251,29 @@ def test_a_rejected_theory_is_said_at_top_level_while_the_status_stays_the_runs(
     payload = json.loads(out.stdout)
     assert payload["theory_agrees"] is False and payload["status"] == "converged"
     assert "the theory is rejected by c_copy" in payload["message"]
+
+
+def test_the_top_seed_runs_and_a_seed_above_it_is_refused_with_the_value_typed():
+    """`--seed 9223372036854775807` (2^63 − 1, the top of the range --help gives) was refused as 9223372036854775808:
+    the runs were seeded with seed + 1. They now take the seed after it wrapped into the range (0 here) and the run
+    ends normally; one above the top is refused quoting the number typed."""
+    import json
+
+    from click.testing import CliRunner
+
+    from attnphase.cli import main
+
+    from attnphase.models.copy_heads.simulation import _seed_after
+
+    top = 2**63 - 1
+    assert _seed_after(top) == 0 and _seed_after(top - 1) == top and _seed_after(5) == 6  # seed + 1 below the top
+    base = ["simulate", "copy-heads", "--attention", "softmax", "--L", "4", "--V", "3", "--P", "60", "--steps", "40",
+            "--device", "cpu", "--json", "--seed"]
+    out = CliRunner().invoke(main, [*base, str(top)])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.stdout)["parameters"]["seed"] == top
+    above = CliRunner().invoke(main, [*base, str(top + 1)])
+    assert above.exit_code == 2 and f"'--seed': '{top + 1}' (allowed" in above.output, above.output
+    # the other simulators that seed their runs after the data
+    assert len(api.simulate_sweep("softmax", 4, 3, [60.0], steps=40, seed=top, device="cpu").c_copy) == 2
+    assert len(api.simulate_hysteresis(4, 3, [60.0], data_sets=1, steps=40, seed=top, device="cpu").points) == 1

@@ -77,6 +77,15 @@ def prepare_data(cfg, device: str, seed: int, rng: str, train_sequences: list[in
     return dev, train, net.statistics([test_tokens], cfg.V, boundary=cfg.boundary), test_tokens
 
 
+def _seed_after(seed: int) -> int:
+    """The seed of a simulation's runs, the one after its data's (`seed`, already checked): seed + 1 wrapped into
+    [0, MAX_SEED]. MAX_SEED itself, the top of the range the CLI advertises, made seed + 1 fail the range check, with
+    a value the user never typed; below it the runs' seed is seed + 1 as before."""
+    from attnphase.validate.seeds import MAX_SEED
+
+    return (seed + 1) % (MAX_SEED + 1)
+
+
 def _alternating_starts(count: int) -> list[str]:
     return [("uniform", "copy")[i % 2] for i in range(count)]
 
@@ -187,11 +196,12 @@ def simulate(attention: str, L: int, V: int, P: float, *, algorithm: str = _Defa
         train = train.repeat(per)
     n_threads = choose_threads(settings.threads, work=step_work(cfg, settings.trials), device=dev)
     starts = [("uniform", "copy")[j % 2] for _ in range(D) for j in range(per)]
+    run_seed = _seed_after(settings.seed)  # the runs' stream; the data's is seed itself
     if mala:
-        run = run_langevin(cfg, train, test, starts, steps=settings.steps, seed=settings.seed + 1, device=str(dev),
+        run = run_langevin(cfg, train, test, starts, steps=settings.steps, seed=run_seed, device=str(dev),
                            rng=settings.rng, threads=n_threads)
     else:
-        run = run_adam(cfg, train, test, settings.trials, steps=settings.steps, seed=settings.seed + 1, device=str(dev),
+        run = run_adam(cfg, train, test, settings.trials, steps=settings.steps, seed=run_seed, device=str(dev),
                        rng=settings.rng, threads=n_threads, per_data_set=per)
     op = order_parameters_of(run.G, conv.boundary)
     t_meas, c_meas = op["t"], op["c"]
@@ -329,12 +339,12 @@ def simulate_sweep(attention: str, L: int, V: int, P_values, *, algorithm: str =
     sequences = [conv.sequences_of_P(P, inst.L) for P in check_P_values("P_values", P_values)]
     dev, train, test, _ = prepare_data(cfg, settings.device, seed, "device", sequences, settings.n_test_sequences)
     train = train.repeat(per_P)
-    K = len(sequences) * per_P
+    K, run_seed = len(sequences) * per_P, _seed_after(seed)
     if algorithm == "mala":
-        run = run_langevin(cfg, train, test, _alternating_starts(K), steps=steps, seed=seed + 1, device=str(dev))
+        run = run_langevin(cfg, train, test, _alternating_starts(K), steps=steps, seed=run_seed, device=str(dev))
         kept = np.ones(K, bool)
     else:
-        run = run_adam(cfg, train, test, K, steps=steps, seed=seed + 1, device=str(dev))
+        run = run_adam(cfg, train, test, K, steps=steps, seed=run_seed, device=str(dev))
         kept = np.zeros(K, bool)
         for i in range(len(sequences)):
             block = slice(i * per_P, (i + 1) * per_P)
@@ -386,7 +396,7 @@ def simulate_hysteresis(L: int, V: int, P_values, *, data_sets: int = 2, steps: 
     sequences = [conv.sequences_of_P(P, inst.L) for P in P_values]
     dev, train, test, _ = prepare_data(cfg, device, seed, "device", [k for k in sequences for _ in range(data_sets)], 500)
     run = run_langevin(cfg, train.repeat(2), test, ["uniform", "copy"] * (len(sequences) * data_sets), steps=steps,
-                       burn_in=burn_in, seed=seed + 1, device=str(dev), record_matrices=False,
+                       burn_in=burn_in, seed=_seed_after(seed), device=str(dev), record_matrices=False,
                        read_out_start=read_out_start)
     points = []
     for i, k in enumerate(sequences):

@@ -53,19 +53,24 @@ def test_kept_trapped_chains_give_no_verdict():
     assert r.status == Status.POOR_MIXING and "no agreement is claimed" in r.message
     assert all(ch.kept for ch in r.chains)
     assert all(c.agrees is None for c in r.comparisons)
+    assert all("trapped chains kept in the means" in r.no_verdict[c.name][-1] for c in r.comparisons)
     assert r.comparison("c_copy").sem > 0.2  # the two chains' disagreement
 
 
-def test_both_chains_trapped_is_seen_by_r_hat_only():
+def test_both_chains_trapped_is_seen_by_r_hat_only_and_gets_no_verdict():
     """Seed 10: both chains in the trap. Nothing is left out (no chain lies above another), but split R-hat of c (1.35)
-    and its ESS (5) say poor_mixing, and the comparison with the theory (c = 0.356) fails by tens of bars."""
+    and its ESS (5) say poor_mixing. c lies tens of bars from the theory (0.356), which the converged posterior
+    (0.37) does not: the draws are the trap's, so c is "not resolved", neither agreement nor rejection."""
     r = api.simulate("linear", 8, 4, 1000.0, seed=10, device="cpu", convention=LINEAR)
     assert r.status == Status.POOR_MIXING and "trapped" not in r.message
     copy = next(d for d in r.diagnostics if d.name == "c_copy")
     assert copy.rhat > 1.2 and copy.ess_mean < 20
     assert "c_copy: R-hat" in r.message
     c = r.comparison("c_copy")
-    assert c.mean < -0.4 and not c.agrees
+    assert c.mean < -0.4 and c.z < -10 and c.agrees is None
+    reason = f"not resolved: R-hat {copy.rhat:.3f} > 1.05, ESS {copy.ess_mean:.0f} < 100"
+    assert r.no_verdict["c_copy"] == (reason,) and f"no verdict on c_copy ({reason})" in r.message, r.message
+    assert r.theory_agrees is not True
 
 
 def test_trap_rule_on_constructed_chains():
@@ -277,3 +282,46 @@ def test_the_top_seed_runs_and_a_seed_above_it_is_refused_with_the_value_typed()
     # the other simulators that seed their runs after the data
     assert len(api.simulate_sweep("softmax", 4, 3, [60.0], steps=40, seed=top, device="cpu").c_copy) == 2
     assert len(api.simulate_hysteresis(4, 3, [60.0], data_sets=1, steps=40, seed=top, device="cpu").points) == 1
+
+
+def test_unresolved_quantities_get_no_verdict_while_a_resolved_one_keeps_its_verdict():
+    """Linear L = 8, P = 1000, Convention A, seed 0 (the audit's default run): c, t and rho fail their diagnostics
+    (R-hat 1.15, 1.31, 1.08; ESS 11, 6, 31) and each read "rejected" at z = 14, 6.9, 25 on those bars; the Gibbs loss
+    mixed (R-hat 1.004, ESS 234) and rejects Convention A at z = 72 (the page: the loss about 4.5 times too small).
+    Now only the loss gives a verdict, the others none with their reasons, and theory_agrees is False from the loss."""
+    r = api.simulate("linear", 8, 4, 1000.0, seed=0, device="cpu")
+    diagnostics = {d.name: d for d in r.diagnostics}
+    for name in ("c_copy", "c_uniform", "rho"):
+        d = diagnostics[name]
+        assert d.status == Status.POOR_MIXING and r.comparison(name).agrees is None
+        assert r.no_verdict[name] == (f"not resolved: {d.message.removeprefix(name + ': ')}",)
+        assert f"no verdict on {name} (not resolved: R-hat {d.rhat:.3f} > 1.05" in r.message
+    loss = r.comparison("test_loss")
+    assert diagnostics["test_loss"].status == Status.CONVERGED and "test_loss" not in r.no_verdict
+    assert loss.agrees is False and loss.z > 10 and r.theory_agrees is False
+
+
+def test_a_failed_diagnostic_withholds_the_verdict_either_way_on_constructed_statistics():
+    """(mean, sd, sem, n, dof, diagnostics, change) built by hand: with converged diagnostics z = 5 rejects and z = 1
+    agrees; with R-hat 1.2 neither is claimed (z is still reported), and the message names the reason. Two training
+    sets (dof 1) give no verdict either."""
+    import dataclasses
+
+    from attnphase.models.copy_heads.chain_statistics import comparison_with_theory, verdict_withheld
+    from attnphase.models.copy_heads.simulation_results import ChainDiagnostics, theory_verdict
+
+    good = ChainDiagnostics("c_copy", 1.01, 300.0, 300.0, 0.01, 2, 200, Status.CONVERGED, "", 300.0)
+    poor = dataclasses.replace(good, rhat=1.2, status=Status.POOR_MIXING, message="c_copy: R-hat 1.200 > 1.05")
+    for diagnostics, far, near in ((good, False, True), (poor, None, None)):
+        for mean, expected in ((0.55, far), (0.51, near)):
+            statistics = (mean, 0.1, 0.01, 400, None, diagnostics, None)
+            withheld = verdict_withheld(statistics)
+            comparison = comparison_with_theory("c_copy", 0.5, 0.0, statistics, withheld)
+            assert comparison.agrees is expected and comparison.z == pytest.approx((mean - 0.5) / 0.01)
+    assert verdict_withheld((0.5, 0.1, 0.01, 400, None, poor, None)) == ["not resolved: R-hat 1.200 > 1.05"]
+    assert verdict_withheld((0.5, 0.1, 0.01, 400, 1, good, None)) == ["two training sets: their one-degree band is "
+                                                                        "±236σ wide"]
+    agreeing = comparison_with_theory("test_loss", 0.5, 0.0, (0.51, 0.1, 0.01, 400, None, good, None))
+    unresolved = comparison_with_theory("c_copy", 0.5, 0.0, (0.51, 0.1, 0.01, 400, None, poor, None), ["r"])
+    assert theory_verdict((agreeing, unresolved), {"c_copy": ("not resolved: R-hat 1.200 > 1.05",)}) == (
+        "the theory agrees with test_loss; no verdict on c_copy (not resolved: R-hat 1.200 > 1.05)")

@@ -13,7 +13,7 @@ from attnphase.results import Status
 from attnphase.validate.compare import Comparison
 
 __all__ = ["CONSTANT_SPREAD", "MIN_DRAWS", "TEST_BLOCKS", "draw_statistics", "test_set_error", "trapped_chains",
-           "comparison_with_theory"]
+           "verdict_withheld", "comparison_with_theory"]
 
 # A quantity whose draws spread less than this (relative) is constant by construction up to rounding (softmax rows
 # sum to one, so the uniform strength is 1): R-hat and ESS of its rounding noise would mean nothing.
@@ -119,20 +119,39 @@ def trapped_chains(data_term: np.ndarray, groups: np.ndarray, starts, trap_sds: 
     return trapped, notes
 
 
-def comparison_with_theory(name: str, theory: float, theory_error: float, statistics) -> Comparison:
+def verdict_withheld(statistics) -> list[str]:
+    """Why (mean, sd, sem, n, dof, diagnostics, ...) of `draw_statistics` supports no verdict on the theory, in words;
+    empty when it does.
+
+    * Diagnostics that fail (split R-hat above the run's rhat_max, an ESS of the mean below its ess_min, too few draws
+      to tell, chains that never moved): "not resolved". Neither an agreement nor a rejection is claimed. Such draws
+      need not describe the posterior, and their error bar is not known to cover: at linear L = 8, V = 4, P = 1000 a
+      lone chain of ESS 11 scatters by about twice its bar about the converged mean, and two chains caught together
+      in the trap (R-hat 1.35, ESS 5) give c = −0.45, 74 of their bars below the theory's 0.356, where the converged
+      posterior mean is about 0.37. No widening of the bar repairs a mean that is not the posterior's, so an
+      undiagnosed z decides nothing either way.
+    * Two training sets: their one-degree Student-t band (±236σ) would call almost anything agreement (z = 141 did).
+    """
+    dof, diagnostics = statistics[4], statistics[5]
+    reasons = []
+    if diagnostics is not None and diagnostics.status != Status.CONVERGED:
+        reasons.append("not resolved: " + diagnostics.message.removeprefix(f"{diagnostics.name}: "))
+    if dof == 1:
+        reasons.append("two training sets: their one-degree band is ±236σ wide")
+    return reasons
+
+
+def comparison_with_theory(name: str, theory: float, theory_error: float, statistics, withheld=()) -> Comparison:
     """`validate.compare.Comparison` of a theory value with (mean, sd, sem, n, dof) of `draw_statistics`: agreement
     within 3σ of a normal band, or the same two-sided level (99.73%) of Student's t with dof degrees of freedom; no
-    verdict (agrees None) from two training sets, whose one-degree band (±236σ) would call almost anything agreement
-    (z = 141 did)."""
+    verdict (agrees None, z still given) where `withheld` names a reason (`verdict_withheld` and the run's own)."""
     from scipy.stats import t as student
 
     mean, sd, sem, n, dof = statistics[:5]
     n_sigma = 3.0 if dof is None else float(student.ppf(1 - 0.0027 / 2, dof))
     scale = math.hypot(sem, theory_error)
     z = (mean - theory) / scale if scale > 0 else None
-    agrees = (abs(z) <= n_sigma) if z is not None else (mean == theory)
-    if dof == 1:
-        agrees = None
+    agrees = None if withheld else (abs(z) <= n_sigma) if z is not None else (mean == theory)
     return Comparison(name, float(theory), float(theory_error), mean, sd, sem, int(n), z, agrees, n_sigma)
 
 

@@ -9,7 +9,6 @@ its samplers (torch) are imported when a simulation runs.
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
 import math
 import warnings
@@ -19,7 +18,7 @@ import numpy as np
 from attnphase.errors import ParameterError
 from attnphase.models.copy_heads import kernels
 from attnphase.models.copy_heads.chain_statistics import (
-    MIN_DRAWS, comparison_with_theory, draw_statistics, test_set_error, trapped_chains,
+    comparison_with_theory, draw_statistics, test_set_error, trapped_chains, verdict_withheld,
 )
 from attnphase.models.copy_heads.convention import DEFAULT, Convention
 from attnphase.models.copy_heads.exact import order_parameters_of
@@ -150,6 +149,10 @@ def simulate(attention: str, L: int, V: int, P: float, *, algorithm: str = _Defa
     the means and the coverage, its run has kept False; "keep" keeps it and every comparison's agrees is None); else
     converged. Adam: each run's lowest-U iterate; the error adds the largest change of a run over the second half of
     the steps, and the status is limited when that change exceeds adam_tolerance·max(1, |value|).
+
+    Verdict: a comparison agrees or rejects within its band, or has none (agrees None; `no_verdict` gives the reason
+    and theory_agrees is then not True): a quantity whose own diagnostics fail ("not resolved", neither agreement nor
+    rejection: `chain_statistics.verdict_withheld`), two training sets, or trapped chains kept.
     """
     from attnphase.models.copy_heads import network as net
     from attnphase.models.copy_heads.samplers import run_adam, run_langevin, step_work
@@ -219,6 +222,9 @@ def simulate(attention: str, L: int, V: int, P: float, *, algorithm: str = _Defa
                             float(run.test_loss[k].mean()), float(run.acceptance[k])) for k in range(len(run.starts)))
     selected = np.nonzero(keep)[0]
     groups = groups_all[selected]
+    run_withheld = []
+    if trap.any() and settings.trapped == "keep":
+        run_withheld.append("trapped chains kept in the means: a mean over chains in different regions")
     half = {}
     if not mala:
         op_half = order_parameters_of(run.G_half, conv.boundary)
@@ -245,20 +251,17 @@ def simulate(attention: str, L: int, V: int, P: float, *, algorithm: str = _Defa
         errors = {name: row_theory[name][1] for name in row_theory}
         measured = [(name, values, row_theory[name][0] if name in row_theory else th) for name, values, th in measured]
     test_error = test_set_error(run.loss_moments, selected, test_tokens, cfg)
-    comparisons, diagnostics, unsettled = [], [], []
+    comparisons, diagnostics, unsettled, no_verdict = [], [], [], {}
     for name, values, th in measured:
         statistics = draw_statistics(np.asarray(values)[selected], groups, name, "mala" if mala else "adam",
                                       rhat_max=settings.rhat_max, ess_min=settings.ess_min,
                                       half=np.asarray(half[name])[selected] if name in half else None)
         if name == "test_loss":  # the theory's loss is an expectation over test data, not this test set's mean
             statistics = (*statistics[:2], math.hypot(statistics[2], test_error), *statistics[3:])
-        comparison = comparison_with_theory(name, th, errors.get(name, 0.0), statistics)
-        if trap.any() and settings.trapped == "keep":  # a mean over chains in different regions: no verdict
-            comparison = dataclasses.replace(comparison, agrees=None)
-        if statistics[5] is not None and statistics[5].draws_per_chain < MIN_DRAWS and statistics[5].status != \
-                Status.CONVERGED:  # too few draws to diagnose: no verdict on an undiagnosed mean
-            comparison = dataclasses.replace(comparison, agrees=None)
-        comparisons.append(comparison)
+        withheld = verdict_withheld(statistics) + run_withheld
+        comparisons.append(comparison_with_theory(name, th, errors.get(name, 0.0), statistics, withheld))
+        if withheld:
+            no_verdict[name] = tuple(withheld)
         if statistics[5] is not None:
             diagnostics.append(statistics[5])
         change = statistics[6]
@@ -300,10 +303,10 @@ def simulate(attention: str, L: int, V: int, P: float, *, algorithm: str = _Defa
         message += (f"; theory: {theory_used} (--fluctuations, fluctuations=True in Python, compares with the joint "
                     "row mean field's posterior means)")
     if comparisons:  # the verdict on the theory, at the end: the status above is the run's own (mixed, settled)
-        message += f"; {theory_verdict(comparisons)}"
+        message += f"; {theory_verdict(comparisons, no_verdict)}"
     return SimulationResult("mala" if mala else "adam", P_used, sequences, conv.n_of_P(P_used, inst.L), runs, theory,
                             tuple(comparisons), net.coverage(run.G[selected], conv.boundary), status, message, means,
-                            D, tuple(diagnostics), n_threads, test_error)
+                            D, tuple(diagnostics), n_threads, test_error, no_verdict)
 
 
 def unusable_theory(inst: CopyHeadsInstance, P: float, message: str) -> ParameterError:

@@ -79,7 +79,9 @@ class SimulationResult(Result):
     Student-t quantile for that many sets (chains left out as trapped count in none of them). Adam: the spread of the
     kept runs (one set) or of the sets' means, with the largest change of a run over the second half of its steps
     added in quadrature. test_loss's bar also holds the test set's own sampling error (`test_set_error`, added in
-    quadrature; `chain_statistics.test_set_error`). The theory is the P → ∞ self-averaged one; no finite-P term is added to it (theory_error:
+    quadrature; `chain_statistics.test_set_error`). A comparison without a verdict (agrees None) has its reason in
+    words (a tuple) under its name in `no_verdict` (`chain_statistics.verdict_withheld`): diagnostics that fail ("not resolved"),
+    two training sets, trapped chains kept. The theory is the P → ∞ self-averaged one; no finite-P term is added to it (theory_error:
     with `fluctuations`, the Monte Carlo error of the linear posterior means or the quadrature error of the softmax
     ones; else 0). posterior_means: with `fluctuations`, the linear posterior
     means (`PosteriorMeans`) or the softmax row mean field's (`RowPosteriorMeans`), else None."""
@@ -100,6 +102,7 @@ class SimulationResult(Result):
     threads: int = 1
     test_set_error: float = field(default=math.nan, metadata={"unit": "standard error of test_loss from the test "
                                                                       "set's own sampling, in its bar"})
+    no_verdict: dict = field(default_factory=dict)
 
     def comparison(self, name: str) -> Comparison:
         return next(c for c in self.comparisons if c.name == name)
@@ -107,8 +110,9 @@ class SimulationResult(Result):
     @property
     def theory_agrees(self) -> bool | None:
         """The comparisons' verdict on the theory: False when any compared quantity rejects it, True when every one
-        agrees, None otherwise (no verdict on some and no rejection). `status` says whether the run itself can be
-        trusted (mixed, settled), as for every model's `simulate`; this says whether the theory matches it."""
+        agrees, None otherwise (no verdict on some, `no_verdict` says why, and no rejection): never True while a
+        compared quantity is not resolved. `status` says whether the run itself can be trusted (mixed, settled), as
+        for every model's `simulate`; this says whether the theory matches it."""
         verdicts = [c.agrees for c in self.comparisons]
         if any(v is False for v in verdicts):
             return False
@@ -136,19 +140,25 @@ class SimulationResult(Result):
         return out
 
 
-def theory_verdict(comparisons) -> str:
+def theory_verdict(comparisons, no_verdict=None) -> str:
     """The message's account of the comparisons with the theory: each rejection with its numbers (measured mean ±
-    its error against the theory, z against the band), then the quantities that agree and those without a verdict."""
+    its error against the theory, z against the band), then the quantities that agree, then those without a verdict,
+    grouped by the reasons `no_verdict` (name -> its reasons) gives for them."""
+    no_verdict = no_verdict or {}
     rejected = [c for c in comparisons if c.agrees is False]
     agree = [c.name for c in comparisons if c.agrees is True]
-    undecided = [c.name for c in comparisons if c.agrees is None]
     parts = [f"the theory is rejected by {c.name}: {c.mean:.6g} ± {c.sem:.2g} against {c.theory:.6g}"
              + (f" ± {c.theory_error:.2g}" if c.theory_error else "")
              + (f" (z = {c.z:.3g}, band ±{c.n_sigma:.3g})" if c.z is not None else "") for c in rejected]
     if agree:
         parts.append(f"{'it agrees with' if rejected else 'the theory agrees with'} {', '.join(agree)}")
-    if undecided:
-        parts.append(f"no verdict on {', '.join(undecided)}")
+    by_reason: dict[str, list[str]] = {}
+    for c in comparisons:
+        if c.agrees is None:
+            for reason in no_verdict.get(c.name, ("",)):
+                by_reason.setdefault(reason, []).append(c.name)
+    parts += [f"no verdict on {', '.join(names)}" + (f" ({reason})" if reason else "")
+              for reason, names in by_reason.items()]
     return "; ".join(parts)
 
 

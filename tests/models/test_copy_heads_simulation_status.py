@@ -46,6 +46,11 @@ def test_a_trapped_chain_is_named_and_left_out_of_the_means():
     c = r.comparison("c_copy")
     assert c.mean == pytest.approx(r.chains[1].c_copy, abs=1e-12)
     assert c.sem < 0.02 and c.n == 200
+    # one chain left: its ESS-based bar cannot be diagnosed, so no verdict on anything (seed 3, the audit's case: one
+    # chain's t 0.385 ± 0.013 against a converged 0.4455 ± 0.0016, z = −4.7)
+    lone = "one chain on the training set, chain 0 left out as trapped: the error of a single chain cannot be diagnosed"
+    assert all(cmp.agrees is None and lone in r.no_verdict[cmp.name] for cmp in r.comparisons)
+    assert r.theory_agrees is None and f"no verdict on c_copy, c_uniform, test_loss, rho ({lone})" in r.message
 
 
 def test_kept_trapped_chains_give_no_verdict():
@@ -53,7 +58,7 @@ def test_kept_trapped_chains_give_no_verdict():
     assert r.status == Status.POOR_MIXING and "no agreement is claimed" in r.message
     assert all(ch.kept for ch in r.chains)
     assert all(c.agrees is None for c in r.comparisons)
-    assert all("trapped chains kept in the means" in r.no_verdict[c.name][-1] for c in r.comparisons)
+    assert all("trapped chains kept in the means" in r.no_verdict[c.name][0] for c in r.comparisons)
     assert r.comparison("c_copy").sem > 0.2  # the two chains' disagreement
 
 
@@ -325,3 +330,12 @@ def test_a_failed_diagnostic_withholds_the_verdict_either_way_on_constructed_sta
     unresolved = comparison_with_theory("c_copy", 0.5, 0.0, (0.51, 0.1, 0.01, 400, None, poor, None), ["r"])
     assert theory_verdict((agreeing, unresolved), {"c_copy": ("not resolved: R-hat 1.200 > 1.05",)}) == (
         "the theory agrees with test_loss; no verdict on c_copy (not resolved: R-hat 1.200 > 1.05)")
+
+
+def test_a_single_chain_gets_no_verdict():
+    """`trials=1` (softmax L = V = 4, P = 200): one chain on its training set, whose split R-hat and ESS cannot see the
+    spread between chains from other starts; no verdict on any quantity, in words, and theory_agrees None."""
+    r = api.simulate("softmax", 4, 4, 200.0, trials=1, steps=1000, seed=0, device="cpu")
+    lone = "one chain on the training set: the error of a single chain cannot be diagnosed"
+    assert r.comparisons and all(c.agrees is None and lone in r.no_verdict[c.name] for c in r.comparisons)
+    assert r.theory_agrees is None and lone in r.message

@@ -152,7 +152,8 @@ def simulate(attention: str, L: int, V: int, P: float, *, algorithm: str = _Defa
 
     Verdict: a comparison agrees or rejects within its band, or has none (agrees None; `no_verdict` gives the reason
     and theory_agrees is then not True): a quantity whose own diagnostics fail ("not resolved", neither agreement nor
-    rejection: `chain_statistics.verdict_withheld`), two training sets, or trapped chains kept.
+    rejection: `chain_statistics.verdict_withheld`), two training sets, trapped chains kept, or (MALA) one chain on the
+    only training set (trials 1, or the others left out as trapped), whose error cannot be diagnosed.
     """
     from attnphase.models.copy_heads import network as net
     from attnphase.models.copy_heads.samplers import run_adam, run_langevin, step_work
@@ -223,6 +224,13 @@ def simulate(attention: str, L: int, V: int, P: float, *, algorithm: str = _Defa
     selected = np.nonzero(keep)[0]
     groups = groups_all[selected]
     run_withheld = []
+    if mala and D == 1 and selected.size < 2:
+        # One chain's split R-hat and ESS cannot see how far chains from other starts would lie: at linear L = 8,
+        # P = 1000 chain means scatter by about twice the bar of one chain, so no bar of one chain is offered as one.
+        left_out = [f"chain {k}" for k in np.nonzero(~keep)[0]]
+        run_withheld.append("one chain on the training set" + (f", {', '.join(left_out)} left out as trapped"
+                                                               if left_out else "")
+                            + ": the error of a single chain cannot be diagnosed")
     if trap.any() and settings.trapped == "keep":
         run_withheld.append("trapped chains kept in the means: a mean over chains in different regions")
     half = {}
@@ -258,7 +266,7 @@ def simulate(attention: str, L: int, V: int, P: float, *, algorithm: str = _Defa
                                       half=np.asarray(half[name])[selected] if name in half else None)
         if name == "test_loss":  # the theory's loss is an expectation over test data, not this test set's mean
             statistics = (*statistics[:2], math.hypot(statistics[2], test_error), *statistics[3:])
-        withheld = verdict_withheld(statistics) + run_withheld
+        withheld = run_withheld + verdict_withheld(statistics)  # the run's reasons first: the message groups them
         comparisons.append(comparison_with_theory(name, th, errors.get(name, 0.0), statistics, withheld))
         if withheld:
             no_verdict[name] = tuple(withheld)

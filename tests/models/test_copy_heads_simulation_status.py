@@ -190,17 +190,22 @@ def test_a_status_poor_only_from_low_acceptance_does_not_say_mixed():
     assert "; mixed:" not in r.message and "accepts 20% of its proposals or fewer" in r.message
 
 
-def test_draw_statistics_with_too_few_draws_on_constructed_chains():
-    """Two chains of three draws that differ: the error is their standard deviation (ddof 1), poor_mixing; a constant
-    quantity keeps error 0 and converged."""
+def test_draw_statistics_with_too_few_draws_or_a_still_chain_on_constructed_chains():
+    """Two chains of three draws that differ: the error is their standard deviation (ddof 1), poor_mixing. Twenty
+    draws where one chain never changes (a chain that did not move) are not diagnosed either: poor_mixing, NaN R-hat,
+    the same error; a quantity no chain changed is not "constant: converged" with error 0 any more."""
     from attnphase.models.copy_heads.chain_statistics import draw_statistics
 
     draws = np.array([[0.66, 0.65, 0.67], [0.64, 0.645, 0.641]])
     mean, sd, sem, n, dof, diagnostics, _ = draw_statistics(draws, np.zeros(2, int), "c_copy", "mala")
     assert mean == pytest.approx(draws.mean()) and sem == pytest.approx(draws.std(ddof=1)) and n == 6
     assert diagnostics.status == Status.POOR_MIXING and "not diagnosed" in diagnostics.message
-    constant = draw_statistics(np.ones((2, 3)), np.zeros(2, int), "c_uniform", "mala")
-    assert constant[2] == 0.0 and constant[5].status == Status.CONVERGED
+    still = np.vstack([np.random.default_rng(1).normal(0.6, 0.01, 20), np.full(20, 0.3)])
+    _, _, sem, _, _, diagnostics, _ = draw_statistics(still, np.zeros(2, int), "c_copy", "mala")
+    assert sem == pytest.approx(still.std(ddof=1)) and math.isnan(diagnostics.rhat)
+    assert diagnostics.status == Status.POOR_MIXING and "a chain never changed it" in diagnostics.message
+    constant = draw_statistics(np.zeros((2, 20)), np.zeros(2, int), "rho", "mala")
+    assert constant[2] == 0.0 and constant[5].status == Status.POOR_MIXING
 
 
 @pytest.mark.parametrize("attention, option, name, P", [("linear", "--tau", "tau0", 1000.0),
@@ -246,8 +251,9 @@ def test_a_rejected_theory_is_said_at_top_level_while_the_status_stays_the_runs(
     assert r.theory_agrees is False
     assert (f"the theory is rejected by c_copy: {copy.mean:.6g} ± {copy.sem:.2g} against {copy.theory:.6g} "
             f"(z = {z:.3g}, band ±3)") in r.message, r.message
-    assert [c.name for c in r.comparisons if c.agrees] == ["c_uniform", "test_loss"]
-    assert r.message.endswith("; it agrees with c_uniform, test_loss"), r.message
+    assert [c.name for c in r.comparisons] == ["c_copy", "test_loss"]  # c_uniform ≡ 1 = theory: not compared
+    assert r.comparison("test_loss").agrees and r.chains[0].c_uniform == pytest.approx(1.0, abs=1e-12)
+    assert r.message.endswith("; it agrees with test_loss"), r.message
     # the same run against a theory at the measured means agrees everywhere; one without a verdict gives None
     at_means = tuple(r.compared_with(c.name, c.mean) for c in r.comparisons)
     assert dataclasses.replace(r, comparisons=at_means).theory_agrees is True
@@ -339,3 +345,15 @@ def test_a_single_chain_gets_no_verdict():
     lone = "one chain on the training set: the error of a single chain cannot be diagnosed"
     assert r.comparisons and all(c.agrees is None and lone in r.no_verdict[c.name] for c in r.comparisons)
     assert r.theory_agrees is None and lone in r.message
+
+
+def test_chains_that_never_moved_give_no_verdict():
+    """Linear L = 4, V = 3, P = 40 with a score prior variance of 1e300: no proposal is accepted in 100 steps
+    (acceptance 0), so every draw is a chain's start. Such a run read "agrees" wherever the theory equalled the
+    starts' value with error 0 (the audit, at L = 8: rho 0 of both starts against Convention A's 0). Now every quantity
+    is "not resolved" (a chain never changed it) and theory_agrees is None."""
+    r = api.simulate("linear", 4, 3, 40.0, steps=100, seed=0, device="cpu", convention=DEFAULT.with_(sigma2=1e300))
+    assert [ch.acceptance for ch in r.chains] == [0.0, 0.0]
+    for c in r.comparisons:
+        assert c.agrees is None and "a chain never changed it" in r.no_verdict[c.name][0], c
+    assert r.theory_agrees is None and "no verdict on c_copy, c_uniform, test_loss, rho (not resolved" in r.message

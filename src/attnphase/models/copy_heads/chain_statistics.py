@@ -12,12 +12,8 @@ from attnphase.models.copy_heads.simulation_results import ChainDiagnostics
 from attnphase.results import Status
 from attnphase.validate.compare import Comparison
 
-__all__ = ["CONSTANT_SPREAD", "MIN_DRAWS", "TEST_BLOCKS", "draw_statistics", "test_set_error", "trapped_chains",
+__all__ = ["MIN_DRAWS", "TEST_BLOCKS", "draw_statistics", "test_set_error", "trapped_chains",
            "verdict_withheld", "comparison_with_theory"]
-
-# A quantity whose draws spread less than this (relative) is constant by construction up to rounding (softmax rows
-# sum to one, so the uniform strength is 1): R-hat and ESS of its rounding noise would mean nothing.
-CONSTANT_SPREAD = 1e-5
 
 MIN_DRAWS = 4
 """Draws per chain that split R-hat and the effective sample size need (two halves of at least two draws)."""
@@ -36,23 +32,28 @@ def draw_statistics(draws: np.ndarray, groups: np.ndarray, name: str, algorithm:
     for MALA). One set: that set's numbers (dof None: normal band); several: the mean of the sets' means and their
     standard error, at least the sets' own errors combined (dof = sets − 1: Student-t band).
 
-    MALA with fewer than MIN_DRAWS draws per chain (and a quantity that varies): no diagnostics can be computed; the
-    error is the draws' standard deviation (an effective sample size of 1) and the diagnostics say poor_mixing, with
-    rhat and the ESS NaN (not computed). It was an error of 0 and "constant: no diagnostics", converged."""
+    MALA with fewer than MIN_DRAWS draws per chain, or with a chain whose draws never change (a chain that did not
+    move, e.g. at acceptance 0: its draws are its start): no diagnostics can be computed; the error is the draws'
+    standard deviation (an effective sample size of 1) and the diagnostics say poor_mixing, with rhat and the ESS NaN
+    (not computed). A constant quantity read "constant: no diagnostics", converged, with an error of 0, and agreed with
+    any theory equal to its start (ρ = 0 of chains that never left the plane)."""
     from attnphase.numeric.mcmc import summarize_chains
 
     sets = np.unique(groups)
-    means, errors, summaries, short = [], [], [], False
+    means, errors, summaries, undiagnosed = [], [], [], None
     for d in sets:
         block = draws[groups == d]
         means.append(float(block.mean()))
         if algorithm == "adam":
             values = block.reshape(-1)
             errors.append(float(values.std(ddof=1) / math.sqrt(len(values))) if len(values) > 1 else 0.0)
-        elif np.ptp(block) <= CONSTANT_SPREAD * max(1.0, float(np.abs(block).max())):
-            errors.append(0.0)
-        elif block.shape[1] < MIN_DRAWS:
-            short = True
+        elif block.shape[1] < MIN_DRAWS or np.any(np.ptp(block, axis=1) == 0):
+            undiagnosed = undiagnosed or (
+                f"{block.shape[1]} draw(s) per chain, fewer than the {MIN_DRAWS} that split R-hat and the ESS need: "
+                "not diagnosed (error: the draws' standard deviation, ESS taken as 1; more --steps)"
+                if block.shape[1] < MIN_DRAWS else
+                "a chain never changed it (the chain did not move): not diagnosed (error: the draws' standard "
+                "deviation)")
             errors.append(float(block.std(ddof=1)) if block.size > 1 else float(np.abs(block).max()))
         else:
             summary = summarize_chains(block)
@@ -61,13 +62,10 @@ def draw_statistics(draws: np.ndarray, groups: np.ndarray, name: str, algorithm:
     values = draws.reshape(-1)
     sd = float(values.std(ddof=1)) if values.size > 1 else 0.0
     diagnostics = None
-    if short:
+    if undiagnosed:
         diagnostics = ChainDiagnostics(name, math.nan, math.nan, math.nan,
                                        math.sqrt(sum(e * e for e in errors)) / len(sets), draws.shape[0], draws.shape[1],
-                                       Status.POOR_MIXING,
-                                       f"{name}: {draws.shape[1]} draw(s) per chain, fewer than the {MIN_DRAWS} that split "
-                                       "R-hat and the ESS need: not diagnosed (error: the draws' standard deviation, "
-                                       "ESS taken as 1; more --steps)", math.nan)
+                                       Status.POOR_MIXING, f"{name}: {undiagnosed}", math.nan)
     elif summaries:
         rhat, ess_mean = max(sm.rhat for sm in summaries), sum(sm.ess_mean for sm in summaries)
         problems = []
@@ -80,9 +78,6 @@ def draw_statistics(draws: np.ndarray, groups: np.ndarray, name: str, algorithm:
                                        math.sqrt(sum(e * e for e in errors)) / len(sets), draws.shape[0], draws.shape[1],
                                        Status.POOR_MIXING if problems else Status.CONVERGED,
                                        f"{name}: {', '.join(problems)}" if problems else "", ess_mean)
-    elif algorithm == "mala":
-        diagnostics = ChainDiagnostics(name, math.nan, math.nan, math.nan, 0.0, draws.shape[0], draws.shape[1],
-                                       Status.CONVERGED, "constant: no diagnostics", math.nan)
     change = None
     if algorithm == "adam" and half is not None:
         change = float(np.max(np.abs(draws.reshape(-1) - half.reshape(-1))))

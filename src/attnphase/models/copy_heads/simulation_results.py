@@ -50,8 +50,8 @@ class ChainDiagnostics:
     of each training set that are not left out as trapped): the largest split R-hat over the training sets, bulk, tail
     and mean effective sample sizes (summed over the training sets) and the Monte Carlo standard error of the mean;
     status poor_mixing when R-hat > `rhat_max` (1.05) or the ESS of the mean is below `ess_min` (100), the message
-    says which. A quantity that does not vary (a softmax row sum) has none: NaN, converged. Fewer than 4 draws per
-    chain: none can be computed (NaN), poor_mixing, and the message says so."""
+    says which. Fewer than 4 draws per chain, or a chain that never changed the quantity (it did not move): none can
+    be computed (NaN), poor_mixing, and the message says so."""
 
     name: str
     rhat: float

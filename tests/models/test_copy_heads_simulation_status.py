@@ -357,3 +357,22 @@ def test_chains_that_never_moved_give_no_verdict():
     for c in r.comparisons:
         assert c.agrees is None and "a chain never changed it" in r.no_verdict[c.name][0], c
     assert r.theory_agrees is None and "no verdict on c_copy, c_uniform, test_loss, rho (not resolved" in r.message
+
+
+def test_agreement_within_a_widened_band_says_the_band():
+    """Four training sets: the 99.73% band of Student's t with 3 degrees of freedom is ±9.2187σ (scipy), and an
+    agreement within it is said with that band (the message said only "agrees"; the rejections already showed theirs).
+    One training set keeps the plain ±3σ wording."""
+    from scipy.stats import t as student
+
+    from attnphase.models.copy_heads.chain_statistics import comparison_with_theory
+    from attnphase.models.copy_heads.simulation_results import theory_verdict
+
+    statistics = (0.0834, 0.01, 0.00094, 3200, 3, None, None)  # the audit's --data-sets 4 loss: z = 1.35
+    loss = comparison_with_theory("test_loss", 0.0834 - 1.352 * 0.00094, 0.0, statistics)
+    assert loss.n_sigma == pytest.approx(student.ppf(1 - 0.0027 / 2, 3))
+    assert loss.n_sigma == pytest.approx(9.2187, abs=1e-4)
+    assert loss.agrees and theory_verdict((loss,), {}, 4) == ("the theory agrees with test_loss (band ±9.22σ: the "
+                                                              "99.73% Student-t band of 4 training sets)")
+    one_set = comparison_with_theory("test_loss", 0.0834, 0.0, (0.0834, 0.01, 0.001, 400, None, None, None))
+    assert theory_verdict((one_set,), {}, 1) == "the theory agrees with test_loss"

@@ -315,7 +315,7 @@ def simulate(attention: str, L: int, V: int, P: float, *, algorithm: str = _Defa
         message += (f"; theory: {theory_used} (--fluctuations, fluctuations=True in Python, compares with the joint "
                     "row mean field's posterior means)")
     if comparisons:  # the verdict on the theory, at the end: the status above is the run's own (mixed, settled)
-        message += f"; {theory_verdict(comparisons, no_verdict)}"
+        message += f"; {theory_verdict(comparisons, no_verdict, D)}"
     return SimulationResult("mala" if mala else "adam", P_used, sequences, conv.n_of_P(P_used, inst.L), runs, theory,
                             tuple(comparisons), net.coverage(run.G[selected], conv.boundary), status, message, means,
                             D, tuple(diagnostics), n_threads, test_error, no_verdict)

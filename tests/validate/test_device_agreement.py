@@ -42,13 +42,19 @@ def agreement_payload(reference: str, other: str, seed: int) -> dict:
 def test_every_simulator_agrees_between_cpu_and_cuda_with_the_same_seed():
     payload = agreement_payload("cpu", "cuda", seed=5)
     assert payload["parameters"]["reference"] == "cpu" and payload["parameters"]["other"].startswith("cuda")
+    assert payload["devices_compared"] == 2 and payload["message"].startswith("cpu against cuda")
 
 
 def test_every_simulator_is_deterministic_on_the_cpu():
-    """The same seed twice on the CPU: every output identical to the bit."""
+    """The same seed twice on the CPU: every output identical to the bit. The output says that one device was
+    compared with itself (it read like a CPU/GPU agreement: agrees true, exit 0, nothing else); the exit status is
+    still 0."""
     payload = agreement_payload("cpu", "cpu", seed=5)
     assert payload["parameters"]["other"] == "cpu"
     assert max(r["max_abs_deviation"] for r in payload["rows"]) == 0.0
+    assert payload["devices_compared"] == 1
+    assert payload["message"] == ("one device only: cpu against itself, a check of determinism (the same seed gives "
+                                  "the same numbers), not of agreement between devices")
 
 
 def test_agreement_command_rejects_an_unknown_device():

@@ -14,11 +14,17 @@ __all__ = ["agreement"]
 @click.option("--reference", type=click.Choice(DEVICE_CHOICES), default="cpu", show_default=True,
               help="Device of the reference runs.")
 @click.option("--other", type=click.Choice(DEVICE_CHOICES), default="auto", show_default=True,
-              help="Device compared with the reference (auto: CUDA when a GPU is visible, else the CPU).")
+              help="Device compared with the reference (auto: CUDA when a GPU is visible, else the CPU, which then "
+                   "is compared with itself).")
 @click.option("--seed", type=Int(0, 2**63 - 1), default=0, show_default=True)
 @json_option
 def agreement(reference, other, seed, as_json):
     """Run every simulator on two devices with CPU-drawn random numbers; exit 1 if any output disagrees.
+
+    Where both options name the same device (the default on a machine without a GPU) one device is compared with
+    itself: a check of determinism, not of agreement between devices. devices_compared (1 or 2) and the message say
+    which was run; the exit status is the same for both (0 every output agrees, 1 one does not, 2 a bad option), so
+    a CI job that must test a GPU asks for --other cuda, which is refused where no GPU is visible.
 
     \b
     Example:
@@ -35,8 +41,14 @@ def agreement(reference, other, seed, as_json):
         except ParameterError as exc:  # the value and its allowed range, under the option's name
             raise ParameterError(option, requested, exc.allowed) from None
     rows = compare_devices(reference, other, seed)
-    parameters = {"reference": str(devices["--reference"]), "other": str(devices["--other"]), "seed": seed}
-    emit("agreement", "all", parameters, {"relative_tolerance": RELATIVE_TOLERANCE, "agrees": all(r.agrees for r in rows),
+    first, second = str(devices["--reference"]), str(devices["--other"])
+    compared = 1 if first == second else 2
+    message = (f"one device only: {first} against itself, a check of determinism (the same seed gives the same "
+               "numbers), not of agreement between devices" if compared == 1 else f"{first} against {second}")
+    parameters = {"reference": first, "other": second, "seed": seed}
+    agrees = all(r.agrees for r in rows)
+    emit("agreement", "all", parameters, {"devices_compared": compared, "message": message,
+                                           "relative_tolerance": RELATIVE_TOLERANCE, "agrees": agrees,
                                            "rows": [r.as_dict() for r in rows]}, as_json)
-    if not all(r.agrees for r in rows):
+    if not agrees:
         raise SystemExit(1)

@@ -17,6 +17,11 @@ stream, a dropped term, a float32 downcast, which gives ≳ 1e-7) fails it. A Me
 differently on the two devices (a uniform within rounding of the acceptance probability) would send
 the chains apart; at ~1e-13 relative per decision over a few hundred decisions it has probability
 ≲ 1e-10, and it would show as a failure, not pass silently.
+
+One device. `other="auto"` on a machine without a GPU is the CPU again: the check is then one of determinism (the
+same seed twice must give identical numbers), not of agreement between devices. `attnphase agreement` says so in its
+output (devices_compared 1 and its message) and keeps its exit status (0 when every output agrees), so a pass there
+is not read as a CPU/GPU agreement; `--other cuda` demands the GPU and is refused where none is visible.
 """
 
 from __future__ import annotations

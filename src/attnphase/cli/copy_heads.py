@@ -70,7 +70,8 @@ instance_options = options_from(InstanceParameters, ["attention", "L", "V"])
 
 
 @threshold.command(MODEL, cls=RenamedOptionsCommand, renamed_options=RENAMED,
-                   help="P* of the copy transition (mpmath-polished) and, for linear attention, the crossover. " + P_HELP
+                   help="P* of the copy transition (mpmath-polished) and, for linear attention, the crossover. "
+                        + P_HELP
                         + _example("threshold copy-heads --attention softmax --L 256 --V 4 --digits 30 --json"))
 @instance_options
 @options_from(ThresholdSettings)
@@ -161,9 +162,9 @@ def simulate_cmd(attention, L, V, P, algorithm, trials, steps, seed, device, qk_
                  threads, convention, as_json):
     from attnphase.api.copy_heads import simulate as api_simulate
 
-    r = _call(api_simulate, attention, L, V, P, algorithm=algorithm, trials=trials, steps=steps, seed=seed, device=device,
-              convention=convention, qk_width=qk_width, rng=rng, fluctuations=fluctuations, data_sets=data_sets,
-              threads=threads)
+    r = _call(api_simulate, attention, L, V, P, algorithm=algorithm, trials=trials, steps=steps, seed=seed,
+              device=device, convention=convention, qk_width=qk_width, rng=rng, fluctuations=fluctuations,
+              data_sets=data_sets, threads=threads)
     emit("simulate", MODEL, {"attention": attention, "L": L, "V": V, "P": P, "algorithm": algorithm, "trials": trials,
                              "steps": steps, "seed": seed, "device": device, "rng": rng, "qk_width": qk_width,
                              "data_sets": data_sets, "fluctuations": fluctuations,

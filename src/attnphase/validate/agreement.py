@@ -63,8 +63,8 @@ def compare_outputs(simulator: str, quantity: str, reference, other) -> Agreemen
     deviation = float(np.max(np.abs(reference - other))) if reference.size else 0.0
     scale = max(float(np.max(np.abs(reference))) if reference.size else 0.0, 1e-300)
     relative = deviation / scale
-    return Agreement(simulator, quantity, deviation, scale, relative,
-                     bool(np.all(np.isfinite(reference)) and np.all(np.isfinite(other)) and relative <= RELATIVE_TOLERANCE))
+    finite = bool(np.all(np.isfinite(reference)) and np.all(np.isfinite(other)))
+    return Agreement(simulator, quantity, deviation, scale, relative, finite and relative <= RELATIVE_TOLERANCE)
 
 
 def registered_simulators() -> dict:

@@ -61,10 +61,9 @@ def draw_statistics(draws: np.ndarray, groups: np.ndarray, name: str, algorithm:
             errors.append(summary.mcse_mean)
     values = draws.reshape(-1)
     sd = float(values.std(ddof=1)) if values.size > 1 else 0.0
-    diagnostics = None
+    diagnostics, combined = None, math.sqrt(sum(e * e for e in errors)) / len(sets)
     if undiagnosed:
-        diagnostics = ChainDiagnostics(name, math.nan, math.nan, math.nan,
-                                       math.sqrt(sum(e * e for e in errors)) / len(sets), draws.shape[0], draws.shape[1],
+        diagnostics = ChainDiagnostics(name, math.nan, math.nan, math.nan, combined, draws.shape[0], draws.shape[1],
                                        Status.POOR_MIXING, f"{name}: {undiagnosed}", math.nan)
     elif summaries:
         rhat, ess_mean = max(sm.rhat for sm in summaries), sum(sm.ess_mean for sm in summaries)
@@ -74,8 +73,7 @@ def draw_statistics(draws: np.ndarray, groups: np.ndarray, name: str, algorithm:
         if not ess_mean >= ess_min:
             problems.append(f"ESS {ess_mean:.0f} < {ess_min:g}")
         diagnostics = ChainDiagnostics(name, rhat, sum(sm.ess_bulk for sm in summaries),
-                                       sum(sm.ess_tail for sm in summaries),
-                                       math.sqrt(sum(e * e for e in errors)) / len(sets), draws.shape[0], draws.shape[1],
+                                       sum(sm.ess_tail for sm in summaries), combined, draws.shape[0], draws.shape[1],
                                        Status.POOR_MIXING if problems else Status.CONVERGED,
                                        f"{name}: {', '.join(problems)}" if problems else "", ess_mean)
     change = None

@@ -57,8 +57,8 @@ def check_simulation_size(inst: CopyHeadsInstance, P: float, sequences: int, tri
         raise ParameterError("P", P, f"at most about {cap / (L * V) * (P / sequences):.3g} for L = {L}, V = {V} "
                                      f"(the training set is one-hot encoded in (P/T) × L × V <= 2^29 entries)")
     if trials * L * L * (steps // 20 + 1) > cap:
-        raise ParameterError("steps", steps, f"small enough that chains·L²·steps/20 <= 2^29 (chains = {trials}, L = {L}): "
-                                             "samples of G are recorded every 10 steps after burn-in")
+        raise ParameterError("steps", steps, f"small enough that chains·L²·steps/20 <= 2^29 (chains = {trials}, "
+                                             f"L = {L}): samples of G are recorded every 10 steps after burn-in")
 
 
 def prepare_data(cfg, device: str, seed: int, rng: str, train_sequences: list[int],
@@ -331,8 +331,8 @@ def unusable_theory(inst: CopyHeadsInstance, P: float, message: str) -> Paramete
         return ParameterError(name, getattr(inst.convention, name),
                               f"a value in {solvable_range(inst, P, name)} at L = {inst.L}, V = {inst.V}, P = {P:g}: "
                               f"beyond it the theory simulate compares with is not computed ({message})")
-    return ParameterError("P", P, f"a data size at which the theory simulate compares with is computed at L = {inst.L}, "
-                                  f"V = {inst.V} and this convention ({message})")
+    return ParameterError("P", P, f"a data size at which the theory simulate compares with is computed at "
+                                  f"L = {inst.L}, V = {inst.V} and this convention ({message})")
 
 
 def simulate_sweep(attention: str, L: int, V: int, P_values, *, algorithm: str = "mala", trials_per_P: int = 2,
@@ -409,7 +409,8 @@ def simulate_hysteresis(L: int, V: int, P_values, *, data_sets: int = 2, steps: 
     conv = inst.convention
     cfg = net.CopyTaskConfig.of(inst)
     sequences = [conv.sequences_of_P(P, inst.L) for P in P_values]
-    dev, train, test, _ = prepare_data(cfg, device, seed, "device", [k for k in sequences for _ in range(data_sets)], 500)
+    dev, train, test, _ = prepare_data(cfg, device, seed, "device", [k for k in sequences for _ in range(data_sets)],
+                                       500)
     run = run_langevin(cfg, train.repeat(2), test, ["uniform", "copy"] * (len(sequences) * data_sets), steps=steps,
                        burn_in=burn_in, seed=_seed_after(seed), device=str(dev), record_matrices=False,
                        read_out_start=read_out_start)
@@ -441,7 +442,8 @@ def simulate_hysteresis(L: int, V: int, P_values, *, data_sets: int = 2, steps: 
 
 
 def simulate_row_model(L: int, V: int, P: float, *, trials: int = _Default(8), steps: int = 3000, seed: int = 0,
-                       device: str = "auto", convention: Convention = DEFAULT, chains: int | None = None) -> RowModelResult:
+                       device: str = "auto", convention: Convention = DEFAULT,
+                       chains: int | None = None) -> RowModelResult:
     """Softmax: MALA of the row model, the attention scores under the self-averaged data term S_data(m, q) (no data
     set; `samplers.run_row_model`), chains alternating uniform and copy starts. It is the model the row mean field
     approximates by its saddle point over (m, q) (and, with row_density "exact", by each row's mean participation),
@@ -457,7 +459,8 @@ def simulate_row_model(L: int, V: int, P: float, *, trials: int = _Default(8), s
     trials = check_int("trials", trials, 1, 4096)
     steps = check_int("steps", steps, 20, 10**7)
     if trials * inst.L * inst.L > MAX_SIMULATION_ENTRIES:
-        raise ParameterError("trials", trials, f"at most {MAX_SIMULATION_ENTRIES // (inst.L * inst.L)} for L = {inst.L}")
+        raise ParameterError("trials", trials,
+                             f"at most {MAX_SIMULATION_ENTRIES // (inst.L * inst.L)} for L = {inst.L}")
     n_ = inst.n_of_P(P)
     data_term = kernels.bind(kernels.torch_data_term(), {**inst.values(), "n": n_})
     run = run_row_model(net.CopyTaskConfig.of(inst), data_term, _alternating_starts(trials), steps=steps, seed=seed,
@@ -499,7 +502,8 @@ def check_sweep_point(attention: str = "softmax", L: int = 16, V: int = 4, P: fl
 
 
 @_convention_fields_in_the_signature
-def sweep_point(attention: str = "softmax", L: int = 16, V: int = 4, P: float = 100.0, **convention_fields) -> dict[str, float]:
+def sweep_point(attention: str = "softmax", L: int = 16, V: int = 4, P: float = 100.0,
+                **convention_fields) -> dict[str, float]:
     """One point of a parameter sweep: the global minimum, its losses and the solve's status (picklable, top level).
     Without a global minimum the point fails with the solve's message (a sweep records it and computes it again on
     its next run)."""

@@ -14,8 +14,8 @@ from attnphase.models.copy_heads.results import PosteriorMeans, RowPosteriorMean
 from attnphase.results import Result, Status
 from attnphase.validate.compare import Comparison
 
-__all__ = ["Coverage", "RunSummary", "ChainDiagnostics", "SimulationResult", "SweepResult", "HysteresisChain", "StartMean", "HysteresisPoint",
-           "HysteresisResult", "RowModelResult"]
+__all__ = ["Coverage", "RunSummary", "ChainDiagnostics", "SimulationResult", "SweepResult", "HysteresisChain",
+           "StartMean", "HysteresisPoint", "HysteresisResult", "RowModelResult"]
 
 
 @dataclass(frozen=True)
@@ -73,18 +73,18 @@ class SimulationResult(Result):
     fluctuations) the posterior means, the convergence diagnostics of each compared quantity (MALA) and the torch
     threads used.
 
-    Error bars (`comparisons`): the simulation's own statistics. MALA, one training set: the Monte Carlo standard
-    error of the mean from the effective sample size over its chains; several: the standard error of the training
-    sets' means (their spread holds the finite-P fluctuation of one data set as well), and the agreement band is the
-    Student-t quantile for that many sets (chains left out as trapped count in none of them). Adam: the spread of the
-    kept runs (one set) or of the sets' means, with the largest change of a run over the second half of its steps
-    added in quadrature. test_loss's bar also holds the test set's own sampling error (`test_set_error`, added in
-    quadrature; `chain_statistics.test_set_error`). A comparison without a verdict (agrees None) has its reason in
-    words (a tuple) under its name in `no_verdict` (`chain_statistics.verdict_withheld`): diagnostics that fail ("not resolved"),
-    two training sets, trapped chains kept. The theory is the P → ∞ self-averaged one; no finite-P term is added to it (theory_error:
-    with `fluctuations`, the Monte Carlo error of the linear posterior means or the quadrature error of the softmax
-    ones; else 0). posterior_means: with `fluctuations`, the linear posterior
-    means (`PosteriorMeans`) or the softmax row mean field's (`RowPosteriorMeans`), else None."""
+    Error bars (`comparisons`): the simulation's own statistics. MALA, one training set: the Monte Carlo standard error
+    of the mean from the effective sample size over its chains; several: the standard error of the training sets' means
+    (their spread holds the finite-P fluctuation of one data set as well), and the agreement band is the Student-t
+    quantile for that many sets (chains left out as trapped count in none of them). Adam: the spread of the kept runs
+    (one set) or of the sets' means, with the largest change of a run over the second half of its steps added in
+    quadrature. test_loss's bar also holds the test set's own sampling error (`test_set_error`, added in quadrature;
+    `chain_statistics.test_set_error`). A comparison without a verdict (agrees None) has its reason in words (a tuple)
+    under its name in `no_verdict` (`chain_statistics.verdict_withheld`): diagnostics that fail ("not resolved"), two
+    training sets, trapped chains kept, one chain on the only training set. The theory is the P → ∞ self-averaged one;
+    no finite-P term is added to it (theory_error: with `fluctuations`, the Monte Carlo error of the linear posterior
+    means or the quadrature error of the softmax ones; else 0). posterior_means: with `fluctuations`, the linear
+    posterior means (`PosteriorMeans`) or the softmax row mean field's (`RowPosteriorMeans`), else None."""
 
     algorithm: str
     P_used: float

@@ -121,7 +121,7 @@ class SimulationResult(Result):
     def compared_with(self, name: str, theory: float, theory_error: float = 0.0) -> Comparison:
         """The measured quantity `name` against another theory value, with the same error bars and band (e.g. a
         different reduction, or a theory shifted on purpose to show that the comparison can fail); no verdict where
-        the measured comparison gives none (two training sets, a trapped chain kept)."""
+        the measured comparison gives none (`no_verdict` says why: not resolved, two training sets, ...)."""
         measured = self.comparison(name)
         scale = math.hypot(measured.sem, theory_error)
         z = (measured.mean - theory) / scale if scale > 0 else None

@@ -123,11 +123,14 @@ def verdict_withheld(statistics) -> list[str]:
       in the trap (R-hat 1.35, ESS 5) give c = −0.45, 74 of their bars below the theory's 0.356, where the converged
       posterior mean is about 0.37. No widening of the bar repairs a mean that is not the posterior's, so an
       undiagnosed z decides nothing either way.
+      This holds where the bar is made of the chains' own draws (one training set). With three or more sets the bar is
+      the spread of the sets' means, which a set whose chains disagree widens as it moves its mean: there the
+      diagnostics are reported and the verdict stands.
     * Two training sets: their one-degree Student-t band (±236σ) would call almost anything agreement (z = 141 did).
     """
     dof, diagnostics = statistics[4], statistics[5]
     reasons = []
-    if diagnostics is not None and diagnostics.status != Status.CONVERGED:
+    if dof is None and diagnostics is not None and diagnostics.status != Status.CONVERGED:
         reasons.append("not resolved: " + diagnostics.message.removeprefix(f"{diagnostics.name}: "))
     if dof == 1:
         reasons.append("two training sets: their one-degree band is ±236σ wide")

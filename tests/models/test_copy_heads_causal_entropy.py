@@ -280,18 +280,31 @@ def agrees_and_rejects_a_shift(result, name: str):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("P", [1000.0, 4000.0])
-def test_mala_of_the_periodic_linear_network_realises_the_per_row_entropy_convention(P):
-    """MALA of the periodic linear network (L = 8, V = 4, 4 chains × 24000 steps: at P = 1000 6000 steps leave the
-    chains unmixed, R-hat 1.17) against the posterior means of the row-resolved remainder-entropy action
-    (`row_sums="per-row"`): mean row sum, copy strength, remainder norm (measured from the shared plane, so it holds
-    the row-sum spread) and Gibbs test loss agree within 3σ (the chains' Monte Carlo error ⊕ the posterior means'
-    own; no finite-P term), and the theory moved by twice that band is rejected. (P = 200: see the next test.)"""
-    r = api.simulate("linear", 8, 4, P, algorithm="mala", trials=4, steps=24000, seed=3, device="cpu",
+@pytest.mark.parametrize("P, rejected", [(1000.0, ("test_loss",)), (4000.0, None)])
+def test_mala_of_the_periodic_linear_network_realises_the_per_row_entropy_convention(P, rejected):
+    """MALA of the periodic linear network (L = 8, V = 4, 4 chains × 48000 steps; 6000 leave them unmixed, R-hat 1.17,
+    and 24000 leave the ESS of t and c below 100) against the posterior means of the row-resolved remainder-entropy
+    action (`row_sums="per-row"`; remainder norm measured from the shared plane, so it holds the row-sum spread). At
+    P = 1000 mean row sum, copy strength and remainder norm agree within 3σ (the chains' Monte Carlo error ⊕ the
+    posterior means' own; no finite-P term), the theory moved by twice that band is rejected, and the Gibbs test loss
+    is rejected (z = 6.6, about 2% above), as sixteen training sets find (the next test). At P = 4000 the chains have
+    not mixed in 48000 steps (R-hat 1.09; eight chains 1.13), and the quantities they cannot resolve get no verdict.
+    (P = 200: see the test after next.)"""
+    r = api.simulate("linear", 8, 4, P, algorithm="mala", trials=4, steps=48000, seed=3, device="cpu",
                      convention=_per_row("periodic"), fluctuations=True)
+    if rejected is None:
+        unresolved = [d.name for d in r.diagnostics if d.rhat >= 1.05]
+        assert unresolved and r.theory_agrees is not True
+        for name in unresolved:
+            assert r.comparison(name).agrees is None, r.comparison(name)
+        return
     assert max(d.rhat for d in r.diagnostics) < 1.05
     for name in ("c_uniform", "c_copy", "rho", "test_loss"):
-        agrees_and_rejects_a_shift(r, name)
+        if name in rejected:
+            measured = r.comparison(name)
+            assert measured.agrees is False and measured.z > 3, measured
+        else:
+            agrees_and_rejects_a_shift(r, name)
 
 
 @pytest.mark.slow
@@ -321,15 +334,16 @@ def test_sixteen_training_sets_resolve_the_finite_P_offset_of_the_gibbs_loss(P, 
 @pytest.mark.slow
 @pytest.mark.parametrize("boundary, steps, agreeing, off", [
     ("periodic", 3000, ("c_uniform", "rho"), {"c_copy": -1, "test_loss": 1}),
-    ("causal", 6000, ("c_uniform", "c_copy"), {"rho": 1, "test_loss": 1}),
+    ("causal", 12000, ("c_uniform",), {"c_copy": -1, "rho": 1, "test_loss": 1}),
 ])
 def test_at_P_200_the_remainder_entropy_theory_misses_the_sampled_gibbs_loss(boundary, steps, agreeing, off):
     """Honest negative at P = 200 (L = 8, V = 4, 4 chains, mixed: R-hat < 1.05): the P → ∞ theory of the remainder-
     entropy convention (with the order parameters' fluctuations, no finite-P term) puts the Gibbs test loss 6% below
     the sampled one (measured z = +3.8 periodic, +6.2 causal), and it misses one order parameter more: the copy
     strength 4.5% too high (periodic, z = −5.1) or the remainder norm 6% too low (causal, z = +3.2); the others
-    agree. At P = 1000 and 4000 every quantity agrees within one training set's errors (the tests above and below);
-    sixteen training sets resolve the Gibbs loss 2% above the theory at P = 1000 (the test above)."""
+    agree. At P = 1000 one training set (the tests above and below) and sixteen (the test above) find the Gibbs loss
+    2% above the theory (periodic) and the order parameters in agreement. The causal run takes 12000 steps, where the
+    ESS of every mean passes 100 (6000 left c unresolved)."""
     convention = _per_row("periodic") if boundary == "periodic" else CAUSAL_ENTROPY
     r = api.simulate("linear", 8, 4, 200.0, algorithm="mala", trials=4, steps=steps, seed=3, device="cpu",
                      convention=convention, fluctuations=True)
@@ -343,12 +357,12 @@ def test_at_P_200_the_remainder_entropy_theory_misses_the_sampled_gibbs_loss(bou
 
 @pytest.mark.slow
 def test_mala_of_the_masked_linear_network_realises_the_remainder_entropy_convention():
-    """MALA of the masked linear network at P = 1000 (L = 8, V = 4, 4 chains × 24000 steps: 6000 leave R-hat at
-    1.18) against the remainder-entropy theory with the order parameters' fluctuations (`linear_posterior_means`):
+    """MALA of the masked linear network at P = 1000 (L = 8, V = 4, 4 chains × 48000 steps, where the ESS of every
+    mean passes 100: 6000 leave R-hat at 1.18) against the remainder-entropy theory with the order parameters' fluctuations (`linear_posterior_means`):
     mean row sum, copy strength, remainder norm and Gibbs test loss agree within 3σ (the chains' Monte Carlo error ⊕
     the posterior means' own; no finite-P term), the theory moved by twice that band is rejected, and Convention A
     (the saddle point with ρ = 0) is excluded by the remainder norm."""
-    r = api.simulate("linear", 8, 4, 1000.0, algorithm="mala", trials=4, steps=24000, seed=3, device="cpu",
+    r = api.simulate("linear", 8, 4, 1000.0, algorithm="mala", trials=4, steps=48000, seed=3, device="cpu",
                      convention=CAUSAL_ENTROPY, fluctuations=True)
     assert max(d.rhat for d in r.diagnostics) < 1.05
     for name in ("c_uniform", "c_copy", "rho", "test_loss"):

@@ -358,8 +358,9 @@ def test_at_P_200_the_remainder_entropy_theory_misses_the_sampled_gibbs_loss(bou
 @pytest.mark.slow
 def test_mala_of_the_masked_linear_network_realises_the_remainder_entropy_convention():
     """MALA of the masked linear network at P = 1000 (L = 8, V = 4, 4 chains × 48000 steps, where the ESS of every
-    mean passes 100: 6000 leave R-hat at 1.18) against the remainder-entropy theory with the order parameters' fluctuations (`linear_posterior_means`):
-    mean row sum, copy strength, remainder norm and Gibbs test loss agree within 3σ (the chains' Monte Carlo error ⊕
+    mean passes 100: 6000 leave R-hat at 1.18) against the remainder-entropy theory with the order parameters'
+    fluctuations (`linear_posterior_means`): mean row sum, copy strength, remainder norm and Gibbs test loss agree
+    within 3σ (the chains' Monte Carlo error ⊕
     the posterior means' own; no finite-P term), the theory moved by twice that band is rejected, and Convention A
     (the saddle point with ρ = 0) is excluded by the remainder norm."""
     r = api.simulate("linear", 8, 4, 1000.0, algorithm="mala", trials=4, steps=48000, seed=3, device="cpu",

@@ -141,3 +141,12 @@ def test_threads_option_rejects_a_bad_count_with_exit_status_2():
     assert CliRunner().invoke(command, ["--threads", "4"]).output == "threads=4\n"
     bad = CliRunner().invoke(command, ["--threads", "0"])
     assert bad.exit_code == 2 and "--threads" in bad.output
+
+
+def test_the_stream_after_a_seed_stays_in_the_seed_range():
+    """A second stream's seed (copy heads' runs after their data, `agreement`'s copy-heads runs) is seed + 1 wrapped:
+    the top seed the CLI advertises gives 0, not the refused 2^63."""
+    from attnphase.validate.seeds import MAX_SEED, generator, seed_after
+
+    assert seed_after(5) == 6 and seed_after(MAX_SEED) == 0
+    assert generator(seed_after(MAX_SEED)).initial_seed() == 0

@@ -18,7 +18,7 @@ from attnphase.lazy_exports import lazy_exports
 _MODULES = {
     "device": ("DEVICE_CHOICES", "PARALLEL_WORK", "select_device", "available_cores", "idle_cores", "choose_threads",
                "using_threads", "single_cpu_thread"),
-    "seeds": ("MAX_SEED", "RNG_SOURCES", "generator", "randn", "rand", "randint", "normal_", "trial_seeds"),
+    "seeds": ("MAX_SEED", "RNG_SOURCES", "seed_after", "generator", "randn", "rand", "randint", "normal_", "trial_seeds"),
     "ziggurat": ("fill_normal",),
     "sphere_sga": ("StepSchedule", "SGAResult", "GradientSampler", "initial_queries"),
     "training": ("OPTIMIZERS", "FullBatchRun", "train_full_batch", "torch_threads", "divergence"),

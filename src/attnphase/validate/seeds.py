@@ -25,6 +25,12 @@ MAX_SEED = 2**63 - 1
 RNG_SOURCES = ("device", "cpu")
 
 
+def seed_after(seed: int) -> int:
+    """The seed of a second random stream derived from `seed` (a checked seed): seed + 1 wrapped into [0, MAX_SEED], so
+    that MAX_SEED, the top of the range the CLI advertises, does not become a refused seed the user never typed."""
+    return (seed + 1) % (MAX_SEED + 1)
+
+
 def generator(seed: int, device: torch.device | str = "cpu", source: str = "device") -> torch.Generator:
     """A torch generator seeded with `seed` (an integer in [0, 2^63 - 1]) for a simulation on `device`.
 

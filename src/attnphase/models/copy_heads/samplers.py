@@ -22,6 +22,7 @@ from attnphase.models.copy_heads import network as net
 from attnphase.params import check_choice, check_int
 from attnphase.results import Status
 from attnphase.validate import seeds
+from attnphase.validate.seeds import seed_after
 from attnphase.validate.device import choose_threads, select_device, using_threads
 from attnphase.validate.mala import adam_minimise, adaptive_mala, autograd_potential
 
@@ -239,9 +240,10 @@ def _agreement_run(device: torch.device, attention: str, algorithm: str, seed: i
     train = net.statistics([net.sample_tokens(25, cfg, gen, device) for _ in range(data_sets)], cfg.V)
     test = net.statistics([net.sample_tokens(200, cfg, gen, device) for _ in range(data_sets)], cfg.V)
     if algorithm == "mala":
-        run = run_langevin(cfg, train, test, ["uniform", "copy"], steps=400, seed=seed + 1, device=str(device), rng="cpu")
+        run = run_langevin(cfg, train, test, ["uniform", "copy"], steps=400, seed=seed_after(seed), device=str(device),
+                           rng="cpu")
     else:
-        run = run_adam(cfg, train, test, 3, steps=300, seed=seed + 1, device=str(device), rng="cpu")
+        run = run_adam(cfg, train, test, 3, steps=300, seed=seed_after(seed), device=str(device), rng="cpu")
     return {"G": run.G, "train_loss": run.train_loss, "test_loss": run.test_loss}
 
 

@@ -76,15 +76,6 @@ def prepare_data(cfg, device: str, seed: int, rng: str, train_sequences: list[in
     return dev, train, net.statistics([test_tokens], cfg.V, boundary=cfg.boundary), test_tokens
 
 
-def _seed_after(seed: int) -> int:
-    """The seed of a simulation's runs, the one after its data's (`seed`, already checked): seed + 1 wrapped into
-    [0, MAX_SEED]. MAX_SEED itself, the top of the range the CLI advertises, made seed + 1 fail the range check, with
-    a value the user never typed; below it the runs' seed is seed + 1 as before."""
-    from attnphase.validate.seeds import MAX_SEED
-
-    return (seed + 1) % (MAX_SEED + 1)
-
-
 def _alternating_starts(count: int) -> list[str]:
     return [("uniform", "copy")[i % 2] for i in range(count)]
 
@@ -158,6 +149,7 @@ def simulate(attention: str, L: int, V: int, P: float, *, algorithm: str = _Defa
     """
     from attnphase.models.copy_heads import network as net
     from attnphase.models.copy_heads.samplers import run_adam, run_langevin, step_work
+    from attnphase.validate.seeds import seed_after
     from attnphase.validate.device import choose_threads
 
     algorithm = _renamed("algorithm", algorithm, "sampler", sampler, old_meaning={"sgld": "mala"})
@@ -201,7 +193,7 @@ def simulate(attention: str, L: int, V: int, P: float, *, algorithm: str = _Defa
         train = train.repeat(per)
     n_threads = choose_threads(settings.threads, work=step_work(cfg, settings.trials), device=dev)
     starts = [("uniform", "copy")[j % 2] for _ in range(D) for j in range(per)]
-    run_seed = _seed_after(settings.seed)  # the runs' stream; the data's is seed itself
+    run_seed = seed_after(settings.seed)  # the runs' stream; the data's is seed itself
     if mala:
         run = run_langevin(cfg, train, test, starts, steps=settings.steps, seed=run_seed, device=str(dev),
                            rng=settings.rng, threads=n_threads)
@@ -343,6 +335,7 @@ def simulate_sweep(attention: str, L: int, V: int, P_values, *, algorithm: str =
     per P by the rule of `samplers.run_adam`)."""
     from attnphase.models.copy_heads import network as net
     from attnphase.models.copy_heads.samplers import run_adam, run_langevin
+    from attnphase.validate.seeds import seed_after
 
     inst = CopyHeadsInstance.validated(attention=attention, L=L, V=V, convention=convention)
     per_P = check_int("trials_per_P", trials_per_P, 1, 4096)
@@ -354,7 +347,7 @@ def simulate_sweep(attention: str, L: int, V: int, P_values, *, algorithm: str =
     sequences = [conv.sequences_of_P(P, inst.L) for P in check_P_values("P_values", P_values)]
     dev, train, test, _ = prepare_data(cfg, settings.device, seed, "device", sequences, settings.n_test_sequences)
     train = train.repeat(per_P)
-    K, run_seed = len(sequences) * per_P, _seed_after(seed)
+    K, run_seed = len(sequences) * per_P, seed_after(seed)
     if algorithm == "mala":
         run = run_langevin(cfg, train, test, _alternating_starts(K), steps=steps, seed=run_seed, device=str(dev))
         kept = np.ones(K, bool)
@@ -399,6 +392,7 @@ def simulate_hysteresis(L: int, V: int, P_values, *, data_sets: int = 2, steps: 
     """
     from attnphase.models.copy_heads import network as net
     from attnphase.models.copy_heads.samplers import run_langevin
+    from attnphase.validate.seeds import seed_after
 
     inst = CopyHeadsInstance.validated(attention="softmax", L=L, V=V, convention=convention)
     P_values = check_P_values("P_values", P_values)
@@ -412,7 +406,7 @@ def simulate_hysteresis(L: int, V: int, P_values, *, data_sets: int = 2, steps: 
     dev, train, test, _ = prepare_data(cfg, device, seed, "device", [k for k in sequences for _ in range(data_sets)],
                                        500)
     run = run_langevin(cfg, train.repeat(2), test, ["uniform", "copy"] * (len(sequences) * data_sets), steps=steps,
-                       burn_in=burn_in, seed=_seed_after(seed), device=str(dev), record_matrices=False,
+                       burn_in=burn_in, seed=seed_after(seed), device=str(dev), record_matrices=False,
                        read_out_start=read_out_start)
     points = []
     for i, k in enumerate(sequences):

@@ -532,7 +532,9 @@ def test_ps_cli_solve_json_at_the_edges():
     (["--sigma", 1e-3], 0),
 ])
 def test_ps_cli_simulate_json_edges(extra, code):
-    result = run(PS_SIM + ["--trials", 2, *extra, "--json"], "simulate positional-semantic (edge, --json)")
+    # --no-theory: the edges are the runs'; the solve at σ = 1e-3 alone takes 20 s (its own edges: the solve tests)
+    result = run(PS_SIM + ["--trials", 2, "--no-theory", *extra, "--json"],
+                 "simulate positional-semantic (edge, --json)")
     assert result.exit_code == code, result.output
     payload = parse_json(result)
     means = [payload[k + "_mean"] for k in ("m", "theta", "q", "test_error", "train_loss")]

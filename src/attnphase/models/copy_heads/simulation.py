@@ -149,8 +149,8 @@ def simulate(attention: str, L: int, V: int, P: float, *, algorithm: str = _Defa
     """
     from attnphase.models.copy_heads import network as net
     from attnphase.models.copy_heads.samplers import run_adam, run_langevin, step_work
-    from attnphase.validate.seeds import seed_after
     from attnphase.validate.device import choose_threads
+    from attnphase.validate.seeds import seed_after
 
     algorithm = _renamed("algorithm", algorithm, "sampler", sampler, old_meaning={"sgld": "mala"})
     trials = _renamed("trials", trials, "chains", chains)

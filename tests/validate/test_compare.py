@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from attnphase.errors import ParameterError
-from attnphase.validate.compare import compare
+from attnphase.validate.compare import compare, verdict_of
 
 
 def test_statistics_match_numpy_definitions():
@@ -42,3 +42,16 @@ def test_single_sample_is_undecided():
 def test_bad_samples_are_rejected(bad):
     with pytest.raises(ParameterError, match="samples"):
         compare("x", 0.0, bad)
+
+
+def test_the_verdict_of_several_comparisons_is_never_agreement_while_one_has_none():
+    """One rejection decides; agreement needs every quantity to agree; a quantity without a verdict (one sample, or
+    withheld by a model) leaves it open; no comparison gives none."""
+    agrees = compare("a", 0.0, [-1.0, 1.0, 0.5, -0.5])
+    rejects = compare("b", 10.0, [-1.0, 1.0, 0.5, -0.5])
+    undecided = compare("c", 0.0, [0.3])  # one sample: no spread, no verdict
+    assert (agrees.agrees, rejects.agrees, undecided.agrees) == (True, False, None)
+    assert verdict_of([agrees, agrees]) is True
+    assert verdict_of([agrees, rejects, undecided]) is False
+    assert verdict_of([agrees, undecided]) is None
+    assert verdict_of([]) is None

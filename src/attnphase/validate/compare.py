@@ -18,7 +18,7 @@ import numpy as np
 from attnphase.errors import ParameterError
 from attnphase.params import check_positive, check_real
 
-__all__ = ["Comparison", "compare", "batch_means"]
+__all__ = ["Comparison", "compare", "verdict_of", "batch_means"]
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,15 @@ class Comparison:
             f"{self.name}: theory {self.theory:.6g} ± {self.theory_error:.2g}, simulation "
             f"{self.mean:.6g} ± {self.sem:.2g} (std {self.std:.2g}, n={self.n}) -> {verdict}"
         )
+
+
+def verdict_of(comparisons) -> bool | None:
+    """The verdict of several comparisons on one theory: False when any rejects it, True when every one agrees, None
+    otherwise (no comparison, or no verdict on some and no rejection: never True while a quantity is unresolved)."""
+    verdicts = [c.agrees for c in comparisons]
+    if any(v is False for v in verdicts):
+        return False
+    return True if verdicts and all(v is True for v in verdicts) else None
 
 
 def compare(

@@ -12,7 +12,7 @@ import numpy as np
 
 from attnphase.models.copy_heads.results import PosteriorMeans, RowPosteriorMeans, SolveResult
 from attnphase.results import Result, Status
-from attnphase.validate.compare import Comparison
+from attnphase.validate.compare import Comparison, verdict_of
 
 __all__ = ["Coverage", "RunSummary", "ChainDiagnostics", "SimulationResult", "SweepResult", "HysteresisChain",
            "StartMean", "HysteresisPoint", "HysteresisResult", "RowModelResult"]
@@ -113,10 +113,7 @@ class SimulationResult(Result):
         agrees, None otherwise (no verdict on some, `no_verdict` says why, and no rejection): never True while a
         compared quantity is not resolved. `status` says whether the run itself can be trusted (mixed, settled), as
         for every model's `simulate`; this says whether the theory matches it."""
-        verdicts = [c.agrees for c in self.comparisons]
-        if any(v is False for v in verdicts):
-            return False
-        return True if verdicts and all(v is True for v in verdicts) else None
+        return verdict_of(self.comparisons)
 
     def compared_with(self, name: str, theory: float, theory_error: float = 0.0) -> Comparison:
         """The measured quantity `name` against another theory value, with the same error bars and band (e.g. a

@@ -342,10 +342,9 @@ class GDResult(Result):
     def theory_agrees(self) -> bool | None:
         """False when a compared quantity rejects the theory, True when every one agrees, None otherwise (no
         comparison, or no verdict on some and no rejection). `status` says whether the run itself settled."""
-        verdicts = [c.agrees for c in self.comparisons]
-        if False in verdicts:
-            return False
-        return True if verdicts and None not in verdicts else None
+        from attnphase.validate.compare import verdict_of
+
+        return verdict_of(self.comparisons)
 
     def as_dict(self) -> dict:
         out = {"init": self.init, "optimizer": self.optimizer, "d": self.d, "n": self.n, "steps": self.steps,

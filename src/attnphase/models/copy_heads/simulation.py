@@ -9,7 +9,6 @@ its samplers (torch) are imported when a simulation runs.
 
 from __future__ import annotations
 
-import inspect
 import math
 import warnings
 
@@ -25,7 +24,7 @@ from attnphase.models.copy_heads.exact import order_parameters_of
 from attnphase.models.copy_heads.fluctuations import posterior_means_instance
 from attnphase.models.copy_heads.homogeneous import scale_at_fault, solvable_range, solve_instance
 from attnphase.models.copy_heads.instance import CopyHeadsInstance
-from attnphase.models.copy_heads.parameters import DataSize, InstanceParameters, SimulationSettings, check_P_values
+from attnphase.models.copy_heads.parameters import DataSize, SimulationSettings, check_P_values
 from attnphase.models.copy_heads.row_posterior import softmax_row_posterior_means
 from attnphase.models.copy_heads.simulation_results import (
     HysteresisChain, HysteresisPoint, HysteresisResult, RowModelResult, RunSummary, SimulationResult, StartMean,
@@ -36,7 +35,7 @@ from attnphase.results import Status
 from attnphase.validate.compare import batch_means
 
 __all__ = ["MAX_SIMULATION_ENTRIES", "check_simulation_size", "prepare_data", "simulate", "simulate_sweep",
-           "simulate_hysteresis", "simulate_row_model", "check_sweep_point", "sweep_point"]
+           "simulate_hysteresis", "simulate_row_model"]
 
 # Largest array a simulation may build, in float64 entries (4 GiB): the one-hot data (sequences × L × V),
 # the sufficient statistics (chains × L² × V², twice) and the recorded samples of G (chains × L² per
@@ -465,48 +464,3 @@ def simulate_row_model(L: int, V: int, P: float, *, trials: int = _Default(8), s
         summary[name] = (float(batches.mean()), float(batches.std(ddof=1) / math.sqrt(len(batches))))
     return RowModelResult(P, n_, *summary["c"], *summary["q"], tuple(run.c.mean(-1).tolist()),
                           tuple(run.acceptance.tolist()), run.status, run.message)
-
-
-def _convention_fields_in_the_signature(function):
-    """`function`, which takes the fields of `Convention` as **convention_fields, with a signature that names each
-    field with its declared default (keyword-only). A sweep reads that signature: it checks --set names against it,
-    fills the defaults into a point's key (`--set beta=1` is the point computed without it: one stored row) and reads
-    a --set value as the declared type (bias=false a bool, linear_scale=1 the text '1'). Built from the declarations,
-    so that the defaults are written once."""
-    signature = inspect.signature(function)
-    named = [p for p in signature.parameters.values() if p.kind is not p.VAR_KEYWORD]
-    fields = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=field.default)
-              for name, field in Convention.declarations().items()]
-    function.__signature__ = signature.replace(parameters=[*named, *fields])
-    return function
-
-
-@_convention_fields_in_the_signature
-def check_sweep_point(attention: str = "softmax", L: int = 16, V: int = 4, P: float = 100.0,
-                      **convention_fields) -> None:
-    """What `sweep_point` checks of its parameters, for a sweep to run on every point before computing any: every
-    keyword besides attention, L, V and P must be a field of `Convention`."""
-    fields = list(Convention.declarations())
-    for name, value in convention_fields.items():
-        if name not in fields:
-            raise ParameterError(name, value, "one of the parameters copy-heads takes: attention, L, V, P, "
-                                              + ", ".join(fields))
-    InstanceParameters.validated(attention=attention, L=L, V=V, convention=Convention.validated(**convention_fields))
-    DataSize.validated(P=P)
-
-
-@_convention_fields_in_the_signature
-def sweep_point(attention: str = "softmax", L: int = 16, V: int = 4, P: float = 100.0,
-                **convention_fields) -> dict[str, float]:
-    """One point of a parameter sweep: the global minimum, its losses and the solve's status (picklable, top level).
-    Without a global minimum the point fails with the solve's message (a sweep records it and computes it again on
-    its next run)."""
-    check_sweep_point(attention, L, V, P, **convention_fields)
-    convention = Convention(**convention_fields) if convention_fields else DEFAULT
-    solved = solve_instance(CopyHeadsInstance.validated(attention=attention, L=L, V=V, convention=convention),
-                            DataSize.validated(P=P).P)
-    g = solved.global_minimum
-    if g is None:
-        raise RuntimeError(f"no global minimum at P = {P:g}: {solved.message}")
-    return {"c_uniform": g.c_uniform, "c_copy": g.c_copy, "a_copy": g.a_copy, "action": g.action,
-            "loss_mean_predictor": g.loss_mean_predictor, "loss_gibbs": g.loss_gibbs, "status": solved.status.value}

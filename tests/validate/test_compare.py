@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from attnphase.errors import ParameterError
-from attnphase.validate.compare import compare, verdict_of
+from attnphase.validate.compare import Comparison, compare, verdict_message, verdict_of
 
 
 def test_statistics_match_numpy_definitions():
@@ -55,3 +55,56 @@ def test_the_verdict_of_several_comparisons_is_never_agreement_while_one_has_non
     assert verdict_of([agrees, rejects, undecided]) is False
     assert verdict_of([agrees, undecided]) is None
     assert verdict_of([]) is None
+
+
+def measured(name, mean, sem, theory, theory_error=0.0, n_sigma=3.0, withheld=False):
+    """A Comparison as `compare` makes it from a mean and its error (n = 4 draws), its verdict withheld on request."""
+    scale = math.hypot(sem, theory_error)
+    z = (mean - theory) / scale if scale > 0 else None
+    agrees = None if withheld else abs(z) <= n_sigma if z is not None else mean == theory
+    return Comparison(name, theory, theory_error, mean, 2 * sem, sem, 4, z, agrees, n_sigma)
+
+
+def test_the_verdict_message_states_the_shared_band_once_and_groups_the_quantities_without_a_verdict():
+    """Rejections with their numbers (the theory's error where it has one) and z, agreements with z (none where the
+    bar and the theory's error are both 0), then the quantities without a verdict grouped by reason, with z where
+    it exists; a quantity with two reasons is under each (its z the first time), one not in no_verdict is listed
+    without a reason."""
+    comparisons = [measured("c_copy", 0.574514, 0.0028, 0.603332),
+                   measured("test_error", 0.003, 4.1e-5, 0.00235, 2e-5),
+                   measured("test_loss", 0.0834, 0.00094, 0.0830),
+                   measured("c_uniform", 1.0, 0.0, 1.0),
+                   measured("rho", 0.2, 0.01, 0.1, withheld=True),
+                   measured("q", 0.05, float("nan"), 0.06, withheld=True),
+                   measured("abs_m", 0.3, 0.01, 0.29, withheld=True),
+                   measured("theta", 0.1, 0.01, 0.1, withheld=True)]
+    no_verdict = {"rho": ("not resolved: R-hat 1.200 > 1.05", "two training sets"), "q": ("one trial: no spread",),
+                  "abs_m": ("two training sets",)}
+    assert [c.agrees for c in comparisons[:4]] == [False, False, True, True]
+    assert verdict_message(comparisons, no_verdict, band_reason="never said at ±3") == (
+        "with the band ±3, the theory is rejected by c_copy: 0.574514 ± 0.0028 against 0.603332 (z = -10.3), "
+        "test_error: 0.003 ± 4.1e-05 against 0.00235 ± 2e-05 (z = 14.2); it agrees with test_loss (z = 0.426), "
+        "c_uniform; no verdict on rho (z = 10) (not resolved: R-hat 1.200 > 1.05); no verdict on rho, "
+        "abs_m (z = 1) (two training sets); no verdict on q (one trial: no spread); no verdict on theta (z = 0)")
+
+
+def test_a_widened_band_is_said_with_its_reason_and_bands_that_differ_are_said_per_quantity():
+    """Four training sets: the 99.73% Student-t band with 3 degrees of freedom, ±9.2187, leads the account with the
+    reason the caller gives (without one, the band alone); comparisons on different bands each state their own; with
+    no verdict at all no band is said."""
+    student = 9.2187
+    loss = measured("test_loss", 0.0834, 0.00094, 0.0834 - 1.352 * 0.00094, n_sigma=student)
+    copy = measured("c_copy", 0.60, 0.001, 0.5, n_sigma=student)
+    reason = "the 99.73% Student-t band of 4 training sets"
+    assert verdict_message([loss], {}, band_reason=reason) == (
+        "with the band ±9.22, the 99.73% Student-t band of 4 training sets, the theory agrees with test_loss "
+        "(z = 1.35)")
+    assert verdict_message([copy, loss], {}) == (
+        "with the band ±9.22, the theory is rejected by c_copy: 0.6 ± 0.001 against 0.5 (z = 100); it agrees with "
+        "test_loss (z = 1.35)")
+    normal = measured("rho", 0.1, 0.01, 0.1)
+    assert verdict_message([loss, normal], {}, band_reason=reason) == (
+        "the theory agrees with test_loss (z = 1.35, band ±9.22, the 99.73% Student-t band of 4 training sets), rho "
+        "(z = 0, band ±3)")
+    assert verdict_message([measured("q", 0.2, 0.01, 0.1, withheld=True)], {"q": ("the run has not settled",)},
+                           band_reason=reason) == "no verdict on q (z = 10) (the run has not settled)"

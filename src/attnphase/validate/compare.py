@@ -4,6 +4,8 @@ Agreement means |mean − theory| ≤ n_sigma · sqrt(sem² + theory_error²), w
 error of the simulation mean over independent trials. With a single trial there is no spread to
 compare against, so the record says it cannot decide (`agrees` is None) rather than guessing.
 
+`verdict_message` says in words what several comparisons on one theory find (the models' `simulate` messages).
+
 A Markov chain's samples are correlated; `batch_means` turns a chain into the means of consecutive
 batches, which are nearly independent when the batches are long compared with the autocorrelation time.
 """
@@ -18,7 +20,9 @@ import numpy as np
 from attnphase.errors import ParameterError
 from attnphase.params import check_positive, check_real
 
-__all__ = ["Comparison", "compare", "verdict_of", "batch_means"]
+__all__ = ["NORMAL_BAND", "Comparison", "compare", "verdict_of", "verdict_message", "batch_means"]
+
+NORMAL_BAND = 3.0  # |z| ≤ 3: the 99.73% band of a normal error; a wider band needs its reason said
 
 
 @dataclass(frozen=True)
@@ -51,8 +55,55 @@ def verdict_of(comparisons) -> bool | None:
     return True if verdicts and all(v is True for v in verdicts) else None
 
 
+def verdict_message(comparisons, no_verdict, *, band_reason: str | None = None) -> str:
+    """The comparisons' account in words, one format for every model: each rejection with its numbers (mean ± sem
+    against theory, ± the theory's error where it has one) and z, then the agreements with their z, then the quantities
+    without a verdict (agrees None) grouped by their reasons, with z where it exists. no_verdict: name -> tuple of
+    reasons (a name with several is listed under each, with its z the first time; one missing from it is listed
+    without a reason).
+
+    The band |z| ≤ n_sigma leads the account once where every comparison with a verdict shares it, else each of them
+    states its own; a band wider than ±3 is followed by `band_reason` (e.g. copy heads' "the 99.73% Student-t band
+    of 4 training sets"), since "agrees" within ±9.2 is a weaker claim than within ±3."""
+    def band(n_sigma: float) -> str:
+        widened = band_reason is not None and n_sigma > NORMAL_BAND
+        return f"band ±{n_sigma:.3g}" + (f", {band_reason}" if widened else "")
+
+    decided = [c for c in comparisons if c.agrees is not None]
+    bands = {c.n_sigma for c in decided}
+    shared = bands.pop() if len(bands) == 1 else None
+
+    def remarks(c: Comparison, with_band: bool) -> str:  # no z where the bar and the theory's error are both 0
+        said = ([] if c.z is None else [f"z = {c.z:.3g}"]) + ([band(c.n_sigma)] if with_band else [])
+        return f" ({', '.join(said)})" if said else ""
+
+    rejected = [c for c in decided if c.agrees is False]
+    agreeing = [c for c in decided if c.agrees is True]
+    parts = []
+    if rejected:
+        parts.append("the theory is rejected by " + ", ".join(
+            f"{c.name}: {c.mean:.6g} ± {c.sem:.2g} against {c.theory:.6g}"
+            + (f" ± {c.theory_error:.2g}" if c.theory_error else "") + remarks(c, shared is None) for c in rejected))
+    if agreeing:
+        parts.append(f"{'it' if rejected else 'the theory'} agrees with "
+                     + ", ".join(c.name + remarks(c, shared is None) for c in agreeing))
+    if parts and shared is not None:
+        parts[0] = f"with the {band(shared)}, {parts[0]}"
+    by_reason: dict[str, list[Comparison]] = {}
+    for c in comparisons:
+        if c.agrees is None:
+            for reason in no_verdict.get(c.name, ("",)):
+                by_reason.setdefault(reason, []).append(c)
+    listed = set()
+    for reason, group in by_reason.items():
+        names = [c.name + ("" if c.name in listed else remarks(c, False)) for c in group]
+        listed.update(c.name for c in group)
+        parts.append(f"no verdict on {', '.join(names)}" + (f" ({reason})" if reason else ""))
+    return "; ".join(parts)
+
+
 def compare(
-    name: str, theory: float, samples, *, theory_error: float = 0.0, n_sigma: float = 3.0
+    name: str, theory: float, samples, *, theory_error: float = 0.0, n_sigma: float = NORMAL_BAND
 ) -> Comparison:
     """Compare a theory value (with its own error) with independent simulation samples."""
     theory = check_real(f"{name} theory", theory)

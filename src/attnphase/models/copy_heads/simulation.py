@@ -28,11 +28,11 @@ from attnphase.models.copy_heads.parameters import DataSize, SimulationSettings,
 from attnphase.models.copy_heads.row_posterior import softmax_row_posterior_means
 from attnphase.models.copy_heads.simulation_results import (
     HysteresisChain, HysteresisPoint, HysteresisResult, RowModelResult, RunSummary, SimulationResult, StartMean,
-    SweepResult, theory_verdict,
+    SweepResult,
 )
 from attnphase.params import check_int
 from attnphase.results import Status
-from attnphase.validate.compare import batch_means
+from attnphase.validate.compare import batch_means, verdict_message
 
 __all__ = ["MAX_SIMULATION_ENTRIES", "check_simulation_size", "prepare_data", "simulate", "simulate_sweep",
            "simulate_hysteresis", "simulate_row_model"]
@@ -306,7 +306,9 @@ def simulate(attention: str, L: int, V: int, P: float, *, algorithm: str = _Defa
         message += (f"; theory: {theory_used} (--fluctuations, fluctuations=True in Python, compares with the joint "
                     "row mean field's posterior means)")
     if comparisons:  # the verdict on the theory, at the end: the status above is the run's own (mixed, settled)
-        message += f"; {theory_verdict(comparisons, no_verdict, D)}"
+        # several training sets: each comparison's band is Student's t for their means (comparison_with_theory)
+        widened_by = f"the 99.73% Student-t band of {D} training sets" if D > 1 else None
+        message += f"; {verdict_message(comparisons, no_verdict, band_reason=widened_by)}"
     return SimulationResult("mala" if mala else "adam", P_used, sequences, conv.n_of_P(P_used, inst.L), runs, theory,
                             tuple(comparisons), net.coverage(run.G[selected], conv.boundary), status, message, means,
                             D, tuple(diagnostics), n_threads, test_error, no_verdict)

@@ -137,33 +137,6 @@ class SimulationResult(Result):
         return out
 
 
-def theory_verdict(comparisons, no_verdict=None, data_sets: int = 1) -> str:
-    """The message's account of the comparisons with the theory: each rejection with its numbers (measured mean ±
-    its error against the theory, z against the band), then the quantities that agree (with the band where several
-    training sets widen it beyond ±3σ: at 4 sets "agrees" means within ±9.2σ, which only the JSON showed), then those
-    without a verdict, grouped by the reasons `no_verdict` (name -> its reasons) gives for them."""
-    no_verdict = no_verdict or {}
-    rejected = [c for c in comparisons if c.agrees is False]
-    agree = [c for c in comparisons if c.agrees is True]
-    parts = [f"the theory is rejected by {c.name}: {c.mean:.6g} ± {c.sem:.2g} against {c.theory:.6g}"
-             + (f" ± {c.theory_error:.2g}" if c.theory_error else "")
-             + (f" (z = {c.z:.3g}, band ±{c.n_sigma:.3g})" if c.z is not None else "") for c in rejected]
-    if agree:
-        widest = max(c.n_sigma for c in agree)
-        band = (f" (band ±{widest:.3g}σ: the 99.73% Student-t band of {data_sets} training sets)" if widest > 3.0
-                else "")
-        parts.append(f"{'it agrees with' if rejected else 'the theory agrees with'} {', '.join(c.name for c in agree)}"
-                     + band)
-    by_reason: dict[str, list[str]] = {}
-    for c in comparisons:
-        if c.agrees is None:
-            for reason in no_verdict.get(c.name, ("",)):
-                by_reason.setdefault(reason, []).append(c.name)
-    parts += [f"no verdict on {', '.join(names)}" + (f" ({reason})" if reason else "")
-              for reason, names in by_reason.items()]
-    return "; ".join(parts)
-
-
 @dataclass(frozen=True)
 class SweepResult(Result):
     """Runs of the real network at several P in one batch (`simulate_sweep`), one entry per run in every array

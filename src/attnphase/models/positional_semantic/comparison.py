@@ -24,7 +24,7 @@ from attnphase.errors import ParameterError
 from attnphase.models.positional_semantic.parameters import Accuracy
 from attnphase.models.positional_semantic.results import GDResult, MissingBranch, SolveResult
 from attnphase.results import Status
-from attnphase.validate.compare import Comparison, compare
+from attnphase.validate.compare import NORMAL_BAND, Comparison, compare, verdict_message
 from attnphase.validate.finite_size import classify_minimum
 
 __all__ = ["COMPARED", "SIM_KEYS", "REFERENCE_KEYS", "reference_entry", "landed_labels", "branch_comparisons",
@@ -36,7 +36,7 @@ COMPARED = {"positional": ("abs_m", "q", "test_error", "train_loss"),
 # The simulation's field of each compared quantity (its m and θ are the absolute overlaps |m|, |θ|).
 SIM_KEYS = {"abs_m": "m", "abs_theta": "theta", "q": "q", "test_error": "test_error", "train_loss": "train_loss"}
 REFERENCE_KEYS = ("abs_m", "abs_theta", "q", "test_error", "free_energy", "train_loss")
-BAND = 3.0  # validate.compare's normal band, as copy heads' for one set of runs
+BAND = NORMAL_BAND  # as copy heads' for one set of runs
 
 
 def reference_entry(result) -> dict:
@@ -111,47 +111,25 @@ def _chosen_branch(init: str, labels: np.ndarray) -> tuple[str | None, np.ndarra
 
 
 def _no_verdict(comparisons: list[Comparison], settled: bool) -> tuple[list[Comparison], dict]:
-    """The comparisons without a verdict where the run cannot give one, and why (name -> reason): a run that has not
+    """The comparisons without a verdict where the run cannot give one, and why (name -> (reason,)): a run that has not
     settled (its values are not yet the finite-d minimum's), or two trials (one degree of freedom: their spread bounds
     nothing, as copy heads gives no verdict from two training sets)."""
     out, why = [], {}
     for c in comparisons:
         if c.n < 2:
-            why[c.name] = "one trial: no spread"
+            why[c.name] = ("one trial: no spread",)
         elif not math.isfinite(c.mean):
-            why[c.name] = "a trial's value is not finite"
+            why[c.name] = ("a trial's value is not finite",)
         elif not math.isfinite(c.theory_error):
-            why[c.name] = "the theory's error is unbounded"
+            why[c.name] = ("the theory's error is unbounded",)
         elif not settled:
-            why[c.name] = "the run has not settled"
+            why[c.name] = ("the run has not settled",)
         elif c.n == 2:
-            why[c.name] = "two trials: one degree of freedom"
+            why[c.name] = ("two trials: one degree of freedom",)
         if c.name in why:
             c = dataclasses.replace(c, agrees=None)
         out.append(c)
     return out, why
-
-
-def _verdict(comparisons: list[Comparison], why: dict) -> str:
-    """The message's account of the comparisons: each rejection with its numbers, the agreements with their z, and
-    the quantities without a verdict with the reason."""
-    def z(c, form):  # no z where the bar and the theory's error are both 0 (every trial alike)
-        return "" if c.z is None else form.format(c.z)
-
-    rejected = [c for c in comparisons if c.agrees is False]
-    agreeing = [c for c in comparisons if c.agrees is True]
-    parts = []
-    if rejected:
-        parts.append("the theory is rejected by " + "; ".join(
-            f"{c.name} {c.mean:.6g} ± {c.sem:.2g} against {c.theory:.6g} ± {c.theory_error:.2g}"
-            f"{z(c, ' (z = {:.3g})')}" for c in rejected) + f" (band ±{BAND:g})")
-    if agreeing:
-        parts.append(f"{'it' if rejected else 'the theory'} agrees with "
-                     f"{', '.join(c.name + z(c, ' (z = {:.3g})') for c in agreeing)} (band ±{BAND:g})")
-    if why:
-        parts.append("no verdict on " + ", ".join(f"{c.name} ({why[c.name]}{z(c, '; z = {:.3g}')})"
-                                                  for c in comparisons if c.name in why))
-    return "; ".join(parts)
 
 
 def compare_with_theory(run: GDResult, *, tol: float = Accuracy().tol, theory: SolveResult | None = None) -> GDResult:
@@ -196,6 +174,6 @@ def compare_with_theory(run: GDResult, *, tol: float = Accuracy().tol, theory: S
         comparisons, why = _no_verdict(branch_comparisons(arrays, entry[branch], branch, mask),
                                        run.status == Status.CONVERGED)
         state = "" if solution.status == Status.CONVERGED else f"; its status {solution.status}: {solution.message}"
-        text = f"{head}, its {branch} branch ({choice}{state}): {_verdict(comparisons, why)}"
+        text = f"{head}, its {branch} branch ({choice}{state}): {verdict_message(comparisons, why)}"
     return dataclasses.replace(run, theory=solution, theory_tol=tol, theory_choice=choice, landed=tuple(labels),
                                comparisons=tuple(comparisons), message=f"{run.message}; {text}")

@@ -128,7 +128,7 @@ def test_json_output_is_exactly_one_object_with_the_code_version(tmp_path):
     assert payload["version"] == code_version() and payload["command"] == "sweep"
 
 
-# A command that runs until it is stopped, run the way the `attnphase` script runs (`main()`): `reproduce`, its
+# A command that runs until it is stopped, run the way the `attnphase` script runs (`console.run()`): `reproduce`, its
 # model's report replaced by a wait, so that the test costs no model's minutes.
 _WAITING_REPRODUCE = """
 import pathlib, sys, time
@@ -142,8 +142,8 @@ def run_model(name, out_dir, **kwargs):
 
 reproduce_cli.run_model = run_model
 sys.argv = ["attnphase", "reproduce", "copy-heads", "--quick", "--out", sys.argv[2], *sys.argv[3:]]
-from attnphase.cli import main
-main()
+from attnphase.console import run
+run()
 """
 
 
@@ -170,6 +170,49 @@ def _stop_waiting_reproduce(tmp_path, signal_number, count, *extra):
         if process.poll() is None:
             process.kill()
     return process.returncode, stdout, stderr, out
+
+
+# The program as the script starts it, with a signal sent to itself while the command line is being imported (as
+# `click` is imported: before any command runs), and SIGINT ignored from the start or not.
+_SIGNALLED_WHILE_STARTING = """
+import builtins, os, signal, sys
+
+number = getattr(signal, sys.argv[1])
+if sys.argv[2] == "ignored":
+    signal.signal(number, signal.SIG_IGN)
+real_import = builtins.__import__
+
+def signalling_import(name, *args, **kwargs):
+    if name == "click":
+        os.kill(os.getpid(), number)
+    return real_import(name, *args, **kwargs)
+
+builtins.__import__ = signalling_import
+sys.argv = ["attnphase", "--version"]
+from attnphase.console import run
+run()
+"""
+
+
+@pytest.mark.parametrize("signal_name", ["SIGINT", "SIGTERM"])
+def test_a_signal_while_the_command_line_loads_ends_it_with_one_line_and_the_signal_status(signal_name):
+    """Ctrl-C in the first tenths of a second (the imports) gave a KeyboardInterrupt traceback: now one line, status
+    130 (143 for SIGTERM), and the command does not run."""
+    import signal
+
+    number = getattr(signal, signal_name)
+    out = subprocess.run([sys.executable, "-c", _SIGNALLED_WHILE_STARTING, signal_name, "handled"], capture_output=True,
+                         text=True, timeout=60, preexec_fn=as_from_a_terminal)
+    word = "interrupted" if number == signal.SIGINT else "terminated"
+    assert (out.returncode, out.stdout) == (128 + number, ""), out.stderr
+    assert out.stderr == f"{word} while starting: nothing was computed\n"
+
+
+def test_a_signal_ignored_on_entry_stays_ignored_while_the_command_line_loads():
+    """A SIGINT ignored when the program starts (nohup, `&` in a script) is not taken up by the start-up handler."""
+    out = subprocess.run([sys.executable, "-c", _SIGNALLED_WHILE_STARTING, "SIGINT", "ignored"], capture_output=True,
+                         text=True, timeout=60, preexec_fn=as_from_a_terminal)
+    assert out.returncode == 0 and out.stdout.startswith("attnphase, version "), out.stderr
 
 
 # What an interrupted `reproduce` keeps, and how to go on (docs/cli.md: every interruption says both).

@@ -1,5 +1,5 @@
 """`python -m attnphase ...`: the same command line as the `attnphase` script."""
 
-from attnphase.cli import main
+from attnphase.console import run
 
-main()
+run()

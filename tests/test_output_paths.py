@@ -118,6 +118,26 @@ def test_a_place_where_no_file_can_be_created_is_refused_whoever_runs_it(command
     assert not os.path.exists(path)
 
 
+@pytest.mark.parametrize("command, option", [
+    *COMMANDS_WRITING_A_DIRECTORY,
+    (["store", "export", "--out"], "--out"),
+    (["sweep", "demo", "--grid", "beta=1,2", "--workers", "1", "--store"], "--store"),
+])
+def test_a_path_too_long_for_the_system_is_refused_naming_the_option(command, option, tmp_path, monkeypatch):
+    """A name over 255 bytes, or a path over 4096: the existence check read it as a new path that could be created,
+    and `sweep --store` then failed opening the store (exit 1)."""
+    if command[:2] == ["store", "export"]:
+        with ResultStore(tmp_path / "s.sqlite") as results:
+            results.put("demo", {"beta": 1.0}, {"m": 0.5})
+        command = ["store", "export", "--store", tmp_path / "s.sqlite", "--out"]
+    monkeypatch.chdir(tmp_path)
+    kind = "Directory" if (command, option) in COMMANDS_WRITING_A_DIRECTORY else "File"
+    for path in (str(tmp_path / ("e" * 300)), str(tmp_path / "/".join(["d" * 200] * 25) / "out")):
+        message = assert_refused(invoke(*command, path), option)
+        assert message == f"Error: Invalid value for '{option}': {kind} {path!r} cannot be created: File name too long."
+    assert sorted(os.listdir(tmp_path)) == (["s.sqlite"] if command[0] == "store" else [])
+
+
 THRESHOLD_KEPT = ["threshold", "positional-semantic", "--omega", "0.3", "--which", "alpha_c", "--tol", "0.005"]
 
 
@@ -131,13 +151,14 @@ def test_a_cache_root_where_thresholds_cannot_be_kept_is_named_by_its_variable(a
 
 
 def test_a_checkpoint_path_too_long_for_the_system_is_named_by_where_it_came_from(tmp_path, monkeypatch):
-    """A path that passes the option's checks and then cannot be made (too long): named by --checkpoint-dir when it
-    was given, else by $ATTNPHASE_CACHE_DIR; the path as text either way."""
+    """A checkpoint directory too long for the system: --checkpoint-dir is refused as it is read (as every option
+    naming a place to write is, below); the default, made of $ATTNPHASE_CACHE_DIR, fails when it is made and is named
+    by that variable, the path as text."""
     too_long = str(tmp_path / ("c" * 300))
     given = assert_refused(CliRunner().invoke(main, [*THRESHOLD_KEPT, "--checkpoint-dir", too_long]),
                            "--checkpoint-dir")
-    assert given.startswith(f"Error: invalid value for --checkpoint-dir: {too_long!r} (allowed: a writable directory "
-                            f"([Errno 36] File name too long: '{too_long}/threshold-")
+    assert given == (f"Error: Invalid value for '--checkpoint-dir': Directory {too_long!r} cannot be created: File "
+                     "name too long.")
     monkeypatch.setenv("ATTNPHASE_CACHE_DIR", too_long)
     by_default = assert_refused(CliRunner().invoke(main, THRESHOLD_KEPT), "$ATTNPHASE_CACHE_DIR")
     assert by_default.startswith(f"Error: invalid value for $ATTNPHASE_CACHE_DIR: {too_long!r} (allowed: a writable "

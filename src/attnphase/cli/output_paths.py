@@ -8,6 +8,7 @@ way round), and a path that cannot be written or created.
 
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 from pathlib import Path
@@ -28,6 +29,11 @@ def why_not_writable(path: str | os.PathLike, *, directory: bool) -> str | None:
 
 
 def _write_problem(path: Path, directory: bool) -> str | None:
+    try:  # os.path.exists says False for a name the system cannot look up, and the check below would pass it
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:
+            return f"cannot be created: {exc.strerror}"
     if os.path.exists(path):
         if directory != path.is_dir():
             return "is a file, not a directory" if directory else "is a directory, not a file"

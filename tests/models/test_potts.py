@@ -361,13 +361,21 @@ def test_digit_strings_follow_one_notation_rule(q, J, digits):
         assert result.beta_c_digits == "2.77e+6"
 
 
-@pytest.mark.parametrize("q, beta, J", [(3, 2.8, 1.0), (4, 3.5, 1.0), (5, 2.0, 2.5)])
+@pytest.mark.parametrize("q, beta, J", [(3, 2.8, 1.0), (4, 3.5, 1.0), (5, 2.0, 2.5), (3, 1.5, 2.0)])
 def test_transverse_curvature_is_the_second_derivative_in_the_splitting(q, beta, J):
     """transverse_curvature is ∂²f/∂ε² (the full second derivative, as `curvature` is) for two unfavoured fractions
     p ± ε: against a central second difference in ε of the free energy of the q fractions typed in by hand (mpmath),
-    and the closed form 2(q/β − J) at the disordered state (q = 3, β = 2.8: 0.142857; it was half that)."""
+    and the closed form 2(q/β − J) at the disordered state (q = 3, β = 2.8: 0.142857; it was half that).
+
+    curvature is ∂²f/∂u² along the family, u the log-odds: against mpmath.diff of f(x(u)), x = 1/(1 + (q − 1)e^−u),
+    typed in by hand (it had lost its factor J unnoticed: the J ≠ 1 cases tell). Its error: it is evaluated in float64
+    at the float64 stationary point u_f. With f′ = x(1 − x)(u/β − Jm) and, where f′ = 0, f″ = x(1 − x)(1/β − Jm′),
+    m′ = qx(1 − x)/(q − 1) (by hand), the rounding of f′ is ε·T₁, T₁ = x(1 − x)(|u|/β + J|m|), so |u_f − u| ≤
+    ε(T₁/|f″| + |u|) and the curvature is off by |f‴| times that, plus its own rounding ε·x(1 − x)(1/β + Jm′); a
+    factor 8 for the operations each term takes (the largest error seen is 1/12 of the bound)."""
     result = solve(q, beta, J)
     assert result.minima
+    unit = 2.0**-52  # float64 unit roundoff ε
     with mpmath.workdps(50):
         for state in result.minima:
             x = (1 + (q - 1) * mpmath.mpf(state.m)) / q
@@ -383,6 +391,19 @@ def test_transverse_curvature_is_the_second_derivative_in_the_splitting(q, beta,
             assert state.transverse_curvature == pytest.approx(float(second), rel=1e-9, abs=1e-12)
             if abs(state.m) <= state.m_error:
                 assert state.transverse_curvature == pytest.approx(2 * (q / beta - J), rel=1e-12)
+
+            def along(u):
+                favoured = 1 / (1 + (q - 1) * mpmath.exp(-u))
+                rest = (1 - favoured) / (q - 1)
+                return (-J / 2 * (favoured**2 + (q - 1) * rest**2)
+                        + (favoured * mpmath.log(favoured) + (q - 1) * rest * mpmath.log(rest)) / beta)
+
+            u = mpmath.log(x * (q - 1) / (1 - x))
+            f2, f3 = mpmath.diff(along, u, 2), mpmath.diff(along, u, 3)
+            spread, slope = x * (1 - x), q * x * (1 - x) / (q - 1)
+            position = unit * (spread * (abs(u) / beta + J * abs(state.m)) / abs(f2) + abs(u))
+            error = 8 * (abs(f3) * position + unit * spread * (1 / beta + J * slope))
+            assert abs(state.curvature - f2) <= error, (state.curvature, f2, error)
 
 
 def test_cli_contract():

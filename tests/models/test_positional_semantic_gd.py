@@ -41,6 +41,27 @@ def test_gd_at_init_matches_the_uniform_attention_limit():
     assert c.agrees, c.summary()
 
 
+def test_overlaps_at_the_initial_students_are_the_closed_forms():
+    """m, θ and q of students left at their initialisation: one GD step of lr 1e-300 moves no entry of Q in float64
+    (lr·λ and lr·∇R are below the rounding of entries of size 1/√d or N(0, 1)). With the spec's definitions (§1, §6:
+    |m| = |1ᵀQ|/d, θ = σ²|Q*ᵀQ|/d, q = σ²‖Q‖²/d) and Q* ~ N(0, I_d):
+    positional, Q = 1_d/√d: m = 1/√d and q = σ²/d exactly, and dθ/σ² = |1ᵀQ*|/√d ~ |N(0, 1)| per trial;
+    semantic, Q = Q*: θ = q (the same sum), Σ_k d q_k/σ² = ‖Q*‖² summed over the K trials ~ χ²_{Kd}, and
+    √d m = |1ᵀQ*|/√d ~ |N(0, 1)|. The exact ones within the float64 rounding of a sum of d terms, (d + 2)ε relative;
+    the sums of squares inside their χ² 0.1 % and 99.9 % quantiles. (q without σ² was 4 times these.)"""
+    d, K, sigma = 200, 8, 0.5
+    rounding = (d + 2) * 2.0**-52
+    kwargs = dict(omega=0.3, alpha=0.5, d=d, trials=K, steps=1, lr=1e-300, test_samples=2, sigma=sigma, seed=11,
+                  num_threads=1)
+    positional, semantic = simulate(init="positional", **kwargs), simulate(init="semantic", **kwargs)
+    np.testing.assert_allclose(positional.m, 1 / math.sqrt(d), rtol=rounding, atol=0)
+    np.testing.assert_allclose(positional.q, sigma**2 / d, rtol=rounding, atol=0)
+    np.testing.assert_allclose(semantic.theta, semantic.q, rtol=2 * rounding, atol=0)
+    for squares, dof in ((np.sum((d * positional.theta / sigma**2) ** 2), K),
+                         (np.sum(d * semantic.q / sigma**2), K * d), (np.sum(d * semantic.m**2), K)):
+        assert stats.chi2.ppf(0.001, dof) < squares < stats.chi2.ppf(0.999, dof), (squares, dof)
+
+
 def test_bad_simulation_parameters():
     with pytest.raises(ParameterError):
         simulate(omega=0.3, alpha=1.0, d=40, init="sideways", trials=1, steps=1)

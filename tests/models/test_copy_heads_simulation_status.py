@@ -345,6 +345,22 @@ def test_a_failed_diagnostic_withholds_the_verdict_either_way_on_constructed_sta
         "R-hat 1.200 > 1.05)")
 
 
+def test_the_theory_error_widens_the_band_on_constructed_statistics():
+    """A theory error comparable to the sem: mean − theory = 4 sem and theory_error = 3 sem give z = 4/√10 = 1.26 (σ
+    of the difference √(sem² + theory_error²) = √10 sem): agreement; the same statistics against an exact theory
+    (theory_error 0) give z = 4: rejected at 3σ. z to a few roundings of its operations."""
+    from attnphase.models.copy_heads.chain_statistics import comparison_with_theory
+    from attnphase.models.copy_heads.simulation_results import ChainDiagnostics
+
+    good = ChainDiagnostics("c_copy", 1.01, 300.0, 300.0, 0.01, 2, 200, Status.CONVERGED, "", 300.0)
+    sem, theory = 0.01, 0.5
+    statistics = (theory + 4 * sem, 0.1, sem, 400, None, good, None)
+    with_error = comparison_with_theory("c_copy", theory, 3 * sem, statistics)
+    without = comparison_with_theory("c_copy", theory, 0.0, statistics)
+    assert with_error.agrees is True and with_error.z == pytest.approx(4 / math.sqrt(10), rel=1e-14)
+    assert without.agrees is False and without.z == pytest.approx(4.0, rel=1e-14)
+
+
 def test_a_single_chain_gets_no_verdict():
     """`trials=1` (softmax L = V = 4, P = 200): one chain on its training set, whose split R-hat and ESS cannot see the
     spread between chains from other starts; no verdict on any quantity, in words, and theory_agrees None."""

@@ -198,9 +198,12 @@ class ExactRowRateThreshold(Result):
 @dataclass(frozen=True)
 class ClaimedLawFit(LawFit):
     """One threshold against one claimed law over one variable: `numeric.scaling.law_fit`, labelled with the law
-    in words, the variable ("L" or "V") and the threshold ("P_star" or "P_crossover")."""
+    it tests in words (the power of `variable` alone: `holds` says nothing about the other variable), the part of
+    the claim it does not test (`not_tested`, a sentence; "" when none), the variable ("L" or "V") and the threshold
+    ("P_star" or "P_crossover")."""
 
     law: str = ""
+    not_tested: str = ""
     variable: str = ""
     threshold: str = ""
 

@@ -24,25 +24,44 @@ from attnphase.params import OneOf, check_int, check_real_list
 from attnphase.results import Status
 
 __all__ = ["CLAIMED_LAWS", "claimed_law_fit", "softmax_large_L_correction", "softmax_ratio_extrapolation",
-           "default_L_values", "softmax_law_verdict", "scaling", "scaling_in_V", "NAMED_CONVENTIONS", "convention_table"]
+           "default_L_values", "softmax_law_verdict", "scaling", "scaling_in_V", "NAMED_CONVENTIONS",
+           "convention_table"]
 
-# (attention, threshold, variable) -> (claimed exponent, log power of the claimed law, law in words)
+# (attention, threshold, variable) -> (claimed exponent, log power, the law a fit over `variable` tests, the part of
+# the claim (spec §1: P* ~ V², the crossover ~ L^{3/2} V^{1/2}, softmax P* ~ L ln²L) it does not test, "" when none).
+# A fit in L says nothing about the V power: under τ = 1/V the crossover goes as V L^{3/2}, and with the read-out at
+# its MAP P* goes as V, while the L exponents still hold (docs/models/copy_heads.md, "Which claims hold under which
+# convention"); so a fit's law names only the power it fits.
 CLAIMED_LAWS = {
-    ("softmax", "P_star", "L"): (1.0, 2.0, "P* ~ L ln^2 L"),
-    ("linear", "P_star", "L"): (0.0, 0.0, "P* ~ V^2 (no L dependence)"),
-    ("linear", "P_crossover", "L"): (1.5, 0.0, "P_crossover ~ L^(3/2) V^(1/2)"),
-    ("softmax", "P_star", "V"): (None, 0.0, "P* ~ L ln^2 L (no V dependence claimed)"),
-    ("linear", "P_star", "V"): (2.0, 0.0, "P* ~ V^2"),
-    ("linear", "P_crossover", "V"): (0.5, 0.0, "P_crossover ~ L^(3/2) V^(1/2)"),
+    ("softmax", "P_star", "L"): (1.0, 2.0, "P* ~ L ln^2 L", ""),
+    ("linear", "P_star", "L"): (0.0, 0.0, "P* ~ L^0 (no L dependence)", "P* ~ V^2"),
+    ("linear", "P_crossover", "L"): (1.5, 0.0, "P_crossover ~ L^(3/2)", "P_crossover ~ V^(1/2)"),
+    ("softmax", "P_star", "V"): (None, 0.0, "none (no V dependence claimed)", "P* ~ L ln^2 L"),
+    ("linear", "P_star", "V"): (2.0, 0.0, "P* ~ V^2", "P* ~ L^0 (no L dependence)"),
+    ("linear", "P_crossover", "V"): (0.5, 0.0, "P_crossover ~ V^(1/2)", "P_crossover ~ L^(3/2)"),
 }
+# where the fit over the other variable is made
+_FIT_OVER = {"L": "`attnphase scaling copy-heads` (a fit in L)",
+             "V": "attnphase.api.copy_heads.scaling_in_V (a fit in V; the command fits in L only)"}
+
+
+def _not_tested(part: str, variable: str) -> str:
+    """The sentence that says which part of the claim a fit over `variable` leaves untested ("" when none)."""
+    if not part:
+        return ""
+    other = "V" if variable == "L" else "L"
+    return (f"{part}: not tested by this fit in {variable}; see {_FIT_OVER[other]}, and docs/models/copy_heads.md "
+            "(\"Which claims hold under which convention\") for the conventions where it fails")
 
 
 def claimed_law_fit(xs, ys, attention: str, which: str, variable: str) -> ClaimedLawFit:
-    """The fit of threshold `which` against its claimed law over `variable` (`numeric.scaling.law_fit`: the upper
-    half of the sizes, band widened by the drift of the local slope)."""
-    claimed, log_power, words = CLAIMED_LAWS[(attention, which, variable)]
+    """The fit of threshold `which` against the part of its claimed law that varies with `variable`
+    (`numeric.scaling.law_fit`: the upper half of the sizes, band widened by the drift of the local slope); the part
+    of the claim it does not test is `not_tested`, in words."""
+    claimed, log_power, words, untested = CLAIMED_LAWS[(attention, which, variable)]
     fit = law_fit(xs, ys, claimed, log_power=log_power)
-    return ClaimedLawFit(**dataclasses.asdict(fit), law=words, variable=variable, threshold=which)
+    return ClaimedLawFit(**dataclasses.asdict(fit), law=words, not_tested=_not_tested(untested, variable),
+                         variable=variable, threshold=which)
 
 
 def _sizes(name: str, values, high: int, at_least: int = 1) -> list[int]:
@@ -160,9 +179,9 @@ def scaling(attention: str, V: int, L_min: int, L_max: int, digits: int = 15, co
     attention = OneOf(ATTENTIONS).check("attention", attention)
     V = check_int("V", V, 2, MAX_V)
     if attention == "softmax" and isinstance(convention, Convention) and convention.boundary == "causal":
-        raise ParameterError("boundary", "causal", "'periodic' or 'drop-first' for softmax scaling: under the causal mask "
-                                                   "the row mean field has no first-order transition at L = 8...256, so "
-                                                   "there is no P* to fit")
+        raise ParameterError("boundary", "causal", "'periodic' or 'drop-first' for softmax scaling: under the causal "
+                                                   "mask the row mean field has no first-order transition at L = "
+                                                   "8...256, so there is no P* to fit")
     if L_values is not None:
         Ls = _sizes("L_values", L_values, MAX_L, at_least=3)
         digits = ThresholdSettings.validated(digits=digits).digits
@@ -255,8 +274,8 @@ def convention_table(L_values=(16, 32, 64, 128, 256, 512, 1024, 2048, 4096), V_v
             softmax, note = None, "same as default (softmax does not depend on this choice)"
         elif conv.boundary == "causal":
             # P* under the mask comes from the row mean field (L <= 256), not from a scan up to 4096
-            softmax, note = None, ("no scaling fit: row mean field (causal_softmax_transition) computable for L <= 256; "
-                                   "it finds a continuous onset (order 'none') at L = 8...256 (V = 4)")
+            softmax, note = None, ("no scaling fit: row mean field (causal_softmax_transition) computable for "
+                                   "L <= 256; it finds a continuous onset (order 'none') at L = 8...256 (V = 4)")
         else:
             sL = scaling("softmax", V_fixed, min(L_values), max(L_values), convention=conv, L_values=L_values)
             softmax = ConventionEntry(tuple(sL.fit.values()), tuple(sorted({p.order for p in sL.points})),

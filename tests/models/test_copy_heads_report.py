@@ -21,7 +21,9 @@ DOCS = Path(__file__).resolve().parents[2] / "docs" / "models" / "copy_heads.md"
 
 
 def _fit(claimed, low, high, systematic):
-    return SimpleNamespace(claimed_exponent=claimed, exponent=(low + high) / 2, exponent_low=low, exponent_high=high,
+    """A fit whose 95% statistical band is [low, high]: its band (what the verdict reads) is that ± systematic."""
+    return SimpleNamespace(claimed_exponent=claimed, exponent=(low + high) / 2, exponent_low=low - systematic,
+                           exponent_high=high + systematic, statistical_low=low, statistical_high=high,
                            systematic=systematic)
 
 

@@ -1,5 +1,6 @@
 """`scaling copy-heads` prints what its fits test: the law in the variable it fits (L), with the V part of the claim
-named as untested (it fails under some conventions while the L part holds)."""
+named as untested (it fails under some conventions while the L part holds), and as the exponent's band the one its
+verdict uses (the statistical band widened by the drift of the local slope), which covers the converged exponent."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ import json
 import math
 
 import mpmath
+import numpy as np
 from click.testing import CliRunner
+from scipy import stats
 
 from attnphase.cli import main
 
@@ -64,3 +67,36 @@ def test_a_fit_in_L_names_the_L_law_it_tests_and_leaves_the_V_claim_untested():
         assert "scaling_in_V" in fit["not_tested"], fit
     text, _ = _scaling("--L-min", "256", "--L-max", "4096", "--read-out", "map", as_json=False)
     assert "P* ~ V^2 (no L dependence)" not in text.output and "P* ~ L^0 (no L dependence)" in text.output
+
+
+def test_the_printed_band_covers_the_exponent_of_a_fit_over_a_far_larger_range_and_the_exact_one():
+    """Linear crossover, L = 16…4096 (the auditor's run): 1.49909, residual band [1.49836, 1.49981], local-slope drift
+    0.000703. References: that band and drift recomputed from the printed points (scipy's linregress over the upper 5
+    sizes, Student-t 95%; the slope between the last two), and the exponent the same fit gives over L = 2¹²…2²⁰ (the
+    upper half of L = 16…2²⁰) from the closed-form crossover, 1.499981; the exact exponent is 3/2. Both lie outside
+    the residual band (printed as statistical_low/high) and inside the printed exponent_low/high."""
+    _, payload = _scaling("--L-min", "16", "--L-max", "4096")
+    fit, points = payload["fit"]["P_crossover"], payload["points"][-5:]
+    x, y = np.log([p["L"] for p in points]), np.log([p["P_crossover"] for p in points])
+    line = stats.linregress(x, y)
+    half_width = stats.t.ppf(0.975, len(x) - 2) * line.stderr
+    drift = abs((y[-1] - y[-2]) / (x[-1] - x[-2]) - line.slope)
+    # float64 least squares of the same five points, two ways: they agree to a few units of 1e-13
+    assert math.isclose(fit["exponent"], line.slope, rel_tol=1e-12) and math.isclose(fit["systematic"], drift,
+                                                                                      rel_tol=1e-9)
+    assert math.isclose(fit["statistical_low"], line.slope - half_width, rel_tol=1e-12)
+    assert math.isclose(fit["statistical_high"], line.slope + half_width, rel_tol=1e-12)
+    assert math.isclose(fit["exponent_low"], line.slope - half_width - drift, rel_tol=1e-12)
+    assert math.isclose(fit["exponent_high"], line.slope + half_width + drift, rel_tol=1e-12)
+    assert (round(fit["exponent"], 5), round(fit["statistical_low"], 5), round(fit["statistical_high"], 5),
+            round(fit["systematic"], 6)) == (1.49909, 1.49836, 1.49981, 0.000703)
+
+    with mpmath.workdps(40):
+        large = [2**k for k in range(12, 21)]
+        crossovers = [float(_crossover_closed_form(L, 4, 1)) for L in large]
+    converged = stats.linregress(np.log(large), np.log(crossovers)).slope
+    assert abs(converged - 1.499981) < 1e-6
+    for exponent in (converged, 1.5):
+        assert not fit["statistical_low"] <= exponent <= fit["statistical_high"]
+        assert fit["exponent_low"] <= exponent <= fit["exponent_high"]
+    assert fit["holds"] is True

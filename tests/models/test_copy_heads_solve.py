@@ -153,18 +153,25 @@ def test_the_pages_causal_thresholds_and_softmax_fit_are_what_the_commands_compu
     L = [p.L for p in result.points]
     P = [p.P_star for p in result.points]
     fit = result.fit["P_star"]
-    quoted = re.search(r"L = 2¹²…2²⁰ \(9 sizes, what `scaling` fits\), gives ([\d.]+) \[([\d.]+), ([\d.]+)\]; over all "
-                       r"17 sizes the same regression gives ([\d.]+) \[([\d.]+), ([\d.]+)\]", page)
+    quoted = re.search(r"L = 2¹²…2²⁰ \(9 sizes, what `scaling` fits\), gives ([\d.]+) \[([\d.]+), ([\d.]+)\] "
+                       r"\(the 95% statistical band, .*?, it is the exponent's band `exponent_low/high` that "
+                       r"`scaling` prints and judges by, \[([\d.]+), ([\d.]+)\]\); over all 17 sizes the same "
+                       r"regression gives ([\d.]+) \[([\d.]+), ([\d.]+)\]", page)
     assert quoted is not None
     assert L[0] == 16 and L[-1] == 2**20 and len(L) == 17 and fit.n == 9
-    for half, numbers in ((slice(8, None), quoted.groups()[:3]), (slice(None), quoted.groups()[3:])):
+    for half, numbers in ((slice(8, None), quoted.groups()[:3]), (slice(None), quoted.groups()[5:])):
         x = [math.log(v) for v in L[half]]
         y = [math.log(p / math.log(v) ** 2) for p, v in zip(P[half], L[half])]
         line = stats.linregress(x, y)
         width = stats.t.ppf(0.975, len(x) - 2) * line.stderr
         for value, page_value in zip((line.slope, line.slope - width, line.slope + width), numbers):
             assert f"{value:.3f}" == page_value
-    assert (f"{fit.exponent:.3f}", f"{fit.exponent_low:.3f}", f"{fit.exponent_high:.3f}") == quoted.groups()[:3]
+    assert (f"{fit.exponent:.3f}", f"{fit.statistical_low:.3f}", f"{fit.statistical_high:.3f}") == quoted.groups()[:3]
+    # the band the command prints as the exponent's: the statistical one widened by the drift of the local slope
+    slope_drift = abs(math.log(P[-1] / P[-2] * (math.log(L[-2]) / math.log(L[-1])) ** 2) / math.log(L[-1] / L[-2])
+                      - fit.exponent)
+    assert (f"{fit.statistical_low - slope_drift:.3f}", f"{fit.statistical_high + slope_drift:.3f}") == \
+        quoted.groups()[3:5] == (f"{fit.exponent_low:.3f}", f"{fit.exponent_high:.3f}")
 
 
 def _softmax_action(x, n, L, V, sigma2, log, exp, pi):

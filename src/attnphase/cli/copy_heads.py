@@ -93,7 +93,11 @@ def threshold_cmd(attention, L, V, digits, reduction, row_rate, convention, as_j
 
 
 @scaling.command(MODEL, cls=RenamedOptionsCommand, renamed_options=RENAMED,
-                 help="P* over L = L-min, 2^k, L-max and fits against each claimed law. Softmax: fit.P_star.holds "
+                 help="P* over L = L-min, 2^k, L-max and fits against each claimed law, in L: each fit's law is the "
+                      "power of L it tests, and not_tested names the part of the claim it leaves (the V power: "
+                      "api.copy_heads.scaling_in_V fits in V). exponent_low/high: the exponent's 95% band widened by "
+                      "the drift of the local slope (systematic), what holds judges; statistical_low/high: the band "
+                      "from the residuals alone, too narrow while the slope drifts. Softmax: fit.P_star.holds "
                       "is the verdict on the asymptotic law P* ~ L ln^2 L by the corrected ratio (the criterion of "
                       "the reproduce report and the model page; 'criterion' says why); the plain log-log fit of "
                       "P*/ln^2 L, biased by slowly decaying log corrections, keeps its own test as holds_by_plain_fit. "

@@ -95,7 +95,7 @@ def claim_verdict(fit) -> str:
     claimed = fit.claimed_exponent
     if claimed is None:
         return ""
-    low, high = fit.exponent_low - fit.systematic, fit.exponent_high + fit.systematic
+    low, high = fit.exponent_low, fit.exponent_high
     if not (math.isfinite(low) and math.isfinite(high)):
         return "undecided"
     if not low <= claimed <= high:
@@ -146,8 +146,8 @@ def convention_rows(table, L_values, V_values, L_fixed, V_fixed=4, conventions=N
                     verdict, basis = claim_verdict(fit), "claimed exponent in the widened band"
                 rows.append({"convention": row.convention, "attention": attention, "law": fit.law,
                              "variable": fit.variable, "fitted": f"{fit_range(fit, sizes)}, {at}",
-                             "claimed": fit.claimed_exponent, "exponent": fit.exponent, "band_low": fit.exponent_low,
-                             "band_high": fit.exponent_high, "systematic": fit.systematic, "holds": verdict,
+                             "claimed": fit.claimed_exponent, "exponent": fit.exponent, "band_low": fit.statistical_low,
+                             "band_high": fit.statistical_high, "systematic": fit.systematic, "holds": verdict,
                              "verdict_basis": basis, "orders": "/".join(entry.orders)})
     return rows
 
@@ -402,15 +402,15 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
 
     def law_line(claim, fit, sizes, at):
         return (f"* {claim}: fit over {fit_range(fit, sizes)} at {at}: exponent {fit.exponent:.4f} "
-                f"[{fit.exponent_low:.4f}, {fit.exponent_high:.4f}] ± {fit.systematic:.4f} (drift of the local slope), "
-                f"holds: {claim_verdict(fit)}")
+                f"[{fit.statistical_low:.4f}, {fit.statistical_high:.4f}] ± {fit.systematic:.4f} (drift of the local "
+                f"slope), holds: {claim_verdict(fit)}")
 
     report.paragraph(
         f"* softmax: {verdict}. Criterion: the large-L analysis gives P* = L ln²L/(4εσ²)·C(ln L) with C(ℓ) = 1 + "
         "(2 ln ℓ + 4σ² + 2 − 2 ln 2)/ℓ + O(ln²ℓ/ℓ²), and the law holds when the corrected ratio tends to 1 at that rate. "
         f"(A plain log-log fit of P*/ln²L — the L ln²L law is P*/ln²L ~ L^1 — over {fit_range(f, Ls)} at V = 4 gives the "
-        f"exponent {f.exponent:.4f} [{f.exponent_low:.4f}, {f.exponent_high:.4f}] against the claimed 1: biased low by "
-        "the slowly decaying log corrections; it is not the verdict.)\n"
+        f"exponent {f.exponent:.4f} [{f.statistical_low:.4f}, {f.statistical_high:.4f}] against the claimed 1: biased "
+        "low by the slowly decaying log corrections; it is not the verdict.)\n"
         + law_line("linear transition vs L (claim: no L dependence, exponent 0)", lin.fit["P_star"], Ls, "V = 4") + "\n"
         + law_line("linear transition vs V (claim 2)", linV.fit["P_star"], Vs, "L = 4096") + "\n"
         + law_line("linear crossover vs L (claim 3/2)", lin.fit["P_crossover"], Ls, "V = 4") + "\n"

@@ -57,7 +57,7 @@ def softmax_scaling_verdict(result, conv) -> dict | None:
             "criterion": (f"corrected ratio of n*/(T ln²L) → 1 at the derived rate: {n_criterion}; carried to P "
                           f"through P/n (log-log slope {P_per_n_exponent(conv, L_values):.3g} in L): {verdict}. The "
                           f"plain log-log fit of P*/ln²L (exponent {fit.exponent:.4f} "
-                          f"[{fit.exponent_low:.4f}, {fit.exponent_high:.4f}] ± {fit.systematic:.4f} against the "
-                          "claimed 1) is not the verdict: the slowly decaying log corrections bias any finite-range "
-                          "fit"),
+                          f"[{fit.exponent_low:.4f}, {fit.exponent_high:.4f}], its 95% band widened by the drift of "
+                          f"the local slope {fit.systematic:.4f}, against the claimed 1) is not the verdict: the "
+                          "slowly decaying log corrections bias any finite-range fit"),
             "holds_by_plain_fit": fit.holds}

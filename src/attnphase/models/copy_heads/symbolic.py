@@ -402,11 +402,23 @@ def causal_linear_action_log_remainder(centred: bool = False) -> sympy.Expr:
 
 def linear_landau_coefficients(remainder: str = "map", centred: bool = False) -> list[sympy.Expr]:
     """(da₂/dn, a₂, a₄, a₆) of S(φ v_t, φ v_c) = S₀ + a₂φ² + a₄φ⁴ + a₆φ⁶ + ... (derive.landau), for a soft
-    direction (v_t, v_c) left symbolic; remainder "entropy": with ρ frozen (a parameter, at its own minimum)."""
+    direction (v_t, v_c) left symbolic.
+
+    remainder "entropy" (ρ a parameter, at its minimum ρ₀(n) at φ = 0): S depends on ρ through q = q̄ + ρ, so along
+    the soft direction S = S₀ + a₂φ² + a₄φ⁴ + b φ²δρ + ½S_ρρ δρ² + ..., b = ∂a₂/∂ρ; minimising over δρ gives the
+    effective quartic a₄ − b²/(2S_ρρ), the one that decides the order (with ρ frozen it misses this negative term).
+    da₂/dn is the total derivative along ρ₀(n), ∂a₂/∂n − b ∂²S/∂ρ∂n / S_ρρ; a₆ is the frozen-ρ one (it decides
+    only when the effective a₄ vanishes). As `causal_landau_coefficients(remainder=True)`.
+    """
     expr = linear_action_map(centred) if remainder == "map" else linear_action(centred)
     expansion = landau_expansion(expr.subs({t: phi * v_t, c: phi * v_c}), phi, 0, 6)
-    a2 = expansion.coefficient(2)
-    return [sympy.diff(a2, n), a2, expansion.coefficient(4), expansion.coefficient(6)]
+    a2, a4, a6 = expansion.coefficient(2), expansion.coefficient(4), expansion.coefficient(6)
+    if remainder == "map":
+        return [sympy.diff(a2, n), a2, a4, a6]
+    S0 = expr.subs({t: 0, c: 0})
+    s_rr, s_rn = sympy.diff(S0, rho, 2), sympy.diff(S0, rho, n)
+    b = sympy.diff(a2, rho)
+    return [sympy.diff(a2, n) - b * s_rn / s_rr, a2, a4 - b**2 / (2 * s_rr), a6]
 
 
 def first_attempt_landau_coefficients() -> list[sympy.Expr]:

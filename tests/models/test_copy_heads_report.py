@@ -13,7 +13,7 @@ import pytest
 
 from attnphase.api import copy_heads as api
 from attnphase.models.copy_heads.results import ScalingPoint
-from attnphase.models.copy_heads.scaling_laws import NAMED_CONVENTIONS
+from attnphase.models.copy_heads.scaling_laws import NAMED_CONVENTIONS, SKIPPED_ORDER
 from attnphase.reproduce import copy_heads as report
 from attnphase.reproduce.copy_heads_sampling import mean_field_barriers
 
@@ -145,10 +145,11 @@ def test_the_threshold_table_labels_what_is_polished():
     soft = SimpleNamespace(points=[ScalingPoint(16, 4, 259.0293749667948, "259.029374966795", "first")])
     lin = SimpleNamespace(points=[ScalingPoint(4096, 4, 16.95536952764839, "16.9553695276484", "second", 605477.55)])
     linV = SimpleNamespace(points=[ScalingPoint(4096, 4, 16.95536952764839, "16.9553695276484", "second", 605477.55),
-                                   ScalingPoint(4096, 8, 65.09256302304723, "65.0925630230472", "not classified",
+                                   ScalingPoint(4096, 8, 65.09256302304723, "65.0925630230472", SKIPPED_ORDER,
                                                 792777.7)])
     rows = report.threshold_table(report.scaling_rows(soft, lin, linV))
     assert len(rows) == 3 and rows[-1]["V"] == 8 and rows[-1]["P* (polished digits)"] == "65.0925630230472"
+    assert rows[-1]["order"] == "—"  # an interior size of the scan in V: located only
     assert all(set(r) >= {"P* (polished digits)", "P_crossover (float64)"} for r in rows)
 
 

@@ -100,3 +100,16 @@ def test_the_printed_band_covers_the_exponent_of_a_fit_over_a_far_larger_range_a
         assert not fit["statistical_low"] <= exponent <= fit["statistical_high"]
         assert fit["exponent_low"] <= exponent <= fit["exponent_high"]
     assert fit["holds"] is True
+
+
+def test_interior_sizes_say_their_classification_was_skipped_on_purpose():
+    """Only the end sizes of a linear scan get the Landau step; the ones between say so (they read like a failure as
+    "not classified"), and `threshold` classifies any one of them: second order at L = 32 (the reference)."""
+    from attnphase.api import copy_heads as api
+
+    _, payload = _scaling("--L-min", "16", "--L-max", "64")
+    orders = [p["order"] for p in payload["points"]]
+    assert orders == ["second", "skipped (classified at the end sizes only)", "second"], orders
+    assert api.threshold("linear", 32, 4, digits=15).order == "second"
+    table, _ = _scaling("--L-min", "16", "--L-max", "64", as_json=False)
+    assert "skipped (classified at the end sizes only)" in table.output and "not classified" not in table.output

@@ -30,7 +30,7 @@ import numpy as np
 from attnphase.api import copy_heads as api
 from attnphase.models.copy_heads.plots import global_line, plot_scaling
 from attnphase.models.copy_heads.law_verdicts import softmax_claim_verdict
-from attnphase.models.copy_heads.scaling_laws import softmax_law_verdict
+from attnphase.models.copy_heads.scaling_laws import SKIPPED_ORDER, softmax_law_verdict
 from attnphase.report import Report, write_csv
 from attnphase.resume import computed_once
 from attnphase.reproduce.copy_heads_sampling import bimodality, hysteresis
@@ -70,7 +70,7 @@ def threshold_table(scal_rows) -> list[dict]:
     for r in scal_rows:
         shown.setdefault((r["attention"], r["L"], r["V"]), r)
     return [{"attention": r["attention"], "L": r["L"], "V": r["V"],
-             "order": "—" if r["order"] == "not classified" else r["order"],
+             "order": "—" if r["order"] == SKIPPED_ORDER else r["order"],
              "P* (polished digits)": r["P_star_digits"] or "(not polished)",
              "P_crossover (float64)": "" if r["P_crossover"] is None else r["P_crossover"]}
             for r in shown.values()]

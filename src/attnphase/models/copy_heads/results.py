@@ -210,7 +210,9 @@ class ClaimedLawFit(LawFit):
 
 @dataclass(frozen=True)
 class ScalingPoint:
-    """P* (and, linear, the crossover) at one size; the size that varies is L or V."""
+    """P* (and, linear, the crossover) at one size; the size that varies is L or V. order: as `Transition.order`,
+    or, linear attention at a scan's interior size, "skipped (classified at the end sizes only)"
+    (`scaling_laws.SKIPPED_ORDER`)."""
 
     L: int
     V: int

@@ -23,9 +23,9 @@ from attnphase.numeric.scaling import asymptotic_count, fit_power_law, law_fit
 from attnphase.params import OneOf, check_int, check_real_list
 from attnphase.results import Status
 
-__all__ = ["CLAIMED_LAWS", "claimed_law_fit", "softmax_large_L_correction", "softmax_ratio_extrapolation",
-           "default_L_values", "softmax_law_verdict", "scaling", "scaling_in_V", "NAMED_CONVENTIONS",
-           "convention_table"]
+__all__ = ["CLAIMED_LAWS", "SKIPPED_ORDER", "claimed_law_fit", "softmax_large_L_correction",
+           "softmax_ratio_extrapolation", "default_L_values", "softmax_law_verdict", "scaling", "scaling_in_V",
+           "NAMED_CONVENTIONS", "convention_table"]
 
 # (attention, threshold, variable) -> (claimed exponent, log power, the law a fit over `variable` tests, the part of
 # the claim (spec §1: P* ~ V², the crossover ~ L^{3/2} V^{1/2}, softmax P* ~ L ln²L) it does not test, "" when none).
@@ -151,14 +151,21 @@ def default_L_values(L_min: int, L_max: int) -> list[int]:
     return ScalingRange(L_min, check_int("L_max", L_max, L_min, MAX_SCALING_L)).L_values()
 
 
+SKIPPED_ORDER = "skipped (classified at the end sizes only)"
+"""The order of a linear scan's interior size: the Landau step runs at the first and the last size only (the order
+does not change in between; `threshold copy-heads` classifies any one size)."""
+
+
 def _points(attention: str, sizes: list, V_or_L, variable: str, digits: int, convention: Convention) -> tuple:
     """(ScalingPoint per size, the threshold's message per size)."""
     points, messages = [], []
     for i, size in enumerate(sizes):
         L, V = (size, V_or_L) if variable == "L" else (V_or_L, size)
         inst = CopyHeadsInstance.validated(attention=attention, L=L, V=V, convention=convention)
-        tr = threshold_instance(inst, digits, classify=i in (0, len(sizes) - 1), follow=False)
-        points.append(ScalingPoint(L, V, tr.P_star, tr.P_star_digits, tr.order,
+        classify = i in (0, len(sizes) - 1)
+        tr = threshold_instance(inst, digits, classify=classify, follow=False)
+        order = SKIPPED_ORDER if not classify and tr.order == "not classified" else tr.order
+        points.append(ScalingPoint(L, V, tr.P_star, tr.P_star_digits, order,
                                    tr.P_crossover if attention == "linear" else None))
         messages.append(tr.message)
     return points, messages
@@ -254,6 +261,11 @@ NAMED_CONVENTIONS = {
 _SOFTMAX_BLIND = {"linear_scale", "bias", "remainder", "tokens"}
 
 
+def _orders(points) -> tuple:
+    """The orders the scans classified (the interior sizes they skip on purpose are no order)."""
+    return tuple(sorted({p.order for p in points} - {SKIPPED_ORDER}))
+
+
 def convention_table(L_values=(16, 32, 64, 128, 256, 512, 1024, 2048, 4096), V_values=(4, 8, 16, 32, 64),
                      V_fixed: int = 4, L_fixed: int = 1024, conventions=None) -> ConventionTable:
     """For each convention: the fitted exponents of every claimed law and whether the claim holds."""
@@ -278,11 +290,9 @@ def convention_table(L_values=(16, 32, 64, 128, 256, 512, 1024, 2048, 4096), V_v
                                    "L <= 256; it finds a continuous onset (order 'none') at L = 8...256 (V = 4)")
         else:
             sL = scaling("softmax", V_fixed, min(L_values), max(L_values), convention=conv, L_values=L_values)
-            softmax = ConventionEntry(tuple(sL.fit.values()), tuple(sorted({p.order for p in sL.points})),
-                                      sL.extrapolation)
+            softmax = ConventionEntry(tuple(sL.fit.values()), _orders(sL.points), sL.extrapolation)
         sL = scaling("linear", V_fixed, min(L_values), max(L_values), convention=conv, L_values=L_values)
         sV = scaling_in_V("linear", L_fixed, V_values, convention=conv)
-        linear = ConventionEntry(tuple(sL.fit.values()) + tuple(sV.fit.values()),
-                                 tuple(sorted({p.order for p in sL.points + sV.points})))
+        linear = ConventionEntry(tuple(sL.fit.values()) + tuple(sV.fit.values()), _orders(sL.points + sV.points))
         rows.append(ConventionRow(name, softmax, linear, note))
     return ConventionTable(tuple(rows), Status.CONVERGED, f"{len(rows)} conventions")

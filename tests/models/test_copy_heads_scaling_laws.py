@@ -113,3 +113,16 @@ def test_interior_sizes_say_their_classification_was_skipped_on_purpose():
     assert api.threshold("linear", 32, 4, digits=15).order == "second"
     table, _ = _scaling("--L-min", "16", "--L-max", "64", as_json=False)
     assert "skipped (classified at the end sizes only)" in table.output and "not classified" not in table.output
+
+
+def test_a_scan_whose_thresholds_all_failed_says_failed_and_exits_1():
+    """τ = 1e-300 takes the reduced action beyond float64 at every size: nothing was computed, which is status
+    failed (exit 1, as `solve` and the other models' commands for a failed result), with the threshold's reason;
+    "not_found" (exit 0) stays what it means, no transition in the range: softmax below its onset at L = 8."""
+    failed, payload = _scaling("--L-min", "16", "--L-max", "64", "--tau", "1e-300")
+    assert failed.exit_code == 1 and payload["status"] == "failed" and payload["success"] is False, failed.output
+    assert "overflows float64" in payload["message"] and "--tau = 1e-300" in payload["message"], payload["message"]
+    assert all(p["order"] == "undetermined" for p in payload["points"])
+    below_onset = CliRunner().invoke(main, ["scaling", "copy-heads", "--attention", "softmax", "--V", "4", "--L-min",
+                                            "2", "--L-max", "8", "--json"])
+    assert below_onset.exit_code == 0 and json.loads(below_onset.stdout)["status"] == "not_found", below_onset.output

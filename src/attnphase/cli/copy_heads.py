@@ -24,6 +24,7 @@ from attnphase.models.copy_heads.convention import Convention
 from attnphase.models.copy_heads.parameters import (
     DataSize, InstanceParameters, ScalingRange, SimulationSettings, ThresholdSettings,
 )
+from attnphase.results import Status
 
 MODEL = "copy-heads"
 P_HELP = ("P convention (default): P counts target tokens, loss summed, n = beta*P. "
@@ -117,6 +118,8 @@ def scaling_cmd(attention, V, L_min, L_max, digits, convention, as_json):
         result["fit"]["P_star"].update(verdict)
     emit("scaling", MODEL, {"attention": attention, "V": V, "L_min": L_min, "L_max": L_max,
                             "convention": _convention_json(convention)}, result, as_json)
+    if r.status == Status.FAILED:  # printed with its message; the exit status says it too, as for other commands
+        raise SystemExit(1)
 
 
 @solve.command(MODEL, cls=RenamedOptionsCommand, renamed_options=RENAMED,

@@ -157,8 +157,8 @@ does not change in between; `threshold copy-heads` classifies any one size)."""
 
 
 def _points(attention: str, sizes: list, V_or_L, variable: str, digits: int, convention: Convention) -> tuple:
-    """(ScalingPoint per size, the threshold's message per size)."""
-    points, messages = [], []
+    """(ScalingPoint per size, the threshold's message per size, whether it failed: nothing computed there)."""
+    points, messages, failed = [], [], []
     for i, size in enumerate(sizes):
         L, V = (size, V_or_L) if variable == "L" else (V_or_L, size)
         inst = CopyHeadsInstance.validated(attention=attention, L=L, V=V, convention=convention)
@@ -168,7 +168,8 @@ def _points(attention: str, sizes: list, V_or_L, variable: str, digits: int, con
         points.append(ScalingPoint(L, V, tr.P_star, tr.P_star_digits, order,
                                    tr.P_crossover if attention == "linear" else None))
         messages.append(tr.message)
-    return points, messages
+        failed.append(tr.status == Status.FAILED)
+    return points, messages, failed
 
 
 def _fits(attention: str, points: list, variable: str) -> dict:
@@ -195,12 +196,15 @@ def scaling(attention: str, V: int, L_min: int, L_max: int, digits: int = 15, co
     else:
         sizes = ScalingRange.validated(L_min=L_min, L_max=L_max, digits=digits)
         Ls, digits = sizes.L_values(), sizes.digits
-    points, messages = _points(attention, Ls, V, "L", digits, convention)
+    points, messages, failed = _points(attention, Ls, V, "L", digits, convention)
     # small L can lack the transition (softmax at V = 4: none below L = 8); those sizes are reported, not fitted
     found = [p for p in points if math.isfinite(p.P_star)]
     without = ", ".join(str(p.L) for p in points if not math.isfinite(p.P_star))
     if len(found) < 3:
-        return ScalingResult(attention, "L", {"V": V}, tuple(points), {}, None, Status.NOT_FOUND,
+        # "not found" says the range holds no transition; where a threshold failed (the action overflows float64
+        # there), nothing was computed at that size, and the scan failed with it
+        status = Status.FAILED if any(failed) else Status.NOT_FOUND
+        return ScalingResult(attention, "L", {"V": V}, tuple(points), {}, None, status,
                              f"P* found at {len(found)} of {len(points)} values of L (none at L = {without}): a fit "
                              f"needs 3; {_advice(points, messages)}")
     extrapolation = None
@@ -237,7 +241,7 @@ def scaling_in_V(attention: str, L: int, V_values, digits: int = 15, convention:
     L = check_int("L", L, 2, MAX_L)
     Vs = _sizes("V_values", V_values, MAX_V, at_least=3)
     digits = ThresholdSettings.validated(digits=digits).digits
-    points, _ = _points(attention, Vs, L, "V", digits, convention)
+    points, _, _ = _points(attention, Vs, L, "V", digits, convention)
     return ScalingResult(attention, "V", {"L": L}, tuple(points), _fits(attention, points, "V"), None, Status.CONVERGED,
                          f"{len(points)} values of V")
 

@@ -126,3 +126,28 @@ def test_a_scan_whose_thresholds_all_failed_says_failed_and_exits_1():
     below_onset = CliRunner().invoke(main, ["scaling", "copy-heads", "--attention", "softmax", "--V", "4", "--L-min",
                                             "2", "--L-max", "8", "--json"])
     assert below_onset.exit_code == 0 and json.loads(below_onset.stdout)["status"] == "not_found", below_onset.output
+
+
+def test_the_model_pages_linear_exponents_are_what_its_reproduce_commands_print():
+    """docs/models/copy_heads.md, "Linear attention": the exponents in V come from `scaling_in_V` (the command fits in
+    L only), the ones in L from `scaling copy-heads`; each quoted with the band the command prints."""
+    import re
+
+    from attnphase.api import copy_heads as api
+    from model_pages import PAGES
+
+    page = (PAGES / "copy_heads.md").read_text().replace("\n", " ")
+    assert "a.scaling_in_V('linear', 4096, [4, 8, 16, 32, 64, 128]).fit" in page
+    number = r"(−?[\d.]+)"
+    band = rf"{number} \[{number}, {number}\]"
+    quoted = re.search(rf"exponent in V {band} \(fit over V = 16…128 at L = 4096\), in L {band} \(L = 256…4096 at "
+                       rf"V = 4\); crossover `P_crossover` exponent in L {band}, in V {band}\.", page)
+    assert quoted is not None
+    in_V = api.scaling_in_V("linear", 4096, [4, 8, 16, 32, 64, 128]).fit
+    in_L = api.scaling("linear", 4, 16, 4096).fit
+    fits = (in_V["P_star"], in_L["P_star"], in_L["P_crossover"], in_V["P_crossover"])
+    assert [f.n for f in fits] == [4, 5, 5, 4]
+    for k, fit in enumerate(fits):
+        decimals = len(quoted.group(3 * k + 1).split(".")[1])
+        printed = [f"{v:.{decimals}f}".replace("-", "−") for v in (fit.exponent, fit.exponent_low, fit.exponent_high)]
+        assert printed == list(quoted.groups()[3 * k:3 * k + 3]), (k, printed)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
 
@@ -43,9 +44,13 @@ DERIVE_HELP = f"""Render a model's equations to Markdown (LaTeX inside), from it
 @json_option
 def derive(model: str, check: bool, directory: Path | None, as_json: bool) -> None:
     """Render derivations/<model>.md (the help text is `DERIVE_HELP`, which names the registered models)."""
+    given = directory is not None
     directory = directory or default_derivations_dir()
     # Checked before rendering (seconds of SymPy per model); --check only reads, so a read-only checkout is fine.
     problem = None if check else why_not_writable(directory, directory=True)
+    if check and not directory.is_dir():  # nothing to compare with: not a stale page, a wrong path
+        problem = (f"{directory} does not exist: --check compares the pages in an existing directory"
+                   + ("" if given else " (the default; give --dir)"))
     if problem is not None:
         raise click.BadParameter(problem, param_hint="'--dir'")
     names = model_names() if model == "all" else [model]
@@ -64,6 +69,7 @@ def derive(model: str, check: bool, directory: Path | None, as_json: bool) -> No
             written.append(str(path))
     emit("derive", model, {"check": check, "dir": str(directory)}, {"stale": stale, "written": written}, as_json)
     if stale:
-        if not as_json:
-            click.echo("stale derivations (run `attnphase derive all`): " + ", ".join(stale), err=True)
+        if not as_json:  # the command that rewrites these pages: the same model and directory, without --check
+            again = f"attnphase derive {model}" + (f" --dir {shlex.quote(str(directory))}" if given else "")
+            click.echo(f"stale derivations (run `{again}`): " + ", ".join(stale), err=True)
         sys.exit(1)

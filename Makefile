@@ -1,5 +1,5 @@
 # Two commands do all the set-up on a fresh machine with Python 3.11+:
-#   make demo   -> virtual environment + `attnphase reproduce all --quick --out reports`
+#   make demo   -> virtual environment + `attnphase reproduce --out reports`
 #   make test   -> virtual environment + the default test suite
 PYTHON ?= python3
 VENV   := .venv
@@ -27,7 +27,7 @@ $(DOCS_STAMP): $(STAMP)
 setup: $(STAMP)
 
 demo: setup
-	$(BIN)/attnphase reproduce all --quick --out reports
+	$(BIN)/attnphase reproduce --out reports
 
 # The default suite on both cores: two pytest-xdist workers, each stealing queued tests from the other when
 # it runs dry, so that the few long tests do not leave one core idle at the end. A test still running after

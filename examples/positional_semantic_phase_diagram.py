@@ -38,8 +38,8 @@ for row in curve.rows():
 # Against the converged values of the model's reference page (α_c(0.3) = 1.25154 ± 0.00005, α_c(0.45) =
 # 2.1990 ± 0.0010 from `threshold` at its default tolerance), the two tensor values of the quick version lie
 # within their spreads (1.2552 ± 0.0078 and 2.1996 ± 0.0044). A tensor spread is not a bound: at small ω the
-# tensor α_l is off by more than its spread (the phase diagram of `attnphase reproduce positional-semantic
-# --quick` shows it).
+# tensor α_l is off by more than its spread (the phase diagram of `attnphase reproduce positional-semantic`,
+# the quick report, shows it).
 
 # %%
 fig = ps.plot_phase_diagram(curve)

@@ -36,6 +36,21 @@ def test_derive_check_reports_an_up_to_date_page(tmp_path):
     assert run("derive", "potts", "--check", "--dir", str(tmp_path)).exit_code == 0
 
 
+@pytest.mark.parametrize("options, quick", [([], True), (["--quick"], True), (["--full"], False)])
+def test_reproduce_runs_the_reduced_sizes_unless_full_is_asked(options, quick, tmp_path, monkeypatch):
+    """The main job is `attnphase reproduce` as it stands (a few minutes on two cores); the papers' sizes, hours, only
+    with --full. Each model is asked for the sizes of the option, and the JSON names them."""
+    import attnphase.cli.reproduce as reproduce_cli
+
+    asked = []
+    monkeypatch.setattr(reproduce_cli, "run_model",
+                        lambda name, out_dir, quick, device: asked.append((name, quick)) or {"value": 1.0})
+    result = CliRunner().invoke(main, ["reproduce", "all", *options, "--out", str(tmp_path), "--json"])
+    assert result.exit_code == 0, result.output
+    assert asked == [(name, quick) for name in reproduce_cli.MODELS_WITH_REPORTS]
+    assert json.loads(result.stdout)["parameters"]["quick"] is quick
+
+
 def test_unknown_model_exits_2_naming_the_choices():
     result = run("reproduce", "no-such-model")
     assert result.exit_code == 2

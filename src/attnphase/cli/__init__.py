@@ -40,7 +40,7 @@ def main() -> None:
     Examples:
       attnphase derive all --check
       attnphase solve positional-semantic --omega 0.3 --alpha 1.25 --json
-      attnphase reproduce all --quick --out reports
+      attnphase reproduce --out reports
     """
 
 

@@ -30,26 +30,28 @@ def _help(text: str) -> str:
 
 REPRODUCE_HELP = _help("""Write a report directory per model: report.md, PNG figures and the CSV behind each figure.
 
-    MODEL is one of {models}, or all ({count} models). Each model's report is written as soon as that
-    model finishes, so an interrupted run keeps the reports already written; the run ends with a table of
-    each model's headline numbers, time and report (--json: every headline number). The full run takes
-    several hours on 2 cores: signal-recovery about 45-60 minutes; positional-semantic computes alpha_c
-    and alpha_l at 20 values of omega (about 3 minutes for all 20 on 2 idle cores, the curve of
+    MODEL is one of {models}, or all ({count} models). By default (--quick) the models run at reduced sizes: all
+    {count} in about 5 minutes on 2 idle cores, every number with its error. --full runs the papers' sizes and takes
+    several hours on 2 cores: signal-recovery about 45-60 minutes; positional-semantic computes alpha_c and alpha_l
+    at 20 values of omega (about 3 minutes for all 20 on 2 idle cores, the curve of
     benchmarks/bench_positional_semantic.py), both branches at 11 values of alpha, and runs the d = 1000
     gradient-descent validation (1-2 CPU-hours); copy-heads adds long Langevin chains for the hysteresis and
-    bimodality figures. The
-    simulations run on CUDA when a GPU is present (--device auto).
+    bimodality figures. Each model's report is written as soon as that model finishes, so an interrupted run keeps
+    the reports already written; the run ends with a table of each model's headline numbers, time and report
+    (--json: every headline number). The simulations run on CUDA when a GPU is present (--device auto).
 
     \b
     Examples:
-      attnphase reproduce all --quick --out reports
-      attnphase reproduce copy-heads --out reports
+      attnphase reproduce --out reports
+      attnphase reproduce copy-heads --full --out reports
     """)
 
 
 @click.command(help=REPRODUCE_HELP)
 @click.argument("model", type=click.Choice(MODELS_WITH_REPORTS + ["all"]), default="all", metavar="[MODEL|all]")
-@click.option("--quick", is_flag=True, help=_help("Reduced sizes: all {count} models in about 5 minutes on 2 idle cores."))
+@click.option("--quick/--full", default=True, show_default=True,
+              help=_help("--quick: reduced sizes, all {count} models in about 5 minutes on 2 idle cores; --full: the "
+                         "papers' sizes, several hours."))
 @click.option(
     "--out", "out_dir", type=OutputPath(directory=True), default=Path("reports"),
     show_default=True, help="Directory that receives one report directory per model.",

@@ -251,7 +251,7 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
         f"Linear baseline ε_g^lin = {baseline:.8f} (closed form at σ = 0.5: 0.00402323 (1−ω)² = "
         f"{0.00402323 * (1 - OMEGA) ** 2:.8f}).",
         *(["", "Quick mode: the branches are `solve`'s to the quick tolerance, and the phase diagram climbs the "
-           "split-line rules to it without the outer-split check; `attnphase reproduce positional-semantic` (full), "
+           "split-line rules to it without the outer-split check; `attnphase reproduce positional-semantic --full`, "
            "`attnphase solve positional-semantic` and `attnphase threshold positional-semantic` verify every value "
            "to the default tolerances."] if quick else []),
         "",

@@ -306,6 +306,8 @@ def test_a_limited_result_may_take_the_spread_over_its_whole_family():
     assert narrow.status == wide.status == "limited" and narrow.values == wide.values
     assert narrow.errors["integral"] < abs(narrow.values["integral"] - 1.0) <= wide.errors["integral"]
     assert wide.errors["integral"] >= max(SCATTERING.values()) - min(SCATTERING.values())
+    # the message quotes the error the result reports, not the window's it replaced
+    assert f"integral error {wide.errors['integral']:.3g} above the tolerance" in wide.message, wide.message
     met = climb(solve, rungs, measure, tolerance=Tolerance(atol=0.01), error="spread", window=3, widen_limited=True)
     assert met.status == "converged" and met.errors == climb(solve, rungs, measure, tolerance=Tolerance(atol=0.01),
                                                                error="spread", window=3).errors

@@ -285,6 +285,7 @@ def climb(solve: Callable[[Any, Any], Any], rungs: Sequence[Rung], measure: Call
                             "tolerance requested"), rungs[index].label, check, answers[index], tuple(answers))
     if widen_limited and error == "spread" and window is not None:
         errors = _widened_to_the_family(errors, measured, [rungs[i].family for i in solved], window)
+        unmet = _unmet(tolerance, values, errors)  # the message quotes the errors the result reports
     worst = max(unmet, key=lambda u: u[1] / u[2] if u[2] > 0 else math.inf)
     shortfall = (f"{worst[0]} still drifts in one direction without slowing (no error bound)" if math.isinf(worst[1])
                  else f"{worst[0]} error {worst[1]:.3g} above the tolerance {worst[2]:.3g}")

@@ -101,6 +101,7 @@ def adam_4000():
     return api.simulate("softmax", 4, 4, 200.0, algorithm="adam", seed=2, device="cpu")
 
 
+@pytest.mark.slow
 def test_adam_result_does_not_move_with_more_steps(adam_4000):
     """Softmax L = V = 4, P = 200, seed 2: Adam (lr 0.05) reaches the minimum within 1000 steps and then leaves it
     (after 8000 steps U is 4e-3 higher and c has moved by 7e-4 in one run, 300 000 of the former bars). Each run now
@@ -234,16 +235,18 @@ def test_a_prior_variance_the_theory_cannot_use_is_refused_with_its_range(attent
     assert at.status == Status.CONVERGED and above.status == Status.FAILED
 
 
-def test_a_rejected_theory_is_said_at_top_level_while_the_status_stays_the_runs():
+def test_a_rejected_theory_is_said_at_top_level_while_the_status_stays_the_runs(monkeypatch):
     """Softmax L = 8, V = 4, P = 400, 4 chains × 3000 steps, seed 3 (the audit's run): the chains mix (status converged,
     as every model's `simulate` reports its run), but c_copy rejects the homogeneous action (docs: 0.603 at 400 is
     rejected) at z ≈ −10: `theory_agrees` is False and the message names the rejected quantity with its numbers,
-    z recomputed here from the mean, its error and the theory. Also the CLI's JSON carries it."""
+    z recomputed here from the mean, its error and the theory. Also the CLI's JSON carries it (the command given the
+    same options gets this run, not a second one of the same seconds)."""
     import dataclasses
     import json
 
     from click.testing import CliRunner
 
+    import attnphase.api.copy_heads as copy_heads_api
     from attnphase.cli import main
 
     r = api.simulate("softmax", 8, 4, 400.0, trials=4, steps=3000, seed=3, device="cpu")
@@ -264,10 +267,14 @@ def test_a_rejected_theory_is_said_at_top_level_while_the_status_stays_the_runs(
     undecided = (dataclasses.replace(at_means[0], agrees=None),) + at_means[1:]
     assert dataclasses.replace(r, comparisons=undecided).theory_agrees is None
 
+    asked = []
+    monkeypatch.setattr(copy_heads_api, "simulate", lambda *args, **kwargs: asked.append((args, kwargs)) or r)
     out = CliRunner().invoke(main, ["simulate", "copy-heads", "--attention", "softmax", "--L", "8", "--V", "4",
                                     "--P", "400", "--trials", "4", "--steps", "3000", "--seed", "3", "--device", "cpu",
                                     "--json"])
     assert out.exit_code == 0, out.output
+    ((args, kwargs),) = asked
+    assert args == ("softmax", 8, 4, 400.0) and (kwargs["trials"], kwargs["steps"], kwargs["seed"]) == (4, 3000, 3)
     payload = json.loads(out.stdout)
     assert payload["theory_agrees"] is False and payload["status"] == "converged"
     assert "the theory is rejected by c_copy" in payload["message"]

@@ -436,6 +436,7 @@ def test_outer_split_rule_gives_phi_to_1e8_where_the_plain_rules_oscillate_by_1e
     assert abs(split[1] - phis[-1]) <= max(phis) - min(phis)  # the ladder's error bounds the top rung's
 
 
+@pytest.mark.slow
 def test_the_check_lines_accuracy_covers_panels_a_hundred_times_finer_and_every_node():
     """CHECK_PHI_ACCURACY against a recomputation: Φ of both branches at the reference states at ω = 0.3, α = 1.25 on
     the check rule (16, 14) as the check computes it and with its lines' panels to 1e-10 and the nodes below

@@ -75,7 +75,7 @@ def test_beta_c_to_30_digits_first_order_with_its_spinodals_and_jump(q, threshol
         assert abs(mpmath.mpf(result.jump) - mpmath.mpf(q - 2) / (q - 1)) <= result.jump_error <= 1e-16
 
 
-@pytest.mark.parametrize("q", [6, 8, 20, 21, 50, 200, MAX_Q])
+@pytest.mark.parametrize("q", [6, 8, 20, 21, 50, 200, pytest.param(MAX_Q, marks=pytest.mark.slow)])  # MAX_Q: 5 s
 def test_beta_c_to_15_digits_over_the_whole_range_of_q(q):
     """Every allowed q: the branches are followed to βJ = 1.25 q, where the ordered state's 1 − x ~ q e^{−1.25 q}
     (1e-269 at q = 500) sets the scale of ∂f/∂u."""
@@ -110,8 +110,9 @@ def ordered_log_odds(q, J, beta):
         return mpmath.findroot(lambda u: u - coupling * m(u), coupling)
 
 
+# Slow: βJ = 500 (9 s of mpmath at its digits) and q = 500 (5 s of continuation up to βJ = 1.25 q).
 @pytest.mark.parametrize("q, beta", [(3, 30.0), (3, 100.0), pytest.param(3, MAX_BETA_J, marks=pytest.mark.slow),
-                                     (21, 10.0), (500, 13.0)])  # βJ = 500: 9 s of mpmath at its digits
+                                     (21, 10.0), pytest.param(500, 13.0, marks=pytest.mark.slow)])
 def test_solve_deep_in_the_ordered_phase(q, beta):
     """Far below the fold temperature the ordered minimum has 1 − x down to e^{−βJ}: its m and f against the
     hand-written stationarity and free energy in mpmath; the disordered state is a minimum while βJ < q."""

@@ -26,6 +26,7 @@ from attnphase.errors import ParameterError
 from attnphase.numeric.gauss import (
     GaussHermiteRule,
     covariance_factor,
+    default_min_nodes_per_dim,
     gaussian_expectation,
     pruned_tensor_rule,
     sobol_expectation,
@@ -193,6 +194,109 @@ def test_kink_is_reported_as_slow():
     assert abs(res.value - exact) <= res.error
     smooth = gaussian_expectation(lambda z: np.cos(z[:, 0]), [0.0], [[1.0]])
     assert smooth.converged and not smooth.slow_convergence
+
+
+def relu_closed_form(a: float) -> float:
+    """E[max(z - a, 0)] = phi(a) - a Q(a) for z ~ N(0, 1), Q(a) = P(z > a)."""
+    with mpmath.workdps(30):
+        a = mp(a)
+        return float(mpmath.npdf(a) - a * mpmath.ncdf(-a))
+
+
+def upper_tail(a: float) -> float:
+    """Q(a) = P(z > a) = E[1(z > a)] for z ~ N(0, 1)."""
+    with mpmath.workdps(30):
+        return float(mpmath.ncdf(-mp(a)))
+
+
+CAPS = (36, 64, 96, 128, 192, None)  # None: the default cap, 256 nodes in one dimension
+
+
+@pytest.mark.parametrize("cap", CAPS)
+@pytest.mark.parametrize("a", [0.1, 0.3, 0.7])
+def test_error_bar_covers_a_shifted_kink(a, cap):
+    """relu(z - a): the error of each rule depends on where a falls between its nodes, so successive rules can
+    agree by chance (the estimate from the last difference and its geometric tail missed relu(z - 0.3) at a cap
+    of 128 nodes: 1.39e-3 reported, 1.54e-3 off). The bar must cover the closed form, and a kink never converges
+    to the default tolerance."""
+    res = gaussian_expectation(lambda z: np.maximum(z[:, 0] - a, 0.0), [0.0], [[1.0]], max_nodes_per_dim=cap)
+    assert abs(res.value - relu_closed_form(a)) <= res.error
+    assert not res.converged and res.slow_convergence
+    assert len(res.history) >= 4
+
+
+@pytest.mark.parametrize("cap", CAPS)
+@pytest.mark.parametrize("a", [0.1, 0.3, 0.7, -0.3])
+def test_an_off_centre_jump_is_not_converged_at_a_wrong_value(a, cap):
+    """1(z > a): with even node counts no node of the 8- and 12-node rules lies in (0, 0.3], both gave 1/2 exactly
+    and the result was 'converged' at 0.5 with error 1.4e-14 (Q(0.3) = 0.382). The bar must cover Q(a), and
+    the jump must not be called converged."""
+    res = gaussian_expectation(lambda z: (z[:, 0] > a).astype(float), [0.0], [[1.0]], max_nodes_per_dim=cap)
+    assert abs(res.value - upper_tail(a)) <= res.error
+    assert not res.converged and "not converged" in res.message
+
+
+@pytest.mark.parametrize("tol", [1e-2, 3e-3, 1e-3])
+@pytest.mark.parametrize("a", [0.1, 0.3, 0.7])
+def test_a_kink_at_a_loose_tolerance_converges_only_within_its_error(a, tol):
+    """Three rules can agree on a kink well within a loose tolerance (relu(z - 0.3) on 9, 15 and 23 nodes: three
+    times the larger difference is 4.1e-3, the 23-node value is 6.7e-3 off): converged needs four rules."""
+    res = gaussian_expectation(lambda z: np.maximum(z[:, 0] - a, 0.0), [0.0], [[1.0]], tol=tol)
+    assert abs(res.value - relu_closed_form(a)) <= res.error
+    if res.converged:
+        assert res.error <= tol and len(res.history) >= 4
+
+
+@pytest.mark.parametrize("power", [1, 5])
+@pytest.mark.parametrize("cap", [36, 60, 128])
+@pytest.mark.parametrize("a", [-0.15, 1.4875])
+def test_a_kink_whose_differences_shrink_fast_for_a_while_is_not_taken_for_a_smooth_integrand(a, cap, power):
+    """relu(z - 1.4875) on 9, 15, 23 and 35 nodes differs by 4.2e-3, 3.4e-4, 3.3e-5 while 2.0e-4 off; relu(z + 0.15)^5
+    on 9 ... 53 nodes by ratios 0.12, 0.14, 0.003 while 5.7e-6 off. Taken for exponential convergence, the last
+    difference would be the error."""
+    exact = relu_closed_form(a) if power == 1 else float(mpmath.quad(
+        lambda t: mpmath.npdf(t) * (t - a) ** power, [a, mpmath.inf]))
+    res = gaussian_expectation(lambda z: np.maximum(z[:, 0] - a, 0.0) ** power, [0.0], [[1.0]],
+                               max_nodes_per_dim=cap)
+    assert abs(res.value - exact) <= res.error
+
+
+def test_error_bar_covers_jumps_and_kinks_wherever_they_are():
+    """Coverage over positions: 1(z > a) and relu(z - a), a from -2.5 to 2.5 in steps of 1/16, node caps from 36 to
+    256. The estimate is three times the largest of the last four differences; twice would leave the jump at 0
+    (cap 36: 0.80 of the estimate) uncovered."""
+    worst = 0.0
+    for a in np.arange(-2.5, 2.5 + 1e-9, 0.0625):
+        for f, exact in ((lambda z: (z[:, 0] > a).astype(float), upper_tail(a)),
+                         (lambda z: np.maximum(z[:, 0] - a, 0.0), relu_closed_form(a))):
+            for cap in (36, 48, 64, 96, 128, 192, 256):
+                res = gaussian_expectation(f, [0.0], [[1.0]], max_nodes_per_dim=cap)
+                assert abs(res.value - exact) <= res.error, (a, cap, res.value, exact, res.error)
+                assert not res.converged or res.error <= 1e-10
+                worst = max(worst, abs(res.value - exact) / res.error)
+    assert worst > 0.5  # the scan does reach the cases that set the factor
+
+
+def test_smooth_integrands_stay_cheap():
+    """Exponential convergence is recognised after four or five rules: E[exp(a.z)] converges to 1e-11 by 35 nodes
+    per dimension in 1 to 3 dimensions, and by the 41-node rule, the fifth under the 45-node cap, in 4."""
+    for dim, seed in CASES:
+        mu, cov, a, _ = correlated_case(dim, seed)
+        res = gaussian_expectation(lambda z: np.exp(z @ a), mu, cov, tol=1e-11)
+        assert res.converged and res.nodes_per_dim <= (35 if dim < 4 else 41)
+        assert not res.slow_convergence
+        # A polynomial is exact on every rule: three rules that agree to rounding suffice.
+        poly = gaussian_expectation(lambda z: (z @ a) ** 4, mu, cov, tol=1e-11, rtol=1e-13)
+        assert poly.converged and len(poly.history) == 3
+
+
+def test_the_refinement_sequence():
+    """Odd node counts growing by ~1.5 (every rule has a node at 0); the first rule is 9, or 7 where that leaves
+    room for more of the five rules the estimate looks at."""
+    steps = gaussian_expectation(lambda z: np.maximum(z[:, 0], 0.0), [0.0], [[1.0]]).history
+    assert [s.nodes_per_dim for s in steps] == [9, 15, 23, 35, 53, 81, 123, 185]
+    assert default_min_nodes_per_dim(4) == 7  # 7, 11, 17, 27, 41 under the 45-node cap; 9 gives 9, 15, 23, 35
+    assert default_min_nodes_per_dim(1, 40) == 9 and default_min_nodes_per_dim(1, 45) == 7
 
 
 def test_nonfinite_integrand_is_a_status():

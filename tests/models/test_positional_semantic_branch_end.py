@@ -236,6 +236,7 @@ def _alive_on_split_line_8(omega: float, alpha: float, near: tuple[float, float,
     return params, alive
 
 
+@pytest.mark.slow  # 10 s; the end's extrapolation stays in the default suite on the closed forms above
 def test_the_positional_branch_at_omega_zero_ends_where_the_trivial_state_loses_stability_in_m():
     """ω = 0, split-line 8: from the branch's fixed point at α = 0.8874 (|m| ≈ 0.049), solved at |m|/2, /4, /8 for α
     and extrapolated in m², the end is α_e = 0.90158; it lies within its error of the pitchfork of the trivial state.

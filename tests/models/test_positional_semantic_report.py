@@ -76,3 +76,45 @@ def test_the_lower_training_loss_is_undecided_where_the_gap_lies_within_the_erro
     unsolved = SimpleNamespace(branches=one.branches, missing=(SimpleNamespace(branch="positional",
                                                                                status=Status.FAILED),))
     assert report.lower_training_loss(unsolved) == ("undecided", "α = 3: undecided (positional not solved)")
+
+
+def _found(name, alpha, status, message, **errors):
+    """A found branch with the values of ω = 0.3, α = 0.75 and the given errors (the others 1e-3 of the value)."""
+    from types import SimpleNamespace
+
+    values = {"q": 0.0539, "m": 0.0, "theta": -0.0391, "V": 28.6, "test_error": 0.00367, "train_loss": 0.00185,
+              "free_energy": -0.00185}
+    within = {field: 1e-3 * abs(value) for field, value in values.items()}
+    return SimpleNamespace(branch=name, alpha=alpha, status=status, message=message, rule="count-split 16",
+                           errors={**within, **errors}, **values)
+
+
+def test_a_limited_branch_names_the_fields_above_the_tolerance_and_carries_the_solvers_message():
+    """Audit r12 F2: a limited branch's row says which fields missed the tolerance (error > tol·|value|; a field
+    without a finite error too), in branches.csv (above_tolerance, and the solver's message on every row) and in the
+    report's table (its status cell, a numbered note with the message below), and the report says what limited
+    means. The values are those of the full report's α = 0.75 semantic branch (θ 0.0391 ± 0.00137, V ± 0.13 against
+    the tolerance 3e-3 of the value)."""
+    from types import SimpleNamespace
+
+    message = ("top rung count-split 16 (checked on count-split 12, count-split 14): theta error 0.00137 above the "
+               "tolerance 0.000117")
+    limited = _found("semantic", 0.75, Status.LIMITED, message, theta=0.00137, V=0.13, train_loss=math.nan)
+    converged = _found("positional", 0.75, Status.CONVERGED, "count-split 14 checked on count-split 10, count-split "
+                       "12: every requested tolerance met")
+    assert report.above_tolerance(limited, 3e-3) == ["theta", "V", "train_loss"]  # no bound: above
+    assert report.above_tolerance(converged, 3e-3) == []
+    rows = report.branch_rows([SimpleNamespace(tol=3e-3, branches=(converged, limited), missing=())])
+    assert [(r["above_tolerance"], r["message"]) for r in rows] == [("", converged.message), ("theta V train_loss",
+                                                                                              message)]
+    lines = report.branch_table(rows, 3e-3)
+    table = [line for line in lines if line.startswith("| 0.75")]
+    assert table[0].endswith("| converged |")
+    assert table[1].endswith("| limited (abs(θ), V, ε_t) [1] |") and table[1].count("|") == 8  # seven cells
+    text = "\n".join(lines)
+    assert "limited where the solve ended with some field's error above it" in text
+    assert "(0.003 of the field's value)" in text
+    assert f"* [1] α = 0.75, semantic: {message}" in lines
+    # nothing limited: the status is still explained, without notes
+    lines = report.branch_table(rows[:1], 3e-3)
+    assert "limited where the solve ended" in "\n".join(lines) and not any(line.startswith("* [") for line in lines)

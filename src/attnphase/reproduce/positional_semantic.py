@@ -45,7 +45,8 @@ from attnphase.reproduce.positional_semantic_gd import (OMEGA, THEORY_TOL, cache
                                                        reference_entry, simulate_run)
 
 __all__ = ["CURVE_OMEGAS", "QUICK_CURVE_OMEGAS", "QUICK_LINES", "QUICK_TOL", "BRANCH_ALPHAS", "QUICK_BRANCH_ALPHAS",
-           "QUICK_GD", "quick_rules", "branch_results", "branch_rows", "lower_training_loss", "quick_gd_points", "run"]
+           "QUICK_GD", "FIELD_LABELS", "quick_rules", "branch_results", "above_tolerance", "branch_rows",
+           "branch_table", "lower_training_loss", "quick_gd_points", "run"]
 
 # The quick report's phase diagram: the split-line rules 6, 8, 10 (12 where their spread does not bound the value) to
 # QUICK_TOL, without the outer-split check. Each error is the spread of the last three rungs (0.0008-0.02 in α), and
@@ -92,18 +93,68 @@ def branch_results(alphas, tol: float, rules="auto", kept: Path | None = None) -
     return [stored[a] for a in alphas]
 
 
+# The fields of a branch as the report names them (abs(m) and abs(θ): the sign a path carries means nothing; no "|",
+# which would end a Markdown table's cell).
+FIELD_LABELS = {"q": "q", "m": "abs(m)", "theta": "abs(θ)", "V": "V", "test_error": "ε_g", "train_loss": "ε_t",
+                "free_energy": "Φ"}
+
+
+def above_tolerance(branch, tol: float) -> list[str]:
+    """The fields of a found branch whose error is above the tolerance `solve` asks of every field, tol·|value|
+    (relative), in FIELD_LABELS' order; an error that is not finite bounds nothing and counts as above. Empty for a
+    converged branch; for a limited one, the fields that missed (the solver's message names the worst)."""
+    return [name for name in FIELD_LABELS
+            if not branch.errors.get(name, math.nan) <= tol * abs(getattr(branch, name))]
+
+
 def branch_rows(results) -> list[dict]:
-    """One row per (α, branch) with every field and its error; missing branches with their status."""
+    """One row per (α, branch) with every field and its error, the fields above the tolerance (`above_tolerance`,
+    by their names in FIELD_LABELS, separated by spaces) and the solver's message (for a limited branch it names
+    the field that missed the tolerance); missing branches with their status and message."""
     rows = []
     for r in results:
         for b in r.branches:
             rows.append({"alpha": b.alpha, "branch": b.branch, "status": str(b.status), "rule": b.rule,
-                         **{k: v for name in ("q", "m", "theta", "V", "test_error", "train_loss", "free_energy")
+                         **{k: v for name in FIELD_LABELS
                             for k, v in ((name, abs(getattr(b, name)) if name in ("m", "theta") else getattr(b, name)),
-                                         (name + "_error", b.errors.get(name, math.nan)))}})
+                                         (name + "_error", b.errors.get(name, math.nan)))},
+                         "above_tolerance": " ".join(above_tolerance(b, r.tol)), "message": b.message})
         for m in r.missing:
             rows.append({"branch": m.branch, "status": str(m.status), "message": m.message})
     return rows
+
+
+def branch_table(rows: list[dict], tol: float) -> list[str]:
+    """The report's table of the branches (rows of `branch_rows`), then what their status means and a note per
+    limited row (numbered in its status cell, with the fields above the tolerance): the solver's message."""
+    notes = []
+
+    def status(row) -> str:
+        if row["status"] != str(Status.LIMITED):
+            return row["status"]
+        notes.append(row)
+        missed = ", ".join(FIELD_LABELS[name] for name in row["above_tolerance"].split())
+        return f"limited{f' ({missed})' if missed else ''} [{len(notes)}]"
+
+    lines = [
+        "| α | branch | abs(m) or abs(θ) | q | ε_g | ε_t = −Φ | status |",
+        "|---|---|---|---|---|---|---|",
+        *[f"| {r['alpha']:.2f} | {r['branch']} | {r['m' if r['branch'] == 'positional' else 'theta']:.4f} "
+          f"{_plus_minus(r['m_error' if r['branch'] == 'positional' else 'theta_error'])} | {r['q']:.5f} "
+          f"{_plus_minus(r['q_error'])} | {r['test_error']:.6f} {_plus_minus(r['test_error_error'])} | "
+          f"{r['train_loss']:.7f} {_plus_minus(r['train_loss_error'])} | {status(r)} |" for r in rows if "q" in r],
+        *[f"| | {r['branch']} | missing: {r['message'][:120]} | | | | {r['status']} |" for r in rows if "q" not in r],
+    ]
+    lines += ["", f"Status of a found branch: converged where every field's error is within the tolerance ({tol:g} "
+              "of the field's value), limited where the solve ended with some field's error above it (the solver's "
+              "message says why). A limited branch's values are those of its rule (branches.csv, column rule), each "
+              "with its error (larger than the tolerance, or no bound); the fields in parentheses are those whose "
+              "error is above the tolerance (V and Φ, not in the table, included), the others meet it. branches.csv "
+              "names them for every row (column above_tolerance) beside the solver's message (column message)"
+              + (", which for each limited branch reads:" if notes else "."),
+              *([""] + [f"* [{k}] α = {r['alpha']:g}, {r['branch']}: {r['message']}" for k, r in enumerate(notes, 1)]
+                if notes else [])]
+    return lines
 
 
 def lower_training_loss(result) -> tuple[str, str]:
@@ -257,13 +308,7 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
         "",
         f"## Branches at ω = {OMEGA}",
         "",
-        "| α | branch | abs(m) or abs(θ) | q | ε_g | ε_t = −Φ | status |",
-        "|---|---|---|---|---|---|---|",
-        *[f"| {r['alpha']:.2f} | {r['branch']} | {r['m' if r['branch'] == 'positional' else 'theta']:.4f} "
-          f"{_plus_minus(r['m_error' if r['branch'] == 'positional' else 'theta_error'])} | {r['q']:.5f} {_plus_minus(r['q_error'])} | "
-          f"{r['test_error']:.6f} {_plus_minus(r['test_error_error'])} | {r['train_loss']:.7f} {_plus_minus(r['train_loss_error'])} | "
-          f"{r['status']} |" for r in rows if "q" in r],
-        *[f"| | {r['branch']} | missing: {r['message'][:120]} | | | | {r['status']} |" for r in rows if "q" not in r],
+        *branch_table(rows, tol_fields),
         "",
         "Branch with the lower training loss (larger Φ) at each α, decided only where the Φ gap exceeds the sum of "
         "the two branches' errors (as `sweep`), \"undecided\" otherwise:",

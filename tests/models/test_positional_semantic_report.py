@@ -118,3 +118,32 @@ def test_a_limited_branch_names_the_fields_above_the_tolerance_and_carries_the_s
     # nothing limited: the status is still explained, without notes
     lines = report.branch_table(rows[:1], 3e-3)
     assert "limited where the solve ended" in "\n".join(lines) and not any(line.startswith("* [") for line in lines)
+
+
+def test_a_missing_branch_has_its_alpha_in_branches_csv_and_in_the_table(tmp_path):
+    """Audit r12 F3: a missing branch's row carries its α (branches.csv and the report's table, where it stands with
+    the other branch at that α), also at an α where neither branch is found (a SolveResult does not hold its α)."""
+    from dataclasses import replace
+    from types import SimpleNamespace
+
+    from attnphase.models.positional_semantic.results import MissingBranch
+    from attnphase.report import write_csv
+
+    absent = MissingBranch("semantic", Status.NOT_FOUND, "semantic branch does not reach α")
+    results = [SimpleNamespace(tol=3e-3, branches=(_found("positional", 0.5, Status.CONVERGED, "met"),),
+                               missing=(absent,)),
+               SimpleNamespace(tol=3e-3, branches=(), missing=(absent, replace(absent, branch="positional"))),
+               SimpleNamespace(tol=3e-3, branches=(_found("semantic", 1.0, Status.CONVERGED, "met"),), missing=())]
+    rows = report.branch_rows(results, [0.5, 0.75, 1.0])
+    assert [(r["alpha"], r["branch"]) for r in rows] == [(0.5, "positional"), (0.5, "semantic"), (0.75, "semantic"),
+                                                         (0.75, "positional"), (1.0, "semantic")]
+    write_csv(tmp_path / "branches.csv", rows)
+    lines = (tmp_path / "branches.csv").read_text().splitlines()
+    assert lines[2].startswith("0.5,semantic,not_found,") and lines[3].startswith("0.75,semantic,not_found,")
+    table = [line for line in report.branch_table(rows, 3e-3) if line.startswith("| 0") or line.startswith("| 1")]
+    assert [line.split(" | ")[:2] for line in table] == [["| 0.50", "positional"], ["| 0.50", "semantic"],
+                                                          ["| 0.75", "semantic"], ["| 0.75", "positional"],
+                                                          ["| 1.00", "semantic"]]
+    assert table[1].startswith("| 0.50 | semantic | missing: semantic branch does not reach α |")
+    # without the α list: a found branch's α where there is one
+    assert [r["alpha"] for r in report.branch_rows(results[:1])] == [0.5, 0.5]

@@ -107,12 +107,15 @@ def above_tolerance(branch, tol: float) -> list[str]:
             if not branch.errors.get(name, math.nan) <= tol * abs(getattr(branch, name))]
 
 
-def branch_rows(results) -> list[dict]:
+def branch_rows(results, alphas=None) -> list[dict]:
     """One row per (α, branch) with every field and its error, the fields above the tolerance (`above_tolerance`,
     by their names in FIELD_LABELS, separated by spaces) and the solver's message (for a limited branch it names
-    the field that missed the tolerance); missing branches with their status and message."""
+    the field that missed the tolerance); missing branches with their α, status and message. alphas: the α of each
+    result (a SolveResult does not hold it; without them a missing branch takes the α of a branch found beside it,
+    NaN where none is)."""
     rows = []
-    for r in results:
+    for k, r in enumerate(results):
+        alpha = alphas[k] if alphas is not None else r.branches[0].alpha if r.branches else math.nan
         for b in r.branches:
             rows.append({"alpha": b.alpha, "branch": b.branch, "status": str(b.status), "rule": b.rule,
                          **{k: v for name in FIELD_LABELS
@@ -120,7 +123,7 @@ def branch_rows(results) -> list[dict]:
                                          (name + "_error", b.errors.get(name, math.nan)))},
                          "above_tolerance": " ".join(above_tolerance(b, r.tol)), "message": b.message})
         for m in r.missing:
-            rows.append({"branch": m.branch, "status": str(m.status), "message": m.message})
+            rows.append({"alpha": alpha, "branch": m.branch, "status": str(m.status), "message": m.message})
     return rows
 
 
@@ -136,15 +139,17 @@ def branch_table(rows: list[dict], tol: float) -> list[str]:
         missed = ", ".join(FIELD_LABELS[name] for name in row["above_tolerance"].split())
         return f"limited{f' ({missed})' if missed else ''} [{len(notes)}]"
 
-    lines = [
-        "| α | branch | abs(m) or abs(θ) | q | ε_g | ε_t = −Φ | status |",
-        "|---|---|---|---|---|---|---|",
-        *[f"| {r['alpha']:.2f} | {r['branch']} | {r['m' if r['branch'] == 'positional' else 'theta']:.4f} "
-          f"{_plus_minus(r['m_error' if r['branch'] == 'positional' else 'theta_error'])} | {r['q']:.5f} "
-          f"{_plus_minus(r['q_error'])} | {r['test_error']:.6f} {_plus_minus(r['test_error_error'])} | "
-          f"{r['train_loss']:.7f} {_plus_minus(r['train_loss_error'])} | {status(r)} |" for r in rows if "q" in r],
-        *[f"| | {r['branch']} | missing: {r['message'][:120]} | | | | {r['status']} |" for r in rows if "q" not in r],
-    ]
+    def row_line(r) -> str:  # a missing branch (no fields) at its α, in the order of the rows
+        if "q" not in r:
+            return f"| {r['alpha']:.2f} | {r['branch']} | missing: {r['message'][:120]} | | | | {r['status']} |"
+        name = "m" if r["branch"] == "positional" else "theta"
+        return (f"| {r['alpha']:.2f} | {r['branch']} | {r[name]:.4f} {_plus_minus(r[name + '_error'])} | "
+                f"{r['q']:.5f} {_plus_minus(r['q_error'])} | {r['test_error']:.6f} "
+                f"{_plus_minus(r['test_error_error'])} | {r['train_loss']:.7f} {_plus_minus(r['train_loss_error'])} | "
+                f"{status(r)} |")
+
+    lines = ["| α | branch | abs(m) or abs(θ) | q | ε_g | ε_t = −Φ | status |", "|---|---|---|---|---|---|---|",
+             *[row_line(r) for r in rows]]
     lines += ["", f"Status of a found branch: converged where every field's error is within the tolerance ({tol:g} "
               "of the field's value), limited where the solve ended with some field's error above it (the solver's "
               "message says why). A limited branch's values are those of its rule (branches.csv, column rule), each "
@@ -238,7 +243,7 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
     # the branches along α at ω = 0.3 (every value with its verified error)
     branch_alphas = QUICK_BRANCH_ALPHAS if quick else BRANCH_ALPHAS
     results = branch_results(branch_alphas, tol_fields, kept=out_dir / ("branches_quick" if quick else "branches"))
-    rows = branch_rows(results)
+    rows = branch_rows(results, branch_alphas)
     write_csv(out_dir / "branches.csv", rows)
     baseline = api.linear_baseline_error(OMEGA).value
 

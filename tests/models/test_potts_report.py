@@ -30,3 +30,36 @@ def test_the_report_says_which_deviation_is_relative(tmp_path):
     assert numbers["deviations_within_rounding_plus_error"] is True
     header = (tmp_path / "thresholds.csv").read_text().splitlines()[0]
     assert "deviation from closed form (absolute)" in header and "error estimate (absolute" in header
+
+
+def test_the_spinodals_and_the_jump_carry_their_errors_and_the_spinodals_are_rounded(tmp_path):
+    """Audit r12 F1: thresholds.csv and report.md give each spinodal and the jump of m with `threshold`'s error
+    (absolute), and a spinodal as `threshold` prints it, rounded in its last digit (the report printed its first 18
+    characters: 2.7456435767327243 for the q = 3 fold, which rounds to …244). Reference: the fold at the minimum over
+    m > 0 of βJ(m) = ln((1 + (q − 1)m)/(1 − m))/m, from mpmath at 50 digits."""
+    import csv
+
+    import mpmath
+
+    report.run(tmp_path, quick=False, states=(2, 3))
+    rows = {row["q"]: row for row in csv.DictReader((tmp_path / "thresholds.csv").open())}
+    columns = list(rows["3"])
+    for name in (report.FOLD, report.INSTABILITY, report.JUMP):
+        assert columns[columns.index(name) + 1] == f"{name} error (absolute)"
+    with mpmath.workdps(50):
+        def beta_j(m):
+            return mpmath.log((1 + 2 * m) / (1 - m)) / m
+
+        fold = beta_j(mpmath.findroot(lambda m: mpmath.diff(beta_j, m), 0.3))
+        assert rows["3"][report.FOLD] == mpmath.nstr(fold, 30, strip_zeros=False) == "2.74564357673272439688346564577"
+        error = float(rows["3"][f"{report.FOLD} error (absolute)"])
+        assert 0 < error < 1e-15 and abs(mpmath.mpf(rows["3"][report.FOLD]) - fold) <= error
+    assert rows["3"][report.INSTABILITY] == "3." + "0" * 29
+    assert float(rows["3"][f"{report.INSTABILITY} error (absolute)"]) < 1e-40
+    jump_error = float(rows["3"][report.JUMP_ERROR])
+    assert 0 < jump_error < 1e-15 and abs(float(rows["3"][report.JUMP]) - 0.5) <= jump_error
+    # q = 2: no fold (no value, no error); a continuous transition's jump is 0 exactly, error 0
+    assert rows["2"][report.FOLD] == rows["2"][f"{report.FOLD} error (absolute)"] == ""
+    assert float(rows["2"][report.JUMP]) == float(rows["2"][report.JUMP_ERROR]) == 0.0
+    text = (tmp_path / "report.md").read_text()
+    assert f"| {report.FOLD} | {report.FOLD} error (absolute) |" in text and "`jump_error` (absolute)" in text

@@ -5,7 +5,7 @@ Writes into out_dir (through `report.Report`):
   (absolute) and its deviation (absolute and relative) from the closed form
   2(q − 1) ln(q − 1)/(q − 2) (β_c J = 2 for q = 2; Wu, Rev. Mod. Phys. 54, 235 (1982)), the spinodals
   (the ordered branch's fold; the disordered state's instability at βJ = q) and the jump of m against
-  (q − 2)/(q − 1);
+  (q − 2)/(q − 1), each with its error estimate (absolute);
 * landscape.png / landscape.csv — f(m) − f(0) for q = 3 at the lower spinodal, at β_c and at the upper
   spinodal;
 * report.md.
@@ -28,7 +28,7 @@ from attnphase.models.potts import symbolic
 from attnphase.models.potts.solve import threshold
 from attnphase.report import Report
 
-__all__ = ["closed_form_beta_c", "beta_c_comparison", "run"]
+__all__ = ["closed_form_beta_c", "beta_c_comparison", "spinodal_columns", "run"]
 
 
 def closed_form_beta_c(q: int, J: float = 1.0):
@@ -54,23 +54,26 @@ def run(out_dir: Path, quick: bool, device: str = "auto", states: Sequence[int] 
         instability = [s for s in t.spinodals if s["kind"] == "branch_point"]
         rows.append({"q": q, "order": t.order, BETA_C: t.beta_c_digits, **beta_c_comparison(t.beta_c_digits,
                                                                                              t.beta_c_error, q),
-                     "fold spinodal": fold[0]["digits"][:18] if fold else "",
-                     "disordered instability": instability[0]["digits"][:18] if instability else "",
-                     "jump of m": t.jump, "(q-2)/(q-1)": (q - 2) / (q - 1)})
+                     **spinodal_columns(FOLD, fold), **spinodal_columns(INSTABILITY, instability),
+                     JUMP: t.jump, JUMP_ERROR: t.jump_error, "(q-2)/(q-1)": (q - 2) / (q - 1)})
     report.heading("Transition against the closed forms")
     report.paragraph(f"Each β_c is printed to the {digits} significant digits asked, so the printed value carries its own "
                      f"rounding (up to half a unit in its last digit, column \"{ROUNDING}\"); \"{ERROR}\" is "
                      "`threshold`'s `beta_c_error`, the estimate of the computed value's error. Both deviation columns "
                      "compare the printed value with the closed form (mpmath): absolute |printed − closed form| and "
                      f"relative (the absolute one over the closed form). \"{WITHIN}\": the absolute deviation is at most "
-                     "the rounding plus the error estimate.")
+                     f"the rounding plus the error estimate. The spinodals (\"{FOLD}\": the ordered branch's fold; "
+                     f"\"{INSTABILITY}\": the disordered state's, at βJ = q) are printed to the same digits as "
+                     "`threshold` prints them (rounded in their last digit), each with `threshold`'s error estimate "
+                     f"(absolute, as for β_c); \"{JUMP}\" is `threshold`'s jump with its `jump_error` (absolute), "
+                     "against the closed form (q − 2)/(q − 1).")
     report.table(rows, "thresholds.csv")
     worst_row = max(rows, key=lambda r: r[RELATIVE])
     worst = worst_row[RELATIVE]
     within = all(r[WITHIN] == "yes" for r in rows)
     three = next(r for r in rows if r["q"] == 3)
     report.heading("Free-energy landscape, q = 3")
-    figure, data = _landscape(float(three["fold spinodal"]), float(three[BETA_C]), 3.0)
+    figure, data = _landscape(float(three[FOLD]), float(three[BETA_C]), 3.0)
     report.figure(figure, "landscape", "f(m) − f(0) for q = 3 at the lower spinodal, at β_c (two minima of equal "
                   "f) and at the disordered instability βJ = q.", data)
     seconds = time.perf_counter() - start
@@ -89,6 +92,18 @@ ROUNDING = "rounding of the printed value (absolute, half a unit in its last dig
 ABSOLUTE = "deviation from closed form (absolute)"
 RELATIVE = "deviation from closed form (relative)"
 WITHIN = "deviation within rounding + error"
+FOLD = "fold spinodal"
+INSTABILITY = "disordered instability"
+JUMP = "jump of m"
+JUMP_ERROR = "jump of m error (absolute)"
+
+
+def spinodal_columns(name: str, found: list[dict]) -> dict:
+    """A spinodal's two columns: the value as `threshold` prints it (its digits string, rounded in its last digit:
+    the report printed the first 18 characters, truncated) and its error estimate (absolute); both empty where
+    there is none (q = 2 has no fold)."""
+    spinodal = found[0] if found else {"digits": "", "error": ""}
+    return {name: spinodal["digits"], f"{name} error (absolute)": spinodal["error"]}
 
 
 def beta_c_comparison(beta_c_digits: str, beta_c_error: float, q: int) -> dict:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import csv
 import math
 
+import numpy as np
 import pytest
 
 from attnphase.reproduce import positional_semantic as report
@@ -147,3 +149,93 @@ def test_a_missing_branch_has_its_alpha_in_branches_csv_and_in_the_table(tmp_pat
     assert table[1].startswith("| 0.50 | semantic | missing: semantic branch does not reach α |")
     # without the α list: a found branch's α where there is one
     assert [r["alpha"] for r in report.branch_rows(results[:1])] == [0.5, 0.5]
+
+
+def _solved(alpha):
+    """A solve result at α to THEORY_TOL with both branches (values that vary with α, errors 1e-3 of them)."""
+    from types import SimpleNamespace
+
+    from attnphase.reproduce.positional_semantic_gd import THEORY_TOL
+
+    def branch(name, m, theta, q, test_error, train_loss):
+        values = {"q": q, "m": m, "theta": theta, "V": 10.0, "test_error": test_error, "train_loss": train_loss,
+                  "free_energy": -train_loss}
+        return SimpleNamespace(branch=name, alpha=alpha, status=Status.CONVERGED, message="met", rule="split-line 12",
+                               errors={k: 1e-3 * abs(v) for k, v in values.items()}, **values)
+
+    return SimpleNamespace(tol=THEORY_TOL, missing=(), branches=(
+        branch("positional", 0.25 + 0.001 * alpha, 0.0, 0.05 + 0.001 * alpha, 0.0034, 0.002 * alpha),
+        branch("semantic", 0.0, 0.1 + 0.01 * alpha, 0.08 + 0.01 * alpha, 0.002, 0.0021 * alpha)))
+
+
+def _fake_run(alpha, d, init, trials, steps, test_samples, seed, device):
+    """A run whose trials sit next to the branch of their init (the random init: half on each)."""
+    rng = np.random.default_rng(round(100 * alpha) + d)
+    landed = np.array(["positional" if init == "positional" or (init == "random" and k % 2) else "semantic"
+                       for k in range(trials)])
+    theory = {b.branch: b for b in _solved(alpha).branches}
+    values = {key: np.array([getattr(theory[b], key) for b in landed]) * (1 + 0.01 * rng.standard_normal(trials))
+              for key in ("m", "theta", "q", "test_error", "train_loss")}
+    return {**values, "test_error_mc_sem": np.full(trials, 1e-6), "d": d, "steps": steps, "status": "converged",
+            "message": "settled"}
+
+
+def test_the_gd_validation_quotes_the_branches_it_is_given_and_solves_only_the_alpha_they_lack(tmp_path, monkeypatch):
+    """Audit r12 F5: the full report hands its branches (ω = 0.3, THEORY_TOL: `solve_along` at α = 0.5 … 3) to the GD
+    validation, which holds the runs against them at its α (0.5 … 2.5) instead of solving the theory again (a second
+    `solve_along` over 0.5 … 2.5, kept in its own file, ~4 minutes, values 1e-8 off the table's): protocol.csv quotes
+    the branches' values and errors, nothing is solved, no theory_reference.json is written. An α the given branches
+    lack is solved (and kept) alone; results to another tolerance are refused. About 2 s on fake runs."""
+    from attnphase.errors import ParameterError
+    from attnphase.reproduce import positional_semantic_gd as gd
+
+    monkeypatch.setattr(gd.api, "solve_along", _refuse_solve)
+    theory = {alpha: _solved(alpha) for alpha in report.BRANCH_ALPHAS}
+    validation = gd.gd_validation(tmp_path, "cpu", runner=_fake_run, theory=theory)
+    assert not (tmp_path / "theory_reference.json").exists()
+    rows = list(csv.DictReader((tmp_path / "protocol.csv").open()))
+    assert {float(r["alpha"]) for r in rows} == set(gd.PROTOCOL_ALPHAS) and len(rows) == 4 * 2 * 4
+    for r in rows:
+        branch = next(b for b in theory[float(r["alpha"])].branches if b.branch == r["landed"])
+        name = {"abs_m": "m", "abs_theta": "theta"}.get(r["quantity"], r["quantity"])
+        assert float(r["theory"]) == abs(getattr(branch, name)) and float(r["theory_error"]) == branch.errors[name]
+    assert any("Theory: the branches of the table above, api.solve" in line for line in validation["lines"])
+
+    asked = []
+
+    def solve_along(omega, alphas, **kwargs):
+        asked.append(list(alphas))
+        return [_solved(alpha) for alpha in alphas]
+
+    monkeypatch.setattr(gd.api, "solve_along", solve_along)
+    without = {alpha: result for alpha, result in theory.items() if alpha != 2.5}
+    gd.gd_validation(tmp_path, "cpu", runner=_fake_run, theory=without)
+    assert asked == [[2.5]] and (tmp_path / "theory_reference.json").exists()
+    coarse = _solved(1.0)
+    coarse.tol = 0.05
+    with pytest.raises(ParameterError, match="THEORY_TOL"):
+        gd.gd_validation(tmp_path, "cpu", runner=_fake_run, theory={1.0: coarse})
+
+
+def test_the_full_report_hands_its_branches_to_the_gd_validation(tmp_path, monkeypatch):
+    """`run` in full mode gives `gd_validation` the branch results of its table, by α (stopped there: the rest is
+    hours of GD)."""
+    handed = {}
+
+    class Stop(Exception):
+        pass
+
+    def gd_validation(out_dir, device, runner, theory=None):
+        handed.update(theory)
+        raise Stop
+
+    monkeypatch.setattr(report, "branch_results", lambda alphas, tol, **kwargs: [_solved(a) for a in alphas])
+    monkeypatch.setattr(report, "gd_validation", gd_validation)
+    with pytest.raises(Stop):
+        report.run(tmp_path, quick=False, device="cpu")
+    assert list(handed) == list(report.BRANCH_ALPHAS)
+    assert all(handed[a].branches[0].alpha == a for a in handed)
+
+
+def _refuse_solve(*args, **kwargs):
+    raise AssertionError("the theory was solved again")

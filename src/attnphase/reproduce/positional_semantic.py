@@ -251,7 +251,9 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
     if quick:
         gd = quick_gd_points(results[branch_alphas.index(QUICK_GD["alpha"])], device, kept=out_dir / "gd_quick")
     else:
-        validation = gd_validation(out_dir, device, runner=cached_runner(out_dir / "gd_runs"))
+        # the theory of the comparisons: the branches above (the same ω, tolerance and ladder), not solved again
+        validation = gd_validation(out_dir, device, runner=cached_runner(out_dir / "gd_runs"),
+                                   theory=dict(zip(branch_alphas, results)))
         gd = validation["gd_rows"]
     write_csv(out_dir / "gd.csv", gd)
     fig = api.plot_order_parameters(results)

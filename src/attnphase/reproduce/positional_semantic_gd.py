@@ -25,7 +25,7 @@ from attnphase.validate.finite_size import MINIMA, binomial_interval, fit_gap_ra
 
 __all__ = ["OMEGA", "PROTOCOL_ALPHAS", "PROTOCOL", "SCAN_ALPHA", "SCAN_SIZES", "RANDOM_INIT_ALPHAS", "RANDOM_INIT",
            "THEORY_TOL", "simulate_run", "gd_run_plan", "cached_runner", "simulate_gd_plan", "theory_reference",
-           "REFERENCE_KEYS", "reference_entry", "gd_points",
+           "validation_alphas", "REFERENCE_KEYS", "reference_entry", "gd_points",
            "landed_labels", "protocol_rows", "theory_global", "empirical_global_rows", "finite_size_gaps",
            "random_init_rows", "finite_size_figure", "random_init_figure", "gd_validation"]
 
@@ -309,16 +309,32 @@ def random_init_figure(fractions: list[dict], path: Path) -> None:
     plt.close(fig)
 
 
-def gd_validation(out_dir: Path, device: str, runner=simulate_run) -> dict:
+def validation_alphas() -> list[float]:
+    """Every α at which `gd_validation` holds runs against the theory (protocol, finite-size scan, random init)."""
+    return sorted(set(PROTOCOL_ALPHAS) | {SCAN_ALPHA} | set(RANDOM_INIT_ALPHAS))
+
+
+def gd_validation(out_dir: Path, device: str, runner=simulate_run, theory=None) -> dict:
     """The finite-d validation of the full report: protocol, finite-size scan, random initialisation.
 
     Writes protocol.csv, protocol_global.csv, finite_size.csv, finite_size_fits.csv, finite_size.png,
     random_init.csv, random_init.png. `runner(alpha, d, init, trials, steps, test_samples, seed, device)`
-    returns one batched run as a dict (default: `simulate_run`). Returns {"gd_rows": GD points for
-    errors.png, "lines": report lines, "headline": numbers}.
+    returns one batched run as a dict (default: `simulate_run`). theory: {α: `api.solve` result at ω = OMEGA, both
+    branches, to THEORY_TOL}, e.g. the report's branches, used at the α it holds (the branches table and the
+    comparisons then quote the same values, and the theory is not solved twice); the other α of
+    `validation_alphas` are solved by `theory_reference`, kept in out_dir/theory_reference.json. Returns
+    {"gd_rows": GD points for errors.png, "lines": report lines, "headline": numbers}.
     """
-    alphas = sorted(set(PROTOCOL_ALPHAS) | {SCAN_ALPHA} | set(RANDOM_INIT_ALPHAS))
-    reference = theory_reference(alphas, cache_path=out_dir / "theory_reference.json")
+    alphas = validation_alphas()
+    given = {float(a): result for a, result in (theory or {}).items() if float(a) in alphas}
+    if any(result.tol != THEORY_TOL for result in given.values()):
+        raise ParameterError("theory", sorted({result.tol for result in given.values()}),
+                             f"solve results to the relative tolerance THEORY_TOL = {THEORY_TOL:g}")
+    reference = {(branch, a): reference_entry(result)[branch] for a, result in given.items()
+                 for branch in ("positional", "semantic")}
+    rest = [a for a in alphas if a not in given]
+    if rest:
+        reference.update(theory_reference(rest, cache_path=out_dir / "theory_reference.json"))
     timings = {}
 
     start = time.time()
@@ -360,6 +376,7 @@ def gd_validation(out_dir: Path, device: str, runner=simulate_run) -> dict:
         f"Protocol (the paper's): d = {PROTOCOL['d']}, ω = {OMEGA}, n = round(αd), full-batch GD lr 0.15, "
         f"{PROTOCOL['steps']} steps, weight decay λ = 0.01, {PROTOCOL['trials']} trials (base seed {PROTOCOL['seed']}; both "
         f"inits share teacher and data per seed), ε_g on {PROTOCOL['test_samples']} fresh samples per seed. Theory: "
+        f"{'the branches of the table above, ' if not rest else ''}"
         f"api.solve to the relative tolerance {THEORY_TOL:g} (each branch followed from its anchor and refined on the "
         "split-line ladder; error = the verified spread over the last three rules). "
         "Each seed is compared with the branch it landed on (classification rule in validate.finite_size."

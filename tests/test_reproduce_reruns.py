@@ -1,13 +1,13 @@
 """A rerun of a quick report by the same code computes nothing again: every theory curve, scan and simulation of the
-first run is read back from the report directory, and the report is the same but for its run time."""
+first run is read back from the report directory, and the report is the same but for its run time. What
+`attnphase reproduce` says of it on the way, in a pipe."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
-
-pytestmark = pytest.mark.slow  # each report runs once in full (30 s to 2.5 minutes on 2 idle cores)
 
 
 def _refuse(name):
@@ -21,6 +21,7 @@ def _without_run_time(text: str) -> str:
     return re.sub(r"(Run time|Total time|wall time) \d+ s", r"\1 (elided)", text)
 
 
+@pytest.mark.slow  # each report runs once in full (30 s to 2.5 minutes on 2 idle cores)
 @pytest.mark.parametrize("model, expensive", [
     ("copy_heads", ["solve", "scaling", "scaling_in_V", "convention_table", "threshold", "simulate_sweep",
                     "linear_posterior_means", "simulate_hysteresis", "softmax_mean_field_window",
@@ -42,7 +43,58 @@ def test_a_rerun_reads_back_every_piece(tmp_path, monkeypatch, model, expensive)
     monkeypatch.setattr(resume, "_kept_here", set())  # the rerun as a new process: the pieces are an earlier run's
     for name in expensive:
         monkeypatch.setattr(api, name, _refuse(name))
-    report.run(tmp_path, quick=True, device="cpu")
+    from attnphase.reproduce.read_back import counting
+
+    said = []
+    with counting(said.append) as counts:  # as `reproduce` counts what it read back
+        report.run(tmp_path, quick=True, device="cpu")
     assert _without_run_time((tmp_path / "report.md").read_text()) == _without_run_time(first)
-    counts = resume.take_tally()  # what `reproduce` says it read back
     assert counts["read_back"] > 0 and counts["other_version"] == 0, counts
+    assert said == []  # nothing computed, so no "computing" line on the way (the count comes when the model is done)
+
+
+def _pipeline(out_dir, quick, device="auto"):
+    """A report's pieces as the pipelines keep them: two by `computed_once`, one GD run by `cached_runner`, and a
+    third `computed_once` piece only on a rerun (the piece an interrupted run had not reached)."""
+    from attnphase.reproduce.positional_semantic_gd import cached_runner
+    from attnphase.reproduce.read_back import computed_once
+
+    rerun = (out_dir / "a.json").exists()
+    for name in ("a", "b") + (("c",) if rerun else ()):
+        computed_once(out_dir / f"{name}.json", lambda name=name: {"piece": name})
+    cached_runner(out_dir / "gd_runs", lambda *arguments: {"m": [0.25], "d": 20})(1.0, 20, "semantic", 1, 10, 10, 0,
+                                                                                 device)
+    return {"pieces": 3 if rerun else 2}
+
+
+def test_reproduce_says_in_a_pipe_when_a_model_computes_and_what_it_read_back_so_far(tmp_path, monkeypatch):
+    """Audit r12 F4: without a progress bar (stderr not a terminal) and without --json, `reproduce` says when a model
+    starts computing and, each time it goes on to compute after reading kept pieces, how many it read back so far
+    (`resume.take_tally`, plus the GD runs `cached_runner` reads), so a run stopped before the model finishes has
+    said both; the count at the end includes every piece. --json: no log line, the count in `read_back`. About 2 s
+    (a stand-in pipeline)."""
+    from click.testing import CliRunner
+
+    import attnphase.cli.reproduce as reproduce_cli
+    import attnphase.resume as resume
+    from attnphase.cli import main
+
+    monkeypatch.setattr(reproduce_cli, "run_model", lambda name, out_dir, **kwargs: _pipeline(out_dir, **kwargs))
+    out = tmp_path / "reports"
+    out.mkdir()
+    first = CliRunner().invoke(main, ["reproduce", "potts", "--out", str(out)])
+    assert first.exit_code == 0, first.output
+    logged = [line for line in first.stderr.splitlines() if line.startswith("[reproduce]")]
+    assert logged[0] == "[reproduce] potts (quick): computing; nothing kept by an earlier run read back"
+    assert re.fullmatch(r"\[reproduce\] potts done in \d+\.\d s", logged[1]) and len(logged) == 2
+
+    monkeypatch.setattr(resume, "_kept_here", set())  # the rerun as a new process
+    again = CliRunner().invoke(main, ["reproduce", "potts", "--out", str(out)])
+    logged = [line for line in again.stderr.splitlines() if line.startswith("[reproduce]")]
+    assert logged[0] == "[reproduce] potts (quick): computing; read back 2 pieces kept by an earlier run so far"
+    assert logged[2] == "[reproduce] potts: read back 3 pieces kept by an earlier run" and len(logged) == 3
+
+    monkeypatch.setattr(resume, "_kept_here", set())
+    as_json = CliRunner().invoke(main, ["reproduce", "potts", "--out", str(out), "--json"])
+    assert "[reproduce]" not in as_json.stderr
+    assert json.loads(as_json.stdout)["read_back"] == {"potts": {"read_back": 4, "other_version": 0}}

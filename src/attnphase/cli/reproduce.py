@@ -62,8 +62,8 @@ REPRODUCE_HELP = _help("""Write a report directory per model: report.md, PNG fig
 def reproduce(model: str, quick: bool, out_dir: Path, device: str, as_json: bool) -> None:
     """Write a report directory per model (the help text is `REPRODUCE_HELP`, which names the registered models)."""
     from attnphase import progress
-    from attnphase.resume import take_tally
     from attnphase.models.registry import get
+    from attnphase.reproduce.read_back import counting
 
     names = reproducible_models() if model == "all" else [model]
     for name in names:  # before the first model's work: `reproduce all` would stop at a later model otherwise
@@ -93,9 +93,10 @@ def reproduce(model: str, quick: bool, out_dir: Path, device: str, as_json: bool
         for name in names:
             bar.advance(f"{name} ({'quick' if quick else 'full'})", amount=0)
             start = time.perf_counter()
-            take_tally()
-            try:
-                headlines[name] = run_model(name, out_dir, quick=quick, device=device)
+            logged = not as_json and not progress.is_shown()  # log lines when no bar is drawn
+            try:  # logged: when the model starts computing, and each time it computes after reading kept pieces
+                with counting(_say_read_back(f"{name} ({'quick' if quick else 'full'})") if logged else None) as counts:
+                    headlines[name] = run_model(name, out_dir, quick=quick, device=device)
             except OSError as exc:  # e.g. the disk filled up, or a file below --out turned unwritable mid-run
                 message = _file_system_failure(exc, name, out_dir / get(name).derivation_stem, out_dir)
                 if as_json:  # --json promises one object on stdout, a failed run included
@@ -106,8 +107,8 @@ def reproduce(model: str, quick: bool, out_dir: Path, device: str, as_json: bool
                 sys.exit(1)
             timings[name] = time.perf_counter() - start
             reports[name] = str(out_dir / get(name).derivation_stem / "report.md")
-            reused[name] = take_tally()
-            if not as_json and not progress.is_shown():  # a log line per model when no bar is drawn
+            reused[name] = counts
+            if logged:
                 click.echo(f"[reproduce] {name} done in {timings[name]:.1f} s", err=True)
             if not as_json and any(reused[name].values()):
                 click.echo(f"[reproduce] {name}: {_reuse_text(reused[name])}", err=True)
@@ -117,6 +118,17 @@ def reproduce(model: str, quick: bool, out_dir: Path, device: str, as_json: bool
              {"headlines": headlines, "seconds": timings, "reports": reports, "read_back": reused}, as_json)
         return
     print_summary(headlines, timings, reports)
+
+
+def _say_read_back(model: str):
+    """The log line of a running model that goes on to compute a piece (`read_back.counting`): what it read back of
+    an earlier run's kept pieces so far. The first says that it started computing (a sign of life in a pipe, where
+    no bar is drawn); the next ones come after new pieces were read back."""
+    def say(counts: dict[str, int]) -> None:
+        reused = f"{_reuse_text(counts)} so far" if any(counts.values()) else "nothing kept by an earlier run read back"
+        click.echo(f"[reproduce] {model}: computing; {reused}", err=True)
+
+    return say
 
 
 def _reuse_text(counts: dict[str, int]) -> str:

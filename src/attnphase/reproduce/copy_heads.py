@@ -32,7 +32,7 @@ from attnphase.models.copy_heads.plots import global_line, plot_scaling
 from attnphase.models.copy_heads.law_verdicts import softmax_claim_verdict
 from attnphase.models.copy_heads.scaling_laws import SKIPPED_ORDER, softmax_law_verdict
 from attnphase.report import Report, write_csv
-from attnphase.resume import computed_once
+from attnphase.reproduce.read_back import computed_once
 from attnphase.reproduce.copy_heads_sampling import bimodality, hysteresis
 
 # The claimed exponents and the laws the docs name against them (L², V L^{3/2}, 1/L, L^{1/2}, V^0, ...) lie half a

@@ -18,7 +18,7 @@ import numpy as np
 
 from attnphase.api import copy_heads as api
 from attnphase.report import write_csv
-from attnphase.resume import computed_once
+from attnphase.reproduce.read_back import computed_once
 
 __all__ = ["hysteresis", "bimodality", "mean_field_barriers"]
 

@@ -40,7 +40,8 @@ import numpy as np
 from attnphase.api import positional_semantic as api
 from attnphase.report import write_csv
 from attnphase.results import Status
-from attnphase.resume import Checkpoint, computed_once, keep, kept_directory, read_kept
+from attnphase.reproduce.read_back import computed_once, note_read_back
+from attnphase.resume import Checkpoint, keep, kept_directory, read_kept
 from attnphase.reproduce.positional_semantic_gd import (OMEGA, THEORY_TOL, cached_runner, gd_points, gd_validation,
                                                        reference_entry, simulate_run)
 
@@ -84,6 +85,8 @@ def branch_results(alphas, tol: float, rules="auto", kept: Path | None = None) -
         kept = kept_directory(kept, "branches", {"omega": OMEGA, "tol": tol, "rules": labels})
     stored = {a: None if kept is None else read_kept(kept / f"alpha={a!r}.json") for a in alphas}
     unsolved = [a for a in alphas if stored[a] is None]
+    if unsolved:
+        note_read_back()
     solved = api.solve_along(OMEGA, unsolved, tol=tol, branches=("positional", "semantic"), stability=False,
                              rules=rules) if unsolved else ()
     for alpha, result in zip(unsolved, solved):
@@ -276,6 +279,7 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
     omegas = QUICK_CURVE_OMEGAS if quick else CURVE_OMEGAS
     key = f"phase_curve quick={quick}"
     if checkpoint.get(key) is None:
+        note_read_back()
         kept = out_dir / "phase_curve"
         curve = (api.phase_curve(omegas, tol=tol_alpha, rules=quick_rules(), outer_split_check=False, checkpoint_dir=kept)
                  if quick else api.phase_curve(omegas, tol=tol_alpha, checkpoint_dir=kept))

@@ -20,6 +20,7 @@ from attnphase.errors import ParameterError
 from attnphase.models.positional_semantic.comparison import (COMPARED, REFERENCE_KEYS, SIM_KEYS, branch_comparisons,
                                                              landed_labels, reference_entry)
 from attnphase.report import write_csv
+from attnphase.reproduce.read_back import count_read_back, note_read_back
 from attnphase.resume import Checkpoint, write_json_atomically
 from attnphase.validate.finite_size import MINIMA, binomial_interval, fit_gap_rate, gap_at_size
 
@@ -85,7 +86,9 @@ def cached_runner(cache_dir: Path, runner=simulate_run):
         path = cache_dir / f"gd_a{alpha:g}_d{d}_{init}_K{trials}_s{steps}_t{test_samples}_seed{seed}.json"
         if path.exists():  # lists are the per-seed arrays (null: a non-finite measurement)
             stored = json.loads(path.read_text())
+            count_read_back()
             return {k: np.asarray(v, dtype=float) if isinstance(v, list) else v for k, v in stored.items()}
+        note_read_back()
         result = runner(alpha, d, init, trials, steps, test_samples, seed, device)
         write_json_atomically(path, result)
         return result
@@ -119,6 +122,8 @@ def theory_reference(alphas, tol: float = THEORY_TOL, cache_path: Path | None = 
 
     stored = {float(a): checkpoint.get(cache_key(a)) if checkpoint else None for a in sorted(alphas)}
     todo = [a for a, entry in stored.items() if entry is None]
+    if todo:
+        note_read_back()
     # the α not in the cache, each branch followed once across them; each α kept as soon as it is solved
     solved = api.solve_along(OMEGA, todo, tol=tol, branches=("positional", "semantic"), stability=False) if todo else ()
     for a, result in zip(todo, solved):

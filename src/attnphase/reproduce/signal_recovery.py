@@ -35,7 +35,8 @@ import numpy as np
 from attnphase import progress
 from attnphase.api import signal_recovery as api
 from attnphase.report import Report, write_csv
-from attnphase.resume import Checkpoint, computed_once
+from attnphase.reproduce.read_back import computed_once, note_read_back
+from attnphase.resume import Checkpoint
 
 __all__ = ["RunConfig", "HEADLINE", "QUICK_HEADLINE", "run_headline", "sweep_configs", "run_sweep", "run"]
 
@@ -82,6 +83,7 @@ def _headline(report: Report, quick: bool, device: str, checkpoint: Checkpoint) 
     params = api.make_parameters(config.d, config.L, config.R, config.theta, config.theta_scaling,
                                  sign_model=config.sign_model)
     if numbers is None:
+        note_read_back()
         result = run_headline(config, device)
         numbers = {"final_rho": result.final_rho.tolist(), "alignment_mean": result.alignment_mean,
                    "alignment_error": result.alignment_error, "alignment_std": result.alignment_std,
@@ -276,6 +278,7 @@ def run_sweep(checkpoint: Checkpoint, quick: bool, device: str) -> list[dict]:
             key = _checkpoint_key("sweep", cfg)
             point = checkpoint.get(key)
             if point is None:
+                note_read_back()
                 checkpoint.put(key, api.sweep_point(cfg.d, cfg.L, cfg.R, cfg.theta, cfg.theta_scaling, 1.0, 1.0,
                                                     cfg.sign_model, cfg.trials, cfg.steps, cfg.seed, device))
                 point = checkpoint.get(key)  # as a resumed run reads it (a missing number as NaN, never None)

@@ -160,3 +160,35 @@ def test_the_recovery_summary_counts_points_where_a_trial_ended_below_zero_and_s
               for z, agrees in ((0.5, 1.0), (4.0, 0.0), (math.nan, None))]
     (row,) = report._recovery_summary(judged + [point(1.0)])
     assert (row["prediction disagrees (|z| > 3)"], row["no verdict (z n/a)"]) == (1, 2)
+
+
+def test_the_headline_compares_the_noise_mass_where_the_trials_ended_and_keeps_the_limit_apart(tmp_path):
+    """The SGA's noise-token mass is a mean over trials ending just short of +ξ; the theory beside it is the large-L
+    mass at each trial's own final ρ, averaged alike (the mass at ρ = 1, the limit, on its own row: it lay 16 standard
+    errors below the runs). A kept headline is read back, so no SGA runs here."""
+    from attnphase.report import Report
+
+    config = report.QUICK_HEADLINE
+    params = api.make_parameters(config.d, config.L, config.R, config.theta, config.theta_scaling)
+    final_rho = [0.9968, -0.9971, 0.9975]
+    kept = Checkpoint(tmp_path / "checkpoint.json")
+    kept.put(report._checkpoint_key("headline", config),
+             {"final_rho": final_rho, "alignment_mean": 0.9971, "alignment_error": 2e-4, "alignment_std": 3e-4,
+              "nuisance_mass_mean": 0.0075, "nuisance_mass_error": 1e-5, "eta0": 0.04, "k0": 23.0, "gamma": 1.0,
+              "t_final": 0.21, "predicted_alignment": 0.9974, "predicted_alignment_error": 1e-4, "seconds": 1.0,
+              "nuisance_mass_theory_at_xi": float(api.curve(params, [1.0]).nuisance_mass[0])})
+    out = Report(tmp_path / "report", "headline")
+    numbers = report._headline(out, True, "cpu", Checkpoint(kept.path))
+    one_by_one = [float(api.curve(params, [rho]).nuisance_mass[0]) for rho in final_rho]
+    assert numbers["nuisance_mass_theory_at_trials"] == pytest.approx(sum(one_by_one) / 3, rel=1e-12)
+    assert numbers["nuisance_mass_theory_at_xi"] < min(one_by_one)  # the mass falls as |ρ| rises to 1
+    text = out.write().read_text()
+    assert "large-L, at each trial's final ρ" in text and "at +ξ (the limit)" in text
+
+
+def test_the_quick_report_says_what_it_reduces_from_the_sizes_it_runs():
+    text = report._quick_mode_text()
+    quick, full = report.sweep_configs(True), report.sweep_configs(False)
+    assert f"{report.QUICK_HEADLINE.trials} headline trials instead of {report.HEADLINE.trials}" in text
+    assert f"d = {', '.join(str(d) for d in sorted({c.d for c in full}))}" in text
+    assert f"{quick[0].trials} trials × {quick[0].steps} steps a point" in text and "--full" in text

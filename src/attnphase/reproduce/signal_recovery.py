@@ -95,8 +95,11 @@ def _headline(report: Report, quick: bool, device: str, checkpoint: Checkpoint) 
                    "nuisance_mass_theory_at_xi": float(api.curve(params, [1.0]).nuisance_mass[0])}
         checkpoint.put(key, numbers)
     final_rho = np.asarray(numbers["final_rho"])
+    # The mass where the trials ended (each trial's final ρ, averaged as the SGA mean is): at ρ = 1 alone it is the
+    # limit, below the runs' mass by what the last 0.3 % of alignment leaves (0.00732 against 0.00750 at the default).
+    at_trials = float(np.mean(api.curve(params, final_rho).nuisance_mass))
     numbers.update(config=asdict(config), alignment_min=float(np.abs(final_rho).min()),
-                   positive_fraction=float(np.mean(final_rho > 0)))
+                   positive_fraction=float(np.mean(final_rho > 0)), nuisance_mass_theory_at_trials=at_trials)
     report.heading("Headline")
     report.paragraph(
         f"{config.trials} trials, d = {config.d}, L = {config.L}, R = {config.R}, θ = {config.theta} "
@@ -109,6 +112,8 @@ def _headline(report: Report, quick: bool, device: str, checkpoint: Checkpoint) 
          "theory": numbers["predicted_alignment"], "theory ±": numbers["predicted_alignment_error"]},
         {"quantity": "noise-token attention mass", "SGA": numbers["nuisance_mass_mean"],
          "± (standard error)": numbers["nuisance_mass_error"],
+         "theory": numbers["nuisance_mass_theory_at_trials"], "theory ±": "large-L, at each trial's final ρ"},
+        {"quantity": "noise-token attention mass at +ξ (the limit)", "SGA": "", "± (standard error)": "",
          "theory": numbers["nuisance_mass_theory_at_xi"], "theory ±": "large-L, at ρ = 1"},
         {"quantity": "smallest final abs ρ", "SGA": numbers["alignment_min"], "± (standard error)": "", "theory": "",
          "theory ±": ""},
@@ -135,6 +140,10 @@ def _headline(report: Report, quick: bool, device: str, checkpoint: Checkpoint) 
     return numbers
 
 
+#: Finite-L samples per landscape point, and the trajectories' trials and steps (quick: True, full: False).
+LANDSCAPE_SAMPLES = {True: 64, False: 512}
+TRAJECTORY_TRIALS_AND_STEPS = {True: (16, 1200), False: (30, 3000)}
+
 #: The alignments of the landscape's large-L lines and of its exact finite-L points.
 LANDSCAPE_RHOS = np.linspace(-1, 1, 201)
 LANDSCAPE_CHECK_RHOS = np.array([-1.0, -0.5, 0.0, 0.5, 1.0])
@@ -151,7 +160,7 @@ def _landscape_curves(scaling: str, sign_model: str, samples: int) -> tuple:
 def _landscape(report: Report, quick: bool) -> dict:
     import matplotlib.pyplot as plt
 
-    samples = 64 if quick else 512
+    samples = LANDSCAPE_SAMPLES[quick]
     rows, gaps, limited = [], [], []
     fig, axes = plt.subplots(2, 2, figsize=(11, 8), sharex=True)
     with progress.task("signal-recovery landscape", total=6) as bar:
@@ -215,8 +224,8 @@ def _trajectory_run(cfg: RunConfig, device: str) -> tuple:
 def _trajectories(report: Report, quick: bool, device: str) -> dict:
     import matplotlib.pyplot as plt
 
-    configs = [RunConfig(d=64, L=1050, R=50, theta=0.25, sign_model=m, trials=16 if quick else 30,
-                         steps=1200 if quick else 3000) for m in ("A", "B")]
+    trials, steps = TRAJECTORY_TRIALS_AND_STEPS[quick]
+    configs = [RunConfig(d=64, L=1050, R=50, theta=0.25, sign_model=m, trials=trials, steps=steps) for m in ("A", "B")]
     rows, table = [], []
     fig, axes = plt.subplots(1, len(configs), figsize=(11, 4))
     with progress.task("signal-recovery trajectories", total=len(configs)) as bar:
@@ -263,6 +272,25 @@ def sweep_configs(quick: bool) -> list[RunConfig]:
                         configs.append(RunConfig(d=d, L=R * (1 + ratio), R=R, theta=theta, theta_scaling=scaling,
                                                  sign_model=m, trials=8, steps=400 if quick else 2000))
     return configs
+
+
+def _quick_mode_text() -> str:
+    """What the quick report reduces, from the sizes themselves (keyed by quick: True, full: False)."""
+    def sweep(quick: bool) -> str:
+        configs = sweep_configs(quick)
+
+        def values(of) -> str:
+            return ", ".join(f"{v:g}" if isinstance(v, float) else str(v) for v in sorted({of(c) for c in configs}))
+        return (f"d = {values(lambda c: c.d)}, R = {values(lambda c: c.R)}, nuisance ratios "
+                f"{values(lambda c: c.L // c.R - 1)}, θ = {values(lambda c: c.theta)}, sign models "
+                f"{values(lambda c: c.sign_model)}, {configs[0].trials} trials × {configs[0].steps} steps a point")
+    (quick_trials, quick_steps), (full_trials, full_steps) = (TRAJECTORY_TRIALS_AND_STEPS[True],
+                                                              TRAJECTORY_TRIALS_AND_STEPS[False])
+    return ("Quick mode (the default of `attnphase reproduce`; `--full` runs the full sizes, about an hour on 2 cores): "
+            f"{QUICK_HEADLINE.trials} headline trials instead of {HEADLINE.trials}; {LANDSCAPE_SAMPLES[True]} finite-L "
+            f"samples per landscape point instead of {LANDSCAPE_SAMPLES[False]}; trajectories of {quick_trials} trials "
+            f"× {quick_steps} steps instead of {full_trials} × {full_steps}; the sweep at {sweep(True)} (full: "
+            f"{sweep(False)}).")
 
 
 def _checkpoint_key(kind: str, cfg: RunConfig) -> str:
@@ -406,6 +434,8 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
         "θ_d = θ (direct) or θ√d (sqrt-d); steps η_k = η₀/(k + k₀)^γ; t = Σ η_k. SGA uses the exact projected "
         "sampler (2L + 2d Gaussian numbers per sequence, the law of dense tokens). Spreads over trials are shown "
         "as 10%–90% quantiles (|ρ| ≤ 1); ± is a standard error of a mean over independent trials.")
+    if quick:
+        report.paragraph(_quick_mode_text())
     headline = _headline(report, quick, device, checkpoint)
     landscape = _landscape(report, quick)
     trajectories = _trajectories(report, quick, device)

@@ -151,6 +151,55 @@ def test_the_threshold_table_labels_what_is_polished():
     assert len(rows) == 3 and rows[-1]["V"] == 8 and rows[-1]["P* (polished digits)"] == "65.0925630230472"
     assert rows[-1]["order"] == "—"  # an interior size of the scan in V: located only
     assert all(set(r) >= {"P* (polished digits)", "P_crossover (float64)"} for r in rows)
+    assert [r["row rate"] for r in rows] == ["shortcut", "", ""]  # linear: no softmax row rate
+
+
+def _exact(P_exact, error, P_shortcut):
+    return api.ExactRowRateThreshold("first", P_exact, error, "", P_shortcut, 2.098, math.e, (), "converged", "")
+
+
+def test_the_threshold_table_names_the_softmax_row_rate_and_gives_the_exact_one_beside_it():
+    """Audit q12, finding 1: the softmax P* of the scans is the shortcut row rate's root (259.029… at L = 16), 20%
+    above the exact-row-rate P* (215.235 ± 0.036); the table says which row rate each P* has and gives the exact one
+    with its Sobol error and the shortcut's excess where it was computed, "not computed" elsewhere."""
+    soft = SimpleNamespace(points=[ScalingPoint(16, 4, 259.0293749667948, "259.029374966795", "first"),
+                                   ScalingPoint(64, 4, 1552.6634965724795, "1552.66349657248", "first"),
+                                   ScalingPoint(1024, 4, 45789.80806126143, "45789.8080612614", "first")])
+    lin = SimpleNamespace(points=[ScalingPoint(16, 4, 19.58, "19.5807064520549", "second", 161.4)])
+    exact = [(16, 4, _exact(215.2352646433485, 0.03622492827533756, 259.0293749667953)),
+             (64, 4, _exact(1472.0849553086302, 0.11483611590291411, 1552.6634965724795))]
+    rows = report.threshold_table(report.scaling_rows(soft, lin, SimpleNamespace(points=[])), exact)
+    by_L = {(r["attention"], r["L"]): r for r in rows}
+    assert [by_L[("softmax", L)]["row rate"] for L in (16, 64, 1024)] == ["shortcut"] * 3
+    assert by_L[("softmax", 16)][report.EXACT_COLUMN] == "215.235 ± 0.036"
+    assert by_L[("softmax", 16)][report.EXCESS_COLUMN] == "+20.3%"
+    assert by_L[("softmax", 64)][report.EXACT_COLUMN] == "1472.08 ± 0.11"
+    assert by_L[("softmax", 64)][report.EXCESS_COLUMN] == "+5.47%"
+    assert by_L[("softmax", 1024)][report.EXACT_COLUMN] == "not computed"
+    assert by_L[("linear", 16)][report.EXACT_COLUMN] == "" and by_L[("linear", 16)]["row rate"] == ""
+
+
+def test_the_thresholds_paragraph_names_the_row_rate_and_where_the_order_is_located_only():
+    """Finding 1: the paragraph says the softmax P* is the shortcut's root and where the exact one is given; finding
+    6: "located only (—)" is said of the linear sizes only (every softmax row carries its order)."""
+    exact = [(16, 4, _exact(215.2, 0.04, 259.0)), (64, 4, _exact(1472.1, 0.11, 1552.7))]
+    text = report.thresholds_paragraph(True, exact, 1.0)
+    assert "shortcut row rate" in text and "not of the model's P*" in text and "L ≫ e^{σ²} (= 2.72 here)" in text
+    assert "at L = 16, 64," in text and report.EXACT_COLUMN in text and "--row-rate exact" in text
+    assert "the linear sizes between are located only (—)" in text
+    assert "each softmax P* is a jump of the global minimum between two coexisting minima (first order" in text
+    assert re.search(r"(?<!linear )sizes between are located only", text) is None
+
+
+def test_the_report_computes_the_exact_row_rate_at_the_small_sizes():
+    """The quick report gives the exact-row-rate P* at L = 16 and 64 at least (about 1 s each on 2 cores) and the
+    full one as well; at L = 16 it is 215.235 ± 0.036 (the CLI's `--row-rate exact`), the shortcut's 259.03 lies
+    20% above."""
+    for quick in (True, False):
+        assert {16, 64} <= set(report.exact_row_rate_sizes(quick))
+    (ex,) = report.exact_row_rate_thresholds([16])
+    assert ex.order == "first" and abs(ex.P_star_exact - 215.235) < 3 * ex.error + 1e-3 and ex.error < 0.1
+    assert abs(ex.P_star_shortcut - 259.0293749667948) < 1e-9
 
 
 def test_a_single_mean_field_minimum_says_it_has_no_barrier():

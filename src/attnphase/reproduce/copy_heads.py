@@ -6,6 +6,8 @@ Writes into out_dir a report.md that embeds its figures (`report.Report`), each 
   labelled points, MALA chains (uniform and copy starts) and Adam runs kept by the filter;
 * scaling.png / .csv: P* against L (softmax, with its fit and the large-L form; linear transition and crossover
   with their fits) and against V (linear) — every line the legends name is drawn (`models.copy_heads.plots`);
+  softmax P* with the large-L shortcut row rate (column row_rate; the report's "Thresholds" table gives the
+  exact-row-rate P* beside it at the small L, `exact_row_rate_sizes`);
 * conventions.csv: per convention, each fitted exponent with its band and the sizes fitted, and the verdict on each
   claim (yes / no / undecided: `claim_verdict`, `softmax_claim_verdict`);
 * hysteresis.png / hysteresis_*.csv / mean_field_windows.csv: the softmax jump in sampling (theory windows of
@@ -52,28 +54,88 @@ def scan_sizes(quick: bool):
             (4, 8, 16, 32, 64, 128), 4096)
 
 
+def exact_row_rate_sizes(quick: bool) -> tuple:
+    """The L (at V = 4) at which the report gives the softmax P* with the exact row rate beside the shortcut's: a few
+    seconds each on 2 cores up to L = 256, 17 s at 1024 (full run only), 105 s and 4.7 GB at 4096 (not computed; the
+    shortcut's excess falls with L: 20% at L = 16, 1.35% at 256, 0.33% at 1024)."""
+    return (16, 64, 256) if quick else (16, 64, 256, 1024)
+
+
+def exact_row_rate_thresholds(L_values, V: int = 4) -> list:
+    """`softmax_exact_prior_threshold` at each L (default convention)."""
+    return [api.softmax_exact_prior_threshold(L, V) for L in L_values]
+
+
 def scaling_rows(soft, lin, linV) -> list[dict]:
     """scaling.csv: one row per threshold of the scans (softmax and linear in L at V = 4, linear in V at L = 4096),
-    P* as float and as its polished digit string."""
+    P* as float and as its polished digit string; row_rate: the softmax row rate of P* (the large-L shortcut, which
+    `scaling` uses and the large-L law is about), None for linear attention."""
     return ([{"attention": "softmax", "L": p.L, "V": 4, "P_star": p.P_star, "P_star_digits": p.P_star_digits,
-              "P_crossover": None, "order": p.order} for p in soft.points]
+              "row_rate": "shortcut", "P_crossover": None, "order": p.order} for p in soft.points]
             + [{"attention": "linear", "L": p.L, "V": 4, "P_star": p.P_star, "P_star_digits": p.P_star_digits,
-                "P_crossover": p.P_crossover, "order": p.order} for p in lin.points]
+                "row_rate": None, "P_crossover": p.P_crossover, "order": p.order} for p in lin.points]
             + [{"attention": "linear", "L": p.L, "V": p.V, "P_star": p.P_star, "P_star_digits": p.P_star_digits,
-                "P_crossover": p.P_crossover, "order": p.order} for p in linV.points])
+                "row_rate": None, "P_crossover": p.P_crossover, "order": p.order} for p in linV.points])
 
 
-def threshold_table(scal_rows) -> list[dict]:
+EXACT_COLUMN = "softmax P*, exact row rate (± Sobol error)"
+EXCESS_COLUMN = "shortcut P* over exact"
+
+
+def _exact_cells(r, exact: dict) -> tuple[str, str]:
+    """(exact-row-rate P* ± its error, the shortcut's excess over it) for one threshold-table row."""
+    if r["attention"] != "softmax":
+        return "", ""
+    ex = exact.get((r["L"], r["V"]))
+    if ex is None:
+        return "not computed", ""
+    if not (math.isfinite(ex.P_star_exact) and math.isfinite(ex.error)):
+        return f"{ex.order} ({ex.status})", ""
+    excess = r["P_star"] / ex.P_star_exact - 1
+    return value_with_error(ex.P_star_exact, ex.error, min_decimals=0), f"{100 * excess:+.3g}%"
+
+
+def threshold_table(scal_rows, exact=()) -> list[dict]:
     """The report's threshold table: one row per (attention, L, V) (the scan in V starts at the L scan's last
-    point), P* as its polished digits, P_crossover as the float64 it is."""
+    point), the row rate of P* (softmax: the shortcut), P* as its polished digits, P_crossover as the float64 it is;
+    softmax rows also give P* with the exact row rate (`ExactRowRateThreshold`s in `exact`, at their L and V) with
+    its Sobol error, and how far the shortcut's P* lies above it ("not computed" at the other sizes)."""
+    exact = {(ex_L, ex_V): ex for ex_L, ex_V, ex in exact}
     shown = {}
     for r in scal_rows:
         shown.setdefault((r["attention"], r["L"], r["V"]), r)
-    return [{"attention": r["attention"], "L": r["L"], "V": r["V"],
-             "order": "—" if r["order"] == SKIPPED_ORDER else r["order"],
-             "P* (polished digits)": r["P_star_digits"] or "(not polished)",
-             "P_crossover (float64)": "" if r["P_crossover"] is None else r["P_crossover"]}
-            for r in shown.values()]
+    rows = []
+    for r in shown.values():
+        exact_cell, excess = _exact_cells(r, exact)
+        rows.append({"attention": r["attention"], "L": r["L"], "V": r["V"],
+                     "order": "—" if r["order"] == SKIPPED_ORDER else r["order"],
+                     "row rate": r.get("row_rate") or "",
+                     "P* (polished digits)": r["P_star_digits"] or "(not polished)",
+                     EXACT_COLUMN: exact_cell, EXCESS_COLUMN: excess,
+                     "P_crossover (float64)": "" if r["P_crossover"] is None else r["P_crossover"]})
+    return rows
+
+
+def thresholds_paragraph(quick: bool, exact, score_variance: float) -> str:
+    """The text above the threshold table: what each column is, which row rate each softmax P* has, which sizes
+    carry an order."""
+    computed = [(L, ex) for L, V, ex in exact if math.isfinite(ex.P_star_exact)]
+    sizes = ", ".join(str(L) for L, _ in computed)
+    return (
+        f"P*: the mpmath-polished root, rounded to the digits its error supports "
+        f"({'15' if quick else '30 in the scans in L, 15 in the scan in V'} asked); P_crossover: the float64 value, "
+        "shown to 6 significant digits (not polished). Row rate: every softmax P* of the scans (and of \"Claimed "
+        "laws\") is the root of the homogeneous action with the large-L shortcut row rate (the row's softmax "
+        "denominator at its mean: a Gaussian rate (x + ln(L − 1) + σ²/2)²/(2σ²) for the copy logit x, k = e^{σ²}), "
+        "which the large-L law P* ~ L ln²L is about; its digits are those of that root, not of the model's P*. The "
+        f"shortcut needs L ≫ e^{{σ²}} (= {math.exp(score_variance):.3g} here) and differs from the model's P* at "
+        "finite L: "
+        f"column \"{EXACT_COLUMN}\" is P* with the exact row integral (Sobol over the other L − 1 scores, float64) "
+        f"at L = {sizes}, column \"{EXCESS_COLUMN}\" the shortcut's excess over it; the other softmax sizes are not "
+        "computed here (`attnphase threshold copy-heads --attention softmax --row-rate exact` computes any one). "
+        "Order: each softmax P* is a jump of the global minimum between two coexisting minima (first order at "
+        "every size); a linear threshold's order is classified at both ends of each scan in L or V, the linear sizes "
+        "between are located only (—): `attnphase threshold copy-heads` classifies any one of them.")
 
 
 def headline_numbers(holds: bool, ex, f, lin, linV) -> dict:
@@ -370,6 +432,10 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
     linV = computed_once(theory_dir / f"scaling_linear_L4096_V{Vs[0]}-{Vs[-1]}_{len(Vs)}sizes_15digits.result",
                          lambda: api.scaling_in_V("linear", 4096, Vs, digits=15))
     scal_rows = scaling_rows(soft, lin, linV)
+    exact_L = exact_row_rate_sizes(quick)
+    exact = list(zip(exact_L, [4] * len(exact_L), computed_once(
+        theory_dir / f"softmax_exact_row_rate_V4_L{'-'.join(map(str, exact_L))}.result",
+        lambda: exact_row_rate_thresholds(exact_L))))
 
     # -- convention table ------------------------------------------------------------------------------
     table = computed_once(theory_dir / f"conventions_L{conv_L[0]}-{conv_L[-1]}_{len(conv_L)}sizes_V{conv_V[0]}-"
@@ -390,11 +456,8 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
     report.paragraph(f"P counts target tokens, loss summed, beta = 1 (n = P); L = {L}, V = {V} for the simulations; "
                      f"{'quick' if quick else 'full'} run.")
     report.heading("Thresholds")
-    report.paragraph(f"P*: the mpmath-polished root, rounded to the digits its error supports "
-                     f"({'15' if quick else '30 in the scans in L, 15 in the scan in V'} asked); P_crossover: the float64 value, shown to 6 significant digits (not polished). The order is "
-                     "classified at both ends of each scan in L or V; the sizes between are located only (—): "
-                     "`attnphase threshold copy-heads` classifies any one of them.")
-    report.table(threshold_table(scal_rows))
+    report.paragraph(thresholds_paragraph(quick, exact, api.DEFAULT.sigma2))
+    report.table(threshold_table(scal_rows, exact))
     ex = soft.extrapolation
     f = soft.fit["P_star"]
     holds, verdict = softmax_law_verdict(ex)

@@ -32,6 +32,7 @@ _MODULES = {
     "fixedpoint": ("FixedPointResult", "LastEvaluation", "solve_fixed_point"),
     "jacobian": ("central_difference_steps", "map_jacobian", "forward_difference_jacobian", "spectral_radius_error"),
     "wrapped_map": ("SolverStop", "WrappedMap"),
+    "refinement_error": ("next_nodes", "tail_estimate"),
     "gauss": ("Expectation", "RefinementStep", "GaussHermiteRule", "gaussian_expectation", "sobol_expectation",
               "covariance_factor", "default_min_nodes_per_dim", "default_max_nodes_per_dim", "tensor_rule",
               "pruned_tensor_rule"),

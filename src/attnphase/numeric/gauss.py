@@ -13,7 +13,7 @@ maps), to near machine precision. Two rules are provided:
   On a kink or a jump the error of a rule depends on where the kink falls between its nodes, so two or
   three rules can agree by chance on a wrong value; there the estimate is three times the largest of the
   last four differences, a converged result needs four rules (or three agreeing to rounding), and the
-  error bar covered the exact value on every shifted kink and jump it was measured on (`_tail_estimate`),
+  error bar covered the exact value on every shifted kink and jump it was measured on (`numeric.refinement_error.tail_estimate`),
   at the price of bars typically 10 to 20 times the true error on them, and up to thousands of times on
   smooth integrands that converge slowly and stop at the cap (E[1/(1 + 4z^2)]: 8.2e-3 for 1.7e-6).
 * Scrambled Sobol points mapped through the normal inverse CDF, for integrands with kinks or jumps
@@ -36,6 +36,7 @@ import numpy as np
 from scipy import special
 
 from attnphase.errors import ParameterError
+from attnphase.numeric.refinement_error import next_nodes, tail_estimate
 from attnphase.params import check_choice, check_int, check_positive, check_real
 
 __all__ = [
@@ -285,85 +286,11 @@ def default_min_nodes_per_dim(dim: int, cap: int | None = None) -> int:
 
     def rules(start):
         n, count = start, 1
-        while _next_nodes(n) <= cap and count < 5:
-            n, count = _next_nodes(n), count + 1
+        while next_nodes(n) <= cap and count < 5:
+            n, count = next_nodes(n), count + 1
         return count
 
     return min(7 if rules(7) > rules(9) else 9, cap)
-
-
-def _next_nodes(n: int) -> int:
-    """Refinement sequence: grow by ~1.5, odd counts. Every rule then has a node at 0 (an integrand's value
-    at 0 enters every rule), and no two rules share the symmetric gap around 0 that even rules have: with
-    even counts a jump 1(z > a) for 0 < a < the smallest node of every rule so far is 1/2 on all of them, an
-    exact agreement on a wrong value (Q(0.3) = 0.382 "converged" at 0.5 with 8 and 12 nodes); on odd rules
-    it is (1 - w_0) / 2, w_0 the weight at 0, which differs from rule to rule."""
-    m = int(math.ceil(1.5 * n))
-    return m | 1
-
-
-# The error estimate of a refinement sequence (`_tail_estimate`). Fast convergence: each of the last three
-# differences at most _FAST_RATIO times the one before (algebraic order > 5.7 on the x1.5 sequence: in
-# practice exponential convergence), or, with only four rules, each of the two at most _FAST_RATIO_SHORT.
-_FAST_RATIO = 0.1
-_FAST_RATIO_SHORT = 0.02
-# Otherwise the error is _SAFETY times the largest of the last _WINDOW differences.
-_SAFETY = 3.0
-_WINDOW = 4
-# Converged needs an estimate from at least this many differences (four rules), or three rules that agree
-# to rounding.
-_MIN_DIFFERENCES = 3
-
-
-def _tail_estimate(diffs: list, roundoff) -> tuple[np.ndarray, np.ndarray]:
-    """Error of the latest rule from the differences between successive rules, and whether it may be called
-    converged: (estimate, trusted), arrays of the integrand's shape (one estimate per component).
-
-    With d_k = |Q_k - Q_{k-1}|:
-
-    * the last two differences are at the rounding level (three rules agree): the error is d_k;
-    * fast, the last three ratios d_j / d_{j-1} all <= 1/10 (a smooth integrand), or the only two <= 1/50:
-      the error is d_k, at least nine times the geometric tail d_k q / (1 - q);
-    * otherwise (a kink or a jump, converging algebraically and erratically, or too short a history): the
-      error is _SAFETY times the largest of the last _WINDOW differences.
-
-    On a kink the error of a rule depends on where the kink falls between its nodes, so successive rules
-    can agree by chance and d_k alone says little: relu(z - 0.1) on 81, 123 and 185 nodes differs by
-    8.0e-5 and 1.4e-4 while each is 8e-4 to 1e-3 off; over five rules the differences do not all collapse.
-    Kinks also shrink their differences fast for a few rules: relu(z - 1.4875) on 9, 15, 23 and 35 nodes by
-    4.2e-3, 3.4e-4, 3.3e-5 while 2.0e-4 off (hence 1/50 for two ratios); relu(z + 0.15)^5 on 9 ... 53 nodes
-    by ratios 0.12, 0.14, 0.003 while it stalls 5.7e-6 off (hence 1/10 for three). Measured on
-    relu(z - a)^k, a from -2.5 to 2.5, the node caps 36, 40, 48, 52, 60, 64, 80, 96, 100, 120, 128, 150, 180,
-    192, 220 and 256: the true error is at most 0.80 of the estimate for the jump 1(z > a) (k = 0) and
-    the kink (k = 1; a in steps of 0.00625), at most 0.29 for k = 2 ... 6 (steps of 0.025), and none is
-    called converged beyond its error; k = 8 is up to 1.7 times above. (The estimate before, the last
-    difference enlarged to twice its geometric tail on even rules, was up to 570 times too small on the
-    kink, and called 2272 of the 12816 jumps converged at wrong values.) What no estimate from differences
-    sees is an error that every rule shares: a feature narrower than the node spacing (a bump
-    exp(-(z - 0.37)^2 / 2s^2) of width s = 0.01, E = 0.0093, falls between the nodes of the 9- to 35-node
-    rules, which all give 3e-55: converged, wrong).
-
-    trusted: at least _MIN_DIFFERENCES differences, or three rules agreeing to rounding. From three rules
-    a kink cannot be told from fast convergence.
-    """
-    ro = np.asarray(roundoff, dtype=float)
-    d = np.asarray(diffs[-_WINDOW:], dtype=float)  # (m,) + the integrand's shape
-    d_k = d[-1]
-    if d.shape[0] < 2:
-        return _SAFETY * d_k + ro, np.zeros(d_k.shape, dtype=bool)
-    noise = d <= 4 * ro  # differences at the rounding level carry no rate information
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratios = np.where(noise[1:], 0.0, np.where(noise[:-1], np.inf, d[1:] / d[:-1]))[-3:]
-    agree = noise[-1] & noise[-2]
-    if ratios.shape[0] >= 3:
-        fast = np.all(ratios <= _FAST_RATIO, axis=0)
-    elif ratios.shape[0] == 2:
-        fast = np.all(ratios <= _FAST_RATIO_SHORT, axis=0)
-    else:
-        fast = np.zeros(d_k.shape, dtype=bool)
-    estimate = np.where(agree | fast, d_k, _SAFETY * np.max(d, axis=0)) + ro
-    trusted = agree | (len(diffs) >= _MIN_DIFFERENCES)
-    return estimate, trusted
 
 
 def _as_output(x):
@@ -398,7 +325,7 @@ def gaussian_expectation(
     sobol: `sobol_expectation` (8 replicates, seed `seed`) with 2^10, 2^12, ... points per replicate
     until the standard error is within tolerance or 2^18 points.
 
-    The error estimate of a refinement step (`_tail_estimate`) is the last difference |Q_k - Q_{k-1}| when
+    The error estimate of a refinement step (`numeric.refinement_error.tail_estimate`) is the last difference |Q_k - Q_{k-1}| when
     the differences collapse (the last three each at most 1/10 of the one before, or two at most 1/50, or
     rounding-level agreement), otherwise three times the largest of the last four differences; plus a bound
     on the rounding error of the weighted sum.
@@ -425,14 +352,14 @@ def gaussian_expectation(
         # The requested rule Q0 against the next two of the refinement sequence, Q1 and Q2:
         # error(Q0) <= |Q0 - Q2| + error(Q2), the latter from the tail estimate of (Q0, Q1, Q2).
         n = check_int("nodes_per_dim", nodes_per_dim, 1, 4096)
-        n1 = _next_nodes(n)
-        n2 = _next_nodes(n1)
+        n1 = next_nodes(n)
+        n2 = next_nodes(n1)
         if n2**dim > 2**26:
             raise ParameterError("nodes_per_dim", nodes_per_dim, f"small enough that {n2}^{dim} <= 2^26")
         values = [rule_value(m) for m in (n, n1, n2)]
         q0, q1, q2 = (np.asarray(v[0]) for v in values)
         roundoff = sum(np.asarray(v[1]) for v in values)
-        error2, _ = _tail_estimate([np.abs(q1 - q0), np.abs(q2 - q1)], roundoff)
+        error2, _ = tail_estimate([np.abs(q1 - q0), np.abs(q2 - q1)], roundoff)
         error = np.abs(q2 - q0) + error2
         history = [
             RefinementStep(n, n**dim, values[0][0], _as_output(error)),
@@ -457,12 +384,12 @@ def gaussian_expectation(
     history.append(RefinementStep(n, n**dim, value, math.inf))
     diffs: list = []
     while True:
-        n_next = _next_nodes(n)
+        n_next = next_nodes(n)
         if n_next > cap:
             break
         new, new_roundoff = rule_value(n_next)
         diffs.append(np.abs(np.asarray(new) - np.asarray(value)))
-        error, trusted = _tail_estimate(diffs, np.asarray(roundoff) + np.asarray(new_roundoff))
+        error, trusted = tail_estimate(diffs, np.asarray(roundoff) + np.asarray(new_roundoff))
         n, value, roundoff = n_next, new, new_roundoff
         history.append(RefinementStep(n, n**dim, value, _as_output(error)))
         bad = _nonfinite_message(value)

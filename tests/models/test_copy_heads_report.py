@@ -15,6 +15,7 @@ from attnphase.api import copy_heads as api
 from attnphase.models.copy_heads.results import ScalingPoint
 from attnphase.models.copy_heads.scaling_laws import NAMED_CONVENTIONS, SKIPPED_ORDER
 from attnphase.reproduce import copy_heads as report
+from attnphase.reproduce import copy_heads_thresholds as thresholds
 from attnphase.reproduce.copy_heads_sampling import mean_field_barriers
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "models" / "copy_heads.md"
@@ -37,7 +38,7 @@ def _fit(claimed, low, high, systematic):
     (None, 0.0, 1.0, 0.0, ""),
 ])
 def test_a_band_too_wide_to_tell_the_claim_from_its_neighbours_is_undecided(claimed, low, high, systematic, verdict):
-    assert report.claim_verdict(_fit(claimed, low, high, systematic)) == verdict
+    assert thresholds.claim_verdict(_fit(claimed, low, high, systematic)) == verdict
 
 
 def _docs_table() -> dict[str, list[str]]:
@@ -79,7 +80,7 @@ def test_the_quick_convention_rows_do_not_contradict_the_docs_table():
     """The quick sizes, for the conventions the auditor found contradicting the docs: every decided verdict agrees
     with the docs' table (a linear "P* ~ V², no L" cell covers both fits: "yes" there excludes "no" in either); the
     rows the quick bands cannot decide say so; the softmax law fails where P counts sequences with the loss summed."""
-    Ls, Vs, conv_L, conv_V, L_fixed = report.scan_sizes(quick=True)
+    Ls, Vs, conv_L, conv_V, L_fixed = thresholds.scan_sizes(quick=True)
     names = ["A (default)", "no 1/L scale (kappa=1)", "entropy of the remainder", "causal mask, remainder entropy",
              "P counts sequences"]
     conventions = {n: NAMED_CONVENTIONS[n] for n in names}
@@ -115,19 +116,19 @@ def test_the_quick_convention_rows_do_not_contradict_the_docs_table():
 def test_the_quick_convention_table_is_the_same_fit_as_the_claimed_laws():
     """Quick: the default row and "Claimed laws" fit the same sizes (one exponent each, not two); full: the table
     keeps the docs' sizes, and each fit is labelled with its range."""
-    Ls, Vs, conv_L, conv_V, L_fixed = report.scan_sizes(quick=True)
+    Ls, Vs, conv_L, conv_V, L_fixed = thresholds.scan_sizes(quick=True)
     assert tuple(Ls) == conv_L and tuple(Vs) == conv_V and L_fixed == 4096
-    Ls, Vs, conv_L, conv_V, L_fixed = report.scan_sizes(quick=False)
+    Ls, Vs, conv_L, conv_V, L_fixed = thresholds.scan_sizes(quick=False)
     assert conv_L == tuple(2**k for k in range(4, 13)) and conv_V == (4, 8, 16, 32, 64, 128) and L_fixed == 4096
     fit = SimpleNamespace(variable="L", n=4)
-    assert report.fit_range(fit, [16, 64, 256, 1024, 4096]) == "L = 64…4096 (4 points)"
+    assert thresholds.fit_range(fit, [16, 64, 256, 1024, 4096]) == "L = 64…4096 (4 points)"
 
 
 def test_the_headline_names_the_law_each_number_tests():
     ex = SimpleNamespace(corrected_ratio=(1.5, 1.2), ratio=(1.0, 0.8))
     fits = {"P_star": SimpleNamespace(exponent=2.0), "P_crossover": SimpleNamespace(exponent=0.47)}
     lin = SimpleNamespace(fit={"P_star": SimpleNamespace(exponent=0.0), "P_crossover": SimpleNamespace(exponent=1.5)})
-    numbers = report.headline_numbers(True, ex, SimpleNamespace(exponent=0.8737), lin, SimpleNamespace(fit=fits))
+    numbers = thresholds.headline_numbers(True, ex, SimpleNamespace(exponent=0.8737), lin, SimpleNamespace(fit=fits))
     first = list(numbers)[:3]  # what the CLI summary shows
     assert first[0] == "softmax_L_ln2L_holds_by_corrected_ratio" and "softmax_P_star_exponent" not in numbers
     assert numbers["softmax_P_star_over_ln2L_fit_exponent_claim_1"] == 0.8737
@@ -135,10 +136,10 @@ def test_the_headline_names_the_law_each_number_tests():
 
 
 def test_value_with_error_never_prints_a_nonzero_error_as_zero():
-    assert report.value_with_error(0.01253, 0.00042) == "0.01253 ± 0.00042"
-    assert report.value_with_error(0.359, 0.0083) == "0.3590 ± 0.0083"
-    assert report.value_with_error(0.2, 0.0) == "0.200 ± 0"
-    assert report.value_with_error(0.0125, 3e-7) == "0.01250000 ± 0.00000030"
+    assert thresholds.value_with_error(0.01253, 0.00042) == "0.01253 ± 0.00042"
+    assert thresholds.value_with_error(0.359, 0.0083) == "0.3590 ± 0.0083"
+    assert thresholds.value_with_error(0.2, 0.0) == "0.200 ± 0"
+    assert thresholds.value_with_error(0.0125, 3e-7) == "0.01250000 ± 0.00000030"
 
 
 def test_the_threshold_table_labels_what_is_polished():
@@ -147,7 +148,7 @@ def test_the_threshold_table_labels_what_is_polished():
     linV = SimpleNamespace(points=[ScalingPoint(4096, 4, 16.95536952764839, "16.9553695276484", "second", 605477.55),
                                    ScalingPoint(4096, 8, 65.09256302304723, "65.0925630230472", SKIPPED_ORDER,
                                                 792777.7)])
-    rows = report.threshold_table(report.scaling_rows(soft, lin, linV))
+    rows = thresholds.threshold_table(thresholds.scaling_rows(soft, lin, linV))
     assert len(rows) == 3 and rows[-1]["V"] == 8 and rows[-1]["P* (polished digits)"] == "65.0925630230472"
     assert rows[-1]["order"] == "—"  # an interior size of the scan in V: located only
     assert all(set(r) >= {"P* (polished digits)", "P_crossover (float64)"} for r in rows)
@@ -168,24 +169,24 @@ def test_the_threshold_table_names_the_softmax_row_rate_and_gives_the_exact_one_
     lin = SimpleNamespace(points=[ScalingPoint(16, 4, 19.58, "19.5807064520549", "second", 161.4)])
     exact = [(16, 4, _exact(215.2352646433485, 0.03622492827533756, 259.0293749667953)),
              (64, 4, _exact(1472.0849553086302, 0.11483611590291411, 1552.6634965724795))]
-    rows = report.threshold_table(report.scaling_rows(soft, lin, SimpleNamespace(points=[])), exact)
+    rows = thresholds.threshold_table(thresholds.scaling_rows(soft, lin, SimpleNamespace(points=[])), exact)
     by_L = {(r["attention"], r["L"]): r for r in rows}
     assert [by_L[("softmax", L)]["row rate"] for L in (16, 64, 1024)] == ["shortcut"] * 3
-    assert by_L[("softmax", 16)][report.EXACT_COLUMN] == "215.235 ± 0.036"
-    assert by_L[("softmax", 16)][report.EXCESS_COLUMN] == "+20.3%"
-    assert by_L[("softmax", 64)][report.EXACT_COLUMN] == "1472.08 ± 0.11"
-    assert by_L[("softmax", 64)][report.EXCESS_COLUMN] == "+5.47%"
-    assert by_L[("softmax", 1024)][report.EXACT_COLUMN] == "not computed"
-    assert by_L[("linear", 16)][report.EXACT_COLUMN] == "" and by_L[("linear", 16)]["row rate"] == ""
+    assert by_L[("softmax", 16)][thresholds.EXACT_COLUMN] == "215.235 ± 0.036"
+    assert by_L[("softmax", 16)][thresholds.EXCESS_COLUMN] == "+20.3%"
+    assert by_L[("softmax", 64)][thresholds.EXACT_COLUMN] == "1472.08 ± 0.11"
+    assert by_L[("softmax", 64)][thresholds.EXCESS_COLUMN] == "+5.47%"
+    assert by_L[("softmax", 1024)][thresholds.EXACT_COLUMN] == "not computed"
+    assert by_L[("linear", 16)][thresholds.EXACT_COLUMN] == "" and by_L[("linear", 16)]["row rate"] == ""
 
 
 def test_the_thresholds_paragraph_names_the_row_rate_and_where_the_order_is_located_only():
     """Finding 1: the paragraph says the softmax P* is the shortcut's root and where the exact one is given; finding
     6: "located only (—)" is said of the linear sizes only (every softmax row carries its order)."""
     exact = [(16, 4, _exact(215.2, 0.04, 259.0)), (64, 4, _exact(1472.1, 0.11, 1552.7))]
-    text = report.thresholds_paragraph(True, exact, 1.0)
+    text = thresholds.thresholds_paragraph(True, exact, 1.0)
     assert "shortcut row rate" in text and "not of the model's P*" in text and "L ≫ e^{σ²} (= 2.72 here)" in text
-    assert "at L = 16, 64," in text and report.EXACT_COLUMN in text and "--row-rate exact" in text
+    assert "at L = 16, 64," in text and thresholds.EXACT_COLUMN in text and "--row-rate exact" in text
     assert "the linear sizes between are located only (—)" in text
     assert "each softmax P* is a jump of the global minimum between two coexisting minima (first order" in text
     assert re.search(r"(?<!linear )sizes between are located only", text) is None
@@ -196,8 +197,8 @@ def test_the_report_computes_the_exact_row_rate_at_the_small_sizes():
     full one as well; at L = 16 it is 215.235 ± 0.036 (the CLI's `--row-rate exact`), the shortcut's 259.03 lies
     20% above."""
     for quick in (True, False):
-        assert {16, 64} <= set(report.exact_row_rate_sizes(quick))
-    (ex,) = report.exact_row_rate_thresholds([16])
+        assert {16, 64} <= set(thresholds.exact_row_rate_sizes(quick))
+    (ex,) = thresholds.exact_row_rate_thresholds([16])
     assert ex.order == "first" and abs(ex.P_star_exact - 215.235) < 3 * ex.error + 1e-3 and ex.error < 0.1
     assert abs(ex.P_star_shortcut - 259.0293749667948) < 1e-9
 

@@ -320,8 +320,9 @@ def test_choose_schedule_meets_its_rules():
     assert plan.eta0 / (plan.steps + plan.k0) == pytest.approx(plan.eta_final, rel=1e-12)
     # the retraction only slows the approach: at least the plain ODE's time to the target
     assert plan.t_final >= plan.t_target
-    # first step inside the small-step expansion η₁² max N ≤ 0.1 (N at most a few × N(1) here)
-    assert plan.eta_first**2 * plan.noise <= 0.1
+    # first step inside the small-step expansion η₁² max N ≤ 0.1 (N at most a few × N(1) here; with the heavy-tailed
+    # mean N(1) is the largest, and a first step at the limit meets it up to rounding)
+    assert plan.eta_first**2 * plan.noise <= 0.1 * (1 + 1e-9)
     # the prediction is the retraction-corrected ODE under the chosen schedule (same pilot, same noise)
     assert plan.rho0 == -1 / 8  # model A (J′(0) > 0) leaves −1/√d more slowly than +1/√d
     noise = api.tangent_noise(params)

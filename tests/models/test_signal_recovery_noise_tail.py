@@ -1,4 +1,4 @@
-"""The tangent noise N(ρ) = E‖G_⊥‖² as a mean of a heavy-tailed quantity (`schedules.heavy_tailed_mean`).
+"""The tangent noise N(ρ) = E‖G_⊥‖² as a mean of a heavy-tailed quantity (`numeric.heavy_tails.heavy_tailed_mean`).
 
 At the headline size (d = 1000, L = 10 500, R = 500, θ√d) ‖G_⊥‖² at ρ = 1 has a Hill tail index of 1.5-1.7 (an
 infinite variance): the 1250-sequence pilot of `reproduce signal-recovery` gave N(1) = 15537 ± 798 by the sample mean
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from attnphase.api import signal_recovery as api
-from attnphase.models.signal_recovery.schedules import heavy_tailed_mean
+from attnphase.numeric.heavy_tails import heavy_tailed_mean
 
 
 def _coverage(draw, mean: float, n: int, samples: int, estimator) -> np.ndarray:

@@ -45,6 +45,7 @@ _MODULES = {
     "reflections": ("Reflection", "ReflectionGroup", "orbit_rule", "fold_orbits"),
     "landscape": ("grid_local_minima", "polish_and_merge", "mountain_pass", "central_hessian_2d", "BoxAverage",
                   "laplace_box_average"),
+    "heavy_tails": ("heavy_tailed_mean",),
     "mcmc": ("ChainSummary", "RHAT_MAX", "ESS_MIN_PER_CHAIN", "as_chains", "split_chains", "rank_normalize",
              "autocovariance", "split_rhat", "effective_sample_size", "integrated_autocorrelation_time", "mcse_mean",
              "batch_means_sem", "summarize_chains"),

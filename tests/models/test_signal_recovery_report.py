@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 from attnphase.api import signal_recovery as api
@@ -65,6 +66,10 @@ def test_a_sweep_point_says_why_it_is_limited():
     assert short["status"] == "limited" and short["predicted_alignment"] is not None
     assert "schedule planned: the retraction-corrected ODE reaches |rho| = " in short["message"]
     assert "< target 0.98 within 20 steps" in short["message"], short["message"]
+    # the schedule that ran is stored with the point: t = Σ_{k<steps} η₀/(k + k₀)^γ
+    k = np.arange(int(short["steps"]))
+    t = float(np.sum(short["eta0"] / (k + short["k0"]) ** short["gamma"]))
+    assert short["t_final"] == pytest.approx(t, rel=1e-12)
     # simulate's verdict on the prediction, stored with the point: none without a prediction
     assert unpredicted["prediction_z"] is None and unpredicted["prediction_agrees"] is None
     z = ((short["alignment_mean"] - short["predicted_alignment"])

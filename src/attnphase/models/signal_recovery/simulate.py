@@ -393,7 +393,9 @@ def sweep_point(
     ode_limit = np.array([ode_limit_point(params, fps, r0) for r0 in run.rho[0]])
     return {
         "theta_d": params.theta_d,
-        "eta0": plan.eta0,
+        "eta0": plan.eta0,  # the schedule η_k = η₀/(k + k₀)^γ that ran, so that a point can be run again
+        "k0": plan.k0,
+        "gamma": plan.gamma,
         "steps": float(plan.steps),
         "t_final": t_final,
         "t_target": plan.t_target,

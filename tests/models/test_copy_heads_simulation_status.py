@@ -212,8 +212,10 @@ def test_draw_statistics_with_too_few_draws_or_a_still_chain_on_constructed_chai
     assert constant[2] == 0.0 and constant[5].status == Status.POOR_MIXING
 
 
-@pytest.mark.parametrize("attention, option, name, P", [("linear", "--tau", "tau0", 1000.0),
-                                                         ("softmax", "--score-variance", "sigma2", 400.0)])
+# linear: slow (7 s: its solves next to the range's end take seconds each); the refusal is the same code for both
+@pytest.mark.parametrize("attention, option, name, P", [
+    pytest.param("linear", "--tau", "tau0", 1000.0, marks=pytest.mark.slow),
+    ("softmax", "--score-variance", "sigma2", 400.0)])
 def test_a_prior_variance_the_theory_cannot_use_is_refused_with_its_range(attention, option, name, P):
     """`--tau 1e300` (linear) and `--score-variance 1e300` (softmax) at L = 8 ended in a bare RuntimeError, exit 1. Now
     exit 2 and the option is named with the range where the theory is computed at these L, V, P; the range's end is

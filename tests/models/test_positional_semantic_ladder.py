@@ -90,6 +90,7 @@ def test_threshold_climbs_count_split_rungs_with_more_probes_below_its_default_t
     assert seen == [32, 128]
 
 
+@pytest.mark.slow  # 10 s; the same floor in `solve` stays in the default suite (below)
 def test_a_threshold_that_meets_a_tolerance_below_the_window_floor_is_limited_and_says_why(monkeypatch):
     """Below rules.WINDOW_FLOORS the missed windows are not bounded by the error, so a threshold whose error meets
     such a tolerance is limited, not converged. α_c(0.45) on split-line 5, 6, 7 meets 0.05 (error 0.0093); with the

@@ -38,6 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from attnphase.api import positional_semantic as api
+from attnphase.numeric.convergence import Tolerance
 from attnphase.report import write_csv
 from attnphase.results import Status
 from attnphase.reproduce.read_back import computed_once, note_read_back
@@ -106,8 +107,8 @@ def above_tolerance(branch, tol: float) -> list[str]:
     """The fields of a found branch whose error is above the tolerance `solve` asks of every field, tol·|value|
     (relative), in FIELD_LABELS' order; an error that is not finite bounds nothing and counts as above. Empty for a
     converged branch; for a limited one, the fields that missed (the solver's message names the worst)."""
-    return [name for name in FIELD_LABELS
-            if not branch.errors.get(name, math.nan) <= tol * abs(getattr(branch, name))]
+    asked = Tolerance(rtol=tol)  # what `solve` asks of every field (point.solve)
+    return [name for name in FIELD_LABELS if not asked.allows(branch.errors.get(name, math.nan), getattr(branch, name))]
 
 
 def branch_rows(results, alphas=None) -> list[dict]:

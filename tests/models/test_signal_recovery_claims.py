@@ -261,9 +261,9 @@ def test_the_pages_simulation_rows_rerun_to_their_values(label):
                                  run["predicted_alignment"])
     if "exact finite-L drift" in row.value:
         assert "predicted with the exact finite-L drift" in run["message"]
-    verdict = re.search(r"prediction_agrees (true|false) \(z = ([\d.]+)\)|prediction_agrees (true|false), z = ([\d.]+)",
-                        row.value)
+    # z with its sign, which the page writes with a minus sign (U+2212)
+    verdict = re.search(r"prediction_agrees (true|false)(?: \(z = |, z = )([−-]?[\d.]+)", row.value)
     assert verdict, row.value  # the row states the run's verdict on its prediction, and the run gives it
-    stated, z = (verdict.group(1), verdict.group(2)) if verdict.group(1) else (verdict.group(3), verdict.group(4))
+    stated, z = verdict.groups()
     assert run["prediction_agrees"] is (stated == "true")
-    assert abs(abs(run["prediction_z"]) - float(z)) <= 0.5 * 10.0 ** -len(z.partition(".")[2])
+    assert abs(run["prediction_z"] - float(z.replace("−", "-"))) <= 0.5 * 10.0 ** -len(z.partition(".")[2])

@@ -9,6 +9,8 @@ more than both bars.
 from __future__ import annotations
 
 import math
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -64,11 +66,17 @@ def test_degenerate_samples():
 
 @pytest.mark.slow
 def test_the_headline_pilot_covers_a_converged_N_at_rho_1():
-    """The headline's pilot (1250 sequences, seed 0, as `simulate` draws it for 10 × 5000 steps) against 20 000
-    sequences of another seed, at ρ = 1: within two combined errors (the naive estimate of the audit, 15537 ± 798,
-    was 2.3 of its errors below the converged 17566 ± 250 of 80 000 sequences). About 30 s."""
+    """A 1250-sequence pilot (seed 0) at the headline's size against 20 000 sequences of another seed, at ρ = 1:
+    within two combined errors (the naive estimate of the audit, 15537 ± 798, was 2.5 of its errors below the
+    converged 17566 ± 250 of 80 000 sequences); the pilot's N(1) and error are the model page's (seed 0 reruns them
+    to the digits printed). About 30 s."""
     params = api.make_parameters(1000, 10500, 500, 0.25, theta_scaling="sqrt-d")
     pilot = api.tangent_noise(params, [1.0], pilot=1250, seed=0)
+    page = (Path(__file__).resolve().parents[2] / "docs" / "models" / "signal_recovery.md").read_text()
+    stated = re.search(r"gives\s+N\(1\) = ([\d ]+) ± (\d+), where 80 000 sequences give 17 566 ± 251", page)
+    assert stated, "the page's pilot N(1) sentence"
+    assert round(pilot.noise[0]) == int(stated.group(1).replace(" ", ""))
+    assert round(pilot.noise_error[0]) == int(stated.group(2))
     large = api.tangent_noise(params, [1.0], pilot=20000, seed=11)
     assert abs(pilot.noise[0] - large.noise[0]) <= 2 * math.hypot(pilot.noise_error[0], large.noise_error[0])
     assert abs(large.noise[0] - 17566) <= 2 * math.hypot(large.noise_error[0], 250)

@@ -38,13 +38,38 @@ def reference_threshold(name: str, omega: float):
     return None if stored is None else (stored["value"], stored["error"])
 
 
+@pytest.fixture(scope="module")
+def standard_positional_path():
+    """The positional branch at ω = 0.3 followed on the tensor rule of 10 nodes from its anchor: `solve`'s following
+    rule, the same path whatever α is asked for (low and high move only the semantic anchor, and only away from the
+    default σ, λ and A), so the tests below that follow it, or solve the positional branch at ω = 0.3, share it
+    instead of following it again from the anchor (a cold solve there and ~4 steps: 4-9 s each)."""
+    return api.follow("positional", STANDARD, 10)
+
+
+@pytest.fixture
+def shared_positional_path(monkeypatch, standard_positional_path):
+    """`solve` (point.follow) given the shared path for the positional branch at ω = 0.3 on 10 nodes."""
+    from attnphase.models.positional_semantic import point
+
+    real = point.follow
+
+    def follow(branch, params, nodes, **kwargs):
+        if (branch, params, nodes) == ("positional", STANDARD, 10):
+            return standard_positional_path
+        return real(branch, params, nodes, **kwargs)
+
+    monkeypatch.setattr(point, "follow", follow)
+    return standard_positional_path
+
+
 # -- default suite --------------------------------------------------------------------------------------
-def test_the_followed_positional_branch_is_not_the_fixed_point_a_cold_start_finds():
+def test_the_followed_positional_branch_is_not_the_fixed_point_a_cold_start_finds(standard_positional_path):
     """ω = 0.3, α = 2 on the 10-node rule: the default start of the positional branch converges to another
     fixed point of θ = 0 (m ≈ 0.10, V ≈ 22, unstable), the branch followed from α = 0.3 has m ≈ 0.26, V ≈ 11.4,
     stable (converged values m = 0.2579 ± 1e-4, V = 11.36 ± 0.03: `solve` at this point)."""
     cold = api.solve_branch("positional", 2.0, STANDARD, nodes_per_dim=10)
-    followed = api.follow("positional", STANDARD, 10).at(2.0)
+    followed = standard_positional_path.at(2.0)
     assert cold.success and followed is not None and followed.success
     assert abs(cold.m) < 0.15 and not cold.stable
     assert abs(abs(followed.m) - 0.2579) < 0.01 and abs(followed.V - 11.36) < 0.5
@@ -107,7 +132,8 @@ def test_a_threshold_that_meets_a_tolerance_below_the_window_floor_is_limited_an
     assert "the tolerance 0.05 is below 0.06" in result.alpha_c.message
 
 
-def test_a_solve_that_meets_a_tolerance_below_the_window_floor_is_limited_and_says_why(monkeypatch):
+def test_a_solve_that_meets_a_tolerance_below_the_window_floor_is_limited_and_says_why(monkeypatch,
+                                                                                      shared_positional_path):
     """The same for the fields of `solve`: the positional branch at (0.3, 0.5) on split-line 3, 4, 5 meets a relative
     tolerance of 0.5; with the floor raised above it the branch is limited, and so is the solve."""
     import attnphase.models.positional_semantic.rules as rules
@@ -192,7 +218,7 @@ def test_alpha_l_at_omega_zero_converges_and_covers_every_count_split_root():
     assert abs(t.value - value) <= t.error + error
 
 
-def test_where_the_first_rule_has_a_hole_at_alpha_solve_climbs_from_the_next_rule(monkeypatch):
+def test_where_the_first_rule_has_a_hole_at_alpha_solve_climbs_from_the_next_rule(monkeypatch, shared_positional_path):
     """The first rule's path made to lack the positional fixed point at α = 0.5 alone (every solve there reported
     not converged; the path is solved at its anchor 0.3 and, one short step beyond, at 0.54): `solve` carries the
     nearer neighbour to α onto the next rule and climbs from there, and gets what the ladder without the first rule
@@ -216,9 +242,10 @@ def test_where_the_first_rule_has_a_hole_at_alpha_solve_climbs_from_the_next_rul
         return path
 
     rules = tuple(api.Rule.split_line(n) for n in (3, 4, 5, 6))
-    monkeypatch.setattr(point, "follow_on_rule", with_a_hole)
-    (holed,) = api.solve(0.3, 0.5, branches=("positional",), stability=False, tol=0.05, rules=rules).branches
-    monkeypatch.undo()
+    with monkeypatch.context() as patch:
+        patch.setattr(point, "follow_on_rule", with_a_hole)
+        (holed,) = api.solve(0.3, 0.5, branches=("positional",), stability=False, tol=0.05, rules=rules).branches
+    # both from the same tensor path (shared_positional_path), as each followed it identically before
     (plain,) = api.solve(0.3, 0.5, branches=("positional",), stability=False, tol=0.05, rules=rules[1:]).branches
     assert "hole of its path" in holed.message and f"onto {rules[1].label}" in holed.message, holed.message
     # on three rungs the spread does not bound q here (it drifts one way: status limited for both); the point is that

@@ -338,12 +338,28 @@ def test_a_run_that_has_not_settled_is_limited_and_one_test_sample_is_refused():
         simulate(omega=0.3, alpha=1.5, d=10, trials=2, steps=10, test_samples=1, device="cpu")
 
 
+UNSETTLED_POINT = dict(omega=0.3, alpha=1.0, d=20, trials=3, test_samples=200, device="cpu")
+
+
+def test_an_unsettled_run_is_told_the_remedy():
+    """Where the training loss rose on a step of the last tenth the rate is too large (GD at lr = 150, lr·λ = 1.5,
+    200 steps): the message says to lower --lr. Where it only fell (the default rate, 50 steps) it says more steps.
+    The short runs of the slow test below, which holds the longer ones (0.1 s here, 3.5 s there): that the remedy is
+    the right one, more steps not settling the first and settling the second."""
+    oscillating = simulate(**UNSETTLED_POINT, steps=200, lr=150.0)
+    assert oscillating.status == "limited" and oscillating.message.endswith("a lower --lr"), oscillating.message
+    short = simulate(**UNSETTLED_POINT, steps=50)
+    assert short.status == "limited" and short.message.endswith("more steps"), short.message
+    assert re.search(r"still moved by ([0-9.e+-]+)", short.message), short.message
+
+
+@pytest.mark.slow
 def test_an_unsettled_run_is_told_the_remedy_that_settles_it():
     """Where the training loss rose on a step of the last tenth the rate is too large, and more steps do not help
     (GD at lr = 150, lr·λ = 1.5: still unsettled after ten times the steps): the message says to lower --lr. Where it
     only fell (the default rate, 50 steps) it says more steps, and with a hundred times more the loss moves over the
     last tenth ten times less (it settles near 20000)."""
-    point = dict(omega=0.3, alpha=1.0, d=20, trials=3, test_samples=200, device="cpu")
+    point = UNSETTLED_POINT
     for steps in (200, 2000):
         oscillating = simulate(**point, steps=steps, lr=150.0)
         assert oscillating.status == "limited" and oscillating.message.endswith("a lower --lr"), oscillating.message

@@ -5,6 +5,7 @@ convergence study behind the threshold errors."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 from pathlib import Path
@@ -31,6 +32,20 @@ def positional_6():
     solution = api.solve_branch("positional", 1.25, STANDARD, nodes_per_dim=6, stability=False)
     assert solution.status == "converged"
     return solution
+
+
+@pytest.fixture(scope="module")
+def state_6(positional_6):
+    """The 6-node fixed point at ω = 0.3, α = 1.25 of each pure branch (the positional one is positional_6's), solved
+    once for the module's tests of the rules' symmetries."""
+    def solved(branch):
+        if branch == "positional":
+            return positional_6.state
+        solution = api.solve_branch(branch, 1.25, STANDARD, nodes_per_dim=6, stability=False)
+        assert solution.status == "converged", solution.message
+        return solution.state
+
+    return functools.cache(solved)
 
 
 def test_free_energy_of_the_order_parameters_equals_the_saddle_point_value(positional_6):
@@ -124,12 +139,12 @@ def test_the_loss_is_unchanged_when_the_tokens_are_exchanged_with_a_reversal_sym
 
 
 @pytest.mark.parametrize("branch", ["positional", "semantic"])
-def test_the_token_exchange_makes_the_count_split_rule_symmetric_at_a_quarter_of_the_planes(branch):
+def test_the_token_exchange_makes_the_count_split_rule_symmetric_at_a_quarter_of_the_planes(branch, state_6):
     """On count-split planes (ξ_1, ξ_2) the exchange of the tokens joins the sign flip of the branch's set
     (reflections): the map is then exactly symmetric in the tokens (m̂_1 = ∓m̂_2, q̂_1 = q̂_2, ...; the rule that
     integrates every plane along ξ_1 is not, by its quadrature error), and it agrees with that rule within the
     count-split rules' own change from 4 to 6 outer nodes, at under half its minimisations."""
-    x = api.solve_branch(branch, 1.25, STANDARD, nodes_per_dim=6, stability=False).state
+    x = state_6(branch)
     equations = api.Rule.count_split(4).equations(STANDARD, 1.25)
     assert [r.permutation for r in equations.reflections(x)] == [None, (1, 0, 3, 2)]
     folded = equations.evaluate(x)
@@ -147,12 +162,12 @@ def test_the_token_exchange_makes_the_count_split_rule_symmetric_at_a_quarter_of
 
 
 @pytest.mark.parametrize("branch", ["positional", "semantic"])
-def test_a_reflected_split_line_rule_equals_the_full_rule_at_half_the_minimisations(branch):
+def test_a_reflected_split_line_rule_equals_the_full_rule_at_half_the_minimisations(branch, state_6):
     """On the invariant sets (θ = 0: η → −η; m = 0: z → −z) the line through the mirror node is the mirror
     image of the line integrated, so the reflected rule is the same rule: the map agrees with the one that
     integrates every line to rounding (the quadrature decisions are the same, mirrored), with exactly half the
     minimisations (8 outer nodes per dimension: no node is its own mirror)."""
-    x = api.solve_branch(branch, 1.25, STANDARD, nodes_per_dim=6, stability=False).state
+    x = state_6(branch)
     equations = api.SaddlePointEquations(STANDARD, 1.25, 6, split_rule=SplitLineRule(8, 32, 1e-9))
     assert len(equations.reflections(x)) == 1
     reflected = equations.evaluate(x)

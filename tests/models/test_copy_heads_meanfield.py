@@ -252,16 +252,42 @@ def test_row_mean_field_coexistence_against_the_claimed_law_and_its_alternatives
     equal-depth point). Measured (docs' table): P_RMF = 1590.2, 3910.2, 9318.7, 21728.1.
     * Its ratio to the homogeneous P* levels off: 1.024, 1.061, 1.080, 1.087 (rising, by shrinking steps).
     * The L ln²L form with an O(1) shift of ln L, A·L(ln L + b)², describes it to 0.6%; a plain L ln²L (14%), L ln L
-      (7%) do not, and a free power law leaves its local exponent drifting (1.36 → 1.22).
+      (7%) do not, and a free power law leaves its local exponent drifting (1.30 → 1.25 → 1.22).
     So over the range it reaches, the row mean field follows the homogeneous law (L ln²L with slowly converging
-    corrections) up to a factor that converges to ≈ 1.09."""
+    corrections) up to a factor that converges to ≈ 1.09.
+    The page's row mean field table (L = 16…512: window ends, coexistence P, barrier, homogeneous P*, ratio) and its
+    law table are read from the page and checked against these windows and fits to their printed digits."""
+    import re
+
+    from model_pages import page_table_after
+
+    table = page_table_after("copy_heads.md", "## Softmax with each row's fluctuations: the row mean field")
+    assert [row[0] for row in table] == ["16", "32", "64", "128", "256", "512"]
+    first = api.softmax_mean_field_window(16, 4)
+    assert first.order == "continuous"
+    assert table[0][1:] == ["none (continuous)", "—", "—", f"{first.homogeneous_P_star:.1f}", "—"]
+
+    def printed_digits(value, printed, error=False):
+        """value to the printed digits; an error may be rounded up instead (0.055 printed as 0.06)."""
+        unit = 10.0 ** -len(printed.partition(".")[2])
+        rounded_up = error and 0 <= float(printed) - value < unit
+        return rounded_up or abs(value - float(printed)) <= 0.5 * unit * (1 + 1e-9)
+
     Ls = np.array([64, 128, 256, 512], float)
     P_rmf, P_hom = [], []
-    for L in Ls.astype(int):
-        w = api.softmax_mean_field_window(int(L), 4)
+    for L, (_, window, coexistence, barrier, homogeneous, ratio) in zip([32, 64, 128, 256, 512], table[1:]):
+        w = api.softmax_mean_field_window(L, 4)
         assert w.order == "first" and w.P_coexistence is not None, w.message
-        P_rmf.append(w.P_coexistence)
-        P_hom.append(w.homogeneous_P_star)
+        low, high = window.split(" – ")
+        height, height_error = barrier.split(" ± ")
+        for value, printed in ((w.window[0], low), (w.window[1], high), (w.P_coexistence, coexistence),
+                               (w.barrier.from_uniform_side, height),
+                               (w.homogeneous_P_star, homogeneous), (w.P_coexistence / w.homogeneous_P_star, ratio)):
+            assert printed_digits(value, printed), (L, value, printed)
+        assert printed_digits(w.barrier.error, height_error, error=True), (L, w.barrier.error)
+        if L >= 64:
+            P_rmf.append(w.P_coexistence)
+            P_hom.append(w.homogeneous_P_star)
     P_rmf, P_hom = np.array(P_rmf), np.array(P_hom)
     ratio = P_rmf / P_hom
     steps = np.diff(ratio)
@@ -277,3 +303,26 @@ def test_row_mean_field_coexistence_against_the_claimed_law_and_its_alternatives
     assert shifted < 0.01 and plain[1] > 3 * shifted and plain[2] > 3 * shifted
     local = np.diff(np.log(P_rmf)) / np.diff(np.log(Ls))
     assert np.all(np.diff(local) < 0)  # no constant power of L
+    # the page's law table, each number to its printed digits
+    law_rows = page_table_after("copy_heads.md", "**Does the row mean field follow P* ~ L ln²L?**")
+    laws = {row[0]: row[1] for row in law_rows}
+    number = r"([\d.]+)"
+    quoted = re.fullmatch(number + r"% \(the ratio P/\(L ln²L\) falls " + number + " → " + number
+                          + r", as for the homogeneous action\)", laws["A·L ln²L (plain)"])
+    assert quoted is not None
+    assert printed_digits(100 * plain[2], quoted[1])
+    for value, printed in zip(P_rmf[[0, -1]] / (Ls[[0, -1]] * np.log(Ls[[0, -1]]) ** 2), quoted.groups()[1:]):
+        assert printed_digits(value, printed)
+    quoted = re.fullmatch(number + r"% \(P/\(L ln L\) rises " + number + " → " + number + r"\)", laws["A·L ln L"])
+    assert quoted is not None and printed_digits(100 * plain[1], quoted[1])
+    for value, printed in zip(P_rmf[[0, -1]] / (Ls[[0, -1]] * np.log(Ls[[0, -1]])), quoted.groups()[1:]):
+        assert printed_digits(value, printed)
+    quoted = re.fullmatch(number + "%, a = " + number + ", but the local exponent drifts " + number + " → " + number
+                          + " → " + number, laws["A·L^a (free)"])
+    a, log_A = np.polyfit(np.log(Ls), np.log(P_rmf), 1)
+    assert quoted is not None and printed_digits(100 * worst(np.exp(log_A) * Ls**a), quoted[1])
+    assert printed_digits(a, quoted[2]) and all(printed_digits(v, p) for v, p in zip(local, quoted.groups()[2:]))
+    quoted = re.fullmatch(number + r"% \(A = " + number + ", b = " + number + r"\)",
+                          laws["A·L (ln L + b)² (L ln²L with an O(1) shift)"])
+    assert quoted is not None and printed_digits(100 * shifted, quoted[1])
+    assert printed_digits(slope**2, quoted[2]) and printed_digits(intercept / slope, quoted[3])

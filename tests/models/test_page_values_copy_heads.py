@@ -106,3 +106,32 @@ def test_the_pages_small_tau_causal_and_largest_L_thresholds_are_what_threshold_
     L = 2**256
     largest = api.threshold("softmax", L, 4, digits=15)
     assert largest.order == "first" and _within_digits(largest.P_star / (L * math.log(L) ** 2), ratio[1])
+
+
+@pytest.mark.slow
+def test_the_pages_causal_softmax_sampling_at_P_140_is_what_its_command_prints():
+    """The causal softmax MALA run the page quotes (L = 8, V = 4, P = 140, `--fluctuations`, seed 3), run as the page
+    writes its command: c and its error, the theory's c and z to the printed digits, rejected; the table row's
+    0.463 ± 0.004 is the same run's c, 0.03 below the mean-participation value the row gives (0.494, held by
+    test_copy_heads_causal.py) (65 s wall, 27 s of CPU, on 2 shared cores)."""
+    import json
+    import shlex
+
+    from click.testing import CliRunner
+
+    from attnphase.cli import main
+
+    page = _page_text()
+    quoted = re.search(r"at P = 140 either: c = ([\d.]+) ± ([\d.]+) against its ([\d.]+) \(z = (−[\d.]+); "
+                       r"`attnphase (simulate copy-heads [^`]+)`\)", page)
+    row = re.search(r"\| softmax MALA, causal, L = 8, P = 140, c \| ([\d.]+) ± ([\d.]+), ([\d.]+) below the causal "
+                    r"mean field with mean-participation rows \(([\d.]+)\) \|", (PAGES / PAGE).read_text())
+    assert quoted is not None and row is not None
+    out = CliRunner().invoke(main, shlex.split(quoted[5]) + ["--json"])
+    assert out.exit_code == 0, out.output
+    (c,) = [x for x in json.loads(out.stdout)["comparisons"] if x["name"] == "c_copy"]
+    assert c["agrees"] is False
+    for value, printed in ((c["mean"], quoted[1]), (c["sem"], quoted[2]), (c["theory"], quoted[3]),
+                           (c["z"], quoted[4].replace("−", "-")), (c["mean"], row[1]), (c["sem"], row[2])):
+        assert _within_digits(value, printed), (value, printed)
+    assert _within_digits(float(row[4]) - float(row[1]), row[3])

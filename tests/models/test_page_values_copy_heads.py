@@ -135,3 +135,16 @@ def test_the_pages_causal_softmax_sampling_at_P_140_is_what_its_command_prints()
                            (c["z"], quoted[4].replace("−", "-")), (c["mean"], row[1]), (c["sem"], row[2])):
         assert _within_digits(value, printed), (value, printed)
     assert _within_digits(float(row[4]) - float(row[1]), row[3])
+
+
+@pytest.mark.slow
+def test_the_pages_linear_solve_error_next_to_P_star_is_what_solve_prints():
+    """Linear, L = 4096, V = 4, P = P* + 1e-14: the one stable minimum's t and the error `solve` gives for it are the
+    page's 1.22e-8 ± 1e-23 to the printed digits (about 5 s)."""
+    quoted = re.search(r"\(L = 4096, P − P\* = 1e-14: t = ([\d.e-]+) ± ([\d.e-]+)\);", _page_text())
+    assert quoted is not None
+    P_star = api.threshold("linear", 4096, 4, digits=30, classify=False).P_star
+    result = api.solve("linear", 4096, 4, P_star + 1e-14)
+    (stable,) = [m for m in result.minima if m.stable]
+    assert result.status == "converged" and result.error == stable.error
+    assert _within_digits(stable.c_uniform, quoted[1]) and _within_digits(stable.error, quoted[2])

@@ -185,3 +185,21 @@ def test_the_pages_large_L_against_exact_row_is_what_solve_prints():
     assert large.status == "limited" and exact.status == "converged"
     assert _within_digits(large.J, g[13]) and _within_digits(exact.J, g[14]) and _within_digits(exact.J_error, g[15])
     assert _within_digits(large.J / exact.J, g[12])
+
+
+@pytest.mark.slow
+def test_the_pages_overflowing_controls_example_is_what_solve_prints():
+    """d = 16, L = 64, R = 8, θ = 1, ρ = 0.3, σ = 100 (the controls' exact means overflow): J and the noise mass with
+    their errors are `solve`'s to the printed digits, and J lies within the combined errors of the page's reference
+    from full token sequences (a measurement kept on the page; about 3 s)."""
+    quoted = re.search(r"at d = 16, L = 64, R = 8, θ = 1, ρ = 0\.3, σ = 100, J = ([\d ]+) ± (\d+) and noise mass "
+                       r"([\d.]+) ± ([\d.]+) against ([\d ]+) ± (\d+) and ([\d.]+) ± ([\d.]+) from 10⁵ full token "
+                       r"sequences", _page_text())
+    assert quoted is not None
+    J, J_error, mass, mass_error, reference, reference_error = (quoted[i].replace(" ", "") for i in range(1, 7))
+    r = api.solve(16, 64, 8, 1.0, 0.3, sigma=100.0)
+    assert r.method == "finite-L" and r.status == "converged"
+    for value, printed in ((r.J, J), (r.J_error, J_error), (r.nuisance_mass, mass), (r.nuisance_mass_error,
+                                                                                   mass_error)):
+        assert _within_digits(value, printed), (value, printed)
+    assert abs(r.J - float(reference)) <= 3 * math.hypot(r.J_error, float(reference_error))

@@ -147,10 +147,14 @@ class Convention(ParameterSet):
         """
         k, T_ = self.kappa(L_), self.targets(L_)
         var_t = k**2 * ((L_**2 * self.s1 if self.bias else 0.0) + L_ * self.sigma2 / T_)
+
+        def over(a, b):  # a variance that underflowed to 0 (σ² ~ 1e-320 in float64) gives an infinite precision
+            return a / b if b != 0 else math.inf
+
         return {
-            "lam_t": 1.0 / var_t,
-            "lam_c": T_ * (L_ - 1) / (k**2 * L_ * self.sigma2),
-            "lam_r": T_ / (k**2 * self.sigma2),
+            "lam_t": over(1.0, var_t),
+            "lam_c": over(T_ * (L_ - 1), k**2 * L_ * self.sigma2),
+            "lam_r": over(T_, k**2 * self.sigma2),
             # zero-row-sum remainder orthogonal to the copy direction: T(L−1) − 1 dimensions
             "D_r": (T_ * (L_ - 1) - 1 - 2) / 2 if self.remainder == "entropy" else 0.0,
         }

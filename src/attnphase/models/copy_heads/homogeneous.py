@@ -86,8 +86,11 @@ def linear_grid_starts(inst: CopyHeadsInstance, n_, r0: float | None = None) -> 
     so that minima near the symmetric point (|t|, |c| ~ 1e-2 of the box at n ~ 1e5) are resolved. The fixed starts
     alone missed such minima (L = 8, V = 16, P = 144839: (0.0358, −0.970))."""
     values = inst.values()
+    # a prior precision λ that underflowed to 0 (σ² or s1 ~ 1e307) puts the bound beyond float64, as a division by
+    # it would (Python's float division raises there instead of giving inf)
+    lams = [float(values[name]) for name in ("lam_t", "lam_c")]
     with np.errstate(all="ignore"):
-        half = [math.sqrt(n_ / float(values[name])) for name in ("lam_t", "lam_c")]
+        half = [math.sqrt(n_ / lam) if lam > 0 else math.inf for lam in lams]
     if not all(math.isfinite(h) and h > 0 for h in half):
         return []  # n = 0 (no data term: the prior's minimum is the symmetric point) or a bound beyond float64
     axis = np.linspace(-1.0, 1.0, GRID_POINTS) ** 3
@@ -342,6 +345,14 @@ def _solved(inst: CopyHeadsInstance, P: float) -> SolveResult:
         return SolveResult(inst.attention, inst.L, inst.V, P, n_, (), None, Status.FAILED,
                            f"the data term n overflows float64 at β = {inst.convention.beta:g}, P = {P:g}; the "
                            "parameters are outside the solvable range", 0, math.nan)
+    if inst.attention == "linear":
+        values = inst.values()
+        infinite = [name for name in ("lam_t", "lam_c", "lam_r") if not math.isfinite(float(values.get(name, 0.0)))]
+        if infinite:  # σ² or s1 so small that a prior precision overflows: no float64 proposal of the minima
+            return SolveResult(inst.attention, inst.L, inst.V, P, n_, (), None, Status.FAILED,
+                               f"the prior precision {infinite[0]} overflows float64 at σ² = "
+                               f"{inst.convention.sigma2:g}, s1 = {inst.convention.s1:g}; the parameters are outside "
+                               "the solvable range", 0, math.nan)
     if inst.attention == "softmax":
         minima, iterations = _softmax_minima(inst, n_)
         note, limited = "", False

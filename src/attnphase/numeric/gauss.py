@@ -181,7 +181,12 @@ def covariance_factor(mean, cov) -> tuple[np.ndarray, np.ndarray]:
 
 @functools.lru_cache(maxsize=256)
 def tensor_rule(dim: int, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Nodes (n^dim, dim) and weights (n^dim,) of the tensor rule for N(0, I_dim); read-only."""
+    """Nodes (n^dim, dim) and weights (n^dim,) of the tensor rule for N(0, I_dim); read-only. dim in [1, 32] (numpy's
+    dimensions), n ≥ 1, at most 2^26 nodes in all."""
+    dim = check_int("dim", dim, 1, 32)
+    n = check_int("n", n, 1, None)
+    if n**dim > 2**26:
+        raise ParameterError("n", n, f"at most {int((2**26) ** (1 / dim) + 1e-9)} in {dim} dimensions (2^26 nodes)")
     x, w = special.roots_hermitenorm(n)
     w = w / math.sqrt(2.0 * math.pi)  # roots_hermitenorm weights integrate exp(-x^2/2), not the pdf
     grids = np.meshgrid(*([x] * dim), indexing="ij")

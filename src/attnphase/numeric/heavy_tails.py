@@ -10,6 +10,9 @@ import math
 
 import numpy as np
 
+from attnphase.errors import ParameterError
+from attnphase.params import check_real
+
 __all__ = ["heavy_tailed_mean"]
 
 
@@ -27,9 +30,15 @@ def heavy_tailed_mean(values) -> tuple[float, float]:
     n = 1250: 77 % and 90 %, the naive error's 49 % and 78 %). For a light tail (large α) the tail term
     vanishes and this is the sample mean. Where α is within its error α/√k of 1 (the tail term 1/(α − 1) unbounded:
     from 128 values at d = 16, L = 64 it gave N(1) = 139 where 131 072 give 44.7): the sample mean, its error at least
-    what its k largest values carry of it (their sum over n). Below 100 values: the sample mean and its naive error."""
+    what its k largest values carry of it (their sum over n). Below 100 values: the sample mean and its naive error.
+    At least 2 values, each finite and ≥ 0; else ParameterError."""
     x = np.sort(np.asarray(values, dtype=float))
     n = x.size
+    if n < 2:
+        raise ParameterError("values", values, "at least 2 values (the standard error needs two)")
+    bad = ~(np.isfinite(x) & (x >= 0))
+    if np.any(bad):
+        check_real("values", float(x[bad].flat[0]), 0.0)
     k = int(round(math.sqrt(n)))
     naive = (float(x.mean()), float(x.std(ddof=1) / math.sqrt(n)))
     if n < 100 or not np.all(np.isfinite(x)):  # too few values to fit a tail to: the sample mean

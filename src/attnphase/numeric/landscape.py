@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from attnphase.params import check_positive, check_real
+
 __all__ = ["grid_local_minima", "polish_and_merge", "mountain_pass", "central_hessian_2d", "BoxAverage",
            "laplace_box_average"]
 
@@ -68,7 +70,11 @@ def mountain_pass(F: np.ndarray, cell_a, cell_b) -> tuple:
 
 def central_hessian_2d(f: Callable, x: float, y: float, dx: float, dy: float, f0: float | None = None) -> np.ndarray:
     """2×2 Hessian of f(x, y) by central differences with steps dx, dy (error O(step²) times the fourth
-    derivatives; the step must stay above the rounding of f divided by the curvature)."""
+    derivatives; the step must stay above the rounding of f divided by the curvature). x, y finite, dx, dy > 0."""
+    check_real("x", x)
+    check_real("y", y)
+    check_positive("dx", dx)
+    check_positive("dy", dy)
     f0 = f(x, y) if f0 is None else f0
     fxx = (f(x + dx, y) - 2 * f0 + f(x - dx, y)) / dx**2
     fyy = (f(x, y + dy) - 2 * f0 + f(x, y - dy)) / dy**2

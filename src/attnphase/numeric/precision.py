@@ -24,6 +24,9 @@ import math
 import mpmath
 import numpy as np
 
+from attnphase.errors import ParameterError
+from attnphase.params import check_real
+
 __all__ = ["GUARD_DIGITS", "DERIVED_ROUNDING", "working_dps", "to_mp", "agreed_evaluation", "polished_stationary_point",
            "scaled_lowest_curvature_2x2", "normalised_min_eigenvalue",
            "normalised_min_eigenvalue_mp", "larger_quadratic_root", "larger_quadratic_root_mp", "equilibration",
@@ -144,11 +147,31 @@ def normalised_min_eigenvalue_mp(K) -> mpmath.mpf:
 
 def larger_quadratic_root(a2, a1, a0):
     """The larger root of a₂x² + a₁x + a₀ (a₂ > 0, real roots), elementwise over arrays: with b = a₁/a₂ and
-    c = a₀/a₂, 2|c|/(b + √(b² − 4c)) when b > 0 (the difference form would cancel), (√(b² − 4c) − b)/2 else."""
+    c = a₀/a₂, 2|c|/(b + √(b² − 4c)) when b > 0 (the difference form would cancel), (√(b² − 4c) − b)/2 else.
+    A NaN coefficient, an a₂ that is not > 0, or a negative discriminant (no real root) raises ParameterError;
+    infinite a₁ or a₀ (float64 overflow) go through."""
+    _check_quadratic(a2, a1, a0)
     b, c0 = a1 / a2, a0 / a2
     root = np.sqrt(b * b - 4 * c0)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(b > 0, -2 * c0 / (b + root), (root - b) / 2)
+
+
+def _check_quadratic(a2, a1, a0) -> None:
+    """ParameterError for the first element of the coefficients outside `larger_quadratic_root`'s domain."""
+    a2_, a1_, a0_ = np.broadcast_arrays(*(np.asarray(a, dtype=float) for a in (a2, a1, a0)))
+    for name, values in (("a2", a2_), ("a1", a1_), ("a0", a0_)):
+        if np.any(np.isnan(values)):
+            check_real(name, float(values[np.isnan(values)][0]))
+    if not np.all(a2_ > 0):
+        check_real("a2", float(a2_[~(a2_ > 0)][0]), 0.0, None, low_open=True)
+    with np.errstate(all="ignore"):
+        b = a1_ / a2_
+        negative = b * b - 4 * (a0_ / a2_) < 0  # the discriminant the root is taken of
+    if np.any(negative):
+        at = np.argmax(negative.ravel())
+        bound = b.ravel()[at] ** 2 / 4 * a2_.ravel()[at]
+        raise ParameterError("a0", float(a0_.ravel()[at]), f"at most a1²/(4·a2) = {bound:g} (real roots)")
 
 
 def larger_quadratic_root_mp(a2, a1, a0) -> mpmath.mpf:

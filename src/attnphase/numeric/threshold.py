@@ -18,6 +18,7 @@ the digits the estimate supports.
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 
 import mpmath
@@ -25,7 +26,7 @@ import numpy as np
 from scipy import optimize
 
 from attnphase.errors import ParameterError
-from attnphase.params import check_int, check_real
+from attnphase.params import check_int, check_positive, check_real
 from attnphase.results import Result, Status
 
 __all__ = [
@@ -255,6 +256,7 @@ def digits_text(value, n_digits: int) -> str:
     asked: positional where the rounded value's decimal exponent e satisfies −4 ≤ e < n_digits (the rule of the
     printf format %g), else scientific, d.ddd…e±x; never a trailing point ("3", "3e+1", not "3.", "3.e+1"). The
     rounding is mpmath's at the current working precision."""
+    n_digits = check_int("n_digits", n_digits, 1, None)
     text = mpmath.nstr(value if isinstance(value, mpmath.mpf) else mpmath.mpf(value), n_digits, strip_zeros=False,
                        min_fixed=-5, max_fixed=n_digits)
     return text.replace(".e", "e")[:-1] if text.endswith(".") else text.replace(".e", "e")
@@ -271,9 +273,12 @@ def _digit_string(value, n_digits: int, requested: int) -> str:
 
 def rounded_error(value_mp, error: float) -> float:
     """The error of float(value_mp): `error` (that of value_mp itself) plus the rounding to float64. A root polished
-    to 30 digits and printed as a float carries the float's half-unit rounding, which its own error does not."""
-    if not math.isfinite(error):
+    to 30 digits and printed as a float carries the float's half-unit rounding, which its own error does not.
+    A non-finite error is returned as it is (NaN: the error of a location that failed, inf: an unbounded one); a
+    negative one, or one that is not a real number, raises ParameterError."""
+    if isinstance(error, numbers.Real) and not isinstance(error, bool) and not math.isfinite(error):
         return error
+    error = check_real("error", error, 0.0)
     if not isinstance(value_mp, mpmath.mpf):
         return float(error)
     with mpmath.workdps(30):  # the difference is rounded relative to itself, so 30 digits are plenty
@@ -325,7 +330,12 @@ def noisy_threshold(value: float, error: float, status: Status, message: str,
 
 
 def threshold_from_error(root, error: float, digits: int, bracket, what: str, slope: float = math.nan) -> Threshold:
-    """A Threshold for `root` with absolute `error`: as many of `digits` significant digits as the error supports."""
+    """A Threshold for `root` with absolute `error`: as many of `digits` significant digits as the error supports.
+    root must be finite (a float or an mpmath number), error ≥ 0 (inf: no digit supported), digits in [1, 1000]."""
+    check_real("root", float(root) if isinstance(root, mpmath.mpf) else root)
+    if error != math.inf:
+        check_real("error", error, 0.0)
+    digits = check_int("digits", digits, 1, 1000)
     n_digits = _supported_digits(root, error, digits)
     if n_digits >= digits:
         status, message = Status.CONVERGED, f"{what} located to {digits} significant digits (error {error:.3g})"
@@ -400,8 +410,14 @@ def bisect_geometric(holds, inside: float, outside: float, *, iterations: int = 
     holds(inside) is True and holds(outside) False (either order on the axis). After each step the pair
     moves to the midpoint on its side; the loop ends after `iterations` steps or when the pair is within
     `rtol` relative. bracket: (last point where it holds, first point where it does not), in that order;
-    value: their geometric mean; error: the bracket width.
+    value: their geometric mean; error: the bracket width. inside and outside must be finite and positive (the
+    midpoint is geometric), iterations ≥ 0, rtol (when given) > 0.
     """
+    inside = check_positive("inside", inside)
+    outside = check_positive("outside", outside)
+    iterations = check_int("iterations", iterations, 0, None)
+    if rtol is not None:
+        rtol = check_positive("rtol", rtol)
     steps = 0
     for steps in range(1, iterations + 1):
         mid = math.sqrt(inside) * math.sqrt(outside)  # not sqrt(inside·outside), which overflows for 1e300 and 1e200

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attnphase.errors import ParameterError
-from attnphase.params import check_positive, check_real
+from attnphase.params import check_int, check_positive, check_real
 
 __all__ = ["NORMAL_BAND", "Comparison", "compare", "verdict_of", "verdict_message", "batch_means"]
 
@@ -129,7 +129,12 @@ def compare(
 
 def batch_means(x: np.ndarray, n_batches: int = 10) -> np.ndarray:
     """Means of `n_batches` consecutive batches along the last axis of a chain (..., S) (fewer when S is
-    smaller; the last S mod n_batches samples are left out so that every batch has the same length)."""
+    smaller; the last S mod n_batches samples are left out so that every batch has the same length). x needs at least
+    one sample, n_batches ≥ 1."""
+    x = np.asanyarray(x)
+    n_batches = check_int("n_batches", n_batches, 1, None)
+    if x.ndim == 0 or x.shape[-1] < 1:
+        raise ParameterError("x", x, "an array with at least one sample along its last axis")
     S = x.shape[-1]
     nb = max(1, min(n_batches, S))
     usable = (S // nb) * nb

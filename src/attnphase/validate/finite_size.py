@@ -120,6 +120,11 @@ def classify_minimum(m, theta, positional_m, semantic_theta, *, fraction: float 
     never assigned.
     """
     fraction = check_real("fraction", fraction, 0.0, 1.0, low_open=True, high_open=True)
+    try:
+        np.broadcast_shapes(np.shape(m), np.shape(theta))
+    except ValueError:
+        raise ParameterError("theta", f"shape {np.shape(theta)}", f"the shape of m, {np.shape(m)} (one value per run)"
+                             ) from None
     u = np.zeros(np.shape(m)) if positional_m is None else (
         np.abs(np.asarray(m, float)) / check_real("positional_m", abs(positional_m), 0.0, None, low_open=True))
     v = np.zeros(np.shape(theta)) if semantic_theta is None else (

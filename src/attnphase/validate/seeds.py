@@ -71,6 +71,6 @@ def normal_(out: torch.Tensor, std: float, generator: torch.Generator) -> torch.
 def trial_seeds(seed: int, n_trials: int) -> list[int]:
     """`n_trials` statistically independent 63-bit seeds derived from `seed`."""
     seed = check_int("seed", seed, 0, MAX_SEED)
-    n_trials = check_int("trials", n_trials, 1, None)
+    n_trials = check_int("n_trials", n_trials, 1, None)
     children = np.random.SeedSequence(seed).spawn(n_trials)
     return [int(child.generate_state(2, dtype=np.uint32).view(np.uint64)[0] >> 1) for child in children]

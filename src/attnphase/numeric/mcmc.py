@@ -68,6 +68,14 @@ def as_chains(draws, *, min_draws: int = 4) -> np.ndarray:
     return array
 
 
+def _check_moving(chains: np.ndarray) -> np.ndarray:
+    """`chains` unless all their draws are equal (zero variance): then ParameterError, as for non-finite draws."""
+    if np.ptp(chains) == 0:
+        raise ParameterError("draws", f"all {chains.size} draws equal to {chains.flat[0]:g}",
+                             "draws that vary (chains that never moved, zero variance, have no diagnostics)")
+    return chains
+
+
 def split_chains(chains: np.ndarray) -> np.ndarray:
     """Each chain cut into its first and second half: (M, N) -> (2M, N // 2); an odd middle draw is dropped."""
     half = chains.shape[1] // 2
@@ -97,8 +105,8 @@ def _rhat_of(chains: np.ndarray) -> float:
     n = chains.shape[1]
     within = np.mean(np.var(chains, axis=1, ddof=1))
     between_over_n = np.var(np.mean(chains, axis=1), ddof=1)
-    if within == 0.0:
-        return math.nan
+    if within == 0.0:  # chains that are each constant: stuck apart (between > 0) is as unmixed as it gets
+        return math.inf if between_over_n > 0 else math.nan
     return float(np.sqrt(((n - 1) / n * within + between_over_n) / within))
 
 
@@ -108,7 +116,7 @@ def split_rhat(draws, *, rank_normalized: bool = True) -> float:
     `rank_normalized=False` gives the classic split R-hat of the draws themselves (BDA3), for
     comparison. Needs at least 2 chains after splitting, i.e. any chain of 4 or more draws.
     """
-    chains = as_chains(draws)
+    chains = _check_moving(as_chains(draws))
     if not rank_normalized:
         return _rhat_of(split_chains(chains))
     bulk = _rhat_of(rank_normalize(split_chains(chains)))
@@ -119,7 +127,14 @@ def split_rhat(draws, *, rank_normalized: bool = True) -> float:
 
 def integrated_autocorrelation_time(chains: np.ndarray) -> float:
     """τ̂ = −1 + 2 Σ_t ρ̂_t of chains (M, N), as in Stan: multi-chain ρ̂_t, Geyer's initial positive and
-    monotone sequences, at least 1/log10(M N) (so that the ESS never exceeds M N log10(M N))."""
+    monotone sequences, at least 1/log10(M N) (so that the ESS never exceeds M N log10(M N)). Finite draws, at
+    least 2 per chain, not all equal (else ParameterError)."""
+    return _autocorrelation_time(_check_moving(as_chains(chains, min_draws=2)))
+
+
+def _autocorrelation_time(chains: np.ndarray) -> float:
+    """`integrated_autocorrelation_time` unchecked: NaN for draws of zero variance (e.g. a quantile indicator that
+    no draw crosses)."""
     n_chains, n = chains.shape
     acov = autocovariance(chains)
     within = acov[:, 0].mean() * n / (n - 1)  # mean of the chains' unbiased variances
@@ -157,6 +172,7 @@ def effective_sample_size(draws, kind: str = "bulk") -> float:
     chains = as_chains(draws)
     if kind not in ESS_KINDS:
         raise ParameterError("kind", kind, "one of " + ", ".join(ESS_KINDS))
+    _check_moving(chains)
     if kind == "tail":
         return min(_ess_of_split(chains <= np.quantile(chains, p)) for p in TAIL_PROBABILITIES)
     split = split_chains(chains)
@@ -170,7 +186,7 @@ def _ess_of_split(indicator: np.ndarray) -> float:
 
 
 def _ess(chains: np.ndarray) -> float:
-    tau = integrated_autocorrelation_time(chains)
+    tau = _autocorrelation_time(chains)
     return math.nan if math.isnan(tau) else chains.size / tau
 
 
@@ -225,10 +241,19 @@ def summarize_chains(draws, *, rhat_max: float = RHAT_MAX, ess_min_per_chain: fl
     """Mean, standard errors, ESS and R-hat of draws (chains, draws).
 
     Status `converged` when R-hat <= rhat_max and both bulk and tail ESS reach ess_min_per_chain per
-    chain (Vehtari et al.'s recommendation: 1.01 and 100); else `poor_mixing`, with the reasons.
+    chain (Vehtari et al.'s recommendation: 1.01 and 100); else `poor_mixing`, with the reasons. Chains that
+    never moved (each constant) are `poor_mixing` with R-hat inf, no effective draw (ESS 0) and standard errors
+    inf: they say nothing about the distribution.
     """
     chains = as_chains(draws)
     n_chains, n_draws = chains.shape
+    if np.all(np.ptp(chains, axis=1) == 0):
+        where = "all at one value" if np.ptp(chains) == 0 else "each at its own value"
+        return ChainSummary(
+            n_chains=n_chains, n_draws=n_draws, mean=float(chains.mean()), sd=float(np.std(chains, ddof=1)),
+            mcse_mean=math.inf, batch_means_sem=math.inf, ess_bulk=0.0, ess_tail=0.0, ess_mean=0.0, rhat=math.inf,
+            status=Status.POOR_MIXING, message=f"the chains did not move: every chain's {n_draws} draws are constant "
+                                               f"({where}; zero within-chain variance), so they carry no diagnostics")
     rhat = split_rhat(chains)
     ess = {kind: effective_sample_size(chains, kind) for kind in ESS_KINDS}
     problems = []

@@ -334,7 +334,7 @@ def threshold_from_error(root, error: float, digits: int, bracket, what: str, sl
     root must be finite (a float or an mpmath number), error ≥ 0 (inf: no digit supported), digits in [1, 1000]."""
     if isinstance(root, mpmath.mpf):  # an mpmath root may lie beyond float64's range and still be finite
         if not mpmath.isfinite(root):
-            raise ParameterError("root", root, "a finite real number")
+            raise ParameterError("root", root, "a finite real number in (-inf, inf)")
     else:
         check_real("root", root)
     if error != math.inf:

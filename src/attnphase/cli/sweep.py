@@ -101,7 +101,7 @@ def sweep(model, grid_specs, settings, workers, scheduler, store_path, as_json) 
     """
     grids = [parse_grid(spec) for spec in grid_specs]
     defaults = declared_defaults(model) if settings else {}  # a --set VALUE is read as its parameter's type
-    base = dict(parse_setting(spec, defaults) for spec in settings)
+    base = _fixed_settings(settings, defaults)
     store_path = store_path_or_default(store_path, _STORE_PATH)
     from attnphase import progress
 
@@ -201,6 +201,19 @@ def _say_what_an_interruption_keeps(model: str, started: list[SweepReport], stor
     (report,) = started
     keep_when_interrupted(f"{_what_was_kept(report)}; the same command computes the rest", model, store=report.store,
                           n_points=report.n_points, n_cached=report.n_cached, n_computed=report.n_computed)
+
+
+def _fixed_settings(settings: tuple[str, ...], defaults: dict) -> dict:
+    """The --set values by name; a name fixed by two --set options is refused (which value was meant is unknown),
+    as a name swept by two --grid options is."""
+    base: dict = {}
+    for spec in settings:
+        name, value = parse_setting(spec, defaults)
+        if name in base:
+            raise ParameterError(f"--set {name}", value, f"each parameter fixed by one --set only; --set {name}="
+                                                         f"{base[name]!r} was given too")
+        base[name] = value
+    return base
 
 
 def _as_option_error(exc: ParameterError, grids: list[Grid], base: dict) -> ParameterError:

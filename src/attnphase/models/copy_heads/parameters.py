@@ -110,10 +110,17 @@ class ScalingRange(ParameterSet):
             raise ParameterError("L_max", self.L_max, f"an integer >= the smallest L ({self.L_min})")
         values = self.L_values()
         if len(values) < 3:
+            needed = 2 * 2 ** math.ceil(math.log2(values[0] + 1))  # twice the smallest power of 2 above L_min
+            if needed > MAX_SCALING_L:  # no L_max within its range helps: L_min is too close to the cap
+                # the largest L_min that leaves a power of 2 between it and the largest L allowed
+                top = 2 ** ((MAX_SCALING_L - 1).bit_length() - 1) - 1
+                raise ParameterError("L_min", self.L_min, f"an integer in [2, {top}]: the smallest L, the powers of 2 "
+                                                          f"in between and the largest L (at most {MAX_SCALING_L}) "
+                                                          "give at least 3 values of L (a fit has 2 parameters)")
             raise ParameterError("L_max", self.L_max, f"large enough that the smallest L, the powers of 2 in between and "
                                                       f"the largest L give at least 3 values of L (a fit has 2 "
                                                       f"parameters); smallest L = {self.L_min}, e.g. largest L >= "
-                                                      f"{2 * 2 ** math.ceil(math.log2(values[0] + 1))}")
+                                                      f"{needed}")
 
     def L_values(self) -> list[int]:
         values = {self.L_min, self.L_max}

@@ -30,7 +30,8 @@ import numpy as np
 
 from attnphase.errors import ParameterError
 
-__all__ = ["GRID_FORM", "SETTING_FORM", "MAX_POINTS", "Grid", "parse_grid", "parse_setting", "as_grids", "grid_points"]
+__all__ = ["GRID_FORM", "SETTING_FORM", "MAX_POINTS", "LIST_RULE", "Grid", "parse_grid", "parse_setting", "split_list",
+           "as_grids", "grid_points"]
 
 GRID_FORM = (
     "NAME=START:STOP:NUM (NUM evenly spaced values from START to STOP, START < STOP and NUM >= 2, "
@@ -44,6 +45,8 @@ MAX_POINTS = 1_000_000
 # hits the same store keys as the list a person would type (0.30000000000000004 -> 0.3). Rounding error is ~1e-15
 # relative, far below any physical resolution; a grid so fine that rounding merges points is refused.
 GRID_DIGITS = 15
+# What a comma-separated list option allows of its form (`split_list`).
+LIST_RULE = "a non-empty list without empty entries"
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _INTEGER = re.compile(r"^[+-]?\d+$")
 
@@ -133,9 +136,9 @@ def parse_grid(spec: str) -> Grid:
         else:
             values = _float_range(start, stop, num, bad)
     else:
-        parts = body.split(",")
-        if not body.strip() or any(not p.strip() for p in parts):
-            raise bad("a non-empty list without empty entries")
+        parts = split_list(body)
+        if parts is None:
+            raise bad(LIST_RULE)
         try:
             values = [_number(p) for p in parts]
         except ValueError:
@@ -143,6 +146,15 @@ def parse_grid(spec: str) -> Grid:
         if len(set(values)) != len(values):  # exact: 1 and 1.0 are one value, 2**60 and 2**60 + 1 two
             raise bad("distinct values (a repeated value names the same point)")
     return Grid(name, tuple(values), spec)
+
+
+def split_list(text: str) -> list[str] | None:
+    """The stripped entries of a comma-separated list, or None for an empty list or one with an empty entry
+    (`a,,b`, a trailing comma): a list option refuses these with LIST_RULE rather than dropping the empty entry."""
+    parts = text.split(",")
+    if not text.strip() or any(not part.strip() for part in parts):
+        return None
+    return [part.strip() for part in parts]
 
 
 def _float_range(start: int | float, stop: int | float, num: int, bad) -> list[float]:

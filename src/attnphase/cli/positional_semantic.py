@@ -119,9 +119,13 @@ def solve_command(omega, alpha, sigma, lam, A, L, tol, branches, threads, deprec
     """
     from attnphase.api.positional_semantic import BRANCHES
     from attnphase.api.positional_semantic import solve as solve_point
+    from attnphase.grids import LIST_RULE, split_list
     from attnphase.params import check_choice
 
-    names = tuple(check_choice("--branches", b.strip(), BRANCHES) for b in branches.split(",") if b.strip())
+    entries = split_list(branches)
+    if entries is None:  # as --omega-grid refuses `0.3,0.4,`: an empty entry is not dropped
+        raise ParameterError("--branches", branches, f"{LIST_RULE}: names of {', '.join(BRANCHES)}, each at most once")
+    names = tuple(check_choice("--branches", b, BRANCHES) for b in entries)
     rules = tensor_rules(deprecated_nodes, deprecated_check_nodes, deprecated_scan, deprecated_refine)
     threads = use_threads(threads)
     try:

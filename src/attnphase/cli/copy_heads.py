@@ -20,6 +20,7 @@ from attnphase.cli.common import (
     RenamedOptionsCommand, as_option_error, emit, json_option, option_name, options_from, threads_option,
 )
 from attnphase.cli.groups import scaling, simulate, solve, threshold
+from attnphase.errors import ParameterError
 from attnphase.models.copy_heads.convention import Convention
 from attnphase.models.copy_heads.parameters import (
     DataSize, InstanceParameters, ScalingRange, SimulationSettings, ThresholdSettings,
@@ -46,16 +47,35 @@ def _call(call, *args, **kwargs):
 
 
 _CONVENTION_FIELDS = [name for name in Convention.declarations() if name != "bias"]
+# The convention's options that only linear attention has (besides --no-bias): softmax's action does not contain them.
+_LINEAR_ONLY = ("linear_scale", "row_sums", "s1")
+
+
+def refuse_other_activation(attention: str, options: dict[str, tuple[object, object]]) -> None:
+    """A ParameterError for the first of `options` (option -> (value, default)) set away from its default: each
+    applies to the other activation only, so with `attention` it would be echoed in the parameters as if applied
+    while changing nothing. Left at its default it changes nothing either way, and passes (as --fluctuations passes
+    with --algorithm adam where it is left out)."""
+    other = "linear" if attention == "softmax" else "softmax"
+    for option, (value, default) in options.items():
+        if value != default:
+            raise ParameterError(option, value, f"left out with --attention {attention}: it applies to {other} "
+                                                "attention only")
 
 
 def convention_options(func):
-    """Options that choose the convention (each moves thresholds by powers of L and V)."""
+    """Options that choose the convention (each moves thresholds by powers of L and V). With --attention softmax
+    the linear-only ones (--no-bias, --linear-scale, --row-sums, --s1) are refused unless left at their defaults."""
     func = options_from(Convention, _CONVENTION_FIELDS)(func)
     func = click.option("--no-bias", is_flag=True, help="Linear attention without the uniform score bias b.")(func)
+    declared = Convention.declarations()
 
     @functools.wraps(func)
     def wrapper(*args, no_bias, **kwargs):
         fields = {name: kwargs.pop(name) for name in _CONVENTION_FIELDS}
+        if kwargs["attention"] == "softmax":
+            refuse_other_activation("softmax", {"--no-bias": (no_bias, False), **{
+                option_name(declared[name]): (fields[name], declared[name].default) for name in _LINEAR_ONLY}})
         return func(*args, convention=Convention(bias=not no_bias, **fields), **kwargs)
 
     return wrapper
@@ -81,6 +101,11 @@ instance_options = options_from(InstanceParameters, ["attention", "L", "V"])
 def threshold_cmd(attention, L, V, digits, reduction, row_rate, convention, as_json):
     from attnphase.api.copy_heads import softmax_exact_prior_threshold
     from attnphase.api.copy_heads import threshold as api_threshold
+
+    # --reduction chooses linear attention's reduction, --row-rate softmax's row rate
+    name, value = ("reduction", reduction) if attention == "softmax" else ("row_rate", row_rate)
+    declared = ThresholdSettings.declarations()[name]
+    refuse_other_activation(attention, {option_name(declared): (value, declared.default)})
 
     r = _call(api_threshold, attention, L, V, digits, convention, reduction=reduction)
     result = r.as_dict()

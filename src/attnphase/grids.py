@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from attnphase.errors import ParameterError
+from attnphase.params import underflow_rule, underflows_to_zero
 
 __all__ = ["GRID_FORM", "SETTING_FORM", "MAX_POINTS", "LIST_RULE", "Grid", "parse_grid", "parse_setting", "split_list",
            "as_grids", "grid_points"]
@@ -118,6 +119,7 @@ def parse_grid(spec: str) -> Grid:
             start, stop = _number(parts[0]), _number(parts[1])
         except ValueError:
             raise bad("START and STOP are finite numbers") from None
+        _refuse_underflow(parts[:2], bad)
         if not _INTEGER.match(parts[2].strip()):
             raise bad("NUM is an integer >= 1")
         num = int(parts[2])
@@ -143,9 +145,17 @@ def parse_grid(spec: str) -> Grid:
             values = [_number(p) for p in parts]
         except ValueError:
             raise bad("every listed value is a finite number") from None
+        _refuse_underflow(parts, bad)
         if len(set(values)) != len(values):  # exact: 1 and 1.0 are one value, 2**60 and 2**60 + 1 two
             raise bad("distinct values (a repeated value names the same point)")
     return Grid(name, tuple(values), spec)
+
+
+def _refuse_underflow(texts: Sequence[str], bad) -> None:
+    """bad(...) for the first of `texts` that is not zero but reads as 0.0 (1e-400): it is never read as 0."""
+    for text in texts:
+        if underflows_to_zero(text):
+            raise bad(underflow_rule(text, "every value"))
 
 
 def split_list(text: str) -> list[str] | None:
@@ -203,6 +213,8 @@ def parse_setting(spec: str, defaults: Mapping[str, Any] | None = None) -> tuple
         value = float(text)
     except ValueError:
         return name, text
+    if underflows_to_zero(text):
+        raise ParameterError(f"--set {name}", text, underflow_rule(text))
     if not math.isfinite(value):
         raise ParameterError(f"--set {name}", text, "a finite number (NaN and infinities are not parameters)")
     return name, value

@@ -25,6 +25,28 @@ def _describe_interval(low, high, low_open, high_open) -> str:
     return f"a finite real number in {left}{lo}, {hi}{right}"
 
 
+SMALLEST_FLOAT = 5e-324  # the smallest positive float64 (subnormal)
+
+
+def underflows_to_zero(text: str) -> bool:
+    """Whether a number written as `text` is not zero but reads as the float 0.0 (1e-400): below SMALLEST_FLOAT.
+
+    Used where text becomes a float, so that such a value is refused, naming it, instead of being read as 0."""
+    try:
+        if float(text) != 0.0:
+            return False
+    except (TypeError, ValueError, OverflowError):
+        return False
+    mantissa = text.strip().lower().split("e")[0]
+    return any(digit in mantissa for digit in "123456789")
+
+
+def underflow_rule(text: str, what: str = "a value") -> str:
+    """What is allowed, said of a value `text` that `underflows_to_zero` (`what`: how the rule names the values)."""
+    return (f"{what} that a float holds: {text.strip()} is not 0, but below the smallest positive float "
+            f"{SMALLEST_FLOAT!r}, so it would be read as 0")
+
+
 def check_real(
     name: str,
     value: object,
@@ -44,6 +66,8 @@ def check_real(
         raise ParameterError(name, value, allowed) from None
     if not math.isfinite(x):
         raise ParameterError(name, value, allowed)
+    if isinstance(value, str) and underflows_to_zero(value):  # not 0, and no float holds it: never read as 0
+        raise ParameterError(name, value, f"{allowed}; {underflow_rule(value)}")
     if low is not None and (x < low or (low_open and x == low)):
         raise ParameterError(name, value, allowed)
     if high is not None and (x > high or (high_open and x == high)):

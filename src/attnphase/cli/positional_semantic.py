@@ -146,7 +146,8 @@ def solve_command(omega, alpha, sigma, lam, A, L, tol, branches, threads, deprec
 @options_from(Parameters, ["omega"], defaults={"omega": None})
 @click.option("--omega-grid", default=None, metavar="START:STOP:NUM",
               help="Instead of --omega: α_c(ω) and α_l(ω) at NUM evenly spaced ω in [START, STOP] ⊂ [0, 1] (or a "
-                   "list V1,V2,...), each by the same path as --omega, continued in ω.")
+                   "list V1,V2,...), each by the same path as --omega, continued in ω. The results are listed by "
+                   "ascending ω (a list is sorted).")
 @model_options
 @options_from(ThresholdSearch)
 @click.option("--which", type=click.Choice(["both", "alpha_c", "alpha_l"]), default="both", show_default=True,
@@ -281,9 +282,18 @@ def simulate_command(omega, alpha, d, init, trials, seed, steps, lr, test_sample
     from attnphase.api.positional_semantic import compare_with_theory
     from attnphase.api.positional_semantic import simulate as simulate_network
 
-    result = named_by_option(Simulation, simulate_network, omega=omega, alpha=alpha, d=d, init=init, trials=trials,
-                             seed=seed, steps=steps, lr=lr, test_samples=test_samples, device=device, sigma=sigma,
-                             lam=lam, A=A, L=L, rng=rng, num_threads=threads)
+    try:
+        result = named_by_option(Simulation, simulate_network, omega=omega, alpha=alpha, d=d, init=init,
+                                 trials=trials, seed=seed, steps=steps, lr=lr, test_samples=test_samples,
+                                 device=device, sigma=sigma, lam=lam, A=A, L=L, rng=rng, num_threads=threads)
+    except ParameterError as exc:
+        if exc.name != "--lr" or lr is not None:
+            raise
+        from attnphase.models.positional_semantic.network import gd_learning_rates
+
+        # the user gave no --lr: the value refused is the default, which the user would not look for
+        raise ParameterError("--lr", exc.value, f"{gd_learning_rates(lam)}; the default --lr {exc.value:g} (for --init "
+                                                f"{init}) was used, as --lr was not given: pass --lr in that range") from None
     if theory:
         result = compare_with_theory(result)
     else:

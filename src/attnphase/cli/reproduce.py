@@ -81,8 +81,8 @@ def reproduce(model: str, quick: bool, out_dir: Path, device: str, as_json: bool
 
         try:
             select_device(device)
-        except ParameterError as exc:
-            raise click.BadParameter(exc.allowed, param_hint="'--device'") from None
+        except ParameterError as exc:  # in the common form, with the value, as simulate's --device says it
+            raise ParameterError("--device", exc.value, exc.allowed) from None
     keep_when_interrupted(f"the reports of the models finished so far are in {out_dir}, with the pieces the running "
                           "model keeps as it goes; the same command reads them back and computes the rest", model)
     headlines: dict[str, dict] = {}

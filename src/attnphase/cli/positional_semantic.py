@@ -293,7 +293,8 @@ def simulate_command(omega, alpha, d, init, trials, seed, steps, lr, test_sample
 
         # the user gave no --lr: the value refused is the default, which the user would not look for
         default = f"the default --lr {exc.value:g} (for --init {init}) was used, as --lr was not given"
-        raise ParameterError("--lr", exc.value, f"{gd_learning_rates(lam)}; {default}: pass --lr in that range") from None
+        raise ParameterError("--lr", exc.value,
+                             f"{gd_learning_rates(lam)}; {default}: pass --lr in that range") from None
     if theory:
         result = compare_with_theory(result)
     else:

@@ -34,15 +34,32 @@ def _relaxed_c(t, L, V, n):
 
 def _reference_minimum(L, V, n, t_lo, t_hi):
     """(t, c, S) of the minimum of the spec action with t in (t_lo, t_hi): the root of the profile's slope
-    dS/dt = ∂S/∂t at c relaxed (envelope theorem), bracketed and bisected (geometric means, then to 1e-40
-    relative)."""
+    dS/dt = ∂S/∂t at c relaxed (envelope theorem), bracketed and narrowed to 1e-40 relative (geometric means while
+    the bracket spans more than a factor 2, then the Illinois false position, which keeps the root bracketed and
+    moves both ends; a bisection wherever the bracket did not halve over two steps)."""
     def slope(t):
         return mpmath.diff(lambda t_: _spec_action(t_, _relaxed_c(t, L, V, n), L, V, n), t)
 
-    assert slope(t_lo) < 0 < slope(t_hi)
+    s_lo, s_hi = slope(t_lo), slope(t_hi)
+    assert s_lo < 0 < s_hi
+    side, widths = 0, []
     while t_hi - t_lo > mpmath.mpf(10) ** -40 * t_hi:
-        mid = mpmath.sqrt(t_lo * t_hi) if t_hi > 2 * t_lo else (t_lo + t_hi) / 2
-        t_lo, t_hi = (mid, t_hi) if slope(mid) < 0 else (t_lo, mid)
+        widths.append(t_hi - t_lo)
+        if t_hi > 2 * t_lo:
+            mid = mpmath.sqrt(t_lo * t_hi)
+        elif len(widths) >= 3 and widths[-1] > widths[-3] / 2:
+            mid = (t_lo + t_hi) / 2
+        else:
+            mid = (t_lo * s_hi - t_hi * s_lo) / (s_hi - s_lo)
+            if not t_lo < mid < t_hi:
+                mid = (t_lo + t_hi) / 2
+        s_mid = slope(mid)
+        if s_mid < 0:
+            t_lo, s_lo = mid, s_mid
+            s_hi, side = (s_hi / 2 if side == -1 else s_hi), -1
+        else:
+            t_hi, s_hi = mid, s_mid
+            s_lo, side = (s_lo / 2 if side == 1 else s_lo), 1
     t = (t_lo + t_hi) / 2
     c = _relaxed_c(t, L, V, n)
     return t, c, _spec_action(t, c, L, V, n)

@@ -260,20 +260,34 @@ def test_the_first_attempt_fails_from_L_2_43_and_says_why():
     assert "fails at every power of 2 from 2⁴³ to 2⁶⁴" in dict((r[0], r[2]) for r in rows)["L, linear"]
 
 
-def test_the_pages_softmax_onset_table_is_what_threshold_computes():
-    """The model page's onset table (V = 2 … 32, about 3 s in all): for each V the order is "none" at every L from 2
-    to the onset − 1 (the last column) and "first" at the onset, with P* there to the 9 digits printed and the
-    window (the spinodals) to the 4 decimals printed."""
+def _check_the_pages_softmax_onset_table(none_from):
+    """The model page's onset table (V = 2 … 32): for each V the order is "none" at every L from none_from(onset) to
+    the onset − 1 (the last column) and "first" at the onset, with P* there to the 9 digits printed and the window
+    (the spinodals) to the 4 decimals printed."""
     rows = page_table_after("copy_heads.md", "The smallest L with a first-order transition of the homogeneous action")
     assert [int(row[0]) for row in rows] == [2, 4, 8, 16, 32]
     for V, onset, P_star, window, last_none in rows:
         V, onset = int(V), int(onset)
         assert int(last_none) == onset - 1
-        for L in range(2, onset):
+        for L in range(none_from(onset), onset):
             assert api.threshold("softmax", L, V, digits=9).order == "none", (V, L)
         result = api.threshold("softmax", onset, V, digits=9)
         assert (result.order, result.P_star_digits) == ("first", P_star), V
         assert " – ".join(f"{s:.4f}" for s in result.spinodals) == window, V
+
+
+@pytest.mark.slow
+def test_the_pages_softmax_onset_table_is_what_threshold_computes():
+    """Every cell of the page's onset table, "none" at every L from 2 to the onset − 1 (about 7 s: 63 thresholds,
+    those below the onset following their branch over the whole range of P)."""
+    _check_the_pages_softmax_onset_table(lambda onset: 2)
+
+
+def test_the_pages_softmax_onset_table_at_the_onset_and_the_L_below_it():
+    """The onset table's cells at the onset (order first, P* and window as printed) and the largest L with order
+    "none" (the last column), about 1.5 s; `test_the_pages_softmax_onset_table_is_what_threshold_computes` (slow)
+    checks "none" at every L from 2 up as well."""
+    _check_the_pages_softmax_onset_table(lambda onset: onset - 1)
 
 
 def test_linear_threshold_digits_are_those_of_the_symmetric_state_hessian_in_mpmath():

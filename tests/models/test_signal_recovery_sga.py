@@ -129,7 +129,8 @@ def large_pilot_noise():
     return api.tangent_noise(api.make_parameters(16, 64, 8, 1.0, sign_model="B"), pilot=131072, seed=99)
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
+# seed 0 in the default suite; seeds 1 and 2 (about 3 s each: a 16 × 1000-step run) in the slow one
+@pytest.mark.parametrize("seed", [0, pytest.param(1, marks=pytest.mark.slow), pytest.param(2, marks=pytest.mark.slow)])
 def test_a_small_run_predicts_what_a_large_pilot_predicts(seed, large_pilot_noise):
     """‖G_⊥‖² is heavy-tailed: from the 400-sequence pilot a 16 × 1000-step run drew (d = 16, L = 64, model B), N(0)
     was 18.2 ± 1.2 where 131072 sequences give 25.0 ± 0.2, and the predicted alignment missed the large pilot's

@@ -154,7 +154,20 @@ def test_plot_trajectories_bands_stay_inside_the_unit_interval(auto_run):
         api.plot_trajectories(auto_run, ode="exact")
 
 
-def test_cli_names_the_schedule_and_the_prediction():
+def test_cli_names_the_schedule_and_the_prediction(monkeypatch):
+    from attnphase.models.signal_recovery import simulate as simulate_module
+
+    # The manual run is printed twice, as JSON and for a person: the command given the same options is simulated once
+    # (run_sga's arguments, all values, are the key), each printout made from that result.
+    run_sga, runs = simulate_module.run_sga, {}
+
+    def run_once(*args, **kwargs):
+        key = repr((args, sorted(kwargs.items())))
+        if key not in runs:
+            runs[key] = run_sga(*args, **kwargs)
+        return runs[key]
+
+    monkeypatch.setattr(simulate_module, "run_sga", run_once)
     base = ["simulate", "signal-recovery", "--d", "16", "--L", "64", "--R", "16", "--theta", "1.2", "--trials", "3",
             "--steps", "40", "--device", "cpu", "--json"]
     out = CliRunner().invoke(main, base)
@@ -167,8 +180,9 @@ def test_cli_names_the_schedule_and_the_prediction():
     assert manual["schedule"] == "manual" and manual["eta0"] == 0.3 and manual["threads"] == 2
     bad = CliRunner().invoke(main, base + ["--schedule", "auto", "--eta0", "0.3"])
     assert bad.exit_code == 2 and "--schedule" in bad.output and "Traceback" not in bad.output
-    human = CliRunner().invoke(main, base[:-1] + ["--eta0", "0.3"])
+    human = CliRunner().invoke(main, base[:-1] + ["--eta0", "0.3", "--threads", "2"])
     assert human.exit_code == 0 and "predicted_alignment" in human.output and "schedule" in human.output
+    assert len(runs) == 2  # the automatic and the manual run; the refused one never reached run_sga
 
 
 def test_entry_points_refuse_what_they_cannot_compute():
@@ -211,21 +225,28 @@ def test_entry_points_refuse_what_they_cannot_compute():
     assert api.ode_time_to_reach(params, 0.1, t_max=1e-6) == math.inf
 
 
-def test_noise_token_mass_of_two_seeds_agrees_within_its_standard_errors():
+@pytest.fixture(scope="module")
+def one_trial_run():
+    """One trial of 20 steps at d = 16, L = 64, R = 8, θ = 1 (η₀ 0.05), read by two tests."""
+    return api.simulate(16, 64, 8, 1.0, trials=1, steps=20, eta0=0.05, device="cpu")
+
+
+def test_noise_token_mass_of_two_seeds_agrees_within_its_standard_errors(one_trial_run):
     """nuisance_mass_error is the standard error over the trials: two seeds' masses differ by less than four of their
     combined errors, and one trial has none."""
     runs = [api.simulate(16, 64, 8, 1.0, trials=16, steps=200, eta0=0.05, seed=seed, device="cpu") for seed in (0, 1)]
     assert all(run.nuisance_mass_error > 0 for run in runs)
     difference = abs(runs[0].nuisance_mass_mean - runs[1].nuisance_mass_mean)
     assert difference <= 4 * math.hypot(runs[0].nuisance_mass_error, runs[1].nuisance_mass_error)
-    assert api.simulate(16, 64, 8, 1.0, trials=1, steps=20, eta0=0.05, device="cpu").nuisance_mass_error is None
+    assert one_trial_run.nuisance_mass_error is None
 
 
-def test_the_tangent_noise_pilot_is_at_least_what_two_million_numbers_allow():
+def test_the_tangent_noise_pilot_is_at_least_what_two_million_numbers_allow(one_trial_run):
     """The model page's rule for the sequences per alignment of N's pilot: max(p, min(32768, 2²¹/(L + d))), p = 1/40 of
-    the run's sequences within 128-2048. A short run at L = 64 takes the second term, 2²¹/80 = 26214 (the page's
-    `--help` example: 3640; the headline, where p = 2048 dominates, is checked by the slow headline test)."""
-    run = api.simulate(16, 64, 8, 1.0, 2, 20, device="cpu")
+    the run's sequences within 128-2048. A short run at L = 64 (one trial of 20 steps: p = 128) takes the second term,
+    2²¹/80 = 26214 (the page's `--help` example: 3640; the headline, where p = 2048 dominates, is checked by the slow
+    headline test)."""
+    run = one_trial_run
     assert run.noise.pilot == 2**21 // 80 == 26214
     assert max(min(2048, max(128, 8 * 2000 // 40)), min(32768, 2**21 // (512 + 64))) == 3640
 

@@ -8,6 +8,7 @@ package's symbolic source), and the free energy typed in by hand.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -40,10 +41,17 @@ def free_energy(q, J, x, beta):
     return -J / 2 * (x**2 + (1 - x) ** 2 / (q - 1)) + (x * mpmath.log(x) + (1 - x) * mpmath.log((1 - x) / (q - 1))) / beta
 
 
+# solve and threshold at the same arguments in several tests of this module: each computed once (their results are
+# frozen dataclasses). Tests of how the arguments themselves are read (their types, a decimal typed two ways) call
+# solve and threshold directly.
+solved = functools.cache(solve)
+threshold_once = functools.cache(threshold)
+
+
 @pytest.fixture(scope="module")
 def thresholds():
     """threshold(q, J = 1, 30 digits) for q = 2..5, computed once for the tests below."""
-    return {q: threshold(q, 1.0, 30) for q in (2, 3, 4, 5)}
+    return {q: threshold_once(q, 1.0, 30) for q in (2, 3, 4, 5)}
 
 
 @pytest.mark.parametrize("q", [3, 4, 5])
@@ -116,7 +124,7 @@ def ordered_log_odds(q, J, beta):
 def test_solve_deep_in_the_ordered_phase(q, beta):
     """Far below the fold temperature the ordered minimum has 1 − x down to e^{−βJ}: its m and f against the
     hand-written stationarity and free energy in mpmath; the disordered state is a minimum while βJ < q."""
-    result = solve(q, beta)
+    result = solved(q, beta)
     assert result.status == "converged", result.message
     ordered = result.global_minimum
     u = ordered_log_odds(q, 1.0, beta)
@@ -135,7 +143,7 @@ def test_solve_m_lies_within_its_error_of_the_mpmath_root(q, beta):
     point at βJ = 2 (q = 2), where the curvature is 1e-5 and the float64 root had stopped 8e-13 away with no error. The
     root is at the decimal β typed: at q = 3, β = 2.8 the binary64 β's m is 3e-16 away, and m_error had covered that
     one only."""
-    ordered = solve(q, beta).global_minimum
+    ordered = solved(q, beta).global_minimum
     u = ordered_log_odds(q, 1.0, beta)
     with mpmath.workdps(digits_resolving(beta)):
         x = 1 / (1 + (q - 1) * mpmath.exp(-u))
@@ -184,7 +192,7 @@ def test_threshold_is_computed_at_the_decimal_J(q, J, digits):
     and q/J, and of the fold solved by hand (mpmath.findroot on the stationarity and fold equations in βJ, divided by
     the decimal J); each float within its error of the value at the decimal J. At J = 0.3 the digits were those of
     2·6·ln 6/(5·float(0.3)) from the 17th on, and the errors did not cover the deviation."""
-    result = threshold(q, J, digits)
+    result = threshold_once(q, J, digits)
     assert result.status == "converged", result.message
     with mpmath.workdps(digits + 30):
         coupling = mpmath.mpf(repr(J))
@@ -247,7 +255,7 @@ def test_coupling_scales_beta(thresholds):
 def test_solve_minima_between_the_spinodals():
     """q = 3 at βJ = 2.76, between the fold (2.7456) and β_c (2.7726): the disordered minimum is global,
     the ordered one metastable; free energies and stationarity against the hand-written equations."""
-    result = solve(3, 2.76)
+    result = solved(3, 2.76)
     assert result.status == "converged" and len(result.minima) == 2
     disordered, ordered = result.minima
     assert result.global_minimum == disordered and disordered.stability == "stable" and ordered.stability == "metastable"
@@ -259,7 +267,7 @@ def test_solve_minima_between_the_spinodals():
         assert state.curvature > 0 and state.transverse_curvature > 0
     above = solve(3, 2.9)
     assert above.global_minimum.m > 0.5 and [s.stability for s in above.minima] == ["stable", "metastable"]
-    deep = solve(3, 3.5)  # past βJ = q: the disordered state is gone; m < 0 is a minimum of f(m) only
+    deep = solved(3, 3.5)  # past βJ = q: the disordered state is gone; m < 0 is a minimum of f(m) only
     assert deep.minima[0].m > 0.8 and all(s.stability == "saddle" for s in deep.minima[1:])
     assert sweep_point(2.9, 3) == {"m": above.global_minimum.m, "free_energy": above.global_minimum.free_energy,
                                    "local_minima": 2.0, "status": "converged"}
@@ -346,7 +354,7 @@ def test_digit_strings_follow_one_notation_rule(q, J, digits):
     """Every digit string threshold prints: `digits` significant digits, positional where the decimal exponent e of
     the value satisfies −4 ≤ e < digits and scientific (d.ddd…e±x) otherwise, never a trailing point; q = 3 at one
     digit printed "3.", and the notation of small values changed with the digits asked."""
-    result = threshold(q, J, digits)
+    result = threshold_once(q, J, digits)
     strings = [result.beta_c_digits] + [s["digits"] for s in result.spinodals]
     for text in strings:
         assert not text.endswith(".") and ".e" not in text, text
@@ -447,7 +455,7 @@ def test_the_pages_table_is_what_threshold_computes():
     assert [int(row[0]) for row in rows] == [int(row[0]) for row in spinodal_rows] == list(range(2, 9))
     for (q, order, digits, error, deviation), (_, fold, fold_error, instability, jump, jump_error) in zip(
             rows, spinodal_rows):
-        result = threshold(int(q), 1.0, 30)
+        result = threshold_once(int(q), 1.0, 30)
         assert (result.order, result.beta_c_digits) == (order, digits), q
         assert float(error) == float(f"{result.beta_c_error:.1e}") and result.beta_c_error <= 2**-53 * result.beta_c
         with mpmath.workdps(60):
@@ -483,7 +491,7 @@ def test_solve_reports_distinct_states_next_to_the_branch_points(q, beta):
     stationarity's root (mpmath); next to βJ = q the disordered state is a minimum just below and gone just above,
     where the state through it (m < 0, 7e-11 from it at βJ = 3 + 1e-10) is reported; q = 2 at βJ = 2 (a pitchfork:
     f quartic) has its one minimum at m = 0, with a finite error (it was infinite)."""
-    result = solve(q, beta)
+    result = solved(q, beta)
     assert result.status == "converged", result.message
     states = result.minima
     for i, a in enumerate(states):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import functools
 import math
 
 import numpy as np
@@ -10,6 +12,17 @@ import pytest
 from attnphase.api import signal_recovery as api
 from attnphase.reproduce import signal_recovery as report
 from attnphase.resume import Checkpoint
+
+
+@functools.cache
+def _computed_point(*args):
+    return api.sweep_point(*args)
+
+
+def sweep_point_once(*args):
+    """api.sweep_point(*args), computed once in this module (a copy of the point each time): the point at θ = 1
+    (d = 64, L = 100) is read by two tests."""
+    return copy.deepcopy(_computed_point(*args))
 
 
 def _fake_point(calls):
@@ -59,7 +72,7 @@ def test_interrupted_sweep_resumes_without_recomputing(tmp_path, monkeypatch):
 def test_a_sweep_point_says_why_it_is_limited():
     """sweep_point carries the run's and the plan's reasons (`message`): a point with no prediction says why (the
     exact finite-L drift at L = 100, θ_d = 8 is not available), one whose plan falls short says by how much."""
-    unpredicted = api.sweep_point(64, 100, 50, 1.0, "sqrt-d", 1.0, 1.0, "A", 8, 400, 0, "cpu")
+    unpredicted = sweep_point_once(64, 100, 50, 1.0, "sqrt-d", 1.0, 1.0, "A", 8, 400, 0, "cpu")
     assert unpredicted["status"] == "limited" and unpredicted["predicted_alignment"] is None
     assert "no prediction: the exact finite-L drift is not available" in unpredicted["message"], unpredicted
     short = api.sweep_point(16, 64, 8, 1.0, trials=2, max_steps=20)
@@ -89,7 +102,7 @@ def test_the_sweep_table_shows_each_points_status_and_the_reason_of_a_limited_on
     points = [(64, 100, 50, 1.0, "sqrt-d", "A"), (64, 100, 50, 0.25, "sqrt-d", "A")]
     rows = []
     for d, L, R, theta, scaling, model in points:
-        point = api.sweep_point(d, L, R, theta, scaling, 1.0, 1.0, model, 8, 400, 0, "cpu")
+        point = sweep_point_once(d, L, R, theta, scaling, 1.0, 1.0, model, 8, 400, 0, "cpu")
         checkpoint = Checkpoint(tmp_path / "checkpoint.json")  # read back as run_sweep reads it (None -> NaN)
         checkpoint.put(f"{theta}", point)
         rows.append({"theta_scaling": scaling, "sign_model": model, "d": d, "L": L, "R": R,

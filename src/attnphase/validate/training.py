@@ -7,7 +7,8 @@ non-finite (a too large learning rate, an unstable optimiser) is counted and rep
 left as silent NaNs among the others.
 
 * `train_full_batch(objective, initial, optimizer, lr, steps)`: the training loop (a `FullBatchRun`: the
-  parameters, and how much the objective still moved over the last tenth of the steps).
+  parameters, how much the objective still moved over the last tenth of the steps, the parameters before that tenth,
+  and whether a step raised the objective).
 * `torch_threads(n)`: a context that sets torch's CPU thread count for a run and restores it.
 * `divergence(measurements)`: the status of a run from its per-trial measurements.
 """
@@ -35,13 +36,18 @@ RISE_TOLERANCE = 1e-9
 @dataclass(frozen=True)
 class FullBatchRun:
     """What `train_full_batch` returns: the trained parameters (a leaf tensor that requires grad), each trial's
-    objective (K,) before the last tenth of the steps and at the end, from which a run is judged settled or not, and
-    whether a step of that last tenth raised a trial's objective (`rose_in_tail`)."""
+    objective (K,) before the last tenth of the steps (`tail_steps` of them, at least one) and at the end, the
+    parameters before that tenth (what a caller measures its own quantities on, to judge whether they settled too),
+    and whether a step raised a trial's objective: in that last tenth (`rose_in_tail`) or before it
+    (`rose_before_tail`)."""
 
     parameters: torch.Tensor
     objective_before_tail: torch.Tensor
     objective_final: torch.Tensor
     rose_in_tail: bool = False
+    parameters_before_tail: torch.Tensor | None = None
+    tail_steps: int = 1
+    rose_before_tail: bool = False
 
     def tail_change(self) -> np.ndarray:
         """Each trial's relative change of the objective over the last tenth of the steps (at least one step)."""
@@ -62,24 +68,33 @@ def train_full_batch(objective: Callable[[torch.Tensor], torch.Tensor], initial:
     steps = check_int("steps", steps, 1, None)
     parameters = initial.requires_grad_(True)
     step_rule = torch.optim.Adam([parameters], lr=lr) if optimizer == "adam" else torch.optim.SGD([parameters], lr=lr)
-    tail_start = steps - max(1, steps // 10)
-    before_tail = previous = None
-    rose = False  # a descent whose steps are small enough for the objective only lowers it
+    tail_steps = max(1, steps // 10)
+    tail_start = steps - tail_steps
+    before_tail = parameters_before_tail = previous = None
+    # whether a step raised a trial's objective, before the last tenth and in it (a descent whose steps are small
+    # enough only lowers it); kept as tensors so that a run on a GPU does not wait on every step
+    rose_before = rose = torch.zeros((), dtype=torch.bool, device=parameters.device)
     for step in range(steps):
         step_rule.zero_grad(set_to_none=True)
         # The trials are independent: the gradient of the sum is each trial's own gradient.
         values = objective(parameters)
         if step == tail_start:
             before_tail = values.detach().clone()
-        if step > tail_start:
-            rose = rose or bool(torch.any(values.detach() > previous + RISE_TOLERANCE * previous.abs()))
+            parameters_before_tail = parameters.detach().clone()
+        if previous is not None:
+            risen = torch.any(values.detach() > previous + RISE_TOLERANCE * previous.abs())
+            if step > tail_start:
+                rose = rose | risen
+            else:
+                rose_before = rose_before | risen
         previous = values.detach()
         values.sum().backward()
         step_rule.step()
     with torch.no_grad():
         final = objective(parameters)
-    rose = rose or bool(torch.any(final > previous + RISE_TOLERANCE * previous.abs()))
-    return FullBatchRun(parameters, before_tail, final, rose)
+    rose = rose | torch.any(final > previous + RISE_TOLERANCE * previous.abs())
+    return FullBatchRun(parameters, before_tail, final, bool(rose), parameters_before_tail, tail_steps,
+                        bool(rose_before))
 
 
 @contextlib.contextmanager

@@ -296,8 +296,9 @@ class TransverseCurvature(Result):
 class GDResult(Result):
     """Per-trial end-of-training measurements (arrays of length `trials`) and the run's settings.
 
-    status: converged (every trial settled, network.SETTLED_LOSS_CHANGE), limited (a trial's training loss still
-    moving), or diverged when a measurement of some trial is not finite (e.g. a huge lr).
+    status: converged (every trial's training loss and order parameters settled, network.SETTLED_LOSS_CHANGE and
+    SETTLED_ORDER_CHANGE), limited (a trial's loss or an order parameter still moving), or diverged when a measurement
+    of some trial is not finite (e.g. a huge lr).
     threads: the torch CPU threads the run used.
     test_error_sem: standard error of each trial's ε_g estimate from the finite test set (per-sample
     loss spread / √N): the Monte-Carlo part of the trial-to-trial spread of `test_error`, which

@@ -245,7 +245,8 @@ def settling(problem: AttentionProblem, sigma, training) -> dict[str, np.ndarray
         for name, start, end, scale in zip(("m", "θ", "q"), _order_parameters(problem, sigma, before),
                                            _order_parameters(problem, sigma, final), scales):
             scale = torch.maximum(start, end) if scale is None else scale
-            changes[name] = ((end - start).abs() / scale).cpu().numpy()
+            # a scale of 0 bounds both ends to 0: nothing moved
+            changes[name] = torch.where(scale > 0, (end - start).abs() / scale, 0.0).cpu().numpy()
     return changes
 
 

@@ -6,15 +6,14 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import subprocess
-import sys
 
 import mpmath
 import numpy as np
 import pytest
+from click.testing import CliRunner
 
 from attnphase import numeric, validate
+from attnphase.cli import main
 from attnphase.errors import ParameterError
 from attnphase.results import Status
 
@@ -36,10 +35,8 @@ FINITE = "a finite real number in (-inf, inf)"
 # --- D1: copy-heads linear attention at a prior variance whose precision underflows -----------------------------
 
 def run_cli(*args):
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
-    return subprocess.run([sys.executable, "-m", "attnphase", *args], capture_output=True, text=True, env=env,
-                          timeout=600)
+    """The command in this process (click's runner: exit status, stdout and stderr apart)."""
+    return CliRunner().invoke(main, list(args))
 
 
 @pytest.mark.parametrize("option", ["--s1", "--score-variance"])
@@ -47,7 +44,7 @@ def test_linear_copy_heads_huge_prior_variance_is_solved(option):
     # λ = 1/s1 (or 1/σ²) underflows to 0 at 1e308: the prior is flat there, and the minima are those of 1e300
     done = run_cli("solve", "copy-heads", "--attention", "linear", "--L", "16", "--V", "4", "--P", "300",
                    option, "1e308", "--json")
-    assert done.returncode == 0, done.stderr
+    assert done.exit_code == 0, done.stderr
     assert "Error" not in done.stderr
     out = json.loads(done.stdout)  # exactly one JSON object
     assert isinstance(out, dict) and out["status"] == "converged"
@@ -62,7 +59,7 @@ def test_linear_copy_heads_tiny_score_variance_fails_naming_it(extra, name):
     # σ² so small that a prior precision overflows float64: status failed naming the option, as --beta and --tau
     done = run_cli("solve", "copy-heads", "--attention", "linear", "--L", "16", "--V", "4", "--P", "300", *extra,
                    "--json")
-    assert done.returncode == 1 and "Error" not in done.stderr
+    assert done.exit_code == 1 and "Error" not in done.stderr
     out = json.loads(done.stdout)
     assert out["status"] == "failed" and out["minima"] == []
     assert out["message"].startswith(f"the prior precision {name} overflows float64 at σ² = ")

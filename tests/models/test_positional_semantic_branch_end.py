@@ -27,6 +27,7 @@ from attnphase.models.positional_semantic.results import MissingBranch
 from attnphase.models.positional_semantic.rules import FIELD_TOL
 from attnphase.models.positional_semantic.state_evolution import state_vector
 from attnphase.numeric.convergence import Tolerance
+from test_page_values_positional_semantic import NUMBER, assert_error, assert_value, printed
 
 SPLIT_LINE_8 = api.state_ladder(2)[0]
 # The m of the central differences of the multiplier: F_m = λ m − b m³ gives λ − b δ², which moves the crossing by
@@ -211,6 +212,9 @@ def test_at_omega_0_2_the_positional_branch_turns_back_at_a_fold_above_a_subcrit
     assert abs(fold.alpha - peak) <= fold.error + PEAK_REFERENCE_ERROR, (fold.describe(), size, peak)
     pitchfork = _pitchfork(params, SPLIT_LINE_8, 1.728, 1.737, start[:2])
     assert pitchfork < fold.alpha - fold.error, (pitchfork, fold.describe())
+    # the model page's subcritical pitchfork ("falls back to a subcritical pitchfork of the trivial state at 1.7326")
+    (shown,) = printed(rf"subcritical pitchfork of the trivial state at ({NUMBER})")
+    assert abs(pitchfork - float(shown)) <= 0.5e-4 + PITCHFORK_REFERENCE_ERROR, (pitchfork, shown)
 
     between = 1.735
     assert pitchfork < between < fold.alpha - fold.error
@@ -354,6 +358,11 @@ def test_solve_next_to_the_end_decides_the_branch_on_the_top_rungs():
     split-line rules at that state) within its error of the outer-split rules' there; at α = 1.52 it is past the top
     rungs' end. About ten minutes."""
     params, ladder, found, followed, ends = _decided_on_the_top_rungs(0.15, 1.49, 1.52)
+    # the model page's ends at ω = 0.15 ("from 1.4743 to 1.5083": split-line 8's, count-split 16's)
+    first, last = printed(rf"at ω = 0\.15 from ({NUMBER}) to ({NUMBER})")
+    assert_value(followed.end.alpha, first, "split-line 8")
+    assert ends.ends[-1].end.rule == "count-split 16"
+    assert_value(ends.ends[-1].end.alpha, last, "count-split 16")
     # Φ (from split-line 12, 14, 16 at the count-split state) against the outer-split rules at that state, whose own
     # uncertainty is taken as the difference between (16, 14) and (20, 18)
     outer = [api.Rule.outer_split(nodes).equations(params, 1.49).free_energy_of_state(found.state)
@@ -378,6 +387,23 @@ def test_solve_next_to_a_fold_decides_the_branch_on_the_top_rungs():
     About ten minutes."""
     params, ladder, found, followed, ends = _decided_on_the_top_rungs(0.2, 1.745, 1.78)
     assert followed.end.kind == "fold" and ends.alpha - ends.error > 1.745, (followed.end.describe(), ends.describe())
+    # the model page's numbers for ω = 0.2: split-line 8's fold, the ends on the top rungs, and the branch at 1.745
+    fold, fold_error, size = printed(rf"its α peaks at ({NUMBER}) ± ({NUMBER}) near \|m\| ≈ ({NUMBER})")
+    assert_value(followed.end.alpha, fold, "fold")
+    assert_error(followed.end.error, fold_error, "fold")
+    assert_value(followed.end.size, size, "|m| at the fold")
+    folds = printed(rf"folds at ({NUMBER}) and ({NUMBER}) on count-split 12 and 14, a continuous end at ({NUMBER}) on "
+                    rf"count-split 16 \(its pitchfork\), so the end is ({NUMBER}) ± ({NUMBER})")
+    kinds = ("fold", "fold", "continuous")
+    for located, rule, kind, shown in zip(ends.ends, ("count-split 12", "count-split 14", "count-split 16"), kinds,
+                                          folds):
+        assert (located.end.rule, located.end.kind) == (rule, kind), located.end.describe()
+        assert_value(located.end.alpha, shown, rule)
+    assert_value(ends.alpha, folds[3], "top end")
+    assert_error(ends.error, folds[4], "top end")
+    m, status = printed(rf"on the top rungs, m = ({NUMBER}), `(\w+)` \(q, m and V still drift one way there")
+    assert_value(abs(found.m), m, "m")
+    assert found.status == status and all(math.isinf(found.errors[name]) for name in ("q", "m", "V")), found.errors
     for located, rule in zip(ends.ends, ladder[-3:]):
         end = located.end
         if end.kind == "continuous":

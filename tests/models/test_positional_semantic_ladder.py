@@ -21,6 +21,7 @@ import pytest
 from attnphase.api import positional_semantic as api
 from attnphase.models.positional_semantic.branch_end import END_WINDOW
 from model_pages import page_table_after
+from test_page_values_positional_semantic import assert_quoted, check_branch_table, printed
 
 REFERENCE = json.loads((Path(__file__).parents[2] / "benchmarks" / "positional_semantic_reference.json").read_text())
 # α_c(ω) of the outer-split / count-split studies (docs/research/positional_semantic.md, "α_c with Φ to 1e-7 at
@@ -188,7 +189,6 @@ def test_default_thresholds_lie_within_their_errors_of_the_converged_references(
     split-line rules' Φ by 5e-4 in α_c; α_l climbs to the count-split rules at 0.2 and 0.3 (ω = 0 has its own tests
     below). 1-20 minutes per ω, depending on the machine's load."""
     result = api.threshold(omega)
-    page = _page_threshold_rows()[omega]
     for name in ("alpha_c", "alpha_l"):
         t = getattr(result, name)
         reference = reference_threshold(name, omega)
@@ -201,9 +201,7 @@ def test_default_thresholds_lie_within_their_errors_of_the_converged_references(
             assert abs(t.value - reference[0]) <= t.error + reference[1], (name, t.value, t.error, reference)
         rows = getattr(result, f"rungs_{name}")  # each rung or secant point once (ω = 0.1 listed one secant row twice)
         assert len(set(rows)) == len(rows), rows
-        printed_value, printed_error = page[name]
-        assert abs(t.value - printed_value) <= 0.5e-4 + 1e-12, (name, t.value, printed_value)
-        assert float(f"{t.error:.1g}") == pytest.approx(printed_error), (name, t.error, printed_error)
+        _assert_page_row(omega, name, t)
 
 
 # α_l(0) on the count-split rules 8, 10, …, 20: the secant root on each as the top rung (docs/research/
@@ -222,6 +220,15 @@ def test_alpha_l_at_omega_zero_converges_and_covers_every_count_split_root():
     assert all(abs(t.value - root) <= t.error for root in ALPHA_L_ZERO_ROOTS), (t.value, t.error)
     value, error = reference_threshold("alpha_l", 0.0)
     assert abs(t.value - value) <= t.error + error
+    _assert_page_row(0.0, "alpha_l", t)
+
+
+def _assert_page_row(omega: float, name: str, t) -> None:
+    """The model page's thresholds table prints `t` (α_c or α_l at ω with the defaults) in its row for ω: the value
+    within the printed rounding, the error the same to the printed digit."""
+    printed_value, printed_error = _page_threshold_rows()[omega][name]
+    assert abs(t.value - printed_value) <= 0.5e-4 + 1e-12, (name, t.value, printed_value)
+    assert float(f"{t.error:.1g}") == pytest.approx(printed_error), (name, t.error, printed_error)
 
 
 def test_where_the_first_rule_has_a_hole_at_alpha_solve_climbs_from_the_next_rule(monkeypatch, shared_positional_path):
@@ -275,6 +282,11 @@ def test_alpha_c_at_omega_zero_is_bounded_by_the_finer_outer_split_rules_and_cov
     assert t.status == "converged" and t.error <= 1e-3, t.message
     assert "(24, 18)" in t.message  # the further rules were needed
     assert abs(t.value - value) <= t.error + error, (t.value, t.error)
+    # the model page's row for ω = 0 and its note on how far the check climbed ("finer in χ₂ to 36 × 18")
+    _assert_page_row(0.0, "alpha_c", t)
+    finest = printed(r"At ω = 0 α_c climbs the outer-split rules finer in χ₂ to (\d+) × (\d+)")
+    assert "({}, {})".format(*finest) in t.message and "({}, {})".format(int(finest[0]) + 4, finest[1]) not in \
+        t.message, t.message
 
 
 @pytest.mark.slow
@@ -308,6 +320,7 @@ def test_solve_fields_lie_within_their_errors_of_the_count_split_16_reference():
     stored = REFERENCE["fields(0.3,1.25)"]
     result = api.solve(0.3, 1.25, branches=("positional", "semantic"), stability=False)
     assert result.status == "converged", result.message
+    check_branch_table(result)  # the model page's table of this solve, printed digits and errors
     for branch in result.branches:
         reference = stored[branch.branch]
         for name in ("q", "V", "m", "theta", "test_error", "free_energy"):
@@ -400,6 +413,9 @@ def test_solve_reports_the_positional_branch_missing_beyond_its_end_where_the_te
     alive, lost = (float(v) for v in re.search(r"alive at ([0-9.]+), lost at ([0-9.]+)", missing.message).groups())
     assert lost - alive <= 0.01 + 1e-5, missing.message
     assert ALIVE_ON_EVERY_RULE_AT <= alive and lost <= GONE_BY, missing.message
+    # the model page quotes this message (`solve ... --omega 0 --alpha 2.4 --branches positional`)
+    (quote,) = printed(r"--omega 0 --alpha 2\.4 --branches positional` \([^)]*\) reports it `not_found`, \"(.+?)\"")
+    assert_quoted(missing.message, quote)
 
 
 @pytest.mark.slow  # 11 s; test_where_the_first_rule_has_a_hole_at_alpha_solve_climbs_from_the_next_rule stays

@@ -165,10 +165,12 @@ def test_digits_text_refuses_zero_digits():
     assert numeric.digits_text(1.5, 2) == "1.5"
 
 
-def test_threshold_from_error_refuses_a_nan_root_and_error():
+def test_threshold_from_error_refuses_a_nan_root_and_a_negative_error():
     refused(lambda: numeric.threshold_from_error(math.nan, 0.1, 5, (0, 1), "x"), "root", FINITE)
     refused(lambda: numeric.threshold_from_error(mpmath.mpf("nan"), 0.1, 5, (0, 1), "x"), "root", FINITE)
-    refused(lambda: numeric.threshold_from_error(0.5, math.nan, 5, (0, 1), "x"), "error", NONNEGATIVE)
+    refused(lambda: numeric.threshold_from_error(0.5, -0.1, 5, (0, 1), "x"), "error", NONNEGATIVE)
+    for unbounded in (math.inf, math.nan):  # a location without an error: no digit, never converged
+        assert numeric.threshold_from_error(0.5, unbounded, 5, (0, 1), "x").status == Status.LIMITED
     refused(lambda: numeric.threshold_from_error(0.5, 0.1, 0, (0, 1), "x"), "digits", "an integer in [1, 1000]")
     found = numeric.threshold_from_error(0.5, math.inf, 5, (0, 1), "x")
     assert found.status == Status.LIMITED and found.value == 0.5

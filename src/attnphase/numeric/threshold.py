@@ -331,13 +331,14 @@ def noisy_threshold(value: float, error: float, status: Status, message: str,
 
 def threshold_from_error(root, error: float, digits: int, bracket, what: str, slope: float = math.nan) -> Threshold:
     """A Threshold for `root` with absolute `error`: as many of `digits` significant digits as the error supports.
-    root must be finite (a float or an mpmath number), error ≥ 0 (inf: no digit supported), digits in [1, 1000]."""
+    root must be finite (a float or an mpmath number), error ≥ 0 or not finite (inf or NaN, the error of a location
+    that has none: no digit supported, status limited), digits in [1, 1000]."""
     if isinstance(root, mpmath.mpf):  # an mpmath root may lie beyond float64's range and still be finite
         if not mpmath.isfinite(root):
             raise ParameterError("root", root, "a finite real number in (-inf, inf)")
     else:
         check_real("root", root)
-    if error != math.inf:
+    if not (isinstance(error, numbers.Real) and (math.isnan(error) or error == math.inf)):
         check_real("error", error, 0.0)
     digits = check_int("digits", digits, 1, 1000)
     n_digits = _supported_digits(root, error, digits)

@@ -65,7 +65,8 @@ def tangent_noise(params: Parameters, rhos=NOISE_GRID, *, pilot: int = 128, seed
                 along_xi.append(grad_tangent[:, 0].numpy())  # ξ = e₁
             squared = np.concatenate(squared)
             with np.errstate(all="ignore"):  # overflow: reported by the status below
-                mean, mean_error = heavy_tailed_mean(squared)
+                # an overflowing gradient has no mean to estimate: a non-finite N fails the status below
+                mean, mean_error = heavy_tailed_mean(squared) if np.all(np.isfinite(squared)) else (math.inf, math.nan)
                 noise.append(mean)
                 error.append(mean_error)
                 along.append(float(np.square(np.concatenate(along_xi)).mean()))

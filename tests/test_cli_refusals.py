@@ -104,7 +104,8 @@ def test_reproduce_device_cuda_without_a_gpu_names_the_value(monkeypatch, tmp_pa
 def test_default_lr_refused_says_it_is_the_default():
     """D10: the user gave no --lr; the refusal said 'invalid value for --lr: 0.15' as if given."""
     result = run("simulate", "positional-semantic", "--omega", 0.3, "--alpha", 1.25, "--lam", 1e6, "--json")
-    assert_refused(result, "--lr", "(0, 2e-06)", "the default --lr 0.15", "pass --lr")
+    assert_refused(result, "--lr", "(0, 2e-06)", "the default lr 0.15 (for init 'semantic')",
+                   "pass one in that range")
 
 
 def test_given_lr_refused_does_not_speak_of_a_default():

@@ -282,19 +282,9 @@ def simulate_command(omega, alpha, d, init, trials, seed, steps, lr, test_sample
     from attnphase.api.positional_semantic import compare_with_theory
     from attnphase.api.positional_semantic import simulate as simulate_network
 
-    try:
-        result = named_by_option(Simulation, simulate_network, omega=omega, alpha=alpha, d=d, init=init,
-                                 trials=trials, seed=seed, steps=steps, lr=lr, test_samples=test_samples,
-                                 device=device, sigma=sigma, lam=lam, A=A, L=L, rng=rng, num_threads=threads)
-    except ParameterError as exc:
-        if exc.name != "--lr" or lr is not None:
-            raise
-        from attnphase.models.positional_semantic.network import gd_learning_rates
-
-        # the user gave no --lr: the value refused is the default, which the user would not look for
-        default = f"the default --lr {exc.value:g} (for --init {init}) was used, as --lr was not given"
-        raise ParameterError("--lr", exc.value,
-                             f"{gd_learning_rates(lam)}; {default}: pass --lr in that range") from None
+    result = named_by_option(Simulation, simulate_network, omega=omega, alpha=alpha, d=d, init=init, trials=trials,
+                             seed=seed, steps=steps, lr=lr, test_samples=test_samples, device=device, sigma=sigma,
+                             lam=lam, A=A, L=L, rng=rng, num_threads=threads)
     if theory:
         result = compare_with_theory(result)
     else:

@@ -161,20 +161,16 @@ def simulate(*, omega, alpha, d=1000, init="semantic", trials=5, seed=0, steps=5
     lr = (0.01 if init == "random" else 0.15) if run.lr is None else run.lr
     if optimizer == "gd" and lr * params.lam >= 2.0:
         # The weight decay alone multiplies Q by (1 − lr·λ) per step: |1 − lr·λ| ≥ 1 grows without bound.
-        allowed = gd_learning_rates(params.lam)
+        allowed = f"a real number in (0, {2.0 / params.lam:g}) (GD needs lr·lam < 2; lam = {params.lam:g})"
         if run.lr is None:  # the caller gave none: say that this is the default, and what to give instead
-            allowed += f"; {lr:g} is the default lr for init '{init}', used as no lr was given: give one in that range"
+            allowed += (f"; the default lr {lr:g} (for init '{init}') was used, as none was given: pass one in that "
+                        "range")
         raise ParameterError("lr", lr, allowed)
     threads = choose_threads(num_threads, work=2.0 * K * round(alpha * d) * L * d, device=device)
     with torch_threads(threads):
         result = _train_and_measure(params, alpha, d, init, K, run.seed, steps, lr, optimizer, test_samples, device,
                                     dtype, test_chunk, rng)
     return dataclasses.replace(result, threads=threads, alpha=alpha, params=params)
-
-
-def gd_learning_rates(lam: float) -> str:
-    """The learning rates full-batch GD allows at weight decay `lam` (the range of a ParameterError about lr)."""
-    return f"a real number in (0, {2.0 / lam:g}) (GD needs lr·lam < 2; lam = {lam:g})"
 
 
 def _train_and_measure(params: Parameters, alpha, d, init, K, seed, steps, lr, optimizer, test_samples,

@@ -137,3 +137,11 @@ def test_omega_grid_help_says_the_list_is_sorted():
     result = run("threshold", "positional-semantic", "--help")
     assert result.exit_code == 0
     assert "(a list is sorted)" in " ".join(result.output.split())
+
+
+def test_sweep_refuses_linear_options_with_softmax(tmp_path):
+    """The sweep's points are checked by the model, which refuses what the CLI's copy-heads options refuse."""
+    result = run("sweep", "copy-heads", "--grid", "P=100,200", "--set", "attention=softmax", "--set", "s1=5",
+                 "--workers", 1, "--store", tmp_path / "sweep.sqlite", "--json")
+    assert_refused(result, "--set s1", "left at its default (1.0) with softmax attention", "linear attention only")
+    assert result.stdout == ""

@@ -223,3 +223,34 @@ def test_summarize_chains_on_moving_chains_is_unchanged():
     draws = np.random.default_rng(0).normal(size=(4, 1000))
     summary = numeric.summarize_chains(draws)
     assert summary.status == Status.CONVERGED and math.isfinite(summary.rhat) and summary.rhat < 1.01
+
+
+# --- the copy-heads API refuses what only linear attention has, with softmax attention -----------------------------
+
+SOFTMAX_ONLY_DEFAULTS = "left at its default ({!r}) with softmax attention: it applies to linear attention only"
+
+
+@pytest.mark.parametrize("field, value", [("s1", 5.0), ("bias", False), ("linear_scale", "1"),
+                                          ("row_sums", "per-row")])
+@pytest.mark.parametrize("entry", ["solve", "threshold", "scaling", "simulate", "sweep_point"])
+def test_copy_heads_api_refuses_linear_choices_with_softmax(entry, field, value):
+    """Each was accepted and echoed in the result's convention while changing nothing (the CLI refused them)."""
+    from attnphase.api import copy_heads as api
+
+    convention = api.DEFAULT.with_(**{field: value})
+    calls = {
+        "solve": lambda: api.solve("softmax", 16, 4, 300.0, convention=convention),
+        "threshold": lambda: api.threshold("softmax", 16, 4, digits=5, convention=convention),
+        "scaling": lambda: api.scaling("softmax", 4, 16, 64, convention=convention),
+        "simulate": lambda: api.simulate("softmax", 8, 4, 100.0, steps=10, device="cpu", convention=convention),
+        "sweep_point": lambda: api.sweep_point("softmax", 16, 4, 300.0, **{field: value}),
+    }
+    default = api.Convention.declarations()[field].default
+    refused(calls[entry], field, SOFTMAX_ONLY_DEFAULTS.format(default))
+
+
+def test_copy_heads_threshold_refuses_a_linear_reduction_with_softmax():
+    from attnphase.api import copy_heads as api
+
+    refused(lambda: api.threshold("softmax", 16, 4, digits=5, reduction="first-attempt"), "reduction",
+            SOFTMAX_ONLY_DEFAULTS.format("convention-a"))

@@ -745,3 +745,14 @@ def test_a_sweep_point_is_the_global_minimum_with_the_solves_status():
     g = solved.global_minimum
     assert (point["c_copy"], point["loss_gibbs"], point["action"]) == (g.c_copy, g.loss_gibbs, g.action)
     assert point["status"] == solved.status == "converged"
+
+
+def test_convention_table_fits_softmax_without_the_linear_choices():
+    """A convention that changes a linear-only field and a shared one: its softmax fits are those of the shared change
+    alone (the softmax model refuses the linear-only field; the table drops it for softmax)."""
+    L_values = [8, 16, 32]
+    mixed = api.DEFAULT.with_(linear_scale="1", tau_scale="inverse-V")
+    table = api.convention_table(L_values=L_values, V_values=[4, 8, 16], L_fixed=8, conventions={"mixed": mixed})
+    shared_alone = api.scaling("softmax", 4, 8, 32, convention=api.DEFAULT.with_(tau_scale="inverse-V"),
+                               L_values=L_values)
+    assert table.conventions[0].softmax.fits == tuple(shared_alone.fit.values())

@@ -21,7 +21,7 @@ from attnphase.cli.common import (
 )
 from attnphase.cli.groups import scaling, simulate, solve, threshold
 from attnphase.errors import ParameterError
-from attnphase.models.copy_heads.convention import Convention
+from attnphase.models.copy_heads.convention import LINEAR_ONLY, Convention
 from attnphase.models.copy_heads.parameters import (
     DataSize, InstanceParameters, ScalingRange, SimulationSettings, ThresholdSettings,
 )
@@ -47,8 +47,9 @@ def _call(call, *args, **kwargs):
 
 
 _CONVENTION_FIELDS = [name for name in Convention.declarations() if name != "bias"]
-# The convention's options that only linear attention has (besides --no-bias): softmax's action does not contain them.
-_LINEAR_ONLY = ("linear_scale", "row_sums", "s1")
+# The convention's options that only linear attention has, besides --no-bias (the model refuses them too; the CLI
+# checks first to name the option as typed).
+_LINEAR_ONLY = tuple(name for name in LINEAR_ONLY if name != "bias")
 
 
 def refuse_other_activation(attention: str, options: dict[str, tuple[object, object]]) -> None:

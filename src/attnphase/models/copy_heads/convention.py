@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, fields, replace
 
+from attnphase.errors import ParameterError
 from attnphase.params import OneOf, ParameterSet, RealRange, check_bool, parameter
 
 __all__ = ["BOUNDARIES", "P_COUNTS", "LOSS_REDUCTIONS", "TAU_SCALES", "LINEAR_SCALES", "REMAINDERS", "TOKENS",
@@ -25,6 +26,17 @@ TOKENS = ("one-hot", "centred")
 READ_OUTS = ("integrated", "map")
 ROW_SUMS = ("shared", "per-row")
 _POSITIVE = RealRange(0.0, None, low_open=True)
+# The fields that only linear attention's action contains: with softmax attention a value away from its default
+# would be reported among the parameters as if applied while changing nothing, so it is refused.
+LINEAR_ONLY = ("linear_scale", "bias", "row_sums", "s1")
+
+
+def refuse_linear_only(name: str, value, default) -> None:
+    """A ParameterError for a setting of linear attention only (`name`) given with softmax attention away from its
+    default."""
+    if value != default:
+        raise ParameterError(name, value, f"left at its default ({default!r}) with softmax attention: it applies to "
+                                          "linear attention only")
 
 
 @dataclass(frozen=True)
@@ -98,6 +110,18 @@ class Convention(ParameterSet):
 
     def with_(self, **changes) -> Convention:
         return replace(self, **changes)
+
+    def check_applies_to(self, attention: str) -> None:
+        """A ParameterError for a linear-only field (`LINEAR_ONLY`) away from its default with softmax attention."""
+        if attention != "softmax":
+            return
+        for name in LINEAR_ONLY:
+            refuse_linear_only(name, getattr(self, name), self.declarations()[name].default)
+
+    def without_linear_choices(self) -> Convention:
+        """This convention with the linear-only fields at their defaults: the softmax model under it (the softmax
+        action does not contain them)."""
+        return replace(self, **{name: self.declarations()[name].default for name in LINEAR_ONLY})
 
     def targets(self, L_: int) -> int:
         return L_ if self.boundary == "periodic" else L_ - 1

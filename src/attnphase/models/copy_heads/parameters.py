@@ -62,6 +62,7 @@ class InstanceParameters(ParameterSet):
         reject_missing(self)
         if not isinstance(self.convention, Convention):
             raise ParameterError("convention", self.convention, "an attnphase.models.copy_heads.Convention")
+        self.convention.check_applies_to(self.attention)
         if self.convention.boundary in ("drop-first", "causal") and self.L < 3:
             raise ParameterError("L", self.L, f"an integer >= 3 with boundary '{self.convention.boundary}'")
         if self.attention == "linear" and self.convention.boundary == "causal" and self.L > MAX_CAUSAL_LINEAR_L:

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 
 from attnphase.errors import ParameterError
-from attnphase.models.copy_heads.convention import DEFAULT, Convention
+from attnphase.models.copy_heads.convention import DEFAULT, LINEAR_ONLY, Convention
 from attnphase.models.copy_heads.instance import CopyHeadsInstance
 from attnphase.models.copy_heads.law_verdicts import softmax_scaling_verdict
 from attnphase.models.copy_heads.parameters import (
@@ -260,9 +260,9 @@ NAMED_CONVENTIONS = {
     "P counts sequences, loss averaged": DEFAULT.with_(P_counts="sequences", loss="averaged"),
     "centred tokens": DEFAULT.with_(tokens="centred"),
 }
-# the softmax action does not contain the linear-attention choices, and centring the inputs shifts its
-# features by the constant 1/V·1 (rows sum to 1): the action changes by a constant
-_SOFTMAX_BLIND = {"linear_scale", "bias", "remainder", "tokens"}
+# the softmax action does not contain the linear-attention choices nor the remainder, and centring the inputs shifts
+# its features by the constant 1/V·1 (rows sum to 1): the action changes by a constant
+_SOFTMAX_BLIND = {*LINEAR_ONLY, "remainder", "tokens"}
 
 
 def _orders(points) -> tuple:
@@ -284,16 +284,17 @@ def convention_table(L_values=(16, 32, 64, 128, 256, 512, 1024, 2048, 4096), V_v
         raise ParameterError("conventions", conventions, "a non-empty mapping of names to Convention objects")
     rows = []
     for name, conv in conventions.items():
-        changed = {f for f in _SOFTMAX_BLIND if getattr(conv, f) != getattr(DEFAULT, f)}
+        changed = {f for f in Convention.declarations() if getattr(conv, f) != getattr(DEFAULT, f)}
         note = ""
-        if changed and changed <= _SOFTMAX_BLIND and conv.boundary == DEFAULT.boundary:
+        if changed and changed <= _SOFTMAX_BLIND:
             softmax, note = None, "same as default (softmax does not depend on this choice)"
         elif conv.boundary == "causal":
             # P* under the mask comes from the row mean field (L <= 256), not from a scan up to 4096
             softmax, note = None, ("no scaling fit: row mean field (causal_softmax_transition) computable for "
                                    "L <= 256; it finds a continuous onset (order 'none') at L = 8...256 (V = 4)")
         else:
-            sL = scaling("softmax", V_fixed, min(L_values), max(L_values), convention=conv, L_values=L_values)
+            sL = scaling("softmax", V_fixed, min(L_values), max(L_values), convention=conv.without_linear_choices(),
+                         L_values=L_values)
             softmax = ConventionEntry(tuple(sL.fit.values()), _orders(sL.points), sL.extrapolation)
         sL = scaling("linear", V_fixed, min(L_values), max(L_values), convention=conv, L_values=L_values)
         sV = scaling_in_V("linear", L_fixed, V_values, convention=conv)

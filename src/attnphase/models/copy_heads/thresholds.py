@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from attnphase.errors import ParameterError
-from attnphase.models.copy_heads.convention import DEFAULT, Convention
+from attnphase.models.copy_heads.convention import DEFAULT, Convention, refuse_linear_only
 from attnphase.models.copy_heads.homogeneous import SCALE_FIELDS, scale_option, softmax_grid
 from attnphase.models.copy_heads.instance import CopyHeadsInstance
 from attnphase.models.copy_heads.parameters import ThresholdSettings
@@ -104,4 +104,6 @@ def threshold(attention: str, L: int, V: int, digits: int = 30, convention: Conv
     """
     inst = CopyHeadsInstance.validated(attention=attention, L=L, V=V, convention=convention)
     settings = ThresholdSettings.validated(digits=digits, reduction=reduction)
+    if inst.attention == "softmax":
+        refuse_linear_only("reduction", settings.reduction, ThresholdSettings.declarations()["reduction"].default)
     return threshold_instance(inst, settings.digits, check_bool("classify", classify), settings.reduction)

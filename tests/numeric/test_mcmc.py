@@ -142,3 +142,19 @@ def test_agrees_with_arviz():
             assert mcmc.effective_sample_size(draws, kind) == pytest.approx(
                 float(az.ess(draws, method=kind)), rel=1e-10)
         assert mcmc.mcse_mean(draws) == pytest.approx(float(np.squeeze(az.mcse(draws, method="mean"))), rel=1e-10)
+
+
+def test_tail_ess_is_zero_when_draws_tie_at_the_top():
+    """10 % of the draws at the largest value (an order parameter pinned at its bound): the 95 % quantile is that value,
+    and the indicator of x <= it is always 1, so it carries no information (ArviZ: NaN). The summary reports 0 and
+    poor mixing with the reason, never NaN. With 3 % tied the quantile is crossed, and the tail ESS is that of
+    independent draws (about their count)."""
+    rng = np.random.default_rng(3)
+    uniforms, below = rng.random((4, 400)), -rng.exponential(size=(4, 400))
+    assert mcmc.effective_sample_size(np.where(uniforms < 0.03, 0.0, below), "tail") == pytest.approx(1600, rel=0.3)
+    draws = np.where(uniforms < 0.10, 0.0, below)
+    assert mcmc.effective_sample_size(draws, "tail") == 0.0
+    summary = mcmc.summarize_chains(draws)
+    assert summary.ess_tail == 0.0 and summary.status is Status.POOR_MIXING
+    assert "tail ESS 0: more than 5% of the draws tie at their largest value" in summary.message
+    assert all(math.isfinite(v) for v in (summary.ess_bulk, summary.ess_mean, summary.mcse_mean, summary.rhat))

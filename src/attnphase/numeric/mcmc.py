@@ -12,7 +12,8 @@ folding, and localization: an improved R-hat for assessing convergence of MCMC",
 * `effective_sample_size(kind="bulk" | "tail" | "mean")`: S / τ̂ with τ̂ the integrated autocorrelation
   time from the multi-chain autocorrelation estimate, summed over Geyer's initial positive and
   monotone sequence. "bulk": of the rank-normalised split chains (efficiency for the centre of the
-  distribution); "tail": the smaller of the ESS of the 5% and 95% quantile indicators; "mean": of the
+  distribution); "tail": the smaller of the ESS of the 5% and 95% quantile indicators (0 when more than 5% of
+  the draws tie at their largest value, where ArviZ gives NaN); "mean": of the
   split chains themselves, the ESS that sets the Monte Carlo standard error of the mean. Vehtari et
   al. ask for bulk and tail ESS of at least 100 per chain before trusting R-hat and the estimates.
 * `mcse_mean`: the Monte Carlo standard error of the mean, sd / sqrt(ESS_mean).
@@ -174,15 +175,19 @@ def effective_sample_size(draws, kind: str = "bulk") -> float:
         raise ParameterError("kind", kind, "one of " + ", ".join(ESS_KINDS))
     _check_moving(chains)
     if kind == "tail":
-        return min(_ess_of_split(chains <= np.quantile(chains, p)) for p in TAIL_PROBABILITIES)
+        return min(_tail_ess(chains <= np.quantile(chains, p)) for p in TAIL_PROBABILITIES)
     split = split_chains(chains)
     if kind == "bulk":
         split = rank_normalize(split)
     return _ess(split)
 
 
-def _ess_of_split(indicator: np.ndarray) -> float:
-    return _ess(split_chains(indicator.astype(float)))
+def _tail_ess(indicator: np.ndarray) -> float:
+    """ESS of the indicator x <= (a quantile). One that never changes (more than 5 % of the draws tied at their largest
+    value, which is then the 95 % quantile) carries no information on the tail: 0 effective draws (ArviZ: NaN)."""
+    split = split_chains(indicator.astype(float))
+    tau = _autocorrelation_time(split)
+    return 0.0 if math.isnan(tau) else split.size / tau
 
 
 def _ess(chains: np.ndarray) -> float:
@@ -260,7 +265,10 @@ def summarize_chains(draws, *, rhat_max: float = RHAT_MAX, ess_min_per_chain: fl
     if not rhat <= rhat_max:
         problems.append(f"R-hat {rhat:.4f} > {rhat_max}")
     for kind in ("bulk", "tail"):
-        if not ess[kind] >= ess_min_per_chain * n_chains:
+        if ess[kind] == 0.0:  # the tail's, where draws tie at the top (`_tail_ess`)
+            problems.append(f"{kind} ESS 0: more than 5% of the draws tie at their largest value, so the 95% quantile "
+                            "is that value and says nothing of the tail")
+        elif not ess[kind] >= ess_min_per_chain * n_chains:
             problems.append(f"{kind} ESS {ess[kind]:.0f} < {ess_min_per_chain:g} per chain x {n_chains} chains")
     return ChainSummary(
         n_chains=n_chains, n_draws=n_draws, mean=float(chains.mean()), sd=float(np.std(chains, ddof=1)),

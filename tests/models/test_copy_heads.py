@@ -116,7 +116,7 @@ def test_logistic_normal_density_against_monte_carlo():
 def test_exact_row_logit_density_against_monte_carlo():
     """The exact row density of x = z_prev − ln Σ e^{z_other} (Sobol over the denominator) integrated
     over intervals against the MC fraction of sampled rows."""
-    from attnphase.numeric.gauss import sobol_expectation
+    from attnphase.numeric.sobol import sobol_expectation
 
     L, sigma2 = 8, 1.0
     rng = np.random.default_rng(9)
@@ -138,7 +138,7 @@ def test_row_rate_shortcut_becomes_exact_at_large_L():
     """−ln p(x) exact (Sobol over the other L−1 scores) minus the large-L shortcut at the copy branch
     s = ½ ln L. With ln Σe^z = ln((L−1)e^{σ²/2}) + δ, E δ = −v/2, Var δ = v = (e^{σ²}−1)/(L−1), the
     cumulant expansion gives the gap −v(s² + sσ² − σ²)/(2σ⁴) + O(v² s⁴): the shortcut's validity."""
-    from attnphase.numeric.gauss import sobol_expectation
+    from attnphase.numeric.sobol import sobol_expectation
 
     import sympy
 

@@ -23,15 +23,15 @@ from hypothesis import strategies as st
 from scipy.special import ndtr
 
 from attnphase.errors import ParameterError
+from attnphase.numeric.expectation import covariance_factor
 from attnphase.numeric.gauss import (
     GaussHermiteRule,
-    covariance_factor,
     default_min_nodes_per_dim,
     gaussian_expectation,
     pruned_tensor_rule,
-    sobol_expectation,
     tensor_rule,
 )
+from attnphase.numeric.sobol import sobol_expectation
 
 
 def correlated_case(dim: int, seed: int):

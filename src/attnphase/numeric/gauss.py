@@ -1,28 +1,23 @@
 """Expectations over correlated Gaussian vectors.
 
 We need E[f(z)] for z ~ N(mu, Sigma) in a handful of dimensions, many times over (inside fixed-point
-maps), to near machine precision. Two rules are provided:
+maps), to near machine precision, with tensor Gauss-Hermite rules (for integrands with kinks or jumps,
+where they converge only algebraically: scrambled Sobol points, `numeric.sobol`; the result type and the
+integrand's calling convention: `numeric.expectation`).
 
-* Tensor Gauss-Hermite. The one-dimensional rule with n nodes x_i and weights w_i for the weight
-  exp(-x^2/2)/sqrt(2 pi) (probabilists' Hermite polynomials, `scipy.special.roots_hermitenorm`, which
-  stays accurate at high order) integrates polynomials of degree <= 2n-1 exactly. Its tensor
-  product integrates over N(0, I_d); the affine map z = mu + L x with L L^T = Sigma carries it to
-  N(mu, Sigma). The adaptive mode refines through odd node counts (9, 15, 23, 35, ...: x1.5) and
-  estimates the error from the differences between successive rules. For smooth (analytic) integrands
-  the error falls exponentially in n, the differences collapse and the estimate is the last difference.
-  On a kink or a jump the error of a rule depends on where the kink falls between its nodes, so two or
-  three rules can agree by chance on a wrong value; there the estimate is three times the largest of the
-  last four differences, a converged result needs four rules (or three agreeing to rounding), and the
-  error bar covered the exact value on every shifted kink and jump it was measured on (`numeric.refinement_error.tail_estimate`),
-  at the price of bars typically 10 to 20 times the true error on them, and up to thousands of times on
-  smooth integrands that converge slowly and stop at the cap (E[1/(1 + 4z^2)]: 8.2e-3 for 1.7e-6).
-* Scrambled Sobol points mapped through the normal inverse CDF, for integrands with kinks or jumps
-  where Gauss-Hermite converges only algebraically. The points are fixed across calls (cached by
-  dimension, size and seed), so a fixed-point map built on them is a deterministic, smooth-in-the-
-  parameters function; the error is the standard error over independently scrambled replicates.
-
-The integrand `f` receives all points at once as an array of shape (N, dim) and returns (N,) or
-(N, k); everything is vectorised over nodes.
+The one-dimensional rule with n nodes x_i and weights w_i for the weight
+exp(-x^2/2)/sqrt(2 pi) (probabilists' Hermite polynomials, `scipy.special.roots_hermitenorm`, which
+stays accurate at high order) integrates polynomials of degree <= 2n-1 exactly. Its tensor
+product integrates over N(0, I_d); the affine map z = mu + L x with L L^T = Sigma carries it to
+N(mu, Sigma). The adaptive mode refines through odd node counts (9, 15, 23, 35, ...: x1.5) and
+estimates the error from the differences between successive rules. For smooth (analytic) integrands
+the error falls exponentially in n, the differences collapse and the estimate is the last difference.
+On a kink or a jump the error of a rule depends on where the kink falls between its nodes, so two or
+three rules can agree by chance on a wrong value; there the estimate is three times the largest of the
+last four differences, a converged result needs four rules (or three agreeing to rounding), and the
+error bar covered the exact value on every shifted kink and jump it was measured on (`numeric.refinement_error.tail_estimate`),
+at the price of bars typically 10 to 20 times the true error on them, and up to thousands of times on
+smooth integrands that converge slowly and stop at the cap (E[1/(1 + 4z^2)]: 8.2e-3 for 1.7e-6).
 """
 
 from __future__ import annotations
@@ -30,153 +25,31 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import special
 
 from attnphase.errors import ParameterError
+from attnphase.numeric.expectation import (
+    ROUNDOFF_FACTOR, Expectation, RefinementStep, as_output, covariance_factor, evaluate_integrand, nonfinite_message,
+)
 from attnphase.numeric.refinement_error import next_nodes, tail_estimate
+from attnphase.numeric.sobol import adaptive_sobol
 from attnphase.params import check_choice, check_int, check_positive, check_real
 
 __all__ = [
-    "Expectation",
-    "RefinementStep",
     "GaussHermiteRule",
     "gaussian_expectation",
-    "sobol_expectation",
-    "covariance_factor",
     "default_max_nodes_per_dim",
     "default_min_nodes_per_dim",
     "tensor_rule",
     "pruned_tensor_rule",
 ]
 
+
 # The largest tensor rule the adaptive mode builds by default (points, not nodes per dimension):
 # 2**22 points of dimension 4 are ~130 MB of float64 coordinates.
 _MAX_POINTS = 2**22
-# Relative size of the rounding error of a weighted sum of N terms, in units of eps * sum w |f|.
-# Pairwise summation gives O(log N) eps; the points themselves carry a few eps of rounding from
-# mu + L x, which moves f by a few eps relative. 64 is a safe bound measured on polynomial moments.
-_ROUNDOFF_FACTOR = 64.0
-
-
-@dataclass(frozen=True)
-class RefinementStep:
-    """One rule of a refinement sequence: its size, its value and the error estimated for it."""
-
-    nodes_per_dim: int | None
-    n_points: int
-    value: float | np.ndarray
-    error: float | np.ndarray
-
-
-@dataclass(frozen=True)
-class Expectation:
-    """A Gaussian expectation with its error estimate.
-
-    value, error: float for a scalar integrand, arrays of shape (k,) for a vector one.
-    nodes_per_dim: Gauss-Hermite nodes per dimension of the reported value (None for Sobol).
-    n_points: points of the rule behind the reported value (Sobol: per replicate times replicates).
-    converged: the estimated error is within the requested tolerance (adaptive mode: estimated from at
-        least four rules, or from three that agree to rounding).
-    method: "hermite" or "sobol".
-    history: every rule evaluated, coarse to fine; the error estimates along it show how fast the
-        rule converges (exponentially for smooth integrands, algebraically for kinks).
-    message: what happened, in words.
-    """
-
-    value: float | np.ndarray
-    error: float | np.ndarray
-    nodes_per_dim: int | None
-    n_points: int
-    converged: bool
-    method: str
-    history: tuple[RefinementStep, ...] = field(default=(), repr=False)
-    message: str = ""
-
-    @property
-    def observed_order(self) -> float:
-        """Algebraic convergence order p (error ~ n^-p, n the nodes per dimension or points) seen in
-        the last two refinements; large (or inf) for exponential convergence, nan if unknown.
-
-        A small order (p below ~4 for Gauss-Hermite) signals a non-smooth integrand: split the
-        domain or use Sobol points.
-        """
-        steps = list(self.history)
-        if len(steps) < 3:
-            return math.nan
-        # Use the raw differences between successive values, not the error estimates: those are
-        # what decay at the rate of the rule.
-        d1 = float(np.max(np.abs(np.asarray(steps[-2].value) - np.asarray(steps[-3].value))))
-        d2 = float(np.max(np.abs(np.asarray(steps[-1].value) - np.asarray(steps[-2].value))))
-        size = [s.nodes_per_dim or s.n_points for s in steps[-3:]]
-        # A last difference at the rounding level of the value: converged as far as it can be seen.
-        rounding = _ROUNDOFF_FACTOR * np.finfo(float).eps * float(np.max(np.abs(np.asarray(steps[-1].value))))
-        if d2 <= rounding:
-            return math.inf
-        if d1 == 0.0:
-            return math.nan
-        return math.log(d1 / d2) / math.log(size[2] / size[1])
-
-    @property
-    def slow_convergence(self) -> bool:
-        """True when the refinement history shows algebraic (slow) rather than exponential
-        convergence, or when the rule did not converge at all."""
-        if not self.converged:
-            return True
-        p = self.observed_order
-        return self.method == "hermite" and math.isfinite(p) and p < 4.0
-
-
-# --------------------------------------------------------------------------------------------------
-# Covariance factor
-
-
-def covariance_factor(mean, cov) -> tuple[np.ndarray, np.ndarray]:
-    """Validate (mean, cov) and return (mu of shape (d,), L of shape (d, d)) with L L^T = cov.
-
-    `mean` may be a scalar or a vector; `cov` a scalar (variance, d = 1, or times the identity), a
-    vector (a diagonal) or a symmetric positive semi-definite matrix. Singular covariances are
-    allowed: the factor then comes from the eigendecomposition with the (tiny, rounding-level)
-    negative eigenvalues set to zero. A covariance that is not symmetric, has a clearly negative
-    eigenvalue or non-finite entries raises ParameterError.
-    """
-    mu = np.atleast_1d(np.asarray(mean, dtype=float))
-    if mu.ndim != 1 or not np.all(np.isfinite(mu)):
-        raise ParameterError("mean", mean, "a finite scalar or vector")
-    d = mu.shape[0]
-    c = np.asarray(cov, dtype=float)
-    if not np.all(np.isfinite(c)):
-        raise ParameterError("cov", cov, "a finite symmetric positive semi-definite matrix")
-    if c.ndim == 0:
-        c = np.eye(d) * float(c)
-    elif c.ndim == 1:
-        if c.shape[0] != d:
-            raise ParameterError("cov", cov, f"a diagonal of length {d} (the length of mean)")
-        c = np.diag(c)
-    if c.shape != (d, d):
-        raise ParameterError("cov", cov, f"a {d}x{d} matrix (the length of mean is {d})")
-    scale = float(np.max(np.abs(c))) if c.size else 0.0
-    if not np.allclose(c, c.T, rtol=1e-12, atol=1e-14 * scale):
-        raise ParameterError("cov", cov, "a symmetric matrix")
-    c = 0.5 * (c + c.T)
-    try:
-        return mu, np.linalg.cholesky(c)
-    except np.linalg.LinAlgError:
-        pass
-    eigenvalues, vectors = np.linalg.eigh(c)
-    # Rounding in a rank-deficient covariance makes zero eigenvalues slightly negative; anything
-    # beyond a few hundred eps of the largest one is a genuinely indefinite matrix.
-    if eigenvalues.min() < -256 * np.finfo(float).eps * max(scale, 1e-300) * d:
-        raise ParameterError(
-            "cov", cov, f"a positive semi-definite matrix (smallest eigenvalue {eigenvalues.min():.3g})"
-        )
-    return mu, vectors * np.sqrt(np.clip(eigenvalues, 0.0, None))
-
-
-# --------------------------------------------------------------------------------------------------
-# Gauss-Hermite
 
 
 @functools.lru_cache(maxsize=256)
@@ -259,19 +132,11 @@ class GaussHermiteRule:
         return _weighted_sum(f, self.points(mean, cov), self._weights)[0]
 
 
-def _evaluate(f, z: np.ndarray) -> np.ndarray:
-    values = np.asarray(f(z), dtype=float)
-    n = z.shape[0]
-    if values.ndim == 0 or values.shape[0] != n or values.ndim > 2:
-        raise ParameterError("f", f, f"a function returning shape ({n},) or ({n}, k) for points ({n}, dim)")
-    return values
-
-
 def _weighted_sum(f, z: np.ndarray, w: np.ndarray):
     """(value, roundoff bound); value a float or an (k,) array; non-finite values pass through."""
-    values = _evaluate(f, z)
+    values = evaluate_integrand(f, z)
     total = np.tensordot(w, values, axes=(0, 0))
-    roundoff = _ROUNDOFF_FACTOR * np.finfo(float).eps * np.tensordot(w, np.abs(values), axes=(0, 0))
+    roundoff = ROUNDOFF_FACTOR * np.finfo(float).eps * np.tensordot(w, np.abs(values), axes=(0, 0))
     if values.ndim == 1:
         return float(total), float(roundoff)
     return total, roundoff
@@ -296,11 +161,6 @@ def default_min_nodes_per_dim(dim: int, cap: int | None = None) -> int:
         return count
 
     return min(7 if rules(7) > rules(9) else 9, cap)
-
-
-def _as_output(x):
-    x = np.asarray(x, dtype=float)
-    return float(x) if x.ndim == 0 else x
 
 
 def gaussian_expectation(
@@ -342,7 +202,7 @@ def gaussian_expectation(
     mu, factor = covariance_factor(mean, cov)
     dim = mu.shape[0]
     if method == "sobol":
-        return _adaptive_sobol(f, mu, factor, tol, rtol, seed)
+        return adaptive_sobol(f, mu, factor, tol, rtol, seed)
 
     cap = default_max_nodes_per_dim(dim) if max_nodes_per_dim is None else check_int(
         "max_nodes_per_dim", max_nodes_per_dim, 2, 4096
@@ -367,11 +227,11 @@ def gaussian_expectation(
         error2, _ = tail_estimate([np.abs(q1 - q0), np.abs(q2 - q1)], roundoff)
         error = np.abs(q2 - q0) + error2
         history = [
-            RefinementStep(n, n**dim, values[0][0], _as_output(error)),
+            RefinementStep(n, n**dim, values[0][0], as_output(error)),
             RefinementStep(n1, n1**dim, values[1][0], math.inf),
-            RefinementStep(n2, n2**dim, values[2][0], _as_output(error2)),
+            RefinementStep(n2, n2**dim, values[2][0], as_output(error2)),
         ]
-        bad = _nonfinite_message(q0, q1, q2)
+        bad = nonfinite_message(q0, q1, q2)
         converged = bad is None and bool(np.all(error <= np.maximum(tol, rtol * np.abs(q0))))
         message = bad or (
             f"{n} nodes per dimension; error estimated against {n1} and {n2} nodes"
@@ -379,7 +239,7 @@ def gaussian_expectation(
         )
         if bad:
             error = np.full_like(q0, np.inf)
-        return Expectation(_as_output(q0), _as_output(error), n, n**dim, converged, "hermite", tuple(history), message)
+        return Expectation(as_output(q0), as_output(error), n, n**dim, converged, "hermite", tuple(history), message)
 
     if min_nodes_per_dim is None:
         n = default_min_nodes_per_dim(dim, cap)
@@ -396,21 +256,21 @@ def gaussian_expectation(
         diffs.append(np.abs(np.asarray(new) - np.asarray(value)))
         error, trusted = tail_estimate(diffs, np.asarray(roundoff) + np.asarray(new_roundoff))
         n, value, roundoff = n_next, new, new_roundoff
-        history.append(RefinementStep(n, n**dim, value, _as_output(error)))
-        bad = _nonfinite_message(value)
+        history.append(RefinementStep(n, n**dim, value, as_output(error)))
+        bad = nonfinite_message(value)
         if bad is not None:
-            return Expectation(_as_output(value), math.inf, n, n**dim, False, "hermite", tuple(history), bad)
+            return Expectation(as_output(value), math.inf, n, n**dim, False, "hermite", tuple(history), bad)
         if np.all(trusted) and np.all(error <= np.maximum(tol, rtol * np.abs(value))):
             return Expectation(
-                _as_output(value), _as_output(error), n, n**dim, True, "hermite", tuple(history),
+                as_output(value), as_output(error), n, n**dim, True, "hermite", tuple(history),
                 f"converged with {n} nodes per dimension ({n**dim} points)",
             )
     if len(history) < 2:
         return Expectation(
-            _as_output(value), math.inf, n, n**dim, False, "hermite", tuple(history),
+            as_output(value), math.inf, n, n**dim, False, "hermite", tuple(history),
             f"max_nodes_per_dim={cap} leaves no room to refine {n} nodes; no error estimate",
         )
-    unconverged = Expectation(_as_output(value), history[-1].error, n, n**dim, False, "hermite", tuple(history))
+    unconverged = Expectation(as_output(value), history[-1].error, n, n**dim, False, "hermite", tuple(history))
     p = unconverged.observed_order
     rate = f"; observed order n^-{p:.2g}" if math.isfinite(p) else ""
     hint = " (slow: the integrand is probably not smooth; split it or use method='sobol')" if (
@@ -427,85 +287,3 @@ def gaussian_expectation(
             f"{n}-node cap{rate}{hint}"
         )
     return dataclasses.replace(unconverged, message=message)
-
-
-def _nonfinite_message(*values) -> str | None:
-    for v in values:
-        if not np.all(np.isfinite(v)):
-            return "the integrand returned non-finite values (NaN or inf) at some nodes"
-    return None
-
-
-# --------------------------------------------------------------------------------------------------
-# Sobol
-
-
-@functools.lru_cache(maxsize=8)  # a few point sets: 2^18 points x 8 replicates x 4 dims is 64 MB
-def _sobol_normal_points(dim: int, m: int, replicates: int, seed: int) -> np.ndarray:
-    """(replicates, 2^m, dim) standard normal points from independently scrambled Sobol sequences.
-
-    Cached, so repeated calls (e.g. every iteration of a fixed-point map) see the same points.
-    """
-    from scipy.stats import qmc  # here, not at import: scipy.stats costs half a second of every command's start-up
-
-    seeds = np.random.SeedSequence(seed).spawn(replicates)
-    out = np.empty((replicates, 2**m, dim))
-    tiny = np.finfo(float).eps / 2  # scrambled points never hit 0 or 1 in practice; guard anyway
-    for r, s in enumerate(seeds):
-        u = qmc.Sobol(d=dim, scramble=True, seed=np.random.default_rng(s)).random_base2(m)
-        out[r] = special.ndtri(np.clip(u, tiny, 1.0 - tiny))
-    out.setflags(write=False)
-    return out
-
-
-def sobol_expectation(
-    f, mean, cov, *, n_points: int = 2**14, replicates: int = 8, seed: int = 0, tol: float | None = None
-) -> Expectation:
-    """E[f(z)] from `replicates` independently scrambled Sobol sets of `n_points` (a power of two)
-    normal points each; value = mean over replicates, error = their standard error.
-
-    The points depend only on (dim, n_points, replicates, seed): the same call gives the same number.
-    `converged` is True when the standard error is within `tol` (always True without a tol).
-    """
-    n_points = check_int("n_points", n_points, 2, 2**20)
-    if n_points & (n_points - 1):
-        raise ParameterError("n_points", n_points, "a power of two (Sobol balance properties)")
-    replicates = check_int("replicates", replicates, 2, 1024)
-    seed = check_int("seed", seed, 0, None)
-    mu, factor = covariance_factor(mean, cov)
-    return _sobol(f, mu, factor, int(math.log2(n_points)), replicates, seed, tol)
-
-
-def _sobol(f, mu, factor, m, replicates, seed, tol, history=()):
-    base = _sobol_normal_points(mu.shape[0], m, replicates, seed)
-    n = 2**m
-    z = mu + base.reshape(-1, mu.shape[0]) @ factor.T
-    values = _evaluate(f, z)
-    per_replicate = values.reshape((replicates, n) + values.shape[1:]).mean(axis=1)
-    value = per_replicate.mean(axis=0)
-    error = per_replicate.std(axis=0, ddof=1) / math.sqrt(replicates)
-    step = RefinementStep(None, n * replicates, _as_output(value), _as_output(error))
-    bad = _nonfinite_message(value)
-    if bad is not None:
-        return Expectation(_as_output(value), math.inf, None, n * replicates, False, "sobol", history + (step,), bad)
-    converged = tol is None or bool(np.all(error <= tol))
-    message = f"{replicates} scrambled Sobol replicates of {n} points; error = standard error"
-    if not converged:
-        message += f" exceeds tol {tol:g}"
-    return Expectation(_as_output(value), _as_output(error), None, n * replicates, converged, "sobol",
-                       history + (step,), message)
-
-
-def _adaptive_sobol(f, mu, factor, tol, rtol, seed, replicates=8, m_min=10, m_max=18):
-    history: tuple = ()
-    for m in range(m_min, m_max + 1, 2):
-        result = _sobol(f, mu, factor, m, replicates, seed, None, history)
-        history = result.history
-        if not np.all(np.isfinite(result.error)):
-            return result
-        if np.all(np.asarray(result.error) <= np.maximum(tol, rtol * np.abs(result.value))):
-            return Expectation(result.value, result.error, None, result.n_points, True, "sobol", history,
-                               result.message)
-    return Expectation(result.value, result.error, None, result.n_points, False, "sobol", history,
-                       f"not converged: standard error {np.max(result.error):.3g} > tol {tol:g} with "
-                       f"2^{m_max} points per replicate")

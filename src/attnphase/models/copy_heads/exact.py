@@ -3,7 +3,7 @@
 The exact action (W integrated out) is evaluated by V×V linear algebra, and by the N×N kernel form as an
 independent reference for small P; `order_parameters_of` projects attention matrices (the sampled network's)
 on the plane of the reduced theory; the row integrands give the exact softmax row densities by Sobol
-expectation over the other scores (`numeric.gauss.sobol_expectation`).
+expectation over the other scores (`numeric.sobol.sobol_expectation`).
 """
 
 from __future__ import annotations

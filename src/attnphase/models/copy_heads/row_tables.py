@@ -94,7 +94,7 @@ def row_table(L: int, sigma2: float, row_density: str = "exact", n_x: int = 600,
     "joint": the joint density of x and the participation Y of the other weights (`_joint_row_table`); the arrays
     then run over the atoms (x_j, bin k of Y), n_x · JOINT_PARTICIPATION_BINS of them (x repeated), so every
     tilted average over the table is the same sum over atoms."""
-    from attnphase.numeric.gauss import sobol_expectation
+    from attnphase.numeric.sobol import sobol_expectation
 
     L = check_int("L", L, 2, MAX_ROW_LENGTH)  # positions the row attends to (2 and up under the causal mask)
     row_density = check_choice("row_density", row_density, ROW_DENSITIES)
@@ -128,7 +128,7 @@ def _joint_row_table(L: int, sigma2: float, x: np.ndarray, n_points: int, replic
     participation within bin k given x_j (`exact.row_joint_density_integrand`, Sobol over the L − 1 other
     scores, the same points for every x). Bin edges: prior quantiles of Y from 4096 pseudo-random rows; any edges
     give a consistent table, quantiles put equal prior mass in each bin."""
-    from attnphase.numeric.gauss import sobol_expectation
+    from attnphase.numeric.sobol import sobol_expectation
 
     rng = np.random.default_rng(0)
     z = math.sqrt(sigma2) * rng.standard_normal((4096, L - 1))

@@ -251,8 +251,8 @@ def exact_row_rate_threshold(inst: CopyHeadsInstance, *, n_points: int = 2**12, 
                              n_grid: int = 241, digits: int = 17) -> ExactRowRateThreshold:
     """P* with the EXACT row rate instead of the large-L shortcut (the shortcut's effect on P*).
 
-    I(x) = −ln p(x), p(x) = E[φ_σ(x + ln Σ_{m≠prev} e^{z_m})] over the other L−1 scores (numeric.gauss
-    Sobol points), and k = (L−1)E Σw² likewise, tabulated on a grid of x and interpolated by a cubic
+    I(x) = −ln p(x), p(x) = E[φ_σ(x + ln Σ_{m≠prev} e^{z_m})] over the other L−1 scores (scrambled
+    Sobol points, numeric.sobol), and k = (L−1)E Σw² likewise, tabulated on a grid of x and interpolated by a cubic
     spline; the action is the compiled shortcut action with T·I_shortcut replaced by T·I. Float64
     (the Sobol error, propagated through the branch difference, bounds the precision; the digit string keeps
     at most `digits` of those it supports).
@@ -261,7 +261,7 @@ def exact_row_rate_threshold(inst: CopyHeadsInstance, *, n_points: int = 2**12, 
     from scipy.optimize import brentq, minimize_scalar
 
     from attnphase.models.copy_heads import exact
-    from attnphase.numeric.gauss import sobol_expectation
+    from attnphase.numeric.sobol import sobol_expectation
 
     L, s2, T_ = inst.L, inst.convention.sigma2, inst.T
     short = softmax_transition(inst, digits=15)

@@ -383,9 +383,11 @@ def test_solve_next_to_a_fold_decides_the_branch_on_the_top_rungs():
     Each top end lies within its error of an independent reference on its rung (a continuous end: the trivial state's
     pitchfork; a fold: the maximum of α(|m|) by golden-section search). `solve` at α = 1.745, reported missing from
     split-line 8 alone before, finds the branch on the top rungs through |m|, at a fixed point of count-split 16 at α;
-    at α = 1.78 the branch is past the top rungs' end (at 1.79 the tensor rule's path has already ended, by a jump).
+    at α = 1.78 (the page's value) the branch is past the top rungs' end (at 1.79 the tensor rule's path has already
+    ended, by a jump).
     About ten minutes."""
-    params, ladder, found, followed, ends = _decided_on_the_top_rungs(0.2, 1.745, 1.78)
+    past, = printed(rf"α = ({NUMBER}) is `not_found`")
+    params, ladder, found, followed, ends = _decided_on_the_top_rungs(0.2, 1.745, float(past))
     assert followed.end.kind == "fold" and ends.alpha - ends.error > 1.745, (followed.end.describe(), ends.describe())
     # the model page's numbers for ω = 0.2: split-line 8's fold, the ends on the top rungs, and the branch at 1.745
     fold, fold_error, size = printed(rf"its α peaks at ({NUMBER}) ± ({NUMBER}) near \|m\| ≈ ({NUMBER})")

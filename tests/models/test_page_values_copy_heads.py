@@ -148,3 +148,23 @@ def test_the_pages_linear_solve_error_next_to_P_star_is_what_solve_prints():
     (stable,) = [m for m in result.minima if m.stable]
     assert result.status == "converged" and result.error == stable.error
     assert _within_digits(stable.c_uniform, quoted[1]) and _within_digits(stable.error, quoted[2])
+
+
+def test_solve_sees_the_linear_crossover_jump_at_L_4096_as_the_page_says():
+    """L = 4096, V = 4: two stable minima at P = 634000 … 642000, a third from about 643000, and the global minimum's
+    t falls from 0.236 to 0.043 between 634000 and 636000 (the jump `threshold` puts at 634975): the page's sentence,
+    each number read from it and checked to its printed digits (five solves, about 1 s)."""
+    quoted = re.search(r"L = 4096: two stable minima at P = (\d+)…(\d+), a third from about (\d+), t = ([\d.]+) → "
+                       r"([\d.]+) between (\d+) and (\d+);", _page_text())
+    assert quoted is not None
+    two_from, two_to, third_from, t_before, t_after, jump_from, jump_to = quoted.groups()
+
+    def stable_minima_and_t(P: str) -> tuple[int, float]:
+        result = api.solve("linear", 4096, 4, float(P))
+        assert result.status == "converged", result.message
+        return sum(m.stable for m in result.minima), result.minima[result.global_index].c_uniform
+
+    assert stable_minima_and_t(two_from)[0] == stable_minima_and_t(two_to)[0] == 2
+    assert stable_minima_and_t(str(int(third_from) + 1000))[0] == 3  # "about": within the next thousand
+    assert _within_digits(stable_minima_and_t(jump_from)[1], t_before)
+    assert _within_digits(stable_minima_and_t(jump_to)[1], t_after)

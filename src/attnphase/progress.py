@@ -21,7 +21,7 @@ import contextvars
 import sys
 from contextlib import contextmanager
 
-__all__ = ["shown", "task", "is_shown"]
+__all__ = ["shown", "task", "is_shown", "setting"]
 
 _SHOWN: contextvars.ContextVar[bool] = contextvars.ContextVar("attnphase_progress_shown", default=False)
 
@@ -29,6 +29,12 @@ _SHOWN: contextvars.ContextVar[bool] = contextvars.ContextVar("attnphase_progres
 def is_shown() -> bool:
     """Whether progress is displayed in the current context."""
     return _SHOWN.get()
+
+
+def setting() -> bool | None:
+    """What the enclosing `shown(...)` block decided (whether progress is displayed), or None where no block set it:
+    a function that decides for itself when nothing was asked (`sweep.run_sweep`) follows its caller's block."""
+    return _SHOWN.get(None)
 
 
 @contextmanager

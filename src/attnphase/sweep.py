@@ -46,7 +46,6 @@ import functools
 import inspect
 import math
 import os
-import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -421,7 +420,9 @@ def run_sweep(
     parameters. `store`: a `ResultStore` or a path (default $ATTNPHASE_STORE, else ./results.sqlite).
     `workers`: local processes (default: the CPU count; 1 runs in this process). `scheduler`: a
     dask.distributed scheduler address or `Client` (needs the `cluster` extra); overrides `workers`.
-    `progress`: a progress bar on stderr (`attnphase.progress`; default: when stderr is a terminal).
+    `progress`: a progress bar on stderr (`attnphase.progress`); None (the default) follows the enclosing
+    `progress.shown(...)` block (a notebook's `progress.shown(True, terminal_only=False)`), and where no block
+    set it, shows one when stderr is a terminal.
     `connect_timeout`: seconds to reach the scheduler. `on_start`: called with the sweep's report once the
     store is open, before any point runs; the report is then updated as each point is written, so that a
     caller whose sweep stops early can say what it kept (the CLI does).
@@ -463,8 +464,7 @@ def run_sweep(
             )
             if on_start is not None:
                 on_start(report)
-            show = sys.stderr.isatty() if progress is None else bool(progress)
-            with (progress_display.shown(show, terminal_only=progress is None),
+            with (_progress_shown(progress),
                   progress_display.task(f"sweep {model}", total=len(points)) as bar):
                 bar.advance("stored before", amount=report.n_cached)
                 recorder = _Recorder(result_store, model, report, bar)
@@ -487,6 +487,16 @@ def run_sweep(
             if report is not None:  # also for a sweep that stopped early, whose report says what it had done
                 report.damaged_rows = _damaged_rows_of(result_store, model, version)
                 report.elapsed_s = time.perf_counter() - started
+
+
+def _progress_shown(progress: bool | None) -> contextlib.AbstractContextManager:
+    """The progress display of a sweep: as asked (`progress` True or False), else as the caller's
+    `progress.shown(...)` block set it, else on a terminal only."""
+    if progress is not None:
+        return progress_display.shown(bool(progress), terminal_only=False)
+    if progress_display.setting() is not None:
+        return contextlib.nullcontext()
+    return progress_display.shown(True, terminal_only=True)
 
 
 def _damaged_rows_of(store: ResultStore, model: str, version: str) -> list[str]:

@@ -18,3 +18,54 @@ def test_sweep_follows_the_enclosing_progress_block(tmp_path, capsys):
     run_sweep("demo", {"beta": [0.5, 1.0]}, store=tmp_path / "s.sqlite", workers=1)  # no block: stderr is no terminal
     assert capsys.readouterr().err == ""
     assert progress.setting() is None
+
+
+def test_point_results_table_has_a_row_per_minimum_with_its_values():
+    """to_pandas() of a point result (finding 2) was one row of the bookkeeping fields, without a single computed
+    value: now one row per minimum, the point's fields repeated, every value and its error a column."""
+    from attnphase.api import copy_heads as ch
+    from attnphase.models.potts.solve import solve
+
+    potts = solve(3, 2.8)
+    frame = potts.to_pandas()
+    assert len(frame) == len(potts.minima) == 2
+    assert list(frame["beta"]) == [2.8, 2.8] and list(frame["minimum"]) == [0, 1]
+    assert list(frame["m"]) == [s.m for s in potts.minima]
+    assert list(frame["m_error"]) == [s.m_error for s in potts.minima]
+    assert list(frame["stability"]) == ["stable", "metastable"] and set(frame["status"]) == {"converged"}
+    assert {"free_energy", "curvature", "transverse_curvature"} <= set(frame.columns)
+
+    copy = ch.solve("linear", 16, 4, 30.0)
+    frame = copy.to_pandas()
+    assert len(frame) == len(copy.minima) and list(frame["P"]) == [30.0] * len(copy.minima)
+    best = frame[frame["minimum"] == copy.global_index].iloc[0]
+    assert best["c_copy"] == copy.global_minimum.c_copy and best["action"] == copy.global_minimum.action
+    assert best["minimum_error"] == copy.global_minimum.error == best["error"]  # the minimum's own beside the point's
+    assert {"c_uniform", "a_copy", "rho", "stable", "loss_gibbs", "loss_mean_predictor"} <= set(frame.columns)
+
+
+def test_positional_semantic_solve_table_has_a_row_per_branch():
+    """A positional-semantic SolveResult (built here: a solve takes a minute) has a row per branch found, its values
+    and errors, its own status beside the point's."""
+    import numpy as np
+
+    from attnphase.models.positional_semantic.results import BranchSolution, MissingBranch, SolveResult
+    from attnphase.results import Status
+
+    def branch(name, q, status):
+        return BranchSolution(name, 1.25, q, 0.5, 0.1, 0.2, -0.3, 0.3, 0.4, True, 0.5, status, "", 10, 1e-12, 20,
+                              np.zeros(4), errors={"q": 1e-5, "m": 2e-5}, rule="split", checked_on="a, b")
+
+    point = SolveResult((branch("positional", 0.7, Status.CONVERGED), branch("semantic", 0.9, Status.LIMITED)),
+                        "semantic", 0.05, 3e-3, Status.LIMITED, "one limited", (MissingBranch("mixed", "not_found",
+                                                                                                "not asked"),))
+    frame = point.to_pandas()
+    assert list(frame["branch"]) == ["positional", "semantic"] and list(frame["q"]) == [0.7, 0.9]
+    assert list(frame["q_error"]) == [1e-5, 1e-5] and list(frame["m_error"]) == [2e-5, 2e-5]
+    assert list(frame["branch_status"]) == ["converged", "limited"] and list(frame["status"]) == ["limited"] * 2
+    assert list(frame["global_branch"]) == ["semantic"] * 2 and list(frame["tol"]) == [3e-3] * 2
+    assert {"theta", "V", "test_error", "train_loss", "free_energy", "stable"} <= set(frame.columns)
+    empty = SolveResult((), None, 0.05, 3e-3, Status.FAILED, "nothing")
+    assert empty.to_pandas().to_dict("records") == [{"global_branch": None, "linear_baseline_error": 0.05,
+                                                     "tol": 3e-3, "status": "failed", "message": "nothing",
+                                                     "success": False}]

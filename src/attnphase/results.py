@@ -7,7 +7,8 @@ of every result object: a frozen dataclass with `status` and `message` fields ge
 
 A result whose natural form is a table (a curve, a sweep, per-chain values) overrides `rows()`, and
 `to_pandas()` then gives one DataFrame row per entry; otherwise it gives a one-row frame of the scalar
-fields.
+fields. A point result made of parts (the minima of a solve, its branches) has a row per part, the point's
+scalar fields repeated on each (`rows_per_part`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 
 from attnphase.jsonio import to_jsonable
 
-__all__ = ["Status", "Result", "SUCCESS"]
+__all__ = ["Status", "Result", "SUCCESS", "rows_per_part"]
 
 
 class Status(enum.StrEnum):
@@ -77,3 +78,20 @@ class Result:
         import pandas
 
         return pandas.DataFrame(list(self.rows()))
+
+
+def rows_per_part(result: Result, key: str, label: str) -> list[dict[str, Any]]:
+    """`result.rows()` for a point result made of parts, the list `as_dict()[key]` (the minima, the branches): one row
+    per part, the result's scalar fields (its default row) first, then the part's scalar fields (its values and their
+    errors). A part's field whose name the result also has is prefixed with `label` (a branch's status is
+    `branch_status` beside the point's `status`); a part without a name of its own gets its position as `label`
+    (`minimum` 0, 1, ...). No part (nothing found): the one row of the result's scalar fields."""
+    point = Result.rows(result)[0]
+    out = []
+    for i, part in enumerate(result.as_dict()[key]):
+        row = dict(point) if label in part else {**point, label: i}
+        for name, value in part.items():
+            if not isinstance(value, (dict, list)):
+                row[f"{label}_{name}" if name in point else name] = value
+        out.append(row)
+    return out or [point]

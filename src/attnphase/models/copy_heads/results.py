@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from attnphase.numeric.scaling import LawFit
-from attnphase.results import Result, Status
+from attnphase.results import Result, Status, rows_per_part
 
 __all__ = [
     "Minimum", "SolveResult", "Transition", "SoftmaxTransition", "LinearTransition", "CausalLinearTransition",
@@ -73,6 +73,11 @@ class SolveResult(Result):
         out = super().as_dict()
         out["global"] = out["minima"][self.global_index] if self.global_index is not None else None
         return out
+
+    def rows(self):
+        """One row per stationary point (`minimum` its position: the global one is `global_index`), the point's
+        fields on each; a minimum's own error is `minimum_error` beside the point's `error` (the global one's)."""
+        return rows_per_part(self, "minima", "minimum")
 
 
 # -- thresholds -------------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ import numpy as np
 
 from attnphase.jsonio import to_jsonable
 from attnphase.numeric.threshold import Threshold
-from attnphase.results import Result, Status
+from attnphase.results import Result, Status, rows_per_part
 
 __all__ = ["BranchSolution", "LinearBaseline", "MissingBranch", "SolveResult", "RungThreshold", "Thresholds",
            "PhaseCurve", "Spinodal", "SpinodalResult", "TransverseCurvature", "GDResult", "ERROR_FIELDS",
@@ -138,6 +138,11 @@ class SolveResult(Result):
             "missing": [{"branch": m.branch, "status": m.status, "message": m.message} for m in self.missing],
             "status": self.status, "message": self.message})
 
+    def rows(self):
+        """One row per branch found (its order parameters, energies and their errors), the point's fields on each; a
+        branch's own status and message are `branch_status`, `branch_message` (a missing branch has no row)."""
+        return rows_per_part(self, "branches", "branch")
+
 
 @dataclass(frozen=True)
 class RungThreshold:
@@ -216,7 +221,8 @@ class PhaseCurve(Result):
 
     def rows(self):
         return [{"omega": w, **{k: v for name in ("alpha_c", "alpha_l")
-                                for k, v in _threshold_fields(name, getattr(p, name)).items() if not k.endswith("message")}}
+                                for k, v in _threshold_fields(name, getattr(p, name)).items()
+                                if not k.endswith("message")}}
                 for w, p in zip(self.omegas, self.points)]
 
 

@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass
 
-from attnphase.results import Result, Status
+from attnphase.results import Result, Status, rows_per_part
 
 __all__ = ["State", "Solution", "Transition"]
 
@@ -37,6 +37,10 @@ class Solution(Result):
         out = super().as_dict()
         out["global"] = out.pop("global_minimum")
         return out
+
+    def rows(self):
+        """One row per minimum (`minimum` its position, lowest f first), β and the status on each."""
+        return rows_per_part(self, "minima", "minimum")
 
 
 @dataclass(frozen=True)

@@ -69,3 +69,43 @@ def test_positional_semantic_solve_table_has_a_row_per_branch():
     assert empty.to_pandas().to_dict("records") == [{"global_branch": None, "linear_baseline_error": 0.05,
                                                      "tol": 3e-3, "status": "failed", "message": "nothing",
                                                      "success": False}]
+
+
+def test_run_sweep_errors_name_its_arguments_and_the_command_its_options(tmp_path):
+    """Finding 3: run_sweep's grid and base checks said --grid beta, --set bogus to a Python caller; they name the
+    arguments now (grid beta, base bogus), and `attnphase sweep` still names the options it was given."""
+    import pytest
+    from click.testing import CliRunner
+
+    from attnphase.cli import main
+    from attnphase.errors import ParameterError
+
+    store = tmp_path / "s.sqlite"
+    cases = [({"beta": [float("nan")]}, {"q": 3}, "grid beta", "a list of distinct finite numbers"),
+             ({"beta": 2.0}, {"q": 3}, "grid beta", "a list of distinct finite numbers"),
+             ({"beta": [2.0]}, {"q": 3, "bogus": 1}, "base bogus", "one of the parameters potts takes"),
+             ({"beta": [2.0]}, {}, "base q", "potts requires q, fixed in base or swept by a grid"),
+             ({"beta": [2.0], "q": [3]}, {"q": 3}, "base q", "not also swept by a grid"),
+             (["beta=2:1:3"], {"q": 3}, "grid beta", "reversed"),
+             ({}, {"q": 3}, "grids", "at least one grid")]
+    for grids, base, name, rule in cases:
+        with pytest.raises(ParameterError) as info:
+            run_sweep("potts", grids, base, store=store, workers=1)
+        assert info.value.name == name and rule in info.value.allowed, info.value
+        assert "--" not in str(info.value), info.value
+    for bad, name in ((dict(workers=0), "workers"), (dict(), "model")):
+        with pytest.raises(ParameterError) as info:
+            run_sweep("potts" if bad else "nosuch", {"beta": [2.0]}, {"q": 3}, store=store, **bad)
+        assert info.value.name == name
+    assert not store.exists()
+
+    def refusal(*args):
+        out = CliRunner().invoke(main, ["sweep", *args, "--store", str(store), "--workers", "1"])
+        assert out.exit_code == 2, out.output
+        return out.output
+
+    assert "invalid value for --grid beta: 'beta=2:1:3'" in refusal("potts", "--grid", "beta=2:1:3", "--set", "q=3")
+    assert "invalid value for --set bogus: 1" in refusal("potts", "--grid", "beta=2", "--set", "q=3",
+                                                        "--set", "bogus=1")
+    assert "fixed by --set q=VALUE or swept by --grid q=..." in refusal("potts", "--grid", "beta=2")
+    assert "invalid value for MODEL: 'nosuch'" in refusal("nosuch", "--grid", "beta=2")

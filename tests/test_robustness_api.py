@@ -509,12 +509,12 @@ GRID_TEXT = st.one_of(
 
 @given(spec=GRID_TEXT)
 def test_parse_grid_fuzz(spec):
-    """Any text: a grid of distinct finite values, or a ParameterError naming --grid."""
+    """Any text: a grid of distinct finite values, or a ParameterError naming the grid."""
     TALLY["grids.parse_grid"] += 1
     try:
         grid = parse_grid(spec)
     except ParameterError as err:
-        assert err.name.startswith("--grid") and err.allowed
+        assert err.name.startswith("grid") and err.allowed
         return
     assert len(grid.values) >= 1 and all(math.isfinite(float(v)) for v in grid.values)
     assert len(set(grid.values)) == len(grid.values)
@@ -526,4 +526,4 @@ def test_parse_grid_named_errors(spec):
     TALLY["grids.parse_grid"] += 1
     with pytest.raises(ParameterError) as info:
         parse_grid(spec)
-    assert info.value.name.startswith("--grid") and info.value.allowed
+    assert info.value.name.startswith("grid") and info.value.allowed

@@ -75,7 +75,7 @@ def test_range_and_list_grids():
 def test_bad_grids_name_the_grid_and_the_form(spec, rule):
     with pytest.raises(ParameterError) as info:
         parse_grid(spec)
-    assert info.value.name == "--grid beta"
+    assert info.value.name == "grid beta"
     assert rule in info.value.allowed and "NAME=START:STOP:NUM" in info.value.allowed
 
 
@@ -83,7 +83,7 @@ def test_bad_grids_name_the_grid_and_the_form(spec, rule):
 def test_bad_grid_names(spec):
     with pytest.raises(ParameterError) as info:
         parse_grid(spec)
-    assert info.value.name == "--grid" and "NAME=START:STOP:NUM" in info.value.allowed
+    assert info.value.name == "grid" and "NAME=START:STOP:NUM" in info.value.allowed
 
 
 _GRID_TEXT = st.text(alphabet="beta=0123456789.:,-+eEinfa x_", max_size=24)
@@ -97,7 +97,7 @@ def test_any_grid_text_parses_to_a_valid_grid_or_a_parameter_error(spec):
     try:
         grid = parse_grid(spec)
     except ParameterError as exc:
-        assert exc.name.startswith("--grid") and "NAME=START:STOP:NUM" in exc.allowed
+        assert exc.name.startswith("grid") and "NAME=START:STOP:NUM" in exc.allowed
         return
     values = list(grid.values)
     assert values and all(math.isfinite(v) for v in values) and len(set(values)) == len(values)
@@ -119,7 +119,7 @@ def test_integer_ranges_are_exact_at_any_size(tmp_path):
     assert parse_grid(f"n={big}:{big + 4}:5").values == tuple(range(big, big + 5))
     with pytest.raises(ParameterError, match="a float holds exactly") as info:
         parse_grid(f"n={2**53 + 1}:{2**53 + 8}:3")  # NUM - 1 = 2 does not divide 7
-    assert info.value.name == "--grid n"
+    assert info.value.name == "grid n"
     assert parse_grid("x=0.12345678901234567:1:2").values == (0.12345678901234567, 1.0)  # ends as typed
     assert parse_grid(f"n={2**60},{2**60 + 1}").values == (2**60, 2**60 + 1)  # two values, though one float
     run_sweep(f"{__name__}:_echo_point", ["seed=2000000000000001:2000000000000021:3"], store=tmp_path / "s.sqlite",
@@ -142,7 +142,7 @@ def test_a_list_computed_in_python_and_the_range_typed_on_the_command_line_are_t
     assert (first.n_computed, again.n_cached, again.n_computed) == (41, 41, 0)
     with pytest.raises(ParameterError, match="distinct in 15 significant digits") as info:
         as_grids({"x": [1.0, np.nextafter(1.0, 2.0)]})
-    assert info.value.name == "--grid x"
+    assert info.value.name == "grid x"
 
 
 def test_settings_and_products():
@@ -409,7 +409,7 @@ def test_model_resolution(monkeypatch):
     assert resolve_point("demo")[1] is curie_weiss_point
     with pytest.raises(ParameterError, match="module:function") as info:
         resolve_point("no-such-model")
-    assert info.value.name == "MODEL"
+    assert info.value.name == "model"
     with pytest.raises(ParameterError, match="can be imported"):
         resolve_point("attnphase.no_such_module:f")
     monkeypatch.setattr("attnphase.sweep.SWEEP_POINTS", dict(SWEEP_POINTS))

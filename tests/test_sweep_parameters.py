@@ -133,10 +133,10 @@ def test_a_function_with_kwargs_takes_any_name(tmp_path):
         assert sorted(p.result["n_parameters"] for p in s.rows()) == [2, 2]
 
 
-def test_the_api_names_the_option_for_a_name_and_the_parameter_for_a_value(tmp_path):
+def test_the_api_names_the_grid_for_a_name_and_the_parameter_for_a_value(tmp_path):
     with pytest.raises(ParameterError) as info:
         run_sweep("demo", ["nosuch=1,2"], store=tmp_path / "s.sqlite", workers=2)
-    assert info.value.name == "--grid nosuch"
+    assert info.value.name == "grid nosuch"
     with pytest.raises(ParameterError) as info:
         run_sweep("demo", {"beta": [1.0, -1.0]}, store=tmp_path / "s.sqlite", workers=2)
     assert (info.value.name, info.value.value) == ("beta", -1.0)
@@ -145,7 +145,7 @@ def test_the_api_names_the_option_for_a_name_and_the_parameter_for_a_value(tmp_p
 
 def test_the_checks_come_before_the_scheduler_is_reached(tmp_path):
     # Nothing listens on port 1: reaching it would be a --scheduler error, not one about the parameters.
-    for grids, named in ((["nosuch=1,2"], "--grid nosuch"), (["beta=-1,1"], "beta")):
+    for grids, named in ((["nosuch=1,2"], "grid nosuch"), (["beta=-1,1"], "beta")):
         with pytest.raises(ParameterError) as info:
             run_sweep("demo", grids, store=tmp_path / "s.sqlite", scheduler="tcp://127.0.0.1:1", connect_timeout=1)
         assert info.value.name == named

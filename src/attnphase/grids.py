@@ -32,7 +32,7 @@ from attnphase.errors import ParameterError
 from attnphase.params import underflow_rule, underflows_to_zero
 
 __all__ = ["GRID_FORM", "SETTING_FORM", "MAX_POINTS", "LIST_RULE", "Grid", "parse_grid", "parse_setting", "split_list",
-           "as_grids", "grid_points"]
+           "as_grids", "grid_points", "GIVEN", "SWEPT", "as_sweep_option_error"]
 
 GRID_FORM = (
     "NAME=START:STOP:NUM (NUM evenly spaced values from START to STOP, START < STOP and NUM >= 2, "
@@ -50,6 +50,30 @@ GRID_DIGITS = 15
 LIST_RULE = "a non-empty list without empty entries"
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _INTEGER = re.compile(r"^[+-]?\d+$")
+
+# How the errors of `run_sweep` and its helpers name what was given: as run_sweep's arguments (grid NAME, the values
+# of `grids` for NAME; base NAME, a fixed value in `base`), which `attnphase sweep` renames to its options
+# (`as_sweep_option_error`). `parse_setting` reads the command line only and names --set itself.
+_OPTION_OF = {"grids": "--grid", "grid": "--grid", "base": "--set", "workers": "--workers", "model": "MODEL"}
+SWEPT = "swept by a grid"
+_SWEPT_OPTION = "swept by --grid"
+GIVEN = f"fixed in base or {SWEPT}"  # how a Python call gives a parameter at every point
+
+
+def _given_option(name: str) -> str:
+    return f"fixed by --set {name}=VALUE or swept by --grid {name}=..."
+
+
+def as_sweep_option_error(exc: ParameterError) -> ParameterError:
+    """`exc` as `attnphase sweep` says it: an error that names an argument of `run_sweep` (grid NAME, base NAME,
+    workers, model) renamed to the option that gave it (--grid NAME, --set NAME, --workers, MODEL); others as they
+    are."""
+    first, _, rest = exc.name.partition(" ") if isinstance(exc.name, str) else ("", "", "")
+    option = _OPTION_OF.get(first)
+    if option is None:
+        return exc
+    allowed = exc.allowed.replace(GIVEN, _given_option(rest)).replace(SWEPT, _SWEPT_OPTION)
+    return type(exc)(f"{option} {rest}" if rest else option, exc.value, allowed)
 
 
 @dataclass(frozen=True)
@@ -102,11 +126,11 @@ def parse_grid(spec: str) -> Grid:
     (2000000000000001, 2000000000000011, 2000000000000021)
     """
     if not isinstance(spec, str) or "=" not in spec:
-        raise ParameterError("--grid", spec, GRID_FORM)
+        raise ParameterError("grid", spec, GRID_FORM)
     name, _, body = (part.strip() for part in spec.partition("="))
     if not _NAME.match(name):
-        raise ParameterError("--grid", spec, f"NAME a parameter name (letters, digits, _); the form is {GRID_FORM}")
-    option = f"--grid {name}"
+        raise ParameterError("grid", spec, f"NAME a parameter name (letters, digits, _); the form is {GRID_FORM}")
+    option = f"grid {name}"
 
     def bad(rule: str) -> ParameterError:
         return ParameterError(option, spec, f"{rule}; the form is {GRID_FORM}")
@@ -229,11 +253,11 @@ def _grid_from_values(name: str, values: Any) -> Grid:
     if isinstance(values, str):
         return parse_grid(f"{name}={values}")
     if not isinstance(name, str) or not _NAME.match(name):
-        raise ParameterError("--grid", name, f"NAME a parameter name (letters, digits, _); the form is {GRID_FORM}")
+        raise ParameterError("grid", name, f"NAME a parameter name (letters, digits, _); the form is {GRID_FORM}")
     try:
         items = list(values)
     except TypeError:
-        raise ParameterError(f"--grid {name}", values, "a list of distinct finite numbers") from None
+        raise ParameterError(f"grid {name}", values, "a list of distinct finite numbers") from None
     clean = []
     given_as = {}  # rounded float -> the value given, to name two values that rounding merges
     for v in items:
@@ -244,12 +268,12 @@ def _grid_from_values(name: str, values: Any) -> Grid:
         elif isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(float(v)):
             rounded = _round_grid_value(float(v))
             if given_as.setdefault(rounded, float(v)) != float(v):
-                raise ParameterError(f"--grid {name}", f"{given_as[rounded]!r} and {float(v)!r}",
+                raise ParameterError(f"grid {name}", f"{given_as[rounded]!r} and {float(v)!r}",
                                      f"a list of values distinct in {GRID_DIGITS} significant digits (the digits a "
                                      "list's floats are rounded to)")
             clean.append(rounded)
         else:
-            raise ParameterError(f"--grid {name}", v, "a list of distinct finite numbers")
+            raise ParameterError(f"grid {name}", v, "a list of distinct finite numbers")
     return parse_grid(f"{name}=" + ",".join(repr(v) for v in clean))
 
 
@@ -267,14 +291,14 @@ def grid_points(grids: Sequence[Grid], base: Mapping[str, Any] | None = None) ->
     """The Cartesian product of the grids (first grid slowest), each point merged over `base`."""
     base = dict(base or {})
     if not grids:
-        raise ParameterError("--grid", None, f"at least one grid, {GRID_FORM}")
+        raise ParameterError("grids", None, f"at least one grid, {GRID_FORM}")
     names = [g.name for g in grids]
     for name in names:
         if names.count(name) > 1:
-            raise ParameterError(f"--grid {name}", name, "each parameter swept by one grid only")
+            raise ParameterError(f"grid {name}", name, "each parameter swept by one grid only")
         if name in base:
-            raise ParameterError(f"--set {name}", base[name], "a parameter that is not also swept by --grid")
+            raise ParameterError(f"base {name}", base[name], f"a parameter that is not also {SWEPT}")
     n_points = math.prod(len(g.values) for g in grids)
     if n_points > MAX_POINTS:
-        raise ParameterError("--grid", " ".join(g.spec for g in grids), f"grids with at most {MAX_POINTS} points in all")
+        raise ParameterError("grids", " ".join(g.spec for g in grids), f"grids with at most {MAX_POINTS} points in all")
     return [{**base, **dict(zip(names, values))} for values in itertools.product(*(g.values for g in grids))]

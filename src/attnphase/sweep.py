@@ -55,7 +55,7 @@ import numpy as np
 
 from attnphase import progress as progress_display
 from attnphase.errors import ParameterError
-from attnphase.grids import Grid, as_grids, grid_points
+from attnphase.grids import GIVEN, Grid, as_grids, grid_points
 from attnphase.models.registry import MODELS
 from attnphase.params import check_int, check_positive, check_real
 from attnphase.store import ResultStore, canonical_params
@@ -97,15 +97,15 @@ def resolve_point(model: str) -> tuple[str, Callable[..., Any]]:
     """The "module:function" target and the function for `model` (a registered name or a target)."""
     allowed = "one of " + ", ".join(SWEEP_POINTS) + ", or module:function"
     if not isinstance(model, str):
-        raise ParameterError("MODEL", model, allowed)
+        raise ParameterError("model", model, allowed)
     target = SWEEP_POINTS.get(model, model if ":" in model else None)
     if target is None:
-        raise ParameterError("MODEL", model, allowed)
+        raise ParameterError("model", model, allowed)
     try:
         return target, load_point(target)
     except (ImportError, AttributeError, TypeError, ValueError) as exc:
         raise ParameterError(
-            "MODEL", model, f"a model whose sweep point {target} can be imported ({type(exc).__name__}: {exc})"
+            "model", model, f"a model whose sweep point {target} can be imported ({type(exc).__name__}: {exc})"
         ) from None
 
 
@@ -188,7 +188,7 @@ def _one_of_the_parameters(model: str, required: Sequence[str], optional: Sequen
     # A name spelled as another command's option (copy-heads' --tau is tau0 here) or mistyped: say the sweep's name.
     close = difflib.get_close_matches(given, [*required, *optional], n=1)
     hint = f"; did you mean {close[0]}?" if close else ""
-    return f"NAME one of the parameters {model} takes ({'; '.join(listed)}){hint}"
+    return f"one of the parameters {model} takes ({'; '.join(listed)}){hint}"
 
 
 def point_parameters(model: str) -> tuple[list[str], dict[str, Any], bool]:
@@ -225,8 +225,9 @@ def check_sweep_parameters(model: str, grids: Sequence[Grid], base: Mapping[str,
                            points: Iterable[Mapping[str, Any]]) -> None:
     """Raise ParameterError for parameters that no point could run with; `run_sweep` calls it first.
 
-    A --grid or --set name the point function does not take, or a parameter it requires that neither
-    gives, is named as that option, with the parameters the function takes. A value outside the range
+    A grid or base name the point function does not take, or a parameter it requires that neither
+    gives, is named as that argument gives it (grid NAME, base NAME; the CLI says --grid NAME, --set NAME:
+    `grids.as_sweep_option_error`), with the parameters the function takes. A value outside the range
     the model declares (`POINT_CHECKS`) is named as the model names it (the CLI adds --grid or --set).
     """
     target, function = resolve_point(model)
@@ -238,7 +239,7 @@ def check_sweep_parameters(model: str, grids: Sequence[Grid], base: Mapping[str,
     by_name = [p for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
     for parameter in parameters:
         if parameter.kind is parameter.POSITIONAL_ONLY and parameter.default is parameter.empty:
-            raise ParameterError("MODEL", model, f"a point function whose parameters can be given by name "
+            raise ParameterError("model", model, f"a point function whose parameters can be given by name "
                                                  f"({parameter.name} is positional-only)")
     if not any(p.kind is p.VAR_KEYWORD for p in parameters):  # with **kwargs it takes any name
         names = {p.name for p in by_name}
@@ -246,17 +247,16 @@ def check_sweep_parameters(model: str, grids: Sequence[Grid], base: Mapping[str,
         optional = [p.name for p in by_name if p.default is not p.empty]
         for grid in grids:
             if grid.name not in names:
-                raise ParameterError(f"--grid {grid.name}", grid.spec,
+                raise ParameterError(f"grid {grid.name}", grid.spec,
                                      _one_of_the_parameters(model, required, optional, grid.name))
         for name, value in base.items():
             if name not in names:
-                raise ParameterError(f"--set {name}", value, _one_of_the_parameters(model, required, optional, name))
+                raise ParameterError(f"base {name}", value, _one_of_the_parameters(model, required, optional, name))
     given = {grid.name for grid in grids} | set(base)
     for parameter in by_name:
         if parameter.default is parameter.empty and parameter.name not in given:
-            raise ParameterError(f"--set {parameter.name}", None,
-                                 f"a value at every point: {model} requires {parameter.name}, fixed by "
-                                 f"--set {parameter.name}=VALUE or swept by --grid {parameter.name}=...")
+            raise ParameterError(f"base {parameter.name}", None,
+                                 f"a value at every point: {model} requires {parameter.name}, {GIVEN}")
     check_target = POINT_CHECKS.get(target)
     if check_target is not None:
         check = load_point(check_target)
@@ -443,7 +443,7 @@ def run_sweep(
     check_sweep_parameters(model, grid_list, base, points)
     points = _with_defaults_in_the_key(function, points)
     if workers is not None:
-        workers = check_int("--workers", workers, 1, 1024)
+        workers = check_int("workers", workers, 1, 1024)
     version = point_version(target)
     with contextlib.ExitStack() as opened:
         client = None

@@ -10,7 +10,7 @@ from attnphase.cli.common import Int, emit, json_option, store_path_or_default, 
 from attnphase.cli.groups import keep_when_interrupted
 from attnphase.cli.output_paths import OutputPath
 from attnphase.errors import ParameterError
-from attnphase.grids import GRID_FORM, Grid, parse_grid, parse_setting
+from attnphase.grids import GRID_FORM, Grid, as_sweep_option_error, parse_grid, parse_setting
 from attnphase.store import StoreError
 from attnphase.sweep import (SWEEP_POINTS, PointParameterError, SweepReport, WorkerProcessDied, declared_defaults,
                              point_parameters, run_sweep)
@@ -49,7 +49,7 @@ class _SweepCommand(click.Command):
             required, optional, takes_any_name = point_parameters(model)
         except ParameterError as exc:
             with formatter.section(f"Parameters of {model}"):
-                formatter.write_text(str(exc))
+                formatter.write_text(str(as_sweep_option_error(exc)))
             return
         rows = [(name, "required: give it by --grid or --set") for name in required]
         rows += [(name, f"default {value!r}") for name, value in optional.items()]
@@ -99,8 +99,11 @@ def sweep(model, grid_specs, settings, workers, scheduler, store_path, as_json) 
       attnphase sweep mypackage.points:point --grid x=0:1:11   # your own function
       attnphase sweep demo --grid beta=0.5:2:301 --scheduler tcp://127.0.0.1:8786 --json
     """
-    grids = [parse_grid(spec) for spec in grid_specs]
-    defaults = declared_defaults(model) if settings else {}  # a --set VALUE is read as its parameter's type
+    try:
+        grids = [parse_grid(spec) for spec in grid_specs]
+        defaults = declared_defaults(model) if settings else {}  # a --set VALUE is read as its parameter's type
+    except ParameterError as exc:  # named as run_sweep's arguments are: the user typed the options
+        raise as_sweep_option_error(exc) from None
     base = _fixed_settings(settings, defaults)
     store_path = store_path_or_default(store_path, _STORE_PATH)
     from attnphase import progress
@@ -219,13 +222,14 @@ def _fixed_settings(settings: tuple[str, ...], defaults: dict) -> dict:
 def _as_option_error(exc: ParameterError, grids: list[Grid], base: dict) -> ParameterError:
     """The error with a swept or fixed parameter renamed to the option that gave it (--grid NAME, --set NAME).
 
-    The model's checks and point functions name their own parameters; the user typed the option.
+    The model's checks and point functions name their own parameters, and run_sweep its arguments (grid NAME, base
+    NAME: `grids.as_sweep_option_error`); the user typed the option.
     """
     if exc.name in {grid.name for grid in grids}:
         return ParameterError(f"--grid {exc.name}", exc.value, exc.allowed)
     if exc.name in base:
         return ParameterError(f"--set {exc.name}", exc.value, exc.allowed)
-    return exc
+    return as_sweep_option_error(exc)
 
 
 __all__ = ["sweep", "SWEEP_POINTS"]

@@ -109,3 +109,16 @@ def test_run_sweep_errors_name_its_arguments_and_the_command_its_options(tmp_pat
                                                         "--set", "bogus=1")
     assert "fixed by --set q=VALUE or swept by --grid q=..." in refusal("potts", "--grid", "beta=2")
     assert "invalid value for MODEL: 'nosuch'" in refusal("nosuch", "--grid", "beta=2")
+
+
+def test_a_list_parameter_given_none_says_a_list_as_an_empty_one_does():
+    """Finding 3: ps.phase_curve(None) said "a comma-separated list of numbers", [] "a non-empty list of numbers"."""
+    import pytest
+
+    from attnphase.api import positional_semantic as ps
+    from attnphase.errors import ParameterError
+
+    for omegas in (None, [], 0.3):
+        with pytest.raises(ParameterError) as info:
+            ps.phase_curve(omegas)
+        assert (info.value.name, info.value.allowed) == ("omegas", "a non-empty list of numbers")

@@ -142,7 +142,8 @@ def check_real_list(
     elif isinstance(values, Iterable):
         parts = list(values)
     else:
-        raise ParameterError(name, values, "a comma-separated list of numbers")
+        # None or a number where a list belongs: the rule of an empty list (text is read comma-separated above)
+        raise ParameterError(name, values, "a non-empty list of numbers")
     if any(isinstance(p, Iterable) and not isinstance(p, str) for p in parts):  # e.g. a matrix given as its rows
         raise ParameterError(name, values, "a flat list of numbers (a matrix row-major: its first row, then the next)")
     out = [check_real(name, p, low, high) for p in parts]

@@ -122,3 +122,29 @@ def test_a_list_parameter_given_none_says_a_list_as_an_empty_one_does():
         with pytest.raises(ParameterError) as info:
             ps.phase_curve(omegas)
         assert (info.value.name, info.value.allowed) == ("omegas", "a non-empty list of numbers")
+
+
+def test_copy_heads_messages_name_options_on_the_command_line_only():
+    """Finding 3: a copy-heads solve beyond the solvable range of P said "P (--P) = ..." to a Python caller; the CLI
+    keeps its wording ("P (--P)", "tau0 (--tau)"), the API names the parameters as its call does."""
+    import json
+
+    from click.testing import CliRunner
+
+    from attnphase.api import copy_heads as ch
+    from attnphase.cli import main
+
+    beyond = ch.solve("softmax", 16, 4, 1e200)
+    assert beyond.status == "failed" and "; P = 1e+200 lies beyond the range" in beyond.message
+    assert "--" not in beyond.message, beyond.message
+    hot = ch.solve("softmax", 16, 4, 300.0, convention=ch.DEFAULT.with_(tau0=1e308))
+    assert "; tau0 = 1e+308 alone puts them there" in hot.message and "--" not in hot.message, hot.message
+
+    def cli_message(*options):
+        out = CliRunner().invoke(main, ["solve", "copy-heads", "--attention", "softmax", "--L", "16", "--V", "4",
+                                        *options, "--json"])
+        assert out.exit_code == 1, out.output
+        return json.loads(out.stdout)["message"]
+
+    assert cli_message("--P", "1e200") == beyond.message.replace("; P = ", "; P (--P) = ")
+    assert cli_message("--P", "300", "--tau", "1e308") == hot.message.replace("; tau0 = ", "; tau0 (--tau) = ")

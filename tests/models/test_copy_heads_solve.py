@@ -288,7 +288,7 @@ def test_a_solve_outside_the_solvable_range_names_the_scale_and_the_range_where_
     L, V, P = 16, 4, 300.0
     failed = api.solve("softmax", L, V, P, convention=api.DEFAULT.with_(tau0=1e308))
     assert failed.status == "failed" and failed.global_index is None
-    assert "tau0 (--tau) = 1e+308 alone puts them there: with tau0 = 1 the action is solved" in failed.message
+    assert "tau0 = 1e+308 alone puts them there: with tau0 = 1 the action is solved" in failed.message  # (--tau): CLI
     inst = api.CopyHeadsInstance.validated(attention="softmax", L=L, V=V, convention=api.DEFAULT.with_(tau0=1e308))
     named = re.fullmatch(r"\(0, ([0-9.e+]+)\]", solvable_range(inst, P, "tau0"))
     assert named

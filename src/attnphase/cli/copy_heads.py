@@ -40,10 +40,14 @@ def _example(arguments: str) -> str:
 
 
 def _call(call, *args, **kwargs):
-    """call(*args, **kwargs) with a ParameterError about any declared parameter renamed to its CLI option."""
+    """call(*args, **kwargs) with a ParameterError about any declared parameter renamed to its CLI option, and the
+    messages of its results naming the options too (`homogeneous.options_named`: "P (--P)")."""
+    from attnphase.models.copy_heads.homogeneous import options_named
+
     for parameter_set in DECLARED:
         call = functools.partial(as_option_error, parameter_set, call)
-    return call(*args, **kwargs)
+    with options_named():
+        return call(*args, **kwargs)
 
 
 _CONVENTION_FIELDS = [name for name in Convention.declarations() if name != "bias"]

@@ -12,6 +12,8 @@ hands over to `causal.causal_solve`.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
 import math
 
@@ -34,9 +36,8 @@ from attnphase.params import option_name
 from attnphase.results import Status
 
 __all__ = ["softmax_grid", "softmax_stationary_points", "LINEAR_STARTS", "linear_grid_starts", "linear_minima", "solve",
-           "solve_instance", "finite_minima",
-           "solve_result", "SCALE_FIELDS", "scale_option", "scale_at_fault",
-           "solvable_range", "solvable_P_range"]
+           "solve_instance", "finite_minima", "solve_result", "SCALE_FIELDS", "scale_option", "options_named",
+           "spelled", "named", "scale_at_fault", "solvable_range", "solvable_P_range"]
 
 
 
@@ -299,16 +300,16 @@ def solve_instance(inst: CopyHeadsInstance, P: float, *, diagnose: bool = True) 
         name = scale_at_fault(inst, P)
         if name is not None:
             value = getattr(inst.convention, name)
-            result = dataclasses.replace(result, message=f"{result.message}; {name} ({scale_option(name)}) = "
+            result = dataclasses.replace(result, message=f"{result.message}; {named(name)} = "
                                                          f"{value:g} alone puts them there: with {name} = 1 the action "
                                                          f"is solved at L = {inst.L}, V = {inst.V}, P = {P:g}")
         elif math.isfinite(inst.n_of_P(P)):  # an n beyond float64 has said so: β·P, not P alone, is the cause
-            away = [f"{scale_option(name)} = {getattr(inst.convention, name):g}" for name in SCALE_FIELDS
+            away = [f"{spelled(name)} = {getattr(inst.convention, name):g}" for name in SCALE_FIELDS
                     if name != "beta" and getattr(inst.convention, name) != 1.0]
             # with other scales away from 1 too, P's range is not searched: its bisection runs a solve per step, up
             # to seconds each (what the error paths of sweeps over extreme scales would pay at every point)
             where = (solvable_P_range(inst, P) if not away else
-                     f"resetting {' or '.join(away)} to 1 alone does not solve it, so P (--P) = {P:g} lies beyond "
+                     f"resetting {' or '.join(away)} to 1 alone does not solve it, so {named('P')} = {P:g} lies beyond "
                      f"the solvable range at these scales (the range of P is named where τ, σ² and s1 are 1)")
             result = dataclasses.replace(result, message=f"{result.message}; {where}")
     return result
@@ -325,14 +326,14 @@ def solvable_P_range(inst: CopyHeadsInstance, P: float) -> str:
         return _solved(inst, P_).status == Status.CONVERGED
 
     if not converges(1.0):
-        return f"P (--P) = {P:g} fails, and so does P = 1 at L = {inst.L}, V = {inst.V}"
+        return f"{named('P')} = {P:g} fails, and so does P = 1 at L = {inst.L}, V = {inst.V}"
     step = 1e-10 if P > 1.0 else 1e10
     failing, trial = P, P * step
     while (trial > 1.0 if P > 1.0 else trial < 1.0) and not converges(trial):
         failing, trial = trial, trial * step
     solved = max(trial, 1.0) if P > 1.0 else min(trial, 1.0)  # P = 1 converges
-    return (f"P (--P) = {P:g} lies beyond the range in which the action is solved at L = {inst.L}, V = {inst.V} and "
-            f"this convention: it is solved at P = {solved:.3g} and not at P = {failing:.3g}")
+    return (f"{named('P')} = {P:g} lies beyond the range in which the action is solved at L = {inst.L}, "
+            f"V = {inst.V} and this convention: it is solved at P = {solved:.3g} and not at P = {failing:.3g}")
 
 
 def _solved(inst: CopyHeadsInstance, P: float) -> SolveResult:
@@ -373,8 +374,35 @@ SCALE_FIELDS = ("tau0", "sigma2", "beta", "s1")
 
 
 def scale_option(name: str) -> str:
-    """The CLI option of a convention scale."""
-    return option_name(Convention.declarations()[name])
+    """The CLI option of a convention scale (or of P)."""
+    return option_name({**Convention.declarations(), **DataSize.declarations()}[name])
+
+
+# Whether messages name parameters by the options that gave them (inside `options_named`: the CLI's calls).
+_OPTIONS_NAMED: contextvars.ContextVar[bool] = contextvars.ContextVar("copy_heads_options_named", default=False)
+
+
+@contextlib.contextmanager
+def options_named():
+    """Inside this block (the CLI's calls, `cli.copy_heads`) the messages of a failed solve or an overflowing
+    action name a parameter with the option that gave it ("P (--P)", "tau0 (--tau)", "--tau = 2"); from Python
+    they name the parameter as the call does ("P", "tau0")."""
+    token = _OPTIONS_NAMED.set(True)
+    try:
+        yield
+    finally:
+        _OPTIONS_NAMED.reset(token)
+
+
+def spelled(name: str) -> str:
+    """The parameter `name` (a convention scale, or P) as the caller gave it: its option on the command line
+    (`options_named`), else its name."""
+    return scale_option(name) if _OPTIONS_NAMED.get() else name
+
+
+def named(name: str) -> str:
+    """The parameter `name` with, on the command line (`options_named`), the option that gave it: "tau0 (--tau)"."""
+    return f"{name} ({scale_option(name)})" if _OPTIONS_NAMED.get() else name
 
 
 def scale_at_fault(inst: CopyHeadsInstance, P: float) -> str | None:

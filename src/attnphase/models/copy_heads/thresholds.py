@@ -11,7 +11,7 @@ import numpy as np
 
 from attnphase.errors import ParameterError
 from attnphase.models.copy_heads.convention import DEFAULT, Convention, refuse_linear_only
-from attnphase.models.copy_heads.homogeneous import SCALE_FIELDS, scale_option, softmax_grid
+from attnphase.models.copy_heads.homogeneous import SCALE_FIELDS, softmax_grid, spelled
 from attnphase.models.copy_heads.instance import CopyHeadsInstance
 from attnphase.models.copy_heads.parameters import ThresholdSettings
 from attnphase.models.copy_heads.linear_transition import first_attempt_transition, linear_transition, n_range
@@ -31,8 +31,8 @@ def action_overflow(inst: CopyHeadsInstance) -> str:
     linear: the Hessian at the symmetric state at both ends of the n scan (remainder at ρ = 1 for "entropy"; under
     the causal mask the stability matrix there).
     Extreme τ, σ² or β make these overflow (e.g. τ = 1e300, or τ = 1e-300, whose scan reaches n ~ 1e158), and the
-    scans would then see no sign change at all. The message names the options of the scales set away from 1, and
-    the one that alone puts the action there if one does.
+    scans would then see no sign change at all. The message names the scales set away from 1 (on the command line
+    by their options: `homogeneous.options_named`), and the one that alone puts the action there if one does.
     """
     if not _overflows(inst):
         return ""
@@ -40,10 +40,10 @@ def action_overflow(inst: CopyHeadsInstance) -> str:
     away = [name for name in SCALE_FIELDS if getattr(conv, name) != 1.0]
     alone = [name for name in away if not _overflows(inst.with_convention(conv.with_(**{name: 1.0})))]
     if alone:
-        cause = (f": {scale_option(alone[0])} = {getattr(conv, alone[0]):g} alone puts it there (with "
-                 f"{scale_option(alone[0])} 1 it does not)")
+        at_one = f"{alone[0]} = 1" if spelled(alone[0]) == alone[0] else f"{spelled(alone[0])} 1"  # tau0 = 1, --tau 1
+        cause = f": {spelled(alone[0])} = {getattr(conv, alone[0]):g} alone puts it there (with {at_one} it does not)"
     else:
-        cause = "".join(f"; {scale_option(name)} = {getattr(conv, name):g}" for name in away) + ")"
+        cause = "".join(f"; {spelled(name)} = {getattr(conv, name):g}" for name in away) + ")"
     return (f"the reduced {inst.attention} action overflows float64 at these parameters (L = {inst.L}, V = {inst.V}"
             f"{')' if alone else ''}{cause}: threshold not computed")
 

@@ -148,3 +148,21 @@ def test_copy_heads_messages_name_options_on_the_command_line_only():
 
     assert cli_message("--P", "1e200") == beyond.message.replace("; P = ", "; P (--P) = ")
     assert cli_message("--P", "300", "--tau", "1e308") == hot.message.replace("; tau0 = ", "; tau0 (--tau) = ")
+
+
+def test_potts_takes_a_numpy_beta_as_its_decimal_as_it_takes_j():
+    """Finding 5: numpy.float32(2.8) as β was the binary 2.7999999523 (m off by 7e-8, its error 1e-18), while a
+    float32 J is its shortest decimal; finding 8: decimal_coupling(None) was a bare TypeError."""
+    import numpy as np
+    import pytest
+
+    from attnphase.errors import ParameterError
+    from attnphase.models.potts.solve import decimal_coupling, solve
+
+    typed, single = solve(3, 2.8), solve(3, np.float32(2.8))
+    assert single.beta == 2.8 and single.as_dict() == typed.as_dict()
+    assert solve(3, np.float32(2.8), np.float32(0.5)).as_dict() == solve(3, 2.8, 0.5).as_dict()
+    for bad in (None, float("nan"), [0.3]):
+        with pytest.raises(ParameterError) as info:
+            decimal_coupling(bad)
+        assert info.value.name == "J"

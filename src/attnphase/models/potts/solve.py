@@ -61,12 +61,14 @@ def solve(q, beta, J=1.0) -> Solution:
     are one state. A stationary point whose curvature vanishes within its error is a minimum only if the first
     derivative of f beyond the second that does not vanish is of even order and positive: at the disordered
     instability βJ = q (q ≥ 3) m = 0 is an inflection (f‴ ≠ 0) and is not reported."""
-    params, beta = _validated(q, beta, J)
+    params, _ = _validated(q, beta, J)
+    typed_beta = decimal_coupling(beta, name="beta")  # as J: numpy.float32(2.8) is the decimal 2.8
+    beta = float(typed_beta)
     coupling = beta * params.J  # in float64: where the branches are followed and the stationary points found
     with mpmath.workdps(2 * _POLISH_DIGITS):
         # polished at βJ of the decimals typed (each float's shortest decimal, as `threshold` takes J), so that m_error
         # covers m there, not only at the nearest binary64 product: q = 3, β = 2.8 differ by 3e-16 in m
-        typed_coupling = mpmath.mpf(repr(float(beta))) * mpmath.mpf(decimal_coupling(J))
+        typed_coupling = mpmath.mpf(typed_beta) * mpmath.mpf(decimal_coupling(J))
     system, found = branches(params.q, coupling_range(params.q, coupling))
     points = []
     for p in (p for p in stationary_points_at(system, found, coupling) if p["index"] == 0):
@@ -184,11 +186,14 @@ def _validated(q, beta, J) -> tuple[Parameters, float]:
     return params, beta
 
 
-def decimal_coupling(J) -> str:
+def decimal_coupling(J, *, name: str = "J") -> str:
     """The decimal value of J at which `threshold` computes β_c and the spinodals to their digits: J itself where it
     is given as text (the CLI passes --J as typed), else the shortest decimal that rounds to the float J (its repr:
     0.3 is the decimal 0.3, not the binary64 number 0.299999999999999988898 nearest to it; a numpy float's shortest
-    decimal at its own precision, so numpy.float32(0.3) is 0.3 too). Call it on a J that `Parameters` accepts."""
+    decimal at its own precision, so numpy.float32(0.3) is 0.3 too). `solve` takes β by it too (`name` "beta").
+    Call it on a J that `Parameters` accepts; anything that is not a finite real number raises ParameterError naming
+    `name`."""
+    check_real(name, J)
     if isinstance(J, str):
         return str(decimal.Decimal(J.strip()))  # the text as typed, in a spelling mpmath reads ("1_000", " 3 ")
     if isinstance(J, np.floating):

@@ -166,3 +166,19 @@ def test_potts_takes_a_numpy_beta_as_its_decimal_as_it_takes_j():
         with pytest.raises(ParameterError) as info:
             decimal_coupling(bad)
         assert info.value.name == "J"
+
+
+def test_plot_helpers_refuse_nothing_to_draw():
+    """Finding 6: ps.plot_phase_diagram([]) and plot_order_parameters([]) drew empty axes; they refuse it as
+    sr.plot_objective([]) does."""
+    import pytest
+
+    from attnphase.api import positional_semantic as ps
+    from attnphase.api import signal_recovery as sr
+    from attnphase.errors import ParameterError
+
+    for plot, name in ((ps.plot_phase_diagram, "curve"), (ps.plot_order_parameters, "results"),
+                       (sr.plot_objective, "curves")):
+        with pytest.raises(ParameterError) as info:
+            plot([])
+        assert info.value.name == name and "non-empty" in info.value.allowed, info.value

@@ -35,7 +35,7 @@ def plot_phase_diagram(curve, ax=None):
     an error bound (infinite error) without a band. Below α_c
     the positional branch has the lower training loss, above it the semantic one."""
     rows = list(curve.rows()) if isinstance(curve, PhaseCurve) else _items("curve", curve, Mapping,
-                                                                              "a PhaseCurve or its rows()")
+                                                                              "a PhaseCurve or its rows() (a non-empty list)")
     fig, ax = _axes(ax, (5.5, 4))
     for name, label, color in _THRESHOLDS:
         points = [r for r in rows if r.get(f"{name}_status") in ("converged", "limited")
@@ -69,7 +69,8 @@ def plot_order_parameters(results, axes=None):
     import matplotlib.pyplot as plt
 
     results = _items("results", [results] if isinstance(results, SolveResult) else results, SolveResult,
-                     "a SolveResult or a sequence of them (`solve` at several α)")
+                     "a SolveResult or a non-empty sequence of them (`solve` at "
+                                                                         "several α)")
     results = sorted(results, key=lambda r: r.branches[0].alpha if r.branches else np.inf)
     if axes is None:
         fig, axes = plt.subplots(1, 2, figsize=(9, 3.5))
@@ -104,9 +105,10 @@ def _bars(solutions, name: str) -> np.ndarray:
 
 
 def _items(name: str, given, kind: type, allowed: str) -> list:
-    """The items of `given` when it is an iterable of `kind`s, else a ParameterError naming `name` (before anything is
-    drawn: None or a number would fail deep inside matplotlib or numpy)."""
+    """The items of `given` when it is a non-empty iterable of `kind`s, else a ParameterError naming `name` (before
+    anything is drawn: None or a number would fail deep inside matplotlib or numpy, and nothing to draw would give
+    empty axes, as `signal_recovery.plot_objective([])` refuses too)."""
     items = list(given) if isinstance(given, Iterable) and not isinstance(given, (str, Mapping)) else None
-    if items is None or not all(isinstance(item, kind) for item in items):
+    if not items or not all(isinstance(item, kind) for item in items):
         raise ParameterError(name, given, allowed)
     return items

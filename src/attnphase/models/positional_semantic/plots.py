@@ -34,8 +34,8 @@ def plot_phase_diagram(curve, ax=None):
     a value whose error does not meet the tolerance (status limited) is drawn as an open marker, and one without
     an error bound (infinite error) without a band. Below α_c
     the positional branch has the lower training loss, above it the semantic one."""
-    rows = list(curve.rows()) if isinstance(curve, PhaseCurve) else _items("curve", curve, Mapping,
-                                                                              "a PhaseCurve or its rows() (a non-empty list)")
+    rows = list(curve.rows()) if isinstance(curve, PhaseCurve) else _items(
+        "curve", curve, Mapping, "a PhaseCurve or its rows() (a non-empty list)")
     fig, ax = _axes(ax, (5.5, 4))
     for name, label, color in _THRESHOLDS:
         points = [r for r in rows if r.get(f"{name}_status") in ("converged", "limited")

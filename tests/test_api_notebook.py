@@ -182,3 +182,16 @@ def test_plot_helpers_refuse_nothing_to_draw():
         with pytest.raises(ParameterError) as info:
             plot([])
         assert info.value.name == name and "non-empty" in info.value.allowed, info.value
+
+
+def test_the_facade_docstring_lists_solves_default_branches():
+    """Finding 7: the module docstring said solve returns the trivial branch too; by default it solves the
+    positional and semantic ones (the trivial and mixed ones on request)."""
+    import inspect
+
+    from attnphase.api import positional_semantic as ps
+
+    default = inspect.signature(ps.solve).parameters["branches"].default
+    assert tuple(default) == ("positional", "semantic")
+    entry = " ".join(ps.__doc__.split("* `solve(")[1].split("* `")[0].split())
+    assert "the positional (θ = 0) and semantic (m = 0) branches (and the trivial and mixed ones on request" in entry

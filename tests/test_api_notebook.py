@@ -195,3 +195,35 @@ def test_the_facade_docstring_lists_solves_default_branches():
     assert tuple(default) == ("positional", "semantic")
     entry = " ".join(ps.__doc__.split("* `solve(")[1].split("* `")[0].split())
     assert "the positional (θ = 0) and semantic (m = 0) branches (and the trivial and mixed ones on request" in entry
+
+
+def test_the_copy_heads_page_maps_the_clis_convention_keys_to_the_fields():
+    """Finding 9: the CLI's JSON names the convention by option (tau, score_variance), the API by field (tau0,
+    sigma2). Neither is renamed; the copy-heads page says how they map, and the mapping it gives is the code's."""
+    import json
+    import re
+    from pathlib import Path
+
+    from click.testing import CliRunner
+
+    from attnphase.api import copy_heads as ch
+    from attnphase.cli import main
+    from attnphase.params import option_name
+
+    page = " ".join((Path(__file__).parents[1] / "docs" / "models" / "copy_heads.md").read_text().split())
+    conventions = page.split("## Conventions")[1].split("## ")[0]
+    sentence = re.search(r"The CLI's `--json` output echoes the convention by option name, [^.]*\.", conventions)
+    assert sentence, "the Conventions section says how the CLI's keys map to Convention's fields"
+    said = dict(re.findall(r"`(\w+)` is (?:the field )?`(\w+)`", sentence.group(0)))
+    declared = ch.Convention.declarations()
+    by_option = {option_name(field).lstrip("-").replace("-", "_"): name for name, field in declared.items()}
+    assert said == {key: name for key, name in by_option.items() if key != name} == {"tau": "tau0",
+                                                                                      "score_variance": "sigma2"}
+
+    out = CliRunner().invoke(main, ["solve", "copy-heads", "--attention", "linear", "--L", "16", "--V", "4", "--P",
+                                    "30", "--tau", "2", "--score-variance", "3", "--json"])
+    assert out.exit_code == 0, out.output
+    echoed = json.loads(out.stdout)["parameters"]["convention"]
+    assert set(echoed) == set(by_option)
+    renamed = {said.get(key, key): value for key, value in echoed.items()}
+    assert ch.Convention.validated(**renamed) == ch.DEFAULT.with_(tau0=2.0, sigma2=3.0)

@@ -66,7 +66,7 @@ def test_positional_semantic_solve_table_has_a_row_per_branch():
     assert list(frame["global_branch"]) == ["semantic"] * 2 and list(frame["tol"]) == [3e-3] * 2
     assert {"theta", "V", "test_error", "train_loss", "free_energy", "stable"} <= set(frame.columns)
     empty = SolveResult((), None, 0.05, 3e-3, Status.FAILED, "nothing")
-    assert empty.to_pandas().to_dict("records") == [{"global_branch": None, "linear_baseline_error": 0.05,
+    assert empty.to_pandas().to_dict("records") == [{"global_branch": None, "linear_baseline_test_error": 0.05,
                                                      "tol": 3e-3, "status": "failed", "message": "nothing",
                                                      "success": False}]
 

@@ -181,7 +181,7 @@ def test_ps_solve_extremes_are_finite_or_not_reported(omega, alpha, sigma, lam, 
     solver's starting point `x0` before σ and λ were bounded."""
     TALLY["positional_semantic.solve (extreme)"] += 1
     r = ps.solve(omega, alpha, sigma, lam, rules=(4,), branches=(branch,), stability=False)
-    assert math.isfinite(r.linear_baseline_error)
+    assert math.isfinite(r.linear_baseline_test_error)
     for b in r.branches:
         assert b.status == "limited" and finite_numbers(b.as_dict() | {"spectral_radius": 0.0} |
                                                         {f"{name}_error": 0.0 for name in ps.FIELDS})
@@ -522,7 +522,7 @@ def test_ps_cli_solve_json_at_the_edges():
         result = run(PS_SOLVE_TENSOR + ["--sigma", sigma, "--json"], "solve positional-semantic (edge, --json)")
         payload = parse_json(result)
         assert result.exit_code == (1 if payload["status"] == "failed" else 0), result.output
-        assert payload["linear_baseline_error"] is not None
+        assert payload["linear_baseline_test_error"] is not None
         assert all(v is not None for b in payload["branches"] for v in b.values())
 
 

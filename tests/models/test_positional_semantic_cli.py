@@ -106,7 +106,7 @@ def test_solve_json_contract_with_the_deprecated_tensor_rules():
     assert result.exit_code == 0, result.output
     assert "deprecated" in result.stderr
     payload = json.loads(result.stdout)
-    assert abs(payload["linear_baseline_error"] - 0.00402323 * 0.49) <= 0.5e-8 * 0.49
+    assert abs(payload["linear_baseline_test_error"] - 0.00402323 * 0.49) <= 0.5e-8 * 0.49
     assert payload["status"] == "limited" and payload["parameters"]["rules"] == [4, 5]
     (branch,) = payload["branches"]
     fields = ("q", "m", "theta", "V", "test_error", "train_loss", "free_energy")

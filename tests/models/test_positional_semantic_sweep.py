@@ -20,7 +20,7 @@ def test_sweep_point_is_registered_and_flattens_solve(monkeypatch):
     assert point["semantic_free_energy"] == by_name["semantic"].free_energy
     assert point["positional_test_error"] == by_name["positional"].test_error
     assert point["positional_V_error"] == by_name["positional"].errors["V"]
-    assert point["linear_baseline_error"] == reference.linear_baseline_error
+    assert point["linear_baseline_test_error"] == reference.linear_baseline_test_error
     assert point["status"] == reference.status and point["positional_status"] == by_name["positional"].status
     gap = by_name["semantic"].free_energy - by_name["positional"].free_energy
     errors = by_name["semantic"].errors["free_energy"] + by_name["positional"].errors["free_energy"]

@@ -86,7 +86,7 @@ def plot_order_parameters(results, axes=None):
         axes[1].errorbar(alpha, [b.test_error for b in found], _bars(found, "test_error"), fmt="o-", color=color, ms=3,
                          capsize=2, label=f"ε_g ({branch})")
     if results:
-        axes[1].axhline(results[0].linear_baseline_error, color="gray", lw=1, label="linear baseline")
+        axes[1].axhline(results[0].linear_baseline_test_error, color="gray", lw=1, label="linear baseline")
     axes[0].set_xlabel("α")
     axes[0].set_ylabel("overlap")
     axes[1].set_xlabel("α")

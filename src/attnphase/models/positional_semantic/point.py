@@ -345,7 +345,7 @@ def sweep_point(omega, alpha, sigma=0.5, lam=0.01, L=2, tol=FIELD_TOL) -> dict[s
                            + "; ".join(m.message for m in result.missing))
     # solve's own decision (`_solve_result`), so that a sweep and `solve` at one point never disagree
     semantic_is_global = math.nan if result.global_branch is None else float(result.global_branch == "semantic")
-    point = {"linear_baseline_error": result.linear_baseline_error, "semantic_is_global": semantic_is_global,
+    point = {"linear_baseline_test_error": result.linear_baseline_test_error, "semantic_is_global": semantic_is_global,
              "status": result.status.value}
     for missing in result.missing:
         point[f"{missing.branch}_status"] = missing.status.value

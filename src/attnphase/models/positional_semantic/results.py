@@ -118,14 +118,15 @@ class SolveResult(Result):
     """All branches at one (ω, α): `branches` (found and distinct, each with its errors), `missing` (the
     requested branches not found, with the evidence), `global_branch` (of the requested branches, the one with the
     largest Φ, i.e. the lowest training loss ε_t = −Φ; None where the Φ gap to the next is within their errors or
-    a requested branch was not solved, the message says which), `linear_baseline_error`, `tol` (the relative
+    a requested branch was not solved, the message says which), `linear_baseline_test_error` (ε_g^lin, a value, not an
+    error bar), `tol` (the relative
     tolerance asked of every field); status converged when every requested branch was either found to `tol` or
     shown not to exist, limited when a branch's errors do not meet `tol`, failed when a branch could not be followed
     at all."""
 
     branches: tuple[BranchSolution, ...]
     global_branch: str | None
-    linear_baseline_error: float
+    linear_baseline_test_error: float
     tol: float
     status: Status
     message: str
@@ -134,7 +135,7 @@ class SolveResult(Result):
     def as_dict(self) -> dict:
         return _json_safe(self, {
             "branches": [b.as_dict() for b in self.branches], "global_branch": self.global_branch,
-            "linear_baseline_error": self.linear_baseline_error, "tol": self.tol,
+            "linear_baseline_test_error": self.linear_baseline_test_error, "tol": self.tol,
             "missing": [{"branch": m.branch, "status": m.status, "message": m.message} for m in self.missing],
             "status": self.status, "message": self.message})
 
@@ -171,7 +172,7 @@ class Thresholds(Result):
 
     alpha_c: Threshold
     alpha_l: Threshold
-    linear_baseline_error: float
+    linear_baseline_test_error: float
     tol: float
     status: Status
     message: str
@@ -182,7 +183,7 @@ class Thresholds(Result):
 
     def as_dict(self) -> dict:
         out = {**_threshold_fields("alpha_c", self.alpha_c), **_threshold_fields("alpha_l", self.alpha_l),
-               "linear_baseline_error": self.linear_baseline_error, "tol": self.tol}
+               "linear_baseline_test_error": self.linear_baseline_test_error, "tol": self.tol}
         for name in ("alpha_c", "alpha_l"):
             out[f"rungs_{name}"] = [{"rule": r.rule, name: r.alpha} for r in getattr(self, f"rungs_{name}")]
         out.update(status=self.status, message=self.message, read_back=list(self.read_back))

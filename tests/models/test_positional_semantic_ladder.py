@@ -679,3 +679,19 @@ def test_next_to_its_end_at_small_omega_the_positional_phi_bar_covers_an_indepen
     reference, reference_error = -0.0031067551, 3e-9
     assert abs(positional.free_energy - reference) <= positional.errors["free_energy"] + reference_error
     assert abs(positional.train_loss + reference) <= positional.errors["train_loss"] + reference_error
+
+
+def test_a_linear_map_with_an_eigenvalue_below_minus_one_is_stable_with_a_spectral_radius_above_one():
+    """`stable` (the page: every eigenvalue of the map's Jacobian with real part below 1) against `spectral_radius`:
+    the linear map x -> x* + A (x − x*) with eigenvalues −4, 0.5, 0.2, 0.1, 0.3 is stable with radius 4 (a damped
+    iteration x <- (1 − η) x + η F(x) with η < 0.4 contracts), and with an eigenvalue 1.5 in place of −4 it is not."""
+    from attnphase.models.positional_semantic.branches import full_map_stability
+
+    params = api.Parameters.validated(omega=0.3)
+    state = np.array([0.2, 10.0, 0.1, 0.3, -0.3])
+    rng = np.random.default_rng(0)
+    basis = np.linalg.qr(rng.normal(size=(5, 5)))[0]
+    for leading, stable in ((-4.0, True), (1.5, False)):
+        A = basis @ np.diag([leading, 0.5, 0.2, 0.1, 0.3]) @ basis.T
+        found, radius, _ = full_map_stability(lambda x: state + A @ (x - state), state, params)
+        assert found is stable and radius == pytest.approx(abs(leading), rel=1e-5)

@@ -713,3 +713,33 @@ def test_an_interrupted_export_leaves_the_file_that_was_there(tmp_path, monkeypa
     assert CliRunner().invoke(main, ["store", "export", "--store", str(path), "--out", str(link),
                                      "--model", "demo"]).exit_code == 0
     assert link.is_symlink() and out.read_text().startswith("model,version,")
+
+
+def test_an_export_says_when_a_point_functions_source_is_not_on_the_import_path(tmp_path, monkeypatch):
+    """Your own module:function swept with its module on the import path, exported from where it is not: its current
+    code version is unknown (it hashes the module's source), so its points are left out with that reason, not counted
+    as of other code versions; with the module found again they are the current version's and exported."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "ownpoints.py").write_text("def point(x):\n    return {'y': 2.0 * x}\n")
+    store, out = str(tmp_path / "s.sqlite"), str(tmp_path / "t.csv")
+    monkeypatch.syspath_prepend(str(package))
+    sweep = CliRunner().invoke(main, ["sweep", "ownpoints:point", "--grid", "x=1,2", "--workers", "1",
+                                      "--store", store])
+    assert sweep.exit_code == 0, sweep.output
+
+    def export():
+        result = CliRunner().invoke(main, ["store", "export", "--store", store, "--out", out, "--json"])
+        assert result.exit_code == 0, result.output
+        return json.loads(result.stdout), result.stderr
+
+    payload, _ = export()
+    assert (payload["n_rows"], payload["n_other_versions"], payload["models_not_on_the_import_path"]) == (2, 0, [])
+    monkeypatch.undo()  # the module leaves the import path (and the loaded modules)
+    sys.modules.pop("ownpoints", None)
+    payload, stderr = export()
+    assert (payload["n_rows"], payload["n_other_versions"]) == (0, 0)
+    assert (payload["models_not_on_the_import_path"], payload["n_of_models_not_on_the_import_path"]) == (
+        ["ownpoints:point"], 2)
+    assert "2 stored point(s) of ownpoints:point were left out: the point function's source is not found" in stderr
+    assert "other code versions" not in stderr.split("(put its module")[0]

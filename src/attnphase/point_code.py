@@ -26,7 +26,8 @@ from typing import Any
 
 from attnphase.version import HASH_DIGITS, PACKAGE_DIR, code_version, hash_of_tree, source_hash
 
-__all__ = ["LoadedPoint", "loaded_point", "load_point", "point_version", "point_version_on_disk"]
+__all__ = ["LoadedPoint", "loaded_point", "load_point", "point_version", "point_version_on_disk",
+           "point_source_found"]
 
 # attnphase's code version as this process imported the package: taken when a process that runs points imports this
 # module (a dask worker, with its first point) rather than on first use, which in a long-lived worker could come
@@ -92,12 +93,24 @@ def point_version_on_disk(target: str) -> str:
     return _point_version(target, attnphase_now)
 
 
+def point_source_found(target: str) -> bool:
+    """Whether the source file of the point function `target` ("module:function") is found (attnphase's own always
+    is): without it its code version, which hashes that file, cannot be known (`point_version` is then attnphase's)."""
+    module_name = target.partition(":")[0]
+    return module_name == "attnphase" or module_name.startswith("attnphase.") or _point_source(module_name) is not None
+
+
+def _point_source(module_name: str) -> str | None:
+    source = getattr(sys.modules.get(module_name), "__file__", None) or _file_on_the_import_path(module_name)
+    return source if source is not None and os.path.isfile(source) else None
+
+
 def _point_version(target: str, attnphase_version: str) -> str:
     module_name = target.partition(":")[0]
     if module_name == "attnphase" or module_name.startswith("attnphase."):
         return attnphase_version
-    source = getattr(sys.modules.get(module_name), "__file__", None) or _file_on_the_import_path(module_name)
-    if source is None or not os.path.isfile(source):
+    source = _point_source(module_name)
+    if source is None:
         return attnphase_version
     with open(source, "rb") as file:
         digest = hashlib.sha256(file.read()).hexdigest()

@@ -146,22 +146,36 @@ def export_command(store_path, fmt, out, model, wanted_version, all_versions, as
         raise click.ClickException(str(exc)) from None
     finally:
         store.close()
-    n_other_versions = 0
+    n_other_versions, unknown, n_unknown = 0, [], 0
     if wanted_version is None and not all_versions:
-        from attnphase.sweep import current_version
+        from attnphase.point_code import point_source_found
+        from attnphase.sweep import SWEEP_POINTS, current_version
 
-        current = {name: current_version(name) for name in {point.model for point in points}}
-        of_this_code = [point for point in points if point.version == current[point.model]]
-        n_other_versions, points = len(points) - len(of_this_code), of_this_code
+        models = {point.model for point in points}
+        # the current version of a point function hashes its source: where that is not found on the import path it is
+        # unknown, and the points are left out for that reason, not as of other code versions
+        unknown = sorted(name for name in models if not point_source_found(SWEEP_POINTS.get(name, name)))
+        current = {name: current_version(name) for name in models}
+        of_this_code = [point for point in points
+                        if point.model not in unknown and point.version == current[point.model]]
+        n_unknown = sum(point.model in unknown for point in points)
+        n_other_versions, points = len(points) - len(of_this_code) - n_unknown, of_this_code
     damaged = [str(damage) for damage in store.damaged_rows.values()]
     warn_of_damaged_rows(store.path, damaged)
     n_rows = write_table(points, out, fmt)
     if n_other_versions:
         click.echo(f"note: {n_other_versions} stored point(s) of other code versions were left out (--all-versions "
                    "or --code-version VERSION exports them)", err=True)
+    if unknown:
+        click.echo(f"note: {n_unknown} stored point(s) of {', '.join(unknown)} were left out: the point function's "
+                   "source is not found on the import path, so its current code version is unknown (put its module "
+                   "on PYTHONPATH as for the sweep that stored them; --all-versions or --code-version VERSION "
+                   "exports them as they are)", err=True)
     versions = "all" if all_versions else wanted_version or "current"
     emit("store export", model, {"store": str(store.path), "format": fmt, "versions": versions},
-         {"out": str(out), "n_rows": n_rows, "n_other_versions": n_other_versions, "damaged_rows": damaged}, as_json)
+         {"out": str(out), "n_rows": n_rows, "n_other_versions": n_other_versions,
+          "models_not_on_the_import_path": unknown, "n_of_models_not_on_the_import_path": n_unknown,
+          "damaged_rows": damaged}, as_json)
 
 
 _VERSIONS_NAMED = 10  # in the message of a --code-version that matches nothing; a store may hold many

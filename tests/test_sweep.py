@@ -738,3 +738,17 @@ def test_a_sweep_of_your_own_function_needs_its_module_importable(tmp_path, monk
     assert out.exit_code == 0, out.output
     with ResultStore(tmp_path / "s.sqlite") as results:
         assert sorted(r.result["y"] for r in results.rows("s21points:point")) == [0.0, 1.0, 2.0]
+
+
+def test_a_sweep_says_how_many_workers_ran(tmp_path):
+    """Without --workers the parameters echo `null` (not given) and the result says what ran: the CPU count, at most
+    one worker per point to compute; none when every point is stored."""
+    command = ["sweep", "demo", "--grid", "beta=0.5:2:3", "--store", str(tmp_path / "s.sqlite"), "--json"]
+    first = CliRunner().invoke(main, command)
+    assert first.exit_code == 0, first.output
+    report = json.loads(first.stdout)
+    expected = min(os.cpu_count() or 1, 3)
+    assert report["parameters"]["workers"] is None and report["workers_used"] == expected
+    assert report["backend"] == ("serial" if expected == 1 else "processes")
+    again = json.loads(CliRunner().invoke(main, command).stdout)
+    assert (again["workers_used"], again["backend"]) == (0, "none")

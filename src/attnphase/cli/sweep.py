@@ -178,6 +178,9 @@ def _result(report: SweepReport, as_json: bool) -> dict:
         "store": report.store,
         "points_version": report.version,  # the code version its points are stored under (point_code.point_version)
         "backend": report.backend,
+        # what ran (the CPU count by default, at most one per point to compute; dask: the cluster's threads), where the
+        # parameters echo --workers as given
+        "workers_used": report.workers,
         "elapsed_s": report.elapsed_s,
         # as every command's result says it (an interrupted or stopped sweep replaces these)
         "status": "converged" if not report.n_failed else "failed",

@@ -113,6 +113,13 @@ def test_a_required_parameter_given_by_neither_option_is_refused(tmp_path, args,
     assert f"--set {missing}" in stderr and f"--grid {missing}=" in stderr and "requires" in stderr
 
 
+def test_every_missing_required_parameter_is_named_at_once(tmp_path):
+    """signal-recovery without d, L, R: the first named as the option to give, the others listed in the same
+    refusal (it named d alone, so three runs found them one by one)."""
+    stderr = _refused(tmp_path, "signal-recovery", "--grid", "theta=1")
+    assert "--set d" in stderr and "(missing too: L, R)" in stderr
+
+
 @pytest.mark.parametrize("args, named, allowed", [
     (["potts", "--grid", "beta=1,2", "--set", "q=1"], "--set q", "[2, 500]"),
     (["demo", "--grid", "beta=2,-1"], "--grid beta", "(0, inf)"),  # the first point is fine: still nothing runs

@@ -253,10 +253,11 @@ def check_sweep_parameters(model: str, grids: Sequence[Grid], base: Mapping[str,
             if name not in names:
                 raise ParameterError(f"base {name}", value, _one_of_the_parameters(model, required, optional, name))
     given = {grid.name for grid in grids} | set(base)
-    for parameter in by_name:
-        if parameter.default is parameter.empty and parameter.name not in given:
-            raise ParameterError(f"base {parameter.name}", None,
-                                 f"a value at every point: {model} requires {parameter.name}, {GIVEN}")
+    missing = [p.name for p in by_name if p.default is p.empty and p.name not in given]
+    if missing:  # the first named as the option to give, every one listed: one run finds them all
+        also = f" (missing too: {', '.join(missing[1:])})" if missing[1:] else ""
+        raise ParameterError(f"base {missing[0]}", None,
+                             f"a value at every point: {model} requires {missing[0]}, {GIVEN}{also}")
     check_target = POINT_CHECKS.get(target)
     if check_target is not None:
         check = load_point(check_target)

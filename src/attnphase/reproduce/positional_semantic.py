@@ -56,7 +56,7 @@ __all__ = ["CURVE_OMEGAS", "QUICK_CURVE_OMEGAS", "QUICK_LINES", "QUICK_TOL", "BR
 # own (the default ladder) to QUICK_TOL: on the split-line rules alone the semantic branch near its spinodal
 # (α = 0.75) met the tolerance with errors that missed the converged state (θ 0.0366 ± 0.0017 against
 # 0.0391 ± 0.0006), which the default ladder's step to count-split 8 catches. The quick report takes about 100 s on 2
-# idle cores; the default ladder to 1e-3 costs about 9 s per ω of the curve.
+# idle cores; the default ladder to 1e-3 costs about 11 s per ω of the curve for α_c and 15 s for α_l.
 CURVE_OMEGAS = tuple(float(w) for w in np.linspace(0.0, 0.45, 20))
 QUICK_CURVE_OMEGAS = tuple(float(w) for w in np.linspace(0.0, 0.45, 10))
 QUICK_LINES = (6, 8, 10, 12)

@@ -131,7 +131,8 @@ def sweep(model, grid_specs, settings, workers, scheduler, store_path, as_json) 
         message = f"{_as_option_error(exc, grids, base)}; the sweep stopped there: {_what_was_kept(stopped)}"
         emit("sweep", model, _parameters(stopped, workers, scheduler),
              {**_result(stopped, as_json), "status": "failed", "message": message, "success": False}, as_json)
-        raise click.UsageError(message) from None  # a bad value: exit status 2
+        click.echo(f"Error: {message}", err=True)  # a bad value (exit status 2), given as a refusal before a run is:
+        sys.exit(2)  # one line, without the usage lines of the option parser's own refusals
     except ParameterError as exc:  # refused before any point ran: nothing printed on stdout
         raise _as_option_error(exc, grids, base) from None
     except WorkerProcessDied as exc:

@@ -69,8 +69,7 @@ def plot_order_parameters(results, axes=None):
     import matplotlib.pyplot as plt
 
     results = _items("results", [results] if isinstance(results, SolveResult) else results, SolveResult,
-                     "a SolveResult or a non-empty sequence of them (`solve` at "
-                                                                         "several α)")
+                     "a SolveResult or a non-empty sequence of them (`solve` at several α)")
     results = sorted(results, key=lambda r: r.branches[0].alpha if r.branches else np.inf)
     if axes is None:
         fig, axes = plt.subplots(1, 2, figsize=(9, 3.5))
@@ -85,8 +84,7 @@ def plot_order_parameters(results, axes=None):
                          ms=3, capsize=2, label=f"|{'m' if order == 'm' else 'θ'}| ({branch})")
         axes[1].errorbar(alpha, [b.test_error for b in found], _bars(found, "test_error"), fmt="o-", color=color, ms=3,
                          capsize=2, label=f"ε_g ({branch})")
-    if results:
-        axes[1].axhline(results[0].linear_baseline_test_error, color="gray", lw=1, label="linear baseline")
+    axes[1].axhline(results[0].linear_baseline_test_error, color="gray", lw=1, label="linear baseline")
     axes[0].set_xlabel("α")
     axes[0].set_ylabel("overlap")
     axes[1].set_xlabel("α")

@@ -90,7 +90,7 @@ def test_scaling_reversed_or_short_ranges(L_min, L_max):
     assert_usage_error(run(args, "scaling copy-heads (inconsistent)"), "--L-max")
 
 
-@settings(max_examples=max(1, settings.default.max_examples // 4))  # each example solves the action via the CLI
+@settings(max_examples=max(1, settings.default.max_examples // 8))  # each example solves the action via the CLI
 @given(attention=st.sampled_from(["softmax", "linear"]), L=st.integers(2, 40), V=st.integers(2, 40),
        P=st.floats(-300, 300).map(lambda e: repr(10.0**e)), sigma2=st.floats(-30, 6).map(math.exp),
        tau=st.floats(-30, 30).map(math.exp), beta=st.floats(-30, 30).map(math.exp),

@@ -449,7 +449,7 @@ def test_ps_cli_bad_A(L, data):
     assert_usage_error(run(args, "solve positional-semantic (inconsistent)"), "--A")
 
 
-@settings(max_examples=max(1, settings.default.max_examples // 4))  # each example runs a Monte Carlo reduction
+@settings(max_examples=max(1, settings.default.max_examples // 8))  # each example runs a Monte Carlo reduction
 @given(d=st.integers(2, 10**12), L=st.integers(2, 10**12), R_fraction=st.floats(0.0, 1.0), theta=log_uniform(-300, 300),
        sigma=log_uniform(-300, 300), beta=log_uniform(-300, 300), rho=st.floats(-1.0, 1.0),
        sign_model=st.sampled_from(["A", "B", "C"]))

@@ -187,7 +187,7 @@ def interesting(e) -> bool:
 # Each example compiles one numba kernel for a batch of expressions (seconds): a sixteenth of the
 # profile's examples (6 in the ci profile). Shrinking a failure would recompile hundreds of times, so
 # failures are reported as drawn (no shrink phase).
-@settings(max_examples=max(1, settings.default.max_examples // 16), phases=[Phase.explicit, Phase.generate],
+@settings(max_examples=max(1, settings.default.max_examples // 32), phases=[Phase.explicit, Phase.generate],
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large])
 @given(st.lists(real_expressions(3).filter(interesting), min_size=4, max_size=6),
        st.lists(points, min_size=3, max_size=3))

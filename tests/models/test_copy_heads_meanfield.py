@@ -326,3 +326,40 @@ def test_row_mean_field_coexistence_against_the_claimed_law_and_its_alternatives
                           laws["A·L (ln L + b)² (L ln²L with an O(1) shift)"])
     assert quoted is not None and printed_digits(100 * shifted, quoted[1])
     assert printed_digits(slope**2, quoted[2]) and printed_digits(intercept / slope, quoted[3])
+
+
+@pytest.mark.slow
+def test_the_pages_joint_row_density_windows_and_the_L_1024_search():
+    """The page's sentences next to the row mean field table, each number read from it: with the joint row density
+    the windows and coexistence points at L = 32, 64, 128 (to their printed digits), and the move of the windows down
+    by 5% (L = 32) to 2% (L = 128) against the mean-participation density; at L = 1024 the search finds the window
+    (to its printed digits) but no equal-depth point."""
+    import re
+
+    from model_pages import PAGES
+
+    page = " ".join((PAGES / "copy_heads.md").read_text().split())
+    quoted = re.search(r"the windows move down by (\d+)% \(L = 32\) to (\d+)% \(L = 128\) \(L = 32: (\d+)–(\d+), "
+                       r"coexistence ([\d.]+); L = 64: (\d+)–(\d+), ([\d.]+); L = 128: (\d+)–(\d+), ([\d.]+)\)", page)
+    assert quoted is not None
+    move_32, move_128 = int(quoted[1]), int(quoted[2])
+    rows = [quoted.groups()[2 + 3 * i: 5 + 3 * i] for i in range(3)]
+
+    def printed_digits(value, printed):
+        unit = 10.0 ** -len(printed.partition(".")[2])
+        return abs(value - float(printed)) <= 0.5 * unit * (1 + 1e-9)
+
+    moves = {}
+    for L, (low, high, coexistence) in zip((32, 64, 128), rows):
+        joint = api.softmax_mean_field_window(L, 4, row_density="joint")
+        assert joint.order == "first" and joint.P_coexistence is not None, joint.message
+        for value, printed in ((joint.window[0], low), (joint.window[1], high), (joint.P_coexistence, coexistence)):
+            assert printed_digits(value, printed), (L, value, printed)
+        exact = api.softmax_mean_field_window(L, 4)
+        moves[L] = 100 * (1 - joint.P_coexistence / exact.P_coexistence)
+    assert round(moves[32]) == move_32 and round(moves[128]) == move_128, moves
+    quoted = re.search(r"L = 1024: the search finds the window (\d+)–(\d+) but no equal-depth point", page)
+    assert quoted is not None
+    w = api.softmax_mean_field_window(1024, 4)
+    assert w.P_coexistence is None, w.message
+    assert printed_digits(w.window[0], quoted[1]) and printed_digits(w.window[1], quoted[2]), w.window

@@ -646,8 +646,8 @@ def _ladder_with(status, count_split_energy):
     answers = tuple(SimpleNamespace(rule=rule.label, success=True, solution=SimpleNamespace(free_energy=phi))
                     for rule, phi in zip(rules, (-0.0030, -0.0030, count_split_energy)))
     ladder = LadderResult({"free_energy": -0.0030, "train_loss": 0.0030, "m": 0.08},
-                          {"free_energy": 1e-7, "train_loss": 1e-7, "m": 0.02}, status, "m error above", "count-split 12",
-                          "count-split 10", answers[-1], answers)
+                          {"free_energy": 1e-7, "train_loss": 1e-7, "m": 0.02}, status, "m error above",
+                          "count-split 12", "count-split 10", answers[-1], answers)
     return ladder, rules
 
 

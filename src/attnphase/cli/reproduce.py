@@ -34,8 +34,8 @@ REPRODUCE_HELP = _help("""Write a report directory per model: report.md, PNG fig
     {count} in about 5 minutes on 2 idle cores, every number with its error. --full runs the papers' sizes and takes
     several hours on 2 cores: signal-recovery about 45-60 minutes; positional-semantic computes alpha_c and alpha_l
     at 20 values of omega (alpha_c alone over the 20 took 211 s on 2 idle cores, the curve of
-    benchmarks/bench_positional_semantic.py; alpha_l adds about 15 s per omega), both branches at 11 values of alpha, and runs the d = 1000
-    gradient-descent validation (1-2 CPU-hours); copy-heads adds long Langevin chains for the hysteresis and
+    benchmarks/bench_positional_semantic.py; alpha_l adds about 15 s per omega), both branches at 11 values of
+    alpha, and runs the d = 1000 gradient-descent validation (1-2 CPU-hours); copy-heads adds long Langevin chains for the hysteresis and
     bimodality figures. Each model's report is written as soon as that model finishes, so an interrupted run keeps
     the reports already written; the run ends with a table of each model's headline numbers, time and report
     (--json: every headline number). The simulations run on CUDA when a GPU is present (--device auto).

@@ -16,8 +16,9 @@ On a kink or a jump the error of a rule depends on where the kink falls between 
 three rules can agree by chance on a wrong value; there the estimate is three times the largest of the
 last four differences, a converged result needs four rules (or three agreeing to rounding), and the
 error bar covered the exact value on every shifted kink and jump it was measured on
-(`numeric.refinement_error.tail_estimate`), at the price of bars typically 10 to 20 times the true error on them, and up to thousands of times on
-smooth integrands that converge slowly and stop at the cap (E[1/(1 + 4z^2)]: 8.2e-3 for 1.7e-6).
+(`numeric.refinement_error.tail_estimate`), at the price of bars typically 10 to 20 times the true error on them,
+and up to thousands of times on smooth integrands that converge slowly and stop at the cap (E[1/(1 + 4z^2)]:
+8.2e-3 for 1.7e-6).
 """
 
 from __future__ import annotations
@@ -191,8 +192,8 @@ def gaussian_expectation(
     until the standard error is within tolerance or 2^18 points.
 
     The error estimate of a refinement step (`numeric.refinement_error.tail_estimate`) is the last difference
-    |Q_k - Q_{k-1}| when the differences collapse (the last three each at most 1/10 of the one before, or two at most 1/50, or
-    rounding-level agreement), otherwise three times the largest of the last four differences; plus a bound
+    |Q_k - Q_{k-1}| when the differences collapse (the last three each at most 1/10 of the one before, or two at most
+    1/50, or rounding-level agreement), otherwise three times the largest of the last four differences; plus a bound
     on the rounding error of the weighted sum.
     """
     method = check_choice("method", method, ("hermite", "sobol"))

@@ -300,7 +300,8 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
     at_omega = min(curve_rows, key=lambda r: abs(r["omega"] - OMEGA))  # the curve's point nearest ω = 0.3
     headline = {f"alpha_c(omega={at_omega['omega']:.2f})": at_omega["alpha_c"], "alpha_c_error": at_omega["alpha_c_error"],
                 f"alpha_l(omega={at_omega['omega']:.2f})": at_omega["alpha_l"], "alpha_l_error": at_omega["alpha_l_error"],
-                "omega": OMEGA, "linear_baseline_test_error": baseline, "lower_training_loss": lower, "phase_curve": curve_rows}
+                "omega": OMEGA, "linear_baseline_test_error": baseline, "lower_training_loss": lower,
+                "phase_curve": curve_rows}
     fmt = lambda v: "—" if v is None or not np.isfinite(v) else f"{v:.4f}"  # noqa: E731
     lines = [
         "# Positional vs semantic attention — reproduction",

@@ -1,5 +1,5 @@
-"""The code that computes a sweep's points: a point function as a process loads it, and the code version under which
-its results are stored.
+"""The code that computes a sweep's points: the named point functions (`SWEEP_POINTS`, `resolve_point`), a point
+function as a process loads it, and the code version under which its results are stored.
 
 A result is stored under the version of the code that computed it, which the process that ran the point reports
 (`LoadedPoint.version`): the driver refuses a result whose version differs from the sweep's (`point_version`, the
@@ -20,14 +20,16 @@ import importlib
 import importlib.util
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from attnphase.errors import ParameterError
+from attnphase.models.registry import MODELS
 from attnphase.version import HASH_DIGITS, PACKAGE_DIR, code_version, hash_of_tree, source_hash
 
 __all__ = ["LoadedPoint", "loaded_point", "load_point", "point_version", "point_version_on_disk",
-           "point_source_found"]
+           "point_source_found", "SWEEP_POINTS", "register_point", "resolve_point", "current_version"]
 
 # attnphase's code version as this process imported the package: taken when a process that runs points imports this
 # module (a dask worker, with its first point) rather than on first use, which in a long-lived worker could come
@@ -123,3 +125,48 @@ def _file_on_the_import_path(module_name: str) -> str | None:
     except (ImportError, ValueError):  # ValueError: a module without a spec (__main__ at an interactive prompt)
         return None
     return spec.origin if spec is not None else None
+
+
+# --- the named point functions --------------------------------------------------------------------
+
+# The registered models' point functions (attnphase.models.registry), plus the Curie-Weiss demo.
+SWEEP_POINTS: dict[str, str] = {
+    "demo": "attnphase.sweep:curie_weiss_point",
+    **{name: entry.sweep_point for name, entry in MODELS.items() if entry.sweep_point is not None},
+}
+
+
+def register_point(model: str, target: str | Callable[..., Mapping[str, Any]]) -> None:
+    """Make `model` sweepable with `target`: a "module:function" string or a top-level function."""
+    if not isinstance(model, str) or not model:
+        raise ParameterError("model", model, "a non-empty model name")
+    if callable(target):
+        qualname = getattr(target, "__qualname__", "")
+        if "." in qualname or "<" in qualname:
+            raise ParameterError("target", target, "a top-level function (workers import it by name)")
+        target = f"{target.__module__}:{qualname}"
+    SWEEP_POINTS[model] = target
+    resolve_point(model)
+
+
+def resolve_point(model: str) -> tuple[str, Callable[..., Any]]:
+    """The "module:function" target and the function for `model` (a registered name or a target)."""
+    allowed = "one of " + ", ".join(SWEEP_POINTS) + ", or module:function"
+    if not isinstance(model, str):
+        raise ParameterError("model", model, allowed)
+    target = SWEEP_POINTS.get(model, model if ":" in model else None)
+    if target is None:
+        raise ParameterError("model", model, allowed)
+    try:
+        return target, load_point(target)
+    except (ImportError, AttributeError, TypeError, ValueError) as exc:
+        raise ParameterError(
+            "model", model, f"a model whose sweep point {target} can be imported ({type(exc).__name__}: {exc})"
+        ) from None
+
+
+def current_version(model: str) -> str:
+    """The code version under which a sweep of `model` (a registered name or "module:function") run now stores its
+    points: `point_version` of its point function. A name registered in another session is not known here: it gets
+    `code_version()`, as a module that cannot be found does."""
+    return point_version(SWEEP_POINTS.get(model, model))

@@ -41,9 +41,7 @@ and re-raises (a dead local worker as `WorkerProcessDied`; on a cluster, dask ru
 from __future__ import annotations
 
 import contextlib
-import difflib
 import functools
-import inspect
 import math
 import os
 import time
@@ -55,11 +53,16 @@ import numpy as np
 
 from attnphase import progress as progress_display
 from attnphase.errors import ParameterError
-from attnphase.grids import GIVEN, Grid, as_grids, grid_points
-from attnphase.models.registry import MODELS
+from attnphase.grids import Grid, as_grids, grid_points
 from attnphase.params import check_int, check_positive, check_real
-from attnphase.store import ResultStore, canonical_params
-from attnphase.point_code import load_point, point_version, point_version_on_disk
+# the named point functions and the parameter checks, re-exported: `attnphase.sweep` is where users find them
+from attnphase.point_code import (
+    SWEEP_POINTS, current_version, point_version, point_version_on_disk, register_point, resolve_point,
+)
+from attnphase.store import ResultStore
+from attnphase.sweep_parameters import (
+    POINT_CHECKS, check_sweep_parameters, declared_defaults, point_parameters, with_defaults_in_the_key,
+)
 from attnphase.sweep_executors import (
     CLUSTER_EXTRA_HINT, WorkerProcessDied, connect_dask, evaluate_point, require_distributed, run_dask, run_pool,
 )
@@ -70,50 +73,7 @@ __all__ = ["SWEEP_POINTS", "POINT_CHECKS", "CLUSTER_EXTRA_HINT", "register_point
            "check_sweep_parameters", "evaluate_point", "SweepFailure", "SweepReport", "PointParameterError",
            "WorkerProcessDied", "run_sweep", "require_distributed"]
 
-# The registered models' point functions (attnphase.models.registry), plus the Curie-Weiss demo.
-SWEEP_POINTS: dict[str, str] = {
-    "demo": "attnphase.sweep:curie_weiss_point",
-    **{name: entry.sweep_point for name, entry in MODELS.items() if entry.sweep_point is not None},
-}
-
-
-# --- the point functions ------------------------------------------------------------------------
-
-
-def register_point(model: str, target: str | Callable[..., Mapping[str, Any]]) -> None:
-    """Make `model` sweepable with `target`: a "module:function" string or a top-level function."""
-    if not isinstance(model, str) or not model:
-        raise ParameterError("model", model, "a non-empty model name")
-    if callable(target):
-        qualname = getattr(target, "__qualname__", "")
-        if "." in qualname or "<" in qualname:
-            raise ParameterError("target", target, "a top-level function (workers import it by name)")
-        target = f"{target.__module__}:{qualname}"
-    SWEEP_POINTS[model] = target
-    resolve_point(model)
-
-
-def resolve_point(model: str) -> tuple[str, Callable[..., Any]]:
-    """The "module:function" target and the function for `model` (a registered name or a target)."""
-    allowed = "one of " + ", ".join(SWEEP_POINTS) + ", or module:function"
-    if not isinstance(model, str):
-        raise ParameterError("model", model, allowed)
-    target = SWEEP_POINTS.get(model, model if ":" in model else None)
-    if target is None:
-        raise ParameterError("model", model, allowed)
-    try:
-        return target, load_point(target)
-    except (ImportError, AttributeError, TypeError, ValueError) as exc:
-        raise ParameterError(
-            "model", model, f"a model whose sweep point {target} can be imported ({type(exc).__name__}: {exc})"
-        ) from None
-
-
-def current_version(model: str) -> str:
-    """The code version under which a sweep of `model` (a registered name or "module:function") run now stores its
-    points: `point_version` of its point function. A name registered in another session is not known here: it gets
-    `code_version()`, as a module that cannot be found does."""
-    return point_version(SWEEP_POINTS.get(model, model))
+# --- the demo point function ----------------------------------------------------------------------
 
 
 def curie_weiss_point(beta: float, h: float = 0.0) -> dict[str, Any]:
@@ -171,136 +131,6 @@ def curie_weiss_point(beta: float, h: float = 0.0) -> dict[str, Any]:
 def check_curie_weiss_point(beta, h=0.0) -> tuple[float, float]:
     """The demo's parameters, checked: beta > 0 and a finite field h."""
     return check_positive("beta", beta), check_real("h", h)
-
-
-# --- checking a sweep's parameters before any point runs ---------------------------------------------
-#
-# A point check takes a point's parameters by name, with the point function's defaults filled in, and
-# raises ParameterError for a bad value. It costs microseconds against a point's seconds, so every point
-# is checked. It lives next to its point function and validates as that function does, with the ranges
-# declared once in the model's parameters.py; what only the point function sees (e.g. the trials of a
-# signal-recovery point, checked with the schedule it plans) is still caught when that point runs.
-
-
-def _one_of_the_parameters(model: str, required: Sequence[str], optional: Sequence[str], given: str) -> str:
-    listed = [f"{kind} {', '.join(names)}" for kind, names in (("required", required), ("optional", optional))
-              if names]
-    # A name spelled as another command's option (copy-heads' --tau is tau0 here) or mistyped: say the sweep's name.
-    close = difflib.get_close_matches(given, [*required, *optional], n=1)
-    hint = f"; did you mean {close[0]}?" if close else ""
-    return f"one of the parameters {model} takes ({'; '.join(listed)}){hint}"
-
-
-def point_parameters(model: str) -> tuple[list[str], dict[str, Any], bool]:
-    """The parameters `model`'s point function takes by name: the required ones, the optional ones with their
-    defaults, and whether it also takes any other name (**kwargs). Empty for a function without a signature to
-    read. `sweep MODEL --help` lists them."""
-    _, function = resolve_point(model)
-    try:
-        parameters = inspect.signature(function).parameters.values()
-    except (TypeError, ValueError):
-        return [], {}, True
-    by_name = [p for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
-    return ([p.name for p in by_name if p.default is p.empty],
-            {p.name: p.default for p in by_name if p.default is not p.empty},
-            any(p.kind is p.VAR_KEYWORD for p in parameters))
-
-
-def declared_defaults(model: str) -> dict[str, Any]:
-    """The defaults of the parameters that `model`'s point function takes by name (empty for a function without a
-    signature to read): the CLI reads a --set value as the type of its parameter's default (`grids.parse_setting`)."""
-    return point_parameters(model)[1]
-
-
-# Point function ("module:function") -> its point check ("module:function", next to the point function in the model:
-# `ModelEntry.sweep_check`). A point function without one (a researcher's own) gets the checks of names only, and its
-# bad values stop the sweep when its first point runs.
-POINT_CHECKS: dict[str, str] = {
-    "attnphase.sweep:curie_weiss_point": "attnphase.sweep:check_curie_weiss_point",
-    **{entry.sweep_point: entry.sweep_check for entry in MODELS.values() if entry.sweep_check is not None},
-}
-
-
-def check_sweep_parameters(model: str, grids: Sequence[Grid], base: Mapping[str, Any],
-                           points: Iterable[Mapping[str, Any]]) -> None:
-    """Raise ParameterError for parameters that no point could run with; `run_sweep` calls it first.
-
-    A grid or base name the point function does not take, or a parameter it requires that neither
-    gives, is named as that argument gives it (grid NAME, base NAME; the CLI says --grid NAME, --set NAME:
-    `grids.as_sweep_option_error`), with the parameters the function takes. A value outside the range
-    the model declares (`POINT_CHECKS`) is named as the model names it (the CLI adds --grid or --set).
-    """
-    target, function = resolve_point(model)
-    try:
-        signature = inspect.signature(function)
-    except (TypeError, ValueError):  # no signature to read (e.g. a C function): its points will tell
-        return
-    parameters = list(signature.parameters.values())
-    by_name = [p for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
-    for parameter in parameters:
-        if parameter.kind is parameter.POSITIONAL_ONLY and parameter.default is parameter.empty:
-            raise ParameterError("model", model, f"a point function whose parameters can be given by name "
-                                                 f"({parameter.name} is positional-only)")
-    if not any(p.kind is p.VAR_KEYWORD for p in parameters):  # with **kwargs it takes any name
-        names = {p.name for p in by_name}
-        required = [p.name for p in by_name if p.default is p.empty]
-        optional = [p.name for p in by_name if p.default is not p.empty]
-        for grid in grids:
-            if grid.name not in names:
-                raise ParameterError(f"grid {grid.name}", grid.spec,
-                                     _one_of_the_parameters(model, required, optional, grid.name))
-        for name, value in base.items():
-            if name not in names:
-                raise ParameterError(f"base {name}", value, _one_of_the_parameters(model, required, optional, name))
-    given = {grid.name for grid in grids} | set(base)
-    missing = [p.name for p in by_name if p.default is p.empty and p.name not in given]
-    if missing:  # the first named as the option to give, every one listed: one run finds them all
-        also = f" (missing too: {', '.join(missing[1:])})" if missing[1:] else ""
-        raise ParameterError(f"base {missing[0]}", None,
-                             f"a value at every point: {model} requires {missing[0]}, {GIVEN}{also}")
-    check_target = POINT_CHECKS.get(target)
-    if check_target is not None:
-        check = load_point(check_target)
-        for point in points:
-            check(**_with_defaults(signature, point))
-
-
-def _with_defaults(signature: inspect.Signature, point: Mapping[str, Any]) -> dict[str, Any]:
-    """The point's parameters by name with the function's defaults filled in (**kwargs spread out)."""
-    bound = signature.bind(**point)
-    bound.apply_defaults()
-    arguments: dict[str, Any] = {}
-    for name, value in bound.arguments.items():
-        kind = signature.parameters[name].kind
-        if kind is inspect.Parameter.VAR_KEYWORD:
-            arguments.update(value)
-        elif kind is not inspect.Parameter.VAR_POSITIONAL:
-            arguments[name] = value
-    return arguments
-
-
-def _with_defaults_in_the_key(function: Callable[..., Any], points: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The points with the point function's defaults filled in, so that a parameter given at its default value
-    (`--set h=0` where h defaults to 0) and one left out name the same stored point.
-
-    A default that cannot be part of a key (not a number, a string, a bool or None) is left to the function; so is
-    every default of a function without a signature to read.
-    """
-    try:
-        parameters = inspect.signature(function).parameters.values()
-    except (TypeError, ValueError):
-        return points
-    defaults = {}
-    for parameter in parameters:
-        if parameter.default is parameter.empty or parameter.kind not in (parameter.POSITIONAL_OR_KEYWORD,
-                                                                          parameter.KEYWORD_ONLY):
-            continue
-        try:
-            canonical_params({parameter.name: parameter.default})
-        except ParameterError:
-            continue
-        defaults[parameter.name] = parameter.default
-    return [{**defaults, **point} for point in points]
 
 
 class PointParameterError(ParameterError):
@@ -442,7 +272,7 @@ def run_sweep(
     base = dict(base or {})
     points = grid_points(grid_list, base)
     check_sweep_parameters(model, grid_list, base, points)
-    points = _with_defaults_in_the_key(function, points)
+    points = with_defaults_in_the_key(function, points)
     if workers is not None:
         workers = check_int("workers", workers, 1, 1024)
     version = point_version(target)

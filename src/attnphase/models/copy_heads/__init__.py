@@ -7,7 +7,8 @@ Modules: `symbolic` (the expressions) and `derivation` (rendered), `kernels` (co
 `softmax_transition`, `linear_transition`, `causal` (one row sum per row), `thresholds` (`threshold`),
 `scaling_laws`, `law_verdicts` (the verdict on the softmax L ln²L claim), `fluctuations`, `row_tables`,
 `row_mean_field`, `row_posterior`, `network` and `samplers` (the real network on `validate.mala`), `simulation`,
-`chain_statistics` (the draws' means, errors and diagnostics), `results` and `simulation_results`, `plots` (figures).
+`chain_statistics` (the draws' means, errors and diagnostics), `results`, `row_mean_field_results` and
+`simulation_results`, `plots` (figures).
 
 The public names below are imported on first use (module `__getattr__`), so that importing the package (the
 CLI builds its options from `convention` and `parameters`) does not import SymPy or torch.
@@ -25,8 +26,9 @@ _MODULES = {
     "instance": ["CopyHeadsInstance"],
     "results": ["Minimum", "SolveResult", "Transition", "SoftmaxTransition", "LinearTransition",
                 "CausalLinearTransition", "RowMeanFieldTransition", "ExactRowRateThreshold", "ClaimedLawFit",
-                "ScalingResult", "ConventionTable", "PosteriorMeans", "RowMeanFieldResult", "DualMeanField",
-                "MeanFieldWindow", "RowPosteriorMeans", "FiniteDataCorrection"],
+                "ScalingResult", "ConventionTable", "PosteriorMeans"],
+    "row_mean_field_results": ["RowMeanFieldResult", "DualMeanField", "MeanFieldWindow", "RowPosteriorMeans",
+                               "FiniteDataCorrection"],
     "simulation_results": ["SimulationResult", "SweepResult", "HysteresisResult", "RowModelResult"],
     "exact": ["weight_space_action", "function_space_action", "order_parameters_of", "copy_plane_matrix",
               "causal_plane_matrix", "features_and_targets"],

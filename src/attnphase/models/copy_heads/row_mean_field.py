@@ -28,9 +28,9 @@ from attnphase.models.copy_heads import kernels
 from attnphase.models.copy_heads.convention import DEFAULT, Convention
 from attnphase.models.copy_heads.instance import CopyHeadsInstance
 from attnphase.models.copy_heads.parameters import DataSize, check_P_values
-from attnphase.models.copy_heads.results import (
-    Barrier, DualMeanField, MeanFieldMinima, MeanFieldPoint, MeanFieldScanPoint, MeanFieldWindow, RowMeanFieldResult,
-    RowMeanFieldTransition, WindowScanPoint,
+from attnphase.models.copy_heads.results import MeanFieldScanPoint, RowMeanFieldTransition
+from attnphase.models.copy_heads.row_mean_field_results import (
+    Barrier, DualMeanField, MeanFieldMinima, MeanFieldPoint, MeanFieldWindow, RowMeanFieldResult, WindowScanPoint,
 )
 from attnphase.models.copy_heads.row_tables import (
     CAUSAL_SOFTMAX_MAX_L, HYBRID_EXACT_MAX, ROW_SET_DENSITIES, check_row_set_size, row_set, tilted_row_moments,

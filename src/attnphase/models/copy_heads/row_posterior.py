@@ -26,7 +26,7 @@ from attnphase.errors import ParameterError
 from attnphase.models.copy_heads import kernels
 from attnphase.models.copy_heads.convention import DEFAULT, Convention
 from attnphase.models.copy_heads.parameters import DataSize
-from attnphase.models.copy_heads.results import CorrectedWell, FiniteDataCorrection, RowPosteriorMeans, Well
+from attnphase.models.copy_heads.row_mean_field_results import CorrectedWell, FiniteDataCorrection, RowPosteriorMeans, Well
 from attnphase.models.copy_heads.row_mean_field import row_mean_field, softmax_instance
 from attnphase.models.copy_heads.row_tables import ROW_SET_DENSITIES, row_set, tilted_row_covariance, tilted_rows
 from attnphase.numeric.landscape import central_hessian_2d, laplace_box_average

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from attnphase.models.copy_heads.results import PosteriorMeans, RowPosteriorMeans, SolveResult
+from attnphase.models.copy_heads.results import PosteriorMeans, SolveResult
+from attnphase.models.copy_heads.row_mean_field_results import RowPosteriorMeans
 from attnphase.results import Result, Status
 from attnphase.validate.compare import Comparison, verdict_of
 

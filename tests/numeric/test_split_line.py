@@ -11,7 +11,8 @@ from scipy.stats import norm
 from attnphase.errors import ParameterError
 from attnphase.numeric.basin_lines import LINE_CUTS
 from attnphase.numeric.reflections import Reflection, ReflectionGroup, fold_orbits, orbit_rule
-from attnphase.numeric.split_line import CountSplit, OuterSplit, SplitLineRule, split_line_expectation
+from attnphase.numeric.basin_planes import CountSplit
+from attnphase.numeric.split_line import OuterSplit, SplitLineRule, split_line_expectation
 
 
 def _shift(z):

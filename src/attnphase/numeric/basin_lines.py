@@ -50,6 +50,10 @@ PROBE_HALF_WIDTH = 6.0
 FOLD_GAP = 0.1
 # Initial panel edges inside [−T, T] (`line_integrals`' default): narrow where the normal density is large.
 LINE_CUTS = (-4.5, -2.5, -1.0, 0.0, 1.0, 2.5, 4.5)
+# Initial panel edges of an outer coordinate integrated adaptively (numeric.split_line's OuterSplit, the count split
+# of numeric.basin_planes): fewer than along the lines, each outer node costing a whole line (or plane) integral;
+# interval halving refines where the estimate asks for it.
+OUTER_CUTS = np.array([-3.0, 0.0, 3.0])
 MAX_ROUNDS = 16
 # Gauss-Kronrod (7, 15) on [−1, 1] (QUADPACK's qk15 constants).
 _KRONROD_POS = np.array([0.991455371120812639206854697526329, 0.949107912342758524526189684047851,
@@ -72,14 +76,48 @@ GAUSS_W = np.array([0.129484966168869693270611432679082, 0.279705391489276667901
 def normal_density(x):
     return np.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)
 
+def panels_cut_at(cuts_per_row) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The panels (lo, hi, owner) that cut [−T, T] at each row's points (cuts_per_row[r], sorted or not, repeats
+    allowed): owner is the row each panel belongs to."""
+    lo, hi, owner = [], [], []
+    for row, cuts in enumerate(cuts_per_row):
+        edges = np.concatenate([[-HALF_WIDTH], np.unique(cuts), [HALF_WIDTH]])
+        lo += list(edges[:-1])
+        hi += list(edges[1:])
+        owner += [row] * (len(edges) - 1)
+    return np.array(lo), np.array(hi), np.array(owner, dtype=int)
+
+
+def kronrod_nodes(lo, hi) -> tuple[np.ndarray, np.ndarray]:
+    """The 15 Kronrod nodes of each panel [lo, hi] (P, 15), and the normal density there times the half width (the
+    factor of the rule on [−1, 1])."""
+    half = 0.5 * (hi - lo)
+    along = (lo + half)[:, None] + half[:, None] * KRONROD_X[None, :]
+    return along, half[:, None] * normal_density(along)
+
+
+def kronrod_estimates(values, density) -> tuple[np.ndarray, np.ndarray]:
+    """The panels' integrals of `values` ((P, 15, k), at `kronrod_nodes`) against the normal density by the Kronrod
+    rule (P, k), and their error estimates |Kronrod − Gauss| (P, k)."""
+    kronrod = np.einsum("pnk,pn->pk", values, density * KRONROD_W[None, :])
+    gauss = np.einsum("pnk,pn->pk", values[:, GAUSS_IN_KRONROD], density[:, GAUSS_IN_KRONROD] * GAUSS_W[None, :])
+    return kronrod, np.abs(kronrod - gauss)
+
+
+def halve_open_panels(lo, hi, owner, done) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The panels not `done`, each cut in two halves (interval halving's next round)."""
+    mid = 0.5 * (lo + hi)
+    return (np.concatenate([lo[~done], mid[~done]]), np.concatenate([mid[~done], hi[~done]]),
+            np.concatenate([owner[~done], owner[~done]]))
+
 
 @dataclass(frozen=True)
 class LineIntegrals:
     """Per-line results of `line_integrals` (n_lines rows): integrals (n_lines, k) of the integrand
     against the normal density along the line; n_switches: detected basin switches; unresolved_panels
     and unresolved_error: panels left above the tolerance and their summed Kronrod error estimates;
-    n_points: minimisations used in total; n_lines: lines integrated. From split_line's count split (one row
-    per plane): count_error (n_planes, k): the accepted panels' |Kronrod − Gauss| along the count axis,
+    n_points: minimisations used in total; n_lines: lines integrated. From the count split (numeric.basin_planes;
+    one row per plane): count_error (n_planes, k): the accepted panels' |Kronrod − Gauss| along the count axis,
     summed; n_count_cuts: changes of the switch count located; unresolved_count_panels: count-axis panels
     left above the tolerance."""
 
@@ -238,26 +276,21 @@ def line_integrals(global_minimum, local_minimum, integrand, outer, axis: int, p
     unresolved = np.zeros(n_lines, dtype=int)
     unresolved_error = np.zeros(n_lines)
     for round_ in range(MAX_ROUNDS):
-        half = 0.5 * (hi - lo)
-        along = (lo + half)[:, None] + half[:, None] * KRONROD_X[None, :]  # (panels, 15)
-        density = half[:, None] * normal_density(along)
+        along, density = kronrod_nodes(lo, hi)  # (panels, 15)
         zp = np.insert(np.repeat(outer[piece_line[owner]], len(KRONROD_X), axis=0), axis, along.ravel(), axis=1)
         xp, vp, used = _node_minima(zp, along.ravel(), np.repeat(owner, len(KRONROD_X)))
         n_points += used
         values = integrand(zp, xp, vp).reshape(len(lo), len(KRONROD_X), -1)
-        kronrod = np.einsum("pnk,pn->pk", values, density * KRONROD_W[None, :])
-        gauss = np.einsum("pnk,pn->pk", values[:, GAUSS_IN_KRONROD], density[:, GAUSS_IN_KRONROD] * GAUSS_W[None, :])
+        kronrod, error = kronrod_estimates(values, density)
         if integrals is None:
             integrals = np.zeros((n_lines, values.shape[2]))
-        error = np.abs(kronrod - gauss).max(axis=1)
+        error = error.max(axis=1)
         done = (error <= panel_tol) | (round_ == MAX_ROUNDS - 1)
         stuck = done & (error > panel_tol)
         np.add.at(unresolved, piece_line[owner[stuck]], 1)
         np.add.at(unresolved_error, piece_line[owner[stuck]], error[stuck])
         np.add.at(integrals, piece_line[owner[done]], kronrod[done])
-        mid = 0.5 * (lo + hi)
-        lo, hi, owner = (np.concatenate([lo[~done], mid[~done]]), np.concatenate([mid[~done], hi[~done]]),
-                         np.concatenate([owner[~done], owner[~done]]))
+        lo, hi, owner = halve_open_panels(lo, hi, owner, done)
         if lo.size == 0:
             break
     return LineIntegrals(integrals=integrals, n_switches=switch.sum(axis=1), unresolved_panels=unresolved,

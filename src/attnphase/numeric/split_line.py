@@ -73,13 +73,14 @@ import numpy as np
 from scipy import special
 
 from attnphase.errors import ParameterError
-from attnphase.numeric.basin_lines import (BISECTIONS, GAUSS_IN_KRONROD, GAUSS_W, HALF_WIDTH, KRONROD_W,
-                                          KRONROD_X, LINE_CUTS, MAX_ROUNDS, PROBE_HALF_WIDTH, LineIntegrals,
-                                          detect_switches, integrals_in_blocks, line_integrals, normal_density)
+from attnphase.numeric.basin_lines import (BISECTIONS, HALF_WIDTH, KRONROD_W, KRONROD_X, LINE_CUTS, MAX_ROUNDS,
+                                          OUTER_CUTS, PROBE_HALF_WIDTH, halve_open_panels, integrals_in_blocks,
+                                          kronrod_estimates, kronrod_nodes, line_integrals, panels_cut_at)
+from attnphase.numeric.basin_planes import CountSplit, plane_integrals
 from attnphase.numeric.reflections import ReflectionGroup, fold_orbits, orbit_rule
 from attnphase.params import check_int, check_real
 
-__all__ = ["SplitLineRule", "OuterSplit", "CountSplit", "SplitLineExpectation",
+__all__ = ["SplitLineRule", "OuterSplit", "SplitLineExpectation",
            "split_line_expectation", "OUTER_WEIGHT_FLOOR"]
 
 # Nodes of the outer tensor Gauss-Hermite rules at or below this weight are left out (with n nodes in each of d
@@ -149,35 +150,6 @@ class OuterSplit:
         check_real("weight_floor", self.weight_floor, 0.0, 1e-6)
         for n in self.nodes_per_dim or ():
             check_int("nodes_per_dim", n, 2, 60)
-
-
-@dataclass(frozen=True)
-class CountSplit:
-    """Integrate one more OUTER coordinate adaptively, cut where the number of switches on a line changes.
-
-    Where the switching set has bounded pieces inside the plane (line axis, `axis`) — segments with
-    cusp ends, closed curves — the number of basin switches on a line changes along `axis` (a pair of
-    switches is born or dies where a line touches such a piece), and the line integral has a
-    square-root point or a kink there, across which Gauss-Hermite in `axis` converges only
-    algebraically. The coordinate `axis` is then integrated by adaptive Gauss-Kronrod (7, 15) against
-    the normal density on [−T, T], cut where the switch count detected on the line (numeric.basin_lines,
-    steps 1-2) differs between neighbouring of `probe_nodes` uniform probes on [−6, 6]; each such
-    change is located by `bisections` halvings on that count; panels are halved until their
-    |Kronrod − Gauss| ≤ `panel_tol` (absolute, per unit weight of the remaining coordinates); 30
-    bisections place a cut to 12/47·2⁻³⁰ ≈ 2.4e-10. Every Kronrod node is a whole split line: at the model's ω = 0
-    state (inside an OuterSplit along ζ_1) 1.0e4-1.6e4 lines per remaining Gauss-Hermite node.
-    With an OuterSplit, its indicator must not depend on this coordinate either (it is evaluated at 0).
-    """
-
-    axis: int
-    probe_nodes: int = 48
-    panel_tol: float = 1e-9
-    bisections: int = 30
-
-    def __post_init__(self):
-        check_int("probe_nodes", self.probe_nodes, 4, 400)
-        check_real("panel_tol", self.panel_tol, 0.0, 1.0, low_open=True)
-        check_int("bisections", self.bisections, 1, 60)
 
 
 @dataclass(frozen=True)
@@ -289,8 +261,9 @@ def split_line_expectation(global_minimum, local_minimum, integrand, dim: int, a
                                   rule.panel_tol, same_tol, rule.line_cuts)
     else:
         def integrate(rows):
-            return _plane_integrals(global_minimum, local_minimum, integrand, rows, axis, count_position, rule,
-                                    same_tol, count_split)
+            return plane_integrals(global_minimum, local_minimum, integrand, rows, axis, count_position, count_split,
+                                   probe_nodes=rule.probe_nodes, panel_tol=rule.panel_tol, line_cuts=rule.line_cuts,
+                                   same_tol=same_tol)
 
     def integrals(points):
         return integrals_in_blocks(integrate, points)
@@ -318,11 +291,6 @@ def _rotated(global_minimum, local_minimum, integrand, R):
     """The callables as functions of u, z = R u (rows: z = u Rᵀ)."""
     return (lambda u: global_minimum(u @ R.T), lambda u, start: local_minimum(u @ R.T, start),
             lambda u, x, value: integrand(u @ R.T, x, value))
-
-
-# Outer panels: fewer initial cuts than along the lines (each outer node costs a whole line integral);
-# interval halving refines where the estimate asks for it.
-_OUTER_CUTS = np.array([-3.0, 0.0, 3.0])
 
 
 def _split_outer_expectation(integrals, reduced, dim, axis, rule, outer_split: OuterSplit, R,
@@ -369,24 +337,15 @@ def _split_outer_expectation(integrals, reduced, dim, axis, rule, outer_split: O
         b = np.where(same_side, b, c)
     roots = 0.5 * (a + b)
 
-    # 2. initial panels: [−T, T] cut at the zeros and at _OUTER_CUTS
-    lo, hi, owner = [], [], []
-    for r in range(n_rest):
-        cuts = np.unique(np.concatenate([roots[line_id == r], _OUTER_CUTS]))
-        edges = np.concatenate([[-HALF_WIDTH], cuts, [HALF_WIDTH]])
-        lo += list(edges[:-1])
-        hi += list(edges[1:])
-        owner += [r] * (len(edges) - 1)
-    lo, hi, owner = np.array(lo), np.array(hi), np.array(owner)
+    # 2. initial panels: [−T, T] cut at the zeros and at OUTER_CUTS
+    lo, hi, owner = panels_cut_at([np.concatenate([roots[line_id == r], OUTER_CUTS]) for r in range(n_rest)])
 
     # 3. interval halving; every Kronrod node of an outer panel is a whole split line
     total, error_sum, count_error = None, None, None
     n_points = n_lines = n_split = n_switches = unresolved = unresolved_outer = n_count_cuts = unresolved_count = 0
     switch_weight = unresolved_error = 0.0
     for round_ in range(MAX_ROUNDS):
-        half = 0.5 * (hi - lo)
-        along = (lo + half)[:, None] + half[:, None] * KRONROD_X[None, :]
-        density = half[:, None] * normal_density(along)
+        along, density = kronrod_nodes(lo, hi)
         z = full_points(np.repeat(rest[owner], len(KRONROD_X), axis=0), along.ravel())
         lines = integrals(z[:, reduced])
         node_w = (density * KRONROD_W[None, :]).ravel()
@@ -406,19 +365,14 @@ def _split_outer_expectation(integrals, reduced, dim, axis, rule, outer_split: O
         switch_weight += float(line_w[split].sum())
         unresolved += int(copies @ lines.unresolved_panels)
         unresolved_error += float(np.abs(line_w) @ lines.unresolved_error)
-        vals = lines.integrals.reshape(len(lo), len(KRONROD_X), -1)
-        kronrod = np.einsum("pnk,pn->pk", vals, density * KRONROD_W[None, :])
-        gauss = np.einsum("pnk,pn->pk", vals[:, GAUSS_IN_KRONROD], density[:, GAUSS_IN_KRONROD] * GAUSS_W[None, :])
-        error = np.abs(kronrod - gauss)
+        kronrod, error = kronrod_estimates(lines.integrals.reshape(len(lo), len(KRONROD_X), -1), density)
         done = (error.max(axis=1) <= outer_split.panel_tol) | (round_ == MAX_ROUNDS - 1)
         unresolved_outer += int((done & (error.max(axis=1) > outer_split.panel_tol)).sum())
         value = fold_orbits(kronrod[done], rest_table[owner[done]])
         value_error = fold_orbits(error[done], rest_table[owner[done]])
         total = value if total is None else total + value
         error_sum = value_error if error_sum is None else error_sum + value_error
-        mid = 0.5 * (lo + hi)
-        lo, hi, owner = (np.concatenate([lo[~done], mid[~done]]), np.concatenate([mid[~done], hi[~done]]),
-                         np.concatenate([owner[~done], owner[~done]]))
+        lo, hi, owner = halve_open_panels(lo, hi, owner, done)
         if lo.size == 0:
             break
     return SplitLineExpectation(value=total, n_points=int(n_points), n_lines=int(n_lines), n_split_lines=n_split,
@@ -427,80 +381,3 @@ def _split_outer_expectation(integrals, reduced, dim, axis, rule, outer_split: O
                                 n_outer_cuts=int(len(roots)), unresolved_outer_panels=unresolved_outer,
                                 count_error=count_error, n_count_cuts=n_count_cuts,
                                 unresolved_count_panels=unresolved_count)
-
-
-def _plane_integrals(global_minimum, local_minimum, integrand, rows, axis: int, count_position: int,
-                     rule: SplitLineRule, same_tol: float, count_split: CountSplit) -> LineIntegrals:
-    """Integrals of integrand·φ(z_axis)·φ(z_count) over the planes (line axis, count axis) through the rows
-    of `rows` (the remaining coordinates, (n_planes, dim − 2)); z_count sits at `count_position` among the
-    line's dim − 1 outer coordinates. Adaptive Gauss-Kronrod along z_count, cut where the number of
-    switches detected on the line changes (see CountSplit); each node a split line (`line_integrals`)."""
-    n_planes = len(rows)
-
-    def line_points(plane, t):
-        return np.insert(rows[plane], count_position, t, axis=1)
-
-    def switch_counts(plane, t):
-        _, _, switch, used = detect_switches(global_minimum, local_minimum, line_points(plane, t), axis,
-                                              rule.probe_nodes, same_tol)
-        return switch.sum(axis=1), used
-
-    # 1. switch counts on lines at uniform probes of z_count; bisection of every change
-    probe_t = np.linspace(-PROBE_HALF_WIDTH, PROBE_HALF_WIDTH, count_split.probe_nodes)
-    n_probe = len(probe_t)
-    counts, n_points = switch_counts(np.repeat(np.arange(n_planes), n_probe), np.tile(probe_t, n_planes))
-    counts = counts.reshape(n_planes, n_probe)
-    plane_id, gap_id = np.nonzero(counts[:, :-1] != counts[:, 1:])
-    a, b, count_a = probe_t[gap_id].copy(), probe_t[gap_id + 1].copy(), counts[plane_id, gap_id]
-    for _ in range(count_split.bisections if len(plane_id) else 0):
-        c = 0.5 * (a + b)
-        count_c, used = switch_counts(plane_id, c)
-        n_points += used
-        left = count_c == count_a
-        a, b = np.where(left, c, a), np.where(left, b, c)
-    changes = 0.5 * (a + b)
-
-    # 2. initial panels: [−T, T] cut at the changes and at _OUTER_CUTS; 3. interval halving
-    lo, hi, owner = [], [], []
-    for plane in range(n_planes):
-        edges = np.concatenate([[-HALF_WIDTH], np.unique(np.concatenate([changes[plane_id == plane], _OUTER_CUTS])),
-                                [HALF_WIDTH]])
-        lo += list(edges[:-1])
-        hi += list(edges[1:])
-        owner += [plane] * (len(edges) - 1)
-    lo, hi, owner = np.array(lo), np.array(hi), np.array(owner)
-    total = error_sum = None
-    n_switches = np.zeros(n_planes, dtype=int)
-    unresolved = np.zeros(n_planes, dtype=int)
-    unresolved_error = np.zeros(n_planes)
-    n_lines = unresolved_count = 0
-    for round_ in range(MAX_ROUNDS):
-        half = 0.5 * (hi - lo)
-        along = (lo + half)[:, None] + half[:, None] * KRONROD_X[None, :]
-        density = half[:, None] * normal_density(along)
-        node_plane = np.repeat(owner, len(KRONROD_X))
-        lines = line_integrals(global_minimum, local_minimum, integrand, line_points(node_plane, along.ravel()), axis,
-                                rule.probe_nodes, rule.panel_tol, same_tol, rule.line_cuts)
-        n_points += lines.n_points
-        n_lines += lines.n_lines
-        np.add.at(n_switches, node_plane, lines.n_switches)
-        np.add.at(unresolved, node_plane, lines.unresolved_panels)
-        np.add.at(unresolved_error, node_plane, (density * KRONROD_W[None, :]).ravel() * lines.unresolved_error)
-        vals = lines.integrals.reshape(len(lo), len(KRONROD_X), -1)
-        kronrod = np.einsum("pnk,pn->pk", vals, density * KRONROD_W[None, :])
-        gauss = np.einsum("pnk,pn->pk", vals[:, GAUSS_IN_KRONROD], density[:, GAUSS_IN_KRONROD] * GAUSS_W[None, :])
-        if total is None:
-            total, error_sum = np.zeros((n_planes, vals.shape[2])), np.zeros((n_planes, vals.shape[2]))
-        error = np.abs(kronrod - gauss)
-        done = (error.max(axis=1) <= count_split.panel_tol) | (round_ == MAX_ROUNDS - 1)
-        unresolved_count += int((done & (error.max(axis=1) > count_split.panel_tol)).sum())
-        np.add.at(total, owner[done], kronrod[done])
-        np.add.at(error_sum, owner[done], error[done])
-        mid = 0.5 * (lo + hi)
-        lo, hi, owner = (np.concatenate([lo[~done], mid[~done]]), np.concatenate([mid[~done], hi[~done]]),
-                         np.concatenate([owner[~done], owner[~done]]))
-        if lo.size == 0:
-            break
-    return LineIntegrals(integrals=total, n_switches=n_switches, unresolved_panels=unresolved,
-                         unresolved_error=unresolved_error, n_points=int(n_points), n_lines=n_lines,
-                         count_error=error_sum, n_count_cuts=int(len(changes)), unresolved_count_panels=unresolved_count)

@@ -52,7 +52,8 @@ from attnphase.errors import ParameterError
 from attnphase.models.positional_semantic.parameters import Accuracy, Parameters
 from attnphase.models.positional_semantic.state_evolution import SaddlePointEquations
 from attnphase.numeric.basin_lines import LINE_CUTS
-from attnphase.numeric.split_line import OUTER_WEIGHT_FLOOR, CountSplit, SplitLineRule
+from attnphase.numeric.basin_planes import CountSplit
+from attnphase.numeric.split_line import OUTER_WEIGHT_FLOOR, SplitLineRule
 from attnphase.params import check_int, check_positive, check_real
 
 __all__ = ["Rule", "FIELD_TOL", "FOLLOW_NODES", "SPLIT_RULE_TENSOR_NODES", "SPREAD_RUNGS", "WINDOW_BIAS",

@@ -25,7 +25,8 @@ from attnphase.numeric.basins import FrozenBasins
 from attnphase.numeric.gauss import pruned_tensor_rule
 from attnphase.numeric.minimize import MultiStartMinimum
 from attnphase.numeric.reflections import Reflection
-from attnphase.numeric.split_line import OUTER_WEIGHT_FLOOR, CountSplit, OuterSplit, SplitLineRule, split_line_expectation
+from attnphase.numeric.basin_planes import CountSplit
+from attnphase.numeric.split_line import OUTER_WEIGHT_FLOOR, OuterSplit, SplitLineRule, split_line_expectation
 
 __all__ = ["HAT_ORDER", "Kernels", "kernels", "tokens", "proximal_map", "state_vector", "Evaluation",
            "SaddlePointEquations", "zeta_rotation", "pitchfork_indicator"]
@@ -176,7 +177,7 @@ class SaddlePointEquations:
     Gauss-Hermite rule at ω = 0.3 (not at ω = 0, where χ_2 still converges slowly). outer_weight_floor: those
     Gauss-Hermite nodes of weight at or below it are left out (numeric.split_line.OuterSplit.weight_floor).
 
-    count_split (with outer_split_nodes): χ_2 integrated adaptively too (numeric.split_line.CountSplit,
+    count_split (with outer_split_nodes): χ_2 integrated adaptively too (numeric.basin_planes.CountSplit,
     cut where the number of switches on a χ_1 line changes; its axis must be 1, χ_2); outer_split_nodes
     then counts (χ_3..χ_L, ζ_2..ζ_L) only. For ω = 0, where the switching set inside the (χ_1, χ_2) plane
     has segments with cusp ends; ~10× the cost of the outer-split rule.

@@ -53,6 +53,21 @@ def test_linear_copy_heads_huge_prior_variance_is_solved(option):
     assert out["minima"] == reference["minima"] and out["global_index"] == reference["global_index"]
 
 
+@pytest.mark.parametrize("option", ["--s1", "--score-variance"])
+def test_linear_copy_heads_threshold_at_a_huge_prior_variance_is_that_just_below_the_underflow(option):
+    # P* does not depend on the flat direction's prior; the branches' scale (τλ)^(-1/4) took 0 to a negative power
+    # (ZeroDivisionError) where λ underflows, and is now that of the smallest normal float, as just above 1e305
+    def threshold(value):
+        done = run_cli("threshold", "copy-heads", "--attention", "linear", "--L", "16", "--V", "4", option, value,
+                       "--json")
+        assert done.exit_code == 0 and "Error" not in done.stderr, done.stderr
+        return json.loads(done.stdout)
+
+    huge, below = threshold("1e308"), threshold("1e305")
+    assert huge["P_star"] == below["P_star"] and huge["order"] == below["order"] == "second"
+    assert huge["status"] == below["status"] and huge["crossover_order"] == below["crossover_order"]
+
+
 @pytest.mark.parametrize("extra, name", [(("--score-variance", "1e-308"), "lam_c"),
                                          (("--no-bias", "--score-variance", "5e-324"), "lam_t")])
 def test_linear_copy_heads_tiny_score_variance_fails_naming_it(extra, name):

@@ -9,6 +9,7 @@ same way.
 from __future__ import annotations
 
 import math
+import sys
 from functools import lru_cache
 
 import mpmath
@@ -218,10 +219,12 @@ def state_scale(inst: CopyHeadsInstance) -> float:
     """The size of the ordered minima relative to the default convention's, at least 1: at small τ the fit saturates
     where τnq/V ~ 1, i.e. q ~ V/(τn), with n ∝ (λ/τ)^{1/2}, so (t, c) ∝ (τλ)^{−1/4} (λ the smaller prior precision
     relative to the default's). At L = 16, V = 4, τ = 1e-16 the minimum at the top of the range is t ≈ c ≈ 1800: in
-    steps of at most 0.1 the branch from there ran out of its 20000 points before reaching P*."""
+    steps of at most 0.1 the branch from there ran out of its 20000 points before reaching P*. Where τλ underflows to
+    0 (s1 or the score variance ~1e306) it is taken as the smallest normal float: the scale is then ~1e77, as just
+    above the underflow, and the branches are as far out of float64's reach."""
     own, default = inst.convention.linear_precisions(inst.L), DEFAULT.linear_precisions(inst.L)
     gamma = min(own[k] / default[k] for k in ("lam_t", "lam_c"))
-    return max(1.0, (inst.convention.tau(inst.V) * gamma) ** -0.25)
+    return max(1.0, max(inst.convention.tau(inst.V) * gamma, sys.float_info.min) ** -0.25)
 
 
 def _scaled_points(minima_at, scale: float):

@@ -150,6 +150,21 @@ def test_a_cache_root_where_thresholds_cannot_be_kept_is_named_by_its_variable(a
                             f"directory ([Errno 20] Not a directory: '{a_file}/thresholds/threshold-")
 
 
+@pytest.mark.parametrize("command", [["solve", "positional-semantic", "--omega", "0.3", "--alpha", "1.25", "--json"],
+                                     ["reproduce", "potts", "--out", "report", "--json"]])
+def test_a_cache_root_where_kernels_cannot_be_kept_is_named_by_its_variable(command, a_file, tmp_path):
+    """Every command compiles kernels into $ATTNPHASE_CACHE_DIR/kernels: where that cannot be made, the command stops
+    at once naming the variable (before: a NotADirectoryError with exit 1, and reproduce blamed --out). In a fresh
+    process, as a user meets it (this one holds its kernels in memory)."""
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "attnphase", *command], capture_output=True, text=True,
+                          cwd=tmp_path, env={**os.environ, "ATTNPHASE_CACHE_DIR": str(a_file)}, timeout=120)
+    assert done.returncode == 2 and done.stdout == "" and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.strip() == (f"Error: invalid value for $ATTNPHASE_CACHE_DIR: {str(a_file)!r} (allowed: a "
+                                   f"writable directory ([Errno 20] Not a directory: '{a_file}/kernels'))")
+
+
 def test_a_checkpoint_path_too_long_for_the_system_is_named_by_where_it_came_from(tmp_path, monkeypatch):
     """A checkpoint directory too long for the system: --checkpoint-dir is refused as it is read (as every option
     naming a place to write is, below); the default, made of $ATTNPHASE_CACHE_DIR, fails when it is made and is named

@@ -29,7 +29,7 @@ import numpy as np
 from attnphase.jsonio import decode_exact, encode_exact, to_jsonable
 from attnphase.version import code_version
 
-__all__ = ["CACHE_ENV", "cache_root", "Checkpoint", "write_json_atomically", "kept_directory", "computed_once",
+__all__ = ["CACHE_ENV", "cache_root", "cache_root_error", "Checkpoint", "write_json_atomically", "kept_directory", "computed_once",
            "read_kept", "keep", "COMPUTED_ONCE_FORMAT", "take_tally"]
 
 CACHE_ENV = "ATTNPHASE_CACHE_DIR"
@@ -52,6 +52,15 @@ def take_tally() -> dict[str, int]:
 def cache_root() -> Path:
     """$ATTNPHASE_CACHE_DIR when set, else ~/.cache/attnphase."""
     return Path(os.environ.get(CACHE_ENV) or os.path.join(os.path.expanduser("~"), ".cache", "attnphase"))
+
+
+def cache_root_error(exc: OSError):
+    """The ParameterError for a cache below `cache_root()` that cannot be written (a file in the way, no permission):
+    it names $ATTNPHASE_CACHE_DIR, the one setting a user changes to fix it, with the directory used and the cause."""
+    from attnphase.errors import ParameterError
+
+    return ParameterError(f"${CACHE_ENV}", os.environ.get(CACHE_ENV) or f"unset, so {cache_root()}",
+                          f"a writable directory ({exc})")
 
 
 class Checkpoint:

@@ -128,3 +128,42 @@ def test_solve_reports_exactly_the_local_minima_of_a_grid_scan(L, V, P, changes)
             for i in range(2):
                 assert abs(gradient[i]) <= (abs(hessian[i, 0]) + abs(hessian[i, 1])) * m.error
             assert min(mpmath.eigsy(hessian)[0]) > 0
+
+
+def test_the_hessian_eigenvalues_are_in_the_coordinates_the_page_names():
+    """`hessian_eigenvalues` are the reduced action's in (t, c) (the page and `Minimum`; audit ch15: a user reading them
+    beside c_copy took them for curvatures in c). Linear, L = 16, V = 4, P = 400: the eigenvalues of the spec's action
+    written here, differentiated by mpmath at the reported global minimum. With the entropy remainder (L = 8, V = 4,
+    P = 1000) the third coordinate is ln ρ, not ρ: the Hessian of the model's own action in (t, c, ln ρ), by mpmath's
+    numerical differentiation of its value alone, has the reported eigenvalues, and the one in (t, c, ρ) does not.
+    Agreement to 1e-9 relative: the point's error is below 1e-15 relative, the differentiation at 40 digits exact to
+    far more, the reported values rounded to float64."""
+    result = api.solve("linear", 16, 4, 400.0)
+    best = result.minima[result.global_index]
+    with mpmath.workdps(DPS):
+        args = [mpmath.mpf(v) for v in (400.0, 16, 4, 1.0, 1.0, 1.0)]
+        _, hessian = _derivatives(lambda t, c: _spec_action(t, c, *args, mpmath.log1p),
+                                  [mpmath.mpf(best.c_uniform), mpmath.mpf(best.c_copy)])
+        assert sorted(float(e) for e in mpmath.eigsy(hessian)[0]) == pytest.approx(best.hessian_eigenvalues, rel=1e-9)
+
+    from attnphase.models.copy_heads.instance import CopyHeadsInstance
+
+    convention = api.DEFAULT.with_(remainder="entropy")
+    result = api.solve("linear", 8, 4, 1000.0, convention=convention)
+    best = result.minima[result.global_index]
+    reduced = CopyHeadsInstance.validated(attention="linear", L=8, V=4, convention=convention).reduced
+    n = mpmath.mpf(1000.0)
+    with mpmath.workdps(DPS):
+        point = [mpmath.mpf(best.c_uniform), mpmath.mpf(best.c_copy), mpmath.log(mpmath.mpf(best.rho))]
+
+        def eigenvalues(in_rho: bool):
+            def action(t, c, r):
+                return reduced.action_mp(t, c, mpmath.log(r) if in_rho else r, n)
+
+            at = point[:2] + [mpmath.exp(point[2]) if in_rho else point[2]]
+            orders = [[tuple(int(k in (i, j)) + int(i == j == k) for k in range(3)) for j in range(3)] for i in range(3)]
+            H = mpmath.matrix([[mpmath.diff(action, at, order) for order in row] for row in orders])
+            return sorted(float(e) for e in mpmath.eigsy(H)[0])
+
+        assert eigenvalues(in_rho=False) == pytest.approx(best.hessian_eigenvalues, rel=1e-9)
+        assert eigenvalues(in_rho=True) != pytest.approx(best.hessian_eigenvalues, rel=1e-2)

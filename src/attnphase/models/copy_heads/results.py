@@ -30,6 +30,8 @@ class Minimum:
     on the previous position (softmax) or m (linear); rho the remainder norm per row; error: the largest absolute
     error of c_uniform, c_copy (and rho), from the mpmath polish of the stationary point (homogeneous actions) or the
     float64 Newton step left there (causal linear), NaN where not estimated (the causal softmax row mean field).
+    hessian_eigenvalues: of the reduced action in the coordinates it is solved in (their signs give `stable`):
+    softmax, the previous-position logit x; linear, (t, c), and (t, c, ln ρ) with the entropy remainder.
     """
 
     c_uniform: float

@@ -10,6 +10,7 @@ import mpmath
 import numpy as np
 import pytest
 
+from attnphase import numeric
 from attnphase.api import copy_heads as api
 
 DPS = 60
@@ -173,8 +174,8 @@ def test_the_pages_causal_thresholds_and_softmax_fit_are_what_the_commands_compu
     P = [p.P_star for p in result.points]
     fit = result.fit["P_star"]
     quoted = re.search(r"L = 2¹²…2²⁰ \(9 sizes, what `scaling` fits\), gives ([\d.]+) \[([\d.]+), ([\d.]+)\] "
-                       r"\(the 95% statistical band, .*?, it is the exponent's band `exponent_low/high` that "
-                       r"`scaling` prints and judges by, \[([\d.]+), ([\d.]+)\]\); over all 17 sizes the same "
+                       r"\(the 95% statistical band, .*?, it is the band `exponent_low/high` that "
+                       r"`scaling` prints, \[([\d.]+), ([\d.]+)\]\); over all 17 sizes the same "
                        r"regression gives ([\d.]+) \[([\d.]+), ([\d.]+)\]", page)
     assert quoted is not None
     assert L[0] == 16 and L[-1] == 2**20 and len(L) == 17 and fit.n == 9
@@ -191,6 +192,20 @@ def test_the_pages_causal_thresholds_and_softmax_fit_are_what_the_commands_compu
                       - fit.exponent)
     assert (f"{fit.statistical_low - slope_drift:.3f}", f"{fit.statistical_high + slope_drift:.3f}") == \
         quoted.groups()[3:5] == (f"{fit.exponent_low:.3f}", f"{fit.exponent_high:.3f}")
+    # with log corrections that band is the effective exponent's over the sizes fitted: the next window leaves it
+    # (audit ch15), as the page says with these numbers
+    window = re.search(r"the next window leaves it \(over L = 256…4096 the band is \[([\d.]+), ([\d.]+)\]; "
+                       r"L = 2¹²…2²⁰ gives ([\d.]+); 2²⁰…2²⁸, ([\d.]+)\)", page)
+    assert window is not None
+    below = numeric.law_fit(L[:9], P[:9], 1.0, log_power=2)  # what `scaling` prints for L = 16…4096
+    next_L = [2.0**k for k in range(20, 29)]
+    next_P = [api.threshold("softmax", int(v), 4, 15).P_star for v in next_L]
+    above = stats.linregress([math.log(v) for v in next_L],
+                             [math.log(p / math.log(v) ** 2) for p, v in zip(next_P, next_L)])
+    assert window.groups() == (f"{below.exponent_low:.3f}", f"{below.exponent_high:.3f}", f"{fit.exponent:.3f}",
+                               f"{above.slope:.3f}")
+    assert not below.exponent_low <= fit.exponent <= below.exponent_high
+    assert not fit.exponent_low <= above.slope <= fit.exponent_high
 
 
 def _softmax_action(x, n, L, V, sigma2, log, exp, pi):

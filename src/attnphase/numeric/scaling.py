@@ -29,7 +29,11 @@ upper half of the sizes (the asymptotic part), its band widened by how much the 
 That widened band is the one it reports as the exponent's band: thresholds are deterministic, and their
 residual-based band measures only how straight the log-log plot is over the sizes fitted, not how far the
 exponent still has to move (linear crossover over L = 256…4096: 1.49909 with the residual band [1.49836,
-1.49981], while the fit up to L = 2^20 gives 1.499981 and the exact exponent is 3/2).
+1.49981], while the fit up to L = 2^20 gives 1.499981 and the exact exponent is 3/2). The drift of the local slope
+bounds what the exponent still has to move where the corrections are powers of x (the slope then settles
+geometrically in ln x), not where they are logarithmic: there the band bounds the effective exponent over the sizes
+fitted, and fits over larger x leave it (softmax copy heads, P*/ln²L: 0.899 [0.859, 0.938] over L = 256…4096, 0.951
+over L = 2^12…2^20, 1 asymptotically).
 """
 
 from __future__ import annotations

@@ -59,5 +59,6 @@ def softmax_scaling_verdict(result, conv) -> dict | None:
                           f"plain log-log fit of P*/ln²L (exponent {fit.exponent:.4f} "
                           f"[{fit.exponent_low:.4f}, {fit.exponent_high:.4f}], its 95% band widened by the drift of "
                           f"the local slope {fit.systematic:.4f}, against the claimed 1) is not the verdict: the "
-                          "slowly decaying log corrections bias any finite-range fit"),
+                          "slowly decaying log corrections bias any finite-range fit, and that band bounds only the "
+                          "effective exponent over the sizes fitted (fits over larger L leave it, towards 1)"),
             "holds_by_plain_fit": fit.holds}

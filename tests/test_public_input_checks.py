@@ -269,3 +269,22 @@ def test_copy_heads_threshold_refuses_a_linear_reduction_with_softmax():
 
     refused(lambda: api.threshold("softmax", 16, 4, digits=5, reduction="first-attempt"), "reduction",
             SOFTMAX_ONLY_DEFAULTS.format("convention-a"))
+
+
+# --- $NUMBA_NUM_THREADS: numba starts that many threads at its first parallel loop ------------------------------
+
+@pytest.mark.parametrize("value", ["0", "-3", "abc", "", "1e308", "5000", "100000"])
+def test_a_numba_thread_count_it_cannot_start_is_refused_naming_the_variable(value, monkeypatch):
+    # audit b15: 100000 crashed the process (segmentation fault), 5000 hung a two-core machine past 120 s, 0 stopped
+    # numba with its own ValueError; now every command refuses it before it starts, exit 2, one line
+    monkeypatch.setenv("NUMBA_NUM_THREADS", value)
+    done = run_cli("solve", "potts", "--q", "3", "--beta", "1", "--json")
+    assert done.exit_code == 2 and done.stdout == ""
+    assert done.stderr.strip() == (f"Error: invalid value for $NUMBA_NUM_THREADS: {value!r} (allowed: an integer in "
+                                   "[1, 4096] (unset: every core))")
+
+
+def test_a_numba_thread_count_in_range_runs(monkeypatch):
+    monkeypatch.setenv("NUMBA_NUM_THREADS", "4096")
+    done = run_cli("solve", "potts", "--q", "3", "--beta", "1", "--json")
+    assert done.exit_code == 0 and json.loads(done.stdout)["status"] == "converged"

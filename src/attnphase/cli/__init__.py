@@ -42,6 +42,31 @@ def main() -> None:
       attnphase solve positional-semantic --omega 0.3 --alpha 1.25 --json
       attnphase reproduce --out reports
     """
+    check_numba_threads_variable()
+
+
+# numba starts NUMBA_NUM_THREADS threads with its first parallel loop: 5000 hung a two-core machine, 100000 crashed
+# it (a segmentation fault), and 0 or a negative count stops numba with its own error wherever it is first used
+MAX_NUMBA_THREADS = 4096
+
+
+def check_numba_threads_variable() -> None:
+    """$NUMBA_NUM_THREADS, where set, must be a thread count numba can start (ParameterError naming it otherwise):
+    checked before any command runs, since numba reads it once, at its first use."""
+    import os
+
+    from attnphase.errors import ParameterError
+
+    value = os.environ.get("NUMBA_NUM_THREADS")
+    if value is None:
+        return
+    allowed = f"an integer in [1, {MAX_NUMBA_THREADS}] (unset: every core)"
+    try:
+        count = int(value)
+    except ValueError:
+        raise ParameterError("$NUMBA_NUM_THREADS", value, allowed) from None
+    if not 1 <= count <= MAX_NUMBA_THREADS:
+        raise ParameterError("$NUMBA_NUM_THREADS", value, allowed)
 
 
 for _group in (solve, threshold, scaling, simulate):

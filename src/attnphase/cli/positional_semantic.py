@@ -52,7 +52,8 @@ def deprecated_rules(func):
 
 numba_threads_option = click.option(
     "--threads", type=Int(1, 4096), default=None,
-    help="Threads of the minimisation loops (default: every core numba may use).")
+    help="Threads of the minimisation loops (default: every core numba may use, at most the cores this process may "
+         "run on).")
 
 
 def use_threads(threads) -> int:
@@ -63,7 +64,12 @@ def use_threads(threads) -> int:
     cores: 46 s with one thread, 34 s with two; the results are identical, each node being independent)."""
     import numba
 
-    count = check_int("--threads", threads, 1, 4096) if threads else numba.config.NUMBA_NUM_THREADS
+    from attnphase.validate.device import available_cores
+
+    # numba's pool has NUMBA_NUM_THREADS threads (default: the machine's cores); a larger value than the cores this
+    # process may run on only oversubscribes them, so the default is the smaller of the two
+    count = (check_int("--threads", threads, 1, 4096) if threads
+             else min(numba.config.NUMBA_NUM_THREADS, available_cores()))
     count = min(count, numba.config.NUMBA_NUM_THREADS)
     numba.set_num_threads(count)
     return count

@@ -325,3 +325,16 @@ def test_reproduce_refuses_cuda_without_a_gpu_before_any_model_runs(tmp_path):
                    "--device")
     assert not (tmp_path / "reports").exists()
 
+
+
+@pytest.mark.parametrize("command", [["sweep", "potts", "--grid", "beta=1,2", "--set", "q=3", "--workers", "1"],
+                                     ["store", "list", "--json"]])
+def test_an_empty_store_variable_is_refused_not_read_as_unset(command, tmp_path, monkeypatch):
+    """`attnphase store --help`: an empty path from $ATTNPHASE_STORE is a bad value (exit 2). It was read as unset:
+    the sweep wrote ./results.sqlite, a store the user never named (audit b15)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ATTNPHASE_STORE", "")
+    error = assert_refused(CliRunner().invoke(main, command), "$ATTNPHASE_STORE")
+    assert error == ("Error: invalid value for $ATTNPHASE_STORE: '' (allowed: the path of a store file (unset: "
+                     "./results.sqlite); an empty path names no file)")
+    assert os.listdir(tmp_path) == []

@@ -103,8 +103,17 @@ _CORRUPT_REMEDY = (
 
 
 def default_store_path() -> Path:
-    """$ATTNPHASE_STORE when set, else ./results.sqlite."""
-    return Path(os.environ.get(STORE_ENV) or DEFAULT_STORE_NAME)
+    """$ATTNPHASE_STORE when set, else ./results.sqlite. Set but empty, it names no file: a ParameterError (not the
+    default in the current directory, which the user did not name)."""
+    value = os.environ.get(STORE_ENV)
+    if value is None:
+        return Path(DEFAULT_STORE_NAME)
+    if not value:
+        from attnphase.errors import ParameterError
+
+        raise ParameterError(f"${STORE_ENV}", value, f"the path of a store file (unset: ./{DEFAULT_STORE_NAME}); an "
+                                                     "empty path names no file")
+    return Path(value)
 
 
 @dataclass(frozen=True)

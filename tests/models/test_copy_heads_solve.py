@@ -334,3 +334,25 @@ def test_a_data_term_that_underflows_to_zero_solves_the_prior_alone(attention):
     assert empty.status == tiny.status == "converged", empty.message
     assert empty.n == 0.0
     assert abs(empty.global_minimum.c_copy - tiny.global_minimum.c_copy) <= 1e-9
+
+
+@pytest.mark.parametrize("L, V", [(10, 8), (2**20, 4)])
+def test_the_softmax_order_parameters_at_P_star_hold_every_printed_digit(L, V):
+    """a_uniform, a_copy and the jump carry no error field, so every digit of their float64 must hold. Reference: the
+    homogeneous action written out here, its two minima at n = P* (the 30-digit threshold; n = P under the default
+    convention) polished by mpmath at 50 digits from the printed values' logits, and σ(x) rounded once to float64. From
+    the float64 states they were off by 22 ulp (a_copy at L = 10, V = 8) and 2e-15 relative (the jump at L = 2²⁰;
+    audit ch15)."""
+    result = api.threshold("softmax", L, V, 30)
+    assert result.order == "first" and result.status == "converged"
+    with mpmath.workdps(50):
+        n = mpmath.mpf(result.P_star_digits)
+
+        def slope(x):
+            return mpmath.diff(lambda y: _softmax_action(y, n, L, V, 1, mpmath.log, mpmath.exp, mpmath.pi), x)
+
+        a = []
+        for printed in (result.a_uniform, result.a_copy):
+            x = mpmath.findroot(slope, mpmath.log(printed) - mpmath.log1p(-printed))
+            a.append(1 / (1 + mpmath.exp(-x)))
+        assert (result.a_uniform, result.a_copy, result.jump) == (float(a[0]), float(a[1]), float(a[1] - a[0]))

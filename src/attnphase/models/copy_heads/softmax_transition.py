@@ -154,6 +154,34 @@ def _in_n(inst: CopyHeadsInstance, at: Threshold, digits: int) -> tuple[float, f
         return float(P_mp), rounded_error(P_mp, error), text
 
 
+def _order_parameters_at(inst: CopyHeadsInstance, at: Threshold, values: tuple[float, float],
+                         digits: int) -> tuple[float, float, float]:
+    """(a_uniform, a_copy, |a_copy − a_uniform|) at the coexistence point `at` (in ln n), correct to float64 rounding:
+    each coexisting minimum's logit x taken by Newton's method in mpmath at n* from logit(a) of the float64 state
+    (`values`). The float64 states carried |x|·2⁻⁵³ of relative error into a = σ(x): 6e-16 at L = 10, V = 8, 5e-15 at
+    L = 2²⁰⁰ where x ≈ −67 (audit ch15). An a of exactly 0 or 1 (x beyond float64) is kept as it is."""
+    action = inst.reduced
+    polished = []
+    with mpmath.workdps(digits + 20):
+        n_mp = mpmath.exp(at.value_mp if at.value_mp is not None else mpmath.mpf(at.value))
+        for a in values:
+            if not 0.0 < a < 1.0:
+                polished.append(mpmath.mpf(a))
+                continue
+            x = mpmath.log(a) - mpmath.log1p(-a)
+            for _ in range(NEWTON_STEPS):
+                step = action.gradient_mp(x, n_mp)[0] / np.atleast_2d(action.hessian_mp(x, n_mp))[0][0]
+                x -= step
+                if abs(step) <= mpmath.eps * (1 + abs(x)):
+                    break
+            polished.append(1 / (1 + mpmath.exp(-x)))
+        return float(polished[0]), float(polished[1]), float(abs(polished[1] - polished[0]))
+
+
+# From a float64 minimum Newton's steps shrink quadratically: 2⁻⁵³ → 2⁻¹⁰⁶ → 2⁻²¹² covers 50 digits in 3 steps
+NEWTON_STEPS = 8
+
+
 def _range_scales(inst: CopyHeadsInstance) -> str:
     """What sets the range of n, by option: σ² through the scale, τ < 1 through the upper end's widening."""
     conv = inst.convention
@@ -197,13 +225,13 @@ def softmax_transition(inst: CopyHeadsInstance, digits: int = 30) -> SoftmaxTran
                                  f"{what} ({where}; {found.message})", spinodals=None)
     P_star, error, P_digits = _in_n(inst, found.control, digits)
     spinodal_P = [_in_n(inst, s, digits) for s in found.spinodals]
-    a_uniform, a_copy = found.order_parameter
+    a_uniform, a_copy, jump = _order_parameters_at(inst, found.control, found.order_parameter, digits)
     later = f"; {len(found.later)} further change(s) of the global minimum at larger n" if found.later else ""
     return SoftmaxTransition(
         "softmax", L, V, "first", P_star, P_digits, error, inst.n_of_P(P_star), found.status,
         f"two coexisting minima for n in ({_end(inst, spinodal_P[0][0], 'below the range')}, "
         f"{_end(inst, spinodal_P[1][0], 'beyond the range')}), the global one jumps at P* ({where}){later}",
-        spinodals=tuple(p[0] for p in spinodal_P), jump=abs(a_copy - a_uniform), a_uniform=a_uniform, a_copy=a_copy,
+        spinodals=tuple(p[0] for p in spinodal_P), jump=jump, a_uniform=a_uniform, a_copy=a_copy,
         n_spinodals=tuple(inst.n_of_P(p[0]) for p in spinodal_P), spinodals_digits=tuple(p[2] for p in spinodal_P),
         spinodal_kinds=found.spinodal_kinds)
 

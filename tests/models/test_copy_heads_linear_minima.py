@@ -167,3 +167,41 @@ def test_the_hessian_eigenvalues_are_in_the_coordinates_the_page_names():
 
         assert eigenvalues(in_rho=False) == pytest.approx(best.hessian_eigenvalues, rel=1e-9)
         assert eigenvalues(in_rho=True) != pytest.approx(best.hessian_eigenvalues, rel=1e-2)
+
+
+def test_the_crossover_jump_and_its_location_are_covered_by_their_errors():
+    """Linear attention at L = 1024, V = 4: past P* the global minimum jumps once more, from the uniform-pooling to the
+    copy minimum. P_crossover_jump and crossover_jump are located on float64 branches (about 14 digits), printed to 17:
+    each now has an `_error` (audit ch15). Reference: the spec's action written here; its two minima near the reported
+    coexistence (grid scan, then Newton in mpmath at 40 digits) followed in n by the secant method on the difference
+    of their actions until it vanishes to 1e-30; the jump of √(t² + c²) there."""
+    L, V = 1024, 4
+    result = api.threshold("linear", L, V, 15)
+    assert result.crossover_order == "first"
+    starts = _grid_minima(result.P_crossover_jump, L, V, 1.0, 1.0, 1.0)
+    assert len(starts) == 2
+    with mpmath.workdps(DPS):
+        def minimum(n, start):
+            """(t, c, S) of the spec's minimum at n reached by Newton's method from `start`."""
+            action = lambda t, c: _spec_action(t, c, n, L, V, 1, 1, 1, mpmath.log1p)  # noqa: E731
+            point = [mpmath.mpf(v) for v in start]
+            for _ in range(60):
+                gradient, hessian = _derivatives(action, point)
+                step = mpmath.lu_solve(hessian, gradient)
+                point = [point[0] - step[0], point[1] - step[1]]
+                if mpmath.norm(step) < mpmath.mpf(10) ** -(DPS - 5) * (1 + mpmath.norm(mpmath.matrix(point))):
+                    break
+            return point[0], point[1], action(*point)
+
+        def difference(n):
+            return minimum(n, starts[0])[2] - minimum(n, starts[1])[2]
+
+        n = mpmath.findroot(difference, (mpmath.mpf(result.P_crossover_jump) * (1 - 1e-9),
+                                         mpmath.mpf(result.P_crossover_jump) * (1 + 1e-9)), solver="secant")
+        sizes = [mpmath.sqrt(t * t + c * c) for t, c, _ in (minimum(n, start) for start in starts)]
+        jump = abs(sizes[1] - sizes[0])
+    assert abs(result.P_crossover_jump - n) <= result.P_crossover_jump_error
+    assert abs(result.crossover_jump - jump) <= result.crossover_jump_error
+    # the errors are those of a float64 location, not wider: at most 1e-12 relative
+    assert result.P_crossover_jump_error <= 1e-12 * result.P_crossover_jump
+    assert result.crossover_jump_error <= 1e-12 * result.crossover_jump

@@ -106,7 +106,10 @@ class Transition(Result):
     lower, upper) or the branch point (second order), each a `Threshold`, with spinodal_kinds ("fold" or
     "branch_point"; "range" for a window end beyond the range, whose Threshold then has status
     not_found); jump: |change of the order parameter| at the transition; order_parameter: its values
-    just below and above; later: further changes of the global minimum at larger control.
+    just below and above; later: further changes of the global minimum at larger control. First order only:
+    states, the two coexisting minima at the crossing (float64 Newton solutions, good to the rounding floor of the
+    gradient, which can leave 1e-13 relative); order_parameter_slopes, d(order parameter)/dc along each of their
+    segments there (what the crossing's error moves the order parameters by).
     """
 
     order: str
@@ -118,6 +121,8 @@ class Transition(Result):
     status: Status
     message: str
     later: tuple["Transition", ...] = ()
+    states: tuple = ()
+    order_parameter_slopes: tuple = ()
 
 
 def minimum_segments(branch: StationaryBranch) -> list[MinimumSegment]:
@@ -226,7 +231,8 @@ def classify_transition(system: StationarySystem, branches: Sequence[StationaryB
                           f"the global minimum stays on one branch for {control_label} in [{lo:.12g}, {hi:.12g}]")
     first = found[0]
     return Transition(first.order, first.control, first.spinodals, first.spinodal_kinds, first.jump,
-                      first.order_parameter, first.status, first.message, tuple(found[1:]))
+                      first.order_parameter, first.status, first.message, tuple(found[1:]), first.states,
+                      first.order_parameter_slopes)
 
 
 def _global_pieces(system, segments, inside, a, b, digits, previous):
@@ -288,9 +294,11 @@ def _transition(system, below: MinimumSegment, above: MinimumSegment, c: float, 
         lower_end = below.lower if below.low >= above.low else above.lower
         upper_end = below.upper if below.high <= above.high else above.upper
         (t_low, kind_low), (t_high, kind_high) = _end_threshold(lower_end, "lower"), _end_threshold(upper_end, "upper")
+        slopes = tuple(_order_parameter_slope(system, segment, crossing.value, measure) for segment in (below, above))
         return Transition("first", crossing, (t_low, t_high), (kind_low, kind_high), abs(values[1] - values[0]), values,
                           crossing.status, f"first order: the global minimum jumps at {control_label} = "
-                          f"{crossing.value:.15g} ({crossing.message}); minima coexist between the spinodals")
+                          f"{crossing.value:.15g} ({crossing.message}); minima coexist between the spinodals",
+                          states=(x_below, x_above), order_parameter_slopes=slopes)
     end, start = below.upper, above.lower
     if end is not None and start is not None:  # the states where the two segments end and begin
         x_below, x_above = end.state, start.state
@@ -308,3 +316,13 @@ def _transition(system, below: MinimumSegment, above: MinimumSegment, c: float, 
     return Transition("second", point.control, (point.control,), ("branch_point",), 0.0, (measure(x), measure(x)),
                       point.control.status, f"second order: the global minimum passes continuously through the "
                       f"branch point at {control_label} = {point.control.value:.15g} ({point.control.message})")
+
+
+def _order_parameter_slope(system, segment: MinimumSegment, c: float, measure) -> float:
+    """d(order parameter)/dc along `segment` at c: a central difference over ±1e-6·max(1, |c|) (the states are float64
+    Newton solutions, so the difference is good to ~1e-10 relative); NaN where the segment ends within the step."""
+    h = 1e-6 * max(1.0, abs(c))
+    ends = [segment.state_at(system, c + sign * h) for sign in (1.0, -1.0)]
+    if any(x is None for x in ends):
+        return math.nan
+    return (measure(ends[0]) - measure(ends[1])) / (2 * h)

@@ -23,7 +23,7 @@ from attnphase.models.copy_heads.homogeneous import linear_minima
 from attnphase.models.copy_heads.instance import CopyHeadsInstance
 from attnphase.models.copy_heads.results import LinearTransition
 from attnphase.numeric.minimize import sign_change_brackets
-from attnphase.numeric.precision import scaled_lowest_curvature_2x2, working_dps
+from attnphase.numeric.precision import polished_stationary_point, scaled_lowest_curvature_2x2, working_dps
 from attnphase.numeric.continuation import ActionSystem, FunctionSystem, follow_branches, stationary_point
 from attnphase.numeric.threshold import bisect_geometric, find_crossing, log_crossing, rounded_error
 from attnphase.numeric.transition import classify_transition
@@ -296,8 +296,45 @@ def later_jump(inst: CopyHeadsInstance, found) -> tuple[dict, Status | None, str
         return {"crossover_order": "smooth"}, None, ""
     jump = jumps[0]
     window = tuple(inst.P_of_n(math.exp(s.value)) if math.isfinite(s.value) else math.nan for s in jump.spinodals)
-    return ({"crossover_order": "first", "P_crossover_jump": inst.P_of_n(math.exp(jump.control.value)),
-             "crossover_window": window, "crossover_jump": jump.jump}, None, "")
+    P_jump = inst.P_of_n(math.exp(jump.control.value))
+    size, size_error = _jump_of_polished_states(inst, jump)
+    # the branches are located in float64 (BRANCH_DIGITS): each location's error in ln n is its relative error in P
+    # (P ∝ n), beside the float's own rounding
+    return ({"crossover_order": "first", "P_crossover_jump": P_jump,
+             "P_crossover_jump_error": _in_P(P_jump, jump.control.error), "crossover_window": window,
+             "crossover_window_error": tuple(_in_P(P, s.error) for P, s in zip(window, jump.spinodals)),
+             "crossover_jump": size, "crossover_jump_error": size_error}, None, "")
+
+
+# Digits of the polish of the coexisting states: the sizes are needed to float64 rounding, from states whose curvatures
+# span ~L (the mpmath Newton steps then shrink from 1e-13 to far below it in two steps)
+POLISH_DPS = 40
+
+
+def _jump_of_polished_states(inst: CopyHeadsInstance, jump) -> tuple[float, float]:
+    """The jump of √(t² + c²) at the crossover's coexistence point and its error: both coexisting states polished by
+    Newton's method in mpmath at the located ln n (the float64 states sit at the gradient's rounding floor: 5.7e-14
+    off in √(t² + c²) at L = 1024, V = 4), plus each size's move over the location's error (its slope along its
+    branch times the error in ln n) and the float64 rounding of the result."""
+    scale = state_scale(inst)
+    n_ = mpmath.mpf(math.exp(jump.control.value))
+    sizes = []
+    for state in jump.states:
+        x = np.asarray(state, float).copy()
+        x[:2] *= scale
+        polished, errors = polished_stationary_point(inst.reduced.gradient_mp, inst.reduced.hessian_mp, x, n_,
+                                                     dps=POLISH_DPS)
+        sizes.append((math.hypot(polished[0], polished[1]), float(errors[0] + errors[1])))
+    slopes = [abs(slope) for slope in jump.order_parameter_slopes]  # of the sizes themselves (`branch_classification`)
+    size = abs(sizes[1][0] - sizes[0][0])
+    error = (sum(slopes) * jump.control.error + sizes[0][1] + sizes[1][1]
+             + 2.0**-52 * (sizes[0][0] + sizes[1][0] + size))
+    return size, error
+
+
+def _in_P(P: float, ln_n_error: float) -> float:
+    """The error of P at a location found in ln n with `ln_n_error`, plus P's float64 rounding."""
+    return abs(P) * (ln_n_error + 2.0**-52) if math.isfinite(P) else math.nan
 
 
 def linear_transition(inst: CopyHeadsInstance, digits: int = 30, classify: bool = True,

@@ -131,8 +131,9 @@ class LinearTransition(Transition):
     larger component positive; with landau_a4 evaluated in mpmath there, so that every printed digit holds);
     n_crossover: the crossover in n. From the followed stationary
     branches (when classified): crossover_order "first" when the global minimum jumps again after the transition
-    (the uniform-pooling and the copy minimum coexist), with P_crossover_jump (their coexistence point, ~12 digits),
-    crossover_window (its spinodals in P) and crossover_jump (the jump of √(t² + c²)); "smooth" otherwise."""
+    (the uniform-pooling and the copy minimum coexist), with P_crossover_jump (their coexistence point, located in
+    float64: ~14 digits), crossover_window (its spinodals in P) and crossover_jump (the jump of √(t² + c²)), each with
+    its absolute error (`_error`); "smooth" otherwise."""
 
     exponent: float | None = None
     landau_a4: float | None = None
@@ -146,6 +147,9 @@ class LinearTransition(Transition):
     P_crossover_jump: float | None = None
     crossover_window: tuple | None = None
     crossover_jump: float | None = None
+    P_crossover_jump_error: float | None = None
+    crossover_window_error: tuple | None = None
+    crossover_jump_error: float | None = None
 
 
 @dataclass(frozen=True)

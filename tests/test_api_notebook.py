@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import numpy as np
+import pytest
+
 from attnphase import progress
 from attnphase.sweep import run_sweep
 
@@ -227,3 +230,50 @@ def test_the_copy_heads_page_maps_the_clis_convention_keys_to_the_fields():
     assert set(echoed) == set(by_option)
     renamed = {said.get(key, key): value for key, value in echoed.items()}
     assert ch.Convention.validated(**renamed) == ch.DEFAULT.with_(tau0=2.0, sigma2=3.0)
+
+
+
+_BAD_ARGUMENTS = [  # (run_sweep's arguments beside its good ones, the argument named, a part of its rule)
+    (dict(grids=None), "grids", "at least one grid"),
+    (dict(grids=5), "grids", "at least one grid"),
+    (dict(grids={"beta": np.ones((2, 2))}), "grid beta", "an array of one dimension"),
+    (dict(grids={"beta": [np.ones(2)]}), "grid beta", "one number each"),
+    (dict(store=5), "store", "the path of its file (str or os.PathLike)"),
+    (dict(store=b"s.sqlite"), "store", "the path of its file (str or os.PathLike)"),
+    (dict(store=""), "store", "an empty one names none"),
+    (dict(workers="2"), "workers", "an integer in [1, 1024]"),
+    (dict(workers=2.5), "workers", "an integer in [1, 1024]"),
+    (dict(progress="yes"), "progress", "True, False, or None"),
+    (dict(progress=1), "progress", "True, False, or None"),
+    (dict(connect_timeout=-1), "connect_timeout", "(0, inf)"),
+    (dict(connect_timeout=float("nan")), "connect_timeout", "(0, inf)"),
+    (dict(connect_timeout="30"), "connect_timeout", "(0, inf)"),
+    (dict(on_start=5), "on_start", "a function"),
+]
+
+
+@pytest.mark.parametrize("bad, name, rule", _BAD_ARGUMENTS)
+def test_run_sweep_refuses_a_bad_argument_naming_it_before_the_store_is_opened(tmp_path, bad, name, rule):
+    """Audit b15 D6: grids None or a 2-d array, store 5 or "", workers "2", progress "yes", connect_timeout -1 and
+    on_start 5 failed with bare Python errors (numpy's ValueError, pathlib's TypeError, "'int' object is not callable"
+    once the store was open) or passed unchecked; each is a ParameterError naming the argument and what it allows,
+    before the store is opened."""
+    from attnphase.errors import ParameterError
+
+    store = tmp_path / "s.sqlite"
+    with pytest.raises(ParameterError) as info:
+        run_sweep("potts", base={"q": 3}, **{"grids": {"beta": [2.0]}, "store": store, "workers": 1, **bad})
+    assert info.value.name == name and rule in info.value.allowed, info.value
+    assert "--" not in str(info.value), info.value
+    assert not store.exists()
+
+
+def test_run_sweep_takes_numpy_numbers_and_flags_and_the_command_names_its_store_option(tmp_path):
+    from attnphase.errors import ParameterError
+    from attnphase.grids import as_sweep_option_error
+
+    started = []
+    report = run_sweep("demo", {"beta": np.array([0.5, 2.0])}, store=tmp_path / "s.sqlite", workers=np.int64(1),
+                       progress=np.bool_(False), connect_timeout=np.float64(5.0), on_start=started.append)
+    assert report.n_computed == 2 and started == [report]
+    assert as_sweep_option_error(ParameterError("store", "", "a file")).name == "--store"

@@ -54,10 +54,13 @@ _INTEGER = re.compile(r"^[+-]?\d+$")
 # How the errors of `run_sweep` and its helpers name what was given: as run_sweep's arguments (grid NAME, the values
 # of `grids` for NAME; base NAME, a fixed value in `base`), which `attnphase sweep` renames to its options
 # (`as_sweep_option_error`). `parse_setting` reads the command line only and names --set itself.
-_OPTION_OF = {"grids": "--grid", "grid": "--grid", "base": "--set", "workers": "--workers", "model": "MODEL"}
+_OPTION_OF = {"grids": "--grid", "grid": "--grid", "base": "--set", "workers": "--workers", "store": "--store",
+              "model": "MODEL"}
 SWEPT = "swept by a grid"
 _SWEPT_OPTION = "swept by --grid"
 GIVEN = f"fixed in base or {SWEPT}"  # how a Python call gives a parameter at every point
+# What `run_sweep` takes as its grids (`as_grids`).
+_GRIDS_FORMS = "a mapping {NAME: values}, or Grid objects or text specs (one, or a list of them)"
 
 
 def _given_option(name: str) -> str:
@@ -66,8 +69,8 @@ def _given_option(name: str) -> str:
 
 def as_sweep_option_error(exc: ParameterError) -> ParameterError:
     """`exc` as `attnphase sweep` says it: an error that names an argument of `run_sweep` (grid NAME, base NAME,
-    workers, model) renamed to the option that gave it (--grid NAME, --set NAME, --workers, MODEL); others as they
-    are."""
+    workers, store, model) renamed to the option that gave it (--grid NAME, --set NAME, --workers, --store, MODEL);
+    others as they are (run_sweep's progress, connect_timeout and on_start, which the command gives itself)."""
     first, _, rest = exc.name.partition(" ") if isinstance(exc.name, str) else ("", "", "")
     option = _OPTION_OF.get(first)
     if option is None:
@@ -254,6 +257,10 @@ def _grid_from_values(name: str, values: Any) -> Grid:
         return parse_grid(f"{name}={values}")
     if not isinstance(name, str) or not _NAME.match(name):
         raise ParameterError("grid", name, f"NAME a parameter name (letters, digits, _); the form is {GRID_FORM}")
+    shape = getattr(values, "shape", None)
+    if isinstance(shape, tuple) and len(shape) > 1:  # an array's rows are no values (np.ones((2, 2)))
+        raise ParameterError(f"grid {name}", f"an array of shape {shape}",
+                             "a list of distinct finite numbers: a flat list, or an array of one dimension")
     try:
         items = list(values)
     except TypeError:
@@ -262,7 +269,10 @@ def _grid_from_values(name: str, values: Any) -> Grid:
     given_as = {}  # rounded float -> the value given, to name two values that rounding merges
     for v in items:
         if hasattr(v, "item") and not isinstance(v, numbers.Number):
-            v = v.item()
+            try:
+                v = v.item()  # zero-dimensional numpy / torch values, and arrays of one element
+            except (TypeError, ValueError):  # an array of several values, where a list holds one per point
+                raise ParameterError(f"grid {name}", v, "a list of distinct finite numbers (one number each)") from None
         if isinstance(v, numbers.Integral) and not isinstance(v, bool):
             clean.append(int(v))
         elif isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(float(v)):
@@ -284,6 +294,8 @@ def as_grids(grids: Iterable[str | Grid] | Mapping[str, Sequence[Any]]) -> list[
         return [_grid_from_values(name, values) for name, values in grids.items()]
     if isinstance(grids, str):
         grids = [grids]
+    if not isinstance(grids, Iterable):  # None, a number: no grid at all, as an empty mapping is
+        raise ParameterError("grids", grids, f"{_GRIDS_FORMS}: at least one grid, {GRID_FORM}")
     return [g if isinstance(g, Grid) else parse_grid(g) for g in grids]
 
 

@@ -259,12 +259,14 @@ def run_sweep(
     caller whose sweep stops early can say what it kept (the CLI does).
 
     Parameters that no point could run with raise `ParameterError` before the store is opened
-    (`check_sweep_parameters`). A point whose function raises `ParameterError` stops the sweep with that
-    error, as a `PointParameterError` (points finished before it stay stored); any other exception marks the
-    point failed and the sweep goes on. A local worker process that dies (killed, out of memory) stops the sweep with
-    `WorkerProcessDied` (points finished before it stay stored; its own are computed by the next run), and so do
-    workers that fail as they start: each imports the calling script again, so a script calls this under
-    `if __name__ == "__main__":` when `workers` is more than 1.
+    (`check_sweep_parameters`), and so do bad arguments, each named as this function names it (grid NAME, base NAME,
+    grids, store, workers, progress, connect_timeout, on_start); a number given as text in `base` ({"q": "3"}) is
+    refused where the model's check takes a number, since the store would key it apart from the number. A point
+    whose function raises `ParameterError` stops the sweep with that error, as a `PointParameterError` (points
+    finished before it stay stored); any other exception marks the point failed and the sweep goes on. A local
+    worker process that dies (killed, out of memory) stops the sweep with `WorkerProcessDied` (points finished before
+    it stay stored; its own are computed by the next run), and so do workers that fail as they start: each imports
+    the calling script again, so a script calls this under `if __name__ == "__main__":` when `workers` is more than 1.
     """
     started = time.perf_counter()
     target, function = resolve_point(model)
@@ -273,8 +275,7 @@ def run_sweep(
     points = grid_points(grid_list, base)
     check_sweep_parameters(model, grid_list, base, points)
     points = with_defaults_in_the_key(function, points)
-    if workers is not None:
-        workers = check_int("workers", workers, 1, 1024)
+    workers = _checked_arguments(store, workers, progress, connect_timeout, on_start)
     version = point_version(target)
     with contextlib.ExitStack() as opened:
         client = None
@@ -318,6 +319,40 @@ def run_sweep(
             if report is not None:  # also for a sweep that stopped early, whose report says what it had done
                 report.damaged_rows = _damaged_rows_of(result_store, model, version)
                 report.elapsed_s = time.perf_counter() - started
+
+
+_MAX_WORKERS = 1024  # as the command's --workers
+_STORE_RULE = ("a ResultStore, the path of its file (str or os.PathLike), or None for the default ($ATTNPHASE_STORE, "
+               "else ./results.sqlite)")
+
+
+def _checked_arguments(store, workers, progress, connect_timeout, on_start) -> int | None:
+    """`workers` as an int (None: the CPU count), or a ParameterError naming the first bad argument of `run_sweep`
+    among these, before any worker starts or the store is opened. Text is refused where a number belongs."""
+    if store is not None and not isinstance(store, ResultStore):
+        path = os.fspath(store) if isinstance(store, (str, os.PathLike)) else None
+        if not isinstance(path, str):
+            raise ParameterError("store", store, _STORE_RULE)
+        if not path:
+            raise ParameterError("store", store, f"a path that names a file (an empty one names none): {_STORE_RULE}")
+    if workers is not None:
+        allowed = f"an integer in [1, {_MAX_WORKERS}], or None for the CPU count"
+        if isinstance(workers, str):  # the command line's spelling, which its --workers reads
+            raise ParameterError("workers", workers, allowed)
+        try:
+            workers = check_int("workers", workers, 1, _MAX_WORKERS)
+        except ParameterError:
+            raise ParameterError("workers", workers, allowed) from None
+    if progress is not None and not isinstance(progress, (bool, np.bool_)):
+        raise ParameterError("progress", progress, "True, False, or None to follow the enclosing "
+                                                   "progress.shown(...) block (where none, a terminal's stderr only)")
+    # seconds; only a sweep on a scheduler address uses it, but a bad one is refused whatever the sweep
+    if isinstance(connect_timeout, str):
+        raise ParameterError("connect_timeout", connect_timeout, "a finite real number in (0, inf)")
+    check_positive("connect_timeout", connect_timeout)
+    if on_start is not None and not callable(on_start):
+        raise ParameterError("on_start", on_start, "a function called with the sweep's report, or None")
+    return workers
 
 
 def _progress_shown(progress: bool | None) -> contextlib.AbstractContextManager:

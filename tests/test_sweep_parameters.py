@@ -195,3 +195,31 @@ def test_sweep_help_for_an_unknown_model_says_which_models_there_are():
     assert result.exit_code == 0 and "Traceback" not in result.output
     assert "invalid value for MODEL: 'nosuch'" in result.output and "potts" in result.output
     assert "Parameters of" not in CliRunner().invoke(main, ["sweep", "--help"]).output
+
+
+def test_a_number_given_as_text_in_base_is_refused_where_the_model_takes_a_number(tmp_path):
+    """Audit b15 D6: {"q": "3"} passed potts' check (which reads text as a number) and stored the point under the key
+    q "3", beside the one of q 3: a second copy of it. It is refused naming base q and the model's range, before the
+    store is opened; text stays text where the model's parameter is text (copy-heads' linear_scale, whose choice '1'
+    reads as a number) and where the point function has no check (a researcher's own)."""
+    result, store = _sweep(tmp_path, "potts", "--grid", "beta=1", "--set", "q=3")  # the command's --set reads 3
+    assert result.exit_code == 0, result.output
+    for model, grids, base, name, allowed in (
+        ("potts", {"beta": [1.0]}, {"q": "3"}, "base q", "an integer in [2, 500], given as a number: 3, not the text "
+                                                         "'3'"),
+        ("copy-heads", {"P": [50.0]}, {"attention": "linear", "L": 4, "V": 2, "beta": "2.5"}, "base beta",
+         "(0, inf), given as a number: 2.5, not the text '2.5'"),
+        ("signal-recovery", {"theta": [0.0]}, {"d": "8", "L": 4, "R": 2}, "base d", "given as a number: 8,"),
+    ):
+        with pytest.raises(ParameterError) as info:
+            run_sweep(model, grids, base, store=store, workers=1)
+        assert info.value.name == name and allowed in info.value.allowed, info.value
+    with ResultStore(store) as results:
+        assert [row.params for row in results.rows()] == [{"J": 1, "beta": 1, "q": 3}]  # one copy of the point
+
+    grids = [parse_grid("P=50,100")]
+    base = {"attention": "linear", "L": 4, "V": 2, "linear_scale": "1"}
+    check_sweep_parameters("copy-heads", grids, base, grid_points(grids, base))  # the choice '1': text
+    report = run_sweep(f"{__name__}:_any_parameters_point", {"x": [1]}, {"label": "3"}, store=store, workers=1)
+    assert report.n_computed == 1
+

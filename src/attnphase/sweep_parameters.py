@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from attnphase.errors import ParameterError
-from attnphase.grids import GIVEN, Grid
+from attnphase.grids import GIVEN, Grid, parse_setting
 from attnphase.models.registry import MODELS
 from attnphase.point_code import load_point, resolve_point
 from attnphase.store import canonical_params
@@ -74,7 +74,8 @@ def check_sweep_parameters(model: str, grids: Sequence[Grid], base: Mapping[str,
     A grid or base name the point function does not take, or a parameter it requires that neither
     gives, is named as that argument gives it (grid NAME, base NAME; the CLI says --grid NAME, --set NAME:
     `grids.as_sweep_option_error`), with the parameters the function takes. A value outside the range
-    the model declares (`POINT_CHECKS`) is named as the model names it (the CLI adds --grid or --set).
+    the model declares (`POINT_CHECKS`) is named as the model names it (the CLI adds --grid or --set); a number given
+    in `base` as text, where the model's check takes a number, as base NAME (`_refuse_numbers_given_as_text`).
     """
     target, function = resolve_point(model)
     try:
@@ -107,8 +108,42 @@ def check_sweep_parameters(model: str, grids: Sequence[Grid], base: Mapping[str,
     check_target = POINT_CHECKS.get(target)
     if check_target is not None:
         check = load_point(check_target)
+        first = None
         for point in points:
             check(**_with_defaults(signature, point))
+            first = point if first is None else first
+        if first is not None:
+            _refuse_numbers_given_as_text(check, signature, base, first)
+
+
+def _refuse_numbers_given_as_text(check: Callable[..., Any], signature: inspect.Signature, base: Mapping[str, Any],
+                                  point: Mapping[str, Any]) -> None:
+    """ParameterError naming base NAME for a number given as text ({"q": "3"}) where the model's check takes a
+    number: the point function would read the text as that number, but the store keys a point by the values as given,
+    so the point would be stored a second time, beside the one keyed by the number (a list of `grids` from Python
+    refuses text for the same reason). A text parameter whose check refuses the number (copy-heads' linear_scale,
+    whose choice '1' is text) keeps its text. `point`: one point of the sweep, which the check has passed."""
+    for name, value in base.items():
+        if not isinstance(value, str):
+            continue
+        try:
+            number = parse_setting(f"{name}={value}")[1]  # as the command reads --set NAME=VALUE
+        except ParameterError:  # empty, or a number no float holds: the check has taken it as text
+            continue
+        if isinstance(number, str):
+            continue
+        try:
+            check(**_with_defaults(signature, {**point, name: number}))
+        except ParameterError:
+            continue  # a text parameter, whose value is this text
+        rule = "a number"
+        try:  # the model's rule of the parameter, as it states it of a value that is no number
+            check(**_with_defaults(signature, {**point, name: "?"}))
+        except ParameterError as exc:
+            rule = f"{exc.allowed}, given as a number" if exc.name == name else rule
+        raise ParameterError(f"base {name}", value, f"{rule}: {number!r}, not the text {value!r} (the store keys a "
+                                                    "point by its values as given: the text would store the number's "
+                                                    "points again)")
 
 
 def _with_defaults(signature: inspect.Signature, point: Mapping[str, Any]) -> dict[str, Any]:

@@ -223,3 +223,12 @@ def test_a_number_given_as_text_in_base_is_refused_where_the_model_takes_a_numbe
     report = run_sweep(f"{__name__}:_any_parameters_point", {"x": [1]}, {"label": "3"}, store=store, workers=1)
     assert report.n_computed == 1
 
+
+def test_a_range_grid_states_one_range_of_num():
+    """Audit b15 D7: NUM 1e308 was said to be "an integer >= 1", NUM 0 or 100000000 "an integer in [1, 1000000]"; a
+    NUM of 5000 digits raised int()'s ValueError (over 4300 digits)."""
+    for spec in ("beta=1:2:1e308", "beta=1:2:0", "beta=1:2:100000000", "beta=1:2:x", "beta=1:2:" + "1" * 5000,
+                 "beta=1:2:-0001"):
+        with pytest.raises(ParameterError) as info:
+            parse_grid(spec)
+        assert info.value.allowed.startswith("NUM is an integer in [1, 1000000];"), info.value

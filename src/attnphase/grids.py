@@ -147,11 +147,12 @@ def parse_grid(spec: str) -> Grid:
         except ValueError:
             raise bad("START and STOP are finite numbers") from None
         _refuse_underflow(parts[:2], bad)
-        if not _INTEGER.match(parts[2].strip()):
-            raise bad("NUM is an integer >= 1")
-        num = int(parts[2])
-        if num < 1 or num > MAX_POINTS:
+        num_text = parts[2].strip()
+        # (a NUM of more digits than MAX_POINTS is out of range, and int() refuses text of over 4300 digits)
+        if (not _INTEGER.match(num_text) or len(num_text.lstrip("+-").lstrip("0")) > len(str(MAX_POINTS))
+                or not 1 <= int(num_text) <= MAX_POINTS):
             raise bad(f"NUM is an integer in [1, {MAX_POINTS}]")
+        num = int(num_text)
         if start > stop:
             raise bad("START <= STOP (the grid is reversed)")
         if start == stop and num != 1:

@@ -76,8 +76,12 @@ def test_unreachable_or_malformed_scheduler_is_a_parameter_error_that_leaves_no_
     for address in (f"tcp://127.0.0.1:{port}", "nonsense::address"):
         with pytest.raises(ParameterError) as info:
             run_sweep("demo", ["beta=1,2"], store=tmp_path / "s.sqlite", scheduler=address, connect_timeout=1)
-        assert info.value.name == "--scheduler" and "dask scheduler" in info.value.allowed
+        assert info.value.name == "scheduler" and "dask scheduler" in info.value.allowed
     assert list(tmp_path.iterdir()) == []
+    # the command names its option where run_sweep names its argument
+    refused = CliRunner().invoke(main, ["sweep", "demo", "--grid", "beta=1,2", "--scheduler", "nonsense::address",
+                                        "--store", str(tmp_path / "s.sqlite")])
+    assert refused.exit_code == 2 and "Error: invalid value for --scheduler: 'nonsense::address'" in refused.stderr
 
 
 def test_a_failed_connection_leaves_no_client_to_close_itself_later(tmp_path):

@@ -55,7 +55,7 @@ _INTEGER = re.compile(r"^[+-]?\d+$")
 # of `grids` for NAME; base NAME, a fixed value in `base`), which `attnphase sweep` renames to its options
 # (`as_sweep_option_error`). `parse_setting` reads the command line only and names --set itself.
 _OPTION_OF = {"grids": "--grid", "grid": "--grid", "base": "--set", "workers": "--workers", "store": "--store",
-              "model": "MODEL"}
+              "scheduler": "--scheduler", "model": "MODEL"}
 SWEPT = "swept by a grid"
 _SWEPT_OPTION = "swept by --grid"
 GIVEN = f"fixed in base or {SWEPT}"  # how a Python call gives a parameter at every point
@@ -69,8 +69,9 @@ def _given_option(name: str) -> str:
 
 def as_sweep_option_error(exc: ParameterError) -> ParameterError:
     """`exc` as `attnphase sweep` says it: an error that names an argument of `run_sweep` (grid NAME, base NAME,
-    workers, store, model) renamed to the option that gave it (--grid NAME, --set NAME, --workers, --store, MODEL);
-    others as they are (run_sweep's progress, connect_timeout and on_start, which the command gives itself)."""
+    workers, store, scheduler, model) renamed to the option that gave it (--grid NAME, --set NAME, --workers, --store,
+    --scheduler, MODEL); others as they are (run_sweep's progress, connect_timeout and on_start, which the command
+    gives itself)."""
     first, _, rest = exc.name.partition(" ") if isinstance(exc.name, str) else ("", "", "")
     option = _OPTION_OF.get(first)
     if option is None:

@@ -253,7 +253,7 @@ def connect_dask(scheduler: Any, connect_timeout: float):
     if isinstance(scheduler, Client):
         return scheduler, False
     if not isinstance(scheduler, str) or not scheduler.strip():
-        raise ParameterError("--scheduler", scheduler, "a dask scheduler address such as tcp://127.0.0.1:8786")
+        raise ParameterError("scheduler", scheduler, "a dask scheduler address such as tcp://127.0.0.1:8786")
     try:
         return Client(scheduler, timeout=connect_timeout), True
     except (OSError, TimeoutError, ValueError) as exc:
@@ -266,7 +266,7 @@ def connect_dask(scheduler: Any, connect_timeout: float):
     # loop ("IO loop") and that loop's descriptors stay, as distributed leaves them (see the docstring).
     gc.collect()
     raise ParameterError(
-        "--scheduler", scheduler, f"the address of a running dask scheduler reachable from here ({reason})"
+        "scheduler", scheduler, f"the address of a running dask scheduler reachable from here ({reason})"
     )
 
 

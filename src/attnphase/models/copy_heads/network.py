@@ -306,6 +306,7 @@ def coverage(G_samples: np.ndarray, boundary: str = "periodic"):
     sv = np.linalg.svd(centred, compute_uv=False)
     from attnphase.models.copy_heads.simulation_results import Coverage
 
+    second_moment = float((flat**2).sum())  # 0 where every sample is the zero matrix (a chain that never moved)
     return Coverage(captured / total if total > 0 else math.nan,
                     float((sv[:2] ** 2).sum() / (sv**2).sum()) if total > 0 else math.nan,
-                    float(((flat @ basis.T) ** 2).sum() / (flat**2).sum()))
+                    float(((flat @ basis.T) ** 2).sum()) / second_moment if second_moment > 0 else math.nan)

@@ -288,3 +288,19 @@ def test_a_numba_thread_count_in_range_runs(monkeypatch):
     monkeypatch.setenv("NUMBA_NUM_THREADS", "4096")
     done = run_cli("solve", "potts", "--q", "3", "--beta", "1", "--json")
     assert done.exit_code == 0 and json.loads(done.stdout)["status"] == "converged"
+
+
+def test_a_chain_that_never_moves_gives_no_coverage_and_no_warning():
+    # s1 = 1e308: the linear prior is flat along t and every step of the short chain is rejected, so each sample is
+    # the starting matrix 0; the second-moment fraction was 0/0 with numpy's RuntimeWarning on stderr (audit b15)
+    import warnings
+
+    from attnphase.api import copy_heads as ch
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        run = ch.simulate("linear", 4, 4, 100.0, convention=ch.DEFAULT.with_(s1=1e308), steps=10, trials=1,
+                          device="cpu")
+    coverage = run.coverage
+    assert all(math.isnan(v) for v in (coverage.variance_fraction, coverage.pca_top2_fraction,
+                                       coverage.second_moment_fraction))

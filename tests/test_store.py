@@ -242,11 +242,13 @@ def test_corrupted_store_is_detected_with_a_clear_error(tmp_path, damage):
         with ResultStore(path) as store:
             store.rows()
     message = str(info.value)
-    assert str(path) in message and "Move it aside" in message
-    # The CLI says the same on stderr with exit status 1 (a fault, not bad input) and no traceback.
+    assert str(path) in message and "move it aside" in message
+    # The CLI says the same on stderr with exit status 1 (a fault, not bad input) and no traceback, on one line (SQLite
+    # gives the second page's damage as "*** in database main ***" and the page on a line of its own)
     result = CliRunner().invoke(main, ["store", "list", "--store", str(path)])
     assert result.exit_code == 1, result.output
     assert str(path) in result.stderr and "Traceback" not in result.output
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
     result = CliRunner().invoke(main, ["sweep", "demo", "--grid", "beta=1:2:2", "--store", str(path), "--json"])
     assert result.exit_code == 1 and str(path) in result.stderr and result.stdout == ""
 
@@ -332,8 +334,10 @@ def test_a_sweep_reports_the_damaged_rows_it_leaves_not_those_it_replaced_or_tha
 def test_a_file_that_is_not_a_store_and_a_missing_store(tmp_path):
     text = tmp_path / "notes.sqlite"
     text.write_text("these are my notes, not a results store\n" * 200)
-    with pytest.raises(StoreError, match="not a results store"):
+    with pytest.raises(StoreError, match="not a results store") as info:
         ResultStore(text)
+    # most often a path typed wrong: the remedy says so before calling a store damaged
+    assert info.value.remedy.startswith("Check the path: --store (or $ATTNPHASE_STORE) may name another kind of file")
     with pytest.raises(StoreError, match="does not exist"):
         ResultStore(tmp_path / "absent.sqlite", read_only=True)
     result = CliRunner().invoke(main, ["store", "export", "--store", str(tmp_path / "absent.sqlite"), "--out", "x.csv"])
@@ -359,6 +363,19 @@ def test_a_store_path_that_names_no_file_is_a_bad_value_of_the_option_or_the_var
     error = assert_refused(CliRunner().invoke(main, ["store", *command, "--store", ""]), "'--store'")
     assert error == "Error: Invalid value for '--store': An empty path names no file."
     assert os.listdir(tmp_path) == []
+
+
+def test_a_store_whose_table_lacks_a_column_names_another_layout_first(tmp_path):
+    """A store of another code version with the same schema version but another layout (a column this code reads
+    missing) is unreadable, the likelier cause named before damage (audit b15)."""
+    path = tmp_path / "s.sqlite"
+    _filled_store(path, n=2)
+    with sqlite3.connect(path) as conn:
+        conn.execute("ALTER TABLE results DROP COLUMN elapsed")
+    with pytest.raises(StoreError, match=r"is unreadable \(no such column: elapsed\)") as info:
+        with ResultStore(path) as store:
+            store.rows()
+    assert info.value.remedy.startswith("Its tables lack what this code reads: written by another attnphase version")
 
 
 def test_a_store_path_too_long_for_the_system_is_a_store_error_naming_it(tmp_path):

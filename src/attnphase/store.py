@@ -96,10 +96,9 @@ class StoreError(RuntimeError):
         return (type(self), (self.path, self.problem, self.remedy))
 
 
-_CORRUPT_REMEDY = (
-    "The file is damaged. Move it aside (keep it for inspection; `sqlite3 FILE .recover` may salvage "
-    "rows) and rerun the sweep with a fresh store: completed points are recomputed"
-)
+_FRESH_STORE = ("move it aside (keep it for inspection; `sqlite3 FILE .recover` may salvage rows) and rerun the sweep "
+                "with a fresh store: completed points are recomputed")
+_CORRUPT_REMEDY = f"The file is damaged: {_FRESH_STORE}"
 
 
 def default_store_path() -> Path:
@@ -273,7 +272,10 @@ class ResultStore:
             conn.execute("PRAGMA synchronous = FULL")
         problems = [row[0] for row in conn.execute("PRAGMA quick_check")]
         if problems != ["ok"]:
-            raise StoreError(self.path, "failed the integrity check: " + "; ".join(problems[:3]), _CORRUPT_REMEDY)
+            # SQLite's problems can span lines ("*** in database main ***\nPage 3: ..."): each said on one
+            raise StoreError(self.path, "failed the integrity check: " + "; ".join(" ".join(p.split())
+                                                                                 for p in problems[:3]),
+                             _CORRUPT_REMEDY)
         if is_new:
             # Idempotent, for two sweeps that create the same store at the same moment.
             with self._write():
@@ -302,9 +304,14 @@ class ResultStore:
                               "Make the file and its directory writable, or copy the store somewhere writable")
         if "unable to open" in message:
             return StoreError(self.path, f"cannot be opened ({message})", "Check the path and its permissions")
-        if "not a database" in message:
+        if "not a database" in message:  # most often another file named by mistake; else a store's damaged header
             return StoreError(self.path, "is not a results store (not an SQLite database, or its header is damaged)",
-                              _CORRUPT_REMEDY)
+                              "Check the path: --store (or $ATTNPHASE_STORE) may name another kind of file; if it is "
+                              "a store, its first page is damaged: " + _FRESH_STORE)
+        if "no such column" in message or "no such table" in message:
+            return StoreError(self.path, f"is unreadable ({message})",
+                              "Its tables lack what this code reads: written by another attnphase version with the "
+                              "same schema version, or damaged. Use the version that wrote it, or " + _FRESH_STORE)
         return StoreError(self.path, f"is unreadable ({message})", _CORRUPT_REMEDY)
 
     class _Transaction:

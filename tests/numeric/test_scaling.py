@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 
 from attnphase.errors import ParameterError
-from attnphase.numeric.scaling import fit_power_law, law_fit
+from attnphase.numeric.scaling import fit_power_law, law_fit, remaining_drift
 
 
 def noisy_power_law(rng, x, prefactor, exponent, sigma, log_power=0.0):
@@ -105,7 +105,30 @@ def test_law_fit_holds_for_the_true_exponent_and_reports_the_drift():
     assert law_fit(x, y, 1.4, log_power=2).holds is False
     assert law_fit(x, y, None, log_power=2).holds is None
     curved = law_fit(np.r_[x, 2.0**12], np.r_[x * (1 + 10 / x), np.nan], 1.0)
-    assert curved.n == 4 and curved.systematic > 0
-    expected_local = np.log((x[-1] + 10) / (x[-2] + 10)) / np.log(2.0)
-    assert curved.local_slope == pytest.approx(expected_local, rel=1e-12)
-    assert curved.systematic == pytest.approx(abs(expected_local - curved.exponent), rel=1e-12)
+    assert curved.n == 4 and curved.systematic > 0 and curved.settles
+    slopes = [np.log((x[k] + 10) / (x[k - 1] + 10)) / np.log(2.0) for k in (-3, -2, -1)]
+    assert curved.local_slope == pytest.approx(slopes[-1], rel=1e-12)
+    # the slope's changes shrink by a constant factor (r = 1/2 here, as x doubles and the correction 10/x halves):
+    # the geometric tail |d₁| r/(1 − r) is what the local slope still moves, and it joins the band's drift
+    latest, before = slopes[2] - slopes[1], slopes[1] - slopes[0]
+    tail = abs(latest) * (latest / before) / (1 - latest / before)
+    assert curved.remaining_drift == pytest.approx(tail, rel=1e-9)
+    assert curved.systematic == pytest.approx(abs(slopes[-1] - curved.exponent) + tail, rel=1e-9)
+    # the tail reaches the limit: the band covers 1, the exponent the slope tends to
+    assert curved.exponent_low <= 1.0 <= curved.exponent_high
+
+
+def test_the_remaining_drift_is_the_geometric_tail_of_the_local_slope_or_says_it_does_not_settle():
+    """slopes s_k = β − a qᵏ (corrections x^(−ω), sizes doubling: q = 2^(−ω)) tend to β; what is left beyond the
+    last one, s_K, is a q^K, which the three last slopes give exactly. Alternating changes are bounded by the last
+    one; changes that do not shrink give no limit (inf), and law_fit then says the slope does not settle and widens
+    its band by the drift alone."""
+    for q in (0.5, 0.7071, 0.9):
+        slopes = [0.5 - 0.3 * q**k for k in range(6)]
+        assert remaining_drift(slopes) == pytest.approx(0.5 - slopes[-1], rel=1e-9)
+    assert remaining_drift([1.0, 1.2, 0.9]) == pytest.approx(0.3)
+    assert remaining_drift([2.0, 2.01, 2.03]) == math.inf and remaining_drift([1.0, 1.0]) == 0.0
+    x = 2.0 ** np.arange(4, 12)
+    accelerating = law_fit(x, x**2 * np.exp(x / 400), 2.0)
+    assert not accelerating.settles and math.isnan(accelerating.remaining_drift)
+    assert accelerating.systematic == pytest.approx(abs(accelerating.local_slope - accelerating.exponent))

@@ -62,7 +62,7 @@ _MODULES = {
                   "normalised_min_eigenvalue",
                   "normalised_min_eigenvalue_mp", "larger_quadratic_root", "larger_quadratic_root_mp", "equilibration",
                   "equilibrated_solve", "equilibrated_null_vector", "equilibrated_determinant_sign"),
-    "scaling": ("ScalingFit", "fit_power_law", "LawFit", "law_fit", "asymptotic_count"),
+    "scaling": ("ScalingFit", "fit_power_law", "LawFit", "law_fit", "asymptotic_count", "remaining_drift"),
     "threshold": ("Threshold", "find_crossing", "branch_crossing", "rounded_error", "digits_text", "noisy_threshold",
                   "root_steps", "illinois", "threshold_from_error", "log_crossing", "bisect_geometric",
                   "window_and_coexistence"),

@@ -25,15 +25,18 @@ Birge ratio): the band reflects the data errors, widened when the misfit shows t
 whole story. `chi2` reports the misfit.
 
 `law_fit` tests a claimed exponent against a threshold computed over a range of sizes: the fit over the
-upper half of the sizes (the asymptotic part), its band widened by how much the local slope still drifts there.
+upper half of the sizes (the asymptotic part), its band widened by how much the local slope still drifts there and by
+how far it will still move beyond the last size (the geometric tail of its changes, `remaining_drift`).
 That widened band is the one it reports as the exponent's band: thresholds are deterministic, and their
 residual-based band measures only how straight the log-log plot is over the sizes fitted, not how far the
 exponent still has to move (linear crossover over L = 256…4096: 1.49909 with the residual band [1.49836,
-1.49981], while the fit up to L = 2^20 gives 1.499981 and the exact exponent is 3/2). The drift of the local slope
-bounds what the exponent still has to move where the corrections are powers of x (the slope then settles
-geometrically in ln x), not where they are logarithmic: there the band bounds the effective exponent over the sizes
-fitted, and fits over larger x leave it (softmax copy heads, P*/ln²L: 0.899 [0.859, 0.938] over L = 256…4096, 0.951
-over L = 2^12…2^20, 1 asymptotically).
+1.49981], while the fit up to L = 2^20 gives 1.499981 and the exact exponent is 3/2). The tail is exact where the
+corrections are powers of x (the slope then settles geometrically in ln x: linear copy heads at κ = 1, whose
+crossover exponent 0.442 over L = 256…4096 tends to ½, which the drift alone left outside the band); logarithmic
+corrections settle more slowly than any geometric tail, and there the band bounds the effective exponent over the
+sizes fitted and the next windows, not the limit (softmax copy heads, P*/ln²L: [0.911, 0.991] over L = 2^12…2^20 holds
+the fit over 2^20…2^28, 0.975, not the limit 1). Where the slope's changes do not shrink at all (the sizes leave the
+law's regime) nothing is extrapolated and `LawFit.settles` says so.
 """
 
 from __future__ import annotations
@@ -47,7 +50,7 @@ from scipy import stats
 from attnphase.errors import ParameterError
 from attnphase.params import check_real, check_real_list
 
-__all__ = ["ScalingFit", "fit_power_law", "LawFit", "law_fit", "asymptotic_count"]
+__all__ = ["ScalingFit", "fit_power_law", "LawFit", "law_fit", "asymptotic_count", "remaining_drift"]
 
 
 @dataclass(frozen=True)
@@ -164,8 +167,11 @@ class LawFit:
     """A claimed exponent against data (`law_fit`).
 
     exponent: least-squares log-log slope of y/(ln x)^log_power over the upper half of the points (at least 4);
-    local_slope: the slope between the last two points; systematic: |exponent - local_slope| (how much the slope
-    still drifts); [exponent_low, exponent_high]: the exponent's band, the 95% statistical band widened by
+    local_slope: the slope between the last two points; remaining_drift: how far the local slope still moves beyond
+    the last point, extrapolated from its last three values (`remaining_drift`); settles: whether those values settle
+    (their changes shrink or alternate); where they do not (the sizes leave the law's regime, e.g. V growing towards
+    L), nothing is extrapolated and the band is that of the sizes fitted only; systematic: |exponent - local_slope| +
+    remaining_drift; [exponent_low, exponent_high]: the exponent's band, the 95% statistical band widened by
     `systematic` on each side; holds: the claimed exponent lies in that band (None when no exponent is claimed);
     [statistical_low, statistical_high]: the 95% Student-t band from the residuals alone (too narrow where the
     slope still drifts: it leaves out what the omitted corrections move); durbin_watson < ~1 flags smooth
@@ -184,6 +190,8 @@ class LawFit:
     durbin_watson: float
     n: int
     holds: bool | None
+    remaining_drift: float = 0.0
+    settles: bool = True
 
 
 def asymptotic_count(n: int) -> int:
@@ -202,11 +210,40 @@ def law_fit(x, y, claimed_exponent: float | None, *, log_power: float = 0.0) -> 
     xs, ys = xs[ok], ys[ok]
     half = asymptotic_count(len(xs))
     fit = fit_power_law(xs[-half:], ys[-half:], log_power=log_power)
-    lx = np.log(xs[-2:])
-    ly = np.log(ys[-2:] / np.log(xs[-2:]) ** log_power) if log_power else np.log(ys[-2:])
-    local = float((ly[1] - ly[0]) / (lx[1] - lx[0]))
-    systematic = abs(local - fit.exponent)
+    lx = np.log(xs[-half:])
+    ly = np.log(ys[-half:] / np.log(xs[-half:]) ** log_power) if log_power else np.log(ys[-half:])
+    slopes = np.diff(ly) / np.diff(lx)
+    local = float(slopes[-1])
+    remaining = remaining_drift(slopes)
+    settles = math.isfinite(remaining)
+    systematic = abs(local - fit.exponent) + (remaining if settles else 0.0)
     low, high = fit.exponent_low - systematic, fit.exponent_high + systematic
     holds = None if claimed_exponent is None else bool(low <= claimed_exponent <= high)
     return LawFit(claimed_exponent, log_power, fit.exponent, low, high, fit.exponent_low, fit.exponent_high,
-                  systematic, local, fit.durbin_watson, int(fit.n), holds)
+                  systematic, local, fit.durbin_watson, int(fit.n), holds, remaining if settles else math.nan,
+                  settles)
+
+
+def remaining_drift(slopes) -> float:
+    """How far a sequence of local slopes (between successive sizes, equally spaced in ln x) still moves beyond its
+    last value: their last two changes d₁ (latest) and d₂ give the ratio r = d₁/d₂, and for 0 ≤ r < 1 the geometric
+    tail |d₁| r/(1 − r) (Aitken's extrapolation; exact for corrections x^(−ω), whose slope changes shrink by the same
+    factor at each step); for r < 0 (alternating changes) at most |d₁|; inf for r ≥ 1, where the changes do not
+    shrink and no limit can be read off (`LawFit.settles` false); 0 with fewer than three slopes or no change. With
+    corrections x^(−1/2) (linear copy heads at κ = 1, P_crossover over L = 256…4096) the drift of the local slope
+    alone left the exponent's limit ½ outside the band; logarithmic corrections (softmax P*/ln²L) settle more slowly
+    than any geometric tail, and there the band bounds the fitted window's exponent only."""
+    slopes = np.asarray(slopes, float)
+    if slopes.size < 3:
+        return 0.0
+    latest, before = float(slopes[-1] - slopes[-2]), float(slopes[-2] - slopes[-3])
+    if latest == 0.0:
+        return 0.0
+    if before == 0.0:
+        return math.inf
+    ratio = latest / before
+    if ratio < 0:
+        return abs(latest)
+    if ratio >= 1:
+        return math.inf
+    return abs(latest) * ratio / (1 - ratio)

@@ -338,9 +338,10 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
         + law_line("linear crossover vs L (claim 3/2)", lin.fit["P_crossover"], Ls, "V = 4") + "\n"
         + law_line("linear crossover vs V (claim 1/2)", linV.fit["P_crossover"], Vs, "L = 4096") + "\n\n"
         "Rule for the linear claims (and the table below): the claimed exponent is tested against the 95% band of the "
-        "fit over the upper half of the sizes, widened by the drift of the local slope; \"no\" when it lies outside, "
-        f"\"yes\" when inside and the widened band excludes the exponents {EXPONENT_RESOLUTION:g} away (the laws the "
-        "docs name against the claims lie half a power apart), \"undecided\" otherwise.")
+        "fit over the upper half of the sizes, widened by the drift of the local slope and its geometric tail; \"no\" "
+        f"when it lies outside, \"yes\" when inside and the widened band excludes the exponents "
+        f"{EXPONENT_RESOLUTION:g} away (the laws the docs name against the claims lie half a power apart), "
+        "\"undecided\" otherwise.")
     report.figure(_scaling_figure(plt, soft, lin, linV), "scaling",
                   "P* against L (softmax; linear transition and crossover) and against V (linear, L = 4096); every "
                   "named fit is drawn through the largest size.", scal_rows)
@@ -352,17 +353,18 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
         f"each over the upper half of its sizes (column \"fitted\"); {same_fit}. Verdicts by the rules of \"Claimed "
         "laws\": a linear claim by its widened band (yes / no / undecided); the softmax L ln²L claim by the corrected "
         "ratio (a statement about n*), carried to the convention's P through P/n (where P counts sequences with the "
-        "loss summed, P* = n*/T ~ ln²L: no). band: 95% band of the exponent ± the drift of the local slope. The "
-        "docs' table (docs/models/copy_heads.md, \"Which claims hold under which convention\") applies the same rule "
-        "to L = 16…4096 (every power of 2) and V = 4…128"
+        "loss summed, P* = n*/T ~ ln²L: no). band: 95% band of the exponent ± the drift of the local slope and its "
+        "tail. The docs' table (docs/models/copy_heads.md, \"Which claims hold under which convention\") applies the "
+        "same rule to L = 16…4096 (every power of 2) and V = 4…128"
         + (": a row undecided here is decided there." if quick else ".") + " Data: conventions.csv.")
     report.table([{"convention": r["convention"], "attention": r["attention"],
                    "law": (f"{r['law']} (exponent: plain fit of P*/ln²L, claim 1; not the verdict)"
                            if r["attention"] == "softmax" and "exponent" in r else r["law"]),
                    "fitted": r.get("fitted", ""), "claimed": r.get("claimed", ""),
                    "exponent": (f"{r['exponent']:.4f}" if "exponent" in r else ""),
-                   "95% band ± drift of the local slope": (f"[{r['band_low']:.3f}, {r['band_high']:.3f}] ± {r['systematic']:.3f}"
-                                                           if "band_low" in r else ""),
+                   "95% band ± drift of the local slope and its tail": (
+                       f"[{r['band_low']:.3f}, {r['band_high']:.3f}] ± {r['systematic']:.3f}" if "band_low" in r
+                       else ""),
                    "holds": r.get("holds", "")} for r in conv_rows])
     report.heading("Simulation against theory")
     losses_A = dict(computed_once(out_dir / "theory" / f"convention_A_losses_L{L}_V{V}_{len(P_sim)}P.result",

@@ -125,9 +125,9 @@ def headline_numbers(holds: bool, ex, f, lin, linV) -> dict:
 
 def claim_verdict(fit) -> str:
     """The one rule for a fitted claimed law (`law_fit`: 95% band of the fit over the upper half of the sizes,
-    widened by the drift of the local slope, `systematic`): "no" when the claimed exponent lies outside the widened
-    band; "yes" when inside and the band excludes the exponents EXPONENT_RESOLUTION away; "undecided" otherwise
-    (the band is too wide to decide). "" when no exponent is claimed."""
+    widened by the drift of the local slope and its geometric tail, `systematic`): "no" when the claimed exponent lies
+    outside the widened band; "yes" when inside and the band excludes the exponents EXPONENT_RESOLUTION away;
+    "undecided" otherwise (the band is too wide to decide). "" when no exponent is claimed."""
     claimed = fit.claimed_exponent
     if claimed is None:
         return ""

@@ -58,7 +58,7 @@ def softmax_scaling_verdict(result, conv) -> dict | None:
                           f"through P/n (log-log slope {P_per_n_exponent(conv, L_values):.3g} in L): {verdict}. The "
                           f"plain log-log fit of P*/ln²L (exponent {fit.exponent:.4f} "
                           f"[{fit.exponent_low:.4f}, {fit.exponent_high:.4f}], its 95% band widened by the drift of "
-                          f"the local slope {fit.systematic:.4f}, against the claimed 1) is not the verdict: the "
-                          "slowly decaying log corrections bias any finite-range fit, and that band bounds only the "
-                          "effective exponent over the sizes fitted (fits over larger L leave it, towards 1)"),
+                          f"the local slope and its tail, {fit.systematic:.4f}, against the claimed 1) is not the "
+                          "verdict: the slowly decaying log corrections bias any finite-range fit, and that band "
+                          "bounds the effective exponent over the sizes fitted, not the limit"),
             "holds_by_plain_fit": fit.holds}

@@ -56,8 +56,8 @@ def _not_tested(part: str, variable: str) -> str:
 
 def claimed_law_fit(xs, ys, attention: str, which: str, variable: str) -> ClaimedLawFit:
     """The fit of threshold `which` against the part of its claimed law that varies with `variable`
-    (`numeric.scaling.law_fit`: the upper half of the sizes, band widened by the drift of the local slope); the part
-    of the claim it does not test is `not_tested`, in words."""
+    (`numeric.scaling.law_fit`: the upper half of the sizes, band widened by the drift of the local slope and its
+    tail); the part of the claim it does not test is `not_tested`, in words."""
     claimed, log_power, words, untested = CLAIMED_LAWS[(attention, which, variable)]
     fit = law_fit(xs, ys, claimed, log_power=log_power)
     return ClaimedLawFit(**dataclasses.asdict(fit), law=words, not_tested=_not_tested(untested, variable),

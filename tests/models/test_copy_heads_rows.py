@@ -121,6 +121,31 @@ def test_row_model_sampling_agrees_with_the_joint_row_mean_field(joint_theory):
     assert abs(sampled.c - old.c) > 2 * tolerance
 
 
+def test_row_model_error_bar_is_the_spread_of_independent_chains():
+    """The row model's bar c_err (batch means: 10 batches per chain) against the spread of c over independent
+    replicates: the 256 chains of one run (each its own noise and step size, starts alternating uniform and copy),
+    whose means scatter around c with the sd that c_err claims for one chain times √256. L = 8, V = 4, P = 800
+    (the copy branch, one minimum: the two starts' means must agree), 1000 steps: 100 recorded samples per chain.
+
+    Expected ratio spread/c_err: the recorded samples are correlated (integrated autocorrelation time τ ≈ 2 samples,
+    numeric.mcmc on these chains; ρ_k ≈ ρ^k with ρ = 1/3), so batch means of b = 10 samples estimate the variance
+    of a chain's mean low by 2ρ/(bτ(1 − ρ)²) = 0.075, and the ratio tends to 1/√0.925 = 1.04 (measured 1.047 ±
+    0.013 over 8 seeds). Its sampling error: the sd of 256 chain means, 1/√(2 × 255) = 4.4%, with c_err's own over
+    2560 batches, 1.4%: 4.6%. Band: 1.04 ± 4 × 0.046. A bar from the raw samples, autocorrelation forgotten, is
+    1/√τ ≈ 0.72 of this one: ratio 1.46 (1.467 ± 0.020 measured), five sampling errors above the band."""
+    K = 256
+    sampled = api.simulate_row_model(8, 4, 800.0, trials=K, steps=1000, seed=1, device="cpu")
+    assert sampled.status == "converged", sampled.message
+    chain_means = np.array(sampled.per_chain_c)
+    assert len(chain_means) == K and sampled.c == pytest.approx(chain_means.mean(), rel=1e-12)
+    sd = chain_means.std(ddof=1)
+    # one distribution from both starts: their means within 4 standard errors of their difference
+    assert abs(chain_means[::2].mean() - chain_means[1::2].mean()) <= 4 * sd * math.sqrt(4 / K)
+    ratio = sd / math.sqrt(K) / sampled.c_err
+    sampling_error = math.hypot(1 / math.sqrt(2 * (K - 1)), 1 / math.sqrt(2 * (10 * K - 1)))
+    assert abs(ratio - 1.04) <= 4 * sampling_error, (ratio, sampled.c_err, sd)
+
+
 def test_sampled_network_agrees_with_the_joint_row_mean_field_and_rejects_a_shifted_theory(joint_theory):
     """The central claim, cheaply, as `simulate(fluctuations=True)` makes it: MALA of the real network (scores,
     read-out and bias, one training set, 4 chains alternating uniform and copy starts) has the copy strength of the

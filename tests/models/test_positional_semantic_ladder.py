@@ -667,6 +667,32 @@ def test_a_limited_branch_adds_the_count_split_energy_to_the_errors_of_phi_and_t
     assert with_count_split_energy(converged, rules) == converged
 
 
+def test_a_limited_branch_takes_the_count_split_energy_from_its_top_count_split_rung():
+    """The default ladder climbs five count-split rungs (8 … 16), and the coarser the rule the further its Φ (the
+    accurate module's docstring: 1.2e-6 off on count-split 8 at ω = 0.3), so the gap that joins the bars of Φ and
+    ε_t is the one to the top count-split rung's Φ. Constructed ladder, reported on count-split 12 with count-split
+    10 below it: Φ on split-line 14 and 16 is −0.0030 (spread 1e-7), count-split 10 gives −0.0030020 (2e-6 away),
+    count-split 12 −0.0030004 (4e-7 away). Known answer: errors 1e-7 + 4e-7, and the message names count-split 12;
+    with the coarser rung's gap they would be 2.1e-6."""
+    from types import SimpleNamespace
+
+    from attnphase.models.positional_semantic.accurate import with_count_split_energy
+    from attnphase.models.positional_semantic.rules import Rule
+    from attnphase.numeric.convergence import LadderResult
+    from attnphase.results import Status
+
+    rules = (Rule.split_line(14), Rule.split_line(16), Rule.count_split(10), Rule.count_split(12))
+    answers = tuple(SimpleNamespace(rule=rule.label, success=True, solution=SimpleNamespace(free_energy=phi))
+                    for rule, phi in zip(rules, (-0.0030, -0.0030, -0.0030020, -0.0030004)))
+    ladder = LadderResult({"free_energy": -0.0030, "train_loss": 0.0030, "m": 0.08},
+                          {"free_energy": 1e-7, "train_loss": 1e-7, "m": 0.02}, Status.LIMITED, "m error above",
+                          "count-split 12", "count-split 10", answers[-1], answers)
+    widened = with_count_split_energy(ladder, rules)
+    assert widened.errors["free_energy"] == pytest.approx(1e-7 + 4e-7, rel=1e-9)
+    assert widened.errors["train_loss"] == pytest.approx(1e-7 + 4e-7, rel=1e-9)
+    assert "Φ at the count-split 12 fixed point is 4e-07 from the split-line value" in widened.message
+
+
 @pytest.mark.slow
 def test_next_to_its_end_at_small_omega_the_positional_phi_bar_covers_an_independent_solve():
     """ω = 0.07, α = 1.13 (default solve, about 4 minutes): the positional branch is limited (m's error 0.02); its Φ

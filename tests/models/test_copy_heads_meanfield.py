@@ -174,6 +174,40 @@ def test_periodic_barrier_is_the_mountain_pass():
     assert r.barriers[0].from_uniform_side == pytest.approx(top.free_energy - r.minima[0].free_energy)
 
 
+def test_a_barrier_error_covers_both_free_energies_it_subtracts():
+    """A barrier height is a difference, F(saddle) − F(minimum), of two values each with its Sobol error, and the one
+    error reported holds for both heights: at least the saddle's error plus the larger minimum's error (errors of a
+    difference add; the tables' errors are not credited with cancelling). Constructed points with errors 0.01, 0.03
+    (minima) and 0.02 (saddle): 0.05, where the saddle's alone would be 0.02. At L = 64, P = 1600 (the point above)
+    the reported barrier's error holds for both of its minima."""
+    from attnphase.models.copy_heads.row_mean_field import barrier
+    from attnphase.models.copy_heads.row_mean_field_results import MeanFieldPoint
+
+    uniform = MeanFieldPoint(0.01, 0.02, 0.05, -175.0, 0.01, 1.0, -2.0)
+    copy = MeanFieldPoint(0.18, 0.19, 0.20, -176.5, 0.03, 30.0, -40.0)
+    saddle = MeanFieldPoint(0.06, 0.08, 0.09, -170.0, 0.02, 10.0, -20.0)
+    made = barrier(uniform, copy, saddle)
+    assert (made.from_uniform_side, made.from_copy_side) == (pytest.approx(5.0), pytest.approx(6.5))
+    assert made.error == pytest.approx(0.02 + 0.03, rel=1e-12)
+    r = api.softmax_row_mean_field(64, 4, 1600.0)
+    (top,), (found,) = r.maxima, r.barriers
+    assert top.free_energy_error > 0 and all(mn.free_energy_error > 0 for mn in r.minima)
+    for minimum in r.minima:
+        assert found.error >= top.free_energy_error + minimum.free_energy_error
+
+
+def test_a_saddle_resolved_only_to_the_grid_makes_the_row_mean_field_limited(monkeypatch):
+    """Where the exact solve of the mean-field equations fails (here made to fail: `DualGrid.polish` finds no root),
+    the saddle is the grid's pass, not a stationary point: `resolved` False on the saddle and its barrier, and the
+    result limited, saying why (the docstring's promise), not converged. The minima are Nelder–Mead's then."""
+    from attnphase.models.copy_heads.row_mean_field import DualGrid
+
+    monkeypatch.setattr(DualGrid, "polish", lambda self, start, n_: None)
+    r = api.softmax_row_mean_field(64, 4, 1600.0)
+    assert len(r.minima) == 2 and not r.maxima[0].resolved and not r.barriers[0].resolved
+    assert r.status == "limited" and "1 saddle(s) only to grid resolution" in r.message
+
+
 def test_mean_field_bad_input():
     with pytest.raises(ParameterError):
         api.softmax_row_mean_field(2, 4, 100.0)

@@ -192,6 +192,43 @@ def test_the_outer_split_check_adds_the_branches_errors_and_gives_no_credit_for_
     assert checked_gap(finer).error == pytest.approx(checked_gap(flat).error) and len(checked_gap(finer).rules) == 4
 
 
+# -- α_l's error: ε_g's quadrature error carried to α (no solves: a constructed linear crossing) ----------------
+class _LinearRule:
+    """A rule on which the semantic ε_g is baseline + slope·(α − root) exactly, with a quadrature error of its own."""
+
+    family, count, split = "constructed", None, None
+
+    def __init__(self, label: str, root: float, quadrature: float):
+        self.label, self.root, self.quadrature = label, root, quadrature
+
+    def equations(self, params, alpha):
+        return SimpleNamespace(test_error_estimate=lambda state: (math.nan, self.quadrature))
+
+
+def test_alpha_l_carries_the_test_errors_quadrature_error_to_alpha_through_the_slope(monkeypatch):
+    """α_l is the root of Δ_l(α) = ε_g(α) − ε_g^lin; an error δ in ε_g (its quadrature's, shared by every rung) moves
+    that root by δ / |dε_g/dα|, first-order error propagation. Constructed crossing: ε_g linear in α with slope
+    −0.025, root 0.70000 on the first rule and 0.70002 on the second (the rung spread 2e-5, within a tenth of the
+    tolerance 1e-3: no secant step), quadrature error 1e-6 on the top rule. Known answer: α_l = 0.70002 with error
+    2e-5 + 1e-6 / 0.025 = 6e-5; the error without the quadrature term is 2e-5 (the difference 4e-5, not 1e-6)."""
+    baseline, slope = 0.25, -0.025
+
+    def carry(states, params, rule, alpha):
+        solution = SimpleNamespace(alpha=alpha, state=None, test_error=baseline + slope * (alpha - rule.root))
+        return {"semantic": SimpleNamespace(success=True, message="", solution=solution)}
+
+    monkeypatch.setattr(thresholds, "_carry", carry)
+    found = {}
+    for quadrature in (0.0, 1e-6):
+        ladder = (_LinearRule("first", 0.70000, quadrature), _LinearRule("second", 0.70002, quadrature))
+        found[quadrature], *_ = thresholds.refine("alpha_l", {"semantic": None}, 0.69, slope, OMEGA_ZERO, baseline,
+                                                  ladder, 1e-3)
+    for quadrature, t in found.items():
+        assert t.status == Status.CONVERGED and t.value == pytest.approx(0.70002, abs=1e-12), t.message
+        assert t.error == pytest.approx(2e-5 + quadrature / abs(slope), rel=1e-9), (quadrature, t.error)
+    assert found[1e-6].error - found[0.0].error == pytest.approx(1e-6 / 0.025, rel=1e-9)
+
+
 def test_a_move_of_phi_within_the_lines_accuracy_is_not_read_as_a_drift():
     """Φ on the check rules (12, 10), (16, 14), (20, 18) at the states of the default curve's α_c at ω = 0.355: the
     semantic Φ moves by 4.6e-11, then by 1.3e-8, in one direction. The first move is below the lines' own error

@@ -317,6 +317,9 @@ def test_sobol_within_standard_errors_and_fixed():
     other = sobol_expectation(f, mu, cov, n_points=2**12, replicates=8, seed=4)
     assert first.method == "sobol" and first.n_points == 8 * 2**12
     assert 0 < first.error < 1e-3
+    # One realisation each: (value − exact)/error is Student t with 7 degrees of freedom (8 replicates), beyond 4 with
+    # probability 0.5%. This checks the value; test_sobol_error_bar_is_calibrated_over_independent_scrambles checks
+    # the bar.
     assert abs(first.value - exact) <= 4 * first.error
     assert abs(other.value - exact) <= 4 * other.error
     assert first.value == again.value and first.error == again.error  # points fixed across calls
@@ -327,8 +330,34 @@ def test_sobol_on_kink_and_adaptive_mode():
     exact = math.sqrt(2 / math.pi)
     res = gaussian_expectation(lambda z: np.abs(z[:, 0]), [0.0], [[1.0]], method="sobol", tol=1e-5)
     assert res.converged and res.error <= 1e-5
-    assert abs(res.value - exact) <= 4 * res.error
+    assert abs(res.value - exact) <= 4 * res.error  # 8 replicates: t with 7 degrees of freedom, beyond 4 at 0.5%
     assert len(res.history) >= 1
+
+
+def test_sobol_error_bar_is_calibrated_over_independent_scrambles():
+    """The Sobol error is the standard error over replicates: error² (with ddof 1) is an unbiased estimate of the
+    variance of the value, so over independent scrambles E[error²] = E[(value − exact)²] (exact: relu_closed_form).
+    With 2 replicates the replicate sd's ddof matters most (ddof 0 halves error²), so the check is made there.
+
+    Independent estimates, cheaply: 64 one-dimensional integrands max(z_j − 0.3, 0) in one call, each of its own
+    coordinate (identity covariance), times 32 scramble seeds: 2048 estimates. They are independent because each
+    coordinate's 2^10 Sobol points are the grid i/2^10 before scrambling, and each coordinate has its own random
+    scramble (matrix and shift). d = error² − (value − exact)² has mean 0; for Gaussian replicates its sd is 2V
+    (V the variance of a value), so the standard error of its mean is 2V/√2048 = 0.044 V, and the check allows four
+    (estimated from the spread of d). A bar with ddof 0 would move the mean to −V/2, 11 standard errors away."""
+    a, dims, exact = 0.3, 64, relu_closed_form(0.3)
+    squared_errors, squared_deviations = [], []
+    for seed in range(32):
+        res = sobol_expectation(lambda z: np.maximum(z - a, 0.0), np.zeros(dims), 1.0, n_points=2**10, replicates=2,
+                                seed=seed)
+        error, value = np.asarray(res.error), np.asarray(res.value)
+        assert error.shape == value.shape == (dims,)
+        squared_errors.append(error**2)
+        squared_deviations.append((value - exact) ** 2)
+    d = np.concatenate(squared_errors) - np.concatenate(squared_deviations)
+    standard_error = d.std(ddof=1) / math.sqrt(len(d))
+    assert abs(d.mean()) <= 4 * standard_error, (d.mean(), standard_error)
+    assert np.mean(squared_deviations) / 2 > 8 * standard_error  # the design: a halved error² would be far out
 
 
 @settings(max_examples=max(1, settings.default.max_examples * 3 // 10))  # each example refines a rule to 1e-12

@@ -41,6 +41,19 @@ def test_canonical_key_is_sorted_exact_and_type_blind_for_integral_floats():
         assert info.value.name == "beta"
 
 
+def test_a_bool_parameter_is_keyed_as_a_bool_not_as_the_integer_it_equals(tmp_path):
+    """True == 1 in Python, but a switch and a count are different parameters: true and 1 are different keys (JSON
+    keeps the two types apart), so a point stored with b=True is not returned for b=1, and its parameter reads back
+    as the bool it was."""
+    assert canonical_params({"b": True}) == '{"b":true}' and canonical_params({"b": False}) == '{"b":false}'
+    assert canonical_params({"b": True}) != canonical_params({"b": 1})
+    assert canonical_params({"b": False}) != canonical_params({"b": 0})
+    with ResultStore(tmp_path / "s.sqlite") as store:
+        assert store.put("mine", {"b": True}, {"y": 1.0}) and store.put("mine", {"b": 1}, {"y": 2.0})
+        assert (store.get("mine", {"b": True}), store.get("mine", {"b": 1})) == ({"y": 1.0}, {"y": 2.0})
+        assert sorted(type(row.params["b"]).__name__ for row in store.rows("mine")) == ["bool", "int"]
+
+
 @given(st.dictionaries(st.text(min_size=1, max_size=5), st.one_of(st.floats(), st.integers(), st.text(max_size=5)),
                        max_size=4))
 def test_canonical_key_round_trips_or_refuses(params):
@@ -106,7 +119,8 @@ def test_non_finite_results_are_kept_exactly_and_old_rows_with_null_stay_readabl
         assert store.get("old", {"i": 1}) == {"m": None, "x": 2.0} and store.verify() == []
         assert store.get("old", {"i": 2}) == {"__float__": 3.0, "y": 1.0}
         assert store.export(tmp_path / "old.csv", model="old") == 2
-    pq = pytest.importorskip("pyarrow.parquet")
+    import pyarrow.parquet as pq  # the parquet extra, which `make test` installs: its absence is a failure, not a skip
+
     with ResultStore(path, read_only=True) as store:
         store.export(tmp_path / "t.parquet", "parquet", model="mine")
     columns = pq.read_table(tmp_path / "t.parquet").to_pydict()
@@ -173,7 +187,8 @@ def test_export_never_writes_a_parameter_or_result_over_a_column(tmp_path):
         "model": "3", "version": "7", "created": "2", "elapsed_s": "4"}
     results = ("result.result.x", "result.x", "result.created", "result.model", "y")
     assert (row["x"], *(row[name] for name in results)) == ("1", "10.0", "11.0", "5.0", "6.0", "1.0")
-    pq = pytest.importorskip("pyarrow.parquet")
+    import pyarrow.parquet as pq  # the parquet extra, which `make test` installs
+
     with ResultStore(tmp_path / "s.sqlite") as store:
         store.export(tmp_path / "t.parquet", "parquet")
     table = pq.read_table(tmp_path / "t.parquet")
@@ -190,7 +205,8 @@ def test_export_writes_an_integer_beyond_int64_to_parquet_as_its_exact_digits(tm
     """A result column holding 2**70 + 3 (or 2**63, one past int64) made the parquet export fail with "OverflowError:
     Python int too large to convert to C long", naming no column. Now such a column is text with the integer's exact
     digits, as a column of mixed types is, while a column of integers within int64 stays int64."""
-    pq = pytest.importorskip("pyarrow.parquet")
+    import pyarrow.parquet as pq  # the parquet extra, which `make test` installs
+
     store = str(tmp_path / "s.sqlite")
     sweep = CliRunner().invoke(main, ["sweep", f"{__name__}:_integers_beyond_int64_point", "--grid", "x=1,2",
                                       "--workers", "1", "--store", store])
@@ -305,6 +321,35 @@ def test_a_damaged_row_is_named_and_skipped_and_a_sweep_replaces_it(tmp_path, da
             connection.execute("DELETE FROM results WHERE id = 3")
         connection.close()
         assert CliRunner().invoke(main, ["store", "check", "--store", path]).exit_code == 0
+
+
+@pytest.mark.parametrize("column", ["version", "model"])
+def test_a_row_whose_model_or_code_version_changed_after_writing_fails_its_checksum_and_is_not_reused(tmp_path, column):
+    """The checksum covers every column of the key, not only the result: a point computed by other code (version
+    "an-older-version") or for another model ("other"), whose version (model) bytes were changed afterwards to this
+    code's (to "demo"), its checksum left as it was, fails its checksum. `get` does not return it, `verify` names
+    it, and a sweep computes the point again (the closed form, curie_weiss_point) instead of reusing a result this
+    code did not compute; the row it writes is whole."""
+    from attnphase.sweep import current_version
+
+    path = tmp_path / "s.sqlite"
+    params = {"beta": 1.5, "h": 0}  # the key a sweep of demo over beta=1.5 looks up
+    with ResultStore(path) as store:
+        if column == "version":
+            store.put("demo", params, {"m": 0.123}, version="an-older-version")
+        else:
+            store.put("other", params, {"m": 0.123}, version=current_version("demo"))
+    with sqlite3.connect(path) as connection:
+        connection.execute(f"UPDATE results SET {column} = ?",
+                           (current_version("demo") if column == "version" else "demo",))
+    connection.close()
+    with ResultStore(path, read_only=True) as store:
+        assert store.get("demo", params) is None
+        assert [problem.partition(" (")[0] for problem in store.verify()] == ["row 1"]
+    report = run_sweep("demo", ["beta=1.5"], store=path, workers=1)
+    assert (report.n_cached, report.n_computed) == (0, 1)
+    with ResultStore(path, read_only=True) as store:
+        assert store.get("demo", params) == curie_weiss_point(beta=1.5) and store.verify() == []
 
 
 def test_a_sweep_reports_the_damaged_rows_it_leaves_not_those_it_replaced_or_that_its_store_read_before(tmp_path):

@@ -31,12 +31,22 @@ def test_large_identities_are_confirmed_at_random_points():
     assert result.max_relative_difference < 1e-40
 
 
-@pytest.mark.parametrize("relative_change", [1e-3, 1e-12, 1e-25])
+@pytest.mark.parametrize("relative_change", [1e-3, 1e-12, 1e-25, 1e-29])
 def test_a_tiny_change_is_rejected(relative_change):
-    # 50 digits with 20 kept for cancellation: agreement is required to 1e-30
+    # 50 digits with 20 kept for cancellation: agreement is required to 1e-30 (1e-29: a factor 10 above that bar)
     expr = sum(sympy.exp(n * x) / (1 + a * n) for n in range(1, 9))
     result = equivalent(expr, expr * (1 + sympy.Float(relative_change, 60)))
     assert not result.success and result.method == "points" and "differ at" in result.message
+
+
+def test_a_change_below_the_required_agreement_is_accepted():
+    """The other side of the 1e-30 bar: a relative change of 1e-32 lies within the 20 digits left for cancellation, so
+    the two sides are equal at the random points. The change is seen (it is not structurally the same expression, and
+    the largest relative difference, at points where |expr| ≥ 1, is the change itself), and accepted."""
+    expr = sum(sympy.exp(n * x) / (1 + a * n) for n in range(1, 9))
+    result = equivalent(expr, expr * (1 + sympy.Float(1e-32, 60)))
+    assert result.success and result.method == "points" and result.points == 6
+    assert 0 < result.max_relative_difference <= 1e-32 * (1 + 1e-9)
 
 
 def test_different_functions_are_rejected():

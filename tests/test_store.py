@@ -48,6 +48,11 @@ def test_a_bool_parameter_is_keyed_as_a_bool_not_as_the_integer_it_equals(tmp_pa
     assert canonical_params({"b": True}) == '{"b":true}' and canonical_params({"b": False}) == '{"b":false}'
     assert canonical_params({"b": True}) != canonical_params({"b": 1})
     assert canonical_params({"b": False}) != canonical_params({"b": 0})
+    # numpy's and torch's bools are bools too (they were keyed by their .item() as 1 and 0)
+    import torch
+
+    for true, false in ((np.True_, np.False_), (torch.tensor(True), torch.tensor(False))):
+        assert (canonical_params({"b": true}), canonical_params({"b": false})) == ('{"b":true}', '{"b":false}')
     with ResultStore(tmp_path / "s.sqlite") as store:
         assert store.put("mine", {"b": True}, {"y": 1.0}) and store.put("mine", {"b": 1}, {"y": 2.0})
         assert (store.get("mine", {"b": True}), store.get("mine", {"b": 1})) == ({"y": 1.0}, {"y": 2.0})

@@ -28,10 +28,10 @@ ROW_COLUMNS = "id, model, params, version, result, created, elapsed, checksum"
 
 def _canonical_value(name: str, value: Any) -> Any:
     """A parameter value in the form used for keys: int, finite float, str, bool or None."""
+    if hasattr(value, "item") and not isinstance(value, (numbers.Number, str)):
+        value = value.item()  # zero-dimensional numpy / torch values (np.True_ becomes True, not 1, below)
     if value is None or isinstance(value, (bool, str)):
         return value
-    if hasattr(value, "item") and not isinstance(value, numbers.Number):
-        value = value.item()  # zero-dimensional numpy / torch values
     if isinstance(value, numbers.Integral):
         return int(value)
     if isinstance(value, numbers.Real):

@@ -65,6 +65,8 @@ def test_a_wide_table_of_many_records_is_split_by_columns_repeating_the_first():
 
 def test_long_number_lists_are_cut_and_short_ones_inline():
     assert format_value([1.0, 2.5, None]) == "1, 2.5, n/a"
+    # a digit string not computed (a spinodal beyond the range followed) reads "n/a" in a list, not an empty cell
+    assert format_value(["5529.877", ""]) == "5529.877, n/a" and format_value("") == ""
     assert format_value(list(range(100))) == "0, 1, 2, 3, ... (100 values)"
     assert format_value(0.123456789) == "0.123457" and format_value(True) == "yes" and format_value([]) == "(none)"
 

@@ -81,12 +81,18 @@ def format_value(value: Any) -> str:
         return f"{len(value)} fields"
     if isinstance(value, Sequence):
         if _is_scalar_list(value) and len(value) <= MAX_INLINE_VALUES:
-            return ", ".join(format_value(v) for v in value) if value else "(none)"
+            return ", ".join(_list_item(v) for v in value) if value else "(none)"
         if _is_scalar_list(value):
-            head = ", ".join(format_value(v) for v in value[:4])
+            head = ", ".join(_list_item(v) for v in value[:4])
             return f"{head}, ... ({len(value)} values)"
         return f"{len(value)} values"
     return str(value)
+
+
+def _list_item(value: Any) -> str:
+    """One value of an inline list: an empty string (a digit string not computed, e.g. a spinodal beyond the range
+    followed) as "n/a", as a missing number is, not as nothing between two commas."""
+    return format_value(value) or "n/a"
 
 
 def _is_scalar(value: Any) -> bool:

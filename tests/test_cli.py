@@ -51,6 +51,15 @@ def test_reproduce_runs_the_reduced_sizes_unless_full_is_asked(options, quick, t
     assert json.loads(result.stdout)["parameters"]["quick"] is quick
 
 
+@pytest.mark.parametrize("options", [["--quick", "--full"], ["--full", "--quick"]])
+def test_reproduce_refuses_quick_and_full_together(options, tmp_path):
+    """The two sizes exclude each other: given both, one silently won (the last), and with `all` a stray --full started
+    hours of work (audit b15). Exit 2 naming both, before any model runs."""
+    result = CliRunner().invoke(main, ["reproduce", "all", *options, "--out", str(tmp_path)])
+    assert result.exit_code == 2 and "--quick and --full exclude each other" in result.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_unknown_model_exits_2_naming_the_choices():
     result = run("reproduce", "no-such-model")
     assert result.exit_code == 2

@@ -49,9 +49,9 @@ REPRODUCE_HELP = _help("""Write a report directory per model: report.md, PNG fig
 
 @click.command(help=REPRODUCE_HELP)
 @click.argument("model", type=click.Choice(MODELS_WITH_REPORTS + ["all"]), default="all", metavar="[MODEL|all]")
-@click.option("--quick/--full", default=True, show_default=True,
-              help=_help("--quick: reduced sizes, all {count} models in about 5 minutes on 2 idle cores; --full: the "
-                         "papers' sizes, several hours."))
+@click.option("--quick", "quick_asked", is_flag=True,
+              help=_help("Reduced sizes, all {count} models in about 5 minutes on 2 idle cores (the default)."))
+@click.option("--full", is_flag=True, help="The papers' sizes, several hours.")
 @click.option(
     "--out", "out_dir", type=OutputPath(directory=True), default=Path("reports"),
     show_default=True, help="Directory that receives one report directory per model.",
@@ -59,8 +59,11 @@ REPRODUCE_HELP = _help("""Write a report directory per model: report.md, PNG fig
 @click.option("--device", type=click.Choice(DEVICE_CHOICES), default="auto", show_default=True,
               help="Torch device for the simulations (auto: CUDA when present).")
 @json_option
-def reproduce(model: str, quick: bool, out_dir: Path, device: str, as_json: bool) -> None:
+def reproduce(model: str, quick_asked: bool, full: bool, out_dir: Path, device: str, as_json: bool) -> None:
     """Write a report directory per model (the help text is `REPRODUCE_HELP`, which names the registered models)."""
+    if quick_asked and full:  # one would silently win; with `all`, a stray --full starts hours of work
+        raise click.UsageError("--quick and --full exclude each other: give one of them (the default is --quick)")
+    quick = not full
     from attnphase import progress
     from attnphase.models.registry import get
     from attnphase.reproduce.read_back import counting

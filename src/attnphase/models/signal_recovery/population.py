@@ -101,9 +101,12 @@ def _samples_at(params: Parameters, rho: float, g: np.ndarray, signs: np.ndarray
                  + np.abs(out[:, 3]) * 2 * beta * (theta_d * (a[:, :R] ** 2).sum(axis=1) + c_bar_abs * S3)
                  + np.abs(out[:, 4]))
     nuisance = a[:, R:].sum(axis=1)
-    # Control variates: token averages of e^{βy}, y e^{βy} (all tokens, and signed over I) minus their
-    # exact means given the token's shift; each has mean zero. Shifts take three values only: +θ_dρ,
-    # −θ_dρ (informative) and 0 (noise).
+    # Control variates: token averages of e^{βy}, y e^{βy} minus their exact means given the token's shift, over the
+    # noise tokens and over the informative ones (model C: also signed), each with mean zero; shifts take three values
+    # only: +θ_dρ, −θ_dρ (informative) and 0 (noise). The two groups are apart so that each one's kurtosis is judged
+    # (`reliable_controls`): as all tokens' average beside the informative one, the regression used their difference,
+    # the noise tokens' average, whose kurtosis e^{4β²σ²}/(L − R) was not checked (one noise token at βσ = 1.5: the
+    # noise mass 3.8 of its errors off).
     e1 = np.exp(beta * y)
     raw = np.stack([e1, y * e1, e1 * e1], axis=-1)
     m_plus, m_minus, m_noise = np.asarray(symbolic.token_moment_kernel().call(
@@ -113,11 +116,10 @@ def _samples_at(params: Parameters, rho: float, g: np.ndarray, signs: np.ndarray
         raw[:, :R] -= m_plus
     else:
         raw[:, :R] -= np.where(signs[:, :, None] > 0, m_plus, m_minus)
-    s_weights = np.zeros((n, params.L))
-    s_weights[:, :R] = s_inf
-    controls = np.concatenate(
-        [raw[:, :, :2].mean(axis=1), (raw[:, :, :2] * s_weights[:, :, None]).mean(axis=1)], axis=1
-    )
+    groups = [raw[:, R:, :2].sum(axis=1), raw[:, :R, :2].sum(axis=1)]  # noise, informative
+    if signs is not None:
+        groups.append((raw[:, :R, :2] * signs[:, :, None]).sum(axis=1))
+    controls = np.concatenate(groups, axis=1) / params.L
     return value, slope, nuisance, controls, switching, magnitude
 
 
@@ -135,7 +137,8 @@ def _samples(params: Parameters, rho: float, g: np.ndarray, signs: np.ndarray | 
     if params.sign_model == "B":
         v2, s2, n2, c2, w2, m2 = _samples_at(params, -rho, g, None)
         value, slope, nuisance = (value + v2) / 2, (slope - s2) / 2, (nuisance + n2) / 2
-        controls, switching = np.concatenate([controls, c2], axis=1), (switching + w2) / 2
+        # at −ρ only the informative tokens' controls are new (the noise tokens' are the same draws)
+        controls, switching = np.concatenate([controls, c2[:, 2:]], axis=1), (switching + w2) / 2
         magnitude = (magnitude + m2) / 2 if rho != 0 else np.zeros_like(magnitude)
     return value, slope, nuisance, controls, switching, magnitude
 
@@ -168,33 +171,41 @@ def _token_control_moments(params: Parameters, shift: float) -> list[tuple[mpmat
 
 
 def control_kurtosis(params: Parameters, rho: float) -> np.ndarray:
-    """The exact kurtosis of each column of `_samples`' controls at ρ: all tokens' e^{βy}, y e^{βy}, then the
-    informative tokens' signed e^{βy}, y e^{βy} (then for model B the same at −ρ). A control is a token average, so
-    its excess kurtosis is Σ κ₄ / (Σ var)² over the tokens averaged; for model C each informative token is the even
-    mixture of the shifts ±θ_dρ, each centred on its own mean."""
+    """The exact kurtosis of each column of `_samples`' controls at ρ: the noise tokens' e^{βy}, y e^{βy}, the
+    informative tokens' e^{βy}, y e^{βy}, for model C the informative tokens' signed ones, and for model B the
+    informative tokens' at −ρ. A control is a token average, so its excess kurtosis is Σ κ₄ / (Σ var)² over the tokens
+    averaged; for model C each informative token is the even mixture of the shifts ±θ_dρ, each centred on its own
+    mean (its sign, ±1, leaves the even moments as they are)."""
     R, noise_tokens = params.R, params.L - params.R
 
-    def columns(rho_, signs):
-        with mpmath.workdps(60):
-            noise = _token_control_moments(params, 0.0)
-            shifted = [_token_control_moments(params, s * params.theta_d * rho_) for s in signs]
-            out = []
-            for informative_only in (False, True):
-                for k in range(2):  # e^{βy}, y e^{βy}
-                    variance = sum(m[k][0] for m in shifted) / len(signs)
-                    cumulant = sum(m[k][1] + 3 * m[k][0] ** 2 for m in shifted) / len(signs) - 3 * variance**2
-                    total_variance, total_cumulant = R * variance, R * cumulant
-                    if not informative_only:
-                        total_variance += noise_tokens * noise[k][0]
-                        total_cumulant += noise_tokens * noise[k][1]
-                    # a control without variance (σ → 0) carries nothing: infinite kurtosis leaves it out
-                    out.append(float(3 + total_cumulant / total_variance**2) if total_variance > 0 else math.inf)
-            return out
+    def kurtosis(count, moments):
+        """The two columns (e^{βy}, y e^{βy}) of an average over `count` tokens whose (variance, fourth cumulant) per
+        token are `moments`; a control without variance (no such token, or σ → 0) carries nothing: infinite."""
+        out = []
+        for k in range(2):
+            variance, cumulant = count * moments[k][0], count * moments[k][1]
+            out.append(float(3 + cumulant / variance**2) if variance > 0 else math.inf)
+        return out
 
-    kurtosis = columns(rho, (1.0, -1.0) if params.sign_model == "C" else (1.0,))
+    def informative(rho_, signs):
+        with mpmath.workdps(60):
+            shifted = [_token_control_moments(params, s * params.theta_d * rho_) for s in signs]
+            mixture = []
+            for k in range(2):
+                variance = sum(m[k][0] for m in shifted) / len(signs)
+                mixture.append((variance, sum(m[k][1] + 3 * m[k][0] ** 2 for m in shifted) / len(signs)
+                                - 3 * variance**2))
+            return kurtosis(R, mixture)
+
+    with mpmath.workdps(60):
+        columns = kurtosis(noise_tokens, _token_control_moments(params, 0.0))
+    if params.sign_model == "C":
+        columns += 2 * informative(rho, (1.0, -1.0))  # unsigned and signed: the same even moments
+    else:
+        columns += informative(rho, (1.0,))
     if params.sign_model == "B":
-        kurtosis += columns(-rho, (1.0,))
-    return np.array(kurtosis)
+        columns += informative(-rho, (1.0,))
+    return np.array(columns)
 
 
 def reliable_controls(params: Parameters, rho: float, n_samples: int) -> np.ndarray:

@@ -17,6 +17,19 @@ from attnphase.models.signal_recovery.simulate import run_sga
 from attnphase.validate.sphere_sga import StepSchedule
 
 
+def test_a_start_at_an_unstable_point_itself_is_said_so_not_by_a_noise_scale_of_zero():
+    """ρ₀ = −1 where −ξ is unstable (d = 16, L = 64, R = 8, θ = 0.5; J′(−1) > 0): the noise scale there is 0 (it is
+    built from E⟨G_⊥, ξ⟩², which vanishes at ρ = ±1), and the message said the trials started within
+    "|rho0 - rho_u| < 3 s" with s = 0, a condition 0 < 0 that is false (audit sr15). It now says they start at the
+    unstable point itself; still no error on the prediction and no verdict."""
+    params = api.make_parameters(16, 64, 8, 0.5)
+    assert api.large_L(params, -1.0)[1] > 0  # J′(−1) > 0: the drift −2ρJ′ pushes away from −1
+    run = api.simulate(16, 64, 8, 0.5, trials=4, steps=100, rho0=-1.0, device="cpu")
+    assert run.predicted_alignment_error is None and run.prediction_agrees is None
+    assert "4 of 4 trials start at the unstable fixed point rho = -1 of the limiting drift itself" in run.message
+    assert "rho0 - rho_u" not in run.message
+
+
 def test_a_start_in_the_escape_region_of_an_unstable_point_has_no_error_and_no_verdict():
     """The audit's command (sr6 F-d; here d = 16, L = 64, 16 trials, 400 steps): model B from ρ₀ = 0.001, where ρ = 0
     is unstable. SGA's noise carries the trials off ρ = 0 to both sides, the ODE from ρ₀ stays near it: the run

@@ -134,8 +134,8 @@ def threads_option(func: Callable) -> Callable:
     value (None when not given) to `choose_threads(threads, work=..., device=...)`."""
     return click.option(
         "--threads", type=Int(1, 4096), default=None,
-        help="CPU threads for torch (default: 1, or the idle cores when one step is large enough to gain "
-             "from more; see the docs' 'Threads' section).",
+        help="CPU threads for torch, an integer in [1, 4096] (default: 1, or the idle cores when one step is large "
+             "enough to gain from more; see the docs' 'Threads' section).",
     )(func)
 
 

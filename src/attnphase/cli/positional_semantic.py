@@ -52,8 +52,8 @@ def deprecated_rules(func):
 
 numba_threads_option = click.option(
     "--threads", type=Int(1, 4096), default=None,
-    help="Threads of the minimisation loops (default: every core numba may use, at most the cores this process may "
-         "run on).")
+    help="Threads of the minimisation loops, an integer in [1, 4096] (default: every core numba may use, at most the "
+         "cores this process may run on).")
 
 
 def use_threads(threads) -> int:

@@ -135,7 +135,8 @@ class SimulationSettings(ParameterSet):
     giving any of them): η₀, k₀, γ as given, the others from `MANUAL_SCHEDULE`.
     """
 
-    trials: int = parameter(IntRange(1, None), help="Independent trials (batched).")
+    trials: int = parameter(IntRange(1, None), help="Independent trials (batched); with the batch and d, at most "
+                                                    f"trials·(1 + batch)·d = {MAX_SIMULATION_NUMBERS} numbers (memory).")
     steps: int = parameter(IntRange(1, MAX_STEPS), help="SGA steps.")
     schedule: str | None = parameter(
         OneOf(SCHEDULES), None,
@@ -146,7 +147,8 @@ class SimulationSettings(ParameterSet):
     k0: float | None = parameter(RealRange(0.0, None), None,
                                  help="Manual schedule: offset k0, > 0 when gamma > 0 (default 50).")
     gamma: float | None = parameter(RealRange(0.0, 1.0), None, help="Manual schedule: exponent gamma (default 1).")
-    batch: int = parameter(IntRange(1, None), 1, help="Sequences per gradient (mini-batch).")
+    batch: int = parameter(IntRange(1, None), 1, help="Sequences per gradient (mini-batch); see --trials for the "
+                                                      "bound on trials·(1 + batch)·d.")
     seed: int = parameter(IntRange(0, MAX_SEED), 0, help="Seed.")
     sampler: str = parameter(OneOf(SAMPLERS), "projected",
                              help="projected: the gradient's exact law from 2L + 2d numbers per sequence; dense: L x d "

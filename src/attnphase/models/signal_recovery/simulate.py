@@ -279,12 +279,15 @@ def _escape_check(params: Parameters, noise, rho0, schedule, steps: int, batch: 
     inside, nearest = escape_starts(params, noise, rho0, schedule.eta(steps), batch, reduction)
     if not inside.any():
         return predicted_error, "", nearest
-    _, rho_u, scale, _ = nearest
-    return None, (f"; no error on the prediction: {int(inside.sum())} of {inside.size} trials start within the "
-                  f"noise-driven escape region of the unstable fixed point rho = {rho_u:.3g} of the limiting drift "
-                  f"(|rho0 - rho_u| < {ESCAPE_SIGMAS:g} s, s = {scale:.2g} the spread SGA's noise adds to a start "
-                  "there under this schedule), which the ODE leaves out (docs/models/signal_recovery.md, 'The theory "
-                  "behind simulate'): it describes neither when nor to which side those trials escape"), nearest
+    _, rho_u, scale, start = nearest
+    where = (f"at the unstable fixed point rho = {rho_u:.3g} of the limiting drift itself, where the ODE stays"
+             if start == rho_u else
+             f"within the noise-driven escape region of the unstable fixed point rho = {rho_u:.3g} of the limiting "
+             f"drift (|rho0 - rho_u| < {ESCAPE_SIGMAS:g} s, s = {scale:.2g} the spread SGA's noise adds to a start "
+             "there under this schedule), which the ODE leaves out")
+    return None, (f"; no error on the prediction: {int(inside.sum())} of {inside.size} trials start {where} "
+                  "(docs/models/signal_recovery.md, 'The theory behind simulate'): it describes neither when nor to "
+                  "which side those trials escape"), nearest
 
 
 def _verdict(mean: float, error: float, predicted: float, predicted_error: float | None, z: float | None,

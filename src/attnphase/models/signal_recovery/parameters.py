@@ -135,8 +135,9 @@ class SimulationSettings(ParameterSet):
     giving any of them): η₀, k₀, γ as given, the others from `MANUAL_SCHEDULE`.
     """
 
-    trials: int = parameter(IntRange(1, None), help="Independent trials (batched); with the batch and d, at most "
-                                                    f"trials·(1 + batch)·d = {MAX_SIMULATION_NUMBERS} numbers (memory).")
+    trials: int = parameter(IntRange(1, None), help=f"Independent trials (batched); with the batch and d, at most "
+                                                    f"trials·(1 + batch)·d = {MAX_SIMULATION_NUMBERS} numbers "
+                                                    "(memory).")
     steps: int = parameter(IntRange(1, MAX_STEPS), help="SGA steps.")
     schedule: str | None = parameter(
         OneOf(SCHEDULES), None,

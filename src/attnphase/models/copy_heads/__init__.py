@@ -4,8 +4,9 @@ attention, and the real one-head network that validates it.
 Modules: `symbolic` (the expressions) and `derivation` (rendered), `kernels` (compiled, called by name),
 `convention` and `parameters` (declared inputs), `instance` (one validated instance with its bound kernels),
 `exact` (the exact finite-P action, order parameters, row integrands), `homogeneous` (minima, `solve`),
-`softmax_transition`, `linear_transition`, `causal` (one row sum per row), `thresholds` (`threshold`),
-`scaling_laws`, `law_verdicts` (the verdict on the softmax L ln²L claim), `fluctuations`, `row_tables`,
+`softmax_transition`, `linear_transition` and `linear_branches` (its followed branches), `causal` (one row sum per
+row), `thresholds` (`threshold`), `scaling_laws`, `law_verdicts` (the verdict on the softmax L ln²L claim),
+`fluctuations`, `row_tables`,
 `row_mean_field`, `row_posterior`, `network` and `samplers` (the real network on `validate.mala`), `simulation`,
 `chain_statistics` (the draws' means, errors and diagnostics), `results`, `row_mean_field_results` and
 `simulation_results`, `plots` (figures).

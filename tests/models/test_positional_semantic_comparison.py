@@ -9,6 +9,7 @@ import json
 import math
 
 import numpy as np
+from scipy import stats
 import pytest
 from click.testing import CliRunner
 
@@ -49,8 +50,9 @@ def run(init="semantic", status=Status.CONVERGED, trials=4, **values):
 
 def test_each_quantity_is_its_trials_mean_and_standard_error_against_the_branch_with_z_and_the_band():
     """Semantic init: |θ|, q, ε_g and ε_t of the trials against the semantic branch, by hand: sem = spread (ddof 1) /
-    √trials, z = (mean − theory)/√(sem² + theory error²), agrees where |z| ≤ 3. ε_g lies 14 standard errors above:
-    rejected, and said so in the message with the numbers, the band and d; the JSON has x_error = x_std/√trials."""
+    √trials, z = (mean − theory)/√(sem² + theory error²), agrees where |z| is within the 99.73% Student-t band of 4
+    trials (3 degrees of freedom: the error comes from the trials). ε_g lies 14 standard errors above: rejected, and
+    said so in the message with the numbers, the band, its reason and d; the JSON has x_error = x_std/√trials."""
     result = ps.compare_with_theory(run(), theory=solved(POSITIONAL, SEMANTIC))
     by_name = {c.name: c for c in result.comparisons}
     assert list(by_name) == ["abs_theta", "q", "test_error", "train_loss"]
@@ -60,14 +62,16 @@ def test_each_quantity_is_its_trials_mean_and_standard_error_against_the_branch_
         c = by_name[name]
         sem = np.std(samples, ddof=1) / 2
         z = (np.mean(samples) - theory) / math.hypot(sem, 2e-5)
-        assert (c.theory, c.theory_error, c.n, c.n_sigma) == (theory, 2e-5, 4, 3.0)
+        assert (c.theory, c.theory_error, c.n) == (theory, 2e-5, 4)
+        assert c.n_sigma == pytest.approx(stats.t.ppf(1 - 0.0027 / 2, 3), rel=1e-12)
         assert c.mean == pytest.approx(np.mean(samples), rel=1e-14) and c.sem == pytest.approx(sem, rel=1e-12)
-        assert c.z == pytest.approx(z, rel=1e-12) and c.agrees is bool(abs(z) <= 3)
+        assert c.z == pytest.approx(z, rel=1e-12) and c.agrees is bool(abs(z) <= c.n_sigma)
     assert by_name["test_error"].z > 10 and [c.agrees for c in result.comparisons] == [True, True, False, True]
     assert result.theory_agrees is False and result.theory is SEMANTIC and result.landed == ("semantic",) * 4
     assert "this run at d = 50, so a finite-d offset of the means is expected" in result.message
     assert result.message.endswith(
-        "its semantic branch (the semantic init's branch): with the band ±3, the theory is rejected by test_error: "
+        "its semantic branch (the semantic init's branch): with the band ±9.22, the 99.73% Student-t band of the "
+        "trials' mean (its error from the trials themselves), the theory is rejected by test_error: "
         "0.003 ± 4.1e-05 against 0.00235 ± 2e-05 (z = 14.3); it agrees with abs_theta (z = -0.155), q (z = -0.082), "
         "train_loss (z = -0.44)"), result.message
 
@@ -89,7 +93,8 @@ def test_a_bar_and_a_theory_error_of_zero_give_no_z_and_agree_only_on_the_value_
     q = result.comparisons[1]
     assert (q.name, q.z, q.agrees) == ("q", None, True)
     assert result.message.endswith(
-        ": with the band ±3, the theory is rejected by test_error: 0.003 ± 4.1e-05 against 0.00235 (z = 15.9); it "
+        ": with the band ±9.22, the 99.73% Student-t band of the trials' mean (its error from the trials themselves), "
+        "the theory is rejected by test_error: 0.003 ± 4.1e-05 against 0.00235 (z = 15.9); it "
         "agrees with abs_theta (z = -0.155), q, train_loss (z = -0.49)"), result.message
 
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from attnphase.errors import ParameterError
-from attnphase.validate.compare import Comparison, compare, verdict_message, verdict_of
+from attnphase.validate.compare import Comparison, compare, student_band, verdict_message, verdict_of
 
 
 def test_statistics_match_numpy_definitions():
@@ -24,6 +24,23 @@ def test_agreement_rate_matches_gaussian_coverage():
     agreements = [compare("x", 1.0, rng.normal(1.0, 0.3, 20), n_sigma=2.0).agrees for _ in range(1000)]
     rate = np.mean(agreements)
     assert abs(rate - 0.940) < 4 * math.sqrt(0.94 * 0.06 / 1000)
+
+
+def test_the_student_band_is_t_at_the_normal_bands_level_and_holds_its_coverage_with_five_samples():
+    """student_band(dof): Student's t quantile at 1 − 0.0027/2, against the closed forms of the t distribution for one
+    and two degrees of freedom, tan(π(p − ½)) and (2p − 1)/√(2p(1 − p)); it tends to 3. Its use: five samples of a
+    normal whose mean is the theory, compared with their own standard error: the normal ±3 rejected about 4% of
+    them (P(|t₄| > 3) = 0.040), the Student band 0.27% (20000 experiments; binomial errors 0.14% and 0.04%)."""
+    p = 1 - 0.0027 / 2
+    assert student_band(1) == pytest.approx(math.tan(math.pi * (p - 0.5)), rel=1e-9)
+    assert student_band(2) == pytest.approx((2 * p - 1) / math.sqrt(2 * p * (1 - p)), rel=1e-9)
+    assert student_band(10**6) == pytest.approx(3.0, abs=1e-3)
+    rng = np.random.default_rng(11)
+    experiments = rng.normal(1.0, 0.3, (20000, 5))
+    z = (experiments.mean(axis=1) - 1.0) / (experiments.std(axis=1, ddof=1) / math.sqrt(5))
+    normal_rate, student_rate = np.mean(np.abs(z) > 3.0), np.mean(np.abs(z) > student_band(4))
+    assert abs(normal_rate - 0.0400) < 4 * math.sqrt(0.04 * 0.96 / 20000)
+    assert abs(student_rate - 0.0027) < 4 * math.sqrt(0.0027 * 0.9973 / 20000)
 
 
 def test_shifted_simulation_disagrees():

@@ -385,7 +385,8 @@ def gd_validation(out_dir: Path, device: str, runner=simulate_run, theory=None) 
         f"api.solve to the relative tolerance {THEORY_TOL:g} (each branch followed from its anchor and refined on the "
         "split-line ladder; error = the verified spread over the last three rules). "
         "Each seed is compared with the branch it landed on (classification rule in validate.finite_size."
-        "classify_minimum); agreement = |mean − theory| ≤ 3 √(sem² + theory error²).",
+        "classify_minimum); agreement = |mean − theory| ≤ t √(sem² + theory error²), t the 99.73% Student-t quantile "
+        "for trials − 1 degrees of freedom (validate.compare.student_band; the sem comes from the trials).",
         "",
         *_markdown_table(comparison, ["alpha", "init", "landed", "trials", "quantity", "theory", "theory_error",
                                       "gd_mean", "gd_std", "z", "agrees"]),

@@ -20,9 +20,19 @@ import numpy as np
 from attnphase.errors import ParameterError
 from attnphase.params import check_int, check_positive, check_real
 
-__all__ = ["NORMAL_BAND", "Comparison", "compare", "verdict_of", "verdict_message", "batch_means"]
+__all__ = ["NORMAL_BAND", "student_band", "Comparison", "compare", "verdict_of", "verdict_message", "batch_means"]
 
 NORMAL_BAND = 3.0  # |z| ≤ 3: the 99.73% band of a normal error; a wider band needs its reason said
+
+
+def student_band(dof: int) -> float:
+    """The band of NORMAL_BAND's two-sided level, 99.73%, for a mean whose standard error comes from dof + 1
+    independent values (Student's t with dof degrees of freedom): 19.2 for dof = 2, 6.62 for 4, 3.0 as dof → ∞. With
+    the normal band, a standard error from 5 values rejected a right theory in 4% of runs, not 0.27%."""
+    from scipy.stats import t as student
+
+    dof = check_int("dof", dof, 1)
+    return float(student.ppf(1 - 0.0027 / 2, dof))
 
 
 @dataclass(frozen=True)

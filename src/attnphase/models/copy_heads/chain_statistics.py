@@ -10,7 +10,7 @@ import numpy as np
 
 from attnphase.models.copy_heads.simulation_results import ChainDiagnostics
 from attnphase.results import Status
-from attnphase.validate.compare import Comparison
+from attnphase.validate.compare import NORMAL_BAND, Comparison, student_band
 
 __all__ = ["MIN_DRAWS", "TEST_BLOCKS", "draw_statistics", "test_set_error", "trapped_chains",
            "verdict_withheld", "comparison_with_theory"]
@@ -141,10 +141,8 @@ def comparison_with_theory(name: str, theory: float, theory_error: float, statis
     """`validate.compare.Comparison` of a theory value with (mean, sd, sem, n, dof) of `draw_statistics`: agreement
     within 3σ of a normal band, or the same two-sided level (99.73%) of Student's t with dof degrees of freedom; no
     verdict (agrees None, z still given) where `withheld` names a reason (`verdict_withheld` and the run's own)."""
-    from scipy.stats import t as student
-
     mean, sd, sem, n, dof = statistics[:5]
-    n_sigma = 3.0 if dof is None else float(student.ppf(1 - 0.0027 / 2, dof))
+    n_sigma = NORMAL_BAND if dof is None else student_band(dof)
     scale = math.hypot(sem, theory_error)
     z = (mean - theory) / scale if scale > 0 else None
     agrees = None if withheld else (abs(z) <= n_sigma) if z is not None else (mean == theory)

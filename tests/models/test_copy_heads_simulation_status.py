@@ -448,3 +448,19 @@ def test_agreement_within_a_widened_band_says_the_band():
     assert loss.n_sigma == pytest.approx(9.2187, abs=1e-4) and copy.agrees and loss.agrees
     assert r.message.endswith(f"; with the band ±9.22, the 99.73% Student-t band of 4 training sets, the theory agrees "
                               f"with c_copy (z = {copy.z:.3g}), test_loss (z = {loss.z:.3g})"), r.message
+
+
+def test_linear_mala_names_the_theory_it_is_compared_with_and_the_one_the_network_realises():
+    """Linear MALA compared with Convention A (the defaults) said nothing of which theory it held the chains against,
+    where softmax did (audit v15): the page excludes Convention A for the sampled network. The message names the
+    theory and the convention the network realises; under that convention with --fluctuations it adds nothing."""
+    from attnphase.models.copy_heads.simulation import linear_theory_note
+
+    default = api.simulate("linear", 4, 3, 40.0, steps=20, trials=2, seed=0, device="cpu")
+    assert ("theory: the reduced action's minimum under --remainder map, --row-sums shared (the sampled network "
+            "realises --remainder entropy --row-sums per-row with --fluctuations;") in default.message
+    realised = DEFAULT.with_(remainder="entropy", row_sums="per-row")
+    assert linear_theory_note(realised, True) == ""
+    assert linear_theory_note(realised, False).startswith("; theory: the reduced action's minimum under --remainder "
+                                                          "entropy, --row-sums per-row")
+    assert "posterior means over exp(-S) under --remainder map" in linear_theory_note(DEFAULT, True)

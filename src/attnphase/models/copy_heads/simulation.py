@@ -305,6 +305,8 @@ def simulate(attention: str, L: int, V: int, P: float, *, algorithm: str = _Defa
                        else "the reduced action's minimum, every row alike")
         message += (f"; theory: {theory_used} (--fluctuations, fluctuations=True in Python, compares with the joint "
                     "row mean field's posterior means)")
+    elif mala:
+        message += linear_theory_note(conv, settings.fluctuations)
     if comparisons:  # the verdict on the theory, at the end: the status above is the run's own (mixed, settled)
         # several training sets: each comparison's band is Student's t for their means (comparison_with_theory)
         widened_by = f"the 99.73% Student-t band of {D} training sets" if D > 1 else None
@@ -312,6 +314,18 @@ def simulate(attention: str, L: int, V: int, P: float, *, algorithm: str = _Defa
     return SimulationResult("mala" if mala else "adam", P_used, sequences, conv.n_of_P(P_used, inst.L), runs, theory,
                             tuple(comparisons), net.coverage(run.G[selected], conv.boundary), status, message, means,
                             D, tuple(diagnostics), n_threads, test_error, no_verdict)
+
+
+def linear_theory_note(conv, fluctuations: bool) -> str:
+    """What a linear MALA run is compared with, where it is not the theory the sampled network realises: the
+    remainder-entropy convention with a row sum per row and the order parameters' fluctuations (docs/models/
+    copy_heads.md); against any other the verdict is that theory's, not the network's ("" under that one)."""
+    if conv.remainder == "entropy" and conv.row_sums == "per-row" and fluctuations:
+        return ""
+    theory = "posterior means over exp(-S)" if fluctuations else "minimum"
+    return (f"; theory: the reduced action's {theory} under --remainder {conv.remainder}, --row-sums {conv.row_sums} "
+            "(the sampled network realises --remainder entropy --row-sums per-row with --fluctuations; Convention A "
+            "has rho = 0 and a Gibbs loss several times below it)")
 
 
 def unusable_theory(inst: CopyHeadsInstance, P: float, message: str) -> ParameterError:

@@ -40,6 +40,8 @@ class Status(enum.StrEnum):
     """An iteration or simulation left the finite numbers."""
     NOT_CONVEX = "not_convex"
     """A local quadratic approximation was required but the Hessian is not positive definite."""
+    NOT_REQUESTED = "not_requested"
+    """Not computed: the caller did not ask for it (one threshold of two, `--which`), so nothing was searched."""
     POOR_MIXING = "poor_mixing"
     """A Markov chain's diagnostics (acceptance, effective sample size, R-hat) do not support its estimate."""
     FAILED = "failed"

@@ -373,7 +373,10 @@ def test_an_interrupted_threshold_keeps_the_one_it_finished(tmp_path, monkeypatc
     from attnphase.models.positional_semantic import thresholds as thresholds_module
 
     settings = dict(rules=(4, 6), tol=0.05)  # cheap rules: the values are not the point
-    plain = api.threshold(0.4, which=("alpha_c",), **settings).alpha_c
+    only_alpha_c = api.threshold(0.4, which=("alpha_c",), **settings)
+    plain = only_alpha_c.alpha_c
+    # the threshold not asked for was never searched: not_requested, not the not_found of a search (audit ps15)
+    assert only_alpha_c.alpha_l.status == "not_requested" and only_alpha_c.alpha_l.message == "not requested"
     real_refine, refined = thresholds_module.refine, []
 
     def refine(name, *args, **kwargs):

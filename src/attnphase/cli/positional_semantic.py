@@ -157,7 +157,7 @@ def solve_command(omega, alpha, sigma, lam, A, L, tol, branches, threads, deprec
 @model_options
 @options_from(ThresholdSearch)
 @click.option("--which", type=click.Choice(["both", "alpha_c", "alpha_l"]), default="both", show_default=True,
-              help="The thresholds to compute.")
+              help="The thresholds to compute (the other one's status is not_requested).")
 @click.option("--checkpoint-dir", type=OutputPath(directory=True), default=None,
               help="Where each finished threshold (each finished ω with --omega-grid) is kept, so that the same "
                    "command run again after an interruption goes on from there.  [default: "

@@ -129,7 +129,7 @@ def phase_curve(omegas, sigma=0.5, lam=0.01, A=None, L=2, *, tol=1e-3, alpha_min
                 found = computed_once(kept / f"omega={omega!r}.json", at_omega)
             for name in which:
                 history[name].append((omega, found[name][0], found[name][3]))
-            missing = noisy_threshold(math.nan, math.nan, Status.NOT_FOUND, "not requested")
+            missing = noisy_threshold(math.nan, math.nan, Status.NOT_REQUESTED, "not requested")
             result = {name: found[name][0] for name in which}
             points[omega] = Thresholds(result.get("alpha_c", missing), result.get("alpha_l", missing), baseline,
                                        search.tol, combined_status(*(t.status for t in result.values())),

@@ -474,7 +474,7 @@ def threshold(omega, sigma=0.5, lam=0.01, A=None, L=2, *, tol=1e-3, alpha_min=0.
             if at_value is not None:
                 states[name] = at_value
             bar.advance(name)
-    missing = noisy_threshold(math.nan, math.nan, Status.NOT_FOUND, "not requested")
+    missing = noisy_threshold(math.nan, math.nan, Status.NOT_REQUESTED, "not requested")
     alpha_c, alpha_l = found.get("alpha_c", missing), found.get("alpha_l", missing)
     status = combined_status(*(found[name].status for name in which))
     read_back = tuple(name for name in which if kept and name not in searched)

@@ -134,3 +134,24 @@ def test_simulate_on_cuda_without_a_gpu_names_the_option():
     result = run(["simulate", "positional-semantic", "--omega", "0.3", "--alpha", "1.25", "--d", "40", "--device",
                   "cuda"])
     assert result.exit_code == 2 and "invalid value for --device: 'cuda'" in result.output, result.output
+
+
+def test_thresholds_kept_by_another_code_version_are_computed_again_and_said_so(tmp_path, monkeypatch):
+    """A threshold kept by another code version (any commit changes it) is computed again, never mixed in; that run
+    said nothing, so a user could not tell a resumed run from one that started over (audit ps15). Now one stderr line
+    says how many were computed again, and where; the run of the same version reads back and says that instead."""
+    import attnphase.resume as resume
+
+    command = ["threshold", "positional-semantic", "--omega", "0.3", "--nodes", "4", "--check-nodes", "6", "--which",
+               "alpha_c", "--checkpoint-dir", str(tmp_path), "--json"]
+    first = run(command)
+    assert first.exit_code == 0, first.output
+    assert "another code version" not in first.stderr
+    monkeypatch.setattr(resume, "code_version", lambda: "0.1.0+src.otherversion")
+    again = run(command)
+    assert again.exit_code == 0, again.output
+    assert (f"attnphase: 1 result(s) kept in {tmp_path} by another code version were computed again"
+            in again.stderr), again.stderr
+    assert json.loads(again.stdout)["alpha_c"] == json.loads(first.stdout)["alpha_c"]
+    read_back = run(command)
+    assert "read back from" in read_back.stderr and "another code version" not in read_back.stderr

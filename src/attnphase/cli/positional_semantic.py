@@ -203,9 +203,10 @@ def threshold_command(omega, omega_grid, sigma, lam, A, L, tol, alpha_min, alpha
         raise ParameterError("--omega", omega, "exactly one of --omega and --omega-grid (--omega-grid was given too)")
     threads = use_threads(threads)
     names = ("alpha_c", "alpha_l") if which == "both" else (which,)
-    from attnphase.resume import cache_root
+    from attnphase.resume import cache_root, take_tally
 
     kept = checkpoint_dir if checkpoint_dir is not None else cache_root() / "thresholds"
+    take_tally()  # from here on: what this command finds kept
     keep_when_interrupted(f"every finished threshold is in {kept}; the same command goes on from there")
     settings = dict(tol=tol, alpha_min=alpha_min, alpha_max=alpha_max, which=names, rules=rules, checkpoint_dir=kept)
     parameters = {"sigma": sigma, "lam": lam, "A": teacher_A(A, L), "L": L, "tol": tol, "alpha_min": alpha_min,
@@ -221,11 +222,13 @@ def threshold_command(omega, omega_grid, sigma, lam, A, L, tol, alpha_min, alpha
             raise ParameterError("--omega-grid", omega_grid, f"{rule}; the form is START:STOP:NUM (NUM values from "
                                                              "START to STOP) or V1,V2,...") from None
         result = _kept_in_option(phase_curve, omegas, sigma, lam, A, L, **settings)
+        _say_other_version(take_tally()["other_version"], kept)
         emit("threshold", MODEL, {"omega_grid": omega_grid, **parameters}, result.as_dict(), as_json)
         if result.status == Status.FAILED:
             raise SystemExit(1)
         return
     result = _kept_in_option(find_thresholds, omega, sigma, lam, A, L, **settings)
+    _say_other_version(take_tally()["other_version"], kept)
     if result.read_back:
         click.echo(f"attnphase: {', '.join(result.read_back)} read back from {kept} (finished by an earlier run of "
                    "the same command; delete that directory to recompute)", err=True)
@@ -253,6 +256,14 @@ def _kept_in_option(call, *args, **kwargs):
         if given or not os.environ.get(CACHE_ENV):
             raise ParameterError("--checkpoint-dir", exc.value, exc.allowed) from None
         raise ParameterError(f"${CACHE_ENV}", os.environ[CACHE_ENV], exc.allowed) from None
+
+
+def _say_other_version(count: int, kept) -> None:
+    """One line on stderr where results kept in `kept` by another code version were computed again (the code version
+    covers the whole source tree, so any commit does it): silence had read as if nothing had been kept."""
+    if count:
+        click.echo(f"attnphase: {count} result(s) kept in {kept} by another code version were computed again (results "
+                   "of two code versions are never mixed)", err=True)
 
 
 @simulate.command(MODEL, cls=RenamedOptionsCommand, renamed_options={"--seeds": "--trials"})

@@ -270,9 +270,13 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
                                      [g["test_error_sem"] for g in points], fmt=marker, color="k",
                                      mfc="k" if settled else "none", label=f"GD, {init} init → {landed} "
                                      f"(d = {points[0]['d']}{'' if settled else ', not settled'})")
-    fig.axes[1].legend(fontsize=7)
+    # beside the axes, not on the curves (inside, it covered the semantic ε_g where the GD points sit); the title above
+    # the panels: the layout is redone with room for both
+    fig.axes[1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
     fig.suptitle(f"ω = {OMEGA}: branches ({'quick ladder, ' if quick else ''}verified errors)",
                  fontsize=9)
+    fig.set_size_inches(12, 3.8)
+    fig.tight_layout(rect=(0, 0, 1, 0.94))
     fig.savefig(out_dir / "order_parameters.png", dpi=120)
     plt.close(fig)
 

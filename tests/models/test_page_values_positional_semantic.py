@@ -213,3 +213,21 @@ def test_the_simulate_run_at_the_default_size_is_the_pages():
         assert_value(c[name]["z"], values[8 + k], (name, "z"))
         assert c[name]["agrees"] is True, c[name]
     assert payload["theory_agrees"] is True
+
+
+def test_the_fields_reference_the_page_quotes_is_the_references_file():
+    """The fields reference quoted beside the branch table (the count-split-16 fixed points at ω = 0.3, α = 1.25) is
+    the one `benchmarks/positional_semantic_references.py --only fields` wrote to
+    benchmarks/positional_semantic_reference.json, which the slow fields test reads: every quoted number to its
+    printed digits (audit ps15: the page had been typed from the file, with nothing to fail if they parted)."""
+    from pathlib import Path
+
+    reference = json.loads((Path(__file__).parents[2] / "benchmarks" / "positional_semantic_reference.json")
+                           .read_text())["fields(0.3,1.25)"]
+    number = r"([\d.]+)"
+    quoted = printed(rf"positional q {number}, V {number}, m {number}, ε_g {number}, semantic q {number}, "
+                     rf"V {number}, θ {number}, ε_g {number}")
+    expected = [reference["positional"][k] for k in ("q", "V", "m", "test_error")] + \
+        [reference["semantic"][k] for k in ("q", "V", "theta", "test_error")]
+    for value, text in zip(expected, quoted):
+        assert_value(value, text)

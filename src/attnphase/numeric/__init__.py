@@ -57,7 +57,7 @@ _MODULES = {
                  "refined_at_dips", "log_pattern_search"),
     "ode": ("Trajectory", "FixedPoint", "integrate_drift", "fixed_points_1d", "linear_stability"),
     "mp_descent": ("MAX_STEPS", "STEP_TOLERANCE", "Descent", "descend", "action_error"),
-    "precision": ("GUARD_DIGITS", "DERIVED_ROUNDING", "working_dps", "to_mp", "agreed_evaluation",
+    "precision": ("GUARD_DIGITS", "DERIVED_ROUNDING", "working_dps", "to_mp", "agreed_evaluation", "newton_steps_mp",
                   "polished_stationary_point", "scaled_lowest_curvature_2x2",
                   "normalised_min_eigenvalue",
                   "normalised_min_eigenvalue_mp", "larger_quadratic_root", "larger_quadratic_root_mp", "equilibration",

@@ -28,6 +28,7 @@ from attnphase.errors import ParameterError
 from attnphase.params import check_real
 
 __all__ = ["GUARD_DIGITS", "DERIVED_ROUNDING", "working_dps", "to_mp", "agreed_evaluation", "polished_stationary_point",
+           "newton_steps_mp",
            "scaled_lowest_curvature_2x2", "normalised_min_eigenvalue",
            "normalised_min_eigenvalue_mp", "larger_quadratic_root", "larger_quadratic_root_mp", "equilibration",
            "equilibrated_solve", "equilibrated_null_vector", "equilibrated_determinant_sign"]
@@ -89,27 +90,39 @@ def polished_stationary_point(gradient_mp, hessian_mp, x, *args, dps: int = 30, 
 def _newton_mp(gradient_mp, hessian_mp, x, args, dps: int, steps: int):
     """`polished_stationary_point` at `dps` digits; None where the Hessian is singular at that precision."""
     with mpmath.workdps(dps):
-        point = to_mp(np.atleast_1d(np.asarray(x, dtype=float)))
-        step = [mpmath.inf] * len(point)
-        for _ in range(steps):
-            gradient = mpmath.matrix(np.atleast_1d(gradient_mp(*point, *args)).tolist())
-            hessian = mpmath.matrix(np.atleast_2d(hessian_mp(*point, *args)).tolist())
-            # scaled to unit diagonal: mpmath judges singularity relative to the largest entry, and curvatures 1e124
-            # apart (σ² = e^-77) would be singular at any precision
-            scale = [1 / mpmath.sqrt(abs(hessian[i, i])) if hessian[i, i] != 0 else 1 for i in range(len(point))]
-            scaled = mpmath.matrix([[scale[i] * hessian[i, j] * scale[j] for j in range(len(point))]
-                                    for i in range(len(point))])
-            scaled_gradient = mpmath.matrix([scale[i] * gradient[i] for i in range(len(point))])
-            try:
-                scaled_step = mpmath.lu_solve(scaled, -scaled_gradient)
-            except ZeroDivisionError:  # singular at this precision
-                return None
-            step = [scale[i] * scaled_step[i] for i in range(len(point))]
-            point = [p + d for p, d in zip(point, step)]
+        found = newton_steps_mp(gradient_mp, hessian_mp, x, args, steps)
+        if found is None:
+            return None
+        point, step = found
         rounded = np.array([float(p) for p in point])
         totals = [abs(d) + abs(mpmath.mpf(r) - p) for d, r, p in zip(step, rounded, point)]
         error = np.array([float(t) if float(t) >= t else math.nextafter(float(t), math.inf) for t in totals])
     return rounded, error
+
+
+def newton_steps_mp(gradient_mp, hessian_mp, x, args, steps: int):
+    """`steps` Newton steps in mpmath, at the current mp.dps, from the float64 point `x` on ∇S = 0 (gradient_mp(*x,
+    *args), hessian_mp(*x, *args)): (the point as mpf numbers, the last step), or None where the Hessian is singular
+    at this precision. For callers that need the point itself beyond float64 (a function of it evaluated in mpmath);
+    `polished_stationary_point` rounds it, with its error."""
+    point = to_mp(np.atleast_1d(np.asarray(x, dtype=float)))
+    step = [mpmath.inf] * len(point)
+    for _ in range(steps):
+        gradient = mpmath.matrix(np.atleast_1d(gradient_mp(*point, *args)).tolist())
+        hessian = mpmath.matrix(np.atleast_2d(hessian_mp(*point, *args)).tolist())
+        # scaled to unit diagonal: mpmath judges singularity relative to the largest entry, and curvatures 1e124
+        # apart (σ² = e^-77) would be singular at any precision
+        scale = [1 / mpmath.sqrt(abs(hessian[i, i])) if hessian[i, i] != 0 else 1 for i in range(len(point))]
+        scaled = mpmath.matrix([[scale[i] * hessian[i, j] * scale[j] for j in range(len(point))]
+                                for i in range(len(point))])
+        scaled_gradient = mpmath.matrix([scale[i] * gradient[i] for i in range(len(point))])
+        try:
+            scaled_step = mpmath.lu_solve(scaled, -scaled_gradient)
+        except ZeroDivisionError:  # singular at this precision
+            return None
+        step = [scale[i] * scaled_step[i] for i in range(len(point))]
+        point = [p + d for p, d in zip(point, step)]
+    return point, step
 
 
 def scaled_lowest_curvature_2x2(a, b, d, sqrt=np.sqrt):

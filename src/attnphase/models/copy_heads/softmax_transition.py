@@ -33,6 +33,7 @@ from attnphase.models.copy_heads.instance import CopyHeadsInstance
 from attnphase.models.copy_heads.results import ExactRowRateThreshold, SoftmaxTransition
 from attnphase.numeric.continuation import ActionSystem, follow_branch
 from attnphase.numeric.points_on_branches import stationary_points_at
+from attnphase.numeric.precision import newton_steps_mp
 from attnphase.numeric.minimize import sign_change_brackets
 from attnphase.numeric.threshold import Threshold, rounded_error, threshold_from_error
 from attnphase.numeric.transition import classify_transition
@@ -168,18 +169,18 @@ def _order_parameters_at(inst: CopyHeadsInstance, at: Threshold, values: tuple[f
             if not 0.0 < a < 1.0:
                 polished.append(mpmath.mpf(a))
                 continue
-            x = mpmath.log(a) - mpmath.log1p(-a)
-            for _ in range(NEWTON_STEPS):
-                step = action.gradient_mp(x, n_mp)[0] / np.atleast_2d(action.hessian_mp(x, n_mp))[0][0]
-                x -= step
-                if abs(step) <= mpmath.eps * (1 + abs(x)):
-                    break
+            found = newton_steps_mp(action.gradient_mp, action.hessian_mp, [math.log(a) - math.log1p(-a)], (n_mp,),
+                                    NEWTON_STEPS)
+            if found is None:  # a singular curvature at these digits: the float64 state's value
+                polished.append(mpmath.mpf(a))
+                continue
+            x = found[0][0]
             polished.append(1 / (1 + mpmath.exp(-x)))
         return float(polished[0]), float(polished[1]), float(abs(polished[1] - polished[0]))
 
 
 # From a float64 minimum Newton's steps shrink quadratically: 2⁻⁵³ → 2⁻¹⁰⁶ → 2⁻²¹² covers 50 digits in 3 steps
-NEWTON_STEPS = 8
+NEWTON_STEPS = 4
 
 
 def _range_scales(inst: CopyHeadsInstance) -> str:

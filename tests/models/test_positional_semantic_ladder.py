@@ -20,7 +20,7 @@ import pytest
 
 from attnphase.api import positional_semantic as api
 from attnphase.models.positional_semantic.branch_end import END_WINDOW
-from model_pages import page_table_after
+from model_pages import PAGES, page_table_after
 from test_page_values_positional_semantic import assert_quoted, check_branch_table, printed
 
 REFERENCE = json.loads((Path(__file__).parents[2] / "benchmarks" / "positional_semantic_reference.json").read_text())
@@ -229,6 +229,38 @@ def _assert_page_row(omega: float, name: str, t) -> None:
     printed_value, printed_error = _page_threshold_rows()[omega][name]
     assert abs(t.value - printed_value) <= 0.5e-4 + 1e-12, (name, t.value, printed_value)
     assert float(f"{t.error:.1g}") == pytest.approx(printed_error), (name, t.error, printed_error)
+
+
+def test_the_thresholds_tables_converged_and_covered_columns_are_the_references_and_their_comparison():
+    """The model page's thresholds table: each "converged" cell is the reference the slow tests hold the defaults to
+    (value to its printed digits, error to its one printed digit), and each "covered" cell says yes exactly where the
+    printed default lies within the two printed errors of it, with the difference in brackets. Below the table, the
+    summary of α_l(0) on the count-split family is the middle ± half the range of the roots listed there, the roots
+    are the ones the α_l(0) test uses, and the default α_l(0) covers every one."""
+    cell = r"([0-9.]+) ± ([0-9.e-]+)"
+    for cells in page_table_after("positional_semantic.md", "Defaults (σ = 0.5, λ = 0.01"):
+        omega = float(cells[0])
+        for name, (default_column, reference_column, covered_column) in (("alpha_c", (1, 2, 3)),
+                                                                           ("alpha_l", (4, 5, 6))):
+            value, error = (float(x) for x in re.match(cell, cells[default_column]).groups())
+            reference_text, reference_error_text = re.match(cell, cells[reference_column]).groups()
+            reference, reference_error = reference_threshold(name, omega)
+            decimals = len(reference_text.split(".")[1])
+            assert abs(reference - float(reference_text)) <= 0.5 * 10.0 ** -decimals + 1e-12, (name, omega)
+            assert float(f"{reference_error:.1g}") == pytest.approx(float(reference_error_text)), (name, omega)
+            # the bracket is the difference of the unrounded values: within the default's rounding of the printed
+            difference = abs(value - float(reference_text))
+            verdict, bracket = re.fullmatch(r"(yes|no) \(([0-9.]+)\)", cells[covered_column]).groups()
+            assert abs(float(bracket) - difference) <= 1e-4 + 1e-12, (name, omega, cells[covered_column])
+            assert verdict == ("yes" if difference <= error + float(reference_error_text) else "no"), (name, omega)
+    page = " ".join((PAGES / "positional_semantic.md").read_text().split())
+    roots = re.search(r"count-split 8 … 20 \(32 probes, g integrands\) are ((?:[0-9.]+, )+[0-9.]+)", page).group(1)
+    assert tuple(float(r) for r in roots.split(", ")) == ALPHA_L_ZERO_ROOTS
+    summary, spread = (float(x) for x in re.search(r"on this family α_l\(0\) = ([0-9.]+) ± ([0-9.]+)", page).groups())
+    assert summary == pytest.approx(round((max(ALPHA_L_ZERO_ROOTS) + min(ALPHA_L_ZERO_ROOTS)) / 2, 4))
+    assert spread == pytest.approx(float(f"{(max(ALPHA_L_ZERO_ROOTS) - min(ALPHA_L_ZERO_ROOTS)) / 2:.1g}"))
+    default, default_error = _page_threshold_rows()[0.0]["alpha_l"]
+    assert all(abs(default - root) <= default_error for root in ALPHA_L_ZERO_ROOTS)
 
 
 def test_where_the_first_rule_has_a_hole_at_alpha_solve_climbs_from_the_next_rule(monkeypatch, shared_positional_path):

@@ -21,7 +21,7 @@ import pytest
 from attnphase.api import positional_semantic as api
 from attnphase.models.positional_semantic.branch_end import END_WINDOW
 from model_pages import PAGES, page_table_after
-from test_page_values_positional_semantic import assert_quoted, check_branch_table, printed
+from test_page_values_positional_semantic import assert_quoted, assert_value, check_branch_table, printed
 
 REFERENCE = json.loads((Path(__file__).parents[2] / "benchmarks" / "positional_semantic_reference.json").read_text())
 # α_c(ω) of the outer-split / count-split studies (docs/research/positional_semantic.md, "α_c with Φ to 1e-7 at
@@ -67,12 +67,17 @@ def shared_positional_path(monkeypatch, standard_positional_path):
 # -- default suite --------------------------------------------------------------------------------------
 def test_the_followed_positional_branch_is_not_the_fixed_point_a_cold_start_finds(standard_positional_path):
     """ω = 0.3, α = 2 on the 10-node rule: the default start of the positional branch converges to another
-    fixed point of θ = 0 (m ≈ 0.10, V ≈ 22, unstable), the branch followed from α = 0.3 has m ≈ 0.26, V ≈ 11.4,
-    stable (converged values m = 0.2579 ± 1e-4, V = 11.36 ± 0.03: `solve` at this point)."""
+    fixed point of θ = 0 (m = 0.101, V = 22.0, unstable, as the model page says), the branch followed from α = 0.3
+    has m ≈ 0.26, V ≈ 11.4, stable (converged values m = 0.2579 ± 1e-4, V = 11.36 ± 0.03: `solve` at this point)."""
     cold = api.solve_branch("positional", 2.0, STANDARD, nodes_per_dim=10)
     followed = standard_positional_path.at(2.0)
     assert cold.success and followed is not None and followed.success
     assert abs(cold.m) < 0.15 and not cold.stable
+    # the page quotes that fixed point to three digits
+    cold_m, cold_V = printed(r"the default start of the positional branch converges to m = ([0-9.]+), V = ([0-9.]+), "
+                             r"unstable")
+    assert_value(abs(cold.m), cold_m, "m")
+    assert_value(cold.V, cold_V, "V")
     assert abs(abs(followed.m) - 0.2579) < 0.01 and abs(followed.V - 11.36) < 0.5
     checked = api.solve_branch("positional", 2.0, STANDARD, nodes_per_dim=10,
                                guess=api.BranchCoordinates("positional", STANDARD).from_state(followed.state))

@@ -610,7 +610,7 @@ def test_the_quick_branches_cover_the_default_solve():
 def test_the_quick_phase_diagram_covers_every_converged_reference():
     """The quick report's phase diagram (split-line 6, 8, 10, 12 to 0.05 without the outer-split check, 10 ω in
     [0, 0.45]): every α_c and α_l found with a finite error, and each with a converged reference (at least 10×
-    more accurate) within its error of it. About 3.5 minutes on 2 cores."""
+    more accurate) within its error of it; the range of the errors is the page's. About 3.5 minutes on 2 cores."""
     from attnphase.reproduce.positional_semantic import QUICK_CURVE_OMEGAS, QUICK_TOL, quick_rules
 
     curve = api.phase_curve(QUICK_CURVE_OMEGAS, tol=QUICK_TOL, rules=quick_rules(), outer_split_check=False)
@@ -624,6 +624,10 @@ def test_the_quick_phase_diagram_covers_every_converged_reference():
                 assert abs(t.value - reference[0]) <= t.error + reference[1], (omega, name, t.value, t.error, reference)
                 compared.append((omega, name))
     assert len(compared) == 12  # α_c and α_l at 0, 0.1, 0.2, 0.3, 0.4 and 0.45
+    # the page's range of the diagram's errors, to its one printed digit
+    low, high = printed(r"without the outer-split check: every value converged, errors ([0-9.]+)–([0-9.]+),")
+    errors = [getattr(point, name).error for point in curve.points for name in ("alpha_c", "alpha_l")]
+    assert (float(f"{min(errors):.1g}"), float(f"{max(errors):.1g}")) == (float(low), float(high)), errors
 
 
 def test_the_window_bias_of_the_reported_rung_joins_the_state_fields_errors():

@@ -232,6 +232,40 @@ def test_a_signal_while_the_command_line_loads_ends_it_with_one_line_and_the_sig
     assert out.stderr == f"{word} while starting: nothing was computed\n"
 
 
+# The start-up handler run where Python swallows or wraps an exception: in a weakref callback (importlib's module
+# locks have one) and in __set_name__ (a class body being built). An exception raised there did not stop the program.
+_SIGNALLED_IN_A_CALLBACK = """
+import os, signal, sys, weakref
+from attnphase.console import _stopped_while_starting
+
+signal.signal(signal.SIGTERM, _stopped_while_starting)
+if sys.argv[1] == "weakref":
+    class Referent:
+        pass
+    referent = Referent()
+    reference = weakref.ref(referent, lambda _: os.kill(os.getpid(), signal.SIGTERM))
+    del referent
+else:
+    class Descriptor:
+        def __set_name__(self, owner, name):
+            os.kill(os.getpid(), signal.SIGTERM)
+    class Owner:
+        descriptor = Descriptor()
+print("the program went on")
+"""
+
+
+@pytest.mark.parametrize("where", ["weakref", "set_name"])
+def test_a_signal_while_starting_stops_the_program_where_python_swallows_exceptions(where):
+    """A SIGTERM that came while the start-up handler's SystemExit would be dropped (a weakref callback: the command
+    ran and exited 0) or wrapped (in __set_name__: a RuntimeError traceback) ends the program all the same, with the
+    one line and status 143."""
+    out = subprocess.run([sys.executable, "-c", _SIGNALLED_IN_A_CALLBACK, where], capture_output=True, text=True,
+                         timeout=60)
+    assert (out.returncode, out.stdout) == (143, ""), (out.stdout, out.stderr)
+    assert out.stderr == "terminated while starting: nothing was computed\n"
+
+
 def test_a_signal_ignored_on_entry_stays_ignored_while_the_command_line_loads():
     """A SIGINT ignored when the program starts (nohup, `&` in a script) is not taken up by the start-up handler."""
     out = subprocess.run([sys.executable, "-c", _SIGNALLED_WHILE_STARTING, "SIGINT", "ignored"], capture_output=True,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import matplotlib
 import numpy as np
@@ -20,6 +21,7 @@ from attnphase.cli import main
 from attnphase.errors import ParameterError
 from attnphase.models.signal_recovery.dynamics import FINITE_DRIFT_GRID, FINITE_DRIFT_SAMPLES
 from attnphase.models.signal_recovery.simulate import check_sweep_point
+from model_pages import PAGES
 
 matplotlib.use("Agg")
 
@@ -241,14 +243,32 @@ def test_noise_token_mass_of_two_seeds_agrees_within_its_standard_errors(one_tri
     assert one_trial_run.nuisance_mass_error is None
 
 
-def test_the_tangent_noise_pilot_is_at_least_what_two_million_numbers_allow(one_trial_run):
+class _PilotSeen(Exception):
+    pass
+
+
+def test_the_tangent_noise_pilot_is_at_least_what_two_million_numbers_allow(one_trial_run, monkeypatch):
     """The model page's rule for the sequences per alignment of N's pilot: max(p, min(32768, 2²¹/(L + d))), p = 1/40 of
     the run's sequences within 128-2048. A short run at L = 64 (one trial of 20 steps: p = 128) takes the second term,
-    2²¹/80 = 26214 (the page's `--help` example: 3640; the headline, where p = 2048 dominates, is checked by the slow
-    headline test)."""
+    2²¹/80 = 26214; the page's `--help` example (8 trials of 4000 steps at d = 64, L = 512) the number the page
+    quotes, read from the pilot `simulate` asks for (stopped there); the headline, where p = 2048 dominates, is
+    checked by the slow headline test."""
+    from attnphase.models.signal_recovery import simulate as simulate_module
+
     run = one_trial_run
     assert run.noise.pilot == 2**21 // 80 == 26214
-    assert max(min(2048, max(128, 8 * 2000 // 40)), min(32768, 2**21 // (512 + 64))) == 3640
+    asked = []
+
+    def tangent_noise(params, pilot):
+        asked.append(pilot)
+        raise _PilotSeen
+
+    monkeypatch.setattr(simulate_module, "tangent_noise", tangent_noise)
+    with pytest.raises(_PilotSeen):
+        api.simulate(64, 512, 64, 1.0, trials=8, steps=4000, device="cpu")
+    page = " ".join((PAGES / "signal_recovery.md").read_text().split())
+    quoted = re.search(r"\((\d+) sequences for the `--help` example below", page).group(1)
+    assert asked == [int(quoted)]
 
 
 def test_a_sweep_point_whose_plan_falls_short_is_stored_limited():

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import numpy as np
 import pytest
@@ -17,6 +18,7 @@ from attnphase.api import signal_recovery as api
 from attnphase.cli import main
 from attnphase.errors import ParameterError
 from attnphase.models.signal_recovery import population
+from model_pages import PAGES
 
 FIELDS = ("J", "dJ", "drift", "nuisance_mass")
 # d = 16, L = 64, R = 8, θ = 1, score scale 3, ρ = 0.5: the softmax sits on a few tokens, where the large-L form
@@ -62,6 +64,11 @@ def test_forced_large_L_at_small_L_is_limited_and_says_by_how_much(small_L_refer
     assert accuracy.status == "limited" and not accuracy.accurate[0]
     assert accuracy.expansion_ratio[0] > 1e3 * accuracy.limit and accuracy.normaliser_fluctuation[0] > 1
     assert f"{accuracy.expansion_ratio[0]:.3g}" in r.message
+    # the model page quotes both to its digits: "q = 5 × 10⁶, δ = 14"
+    page = " ".join((PAGES / "signal_recovery.md").read_text().split())
+    ratio, exponent, fluctuation = re.search(r"\(q = (\d) × 10(\S), δ = (\d+);", page).groups()
+    assert round(accuracy.expansion_ratio[0] / 10 ** "⁰¹²³⁴⁵⁶⁷⁸⁹".index(exponent)) == int(ratio)
+    assert round(accuracy.normaliser_fluctuation[0]) == int(fluctuation)
     assert abs(r.J - small_L_reference.J[0]) > 100 * small_L_reference.J_error[0]
     # the same through the CLI, and the old spelling --finite still gives the exact reduction
     base = ["solve", "signal-recovery", "--d", "16", "--L", "64", "--R", "8", "--theta", "1", "--score-scale", "3",

@@ -61,12 +61,15 @@ def test_where_only_the_derivative_overflows_J_is_reported_and_J_prime_withheld(
     """At ρ = 0 the scores do not see θ_d and J′'s samples are cubic in it, 2θ_d²S₂·βθ_d(Σ_I a − S₂²) and more: beyond
     θ_d ≈ (float64 max)^(1/3) = 5.6e102 they overflow while J (≈ θ_d²S₂²) does not. J and the noise mass are reported
     (at ρ = 0 the mass does not depend on θ_d, and J = A + θ_d²E[S₂²] on the same draws: the slope of J in θ_d² is
-    that between θ = 0 and 1e4), J′ and the drift are not, status limited."""
+    that between θ = 0 and 1e4), J′ and the drift are not, status limited; at 1e102 J′ is still reported."""
     big, mid, zero = (api.solve(16, 64, 8, theta, 0.0, samples=1024) for theta in (1e110, 1e4, 0.0))
     assert FLOAT_MAX ** (1 / 3) < 1e110
     assert big.status == "limited" and math.isnan(big.dJ) and big.dJ_error is None and big.drift_error is None
     assert "its samples or the bound on their rounding overflow float64" in big.message, big.message
     assert big.J / 1e220 == pytest.approx((mid.J - zero.J) / 1e8, rel=1e-6) and big.nuisance_mass == zero.nuisance_mass
+    # where it starts, as the model page says ("θ_d ≳ 1e102 at ρ = 0"): J′ still reported at 1e102, withheld at 1e103
+    below, above = (api.solve(16, 64, 8, theta, 0.0, samples=1024) for theta in (1e102, 1e103))
+    assert math.isfinite(below.dJ) and below.dJ_error is not None and math.isnan(above.dJ), (below.dJ, above.dJ)
 
 
 def test_noise_or_scores_that_overflow_without_the_signal_name_sigma_or_the_score_scale():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import functools
 import math
+import re
 
 import numpy as np
 import pytest
@@ -12,6 +13,7 @@ import pytest
 from attnphase.api import signal_recovery as api
 from attnphase.reproduce import signal_recovery as report
 from attnphase.resume import Checkpoint
+from model_pages import PAGES
 
 
 @functools.cache
@@ -210,3 +212,8 @@ def test_the_quick_report_says_what_it_reduces_from_the_sizes_it_runs():
     assert f"{report.QUICK_HEADLINE.trials} headline trials instead of {report.HEADLINE.trials}" in text
     assert f"d = {', '.join(str(d) for d in sorted({c.d for c in full}))}" in text
     assert f"{quick[0].trials} trials × {quick[0].steps} steps a point" in text and "--full" in text
+    # the model page's "How to reproduce" counts the full report's sweep points and the quick report's headline size
+    page = " ".join((PAGES / "signal_recovery.md").read_text().split())
+    headline_trials, points = re.search(r"--full --out reports # about 1 h: (\d+) headline trials, (\d+) sweep points",
+                                        page).groups()
+    assert (int(headline_trials), int(points)) == (report.HEADLINE.trials, len(full))

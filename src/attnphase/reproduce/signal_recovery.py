@@ -17,7 +17,7 @@ figures and the CSV data behind every figure and table:
   (`resume.computed_once`): an interrupted run resumes where it stopped, and a rerun by the same code redraws
   the report from them; delete them to recompute.
 
-Run time on 2 cores: quick about 20 s when idle (10 headline trials, a 16-point sweep at d = 64); full about 1 h at
+Run time on 2 cores: quick 65–75 s when idle (10 headline trials, a 16-point sweep at d = 64); full about 1 h at
 load 5–8 (30 headline trials, 162 sweep points up to d = 1000, L = 10 500); a GPU shortens both. SGA runs use
 the exact O(L + d) projected sampler (the law of dense tokens; see
 `attnphase.models.signal_recovery.network.projected_pooling_gradient` and its test against dense tokens).

@@ -514,3 +514,20 @@ def test_the_guides_parameters_snippet_is_the_code():
     code = (root / "src" / "attnphase" / "models" / "potts" / "parameters.py").read_text().splitlines()
     assert "RealRange(1e-6, 1e6)" in snippet
     assert all(line in code for line in snippet.splitlines()), snippet
+
+
+def test_the_guides_registry_entry_and_size_are_the_code():
+    """docs/adding-a-model.md step 5 shows the Potts registry entry: every field it gives is the registry's; and the
+    size it quotes for the Potts package is its line count to the nearest fifty."""
+    from attnphase.models.registry import get
+
+    root = Path(__file__).resolve().parents[2]
+    guide = (root / "docs" / "adding-a-model.md").read_text()
+    snippet = guide.split("## 5. The registry entry")[1].split("```python\n")[1].split("```")[0]
+    entry = get("potts")
+    for field in ("name", "title", "symbolic", "cli", "sweep_point", "sweep_check", "reproduce"):
+        assert f'    {field}="{getattr(entry, field)}",' in snippet.splitlines(), field
+    quoted = int(re.search(r"\(`models/potts/`, about (\d+) lines of Python", " ".join(guide.split())).group(1))
+    lines = sum(len(path.read_text().splitlines()) for path in (root / "src/attnphase/models/potts").glob("*.py"))
+    assert quoted == 50 * round(lines / 50), lines
+

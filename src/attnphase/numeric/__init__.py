@@ -1,8 +1,8 @@
 """Numeric layer: Gaussian expectations, fixed points with stability (solvers as values), frozen basins,
 branch following and continuation in a control parameter, the classification of transitions, thresholds
-(polished in high precision, on noisy crossing functions, counts, windows and folds), the convergence
-ladder, landscapes and mountain passes, tilted (Legendre) ensembles, MCMC diagnostics, drift ODEs and
-scaling-law fits.
+(polished in high precision, on noisy crossing functions, counts, windows and folds) and the digits their
+errors support, the convergence ladder, landscapes and mountain passes, tilted (Legendre) ensembles, MCMC
+diagnostics, drift ODEs and scaling-law fits.
 
 It receives plain callables (generated kernels) and never imports the symbolic layer. Every solver
 returns a result object with values, an error estimate, a status and a message.
@@ -63,7 +63,8 @@ _MODULES = {
                   "normalised_min_eigenvalue_mp", "larger_quadratic_root", "larger_quadratic_root_mp", "equilibration",
                   "equilibrated_solve", "equilibrated_null_vector", "equilibrated_determinant_sign"),
     "scaling": ("ScalingFit", "fit_power_law", "LawFit", "law_fit", "asymptotic_count", "remaining_drift"),
-    "threshold": ("Threshold", "find_crossing", "branch_crossing", "rounded_error", "digits_text", "noisy_threshold",
+    "digits": ("FLOAT64_DIGITS", "supported_digits", "digits_text", "digit_string"),
+    "threshold": ("Threshold", "find_crossing", "branch_crossing", "rounded_error", "noisy_threshold",
                   "root_steps", "illinois", "threshold_from_error", "log_crossing", "bisect_geometric",
                   "window_and_coexistence"),
     "singular_points": ("solve_fold", "fold_threshold", "solve_branch_point", "branch_point_threshold"),

@@ -26,11 +26,12 @@ import numpy as np
 from scipy import optimize
 
 from attnphase.errors import ParameterError
+from attnphase.numeric.digits import digit_string, supported_digits
 from attnphase.params import check_int, check_positive, check_real
 from attnphase.results import Result, Status
 
 __all__ = [
-    "Threshold", "find_crossing", "branch_crossing", "rounded_error", "digits_text",
+    "Threshold", "find_crossing", "branch_crossing", "rounded_error",
     # a crossing known to an error (quadrature rules), a root known to a given error
     "noisy_threshold", "root_steps", "illinois", "threshold_from_error",
     # counts, windows and coexistence
@@ -47,7 +48,10 @@ class Threshold(Result):
     error: estimated absolute error of value_mp (polish + f_error / |slope|); status: converged |
     limited (error does not support the requested digits) | not_found (no sign change) | failed;
     message: in words; bracket: (a, b) of the float64 sign change (None when none found);
-    slope: f'(x*) estimated from the final bracket; digits: significant digits in digits_string.
+    slope: f'(x*) from a fresh central difference at the root, not from the bracket (find_crossing: step
+    10^(−dps/2) at the polish precision with f_mp, else 1e-6·max(|x*|, 1) in float64, at most a quarter of the
+    bracket; noisy_threshold and threshold_from_error: the caller's); digits: significant digits in digits_string,
+    by `numeric.digits.supported_digits` (0 and "" when the error supports none, e.g. a failed location's NaN).
     """
 
     value: float
@@ -213,8 +217,10 @@ def find_crossing(
             r1, w1, _ = _polish(f_mp, p_lo, p_hi, x64, digits + 10)
             r2, w2, s2 = _polish(f_mp, p_lo, p_hi, x64, digits + 20)
         except (ArithmeticError, ValueError, TypeError, ZeroDivisionError) as exc:
+            # no error estimate, so no digit is supported (the one rule of numeric.digits): digits_string "",
+            # digits 0; the float64 root stays in value
             return Threshold(
-                x64, mpmath.mpf(x64), mpmath.nstr(mpmath.mpf(x64), 15), math.nan, Status.FAILED,
+                x64, mpmath.mpf(x64), "", math.nan, Status.FAILED,
                 # the exception's first line: mpmath's own advice after it ("tweak arguments") is not the caller's
                 f"mpmath polish failed ({type(exc).__name__}: {str(exc).splitlines()[0]}); the float64 root is in "
                 "value",
@@ -230,45 +236,15 @@ def find_crossing(
     if fe > 0 and not (math.isfinite(slope) and slope != 0.0):
         propagated = math.inf
     error = float(polish_error + propagated)
-    n_digits = _supported_digits(root_mp, error, digits)
+    n_digits = supported_digits(root_mp, error, digits)
     if n_digits >= digits:
         status, message = Status.CONVERGED, f"root located to {digits} significant digits (error {error:.3g})"
     else:
         status = Status.LIMITED
         source = "f_error / |slope|" if propagated >= polish_error else "float64 evaluation (give f_mp)"
         message = f"only {n_digits} of {digits} requested digits are supported (error {error:.3g}, limited by {source})"
-    return Threshold(float(root_mp), root_mp, _digit_string(root_mp, n_digits, digits), error, status, message,
+    return Threshold(float(root_mp), root_mp, digit_string(root_mp, n_digits, digits), error, status, message,
                      (a64, b64), slope, n_digits)
-
-
-def _supported_digits(value, error: float, requested: int) -> int:
-    """How many of `requested` significant digits of `value` an absolute `error` supports (all of them when the
-    error is 0, none when it is not below |value| or not finite)."""
-    if error == 0:
-        return requested
-    scale = max(abs(float(value)), np.finfo(float).tiny)
-    supported = int(math.floor(-math.log10(error / scale))) if error < scale else 0
-    return max(0, min(requested, supported))
-
-
-def digits_text(value, n_digits: int) -> str:
-    """`value` rounded to `n_digits` significant digits, trailing zeros kept, in one notation rule whatever the digits
-    asked: positional where the rounded value's decimal exponent e satisfies −4 ≤ e < n_digits (the rule of the
-    printf format %g), else scientific, d.ddd…e±x; never a trailing point ("3", "3e+1", not "3.", "3.e+1"). The
-    rounding is mpmath's at the current working precision."""
-    n_digits = check_int("n_digits", n_digits, 1, None)
-    text = mpmath.nstr(value if isinstance(value, mpmath.mpf) else mpmath.mpf(value), n_digits, strip_zeros=False,
-                       min_fixed=-5, max_fixed=n_digits)
-    return text.replace(".e", "e")[:-1] if text.endswith(".") else text.replace(".e", "e")
-
-
-def _digit_string(value, n_digits: int, requested: int) -> str:
-    """`value` to `n_digits` significant digits (`digits_text`: trailing zeros kept), "" for none; mpmath at a
-    precision above the `requested` digits, so the string is exact to its last digit."""
-    if not n_digits:
-        return ""
-    with mpmath.workdps(max(requested, 15) + 10):
-        return digits_text(value, n_digits)
 
 
 def rounded_error(value_mp, error: float) -> float:
@@ -324,8 +300,8 @@ def noisy_threshold(value: float, error: float, status: Status, message: str,
     digits the error supports (at most 15)."""
     if not (math.isfinite(value) and math.isfinite(error)):
         return Threshold(value, None, "", error, status, message, bracket, slope, 0)
-    digits = _supported_digits(value, error, 15)
-    return Threshold(value, mpmath.mpf(value), _digit_string(value, digits, 15), error, status, message, bracket, slope,
+    digits = supported_digits(value, error, 15)
+    return Threshold(value, mpmath.mpf(value), digit_string(value, digits, 15), error, status, message, bracket, slope,
                      digits)
 
 
@@ -341,13 +317,13 @@ def threshold_from_error(root, error: float, digits: int, bracket, what: str, sl
     if not (isinstance(error, numbers.Real) and (math.isnan(error) or error == math.inf)):
         check_real("error", error, 0.0)
     digits = check_int("digits", digits, 1, 1000)
-    n_digits = _supported_digits(root, error, digits)
+    n_digits = supported_digits(root, error, digits)
     if n_digits >= digits:
         status, message = Status.CONVERGED, f"{what} located to {digits} significant digits (error {error:.3g})"
     else:
         status = Status.LIMITED
         message = f"{what}: only {n_digits} of {digits} requested digits are supported (error {error:.3g})"
-    return Threshold(float(root), root, _digit_string(root, n_digits, digits), float(error), status, message, bracket,
+    return Threshold(float(root), root, digit_string(root, n_digits, digits), float(error), status, message, bracket,
                      slope, n_digits)
 
 

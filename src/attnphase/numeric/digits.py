@@ -1,0 +1,100 @@
+"""Which significant digits of a value its error supports, and how they are written.
+
+One rule for every digit string the package prints from a value and its absolute error:
+
+- `supported_digits(value, error, requested)`: n = ⌊−log10(error / |value|)⌋ significant digits, at most `requested`;
+  all `requested` when the error is 0, none when it is above |value|/10 (so whenever it is as large as the value,
+  which fixes not even its first digit) or is not finite. Every kept digit is then supported: the error is at most
+  |value|·10^(−n), less than one unit of the n-th significant digit; one digit more would not be (the error is
+  above |value|·10^(−n−1)). The ratio is taken in float64, so a boundary case is decided to ~1e-16 relative.
+- `digits_text(value, n_digits)`: the value rounded to n_digits significant digits, trailing zeros kept (they are
+  digits), in one notation rule.
+- `digit_string(value, n_digits, requested)`: `digits_text` at a working precision above the requested digits, so
+  the string is exact to its last digit; "" for no digit.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import mpmath
+
+from attnphase.errors import ParameterError
+from attnphase.params import check_int, check_real
+
+__all__ = ["FLOAT64_DIGITS", "supported_digits", "digits_text", "digit_string"]
+
+FLOAT64_DIGITS = 17
+"""Significant digits that tell every float64 apart: more digits of a float64 value are those of its binary
+representation, not of the quantity it estimates, so a float64 computation asks for at most these."""
+
+
+def _real(value):
+    """`value` as a finite float or mpmath number (an mpmath number may lie beyond float64's range)."""
+    if isinstance(value, mpmath.mpf):
+        if not mpmath.isfinite(value):
+            raise ParameterError("value", value, "a finite real number in (-inf, inf)")
+        return value
+    return check_real("value", value)
+
+
+def supported_digits(value, error, requested: int) -> int:
+    """How many of `requested` significant digits of `value` its absolute `error` supports: ⌊−log10(error/|value|)⌋,
+    clipped to [0, requested].
+
+    error 0: all `requested` (an exact value; a value of 0 with error 0 is an exact zero, written "0" by
+    `digit_string`). error > |value|/10 (so every error of a value 0: a zero has no significant digit an error can
+    support), inf or NaN (the error of a location that failed): none. value: a finite real number (float, int or mpmath mpf; mpmath values are compared at their own precision,
+    beyond float64's range as well); error: a real number ≥ 0, inf or NaN; requested: an integer ≥ 1.
+    Negative values are ruled by |value|."""
+    value = _real(value)
+    requested = check_int("requested", requested, 1, None)
+    if isinstance(error, mpmath.mpf):  # kept in mpmath: it may lie beyond float64's range
+        if mpmath.isnan(error) or error == mpmath.inf:
+            return 0
+        if error < 0:
+            check_real("error", -1.0, 0.0)  # refused in the words of a float's refusal
+    elif isinstance(error, numbers.Real) and not isinstance(error, bool) and (math.isnan(error) or error == math.inf):
+        return 0
+    else:
+        error = check_real("error", error, 0.0)
+    if error == 0:
+        return requested
+    if value == 0:
+        return 0
+    error64, magnitude = float(error), abs(float(value))
+    if 0 < error64 < math.inf and 0 < magnitude < math.inf and error64 / magnitude > 0:  # in float64 where it can
+        ratio_log = -math.log10(error64 / magnitude)
+    else:  # beyond float64's range, or the ratio underflows: in mpmath
+        with mpmath.workdps(30):
+            ratio_log = float(-mpmath.log10(mpmath.mpf(error) / abs(mpmath.mpf(value))))
+    if ratio_log <= 0:
+        return 0
+    return min(requested, int(math.floor(ratio_log)))
+
+
+def digits_text(value, n_digits: int) -> str:
+    """`value` rounded to `n_digits` significant digits, trailing zeros kept, in one notation rule whatever the digits
+    asked: positional where the rounded value's decimal exponent e satisfies −4 ≤ e < n_digits (the rule of the
+    printf format %g), else scientific, d.ddd…e±x; never a trailing point ("3", "3e+1", not "3.", "3.e+1"). The
+    rounding is mpmath's at the current working precision."""
+    n_digits = check_int("n_digits", n_digits, 1, None)
+    text = mpmath.nstr(value if isinstance(value, mpmath.mpf) else mpmath.mpf(value), n_digits, strip_zeros=False,
+                       min_fixed=-5, max_fixed=n_digits)
+    return text.replace(".e", "e")[:-1] if text.endswith(".") else text.replace(".e", "e")
+
+
+def digit_string(value, n_digits: int, requested: int) -> str:
+    """`value` to `n_digits` significant digits (`digits_text`: trailing zeros kept), "" for none (n_digits 0); an
+    exact zero is "0". The rounding runs at a working precision 10 digits above the `requested` ones (at least 25),
+    so the string is exact to its last digit. n_digits: an integer in [0, requested] (`supported_digits`)."""
+    requested = check_int("requested", requested, 1, None)
+    n_digits = check_int("n_digits", n_digits, 0, requested)
+    if not n_digits:
+        return ""
+    value = _real(value)
+    if value == 0:
+        return "0"
+    with mpmath.workdps(max(requested, 15) + 10):
+        return digits_text(value, n_digits)

@@ -558,7 +558,7 @@ def test_deprecated_aliases_conflicting_with_the_new_name_raise():
 def test_entry_points_refuse_bad_input_with_parameter_error():
     """Each of these raised TypeError, IndexError, ZeroDivisionError, ValueError (math domain, max/min of an empty
     list) or AttributeError from inside, or returned a value (NaN, a result from lists of different lengths, a
-    negative burn-in run, digits of a negative error)."""
+    negative burn-in run; digits of a negative error: numeric.supported_digits, tests/numeric/test_digits.py)."""
     calls = {
         "V_values": lambda: api.scaling_in_V("linear", 16, 5),
         "P_values": lambda: api.simulate_sweep("softmax", 8, 4, 5.0, steps=20),
@@ -575,12 +575,10 @@ def test_entry_points_refuse_bad_input_with_parameter_error():
         "result": lambda: api.plot_scaling(None),
         "P_stars": lambda: api.softmax_ratio_extrapolation([16, 32], [1.0], 4),
         "burn_in": lambda: api.simulate_hysteresis(8, 4, [400.0], steps=20, burn_in=-1),
-        "error": lambda: api.supported_digits_string(1.2345, -1.0),
     }
     for name, call in calls.items():
         with pytest.raises(ParameterError, match=f"invalid value for {name.strip()}:"):
             call()
-    assert api.supported_digits_string(1.2345, 0.0001) == "1.23"  # |value|/(2·error) ≈ 6e3: 3 digits
 
 
 def test_exact_action_helpers_validate_their_input():

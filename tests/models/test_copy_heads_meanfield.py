@@ -227,13 +227,19 @@ def test_mean_field_bad_input():
         api.softmax_mean_field_window(16, 4, factors=[1.0, 2.0])
 
 
-def test_supported_digits_follow_the_error():
-    """The exact-row-rate P* string keeps ⌊log10(|P|/(2 err))⌋ digits, never more than requested."""
-    assert api.supported_digits_string(1234.5678, 0.004) == "1234.6"  # log10(1234.57 / 0.008) = 5.19: 5 digits
-    assert api.supported_digits_string(1234.5678, 0.004, requested=3) == "1.23e+03"
-    assert api.supported_digits_string(581.152372, 0.128) == "581"  # log10(581.15 / 0.256) = 3.36
-    assert api.supported_digits_string(1234.5678, 2000.0) == "1e+03"  # below one digit: one digit, flagged by the error
-    assert api.supported_digits_string(1234.5678, math.inf) == ""  # an infinite error supports no digit
+def test_the_exact_row_rate_digits_follow_the_numeric_rule():
+    """The exact-row-rate P* string (L = 16, V = 4: P* = 215.235 ± 0.036, the Sobol error) keeps the n significant
+    digits of numeric.digits: error ≤ |P|·10^(−n) < 10·error, so n = 3 ("215"); read back it lies within half a unit
+    of its last digit of P*. Its notation is numeric.digits_text's: 2 digits asked are "2.2e+2". The copy-heads
+    rule it replaced (2σ, at least one digit, Python's "g") wrote "2.2e+02" and kept a digit where the error is as
+    large as the value."""
+    ex = api.softmax_exact_prior_threshold(16, 4)
+    P, error, text = ex.P_star_exact, ex.error, ex.P_star_exact_digits
+    assert abs(P - 215.235) < 3 * error + 1e-3 and 0.0215 < error <= 0.215, (P, error)  # so n = 3
+    n = len(text.replace(".", "").lstrip("0"))
+    assert text == "215" and error <= abs(P) * 10.0**-n < 10 * error
+    assert abs(float(text) - P) <= 0.5
+    assert api.softmax_exact_prior_threshold(16, 4, digits=2).P_star_exact_digits == "2.2e+2"
 
 
 def test_default_L_values_names_the_bound_broken():
@@ -246,18 +252,6 @@ def test_default_L_values_names_the_bound_broken():
             api.default_L_values(L_min=L_min, L_max=L_max)
         assert info.value.name == name
     assert api.default_L_values(L_min=5, L_max=40) == [5, 8, 16, 32, 40]
-
-
-def test_supported_digits_of_zero_and_bad_input():
-    """0 ± 1e-3 was a bare "math domain error"; NaN as value or error gave "" silently. Zero is written "0", as any
-    value within 2·error of 0 keeps one digit (1e-10 ± 1e-3 -> "1e-10"); NaN, inf and bools are refused by name."""
-    assert api.supported_digits_string(0.0, 1e-3) == "0" and api.supported_digits_string(-0.0, 0.0) == "0"
-    assert api.supported_digits_string(1e-10, 1e-3) == "1e-10"
-    for value, error, name in ((math.nan, 1e-3, "value"), (math.inf, 1e-3, "value"), (True, 1e-3, "value"),
-                               (1.2345, math.nan, "error"), (1.2345, -1e-3, "error"), (1.2345, None, "error")):
-        with pytest.raises(ParameterError) as info:
-            api.supported_digits_string(value, error)
-        assert info.value.name == name
 
 
 def test_periodic_window_ends_and_coexistence_are_what_they_claim():

@@ -21,7 +21,7 @@ from attnphase.models.copy_heads import (  # noqa: F401  (re-exported)
     simulate, simulate_hysteresis, simulate_row_model, simulate_sweep, softmax_dual_mean_field,
     softmax_exact_prior_threshold, softmax_finite_data_correction, softmax_large_L_correction,
     softmax_mean_field_window, softmax_ratio_extrapolation, softmax_row_mean_field, softmax_row_posterior_means,
-    solve, supported_digits_string, sweep_point, threshold, weight_space_action,
+    solve, sweep_point, threshold, weight_space_action,
 )
 
 __all__ = [
@@ -39,6 +39,6 @@ __all__ = [
     "scaling_in_V", "simulate", "simulate_hysteresis", "simulate_row_model", "simulate_sweep",
     "softmax_dual_mean_field", "softmax_exact_prior_threshold", "softmax_finite_data_correction",
     "softmax_large_L_correction", "softmax_mean_field_window", "softmax_ratio_extrapolation",
-    "softmax_row_mean_field", "softmax_row_posterior_means", "solve", "supported_digits_string", "sweep_point",
+    "softmax_row_mean_field", "softmax_row_posterior_means", "solve", "sweep_point",
     "threshold", "weight_space_action",
 ]

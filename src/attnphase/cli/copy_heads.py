@@ -116,7 +116,7 @@ def threshold_cmd(attention, L, V, digits, reduction, row_rate, convention, as_j
     result = r.as_dict()
     if attention == "softmax" and row_rate == "exact":
         ex = _call(softmax_exact_prior_threshold, L, V, convention, digits=digits)
-        # only the digits the Sobol error supports (at most --digits): see supported_digits_string
+        # only the digits the Sobol error supports (at most --digits and 17, float64): numeric.digits.supported_digits
         result.update({"order_exact_row_rate": ex.order, "P_star_exact_row_rate": ex.P_star_exact,
                        "P_star_exact_row_rate_error": ex.error, "P_star_exact_row_rate_digits": ex.P_star_exact_digits})
     emit("threshold", MODEL, {"attention": attention, "L": L, "V": V, "digits": digits, "reduction": reduction,

@@ -35,7 +35,7 @@ _MODULES = {
               "causal_plane_matrix", "features_and_targets"],
     "homogeneous": ["solve"],
     "thresholds": ["threshold"],
-    "softmax_transition": ["softmax_exact_prior_threshold", "supported_digits_string"],
+    "softmax_transition": ["softmax_exact_prior_threshold"],
     "scaling_laws": ["CLAIMED_LAWS", "NAMED_CONVENTIONS", "scaling", "scaling_in_V", "convention_table", "default_L_values",
                 "softmax_large_L_correction", "softmax_ratio_extrapolation"],
     "fluctuations": ["linear_posterior_means"],

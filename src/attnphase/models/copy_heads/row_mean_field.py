@@ -35,7 +35,8 @@ from attnphase.models.copy_heads.row_mean_field_results import (
 from attnphase.models.copy_heads.row_tables import (
     CAUSAL_SOFTMAX_MAX_L, HYBRID_EXACT_MAX, ROW_SET_DENSITIES, check_row_set_size, row_set, tilted_row_moments,
 )
-from attnphase.models.copy_heads.softmax_transition import softmax_n_scale, softmax_transition, supported_digits_string
+from attnphase.models.copy_heads.softmax_transition import softmax_n_scale, softmax_transition
+from attnphase.numeric.digits import FLOAT64_DIGITS, digit_string, supported_digits
 from attnphase.numeric.landscape import central_hessian_2d, mountain_pass, polish_and_merge
 from attnphase.numeric.threshold import window_and_coexistence
 from attnphase.params import check_choice, check_int
@@ -321,7 +322,7 @@ def causal_softmax_transition(inst: CopyHeadsInstance, digits: int = 30, row_den
     is reported). row_density None: "exact" for L ≤ 64, "hybrid" (exact rows up to l = 64, the shortcut beyond)
     up to L = 256. Cost: the exact row tables (≈ 1 s each, cached) and the grid (≈ 10 s at L = 32, 60 s at 64 and
     128, 3 min at 256); the scan adds seconds. Float64: the digits kept are those the scan resolution supports
-    (`supported_digits_string`)."""
+    (`numeric.digits.supported_digits`)."""
     L, V = inst.L, inst.V
     check_row_set_size(L, inst.convention.boundary)
     row_density = ("exact" if L <= HYBRID_EXACT_MAX else "hybrid") if row_density is None else row_density
@@ -352,7 +353,8 @@ def causal_softmax_transition(inst: CopyHeadsInstance, digits: int = 30, row_den
     P_co = coexistence.value
     found = math.isfinite(P_co)
     point = grid.minima(P_co) if found else two[0]
-    text = supported_digits_string(P_co, coexistence.error, digits) if found and coexistence.error >= 0 else ""
+    kept = min(digits, FLOAT64_DIGITS)
+    text = digit_string(P_co, supported_digits(P_co, coexistence.error, kept), kept) if found else ""
     return RowMeanFieldTransition(
         "softmax", L, V, "first", P_co, text,
         coexistence.error, inst.n_of_P(P_co) if found else math.nan, Status.CONVERGED if found else Status.LIMITED,

@@ -19,7 +19,6 @@ crosses none of those 41 levels would still be missed: none was ever seen).
 from __future__ import annotations
 
 import math
-import numbers
 
 import mpmath
 import numpy as np
@@ -32,16 +31,17 @@ from attnphase.models.copy_heads.homogeneous import softmax_grid, softmax_statio
 from attnphase.models.copy_heads.instance import CopyHeadsInstance
 from attnphase.models.copy_heads.results import ExactRowRateThreshold, SoftmaxTransition
 from attnphase.numeric.continuation import ActionSystem, follow_branch
+from attnphase.numeric.digits import FLOAT64_DIGITS, digit_string, supported_digits
 from attnphase.numeric.points_on_branches import stationary_points_at
 from attnphase.numeric.precision import newton_steps_mp
 from attnphase.numeric.minimize import sign_change_brackets
 from attnphase.numeric.threshold import Threshold, rounded_error, threshold_from_error
 from attnphase.numeric.transition import classify_transition
-from attnphase.params import check_int, check_real
+from attnphase.params import check_int
 from attnphase.results import Status
 
 __all__ = ["softmax_n_scale", "softmax_n_range", "softmax_system", "softmax_branches", "softmax_transition",
-           "exact_row_rate_threshold", "softmax_exact_prior_threshold", "supported_digits_string"]
+           "exact_row_rate_threshold", "softmax_exact_prior_threshold"]
 
 CHECK_LEVELS = 41
 """Values of n (geometric over the range) at which every grid stationary point must lie on a followed branch."""
@@ -237,32 +237,6 @@ def softmax_transition(inst: CopyHeadsInstance, digits: int = 30) -> SoftmaxTran
         spinodal_kinds=found.spinodal_kinds)
 
 
-def supported_digits_string(value: float, error: float, requested: int = 17) -> str:
-    """`value` with only the significant digits its error supports: d = ⌊log10(|value| / (2·error))⌋
-    (the 2-sigma interval moves no digit kept), at least 1 and at most `requested` (and 17, float64), written as
-    Python's format "g" writes that many digits. An error of inf supports no digit: "". A value of 0 has no
-    significant digits to keep and is written "0" (as a value within 2·error of 0 keeps its one digit).
-
-    The exact-row-rate P* is a float64 computation whose precision is set by the Sobol error of the row
-    density (relative ~1e-3), not by the arithmetic: an mpmath evaluation of the same Sobol sums would
-    carry more digits of the same estimate, not more correct digits. This string is what `--digits`
-    can honestly deliver for it. value must be a finite real number and error a real number >= 0 (NaN is neither:
-    ParameterError naming it)."""
-    value = check_real("value", value)
-    if isinstance(error, numbers.Real) and not isinstance(error, bool) and error == math.inf:
-        error = math.inf
-    else:
-        error = check_real("error", error, 0.0, None)
-    requested = check_int("requested", requested, 1, 100)
-    if not math.isfinite(error):
-        return ""
-    if value == 0:
-        return "0"
-    digits = 17 if error <= 0 else int(math.floor(math.log10(abs(value) / (2 * error))))
-    kept = max(1, min(digits, requested, 17))
-    return f"{value:.{kept}g}"
-
-
 def softmax_exact_prior_threshold(L: int, V: int, convention: Convention = DEFAULT, *, n_points: int = 2**12,
                                   replicates: int = 8, n_grid: int = 241, digits: int = 17) -> ExactRowRateThreshold:
     """P* with the EXACT row rate instead of the large-L shortcut (`exact_row_rate_threshold`), periodic or
@@ -339,7 +313,9 @@ def exact_row_rate_threshold(inst: CopyHeadsInstance, *, n_points: int = 2**12, 
     slope = (diff(n_star * (1 + 1e-6)) - diff(n_star * (1 - 1e-6))) / (2e-6 * n_star)
     err_diff = T_ * (abs(float(I_err_spline(m[0][0]))) + abs(float(I_err_spline(m[-1][0]))))
     P_exact, P_err = inst.P_of_n(n_star), inst.P_of_n(err_diff / abs(slope))
-    text = supported_digits_string(P_exact, P_err, digits) if math.isfinite(P_exact) and P_err >= 0 else ""
+    # float64 from Sobol sums: only the digits the Sobol error supports (numeric.digits), at most --digits and 17
+    kept = min(digits, FLOAT64_DIGITS)
+    text = digit_string(P_exact, supported_digits(P_exact, P_err, kept), kept) if math.isfinite(P_exact) else ""
     return ExactRowRateThreshold("first", P_exact, P_err, text,
                                  x_minima=(m[0][0], m[-1][0]), status=Status.CONVERGED,
                                  message="coexistence of two minima with the exact row rate", **common)

@@ -2,8 +2,9 @@
 
 Importing the command line takes a few tenths of a second (click, numpy). A Ctrl-C or SIGTERM in that time ended the
 program with a KeyboardInterrupt traceback; it now ends it with one line and the exit status a signal gives (130,
-143), whatever the imports were doing when it came. Once the command line is imported, SIGINT raises KeyboardInterrupt again and `cli.groups.GuardedGroup` handles
-both signals for the command, saying what its interruption keeps.
+143), whatever the imports were doing when it came. Once the command line is imported, SIGINT raises
+KeyboardInterrupt again and `cli.groups.GuardedGroup` handles both signals for the command, saying what its
+interruption keeps.
 
 This module imports nothing of attnphase at its top, so the handlers are in place before the command line loads.
 """

@@ -45,16 +45,16 @@ def supported_digits(value, error, requested: int) -> int:
 
     error 0: all `requested` (an exact value; a value of 0 with error 0 is an exact zero, written "0" by
     `digit_string`). error > |value|/10 (so every error of a value 0: a zero has no significant digit an error can
-    support), inf or NaN (the error of a location that failed): none. value: a finite real number (float, int or mpmath mpf; mpmath values are compared at their own precision,
-    beyond float64's range as well); error: a real number ≥ 0, inf or NaN; requested: an integer ≥ 1.
-    Negative values are ruled by |value|."""
+    support), inf or NaN (the error of a location that failed): none. value: a finite real number (float, int or
+    mpmath mpf; mpmath values are compared at their own precision, beyond float64's range as well); error: a real
+    number ≥ 0, inf or NaN; requested: an integer ≥ 1. Negative values are ruled by |value|."""
     value = _real(value)
     requested = check_int("requested", requested, 1, None)
     if isinstance(error, mpmath.mpf):  # kept in mpmath: it may lie beyond float64's range
         if mpmath.isnan(error) or error == mpmath.inf:
             return 0
         if error < 0:
-            check_real("error", -1.0, 0.0)  # refused in the words of a float's refusal
+            check_real("error", float(error), 0.0)  # refused in the words of a float's refusal
     elif isinstance(error, numbers.Real) and not isinstance(error, bool) and (math.isnan(error) or error == math.inf):
         return 0
     else:

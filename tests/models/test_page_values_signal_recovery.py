@@ -190,8 +190,9 @@ def test_the_pages_large_L_against_exact_row_is_what_solve_prints():
 @pytest.mark.slow
 def test_the_pages_overflowing_controls_example_is_what_solve_prints():
     """d = 16, L = 64, R = 8, θ = 1, ρ = 0.3, σ = 100 (the controls' exact means overflow): J and the noise mass with
-    their errors are `solve`'s to the printed digits, and J lies within the combined errors of the page's reference
-    from full token sequences (a measurement kept on the page; about 3 s)."""
+    their errors are `solve`'s to the printed digits, J lies within the combined errors of the page's reference
+    from full token sequences (a measurement kept on the page) and the noise mass the quoted number of them off
+    (about 3 s)."""
     quoted = re.search(r"at d = 16, L = 64, R = 8, θ = 1, ρ = 0\.3, σ = 100, J = ([\d ]+) ± (\d+) and noise mass "
                        r"([\d.]+) ± ([\d.]+) against ([\d ]+) ± (\d+) and ([\d.]+) ± ([\d.]+) from 10⁵ full token "
                        r"sequences", _page_text())
@@ -203,3 +204,8 @@ def test_the_pages_overflowing_controls_example_is_what_solve_prints():
                                                                                    mass_error)):
         assert _within_digits(value, printed), (value, printed)
     assert abs(r.J - float(reference)) <= 3 * math.hypot(r.J_error, float(reference_error))
+    # the noise mass, which the reference does not cover as well, lies the quoted number of combined errors off
+    reference_mass, reference_mass_error = float(quoted[7]), float(quoted[8])
+    z = re.search(r"\(the noise mass lies ([\d.]+) of the combined errors off\)", _page_text()).group(1)
+    assert _within_digits((r.nuisance_mass - reference_mass) / math.hypot(r.nuisance_mass_error, reference_mass_error),
+                          z)

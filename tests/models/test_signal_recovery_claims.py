@@ -249,8 +249,9 @@ def test_the_d_64_rows_lagging_trial_starts_between_zero_and_the_separatrix_wher
 @pytest.mark.slow
 @pytest.mark.parametrize("label", ["`--help` example", "30 trials, d = 64, L = 10 500"])
 def test_the_pages_simulation_rows_rerun_to_their_values(label):
-    """The page's `--help` example (8 trials, d = 64, L = 512; about 6 s) and its d = 64, L = 10 500 row (30 trials;
-    about 15 s): the row's own command, run here, against the numbers the row states."""
+    """The page's `--help` example (8 trials, d = 64, L = 512; about 6 s, and again with the fewer steps it quotes)
+    and its d = 64, L = 10 500 row (30 trials; about 15 s): the row's own command, run here, against the numbers the
+    row states."""
     row = _page_row(label)
     args = shlex.split(row.command)
     assert args[:3] == ["attnphase", "simulate", "signal-recovery"]
@@ -267,3 +268,10 @@ def test_the_pages_simulation_rows_rerun_to_their_values(label):
     stated, z = verdict.groups()
     assert run["prediction_agrees"] is (stated == "true")
     assert abs(run["prediction_z"] - float(z.replace("−", "-"))) <= 0.5 * 10.0 ** -len(z.partition(".")[2])
+    shorter = re.search(r"; (\d+) steps reach ([\d.]+): limited\)", row.value)
+    assert (shorter is not None) == (label == "`--help` example"), row.value
+    if shorter:  # the row's same run with fewer steps: planned for them, it falls short of the target
+        steps, reached = shorter.groups()
+        short_args = args[1:args.index("--steps") + 1] + [steps] + args[args.index("--steps") + 2:]
+        short = json.loads(CliRunner().invoke(main, short_args + ["--json"]).stdout)
+        assert short["status"] == "limited" and abs(short["alignment_mean"] - float(reached)) <= 0.5e-4, short["alignment_mean"]

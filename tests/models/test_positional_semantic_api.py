@@ -337,7 +337,7 @@ def test_a_branch_whose_path_from_its_anchor_ends_before_alpha_is_carried_there_
     branch at α = 1.25 carried to λ = 0.05: a fixed point of the spec's map (`_spec_map_residual`), its m within its
     error of an independent Newton solve on 2^18 randomised Sobol points (0.2035802 ± 3.4e-6), and global. About 2
     minutes."""
-    from attnphase.models.positional_semantic.branches import follow
+    from attnphase.models.positional_semantic.tensor_following import follow
     from attnphase.models.positional_semantic.point import _follow_start
     from attnphase.models.positional_semantic.rules import follow_nodes
 
@@ -367,7 +367,7 @@ def test_a_branch_absent_at_its_anchor_for_other_parameters_is_carried_to_the_wa
     (or fail). About 3 minutes."""
     import itertools
 
-    from attnphase.models.positional_semantic.branches import solve_branch
+    from attnphase.models.positional_semantic.branch_solve import solve_branch
 
     r = ps.solve(0.3, 1.25, lam=0.06, branches=("positional",), stability=False)
     (positional,) = r.branches

@@ -465,7 +465,8 @@ def test_a_hole_of_the_tensor_rule_is_recorded_between_solved_neighbours_and_its
     rounds stall (a node's switch straddles the fixed point) and the global-prox map, which has no fixed point there,
     is given GLOBAL_MAP_MAX_ITER Anderson iterations only: the solve from the lower neighbour fails after them
     (before the budget, 80 Anderson iterations and MINPACK hybr took about 125 evaluations of the global map)."""
-    from attnphase.models.positional_semantic.branches import GLOBAL_MAP_MAX_ITER, BranchCoordinates
+    from attnphase.models.positional_semantic.branch_solve import GLOBAL_MAP_MAX_ITER
+    from attnphase.models.positional_semantic.coordinates import BranchCoordinates
 
     params = api.Parameters.validated(omega=0.45)
     path = api.follow("semantic", params, 10, low=1.3, high=1.3)
@@ -755,7 +756,7 @@ def test_a_linear_map_with_an_eigenvalue_below_minus_one_is_stable_with_a_spectr
     """`stable` (the page: every eigenvalue of the map's Jacobian with real part below 1) against `spectral_radius`:
     the linear map x -> x* + A (x − x*) with eigenvalues −4, 0.5, 0.2, 0.1, 0.3 is stable with radius 4 (a damped
     iteration x <- (1 − η) x + η F(x) with η < 0.4 contracts), and with an eigenvalue 1.5 in place of −4 it is not."""
-    from attnphase.models.positional_semantic.branches import full_map_stability
+    from attnphase.models.positional_semantic.branch_solve import full_map_stability
 
     params = api.Parameters.validated(omega=0.3)
     state = np.array([0.2, 10.0, 0.1, 0.3, -0.3])

@@ -577,7 +577,7 @@ def test_a_carry_whose_order_parameter_falls_like_a_square_root_ends_continuousl
     small m⁴ term the two lines' zeros differ by the error. The positional branch's measured carry at ω = 0.3,
     α = 0.3 towards σ = 0.3, λ = 0.1 (m = 0.042789, 0.035717, 0.028223 at t = 0.31965, 0.32382, 0.32773) ends at
     0.3342 ± 0.0008 (the zeros through those pairs by hand: 0.33340 and 0.33423)."""
-    from attnphase.models.positional_semantic.branches import continuous_end_on_path
+    from attnphase.models.positional_semantic.tensor_following import continuous_end_on_path
 
     ts = [0.2, 0.25, 0.28]
     end, error = continuous_end_on_path(_carried(ts, [math.sqrt(0.5 * (0.3 - t)) for t in ts], 0.29, branch), branch)
@@ -596,6 +596,6 @@ def test_a_carry_whose_order_parameter_falls_like_a_square_root_ends_continuousl
     ([0.1, 0.12, 0.05], "rises, then falls: no square-root law"),
 ])
 def test_a_carry_lost_without_a_square_root_fall_is_not_a_continuous_end(sizes, why):
-    from attnphase.models.positional_semantic.branches import continuous_end_on_path
+    from attnphase.models.positional_semantic.tensor_following import continuous_end_on_path
 
     assert continuous_end_on_path(_carried([0.2, 0.25, 0.28], sizes, 0.29), "positional") is None, why

@@ -7,8 +7,10 @@ The package, by idea:
 * `parameters`: `Parameters`, the model's ranges declared once;
 * `state_evolution`: the compiled kernels, the proximal map and `SaddlePointEquations` (the map, Φ, ε_g);
 * `rules`: the quadrature rules as one ladder (tensor, split-line), `Rule`;
-* `branches`: invariant-set coordinates, `solve_branch`, the branch criteria, `follow` (continuation from
-  each branch's anchor);
+* `coordinates`: the branches' invariant sets, `BranchCoordinates`, starting points; `branch_solve`: `solve_branch`
+  (one fixed point on a tensor rule) and its stability; `branches`: the criteria that say whether a solution is
+  (still) the branch; `tensor_following`: `follow` (continuation in α from each branch's anchor) and `carry` (along
+  a path of parameters);
 * `accurate`: a branch's fixed point on each rule of the ladder, and the climb with verified errors;
 * `following`: a branch followed on the first split-line rule, and where the positional branch ends there;
   `order_parameter`: the positional branch at fixed |m|, and its ends (where m reaches 0, or a fold), located at
@@ -35,8 +37,10 @@ _MODULES = {
     "state_evolution": ("kernels", "proximal_map", "state_vector", "Evaluation", "SaddlePointEquations",
                         "zeta_rotation", "pitchfork_indicator"),
     "rules": ("FIELD_TOL", "Rule", "count_line_probes", "state_ladder", "resolve_rules"),
-    "branches": ("BRANCHES", "ANCHOR_ALPHA", "BranchCoordinates", "initial_guess", "solve_branch", "distinct",
-                 "genuine", "branch_loss", "follow"),
+    "coordinates": ("BRANCHES", "BranchCoordinates", "initial_guess"),
+    "branch_solve": ("solve_branch",),
+    "branches": ("distinct", "genuine", "branch_loss"),
+    "tensor_following": ("ANCHOR_ALPHA", "follow"),
     "accurate": ("FIELDS", "AccurateState", "defect_correction", "on_rule", "climb_branch"),
     "following": ("follow_on_rule",),
     "order_parameter": ("continuous_end", "fold_end"),

@@ -22,7 +22,9 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from attnphase.errors import ParameterError
-from attnphase.models.positional_semantic.branches import COLLAPSE_LEVEL, BranchCoordinates, solve_branch
+from attnphase.models.positional_semantic.branch_solve import solve_branch
+from attnphase.models.positional_semantic.branches import COLLAPSE_LEVEL
+from attnphase.models.positional_semantic.coordinates import BranchCoordinates
 from attnphase.models.positional_semantic.parameters import Parameters
 from attnphase.models.positional_semantic.results import BranchSolution
 from attnphase.models.positional_semantic.rules import SPREAD_RUNGS, Rule, window_bias

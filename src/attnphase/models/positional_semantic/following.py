@@ -20,12 +20,14 @@ import numpy as np
 
 from attnphase.errors import ParameterError
 from attnphase.models.positional_semantic.accurate import AccurateState, defect_correction, on_rule
-from attnphase.models.positional_semantic.branches import (ANCHOR_ALPHA, ENDS_A_BRANCH, FOLLOW_MAX_STEP,
-                                                           FOLLOW_MIN_STEP, BranchCoordinates, branch_loss, unsolved)
+from attnphase.models.positional_semantic.branch_solve import unsolved
+from attnphase.models.positional_semantic.branches import ENDS_A_BRANCH, branch_loss
+from attnphase.models.positional_semantic.coordinates import BranchCoordinates
 from attnphase.models.positional_semantic.order_parameter import (BranchEnd, at_alpha_through_order_parameter,
                                                                   continuous_end, fold_end)
 from attnphase.models.positional_semantic.parameters import Parameters
 from attnphase.models.positional_semantic.rules import Rule
+from attnphase.models.positional_semantic.tensor_following import ANCHOR_ALPHA, FOLLOW_MAX_STEP, FOLLOW_MIN_STEP
 from attnphase.numeric.branches import Continuation
 from attnphase.results import Status
 
@@ -98,7 +100,7 @@ class FollowedOnRule(Continuation):
 
 def follow_on_rule(tensor_path: Continuation, branch: str, params: Parameters, rule: Rule) -> FollowedOnRule:
     """The positional or semantic branch followed in α on the split-line `rule`, from the anchor of its
-    tensor-rule path (`branches.follow`), carried onto the rule there: `at(α)` is an AccurateState or
+    tensor-rule path (`tensor_following.follow`), carried onto the rule there: `at(α)` is an AccurateState or
     None with `loss(α)` saying where the branch ended on the rule.
 
     A tensor solution carried onto the rule at α itself can land on another fixed point: at ω = 0 the tensor rules

@@ -13,9 +13,9 @@ from attnphase import progress
 from attnphase.errors import ParameterError
 from attnphase.models.positional_semantic.accurate import AccurateState, climb_branch, on_rule, with_fresh_inverse
 from attnphase.models.positional_semantic.branch_end import next_to_end
-from attnphase.models.positional_semantic.branches import (BRANCHES, TRIVIAL_ANCHOR_ALPHA, BranchCoordinates, carry,
-                                                           distinct, follow, full_map_stability, path_from_defaults,
-                                                           solve_branch)
+from attnphase.models.positional_semantic.branch_solve import full_map_stability, solve_branch
+from attnphase.models.positional_semantic.branches import distinct
+from attnphase.models.positional_semantic.coordinates import BRANCHES, BranchCoordinates
 from attnphase.models.positional_semantic.following import follow_on_rule
 from attnphase.models.positional_semantic.parameters import (MAX_ALPHA, Accuracy, Parameters, check_names,
                                                              check_parameter)
@@ -24,6 +24,8 @@ from attnphase.models.positional_semantic.results import (BranchSolution, Linear
 from attnphase.models.positional_semantic.rules import (FIELD_TOL, SPREAD_RUNGS, below_window_floor, count_line_probes,
                                                         resolve_rules)
 from attnphase.models.positional_semantic.state_evolution import SaddlePointEquations, kernels, tokens
+from attnphase.models.positional_semantic.tensor_following import (TRIVIAL_ANCHOR_ALPHA, carry, follow,
+                                                                   path_from_defaults)
 from attnphase.numeric.blas_threads import one_blas_thread
 from attnphase.numeric.convergence import Tolerance
 from attnphase.numeric.gauss import gaussian_expectation
@@ -137,7 +139,7 @@ def solve(omega, alpha, sigma=0.5, lam=0.01, A=None, L=2, *, tol=FIELD_TOL, bran
 
     Each branch is FOLLOWED to α (never started cold at α, where another fixed point of the same
     invariant set can take its place): the positional and semantic ones by continuation in α on the tensor
-    rule from their anchors (branches.follow) and, when the ladder starts with a split-line rule, again on
+    rule from their anchors (tensor_following.follow) and, when the ladder starts with a split-line rule, again on
     that rule from the tensor solution at the anchor carried onto it (following.follow_on_rule: a carry at α
     itself can land on another fixed point, as at ω = 0, α = 2.4); the trivial one inside m = θ = 0, the
     mixed one from the midpoint of the pure branches. Then it climbs the ladder of rules

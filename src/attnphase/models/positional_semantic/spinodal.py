@@ -10,7 +10,9 @@ import math
 from dataclasses import replace
 
 from attnphase.errors import ParameterError
-from attnphase.models.positional_semantic.branches import BranchCoordinates, branch_loss, solve_branch
+from attnphase.models.positional_semantic.branch_solve import solve_branch
+from attnphase.models.positional_semantic.branches import branch_loss
+from attnphase.models.positional_semantic.coordinates import BranchCoordinates
 from attnphase.models.positional_semantic.parameters import Parameters, check_names
 from attnphase.models.positional_semantic.results import Spinodal, SpinodalResult, combined_status
 from attnphase.models.positional_semantic.thresholds import SYMMETRIC_A

@@ -1,7 +1,7 @@
 """α_c (the free energies of the positional and semantic branches cross) and α_l (the semantic test error
 crosses the linear baseline), each to a requested absolute tolerance, on the one ladder of rules.
 
-1. Bracket, on the tensor rule: both branches are followed in α from their anchors (branches.follow) over a
+1. Bracket, on the tensor rule: both branches are followed in α from their anchors (tensor_following.follow) over a
    scan of [alpha_min, alpha_max] (extended upwards while the crossing lies beyond it; a scan point where the
    tensor rule lacks a branch's fixed point, a hole, is moved up by HOLE_NUDGE); the first sign
    change of Δ_c = Φ_sem − Φ_pos and of Δ_l = ε_g,sem − ε_g^lin gives a start.
@@ -52,7 +52,7 @@ import numpy as np
 from attnphase import progress
 from attnphase.errors import ParameterError
 from attnphase.models.positional_semantic.accurate import AccurateState, on_rule
-from attnphase.models.positional_semantic.branches import follow
+from attnphase.models.positional_semantic.tensor_following import follow
 from attnphase.models.positional_semantic.free_energy_check import checked_alpha_c
 from attnphase.models.positional_semantic.parameters import Parameters, ThresholdSearch, check_names
 from attnphase.models.positional_semantic.point import linear_baseline

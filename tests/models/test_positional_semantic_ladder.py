@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -152,6 +153,64 @@ def test_a_solve_that_meets_a_tolerance_below_the_window_floor_is_limited_and_sa
     assert "the tolerance 0.5 is below 0.6" in branch.message
 
 
+def test_stable_is_none_without_stability_and_true_for_the_positional_branch_with_it(shared_positional_path):
+    """`solve(..., stability=False)` computes no stability: `stable` None and `spectral_radius` NaN (JSON null, "n/a"
+    in the tables), not False, and `branch_loss` does not read it as "unstable". With the stability (the Jacobian of
+    the full map on the 10-node tensor rule the branch was followed on) the positional branch at ω = 0.3, α = 1.25 is
+    stable with a spectral radius above 1, which an independent simulation of the map on that rule bears out: a
+    perturbation of the fixed point in all five directions (θ, out of the branch's set, included) grows under the
+    undamped iteration x <- F(x) by the spectral radius per step (eigenvalue −4.08) and decays under the damped one
+    x <- 0.7 x + 0.3 F(x) (every eigenvalue λ has Re λ < 1: |0.7 + 0.3 λ| <= 0.79 for the measured λ = −4.08, 0.29,
+    0.27 ± 0.21i, 0; 0.79^40 = 8e-5). Cheap split-line rules (3, 4, 5) carry the values: the stability does not
+    depend on them."""
+    import io
+
+    from attnphase.cli.display import render
+    from attnphase.models.positional_semantic.branches import branch_loss
+
+    ladder = tuple(api.Rule.split_line(n) for n in (3, 4, 5))
+    (unset,) = api.solve(0.3, 1.25, branches=("positional",), stability=False, tol=0.5, rules=ladder).branches
+    assert unset.success and unset.stable is None and math.isnan(unset.spectral_radius), unset.message
+    payload = unset.as_dict()
+    assert payload["stable"] is None and payload["spectral_radius"] is None
+    table = io.StringIO()
+    render(payload, file=table)
+    assert re.search(r"^stable +n/a$", table.getvalue(), re.M) and re.search(r"^spectral_radius +n/a$",
+                                                                             table.getvalue(), re.M)
+    followed = shared_positional_path.at(1.25)  # followed without the stability
+    coords = api.BranchCoordinates("positional", STANDARD)
+    assert followed.stable is None and branch_loss(followed, None, coords) is None
+    assert branch_loss(replace(followed, stable=False), None, coords) == "unstable"
+
+    (checked,) = api.solve(0.3, 1.25, branches=("positional",), tol=0.5, rules=ladder).branches
+    assert checked.stable is True and checked.spectral_radius > 4
+    assert (checked.q, checked.m, checked.V) == (unset.q, unset.m, unset.V)
+
+    equations = api.SaddlePointEquations(STANDARD, 1.25, 10)
+
+    def F(x):
+        return equations.evaluate(x).next
+
+    x_star = followed.state
+    scale = np.array([x_star[0], x_star[1], 0.01, 0.1, 0.1])
+    kick = 1e-4 * scale * np.random.default_rng(1).normal(size=5)
+    x, moves = x_star + kick, []
+    for _ in range(5):
+        x_next = F(x)
+        moves.append(np.linalg.norm((x_next - x) / scale))
+        x = x_next
+    # growth per step over the last three steps (the first two still carry the other directions; the perturbation
+    # stays below 2e-3 relative, where the map is linear to a few per cent)
+    growth = (moves[4] / moves[1]) ** (1 / 3)
+    assert abs(growth - checked.spectral_radius) <= 0.05 * checked.spectral_radius
+    x, moves = x_star + kick, []
+    for _ in range(40):
+        x_next = 0.7 * x + 0.3 * F(x)
+        moves.append(np.linalg.norm((x_next - x) / scale))
+        x = x_next
+    assert moves[-1] <= 1e-3 * moves[0]
+
+
 def test_one_threshold_at_a_cheap_tolerance_brackets_its_converged_value(monkeypatch):
     """α_c(0.45) on a cheap ladder (split-line rules of 6, 8, 10 outer nodes) to 0.01, without the outer-split
     check (the slow error-bar tests run it): its error is the spread over the three rules, and the converged value
@@ -274,8 +333,6 @@ def test_where_the_first_rule_has_a_hole_at_alpha_solve_climbs_from_the_next_rul
     nearer neighbour to α onto the next rule and climbs from there, and gets what the ladder without the first rule
     gets (split-line 4, 5, 6 at ω = 0.3, tolerance 0.05: coarse rules, the mechanism is the same on any), to the
     rungs' fixed-point tolerance."""
-    from dataclasses import replace
-
     from attnphase.models.positional_semantic import point
 
     real = point.follow_on_rule

@@ -4,8 +4,8 @@ Accuracy is an input: every number comes with an error verified on finer quadrat
 
 * `solve(omega, alpha, ..., tol=0.003)`: the positional (θ = 0) and semantic (m = 0) branches (and the trivial
   and mixed ones on request, `branches=`), each followed from where it is known to exist, with q, m, θ, V, ε_g, ε_t = −Φ
-  and Φ to the relative tolerance `tol` (`<field>_error`), its stability, the branch with the lowest training
-  loss and the linear baseline; a branch that does not exist at α is listed with the evidence.
+  and Φ to the relative tolerance `tol` (`<field>_error`), its stability (None where not computed), the branch
+  with the lowest training loss and the linear baseline; a branch that does not exist at α is listed with the evidence.
   `solve_along(omega, alphas, ...)`: the same at several α, each branch followed once across them.
 * `threshold(omega, ..., tol=1e-3)`: α_c (equal training losses of the positional and semantic branches) and
   α_l (the semantic test error equals the linear baseline's), each to the absolute tolerance `tol`.

@@ -53,10 +53,16 @@ def solve_branch(branch: str, alpha: float, params: Parameters, *, nodes_per_dim
     (BASIN_ROUNDS times, more while the reset weight keeps halving; then the global-prox map is solved
     directly, by GLOBAL_MAP_MAX_ITER Anderson iterations at most). A residual up to `accept` is accepted (the
     global-prox map is piecewise smooth on a fixed rule, so its noise floor can exceed `tol`), anything larger is
-    reported as not converged; the stability is the spectral radius of the Jacobian of the FULL map (all of q, V,
-    θ, m), so an instability transverse to the invariant set (e.g. a semantic fixed point unstable towards m ≠ 0)
-    is seen. `stable` means attracting for a suitably damped iteration (all eigenvalues of dF with real part < 1);
-    `spectral_radius` is reported as well.
+    reported as not converged.
+
+    Stability (`stability=True`, `full_map_stability`): from the eigenvalues λ of the Jacobian dF of the FULL map (all
+    of q, V, θ, m), so an instability transverse to the invariant set (e.g. a semantic fixed point unstable towards
+    m ≠ 0) is seen. `stable` is True when every λ has real part < 1: the fixed point attracts a suitably damped
+    iteration x <- (1 − η) x + η F(x); `spectral_radius` (max |λ|) is reported beside it. This is NOT the rule of
+    `numeric.fixedpoint.FixedPointResult.stable` (spectral radius < 1: the undamped iteration x <- F(x) converges):
+    a fixed point with an eigenvalue below −1 is stable here with a spectral radius above 1. Where the stability is
+    not computed (`stability=False`, or the solve did not converge) `stable` is None and `spectral_radius` NaN (both
+    null in the JSON, "n/a" in the tables).
     """
     coords = BranchCoordinates(branch, params)
     equations = SaddlePointEquations(params, alpha, nodes_per_dim)
@@ -90,9 +96,9 @@ def solve_branch(branch: str, alpha: float, params: Parameters, *, nodes_per_dim
                   status=status, message=message, residual=float(result.residual),
                   nodes_per_dim=nodes_per_dim, state=x)
     if not converged:
-        return BranchSolution(free_energy=math.nan, train_loss=math.nan, test_error=math.nan, stable=False,
+        return BranchSolution(free_energy=math.nan, train_loss=math.nan, test_error=math.nan, stable=None,
                               spectral_radius=math.nan, evaluations=evaluations, **common)
-    radius, stable = math.nan, False
+    radius, stable = math.nan, None  # not computed
     if stability:
         stable, radius, n_eval = full_map_stability(lambda x: equations.evaluate(x, in_use).next, x, params)
         evaluations += n_eval
@@ -103,9 +109,10 @@ def solve_branch(branch: str, alpha: float, params: Parameters, *, nodes_per_dim
 
 
 def unsolved(branch: str, alpha: float, params: Parameters, nodes_per_dim: int, why: str) -> BranchSolution:
-    """A failed solve of the branch at α that never started (no evaluation; every number NaN), saying why."""
+    """A failed solve of the branch at α that never started (no evaluation; every number NaN, `stable` None), saying
+    why."""
     nan = math.nan
-    return BranchSolution(branch, alpha, nan, nan, nan, nan, nan, nan, nan, False, nan, Status.FAILED, why, 0, nan,
+    return BranchSolution(branch, alpha, nan, nan, nan, nan, nan, nan, nan, None, nan, Status.FAILED, why, 0, nan,
                           nodes_per_dim, np.full(3 + params.L, nan))
 
 
@@ -113,7 +120,8 @@ def full_map_stability(F, state, params: Parameters) -> tuple[bool, float, int]:
     """(stable, spectral radius, evaluations) of the FULL map F (all of q, V, θ, m) at a fixed point `state`, from
     its Jacobian by central differences. Stable = attracting for the damped iteration x <- (1 − η) x + η F(x) at
     some η in (0, 1]: every eigenvalue of dF has real part < 1. An eigenvalue below −1 (radius > 1) only means the
-    undamped iteration overshoots; an eigenvalue with real part > 1 is a genuine saddle direction."""
+    undamped iteration overshoots; an eigenvalue with real part > 1 is a genuine saddle direction. (So `stable` here
+    is not numeric.fixedpoint's spectral radius < 1; see `solve_branch`.)"""
     full = BranchCoordinates("mixed", params)
     J, evaluations = map_jacobian(full.restricted_map(F), full.from_state(state), transforms=full.transforms)
     eigenvalues = np.linalg.eigvals(J)

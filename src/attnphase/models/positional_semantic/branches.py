@@ -54,7 +54,9 @@ def branch_loss(solution: BranchSolution, prediction, coords: BranchCoordinates)
 
     Checked in order: not converged; collapsed onto the trivial set; jumped (some reduced coordinate
     differs from the continuation's `prediction` by more than JUMP_FRACTION of its size; skipped
-    without a prediction); unstable (`solution.stable` False: an eigenvalue of dF with real part ≥ 1).
+    without a prediction); unstable (`solution.stable` False: an eigenvalue of dF with real part ≥ 1). A solution
+    whose stability was not computed (`stable` None, e.g. `solve_branch(..., stability=False)`) is not judged on it:
+    it is still the branch if it passes the other checks.
     """
     if not solution.success:
         return "not_converged"
@@ -68,7 +70,7 @@ def branch_loss(solution: BranchSolution, prediction, coords: BranchCoordinates)
             size[2:] = np.maximum(size[2:], 0.1)
         if np.any(np.abs(y - prediction) > JUMP_FRACTION * size):
             return "jumped"
-    if not solution.stable:
+    if solution.stable is False:  # None: not computed
         return "unstable"
     return None
 

@@ -152,8 +152,10 @@ def solve(omega, alpha, sigma=0.5, lam=0.01, A=None, L=2, *, tol=FIELD_TOL, bran
     all the same, and its stability comes from that rule's Jacobian.
 
     tol: relative tolerance of every field (default 0.003). stability: the full map's Jacobian on the
-    following rule. rules: "auto" (the model's ladder) or tensor node counts for a tensor-only ladder (its
-    errors are tensor-rule spreads, not verified on split-line rules: status limited for L = 2).
+    following rule (`stable`: every eigenvalue with real part < 1, see `branch_solve.solve_branch`); False: not
+    computed, each branch's `stable` None and `spectral_radius` NaN. rules: "auto" (the model's ladder) or tensor
+    node counts for a tensor-only ladder (its errors are tensor-rule spreads, not verified on split-line rules:
+    status limited for L = 2).
     """
     (result,) = solve_along(omega, (alpha,), sigma, lam, A, L, tol=tol, branches=branches, stability=stability,
                             rules=rules)
@@ -248,7 +250,7 @@ def _branch_at(name: str, alpha: float, params: Parameters, ladder, nodes: int, 
                 # from the top rung's Jacobian
                 top_rule = next(rule for rule in ladder if rule.label == climbed.rung)
                 stable, radius = (_stability_on_rule(climbed.answer.solution, params, top_rule) if stability
-                                  else (False, math.nan))
+                                  else (None, math.nan))
                 start = replace(start or climbed.answer.solution, stable=stable, spectral_radius=radius)
                 note += f"; stability from the Jacobian on {top_rule.label}" if stability else ""
         elif reached is None:
@@ -264,7 +266,7 @@ def _branch_at(name: str, alpha: float, params: Parameters, ladder, nodes: int, 
             reached = with_fresh_inverse(reached, params, ladder[0])
             if hole:
                 stable, radius = (_stability_on_rule(reached.solution, params, ladder[0]) if stability
-                                  else (False, math.nan))
+                                  else (None, math.nan))
                 start = replace(reached.solution, stable=stable, spectral_radius=radius)
             climbed = climb_branch(reached, params, ladder, tolerance, first=reached)
     else:

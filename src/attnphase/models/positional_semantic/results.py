@@ -49,7 +49,9 @@ class BranchSolution(Result):
     errors: `<field>_error` for ERROR_FIELDS, the spread of the field over the last rules of the ladder
     (`accurate.climb_branch`); rule: the rule the values are on; checked_on: the rules of that spread.
     stable, spectral_radius: from the Jacobian of the full map on the tensor rule the branch was followed on
-    (`nodes_per_dim`), not recomputed on the split-line rules.
+    (`nodes_per_dim`), not recomputed on the split-line rules; stable means every eigenvalue has real part < 1
+    (`branch_solve.solve_branch`, not numeric.fixedpoint's spectral radius < 1). Not computed (`stability=False`, or
+    no converged fixed point): stable None, spectral_radius NaN (JSON null).
     """
 
     branch: str
@@ -61,7 +63,7 @@ class BranchSolution(Result):
     free_energy: float
     train_loss: float
     test_error: float
-    stable: bool
+    stable: bool | None
     spectral_radius: float
     status: Status
     message: str

@@ -39,7 +39,7 @@ _MODULES = {
     "rules": ("FIELD_TOL", "Rule", "count_line_probes", "state_ladder", "resolve_rules"),
     "coordinates": ("BRANCHES", "BranchCoordinates", "initial_guess"),
     "branch_solve": ("solve_branch",),
-    "branches": ("distinct", "genuine", "branch_loss"),
+    "branches": ("distinct", "branch_loss"),
     "tensor_following": ("ANCHOR_ALPHA", "follow"),
     "accurate": ("FIELDS", "AccurateState", "defect_correction", "on_rule", "climb_branch"),
     "following": ("follow_on_rule",),

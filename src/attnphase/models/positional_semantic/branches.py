@@ -4,15 +4,13 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from attnphase.models.positional_semantic.coordinates import BranchCoordinates
 from attnphase.models.positional_semantic.parameters import Parameters
 from attnphase.models.positional_semantic.results import BranchSolution
 
-__all__ = ["COLLAPSE_LEVEL", "JUMP_FRACTION", "ENDS_A_BRANCH", "distinct", "genuine", "branch_loss", "absence"]
+__all__ = ["COLLAPSE_LEVEL", "JUMP_FRACTION", "ENDS_A_BRANCH", "distinct", "branch_loss", "absence"]
 
 COLLAPSE_LEVEL = 1e-6  # |θ| (semantic) or |m| (positional) below this: collapsed onto the trivial set
 # A continuation step that moves any reduced coordinate by more than this fraction of its size
@@ -42,26 +40,19 @@ def distinct(solution: BranchSolution, others=()) -> bool:
     return True
 
 
-def genuine(solution: BranchSolution, quantity: str) -> float:
-    """solution.<quantity> if the solution converged on its own branch, else NaN: a warm start that
-    slid onto another branch (e.g. the semantic solve collapsing to the trivial fixed point, where
-    Φ_sem − Φ_pos can vanish) must never pass for a crossing."""
-    return float(getattr(solution, quantity)) if distinct(solution) else math.nan
-
-
 def branch_loss(solution: BranchSolution, prediction, coords: BranchCoordinates) -> str | None:
     """Why `solution` is no longer the continued branch (None if it still is).
 
-    Checked in order: not converged; collapsed onto the trivial set; jumped (some reduced coordinate
-    differs from the continuation's `prediction` by more than JUMP_FRACTION of its size; skipped
-    without a prediction); unstable (`solution.stable` False: an eigenvalue of dF with real part ≥ 1). A solution
-    whose stability was not computed (`stable` None, e.g. `solve_branch(..., stability=False)`) is not judged on it:
-    it is still the branch if it passes the other checks.
+    Checked in order: not converged; collapsed onto the trivial set (not checked for the trivial branch, whose order
+    parameters vanish by definition); jumped (some reduced coordinate differs from the continuation's `prediction`
+    by more than JUMP_FRACTION of its size; skipped without a prediction); unstable (`solution.stable` False: an
+    eigenvalue of dF with real part ≥ 1). A solution whose stability was not computed (`stable` None, e.g.
+    `solve_branch(..., stability=False)`) is not judged on it: it is still the branch if it passes the other checks.
     """
     if not solution.success:
         return "not_converged"
     order = abs(solution.theta) if solution.branch == "semantic" else abs(solution.m)
-    if order < COLLAPSE_LEVEL:
+    if solution.branch != "trivial" and order < COLLAPSE_LEVEL:
         return "collapsed"
     if prediction is not None:
         y = coords.from_state(solution.state)

@@ -11,7 +11,8 @@ import numpy as np
 
 from attnphase import progress
 from attnphase.errors import ParameterError
-from attnphase.models.positional_semantic.accurate import AccurateState, climb_branch, on_rule, with_fresh_inverse
+from attnphase.models.positional_semantic.accurate import (FIELDS, AccurateState, climb_branch, on_rule,
+                                                           with_fresh_inverse)
 from attnphase.models.positional_semantic.branch_end import next_to_end
 from attnphase.models.positional_semantic.branch_solve import full_map_stability, solve_branch
 from attnphase.models.positional_semantic.branches import distinct
@@ -355,7 +356,7 @@ def sweep_point(omega, alpha, sigma=0.5, lam=0.01, L=2, tol=FIELD_TOL) -> dict[s
         point[f"{missing.branch}_status"] = missing.status.value
     for branch in result.branches:
         point[f"{branch.branch}_status"] = branch.status.value
-        for key in ("free_energy", "train_loss", "test_error", "q", "m", "theta", "V"):
+        for key in FIELDS:
             point[f"{branch.branch}_{key}"] = float(getattr(branch, key))
             point[f"{branch.branch}_{key}_error"] = float(branch.errors.get(key, math.nan))
     return point

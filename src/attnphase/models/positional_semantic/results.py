@@ -18,11 +18,7 @@ from attnphase.numeric.threshold import Threshold
 from attnphase.results import Result, Status, rows_per_part
 
 __all__ = ["BranchSolution", "LinearBaseline", "MissingBranch", "SolveResult", "RungThreshold", "Thresholds",
-           "PhaseCurve", "Spinodal", "SpinodalResult", "TransverseCurvature", "GDResult", "ERROR_FIELDS",
-           "combined_status"]
-
-# The quantities of a branch whose quadrature error `solve` reports with a check rule.
-ERROR_FIELDS = ("q", "m", "theta", "V", "test_error", "train_loss", "free_energy")
+           "PhaseCurve", "Spinodal", "SpinodalResult", "TransverseCurvature", "GDResult", "combined_status"]
 
 
 def _json_safe(result: Result, shape: dict) -> dict:
@@ -46,8 +42,9 @@ class BranchSolution(Result):
     status: converged, limited (the values of the highest rule reached, whose errors do not meet the
     requested tolerance, or a tensor-only ladder whose errors are not verified on a split-line rule), or
     the solver's (max_iter, diverged, failed); lost when a fixed point collapsed onto the trivial set.
-    errors: `<field>_error` for ERROR_FIELDS, the spread of the field over the last rules of the ladder
-    (`accurate.climb_branch`); rule: the rule the values are on; checked_on: the rules of that spread.
+    errors: `<field>_error` for each of `accurate.FIELDS` (the fields with a verified error), the spread of the field
+    over the last rules of the ladder (`accurate.climb_branch`); rule: the rule the values are on; checked_on: the
+    rules of that spread.
     stable, spectral_radius: from the Jacobian of the full map on the tensor rule the branch was followed on
     (`nodes_per_dim`), not recomputed on the split-line rules; stable means every eigenvalue has real part < 1
     (`branch_solve.solve_branch`, not numeric.fixedpoint's spectral radius < 1). Not computed (`stability=False`, or

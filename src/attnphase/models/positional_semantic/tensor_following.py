@@ -12,7 +12,7 @@ from dataclasses import replace
 import numpy as np
 
 from attnphase.models.positional_semantic.branch_solve import solve_branch, unsolved
-from attnphase.models.positional_semantic.branches import ENDS_A_BRANCH, JUMP_FRACTION, absence, branch_loss
+from attnphase.models.positional_semantic.branches import ENDS_A_BRANCH, absence, branch_loss
 from attnphase.models.positional_semantic.coordinates import BranchCoordinates, initial_guess
 from attnphase.models.positional_semantic.parameters import Parameters
 from attnphase.models.positional_semantic.results import BranchSolution
@@ -221,16 +221,8 @@ def carry(branch: str, path, nodes_per_dim: int, *, start=None) -> Continuation:
 
     def lost(solution, prediction):
         predicted = None if prediction is None else metric.from_state(prediction)
-        if branch != "trivial":
-            reason = branch_loss(solution, predicted, metric)
-            return reason if reason in ENDS_A_BRANCH else None
-        # the trivial state's order parameters are 0 (branch_loss would call it collapsed): a failed solve or a jump
-        if not solution.success:
-            return "not_converged"
-        if predicted is None:
-            return None
-        jumped = np.any(np.abs(metric.from_state(solution.state) - predicted) > JUMP_FRACTION * np.abs(predicted))
-        return "jumped" if jumped else None
+        reason = branch_loss(solution, predicted, metric)
+        return reason if reason in ENDS_A_BRANCH else None
 
     return Continuation(solve, lost, lambda solution: solution.state, 0.0, max_step=CARRY_STEP,
                         min_step=CARRY_MIN_STEP, name="t", anchor_guess=start)

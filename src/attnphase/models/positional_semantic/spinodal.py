@@ -20,7 +20,7 @@ from attnphase.numeric.branches import follow_until_lost
 from attnphase.params import check_int, check_real, check_real_list
 from attnphase.results import Status
 
-__all__ = ["SPINODAL_DIRECTIONS", "LOSS_KIND", "follow_branch", "spinodals"]
+__all__ = ["SPINODAL_DIRECTIONS", "LOSS_KIND", "spinodal_along", "spinodals"]
 
 # The side on which each branch is lost, found by continuation at ω = 0.3 (6-node rule): the semantic
 # branch becomes unstable as α DECREASES (towards m ≠ 0 / a saddle direction at α ≈ 0.94, then folds
@@ -34,11 +34,12 @@ LOSS_KIND = {"not_converged": "ceases_to_exist", "collapsed": "ceases_to_exist",
              "unstable": "unstable"}
 
 
-def follow_branch(branch: str, params: Parameters, nodes_per_dim: int, start: float, stop: float, step: float,
-                  tol: float, start_guess=None) -> tuple[Spinodal, object]:
-    """Continue `branch` from α = start towards α = stop in steps of `step` and bisect the first loss
-    (`branch_loss`: not converged, collapsed, jumped, unstable) to `tol`; returns the Spinodal (check
-    fields unset) and the reduced state at the alive end (a warm start for a check rule)."""
+def spinodal_along(branch: str, params: Parameters, nodes_per_dim: int, start: float, stop: float, step: float,
+                   tol: float, start_guess=None) -> tuple[Spinodal, object]:
+    """The spinodal met along α: `branch` continued from α = start towards α = stop in steps of `step`, its first
+    loss (`branch_loss`: not converged, collapsed, jumped, unstable; every solve computes the stability) bisected to
+    `tol`; returns the Spinodal (check fields unset) and the reduced state at the alive end (a warm start for a check
+    rule). (Not numeric.continuation.follow_branch, which returns the branch itself.)"""
     coords = BranchCoordinates(branch, params)
     loss = follow_until_lost(
         lambda alpha, guess: solve_branch(branch, alpha, params, nodes_per_dim=nodes_per_dim, guess=guess, stability=True),
@@ -94,14 +95,14 @@ def spinodals(omega, sigma=0.5, lam=0.01, A=None, L=2, *, alpha_range=(0.5, 3.0)
             continue
         direction = SPINODAL_DIRECTIONS[branch]
         start, stop = (lo, hi) if direction > 0 else (hi, lo)
-        work, alive_state = follow_branch(branch, params, nodes_per_dim, start, stop, step, tol)
+        work, alive_state = spinodal_along(branch, params, nodes_per_dim, start, stop, step, tol)
         if not work.success:
             found[branch] = replace(work, check_nodes_per_dim=check_nodes_per_dim)
             continue
         check_start = work.bracket[0] - direction * 2 * step
         if direction * (check_start - start) < 0:
             check_start = start
-        check, _ = follow_branch(branch, params, check_nodes_per_dim, check_start, stop, step, tol,
+        check, _ = spinodal_along(branch, params, check_nodes_per_dim, check_start, stop, step, tol,
                                  start_guess=alive_state)
         if not check.success or LOSS_KIND[check.criterion] != LOSS_KIND[work.criterion]:
             # The finer rule does not see the same kind of loss: on coarse tensor rules a node switching basin

@@ -20,6 +20,7 @@ from click.testing import CliRunner
 from attnphase.api import signal_recovery as api
 from attnphase.errors import ParameterError
 from attnphase.cli import main
+from model_pages import PAGES
 from attnphase.models.signal_recovery.dynamics import large_L_drift
 from attnphase.numeric.ode import integrate_drift
 from attnphase.store import ResultStore
@@ -169,6 +170,14 @@ def test_the_planner_gives_up_within_its_budget_and_says_why(small_plan_budget):
     assert large_slope == pytest.approx(api.large_L(params, 1.0)[1], rel=1e-3) and large_slope > 1e40
     ratio = float(re.search(r"is (\S+) times the gradients' root mean square", message).group(1))
     assert ratio > 1e30  # the exact drift is at most 1 times it
+    # the model page quotes both slopes of this run to their digits
+    page = " ".join((PAGES / "signal_recovery.md").read_text().split())
+    mantissa, power, exact, error = re.search(r"score scale 10 at L = 32 \(its J′\(1\) = ([\d.]+) × 10([⁰¹²³⁴⁵⁶⁷⁸⁹]+), "
+                                              r"the exact J′\(1\) = ([\d.]+) ± ([\d.]+)\)", page).groups()
+    power = int("".join(str("⁰¹²³⁴⁵⁶⁷⁸⁹".index(c)) for c in power))
+    assert round(large_slope / 10.0**power, 1) == float(mantissa)
+    # (the error rounded up, as an error is)
+    assert (round(exact_slope, 1), math.ceil(10 * exact_error) / 10) == (float(exact), float(error)), exact_error
 
 
 @pytest.mark.parametrize("changed", [{"score_scale": 30.0}, {"sigma": 100.0}])

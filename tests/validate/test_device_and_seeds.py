@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -104,6 +106,8 @@ def test_small_work_gets_one_thread_and_large_work_the_idle_cores(eight_cores):
     from attnphase.validate.device import PARALLEL_WORK, choose_threads
 
     assert choose_threads() == 1  # work unknown: treated as small
+    assert PARALLEL_WORK == 2**24  # as docs/threads.md says ("at least 2²⁴ ≈ 1.7·10⁷ floating-point operations")
+    assert "at least 2²⁴ ≈ 1.7·10⁷" in " ".join((Path(__file__).parents[2] / "docs" / "threads.md").read_text().split())
     assert choose_threads(work=PARALLEL_WORK - 1) == 1
     assert choose_threads(work=PARALLEL_WORK) == 8  # idle machine: every core
     eight_cores["value"] = 2.6

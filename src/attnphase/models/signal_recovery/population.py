@@ -26,6 +26,7 @@ from attnphase.models.signal_recovery.parameters import (
 from attnphase.models.signal_recovery.closed_form import (
     checked_rhos, large_L, large_L_accuracy, large_L_overflow, large_L_precise,
 )
+from attnphase.models.signal_recovery.reduction_range import largest_finite_value
 from attnphase.models.signal_recovery.results import Curve, SolveResult
 from attnphase.params import check_bool, check_choice, check_int, check_real
 from attnphase.results import Status
@@ -418,23 +419,6 @@ def _large_L_finite(params: Parameters, rhos: np.ndarray) -> bool:
         return bool(np.all(np.isfinite(large_L(params, rhos)[:, [0, 1, 2, 4]])))
 
 
-def _largest_finite(finite_at, given: float) -> float:
-    """The largest x in [0, given) at which finite_at(x) holds, where finite_at(0) does and finite_at(given) does not
-    (bisection to the float64 spacing; the form's overflow sets in once, where its largest exponent passes
-    ln(float64 max)), rounded down to 6 significant digits."""
-    low, high = 0.0, given
-    while high > 2 * low and high > 1e-300:  # bracket geometrically first: the bound may be far below `given`
-        middle = high / 2 if low == 0 else math.sqrt(low * high)
-        low, high = (middle, high) if finite_at(middle) else (low, middle)
-    for _ in range(200):
-        middle = (low + high) / 2
-        if not low < middle < high:
-            break
-        low, high = (middle, high) if finite_at(middle) else (low, middle)
-    rounded = float(f"{low:.6g}")
-    return rounded if rounded <= low else float(f"{low * (1 - 1e-6):.6g}")
-
-
 def check_large_L_finite(params: Parameters, rhos) -> None:
     """Refuse (ParameterError) parameters at which the large-L form overflows float64 at some ρ of `rhos`, naming the
     parameter whose exponential overflows and the largest value it may take with the others as given (found on the
@@ -454,13 +438,16 @@ def check_large_L_finite(params: Parameters, rhos) -> None:
     def make(**changed) -> Parameters:
         return make_parameters(**{**given, **changed})
 
+    def largest(finite_at, value: float) -> float:  # to the float64 spacing (the form is cheap); 0 if none
+        return largest_finite_value(finite_at, value, rtol=0.0, smallest=math.ulp(0.0)) or 0.0
+
     if _large_L_finite(make(theta=0.0), rhos):
-        bound = _largest_finite(lambda t: _large_L_finite(make(theta=t), rhos), params.theta)
+        bound = largest(lambda t: _large_L_finite(make(theta=t), rhos), params.theta)
         raise ParameterError("theta", params.theta, f"a real number in [0, {bound:g}] {where} with the large-L "
                                                     f"reduction: beyond, its value overflows float64 ({cause}){finite}")
     # the noise's tilt overflows at θ = 0 already: σ's bound at the θ given, or at θ = 0 where the shift overflows too
     theta = params.theta if _large_L_finite(make(sigma=1e-300), rhos) else 0.0
-    bound = _largest_finite(lambda s: s > 0 and _large_L_finite(make(theta=theta, sigma=s), rhos), params.sigma)
+    bound = largest(lambda s: s > 0 and _large_L_finite(make(theta=theta, sigma=s), rhos), params.sigma)
     at = "" if theta == params.theta else " (that at theta = 0: at the theta given the signal shift overflows too)"
     raise ParameterError("sigma", params.sigma, f"a real number in (0, {bound:g}]{at} {where} with the large-L "
                                                 f"reduction: beyond, its value overflows float64 ({cause}){finite}")

@@ -7,7 +7,8 @@ from the samples scaled by a power of two, so they overflow only with the sample
 βθ_d³) and are withheld alone where they overflow (`population.finite_reduction`). `overflow_error` finds the bound on
 the reduction itself, as `population.check_large_L_finite` does on the closed form: the largest value at which the
 same draws (seed, number, alignments) give a finite J and noise mass, by bisection in log θ (about 40 reductions:
-about 1.5 s at L = 64, 4096 draws; in proportion to L·draws beyond).
+about 1.5 s at L = 64, 4096 draws; in proportion to L·draws beyond). `largest_finite_value` is that search; the
+large-L check uses it too, to the float64 spacing.
 """
 
 from __future__ import annotations
@@ -26,20 +27,28 @@ __all__ = ["overflow_error", "largest_finite_value"]
 BISECTION_WIDTH = 1e-7
 
 
-def largest_finite_value(finite_at, given: float) -> float | None:
+def largest_finite_value(finite_at, given: float, *, rtol: float = BISECTION_WIDTH,
+                         smallest: float = 1e-300) -> float | None:
     """The largest x ≤ `given` (to 6 significant digits, rounded down) at which finite_at(x) holds, where
     finite_at(given) does not and the overflow sets in once: a finite value is found below `given` by steps of
-    2⁻⁶⁴ (down to 1e-300; None if there is none), then bisected in log x to a relative width of BISECTION_WIDTH."""
+    2⁻⁶⁴ (down to `smallest`; None if there is none), then bisected in log x to a relative width of `rtol`
+    (BISECTION_WIDTH: each call of finite_at may be a whole reduction). rtol = 0 bisects to the float64 spacing,
+    the last steps at the arithmetic midpoint (for a cheap finite_at, such as the large-L form's)."""
     high, low = given, given
     while True:
         low = low * 2.0**-64
-        if low < 1e-300:
+        if low < smallest or low == 0.0:
             return None
         if finite_at(low):
             break
         high = low
-    while high > low * (1 + BISECTION_WIDTH):
+    while high > low * (1 + rtol):  # in log x: the bound may be decades below `given`
         middle = math.exp(0.5 * (math.log(low) + math.log(high)))
+        if not low < middle < high:
+            break
+        low, high = (middle, high) if finite_at(middle) else (low, middle)
+    while high > low * (1 + rtol):  # rtol = 0 only: the floats the geometric midpoint rounds past
+        middle = (low + high) / 2
         if not low < middle < high:
             break
         low, high = (middle, high) if finite_at(middle) else (low, middle)

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from attnphase.errors import ParameterError
-from attnphase.validate.device import select_device, single_cpu_thread
+from attnphase.validate.device import select_device, using_numba_threads, using_threads
 from attnphase.validate.seeds import generator, trial_seeds
 
 
@@ -49,23 +49,47 @@ def test_bad_seed_is_rejected(seed):
         generator(seed)
 
 
-def test_single_cpu_thread_sets_one_thread_on_the_cpu_only_and_restores():
+def test_using_threads_sets_the_count_on_the_cpu_only_and_restores():
+    """One context manager for torch's count: set on the CPU, left alone for None or a CUDA device, restored
+    after the block, after an exception too."""
     original = torch.get_num_threads()
     torch.set_num_threads(2)
-    with single_cpu_thread(torch.device("cpu")):
-        assert torch.get_num_threads() == 1
+    with using_threads(1, device=torch.device("cpu")) as n:
+        assert n == 1 and torch.get_num_threads() == 1
     assert torch.get_num_threads() == 2
-    with single_cpu_thread(torch.device("cpu"), enabled=False):
-        assert torch.get_num_threads() == 2
-    with single_cpu_thread(torch.device("cuda")):  # constructing the device needs no GPU
-        assert torch.get_num_threads() == 2
+    with using_threads(None) as n:
+        assert n is None and torch.get_num_threads() == 2
+    with using_threads(1, device=torch.device("cuda")) as n:  # constructing the device needs no GPU
+        assert n is None and torch.get_num_threads() == 2
     try:
-        with single_cpu_thread(torch.device("cpu")):
+        with using_threads(1, device="cpu"):
             raise RuntimeError("interrupted simulation")
     except RuntimeError:
         pass
     assert torch.get_num_threads() == 2
+    with pytest.raises(ParameterError, match="num_threads"):
+        with using_threads(0, name="num_threads"):
+            pass
     torch.set_num_threads(original)
+
+
+def test_using_numba_threads_caps_at_numbas_pool_and_restores():
+    """numba's count inside the block: the one asked for, at least 1 and at most NUMBA_NUM_THREADS; restored after
+    the block, after an exception too."""
+    import numba
+
+    pool = numba.config.NUMBA_NUM_THREADS
+    before = numba.get_num_threads()
+    with using_numba_threads(1) as n:
+        assert n == 1 and numba.get_num_threads() == 1
+    with using_numba_threads(pool + 5) as n:
+        assert n == pool and numba.get_num_threads() == pool
+    with using_numba_threads(0) as n:
+        assert n == 1 and numba.get_num_threads() == 1
+    with pytest.raises(RuntimeError):
+        with using_numba_threads(1):
+            raise RuntimeError("interrupted run")
+    assert numba.get_num_threads() == before
 
 
 @pytest.mark.parametrize("source", ["gpu", "", None, 3])

@@ -10,7 +10,7 @@ import torch
 from scipy.signal import lfilter
 
 from attnphase.validate import seeds
-from attnphase.validate.device import single_cpu_thread
+from attnphase.validate.device import using_threads
 from attnphase.validate.compare import batch_means
 from attnphase.validate.mala import adam_minimise, adaptive_mala, autograd_potential, mala_step
 
@@ -35,7 +35,7 @@ def test_adaptive_mala_samples_a_gaussian():
     params = {"x": torch.zeros(K, 2, dtype=torch.float64), "y": torch.zeros(K, 3, dtype=torch.float64)}
     ones = {k: torch.ones(K, 1, dtype=torch.float64) for k in params}
     samples = []
-    with single_cpu_thread(dev):  # tiny tensors: one thread, no contention
+    with using_threads(1, device=dev):  # tiny tensors: one thread, no contention
         acceptance = adaptive_mala(params, autograd_potential(_gaussian), ones, torch.full((K,), 0.5, dtype=torch.float64),
                                    gen, dev, steps=2000, burn_in=600, thin=5, target_acceptance=0.57,
                                    record=lambda p: samples.append(torch.cat([p["x"], p["y"]], -1).numpy().copy()))
@@ -68,7 +68,7 @@ def test_adam_reaches_the_minimum_of_a_quadratic():
     K = 5
     params = {"x": torch.randn(K, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(0)),
               "y": torch.zeros(K, 3, dtype=torch.float64)}
-    with single_cpu_thread(torch.device("cpu")):
+    with using_threads(1):
         out = adam_minimise(_gaussian, params, steps=300, lr=0.1)
     assert torch.allclose(out["x"].detach(), torch.zeros(K, 2, dtype=torch.float64), atol=1e-5)
     assert torch.allclose(out["y"].detach(), MU.expand(K, 3), atol=1e-5)

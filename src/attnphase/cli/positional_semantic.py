@@ -57,22 +57,21 @@ numba_threads_option = click.option(
 
 
 def use_threads(threads) -> int:
-    """The numba threads of the proximal-map loops (derive.fused): --threads (at most numba's), else all
-    of numba's. Every map evaluation solves 1e4-1e6 independent minimisations in one parallel loop, so the
-    idle-core rule of the torch simulations does not apply: right after any computation the load average
-    is about 1, and that rule then halved the threads (two-branch solve at ω = 0.3, α = 1.25 on 2 idle
-    cores: 46 s with one thread, 34 s with two; the results are identical, each node being independent)."""
+    """The numba threads of the proximal-map loops (derive.fused) for the rest of the command (restored when it
+    ends: `validate.device.using_numba_threads`): --threads (at most numba's), else all of numba's. Every map
+    evaluation solves 1e4-1e6 independent minimisations in one parallel loop, so the idle-core rule of the torch
+    simulations does not apply: right after any computation the load average is about 1, and that rule then halved
+    the threads (two-branch solve at ω = 0.3, α = 1.25 on 2 idle cores: 46 s with one thread, 34 s with two; the
+    results are identical, each node being independent)."""
     import numba
 
-    from attnphase.validate.device import available_cores
+    from attnphase.validate.device import available_cores, using_numba_threads
 
     # numba's pool has NUMBA_NUM_THREADS threads (default: the machine's cores); a larger value than the cores this
     # process may run on only oversubscribes them, so the default is the smaller of the two
     count = (check_int("--threads", threads, 1, 4096) if threads
              else min(numba.config.NUMBA_NUM_THREADS, available_cores()))
-    count = min(count, numba.config.NUMBA_NUM_THREADS)
-    numba.set_num_threads(count)
-    return count
+    return click.get_current_context().with_resource(using_numba_threads(count))
 
 
 def tensor_rules(nodes, check_nodes, scan=None, refine=None):

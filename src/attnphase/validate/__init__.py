@@ -17,11 +17,11 @@ from attnphase.lazy_exports import lazy_exports
 
 _MODULES = {
     "device": ("DEVICE_CHOICES", "PARALLEL_WORK", "select_device", "available_cores", "idle_cores", "choose_threads",
-               "using_threads", "single_cpu_thread"),
+               "using_threads", "using_numba_threads"),
     "seeds": ("MAX_SEED", "RNG_SOURCES", "seed_after", "generator", "randn", "rand", "randint", "normal_", "trial_seeds"),
     "ziggurat": ("fill_normal",),
     "sphere_sga": ("StepSchedule", "SGAResult", "GradientSampler", "initial_queries"),
-    "training": ("OPTIMIZERS", "FullBatchRun", "train_full_batch", "torch_threads", "divergence"),
+    "training": ("OPTIMIZERS", "FullBatchRun", "train_full_batch", "divergence"),
     "mala": ("autograd_potential", "mala_step", "adaptive_mala", "adam_minimise"),
     "compare": ("NORMAL_BAND", "student_band", "Comparison", "verdict_of", "verdict_message", "batch_means"),
     "finite_size": ("Gap", "gap_at_size", "fit_gap_rate", "classify_minimum", "binomial_interval", "MINIMA"),

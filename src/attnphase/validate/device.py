@@ -3,7 +3,7 @@
 Device: `select_device("auto" | "cpu" | "cuda")`.
 
 Threads (`choose_threads`, applied with `using_threads`; the CLI option is
-`attnphase.cli.common.threads_option`). The rule:
+`attnphase.cli.common.threads_option`; numba's compiled loops: `using_numba_threads`). The rule:
 
 * `--threads N` (N >= 1) is used as given.
 * Otherwise one thread, unless one step of the simulation does enough arithmetic to pay for a
@@ -39,7 +39,7 @@ __all__ = [
     "idle_cores",
     "choose_threads",
     "using_threads",
-    "single_cpu_thread",
+    "using_numba_threads",
 ]
 
 DEVICE_CHOICES = ("auto", "cpu", "cuda")
@@ -101,11 +101,19 @@ def choose_threads(requested: int | None = None, *, work: float | None = None, d
 
 
 @contextmanager
-def using_threads(n_threads: int):
-    """Run the block with `n_threads` torch intra-op threads, then restore the previous count."""
+def using_threads(n_threads: int | None, *, device=None, name: str = "--threads"):
+    """Run the block with `n_threads` torch intra-op threads, then restore the previous count; yields the count.
+
+    None, or a `device` that is not the CPU (CUDA: the CPU only launches kernels), leaves the count alone (and
+    yields None). `name`: the parameter a refusal of n_threads (not an integer in [1, 4096]) names, by default
+    the CLI option, through which the count usually comes (`choose_threads`).
+    """
     import torch
 
-    n_threads = check_int("--threads", n_threads, 1, 4096)
+    if n_threads is None or (device is not None and torch.device(device).type != "cpu"):
+        yield None
+        return
+    n_threads = check_int(name, n_threads, 1, 4096)
     saved = torch.get_num_threads()
     torch.set_num_threads(n_threads)
     try:
@@ -114,29 +122,17 @@ def using_threads(n_threads: int):
         torch.set_num_threads(saved)
 
 
-class single_cpu_thread:
-    """Context manager: one torch intra-op thread while it is active, on the CPU only (restored after).
+@contextmanager
+def using_numba_threads(n_threads: int):
+    """Run the block with at most `n_threads` numba threads (at least one, at most numba's pool,
+    NUMBA_NUM_THREADS), then restore the previous count; yields the count set. numba's count is per thread:
+    this sets the calling thread's."""
+    import numba
 
-    The rule of `choose_threads` for a small simulation, kept for the simulators that use it directly.
-    `enabled=False` (or a CUDA device) leaves the thread count alone.
-    """
-
-    def __init__(self, device, enabled: bool = True):
-        import torch
-
-        self.active = enabled and torch.device(device).type == "cpu"
-        self.saved = None
-
-    def __enter__(self):
-        if self.active:
-            import torch
-
-            self.saved = torch.get_num_threads()
-            torch.set_num_threads(1)
-        return self
-
-    def __exit__(self, *exc):
-        if self.active:
-            import torch
-
-            torch.set_num_threads(self.saved)
+    n_threads = max(1, min(n_threads, numba.config.NUMBA_NUM_THREADS))
+    saved = numba.get_num_threads()
+    numba.set_num_threads(n_threads)
+    try:
+        yield n_threads
+    finally:
+        numba.set_num_threads(saved)

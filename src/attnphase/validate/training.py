@@ -9,14 +9,12 @@ left as silent NaNs among the others.
 * `train_full_batch(objective, initial, optimizer, lr, steps)`: the training loop (a `FullBatchRun`: the
   parameters, how much the objective still moved over the last tenth of the steps, the parameters before that tenth,
   and whether a step raised the objective).
-* `torch_threads(n)`: a context that sets torch's CPU thread count for a run and restores it.
 * `divergence(measurements)`: the status of a run from its per-trial measurements.
 """
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,7 +23,7 @@ import torch
 from attnphase.params import check_choice, check_int, check_positive
 from attnphase.results import Status
 
-__all__ = ["OPTIMIZERS", "FullBatchRun", "train_full_batch", "torch_threads", "divergence"]
+__all__ = ["OPTIMIZERS", "FullBatchRun", "train_full_batch", "divergence"]
 
 OPTIMIZERS = ("gd", "adam")
 # A rise of the objective between two steps above this (relative) counts as one (`FullBatchRun.rose_in_tail`): well
@@ -95,21 +93,6 @@ def train_full_batch(objective: Callable[[torch.Tensor], torch.Tensor], initial:
     rose = rose | torch.any(final > previous + RISE_TOLERANCE * previous.abs())
     return FullBatchRun(parameters, before_tail, final, bool(rose), parameters_before_tail, tail_steps,
                         bool(rose_before))
-
-
-@contextlib.contextmanager
-def torch_threads(count: int | None) -> Iterator[None]:
-    """torch's CPU thread count set to `count` inside the block (unchanged for None), restored after it.
-
-    On a shared machine one thread avoids oversubscription, which slows small tensor operations down
-    several-fold."""
-    previous = torch.get_num_threads()
-    if count is not None:
-        torch.set_num_threads(check_int("num_threads", count, 1, None))
-    try:
-        yield
-    finally:
-        torch.set_num_threads(previous)
 
 
 def divergence(measurements: Sequence[np.ndarray]) -> tuple[Status, int]:

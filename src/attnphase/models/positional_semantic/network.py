@@ -33,9 +33,9 @@ from attnphase.models.positional_semantic.parameters import Parameters, Simulati
 from attnphase.models.positional_semantic.results import GDResult
 from attnphase.params import check_choice, check_int
 from attnphase.results import Status
-from attnphase.validate.device import choose_threads, select_device
+from attnphase.validate.device import choose_threads, select_device, using_threads
 from attnphase.validate.seeds import RNG_SOURCES, generator, randn
-from attnphase.validate.training import divergence, torch_threads, train_full_batch
+from attnphase.validate.training import divergence, train_full_batch
 
 __all__ = ["MAX_TRAINING_NUMBERS", "DTYPES", "AttentionProblem", "simulate", "SIMULATORS"]
 
@@ -167,7 +167,7 @@ def simulate(*, omega, alpha, d=1000, init="semantic", trials=5, seed=0, steps=5
                         "range")
         raise ParameterError("lr", lr, allowed)
     threads = choose_threads(num_threads, work=2.0 * K * round(alpha * d) * L * d, device=device)
-    with torch_threads(threads):
+    with using_threads(threads):
         result = _train_and_measure(params, alpha, d, init, K, run.seed, steps, lr, optimizer, test_samples, device,
                                     dtype, test_chunk, rng)
     return dataclasses.replace(result, threads=threads, alpha=alpha, params=params)

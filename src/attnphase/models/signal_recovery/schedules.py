@@ -41,7 +41,7 @@ def tangent_noise(params: Parameters, rhos=NOISE_GRID, *, pilot: int = 128, seed
     sample mean and its naive error fall short); and from the same sequences E⟨G_⊥, ξ⟩² (`along`, the noise that
     moves ρ) and the mean of ⟨G_⊥, ξ⟩ (`along_mean`)."""
     from attnphase.models.signal_recovery.network import PlantedTokens, ProjectedSampler
-    from attnphase.validate.device import single_cpu_thread
+    from attnphase.validate.device import using_threads
     from attnphase.validate.seeds import generator
     from attnphase.validate.sphere_sga import initial_queries
 
@@ -54,7 +54,7 @@ def tangent_noise(params: Parameters, rhos=NOISE_GRID, *, pilot: int = 128, seed
     # Sequences per batch: about 2**22 numbers of the (batch × (L + d)) arrays at a time.
     chunk = max(1, min(pilot, 2**22 // (params.L + params.d)))
     noise, error, along, along_mean = [], [], [], []
-    with single_cpu_thread("cpu"):  # small tensors: one thread is fastest, and fair to other processes
+    with using_threads(1):  # small tensors: one thread is fastest, and fair to other processes
         for rho in rhos:
             squared, along_xi = [], []
             for lo in range(0, pilot, chunk):

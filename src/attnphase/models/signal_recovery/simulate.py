@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 import math
-from contextlib import contextmanager, nullcontext
+from contextlib import nullcontext
 
 import numpy as np
 
@@ -100,19 +100,6 @@ def _threads_for(params: Parameters, settings: SimulationSettings, threads: int 
     return choose_threads(threads, work=work, device=device)
 
 
-@contextmanager
-def _numba_threads(count: int):
-    """At most `count` numba threads (the dense sampler's ziggurat fill) inside the block."""
-    import numba
-
-    saved = numba.get_num_threads()
-    numba.set_num_threads(max(1, min(count, numba.config.NUMBA_NUM_THREADS)))
-    try:
-        yield
-    finally:
-        numba.set_num_threads(saved)
-
-
 def run_sga(params: Parameters, settings: SimulationSettings, device: str = "auto", *, rng: str = "device",
             memory_budget_bytes: int = 1 << 30, threads: int | None = None,
             noise: TangentNoise | None = None, predict: bool = True,
@@ -129,7 +116,7 @@ def run_sga(params: Parameters, settings: SimulationSettings, device: str = "aut
     import torch
 
     from attnphase.models.signal_recovery.network import DenseSampler, PlantedTokens, ProjectedSampler
-    from attnphase.validate.device import select_device
+    from attnphase.validate.device import select_device, using_numba_threads
     from attnphase.validate.seeds import generator
     from attnphase.validate.sphere_sga import StepSchedule, sphere_sga
 
@@ -161,7 +148,7 @@ def run_sga(params: Parameters, settings: SimulationSettings, device: str = "aut
     projected = settings.sampler == "projected"
     sampler = (ProjectedSampler(tokens, gen) if projected else
                DenseSampler(tokens, gen, normal_source=settings.normal_source, memory_budget_bytes=memory_budget_bytes))
-    with nullcontext() if projected else _numba_threads(n_threads):
+    with nullcontext() if projected else using_numba_threads(n_threads):
         run = sphere_sga(sampler, d=params.d, schedule=StepSchedule(eta0, k0, gamma), steps=settings.steps,
                          trials=settings.trials, batch=settings.batch, generator=gen, device=torch_device,
                          rho0=settings.rho0, record_every=settings.recording_interval, dtype=torch.float32,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,7 @@ from attnphase.params import check_int, check_real, check_real_list, option_name
 
 __all__ = [
     "Real", "Int", "RealList", "json_option", "rng_option", "threads_option", "emit", "option_name",
-    "options_from", "as_option_error", "RenamedOptionsCommand", "warn_of_damaged_rows", "store_path_or_default",
+    "options_from", "declared_options", "renamed_to_option", "as_option_error", "RenamedOptionsCommand", "warn_of_damaged_rows", "store_path_or_default",
 ]
 
 
@@ -247,19 +247,43 @@ def options_from(parameter_set: type, names: Sequence[str] | None = None, *, req
     return decorate
 
 
-def as_option_error(parameter_set: type, call: Callable, *args, **kwargs):
+def declared_options(*parameter_sets: type) -> dict[str, str]:
+    """Parameter name -> CLI option, for every parameter the ParameterSet classes declare (the first to declare a
+    name gives its option)."""
+    options: dict[str, str] = {}
+    for parameter_set in parameter_sets:
+        for name, field in parameter_set.declarations().items():
+            options.setdefault(name, option_name(field))
+    return options
+
+
+def renamed_to_option(exc: ParameterError, options: Mapping[str, str]) -> ParameterError:
+    """`exc` under the option that carries its parameter (`options`: parameter name -> option), the same message;
+    `exc` itself when its name is not in `options`."""
+    if exc.name not in options:
+        return exc
+    return ParameterError(options[exc.name], exc.value, exc.allowed)
+
+
+def as_option_error(options: type | tuple[type, ...] | Mapping[str, str], call: Callable, *args, **kwargs):
     """call(*args, **kwargs), with a ParameterError about a declared parameter renamed to its CLI option.
 
-    A cross-parameter check (`ParameterSet.check_joint`) names the field; the user typed the option.
-    Any other ParameterError comes from inside a solver and keeps its name.
+    options: a ParameterSet class, a tuple of them (`declared_options`), or parameter name -> option. A
+    cross-parameter check (`ParameterSet.check_joint`) names the field; the user typed the option. Any other
+    ParameterError comes from inside a solver and keeps its name. Every command renames its errors through this
+    function (or, for an error already caught, `renamed_to_option`).
     """
-    declared = parameter_set.declarations()
+    if isinstance(options, type):
+        options = declared_options(options)
+    elif isinstance(options, tuple):
+        options = declared_options(*options)
     try:
         return call(*args, **kwargs)
     except ParameterError as exc:
-        if exc.name not in declared:
+        renamed = renamed_to_option(exc, options)
+        if renamed is exc:
             raise
-        raise ParameterError(option_name(declared[exc.name]), exc.value, exc.allowed) from None
+        raise renamed from None
 
 
 class RenamedOptionsCommand(click.Command):

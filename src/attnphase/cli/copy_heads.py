@@ -44,10 +44,8 @@ def _call(call, *args, **kwargs):
     messages of its results naming the options too (`homogeneous.options_named`: "P (--P)")."""
     from attnphase.models.copy_heads.homogeneous import options_named
 
-    for parameter_set in DECLARED:
-        call = functools.partial(as_option_error, parameter_set, call)
     with options_named():
-        return call(*args, **kwargs)
+        return as_option_error(DECLARED, call, *args, **kwargs)
 
 
 _CONVENTION_FIELDS = [name for name in Convention.declarations() if name != "bias"]

@@ -38,7 +38,7 @@ def teacher_A(A, L):
 def named_by_option(settings, call, *args, **kwargs):
     """call(...), a ParameterError about a model parameter or one of `settings` (a ParameterSet class) named
     by its option: the API names its arguments, the user typed options."""
-    return as_option_error(Parameters, as_option_error, settings, call, *args, **kwargs)
+    return as_option_error((settings, Parameters), call, *args, **kwargs)
 
 
 def deprecated_rules(func):

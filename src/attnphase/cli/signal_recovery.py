@@ -16,7 +16,8 @@ from __future__ import annotations
 import click
 
 from attnphase.cli.common import (
-    RenamedOptionsCommand, emit, json_option, option_name, options_from, rng_option, threads_option,
+    RenamedOptionsCommand, as_option_error, declared_options, emit, json_option, options_from, rng_option,
+    threads_option,
 )
 from attnphase.cli.groups import simulate, solve
 from attnphase.errors import ParameterError
@@ -33,15 +34,8 @@ model_options = options_from(Parameters, required=("d", "L", "R", "theta"))
 def _as_option_error(call, *args, **kwargs):
     """call(*args, **kwargs), with an error about a declared parameter (a cross-parameter check, a memory
     bound) or the device named by the option that carries it; any other error keeps its name."""
-    try:
-        return call(*args, **kwargs)
-    except ParameterError as exc:
-        declared = {**Parameters.declarations(), **SolveSettings.declarations(), **SimulationSettings.declarations()}
-        if exc.name in declared:
-            raise ParameterError(option_name(declared[exc.name]), exc.value, exc.allowed) from None
-        if exc.name in ("device", "rng"):
-            raise ParameterError("--" + exc.name, exc.value, exc.allowed) from None
-        raise
+    options = {**declared_options(Parameters, SolveSettings, SimulationSettings), "device": "--device", "rng": "--rng"}
+    return as_option_error(options, call, *args, **kwargs)
 
 
 @solve.command(MODEL, cls=RenamedOptionsCommand, renamed_options=RENAMED)

@@ -6,7 +6,8 @@ import sys
 
 import click
 
-from attnphase.cli.common import Int, emit, json_option, store_path_or_default, warn_of_damaged_rows
+from attnphase.cli.common import (Int, emit, json_option, renamed_to_option, store_path_or_default,
+                                  warn_of_damaged_rows)
 from attnphase.cli.groups import keep_when_interrupted
 from attnphase.cli.output_paths import OutputPath
 from attnphase.errors import ParameterError
@@ -229,11 +230,9 @@ def _as_option_error(exc: ParameterError, grids: list[Grid], base: dict) -> Para
     The model's checks and point functions name their own parameters, and run_sweep its arguments (grid NAME, base
     NAME: `grids.as_sweep_option_error`); the user typed the option.
     """
-    if exc.name in {grid.name for grid in grids}:
-        return ParameterError(f"--grid {exc.name}", exc.value, exc.allowed)
-    if exc.name in base:
-        return ParameterError(f"--set {exc.name}", exc.value, exc.allowed)
-    return as_sweep_option_error(exc)
+    options = {name: f"--set {name}" for name in base} | {grid.name: f"--grid {grid.name}" for grid in grids}
+    renamed = renamed_to_option(exc, options)
+    return renamed if renamed is not exc else as_sweep_option_error(exc)
 
 
 __all__ = ["sweep", "SWEEP_POINTS"]

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from attnphase.errors import ParameterError
-from attnphase.validate.compare import Comparison, compare, student_band, verdict_message, verdict_of
+from attnphase.validate.compare import (Comparison, batch_means_error, compare, student_band, verdict_message,
+                                       verdict_of)
 
 
 def test_statistics_match_numpy_definitions():
@@ -125,3 +126,49 @@ def test_a_widened_band_is_said_with_its_reason_and_bands_that_differ_are_said_p
         "(z = 0, band ±3)")
     assert verdict_message([measured("q", 0.2, 0.01, 0.1, withheld=True)], {"q": ("the run has not settled",)},
                            band_reason=reason) == "no verdict on q (z = 10) (the run has not settled)"
+
+
+def _ar1_batch_error_exact(phi: float, n: int, k: int) -> float:
+    """E[SE²] of the 10-batch error of a stationary AR(1) chain (unit innovations), from its covariance
+    φ^|i−j| / (1 − φ²): the batch means B = Wx have covariance C = WΣWᵀ and E[Σ(B_i − B̄)²] = tr C − ΣC/k."""
+    idx = np.arange(n)
+    cov = phi ** np.abs(idx[:, None] - idx[None, :]) / (1 - phi**2)
+    size = n // k
+    weights = np.kron(np.eye(k), np.full((1, size), 1.0 / size))
+    batch_cov = weights @ cov[:k * size, :k * size] @ weights.T
+    return float((np.trace(batch_cov) - batch_cov.sum() / k) / (k - 1) / k)
+
+
+def test_batch_means_error_has_the_exact_expectation_on_ar1_chains():
+    """The squared error of 10 batch means, averaged over 4000 independent stationary AR(1) chains (φ = 0.5, 400
+    draws), against its exact expectation from the chain's covariance, within 4 standard errors of that average;
+    the mean is the chain's (400 = 10·40 draws: none left out). The exact expectation is below the true variance of
+    the mean by the batches' leading bias 2Σ_k k·γ_k / (b·σ²_∞) = (16/3) / (40·4) = 1/30 (γ_k = φ^k/(1 − φ²), the
+    long-run variance σ²_∞ = 1/(1 − φ)² = 4, batch length b = 40), to 1e-3 (the next orders are O(1/b²) and φ^b)."""
+    phi, n, chains = 0.5, 400, 4000
+    rng = np.random.default_rng(11)
+    x = np.empty((chains, n))
+    x[:, 0] = rng.standard_normal(chains) / math.sqrt(1 - phi**2)  # stationary start
+    noise = rng.standard_normal((chains, n))
+    for t in range(1, n):
+        x[:, t] = phi * x[:, t - 1] + noise[:, t]
+    results = [batch_means_error(chain) for chain in x]
+    assert all(mean == pytest.approx(chain.mean(), abs=1e-12) for (mean, _), chain in zip(results, x))
+    squared = np.array([error**2 for _, error in results])
+    expected = _ar1_batch_error_exact(phi, n, 10)
+    assert abs(squared.mean() - expected) < 4 * squared.std(ddof=1) / math.sqrt(chains)
+    idx = np.arange(n)
+    true_variance = float((phi ** np.abs(idx[:, None] - idx[None, :])).sum() / (1 - phi**2)) / n**2
+    assert expected / true_variance == pytest.approx(1 - 1 / 30, abs=1e-3)
+
+
+def test_batch_means_error_pools_chains_and_gives_zero_for_one_batch():
+    """Two chains of 20 samples: 10 batch means of 2 samples each per chain, pooled (20 values): the error is their
+    sample standard deviation over √20. One sample: one batch, no spread: error 0."""
+    x = np.arange(40.0).reshape(2, 20) ** 2
+    batches = x.reshape(2, 10, 2).mean(-1).ravel()
+    mean, error = batch_means_error(x)
+    assert mean == pytest.approx(batches.mean(), rel=1e-15)
+    assert error == pytest.approx(math.sqrt(((batches - batches.mean()) ** 2).sum() / 19 / 20), rel=1e-14)
+    assert batch_means_error(np.array([3.0])) == (3.0, 0.0)
+

@@ -210,6 +210,7 @@ def batch_means_sem(draws, n_batches: int | None = None) -> float:
     holds when the chains sample the same distribution: check R-hat first. Chains stuck in different
     modes make it too small (each chain's offset is counted as many times as it has batches), while
     `mcse_mean`, through the between-chain term of the ESS, grows with the spread of the chain means.
+    `validate.compare.batch_means_error` uses 10 batches instead, for short slow chains (why: its module docstring).
     """
     chains = as_chains(draws)
     n = chains.shape[1]

@@ -23,7 +23,8 @@ _MODULES = {
     "sphere_sga": ("StepSchedule", "SGAResult", "GradientSampler", "initial_queries"),
     "training": ("OPTIMIZERS", "FullBatchRun", "train_full_batch", "divergence"),
     "mala": ("autograd_potential", "mala_step", "adaptive_mala", "adam_minimise"),
-    "compare": ("NORMAL_BAND", "student_band", "Comparison", "verdict_of", "verdict_message", "batch_means"),
+    "compare": ("NORMAL_BAND", "student_band", "Comparison", "verdict_of", "verdict_message", "batch_means",
+                "batch_means_error"),
     "finite_size": ("Gap", "gap_at_size", "fit_gap_rate", "classify_minimum", "binomial_interval", "MINIMA"),
     "agreement": ("RELATIVE_TOLERANCE", "Agreement", "compare_outputs", "registered_simulators", "compare_devices"),
 }

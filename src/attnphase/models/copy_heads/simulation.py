@@ -32,7 +32,7 @@ from attnphase.models.copy_heads.simulation_results import (
 )
 from attnphase.params import check_int
 from attnphase.results import Status
-from attnphase.validate.compare import batch_means, verdict_message
+from attnphase.validate.compare import batch_means_error, verdict_message
 
 __all__ = ["MAX_SIMULATION_ENTRIES", "check_simulation_size", "prepare_data", "simulate", "simulate_sweep",
            "simulate_hysteresis", "simulate_row_model"]
@@ -378,10 +378,7 @@ def simulate_sweep(attention: str, L: int, V: int, P_values, *, algorithm: str =
     if attention == "linear":
         flip = t_runs.mean(-1) < 0
         t_runs[flip], c_runs[flip] = -t_runs[flip], -c_runs[flip]
-    sems = []
-    for c_ in c_runs:
-        means = batch_means(c_[None])[0]
-        sems.append(float(means.std(ddof=1) / math.sqrt(len(means))) if len(means) > 1 else 0.0)
+    sems = [batch_means_error(c_)[1] for c_ in c_runs]
     return SweepResult("mala" if algorithm == "mala" else "adam",
                        np.repeat([float(conv.P_of_sequences(k, inst.L)) for k in sequences], per_P),
                        np.tile(np.arange(per_P), len(sequences)), tuple(run.starts), kept, t_runs.mean(-1),
@@ -430,8 +427,7 @@ def simulate_hysteresis(L: int, V: int, P_values, *, data_sets: int = 2, steps: 
             j = 2 * (i * data_sets + d)
             pair = []
             for start, idx in (("uniform", j), ("copy", j + 1)):
-                means = batch_means(run.c_trace[idx][None])[0]
-                sem = float(means.std(ddof=1) / math.sqrt(len(means)))
+                sem = batch_means_error(run.c_trace[idx])[1]  # burn_in leaves at least two samples: two batches
                 c_ = float(run.c_trace[idx].mean())
                 chains.append(HysteresisChain(d, start, c_, sem, float(run.acceptance[idx]), run.c_trace[idx]))
                 pair.append((c_, sem))
@@ -476,7 +472,6 @@ def simulate_row_model(L: int, V: int, P: float, *, trials: int = _Default(8), s
                         device=device)
     summary = {}
     for name in ("c", "q"):
-        batches = batch_means(getattr(run, name)).reshape(-1)
-        summary[name] = (float(batches.mean()), float(batches.std(ddof=1) / math.sqrt(len(batches))))
+        summary[name] = batch_means_error(getattr(run, name))
     return RowModelResult(P, n_, *summary["c"], *summary["q"], tuple(run.c.mean(-1).tolist()),
                           tuple(run.acceptance.tolist()), run.status, run.message)

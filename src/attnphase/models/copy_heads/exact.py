@@ -247,11 +247,9 @@ def row_joint_density_integrand(x_values: np.ndarray, sigma2_: float, edges: np.
     return f
 
 
-def row_participation_integrand(sigma2_: float):
-    """(L−1)·Σ_m w_m² for the softmax weights w of L−1 Gaussian scores: k of `softmax_action`."""
-
-    def f(z):
-        w = np.exp(z - np.logaddexp.reduce(z, axis=1)[:, None])
-        return (w**2).sum(axis=1) * z.shape[1]
-
-    return f
+def row_participation_integrand(z: np.ndarray) -> np.ndarray:
+    """(L−1)·Σ_m w_m² for the softmax weights w of each row of L−1 scores z (N, L−1): k of `softmax_action` as the
+    expectation of this over Gaussian scores; their variance enters only through the covariance the caller
+    integrates with."""
+    w = np.exp(z - np.logaddexp.reduce(z, axis=1)[:, None])
+    return (w**2).sum(axis=1) * z.shape[1]

@@ -19,7 +19,7 @@ from attnphase.models.copy_heads import symbolic as s
 
 __all__ = ["BoundAction", "parameters_of", "bind", "bind_action", "linear_kernels", "softmax_kernels",
            "first_attempt_kernels", "causal_linear_kernels", "loss_kernel", "loss_kernel_mp",
-           "row_loss_kernel", "linear_landau_kernel", "linear_landau_kernel_mp",
+           "row_loss_kernel", "linear_landau_kernel_mp",
            "first_attempt_landau_kernel", "causal_landau_kernel", "causal_stability_kernels",
            "causal_remainder_quadratic_kernels", "softmax_data_kernel", "finite_data_kernel", "torch_data_term"]
 
@@ -116,14 +116,10 @@ def row_loss_kernel(centred: bool = False) -> Kernel:
 
 # -- Landau coefficients and the causal stability matrix ------------------------------------------------
 @lru_cache(maxsize=None)
-def linear_landau_kernel(remainder: str = "map", centred: bool = False) -> Kernel:
-    """(da₂/dn, a₂, a₄, a₆) along a soft direction (v_t, v_c) (`symbolic.linear_landau_coefficients`)."""
-    return _compile(s.linear_landau_coefficients(remainder, centred), (s.v_t, s.v_c))
-
-
-@lru_cache(maxsize=None)
 def linear_landau_kernel_mp(remainder: str = "map", centred: bool = False) -> Kernel:
-    """`linear_landau_kernel` in mpmath."""
+    """(da₂/dn, a₂, a₄, a₆) along a soft direction (v_t, v_c) (`symbolic.linear_landau_coefficients`), in mpmath
+    (at the critical point and soft vector in the working precision, so that the float a₄ is right to its last
+    digit: `linear_transition`; there is no float64 version)."""
     return _compile(s.linear_landau_coefficients(remainder, centred), (s.v_t, s.v_c), backend="mpmath")
 
 

@@ -31,8 +31,9 @@ BRANCH_DIGITS = 12
 instability they find from the one located to `digits` digits on the symmetric state."""
 
 
-def action_system(inst: CopyHeadsInstance, action_kernels, values: dict) -> ActionSystem:
-    """An action of this instance as an `ActionSystem` in ln n, float64 (the parameters it takes, from `values`)."""
+def action_system(action_kernels, values: dict) -> ActionSystem:
+    """An action (its kernels, the instance's values) as an `ActionSystem` in ln n, float64 (the parameters it
+    takes, from `values`)."""
     names = {str(p) for p in action_kernels.parameters}
     return ActionSystem(action_kernels, "n", {k: v for k, v in values.items() if k in names}, log_control=True,
                         mp=False)

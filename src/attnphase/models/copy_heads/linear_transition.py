@@ -223,7 +223,7 @@ def linear_transition(inst: CopyHeadsInstance, digits: int = 30, classify: bool 
     else:
         land = {"order": "not classified", "message": ""}
     if classify and follow:
-        system = action_system(inst, kernels.linear_kernels(inst.convention.remainder, inst.convention.centred),
+        system = action_system(kernels.linear_kernels(inst.convention.remainder, inst.convention.centred),
                                inst.values())
         found = branch_classification(system, lambda n_: _candidates(linear_minima(inst, n_)), lo, hi,
                                       state_scale(inst))

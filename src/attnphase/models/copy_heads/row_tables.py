@@ -116,7 +116,7 @@ def row_table(L: int, sigma2: float, row_density: str = "exact", n_x: int = 600,
         # far in the right tail the Sobol estimate can underflow to 0: those points carry no weight
         log_p = np.log(np.where(value > 0, value, np.finfo(float).tiny))
         rel = np.where(value > 0, np.asarray(dens.error, float) / np.where(value > 0, value, 1.0), 1.0)
-        k = float(sobol_expectation(exact.row_participation_integrand(sigma2), mean, cov, n_points=n_points,
+        k = float(sobol_expectation(exact.row_participation_integrand, mean, cov, n_points=n_points,
                                     replicates=replicates).value)
     a = expit(x)
     return RowTable(x, log_p + math.log(x[1] - x[0]), a, a * a + k * (1 - a) ** 2 / (L - 1), rel, k)
@@ -151,7 +151,7 @@ def _joint_row_table(L: int, sigma2: float, x: np.ndarray, n_points: int, replic
     a = np.repeat(expit(x)[:, None], n_bins, axis=1)
     log_w = np.log(np.where(positive, mass, np.finfo(float).tiny)) + math.log(x[1] - x[0])
     rel = np.where(positive, err / np.where(positive, mass, 1.0), 1.0)
-    k = float(sobol_expectation(exact.row_participation_integrand(sigma2), mean, cov, n_points=n_points,
+    k = float(sobol_expectation(exact.row_participation_integrand, mean, cov, n_points=n_points,
                                 replicates=replicates).value)
     return RowTable(np.repeat(x[:, None], n_bins, axis=1).ravel(), log_w.ravel(), a.ravel(),
                     (a * a + (1 - a) ** 2 * Y).ravel(), rel.ravel(), k, pairs.ravel())

@@ -273,7 +273,7 @@ def exact_row_rate_threshold(inst: CopyHeadsInstance, *, n_points: int = 2**12, 
     xs = np.linspace(-math.log(L - 1) - s2 / 2 - 6 * math.sqrt(s2), 6.0, n_grid)
     mean, cov = np.zeros(L - 1), np.eye(L - 1) * s2
     dens = sobol_expectation(exact.row_logit_density_integrand(xs, s2), mean, cov, n_points=n_points, replicates=replicates)
-    part = sobol_expectation(exact.row_participation_integrand(s2), mean, cov, n_points=n_points, replicates=replicates)
+    part = sobol_expectation(exact.row_participation_integrand, mean, cov, n_points=n_points, replicates=replicates)
     I_exact = -np.log(np.asarray(dens.value))
     I_err_spline = CubicSpline(xs, np.asarray(dens.error) / np.asarray(dens.value))  # absolute error of I(x)
     spline = CubicSpline(xs, I_exact)

@@ -1,9 +1,12 @@
 """Local and global minimisation from several starts, and roots of a derivative on sign-change brackets.
 
-* `minimize_multistart_newton`: inside a state-evolution map the same non-convex minimisation (a proximal
-  map) must be solved at every quadrature node, and the GLOBAL minimiser is required. A safeguarded Newton
-  iteration runs from several starts for all problems at once (numpy over the stacked points, no Python loop
-  over problems) and keeps, per problem, the end point with the lowest objective.
+* `minimize_multistart_newton`: the numpy reference of the state-evolution solver. Inside a state-evolution map
+  the same non-convex minimisation (a proximal map) is solved at every quadrature node, and the GLOBAL minimiser
+  is required: a safeguarded Newton iteration from several starts for all problems at once (numpy over the
+  stacked points), keeping per problem the end point with the lowest objective. The maps themselves run
+  `derive.fused.MultiStartNewton`, the same iteration step for step in one compiled loop (about 10 times
+  faster); this version is what it is tested against (tests/derive/test_derive_fused.py,
+  tests/models/test_positional_semantic_numerics.py).
 * `multistart_local_minima`: EVERY local minimum of one smooth function of a few variables (a reduced
   action with coexisting phases), from a list of starts, folded by the function's symmetry and deduplicated.
 * `bracketed_roots`: the roots of f on many sign-change brackets at once (safeguarded Newton: bisection when

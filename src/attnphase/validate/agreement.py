@@ -18,8 +18,11 @@ differently on the two devices (a uniform within rounding of the acceptance prob
 the chains apart; at ~1e-13 relative per decision over a few hundred decisions it has probability
 ≲ 1e-10, and it would show as a failure, not pass silently.
 
-One device. `other="auto"` on a machine without a GPU is the CPU again: the check is then one of determinism (the
-same seed twice must give identical numbers), not of agreement between devices. `attnphase agreement` says so in its
+One device. `other="auto"` on a machine without a GPU is the CPU again: the check is then one of repeatability (the
+same seed twice, to the same `RELATIVE_TOLERANCE`, not bit for bit), not of agreement between devices. The
+tolerance stays because two runs on one CPU need not sum in the same order: each run chooses its thread count
+from the machine's load (`validate.device.choose_threads`), and torch splits its reductions by thread. A
+non-determinism below 1e-9 relative therefore passes. `attnphase agreement` says so in its
 output (devices_compared 1 and its message) and keeps its exit status (0 when every output agrees), so a pass there
 is not read as a CPU/GPU agreement; `--other cuda` demands the GPU and is refused where none is visible.
 """
@@ -83,7 +86,7 @@ def compare_devices(reference: str = "cpu", other: str = "auto", seed: int = 0, 
 
     simulators: name -> callable(device, seed) -> dict of arrays (default: every registered model's).
     `other="auto"` is CUDA when a GPU is visible and the CPU otherwise (then the check is one of
-    determinism: the same device twice must give identical numbers).
+    repeatability: the same device twice, within the same RELATIVE_TOLERANCE, see the module docstring).
     """
     reference_device, other_device = select_device(reference), select_device(other)
     results = []

@@ -3,7 +3,7 @@
 A batch of K trials is one tensor computation; its randomness comes from one `torch.Generator`
 seeded by the user's seed, so the same seed on the same device gives the same numbers. `trial_seeds`
 derives independent per-trial seeds (numpy's SeedSequence spawning) for code that runs trials one at a
-time, e.g. a reference loop, so that it can be compared with the batched run statistically.
+time; no simulator here does (every one is batched), so only its tests call it.
 
 Where the numbers come from is a choice (`RNG_SOURCES`). The CPU generator (Mersenne Twister) and the
 CUDA generator (Philox) give different streams for the same seed, so with source "device" a GPU run

@@ -405,7 +405,7 @@ class SaddlePointEquations:
             ∂Φ/∂θ = −θ/(ρV) + Σθ̂,              ∂Φ/∂m = −σ² G_p⁺m / V + m̂,
 
         all zero at a fixed point (tested against finite differences of Φ on a frozen-basin rule).
-        With the map's residual it gives the second-order effect of an unconverged state on Φ.
+        No solver uses it; a test holds it to central differences of Φ away from the fixed point.
         """
         p, L = self.params, self.params.L
         x = np.asarray(x, float)

@@ -27,7 +27,8 @@ from attnphase.params import check_int, check_real, check_real_list, option_name
 
 __all__ = [
     "Real", "Int", "RealList", "json_option", "rng_option", "threads_option", "emit", "option_name",
-    "options_from", "declared_options", "renamed_to_option", "as_option_error", "RenamedOptionsCommand", "warn_of_damaged_rows", "store_path_or_default",
+    "options_from", "declared_options", "renamed_to_option", "as_option_error", "RenamedOptionsCommand",
+    "warn_of_damaged_rows", "store_path_or_default",
 ]
 
 

@@ -274,7 +274,7 @@ def test_a_signal_ignored_on_entry_stays_ignored_while_the_command_line_loads():
 
 
 # What an interrupted `reproduce` keeps, and how to go on (docs/cli.md: every interruption says both).
-REPRODUCE_KEEPS = ("the reports of the models finished so far are in {out}, with the pieces the running model keeps as "
+REPRODUCE_KEEPS = ("the reports of the models finished so far are in {out}, with any pieces the running model keeps as "
                    "it goes; the same command reads them back and computes the rest")
 
 

@@ -98,3 +98,61 @@ def test_reproduce_says_in_a_pipe_when_a_model_computes_and_what_it_read_back_so
     as_json = CliRunner().invoke(main, ["reproduce", "potts", "--out", str(out), "--json"])
     assert "[reproduce]" not in as_json.stderr
     assert json.loads(as_json.stdout)["read_back"] == {"potts": {"read_back": 4, "other_version": 0}}
+
+
+def test_a_report_file_is_replaced_whole_or_not_at_all(tmp_path):
+    """A CSV, figure or text whose writing fails (as an interruption or a full disk stops it) leaves the file it was
+    replacing as it was and no partial sibling: the CSV that an interrupted rerun truncated ended on a whole line
+    and looked complete."""
+    import matplotlib.pyplot as plt
+
+    from attnphase.report import save_figure, write_csv, write_text
+
+    class Unprintable:
+        def __str__(self):
+            raise KeyboardInterrupt  # the interruption, at the third row
+
+    path = tmp_path / "data.csv"
+    write_csv(path, [{"x": i, "y": i * i} for i in range(5)])
+    before = path.read_bytes()
+    with pytest.raises(KeyboardInterrupt):
+        write_csv(path, [{"x": 0, "y": 0}, {"x": 1, "y": 1}, {"x": Unprintable(), "y": 4}])
+    assert path.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["data.csv"]
+
+    figure_path = tmp_path / "figure.png"
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [0, 1])
+    save_figure(fig, figure_path)
+    drawn = figure_path.read_bytes()
+    assert drawn.startswith(b"\x89PNG")
+    fig, ax = plt.subplots()
+    ax.set_title("$\\frac$")  # mathtext that cannot be drawn: savefig fails while it writes
+    with pytest.raises(ValueError):
+        save_figure(fig, figure_path)
+    assert figure_path.read_bytes() == drawn and not list(tmp_path.glob("*.partial"))
+    write_text(tmp_path / "report.md", "# new\n")
+    assert (tmp_path / "report.md").read_text() == "# new\n"
+
+
+def test_a_model_interrupted_on_a_rerun_is_left_without_the_earlier_runs_report(tmp_path, monkeypatch):
+    """`reproduce` into a directory that holds an earlier report: the model's report.md goes when the model starts
+    (its pipeline writes the new one last), so an interrupted rerun does not leave the earlier report.md beside the
+    rerun's first files, as it did (a 15-digit report over a 30-digit thresholds.csv); a finished one has its own."""
+    from attnphase import reproduce
+    from attnphase.reproduce import potts
+
+    reproduce.run_model("potts", tmp_path, quick=True)
+    model_dir = tmp_path / "potts"
+    assert (model_dir / "report.md").exists()
+
+    def interrupted(out_dir, quick, device="auto"):
+        assert not (out_dir / "report.md").exists()  # gone before the pipeline writes anything
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(potts, "run", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        reproduce.run_model("potts", tmp_path, quick=False)
+    assert not (model_dir / "report.md").exists() and (model_dir / "thresholds.csv").exists()
+    monkeypatch.undo()
+    reproduce.run_model("potts", tmp_path, quick=True)
+    assert (model_dir / "report.md").exists()

@@ -3,13 +3,19 @@
 A reproduce pipeline builds a `Report`, adds headline numbers, tables and figures, and writes it into
 its own directory. Every figure is saved together with the table it was drawn from, so a reader can
 re-plot or check any curve without rerunning the computation.
+
+Every file is written to a sibling and renamed over its name (`written_atomically`): a run interrupted or killed
+while it writes leaves the earlier file or the new one, never a truncated one that ends on a whole line and looks
+complete.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import math
-from collections.abc import Mapping, Sequence
+import os
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 import matplotlib
@@ -17,7 +23,7 @@ import matplotlib
 matplotlib.use("Agg")  # reports are written headless
 import matplotlib.pyplot as plt  # noqa: E402
 
-__all__ = ["Report", "write_csv"]
+__all__ = ["Report", "write_csv", "save_figure", "write_text", "written_atomically"]
 
 
 def _cell(value) -> str:
@@ -26,13 +32,41 @@ def _cell(value) -> str:
     return str(value)
 
 
-def write_csv(path: Path, rows: Sequence[Mapping[str, object]]) -> Path:
-    """Write a list of dicts (same keys) as CSV; non-finite floats are written empty."""
+@contextlib.contextmanager
+def written_atomically(path: Path) -> Iterator[Path]:
+    """The sibling file to write `path`'s new content to; renamed over `path` when the block ends without an error,
+    removed otherwise (the parent directory is created)."""
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
+    try:
+        yield partial
+        partial.replace(path)
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+def write_text(path: Path, text: str) -> Path:
+    """Write `text` to `path` (`written_atomically`)."""
+    with written_atomically(path) as partial:
+        partial.write_text(text)
+    return Path(path)
+
+
+def save_figure(fig, path: Path, **savefig_options) -> Path:
+    """Save the matplotlib figure `fig` as the PNG `path` (`written_atomically`) and close it."""
+    with written_atomically(path) as partial:
+        fig.savefig(partial, format="png", **savefig_options)
+    plt.close(fig)
+    return Path(path)
+
+
+def write_csv(path: Path, rows: Sequence[Mapping[str, object]]) -> Path:
+    """Write a list of dicts (same keys) as CSV (`written_atomically`); non-finite floats are written empty."""
     fieldnames: list[str] = []
     for row in rows:
         fieldnames.extend(k for k in row if k not in fieldnames)
-    with path.open("w", newline="") as handle:
+    with written_atomically(path) as partial, partial.open("w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=fieldnames)
         writer.writeheader()
         for row in rows:
@@ -74,12 +108,9 @@ class Report:
     def figure(self, fig, name: str, caption: str, data: Sequence[Mapping[str, object]]) -> None:
         """Save `fig` as `<name>.png`, its data as `<name>.csv`, and link both from the report."""
         png, data_csv = f"{name}.png", f"{name}.csv"
-        fig.savefig(self.out_dir / png, dpi=120, bbox_inches="tight")
-        plt.close(fig)
+        save_figure(fig, self.out_dir / png, dpi=120, bbox_inches="tight")
         write_csv(self.out_dir / data_csv, data)
         self._lines += [f"![{caption}]({png})", "", f"*{caption}* Data: [`{data_csv}`]({data_csv})", ""]
 
     def write(self, name: str = "report.md") -> Path:
-        path = self.out_dir / name
-        path.write_text("\n".join(self._lines).rstrip() + "\n")
-        return path
+        return write_text(self.out_dir / name, "\n".join(self._lines).rstrip() + "\n")

@@ -37,8 +37,10 @@ REPRODUCE_HELP = _help("""Write a report directory per model: report.md, PNG fig
     benchmarks/bench_positional_semantic.py; alpha_l adds about 15 s per omega), both branches at 11 values of
     alpha, and runs the d = 1000 gradient-descent validation (1-2 CPU-hours); copy-heads adds long Langevin chains for the hysteresis and
     bimodality figures. Each model's report is written as soon as that model finishes, so an interrupted run keeps
-    the reports already written; the run ends with a table of each model's headline numbers, time and report
-    (--json: every headline number). The simulations run on CUDA when a GPU is present (--device auto).
+    the reports already written; a model's report.md is the complete report of one run (written last, its previous
+    one removed when the model starts: an interrupted model has none), and each file is replaced whole, never left
+    half written. The run ends with a table of each model's headline numbers, time and report (--json: every
+    headline number). The simulations run on CUDA when a GPU is present (--device auto).
 
     \b
     Examples:
@@ -86,7 +88,7 @@ def reproduce(model: str, quick_asked: bool, full: bool, out_dir: Path, device: 
             select_device(device)
         except ParameterError as exc:  # in the common form, with the value, as simulate's --device says it
             raise ParameterError("--device", exc.value, exc.allowed) from None
-    keep_when_interrupted(f"the reports of the models finished so far are in {out_dir}, with the pieces the running "
+    keep_when_interrupted(f"the reports of the models finished so far are in {out_dir}, with any pieces the running "
                           "model keeps as it goes; the same command reads them back and computes the rest", model)
     headlines: dict[str, dict] = {}
     timings: dict[str, float] = {}

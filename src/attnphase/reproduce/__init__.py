@@ -17,6 +17,11 @@ def reproducible_models() -> list[str]:
 
 
 def run_model(name: str, out_dir: Path, quick: bool, device: str = "auto") -> dict:
-    """Run the reproduction pipeline of model `name` into `out_dir/<model_name_with_underscores>`."""
+    """Run the reproduction pipeline of model `name` into `out_dir/<model_name_with_underscores>`.
+
+    The directory's report.md, if any, is removed first (the pipeline writes the new one last): a report.md is always
+    the complete report of one run, never an earlier run's beside the figures and data of an interrupted one."""
     entry = get(name)
-    return load(entry.reproduce).run(Path(out_dir) / entry.derivation_stem, quick=quick, device=device)
+    model_dir = Path(out_dir) / entry.derivation_stem
+    (model_dir / "report.md").unlink(missing_ok=True)
+    return load(entry.reproduce).run(model_dir, quick=quick, device=device)

@@ -39,7 +39,7 @@ import numpy as np
 
 from attnphase.api import positional_semantic as api
 from attnphase.numeric.convergence import Tolerance
-from attnphase.report import write_csv
+from attnphase.report import save_figure, write_csv, write_text
 from attnphase.results import Status
 from attnphase.reproduce.read_back import computed_once, note_read_back
 from attnphase.resume import Checkpoint, keep, kept_directory, read_kept
@@ -232,11 +232,6 @@ def _threshold_error(value, error) -> str:
 
 
 def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     start = time.time()
@@ -277,8 +272,7 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
                  fontsize=9)
     fig.set_size_inches(12, 3.8)
     fig.tight_layout(rect=(0, 0, 1, 0.94))
-    fig.savefig(out_dir / "order_parameters.png", dpi=120)
-    plt.close(fig)
+    save_figure(fig, out_dir / "order_parameters.png", dpi=120)
 
     # the phase diagram: α_c(ω), α_l(ω) on the same path as `threshold`
     omegas = QUICK_CURVE_OMEGAS if quick else CURVE_OMEGAS
@@ -293,8 +287,7 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
     curve_rows = stored["rows"]
     write_csv(out_dir / "phase_curve.csv", curve_rows)
     fig = api.plot_phase_diagram(curve_rows)
-    fig.savefig(out_dir / "phase_diagram.png", dpi=120)
-    plt.close(fig)
+    save_figure(fig, out_dir / "phase_diagram.png", dpi=120)
 
     lower, lower_lines = {}, []
     for r in results:
@@ -365,5 +358,5 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
     if validation:
         lines += ["", *validation["lines"]]
         headline["validation"] = validation["headline"]
-    (out_dir / "report.md").write_text("\n".join(lines) + "\n")
+    write_text(out_dir / "report.md", "\n".join(lines) + "\n")
     return headline

@@ -19,7 +19,7 @@ from attnphase.api import positional_semantic as api
 from attnphase.errors import ParameterError
 from attnphase.models.positional_semantic.comparison import (COMPARED, REFERENCE_KEYS, SIM_KEYS, branch_comparisons,
                                                              landed_labels, reference_entry)
-from attnphase.report import write_csv
+from attnphase.report import save_figure, write_csv
 from attnphase.reproduce.read_back import count_read_back, note_read_back
 from attnphase.resume import Checkpoint, write_json_atomically
 from attnphase.validate.finite_size import MINIMA, binomial_interval, fit_gap_rate, gap_at_size
@@ -286,8 +286,7 @@ def finite_size_figure(gap_rows: list[dict], fit_rows: list[dict], path: Path) -
         ax.set_title(f"{init} init, α = {SCAN_ALPHA}, ω = {OMEGA}")
         ax.legend(fontsize=6)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path, dpi=120)
 
 
 def random_init_figure(fractions: list[dict], path: Path) -> None:
@@ -310,8 +309,7 @@ def random_init_figure(fractions: list[dict], path: Path) -> None:
     ax.set_title(f"Adam from Q₀ = 0.1·N(0,1), d = {RANDOM_INIT['d']}, {RANDOM_INIT['trials']} trials (95 % Wilson)", fontsize=8)
     ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path, dpi=120)
 
 
 def validation_alphas() -> list[float]:

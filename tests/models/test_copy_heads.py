@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import re
+from pathlib import Path
 
 import mpmath
 import numpy as np
@@ -754,3 +755,34 @@ def test_convention_table_fits_softmax_without_the_linear_choices():
     shared_alone = api.scaling("softmax", 4, 8, 32, convention=api.DEFAULT.with_(tau_scale="inverse-V"),
                                L_values=L_values)
     assert table.conventions[0].softmax.fits == tuple(shared_alone.fit.values())
+
+
+def test_the_pages_linear_priors_are_the_conventions():
+    """Linear attention's prior precisions of t and c, from their definition: G = κ(A + b11ᵀ) on the T target rows
+    (A's entries of variance σ², b of variance s₁); t and c are the least-squares coefficients of the uniform pattern
+    U (each row 1/L) and of the copy direction S − U in G, linear in (A, b), so their variances are sums of squared
+    weights. λ_t = 1/Var t and λ_c = 1/Var c for every boundary, scale and bias choice, and the model page's values
+    at L = 16 (defaults) are these."""
+    from attnphase.models.copy_heads.convention import Convention
+
+    for convention in (Convention(), Convention(boundary="drop-first", linear_scale="1/sqrt(L)", sigma2=0.7, s1=2.5),
+                       Convention(bias=False, linear_scale="1", sigma2=1.3)):
+        for L in (5, 16):
+            kappa, T = convention.kappa(L), convention.targets(L)
+            uniform = np.full((T, L), 1.0 / L)
+            copy = np.zeros((T, L))
+            copy[np.arange(T), (np.arange(T) - 1) % L] = 1.0  # each target row's previous position
+            basis = np.stack([uniform.ravel(), (copy - uniform).ravel()], axis=1)
+            coefficients = np.linalg.pinv(basis)  # (t, c) = coefficients @ vec(G)
+            # vec(G) = κ vec(A) + κ b vec(11ᵀ): the weights of A's entries and of b in t and c
+            weight_A, weight_b = kappa * coefficients, kappa * coefficients.sum(axis=1)
+            variance = convention.sigma2 * (weight_A**2).sum(axis=1) + (convention.s1 if convention.bias else 0.0) \
+                * weight_b**2
+            precisions = convention.linear_precisions(L)
+            assert precisions["lam_t"] == pytest.approx(1 / variance[0], rel=1e-12), (convention, L)
+            assert precisions["lam_c"] == pytest.approx(1 / variance[1], rel=1e-12), (convention, L)
+            assert precisions["lam_r"] == pytest.approx(T / (kappa**2 * convention.sigma2), rel=1e-12)
+    page = " ".join((Path(__file__).resolve().parents[2] / "docs/models/copy_heads.md").read_text().split())
+    lam_t, lam_c, lam_r = re.search(r"at L = 16, λ_t = ([\d.]+), λ_c = (\d+), λ_ρ = (\d+)", page).groups()
+    at_16 = Convention().linear_precisions(16)
+    assert f"{at_16['lam_t']:.5f}" == lam_t and (at_16["lam_c"], at_16["lam_r"]) == (float(lam_c), float(lam_r))

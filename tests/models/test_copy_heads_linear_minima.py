@@ -100,8 +100,8 @@ CASES = [  # (L, V, P, convention): the audit's (ch10) misses, then the one the 
 def test_solve_reports_exactly_the_local_minima_of_a_grid_scan(L, V, P, changes):
     """The audit (ch10) found stable minima with t > 0, c < 0 that the 16 starts (all with c ≥ 0) never reached:
     at L = 16, V = 4, P = 400 (0.14648158, −0.12819849) beside the global (0.26832069, 0.12728369). Each reference
-    minimum is reported, within the reported error, and each reported stable point is one of them; each reported point
-    is stationary (the mpmath gradient there at most what the reported error allows, |∂S| ≤ Σ|H|·error) with a
+    minimum is reported, within the reported error, and each reported stable point is one of them (the unstable
+    symmetric point is listed first); each reported point is stationary (the mpmath gradient there at most what the reported error allows, |∂S| ≤ Σ|H|·error) with a
     positive definite Hessian."""
     beta, tau = changes.get("beta", 1.0), changes.get("tau0", 1.0)
     sigma2, s1 = changes.get("sigma2", 1.0), changes.get("s1", 1.0)
@@ -110,6 +110,10 @@ def test_solve_reports_exactly_the_local_minima_of_a_grid_scan(L, V, P, changes)
     assert len(reference) >= 2  # the global minimum and a metastable one, in every case here
     result = api.solve("linear", L, V, P, convention=api.DEFAULT.with_(**changes))
     assert result.status == "converged", result.message
+    # listed first, the symmetric point: a saddle here (the page), never the global minimum
+    symmetric = result.minima[0]
+    assert (symmetric.c_uniform, symmetric.c_copy, symmetric.stable) == (0.0, 0.0, False) and result.global_index != 0
+    assert min(symmetric.hessian_eigenvalues) < 0
     stable = [m for m in result.minima if m.stable]
     assert len(stable) == len(reference), (stable, reference)
     with mpmath.workdps(DPS):

@@ -405,3 +405,41 @@ def test_no_command_declares_an_option_twice():
     for path, command in commands(main, "attnphase"):
         names = [opt for param in command.params for opt in param.opts]
         assert len(names) == len(set(names)), (path, sorted({n for n in names if names.count(n) > 1}))
+
+
+# A command interrupted by SIGINT that gets a SIGTERM while its KeyboardInterrupt is still on its way out (in a
+# `finally`, where a sweep stops its workers): as a Ctrl-C followed 20 ms later by the batch system's SIGTERM.
+_SECOND_SIGNAL_WHILE_STOPPING = """
+import os, signal, sys, time
+import click
+from attnphase.cli.groups import GuardedGroup
+
+@click.group(cls=GuardedGroup)
+def program():
+    pass
+
+@program.command()
+def work():
+    first, second = (getattr(signal, name) for name in sys.argv[1:3])
+    try:
+        os.kill(os.getpid(), first)
+        time.sleep(5)
+    finally:
+        os.kill(os.getpid(), second)
+        time.sleep(0.2)
+
+program(["work"])
+"""
+
+
+@pytest.mark.parametrize("first, second", [("SIGINT", "SIGTERM"), ("SIGTERM", "SIGINT")])
+def test_a_second_signal_while_the_command_stops_changes_nothing(first, second):
+    """The first signal decides how the command ends (its line and status); the second, arriving while the first's
+    exception unwinds the command, is ignored (it replaced the first: "terminated", 143, for a Ctrl-C)."""
+    import signal
+
+    out = subprocess.run([sys.executable, "-c", _SECOND_SIGNAL_WHILE_STOPPING, first, second], capture_output=True,
+                         text=True, timeout=60)
+    word = "interrupted" if first == "SIGINT" else "terminated"
+    assert out.returncode == 128 + getattr(signal, first), out.stderr
+    assert out.stderr.startswith(f"{word}: ") and out.stderr.count("\n") == 1, out.stderr

@@ -63,7 +63,20 @@ class Terminated(KeyboardInterrupt):
 
 
 def _raise_terminated(signum, frame) -> None:
+    _ignore_further_signals()
     raise Terminated()
+
+
+def _raise_interrupted(signum, frame) -> None:
+    _ignore_further_signals()
+    raise KeyboardInterrupt
+
+
+def _ignore_further_signals() -> None:
+    """From the first signal on, SIGINT and SIGTERM are ignored while the command stops: a second one that came
+    while the first's exception was still on its way out (a Ctrl-C then SLURM's SIGTERM 20 ms later) replaced it,
+    and the command said "terminated" and exited 143 for a run that was interrupted."""
+    _set_handlers({signal.SIGINT: signal.SIG_IGN, signal.SIGTERM: signal.SIG_IGN})
 
 
 def _set_handlers(handlers: dict) -> dict:
@@ -87,8 +100,8 @@ class GuardedGroup(click.Group):
 
     Unexpected exceptions become one line on stderr and exit status 1; set ATTNPHASE_DEBUG=1 to see the
     traceback. An interruption exits with status 130 (Ctrl-C, SIGINT) or 143 (SIGTERM, raised as `Terminated`)
-    and says what the command keeps (`keep_when_interrupted`); further SIGINTs and SIGTERMs are then ignored,
-    so a second Ctrl-C cannot break off the exit with a traceback.
+    and says what the command keeps (`keep_when_interrupted`); from the first signal on, further SIGINTs and SIGTERMs
+    are ignored, so a second one can neither break off the exit with a traceback nor change what it says.
     """
 
     _run_as_program = False
@@ -111,6 +124,8 @@ class GuardedGroup(click.Group):
             previous = _set_handlers({signal.SIGTERM: _raise_terminated})
             if threading.current_thread() is threading.main_thread():
                 previous[signal.SIGINT] = signal.getsignal(signal.SIGINT)
+                if previous[signal.SIGINT] is signal.default_int_handler:  # not one ignored on entry (nohup)
+                    _set_handlers({signal.SIGINT: _raise_interrupted})
         exiting = False
         try:
             return super().invoke(ctx)

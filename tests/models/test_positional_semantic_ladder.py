@@ -564,7 +564,7 @@ STANDARD_ALPHAS = [round(0.3 * k, 1) for k in range(1, 11)]
 
 
 def _with_evidence(path, alpha: float) -> bool:
-    """Whether a branch missing at α on `path` (a Continuation) says where it was lost (a bracket between a
+    """Whether a branch missing at α on `path` (a FollowedBranch) says where it was lost (a bracket between a
     solved and a lost α) or records α as a hole inside the path (bracketed by solved neighbours)."""
     loss = path.loss(alpha)
     if loss is None or loss.bracket is None:
@@ -580,7 +580,7 @@ def test_every_branch_is_found_or_reported_missing_on_the_standard_grid():
     branches is, as `solve` does it, either followed to α on the first split-line rule (from the tensor
     solution at its anchor carried there) or reported missing with the evidence: where it was lost, on the
     tensor rule or on that rule, between two solved points, or a hole of that rule at α (no fixed point there,
-    the path solved on both sides: numeric.branches.Continuation). About an hour."""
+    the path solved on both sides: numeric.branches.FollowedBranch). About an hour."""
     rule = api.state_ladder(2)[0]
     problems = []
     for omega in STANDARD_OMEGAS:

@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 from attnphase.errors import ParameterError
-from attnphase.numeric.branches import BEYOND_STEPS, Continuation, WarmStarts, extrapolate, follow_until_lost
+from attnphase.numeric.branches import BEYOND_STEPS, FollowedBranch, WarmStarts, extrapolate, follow_until_lost
 from attnphase.numeric.fixedpoint import (Anderson, Broyden, Chain, Damped, Hybr, Identity, Interval, LastEvaluation,
                                           Positive, solve_fixed_point)
 from attnphase.numeric.jacobian import forward_difference_jacobian, map_jacobian
@@ -429,7 +429,7 @@ def test_continuation_reaches_the_branch_a_cold_start_misses():
             return "jumped"
         return None
 
-    branch = Continuation(lambda c, guess, previous: family(c, guess), lost, lambda r: np.array([r.value]), 1.0,
+    branch = FollowedBranch(lambda c, guess, previous: family(c, guess), lost, lambda r: np.array([r.value]), 1.0,
                           max_step=0.5, min_step=1e-3, anchor_guess=1.0, name="c")
     for c in (4.0, 2.5, 0.3, 0.05):
         np.testing.assert_allclose(branch.at(c).value, math.sqrt(c), rtol=1e-8)
@@ -450,7 +450,7 @@ def test_a_control_without_a_solution_inside_the_path_is_a_hole_not_the_branch_e
     neighbours) and the branch stays alive on both sides of it."""
     F = lambda x, c: x + 0.01 if c == 0.5 else x + 0.5 * (c - x)  # noqa: E731
     family = _fixed_point_family(F, 0.0)
-    branch = Continuation(lambda c, guess, previous: family(c, guess),
+    branch = FollowedBranch(lambda c, guess, previous: family(c, guess),
                           lambda r, p: None if r.success else "not_converged", lambda r: np.array([r.value]), 0.0,
                           max_step=0.25, min_step=0.01, anchor_guess=0.0, name="c")
     np.testing.assert_allclose(branch.at(1.0).value, 1.0, rtol=1e-8)
@@ -471,7 +471,7 @@ def test_a_requested_control_without_a_solution_is_a_hole_when_the_branch_goes_o
     the path, found in a handful of solves rather than by halving the step down to min_step."""
     F = lambda x, c: x + 0.01 if c == 0.5 else x + 0.5 * (c - x)  # noqa: E731
     family = _fixed_point_family(F, 0.0)
-    branch = Continuation(lambda c, guess, previous: family(c, guess),
+    branch = FollowedBranch(lambda c, guess, previous: family(c, guess),
                           lambda r, p: None if r.success else "not_converged", lambda r: np.array([r.value]), 0.0,
                           max_step=0.25, min_step=0.01, anchor_guess=0.0, name="c")
     assert branch.at(0.5) is None
@@ -489,7 +489,7 @@ def test_a_branch_that_ends_before_the_requested_control_still_ends_there():
     requested c = 0.7 fails too, so the steps are halved down to min_step and the branch ends in [0.49, 0.5]."""
     F = lambda x, c: x + 0.01 if c >= 0.5 else x + 0.5 * (c - x)  # noqa: E731
     family = _fixed_point_family(F, 0.0)
-    branch = Continuation(lambda c, guess, previous: family(c, guess),
+    branch = FollowedBranch(lambda c, guess, previous: family(c, guess),
                           lambda r, p: None if r.success else "not_converged", lambda r: np.array([r.value]), 0.0,
                           max_step=0.25, min_step=0.01, anchor_guess=0.0, name="c")
     assert branch.at(0.7) is None
@@ -511,7 +511,7 @@ def test_a_requested_control_that_fails_is_not_solved_again_from_the_same_path()
         tried.append((c, tuple(sorted(branch.path))))
         return family(c, guess)
 
-    branch = Continuation(solve, lambda r, p: None if r.success else "not_converged", lambda r: np.array([r.value]),
+    branch = FollowedBranch(solve, lambda r, p: None if r.success else "not_converged", lambda r: np.array([r.value]),
                           0.0, max_step=0.5, min_step=0.01, anchor_guess=0.0, name="c")
     np.testing.assert_allclose(branch.at(0.45).value, 0.45, rtol=1e-8)
     assert branch.at(0.6) is None
@@ -523,7 +523,7 @@ def test_a_requested_control_that_fails_is_not_solved_again_from_the_same_path()
 
 def test_continuation_without_a_solution_at_the_anchor_fails_everywhere():
     family = _fixed_point_family(lambda x, c: x + 0.3 * (c - x * x), 1.0)
-    branch = Continuation(lambda c, guess, previous: family(c, guess),
+    branch = FollowedBranch(lambda c, guess, previous: family(c, guess),
                           lambda r, p: None if r.success and r.value > 0 else "not_converged",
                           lambda r: np.array([r.value]), -1.0, max_step=0.5, min_step=0.01, anchor_guess=1.0)
     assert branch.at(2.0) is None and branch.loss(2.0).status == "failed" and "anchor" in branch.loss(2.0).message
@@ -536,7 +536,7 @@ def test_a_failed_anchor_falls_back_to_the_next_anchor_and_the_branch_is_followe
     family = _fixed_point_family(lambda x, c: x + 0.3 * (c - x * x), 1.0)
 
     def branch(fallbacks):
-        return Continuation(lambda c, guess, previous: family(c, guess),
+        return FollowedBranch(lambda c, guess, previous: family(c, guess),
                             lambda r, p: None if r.success and r.value > 0 else "not_converged",
                             lambda r: np.array([r.value]), -1.0, max_step=0.5, min_step=0.01, anchor_guess=1.0,
                             fallback_anchors=fallbacks)
@@ -558,7 +558,7 @@ def test_an_anchor_judged_absent_establishes_the_loss_and_one_undecided_anchor_d
     family = _fixed_point_family(lambda x, c: x + 0.3 * (c - x * x), 1.0)
 
     def branch(verdict, fallbacks):
-        return Continuation(lambda c, guess, previous: family(c, guess),
+        return FollowedBranch(lambda c, guess, previous: family(c, guess),
                             lambda r, p: None if r.success and r.value > 0 else verdict(r),
                             lambda r: np.array([r.value]), -1.0, max_step=0.5, min_step=0.01, anchor_guess=1.0,
                             fallback_anchors=fallbacks)
@@ -579,7 +579,7 @@ def test_an_absent_branch_is_not_found_everywhere_without_a_solve():
     def solve(c, guess, previous):
         raise AssertionError("an absent branch must not be solved")
 
-    branch = Continuation(solve, lambda r, p: None, lambda r: np.array([r.value]), 1.0, max_step=0.5, min_step=0.01,
+    branch = FollowedBranch(solve, lambda r, p: None, lambda r: np.array([r.value]), 1.0, max_step=0.5, min_step=0.01,
                           anchor_guess=1.0, absent="the conjugate of x vanishes identically")
     for c in (0.0, 1.0, 3.0):
         assert branch.at(c) is None

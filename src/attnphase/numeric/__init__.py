@@ -18,7 +18,7 @@ from attnphase.lazy_exports import lazy_exports
 
 _MODULES = {
     "basins": ("FrozenBasins", "BasinRounds", "frozen_basin_rounds"),
-    "branches": ("BEYOND_STEPS", "extrapolate", "WarmStarts", "BranchLoss", "follow_until_lost", "Continuation"),
+    "branches": ("BEYOND_STEPS", "extrapolate", "WarmStarts", "BranchLoss", "follow_until_lost", "FollowedBranch"),
     # the stationary systems are defined in `stationary_systems` (continuation re-exports them)
     "stationary_systems": ("StationarySystem", "ActionSystem", "FunctionSystem"),
     "continuation": ("ContinuationSettings", "Singularity", "StationaryBranch", "stationary_point",

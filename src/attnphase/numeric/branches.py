@@ -13,11 +13,15 @@ about how a solution is computed.
   the first control where a caller-supplied criterion says the branch is lost (not converged,
   collapsed, jumped onto another solution, unstable, ...), the loss is bracketed and bisected to a
   tolerance. Returns a `BranchLoss` with the bracket, its midpoint and the criterion that fired.
-* `Continuation`: a branch as the set of solutions reachable from an anchor control, extended on demand
+* `FollowedBranch`: a branch as the set of solutions reachable from an anchor control, extended on demand
   in adaptive steps (halved where the criterion fires, down to a minimum step, where the loss is
   recorded): `at(c)` is the branch at c, or None with `loss(c)` saying where and why it was lost on the
   way from the anchor. A solution at a control is never taken from a cold start there, so another
-  solution of the same equations cannot pass for the branch.
+  solution of the same equations cannot pass for the branch. It is a mutable cache: the path solved so far
+  is kept and extended by later requests.
+
+Natural-parameter following only: a branch that turns back in c (a fold) is lost there. Pseudo-arclength
+continuation, which follows a branch through its folds, is `numeric.continuation`.
 
 A converged solve can land on another branch when two branches come close: the prediction is handed to
 the loss criterion, which can compare the solution with it (a "jump").
@@ -36,9 +40,9 @@ from attnphase.errors import ParameterError
 from attnphase.params import check_positive, check_real
 from attnphase.results import Result, Status
 
-__all__ = ["BEYOND_STEPS", "extrapolate", "WarmStarts", "BranchLoss", "follow_until_lost", "Continuation"]
+__all__ = ["BEYOND_STEPS", "extrapolate", "WarmStarts", "BranchLoss", "follow_until_lost", "FollowedBranch"]
 
-# How far past a requested control that has no solution `Continuation.at` looks (in minimum steps, and never
+# How far past a requested control that has no solution `FollowedBranch.at` looks (in minimum steps, and never
 # further than the step that failed): a short step, so that the extrapolation still judges a jump.
 BEYOND_STEPS = 4
 
@@ -118,9 +122,9 @@ class BranchLoss(Result):
     value: the midpoint of the final bracket; error: half its width; bracket: (last control where the
     branch was alive, first control where it was lost); criterion: what the loss criterion returned
     there; status: converged (the loss located) | not_found (alive over the whole range; value NaN,
-    bracket = the range) | failed (no solution at the start, or at a hole inside a Continuation's path: the
+    bracket = the range) | failed (no solution at the start, or at a hole inside a FollowedBranch's path: the
     bracket is then the hole's solved neighbours); last_state: the state at the alive end (a warm start for a
-    repeat on another rule). A `Continuation` reports the same: converged where the branch was lost (or is
+    repeat on another rule). A `FollowedBranch` reports the same: converged where the branch was lost (or is
     absent altogether), failed where no solution was found at its anchor or at a hole.
     """
 
@@ -199,8 +203,14 @@ def follow_until_lost(solve: Callable[[float, Any], Any], lost: Callable[[Any, A
                       (last_alive, lost_at), criterion, alive[-1][1])
 
 
-class Continuation:
+class FollowedBranch:
     """A branch followed from an anchor: every solution is reached by steps from the anchor's.
+
+    Unlike the layer's solvers (small immutable values), a FollowedBranch is a mutable cache that extends on
+    demand: `at(c)` adds the solutions on the way to c to `path`, and records where the branch ended (`losses`),
+    its holes (`holes`) and the solves spent (`solves`). A scan over controls, or a later rule seeded from the
+    path, then reuses what earlier requests solved instead of following the branch from the anchor again;
+    an immutable value would have to hand back a new path with every answer, and each caller thread it through.
 
     solve(control, guess, previous) -> solution: a solve at `control` started from `guess` (the
     extrapolation of the two nearest solutions on the path, or the nearest alone; `anchor_guess` at the

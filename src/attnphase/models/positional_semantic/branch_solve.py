@@ -32,7 +32,7 @@ MAX_BASIN_ROUNDS = 16
 # both such cases of the two standard-grid tests); where the switching node's jump straddles the fixed point it has
 # none, and 80 Anderson iterations then MINPACK hybr (whose forward differences straddle the jump) took 119-133
 # evaluations, 4-5 s, and never converged (the other 12 cases; three of them are 8 s of `threshold --omega 0.45`).
-# The branch then has a hole at that α on the tensor rule (numeric.branches.Continuation), which the callers handle.
+# The branch then has a hole at that α on the tensor rule (numeric.branches.FollowedBranch), which the callers handle.
 GLOBAL_MAP_MAX_ITER = 40
 
 

@@ -28,7 +28,7 @@ from attnphase.models.positional_semantic.order_parameter import (BranchEnd, at_
 from attnphase.models.positional_semantic.parameters import Parameters
 from attnphase.models.positional_semantic.rules import Rule
 from attnphase.models.positional_semantic.tensor_following import ANCHOR_ALPHA, FOLLOW_MAX_STEP, FOLLOW_MIN_STEP
-from attnphase.numeric.branches import Continuation
+from attnphase.numeric.branches import FollowedBranch
 from attnphase.results import Status
 
 __all__ = ["RETRY_MAX_STEP", "END_LOOKAHEAD", "LOWER_END_WINDOW", "FollowedOnRule", "follow_on_rule"]
@@ -51,7 +51,7 @@ END_LOOKAHEAD = 2 * RETRY_MAX_STEP
 LOWER_END_WINDOW = 7e-3
 
 
-class FollowedOnRule(Continuation):
+class FollowedOnRule(FollowedBranch):
     """A branch followed on one rule (`follow_on_rule`) that knows where the positional branch ends once a failed
     step has located it (`end`, a BranchEnd: where it reaches m = 0, or a fold; else None), and the α it solved
     through the order parameter (`through_order_parameter`), and the end on the ladder's top rungs (`ladder_ends`, by
@@ -98,7 +98,7 @@ class FollowedOnRule(Continuation):
         return replace(loss, message=message)
 
 
-def follow_on_rule(tensor_path: Continuation, branch: str, params: Parameters, rule: Rule) -> FollowedOnRule:
+def follow_on_rule(tensor_path: FollowedBranch, branch: str, params: Parameters, rule: Rule) -> FollowedOnRule:
     """The positional or semantic branch followed in α on the split-line `rule`, from the anchor of its
     tensor-rule path (`tensor_following.follow`), carried onto the rule there: `at(α)` is an AccurateState or
     None with `loss(α)` saying where the branch ended on the rule.
@@ -212,7 +212,7 @@ def follow_on_rule(tensor_path: Continuation, branch: str, params: Parameters, r
         seeded_at[alpha] = seeded
         moved = replace(previous.solution, alpha=alpha, state=coords.to_state(seeded))
         state = on_rule(AccurateState(moved, previous.inverse, previous.rule), params, rule)
-        # Continuation hands over its extrapolation, or the nearest solution's own state where it has none
+        # FollowedBranch hands over its extrapolation, or the nearest solution's own state where it has none
         extrapolated = not np.array_equal(guess, coords.from_state(previous.solution.state))
         if state.success or not extrapolated or abs(alpha - previous.solution.alpha) > RETRY_MAX_STEP:
             return state

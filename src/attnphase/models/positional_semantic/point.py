@@ -149,7 +149,7 @@ def solve(omega, alpha, sigma=0.5, lam=0.01, A=None, L=2, *, tol=FIELD_TOL, bran
     last three rules plus the tail of a one-way drift; where split-line rules meet it, the state fields' errors also
     include the step to count-split 8: accurate.FAMILY_CHECKED). A branch that does not reach α is listed in `missing`
     with the evidence (where it was lost, and why). Where the tensor rule lacks the branch's fixed point at α
-    alone (a hole: solved on both sides, numeric.branches.Continuation), the split-line rule follows it there
+    alone (a hole: solved on both sides, numeric.branches.FollowedBranch), the split-line rule follows it there
     all the same, and its stability comes from that rule's Jacobian.
 
     tol: relative tolerance of every field (default 0.003). stability: the full map's Jacobian on the

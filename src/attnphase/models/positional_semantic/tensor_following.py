@@ -16,7 +16,7 @@ from attnphase.models.positional_semantic.branches import ENDS_A_BRANCH, absence
 from attnphase.models.positional_semantic.coordinates import BranchCoordinates, initial_guess
 from attnphase.models.positional_semantic.parameters import Parameters
 from attnphase.models.positional_semantic.results import BranchSolution
-from attnphase.numeric.branches import Continuation
+from attnphase.numeric.branches import FollowedBranch
 from attnphase.params import check_choice
 from attnphase.results import Status
 
@@ -40,7 +40,7 @@ FOLLOW_MIN_STEP = 0.01
 
 
 def follow(branch: str, params: Parameters, nodes_per_dim: int, *, low: float | None = None,
-           high: float | None = None) -> Continuation:
+           high: float | None = None) -> FollowedBranch:
     """The positional or semantic branch as a continuation in α on the tensor rule with `nodes_per_dim`
     nodes (frozen-basin solves), from its anchor (ANCHOR_ALPHA; the semantic one's moved to `high` when the wanted
     range extends beyond it, with ANCHOR_ALPHA as the fallback, and for other than the default σ, λ and A the range's
@@ -100,8 +100,8 @@ def follow(branch: str, params: Parameters, nodes_per_dim: int, *, low: float | 
         reason = branch_loss(solution, prediction, coords)
         return reason if reason in ENDS_A_BRANCH else None
 
-    def followed_from(start: float, fallback_anchors) -> Continuation:
-        return Continuation(solve, lost, lambda solution: coords.from_state(solution.state), start,
+    def followed_from(start: float, fallback_anchors) -> FollowedBranch:
+        return FollowedBranch(solve, lost, lambda solution: coords.from_state(solution.state), start,
                             max_step=FOLLOW_MAX_STEP, min_step=FOLLOW_MIN_STEP,
                             anchor_guess=initial_guess(branch, params), contains=coords.contains, name="α",
                             absent=absence(branch, params), fallback_anchors=fallback_anchors)
@@ -120,7 +120,7 @@ def follow(branch: str, params: Parameters, nodes_per_dim: int, *, low: float | 
     return far if far.at(carried_anchor) is not None else near
 
 
-def _carried_or_why_not(cold: BranchSolution | None, carried: Continuation, path: Callable[[float], Parameters],
+def _carried_or_why_not(cold: BranchSolution | None, carried: FollowedBranch, path: Callable[[float], Parameters],
                         branch: str, alpha: float, nodes_per_dim: int) -> BranchSolution:
     """The branch carried to α from the default parameters along `path` where that succeeds; else the failed cold
     start `cold` (an unsolved one where there was none) with the carry's outcome, where it stopped given in the
@@ -156,7 +156,7 @@ def _carried_or_why_not(cold: BranchSolution | None, carried: Continuation, path
 END_LOOKAHEAD_STEPS = 2
 
 
-def continuous_end_on_path(carried: Continuation, branch: str) -> tuple[float, float] | None:
+def continuous_end_on_path(carried: FollowedBranch, branch: str) -> tuple[float, float] | None:
     """(t_e, error) where the branch, carried along a path (`carry`) and lost after its last point alive, reaches the
     trivial set continuously (|m| for the positional branch, |θ| for the semantic one → 0 like √(t_e − t)); None
     where its last three points do not show that.
@@ -204,9 +204,9 @@ CARRY_STEP = 1 / 8
 CARRY_MIN_STEP = 1 / 256
 
 
-def carry(branch: str, path, nodes_per_dim: int, *, start=None) -> Continuation:
+def carry(branch: str, path, nodes_per_dim: int, *, start=None) -> FollowedBranch:
     """The branch's fixed point carried along `path` (t in [0, 1] -> (Parameters, α)) from t = 0, where its solve from
-    `start` (a full state; None: the cold start `initial_guess`) is to find it, as a `numeric.branches.Continuation`
+    `start` (a full state; None: the cold start `initial_guess`) is to find it, as a `numeric.branches.FollowedBranch`
     in t (steps of at most CARRY_STEP, halved down to CARRY_MIN_STEP where the solve fails, the branch collapses onto
     the trivial set or jumps): `at(1.0)` is the branch at the path's end, None where it is lost on the way
     (`loss(1.0)` says where and why) or not found at t = 0. The path is extrapolated in the full state (q, V, θ, m),
@@ -224,7 +224,7 @@ def carry(branch: str, path, nodes_per_dim: int, *, start=None) -> Continuation:
         reason = branch_loss(solution, predicted, metric)
         return reason if reason in ENDS_A_BRANCH else None
 
-    return Continuation(solve, lost, lambda solution: solution.state, 0.0, max_step=CARRY_STEP,
+    return FollowedBranch(solve, lost, lambda solution: solution.state, 0.0, max_step=CARRY_STEP,
                         min_step=CARRY_MIN_STEP, name="t", anchor_guess=start)
 
 

@@ -77,7 +77,7 @@ MEANING = {"alpha_c": {-1: "the positional branch has the lower training loss (�
 # The tensor scan: spacing in α, and how far the range is extended (doubling) when the crossing lies above it.
 SCAN_STEP = 0.25
 ALPHA_CEILING = 8.0
-# Where a scan point is a hole of the tensor rule (numeric.branches.Continuation: no fixed point there, the branch
+# Where a scan point is a hole of the tensor rule (numeric.branches.FollowedBranch: no fixed point there, the branch
 # solved on both sides), the scan takes the point this much above it instead.
 HOLE_NUDGE = 0.1 * SCAN_STEP
 # Newton on the first rung: stop when the step is below this fraction of the tolerance (or after the cap).
@@ -130,7 +130,7 @@ def bracket(kind: str, paths: dict, baseline: float, alpha_min: float, alpha_max
     (extended upwards to ALPHA_CEILING while the function keeps the sign it has below the crossing);
     returns a Bracket, or the not_found / failed Threshold that explains why there is none."""
     branches = BRANCHES_OF[kind]
-    for b in branches:  # a branch that exists at no α (numeric.branches.Continuation `absent`): nothing to scan
+    for b in branches:  # a branch that exists at no α (numeric.branches.FollowedBranch `absent`): nothing to scan
         loss = paths[b].loss(alpha_min)
         if loss is not None and loss.criterion == "absent":
             return noisy_threshold(math.nan, math.nan, Status.NOT_FOUND, f"{b}: {loss.message}")

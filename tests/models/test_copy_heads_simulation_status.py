@@ -16,7 +16,7 @@ import torch
 from attnphase.api import copy_heads as api
 from attnphase.models.copy_heads.convention import DEFAULT
 from attnphase.results import Status
-from attnphase.validate.mala import adam_minimise
+from attnphase.validate.training import adam_minimise
 
 LINEAR = DEFAULT.with_(remainder="entropy", row_sums="per-row")
 

@@ -12,7 +12,7 @@ from scipy.signal import lfilter
 from attnphase.validate import seeds
 from attnphase.validate.device import using_threads
 from attnphase.validate.compare import batch_means
-from attnphase.validate.mala import adam_minimise, adaptive_mala, autograd_potential, mala_step
+from attnphase.validate.mala import adaptive_mala, autograd_potential, mala_step
 
 MU = torch.tensor([0.5, -1.0, 2.0], dtype=torch.float64)
 SD_X, SD_Y = 0.3, torch.tensor([1.0, 2.0, 0.5], dtype=torch.float64)
@@ -62,16 +62,6 @@ def test_mala_step_accepts_moves_that_lower_the_potential_more_often():
     U, accepted = mala_step(params, U, g, torch.full((K,), 1e-8, dtype=torch.float64), ones, grad, gen, dev)
     assert accepted.double().mean() > 0.99
     assert torch.allclose(g["x"], grad(params)[1]["x"]) and torch.allclose(U, _gaussian(params))
-
-
-def test_adam_reaches_the_minimum_of_a_quadratic():
-    K = 5
-    params = {"x": torch.randn(K, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(0)),
-              "y": torch.zeros(K, 3, dtype=torch.float64)}
-    with using_threads(1):
-        out = adam_minimise(_gaussian, params, steps=300, lr=0.1)
-    assert torch.allclose(out["x"].detach(), torch.zeros(K, 2, dtype=torch.float64), atol=1e-5)
-    assert torch.allclose(out["y"].detach(), MU.expand(K, 3), atol=1e-5)
 
 
 def test_batch_means_of_a_chain():

@@ -2,9 +2,10 @@
 
 Modules: `device` (device and thread choice), `seeds` (reproducible random streams, drawn on the CPU or
 the device), `ziggurat` (a parallel normal generator), `sphere_sga` (projected stochastic gradient ascent
-on the sphere), `training` (full-batch gradient descent and Adam), `mala` (Metropolis-adjusted Langevin
-sampling), `compare` (theory against simulation with error bars), `finite_size` (finite-size gaps and
-the classification of minima) and `agreement` (the same seed on two devices).
+on the sphere), `training` (full-batch gradient descent and Adam, on one tensor or on a dict of blocks),
+`mala` (Metropolis-adjusted Langevin sampling), `compare` (theory against simulation with error bars),
+`finite_size` (finite-size gaps and the classification of minima) and `agreement` (the same seed on two
+devices).
 
 Every public name of these modules is available here, imported from its module on first use (most of
 them import torch). Two functions share their module's name and are reached through the module:
@@ -21,8 +22,8 @@ _MODULES = {
     "seeds": ("MAX_SEED", "RNG_SOURCES", "seed_after", "generator", "randn", "rand", "randint", "normal_", "trial_seeds"),
     "ziggurat": ("fill_normal",),
     "sphere_sga": ("StepSchedule", "SGAResult", "GradientSampler", "initial_queries"),
-    "training": ("OPTIMIZERS", "FullBatchRun", "train_full_batch", "divergence"),
-    "mala": ("autograd_potential", "mala_step", "adaptive_mala", "adam_minimise"),
+    "training": ("OPTIMIZERS", "FullBatchRun", "train_full_batch", "divergence", "adam_minimise"),
+    "mala": ("autograd_potential", "mala_step", "adaptive_mala"),
     "compare": ("NORMAL_BAND", "student_band", "Comparison", "verdict_of", "verdict_message", "batch_means",
                 "batch_means_error"),
     "finite_size": ("Gap", "gap_at_size", "fit_gap_rate", "classify_minimum", "binomial_interval", "MINIMA"),

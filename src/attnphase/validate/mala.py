@@ -1,9 +1,9 @@
-"""Batched samplers and optimisers on a potential: Metropolis-adjusted Langevin (MALA) and Adam.
+"""A batched sampler on a potential: Metropolis-adjusted Langevin (MALA).
 
 Parameters are a dict of named blocks, each a tensor with a leading chain axis (K, ...): K independent
-chains (or optimiser runs) advance together in one batched computation on the chosen device. The
-potential U(params) -> (K,) is any differentiable torch callable (the posterior's −log density up to a
-constant); gradients come from autograd.
+chains advance together in one batched computation on the chosen device. The potential U(params) -> (K,)
+is any differentiable torch callable (the posterior's −log density up to a constant); gradients come from
+autograd. Adam on the same kind of potential (its minimum rather than samples) is `validate.training.adam_minimise`.
 
 MALA: the proposal θ' = θ − η∇U + √(2η)ξ with a per-chain, per-block step η = h·preconditioner, accepted
 with the Metropolis–Hastings ratio of the preconditioned Langevin proposal, so the chains target exp(−U)
@@ -24,7 +24,7 @@ import torch
 from attnphase import progress
 from attnphase.validate import seeds
 
-__all__ = ["autograd_potential", "mala_step", "adaptive_mala", "adam_minimise"]
+__all__ = ["autograd_potential", "mala_step", "adaptive_mala"]
 
 
 def autograd_potential(potential: Callable) -> Callable:
@@ -94,56 +94,3 @@ def adaptive_mala(params: dict, grad: Callable, preconditioner: dict, h: torch.T
             if step % 50 == 49:
                 bar.advance("burn-in" if step < burn_in else "sampling", amount=50)
     return (accepted / max(1, steps - burn_in)).cpu().numpy()
-
-
-def adam_minimise(potential: Callable, params: dict, *, steps: int, lr: float, keep_best: bool = False,
-                  record: Callable | None = None, record_at: tuple = ()) -> dict:
-    """`steps` Adam steps on the summed potential of K independent runs, in place on params (returned).
-
-    keep_best: return, per run, the iterate of lowest potential seen (the potential of every iterate is computed for
-    its gradient anyway; the last iterate is evaluated once more) instead of the last one. Adam at a fixed step size
-    does not settle once the gradient is small: its normalised steps (lr in every coordinate) carry the state away from
-    the minimum again and the potential rises. record(step, state) is called after each step in record_at with the
-    state the run would return if it stopped there (the best iterates so far with keep_best)."""
-    leaves = [v.requires_grad_(True) for v in params.values()]
-    optimiser = torch.optim.Adam(leaves, lr=lr)
-    best, best_U = None, None
-
-    def track(U: torch.Tensor) -> None:
-        nonlocal best, best_U
-        U = U.detach()
-        if best is None:
-            best, best_U = {k: v.detach().clone() for k, v in params.items()}, U.clone()
-            return
-        better = U < best_U
-        best_U = torch.where(better, U, best_U)
-        for k, v in params.items():
-            mask = better.reshape((-1,) + (1,) * (v.dim() - 1))
-            best[k] = torch.where(mask, v.detach(), best[k])
-
-    def state() -> dict:
-        if not keep_best:
-            return {k: v.detach() for k, v in params.items()}
-        with torch.no_grad():
-            track(potential(params))
-        return best
-
-    with progress.task("Adam", total=steps) as bar:
-        for step in range(steps):
-            optimiser.zero_grad()
-            U = potential(params)
-            if keep_best:
-                track(U)
-            U.sum().backward()
-            optimiser.step()
-            if record is not None and step + 1 in record_at:
-                record(step + 1, {k: v.clone() for k, v in state().items()})
-            if step % 50 == 49:
-                bar.advance(amount=50)
-    if not keep_best:
-        return params
-    final = state()
-    with torch.no_grad():
-        for k, v in params.items():
-            v.copy_(final[k])
-    return params

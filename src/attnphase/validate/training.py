@@ -10,6 +10,10 @@ left as silent NaNs among the others.
   parameters, how much the objective still moved over the last tenth of the steps, the parameters before that tenth,
   and whether a step raised the objective).
 * `divergence(measurements)`: the status of a run from its per-trial measurements.
+* `adam_minimise(potential, params, steps, lr)`: Adam on a potential of a dict of parameter blocks, each with a
+  leading run axis (K, ...), in place; optionally each run's iterate of lowest potential (`keep_best`) and the state
+  after chosen steps (`record`). It reports no divergence: its caller filters the runs by their potential. On a
+  single block its iterates are those of `train_full_batch(optimizer="adam")`, step for step.
 """
 
 from __future__ import annotations
@@ -20,10 +24,11 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from attnphase import progress
 from attnphase.params import check_choice, check_int, check_positive
 from attnphase.results import Status
 
-__all__ = ["OPTIMIZERS", "FullBatchRun", "train_full_batch", "divergence"]
+__all__ = ["OPTIMIZERS", "FullBatchRun", "train_full_batch", "divergence", "adam_minimise"]
 
 OPTIMIZERS = ("gd", "adam")
 # A rise of the objective between two steps above this (relative) counts as one (`FullBatchRun.rose_in_tail`): well
@@ -100,3 +105,56 @@ def divergence(measurements: Sequence[np.ndarray]) -> tuple[Status, int]:
     (diverged, the number of trials with a non-finite one)."""
     bad = int(np.sum(~np.all(np.isfinite(np.stack([np.asarray(m, float) for m in measurements])), axis=0)))
     return (Status.DIVERGED if bad else Status.CONVERGED), bad
+
+
+def adam_minimise(potential: Callable, params: dict, *, steps: int, lr: float, keep_best: bool = False,
+                  record: Callable | None = None, record_at: tuple = ()) -> dict:
+    """`steps` Adam steps on the summed potential of K independent runs, in place on params (returned).
+
+    keep_best: return, per run, the iterate of lowest potential seen (the potential of every iterate is computed for
+    its gradient anyway; the last iterate is evaluated once more) instead of the last one. Adam at a fixed step size
+    does not settle once the gradient is small: its normalised steps (lr in every coordinate) carry the state away from
+    the minimum again and the potential rises. record(step, state) is called after each step in record_at with the
+    state the run would return if it stopped there (the best iterates so far with keep_best)."""
+    leaves = [v.requires_grad_(True) for v in params.values()]
+    optimiser = torch.optim.Adam(leaves, lr=lr)
+    best, best_U = None, None
+
+    def track(U: torch.Tensor) -> None:
+        nonlocal best, best_U
+        U = U.detach()
+        if best is None:
+            best, best_U = {k: v.detach().clone() for k, v in params.items()}, U.clone()
+            return
+        better = U < best_U
+        best_U = torch.where(better, U, best_U)
+        for k, v in params.items():
+            mask = better.reshape((-1,) + (1,) * (v.dim() - 1))
+            best[k] = torch.where(mask, v.detach(), best[k])
+
+    def state() -> dict:
+        if not keep_best:
+            return {k: v.detach() for k, v in params.items()}
+        with torch.no_grad():
+            track(potential(params))
+        return best
+
+    with progress.task("Adam", total=steps) as bar:
+        for step in range(steps):
+            optimiser.zero_grad()
+            U = potential(params)
+            if keep_best:
+                track(U)
+            U.sum().backward()
+            optimiser.step()
+            if record is not None and step + 1 in record_at:
+                record(step + 1, {k: v.clone() for k, v in state().items()})
+            if step % 50 == 49:
+                bar.advance(amount=50)
+    if not keep_best:
+        return params
+    final = state()
+    with torch.no_grad():
+        for k, v in params.items():
+            v.copy_(final[k])
+    return params

@@ -24,7 +24,8 @@ from attnphase.results import Status
 from attnphase.validate import seeds
 from attnphase.validate.seeds import seed_after
 from attnphase.validate.device import choose_threads, select_device, using_threads
-from attnphase.validate.mala import adam_minimise, adaptive_mala, autograd_potential
+from attnphase.validate.mala import adaptive_mala, autograd_potential
+from attnphase.validate.training import adam_minimise
 
 __all__ = ["ChainSamples", "step_work", "run_langevin", "RowModelSamples", "run_row_model", "run_adam", "DEVICE_AGREEMENT"]
 
@@ -193,9 +194,9 @@ def run_adam(cfg: net.CopyTaskConfig, train: net.Statistics, test: net.Statistic
     block of `per_data_set` consecutive seeds sharing a data set (None: all seeds share one): U within
     max(1, 1e-3|U_best|) of the best of its block. rng: "device" or "cpu" (`attnphase.validate.seeds`).
 
-    keep_best (`validate.mala.adam_minimise`): each run returns its iterate of lowest U, not its last one (at lr = 0.05
-    Adam reaches the minimum of softmax L = V = 4, P = 200 to 1e-9 within 1000 steps, then leaves it again: after
-    8000 steps U is up to 4e-3 higher and c has moved by up to 7e-4). The state the run would have returned after
+    keep_best (`validate.training.adam_minimise`): each run returns its iterate of lowest U, not its last one (at
+    lr = 0.05 Adam reaches the minimum of softmax L = V = 4, P = 200 to 1e-9 within 1000 steps, then leaves it again:
+    after 8000 steps U is up to 4e-3 higher and c has moved by up to 7e-4). The state the run would have returned after
     steps // 2 steps is kept too (`G_half`, ...), so that the change over the second half can be reported."""
     dev = select_device(device)
     per = n_seeds if per_data_set is None else check_int("per_data_set", per_data_set, 1, n_seeds)

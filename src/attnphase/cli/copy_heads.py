@@ -17,7 +17,8 @@ import functools
 import click
 
 from attnphase.cli.common import (
-    RenamedOptionsCommand, as_option_error, emit, json_option, option_name, options_from, threads_option,
+    RenamedOptionsCommand, as_option_error, declared_options, emit, json_option, option_name, options_from,
+    threads_option,
 )
 from attnphase.cli.groups import scaling, simulate, solve, threshold
 from attnphase.errors import ParameterError
@@ -40,11 +41,12 @@ def _example(arguments: str) -> str:
 
 
 def _call(call, *args, **kwargs):
-    """call(*args, **kwargs) with a ParameterError about any declared parameter renamed to its CLI option, and the
-    messages of its results naming the options too (`homogeneous.options_named`: "P (--P)")."""
+    """call(*args, **kwargs) with a ParameterError about any declared parameter renamed to its CLI option
+    (`as_option_error`), and the messages of its results naming the options too: the model names a parameter as its
+    caller spells it (`homogeneous.options_named`), and the CLI hands it the options ("P (--P)", "--tau = 2")."""
     from attnphase.models.copy_heads.homogeneous import options_named
 
-    with options_named():
+    with options_named(declared_options(*DECLARED)):
         return as_option_error(DECLARED, call, *args, **kwargs)
 
 

@@ -16,6 +16,7 @@ import contextlib
 import contextvars
 import dataclasses
 import math
+from collections.abc import Mapping
 
 import mpmath
 import numpy as np
@@ -32,11 +33,10 @@ from attnphase.numeric.minimize import (
 from attnphase.numeric.mp_descent import MAX_STEPS, Descent, action_error, descend
 from attnphase.numeric.precision import DERIVED_ROUNDING, polished_stationary_point
 from attnphase.numeric.threshold import bisect_geometric
-from attnphase.params import option_name
 from attnphase.results import Status
 
 __all__ = ["softmax_grid", "softmax_stationary_points", "LINEAR_STARTS", "linear_grid_starts", "linear_minima", "solve",
-           "solve_instance", "finite_minima", "solve_result", "SCALE_FIELDS", "scale_option", "options_named",
+           "solve_instance", "finite_minima", "solve_result", "SCALE_FIELDS", "options_named",
            "spelled", "named", "scale_at_fault", "solvable_range", "solvable_P_range"]
 
 
@@ -369,40 +369,38 @@ def _solved(inst: CopyHeadsInstance, P: float) -> SolveResult:
     return result
 
 
-# The convention's scales a solve can fail on alone, as Convention fields (CLI: --tau, --score-variance, --beta, --s1).
+# The convention's scales a solve can fail on alone, as Convention fields.
 SCALE_FIELDS = ("tau0", "sigma2", "beta", "s1")
 
 
-def scale_option(name: str) -> str:
-    """The CLI option of a convention scale (or of P)."""
-    return option_name({**Convention.declarations(), **DataSize.declarations()}[name])
-
-
-# Whether messages name parameters by the options that gave them (inside `options_named`: the CLI's calls).
-_OPTIONS_NAMED: contextvars.ContextVar[bool] = contextvars.ContextVar("copy_heads_options_named", default=False)
+# How the caller spells each parameter in messages (parameter name -> its spelling; set by `options_named`, e.g. the
+# CLI's options). Empty: a parameter is named as a Python call names it.
+_SPELLING: contextvars.ContextVar[Mapping[str, str]] = contextvars.ContextVar("copy_heads_spelling", default={})
 
 
 @contextlib.contextmanager
-def options_named():
-    """Inside this block (the CLI's calls, `cli.copy_heads`) the messages of a failed solve or an overflowing
-    action name a parameter with the option that gave it ("P (--P)", "tau0 (--tau)", "--tau = 2"); from Python
-    they name the parameter as the call does ("P", "tau0")."""
-    token = _OPTIONS_NAMED.set(True)
+def options_named(options: Mapping[str, str]):
+    """Inside this block the messages of a failed solve or an overflowing action name each parameter in `options`
+    (parameter name -> how the caller gave it) by that spelling too: the CLI (`cli.copy_heads`) passes its options,
+    so that messages read "P (--P)", "tau0 (--tau)", "--tau = 2". The model knows no CLI option; outside such a
+    block (from Python) the messages name the parameters as the call does ("P", "tau0")."""
+    token = _SPELLING.set(dict(options))
     try:
         yield
     finally:
-        _OPTIONS_NAMED.reset(token)
+        _SPELLING.reset(token)
 
 
 def spelled(name: str) -> str:
-    """The parameter `name` (a convention scale, or P) as the caller gave it: its option on the command line
-    (`options_named`), else its name."""
-    return scale_option(name) if _OPTIONS_NAMED.get() else name
+    """The parameter `name` (a convention scale, or P) as the caller gave it: its spelling under `options_named`
+    (e.g. "--tau"), else its name."""
+    return _SPELLING.get().get(name, name)
 
 
 def named(name: str) -> str:
-    """The parameter `name` with, on the command line (`options_named`), the option that gave it: "tau0 (--tau)"."""
-    return f"{name} ({scale_option(name)})" if _OPTIONS_NAMED.get() else name
+    """The parameter `name` with, under `options_named`, the spelling the caller gave it: "tau0 (--tau)"."""
+    spelling = spelled(name)
+    return name if spelling == name else f"{name} ({spelling})"
 
 
 def scale_at_fault(inst: CopyHeadsInstance, P: float) -> str | None:

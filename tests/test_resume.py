@@ -277,7 +277,7 @@ def test_the_tally_counts_the_pieces_read_back_and_those_of_other_code_left_unus
     import numpy as np
 
     import attnphase.resume as resume
-    from attnphase.cli.reproduce import _reuse_text
+    from attnphase.cli.reproduce import reuse_text
 
     resume.take_tally()  # what the tests before this one read back
     checkpoint = Checkpoint(tmp_path / "pieces.json")
@@ -292,10 +292,10 @@ def test_the_tally_counts_the_pieces_read_back_and_those_of_other_code_left_unus
     resume.computed_once(tmp_path / "run.json", lambda: {"trace": np.zeros(3)})
     counts = resume.take_tally()  # each piece once
     assert counts == {"read_back": 2, "other_version": 0}
-    assert _reuse_text(counts) == "read back 2 pieces kept by an earlier run"
+    assert reuse_text(counts) == "read back 2 pieces kept by an earlier run"
     monkeypatch.setattr(resume, "code_version", lambda: "0.1.0+src.otherversion")
     assert Checkpoint(tmp_path / "pieces.json").get("a") is None
     resume.computed_once(tmp_path / "run.json", lambda: {"trace": np.zeros(3)})
     counts = resume.take_tally()
     assert counts == {"read_back": 0, "other_version": 3} and resume.take_tally() == counts | {"other_version": 0}
-    assert _reuse_text(counts) == "read back 0 pieces kept by an earlier run; 3 kept by other code not used (computed again)"
+    assert reuse_text(counts) == "read back 0 pieces kept by an earlier run; 3 kept by other code not used (computed again)"

@@ -533,10 +533,10 @@ def test_flags_are_bools_not_truth_values():
 
 
 def test_deprecated_aliases_conflicting_with_the_new_name_raise():
-    """sampler= and chains= silently overrode algorithm= and trials= given with other values."""
+    """sampler= and chains= silently overrode algorithm= and trials= given with other values. An old spelling alone,
+    or given with the same value as the new one, warns and runs what the new spelling runs (the same seed: the same
+    chains, number for number); the default's value given explicitly with a different old one also conflicts."""
     import warnings
-
-    from attnphase.models.copy_heads.simulation import _Default, _renamed
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
@@ -546,14 +546,21 @@ def test_deprecated_aliases_conflicting_with_the_new_name_raise():
             api.simulate("softmax", 8, 4, 400.0, trials=4, chains=2, steps=20)
         with pytest.raises(ParameterError, match="chains.*trials=4"):
             api.simulate_row_model(8, 4, 400.0, trials=4, chains=2, steps=20)
+
+    def run(**kwargs):
+        return api.simulate("softmax", 8, 4, 400.0, steps=20, device="cpu", **kwargs).as_dict()
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)  # neither old spelling given: no warning
+        plain, six = run(), run(trials=6)
+    assert plain["algorithm"] == "mala" and len(plain["chains"]) == 2 and len(six["chains"]) == 6
     with pytest.warns(DeprecationWarning, match="sampler"):
-        assert _renamed("algorithm", "mala", "sampler", "sgld", {"sgld": "mala"}) == "mala"  # the same, given twice
+        assert run(algorithm="mala", sampler="sgld") == plain  # the same, given twice
     with pytest.warns(DeprecationWarning, match="chains"):
-        assert _renamed("trials", _Default(2), "chains", 6) == 6
-    with pytest.warns(DeprecationWarning, match="chains"):  # the default's value given explicitly also conflicts
+        assert run(chains=6) == six
+    with pytest.warns(DeprecationWarning, match="chains"):
         with pytest.raises(ParameterError, match="chains"):
-            _renamed("trials", 2, "chains", 6)
-    assert _renamed("trials", _Default(2), "chains", None) == 2
+            run(trials=2, chains=6)
 
 
 def test_entry_points_refuse_bad_input_with_parameter_error():

@@ -235,18 +235,18 @@ def test_the_global_branch_is_named_only_where_the_comparison_decides_it():
     """An audit found global_branch "positional" at the printed α_c(0.3), where the Φ gap (1.6e-7) is a fifth of the
     summed errors, and "semantic" where the positional branch had failed to solve (it may still have the larger
     Φ). Now null, with the reason in the message, in both cases; named where the gap exceeds the errors."""
-    from attnphase.models.positional_semantic.point import _solve_result
+    from attnphase.models.positional_semantic.point import solve_result
     from attnphase.models.positional_semantic.results import MissingBranch
 
     params = ps.Parameters(omega=0.3)
-    close = _solve_result(params, 3e-3, [_found("positional", -1.0e-3, 5e-7), _found("semantic", -1.0002e-3, 5e-7)], [])
+    close = solve_result(params, 3e-3, [_found("positional", -1.0e-3, 5e-7), _found("semantic", -1.0002e-3, 5e-7)], [])
     assert close.global_branch is None and "global branch undecided: the Φ gap" in close.message
-    clear = _solve_result(params, 3e-3, [_found("positional", -1.0e-3, 5e-8), _found("semantic", -1.0002e-3, 5e-8)], [])
+    clear = solve_result(params, 3e-3, [_found("positional", -1.0e-3, 5e-8), _found("semantic", -1.0002e-3, 5e-8)], [])
     assert clear.global_branch == "positional"
-    unsolved = _solve_result(params, 3e-3, [_found("semantic", -1.0e-3, 5e-8)],
+    unsolved = solve_result(params, 3e-3, [_found("semantic", -1.0e-3, 5e-8)],
                              [MissingBranch("positional", Status.FAILED, "positional: no solution at its anchor")])
     assert unsolved.global_branch is None and "global branch undecided: positional not solved" in unsolved.message
-    absent = _solve_result(params, 3e-3, [_found("semantic", -1.0e-3, 5e-8)],
+    absent = solve_result(params, 3e-3, [_found("semantic", -1.0e-3, 5e-8)],
                            [MissingBranch("positional", Status.NOT_FOUND, "positional: lost at α = 0.9")])
     assert absent.global_branch == "semantic"
 
@@ -254,14 +254,14 @@ def test_the_global_branch_is_named_only_where_the_comparison_decides_it():
 def test_a_failed_branch_outweighs_a_limited_one_in_either_order():
     """The overall status of a solve with one branch limited (errors above the request) and one failed (no value) is
     failed whichever was requested first: an audit had found "limited", exit 0, for one order of --branches."""
-    from attnphase.models.positional_semantic.point import _solve_result
+    from attnphase.models.positional_semantic.point import solve_result
     from attnphase.models.positional_semantic.results import MissingBranch
 
     params = ps.Parameters(omega=0.3)
     limited = dataclasses.replace(_found("trivial", -1.0e-3, 5e-8), status=Status.LIMITED)
     failed = MissingBranch("positional", Status.FAILED, "positional: no solution at its anchor")
-    assert _solve_result(params, 3e-3, [limited], [failed]).status == "failed"
-    assert _solve_result(params, 3e-3, [limited], []).status == "limited"
+    assert solve_result(params, 3e-3, [limited], [failed]).status == "failed"
+    assert solve_result(params, 3e-3, [limited], []).status == "limited"
 
 
 @pytest.mark.slow  # 14 s
@@ -338,14 +338,14 @@ def test_a_branch_whose_path_from_its_anchor_ends_before_alpha_is_carried_there_
     error of an independent Newton solve on 2^18 randomised Sobol points (0.2035802 ± 3.4e-6), and global. About 2
     minutes."""
     from attnphase.models.positional_semantic.tensor_following import follow
-    from attnphase.models.positional_semantic.point import _follow_start
+    from attnphase.models.positional_semantic.point import climb_start
     from attnphase.models.positional_semantic.rules import follow_nodes
 
     params = ps.Parameters(omega=0.3, lam=0.05)
     from_anchor = follow("positional", params, follow_nodes(2), low=0.3, high=0.3)
     assert from_anchor.at(1.25) is None and from_anchor.loss(1.25).bracket[1] < 0.4
     # over a range of α that path is all there is: beyond its end the branch is failed, not shown absent
-    _, missing, _ = _follow_start("positional", 1.25, params, follow_nodes(2), {}, from_anchor)
+    _, missing, _ = climb_start("positional", 1.25, params, follow_nodes(2), {}, from_anchor)
     assert missing.status == "failed" and "no evidence at α = 1.25" in missing.message, missing
     r = ps.solve(0.3, 1.25, lam=0.05, stability=False)
     found = {b.branch: b for b in r.branches}

@@ -15,7 +15,7 @@ from attnphase.cli.output_paths import OutputPath
 from attnphase.reproduce import reproducible_models, run_model
 from attnphase.validate.device import DEVICE_CHOICES
 
-__all__ = ["reproduce", "print_summary"]
+__all__ = ["reproduce", "print_summary", "reuse_text"]
 
 
 MODELS_WITH_REPORTS = reproducible_models()
@@ -116,7 +116,7 @@ def reproduce(model: str, quick_asked: bool, full: bool, out_dir: Path, device: 
             if logged:
                 click.echo(f"[reproduce] {name} done in {timings[name]:.1f} s", err=True)
             if not as_json and any(reused[name].values()):
-                click.echo(f"[reproduce] {name}: {_reuse_text(reused[name])}", err=True)
+                click.echo(f"[reproduce] {name}: {reuse_text(reused[name])}", err=True)
             bar.advance()
     if as_json:
         emit("reproduce", model, {"quick": quick, "out": str(out_dir), "device": device},
@@ -130,14 +130,15 @@ def _say_read_back(model: str):
     an earlier run's kept pieces so far. The first says that it started computing (a sign of life in a pipe, where
     no bar is drawn); the next ones come after new pieces were read back."""
     def say(counts: dict[str, int]) -> None:
-        reused = f"{_reuse_text(counts)} so far" if any(counts.values()) else "nothing kept by an earlier run read back"
+        reused = f"{reuse_text(counts)} so far" if any(counts.values()) else "nothing kept by an earlier run read back"
         click.echo(f"[reproduce] {model}: computing; {reused}", err=True)
 
     return say
 
 
-def _reuse_text(counts: dict[str, int]) -> str:
-    """What a model's run reused of an earlier run's kept pieces, in words."""
+def reuse_text(counts: dict[str, int]) -> str:
+    """What a model's run reused of an earlier run's kept pieces, in words: counts is `resume.take_tally()`'s
+    ({"read_back": pieces read back, "other_version": pieces kept by other code and computed again})."""
     said = [f"read back {counts['read_back']} piece{'s' if counts['read_back'] != 1 else ''} kept by an earlier run"]
     if counts["other_version"]:
         said.append(f"{counts['other_version']} kept by other code not used (computed again)")

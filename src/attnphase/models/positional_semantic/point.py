@@ -34,7 +34,7 @@ from attnphase.params import check_bool, check_real
 from attnphase.results import Status
 
 __all__ = ["DEFAULT_BRANCHES", "linear_baseline", "linear_baseline_error", "solve", "solve_along",
-           "check_sweep_point", "sweep_point", "transverse_free_energy_curvature"]
+           "check_sweep_point", "sweep_point", "transverse_free_energy_curvature", "climb_start", "solve_result"]
 
 # The branches solved by default: the two whose competition is the model. On request: the trivial one (m = θ = 0),
 # which the solver does not find at the standard parameters (its map leaves the domain, V < 0, at α = 0.3 ... 1.25),
@@ -72,9 +72,13 @@ def linear_baseline_error(omega, sigma=0.5, L=2, *, tol=1e-13) -> LinearBaseline
     return _baseline(check_parameter("omega", omega), check_parameter("sigma", sigma), check_parameter("L", L), tol)
 
 
-def _follow_start(name: str, alpha: float, params: Parameters, nodes: int, found: dict, path=None):
-    """The branch's solution on the following rule at α (or None), why it is missing, and the tensor path it
-    was followed on (positional and semantic branches, `path` when given; else None)."""
+def climb_start(name: str, alpha: float, params: Parameters, nodes: int, found: dict, path=None):
+    """Where `solve` starts a branch's climb at α, or the evidence that it has none: (the branch's solution on the
+    tensor rule it is followed on, of `nodes` nodes per dimension, or None; why it is missing, a MissingBranch
+    whose status says whether the branch is shown absent (not_found) or only not solved (failed), or None; the
+    tensor path it was followed on: positional and semantic branches, `path` when given; else None). found: the
+    branches already solved at α (name -> an answer whose `.solution` is a BranchSolution; the trivial and mixed
+    branches start from them)."""
     if name in ("positional", "semantic"):
         path = path or follow(name, params, nodes, low=alpha, high=alpha)
         solution = path.at(alpha)
@@ -202,7 +206,7 @@ def _solved_along(params: Parameters, alphas: list, tol: float, names: list, lad
                     else:
                         reported[name] = outcome
                     bar.advance(name)
-            yield _solve_result(params, tol, [r.solution for r in reported.values()], missing)
+            yield solve_result(params, tol, [r.solution for r in reported.values()], missing)
 
 
 def _branch_at(name: str, alpha: float, params: Parameters, ladder, nodes: int, verified: bool, tolerance: Tolerance,
@@ -210,7 +214,7 @@ def _branch_at(name: str, alpha: float, params: Parameters, ladder, nodes: int, 
     """One branch at α for `solve_along`: the accurate answer (climb_branch's, its solution with the reported
     values, errors and stability) or the MissingBranch with the evidence. `path`: the branch's tensor path (None
     for the trivial and mixed branches); `accurate_paths`: the paths on ladder[0] by branch, extended here."""
-    start, why, path = _follow_start(name, alpha, params, nodes, reported, path)
+    start, why, path = climb_start(name, alpha, params, nodes, reported, path)
     # a hole of the following rule at α (the branch solved on both sides of it): the split-line rule
     # follows the branch from the anchor without the tensor solution at α itself
     hole = start is None and path is not None and alpha in path.holes and ladder[0].split is not None
@@ -302,8 +306,10 @@ def _branch_at(name: str, alpha: float, params: Parameters, ladder, nodes: int, 
         errors=dict(climbed.errors), rule=climbed.rung, checked_on=climbed.check, nodes_per_dim=nodes))
 
 
-def _solve_result(params: Parameters, tol: float, found: list, missing: list) -> SolveResult:
-    """The SolveResult of the branches found and missing at one α: the global branch, the notes, the status."""
+def solve_result(params: Parameters, tol: float, found: list, missing: list) -> SolveResult:
+    """The SolveResult of the branches found (BranchSolutions) and missing (MissingBranches) at one α, as `solve`
+    decides it: the global branch (the largest Φ, named only where the Φ gap to the next exceeds their summed errors
+    and no branch that may exist went unsolved), the notes, and the combined status."""
     notes = [f"{b.branch}: {b.status} ({b.message})" for b in found if b.status != Status.CONVERGED]
     notes += [f"{m.branch}: {m.status}" for m in missing]
     best = max(found, key=lambda b: b.free_energy).branch if found else None
@@ -348,7 +354,7 @@ def sweep_point(omega, alpha, sigma=0.5, lam=0.01, L=2, tol=FIELD_TOL) -> dict[s
     if result.status not in (Status.CONVERGED, Status.LIMITED, Status.NOT_FOUND):
         raise RuntimeError(f"solve {result.status} at ω = {omega:g}, α = {alpha:g}: {result.message}; "
                            + "; ".join(m.message for m in result.missing))
-    # solve's own decision (`_solve_result`), so that a sweep and `solve` at one point never disagree
+    # solve's own decision (`solve_result`), so that a sweep and `solve` at one point never disagree
     semantic_is_global = math.nan if result.global_branch is None else float(result.global_branch == "semantic")
     point = {"linear_baseline_test_error": result.linear_baseline_test_error, "semantic_is_global": semantic_is_global,
              "status": result.status.value}

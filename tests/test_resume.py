@@ -298,4 +298,5 @@ def test_the_tally_counts_the_pieces_read_back_and_those_of_other_code_left_unus
     resume.computed_once(tmp_path / "run.json", lambda: {"trace": np.zeros(3)})
     counts = resume.take_tally()
     assert counts == {"read_back": 0, "other_version": 3} and resume.take_tally() == counts | {"other_version": 0}
-    assert reuse_text(counts) == "read back 0 pieces kept by an earlier run; 3 kept by other code not used (computed again)"
+    assert reuse_text(counts) == ("read back 0 pieces kept by an earlier run; 3 kept by other code not used "
+                                  "(computed again)")

@@ -101,8 +101,8 @@ def test_solve_reports_exactly_the_local_minima_of_a_grid_scan(L, V, P, changes)
     """The audit (ch10) found stable minima with t > 0, c < 0 that the 16 starts (all with c ≥ 0) never reached:
     at L = 16, V = 4, P = 400 (0.14648158, −0.12819849) beside the global (0.26832069, 0.12728369). Each reference
     minimum is reported, within the reported error, and each reported stable point is one of them (the unstable
-    symmetric point is listed first); each reported point is stationary (the mpmath gradient there at most what the reported error allows, |∂S| ≤ Σ|H|·error) with a
-    positive definite Hessian."""
+    symmetric point is listed first); each reported point is stationary (the mpmath gradient there at most what the
+    reported error allows, |∂S| ≤ Σ|H|·error) with a positive definite Hessian."""
     beta, tau = changes.get("beta", 1.0), changes.get("tau0", 1.0)
     sigma2, s1 = changes.get("sigma2", 1.0), changes.get("s1", 1.0)
     n = beta * P

@@ -176,23 +176,47 @@ def _file_system_failure(exc: OSError, name: str, report_dir: Path, out_dir: Pat
 HEADLINE_NUMBERS = 3  # per model in the summary table; every number is in the report and in --json
 
 
+def _error_key(key: str, scalars: dict) -> str | None:
+    """The headline key that holds `key`'s error, shown beside it ("alpha_c(omega=0.30)" -> "alpha_c_error",
+    "headline_alignment_mean" -> "headline_alignment_error", "x" -> "x_error"), or None."""
+    stem = key.split("(")[0]
+    for candidate in (f"{key}_error", f"{stem}_error", f"{stem.removesuffix('_mean')}_error"):
+        if candidate != key and candidate in scalars:
+            return candidate
+    return None
+
+
 def print_summary(headlines: dict[str, dict], timings: dict[str, float], reports: dict[str, str]) -> None:
-    """One row per model: its first headline numbers, the seconds it took and where its report is."""
+    """One row per model: its first headline numbers, each with its error where the headline has one (a value and
+    its error were shown as two numbers, and a value whose error came fourth without it), the seconds it took and
+    where its report is."""
     from rich.markup import escape
     from rich.table import Table
 
-    from attnphase.cli.display import format_value, print_renderables
-    from attnphase.jsonio import to_jsonable
+    from attnphase.cli.display import print_renderables
 
     table = Table(title="attnphase reproduce", title_justify="left", header_style="bold")
     for column in ("model", "headline numbers", "seconds", "report"):
         table.add_column(column, overflow="fold")
     for name, headline in headlines.items():
-        # the run time has its own column
-        scalars = [(k, v) for k, v in to_jsonable(headline).items()
-                   if k != "seconds" and (v is None or isinstance(v, (int, float)))]
-        shown = "\n".join(f"{k} = {format_value(v)}" for k, v in scalars[:HEADLINE_NUMBERS])
-        if len(scalars) > HEADLINE_NUMBERS:
-            shown += f"\n(+{len(scalars) - HEADLINE_NUMBERS} more in the report)"
-        table.add_row(name, escape(shown) or "(see the report)", f"{timings[name]:.1f}", escape(reports[name]))
+        table.add_row(name, escape(headline_cell(headline)) or "(see the report)", f"{timings[name]:.1f}",
+                      escape(reports[name]))
     print_renderables([table])
+
+
+def headline_cell(headline: dict) -> str:
+    """A model's cell of the summary table: its first HEADLINE_NUMBERS scalar headline numbers, one per line, each
+    with its error where the headline has one, and how many more the report has."""
+    from attnphase.cli.display import format_value
+    from attnphase.jsonio import to_jsonable
+
+    # the run time has its own column
+    scalars = {k: v for k, v in to_jsonable(headline).items()
+               if k != "seconds" and (v is None or isinstance(v, (int, float)))}
+    errors = {k: error_key for k in scalars if (error_key := _error_key(k, scalars)) is not None}
+    numbers = [k for k in scalars if k not in errors.values()]
+    lines = [f"{k} = {format_value(scalars[k])}" + (f" ± {format_value(scalars[errors[k]])}" if k in errors else "")
+             for k in numbers[:HEADLINE_NUMBERS]]
+    if len(numbers) > HEADLINE_NUMBERS:
+        lines.append(f"(+{len(numbers) - HEADLINE_NUMBERS} more in the report)")
+    return "\n".join(lines)

@@ -115,11 +115,12 @@ def thresholds_paragraph(quick: bool, exact, score_variance: float) -> str:
 def headline_numbers(holds: bool, ex, f, lin, linV) -> dict:
     """The scaling part of the headline (the CLI summary shows the first three): each key says what its number is.
     The L ln²L verdict comes from the corrected ratio, not from the plain fit of P*/ln²L (claim 1), whose exponent
-    is biased low by the log corrections."""
+    is biased low by the log corrections: so the summary shows the verdict, the ratio it rests on and the linear
+    crossover's exponent, not that fit's exponent (0.87 beside "yes" read as a contradiction)."""
     return {"softmax_L_ln2L_holds_by_corrected_ratio": holds, "softmax_corrected_ratio_last": ex.corrected_ratio[-1],
+            "linear_crossover_L_exponent_claim_1.5": lin.fit["P_crossover"].exponent,
             "softmax_P_star_over_ln2L_fit_exponent_claim_1": f.exponent, "softmax_ratio_last": ex.ratio[-1],
             "linear_transition_V_exponent_claim_2": linV.fit["P_star"].exponent,
-            "linear_crossover_L_exponent_claim_1.5": lin.fit["P_crossover"].exponent,
             "linear_crossover_V_exponent_claim_0.5": linV.fit["P_crossover"].exponent}
 
 

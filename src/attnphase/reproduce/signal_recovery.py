@@ -446,5 +446,6 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
     report.write()
     return {"headline_alignment_mean": headline["alignment_mean"], "headline_alignment_error": headline["alignment_error"],
             "headline_predicted_alignment": headline["predicted_alignment"],
+            "headline_predicted_alignment_error": headline["predicted_alignment_error"],
             "headline": {k: v for k, v in headline.items() if k != "final_rho"}, **landscape,
             "trajectories": trajectories, "sweep_points": len(sweep), "seconds": seconds}

@@ -308,12 +308,22 @@ def test_the_gd_points_group_the_seeds_by_the_minimum_they_landed_on_and_keep_th
     assert set(by_landing) == {("semantic", "semantic"), ("semantic", "positional"), ("positional", "positional")}
     semantic = by_landing[("semantic", "semantic")]
     assert semantic["trials"] == 2 and semantic["test_error"] == pytest.approx(0.0023, rel=1e-12)
-    assert semantic["test_error_sem"] == pytest.approx(0.0001, rel=1e-9)  # std (ddof 1) 0.0001·√2 over √2
+    assert semantic["test_error_error"] == pytest.approx(0.0001, rel=1e-9)  # std (ddof 1) 0.0001·√2 over √2
     assert semantic["abs_theta"] == pytest.approx(0.115, rel=1e-12)
     assert by_landing[("semantic", "positional")]["abs_m"] == pytest.approx(0.245, rel=1e-12)
-    assert all(r["status"] == "limited" and r["message"] == "not settled" for r in rows if r["init"] == "semantic")
+    assert all(r["status"] == "limited" and r["message"].startswith("not settled; this row: the 2 of 4 seeds that "
+                                                                     f"landed on the {r['landed']} minimum")
+               for r in rows if r["init"] == "semantic")
     alone = by_landing[("positional", "positional")]
-    assert alone["trials"] == 1 and math.isnan(alone["test_error_sem"]) and alone["status"] == "converged"
+    assert alone["trials"] == 1 and math.isnan(alone["test_error_error"]) and alone["status"] == "converged"
+    # the report's table of these points: ε_g with its error over the seeds and the training loss ε_t of each row
+    from attnphase.reproduce.positional_semantic import gd_table
+
+    table = gd_table(rows)
+    assert table[0].split(" | ")[-3:] == ["ε_g", "ε_t", "status |"] and len(table) == 2 + len(rows)
+    semantic_row = next(line for line in table if "| semantic | semantic |" in line)
+    assert "| 0.002300 ± 0.0001 | 0.002950 | limited |" in semantic_row, semantic_row
+    assert "(one seed: no error) | 0.002700 | converged |" in next(line for line in table if "| positional | pos" in line)
 
 
 def test_the_training_tail_change_is_that_of_gradient_descent_on_a_quadratic():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import math
+import re
 
 import numpy as np
 import pytest
@@ -239,3 +240,14 @@ def test_the_full_report_hands_its_branches_to_the_gd_validation(tmp_path, monke
 
 def _refuse_solve(*args, **kwargs):
     raise AssertionError("the theory was solved again")
+
+
+def test_the_report_defines_every_symbol_its_tables_and_figures_use():
+    """The report is read cold (audit u16: q, m, θ, V, Φ, ω, α undefined): its symbols paragraph defines each symbol
+    that the branch and GD tables' headers and the phase diagram use."""
+    from attnphase.reproduce.positional_semantic import SYMBOLS, gd_table
+
+    used = set(re.findall(r"α_c|α_l|ε_[gt]|[αωqmθVΦ]", " ".join(gd_table([]) + report.branch_table([], 0.05))))
+    assert {"α", "m", "θ", "ε_g", "ε_t", "Φ"} <= used
+    for symbol in used | {"ω", "q", "V", "α_c", "α_l"}:
+        assert re.search(rf"(^|[ ;(,]){re.escape(symbol)}( |₁| =)", SYMBOLS), symbol

@@ -231,6 +231,28 @@ def _threshold_error(value, error) -> str:
     return f"{error:.4f}" if _finite(error) else "no bound"
 
 
+# What the report's symbols mean, for a reader who has not read the model page.
+SYMBOLS = ("Symbols: n samples in dimension d, α = n/d; ω the teacher's positional weight (1 − ω its semantic); "
+           "q the student's self-overlap, m its overlap with the positional encodings (m₁; m₂ = −m₁), θ with the "
+           "teacher (θ = 0: positional branch, m = 0: semantic branch), V the variance order parameter; Φ the replica "
+           "free energy per d, ε_t = −Φ the training loss, ε_g the test error; α_c where the two branches' training "
+           "losses cross, α_l where the semantic ε_g crosses the linear baseline's. The rules (\"split-line 8\", "
+           "\"count-split 10\", …) are the quadrature rules the errors are verified on: the model page, \"Accuracy "
+           "is an input\".")
+
+
+def gd_table(gd: list[dict]) -> list[str]:
+    """The Markdown table of the GD points (`positional_semantic_gd.gd_points` rows): per (α, init, minimum landed
+    on) the seeds, the mean overlaps, ε_g with its standard error over the seeds, the training loss ε_t (which tells
+    a seed at neither branch's minimum) and the runs' status."""
+    return ["| α | init | landed on | d | seeds | steps | abs(m) | abs(θ) | ε_g | ε_t | status |",
+            "|---|---|---|---|---|---|---|---|---|---|---|",
+            *[f"| {g['alpha']:g} | {g['init']} | {g['landed']} | {g['d']} | {g['trials']} | {g['steps']} | "
+              f"{g['abs_m']:.4f} | {g['abs_theta']:.4f} | {g['test_error']:.6f} "
+              f"{_plus_minus(g['test_error_error']) if g['trials'] > 1 else '(one seed: no error)'} | "
+              f"{g['train_loss']:.6f} | {g['status']} |" for g in gd]]
+
+
 def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -262,7 +284,7 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
                       if (g["init"], g["landed"]) == (init, landed) and (g["status"] == "converged") == settled]
             if points:
                 fig.axes[1].errorbar([g["alpha"] for g in points], [g["test_error"] for g in points],
-                                     [g["test_error_sem"] for g in points], fmt=marker, color="k",
+                                     [g["test_error_error"] for g in points], fmt=marker, color="k",
                                      mfc="k" if settled else "none", label=f"GD, {init} init → {landed} "
                                      f"(d = {points[0]['d']}{'' if settled else ', not settled'})")
     # beside the axes, not on the curves (inside, it covered the semantic ε_g where the GD points sit); the title above
@@ -309,6 +331,8 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
         f"{tol_fields:g} (fields, relative) and {tol_alpha:g} (thresholds, absolute); wall time "
         f"{time.time() - start:.0f} s.",
         "",
+        SYMBOLS,
+        "",
         f"Linear baseline ε_g^lin = {baseline:.8f} (closed form at σ = 0.5: 0.00402323 (1−ω)² = "
         f"{0.00402323 * (1 - OMEGA) ** 2:.8f}).",
         *(["", "Quick mode: the branches are `solve`'s to the quick tolerance, and the phase diagram climbs the "
@@ -331,14 +355,12 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
         "branches above (validate.finite_size.classify_minimum: positional where |m| is at least half the "
         "positional branch's, which a mixed-like seed with both overlaps large is too; else semantic where |θ| is "
         "at least half the semantic branch's; else other); \"limited\" where a trial's training loss had not "
-        "settled (hollow markers), its numbers not yet the finite-d minimum's:",
+        "settled (hollow markers), its numbers not yet the finite-d minimum's. ε_t is the training loss per "
+        "dimension (−Φ of the branches above): a seed whose ε_t lies below both branches' sits at a finite-d "
+        "minimum of neither (at d = 100 a seed can keep both overlaps large), which the rule files under the first "
+        "branch it matches:",
         "",
-        "| α | init | landed on | d | seeds | steps | abs(m) | abs(θ) | ε_g | status |",
-        "|---|---|---|---|---|---|---|---|---|---|",
-        *[f"| {g['alpha']:g} | {g['init']} | {g['landed']} | {g['d']} | {g['trials']} | {g['steps']} | "
-          f"{g['abs_m']:.4f} | {g['abs_theta']:.4f} | {g['test_error']:.6f} "
-          f"{_plus_minus(g['test_error_sem']) if g['trials'] > 1 else '(one seed: no error)'} | "
-          f"{g['status']} |" for g in gd],
+        *gd_table(gd),
         "",
         f"## Phase diagram (api.phase_curve, {len(curve_rows)} values of ω)",
         "",

@@ -232,9 +232,9 @@ def random_init_rows(runs: dict, reference: dict) -> list[dict]:
 def gd_points(runs: dict, reference: dict) -> list[dict]:
     """The GD points of the report's figure: for each (α, init) of `runs` ({(α, init): simulate_run dict}), one
     point per minimum its seeds landed on (`landed_labels`; a mean over seeds on different minima describes
-    neither): mean |m|, |θ|, ε_g (with its standard error over those seeds, NaN for one seed) and training loss, with
-    the run's status ("limited" where a trial had not settled: its numbers are not yet the finite-d minimum's) and
-    message."""
+    neither): mean |m|, |θ|, ε_g (with its standard error over those seeds, `test_error_error`, NaN for one seed) and
+    training loss, with the run's status ("limited" where a trial had not settled: its numbers are not yet the
+    finite-d minimum's) and message, which says how many of the run's seeds the row holds."""
     rows = []
     for (a, init), run in sorted(runs.items()):
         labels = landed_labels(run, reference, a)
@@ -247,9 +247,11 @@ def gd_points(runs: dict, reference: dict) -> list[dict]:
             rows.append({"alpha": a, "init": init, "landed": landed, "d": run["d"], "trials": int(mask.sum()),
                          "steps": run["steps"], "abs_m": float(np.mean(np.abs(np.asarray(run["m"], float)[mask]))),
                          "abs_theta": float(np.mean(np.abs(np.asarray(run["theta"], float)[mask]))),
-                         "test_error": float(test.mean()), "test_error_sem": sem,
+                         "test_error": float(test.mean()), "test_error_error": sem,
                          "train_loss": float(np.mean(np.asarray(run["train_loss"], float)[mask])),
-                         "status": str(run.get("status", "unknown")), "message": run.get("message", "")})
+                         "status": str(run.get("status", "unknown")),
+                         "message": f"{run.get('message', '')}; this row: the {int(mask.sum())} of {labels.size} "
+                                    f"seeds that landed on the {landed} minimum"})
     return rows
 
 

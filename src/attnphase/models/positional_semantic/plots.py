@@ -30,7 +30,7 @@ def _axes(ax, figsize):
 
 
 def plot_phase_diagram(curve, ax=None):
-    """α_c(ω) and α_l(ω) of a `PhaseCurve` (or its `rows()`) in the (α, ω) plane, each with its error band;
+    """α_c(ω) and α_l(ω) of a `PhaseCurve` (or its `rows()`) in the (α, ω) plane, each with its error band and bars;
     a value whose error does not meet the tolerance (status limited) is drawn as an open marker, and one without
     an error bound (infinite error) without a band. Below α_c
     the positional branch has the lower training loss, above it the semantic one."""
@@ -48,7 +48,9 @@ def plot_phase_diagram(curve, ax=None):
         error = np.array([r[f"{name}_error"] for r in points], float)
         error[~np.isfinite(error)] = np.nan
         ax.fill_betweenx(omega, value - error, value + error, color=color, alpha=0.25, lw=0)
-        ax.plot(value, omega, "-", color=color, lw=1, label=f"{label} (± error)")
+        # the band is often a pixel wide (errors of 1e-3 on an axis of 3): bars with caps show each error too
+        ax.errorbar(value, omega, xerr=error, fmt="none", ecolor=color, elinewidth=0.8, capsize=2.5)
+        ax.plot(value, omega, "-", color=color, lw=1, label=f"{label} (± error: band and bars)")
         limited = np.array([r[f"{name}_status"] == "limited" for r in points])
         ax.plot(value[~limited], omega[~limited], "o", color=color, ms=3)
         if limited.any():

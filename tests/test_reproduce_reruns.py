@@ -106,7 +106,9 @@ def test_a_report_file_is_replaced_whole_or_not_at_all(tmp_path):
     and looked complete."""
     import matplotlib.pyplot as plt
 
-    from attnphase.report import save_figure, write_csv, write_text
+    from pathlib import Path
+
+    from attnphase.report import Report, save_figure, write_csv, write_text
 
     class Unprintable:
         def __str__(self):
@@ -125,34 +127,65 @@ def test_a_report_file_is_replaced_whole_or_not_at_all(tmp_path):
     save_figure(fig, figure_path)
     drawn = figure_path.read_bytes()
     assert drawn.startswith(b"\x89PNG")
-    fig, ax = plt.subplots()
-    ax.set_title("$\\frac$")  # mathtext that cannot be drawn: savefig fails while it writes
-    with pytest.raises(ValueError):
-        save_figure(fig, figure_path)
-    assert figure_path.read_bytes() == drawn and not list(tmp_path.glob("*.partial"))
-    write_text(tmp_path / "report.md", "# new\n")
-    assert (tmp_path / "report.md").read_text() == "# new\n"
 
-
-def test_a_model_interrupted_on_a_rerun_is_left_without_the_earlier_runs_report(tmp_path, monkeypatch):
-    """`reproduce` into a directory that holds an earlier report: the model's report.md goes when the model starts
-    (its pipeline writes the new one last), so an interrupted rerun does not leave the earlier report.md beside the
-    rerun's first files, as it did (a 15-digit report over a 30-digit thresholds.csv); a finished one has its own."""
-    from attnphase import reproduce
-    from attnphase.reproduce import potts
-
-    reproduce.run_model("potts", tmp_path, quick=True)
-    model_dir = tmp_path / "potts"
-    assert (model_dir / "report.md").exists()
-
-    def interrupted(out_dir, quick, device="auto"):
-        assert not (out_dir / "report.md").exists()  # gone before the pipeline writes anything
+    def interrupted_while_writing(figure, target, **options):
+        with open(target, "wb") as handle:
+            handle.write(b"\x89PNG")  # a few bytes out, then the interruption
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(potts, "run", interrupted)
+    fig, ax = plt.subplots()
+    fig.savefig = interrupted_while_writing.__get__(fig)
     with pytest.raises(KeyboardInterrupt):
-        reproduce.run_model("potts", tmp_path, quick=False)
-    assert not (model_dir / "report.md").exists() and (model_dir / "thresholds.csv").exists()
-    monkeypatch.undo()
+        save_figure(fig, figure_path)
+    assert figure_path.read_bytes() == drawn and not list(tmp_path.glob("*.partial"))
+
+    write_text(tmp_path / "report.md", "# earlier\n")
+    real_write_text = Path.write_text
+
+    def write_three_characters_then_stop(target, text, *args, **kwargs):
+        real_write_text(target, text[:3], *args, **kwargs)
+        raise KeyboardInterrupt
+
+    report = Report(tmp_path, "a report")
+    Path.write_text = write_three_characters_then_stop
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            report.write()
+    finally:
+        Path.write_text = real_write_text
+    assert (tmp_path / "report.md").read_text() == "# earlier\n" and not list(tmp_path.glob("*.partial"))
+
+
+@pytest.mark.parametrize("model", ["potts", "copy-heads"])
+def test_a_model_interrupted_on_a_rerun_is_left_without_the_earlier_runs_report(tmp_path, monkeypatch, model):
+    """`reproduce` into a directory that holds an earlier report: the model's report.md (in the directory named
+    after the model with underscores) goes when the model starts (its pipeline writes the new one last), so an
+    interrupted rerun does not leave the earlier report.md beside the rerun's first files, as it did (a 15-digit
+    report over a 30-digit thresholds.csv)."""
+    from attnphase import reproduce
+    from attnphase.models.registry import get
+
+    model_dir = tmp_path / get(model).derivation_stem
+    model_dir.mkdir()
+    (model_dir / "report.md").write_text("# earlier\n")
+    (model_dir / "data.csv").write_text("x\n1\n")
+
+    class Interrupted:
+        @staticmethod
+        def run(out_dir, quick, device="auto"):
+            assert out_dir == model_dir and not (out_dir / "report.md").exists()  # gone before anything is written
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(reproduce, "load", lambda pipeline: Interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        reproduce.run_model(model, tmp_path, quick=True)
+    assert not (model_dir / "report.md").exists() and (model_dir / "data.csv").exists()
+
+
+def test_a_rerun_of_the_potts_report_writes_its_own_report(tmp_path):
+    """The report.md removed at the start is written again by a run that finishes."""
+    from attnphase import reproduce
+
     reproduce.run_model("potts", tmp_path, quick=True)
-    assert (model_dir / "report.md").exists()
+    reproduce.run_model("potts", tmp_path, quick=True)
+    assert (tmp_path / "potts" / "report.md").read_text().startswith("# Mean-field q-state Potts model")

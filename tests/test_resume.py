@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 
+import pytest
 from click.testing import CliRunner
 
 from attnphase.cli import main
@@ -300,3 +301,25 @@ def test_the_tally_counts_the_pieces_read_back_and_those_of_other_code_left_unus
     assert counts == {"read_back": 0, "other_version": 3} and resume.take_tally() == counts | {"other_version": 0}
     assert reuse_text(counts) == ("read back 0 pieces kept by an earlier run; 3 kept by other code not used "
                                   "(computed again)")
+
+
+def test_an_interrupted_atomic_write_leaves_the_earlier_file_and_no_sibling(tmp_path, monkeypatch):
+    """`write_json_atomically` (checkpoints, kept pieces) interrupted while it writes: the earlier file is intact and
+    the half-written sibling is removed (it was left behind as a stray `*.partial` file)."""
+    from pathlib import Path
+
+    from attnphase.resume import write_json_atomically
+
+    path = tmp_path / "checkpoint.json"
+    write_json_atomically(path, {"finished": [1, 2]})
+    real_write_text = Path.write_text
+
+    def write_some_then_stop(target, text, *args, **kwargs):
+        real_write_text(target, text[:5], *args, **kwargs)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Path, "write_text", write_some_then_stop)
+    with pytest.raises(KeyboardInterrupt):
+        write_json_atomically(path, {"finished": [1, 2, 3]})
+    monkeypatch.undo()
+    assert json.loads(path.read_text()) == {"finished": [1, 2]} and [p.name for p in tmp_path.iterdir()] == [path.name]

@@ -755,26 +755,44 @@ def test_a_sweep_says_how_many_workers_ran(tmp_path):
 
 
 class _StoreSignalledAfterCommit(ResultStore):
-    """A store on which a SIGINT arrives just after the third point's row is committed, before `put` returns:
+    """A store on which a signal arrives just after the third point's row is committed, before `put` returns:
     where an interruption of a sweep of cheap points, whose time is mostly the commit, usually lands."""
 
     puts = 0
+    signal_number = signal.SIGINT
 
     def put(self, *args, **kwargs):
         stored = super().put(*args, **kwargs)
         self.puts += 1
         if self.puts == 3:
-            os.kill(os.getpid(), signal.SIGINT)
+            os.kill(os.getpid(), self.signal_number)
         return stored
 
 
-def test_a_sweep_interrupted_just_after_a_commit_counts_the_point_it_stored(tmp_path):
+@pytest.mark.parametrize("signal_number", [signal.SIGINT, signal.SIGTERM])
+def test_a_sweep_interrupted_just_after_a_commit_counts_the_point_it_stored(tmp_path, signal_number):
     """The interrupted sweep's report counts every row it wrote: the KeyboardInterrupt of a signal during a point's
     commit was raised before the point was counted (n_computed one below the rows in the store, in 6 of 8
-    interruptions of a cheap sweep)."""
+    interruptions of a cheap sweep), also where the signal reached another thread than the main one (a BLAS worker:
+    blocking it in the main thread's mask did not defer it), and for SIGTERM as the command line raises it."""
+    import threading
+
+    from attnphase.cli.groups import Terminated, _raise_terminated
+
+    idle = threading.Event()
+    other = threading.Thread(target=idle.wait, daemon=True)  # a thread that may take the signal
+    other.start()
+    previous = {signal.SIGINT: signal.getsignal(signal.SIGINT),  # the handler ignores both once it has run
+                signal.SIGTERM: signal.signal(signal.SIGTERM, _raise_terminated)}
     started = []
-    with _StoreSignalledAfterCommit(tmp_path / "s.sqlite") as store:
-        with pytest.raises(KeyboardInterrupt):
-            run_sweep("demo", ["beta=0.5:1:6"], store=store, workers=1, on_start=started.append)
-        (report,) = started
-        assert report.n_computed == len(list(store.rows())) == 3
+    try:
+        with _StoreSignalledAfterCommit(tmp_path / "s.sqlite") as store:
+            store.signal_number = signal_number
+            with pytest.raises(Terminated if signal_number == signal.SIGTERM else KeyboardInterrupt):
+                run_sweep("demo", ["beta=0.5:1:6"], store=store, workers=1, on_start=started.append)
+            (report,) = started
+            assert report.n_computed == len(list(store.rows())) == 3
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+        idle.set()

@@ -4,18 +4,16 @@ A reproduce pipeline builds a `Report`, adds headline numbers, tables and figure
 its own directory. Every figure is saved together with the table it was drawn from, so a reader can
 re-plot or check any curve without rerunning the computation.
 
-Every file is written to a sibling and renamed over its name (`written_atomically`): a run interrupted or killed
-while it writes leaves the earlier file or the new one, never a truncated one that ends on a whole line and looks
-complete.
+Every file is written to a sibling and renamed over its name (`resume.written_atomically`): a run interrupted or
+killed while it writes leaves the earlier file or the new one, never a truncated one that ends on a whole line and
+looks complete.
 """
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import math
-import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import matplotlib
@@ -23,27 +21,15 @@ import matplotlib
 matplotlib.use("Agg")  # reports are written headless
 import matplotlib.pyplot as plt  # noqa: E402
 
-__all__ = ["Report", "write_csv", "save_figure", "write_text", "written_atomically"]
+from attnphase.resume import written_atomically  # noqa: E402
+
+__all__ = ["Report", "write_csv", "save_figure", "write_text"]
 
 
 def _cell(value) -> str:
     if isinstance(value, float):
         return "n/a" if not math.isfinite(value) else f"{value:.6g}"
     return str(value)
-
-
-@contextlib.contextmanager
-def written_atomically(path: Path) -> Iterator[Path]:
-    """The sibling file to write `path`'s new content to; renamed over `path` when the block ends without an error,
-    removed otherwise (the parent directory is created)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
-    try:
-        yield partial
-        partial.replace(path)
-    finally:
-        partial.unlink(missing_ok=True)
 
 
 def write_text(path: Path, text: str) -> Path:

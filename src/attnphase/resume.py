@@ -15,13 +15,14 @@ any other version, so a run never mixes pieces computed by different code.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
 import math
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import numpy as np
@@ -29,8 +30,8 @@ import numpy as np
 from attnphase.jsonio import decode_exact, encode_exact, to_jsonable
 from attnphase.version import code_version
 
-__all__ = ["CACHE_ENV", "cache_root", "cache_root_error", "Checkpoint", "write_json_atomically", "kept_directory", "computed_once",
-           "read_kept", "keep", "COMPUTED_ONCE_FORMAT", "take_tally"]
+__all__ = ["CACHE_ENV", "cache_root", "cache_root_error", "Checkpoint", "write_json_atomically", "written_atomically",
+           "kept_directory", "computed_once", "read_kept", "keep", "COMPUTED_ONCE_FORMAT", "take_tally"]
 
 CACHE_ENV = "ATTNPHASE_CACHE_DIR"
 
@@ -137,15 +138,26 @@ def _nulls_as_nan(value):
     return value
 
 
-def write_json_atomically(path: Path, obj) -> Path:
-    """Write `obj` as JSON (non-finite floats as null) to a sibling file, then rename it over `path`:
-    a reader, or a run resumed after a kill, never sees a half-written file."""
+@contextlib.contextmanager
+def written_atomically(path: Path) -> Iterator[Path]:
+    """The sibling file to write `path`'s new content to; renamed over `path` when the block ends without an error,
+    removed otherwise (the parent directory is created): a reader, or a run resumed after an interruption, sees the
+    earlier file or the new one, never a half-written one, and no stray sibling is left."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
-    partial.write_text(json.dumps(to_jsonable(obj), indent=1, allow_nan=False))
-    partial.replace(path)
-    return path
+    try:
+        yield partial
+        partial.replace(path)
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+def write_json_atomically(path: Path, obj) -> Path:
+    """Write `obj` as JSON (non-finite floats as null) to `path` (`written_atomically`)."""
+    with written_atomically(path) as partial:
+        partial.write_text(json.dumps(to_jsonable(obj), indent=1, allow_nan=False))
+    return Path(path)
 
 
 COMPUTED_ONCE_FORMAT = 1
@@ -207,16 +219,14 @@ def keep(path: Path, result) -> None:
     json_path.parent.mkdir(parents=True, exist_ok=True)
     array_hash = None
     if arrays:
-        partial = npz_path.with_name(f"{npz_path.name}.{os.getpid()}.partial")
-        with partial.open("wb") as handle:
-            np.savez(handle, **arrays)
-        array_hash = hashlib.sha256(partial.read_bytes()).hexdigest()
-        partial.replace(npz_path)
+        with written_atomically(npz_path) as partial:
+            with partial.open("wb") as handle:
+                np.savez(handle, **arrays)
+            array_hash = hashlib.sha256(partial.read_bytes()).hexdigest()
     record = {"format": COMPUTED_ONCE_FORMAT, "version": code_version(),
               "arrays": npz_path.name if arrays else None, "arrays_sha256": array_hash, "value": encoded}
-    partial = json_path.with_name(f"{json_path.name}.{os.getpid()}.partial")
-    partial.write_text(json.dumps(record, allow_nan=False))
-    partial.replace(json_path)
+    with written_atomically(json_path) as partial:
+        partial.write_text(json.dumps(record, allow_nan=False))
     _kept_here.add(json_path.resolve())
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from attnphase.errors import ParameterError
 from attnphase.jsonio import to_jsonable
+from attnphase.resume import written_atomically
 
 __all__ = ["EXPORT_FORMATS", "write_table"]
 
@@ -85,13 +86,8 @@ def write_table(points: Sequence, path: str | os.PathLike, format: str = "csv") 
         def write(target: Path) -> None:
             pq.write_table(pa.table(arrays), target)
 
-    # Beside the file a symbolic link points to, so that the rename replaces that file, not the link.
-    path = Path(os.path.realpath(path))
-    partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
-    try:
+    # Beside the file a symbolic link points to, so that the rename replaces that file, not the link; interrupted
+    # (Ctrl-C, SIGTERM) or failed, the file at `path` stays as it was.
+    with written_atomically(Path(os.path.realpath(path))) as partial:
         write(partial)
-        partial.replace(path)
-    except BaseException:  # interrupted (Ctrl-C, SIGTERM) or failed: the file at `path` stays as it was
-        partial.unlink(missing_ok=True)
-        raise
     return len(table)

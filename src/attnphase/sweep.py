@@ -178,18 +178,25 @@ class SweepReport:
 
 @contextlib.contextmanager
 def _signals_deferred():
-    """SIGINT and SIGTERM held back inside (main thread only) and delivered on leaving. A signal during a point's
-    COMMIT raised its KeyboardInterrupt just after the row was stored and before it was counted, so an interrupted
-    sweep reported one point fewer than it had written (with cheap points, whose time is mostly the commit, in most
-    interruptions). Blocked, not ignored: the signal is not lost, only taken after the count."""
+    """SIGINT and SIGTERM taken up inside (main thread only) only on leaving, by the handlers they found. A signal
+    during a point's COMMIT raised its KeyboardInterrupt just after the row was stored and before it was counted, so
+    an interrupted sweep reported one point fewer than it had written (with cheap points, whose time is mostly the
+    commit, in most interruptions). Python runs signal handlers in the main thread whichever thread the signal
+    reached (a BLAS or OpenMP worker often), so the handlers are swapped here rather than the signal mask, which is
+    each thread's own: a signal is recorded, and raised again once the handlers are back."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    received: list[int] = []
+    found = {number: signal.signal(number, lambda number, frame: received.append(number))
+             for number in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        for number, handler in found.items():
+            signal.signal(number, signal.SIG_DFL if handler is None else handler)
+        for number in dict.fromkeys(received):  # each once, in the order they came
+            signal.raise_signal(number)
 
 
 class _Recorder:

@@ -23,6 +23,8 @@ HAND_WORKED = [
     (1234.5678, 0.004, 17, 5, "1234.6"),  # 3.24e-6: 5.49
     (1234.5678, 0.004, 3, 3, "1.23e+3"),  # 5 supported, 3 requested
     (581.152372, 0.128, 17, 3, "581"),  # 2.20e-4: 3.66
+    (1.234e-4, 1e-8, 15, 4, "0.0001234"),  # exponent −4: still positional (the %g rule)
+    (1.2349999, 1e-3, 3, 3, "1.23"),  # rounded once, at a precision above the digits (twice: "1.24")
     (1.0, 1e-3, 15, 3, "1.00"),  # error = |value|·10^−3 exactly: the third digit is supported
     (0.5, 0.7, 15, 0, ""),  # error ≥ |value|: no digit (the copy-heads rule printed "0.5")
     (0.5, 0.5, 15, 0, ""),  # error = |value|

@@ -77,6 +77,7 @@ def test_bad_input_is_refused_by_name():
                        (lambda: supported_digits(1.2345, -1e-3, 5), "error"),
                        (lambda: supported_digits(1.2345, -math.inf, 5), "error"),
                        (lambda: supported_digits(1.2345, mpmath.mpf(-1), 5), "error"),
+                       (lambda: supported_digits(1.2345, -10**400, 5), "error"),
                        (lambda: supported_digits(1.2345, None, 5), "error"),
                        (lambda: supported_digits(1.2345, 1e-3, 0), "requested"),
                        (lambda: digit_string(1.2345, 4, 3), "n_digits"),
@@ -139,3 +140,12 @@ def test_the_printed_digits_read_back_within_the_error_and_half_a_unit(value, lo
     assert len(significant) == n, (text, n)
     assert error <= abs(value) * 10.0**-n * slack
     assert n == requested or error * slack > abs(value) * 10.0 ** -(n + 1)
+
+
+def test_integers_beyond_float64_are_taken_exactly():
+    """A Python integer error or value beyond float64's range (10**400) is compared exactly, in mpmath: it raised
+    OverflowError."""
+    assert supported_digits(1.0, 10**400, 5) == 0
+    assert supported_digits(10**400, 3, 5) == 5 and digit_string(10**400, 5, 5) == "1.0000e+400"
+    assert supported_digits(12345, 1, 5) == 4 and digit_string(12345, 4, 5) == "1.235e+4"
+

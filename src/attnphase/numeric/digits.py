@@ -31,7 +31,10 @@ representation, not of the quantity it estimates, so a float64 computation asks 
 
 
 def _real(value):
-    """`value` as a finite float or mpmath number (an mpmath number may lie beyond float64's range)."""
+    """`value` as a finite float or mpmath number (an mpmath number or a Python integer may lie beyond float64's
+    range: an integer is taken exactly, as an mpmath number)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return mpmath.mpf(value)
     if isinstance(value, mpmath.mpf):
         if not mpmath.isfinite(value):
             raise ParameterError("value", value, "a finite real number in (-inf, inf)")
@@ -50,11 +53,13 @@ def supported_digits(value, error, requested: int) -> int:
     number ≥ 0, inf or NaN; requested: an integer ≥ 1. Negative values are ruled by |value|."""
     value = _real(value)
     requested = check_int("requested", requested, 1, None)
+    if isinstance(error, int) and not isinstance(error, bool):
+        error = mpmath.mpf(error)  # exactly: an integer can lie beyond float64's range (10**400)
     if isinstance(error, mpmath.mpf):  # kept in mpmath: it may lie beyond float64's range
         if mpmath.isnan(error) or error == mpmath.inf:
             return 0
         if error < 0:
-            check_real("error", float(error), 0.0)  # refused in the words of a float's refusal
+            raise ParameterError("error", error, "a real number in [0, inf), or inf or NaN (no digit supported)")
     elif isinstance(error, numbers.Real) and not isinstance(error, bool) and (math.isnan(error) or error == math.inf):
         return 0
     else:

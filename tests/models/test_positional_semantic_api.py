@@ -389,3 +389,52 @@ def test_a_branch_absent_at_its_anchor_for_other_parameters_is_carried_to_the_wa
         for branch, guess in (("positional", [q, V, order, -order]), ("semantic", [q, V, order])):
             solution = solve_branch(branch, 1.25, params, nodes_per_dim=8, guess=np.array(guess), stability=False)
             assert not solution.success or solution.q < 1e-12, (branch, q, V, order, solution.q)
+
+
+@pytest.fixture(scope="module")
+def positional_on_six_nodes():
+    """The positional branch at ω = 0.3, α = 1.25 on the 6-node tensor rule, solved once without its stability."""
+    solution = ps.solve_branch("positional", 1.25, ps.Parameters.validated(omega=0.3), nodes_per_dim=6,
+                               stability=False)
+    assert solution.success, solution.message
+    return solution
+
+
+def test_a_branch_whose_order_parameter_vanished_has_collapsed(positional_on_six_nodes):
+    """`branch_loss` says "collapsed" where the branch's own order parameter is below COLLAPSE_LEVEL (|m| for the
+    positional branch, |θ| for the semantic one), and nothing where it is not."""
+    from dataclasses import replace
+
+    from attnphase.models.positional_semantic.branches import COLLAPSE_LEVEL, branch_loss
+
+    params = ps.Parameters.validated(omega=0.3)
+    positional = ps.BranchCoordinates("positional", params)
+    assert branch_loss(positional_on_six_nodes, None, positional) is None
+    assert branch_loss(replace(positional_on_six_nodes, m=0.0), None, positional) == "collapsed"
+    semantic = replace(positional_on_six_nodes, branch="semantic", theta=COLLAPSE_LEVEL / 10)
+    assert branch_loss(semantic, None, ps.BranchCoordinates("semantic", params)) == "collapsed"
+
+
+def test_a_jump_is_measured_against_at_least_a_tenth_of_an_overlap(positional_on_six_nodes):
+    """The jump criterion's size of an overlap coordinate is at least 0.1, so that one near zero may move by 0.01
+    (JUMP_FRACTION of 0.1) from its prediction without being read as a jump, and not by more."""
+    from dataclasses import replace
+
+    from attnphase.models.positional_semantic.branches import branch_loss
+
+    coordinates = ps.BranchCoordinates("positional", ps.Parameters.validated(omega=0.3))
+    state = positional_on_six_nodes.state.copy()
+    state[4] = 0.004  # m₂ near zero
+    solution = replace(positional_on_six_nodes, state=state)
+    prediction = coordinates.from_state(state)
+    prediction[-1] = 0.0  # 0.004 off: within a tenth of 0.1
+    assert branch_loss(solution, prediction, coordinates) is None
+    prediction[-1] = -0.02  # 0.024 off
+    assert branch_loss(solution, prediction, coordinates) == "jumped"
+
+
+def test_a_solve_that_does_not_converge_has_no_stability():
+    """An unconverged fixed-point solve has `stable` None (not computed), not False."""
+    solution = ps.solve_branch("positional", 1.25, ps.Parameters.validated(omega=0.3), nodes_per_dim=4, tol=1e-30,
+                               accept=1e-300)
+    assert not solution.success and solution.stable is None and math.isnan(solution.spectral_radius)

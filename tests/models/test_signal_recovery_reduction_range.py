@@ -115,3 +115,13 @@ def test_a_noise_mass_that_underflows_is_plus_zero():
     text = CliRunner().invoke(main, ["solve", "signal-recovery", "--d", "16", "--L", "64", "--R", "8", "--theta",
                                      "1e4", "--rho", "0.3", "--samples", "256"]).output
     assert "-0" not in text.split("nuisance_mass")[1].split("\n")[0]
+
+
+def test_the_largest_finite_value_reaches_the_last_digit_asked_for():
+    """`largest_finite_value` with rtol = 0 (the large-L check's bound) narrows the bracket to float64's spacing and
+    rounds down to 6 digits: the exact 6-digit bound of a predicate that holds up to it (found off by one in the last
+    digit, 6.86433e-93, without the arithmetic-midpoint steps that follow the geometric ones)."""
+    from attnphase.models.signal_recovery.reduction_range import largest_finite_value
+
+    for bound, given in ((6.86434e-93, 3.45652362355858e-88), (1.23457e154, 1e300), (5.55555e-5, 1.0)):
+        assert largest_finite_value(lambda x: x <= bound, given, rtol=0.0) == bound, bound

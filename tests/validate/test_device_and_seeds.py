@@ -1,3 +1,4 @@
+import os
 from pathlib import Path
 
 import pytest
@@ -90,6 +91,35 @@ def test_using_numba_threads_caps_at_numbas_pool_and_restores():
         with using_numba_threads(1):
             raise RuntimeError("interrupted run")
     assert numba.get_num_threads() == before
+
+
+_NUMBA_COUNT_RESTORED = """
+import numba
+from attnphase.validate.device import using_numba_threads
+
+assert numba.config.NUMBA_NUM_THREADS == 2 and numba.get_num_threads() == 2
+with using_numba_threads(1):
+    assert numba.get_num_threads() == 1
+assert numba.get_num_threads() == 2
+try:
+    with using_numba_threads(1):
+        raise RuntimeError("interrupted run")
+except RuntimeError:
+    pass
+assert numba.get_num_threads() == 2
+print("restored")
+"""
+
+
+def test_using_numba_threads_gives_back_a_count_other_than_the_one_it_set():
+    """With a pool of two the count before the block (2) differs from the one inside (1), so its restoration is seen
+    (in a pool of one, as under NUMBA_NUM_THREADS=1, the test above cannot tell): a process of its own."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _NUMBA_COUNT_RESTORED], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "NUMBA_NUM_THREADS": "2"})
+    assert out.returncode == 0 and out.stdout == "restored\n", out.stderr
 
 
 @pytest.mark.parametrize("source", ["gpu", "", None, 3])

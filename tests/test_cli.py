@@ -439,7 +439,7 @@ def test_a_second_signal_while_the_command_stops_changes_nothing(first, second):
     import signal
 
     out = subprocess.run([sys.executable, "-c", _SECOND_SIGNAL_WHILE_STOPPING, first, second], capture_output=True,
-                         text=True, timeout=60)
+                         text=True, timeout=60, preexec_fn=as_from_a_terminal)
     word = "interrupted" if first == "SIGINT" else "terminated"
     assert out.returncode == 128 + getattr(signal, first), out.stderr
     assert out.stderr.startswith(f"{word}: ") and out.stderr.count("\n") == 1, out.stderr

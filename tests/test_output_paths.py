@@ -211,8 +211,11 @@ def test_reproduce_stopped_by_a_full_disk_names_where_and_prints_one_json_object
     line naming the report directory and the reason, exit 1, and with --json exactly one JSON object saying so."""
     import json
 
+    import os
+
     (tmp_path / "potts").mkdir()
-    (tmp_path / "potts" / "report.md").symlink_to("/dev/full")
+    # a report file is written to a sibling named after the process and renamed: that sibling is /dev/full
+    (tmp_path / "potts" / f"report.md.{os.getpid()}.partial").symlink_to("/dev/full")
     result = CliRunner().invoke(main, ["reproduce", "potts", "--quick", "--out", str(tmp_path),
                                        *(["--json"] if as_json else [])])
     assert result.exit_code == 1, result.output

@@ -782,7 +782,9 @@ def test_a_sweep_interrupted_just_after_a_commit_counts_the_point_it_stored(tmp_
     idle = threading.Event()
     other = threading.Thread(target=idle.wait, daemon=True)  # a thread that may take the signal
     other.start()
-    previous = {signal.SIGINT: signal.getsignal(signal.SIGINT),  # the handler ignores both once it has run
+    # as the command line has them (a test runner started in the background can hand down an ignored SIGINT); the
+    # SIGTERM handler ignores both once it has run
+    previous = {signal.SIGINT: signal.signal(signal.SIGINT, signal.default_int_handler),
                 signal.SIGTERM: signal.signal(signal.SIGTERM, _raise_terminated)}
     started = []
     try:

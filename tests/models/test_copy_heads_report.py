@@ -178,8 +178,9 @@ def _exact(P_exact, error, P_shortcut):
 
 def test_the_threshold_table_names_the_softmax_row_rate_and_gives_the_exact_one_beside_it():
     """Audit q12, finding 1: the softmax P* of the scans is the shortcut row rate's root (259.029… at L = 16), 20%
-    above the exact-row-rate P* (215.235 ± 0.036); the table says which row rate each P* has and gives the exact one
-    with its Sobol error and the shortcut's excess where it was computed, "not computed" elsewhere."""
+    above the exact-row-rate P* (215.235 ± 0.037, the Sobol error 0.0362 rounded up); the table says which row rate
+    each P* has and gives the exact one with its Sobol error and the shortcut's excess where it was computed, "not
+    computed" elsewhere."""
     soft = SimpleNamespace(points=[ScalingPoint(16, 4, 259.0293749667948, "259.029374966795", "first"),
                                    ScalingPoint(64, 4, 1552.6634965724795, "1552.66349657248", "first"),
                                    ScalingPoint(1024, 4, 45789.80806126143, "45789.8080612614", "first")])
@@ -189,9 +190,10 @@ def test_the_threshold_table_names_the_softmax_row_rate_and_gives_the_exact_one_
     rows = thresholds.threshold_table(thresholds.scaling_rows(soft, lin, SimpleNamespace(points=[])), exact)
     by_L = {(r["attention"], r["L"]): r for r in rows}
     assert [by_L[("softmax", L)]["row rate"] for L in (16, 64, 1024)] == ["shortcut"] * 3
-    assert by_L[("softmax", 16)][thresholds.EXACT_COLUMN] == "215.235 ± 0.036"
+    # errors to 2 significant digits, rounded up: 0.036225 -> 0.037, 0.11484 -> 0.12
+    assert by_L[("softmax", 16)][thresholds.EXACT_COLUMN] == "215.235 ± 0.037"
     assert by_L[("softmax", 16)][thresholds.EXCESS_COLUMN] == "+20.3%"
-    assert by_L[("softmax", 64)][thresholds.EXACT_COLUMN] == "1472.08 ± 0.11"
+    assert by_L[("softmax", 64)][thresholds.EXACT_COLUMN] == "1472.08 ± 0.12"
     assert by_L[("softmax", 64)][thresholds.EXCESS_COLUMN] == "+5.47%"
     assert by_L[("softmax", 1024)][thresholds.EXACT_COLUMN] == "not computed"
     assert by_L[("linear", 16)][thresholds.EXACT_COLUMN] == "" and by_L[("linear", 16)]["row rate"] == ""
@@ -211,7 +213,7 @@ def test_the_thresholds_paragraph_names_the_row_rate_and_where_the_order_is_loca
 
 def test_the_report_computes_the_exact_row_rate_at_the_small_sizes():
     """The quick report gives the exact-row-rate P* at L = 16 and 64 at least (about 1 s each on 2 cores) and the
-    full one as well; at L = 16 it is 215.235 ± 0.036 (the CLI's `--row-rate exact`), the shortcut's 259.03 lies
+    full one as well; at L = 16 it is 215.235 ± 0.0362 (the CLI's `--row-rate exact`), the shortcut's 259.03 lies
     20% above."""
     for quick in (True, False):
         assert {16, 64} <= set(thresholds.exact_row_rate_sizes(quick))
@@ -279,3 +281,215 @@ def test_convention_A_losses_are_the_dotted_lines_theory_at_the_chains_P():
     for P, loss in losses.items():
         (dotted,) = [r for r in rows if r["P"] == P and r["global"]]
         assert loss == dotted["loss_gibbs"]
+
+
+# -- audit u16: the report's softmax theory for MALA, its sizes, its error bars, scaling.csv and scaling.png --------
+
+# The quick report's softmax MALA chains (audit u16: order_parameters_simulation.csv, start, c, batch-means error) and
+# the joint row mean field's posterior means there (softmax_row_posterior_means, L = 8, V = 4, lowest well), with the
+# homogeneous saddle point (the black line's global minimum solved there; the audit interpolated 0.7375 at P = 1280).
+_SOFTMAX_CHAINS = {
+    40.0: [("uniform", 0.0266049, 0.0115537), ("copy", -0.000791861, 0.00756955)],
+    640.0: [("uniform", 0.654852, 0.00414197), ("copy", 0.648592, 0.00968983)],
+    1280.0: [("uniform", 0.720553, 0.00537565), ("copy", 0.710007, 0.00600811)],
+}
+_SOFTMAX_THEORY = [  # P, c, c_error, homogeneous c
+    (40.0, 0.030649042, 5.574e-05, -0.0388), (640.0, 0.639073523, 0.00011887, 0.6637),
+    (1280.0, 0.715685360, 0.00010442, 0.7379),
+]
+
+
+def _softmax_rows():
+    sims = [{"attention": "softmax", "algorithm": "mala", "kept": True, "P": P, "start": start, "c_copy": c,
+             "c_copy_sem": sem, "test_loss": 0.1} for P, chains in _SOFTMAX_CHAINS.items() for start, c, sem in chains]
+    sims.append({"attention": "softmax", "algorithm": "adam", "kept": True, "P": 40.0, "start": "prior",
+                 "c_copy": 9.0, "c_copy_sem": 0.0, "test_loss": 9.0})  # not a MALA chain: in no z
+    rows = [{"P": P, "c": c, "c_error": e, "loss_gibbs": 0.5, "loss_gibbs_error": 1e-4, "c_homogeneous": h,
+             "status": "converged"} for P, c, e, h in _SOFTMAX_THEORY]
+    return sims, rows
+
+
+def test_the_softmax_verdict_quotes_z_against_the_theory_for_MALA_not_the_homogeneous_action():
+    """Audit u16 M1: the softmax chains were said to follow the joint row mean field, but only the homogeneous action
+    was shown. Now the paragraph quotes each chain's z against the joint row mean field's posterior means (by hand:
+    P = 40 copy start (−0.000791861 − 0.030649042)/√(0.00756955² + 0.00005574²) = −4.153; P = 640 uniform start
+    +3.81; P = 1280 uniform start +0.91) and says how many lie off the homogeneous saddle point (P = 1280: −3.2 and
+    −4.6, as the audit computed)."""
+    sims, rows = _softmax_rows()
+    text = report.simulation_paragraph(sims, [], {}, rows)
+    softmax = text[text.index("Softmax:"):]
+    z = {(P, start): (c - th) / math.hypot(sem, e) for P, chains in _SOFTMAX_CHAINS.items()
+         for start, c, sem in chains for P_, th, e, _ in _SOFTMAX_THEORY if P_ == P}
+    assert f"{z[(40.0, 'copy')]:.2g}" == "-4.2" and f"{z[(640.0, 'uniform')]:.2g}" == "3.8"
+    assert f"{z[(1280.0, 'uniform')]:.2g}" == "0.91"
+    assert "within 3 combined errors of it for 4 of 6 chains" in softmax, softmax
+    assert "outside it at P = 40 (copy start, z = -4.2), P = 640 (uniform start, z = 3.8)" in softmax
+    assert "(largest |z| 0.98: P = 640, copy start)" in softmax  # (0.648592 − 0.639074)/√(0.00969² + 0.00012²)
+    hom = [(c - h) / sem for P, chains in _SOFTMAX_CHAINS.items() for _, c, sem in chains
+           for P_, _, _, h in _SOFTMAX_THEORY if P_ == P]
+    assert sum(abs(x) > 3 for x in hom) == 4  # P = 40 and 1280, both starts (P = 640: 2.1 and 0.6)
+    assert f"{sum(abs(x) > 3 for x in hom)} of 6 chains lie more than 3 errors from it" in softmax
+    assert f"(z from {min(hom):.2g} to {max(hom):.2g})" in softmax
+    assert "is not the theory for MALA" in softmax and "softmax_row_posterior_means" in softmax
+    rows_ = report.softmax_table(sims, rows)
+    assert [r["z against the theory for MALA"] for r in rows_] == ["-0.35, -4.2", "3.8, 0.98", "0.91, -0.94"]
+
+
+def _legend_labels(ax) -> list[str]:
+    return [t.get_text() for t in ax.get_legend().get_texts()]
+
+
+def test_the_figure_labels_the_homogeneous_line_for_what_it_is_and_draws_the_softmax_theory_for_MALA():
+    """Audit u16 M1: the black softmax line was labelled "theory for MALA" though the chains lie 3–4.6 errors below
+    it. Now it is the homogeneous action's saddle point, and the joint row mean field's posterior means are drawn at
+    the simulated P (green, with their errors), labelled "theory for MALA", in the c and the loss panels."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    sims, rows = _softmax_rows()
+    theory = [{"attention": a, "read_out": ro, "remainder": rem, "P": P, "global": True, "c_uniform": 1.0,
+               "c_copy": 0.1 * k, "loss_gibbs": 1.0 / (k + 1), "loss_mean_predictor": 0.5 / (k + 1)}
+              for a in ("softmax", "linear")
+              for ro, rem in (("integrated", "map"), ("map", "map"), ("integrated", "entropy"))
+              for k, P in enumerate((40.0, 640.0, 1280.0))]
+    fig = report._order_parameter_figure(plt, theory, sims, [], 8, 4, rows)
+    try:
+        ax_c, ax_l = fig.axes[0], fig.axes[2]  # the softmax column: c above, the loss below
+        assert ax_c.get_title().startswith("softmax")
+        labels = _legend_labels(ax_c)
+        assert f"{report.SOFTMAX_HOMOGENEOUS}: global minimum" in labels
+        assert "saddle point of the homogeneous action" in report.SOFTMAX_HOMOGENEOUS
+        assert [label for label in labels if "theory for MALA" in label] == [report.SOFTMAX_MALA_THEORY]
+        assert "joint row mean field" in report.SOFTMAX_MALA_THEORY
+        green = [line for line in ax_c.get_lines() if line.get_label() == report.SOFTMAX_MALA_THEORY]
+        (line,) = green or [c.lines[0] for c in ax_c.containers if c.get_label() == report.SOFTMAX_MALA_THEORY]
+        assert list(line.get_xdata()) == [r["P"] for r in rows] and list(line.get_ydata()) == [r["c"] for r in rows]
+        assert report.SOFTMAX_MALA_THEORY in _legend_labels(ax_l)
+    finally:
+        plt.close(fig)
+
+
+@pytest.mark.slow
+def test_the_softmax_theory_for_MALA_is_what_simulate_compares_with_and_the_pages_value():
+    """The report's theory for the softmax chains is `simulate --fluctuations`' (the joint row mean field's lowest
+    well) and, at P = 400, the page's 0.577 (three digits printed), with the homogeneous action's 0.603 beside it
+    (about 3 s)."""
+    (row,) = report.softmax_mala_theory(8, 4, [400])
+    means = api.softmax_row_posterior_means(8, 4, 400.0)
+    well = min(means.wells, key=lambda w: w.free_energy)
+    assert row["c"] == well.c_mean and row["c_error"] == well.error and row["status"] == "converged"
+    assert abs(row["c"] - 0.577) <= 0.0005 + 3 * row["c_error"], row
+    assert abs(row["c_homogeneous"] - 0.603) <= 0.0005, row
+    assert 0 < row["c_error"] < 1e-3
+
+
+def test_the_first_line_says_which_simulation_runs_at_which_size():
+    """Audit u16 L2: "L = 8, V = 4 for the simulations" while the hysteresis chains ran at L = 32 and the windows at
+    L = 32 and 64."""
+    numbers = {"hysteresis": [{"L": 32}] * 6, "windows": [{"L": 32}, {"L": 64}]}
+    text = report.simulation_sizes(8, 4, numbers)
+    assert "L = 8, V = 4 for the order-parameter runs against P" in text
+    assert "L = 32, V = 4 for the hysteresis MALA chains" in text
+    assert "L = 32 and 64, V = 4 for the row mean field's windows" in text and "bimodality" not in text
+    full = {"hysteresis": [{"L": 32}, {"L": 128}], "windows": [{"L": L} for L in (32, 64, 128, 256)],
+            "bimodality": {"L": 64}}
+    text = report.simulation_sizes(8, 4, full)
+    assert "L = 32 and 128, V = 4 for the hysteresis" in text and "L = 32, 64, 128 and 256, V = 4" in text
+    assert "L = 64, V = 4 for the bimodality MALA chains" in text
+
+
+@pytest.mark.parametrize("error, decimals, text", [
+    (0.05499062774793742, 2, "0.06"),   # audit u16 L3: the L = 32 barrier's error, printed 0.05 before
+    (0.045996554944143786, 2, "0.05"),  # the L = 64 barrier's
+    (0.05, 2, "0.05"),                   # an error that is a printed value stays it
+    (0.0362249, 3, "0.037"), (3e-7, 8, "0.00000030"), (0.0, 2, "0.00"),
+])
+def test_errors_are_rounded_up(error, decimals, text):
+    assert thresholds.error_rounded_up(error, decimals) == text
+
+
+def test_a_rounded_up_error_is_never_below_the_error_and_within_one_unit_of_it():
+    rng = np.random.default_rng(5)
+    for error in 10.0 ** rng.uniform(-7, 1, 300):
+        for decimals in (2, 4, 8):
+            shown = float(thresholds.error_rounded_up(error, decimals))
+            assert error <= shown < error + 10.0**-decimals + 1e-15, (error, decimals, shown)
+    for value, error in ((0.7156853600248487, 0.00010441722622701034), (0.4, 0.0083001)):
+        text = thresholds.value_with_error(value, error)
+        shown = float(text.split(" ± ")[1])
+        assert shown >= error and len(text.split(" ± ")[1].lstrip("0.")) == 2, text
+
+
+def test_the_mean_field_barrier_cells_are_the_pages_with_the_error_rounded_up():
+    """Audit u16 L3: 0.2034 ± 0.05499 was printed "0.20 ± 0.05"; the page (mean-field windows table) prints the same
+    barriers as 0.20 ± 0.06 and 5.20 ± 0.05."""
+    from attnphase.reproduce.copy_heads_sampling import barrier_with_error
+
+    text = DOCS.read_text()
+    text = text[text.index("| L | two minima (window) | coexistence P | barrier there |"):]
+    cells = {L: re.search(rf"^\| {L} \| [^|]+\| [^|]+\| ([^|]+) \|", text, re.M).group(1).strip() for L in (32, 64)}
+    assert barrier_with_error(0.20340396156775142, 0.05499062774793742) == cells[32] == "0.20 ± 0.06"
+    assert barrier_with_error(5.199142031873151, 0.045996554944143786) == cells[64] == "5.20 ± 0.05"
+    assert barrier_with_error(None, None) == "" and barrier_with_error(1.0, math.nan) == "1.00 (no error)"
+
+
+def test_scaling_csv_says_which_scan_each_row_belongs_to_and_repeats_no_row():
+    """Audit u16 L4: the linear L = 4096, V = 4 row appeared twice, identical (end of the scan in L, start of the scan
+    in V). Each row now names its scan; no (attention, L, V, scan) repeats, and each scan is read from its own rows."""
+    lin = SimpleNamespace(points=[ScalingPoint(L, 4, 17.0, "17", "second", 1e3) for L in (1024, 4096)])
+    linV = SimpleNamespace(points=[ScalingPoint(4096, V, 17.0 * V * V / 16, "x", "second", 1e5) for V in (4, 8)])
+    soft = SimpleNamespace(points=[ScalingPoint(4096, 4, 2.3e5, "234218", "first")])
+    rows = thresholds.scaling_rows(soft, lin, linV)
+    keys = [(r["attention"], r["L"], r["V"], r["scan"]) for r in rows]
+    assert len(keys) == len(set(keys)) == 5
+    assert [r["V"] for r in rows if r["scan"] == thresholds.SCAN_V] == [4, 8]
+    assert [r["L"] for r in rows if r["attention"] == "linear" and r["scan"] == thresholds.SCAN_L] == [1024, 4096]
+    assert len(thresholds.threshold_table(rows)) == 4  # the report's table shows the shared threshold once
+
+
+def test_the_scaling_axes_label_every_size_of_a_short_scan():
+    """Audit u16 L10: the V axis (V = 4…64) had one tick label, 10¹. Each scan's sizes label its axis (at most 9
+    labels, every k-th, ending at the largest size, on a long scan)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from attnphase.models.copy_heads.results import ScalingResult
+    from attnphase.results import Status
+
+    def labels(variable, sizes):
+        points = [ScalingPoint(4096 if variable == "V" else s, s if variable == "V" else 4, 10.0 * s, "", "second")
+                  for s in sizes]
+        fixed = {"L": 4096} if variable == "V" else {"V": 4}
+        fig = api.plot_scaling(ScalingResult("linear", variable, fixed, tuple(points), {}, None, Status.CONVERGED, ""))
+        try:
+            fig.canvas.draw()
+            ax = fig.axes[0]
+            lo, hi = ax.get_xlim()
+            shown = [t for t in ax.get_xticklabels() if t.get_text() and lo <= t.get_position()[0] <= hi]
+            return [t.get_text() for t in shown], [t.get_text() for t in ax.get_xticklabels(minor=True) if t.get_text()]
+        finally:
+            plt.close(fig)
+
+    assert labels("V", [4, 8, 16, 32, 64]) == (["4", "8", "16", "32", "64"], [])
+    major, minor = labels("L", [2**k for k in range(4, 21)])
+    assert major == [str(2**k) for k in range(4, 21, 2)] and not minor  # 17 sizes: every second one, 9 labels
+
+
+def test_the_softmax_law_and_the_coverage_define_their_symbols_and_name_their_measures():
+    """Audit u16 L10: ε and σ² in L ln²L/(4εσ²) were undefined, and the three coverage numbers were named only in a
+    parenthesis."""
+    fit = SimpleNamespace(variable="L", n=4, exponent=0.8737, statistical_low=0.8106, statistical_high=0.9369)
+    text = report.softmax_law_line("holds", fit, [16, 64, 256, 1024, 4096], 1.0)
+    first = text.index("4εσ²")
+    assert text.index("ε = 1 − 1/V") > first and "0.75 at V = 4" in text
+    assert "σ² the prior variance of one attention score (1)" in text
+    assert text.count("ε = ") == 1 and "L = 64…4096 (4 points)" in text
+    cov = SimpleNamespace(variance_fraction=0.974, pca_top2_fraction=0.984, second_moment_fraction=0.995)
+    sentence = report.coverage_sentence({"softmax": cov})
+    assert "softmax: variance 0.974, best plane (top-2 PCA) 0.984, second moment 0.995." in sentence
+    exact = [(16, 4, _exact(215.2, 0.04, 259.0))]
+    assert "σ² the prior variance of one attention score" in thresholds.thresholds_paragraph(True, exact, 1.0)

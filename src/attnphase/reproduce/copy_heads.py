@@ -41,6 +41,21 @@ from attnphase.reproduce.copy_heads_thresholds import (
     scaling_rows, scan_sizes, threshold_table, thresholds_paragraph, value_with_error,
 )
 
+def softmax_law_line(verdict: str, fit, Ls, score_variance: float, V: int = 4) -> str:
+    """The softmax item of "Claimed laws": the verdict by the corrected ratio, its criterion with every symbol
+    defined where it is first used (ε, σ², C), and the plain fit of P*/ln²L that is not the verdict."""
+    return (
+        f"* softmax: {verdict}. P* here is the root with the large-L shortcut row rate, the rate the large-L "
+        "analysis is about (its excess over the exact row rate: \"Thresholds\"). Criterion: the large-L analysis "
+        "gives P* = L ln²L/(4εσ²)·C(ln L), with ε = 1 − 1/V (the probability that two independent tokens differ; "
+        f"{1 - 1 / V:g} at V = {V}) and σ² the prior variance of one attention score ({score_variance:g}), and "
+        "C(ℓ) = 1 + (2 ln ℓ + 4σ² + 2 − 2 ln 2)/ℓ + O(ln²ℓ/ℓ²); the law holds when the corrected ratio "
+        "P*/(L ln²L/(4εσ²)·C(ln L)) tends to 1 at that rate. "
+        f"(A plain log-log fit of P*/ln²L — the L ln²L law is P*/ln²L ~ L^1 — over {fit_range(fit, Ls)} at V = {V} "
+        f"gives the exponent {fit.exponent:.4f} [{fit.statistical_low:.4f}, {fit.statistical_high:.4f}] against the "
+        "claimed 1: biased low by the slowly decaying log corrections; it is not the verdict.)")
+
+
 def convention_rows(table, L_values, V_values, L_fixed, V_fixed=4, conventions=None) -> list[dict]:
     """One row per (convention, attention, fitted law) of a `convention_table` computed at L_values (V = V_fixed)
     and V_values (L = L_fixed): exponent, band, the sizes fitted and the verdict (`claim_verdict`; softmax:
@@ -74,8 +89,12 @@ def convention_rows(table, L_values, V_values, L_fixed, V_fixed=4, conventions=N
 AGREEMENT_SIGMAS = 3.0  # the band of a chain's c against the posterior means (as `simulate`'s comparisons)
 
 
+def _mala_chains(sims, attention: str = "linear") -> list[dict]:
+    return [r for r in sims if r["attention"] == attention and r["algorithm"] == "mala" and r["kept"]]
+
+
 def _linear_mala_chains(sims) -> list[dict]:
-    return [r for r in sims if r["attention"] == "linear" and r["algorithm"] == "mala" and r["kept"]]
+    return _mala_chains(sims, "linear")
 
 
 def convention_A_losses(L, V, sims) -> dict[float, float]:
@@ -85,23 +104,24 @@ def convention_A_losses(L, V, sims) -> dict[float, float]:
             for P in sorted({r["P"] for r in _linear_mala_chains(sims)})}
 
 
-def chain_z_scores(sims, posterior_rows) -> list[dict]:
-    """Each kept linear MALA chain's c against the posterior means at its P: z = (c − c_theory)/√(sem² + error²), the
-    chain's batch-means error and the posterior means' Monte Carlo error combined."""
+def chain_z_scores(sims, posterior_rows, attention: str = "linear", key: str = "c") -> list[dict]:
+    """Each kept MALA chain of `attention` against the theory row at its P: z = (c − c_theory)/√(sem² + error²), the
+    chain's batch-means error and the theory's error (`key` + "_error"; 0 when the row has none) combined. Linear: the
+    posterior means (`linear_posterior_means`); softmax: the joint row mean field's posterior means (key "c") or the
+    homogeneous action's saddle point (key "c_homogeneous", no error)."""
     theory = {r["P"]: r for r in posterior_rows if r["status"] == "converged"}
     return [{"P": r["P"], "start": r["start"],
-             "z": (r["c_copy"] - theory[r["P"]]["c"]) / math.hypot(r["c_copy_sem"], theory[r["P"]]["c_error"])}
-            for r in _linear_mala_chains(sims) if r["P"] in theory]
+             "z": (r["c_copy"] - theory[r["P"]][key])
+                  / math.hypot(r["c_copy_sem"], theory[r["P"]].get(f"{key}_error", 0.0))}
+            for r in _mala_chains(sims, attention) if r["P"] in theory]
 
 
-def simulation_paragraph(sims, posterior_rows, losses_A: dict[float, float]) -> str:
-    """The text above the order-parameter figure; its two statements about the linear runs are computed from this
-    run's numbers: how the chains' c compare with the posterior means (z of each chain, `chain_z_scores`) and how far
-    Convention A's Gibbs loss lies below the sampled test loss at each P."""
-    zs = chain_z_scores(sims, posterior_rows)
+def _z_verdict(zs, what: str) -> str:
+    """"the MALA chains' c lies within 3 combined errors of <what> for k of n chains (largest |z| …); outside it
+    at …"."""
     outside = [z for z in zs if abs(z["z"]) > AGREEMENT_SIGMAS]
     within = [z for z in zs if abs(z["z"]) <= AGREEMENT_SIGMAS]
-    verdict = (f"the MALA chains' c lies within {AGREEMENT_SIGMAS:g} combined errors of them for {len(within)} of "
+    verdict = (f"the MALA chains' c lies within {AGREEMENT_SIGMAS:g} combined errors of {what} for {len(within)} of "
                f"{len(zs)} chains")
     if within:
         worst = max(within, key=lambda z: abs(z["z"]))
@@ -109,6 +129,37 @@ def simulation_paragraph(sims, posterior_rows, losses_A: dict[float, float]) -> 
     if outside:
         verdict += "; outside it at " + ", ".join(f"P = {z['P']:g} ({z['start']} start, z = {z['z']:.2g})"
                                                   for z in outside)
+    return verdict
+
+
+SOFTMAX_MALA_THEORY = "posterior means, joint row mean field (theory for MALA)"
+SOFTMAX_HOMOGENEOUS = "saddle point of the homogeneous action (W integrated)"
+
+
+def softmax_mala_theory(L, V, P_values) -> list[dict]:
+    """The theory the softmax MALA chains are compared with, at each P: the posterior means of c and of the Gibbs
+    loss over the lowest well (least free energy) of the row mean field with the joint row density, with their
+    quadrature errors (`softmax_row_posterior_means`; what `simulate copy-heads --attention softmax --fluctuations`
+    compares with), and beside it the homogeneous action's global minimum c_homogeneous (the figure's black line,
+    solved at the same P)."""
+    rows = []
+    for P in sorted({float(P) for P in P_values}):
+        means = api.softmax_row_posterior_means(L, V, P)
+        well = min(means.wells, key=lambda w: w.free_energy)
+        rows.append({"P": P, "c": well.c_mean, "c_error": well.error, "loss_gibbs": well.loss_gibbs_mean,
+                     "loss_gibbs_error": well.loss_gibbs_error, "c_mode": well.c_mode, "wells": len(means.wells),
+                     "c_homogeneous": api.solve("softmax", L, V, P, api.DEFAULT).global_minimum.c_copy,
+                     "status": str(means.status)})
+    return rows
+
+
+def simulation_paragraph(sims, posterior_rows, losses_A: dict[float, float], softmax_rows=()) -> str:
+    """The text above the order-parameter figure; its statements about the runs are computed from this run's
+    numbers: how the linear chains' c compare with the posterior means (z of each chain, `chain_z_scores`), how far
+    Convention A's Gibbs loss lies below the sampled test loss at each P, and (softmax_rows, `softmax_mala_theory`)
+    how the softmax chains' c compare with the joint row mean field's posterior means and with the homogeneous
+    action's saddle point."""
+    verdict = _z_verdict(chain_z_scores(sims, posterior_rows), "them")
     verdict += " (errors: one chain's batch means, not independent chains; no finite-P term is claimed)"
     ratios = []
     for P, loss_A in losses_A.items():
@@ -118,13 +169,77 @@ def simulation_paragraph(sims, posterior_rows, losses_A: dict[float, float]) -> 
     ratio_text = ", ".join(f"{ratio:.2g}× (P = {P:g})" for P, ratio in ratios)
     below = (f"the sampled test loss is {ratio_text} its Gibbs loss" if ratios
              else "no linear MALA chain to compare its Gibbs loss with")
+    softmax = ("Softmax: the theory for the sampled posterior is the posterior mean over the lowest well of the row "
+               "mean field with the joint row density (each row's fluctuations kept; green; "
+               "`softmax_row_posterior_means`, what `simulate copy-heads --attention softmax --fluctuations` compares "
+               "with; docs)")
+    if softmax_rows:
+        joint = chain_z_scores(sims, softmax_rows, "softmax")
+        hom = chain_z_scores(sims, softmax_rows, "softmax", key="c_homogeneous")
+        hom_out = [z for z in hom if abs(z["z"]) > AGREEMENT_SIGMAS]
+        softmax += (f": {_z_verdict(joint, 'it')} (z: the chain's c minus the theory over its batch-means error "
+                    "and the theory's quadrature error combined). The homogeneous action (black; its saddle point, "
+                    "every row at the same logit; its row rate the large-L shortcut, which needs L ≫ e^{σ²}) is not "
+                    f"the theory for MALA: {len(hom_out)} of {len(hom)} chains lie more than {AGREEMENT_SIGMAS:g} "
+                    "errors from it"
+                    + (f" (z from {min(z['z'] for z in hom):.2g} to {max(z['z'] for z in hom):.2g})" if hom else "")
+                    + ".")
+    else:
+        softmax += "; no softmax MALA chain to compare it with."
     return ("MALA = Metropolis-adjusted Langevin on (scores, W, bias) at beta = 1; Adam keeps runs within "
             "max(1, 1e-3|U_best|) of the best objective per P. Linear attention: the theory for the sampled posterior "
             "is the remainder-entropy convention with one row sum per row, averaged over the order parameters' own "
             f"fluctuations (green; `linear_posterior_means`; docs): {verdict}. Convention A (saddle point over G) is "
-            f"drawn dotted for reference: {below}. Softmax: the homogeneous action (black; its row rate the large-L "
-            "shortcut, which needs L ≫ e^{σ²}) is the saddle point of every row; at L = 8 the sampled copy strength "
-            "follows the row mean field with the joint row density instead (docs).")
+            f"drawn dotted for reference: {below}. " + softmax)
+
+
+def softmax_table(sims, softmax_rows) -> list[dict]:
+    """The report's softmax table: per P, the theory for MALA (joint row mean field's posterior means of c and of the
+    Gibbs loss, with their errors), the homogeneous saddle point's c, each kept MALA chain's c and its z against
+    both."""
+    joint = chain_z_scores(sims, softmax_rows, "softmax")
+    hom = chain_z_scores(sims, softmax_rows, "softmax", key="c_homogeneous")
+    return [{"P": row["P"], "theory for MALA: c": value_with_error(row["c"], row["c_error"]),
+             "theory for MALA: Gibbs loss": value_with_error(row["loss_gibbs"], row["loss_gibbs_error"]),
+             "homogeneous saddle point c": f"{row['c_homogeneous']:.4f}",
+             "MALA c (each chain)": ", ".join(f"{r['c_copy']:.3f} ± {r['c_copy_sem']:.3f}"
+                                            for r in _mala_chains(sims, "softmax") if r["P"] == row["P"]),
+             "z against the theory for MALA": ", ".join(f"{z['z']:.2g}" for z in joint if z["P"] == row["P"]),
+             "z against the homogeneous saddle point": ", ".join(f"{z['z']:.2g}" for z in hom if z["P"] == row["P"])}
+            for row in softmax_rows]
+
+
+def coverage_sentence(coverages) -> str:
+    """The coverage of the chain-mean attention matrices by the order-parameter plane, each of its three measures
+    named beside its number (`network.coverage`)."""
+    return ("Coverage of the chain-mean attention matrices by the order-parameter plane span{U, S − U}, per "
+            "activation: the fraction of their variance about the pooled mean that the plane holds; the same fraction "
+            "for the best plane, their top two principal components (the most any plane can hold); and the fraction "
+            "of their second moment (‖P G‖²/‖G‖²) that the plane holds: "
+            + "; ".join(f"{a}: variance {cv.variance_fraction:.3f}, best plane (top-2 PCA) "
+                        f"{cv.pca_top2_fraction:.3f}, second moment {cv.second_moment_fraction:.3f}"
+                        for a, cv in coverages.items()) + ".")
+
+
+def simulation_sizes(L, V, hysteresis_numbers) -> str:
+    """Which simulation and which theory window runs at which size (the order-parameter runs at L, V; the
+    hysteresis chains, the row mean field's windows and the bimodality chains at their own L), read from the
+    numbers the sections computed."""
+    def sizes(values):
+        values = sorted(set(values))
+        return (", ".join(map(str, values[:-1])) + " and " if len(values) > 1 else "") + str(values[-1])
+
+    parts = [f"L = {L}, V = {V} for the order-parameter runs against P (MALA and Adam, section \"Simulation against "
+             "theory\")"]
+    chains = [r["L"] for r in hysteresis_numbers.get("hysteresis", ())]
+    if chains:
+        parts.append(f"L = {sizes(chains)}, V = 4 for the hysteresis MALA chains")
+    windows = [w["L"] for w in hysteresis_numbers.get("windows", ())]
+    if windows:
+        parts.append(f"L = {sizes(windows)}, V = 4 for the row mean field's windows (no simulation)")
+    if hysteresis_numbers.get("bimodality"):
+        parts.append(f"L = {hysteresis_numbers['bimodality']['L']}, V = 4 for the bimodality MALA chains")
+    return "Sizes: " + "; ".join(parts) + "."
 
 
 def _theory_curves(attention, L, V, P_grid, conv):
@@ -169,10 +284,11 @@ def _simulation_table(sims: list[dict]) -> list[dict]:
     return rows
 
 
-def _order_parameter_figure(plt, theory, sims, posterior_rows, L, V):
+def _order_parameter_figure(plt, theory, sims, posterior_rows, L, V, softmax_rows=()):
     """c (and t) and the test loss against P for both activations: each theory's global minimum as a line broken
     at first-order jumps, its other stable minima as labelled points, the simulations on top; legends beside the
-    panels, where they cover no curve."""
+    panels, where they cover no curve. The theory for MALA (green) is drawn in both columns: linear, the posterior
+    means (posterior_rows); softmax, the joint row mean field's posterior means at the simulated P (softmax_rows)."""
     fig, axes = plt.subplots(2, 2, figsize=(15, 8.5), sharex=True)
     for col, attention in enumerate(("softmax", "linear")):
         ax_c, ax_l = axes[0, col], axes[1, col]
@@ -180,7 +296,7 @@ def _order_parameter_figure(plt, theory, sims, posterior_rows, L, V):
             styles = [("integrated", "entropy", "tab:purple", "remainder entropy, shared row sum (saddle point)"),
                       ("integrated", "map", "k", "Convention A (MAP over G): not realised by sampling")]
         else:
-            styles = [("integrated", "map", "k", "homogeneous rows, W integrated (theory for MALA)")]
+            styles = [("integrated", "map", "k", SOFTMAX_HOMOGENEOUS)]
         styles.append(("map", "map", "tab:gray", "joint MAP (theory for Adam)"))
         for read_out, remainder, color, label in styles:
             rows = [r for r in theory if r["attention"] == attention and r["read_out"] == read_out and r["remainder"] == remainder]
@@ -203,6 +319,13 @@ def _order_parameter_figure(plt, theory, sims, posterior_rows, L, V):
             ax_c.plot([r["P"] for r in ok], [r["t"] for r in ok], "--", color="tab:green", lw=1)
             ax_l.errorbar([r["P"] for r in ok], [r["loss_gibbs"] for r in ok], yerr=[r["loss_gibbs_error"] for r in ok],
                           fmt="-", color="tab:green", label="posterior means (theory for MALA)")
+        elif softmax_rows:
+            ok = [r for r in softmax_rows if r["status"] == "converged"]
+            ax_c.errorbar([r["P"] for r in ok], [r["c"] for r in ok], yerr=[r["c_error"] for r in ok], fmt="-",
+                          color="tab:green", label=SOFTMAX_MALA_THEORY)
+            ax_l.errorbar([r["P"] for r in ok], [r["loss_gibbs"] for r in ok],
+                          yerr=[r["loss_gibbs_error"] for r in ok], fmt="-", color="tab:green",
+                          label=SOFTMAX_MALA_THEORY)
         for algorithm, marker, color in (("mala", "o", "tab:blue"), ("adam", "s", "tab:orange")):
             for start, fill in (("uniform", "none"), ("copy", None), ("prior", None)):
                 rows = [r for r in sims if r["attention"] == attention and r["algorithm"] == algorithm and r["start"] == start
@@ -275,8 +398,15 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
     posterior_rows = [{"P": pm.P, **dataclasses.asdict(pm.means),
                        **{f"{k}_error": v for k, v in dataclasses.asdict(pm.errors).items()}, "status": str(pm.status)}
                       for pm in posterior]
+    # softmax: what the sampled network follows is the joint row mean field's posterior means (docs: "Simulation
+    # against theory"), about 1.5 s per P at L = 8
+    softmax_P = sorted({r["P"] for r in _mala_chains(sims, "softmax")})
+    softmax_rows = computed_once(
+        out_dir / "theory" / f"softmax_row_posterior_means_L{L}_V{V}_{len(softmax_P)}P.result",
+        lambda: softmax_mala_theory(L, V, softmax_P))
     write_csv(out_dir / "order_parameters_theory.csv", theory)
     write_csv(out_dir / "order_parameters_linear_posterior_means.csv", posterior_rows)
+    write_csv(out_dir / "order_parameters_softmax_posterior_means.csv", softmax_rows)
 
     # -- scaling ---------------------------------------------------------------------------------------
     Ls, Vs, conv_L, conv_V, conv_L_fixed = scan_sizes(quick)
@@ -310,8 +440,8 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
         hysteresis_numbers["bimodality"] = bimodality_numbers
 
     # -- report ----------------------------------------------------------------------------------------
-    report.paragraph(f"P counts target tokens, loss summed, beta = 1 (n = P); L = {L}, V = {V} for the simulations; "
-                     f"{'quick' if quick else 'full'} run.")
+    report.paragraph(f"P counts target tokens, loss summed, beta = 1 (n = P); {'quick' if quick else 'full'} run. "
+                     + simulation_sizes(L, V, hysteresis_numbers))
     report.heading("Thresholds")
     report.paragraph(thresholds_paragraph(quick, exact, api.DEFAULT.sigma2))
     report.table(threshold_table(scal_rows, exact))
@@ -326,13 +456,7 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
                 f"slope), holds: {claim_verdict(fit)}")
 
     report.paragraph(
-        f"* softmax: {verdict}. P* here is the root with the large-L shortcut row rate, the rate the large-L "
-        "analysis is about (its excess over the exact row rate: \"Thresholds\"). Criterion: the large-L analysis "
-        "gives P* = L ln²L/(4εσ²)·C(ln L) with C(ℓ) = 1 + (2 ln ℓ + 4σ² + 2 − 2 ln 2)/ℓ + O(ln²ℓ/ℓ²), and the law "
-        "holds when the corrected ratio tends to 1 at that rate. "
-        f"(A plain log-log fit of P*/ln²L — the L ln²L law is P*/ln²L ~ L^1 — over {fit_range(f, Ls)} at V = 4 gives the "
-        f"exponent {f.exponent:.4f} [{f.statistical_low:.4f}, {f.statistical_high:.4f}] against the claimed 1: biased "
-        "low by the slowly decaying log corrections; it is not the verdict.)\n"
+        softmax_law_line(verdict, f, Ls, api.DEFAULT.sigma2) + "\n"
         + law_line("linear transition vs L (claim: no L dependence, exponent 0)", lin.fit["P_star"], Ls, "V = 4") + "\n"
         + law_line("linear transition vs V (claim 2)", linV.fit["P_star"], Vs, "L = 4096") + "\n"
         + law_line("linear crossover vs L (claim 3/2)", lin.fit["P_crossover"], Ls, "V = 4") + "\n"
@@ -369,9 +493,13 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
     report.heading("Simulation against theory")
     losses_A = dict(computed_once(out_dir / "theory" / f"convention_A_losses_L{L}_V{V}_{len(P_sim)}P.result",
                                   lambda: list(convention_A_losses(L, V, sims).items())))
-    report.paragraph(simulation_paragraph(sims, posterior_rows, losses_A))
-    sim_data = [dict(r, kind="simulation") for r in sims] + [dict(r, kind="theory") for r in theory]
-    report.figure(_order_parameter_figure(plt, theory, sims, posterior_rows, L, V), "order_parameters_and_loss",
+    report.paragraph(simulation_paragraph(sims, posterior_rows, losses_A, softmax_rows))
+    sim_data = ([dict(r, kind="simulation") for r in sims] + [dict(r, kind="theory") for r in theory]
+                + [{"attention": "softmax", "kind": "theory for MALA (joint row mean field, posterior means)",
+                    "P": r["P"], "c_copy": r["c"], "c_copy_error": r["c_error"], "loss_gibbs": r["loss_gibbs"],
+                    "loss_gibbs_error": r["loss_gibbs_error"]} for r in softmax_rows])
+    report.figure(_order_parameter_figure(plt, theory, sims, posterior_rows, L, V, softmax_rows),
+                  "order_parameters_and_loss",
                   "Copy strength (linear: and uniform strength, dashed) and test loss against P; theory lines stop at "
                   "first-order jumps, crosses are the theories' other (metastable) minima.", sim_data)
     report.paragraph("Linear attention, posterior means against each MALA chain:")
@@ -385,10 +513,15 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
                   for row in posterior_rows])
     report.paragraph("(theory errors: Monte Carlo of the posterior means; chain errors: batch means of one chain; z: "
                      "the chain's c minus the theory over the two errors combined. No "
-                     "finite-P term is claimed.) Coverage of the chain-mean attention matrices by span{U, S − U} "
-                     "(fraction of their variance about the pooled mean; top-2 PCA; second moment): "
-                     + "; ".join(f"{a} {cv.variance_fraction:.3f} / {cv.pca_top2_fraction:.3f} / "
-                                 f"{cv.second_moment_fraction:.3f}" for a, cv in coverages.items()))
+                     "finite-P term is claimed.)")
+    report.paragraph("Softmax attention, the theory for MALA (posterior means over the joint row mean field's lowest "
+                     "well) and the homogeneous action's saddle point against each MALA chain:")
+    report.table(softmax_table(sims, softmax_rows))
+    report.paragraph("(theory errors: quadrature of the posterior means; chain errors: batch means of one chain; z: "
+                     "the chain's c minus the theory over the two errors combined; the homogeneous saddle point has no "
+                     "error. No finite-P term is claimed.) Data: [`order_parameters_softmax_posterior_means.csv`]"
+                     "(order_parameters_softmax_posterior_means.csv)")
+    report.paragraph(coverage_sentence(coverages))
     report.paragraph("Kept runs, one row per (attention, algorithm, P, start): identical optima are counted, not repeated.")
     report.table(_simulation_table(sims), "order_parameters_simulation.csv")
     fig, caption, data = hysteresis_figure

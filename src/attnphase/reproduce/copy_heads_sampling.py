@@ -18,9 +18,10 @@ import numpy as np
 
 from attnphase.api import copy_heads as api
 from attnphase.report import write_csv
+from attnphase.reproduce.copy_heads_thresholds import error_rounded_up
 from attnphase.reproduce.read_back import computed_once
 
-__all__ = ["hysteresis", "bimodality", "mean_field_barriers"]
+__all__ = ["hysteresis", "bimodality", "mean_field_barriers", "barrier_with_error"]
 
 
 def _homogeneous_minima(L, V, P, conv=api.DEFAULT):
@@ -46,6 +47,17 @@ def mean_field_barriers(mf) -> str:
     if not mf.barriers:
         return "none (one minimum)" if len(mf.minima) == 1 else f"none ({len(mf.minima)} minima, no saddle found)"
     return " ".join(f"{b.from_uniform_side:.2f}/{b.from_copy_side:.2f}" for b in mf.barriers)
+
+
+def barrier_with_error(barrier, error) -> str:
+    """The mean-field barrier's table cell, "b ± e" to 2 decimals with the error rounded up (0.05499 is "0.06", as
+    the page prints it: an error bar is never shown smaller than it is); "" without a barrier, "(no error)" without
+    a finite error."""
+    if barrier is None:
+        return ""
+    if error is None or not math.isfinite(error):
+        return f"{barrier:.2f} (no error)"
+    return f"{barrier:.2f} ± {error_rounded_up(error, 2)}"
 
 
 def _mean_field_windows(window_Ls, V, factors) -> list[dict]:
@@ -197,8 +209,7 @@ def hysteresis(out_dir, quick, device, plt):
     for w in windows:
         win = (f"[{w['mean_field_window_low']:.0f}, {w['mean_field_window_high']:.0f}] (relative resolution {w['mean_field_window_resolution']:.0e})"
                if w["mean_field_window_low"] else "none")
-        bar = (f"{w['barrier_mean_field_at_coexistence']:.2f} ± {w['barrier_mean_field_error']:.2f}"
-               if w["barrier_mean_field_at_coexistence"] is not None else "")
+        bar = barrier_with_error(w["barrier_mean_field_at_coexistence"], w["barrier_mean_field_error"])
         co = f"{w['P_coexistence_mean_field']:.1f}" if w["P_coexistence_mean_field"] else ""
         hb = f"{w['barrier_homogeneous_at_P_star']:.2f}" if w["barrier_homogeneous_at_P_star"] is not None else ""
         lines.append(f"| {w['L']} | {w['P_star_homogeneous']:.1f} | [{w['spinodal_low_homogeneous']:.0f}, "
@@ -264,5 +275,5 @@ def bimodality(out_dir, device, plt, windows):
              + f"; two MALA chains × 16000 steps. Fraction of the pooled samples in the lower / middle / upper third "
              f"between the minima: {occupancy['uniform_third']:.3f} / {occupancy['middle_third']:.3f} / {occupancy['copy_third']:.3f}."]
     figure = (fig, f"Bimodality at the L = {L} mean-field coexistence point: traces and the pooled histogram of c.", rows)
-    return lines, {"P": pt.P, "occupancy": occupancy, "mean_field_minima_c": [lo, hi]}, figure
+    return lines, {"L": L, "P": pt.P, "occupancy": occupancy, "mean_field_minima_c": [lo, hi]}, figure
 

@@ -6,6 +6,7 @@ verdict on each claimed exponent, and the headline numbers.
 from __future__ import annotations
 
 import math
+from decimal import ROUND_CEILING, Decimal
 
 from attnphase.api import copy_heads as api
 from attnphase.models.copy_heads.scaling_laws import SKIPPED_ORDER
@@ -40,16 +41,24 @@ def exact_row_rate_thresholds(L_values, V: int = 4) -> list:
     return [api.softmax_exact_prior_threshold(L, V) for L in L_values]
 
 
+SCAN_L, SCAN_V = "L at V = 4", "V at L = 4096"
+
+
 def scaling_rows(soft, lin, linV) -> list[dict]:
-    """scaling.csv: one row per threshold of the scans (softmax and linear in L at V = 4, linear in V at L = 4096),
-    P* as float and as its polished digit string; row_rate: the softmax row rate of P* (the large-L shortcut, which
+    """scaling.csv: one row per threshold of each scan (softmax and linear in L at V = 4, linear in V at L = 4096),
+    P* as float and as its polished digit string; scan: which scan the row belongs to (SCAN_L, SCAN_V), so that the
+    linear L = 4096, V = 4 threshold, the end of the scan in L and the start of the scan in V, is one row of each and a
+    reader can plot each scan from its own rows; row_rate: the softmax row rate of P* (the large-L shortcut, which
     `scaling` uses and the large-L law is about), None for linear attention."""
-    return ([{"attention": "softmax", "L": p.L, "V": 4, "P_star": p.P_star, "P_star_digits": p.P_star_digits,
-              "row_rate": "shortcut", "P_crossover": None, "order": p.order} for p in soft.points]
-            + [{"attention": "linear", "L": p.L, "V": 4, "P_star": p.P_star, "P_star_digits": p.P_star_digits,
-                "row_rate": None, "P_crossover": p.P_crossover, "order": p.order} for p in lin.points]
-            + [{"attention": "linear", "L": p.L, "V": p.V, "P_star": p.P_star, "P_star_digits": p.P_star_digits,
-                "row_rate": None, "P_crossover": p.P_crossover, "order": p.order} for p in linV.points])
+    return ([{"attention": "softmax", "scan": SCAN_L, "L": p.L, "V": 4, "P_star": p.P_star,
+              "P_star_digits": p.P_star_digits, "row_rate": "shortcut", "P_crossover": None, "order": p.order}
+             for p in soft.points]
+            + [{"attention": "linear", "scan": SCAN_L, "L": p.L, "V": 4, "P_star": p.P_star,
+                "P_star_digits": p.P_star_digits, "row_rate": None, "P_crossover": p.P_crossover, "order": p.order}
+               for p in lin.points]
+            + [{"attention": "linear", "scan": SCAN_V, "L": p.L, "V": p.V, "P_star": p.P_star,
+                "P_star_digits": p.P_star_digits, "row_rate": None, "P_crossover": p.P_crossover, "order": p.order}
+               for p in linV.points])
 
 
 EXACT_COLUMN = "softmax P*, exact row rate (± Sobol error)"
@@ -100,7 +109,8 @@ def thresholds_paragraph(quick: bool, exact, score_variance: float) -> str:
         f"({'15' if quick else '30 in the scans in L, 15 in the scan in V'} asked); P_crossover: the float64 value, "
         "shown to 6 significant digits (not polished). Row rate: every softmax P* of the scans (and of \"Claimed "
         "laws\") is the root of the homogeneous action with the large-L shortcut row rate (the row's softmax "
-        "denominator at its mean: a Gaussian rate (x + ln(L − 1) + σ²/2)²/(2σ²) for the copy logit x, k = e^{σ²}), "
+        "denominator at its mean: a Gaussian rate (x + ln(L − 1) + σ²/2)²/(2σ²) for the copy logit x, k = e^{σ²}, with "
+        f"σ² the prior variance of one attention score, `--score-variance`, {score_variance:g} here), "
         "which the large-L law P* ~ L ln²L is about; its digits are those of that root, not of the model's P*. The "
         f"shortcut needs L ≫ e^{{σ²}} (= {math.exp(score_variance):.3g} here) and differs from the model's P* at "
         "finite L: "
@@ -142,15 +152,26 @@ def claim_verdict(fit) -> str:
     return "yes"
 
 
+def error_rounded_up(error: float, decimals: int) -> str:
+    """`error` (finite, ≥ 0) rounded UP to `decimals` decimal places, as text: an error bar is never printed smaller
+    than it is (0.05499 at 2 decimals is "0.06", not "0.05"). The float is read by its shortest decimal repr, so an
+    error that is exactly a printed value stays that value (0.05 is "0.05")."""
+    if not (math.isfinite(error) and error >= 0):
+        raise ValueError(f"error must be finite and >= 0, got {error!r}")
+    step = Decimal(1).scaleb(-decimals)
+    return f"{Decimal(repr(float(error))).quantize(step, rounding=ROUND_CEILING):f}"
+
+
 def value_with_error(value: float, error: float, min_decimals: int = 3) -> str:
-    """"value ± error" with the error to 2 significant digits and the value to the same decimal place (at least
-    min_decimals), so that no nonzero error prints as 0.000; a non-finite error prints as "(no error)"."""
+    """"value ± error" with the error to 2 significant digits, rounded up (`error_rounded_up`), and the value to the
+    same decimal place (at least min_decimals), so that no nonzero error prints as 0.000; a non-finite error prints
+    as "(no error)"."""
     if not math.isfinite(error):
         return f"{value:.{min_decimals}f} (no error)"
     if error <= 0:
         return f"{value:.{min_decimals}f} ± 0"
     decimals = max(min_decimals, 1 - math.floor(math.log10(error)))
-    return f"{value:.{decimals}f} ± {error:.{decimals}f}"
+    return f"{value:.{decimals}f} ± {error_rounded_up(error, decimals)}"
 
 
 def fit_range(fit, sizes) -> str:

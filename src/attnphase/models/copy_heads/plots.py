@@ -191,11 +191,33 @@ def plot_scaling(result, *, ax=None):
         R = result.extrapolation.R_inf_predicted
         ax.loglog(Ls, [R * L_ * math.log(L_) ** 2 * softmax_large_L_correction(int(L_), V) for L_ in Ls], "--",
                   color="k", lw=0.8, label="large-L form L ln²L/(4εσ²)·C(ln L)")
-    from matplotlib.ticker import NullFormatter
-
     fixed = ", ".join(f"{k} = {v}" for k, v in result.fixed.items())
     ax.set_xlabel(f"{name} ({fixed})")
     ax.set_ylabel("P (target tokens)")
-    ax.xaxis.set_minor_formatter(NullFormatter())  # labelled decades only: minor labels collide on short ranges
+    _label_sizes(ax, [size(p) for p in result.points])
     ax.legend(fontsize=7, loc="best")
     return fig
+
+
+_MAX_SIZE_LABELS = 9
+
+
+def _size_ticks(sizes: Sequence[int], max_labels: int = _MAX_SIZE_LABELS) -> list[int]:
+    """The sizes that label a scan's log axis: every size when there are at most max_labels, else every k-th
+    (k the smallest stride that leaves at most max_labels), always ending at the largest size. A scan within one
+    decade (V = 4…64) gets its own sizes as labels, where decade labels would leave one (10¹)."""
+    sizes = sorted({int(x) for x in sizes})
+    stride = max(1, math.ceil(len(sizes) / max_labels))
+    return sizes[::-1][::stride][::-1]
+
+
+def _label_sizes(ax, sizes: Sequence[int]) -> None:
+    """Label the x axis of a log-log scan at `_size_ticks(sizes)`, written as integers; no minor ticks or labels
+    (minor labels collide on short ranges)."""
+    from matplotlib.ticker import FixedFormatter, FixedLocator, NullFormatter, NullLocator
+
+    ticks = _size_ticks(sizes)
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.xaxis.set_major_formatter(FixedFormatter([str(t) for t in ticks]))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_minor_formatter(NullFormatter())

@@ -14,6 +14,7 @@ import pytest
 from attnphase.api import copy_heads as api
 from attnphase.models.copy_heads.results import ScalingPoint
 from attnphase.models.copy_heads.scaling_laws import NAMED_CONVENTIONS, SKIPPED_ORDER
+from attnphase.numeric.digits import error_rounded_up
 from attnphase.reproduce import copy_heads as report
 from attnphase.reproduce import copy_heads_thresholds as thresholds
 from attnphase.reproduce.copy_heads_sampling import mean_field_barriers
@@ -407,14 +408,14 @@ def test_the_first_line_says_which_simulation_runs_at_which_size():
     (0.0362249, 3, "0.037"), (3e-7, 8, "0.00000030"), (0.0, 2, "0.00"),
 ])
 def test_errors_are_rounded_up(error, decimals, text):
-    assert thresholds.error_rounded_up(error, decimals) == text
+    assert error_rounded_up(error, decimals) == text
 
 
 def test_a_rounded_up_error_is_never_below_the_error_and_within_one_unit_of_it():
     rng = np.random.default_rng(5)
     for error in 10.0 ** rng.uniform(-7, 1, 300):
         for decimals in (2, 4, 8):
-            shown = float(thresholds.error_rounded_up(error, decimals))
+            shown = float(error_rounded_up(error, decimals))
             assert error <= shown < error + 10.0**-decimals + 1e-15, (error, decimals, shown)
     for value, error in ((0.7156853600248487, 0.00010441722622701034), (0.4, 0.0083001)):
         text = thresholds.value_with_error(value, error)

@@ -11,19 +11,21 @@ One rule for every digit string the package prints from a value and its absolute
   digits), in one notation rule.
 - `digit_string(value, n_digits, requested)`: `digits_text` at a working precision above the requested digits, so
   the string is exact to its last digit; "" for no digit.
+- `error_rounded_up(error, decimals)`: an error written to a number of decimals, rounded up, never below itself.
 """
 
 from __future__ import annotations
 
 import math
 import numbers
+from decimal import ROUND_CEILING, Decimal
 
 import mpmath
 
 from attnphase.errors import ParameterError
 from attnphase.params import check_int, check_real
 
-__all__ = ["FLOAT64_DIGITS", "supported_digits", "digits_text", "digit_string"]
+__all__ = ["FLOAT64_DIGITS", "supported_digits", "digits_text", "digit_string", "error_rounded_up"]
 
 FLOAT64_DIGITS = 17
 """Significant digits that tell every float64 apart: more digits of a float64 value are those of its binary
@@ -103,3 +105,14 @@ def digit_string(value, n_digits: int, requested: int) -> str:
         return "0"
     with mpmath.workdps(max(requested, 15) + 10):
         return digits_text(value, n_digits)
+
+
+def error_rounded_up(error, decimals: int) -> str:
+    """`error` rounded UP to `decimals` decimal places, as text: an error bar is never printed smaller than it is
+    (0.05499 at 2 decimals is "0.06", not "0.05"). The float is read by its shortest decimal repr, so an error that
+    is exactly a printed value stays that value (0.05 is "0.05"). error: a finite real number ≥ 0; decimals: an
+    integer ≥ 0."""
+    error = check_real("error", error, 0.0)
+    decimals = check_int("decimals", decimals, 0, None)
+    step = Decimal(1).scaleb(-decimals)
+    return f"{Decimal(repr(float(error))).quantize(step, rounding=ROUND_CEILING):f}"

@@ -18,7 +18,7 @@ import numpy as np
 
 from attnphase.api import copy_heads as api
 from attnphase.report import write_csv
-from attnphase.reproduce.copy_heads_thresholds import error_rounded_up
+from attnphase.numeric.digits import error_rounded_up
 from attnphase.reproduce.read_back import computed_once
 
 __all__ = ["hysteresis", "bimodality", "mean_field_barriers", "barrier_with_error"]

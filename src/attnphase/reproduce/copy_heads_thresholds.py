@@ -6,10 +6,10 @@ verdict on each claimed exponent, and the headline numbers.
 from __future__ import annotations
 
 import math
-from decimal import ROUND_CEILING, Decimal
 
 from attnphase.api import copy_heads as api
 from attnphase.models.copy_heads.scaling_laws import SKIPPED_ORDER
+from attnphase.numeric.digits import error_rounded_up
 
 
 # The claimed exponents and the laws the docs name against them (L², V L^{3/2}, 1/L, L^{1/2}, V^0, ...) lie half a
@@ -150,16 +150,6 @@ def claim_verdict(fit) -> str:
     if low <= claimed - EXPONENT_RESOLUTION or high >= claimed + EXPONENT_RESOLUTION:
         return "undecided"
     return "yes"
-
-
-def error_rounded_up(error: float, decimals: int) -> str:
-    """`error` (finite, ≥ 0) rounded UP to `decimals` decimal places, as text: an error bar is never printed smaller
-    than it is (0.05499 at 2 decimals is "0.06", not "0.05"). The float is read by its shortest decimal repr, so an
-    error that is exactly a printed value stays that value (0.05 is "0.05")."""
-    if not (math.isfinite(error) and error >= 0):
-        raise ValueError(f"error must be finite and >= 0, got {error!r}")
-    step = Decimal(1).scaleb(-decimals)
-    return f"{Decimal(repr(float(error))).quantize(step, rounding=ROUND_CEILING):f}"
 
 
 def value_with_error(value: float, error: float, min_decimals: int = 3) -> str:

@@ -114,11 +114,49 @@ def test_where_the_softmax_rarely_splits_its_attention_the_derivative_is_not_rep
     (status limited, the message says why), and J, with its error, still is: against 2·10⁴ full token sequences."""
     r = api.solve(16, 64, 8, 1.0, 0.3, score_scale=score_scale, reduction="finite")
     assert r.status == "limited" and "misses the switching" in r.message, r.message
+    # the hint names what limits the draws here: the score scale βσ, not the signal (θ_d|ρ|/σ = 0.3)
+    assert "what limits them is the score scale: βσ = " in r.message and "is 0.3 noise spreads" in r.message
     assert math.isnan(r.dJ) and math.isnan(r.drift) and r.dJ_error is None and r.drift_error is None
     J, mass = _token_monte_carlo(16, 64, 8, 1.0, score_scale, 1.0, [0.3], 20_000, seed=7)
     (J_ref, J_err), (mass_ref, mass_err) = _mean_and_error(J[0]), _mean_and_error(mass[0])
     assert abs(r.J - J_ref) < 4 * math.hypot(r.J_error, J_err)
     assert abs(r.nuisance_mass - mass_ref) < 4 * math.hypot(r.nuisance_mass_error, mass_err)
+
+
+def test_where_a_large_signal_makes_the_split_rare_the_hint_names_it_and_sizes_the_samples():
+    """At β = σ = 1 and θ_d = 8, ρ = −1 (model A) the informative tokens' scores sit 8 noise spreads below the noise
+    tokens', and 64 draws hold about 0.013 effective ones: the hint had blamed the score scale (1 here) and asked for
+    samples "about in proportion to" it (audit u16 L7). It must name the signal's shift and ask for 64 × 5/effective
+    samples. Reference: the effective fraction per draw, 4·m(1 − m) with m the softmax's informative mass, from 2^19
+    full score vectors in numpy; the tolerance is 4 standard errors of a 64-draw mean of it plus the hint's rounding
+    to 2 digits. Twice the samples it asks for give J′ (status converged)."""
+    import re
+
+    r = api.solve(16, 64, 8, 8.0, -1.0, reduction="finite", samples=64, seed=0)
+    assert r.status == "limited" and math.isnan(r.dJ), r.message
+    assert "what limits them is the signal: its score shift βθ_d|ρ| = 8 is 8 noise spreads βσ = 1 wide" in r.message
+    assert "score scale, or a smaller score scale" not in r.message and "smaller score scale" not in r.message
+    effective = float(re.search(r"only (\S+) effective draws of 64", r.message).group(1))
+    stated = float(re.search(r"about ([\d ]+) samples \(64 × 5/", r.message).group(1).replace(" ", ""))
+    rounding = 0.5 * 10 ** (math.floor(math.log10(stated)) - 1)  # half a unit of the count's second digit
+    assert abs(stated - 64 * 5 / effective) <= rounding + 0.005 * stated  # the effective draws printed to 3 digits
+    rng = np.random.default_rng(11)
+    weights = []
+    for _ in range(8):
+        y = rng.standard_normal((2**16, 64))
+        y[:, :8] -= 8.0
+        a = np.exp(y - y.max(axis=1, keepdims=True))
+        a /= a.sum(axis=1, keepdims=True)
+        m = a[:, :8].sum(axis=1)
+        weights.append(4 * m * (1 - m))
+    w = np.concatenate(weights)
+    fraction, spread = w.mean(), w.std()
+    needed = 5 / fraction
+    tolerance = 4 * needed * spread / (fraction * math.sqrt(64)) + rounding
+    assert abs(stated - needed) < tolerance, (stated, needed, tolerance)
+    assert not 64 * 0.5 <= needed <= 64 * 50  # far from "about in proportion to the score scale" (β = 1)
+    enough = api.solve(16, 64, 8, 8.0, -1.0, reduction="finite", samples=int(2 * stated), seed=0)
+    assert enough.status == "converged" and math.isfinite(enough.dJ), enough.message
 
 
 @pytest.mark.parametrize("changed, cause, option", [

@@ -334,7 +334,7 @@ def _reduction(params: Parameters, rhos: np.ndarray, n_samples: int, seed: int) 
                      f"softmax splits its attention between an informative and a noise token in only "
                      f"{switching[worst]:.3g} effective draws of {n_samples} (at ρ = {rhos[worst]:.4g}; at least "
                      f"{SWITCHING_DRAWS:g} are needed), so the pathwise derivative misses the switching between them "
-                     "(more samples, about in proportion to the score scale, or a smaller score scale)")
+                     f"({_switching_hint(params, float(rhos[worst]), float(switching[worst]), n_samples)})")
     message = (f"exact finite-L reduction, {n_samples} Monte Carlo samples (seed {seed}); errors are standard "
                f"errors{left_out}"
                if finite else "non-finite Monte Carlo samples or standard errors of J or the noise mass in the "
@@ -346,6 +346,38 @@ def _reduction(params: Parameters, rhos: np.ndarray, n_samples: int, seed: int) 
                           for v in (mean[1], err[1]))
     return Curve(rhos, mean[0], mean[1], drift, mean[2], err[0], err[1], drift_error, err[2],
                  params.theta_d, "finite-L", n_samples, seed, status, message)
+
+
+def _switching_hint(params: Parameters, rho: float, effective: float, n_samples: int) -> str:
+    """What makes the softmax's split between an informative and a noise token rare at ρ, and the samples that would
+    give SWITCHING_DRAWS effective draws at the fraction measured (n_samples × SWITCHING_DRAWS / effective).
+
+    The split needs an informative and a noise token of about equal score β(θ_dρs + σg): it is rare where the
+    softmax is sharp, βσ large (the draws fall about as 1/(βσ)), or where the signal's shift moves the informative
+    tokens' scores away from the noise tokens', θ_d|ρ|/σ (= βθ_d|ρ|/(βσ), in the noise's score spreads) large (the
+    draws fall as a Gaussian tail of it). The larger of the two is named."""
+    beta, sigma = params.score_scale, params.sigma
+    with np.errstate(all="ignore"):
+        spread = float(np.float64(beta) * sigma)
+        shift = float(np.float64(beta) * params.theta_d * abs(rho))
+        separation = params.theta_d * abs(rho) / sigma if sigma > 0 else math.inf
+    if separation >= spread:
+        cause = (f"what limits them is the signal: its score shift βθ_d|ρ| = {shift:.3g} is {separation:.3g} noise "
+                 f"spreads βσ = {spread:.3g} wide, so an informative and a noise token rarely score alike")
+        remedy = ""
+    else:
+        cause = (f"what limits them is the score scale: βσ = {spread:.3g} makes the softmax pick one token in all but "
+                 f"about 1/(βσ) of the draws (the signal's shift βθ_d|ρ| = {shift:.3g} is {separation:.3g} noise "
+                 "spreads)")
+        remedy = ", or a smaller score scale"
+    if effective > 0:
+        needed = n_samples * SWITCHING_DRAWS / effective
+        rounded = float(f"{needed:.2g}")
+        count = f"{rounded:,.0f}".replace(",", " ") if rounded < 1e15 else f"{rounded:.2g}"
+        return (f"{cause}; {SWITCHING_DRAWS:g} effective draws need about {count} samples ({n_samples} × "
+                f"{SWITCHING_DRAWS:g}/{effective:.2g}, at the fraction measured here){remedy}")
+    return (f"{cause}; none of the {n_samples} draws split it, so the samples needed cannot be sized from them: more "
+            f"than {n_samples * SWITCHING_DRAWS:g}{remedy}")
 
 
 def resolve_reduction(reduction, finite, default: str) -> str:

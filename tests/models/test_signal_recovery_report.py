@@ -204,6 +204,34 @@ def test_the_headline_compares_the_noise_mass_where_the_trials_ended_and_keeps_t
     assert numbers["nuisance_mass_theory_at_xi"] < min(one_by_one)  # the mass falls as |ρ| rises to 1
     text = out.write().read_text()
     assert "large-L, at each trial's final ρ" in text and "at +ξ (the limit)" in text
+    # N is defined where the report first uses it (audit u16 L10)
+    assert text.index("ρN") == text.index("ρN(ρ), with N(ρ) = E‖G_⊥‖² the tangent noise: the mean squared norm")
+    # every theory has a number in its error column, and each comparison a z and the verdict of the sweep's rule
+    # (|z| ≤ 3), audit u16 L5: the prediction had neither, the noise mass's error column held text
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("| quantity |"))
+    head = [c.strip() for c in lines[start].strip("|").split("|")]
+    table = {row[0]: dict(zip(head, row)) for row in
+             ([c.strip() for c in line.strip("|").split("|")] for line in lines[start + 2:start + 7])}
+    prediction = table["mean final abs ρ"]
+    z = (0.9971 - 0.9974) / math.hypot(2e-4, 1e-4)  # -1.34
+    assert float(prediction["z"]) == pytest.approx(z, rel=1e-4) and prediction["verdict"] == "agrees (−3 ≤ z ≤ 3)"
+    mass, limit = table["noise-token attention mass"], table["noise-token attention mass at +ξ (the limit)"]
+    mass_error = float(mass["theory ±"])
+    # the error of the large-L mass at the trials' ρ: the closed form's bound there, averaged as the mass is
+    bounds = [float(api.large_L_accuracy(params, [rho]).nuisance_mass_error[0]) for rho in final_rho]
+    assert mass_error == pytest.approx(sum(bounds) / 3, rel=1e-5)
+    mass_z = (0.0075 - float(mass["theory"])) / math.hypot(1e-5, mass_error)
+    assert float(mass["z"]) == pytest.approx(mass_z, rel=1e-4)
+    assert mass["verdict"] == ("agrees (−3 ≤ z ≤ 3)" if abs(mass_z) <= 3 else "disagrees (z beyond ±3)")
+    # at ρ = 1 the bound covers the exact finite-L mass the model page gives (1024× the draws of a report), and is of
+    # the size the page quotes for the closed form (± 0.00010)
+    page = " ".join((PAGES / "signal_recovery.md").read_text().split())
+    exact, exact_error, quoted = (float(v) for v in re.search(
+        r"θ√d: ([\d.]+) ± ([\d.]+) \(large L: [\d.]+ ± ([\d.]+);", page).groups())
+    limit_value, limit_error = float(limit["theory"]), float(limit["theory ±"])
+    assert abs(limit_value - exact) <= limit_error + 3 * exact_error
+    assert limit_error == pytest.approx(quoted, rel=0.1)
 
 
 def test_the_quick_report_says_what_it_reduces_from_the_sizes_it_runs():
@@ -217,3 +245,53 @@ def test_the_quick_report_says_what_it_reduces_from_the_sizes_it_runs():
     headline_trials, points = re.search(r"--full --out reports # about 1 h: (\d+) headline trials, (\d+) sweep points",
                                         page).groups()
     assert (int(headline_trials), int(points)) == (report.HEADLINE.trials, len(full))
+
+
+def test_the_sweep_figure_draws_the_agreement_rule_and_tells_the_models_apart():
+    """audit u16 L6: the left panel drew ±2 s.e. of the SGA mean while a prediction agrees where |z| ≤ 3 with z in
+    the combined error √(s.e.² + error²); the right panel drew no bars though sweep.csv has the mass's standard error;
+    models A and B shared markers. Now: left bars ±3·√(s.e.² + error²) (a point agrees where its bar reaches the
+    diagonal), open markers without a verdict (±3 s.e. alone), right bars ±3 s.e.; one marker style per scaling and
+    model."""
+    from matplotlib.colors import to_rgba
+
+    def point(scaling, model, mean, error, predicted, predicted_error, mass, mass_error):
+        z = (mean - predicted) / math.hypot(error, predicted_error) if predicted_error == predicted_error else math.nan
+        return {"theta_scaling": scaling, "sign_model": model, "alignment_mean": mean, "alignment_error": error,
+                "predicted_alignment": predicted, "predicted_alignment_error": predicted_error, "prediction_z": z,
+                "nuisance_mass_mean": mass, "nuisance_mass_error": mass_error, "ode_nuisance_mass_mean": mass + 0.01}
+
+    rows = [point("sqrt-d", "A", 0.50, 0.01, 0.55, 0.02, 0.30, 0.004),  # z = -2.24: agrees, its bar reaches 0.55
+            point("sqrt-d", "B", 0.60, 0.03, 0.70, math.nan, 0.50, 0.010),  # no error on the prediction
+            point("direct", "A", 0.20, 0.01, 0.30, 0.01, 0.90, 0.002),  # z = -7.1: disagrees, bar short of 0.30
+            point("direct", "B", 0.10, 0.02, 0.11, 0.02, 0.95, 0.003)]
+    fig = report._sweep_figure(rows)
+    left, right = fig.axes
+    drawn = {}
+    for container in left.containers:
+        line, _, (segments,) = container.lines
+        for (x, y), ((_, low), (_, high)) in zip(line.get_xydata(), [s for s in segments.get_segments()]):
+            drawn[(round(x, 6), round(y, 6))] = (low, high, line.get_marker(), to_rgba(line.get_color()),
+                                                 line.get_markerfacecolor())
+    for r in rows:
+        low, high, marker, colour, face = drawn[(r["predicted_alignment"], r["alignment_mean"])]
+        judged = r["prediction_z"] == r["prediction_z"]
+        error = math.hypot(r["alignment_error"], r["predicted_alignment_error"]) if judged else r["alignment_error"]
+        half = 3 * error
+        assert (low, high) == pytest.approx((r["alignment_mean"] - half, r["alignment_mean"] + half), abs=1e-12)
+        assert (face == "none") == (not judged)
+        # the bar reaches the diagonal exactly where the rule says the prediction agrees
+        if judged:
+            assert (low <= r["predicted_alignment"] <= high) == (abs(r["prediction_z"]) <= 3)
+    styles = {(drawn[(r["predicted_alignment"], r["alignment_mean"])][2],
+               drawn[(r["predicted_alignment"], r["alignment_mean"])][3]) for r in rows}
+    assert len(styles) == len(rows)  # every scaling and model its own marker and colour
+    masses = {}
+    for container in right.containers:
+        line, _, (segments,) = container.lines
+        for (x, y), ((_, low), (_, high)) in zip(line.get_xydata(), segments.get_segments()):
+            masses[round(y, 6)] = (low, high)
+    for r in rows:
+        half = 3 * r["nuisance_mass_error"]
+        assert masses[r["nuisance_mass_mean"]] == pytest.approx((r["nuisance_mass_mean"] - half,
+                                                                 r["nuisance_mass_mean"] + half), abs=1e-12)

@@ -34,6 +34,7 @@ import numpy as np
 
 from attnphase import progress
 from attnphase.api import signal_recovery as api
+from attnphase.models.signal_recovery.escape import AGREEMENT_SIGMAS, agreement
 from attnphase.report import Report, write_csv
 from attnphase.reproduce.read_back import computed_once, note_read_back
 from attnphase.resume import Checkpoint
@@ -97,28 +98,60 @@ def _headline(report: Report, quick: bool, device: str, checkpoint: Checkpoint) 
     final_rho = np.asarray(numbers["final_rho"])
     # The mass where the trials ended (each trial's final ρ, averaged as the SGA mean is): at ρ = 1 alone it is the
     # limit, below the runs' mass by what the last 0.3 % of alignment leaves (0.00732 against 0.00750 at the default).
-    at_trials = float(np.mean(api.curve(params, final_rho).nuisance_mass))
+    # Its error is the large-L form's error bound (`large_L_accuracy`) averaged alike: it bounds the average's error.
+    at_trials = api.curve(params, final_rho)
+    at_xi = api.curve(params, [1.0])
     numbers.update(config=asdict(config), alignment_min=float(np.abs(final_rho).min()),
-                   positive_fraction=float(np.mean(final_rho > 0)), nuisance_mass_theory_at_trials=at_trials)
+                   positive_fraction=float(np.mean(final_rho > 0)),
+                   nuisance_mass_theory_at_trials=float(np.mean(at_trials.nuisance_mass)),
+                   nuisance_mass_theory_at_trials_error=float(np.mean(at_trials.nuisance_mass_error)),
+                   nuisance_mass_theory_at_xi_error=float(at_xi.nuisance_mass_error[0]))
+    for name, (mean, error, theory, theory_error) in {
+            "prediction": ("alignment_mean", "alignment_error", "predicted_alignment", "predicted_alignment_error"),
+            "nuisance_mass": ("nuisance_mass_mean", "nuisance_mass_error", "nuisance_mass_theory_at_trials",
+                              "nuisance_mass_theory_at_trials_error")}.items():
+        z, agrees = agreement(numbers[mean], _finite_or_none(numbers[error]), _finite_or_none(numbers[theory]),
+                              _finite_or_none(numbers[theory_error]))
+        numbers[f"{name}_z"], numbers[f"{name}_agrees"] = z, agrees
     report.heading("Headline")
     report.paragraph(
         f"{config.trials} trials, d = {config.d}, L = {config.L}, R = {config.R}, θ = {config.theta} "
         f"(θ_d = θ√d = {params.theta_d:.4g}), sign model {config.sign_model}, {config.steps} steps under the default "
         f"schedule, planned for this step count: η_k = {numbers['eta0']:.4g}/(k + {numbers['k0']:.4g}) "
         f"(t = Σ η_k = {numbers['t_final']:.4g}). Prediction: the retraction-corrected ODE from each trial's own ρ₀ "
-        "under the same schedule; its error is that of the tangent-noise estimate N only.")
+        "under the same schedule, dρ/dt = (1 − ρ²)J′(ρ) − ½η(t)ρN(ρ), with N(ρ) = E‖G_⊥‖² the tangent noise: the "
+        "mean squared norm of the stochastic gradient's part tangent to the unit sphere of q, which a finite step "
+        "turns into a loss of alignment when q is renormalised; its error is that of N's estimate (from a pilot of "
+        "sampled gradients at five alignments) only. The noise-token mass's theory is the "
+        "large-L closed form, its ± the form's error bound (`large_L_accuracy`: the O(1/L) terms it leaves out). "
+        "z = (SGA − theory)/√(±² + theory ±²); the theory agrees with the run where |z| ≤ "
+        f"{AGREEMENT_SIGMAS:g}, the rule of the sweep below.")
+
+    def verdict(agrees) -> str:
+        # no "|" in a cell: it would split the Markdown table's column
+        limit = f"{AGREEMENT_SIGMAS:g}"
+        if agrees is None:
+            return "n/a"
+        return f"agrees (−{limit} ≤ z ≤ {limit})" if agrees else f"disagrees (z beyond ±{limit})"
+
     report.table([
         {"quantity": "mean final abs ρ", "SGA": numbers["alignment_mean"], "± (standard error)": numbers["alignment_error"],
-         "theory": numbers["predicted_alignment"], "theory ±": numbers["predicted_alignment_error"]},
+         "theory": numbers["predicted_alignment"], "theory ±": numbers["predicted_alignment_error"],
+         "z": _or_na(numbers["prediction_z"]), "verdict": verdict(numbers["prediction_agrees"]),
+         "theory's note": "retraction-corrected ODE from each trial's ρ₀"},
         {"quantity": "noise-token attention mass", "SGA": numbers["nuisance_mass_mean"],
          "± (standard error)": numbers["nuisance_mass_error"],
-         "theory": numbers["nuisance_mass_theory_at_trials"], "theory ±": "large-L, at each trial's final ρ"},
+         "theory": numbers["nuisance_mass_theory_at_trials"],
+         "theory ±": numbers["nuisance_mass_theory_at_trials_error"],
+         "z": _or_na(numbers["nuisance_mass_z"]), "verdict": verdict(numbers["nuisance_mass_agrees"]),
+         "theory's note": "large-L, at each trial's final ρ, averaged"},
         {"quantity": "noise-token attention mass at +ξ (the limit)", "SGA": "", "± (standard error)": "",
-         "theory": numbers["nuisance_mass_theory_at_xi"], "theory ±": "large-L, at ρ = 1"},
+         "theory": numbers["nuisance_mass_theory_at_xi"], "theory ±": numbers["nuisance_mass_theory_at_xi_error"],
+         "z": "", "verdict": "", "theory's note": "large-L, at ρ = 1"},
         {"quantity": "smallest final abs ρ", "SGA": numbers["alignment_min"], "± (standard error)": "", "theory": "",
-         "theory ±": ""},
+         "theory ±": "", "z": "", "verdict": "", "theory's note": ""},
         {"quantity": "fraction of trials at +ξ", "SGA": numbers["positive_fraction"], "± (standard error)": "",
-         "theory": "", "theory ±": ""},
+         "theory": "", "theory ±": "", "z": "", "verdict": "", "theory's note": ""},
     ])
     write_csv(report.out_dir / "headline.csv",
               [{"trial": i, "final_rho": float(r), "abs_rho": abs(float(r))} for i, r in enumerate(final_rho)])
@@ -138,6 +171,16 @@ def _headline(report: Report, quick: bool, device: str, checkpoint: Checkpoint) 
             f"(t = {plan.t_final:.1f}), for which the retraction-corrected ODE predicts |ρ| = {plan.predicted_final:.4f}; "
             f"the noise-token mass at ρ = 1 is {mass:.3f} (it does not vanish: βθ_d stays {config.theta}).")
     return numbers
+
+
+def _finite_or_none(value) -> float | None:
+    """A stored number, None where missing or not finite (a checkpoint reads a missing number back as NaN)."""
+    return None if value is None or not math.isfinite(value) else float(value)
+
+
+def _or_na(value):
+    """A table cell: the number, or n/a where there is none."""
+    return "n/a" if _finite_or_none(value) is None else value
 
 
 #: Finite-L samples per landscape point, and the trajectories' trials and steps (quick: True, full: False).
@@ -327,36 +370,75 @@ SWEEP_COLUMNS = {  # sweep row key -> table heading
 }
 
 
-def _sweep_section(report: Report, sweep: list[dict]) -> None:
+#: Markers of the sweep figure: shape by θ_d scaling, colour by sign model.
+SWEEP_MARKERS = {"sqrt-d": "o", "direct": "s"}
+SWEEP_COLOURS = {"A": "tab:blue", "B": "tab:orange", "C": "tab:green"}
+
+
+def _sweep_figure(sweep: list[dict]):
+    """SGA against the theory at every sweep point. Left: final |ρ| against the retraction-corrected ODE, bars
+    ±AGREEMENT_SIGMAS × √(s.e.² + error²), the combined error of the point's z, so that a point agrees (|z| ≤ 3) where
+    its bar reaches the diagonal; a point whose prediction has no error (no verdict) is drawn open, with
+    ±AGREEMENT_SIGMAS s.e. of the SGA mean alone. Right: the noise-token mass against the large-L ODE's, bars
+    ±AGREEMENT_SIGMAS s.e. of the SGA mean. Shape: θ_d scaling; colour: sign model. Bars are cut at 0 and 1."""
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.5))
-    for scaling, marker in (("sqrt-d", "o"), ("direct", "s")):
-        sel = [r for r in sweep if r["theta_scaling"] == scaling]
-        mean = np.array([r["alignment_mean"] for r in sel])
-        half = 2 * np.array([r["alignment_error"] for r in sel])
-        # 2 standard errors of the mean, cut at 0 and 1: a mean of |ρ| cannot leave [0, 1].
-        bars = [mean - np.maximum(mean - half, 0.0), np.minimum(mean + half, 1.0) - mean]
-        axes[0].errorbar([r["predicted_alignment"] for r in sel], mean, yerr=bars, fmt=marker, ms=4,
-                         label=f"θ_d {scaling}")
-        axes[1].scatter([r["ode_nuisance_mass_mean"] for r in sel], [r["nuisance_mass_mean"] for r in sel],
-                        marker=marker, label=f"θ_d {scaling}")
+
+    def bars(mean, half):
+        return [mean - np.maximum(mean - half, 0.0), np.minimum(mean + half, 1.0) - mean]
+
+    groups = sorted({(r["theta_scaling"], r["sign_model"]) for r in sweep},
+                    key=lambda g: (list(SWEEP_MARKERS).index(g[0]), g[1]))
+    for scaling, model in groups:
+        sel = [r for r in sweep if (r["theta_scaling"], r["sign_model"]) == (scaling, model)]
+        marker, colour = SWEEP_MARKERS[scaling], SWEEP_COLOURS[model]
+        label = f"θ_d {scaling}, model {model}"
+        for judged in (True, False):
+            part = [r for r in sel if _without_verdict(r) != judged]
+            if not part:
+                continue
+            mean = np.array([r["alignment_mean"] for r in part])
+            error = np.array([r["alignment_error"] for r in part])
+            if judged:
+                error = np.hypot(error, [r["predicted_alignment_error"] for r in part])
+            axes[0].errorbar([r["predicted_alignment"] for r in part], mean, yerr=bars(mean, AGREEMENT_SIGMAS * error),
+                             fmt=marker, ms=5, color=colour, mfc=colour if judged else "none", capsize=2,
+                             label=label if judged else f"{label}, no verdict")
+        mass = np.array([r["nuisance_mass_mean"] for r in sel])
+        mass_error = np.array([r.get("nuisance_mass_error", math.nan) for r in sel])
+        axes[1].errorbar([r["ode_nuisance_mass_mean"] for r in sel], mass,
+                         yerr=bars(mass, AGREEMENT_SIGMAS * mass_error), fmt=marker, ms=5, color=colour, capsize=2,
+                         label=label)
+    limit = f"{AGREEMENT_SIGMAS:g}"
     axes[0].set_xlabel("retraction-corrected ODE from the trials' starts: final |ρ|")
-    axes[0].set_ylabel("SGA: final |ρ| (±2 s.e., cut at 0 and 1)")
+    axes[0].set_ylabel(f"SGA: final |ρ| (±{limit}·√(s.e.² + ODE error²))")
     axes[1].set_xlabel("large-L ODE at the same t: noise-token attention mass")
-    axes[1].set_ylabel("SGA: noise-token attention mass")
+    axes[1].set_ylabel(f"SGA: noise-token attention mass (±{limit} s.e.)")
     for ax in axes:
         ax.plot([0, 1], [0, 1], "k--", lw=0.8)
-        ax.legend()
+        ax.legend(fontsize=7)
+    return fig
+
+
+def _sweep_section(report: Report, sweep: list[dict]) -> None:
+    fig = _sweep_figure(sweep)
     report.heading("Sweep")
     report.paragraph(
         "Schedule per point from `choose_schedule`: last step from the noise floor 1 − ρ ≈ 0.01; step count and "
-        "first step from the retraction-corrected ODE dρ/dt = (1 − ρ²)J′ − ½ηρN aiming at |ρ| = 0.98, within the "
+        "first step from the retraction-corrected ODE dρ/dt = (1 − ρ²)J′ − ½ηρN (N the tangent noise, defined in the "
+        "headline) aiming at |ρ| = 0.98, within the "
         "step budget (`capped` = 1 when the budget cannot reach it). 8 trials per point. ODE corrected: the "
         "retraction-corrected ODE from each trial's own ρ₀; ODE plain: the large-L ODE from the same starts to the "
         "same t; ODE ∞: its limit t → ∞ (stable fixed point).")
     unpredicted = sum(1 for r in sweep if not np.isfinite(r["predicted_alignment"]))
-    report.figure(fig, "sweep", "Each sweep point: SGA against the theory at the same t (dashed: equality)."
+    limit = f"{AGREEMENT_SIGMAS:g}"
+    report.figure(fig, "sweep", "Each sweep point: SGA against the theory at the same t (dashed: equality); marker "
+                  "shape: θ_d scaling, colour: sign model. Left: bars ±" + limit + "·√(s.e.² + error²), the combined "
+                  "error of the point's z, so a point's prediction agrees (|z| ≤ " + limit + ") where its bar reaches "
+                  "the dashed line; open markers: the prediction has no error (no verdict), bars ±" + limit + " s.e. "
+                  "of the SGA mean alone. Right: bars ±" + limit + " s.e. of the SGA mean (the ODE's mass has no "
+                  "error). Bars are cut at 0 and 1."
                   + (f" {unpredicted} of {len(sweep)} points have no retraction-corrected prediction (n/a in the "
                      "table below, the reason in its note) and are missing from the left panel." if unpredicted
                      else ""), sweep)

@@ -445,6 +445,53 @@ def test_sweep_and_reproduce(tmp_path):
     assert (tmp_path / "report" / "report.md").exists() and (tmp_path / "report" / "landscape.png").exists()
 
 
+def test_the_report_landscape_shows_every_curves_minimum_and_says_which_curve_is_which(tmp_path, monkeypatch):
+    """audit u16 L8: landscape.png had a fixed y range (−0.01, 0.02) that cut off the βJ = 3 curve's minimum
+    (−0.01018 at m ≈ 0.716), its legend gave only βJ and its y axis no unit. Reference: the mean-field free energy per
+    spin in units of J, f(x) = −½[x² + (1 − x)²/(q − 1)] + [x ln x + (1 − x) ln((1 − x)/(q − 1))]/βJ with
+    m = (qx − 1)/(q − 1), minimised on a grid of 2·10⁶ points in m (grid error ≪ the margin checked)."""
+    import matplotlib
+
+    from attnphase.reproduce import potts as report
+
+    matplotlib.use("Agg")
+    drawn = []
+    landscape = report._landscape
+
+    def kept(*curves):
+        drawn.append(landscape(*curves))
+        return drawn[-1]
+
+    monkeypatch.setattr(report, "_landscape", kept)
+    report.run(tmp_path, quick=True, states=(3,))
+    ((fig, _),) = drawn
+    ax = fig.axes[0]
+    low, high = ax.get_ylim()
+    q = 3
+    m = np.linspace(-1 / (q - 1), 1, 2_000_001)[1:-1]
+    x = (1 + (q - 1) * m) / q
+
+    def f(beta):
+        return -0.5 * (x**2 + (1 - x) ** 2 / (q - 1)) + (x * np.log(x) + (1 - x) * np.log((1 - x) / (q - 1))) / beta
+
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert len(labels) == 3
+    deepest = []
+    fold, beta_c = float(threshold(3, 1.0, 15).spinodals[0]["digits"]), closed_form_beta_c(3)
+    for beta, label, word in ((fold, labels[0], "spinodal"), (float(beta_c), labels[1], "β_c"),
+                              (3.0, labels[2], "instability")):
+        values = f(beta) - f(beta)[np.argmin(np.abs(m))]
+        assert word in label and f"βJ = {beta:.6g}" in label, label
+        deepest.append(values.min())
+        assert low < deepest[-1] - 1e-4  # the minimum is inside the range, with a margin
+        # the barrier between the two minima at β_c (f = 4.07e-4 at m = 0.25) lies inside the range too
+        inner = values[(m > 0.05) & (m < 0.45)]
+        assert inner.max() < high
+    assert min(deepest) == pytest.approx(-0.0101782, abs=2e-7)  # βJ = 3, at m = 0.716 (audit u16)
+    assert low > 1.5 * min(deepest)  # and the range is not so wide that the minimum is flattened
+    assert "units of J" in ax.get_ylabel()
+
+
 def test_the_pages_table_is_what_threshold_computes():
     """Every cell of the model page's two tables (q = 2 … 8, 30 digits) against `threshold potts`: β_c's digit string,
     `beta_c_error` and the deviation from the closed form (mpmath) to the 2 digits printed, the fold spinodal's

@@ -73,9 +73,13 @@ def run(out_dir: Path, quick: bool, device: str = "auto", states: Sequence[int] 
     within = all(r[WITHIN] == "yes" for r in rows)
     three = next(r for r in rows if r["q"] == 3)
     report.heading("Free-energy landscape, q = 3")
-    figure, data = _landscape(float(three[FOLD]), float(three[BETA_C]), 3.0)
-    report.figure(figure, "landscape", "f(m) − f(0) for q = 3 at the lower spinodal, at β_c (two minima of equal "
-                  "f) and at the disordered instability βJ = q.", data)
+    figure, data = _landscape((float(three[FOLD]), "lower spinodal: the ordered minimum appears"),
+                              (float(three[BETA_C]), "β_c: two minima of equal f"),
+                              (3.0, "disordered instability βJ = q: m = 0 turns unstable"))
+    report.figure(figure, "landscape", "f(m) − f(0), the mean-field free energy per spin in units of J, for q = 3 at "
+                  "the lower spinodal, at β_c (two minima of equal f) and at the disordered instability βJ = q (the "
+                  "legend says which curve is which). The y range holds every curve's minimum and the barrier between "
+                  "them; the curves leave it upwards towards the ends of m.", data)
     seconds = time.perf_counter() - start
     report.paragraph(f"Largest relative deviation |printed β_c − closed form|/closed form: {worst:.2e} (q = "
                      f"{worst_row['q']}; absolute {worst_row[ABSOLUTE]:.2e} against the rounding of the {digits}-digit "
@@ -123,19 +127,32 @@ def beta_c_comparison(beta_c_digits: str, beta_c_error: float, q: int) -> dict:
             WITHIN: "yes" if within else "no"}
 
 
-def _landscape(*betas):
+def _landscape(*curves: tuple[float, str]):
+    """f(m) − f(0) for q = 3 at each (βJ, what it is) of `curves`, labelled with both, and the rows behind it. The y
+    range is set from the curves: it holds every curve's lowest value and the stationary points between (the
+    barrier at β_c, the spinodal's flat inflection), with a tenth of their span as margin, and reaches up at least as
+    far as the deepest minimum goes down."""
     _, kernel = symbolic.kernels()
     u = np.linspace(-4.0, 8.0, 400)
     fig, ax = plt.subplots(figsize=(6, 4))
     data = []
-    for beta in betas:
+    lowest, highest = 0.0, 0.0
+    for beta, what in curves:
         m, f, _ = np.moveaxis(kernel.call(u=u, beta=beta, J=1.0, q=3), -1, 0)
         f0 = float(kernel.call(u=0.0, beta=beta, J=1.0, q=3)[1])
-        ax.plot(m, f - f0, label=f"βJ = {beta:.6g}")
+        shifted = f - f0
+        ax.plot(m, shifted, label=f"βJ = {beta:.6g} ({what})")
         data += [{"beta": beta, "m": float(a), "f_minus_f0": float(b - f0)} for a, b in zip(m, f)]
+        order = np.argsort(m)
+        values, slope = shifted[order], np.diff(shifted[order]) / np.diff(m[order])
+        turning = np.flatnonzero(slope[:-1] * slope[1:] <= 0) + 1  # local extrema inside the range of m
+        flattest = int(np.argmin(np.abs(slope))) + 1  # where a curve is flattest: the spinodal's inflection
+        lowest = min(lowest, float(values.min()))
+        highest = max([highest, float(values[flattest]), *values[turning].tolist()])
+    margin = 0.1 * (highest - lowest)
+    ax.set_ylim(lowest - margin, max(highest, -lowest) + margin)
     ax.axhline(0.0, color="k", lw=0.5)
     ax.set_xlabel("m")
-    ax.set_ylabel("f(m) − f(0)")
-    ax.set_ylim(-0.01, 0.02)
-    ax.legend()
+    ax.set_ylabel("f(m) − f(0)  (per spin, in units of J)")
+    ax.legend(fontsize=7)
     return fig, data

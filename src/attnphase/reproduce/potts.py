@@ -73,9 +73,9 @@ def run(out_dir: Path, quick: bool, device: str = "auto", states: Sequence[int] 
     within = all(r[WITHIN] == "yes" for r in rows)
     three = next(r for r in rows if r["q"] == 3)
     report.heading("Free-energy landscape, q = 3")
-    figure, data = _landscape((float(three[FOLD]), "lower spinodal: the ordered minimum appears"),
-                              (float(three[BETA_C]), "β_c: two minima of equal f"),
-                              (3.0, "disordered instability βJ = q: m = 0 turns unstable"))
+    figure, data = _landscape((float(three[FOLD]), "lower spinodal: ordered minimum appears"),
+                              (float(three[BETA_C]), "β_c: equal minima"),
+                              (3.0, "disordered instability, βJ = q"))
     report.figure(figure, "landscape", "f(m) − f(0), the mean-field free energy per spin in units of J, for q = 3 at "
                   "the lower spinodal, at β_c (two minima of equal f) and at the disordered instability βJ = q (the "
                   "legend says which curve is which). The y range holds every curve's minimum and the barrier between "
@@ -154,5 +154,5 @@ def _landscape(*curves: tuple[float, str]):
     ax.axhline(0.0, color="k", lw=0.5)
     ax.set_xlabel("m")
     ax.set_ylabel("f(m) − f(0)  (per spin, in units of J)")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.14))  # below the axes: no curve under it
     return fig, data

@@ -375,7 +375,7 @@ def _switching_hint(params: Parameters, rho: float, effective: float, n_samples:
         rounded = float(f"{needed:.2g}")
         count = f"{rounded:,.0f}".replace(",", " ") if rounded < 1e15 else f"{rounded:.2g}"
         return (f"{cause}; {SWITCHING_DRAWS:g} effective draws need about {count} samples ({n_samples} × "
-                f"{SWITCHING_DRAWS:g}/{effective:.2g}, at the fraction measured here){remedy}")
+                f"{SWITCHING_DRAWS:g}/{effective:.3g}, at the fraction measured here){remedy}")
     return (f"{cause}; none of the {n_samples} draws split it, so the samples needed cannot be sized from them: more "
             f"than {n_samples * SWITCHING_DRAWS:g}{remedy}")
 

@@ -179,7 +179,7 @@ def test_the_recovery_summary_counts_points_where_a_trial_ended_below_zero_and_s
     judged = [{**point(1.0), "prediction_z": z, "prediction_agrees": agrees}
               for z, agrees in ((0.5, 1.0), (4.0, 0.0), (math.nan, None))]
     (row,) = report._recovery_summary(judged + [point(1.0)])
-    assert (row["prediction disagrees (|z| > 3)"], row["no verdict (z n/a)"]) == (1, 2)
+    assert (row["prediction disagrees (z beyond ±3)"], row["no verdict (z n/a)"]) == (1, 2)
 
 
 def test_the_headline_compares_the_noise_mass_where_the_trials_ended_and_keeps_the_limit_apart(tmp_path):

@@ -498,7 +498,7 @@ def _recovery_summary(sweep: list[dict]) -> list[dict]:
             # (at θ = 0.25, direct, L = 100, three of eight had |ρ| = 0.13 on the negative side, nowhere near −ξ)
             "some trial ended at ρ < 0": sum(1 for r in rows if r["positive_fraction"] < 1),
             # simulate's verdict: the corrected ODE more than 3 standard errors (both combined) from the run
-            "prediction disagrees (|z| > 3)": sum(1 for r in rows if r.get("prediction_agrees") == 0.0),
+            "prediction disagrees (z beyond ±3)": sum(1 for r in rows if r.get("prediction_agrees") == 0.0),
             # a point without a z is not an agreement: counted apart
             "no verdict (z n/a)": sum(1 for r in rows if _without_verdict(r)),
             "noise mass SGA (min–max)": f"{min(mass):.3g}–{max(mass):.3g}",

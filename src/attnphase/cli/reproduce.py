@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import math
 import sys
 import time
 from pathlib import Path
@@ -176,6 +177,17 @@ def _file_system_failure(exc: OSError, name: str, report_dir: Path, out_dir: Pat
 HEADLINE_NUMBERS = 3  # per model in the summary table; every number is in the report and in --json
 
 
+def _two_digits_up(error) -> str:
+    """An error to two significant digits, rounded up (`numeric.digits.error_rounded_up`); "n/a" where it is not a
+    finite number ≥ 0."""
+    from attnphase.cli.display import format_value
+    from attnphase.numeric.digits import error_rounded_up
+
+    if not isinstance(error, (int, float)) or isinstance(error, bool) or not math.isfinite(error) or error < 0:
+        return format_value(error)
+    return error_rounded_up(error, max(0, 1 - math.floor(math.log10(error)))) if error > 0 else "0"
+
+
 def _error_key(key: str, scalars: dict) -> str | None:
     """The headline key that holds `key`'s error, shown beside it ("alpha_c(omega=0.30)" -> "alpha_c_error",
     "headline_alignment_mean" -> "headline_alignment_error", "x" -> "x_error"), or None."""
@@ -206,7 +218,7 @@ def print_summary(headlines: dict[str, dict], timings: dict[str, float], reports
 
 def headline_cell(headline: dict) -> str:
     """A model's cell of the summary table: its first HEADLINE_NUMBERS scalar headline numbers, one per line, each
-    with its error where the headline has one, and how many more the report has."""
+    with its error (two digits, rounded up) where the headline has one, and how many more the report has."""
     from attnphase.cli.display import format_value
     from attnphase.jsonio import to_jsonable
 
@@ -215,7 +227,7 @@ def headline_cell(headline: dict) -> str:
                if k != "seconds" and (v is None or isinstance(v, (int, float)))}
     errors = {k: error_key for k in scalars if (error_key := _error_key(k, scalars)) is not None}
     numbers = [k for k in scalars if k not in errors.values()]
-    lines = [f"{k} = {format_value(scalars[k])}" + (f" ± {format_value(scalars[errors[k]])}" if k in errors else "")
+    lines = [f"{k} = {format_value(scalars[k])}" + (f" ± {_two_digits_up(scalars[errors[k]])}" if k in errors else "")
              for k in numbers[:HEADLINE_NUMBERS]]
     if len(numbers) > HEADLINE_NUMBERS:
         lines.append(f"(+{len(numbers) - HEADLINE_NUMBERS} more in the report)")

@@ -27,7 +27,7 @@ from scipy.special import expit
 from attnphase.errors import ParameterError
 from attnphase.models.copy_heads import kernels
 from attnphase.models.copy_heads.convention import DEFAULT, Convention
-from attnphase.models.copy_heads.homogeneous import softmax_grid, softmax_stationary_points
+from attnphase.models.copy_heads.homogeneous import softmax_grid, softmax_stationary_points, spelled
 from attnphase.models.copy_heads.instance import CopyHeadsInstance
 from attnphase.models.copy_heads.results import ExactRowRateThreshold, SoftmaxTransition
 from attnphase.numeric.continuation import ActionSystem, follow_branch
@@ -184,11 +184,13 @@ NEWTON_STEPS = 4
 
 
 def _range_scales(inst: CopyHeadsInstance) -> str:
-    """What sets the range of n, by option: σ² through the scale, τ < 1 through the upper end's widening."""
+    """What sets the range of n, by parameter (as the caller spelled it: `homogeneous.spelled`): σ² through the
+    scale, τ < 1 through the upper end's widening."""
     conv = inst.convention
-    named = [f"--score-variance = {conv.sigma2:g}"] if conv.sigma2 != 1.0 else []
+    named = [f"{spelled('sigma2')} = {conv.sigma2:g}"] if conv.sigma2 != 1.0 else []
     if conv.tau(inst.V) < 1.0:
-        named.append(f"--tau = {conv.tau0:g} (τ = {conv.tau(inst.V):g}: the upper end grows as τ^(-1/2))")
+        named.append(f"{spelled('tau0')} = {conv.tau0:g} (τ = {conv.tau(inst.V):g}: the upper end grows as "
+                     "τ^(-1/2))")
     return f", set by {' and '.join(named)}" if named else ""
 
 

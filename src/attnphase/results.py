@@ -33,7 +33,9 @@ class Status(enum.StrEnum):
     NOT_FOUND = "not_found"
     """Nothing of the kind in the searched range (no sign change, no minimum, no branch there)."""
     LOST = "lost"
-    """A followed branch ended before the requested control (a fold, or it left its domain)."""
+    """A followed path ended before the requested control: a branch at a fold, or collapsed onto another invariant
+    set (positional-semantic: onto the trivial one), or a branch or trajectory that left its domain (an ODE's
+    coordinate at its bound). The message says which."""
     MAX_ITER = "max_iter"
     """An iteration stopped at its budget before meeting its tolerance."""
     DIVERGED = "diverged"

@@ -148,6 +148,12 @@ def test_a_missing_branch_has_its_alpha_in_branches_csv_and_in_the_table(tmp_pat
                                                           ["| 0.75", "semantic"], ["| 0.75", "positional"],
                                                           ["| 1.00", "semantic"]]
     assert table[1].startswith("| 0.50 | semantic | missing: semantic branch does not reach α |")
+    # a message with "|" in it ("parameterised by |m|") stays in its cell: every row has the header's seven cells
+    with_bars = [{**row, "message": "lost at 0.9 (continuous_end); parameterised by |m| (0.046, 0.023)"}
+                 if "q" not in row else row for row in rows]
+    header, *body = [line for line in report.branch_table(with_bars, 3e-3) if line.startswith("| ")]
+    cells = lambda line: len(re.split(r"(?<!\\)\|", line)) - 2  # noqa: E731 - cells between unescaped bars
+    assert cells(header) == 7 and all(cells(line) == 7 for line in body), body
     # without the α list: a found branch's α where there is one
     assert [r["alpha"] for r in report.branch_rows(results[:1])] == [0.5, 0.5]
 

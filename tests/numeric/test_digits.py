@@ -149,3 +149,21 @@ def test_integers_beyond_float64_are_taken_exactly():
     assert supported_digits(10**400, 3, 5) == 5 and digit_string(10**400, 5, 5) == "1.0000e+400"
     assert supported_digits(12345, 1, 5) == 4 and digit_string(12345, 4, 5) == "1.235e+4"
 
+
+@pytest.mark.parametrize("error, significant, text", [
+    (0.000823448, 2, "0.00083"), (0.000245569, 1, "0.0003"), (0.00440125, 2, "0.0045"), (5.73712e-05, 2, "0.000058"),
+    (0.05, 1, "0.05"), (23.0, 1, "30"), (1234.5, 2, "1300"), (0.0, 2, "0"), (0.0099999, 1, "0.01"),
+    (9.999999999999983e-05, 1, "0.0001"),  # one digit, not "0.00010", when rounding up reaches the next decade
+])
+def test_an_error_to_its_significant_digits_is_rounded_up(error, significant, text):
+    """`error_significant_up`: never below the error (0.000245569 at one digit was printed "0.0002", 19% short), and
+    less than one unit of its last digit above it."""
+    from attnphase.numeric.digits import error_significant_up
+
+    shown = error_significant_up(error, significant)
+    assert shown == text
+    assert error * (1 - 1e-12) <= float(shown) < error + 10.0 ** (math.floor(math.log10(error)) - significant + 2) \
+        if error else True
+    digits = shown.replace(".", "").lstrip("0")
+    assert len(digits) <= significant or set(digits[significant:]) == {"0"}, shown
+

@@ -178,14 +178,14 @@ HEADLINE_NUMBERS = 3  # per model in the summary table; every number is in the r
 
 
 def _two_digits_up(error) -> str:
-    """An error to two significant digits, rounded up (`numeric.digits.error_rounded_up`); "n/a" where it is not a
-    finite number ≥ 0."""
+    """An error to two significant digits, rounded up (`numeric.digits.error_significant_up`); "n/a" where it is not
+    a finite number ≥ 0."""
     from attnphase.cli.display import format_value
-    from attnphase.numeric.digits import error_rounded_up
+    from attnphase.numeric.digits import error_significant_up
 
     if not isinstance(error, (int, float)) or isinstance(error, bool) or not math.isfinite(error) or error < 0:
         return format_value(error)
-    return error_rounded_up(error, max(0, 1 - math.floor(math.log10(error)))) if error > 0 else "0"
+    return error_significant_up(error, 2)
 
 
 def _error_key(key: str, scalars: dict) -> str | None:

@@ -11,7 +11,8 @@ One rule for every digit string the package prints from a value and its absolute
   digits), in one notation rule.
 - `digit_string(value, n_digits, requested)`: `digits_text` at a working precision above the requested digits, so
   the string is exact to its last digit; "" for no digit.
-- `error_rounded_up(error, decimals)`: an error written to a number of decimals, rounded up, never below itself.
+- `error_rounded_up(error, decimals)`, `error_significant_up(error, significant)`: an error written to a number of
+  decimals or of significant digits, rounded up, never below itself.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ import mpmath
 from attnphase.errors import ParameterError
 from attnphase.params import check_int, check_real
 
-__all__ = ["FLOAT64_DIGITS", "supported_digits", "digits_text", "digit_string", "error_rounded_up"]
+__all__ = ["FLOAT64_DIGITS", "supported_digits", "digits_text", "digit_string", "error_rounded_up",
+           "error_significant_up"]
 
 FLOAT64_DIGITS = 17
 """Significant digits that tell every float64 apart: more digits of a float64 value are those of its binary
@@ -107,12 +109,36 @@ def digit_string(value, n_digits: int, requested: int) -> str:
         return digits_text(value, n_digits)
 
 
+# Rounding an error up must not turn float noise into a digit: 1e-4·(1 + 2e-16) is 0.0001, not 0.0002.
+ROUND_UP_SLACK = Decimal("1e-12")
+
+
+def _ceiling(error: float, decimals: int) -> str:
+    """`error` rounded up at the decimal place 10^−decimals (decimals < 0: tens, hundreds, …), written out in full;
+    the float read by its shortest decimal repr and less ROUND_UP_SLACK of itself, so that rounding noise is not
+    rounded up."""
+    exact = Decimal(repr(float(error)))
+    return f"{(exact - exact * ROUND_UP_SLACK).quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_CEILING):f}"
+
+
 def error_rounded_up(error, decimals: int) -> str:
     """`error` rounded UP to `decimals` decimal places, as text: an error bar is never printed smaller than it is
-    (0.05499 at 2 decimals is "0.06", not "0.05"). The float is read by its shortest decimal repr, so an error that
-    is exactly a printed value stays that value (0.05 is "0.05"). error: a finite real number ≥ 0; decimals: an
-    integer ≥ 0."""
+    (0.05499 at 2 decimals is "0.06", not "0.05"); an error that is a printed value up to float rounding stays that
+    value (0.05 is "0.05"). error: a finite real number ≥ 0; decimals: an integer ≥ 0."""
     error = check_real("error", error, 0.0)
     decimals = check_int("decimals", decimals, 0, None)
-    step = Decimal(1).scaleb(-decimals)
-    return f"{Decimal(repr(float(error))).quantize(step, rounding=ROUND_CEILING):f}"
+    return _ceiling(error, decimals)
+
+
+def error_significant_up(error, significant: int) -> str:
+    """`error` to `significant` significant digits, rounded up (as `error_rounded_up`, at the decimal place of its last
+    such digit): 0.000823448 at 2 digits is "0.00083", 0.000245 at 1 is "0.0003", 23 at 1 is "30"; "0" for 0.
+    error: a finite real number ≥ 0; significant: an integer ≥ 1."""
+    error = check_real("error", error, 0.0)
+    significant = check_int("significant", significant, 1, FLOAT64_DIGITS)
+    if error == 0:
+        return "0"
+    decade = math.floor(math.log10(error))
+    text = _ceiling(error, significant - 1 - decade)
+    # rounded up into the next decade (0.0099999 -> 0.010, 9.99…98e-5 -> 0.00010): one digit fewer there
+    return _ceiling(error, significant - 2 - decade) if float(text) >= 10.0 ** (decade + 1) else text

@@ -36,6 +36,7 @@ from attnphase.models.copy_heads.scaling_laws import softmax_law_verdict
 from attnphase.report import Report, write_csv
 from attnphase.reproduce.read_back import computed_once
 from attnphase.reproduce.copy_heads_sampling import bimodality, hysteresis
+from attnphase.numeric.digits import error_rounded_up
 from attnphase.reproduce.copy_heads_thresholds import (
     EXPONENT_RESOLUTION, claim_verdict, exact_row_rate_sizes, exact_row_rate_thresholds, fit_range, headline_numbers,
     scaling_rows, scan_sizes, threshold_table, thresholds_paragraph, value_with_error,
@@ -202,7 +203,7 @@ def softmax_table(sims, softmax_rows) -> list[dict]:
     return [{"P": row["P"], "theory for MALA: c": value_with_error(row["c"], row["c_error"]),
              "theory for MALA: Gibbs loss": value_with_error(row["loss_gibbs"], row["loss_gibbs_error"]),
              "homogeneous saddle point c": f"{row['c_homogeneous']:.4f}",
-             "MALA c (each chain)": ", ".join(f"{r['c_copy']:.3f} ± {r['c_copy_sem']:.3f}"
+             "MALA c (each chain)": ", ".join(f"{r['c_copy']:.3f} ± {error_rounded_up(r['c_copy_sem'], 3)}"
                                             for r in _mala_chains(sims, "softmax") if r["P"] == row["P"]),
              "z against the theory for MALA": ", ".join(f"{z['z']:.2g}" for z in joint if z["P"] == row["P"]),
              "z against the homogeneous saddle point": ", ".join(f"{z['z']:.2g}" for z in hom if z["P"] == row["P"])}
@@ -505,7 +506,7 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
     report.paragraph("Linear attention, posterior means against each MALA chain:")
     report.table([{"P": row["P"], "theory c": value_with_error(row["c"], row["c_error"]), "theory t": f"{row['t']:.3f}",
                    "theory Gibbs loss": f"{row['loss_gibbs']:.4f}",
-                   "MALA c (each chain)": ", ".join(f"{r['c_copy']:.3f} ± {r['c_copy_sem']:.3f}" for r in sims
+                   "MALA c (each chain)": ", ".join(f"{r['c_copy']:.3f} ± {error_rounded_up(r['c_copy_sem'], 3)}" for r in sims
                                                    if r["attention"] == "linear" and r["algorithm"] == "mala"
                                                    and r["P"] == row["P"] and r["kept"]),
                    "z (each chain)": ", ".join(f"{z['z']:.2g}" for z in chain_z_scores(sims, posterior_rows)

@@ -24,6 +24,12 @@ from attnphase.reproduce.read_back import computed_once
 __all__ = ["hysteresis", "bimodality", "mean_field_barriers", "barrier_with_error"]
 
 
+
+def _up(error) -> str:
+    """A chain statistic's error to the table's 4 decimals, rounded up (`numeric.digits.error_rounded_up`); "n/a"
+    where there is none."""
+    return error_rounded_up(error, 4) if error is not None and math.isfinite(error) else "n/a"
+
 def _homogeneous_minima(L, V, P, conv=api.DEFAULT):
     """Copy strengths c of the homogeneous action's minima and the barrier between them (if two)."""
     from attnphase.models.copy_heads.homogeneous import softmax_stationary_points
@@ -222,8 +228,8 @@ def hysteresis(out_dir, quick, device, plt):
               "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in summary:
         lines.append(f"| {r['L']} | {r['P']:g} | {r['P_over_P_star_homogeneous']:.2f} | {r['c_uniform_start']:.4f} ± "
-                     f"{r['c_uniform_start_err']:.4f} | {r['c_copy_start']:.4f} ± {r['c_copy_start_err']:.4f} | "
-                     f"{r['delta_c']:.4f} ± {r['delta_c_err']:.4f} | {r['mean_field_minima_c']} | {r['mean_field_barriers']} | "
+                     f"{_up(r['c_uniform_start_err'])} | {r['c_copy_start']:.4f} ± {_up(r['c_copy_start_err'])} | "
+                     f"{r['delta_c']:.4f} ± {_up(r['delta_c_err'])} | {r['mean_field_minima_c']} | {r['mean_field_barriers']} | "
                      f"{r['joint_mean_field_minima_c']} | {r['finite_data_corrected_c']} | {r['homogeneous_minima_c']} |")
     lines += ["", "The row mean field above uses each row's logit density with its other weights' participation at the "
               "prior average (`row_density=\"exact\"`); with the two jointly (`row_density=\"joint\"`) and one finite data "

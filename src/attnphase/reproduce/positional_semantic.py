@@ -39,6 +39,7 @@ import numpy as np
 
 from attnphase.api import positional_semantic as api
 from attnphase.numeric.convergence import Tolerance
+from attnphase.numeric.digits import error_rounded_up, error_significant_up
 from attnphase.report import save_figure, write_csv, write_text
 from attnphase.results import Status
 from attnphase.reproduce.read_back import computed_once, note_read_back
@@ -145,7 +146,9 @@ def branch_table(rows: list[dict], tol: float) -> list[str]:
 
     def row_line(r) -> str:  # a missing branch (no fields) at its α, in the order of the rows
         if "q" not in r:
-            return f"| {r['alpha']:.2f} | {r['branch']} | missing: {r['message'][:120]} | | | | {r['status']} |"
+            # a "|" in the message (e.g. "parameterised by |m|") would split the cell
+            message = r["message"][:120].replace("|", "\\|")
+            return f"| {r['alpha']:.2f} | {r['branch']} | missing: {message} | | | | {r['status']} |"
         name = "m" if r["branch"] == "positional" else "theta"
         return (f"| {r['alpha']:.2f} | {r['branch']} | {r[name]:.4f} {_plus_minus(r[name + '_error'])} | "
                 f"{r['q']:.5f} {_plus_minus(r['q_error'])} | {r['test_error']:.6f} "
@@ -219,16 +222,16 @@ def _finite(value) -> bool:
 
 
 def _plus_minus(error) -> str:
-    """"± error" for a table cell; an error that is not finite (stored as null: a rung drift without a
-    bound, or no check rule) bounds nothing."""
-    return f"± {error:.1g}" if _finite(error) else "(no bound)"
+    """"± error" for a table cell, to one significant digit rounded up; an error that is not finite (stored as null:
+    a rung drift without a bound, or no check rule) bounds nothing."""
+    return f"± {error_significant_up(error, 1)}" if _finite(error) else "(no bound)"
 
 
 def _threshold_error(value, error) -> str:
     """The error column of the phase-diagram table: — without a value, "no bound" without a finite error."""
     if not _finite(value):
         return "—"
-    return f"{error:.4f}" if _finite(error) else "no bound"
+    return error_rounded_up(error, 4) if _finite(error) else "no bound"
 
 
 # What the report's symbols mean, for a reader who has not read the model page.

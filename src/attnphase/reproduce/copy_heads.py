@@ -506,9 +506,9 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
     report.paragraph("Linear attention, posterior means against each MALA chain:")
     report.table([{"P": row["P"], "theory c": value_with_error(row["c"], row["c_error"]), "theory t": f"{row['t']:.3f}",
                    "theory Gibbs loss": f"{row['loss_gibbs']:.4f}",
-                   "MALA c (each chain)": ", ".join(f"{r['c_copy']:.3f} ± {error_rounded_up(r['c_copy_sem'], 3)}" for r in sims
-                                                   if r["attention"] == "linear" and r["algorithm"] == "mala"
-                                                   and r["P"] == row["P"] and r["kept"]),
+                   "MALA c (each chain)": ", ".join(f"{r['c_copy']:.3f} ± {error_rounded_up(r['c_copy_sem'], 3)}"
+                                                   for r in sims if r["attention"] == "linear"
+                                                   and r["algorithm"] == "mala" and r["P"] == row["P"] and r["kept"]),
                    "z (each chain)": ", ".join(f"{z['z']:.2g}" for z in chain_z_scores(sims, posterior_rows)
                                                if z["P"] == row["P"])}
                   for row in posterior_rows])

@@ -229,7 +229,8 @@ def hysteresis(out_dir, quick, device, plt):
     for r in summary:
         lines.append(f"| {r['L']} | {r['P']:g} | {r['P_over_P_star_homogeneous']:.2f} | {r['c_uniform_start']:.4f} ± "
                      f"{_up(r['c_uniform_start_err'])} | {r['c_copy_start']:.4f} ± {_up(r['c_copy_start_err'])} | "
-                     f"{r['delta_c']:.4f} ± {_up(r['delta_c_err'])} | {r['mean_field_minima_c']} | {r['mean_field_barriers']} | "
+                     f"{r['delta_c']:.4f} ± {_up(r['delta_c_err'])} | {r['mean_field_minima_c']} | "
+                     f"{r['mean_field_barriers']} | "
                      f"{r['joint_mean_field_minima_c']} | {r['finite_data_corrected_c']} | {r['homogeneous_minima_c']} |")
     lines += ["", "The row mean field above uses each row's logit density with its other weights' participation at the "
               "prior average (`row_density=\"exact\"`); with the two jointly (`row_density=\"joint\"`) and one finite data "

@@ -253,7 +253,7 @@ def gd_table(gd: list[dict]) -> list[str]:
             *[f"| {g['alpha']:g} | {g['init']} | {g['landed']} | {g['d']} | {g['trials']} | {g['steps']} | "
               f"{g['abs_m']:.4f} | {g['abs_theta']:.4f} | {g['test_error']:.6f} "
               f"{_plus_minus(g['test_error_error']) if g['trials'] > 1 else '(one seed: no error)'} | "
-              f"{g['train_loss']:.6f} | {g['status']} |" for g in gd]]
+              f"{g['train_loss']:.7f} | {g['status']} |" for g in gd]]
 
 
 def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:

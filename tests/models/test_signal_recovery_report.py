@@ -12,6 +12,7 @@ import pytest
 
 from attnphase.api import signal_recovery as api
 from attnphase.reproduce import signal_recovery as report
+from attnphase.reproduce import signal_recovery_sweep as sweep_report
 from attnphase.resume import Checkpoint
 from model_pages import PAGES
 
@@ -110,7 +111,7 @@ def test_the_sweep_table_shows_each_points_status_and_the_reason_of_a_limited_on
         rows.append({"theta_scaling": scaling, "sign_model": model, "d": d, "L": L, "R": R,
                      "nuisance_ratio": (L - R) / R, "theta": theta, **Checkpoint(checkpoint.path).get(f"{theta}")})
     out = Report(tmp_path / "report", "sweep")
-    report._sweep_section(out, rows)
+    sweep_report.sweep_section(out, rows)
     text = out.write().read_text()
     lines = text.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("|") and "| status |" in line)
@@ -172,13 +173,13 @@ def test_the_recovery_summary_counts_points_where_a_trial_ended_below_zero_and_s
                 "ode_limit_alignment_mean": 1.0, "positive_fraction": positive_fraction, "nuisance_mass_mean": 0.94,
                 "ode_limit_nuisance_mass_mean": 0.94}
 
-    (row,) = report._recovery_summary([point(5 / 8), point(1.0), point(0.0)])
+    (row,) = sweep_report.recovery_summary([point(5 / 8), point(1.0), point(0.0)])
     assert not any("−ξ" in heading for heading in row)
     assert row["some trial ended at ρ < 0"] == 2 and row["points"] == 3
     # a point without a z is counted apart, not as one whose prediction agrees (audit r9 F-A)
     judged = [{**point(1.0), "prediction_z": z, "prediction_agrees": agrees}
               for z, agrees in ((0.5, 1.0), (4.0, 0.0), (math.nan, None))]
-    (row,) = report._recovery_summary(judged + [point(1.0)])
+    (row,) = sweep_report.recovery_summary(judged + [point(1.0)])
     assert (row["prediction disagrees (z beyond ±3)"], row["no verdict (z n/a)"]) == (1, 2)
 
 
@@ -265,7 +266,7 @@ def test_the_sweep_figure_draws_the_agreement_rule_and_tells_the_models_apart():
             point("sqrt-d", "B", 0.60, 0.03, 0.70, math.nan, 0.50, 0.010),  # no error on the prediction
             point("direct", "A", 0.20, 0.01, 0.30, 0.01, 0.90, 0.002),  # z = -7.1: disagrees, bar short of 0.30
             point("direct", "B", 0.10, 0.02, 0.11, 0.02, 0.95, 0.003)]
-    fig = report._sweep_figure(rows)
+    fig = sweep_report.sweep_figure(rows)
     left, right = fig.axes
     drawn = {}
     for container in left.containers:

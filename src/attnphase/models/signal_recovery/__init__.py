@@ -5,7 +5,8 @@
 * `parameters` — `Parameters` (the model) and the settings of `solve` and `simulate`, ranges declared once;
 * `closed_form` — the large-L closed form, its accuracy and its overflow: `large_L`, `large_L_accuracy`;
 * `population` — J(ρ), J′, the drift and the noise-token mass: `curve`, `solve`, `finite_reduction`;
-* `reduction_range` — where the finite-L reduction overflows float64: the largest θ (σ, score scale) it takes;
+* `reduction_range` — where the finite-L reduction and the large-L form overflow float64: the largest θ (σ, score
+  scale) each takes;
 * `dynamics` — the limiting ODE: its drift, fixed points, trajectories;
 * `schedules` — finite steps: the retraction-corrected ODE, the tangent noise, step schedules and predictions;
 * `escape` — when a prediction describes a run: the escape region of unstable fixed points, the verdict;

@@ -24,15 +24,15 @@ from attnphase.models.signal_recovery.parameters import (
     MAX_FINITE_L, MAX_FINITE_SAMPLES, MIN_TOKENS, Parameters, SolveSettings, as_parameters, make_parameters,
 )
 from attnphase.models.signal_recovery.closed_form import (
-    checked_rhos, large_L, large_L_accuracy, large_L_overflow, large_L_precise,
+    checked_rhos, large_L, large_L_accuracy, large_L_precise,
 )
-from attnphase.models.signal_recovery.reduction_range import largest_finite_value
+from attnphase.models.signal_recovery.reduction_range import check_large_L_finite
 from attnphase.models.signal_recovery.results import Curve, SolveResult
 from attnphase.params import check_bool, check_choice, check_int, check_real
 from attnphase.results import Status
 
 __all__ = ["reduction_samples", "control_kurtosis", "reliable_controls", "finite_reduction", "curve", "solve",
-           "resolve_reduction", "check_large_L_finite", "CONTROL_VARIANCE_ACCURACY", "REDUCTIONS", "SWITCHING_DRAWS",
+           "resolve_reduction", "CONTROL_VARIANCE_ACCURACY", "REDUCTIONS", "SWITCHING_DRAWS",
            "ROUNDING_ULPS"]
 
 # Sequences per vectorised block of the reduction (fixed: the random stream does not depend on it).
@@ -444,45 +444,6 @@ def curve(params: Parameters, rhos, *, reduction: str | None = None, finite: boo
                       if params.L <= MAX_FINITE_L else "No exact evaluation is available at this L."))
     return Curve(rhos, J, dJ, drift, nuisance, accuracy.J_error, accuracy.dJ_error, accuracy.drift_error,
                  accuracy.nuisance_mass_error, params.theta_d, "large-L", 0, None, accuracy.status, message)
-
-
-def _large_L_finite(params: Parameters, rhos: np.ndarray) -> bool:
-    with np.errstate(all="ignore"):
-        return bool(np.all(np.isfinite(large_L(params, rhos)[:, [0, 1, 2, 4]])))
-
-
-def check_large_L_finite(params: Parameters, rhos) -> None:
-    """Refuse (ParameterError) parameters at which the large-L form overflows float64 at some ρ of `rhos`, naming the
-    parameter whose exponential overflows and the largest value it may take with the others as given (found on the
-    form itself: for ρ > 0 its largest exponentials are e^{3βθ_dρ} and e^{3β²σ²}, so that βθ_dρ must stay below
-    ln(float64 max)/3 = 236.59): theta where the signal shift e^{βθ_dρ} overflows (alone or with the noise's tilt),
-    sigma where the tilt e^{β²σ²} overflows at θ = 0 already. Nothing is computed by this form there."""
-    rhos = checked_rhos(rhos)
-    if _large_L_finite(params, rhos):
-        return
-    given = dict(d=params.d, L=params.L, R=params.R, theta=params.theta, theta_scaling=params.theta_scaling,
-                 sigma=params.sigma, score_scale=params.score_scale, sign_model=params.sign_model)
-    cause = large_L_overflow(params, rhos)
-    where = (f"at d = {params.d}, L = {params.L}, R = {params.R}, theta = {params.theta:g}, sigma = {params.sigma:g}, "
-             f"score_scale = {params.score_scale:g}, rho up to {np.max(np.abs(rhos)):g}")
-    finite = "" if params.L > MAX_FINITE_L else "; the exact finite-L reduction (reduction='finite') does not use it"
-
-    def make(**changed) -> Parameters:
-        return make_parameters(**{**given, **changed})
-
-    def largest(finite_at, value: float) -> float:  # to the float64 spacing (the form is cheap); 0 if none
-        return largest_finite_value(finite_at, value, rtol=0.0, smallest=math.ulp(0.0)) or 0.0
-
-    if _large_L_finite(make(theta=0.0), rhos):
-        bound = largest(lambda t: _large_L_finite(make(theta=t), rhos), params.theta)
-        raise ParameterError("theta", params.theta, f"a real number in [0, {bound:g}] {where} with the large-L "
-                                                    f"reduction: beyond, its value overflows float64 ({cause}){finite}")
-    # the noise's tilt overflows at θ = 0 already: σ's bound at the θ given, or at θ = 0 where the shift overflows too
-    theta = params.theta if _large_L_finite(make(sigma=1e-300), rhos) else 0.0
-    bound = largest(lambda s: s > 0 and _large_L_finite(make(theta=theta, sigma=s), rhos), params.sigma)
-    at = "" if theta == params.theta else " (that at theta = 0: at the theta given the signal shift overflows too)"
-    raise ParameterError("sigma", params.sigma, f"a real number in (0, {bound:g}]{at} {where} with the large-L "
-                                                f"reduction: beyond, its value overflows float64 ({cause}){finite}")
 
 
 def solve(d, L, R, theta, rho, theta_scaling="direct", sigma=1.0, score_scale=1.0, sign_model="A", finite=None, *,

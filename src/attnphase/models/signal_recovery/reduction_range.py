@@ -5,7 +5,7 @@ J's samples grow as θ_d² (the integrand's θ_d²(1 − ρ²)S₂² and S₁² 
 θ_d ≈ 1.34e154 = √(float64 max) at σ = 1 they overflow and nothing is computed (their standard errors are computed
 from the samples scaled by a power of two, so they overflow only with the samples). J′'s samples grow faster (up to
 βθ_d³) and are withheld alone where they overflow (`population.finite_reduction`). `overflow_error` finds the bound on
-the reduction itself, as `population.check_large_L_finite` does on the closed form: the largest value at which the
+the reduction itself, as `check_large_L_finite` (below) does on the closed form: the largest value at which the
 same draws (seed, number, alignments) give a finite J and noise mass, by bisection in log θ (about 40 reductions:
 about 1.5 s at L = 64, 4096 draws; in proportion to L·draws beyond). `largest_finite_value` is that search; the
 large-L check uses it too, to the float64 spacing.
@@ -18,10 +18,11 @@ import math
 import numpy as np
 
 from attnphase.errors import ParameterError
-from attnphase.models.signal_recovery.parameters import Parameters, make_parameters
+from attnphase.models.signal_recovery.closed_form import checked_rhos, large_L, large_L_overflow
+from attnphase.models.signal_recovery.parameters import MAX_FINITE_L, Parameters, make_parameters
 from attnphase.results import Status
 
-__all__ = ["overflow_error", "largest_finite_value"]
+__all__ = ["overflow_error", "largest_finite_value", "check_large_L_finite"]
 
 #: Relative width (in the value) at which the bisection stops: the bound is then rounded down to 6 significant digits.
 BISECTION_WIDTH = 1e-7
@@ -94,3 +95,42 @@ def overflow_error(params: Parameters, rhos: np.ndarray, n_samples: int, seed: i
           " (that at theta = 0" + (", score_scale at most 1" if params.score_scale > 1 else "")
           + ": the noise overflows without the signal)")
     return ParameterError(name, value, f"{allowed}{at} {where} {why}")
+
+
+def _large_L_finite(params: Parameters, rhos: np.ndarray) -> bool:
+    with np.errstate(all="ignore"):
+        return bool(np.all(np.isfinite(large_L(params, rhos)[:, [0, 1, 2, 4]])))
+
+
+def check_large_L_finite(params: Parameters, rhos) -> None:
+    """Refuse (ParameterError) parameters at which the large-L form overflows float64 at some ρ of `rhos`, naming the
+    parameter whose exponential overflows and the largest value it may take with the others as given (found on the
+    form itself: for ρ > 0 its largest exponentials are e^{3βθ_dρ} and e^{3β²σ²}, so that βθ_dρ must stay below
+    ln(float64 max)/3 = 236.59): theta where the signal shift e^{βθ_dρ} overflows (alone or with the noise's tilt),
+    sigma where the tilt e^{β²σ²} overflows at θ = 0 already. Nothing is computed by this form there."""
+    rhos = checked_rhos(rhos)
+    if _large_L_finite(params, rhos):
+        return
+    given = dict(d=params.d, L=params.L, R=params.R, theta=params.theta, theta_scaling=params.theta_scaling,
+                 sigma=params.sigma, score_scale=params.score_scale, sign_model=params.sign_model)
+    cause = large_L_overflow(params, rhos)
+    where = (f"at d = {params.d}, L = {params.L}, R = {params.R}, theta = {params.theta:g}, sigma = {params.sigma:g}, "
+             f"score_scale = {params.score_scale:g}, rho up to {np.max(np.abs(rhos)):g}")
+    finite = "" if params.L > MAX_FINITE_L else "; the exact finite-L reduction (reduction='finite') does not use it"
+
+    def make(**changed) -> Parameters:
+        return make_parameters(**{**given, **changed})
+
+    def largest(finite_at, value: float) -> float:  # to the float64 spacing (the form is cheap); 0 if none
+        return largest_finite_value(finite_at, value, rtol=0.0, smallest=math.ulp(0.0)) or 0.0
+
+    if _large_L_finite(make(theta=0.0), rhos):
+        bound = largest(lambda t: _large_L_finite(make(theta=t), rhos), params.theta)
+        raise ParameterError("theta", params.theta, f"a real number in [0, {bound:g}] {where} with the large-L "
+                                                    f"reduction: beyond, its value overflows float64 ({cause}){finite}")
+    # the noise's tilt overflows at θ = 0 already: σ's bound at the θ given, or at θ = 0 where the shift overflows too
+    theta = params.theta if _large_L_finite(make(sigma=1e-300), rhos) else 0.0
+    bound = largest(lambda s: s > 0 and _large_L_finite(make(theta=theta, sigma=s), rhos), params.sigma)
+    at = "" if theta == params.theta else " (that at theta = 0: at the theta given the signal shift overflows too)"
+    raise ParameterError("sigma", params.sigma, f"a real number in (0, {bound:g}]{at} {where} with the large-L "
+                                                f"reduction: beyond, its value overflows float64 ({cause}){finite}")

@@ -21,15 +21,28 @@ import matplotlib
 matplotlib.use("Agg")  # reports are written headless
 import matplotlib.pyplot as plt  # noqa: E402
 
+from attnphase.numeric.digits import error_rounded_up  # noqa: E402
 from attnphase.resume import written_atomically  # noqa: E402
 
-__all__ = ["Report", "write_csv", "save_figure", "write_text"]
+__all__ = ["Report", "write_csv", "save_figure", "write_text", "value_with_error"]
 
 
 def _cell(value) -> str:
     if isinstance(value, float):
         return "n/a" if not math.isfinite(value) else f"{value:.6g}"
     return str(value)
+
+
+def value_with_error(value: float, error: float, min_decimals: int = 3) -> str:
+    """"value ± error" with the error to 2 significant digits, rounded up (`error_rounded_up`), and the value to the
+    same decimal place (at least min_decimals), so that no nonzero error prints as 0.000; a non-finite error prints
+    as "(no error)"."""
+    if not math.isfinite(error):
+        return f"{value:.{min_decimals}f} (no error)"
+    if error <= 0:
+        return f"{value:.{min_decimals}f} ± 0"
+    decimals = max(min_decimals, 1 - math.floor(math.log10(error)))
+    return f"{value:.{decimals}f} ± {error_rounded_up(error, decimals)}"
 
 
 def write_text(path: Path, text: str) -> Path:

@@ -15,6 +15,8 @@ from attnphase.api import copy_heads as api
 from attnphase.models.copy_heads.results import ScalingPoint
 from attnphase.models.copy_heads.scaling_laws import NAMED_CONVENTIONS, SKIPPED_ORDER
 from attnphase.numeric.digits import error_rounded_up
+from attnphase.cli.reproduce import headline_cell
+from attnphase.report import value_with_error
 from attnphase.reproduce import copy_heads as report
 from attnphase.reproduce import copy_heads_thresholds as thresholds
 from attnphase.reproduce.copy_heads_sampling import mean_field_barriers
@@ -142,22 +144,30 @@ def test_the_quick_convention_table_is_the_same_fit_as_the_claimed_laws():
 
 def test_the_headline_names_the_law_each_number_tests():
     ex = SimpleNamespace(corrected_ratio=(1.5, 1.2), ratio=(1.0, 0.8))
-    fits = {"P_star": SimpleNamespace(exponent=2.0), "P_crossover": SimpleNamespace(exponent=0.47)}
-    lin = SimpleNamespace(fit={"P_star": SimpleNamespace(exponent=0.0), "P_crossover": SimpleNamespace(exponent=1.5)})
-    numbers = thresholds.headline_numbers(True, ex, SimpleNamespace(exponent=0.8737), lin, SimpleNamespace(fit=fits))
+
+    def fit(exponent, low, high):
+        return SimpleNamespace(exponent=exponent, exponent_low=low, exponent_high=high)
+
+    fits = {"P_star": fit(2.0, 1.98, 2.02), "P_crossover": fit(0.47, 0.446, 0.499)}
+    lin = SimpleNamespace(fit={"P_star": fit(0.0, -0.02, 0.01), "P_crossover": fit(1.4967, 1.4875, 1.5059)})
+    numbers = thresholds.headline_numbers(True, ex, fit(0.8737, 0.73, 1.02), lin, SimpleNamespace(fit=fits))
     first = list(numbers)[:3]  # what the CLI summary shows
     assert first[0] == "softmax_L_ln2L_holds_by_corrected_ratio" and "softmax_P_star_exponent" not in numbers
     assert numbers["softmax_P_star_over_ln2L_fit_exponent_claim_1"] == 0.8737
     # the plain fit's exponent, biased low by the log corrections, is not shown beside the verdict it does not decide
     assert "softmax_P_star_over_ln2L_fit_exponent_claim_1" not in first
     assert all("claim" in k for k in numbers if "exponent" in k)
+    # every exponent carries the larger half of its verdict's band, and the summary shows it beside the exponent
+    assert numbers["linear_crossover_V_exponent_claim_0.5_error"] == pytest.approx(0.029)
+    assert numbers["softmax_P_star_over_ln2L_fit_exponent_claim_1_error"] == pytest.approx(0.1463)
+    assert "linear_crossover_L_exponent_claim_1.5 = 1.4967 ± 0.0092" in headline_cell(numbers).splitlines()
 
 
 def test_value_with_error_never_prints_a_nonzero_error_as_zero():
-    assert thresholds.value_with_error(0.01253, 0.00042) == "0.01253 ± 0.00042"
-    assert thresholds.value_with_error(0.359, 0.0083) == "0.3590 ± 0.0083"
-    assert thresholds.value_with_error(0.2, 0.0) == "0.200 ± 0"
-    assert thresholds.value_with_error(0.0125, 3e-7) == "0.01250000 ± 0.00000030"
+    assert value_with_error(0.01253, 0.00042) == "0.01253 ± 0.00042"
+    assert value_with_error(0.359, 0.0083) == "0.3590 ± 0.0083"
+    assert value_with_error(0.2, 0.0) == "0.200 ± 0"
+    assert value_with_error(0.0125, 3e-7) == "0.01250000 ± 0.00000030"
 
 
 def test_the_threshold_table_labels_what_is_polished():
@@ -418,7 +428,7 @@ def test_a_rounded_up_error_is_never_below_the_error_and_within_one_unit_of_it()
             shown = float(error_rounded_up(error, decimals))
             assert error <= shown < error + 10.0**-decimals + 1e-15, (error, decimals, shown)
     for value, error in ((0.7156853600248487, 0.00010441722622701034), (0.4, 0.0083001)):
-        text = thresholds.value_with_error(value, error)
+        text = value_with_error(value, error)
         shown = float(text.split(" ± ")[1])
         assert shown >= error and len(text.split(" ± ")[1].lstrip("0.")) == 2, text
 

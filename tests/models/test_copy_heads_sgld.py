@@ -319,11 +319,16 @@ def test_plots_break_at_jumps_and_draw_every_named_line():
             row(4, 0.32, True), row(5, 0.6, True)]  # a jump between P = 2 and 3; a steep rise (no jump) after 4
     x, y = global_line(rows, "c_copy")
     assert np.isnan(y[2]) and np.count_nonzero(np.isnan(y)) == 1 and list(y[~np.isnan(y)]) == [0.0, 0.01, 0.31, 0.32, 0.6]
-    fig = api.plot_scaling(api.scaling("linear", 4, 16, 64, digits=8))
+    linear_scan = api.scaling("linear", 4, 16, 64, digits=8)
+    fig = api.plot_scaling(linear_scan)
     ax = fig.axes[0]
     named = [t.get_text() for t in ax.get_legend().get_texts()]
     drawn = {line.get_label(): len(line.get_xdata()) for line in ax.get_lines()}
     assert named and all(drawn.get(name, 0) >= 2 for name in named)
+    # a fit's bracket is the band its verdict uses, the widened one, and the legend's title says so
+    assert "widened by the drift" in ax.get_legend().get_title().get_text()
+    fit = linear_scan.fit["P_star"]
+    assert fit.exponent_low < fit.statistical_low and f"[{fit.exponent_low:.3f}, {fit.exponent_high:.3f}]" in named[1]
     fig = api.plot_landscape("softmax", 16, 4, 259.0)
     assert fig.axes[0].get_lines()
 

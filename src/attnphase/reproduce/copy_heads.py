@@ -35,7 +35,7 @@ from attnphase.models.copy_heads.plots import global_line, plot_scaling
 from attnphase.models.copy_heads.law_verdicts import softmax_claim_verdict
 from attnphase.models.copy_heads.scaling_laws import softmax_law_verdict
 from attnphase.numeric.digits import error_rounded_up
-from attnphase.report import Report, write_csv
+from attnphase.report import Report, value_with_error, write_csv
 from attnphase.reproduce.read_back import computed_once
 from attnphase.reproduce.copy_heads_mala import (
     SOFTMAX_HOMOGENEOUS, SOFTMAX_MALA_THEORY, chain_z_scores, convention_A_losses, mala_chains, simulation_paragraph,
@@ -44,7 +44,7 @@ from attnphase.reproduce.copy_heads_mala import (
 from attnphase.reproduce.copy_heads_sampling import bimodality, hysteresis
 from attnphase.reproduce.copy_heads_thresholds import (
     EXPONENT_RESOLUTION, claim_verdict, exact_row_rate_sizes, exact_row_rate_thresholds, fit_range, headline_numbers,
-    scaling_rows, scan_sizes, threshold_table, thresholds_paragraph, value_with_error,
+    scaling_rows, scan_sizes, threshold_table, thresholds_paragraph,
 )
 
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from attnphase.api import copy_heads as api
 from attnphase.numeric.digits import error_rounded_up
-from attnphase.reproduce.copy_heads_thresholds import value_with_error
+from attnphase.report import value_with_error
 
 __all__ = ["AGREEMENT_SIGMAS", "SOFTMAX_MALA_THEORY", "SOFTMAX_HOMOGENEOUS", "mala_chains", "convention_A_losses",
            "chain_z_scores", "softmax_mala_theory", "simulation_paragraph", "softmax_table"]

@@ -9,7 +9,7 @@ import math
 
 from attnphase.api import copy_heads as api
 from attnphase.models.copy_heads.scaling_laws import SKIPPED_ORDER
-from attnphase.numeric.digits import error_rounded_up
+from attnphase.report import value_with_error
 
 
 # The claimed exponents and the laws the docs name against them (L², V L^{3/2}, 1/L, L^{1/2}, V^0, ...) lie half a
@@ -126,12 +126,18 @@ def headline_numbers(holds: bool, ex, f, lin, linV) -> dict:
     """The scaling part of the headline (the CLI summary shows the first three): each key says what its number is.
     The L ln²L verdict comes from the corrected ratio, not from the plain fit of P*/ln²L (claim 1), whose exponent
     is biased low by the log corrections: so the summary shows the verdict, the ratio it rests on and the linear
-    crossover's exponent, not that fit's exponent (0.87 beside "yes" read as a contradiction)."""
-    return {"softmax_L_ln2L_holds_by_corrected_ratio": holds, "softmax_corrected_ratio_last": ex.corrected_ratio[-1],
-            "linear_crossover_L_exponent_claim_1.5": lin.fit["P_crossover"].exponent,
-            "softmax_P_star_over_ln2L_fit_exponent_claim_1": f.exponent, "softmax_ratio_last": ex.ratio[-1],
-            "linear_transition_V_exponent_claim_2": linV.fit["P_star"].exponent,
-            "linear_crossover_V_exponent_claim_0.5": linV.fit["P_crossover"].exponent}
+    crossover's exponent, not that fit's exponent (0.87 beside "yes" read as a contradiction). Each exponent comes
+    with its "_error": the larger half of the band its verdict uses (`claim_verdict`: the 95% band widened by the
+    drift of the local slope), so that the summary shows it beside the exponent."""
+    exponents = {"linear_crossover_L_exponent_claim_1.5": lin.fit["P_crossover"],
+                 "softmax_P_star_over_ln2L_fit_exponent_claim_1": f,
+                 "linear_transition_V_exponent_claim_2": linV.fit["P_star"],
+                 "linear_crossover_V_exponent_claim_0.5": linV.fit["P_crossover"]}
+    numbers = {"softmax_L_ln2L_holds_by_corrected_ratio": holds, "softmax_corrected_ratio_last": ex.corrected_ratio[-1]}
+    for key, fit in exponents.items():
+        numbers[key] = fit.exponent
+        numbers[f"{key}_error"] = max(fit.exponent_high - fit.exponent, fit.exponent - fit.exponent_low)
+    return {**numbers, "softmax_ratio_last": ex.ratio[-1]}
 
 
 def claim_verdict(fit) -> str:
@@ -150,18 +156,6 @@ def claim_verdict(fit) -> str:
     if low <= claimed - EXPONENT_RESOLUTION or high >= claimed + EXPONENT_RESOLUTION:
         return "undecided"
     return "yes"
-
-
-def value_with_error(value: float, error: float, min_decimals: int = 3) -> str:
-    """"value ± error" with the error to 2 significant digits, rounded up (`error_rounded_up`), and the value to the
-    same decimal place (at least min_decimals), so that no nonzero error prints as 0.000; a non-finite error prints
-    as "(no error)"."""
-    if not math.isfinite(error):
-        return f"{value:.{min_decimals}f} (no error)"
-    if error <= 0:
-        return f"{value:.{min_decimals}f} ± 0"
-    decimals = max(min_decimals, 1 - math.floor(math.log10(error)))
-    return f"{value:.{decimals}f} ± {error_rounded_up(error, decimals)}"
 
 
 def fit_range(fit, sizes) -> str:

@@ -36,7 +36,7 @@ import numpy as np
 from attnphase import progress
 from attnphase.api import signal_recovery as api
 from attnphase.models.signal_recovery.escape import AGREEMENT_SIGMAS, agreement
-from attnphase.report import Report, write_csv
+from attnphase.report import Report, value_with_error, write_csv
 from attnphase.reproduce.read_back import computed_once, note_read_back
 from attnphase.reproduce.signal_recovery_sweep import sweep_section
 from attnphase.resume import Checkpoint
@@ -126,7 +126,7 @@ def _headline(report: Report, quick: bool, device: str, checkpoint: Checkpoint) 
         "turns into a loss of alignment when q is renormalised; its error is that of N's estimate (from a pilot of "
         "sampled gradients at five alignments) only. The noise-token mass's theory is the "
         "large-L closed form, its ± the form's error bound (`large_L_accuracy`: the O(1/L) terms it leaves out). "
-        "z = (SGA − theory)/√(±² + theory ±²); the theory agrees with the run where |z| ≤ "
+        "z = (SGA − theory)/√(SGA error² + theory error²); the theory agrees with the run where |z| ≤ "
         f"{AGREEMENT_SIGMAS:g}, the rule of the sweep below.")
 
     def verdict(agrees) -> str:
@@ -136,24 +136,32 @@ def _headline(report: Report, quick: bool, device: str, checkpoint: Checkpoint) 
             return "n/a"
         return f"agrees (−{limit} ≤ z ≤ {limit})" if agrees else f"disagrees (z beyond ±{limit})"
 
+    def measured(mean, error) -> str:
+        if _finite_or_none(numbers[mean]) is None:
+            return "n/a"
+        error = _finite_or_none(numbers[error])
+        return value_with_error(numbers[mean], math.inf if error is None else error, min_decimals=4)
+
+    def z_cell(z) -> str:
+        return "n/a" if _finite_or_none(z) is None else f"{z:.2f}"
+
     report.table([
-        {"quantity": "mean final abs ρ", "SGA": numbers["alignment_mean"], "± (standard error)": numbers["alignment_error"],
-         "theory": numbers["predicted_alignment"], "theory ±": numbers["predicted_alignment_error"],
-         "z": _or_na(numbers["prediction_z"]), "verdict": verdict(numbers["prediction_agrees"]),
+        {"quantity": "mean final abs ρ", "SGA (± standard error)": measured("alignment_mean", "alignment_error"),
+         "theory (± its error)": measured("predicted_alignment", "predicted_alignment_error"),
+         "z": z_cell(numbers["prediction_z"]), "verdict": verdict(numbers["prediction_agrees"]),
          "theory's note": "retraction-corrected ODE from each trial's ρ₀"},
-        {"quantity": "noise-token attention mass", "SGA": numbers["nuisance_mass_mean"],
-         "± (standard error)": numbers["nuisance_mass_error"],
-         "theory": numbers["nuisance_mass_theory_at_trials"],
-         "theory ±": numbers["nuisance_mass_theory_at_trials_error"],
-         "z": _or_na(numbers["nuisance_mass_z"]), "verdict": verdict(numbers["nuisance_mass_agrees"]),
+        {"quantity": "noise-token attention mass",
+         "SGA (± standard error)": measured("nuisance_mass_mean", "nuisance_mass_error"),
+         "theory (± its error)": measured("nuisance_mass_theory_at_trials", "nuisance_mass_theory_at_trials_error"),
+         "z": z_cell(numbers["nuisance_mass_z"]), "verdict": verdict(numbers["nuisance_mass_agrees"]),
          "theory's note": "large-L, at each trial's final ρ, averaged"},
-        {"quantity": "noise-token attention mass at +ξ (the limit)", "SGA": "", "± (standard error)": "",
-         "theory": numbers["nuisance_mass_theory_at_xi"], "theory ±": numbers["nuisance_mass_theory_at_xi_error"],
+        {"quantity": "noise-token attention mass at +ξ (the limit)", "SGA (± standard error)": "",
+         "theory (± its error)": measured("nuisance_mass_theory_at_xi", "nuisance_mass_theory_at_xi_error"),
          "z": "", "verdict": "", "theory's note": "large-L, at ρ = 1"},
-        {"quantity": "smallest final abs ρ", "SGA": numbers["alignment_min"], "± (standard error)": "", "theory": "",
-         "theory ±": "", "z": "", "verdict": "", "theory's note": ""},
-        {"quantity": "fraction of trials at +ξ", "SGA": numbers["positive_fraction"], "± (standard error)": "",
-         "theory": "", "theory ±": "", "z": "", "verdict": "", "theory's note": ""},
+        {"quantity": "smallest final abs ρ", "SGA (± standard error)": f"{numbers['alignment_min']:.6f}",
+         "theory (± its error)": "", "z": "", "verdict": "", "theory's note": ""},
+        {"quantity": "fraction of trials at +ξ", "SGA (± standard error)": f"{numbers['positive_fraction']:g}",
+         "theory (± its error)": "", "z": "", "verdict": "", "theory's note": ""},
     ])
     write_csv(report.out_dir / "headline.csv",
               [{"trial": i, "final_rho": float(r), "abs_rho": abs(float(r))} for i, r in enumerate(final_rho)])
@@ -178,11 +186,6 @@ def _headline(report: Report, quick: bool, device: str, checkpoint: Checkpoint) 
 def _finite_or_none(value) -> float | None:
     """A stored number, None where missing or not finite (a checkpoint reads a missing number back as NaN)."""
     return None if value is None or not math.isfinite(value) else float(value)
-
-
-def _or_na(value):
-    """A table cell: the number, or n/a where there is none."""
-    return "n/a" if _finite_or_none(value) is None else value
 
 
 #: Finite-L samples per landscape point, and the trajectories' trials and steps (quick: True, full: False).

@@ -135,7 +135,8 @@ def plot_order_parameters(attention: str, L: int, V: int, P_values: Sequence[flo
     ax.set_xlabel("P (target tokens)")
     ax.set_ylabel("copy strength c")
     ax.set_title(f"{attention}, L={L}, V={V}")
-    ax.legend(fontsize=7, loc="best")
+    title = "[ ]: 95% band of the exponent, widened by the drift of the local slope" if fitted else None
+    ax.legend(fontsize=7, loc="best", title=title, title_fontsize=6)
     return fig
 
 
@@ -161,12 +162,14 @@ def _draw_simulation(ax, simulation) -> None:
 def plot_scaling(result, *, ax=None):
     """P* against the size a `ScalingResult` varies (L or V; log-log): the computed thresholds, and every line the
     legend names is drawn: each fitted law through the largest size, and for softmax over L the large-L form
-    L ln²L/(4εσ²)·C(ln L). Returns the Figure."""
+    L ln²L/(4εσ²)·C(ln L). A fit's label brackets the band its verdict uses (`law_fit`: the 95% band widened by the
+    drift of the local slope), which the legend's title says. Returns the Figure."""
     from attnphase.models.copy_heads.scaling_laws import softmax_large_L_correction
 
     if not isinstance(result, ScalingResult):
         raise ParameterError("result", result, "a ScalingResult (from scaling or scaling_in_V)")
     fig, ax = _axes(ax, figsize=(5.5, 4.2))
+    fitted = False
     over_L = result.variable == "L"
     size = (lambda p: p.L) if over_L else (lambda p: p.V)
     name = "L" if over_L else "V"
@@ -185,6 +188,7 @@ def plot_scaling(result, *, ax=None):
             law = f"{name}^{fit.exponent:.3f}" + (" ln²L" if power else "")
             ax.loglog(xs, line, "-", color=color, lw=0.8,
                       label=f"{what} fit {law} [{fit.exponent_low:.3f}, {fit.exponent_high:.3f}]")
+            fitted = True
     if log_power and result.extrapolation is not None:
         V = result.fixed["V"]
         Ls = np.array([p.L for p in result.points if math.isfinite(p.P_star)], float)
@@ -195,7 +199,8 @@ def plot_scaling(result, *, ax=None):
     ax.set_xlabel(f"{name} ({fixed})")
     ax.set_ylabel("P (target tokens)")
     _label_sizes(ax, [size(p) for p in result.points])
-    ax.legend(fontsize=7, loc="best")
+    title = "[ ]: 95% band of the exponent, widened by the drift of the local slope" if fitted else None
+    ax.legend(fontsize=7, loc="best", title=title, title_fontsize=6)
     return fig
 
 

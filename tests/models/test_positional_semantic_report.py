@@ -257,3 +257,14 @@ def test_the_report_defines_every_symbol_its_tables_and_figures_use():
     assert {"α", "m", "θ", "ε_g", "ε_t", "Φ"} <= used
     for symbol in used | {"ω", "q", "V", "α_c", "α_l"}:
         assert re.search(rf"(^|[ ;(,]){re.escape(symbol)}( |₁| =)", SYMBOLS), symbol
+
+
+def test_the_phase_diagram_caption_gives_the_largest_error_of_each_threshold_as_the_table_prints_it():
+    rows = [{"omega": 0.0, "alpha_c": 0.6149, "alpha_c_error": 0.00041, "alpha_l": 1.1, "alpha_l_error": math.inf},
+            {"omega": 0.1, "alpha_c": 0.7507, "alpha_c_error": 0.00213, "alpha_l": 1.2, "alpha_l_error": 0.00052},
+            {"omega": 0.2, "alpha_c": math.nan, "alpha_c_error": 0.5, "alpha_l": 1.3, "alpha_l_error": 0.0003}]
+    caption = report._phase_diagram_caption(rows)
+    # the missing α_c's error and the unbounded α_l error are not the largest; each rounded up as the table does
+    assert "(the largest: α_c ± 0.0022, α_l ± 0.0006, as in the table)" in caption
+    assert report._threshold_error(0.7507, 0.00213) == "0.0022"
+    assert "largest" not in report._phase_diagram_caption([{**rows[2], "alpha_l_error": math.inf}])

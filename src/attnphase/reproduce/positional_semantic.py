@@ -234,6 +234,19 @@ def _threshold_error(value, error) -> str:
     return error_rounded_up(error, 4) if _finite(error) else "no bound"
 
 
+def _phase_diagram_caption(curve_rows) -> str:
+    """The figure's caption: how its errors are drawn, and the largest of each threshold's as the table prints it
+    (an error of 1e-3 on an α axis of ~1.5 is a bar as narrow as its caps: the caption gives the scale the figure
+    cannot show)."""
+    largest = []
+    for name, symbol in (("alpha_c", "α_c"), ("alpha_l", "α_l")):
+        errors = [r[f"{name}_error"] for r in curve_rows if _finite(r[name]) and _finite(r[f"{name}_error"])]
+        if errors:
+            largest.append(f"{symbol} ± {error_rounded_up(max(errors), 4)}")
+    scale = f" (the largest: {', '.join(largest)}, as in the table)" if largest else ""
+    return f"*α_c(ω) and α_l(ω); each error is drawn as a band and as a bar with caps{scale}.*"
+
+
 # What the report's symbols mean, for a reader who has not read the model page.
 SYMBOLS = ("Symbols: n samples in dimension d, α = n/d; ω the teacher's positional weight (1 − ω its semantic); "
            "q the student's self-overlap, m its overlap with the positional encodings (m₁; m₂ = −m₁), θ with the "
@@ -379,6 +392,8 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
            "nothing.", ""] if any(_threshold_error(r[name], r[f"{name}_error"]) == "no bound"
                                  for r in curve_rows for name in ("alpha_c", "alpha_l")) else []),
         "![phase diagram](phase_diagram.png)",
+        "",
+        _phase_diagram_caption(curve_rows),
     ]
     if validation:
         lines += ["", *validation["lines"]]

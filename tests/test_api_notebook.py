@@ -153,6 +153,23 @@ def test_copy_heads_messages_name_options_on_the_command_line_only():
     assert cli_message("--P", "300", "--tau", "1e308") == hot.message.replace("; tau0 = ", "; tau0 (--tau) = ")
 
 
+def test_the_linear_thresholds_scales_are_named_as_the_caller_spells_them():
+    """The note on which scales are set away from 1 (in a linear threshold's message where no crossover is found
+    in the followed range) named the CLI's options to Python callers too."""
+    from attnphase.api import copy_heads as ch
+    from attnphase.cli.common import declared_options
+    from attnphase.cli.copy_heads import DECLARED
+    from attnphase.models.copy_heads.homogeneous import options_named
+    from attnphase.models.copy_heads.instance import CopyHeadsInstance
+    from attnphase.models.copy_heads.linear_transition import scales_away_from_one
+
+    inst = CopyHeadsInstance("linear", 16, 4, ch.DEFAULT.with_(tau0=2.0, s1=0.5))
+    assert scales_away_from_one(inst) == " (at tau0 = 2, s1 = 0.5)"
+    with options_named(declared_options(*DECLARED)):
+        assert scales_away_from_one(inst) == " (at --tau = 2, --s1 = 0.5)"
+    assert scales_away_from_one(CopyHeadsInstance("linear", 16, 4, ch.DEFAULT)) == ""
+
+
 def test_potts_takes_a_numpy_beta_as_its_decimal_as_it_takes_j():
     """Finding 5: numpy.float32(2.8) as β was the binary 2.7999999523 (m off by 7e-8, its error 1e-18), while a
     float32 J is its shortest decimal; finding 8: decimal_coupling(None) was a bare TypeError."""

@@ -18,7 +18,7 @@ from scipy.optimize import brentq
 
 from attnphase.models.copy_heads import kernels
 from attnphase.models.copy_heads.convention import DEFAULT
-from attnphase.models.copy_heads.homogeneous import linear_minima
+from attnphase.models.copy_heads.homogeneous import linear_minima, spelled
 from attnphase.models.copy_heads.instance import CopyHeadsInstance
 from attnphase.models.copy_heads.linear_branches import (action_system, branch_classification, checked_order,
                                                         later_jump, state_scale)
@@ -30,7 +30,7 @@ from attnphase.results import Status
 
 __all__ = ["n_range", "default_n_range", "crossover_n_range", "scale_factors", "symmetric_point_hessian", "soft_vector",
            "remainder_at_origin", "classify_landau", "landau_order", "instability_transition", "linear_transition",
-           "first_attempt_transition"]
+           "first_attempt_transition", "scales_away_from_one"]
 
 
 def n_range(inst: CopyHeadsInstance) -> tuple[float, float]:
@@ -231,7 +231,7 @@ def linear_transition(inst: CopyHeadsInstance, digits: int = 30, classify: bool 
         if math.isfinite(cross.value) and math.exp(cross.value) > hi:  # the branches were not followed up to it
             crossover, status, message = ({"crossover_order": "not classified"}, Status.LIMITED,
                                           f"; the crossover is not classified: it lies above the followed range "
-                                          f"(n ≤ {hi:.4g}){_scales_set(inst)}")
+                                          f"(n ≤ {hi:.4g}){scales_away_from_one(inst)}")
         else:
             crossover, status, message = later_jump(inst, found)
         land = {**land, "status": status or land.get("status"), "message": land["message"] + message}
@@ -239,17 +239,18 @@ def linear_transition(inst: CopyHeadsInstance, digits: int = 30, classify: bool 
         crossover = {}
     beyond = ("" if math.isfinite(cross.value) else
               f"no crossover (the {'copy' if other else 'uniform'} mode's own curvature keeps its sign) for n up to "
-              f"{cross_hi:.4g}{_scales_set(inst)}; ")
+              f"{cross_hi:.4g}{scales_away_from_one(inst)}; ")
     return instability_transition(LinearTransition, inst, res, cross, digits, dps, land,
                                   f"symmetric state loses stability along the {soft_mode} mode; {beyond}",
                                   soft_mode=soft_mode, soft_vector=tuple(soft.tolist()), **crossover)
 
 
-def _scales_set(inst: CopyHeadsInstance) -> str:
-    """The options of the convention's scales that move the linear thresholds, where set away from 1."""
+def scales_away_from_one(inst: CopyHeadsInstance) -> str:
+    """The convention's scales that move the linear thresholds, where set away from 1, each named as the caller
+    spells it (`homogeneous.spelled`: "tau0" from Python, "--tau" from the CLI)."""
     conv = inst.convention
-    named = [f"{option} = {value:g}" for option, value in (("--tau", conv.tau0), ("--score-variance", conv.sigma2),
-                                                            ("--s1", conv.s1)) if value != 1.0]
+    named = [f"{spelled(name)} = {getattr(conv, name):g}" for name in ("tau0", "sigma2", "s1")
+             if getattr(conv, name) != 1.0]
     return f" (at {', '.join(named)})" if named else ""
 
 

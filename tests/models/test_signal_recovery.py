@@ -287,6 +287,29 @@ def test_fixed_points_and_stability():
     assert none.status == "failed" and none.rho == [] and "vanishes identically" in none.message
 
 
+def test_fixed_points_errors_cover_the_finite_L_drifts_fixed_points():
+    """Each fixed point carries how far the finite-(d, L, R) drift's may lie from it (the large-L form's bound): at
+    d = 64, L = 512, R = 64 the exact reduction's J′ changes sign between ρ = −0.91 and −0.90 (8192 draws, each value
+    more than 3 of its errors from 0), so its unstable root lies there, within the large-L root's error; at ρ = ±1 the
+    root is exact and the finite slope −2ρJ′ lies within the slope's error (and 3 of the reduction's errors)."""
+    params = api.make_parameters(64, 512, 64, 1.0)
+    fps = api.fixed_points(params)
+    assert fps.rho[0] == -1.0 and fps.rho[-1] == 1.0 and len(fps.rho) == 3
+    assert fps.rho_error[0] == fps.rho_error[-1] == 0.0 and math.isnan(fps.slope_error[1])
+    root, root_error = fps.rho[1], fps.rho_error[1]
+    assert 0 < root_error < 0.05  # a bound, not a vacuous one
+    exact = api.curve(params, [-0.91, -0.90], finite=True, samples=8192, seed=3)
+    assert exact.dJ[0] < -3 * exact.dJ_error[0] and exact.dJ[1] > 3 * exact.dJ_error[1]
+    assert abs(-0.91 - root) <= root_error and abs(-0.90 - root) <= root_error
+    poles = api.curve(params, [-1.0, 1.0], finite=True, samples=8192, seed=3)
+    for i, rho in ((0, -1.0), (1, 1.0)):
+        finite_slope, finite_error = -2 * rho * poles.dJ[i], 2 * poles.dJ_error[i]
+        slope, slope_error = fps.slope[-i], fps.slope_error[-i]
+        assert abs(finite_slope - slope) <= slope_error + 3 * finite_error, (rho, finite_slope, slope, slope_error)
+    assert api.fixed_points(params).to_pandas().columns.tolist() == ["rho", "rho_error", "slope", "slope_error",
+                                                                     "stable"]
+
+
 def test_solve_results_and_validation():
     r = api.solve(1000, 10500, 500, 0.25, 0.5, reduction="large-L")
     assert r.method == "large-L" and 0 < r.J_error < 0.01 * r.J and r.status == "converged" and r.success

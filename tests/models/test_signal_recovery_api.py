@@ -103,7 +103,8 @@ def test_every_result_has_labels_and_json():
     assert payload["plan"]["steps"] == 20 and payload["schedule"] == "auto" and "trajectory" not in payload
     assert run.to_pandas().shape == (3, 3)
     assert run.trajectory.to_pandas().shape == (5 * 3, 6)
-    assert api.fixed_points(params).to_pandas().columns.tolist() == ["rho", "slope", "stable"]
+    assert api.fixed_points(params).to_pandas().columns.tolist() == ["rho", "rho_error", "slope", "slope_error",
+                                                                     "stable"]
 
 
 @pytest.mark.parametrize("settings, reason", [

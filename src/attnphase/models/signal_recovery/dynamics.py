@@ -16,7 +16,7 @@ import numpy as np
 
 from attnphase.errors import ParameterError
 from attnphase.models.signal_recovery.parameters import Parameters, as_parameters
-from attnphase.models.signal_recovery.closed_form import large_L, large_L_overflow, large_L_precise
+from attnphase.models.signal_recovery.closed_form import large_L, large_L_accuracy, large_L_overflow, large_L_precise
 from attnphase.models.signal_recovery.population import finite_reduction
 from attnphase.models.signal_recovery.results import FixedPointsResult
 from attnphase.numeric.ode import Trajectory, fixed_points_1d, integrate_drift
@@ -89,9 +89,19 @@ def _fixed_points(params: Parameters, n_grid: int) -> FixedPointsResult:
                                  f"({large_L_overflow(params, [1.0])}): fixed points not computed")
     points = fixed_points_1d(drift, -1.0, 1.0, derivative=slope, n_grid=n_grid)
     found = sorted(points, key=lambda p: p.x)
+    rho = np.array([p.x for p in found], float)
+    slopes = np.array([p.slope for p in found], float)
+    bound = large_L_accuracy(params, rho)
+    at_pole = np.abs(rho) == 1.0
+    with np.errstate(all="ignore"):
+        rho_error = np.where(at_pole, 0.0, bound.drift_error / np.abs(slopes))
+    slope_error = np.where(at_pole, 2.0 * bound.dJ_error, math.nan)
+    message = f"{len(found)} fixed points of the large-L drift"
+    if not bound.accurate.all():
+        message += f"; their distance from the finite-L drift's is not bounded here ({bound.message})"
     return FixedPointsResult(
-        rho=[float(p.x) for p in found], slope=[float(p.slope) for p in found],
-        stable=[bool(p.stable) for p in found], status=Status.CONVERGED, message=f"{len(found)} fixed points",
+        rho=rho.tolist(), slope=slopes.tolist(), stable=[bool(p.stable) for p in found], status=Status.CONVERGED,
+        message=message, rho_error=rho_error.tolist(), slope_error=slope_error.tolist(),
     )
 
 

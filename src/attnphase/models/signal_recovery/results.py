@@ -125,16 +125,26 @@ class LargeLAccuracy(Result):
 
 @dataclass(frozen=True)
 class FixedPointsResult(Result):
-    """Fixed points ρ* of the drift in [−1, 1], the drift's slope there and the stability verdicts."""
+    """Fixed points ρ* of the large-L drift in [−1, 1], the drift's slope there and the stability verdicts.
+
+    They are the large-L drift's own (roots to float64); `rho_error` and `slope_error` say how far they may lie from
+    the exact finite-(d, L, R) drift's, by the large-L form's error bound (`large_L_accuracy`): a root's error is the
+    drift's bound there over |slope|, 0 at ρ = ±1 (the drift (1 − ρ²)J′ vanishes there for every J); the slope's
+    error is 2× the bound on J′ at ρ = ±1 (the slope there is ∓2J′) and NaN at a root inside, whose slope needs J″,
+    which the bound does not cover. NaN where the bound does not hold (`large_L_accuracy`: expansion ratio above its
+    limit)."""
 
     rho: list[float]
     slope: list[float]
     stable: list[bool]
     status: Status
     message: str
+    rho_error: list[float] = field(default_factory=list)
+    slope_error: list[float] = field(default_factory=list)
 
     def rows(self):
-        return [{"rho": r, "slope": s, "stable": st} for r, s, st in zip(self.rho, self.slope, self.stable)]
+        return [{"rho": r, "rho_error": re, "slope": s, "slope_error": se, "stable": st}
+                for r, re, s, se, st in zip(self.rho, self.rho_error, self.slope, self.slope_error, self.stable)]
 
 
 @dataclass(frozen=True)

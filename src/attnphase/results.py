@@ -18,6 +18,8 @@ import enum
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import numpy as np
+
 from attnphase.jsonio import to_jsonable
 
 __all__ = ["Status", "Result", "SUCCESS", "rows_per_part"]
@@ -54,10 +56,23 @@ SUCCESS = frozenset({Status.CONVERGED})
 
 
 class Result:
-    """Mixin for frozen dataclasses with `status: Status` and `message: str` fields."""
+    """Mixin for frozen dataclasses with `status: Status` and `message: str` fields.
+
+    A result is a value: its numpy arrays are held as read-only views (`__post_init__`), so that `result.J[0] = 99`
+    raises instead of changing the result (and its `to_pandas()`) in place; the arrays the caller passed stay
+    writeable."""
 
     status: Status
     message: str
+
+    def __post_init__(self):
+        if dataclasses.is_dataclass(self):
+            for f in dataclasses.fields(self):
+                value = getattr(self, f.name)
+                if isinstance(value, np.ndarray) and value.flags.writeable:
+                    view = value.view()
+                    view.flags.writeable = False
+                    object.__setattr__(self, f.name, view)
 
     @property
     def success(self) -> bool:

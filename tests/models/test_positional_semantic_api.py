@@ -249,6 +249,10 @@ def test_the_global_branch_is_named_only_where_the_comparison_decides_it():
     absent = solve_result(params, 3e-3, [_found("semantic", -1.0e-3, 5e-8)],
                            [MissingBranch("positional", Status.NOT_FOUND, "positional: lost at α = 0.9")])
     assert absent.global_branch == "semantic"
+    # a missing branch is a Result like the solution it stands in for (compare_with_theory's theory may be one)
+    missing = absent.missing[0]
+    assert missing.success is False and missing.as_dict() == {"branch": "positional", "status": "not_found",
+                                                              "message": "positional: lost at α = 0.9", "success": False}
 
 
 def test_a_failed_branch_outweighs_a_limited_one_in_either_order():

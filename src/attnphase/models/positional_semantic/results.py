@@ -102,10 +102,11 @@ class LinearBaseline(Result):
 
 
 @dataclass(frozen=True)
-class MissingBranch:
+class MissingBranch(Result):
     """A requested branch that is not reported, and why: status not_found (it does not exist at this α: the
     message gives the evidence, e.g. where it was lost when followed from its anchor), failed (no
-    solution even at its anchor) or lost/limited (its fixed point on the accurate rules collapsed)."""
+    solution even at its anchor) or lost/limited (its fixed point on the accurate rules collapsed). A `Result` like
+    the solutions it stands in for (`compare_with_theory`'s `theory` may be one): `success` is False."""
 
     branch: str
     status: Status

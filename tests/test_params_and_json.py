@@ -56,3 +56,26 @@ def test_json_never_prints_non_finite_numbers():
 
     text = dumps({"r": Result(float("nan"), np.array([1.0, np.inf]), mpmath.mpf("0.5")), "n": np.int64(3)})
     assert json.loads(text) == {"r": {"value": None, "values": [1.0, None], "precise": 0.5}, "n": 3}
+
+
+def test_a_results_arrays_are_read_only_and_the_callers_stay_writeable():
+    """Audit a17: `curve.J[0] = 99.0` changed a signal-recovery curve (and its to_pandas()) in place."""
+    from attnphase.api import signal_recovery as sr
+    from attnphase.results import Result, Status
+
+    curve = sr.curve(sr.make_parameters(16, 64, 8, 1.0), [0.0, 0.5])
+    before = curve.J.copy()
+    with pytest.raises(ValueError, match="read-only"):
+        curve.J[0] = 99.0
+    assert np.array_equal(curve.J, before) and curve.to_pandas()["J"].tolist() == before.tolist()
+
+    @dataclass(frozen=True)
+    class Values(Result):
+        x: np.ndarray
+        status: Status
+        message: str
+
+    given = np.arange(3.0)
+    held = Values(given, Status.CONVERGED, "")
+    given[0] = 7.0  # the caller's array is not frozen by handing it over
+    assert not held.x.flags.writeable and held.x[0] == 7.0 and given.flags.writeable

@@ -59,8 +59,9 @@ class Result:
     """Mixin for frozen dataclasses with `status: Status` and `message: str` fields.
 
     A result is a value: its numpy arrays are held as read-only views (`__post_init__`), so that `result.J[0] = 99`
-    raises instead of changing the result (and its `to_pandas()`) in place; the arrays the caller passed stay
-    writeable."""
+    raises instead of changing the result (and its `to_pandas()`) in place. The arrays the caller passed stay
+    writeable, and a view shares their memory (no copy of large traces): code that changes an array after handing it
+    to a result changes the result."""
 
     status: Status
     message: str

@@ -429,6 +429,15 @@ def _solved_with(inst: CopyHeadsInstance, P: float, name: str, value: float) -> 
 
 
 def solve(attention: str, L: int, V: int, P: float, convention: Convention = DEFAULT) -> SolveResult:
-    """All local minima of the reduced action at P, with stability, the global one and the losses."""
+    """Every local minimum of the reduced action at P (a `SolveResult`: `minima`, each with its order parameters
+    c_uniform = t and c_copy = c, stability, action and losses; `global_minimum`, the lowest stable one).
+
+    attention: "softmax" or "linear"; L: sequence length (tokens per sequence, ≥ 2); V: vocabulary size (≥ 2);
+    P: the data size, by default the number of target tokens with the loss summed over them (n = βP, β the
+    inverse temperature; `Convention.P_counts`, `loss` and `beta` change what P counts and how n follows from it).
+    convention: every modelling choice of the action (`Convention`: boundary, scales of the priors and of linear
+    attention, the remainder's treatment, tokens; `DEFAULT` is Convention A of docs/models/copy_heads.md). A failed
+    solve (status failed) says why in its message: the scale that alone puts the action beyond float64, or the range
+    of P in which it is solved."""
     inst = CopyHeadsInstance.validated(attention=attention, L=L, V=V, convention=convention)
     return solve_instance(inst, DataSize.validated(P=P).P)

@@ -450,6 +450,13 @@ def solve(d, L, R, theta, rho, theta_scaling="direct", sigma=1.0, score_scale=1.
           reduction: str | None = None, samples: int = 4096, seed: int = 0, beta=None) -> SolveResult:
     """J, J′, the drift (1 − ρ²)J′ and the noise-token attention mass at alignment ρ: `curve` at one ρ.
 
+    The model (docs/models/signal_recovery.md): a sequence of L tokens in dimension d, of which R are informative,
+    x_i = θ_d s_i ξ + z_i, and the L − R others noise, x_i = z_i, with z_i ~ N(0, σ² I_d); the query q (unit norm,
+    alignment ρ = ⟨q, ξ⟩ with the hidden direction ξ) scores each token by score_scale·⟨q, x_i⟩, and J is the
+    expected squared norm of the softmax-weighted token average. θ_d = theta (theta_scaling "direct") or theta·√d
+    ("sqrt-d"); sign_model: "A" s_i = +1, "B" one random sign per sequence, "C" one per informative token. Every
+    parameter is checked (`make_parameters`): a ParameterError names a bad one and its range.
+
     reduction "auto" (the default): the exact finite-(d, L, R) reduction by Monte Carlo with `samples` draws
     (standard errors) wherever it fits in memory (L ≤ MAX_FINITE_L = 65536), else the large-L closed form;
     "finite": the reduction; "large-L": the closed form, with an error bound where its O(1/L) expansion holds and

@@ -163,3 +163,22 @@ def test_where_the_range_cannot_be_computed_the_message_names_tau():
     assert "--L-min" not in scan.message
     onset = api.scaling("softmax", V, 2, 8)
     assert onset.status == "not_found" and "raise --L-min" in onset.message
+
+
+def test_a_threshold_whose_P_lies_beyond_float64_keeps_n_and_the_digits_of_P():
+    """Audit b17 H1: at β = 1e-306 the softmax P* = n*/β = 2.59e308 overflows float64; the threshold said converged
+    with n* = inf and its spinodals "below the range" and "beyond the range" while naming the folds inside it. n* is
+    β's own (n = βP): the same as at β = 1; P* is the digit string n*/β, computed beyond float64."""
+    reference = api.threshold("softmax", 16, 4, digits=5)
+    tiny = api.threshold("softmax", 16, 4, digits=5, convention=api.DEFAULT.with_(beta=1e-306))
+    assert tiny.status == "converged" and math.isinf(tiny.P_star)
+    assert tiny.n_star == pytest.approx(reference.n_star, rel=1e-13)
+    assert tiny.n_spinodals == pytest.approx(reference.n_spinodals, rel=1e-13)
+    with mpmath.workdps(30):
+        assert tiny.P_star_digits == mpmath.nstr(mpmath.mpf(reference.P_star_digits) * mpmath.mpf("1e306"), 5)
+    assert f"n in ({tiny.n_spinodals[0]:.6g}, {tiny.n_spinodals[1]:.6g})" in tiny.message
+    assert "P_star = 2.5903e+308 lies beyond float64's range" in tiny.message and "beyond" not in reference.message
+    linear = api.threshold("linear", 16, 4, digits=5, convention=api.DEFAULT.with_(beta=1e-308))
+    linear_reference = api.threshold("linear", 16, 4, digits=5)
+    assert linear.n_star == pytest.approx(linear_reference.n_star, rel=1e-13) and math.isinf(linear.P_crossover)
+    assert "P_star = 1.9581e+309 lies beyond" in linear.message and "P_crossover = 1.6142e+310" in linear.message

@@ -64,7 +64,7 @@ _MODULES = {
                   "equilibrated_solve", "equilibrated_null_vector", "equilibrated_determinant_sign"),
     "scaling": ("ScalingFit", "fit_power_law", "LawFit", "law_fit", "asymptotic_count", "remaining_drift"),
     "digits": ("FLOAT64_DIGITS", "supported_digits", "digits_text", "digit_string", "error_rounded_up",
-               "error_significant_up"),
+               "error_significant_up", "beyond_float64"),
     "threshold": ("Threshold", "find_crossing", "branch_crossing", "rounded_error", "noisy_threshold",
                   "root_steps", "illinois", "threshold_from_error", "log_crossing", "bisect_geometric",
                   "window_and_coexistence"),

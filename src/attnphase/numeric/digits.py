@@ -13,6 +13,8 @@ One rule for every digit string the package prints from a value and its absolute
   the string is exact to its last digit; "" for no digit.
 - `error_rounded_up(error, decimals)`, `error_significant_up(error, significant)`: an error written to a number of
   decimals or of significant digits, rounded up, never below itself.
+- `beyond_float64(name, value, digits, digits_field)`: the clause a message adds where a located value is a digit
+  string beyond float64's range (the float is inf, null in JSON).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from attnphase.errors import ParameterError
 from attnphase.params import check_int, check_real
 
 __all__ = ["FLOAT64_DIGITS", "supported_digits", "digits_text", "digit_string", "error_rounded_up",
-           "error_significant_up"]
+           "error_significant_up", "beyond_float64"]
 
 FLOAT64_DIGITS = 17
 """Significant digits that tell every float64 apart: more digits of a float64 value are those of its binary
@@ -142,3 +144,13 @@ def error_significant_up(error, significant: int) -> str:
     text = _ceiling(error, significant - 1 - decade)
     # rounded up into the next decade (0.0099999 -> 0.010, 9.99…98e-5 -> 0.00010): one digit fewer there
     return _ceiling(error, significant - 2 - decade) if float(text) >= 10.0 ** (decade + 1) else text
+
+
+def beyond_float64(name: str, value: float, digits: str, digits_field: str) -> str:
+    """"" where the float `value` is finite; else the clause a message adds to say so: the value (`digits`, its digit
+    string, computed beyond float64) lies beyond float64's range, so the float `name` is inf (null in JSON) and
+    `digits_field` holds it. A copy-heads P* = n*/β at β = 1e-308 is such a value: n* = 19.58 is a float, P* is not."""
+    if math.isfinite(value):
+        return ""
+    return (f"; {name} = {digits or '(no digit supported)'} lies beyond float64's range (largest 1.8e308): {name} is "
+            f"inf (null in JSON), {digits_field} holds its digits")

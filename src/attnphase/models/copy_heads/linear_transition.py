@@ -23,6 +23,7 @@ from attnphase.models.copy_heads.instance import CopyHeadsInstance
 from attnphase.models.copy_heads.linear_branches import (action_system, branch_classification, checked_order,
                                                         later_jump, state_scale)
 from attnphase.models.copy_heads.results import LinearTransition
+from attnphase.numeric.digits import beyond_float64
 from attnphase.numeric.minimize import sign_change_brackets
 from attnphase.numeric.precision import scaled_lowest_curvature_2x2, working_dps
 from attnphase.numeric.threshold import bisect_geometric, find_crossing, log_crossing, rounded_error
@@ -282,8 +283,11 @@ def instability_transition(kind: type, inst: CopyHeadsInstance, instability, cro
         # L = 2^20, ten times P_crossover's error)
         n_star = float(mpmath.exp(instability.value_mp))
         n_crossover = float(mpmath.exp(crossover.value_mp)) if crossed else None
+    beyond = (beyond_float64("P_star", float(P_mp), P_digits, "P_star_digits")
+              + (beyond_float64("P_crossover", float(Pc_mp), Pc_digits, "P_crossover_digits") if crossed else ""))
     return kind("linear", inst.L, inst.V, land["order"], float(P_mp), P_digits, P_error, n_star,
-                land.get("status") or instability.status, message + land["message"], exponent=land.get("exponent"),
+                land.get("status") or instability.status, message + land["message"] + beyond,
+                exponent=land.get("exponent"),
                 landau_a4=land.get("a4"), P_crossover=float(Pc_mp) if crossed else None, P_crossover_digits=Pc_digits,
                 P_crossover_error=Pc_error, n_crossover=n_crossover, **fields)
 

@@ -31,11 +31,11 @@ from attnphase.models.copy_heads.homogeneous import softmax_grid, softmax_statio
 from attnphase.models.copy_heads.instance import CopyHeadsInstance
 from attnphase.models.copy_heads.results import ExactRowRateThreshold, SoftmaxTransition
 from attnphase.numeric.continuation import ActionSystem, follow_branch
-from attnphase.numeric.digits import FLOAT64_DIGITS, digit_string, supported_digits
+from attnphase.numeric.digits import FLOAT64_DIGITS, beyond_float64, digit_string, supported_digits
 from attnphase.numeric.points_on_branches import stationary_points_at
 from attnphase.numeric.precision import newton_steps_mp
 from attnphase.numeric.minimize import sign_change_brackets
-from attnphase.numeric.threshold import Threshold, rounded_error, threshold_from_error
+from attnphase.numeric.threshold import Threshold, rounded_error
 from attnphase.numeric.transition import classify_transition
 from attnphase.params import check_int
 from attnphase.results import Status
@@ -149,10 +149,10 @@ def _in_n(inst: CopyHeadsInstance, at: Threshold, digits: int) -> tuple[float, f
     with mpmath.workdps(digits + 20):
         n_mp = mpmath.exp(at.value_mp if at.value_mp is not None else mpmath.mpf(at.value))
         P_mp = inst.P_of_n(n_mp)
-        error = float(P_mp) * at.error  # d P = P d ln n
-        supported = threshold_from_error(P_mp, error, digits, None, "P").digits
+        error = P_mp * at.error  # d P = P d ln n, in mpmath: P can lie beyond float64's range where n does not
+        supported = supported_digits(P_mp, error, digits)
         text = mpmath.nstr(P_mp, supported, strip_zeros=False) if supported else ""
-        return float(P_mp), rounded_error(P_mp, error), text
+        return float(P_mp), rounded_error(P_mp, float(error)), text
 
 
 def _order_parameters_at(inst: CopyHeadsInstance, at: Threshold, values: tuple[float, float],
@@ -194,8 +194,17 @@ def _range_scales(inst: CopyHeadsInstance) -> str:
     return f", set by {' and '.join(named)}" if named else ""
 
 
-def _end(inst: CopyHeadsInstance, P: float, otherwise: str) -> str:
-    return f"{inst.n_of_P(P):.6g}" if math.isfinite(P) else otherwise
+def _n_at(at: Threshold) -> float:
+    """n at a location found in ln n (NaN where it was not found): from the polished ln n itself, not back from P,
+    which can lie beyond float64's range where n does not (P* = n*/β at β = 1e-306)."""
+    if not math.isfinite(at.value):
+        return math.nan
+    with mpmath.workdps(30):
+        return float(mpmath.exp(at.value_mp if at.value_mp is not None else mpmath.mpf(at.value)))
+
+
+def _end(n_: float, otherwise: str) -> str:
+    return f"{n_:.6g}" if math.isfinite(n_) else otherwise
 
 
 def softmax_transition(inst: CopyHeadsInstance, digits: int = 30) -> SoftmaxTransition:
@@ -228,14 +237,16 @@ def softmax_transition(inst: CopyHeadsInstance, digits: int = 30) -> SoftmaxTran
                                  f"{what} ({where}; {found.message})", spinodals=None)
     P_star, error, P_digits = _in_n(inst, found.control, digits)
     spinodal_P = [_in_n(inst, s, digits) for s in found.spinodals]
+    n_spinodals = tuple(_n_at(s) for s in found.spinodals)
     a_uniform, a_copy, jump = _order_parameters_at(inst, found.control, found.order_parameter, digits)
     later = f"; {len(found.later)} further change(s) of the global minimum at larger n" if found.later else ""
     return SoftmaxTransition(
-        "softmax", L, V, "first", P_star, P_digits, error, inst.n_of_P(P_star), found.status,
-        f"two coexisting minima for n in ({_end(inst, spinodal_P[0][0], 'below the range')}, "
-        f"{_end(inst, spinodal_P[1][0], 'beyond the range')}), the global one jumps at P* ({where}){later}",
+        "softmax", L, V, "first", P_star, P_digits, error, _n_at(found.control), found.status,
+        f"two coexisting minima for n in ({_end(n_spinodals[0], 'below the range')}, "
+        f"{_end(n_spinodals[1], 'beyond the range')}), the global one jumps at P* ({where}){later}"
+        + beyond_float64("P_star", P_star, P_digits, "P_star_digits"),
         spinodals=tuple(p[0] for p in spinodal_P), jump=jump, a_uniform=a_uniform, a_copy=a_copy,
-        n_spinodals=tuple(inst.n_of_P(p[0]) for p in spinodal_P), spinodals_digits=tuple(p[2] for p in spinodal_P),
+        n_spinodals=n_spinodals, spinodals_digits=tuple(p[2] for p in spinodal_P),
         spinodal_kinds=found.spinodal_kinds)
 
 

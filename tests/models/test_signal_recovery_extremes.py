@@ -163,11 +163,14 @@ def test_where_a_large_signal_makes_the_split_rare_the_hint_names_it_and_sizes_t
     ({"sigma": 100.0}, "overflow of e^{β²σ²}: β²σ² = 1e+04", "--sigma"),
     ({"score_scale": 30.0}, "overflow of e^{β²σ²}: β²σ² = 900", "--sigma"),
     ({"theta": 250.0, "sigma": 0.01, "rho": 1.0}, "overflow of e^{βθ_dρ}: βθ_d|ρ| = 250", "--theta"),
+    # audit b17 M1: at ρ = 0 no exponential of θ_d is there; J′ ~ θ_d³ overflows (it said e^{βθ_dρ}, βθ_d|ρ| = 0)
+    ({"theta": 1e300, "rho": 0.0}, "overflow of the powers of θ_d (J ~ θ_d², J′ ~ θ_d³): θ_d = 1e+300", "--theta"),
 ])
 def test_large_L_overflow_names_the_exponential_that_overflows(changed, cause, option):
     """At σ = 100 or β = 30 the form's e^{3β²σ²} is beyond e^{709.78} while βθ_d|ρ| is 0.3 or 9 (the message said
     e^{βθ_dρ} overflowed); at θ_d = 250, ρ = 1, σ = 0.01 its e^{4βθ_dρ} is (and β²σ² is 1e-4). Nothing is computed
-    there: the option is refused (exit status 2) with the exponential that overflows and the largest value taken."""
+    there: the option is refused (exit status 2) with the exponential that overflows and the largest value taken. At
+    ρ = 0 it is θ_d's powers that overflow."""
     given = {"d": 16, "L": 64, "R": 8, "theta": 1.0, "rho": 0.3, "sigma": 1.0, "score_scale": 1.0, **changed}
     options = [x for name, value in given.items() for x in ("--" + name.replace("_", "-"), str(value))]
     out = CliRunner().invoke(main, ["solve", "signal-recovery", *options, "--reduction", "large-L", "--json"])

@@ -12,6 +12,7 @@ L → ∞ at fixed R/L (keeping the σ²(d−1)/L term), all generated from `sym
 from __future__ import annotations
 
 import math
+import sys
 
 import mpmath
 import numpy as np
@@ -172,11 +173,16 @@ def large_L_accuracy(params: Parameters, rhos) -> LargeLAccuracy:
                           fluctuation, accurate, LARGE_L_EXPANSION_LIMIT, status, message)
 
 
+_LOG_FLOAT_MAX = math.log(sys.float_info.max)  # 709.78: e^x overflows float64 beyond it
+
+
 def large_L_overflow(params: Parameters, rhos) -> str:
     """Which exponential of the large-L form overflows float64 at these ρ, in words, found by evaluating the form with
     each removed: e^{β²σ²} (the Gaussian tilt of the token moments: overflows with the signal shift θ_d set to 0),
     e^{βθ_dρ} (the signal shift: overflows with σ set to 1e-300), or their product (neither alone), with both
-    exponents. (Thresholds in the exponents alone are wrong: the form holds e^{3β²σ²}, e^{4βθ_dρ} and products.)"""
+    exponents. (Thresholds in the exponents alone are wrong: the form holds e^{3β²σ²}, e^{4βθ_dρ} and products.) Where
+    the shift's overflow cannot be an exponential's (4βθ_d|ρ| below ln of float64's largest number, e.g. at ρ = 0) it
+    is that of θ_d's powers (J′ ~ θ_d³), and the words say so."""
     params = as_parameters(params)
     rhos = checked_rhos(rhos)
 
@@ -196,6 +202,10 @@ def large_L_overflow(params: Parameters, rhos) -> str:
     if by_tilt and not by_shift:
         return (f"overflow of e^{{β²σ²}}: β²σ² = {tilt:.4g} (it overflows without the signal shift; "
                 f"βθ_d|ρ| = {shift:.4g})")
+    if by_shift and not by_tilt and 4 * shift < _LOG_FLOAT_MAX:
+        # no e^{βθ_dρ} of the form (up to e^{4βθ_dρ}) overflows at these ρ (at ρ = 0 none is there): θ_d's powers do
+        return (f"overflow of the powers of θ_d (J ~ θ_d², J′ ~ θ_d³): θ_d = {params.theta_d:.4g} (βθ_d|ρ| = "
+                f"{shift:.4g}, β²σ² = {tilt:.4g})")
     if by_shift and not by_tilt:
         return (f"overflow of e^{{βθ_dρ}}: βθ_d|ρ| = {shift:.4g} (it overflows without the noise's tilt; "
                 f"β²σ² = {tilt:.4g})")

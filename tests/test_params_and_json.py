@@ -45,6 +45,14 @@ def test_check_real_list():
         check_real_list("A", "0.6,0.4", 4)
     with pytest.raises(ParameterError, match="A"):
         check_real_list("A", "0.6,nan,0.4,0.6", 4)
+    # audit b17 L1: an empty entry was dropped, so "0.6,0.4,,0.4,0.6" ran as four numbers; now refused as typed
+    assert check_real_list("A", " 0.6, 0.4 ,0.4,0.6 ", 4) == [0.6, 0.4, 0.4, 0.6]
+    for typed in ("0.6,0.4,,0.4,0.6", "0.6,0.4,0.4,0.6,", ",0.6,0.4,0.4,0.6"):
+        with pytest.raises(ParameterError, match="no entry empty") as refused:
+            check_real_list("A", typed, 4)
+        assert refused.value.value == typed
+    with pytest.raises(ParameterError, match="a non-empty list of numbers"):
+        check_real_list("A", " ")
 
 
 def test_json_never_prints_non_finite_numbers():

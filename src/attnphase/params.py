@@ -136,9 +136,13 @@ def check_real_list(
     low: float | None = None,
     high: float | None = None,
 ) -> list[float]:
-    """A list of finite floats (a comma-separated string is accepted), optionally of a fixed length."""
+    """A list of finite floats (a comma-separated string is accepted, every entry a number: "0.6,,0.4" is refused,
+    not read as two numbers), optionally of a fixed length."""
     if isinstance(values, str):
-        parts: Iterable[object] = [p for p in values.split(",") if p.strip()]
+        parts: Iterable[object] = [p.strip() for p in values.split(",")]
+        if values.strip() and "" in parts:
+            raise ParameterError(name, values, "a comma-separated list of numbers, no entry empty")
+        parts = [p for p in parts if p]
     elif isinstance(values, Iterable):
         parts = list(values)
     else:

@@ -323,3 +323,18 @@ def test_an_interrupted_atomic_write_leaves_the_earlier_file_and_no_sibling(tmp_
         write_json_atomically(path, {"finished": [1, 2, 3]})
     monkeypatch.undo()
     assert json.loads(path.read_text()) == {"finished": [1, 2]} and [p.name for p in tmp_path.iterdir()] == [path.name]
+
+
+def test_an_empty_checkpoint_dir_is_refused_before_anything_is_computed(tmp_path, monkeypatch):
+    """Audit b17 L4: `positional_semantic.threshold(checkpoint_dir='')` kept its pieces in the working directory,
+    where the CLI refuses an empty --checkpoint-dir."""
+    from attnphase.api import positional_semantic as ps
+    from attnphase.errors import ParameterError
+
+    monkeypatch.chdir(tmp_path)
+    for empty in ("", "  "):
+        with pytest.raises(ParameterError, match="checkpoint_dir.*not empty"):
+            ps.threshold(0.3, checkpoint_dir=empty)
+        with pytest.raises(ParameterError, match="checkpoint_dir.*not empty"):
+            ps.phase_curve([0.3], checkpoint_dir=empty)
+    assert not any(tmp_path.iterdir())

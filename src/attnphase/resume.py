@@ -170,6 +170,8 @@ def kept_directory(root, kind: str, arguments: Mapping[str, object]) -> Path:
     from attnphase.errors import ParameterError
 
     text = json.dumps(to_jsonable(dict(arguments)), sort_keys=True)
+    if isinstance(root, (str, os.PathLike)) and not os.fspath(root).strip():  # "" would be the working directory
+        raise ParameterError("checkpoint_dir", root, "a directory path, not empty (None: keep nothing)")
     try:
         directory = Path(root) / f"{kind}-{hashlib.sha256(text.encode()).hexdigest()[:16]}"
         directory.mkdir(parents=True, exist_ok=True)

@@ -27,6 +27,9 @@ def test_cuda_request_without_gpu_is_a_parameter_error():
 def test_unknown_device_names_the_parameter():
     with pytest.raises(ParameterError, match="device.*one of"):
         select_device("tpu")
+    # audit b17 L4: an empty name ran on the CPU as "auto" (the CLI refuses --device '')
+    with pytest.raises(ParameterError, match="device.*one of"):
+        select_device("")
 
 
 def test_same_seed_same_numbers_and_different_seed_different_numbers():

@@ -56,7 +56,7 @@ def select_device(requested: str | None = None):
     """
     import torch
 
-    choice = check_choice("device", requested or "auto", DEVICE_CHOICES)
+    choice = check_choice("device", "auto" if requested is None else requested, DEVICE_CHOICES)  # "" is refused
     if choice == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if choice == "cuda" and not torch.cuda.is_available():

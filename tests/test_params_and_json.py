@@ -32,7 +32,7 @@ def test_check_int_and_choice():
     assert check_int("L", "16", 2) == 16
     assert check_int("L", 16.0, 2) == 16
     for bad in (1, 2.5, "two", True, float("nan")):
-        with pytest.raises(ParameterError, match=r"L.*\[2, inf\]"):
+        with pytest.raises(ParameterError, match=r"L.*\[2, inf\)"):
             check_int("L", bad, 2)
     assert check_choice("attention", "softmax", ["softmax", "linear"]) == "softmax"
     with pytest.raises(ParameterError, match="attention.*'softmax', 'linear'"):

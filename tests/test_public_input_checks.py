@@ -102,7 +102,7 @@ def test_bisect_geometric_refuses_bounds_that_are_not_positive(which, bad):
 
 def test_bisect_geometric_refuses_bad_iterations_and_rtol():
     refused(lambda: numeric.bisect_geometric(lambda a: a < 1, 0.5, 2.0, iterations=-1), "iterations",
-            "an integer in [0, inf]")
+            "an integer in [0, inf)")
     refused(lambda: numeric.bisect_geometric(lambda a: a < 1, 0.5, 2.0, rtol=math.nan), "rtol", POSITIVE)
 
 
@@ -152,7 +152,7 @@ def test_heavy_tailed_mean_on_valid_values():
 
 def test_tensor_rule_refuses_bad_sizes():
     refused(lambda: numeric.tensor_rule(0, 5), "dim", "an integer in [1, 32]")
-    refused(lambda: numeric.tensor_rule(2, 0), "n", "an integer in [1, inf]")
+    refused(lambda: numeric.tensor_rule(2, 0), "n", "an integer in [1, inf)")
     refused(lambda: numeric.tensor_rule(30, 30), "n", "at most 1 in 30 dimensions (2^26 nodes)")
     refused(lambda: numeric.tensor_rule(4, 100), "n", "at most 90 in 4 dimensions (2^26 nodes)")
     nodes, weights = numeric.tensor_rule(2, 5)
@@ -161,7 +161,7 @@ def test_tensor_rule_refuses_bad_sizes():
 
 def test_validate_batch_means_refuses_no_batches_and_no_samples():
     x = np.arange(20.0)
-    refused(lambda: validate.batch_means(x, 0), "n_batches", "an integer in [1, inf]")
+    refused(lambda: validate.batch_means(x, 0), "n_batches", "an integer in [1, inf)")
     refused(lambda: validate.batch_means(np.array([]), 10), "x",
             "an array with at least one sample along its last axis")
     assert validate.batch_means(x, 4).tolist() == [2.0, 7.0, 12.0, 17.0]
@@ -176,7 +176,7 @@ def test_rounded_error_refuses_a_negative_error():
 
 
 def test_digits_text_refuses_zero_digits():
-    refused(lambda: numeric.digits_text(1.5, 0), "n_digits", "an integer in [1, inf]")
+    refused(lambda: numeric.digits_text(1.5, 0), "n_digits", "an integer in [1, inf)")
     assert numeric.digits_text(1.5, 2) == "1.5"
 
 
@@ -193,7 +193,7 @@ def test_threshold_from_error_refuses_a_nan_root_and_a_negative_error():
 
 
 def test_trial_seeds_names_n_trials():
-    refused(lambda: validate.trial_seeds(0, 0), "n_trials", "an integer in [1, inf]")
+    refused(lambda: validate.trial_seeds(0, 0), "n_trials", "an integer in [1, inf)")
 
 
 def test_classify_minimum_refuses_mismatched_shapes():

@@ -88,9 +88,10 @@ def _integer_text(n: int) -> str:
 
 
 def _describe_integers(low: int | None, high: int | None) -> str:
-    lo = "-inf" if low is None else _integer_text(low)
-    hi = "inf" if high is None else _integer_text(high)
-    return f"an integer in [{lo}, {hi}]"
+    # an unbounded side is open: no integer is inf ("[1, inf)", as the real ranges write it)
+    lo = "(-inf" if low is None else f"[{_integer_text(low)}"
+    hi = "inf)" if high is None else f"{_integer_text(high)}]"
+    return f"an integer in {lo}, {hi}"
 
 
 def check_int(name: str, value: object, low: int | None = None, high: int | None = None) -> int:

@@ -89,8 +89,11 @@ def branch_results(alphas, tol: float, rules="auto", kept: Path | None = None) -
     unsolved = [a for a in alphas if stored[a] is None]
     if unsolved:
         note_read_back()
+    # the paths pass through the α kept before the first unsolved one, as the uninterrupted run's did, so the rest
+    # are solved from the same path points and come out the same to the last bit
+    before = alphas[:alphas.index(unsolved[0])] if unsolved else []
     solved = api.solve_along(OMEGA, unsolved, tol=tol, branches=("positional", "semantic"), stability=False,
-                             rules=rules) if unsolved else ()
+                             rules=rules, passing_through=before) if unsolved else ()
     for alpha, result in zip(unsolved, solved):
         if kept is not None:
             keep(kept / f"alpha={alpha!r}.json", result)

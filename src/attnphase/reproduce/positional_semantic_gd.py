@@ -125,7 +125,10 @@ def theory_reference(alphas, tol: float = THEORY_TOL, cache_path: Path | None = 
     if todo:
         note_read_back()
     # the α not in the cache, each branch followed once across them; each α kept as soon as it is solved
-    solved = api.solve_along(OMEGA, todo, tol=tol, branches=("positional", "semantic"), stability=False) if todo else ()
+    # through the α kept before the first one to solve, as in `positional_semantic.branch_results`
+    before = [a for a in stored if todo and a < todo[0]]
+    solved = api.solve_along(OMEGA, todo, tol=tol, branches=("positional", "semantic"), stability=False,
+                             passing_through=before) if todo else ()
     for a, result in zip(todo, solved):
         entry = reference_entry(result)
         stored[a] = entry

@@ -168,29 +168,46 @@ def solve(omega, alpha, sigma=0.5, lam=0.01, A=None, L=2, *, tol=FIELD_TOL, bran
 
 
 def solve_along(omega, alphas, sigma=0.5, lam=0.01, A=None, L=2, *, tol=FIELD_TOL, branches=DEFAULT_BRANCHES,
-                stability=True, rules="auto") -> Iterator[SolveResult]:
+                stability=True, rules="auto", passing_through=()) -> Iterator[SolveResult]:
     """`solve` at each α of `alphas`, in their order, every branch followed ONCE across them: the positional and
     semantic paths on the tensor rule and on the first split-line rule are shared by the α values, so each α
     costs its climb up the ladder, not a new continuation from the anchor. The arguments are checked at the
-    call; the results are yielded one per α as each is finished, so a caller can keep each (`list(...)` for all)."""
+    call; the results are yielded one per α as each is finished, so a caller can keep each (`list(...)` for all).
+
+    passing_through: α (in order) that the paths reach first, nothing climbed or yielded there: a table solved in
+    parts (a report resumed after an interruption) passes the α an earlier call solved before these, so the paths
+    reach each α by the same steps as one call over the whole table and its numbers are the same to the last bit.
+    (From other points of the path a fixed point is converged from another start, and its values differ within the
+    solver's tolerance: 4e-10 in q, whose error is 3e-4.)"""
     params = Parameters.validated(omega=omega, sigma=sigma, lam=lam, A=A, L=L)
     alphas = [check_real("alpha", a, 0.0, MAX_ALPHA, low_open=True)
               for a in ([alphas] if np.ndim(alphas) == 0 else list(alphas))]
     if not alphas:
         raise ParameterError("alphas", alphas, "at least one α > 0")
+    passed = [check_real("passing_through", a, 0.0, MAX_ALPHA, low_open=True)
+              for a in ([passing_through] if np.ndim(passing_through) == 0 else list(passing_through))]
     tol = Accuracy.validated(tol=tol).tol
     names = check_names("branches", branches, BRANCHES, "branch")  # all of them, before any work
     if not names or len(set(names)) < len(names):
         raise ParameterError("branches", names, f"each of {', '.join(BRANCHES)} at most once, at least one")
     stability = check_bool("stability", stability)
     ladder, nodes, verified = resolve_rules(params, rules, count_line_probes(tol, FIELD_TOL))
-    return _solved_along(params, alphas, tol, names, ladder, nodes, verified, stability)
+    return _solved_along(params, alphas, tol, names, ladder, nodes, verified, stability, passed)
 
 
 def _solved_along(params: Parameters, alphas: list, tol: float, names: list, ladder, nodes: int, verified: bool,
-                  stability: bool) -> Iterator[SolveResult]:
+                  stability: bool, passed: list) -> Iterator[SolveResult]:
     paths: dict[str, object] = {}  # branch -> its tensor path over the whole α range
     accurate_paths: dict[str, object] = {}  # branch -> its path on ladder[0]
+    low, high = min(alphas + passed), max(alphas + passed)
+    followed = [name for name in names if name in ("positional", "semantic")]
+    for alpha in passed:  # the calls one call over the whole table makes there, in its order, without the climb
+        with one_blas_thread():  # as there: a BLAS of several threads rounds otherwise (q 1 ulp apart)
+            for name in followed:
+                path = paths.setdefault(name, follow(name, params, nodes, low=low, high=high))
+                # as `_branch_at`: the rule's path is asked for α where the tensor path has the branch or a hole
+                if ladder[0].split is not None and (path.at(alpha) is not None or alpha in path.holes):
+                    accurate_paths.setdefault(name, follow_on_rule(path, name, params, ladder[0])).at(alpha)
     with progress.task("branches", total=len(names) * len(alphas)) as bar:
         for alpha in alphas:
             reported: dict[str, object] = {}
@@ -198,7 +215,7 @@ def _solved_along(params: Parameters, alphas: list, tol: float, names: list, lad
             with one_blas_thread():  # not while the caller holds the generator between two values
                 for name in names:
                     if name in ("positional", "semantic") and name not in paths:
-                        paths[name] = follow(name, params, nodes, low=min(alphas), high=max(alphas))
+                        paths[name] = follow(name, params, nodes, low=low, high=high)
                     outcome = _branch_at(name, alpha, params, ladder, nodes, verified, Tolerance(rtol=tol), stability,
                                          reported, paths.get(name), accurate_paths)
                     if isinstance(outcome, MissingBranch):

@@ -232,6 +232,29 @@ def test_a_signal_while_the_command_line_loads_ends_it_with_one_line_and_the_sig
     assert out.stderr == f"{word} while starting: nothing was computed\n"
 
 
+# A signal while the program exits after its command finished (Python's teardown, up to 0.6 s with torch and
+# matplotlib loaded): an atexit function signals the process, as a SLURM walltime or a Ctrl-C can at that moment.
+_SIGNALLED_WHILE_EXITING = """
+import atexit, os, signal, sys, time
+
+number = getattr(signal, sys.argv[1])
+atexit.register(lambda: (os.kill(os.getpid(), number), time.sleep(0.2)))
+sys.argv = ["attnphase", "solve", "potts", "--q", "3", "--beta", "1", "--json"]
+from attnphase.console import run
+run()
+"""
+
+
+@pytest.mark.parametrize("signal_name", ["SIGINT", "SIGTERM"])
+def test_a_signal_while_a_finished_command_exits_leaves_its_status(signal_name):
+    """Audit r17: a SIGTERM (or Ctrl-C) in the last tenths of a second of a finished command, after its summary or
+    JSON object was printed, ended the process with 143 (130) and no line; its status is now the command's, 0."""
+    out = subprocess.run([sys.executable, "-c", _SIGNALLED_WHILE_EXITING, signal_name], capture_output=True,
+                         text=True, timeout=120, preexec_fn=as_from_a_terminal)
+    assert out.returncode == 0 and json.loads(out.stdout)["status"] == "converged", (out.returncode, out.stderr)
+    assert out.stderr == ""
+
+
 # The start-up handler run where Python swallows or wraps an exception: in a weakref callback (importlib's module
 # locks have one) and in __set_name__ (a class body being built). An exception raised there did not stop the program.
 _SIGNALLED_IN_A_CALLBACK = """

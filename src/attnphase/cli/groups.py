@@ -107,8 +107,8 @@ class GuardedGroup(click.Group):
     _run_as_program = False
 
     def __call__(self, *args, **kwargs):
-        # Called as the program (the console script, `python -m attnphase`; CliRunner calls `main` instead): after
-        # an interruption the process only exits, so SIGINT and SIGTERM stay ignored until it has.
+        # Called as the program (the console script, `python -m attnphase`; CliRunner calls `main` instead): once the
+        # command has finished or been stopped the process only exits, so SIGINT and SIGTERM stay ignored until it has.
         self._run_as_program = True
         try:
             return super().__call__(*args, **kwargs)
@@ -126,7 +126,6 @@ class GuardedGroup(click.Group):
                 previous[signal.SIGINT] = signal.getsignal(signal.SIGINT)
                 if previous[signal.SIGINT] is signal.default_int_handler:  # not one ignored on entry (nohup)
                     _set_handlers({signal.SIGINT: _raise_interrupted})
-        exiting = False
         try:
             return super().invoke(ctx)
         except ParameterError as exc:
@@ -134,7 +133,6 @@ class GuardedGroup(click.Group):
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
         except KeyboardInterrupt as exc:
-            exiting = True
             _set_handlers({signal.SIGINT: signal.SIG_IGN, signal.SIGTERM: signal.SIG_IGN})
             kept = ctx.meta.get(KEPT_WHEN_INTERRUPTED)
             what = "terminated" if isinstance(exc, Terminated) else "interrupted"
@@ -143,16 +141,17 @@ class GuardedGroup(click.Group):
             if ctx.meta.get(JSON_COMMAND) is not None:  # --json promises one object on stdout, interrupted or not
                 _emit_interruption(*ctx.meta[JSON_COMMAND], message, ctx.meta.get(KEPT_FIELDS, {}))
             sys.exit(143 if isinstance(exc, Terminated) else 130)
-        except SystemExit as exc:
-            exiting = exc.code in (130, 143)  # an inner group's interruption: its exit keeps the signals ignored
-            raise
         except Exception as exc:  # noqa: BLE001 - last line of defence: no traceback for users
             if os.environ.get("ATTNPHASE_DEBUG"):
                 raise
             click.echo(f"error: {type(exc).__name__}: {exc}", err=True)
             sys.exit(1)
         finally:
-            if outermost and not (exiting and self._run_as_program):
+            if outermost and self._run_as_program:
+                # the program only exits now, finished or stopped: a signal in its last tenths of a second (Python's
+                # teardown of torch and matplotlib) ended a finished command with 143 or 130 and no line (audit r17)
+                _set_handlers({signal.SIGINT: signal.SIG_IGN, signal.SIGTERM: signal.SIG_IGN})
+            elif outermost:
                 _restore_handlers(previous)
 
 

@@ -161,6 +161,10 @@ import attnphase.cli.reproduce as reproduce_cli
 started = pathlib.Path(sys.argv[1])
 
 def run_model(name, out_dir, **kwargs):
+    from attnphase.resume import Checkpoint, keep
+
+    keep(out_dir / "copy_heads" / "piece.result", {"a": 1.0})  # two pieces kept before the wait
+    Checkpoint(out_dir / "copy_heads" / "checkpoint.json").put("b", {"b": 2.0})
     started.write_text("started")
     time.sleep(60)
 
@@ -296,9 +300,9 @@ def test_a_signal_ignored_on_entry_stays_ignored_while_the_command_line_loads():
     assert out.returncode == 0 and out.stdout.startswith("attnphase, version "), out.stderr
 
 
-# What an interrupted `reproduce` keeps, and how to go on (docs/cli.md: every interruption says both).
-REPRODUCE_KEEPS = ("the reports of the models finished so far are in {out}, with any pieces the running model keeps as "
-                   "it goes; the same command reads them back and computes the rest")
+# What an interrupted `reproduce` keeps, counted, and how to go on (docs/cli.md: every interruption says both).
+REPRODUCE_KEEPS = ("no model's report was finished; copy-heads kept 2 pieces of its report in this run, in "
+                   "{out}/copy_heads; the same command reads back what was kept and computes the rest")
 
 
 @pytest.mark.parametrize("signal_name, count", [("SIGTERM", 1), ("SIGINT", 2), ("SIGTERM", 3)])
@@ -466,3 +470,32 @@ def test_a_second_signal_while_the_command_stops_changes_nothing(first, second):
     word = "interrupted" if first == "SIGINT" else "terminated"
     assert out.returncode == 128 + getattr(signal, first), out.stderr
     assert out.stderr.startswith(f"{word}: ") and out.stderr.count("\n") == 1, out.stderr
+
+
+def test_an_interrupted_reproduce_counts_the_finished_reports_and_the_pieces_the_running_model_kept(tmp_path,
+                                                                                                  monkeypatch):
+    """Audit r17: the message said "the reports of the models finished so far ..., with any pieces the running model
+    keeps" whatever had been kept; it now names the finished models and counts the running one's pieces (one kept
+    here, while the first model's own piece is not counted as the second's)."""
+    import signal
+
+    import attnphase.cli.reproduce as reproduce_cli
+    from attnphase.resume import keep
+
+    def run_model(name, out_dir, **kwargs):
+        keep(out_dir / name / "piece.result", {"a": 1.0})
+        if name == "signal-recovery":
+            raise KeyboardInterrupt
+        return {"x": 1.0}
+
+    monkeypatch.setattr(reproduce_cli, "run_model", run_model)
+    out = tmp_path / "reports"
+    try:
+        result = CliRunner().invoke(main, ["reproduce", "all", "--out", str(out)])
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    assert result.exit_code == 130, result.output
+    assert (f"interrupted: the reports of positional-semantic are in {out}; signal-recovery kept 1 piece of its report "
+            f"in this run, in {out / 'signal_recovery'}; the same command reads back what was kept and computes the "
+            "rest") in " ".join(result.output.split())

@@ -31,7 +31,8 @@ from attnphase.jsonio import decode_exact, encode_exact, to_jsonable
 from attnphase.version import code_version
 
 __all__ = ["CACHE_ENV", "cache_root", "cache_root_error", "Checkpoint", "write_json_atomically", "written_atomically",
-           "kept_directory", "computed_once", "read_kept", "keep", "COMPUTED_ONCE_FORMAT", "take_tally"]
+           "kept_directory", "computed_once", "read_kept", "keep", "COMPUTED_ONCE_FORMAT", "take_tally",
+           "kept_by_this_process"]
 
 CACHE_ENV = "ATTNPHASE_CACHE_DIR"
 
@@ -41,6 +42,13 @@ CACHE_ENV = "ATTNPHASE_CACHE_DIR"
 # read to build its table) is not reused work.
 _tally = {"read_back": 0, "other_version": 0}
 _kept_here: set[Path] = set()  # the `keep` paths (JSON files) written by this process
+_checkpoint_puts = 0  # pieces this process put into `Checkpoint`s
+
+
+def kept_by_this_process() -> int:
+    """How many pieces this process has kept (`keep`, `computed_once`, `Checkpoint.put`): what an interruption can
+    say it kept."""
+    return len(_kept_here) + _checkpoint_puts
 
 
 def take_tally() -> dict[str, int]:
@@ -122,7 +130,9 @@ class Checkpoint:
         return _nulls_as_nan(stored)
 
     def put(self, key: str, value: Mapping[str, object]) -> None:
+        global _checkpoint_puts
         self.entries[key] = to_jsonable(dict(value))
+        _checkpoint_puts += 1
         write_json_atomically(self.path, {"version": self.version, "entries": self.entries})
 
 

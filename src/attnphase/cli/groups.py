@@ -35,10 +35,11 @@ NOTHING_KEPT = "nothing was kept (this command keeps no partial results)"
 """The interruption message of a command that has not said what it keeps (`keep_when_interrupted`)."""
 
 
-def keep_when_interrupted(what: str, model: str | None = None, **fields) -> None:
-    """Say, for the interruption message of the running command, what its interruption keeps and how to go on; and,
-    for a command whose model is an argument (sweep, reproduce), the model its interrupted JSON object names.
-    `fields`: what the interrupted JSON object adds, e.g. where the kept work is and how much of it there is."""
+def keep_when_interrupted(what, model: str | None = None, **fields) -> None:
+    """Say, for the interruption message of the running command, what its interruption keeps and how to go on (`what`:
+    the text, or a function that gives it when the command is stopped, to count what was kept by then); and, for a
+    command whose model is an argument (sweep, reproduce), the model its interrupted JSON object names. `fields`:
+    what the interrupted JSON object adds, e.g. where the kept work is and how much of it there is."""
     meta = click.get_current_context().meta
     meta[KEPT_WHEN_INTERRUPTED] = what
     meta[KEPT_FIELDS] = fields
@@ -135,6 +136,7 @@ class GuardedGroup(click.Group):
         except KeyboardInterrupt as exc:
             _set_handlers({signal.SIGINT: signal.SIG_IGN, signal.SIGTERM: signal.SIG_IGN})
             kept = ctx.meta.get(KEPT_WHEN_INTERRUPTED)
+            kept = kept() if callable(kept) else kept
             what = "terminated" if isinstance(exc, Terminated) else "interrupted"
             message = f"{what}: {kept or NOTHING_KEPT}"
             click.echo(message, err=True)

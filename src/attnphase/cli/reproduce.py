@@ -89,16 +89,19 @@ def reproduce(model: str, quick_asked: bool, full: bool, out_dir: Path, device: 
             select_device(device)
         except ParameterError as exc:  # in the common form, with the value, as simulate's --device says it
             raise ParameterError("--device", exc.value, exc.allowed) from None
-    keep_when_interrupted(f"the reports of the models finished so far are in {out_dir}, with any pieces the running "
-                          "model keeps as it goes; the same command reads them back and computes the rest", model)
     headlines: dict[str, dict] = {}
     timings: dict[str, float] = {}
     reports: dict[str, str] = {}
+    from attnphase.resume import kept_by_this_process
+
+    kept_before = {"pieces": 0}  # what this process had kept when the running model started
+    keep_when_interrupted(lambda: _interrupted_text(names, reports, out_dir, kept_before["pieces"]), model)
     reused: dict[str, dict[str, int]] = {}  # per model: kept pieces read back, and those of other code not used
     with progress.task("reproduce", total=len(names)) as bar:
         for name in names:
             bar.advance(f"{name} ({'quick' if quick else 'full'})", amount=0)
             start = time.perf_counter()
+            kept_before["pieces"] = kept_by_this_process()
             logged = not as_json and not progress.is_shown()  # log lines when no bar is drawn
             try:  # logged: when the model starts computing, and each time it computes after reading kept pieces
                 with counting(_say_read_back(f"{name} ({'quick' if quick else 'full'})") if logged else None) as counts:
@@ -124,6 +127,25 @@ def reproduce(model: str, quick_asked: bool, full: bool, out_dir: Path, device: 
              {"headlines": headlines, "seconds": timings, "reports": reports, "read_back": reused}, as_json)
         return
     print_summary(headlines, timings, reports)
+
+
+def _interrupted_text(names: list[str], reports: dict[str, str], out_dir: Path, kept_before: int) -> str:
+    """What an interrupted `reproduce` kept, counted when it is stopped: the reports of the models it finished, and
+    the pieces the model it was running kept in this run (`resume.kept_by_this_process`, less the `kept_before` it
+    started), and how to go on."""
+    from attnphase.models.registry import get
+    from attnphase.resume import kept_by_this_process
+
+    finished = [name for name in names if name in reports]
+    running = next((name for name in names if name not in reports), None)
+    text = (f"the reports of {', '.join(finished)} are in {out_dir}" if finished
+            else "no model's report was finished")
+    if running is not None:
+        pieces = kept_by_this_process() - kept_before
+        where = out_dir / get(running).derivation_stem
+        text += (f"; {running} kept {pieces} piece{'' if pieces == 1 else 's'} of its report in this run, in {where}"
+                 if pieces else f"; {running} kept no piece of its report in this run")
+    return text + "; the same command reads back what was kept and computes the rest"
 
 
 def _say_read_back(model: str):

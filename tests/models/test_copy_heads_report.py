@@ -241,109 +241,116 @@ def test_a_single_mean_field_minimum_says_it_has_no_barrier():
     assert mean_field_barriers(two) == "0.20/0.15"
 
 
-# -- the two statements about the linear runs are computed from the run's numbers -----------------------------------
+# -- the statements about the MALA runs are computed from the run's numbers: pooled over independent training sets --
 
-# The quick report's table (audit): P, theory c ± error, and each chain's (start, c ± batch-means error, test loss).
-_QUICK_TABLE = [
-    (40, 0.01253, 0.00042, [("uniform", -0.011, 0.008, 1.30), ("copy", 0.028, 0.007, 1.32)]),
-    (80, 0.05932, 0.00057, [("uniform", 0.041, 0.011, 1.60), ("copy", 0.039, 0.010, 1.62)]),
-    (1280, 0.38102, 0.00035, [("uniform", 0.380, 0.004, 0.29), ("copy", 0.354, 0.006, 0.30)]),
+# Per P: the theory's c ± error and each chain's (start, training set, c, kept, test loss); one chain per set, and at
+# P = 1280 a trapped chain on a fifth set (left out: its set has no kept chain).
+_LINEAR_RUNS = [
+    (40, 0.01253, 0.00043, [("uniform", 0, 0.0020, True, 1.30), ("copy", 1, 0.0031, True, 1.32),
+                            ("uniform", 2, 0.0025, True, 1.31), ("copy", 3, 0.0028, True, 1.29)]),
+    (1280, 0.38102, 0.00035, [("uniform", 0, 0.370, True, 0.29), ("copy", 1, 0.390, True, 0.30),
+                              ("uniform", 2, 0.380, True, 0.28), ("copy", 3, 0.385, True, 0.31),
+                              ("uniform", 4, -0.450, False, 0.90)]),
 ]
 
 
-def _quick_rows():
+def _linear_rows():
     sims, posterior = [], []
-    for P, c, error, chains in _QUICK_TABLE:
+    for P, c, error, chains in _LINEAR_RUNS:
         posterior.append({"P": float(P), "c": c, "c_error": error, "status": "converged"})
-        sims += [{"attention": "linear", "algorithm": "mala", "kept": True, "P": float(P), "start": start,
-                  "c_copy": value, "c_copy_sem": sem, "test_loss": loss} for start, value, sem, loss in chains]
-    sims.append({"attention": "linear", "algorithm": "adam", "kept": True, "P": 40.0, "start": "prior", "c_copy": 9.0,
-                 "c_copy_sem": 0.0, "test_loss": 99.0})  # not a MALA chain: in neither statement
+        sims += [{"attention": "linear", "algorithm": "mala", "kept": kept, "P": float(P), "start": start,
+                  "data_set": d, "c_copy": value, "c_copy_sem": 0.005, "test_loss": loss}
+                 for start, d, value, kept, loss in chains]
+    sims.append({"attention": "linear", "algorithm": "adam", "kept": True, "P": 40.0, "start": "prior", "data_set": 0,
+                 "c_copy": 9.0, "c_copy_sem": 0.0, "test_loss": 99.0})  # not a MALA chain: in no statement
     return sims, posterior
 
 
-def test_the_linear_statements_follow_the_chains_z_and_the_loss_ratios_of_the_run():
-    """'realises' and '4-5× below' were fixed text; now the paragraph says for how many chains c lies within 3
-    combined errors of the posterior means and names each one outside (z by hand: P = 1280 copy start,
-    (0.354 − 0.38102)/√(0.006² + 0.00035²) = −4.50), and gives the sampled test loss over Convention A's Gibbs loss
-    at each P (mean of the P's chains over the loss given)."""
-    sims, posterior = _quick_rows()
-    losses_A = {40.0: 1.0, 80.0: 0.8, 1280.0: 0.066}
+def test_the_linear_statements_follow_the_pooled_gaps_and_the_loss_ratios_of_the_run():
+    """The paragraph gives, per P, the pooled c (mean over the independent sets, trapped chains left out) minus the
+    posterior mean with the error sd/√sets and the theory's combined, says where the gap lies outside the Student-t
+    band of 4 sets (t₃ at 99.73%: ±9.22), counts the trapped chain, and gives the pooled test loss over Convention A's
+    Gibbs loss. By hand (numpy): P = 40 gap −0.00993 ± 0.00049, t = −20; P = 1280 +0.00023 ± 0.00428, within."""
+    sims, posterior = _linear_rows()
+    losses_A = {40.0: 1.0, 1280.0: 0.066}
     text = report.simulation_paragraph(sims, posterior, losses_A)
-    z_1280_copy = (0.354 - 0.38102) / math.hypot(0.006, 0.00035)
-    z_40_uniform = (-0.011 - 0.01253) / math.hypot(0.008, 0.00042)
-    assert f"{z_1280_copy:.2g}" == "-4.5" and f"{abs(z_40_uniform):.2g}" == "2.9"
-    assert "within 3 combined errors of them for 5 of 6 chains" in text, text
-    assert "(largest |z| 2.9: P = 40, uniform start)" in text
-    assert "outside it at P = 1280 (copy start, z = -4.5)" in text
-    assert "batch means" in text and "realises" not in text and "4-5×" not in text
-    ratios = [np.mean([1.30, 1.32]) / 1.0, np.mean([1.60, 1.62]) / 0.8, np.mean([0.29, 0.30]) / 0.066]
-    expected = ", ".join(f"{r:.2g}× (P = {P})" for r, P in zip(ratios, (40, 80, 1280)))
-    assert f"the sampled test loss is {expected} its Gibbs loss" in text, text
+    expected = {}
+    for P, c, error, chains in _LINEAR_RUNS:
+        values = np.array([value for _, _, value, kept, _ in chains if kept])
+        err = values.std(ddof=1) / math.sqrt(len(values))
+        gap, gap_err = values.mean() - c, math.hypot(err, error)
+        expected[P] = (gap, gap_err, np.mean([loss for *_, kept, loss in chains if kept]))
+    gap, gap_err, _ = expected[40]
+    assert f"{gap:+.4f} ± {error_rounded_up(gap_err, 4)} (P = 40)" == "-0.0099 ± 0.0005 (P = 40)"
+    assert "the pooled c minus it is -0.0099 ± 0.0005 (P = 40), +0.0002 ± 0.0043 (P = 1280)" in text, text
+    assert f"outside the band at P = 40 (t = {gap / gap_err:.2g}), within it at P = 1280" in text
+    assert "band |t| ≤ 9.22: Student's t for 4 training sets at 99.73%" in text
+    assert "1 of 9 MALA chains were trapped" in text and "(linear P = 1280: 1)" in text
+    ratios = ", ".join(f"{expected[P][2] / loss:.2g}× (P = {P:g})" for P, loss in losses_A.items())
+    assert f"the sampled test loss is {ratios} its Gibbs loss" in text, text
+    assert "one chain's batch means" not in text and "within 3 combined errors" not in text
 
 
 def test_convention_A_losses_are_the_dotted_lines_theory_at_the_chains_P():
     """The loss the ratio divides by is the global minimum of the convention drawn dotted (linear, W integrated,
     remainder at its MAP) at each P of the linear MALA chains, as the figure's theory rows give it there."""
-    sims, _ = _quick_rows()
+    sims, _ = _linear_rows()
     losses = report.convention_A_losses(8, 4, sims)
-    assert sorted(losses) == [40.0, 80.0, 1280.0]
+    assert sorted(losses) == [40.0, 1280.0]
     rows = report._theory_curves("linear", 8, 4, sorted(losses), api.DEFAULT)
     for P, loss in losses.items():
         (dotted,) = [r for r in rows if r["P"] == P and r["global"]]
         assert loss == dotted["loss_gibbs"]
 
 
-# -- audit u16: the report's softmax theory for MALA, its sizes, its error bars, scaling.csv and scaling.png --------
-
-# The quick report's softmax MALA chains (audit u16: order_parameters_simulation.csv, start, c, batch-means error) and
-# the joint row mean field's posterior means there (softmax_row_posterior_means, L = 8, V = 4, lowest well), with the
-# homogeneous saddle point (the black line's global minimum solved there; the audit interpolated 0.7375 at P = 1280).
+# Softmax chains, four training sets per P, one chain on each, and the joint row mean field's posterior means there
+# (softmax_row_posterior_means, L = 8, V = 4, lowest well) with the homogeneous saddle point (the black line's
+# global minimum solved there).
 _SOFTMAX_CHAINS = {
-    40.0: [("uniform", 0.0266049, 0.0115537), ("copy", -0.000791861, 0.00756955)],
-    640.0: [("uniform", 0.654852, 0.00414197), ("copy", 0.648592, 0.00968983)],
-    1280.0: [("uniform", 0.720553, 0.00537565), ("copy", 0.710007, 0.00600811)],
+    40.0: [0.0190, 0.0215, 0.0230, 0.0205],
+    1280.0: [0.7120, 0.7190, 0.7150, 0.7170],
 }
 _SOFTMAX_THEORY = [  # P, c, c_error, homogeneous c
-    (40.0, 0.030649042, 5.574e-05, -0.0388), (640.0, 0.639073523, 0.00011887, 0.6637),
-    (1280.0, 0.715685360, 0.00010442, 0.7379),
+    (40.0, 0.030649042, 5.574e-05, -0.0388), (1280.0, 0.715685360, 0.00010442, 0.7379),
 ]
 
 
 def _softmax_rows():
-    sims = [{"attention": "softmax", "algorithm": "mala", "kept": True, "P": P, "start": start, "c_copy": c,
-             "c_copy_sem": sem, "test_loss": 0.1} for P, chains in _SOFTMAX_CHAINS.items() for start, c, sem in chains]
+    sims = [{"attention": "softmax", "algorithm": "mala", "kept": True, "P": P, "start": ("uniform", "copy")[d % 2],
+             "data_set": d, "c_copy": c, "c_copy_sem": 0.005, "test_loss": 0.1}
+            for P, chains in _SOFTMAX_CHAINS.items() for d, c in enumerate(chains)]
     sims.append({"attention": "softmax", "algorithm": "adam", "kept": True, "P": 40.0, "start": "prior",
-                 "c_copy": 9.0, "c_copy_sem": 0.0, "test_loss": 9.0})  # not a MALA chain: in no z
+                 "data_set": 0, "c_copy": 9.0, "c_copy_sem": 0.0, "test_loss": 9.0})  # not a MALA chain
     rows = [{"P": P, "c": c, "c_error": e, "loss_gibbs": 0.5, "loss_gibbs_error": 1e-4, "c_homogeneous": h,
              "status": "converged"} for P, c, e, h in _SOFTMAX_THEORY]
     return sims, rows
 
 
-def test_the_softmax_verdict_quotes_z_against_the_theory_for_MALA_not_the_homogeneous_action():
-    """Audit u16 M1: the softmax chains were said to follow the joint row mean field, but only the homogeneous action
-    was shown. Now the paragraph quotes each chain's z against the joint row mean field's posterior means (by hand:
-    P = 40 copy start (−0.000791861 − 0.030649042)/√(0.00756955² + 0.00005574²) = −4.153; P = 640 uniform start
-    +3.81; P = 1280 uniform start +0.91) and says how many lie off the homogeneous saddle point (P = 1280: −3.2 and
-    −4.6, as the audit computed)."""
+def test_the_softmax_verdict_states_the_pooled_gaps_to_the_theory_for_MALA_and_to_the_homogeneous_action():
+    """The softmax sentence gives the pooled c minus the joint row mean field's posterior mean at each P as measured
+    (by hand: P = 40 −0.0096 ± 0.0009, outside the band of 4 sets; P = 1280 +0.0000 ± 0.0015, within), and the gaps
+    to the homogeneous saddle point (no theory error): +0.0598 at P = 40 and −0.0221 at 1280, both outside."""
     sims, rows = _softmax_rows()
     text = report.simulation_paragraph(sims, [], {}, rows)
     softmax = text[text.index("Softmax:"):]
-    z = {(P, start): (c - th) / math.hypot(sem, e) for P, chains in _SOFTMAX_CHAINS.items()
-         for start, c, sem in chains for P_, th, e, _ in _SOFTMAX_THEORY if P_ == P}
-    assert f"{z[(40.0, 'copy')]:.2g}" == "-4.2" and f"{z[(640.0, 'uniform')]:.2g}" == "3.8"
-    assert f"{z[(1280.0, 'uniform')]:.2g}" == "0.91"
-    assert "within 3 combined errors of it for 4 of 6 chains" in softmax, softmax
-    assert "outside it at P = 40 (copy start, z = -4.2), P = 640 (uniform start, z = 3.8)" in softmax
-    assert "(largest |z| 0.98: P = 640, copy start)" in softmax  # (0.648592 − 0.639074)/√(0.00969² + 0.00012²)
-    hom = [(c - h) / sem for P, chains in _SOFTMAX_CHAINS.items() for _, c, sem in chains
-           for P_, _, _, h in _SOFTMAX_THEORY if P_ == P]
-    assert sum(abs(x) > 3 for x in hom) == 4  # P = 40 and 1280, both starts (P = 640: 2.1 and 0.6)
-    assert f"{sum(abs(x) > 3 for x in hom)} of 6 chains lie more than 3 errors from it" in softmax
-    assert f"(z from {min(hom):.2g} to {max(hom):.2g})" in softmax
+    gaps, hom = {}, {}
+    for P, c, e, h in _SOFTMAX_THEORY:
+        values = np.array(_SOFTMAX_CHAINS[P])
+        err = values.std(ddof=1) / 2
+        gaps[P] = (values.mean() - c, math.hypot(err, e))
+        hom[P] = (values.mean() - h, err)
+    assert f"{gaps[40.0][0]:+.4f}" == "-0.0096" and f"{hom[40.0][0]:+.4f}" == "+0.0598"
+    joint = ", ".join(f"{g:+.4f} ± {error_rounded_up(ge, 4)} (P = {P:g})" for P, (g, ge) in gaps.items())
+    assert f"the pooled c minus it is {joint}: negative at 1 of 2 P" in softmax, softmax
+    assert f"outside the band at P = 40 (t = {gaps[40.0][0] / gaps[40.0][1]:.2g}), within it at P = 1280" in softmax
+    homogeneous = ", ".join(f"{g:+.4f} ± {error_rounded_up(ge, 4)} (P = {P:g})" for P, (g, ge) in hom.items())
+    assert f"the pooled c minus its c is {homogeneous}" in softmax
     assert "is not the theory for MALA" in softmax and "softmax_row_posterior_means" in softmax
-    rows_ = report.softmax_table(sims, rows)
-    assert [r["z against the theory for MALA"] for r in rows_] == ["-0.35, -4.2", "3.8, 0.98", "0.91, -0.94"]
+    table = report.softmax_table(sims, rows)
+    assert [r["verdict"] for r in table] == ["below the theory, outside the band", "within the band"]
+    assert [r["its verdict"] for r in table] == ["above the theory, outside the band",
+                                                 "below the theory, outside the band"]
+    assert [r["training sets (trapped chains left out)"] for r in table] == ["4 (0)", "4 (0)"]
 
 
 def _legend_labels(ax) -> list[str]:

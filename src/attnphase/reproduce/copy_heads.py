@@ -34,12 +34,11 @@ from attnphase.api import copy_heads as api
 from attnphase.models.copy_heads.plots import global_line, plot_scaling
 from attnphase.models.copy_heads.law_verdicts import softmax_claim_verdict
 from attnphase.models.copy_heads.scaling_laws import softmax_law_verdict
-from attnphase.numeric.digits import error_rounded_up
 from attnphase.report import Report, value_with_error, write_csv
 from attnphase.reproduce.read_back import computed_once
 from attnphase.reproduce.copy_heads_mala import (
-    SOFTMAX_HOMOGENEOUS, SOFTMAX_MALA_THEORY, chain_z_scores, convention_A_losses, mala_chains, simulation_paragraph,
-    softmax_mala_theory, softmax_table,
+    SOFTMAX_HOMOGENEOUS, SOFTMAX_MALA_THEORY, convention_A_losses, linear_table, mala_chains, mala_settings,
+    pooled_chains, simulation_paragraph, softmax_mala_theory, softmax_table,
 )
 from attnphase.reproduce.copy_heads_sampling import bimodality, hysteresis
 from attnphase.reproduce.copy_heads_thresholds import (
@@ -210,8 +209,14 @@ def _order_parameter_figure(plt, theory, sims, posterior_rows, L, V, softmax_row
             ax_l.errorbar([r["P"] for r in ok], [r["loss_gibbs"] for r in ok],
                           yerr=[r["loss_gibbs_error"] for r in ok], fmt="-", color="tab:green",
                           label=SOFTMAX_MALA_THEORY)
-        for algorithm, marker, color in (("mala", "o", "tab:blue"), ("adam", "s", "tab:orange")):
-            for start, fill in (("uniform", "none"), ("copy", None), ("prior", None)):
+        pooled = [r for r in pooled_chains(sims, attention) if r["sets"]]
+        if pooled:
+            ax_c.errorbar([r["P"] for r in pooled], [r["c"] for r in pooled],
+                          yerr=[0.0 if np.isnan(r["c_error"]) else r["c_error"] for r in pooled], fmt="o",
+                          color="tab:blue", ms=5, capsize=2, label="mala (pooled over training sets)")
+            ax_l.plot([r["P"] for r in pooled], [r["test_loss"] for r in pooled], "o", color="tab:blue", ms=5)
+        for algorithm, marker, color in (("adam", "s", "tab:orange"),):
+            for start, fill in (("prior", None),):
                 rows = [r for r in sims if r["attention"] == attention and r["algorithm"] == algorithm and r["start"] == start
                         and r["kept"]]
                 if not rows:
@@ -251,7 +256,7 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
     t_start = time.time()
     L, V = 8, 4
     P_sim = [40, 80, 160, 320, 640, 1280] if quick else [24, 40, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 2048]
-    steps = 1500 if quick else 4000
+    adam_steps = 750 if quick else 2000
     P_grid = np.geomspace(16, 2048, 14 if quick else 40)
     report = Report(out_dir, "Copy-head emergence: theory against the real network")
 
@@ -259,17 +264,24 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
     theory = computed_once(out_dir / "theory" / f"order_parameters_L{L}_V{V}_{len(P_grid)}P.result",
                            lambda: _all_theory_curves(L, V, P_grid))
     sims, coverages = [], {}
+    mala_sizes = {}
     for attention in ("softmax", "linear"):
         for algorithm in ("mala", "adam"):
-            per_P, algorithm_steps = (2, steps) if algorithm == "mala" else (4, steps // 2)
+            if algorithm == "mala":  # independent training sets, one chain on each (`copy_heads_mala.mala_settings`)
+                data_sets, per_set, algorithm_steps = mala_settings(quick, attention)
+                mala_sizes[attention] = (data_sets, per_set, algorithm_steps)
+            else:
+                data_sets, per_set, algorithm_steps = 1, 4, adam_steps
+            sets_tag = f"_{data_sets}sets" if data_sets > 1 else ""
             sweep = computed_once(
-                out_dir / "simulations" / f"{attention}_{algorithm}_L{L}_V{V}_{len(P_sim)}P_{algorithm_steps}steps.result",
-                lambda: api.simulate_sweep(attention, L, V, P_sim, algorithm=algorithm, trials_per_P=per_P,
-                                           steps=algorithm_steps, seed=7, device=device))
+                out_dir / "simulations"
+                / f"{attention}_{algorithm}_L{L}_V{V}_{len(P_sim)}P{sets_tag}_{algorithm_steps}steps.result",
+                lambda: api.simulate_sweep(attention, L, V, P_sim, algorithm=algorithm, trials_per_P=per_set,
+                                           steps=algorithm_steps, seed=7, device=device, data_sets=data_sets))
             if algorithm == "mala":
                 from attnphase.models.copy_heads.network import coverage
 
-                coverages[attention] = coverage(sweep.G_mean)
+                coverages[attention] = coverage(sweep.G_mean[sweep.kept])
             sims += [dict(r, attention=attention, algorithm=algorithm) for r in sweep.rows()]
     # linear attention: what the sampled network realises is the remainder-entropy theory with one row sum per row,
     # averaged over the order parameters' own fluctuations (docs: "Which convention the real linear network realises")
@@ -377,7 +389,10 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
     report.heading("Simulation against theory")
     losses_A = dict(computed_once(out_dir / "theory" / f"convention_A_losses_L{L}_V{V}_{len(P_sim)}P.result",
                                   lambda: list(convention_A_losses(L, V, sims).items())))
-    report.paragraph(simulation_paragraph(sims, posterior_rows, losses_A, softmax_rows))
+    sizes = "MALA: at each P, " + "; ".join(
+        f"{a} {d} independent training sets, {k} chain{'s' if k > 1 else ''} on each (uniform and copy starts "
+        f"alternating), {n} steps" for a, (d, k, n) in mala_sizes.items()) + "."
+    report.paragraph(simulation_paragraph(sims, posterior_rows, losses_A, softmax_rows, sizes))
     sim_data = ([dict(r, kind="simulation") for r in sims] + [dict(r, kind="theory") for r in theory]
                 + [{"attention": "softmax", "kind": "theory for MALA (joint row mean field, posterior means)",
                     "P": r["P"], "c_copy": r["c"], "c_copy_error": r["c_error"], "loss_gibbs": r["loss_gibbs"],
@@ -385,26 +400,20 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
     report.figure(_order_parameter_figure(plt, theory, sims, posterior_rows, L, V, softmax_rows),
                   "order_parameters_and_loss",
                   "Copy strength (linear: and uniform strength, dashed) and test loss against P; theory lines stop at "
-                  "first-order jumps, crosses are the theories' other (metastable) minima.", sim_data)
-    report.paragraph("Linear attention, posterior means against each MALA chain:")
-    report.table([{"P": row["P"], "theory c": value_with_error(row["c"], row["c_error"]), "theory t": f"{row['t']:.3f}",
-                   "theory Gibbs loss": f"{row['loss_gibbs']:.4f}",
-                   "MALA c (each chain)": ", ".join(f"{r['c_copy']:.3f} ± {error_rounded_up(r['c_copy_sem'], 3)}"
-                                                   for r in sims if r["attention"] == "linear"
-                                                   and r["algorithm"] == "mala" and r["P"] == row["P"] and r["kept"]),
-                   "z (each chain)": ", ".join(f"{z['z']:.2g}" for z in chain_z_scores(sims, posterior_rows)
-                                               if z["P"] == row["P"])}
-                  for row in posterior_rows])
-    report.paragraph("(theory errors: Monte Carlo of the posterior means; chain errors: batch means of one chain; z: "
-                     "the chain's c minus the theory over the two errors combined. No "
+                  "first-order jumps, crosses are the theories' other (metastable) minima; MALA: the pooled mean over "
+                  "independent training sets with its standard error (trapped chains left out).", sim_data)
+    report.paragraph("Linear attention, posterior means against the pooled MALA chains:")
+    report.table(linear_table(sims, posterior_rows))
+    report.paragraph("(theory errors: Monte Carlo of the posterior means; pooled c: mean of the training sets' means "
+                     "(trapped chains left out), error sd/√sets over the sets; gap error: both combined; t: gap over "
+                     "its error; band: Student's t with sets − 1 degrees of freedom at 99.73%, the level of 3σ. No "
                      "finite-P term is claimed.)")
     report.paragraph("Softmax attention, the theory for MALA (posterior means over the joint row mean field's lowest "
-                     "well) and the homogeneous action's saddle point against each MALA chain:")
+                     "well) and the homogeneous action's saddle point against the pooled MALA chains:")
     report.table(softmax_table(sims, softmax_rows))
-    report.paragraph("(theory errors: quadrature of the posterior means; chain errors: batch means of one chain; z: "
-                     "the chain's c minus the theory over the two errors combined; the homogeneous saddle point has no "
-                     "error. No finite-P term is claimed.) Data: [`order_parameters_softmax_posterior_means.csv`]"
-                     "(order_parameters_softmax_posterior_means.csv)")
+    report.paragraph("(theory errors: quadrature of the posterior means; pooled c, gap, t and band as for linear; the "
+                     "homogeneous saddle point has no error. No finite-P term is claimed.) Data: "
+                     "[`order_parameters_softmax_posterior_means.csv`](order_parameters_softmax_posterior_means.csv)")
     report.paragraph(coverage_sentence(coverages))
     report.paragraph("Kept runs, one row per (attention, algorithm, P, start): identical optima are counted, not repeated.")
     report.table(_simulation_table(sims), "order_parameters_simulation.csv")

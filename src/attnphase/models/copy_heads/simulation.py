@@ -344,33 +344,54 @@ def unusable_theory(inst: CopyHeadsInstance, P: float, message: str) -> Paramete
 
 def simulate_sweep(attention: str, L: int, V: int, P_values, *, algorithm: str = "mala", trials_per_P: int = 2,
                    steps: int = 2000, seed: int = 0, device: str = "auto", convention: Convention = DEFAULT,
-                   n_test_sequences: int = 2000) -> SweepResult:
-    """Order parameters and losses of the real network at several P in ONE batched run (a data set per
-    P; MALA chains alternate uniform/copy starts, Adam seeds start from prior draws and are filtered
-    per P by the rule of `samplers.run_adam`)."""
+                   n_test_sequences: int = 2000, data_sets: int = 1, trap_sds: float = 5.0) -> SweepResult:
+    """Order parameters and losses of the real network at several P in ONE batched run: at each P, `data_sets`
+    independent training sets (drawn from one generator seeded with `seed`, P by P, as `simulate` draws them), and
+    `trials_per_P` runs on each. MALA chains alternate uniform/copy starts over all runs (one chain per set: the sets
+    alternate); Adam seeds start from prior draws and are filtered per training set by the rule of
+    `samplers.run_adam`.
+
+    MALA chains get `simulate`'s trap rule (`chain_statistics.trapped_chains`, trap_sds as `simulate`'s default),
+    applied to all chains at one P: a chain whose mean data term lies more than trap_sds pooled within-chain spreads
+    above the lowest chain's at its P is trapped, kept False, and the message counts it. The training sets of one P
+    are draws of one distribution, so a set with a single chain is checked too: at linear L = 8, V = 4 (16 sets, 6000
+    steps) the untrapped chains' mean data terms span 1.5–3.7 nats at each P against a pooled within-chain spread of
+    2.3–7.0 nats, and a trapped chain sits 5.1–5.4 spreads above at P = 320 (35–37 nats: just beyond the rule) and
+    15–16 at P = 1280 (102–109 nats). Arrays of the result: one entry per run, in the
+    order P, training set, run on that set (`SweepResult`)."""
     from attnphase.models.copy_heads import network as net
     from attnphase.models.copy_heads.samplers import run_adam, run_langevin
     from attnphase.validate.seeds import seed_after
 
     inst = CopyHeadsInstance.validated(attention=attention, L=L, V=V, convention=convention)
-    per_P = check_int("trials_per_P", trials_per_P, 1, 4096)
+    per_set = check_int("trials_per_P", trials_per_P, 1, 4096)
+    D = check_int("data_sets", data_sets, 1, 4096)
     settings = SimulationSettings.validated(algorithm=algorithm, steps=steps, seed=seed, device=device,
-                                            n_test_sequences=n_test_sequences)
+                                            n_test_sequences=n_test_sequences, trap_sds=trap_sds)
     algorithm, steps, seed = settings.algorithm, settings.steps, settings.seed
     conv = inst.convention
     cfg = net.CopyTaskConfig.of(inst)
-    sequences = [conv.sequences_of_P(P, inst.L) for P in check_P_values("P_values", P_values)]
-    dev, train, test, _ = prepare_data(cfg, settings.device, seed, "device", sequences, settings.n_test_sequences)
-    train = train.repeat(per_P)
-    K, run_seed = len(sequences) * per_P, seed_after(seed)
+    P_checked = check_P_values("P_values", P_values)
+    sequences = [conv.sequences_of_P(P, inst.L) for P in P_checked]
+    K = len(sequences) * D * per_set
+    for P, k in zip(P_checked, sequences):
+        check_simulation_size(inst, float(P), k * D, K, steps, settings.n_test_sequences)
+    dev, train, test, _ = prepare_data(cfg, settings.device, seed, "device", [k for k in sequences for _ in range(D)],
+                                       settings.n_test_sequences)
+    train = train.repeat(per_set)
+    run_seed = seed_after(seed)
+    message = None
     if algorithm == "mala":
         run = run_langevin(cfg, train, test, _alternating_starts(K), steps=steps, seed=run_seed, device=str(dev))
-        kept = np.ones(K, bool)
+        trapped, _ = trapped_chains(run.data_term, np.arange(K) // (D * per_set), run.starts, settings.trap_sds)
+        kept = ~trapped
+        message = (f"{run.message}; {int(trapped.sum())} of {K} chains trapped (mean data term more than "
+                   f"{settings.trap_sds:g} pooled within-chain spreads above the lowest chain's at its P): kept False")
     else:
-        run = run_adam(cfg, train, test, K, steps=steps, seed=run_seed, device=str(dev))
+        run = run_adam(cfg, train, test, K, steps=steps, seed=run_seed, device=str(dev), per_data_set=per_set)
         kept = np.zeros(K, bool)
-        for i in range(len(sequences)):
-            block = slice(i * per_P, (i + 1) * per_P)
+        for g in range(len(sequences) * D):
+            block = slice(g * per_set, (g + 1) * per_set)
             best = run.objective[block].min()
             kept[block] = run.objective[block] <= best + max(1.0, 1e-3 * abs(best))
     op = order_parameters_of(run.G, conv.boundary)
@@ -379,11 +400,13 @@ def simulate_sweep(attention: str, L: int, V: int, P_values, *, algorithm: str =
         flip = t_runs.mean(-1) < 0
         t_runs[flip], c_runs[flip] = -t_runs[flip], -c_runs[flip]
     sems = [batch_means_error(c_)[1] for c_ in c_runs]
+    per_P = D * per_set
     return SweepResult("mala" if algorithm == "mala" else "adam",
                        np.repeat([float(conv.P_of_sequences(k, inst.L)) for k in sequences], per_P),
                        np.tile(np.arange(per_P), len(sequences)), tuple(run.starts), kept, t_runs.mean(-1),
                        c_runs.mean(-1), np.array(sems), run.train_loss.mean(-1), run.test_loss.mean(-1),
-                       run.G.mean(1), run.status, run.message)
+                       run.G.mean(1), run.status, message or run.message,
+                       data_set=np.tile(np.repeat(np.arange(D), per_set), len(sequences)))
 
 
 def simulate_hysteresis(L: int, V: int, P_values, *, data_sets: int = 2, steps: int = 4000, burn_in: int | None = None,

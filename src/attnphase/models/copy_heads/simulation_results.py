@@ -140,9 +140,11 @@ class SimulationResult(Result):
 
 @dataclass(frozen=True)
 class SweepResult(Result):
-    """Runs of the real network at several P in one batch (`simulate_sweep`), one entry per run in every array
-    (run = P index × runs per P): P, chain (index within its P), start, kept (Adam filter), c_uniform, c_copy,
-    c_copy_sem (batch means), train_loss, test_loss, G_mean (mean attention matrix, (runs, L, L))."""
+    """Runs of the real network at several P in one batch (`simulate_sweep`), one entry per run in every array, in the
+    order P, training set, run on that set: P, chain (index within its P, over its training sets), start, kept (MALA:
+    not trapped; Adam: the filter), c_uniform, c_copy, c_copy_sem (batch means of the chain's own draws), train_loss,
+    test_loss, G_mean (mean attention matrix, (runs, L, L)) and data_set (index of the run's training set within its
+    P; the sets are independent, each P's drawn after the previous P's)."""
 
     algorithm: str
     P: np.ndarray
@@ -157,12 +159,18 @@ class SweepResult(Result):
     G_mean: np.ndarray = field(repr=False)
     status: Status = Status.CONVERGED
     message: str = ""
+    data_set: np.ndarray | None = None
+
+    def __post_init__(self):
+        if self.data_set is None:  # one training set per P
+            object.__setattr__(self, "data_set", np.zeros(len(self.P), int))
 
     def rows(self):
-        return [{"P": float(self.P[i]), "chain": int(self.chain[i]), "start": self.start[i], "kept": bool(self.kept[i]),
-                 "c_uniform": float(self.c_uniform[i]), "c_copy": float(self.c_copy[i]),
-                 "c_copy_sem": float(self.c_copy_sem[i]), "train_loss": float(self.train_loss[i]),
-                 "test_loss": float(self.test_loss[i])} for i in range(len(self.P))]
+        return [{"P": float(self.P[i]), "chain": int(self.chain[i]), "data_set": int(self.data_set[i]),
+                 "start": self.start[i], "kept": bool(self.kept[i]), "c_uniform": float(self.c_uniform[i]),
+                 "c_copy": float(self.c_copy[i]), "c_copy_sem": float(self.c_copy_sem[i]),
+                 "train_loss": float(self.train_loss[i]), "test_loss": float(self.test_loss[i])}
+                for i in range(len(self.P))]
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,167 @@
+"""`simulate_sweep` on independent training sets per P (data_sets), its trap rule for MALA chains, and the copy-heads
+report's pooled comparison of those chains with the theories (`reproduce.copy_heads_mala.pooled_comparison`): the
+numbers recomputed here with numpy from the sweep's rows, and the Student-t band checked by simulation."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from attnphase.api import copy_heads as api
+from attnphase.models.copy_heads import samplers
+from attnphase.models.copy_heads.samplers import ChainSamples
+from attnphase.models.copy_heads.simulation_results import SweepResult
+from attnphase.reproduce import copy_heads_mala as mala
+from attnphase.results import Status
+from attnphase.validate.compare import student_band
+
+
+def _fake_langevin(record, data_terms):
+    """A stand-in for `samplers.run_langevin` that records what the sweep hands it and returns chains with the given
+    mean data terms (within-chain spread 1: draws alternate ±1 about the mean) and uniform attention matrices."""
+    def run(cfg, train, test, starts, *, steps, seed, device, **_):
+        record.update(train=train, starts=list(starts), steps=steps)
+        K, S, L = len(starts), 8, cfg.L
+        G = np.full((K, S, L, L), 1.0 / L)
+        G[:, :, np.arange(L), np.arange(L) - 1] += 0.01 * np.arange(K)[:, None, None]  # c grows with the run
+        means = np.asarray(data_terms(K), float)
+        data_term = means[:, None] + np.where(np.arange(S) % 2 == 0, 1.0, -1.0)[None, :] * math.sqrt((S - 1) / S)
+        return ChainSamples(G, np.ones((K, S)), np.ones((K, S)), np.full(K, 0.6), list(starts), steps,
+                            Status.CONVERGED, "fake MALA", data_term=data_term)
+    return run
+
+
+def test_each_P_gets_independent_training_sets_and_each_run_its_set_index(monkeypatch):
+    """3 training sets per P, 2 chains on each: the chains on one set see the same data, the sets of a P differ from
+    each other (drawn one after another from the seeded generator) and from the other P's; data_set and chain index
+    the runs in the order P, set, chain; starts alternate over all runs."""
+    record = {}
+    monkeypatch.setattr(samplers, "run_langevin", _fake_langevin(record, lambda K: np.zeros(K)))
+    result = api.simulate_sweep("softmax", 4, 3, [60.0, 120.0], trials_per_P=2, data_sets=3, steps=40, seed=5,
+                                device="cpu")
+    C = record["train"].C.cpu().numpy()
+    assert C.shape[0] == 12
+    for run in range(0, 12, 2):
+        assert np.array_equal(C[run], C[run + 1])  # two chains on one set
+    sets = [C[run] for run in range(0, 12, 2)]
+    for i in range(len(sets)):
+        for j in range(i + 1, len(sets)):
+            assert not np.array_equal(sets[i], sets[j]), (i, j)
+    assert result.data_set.tolist() == [0, 0, 1, 1, 2, 2] * 2
+    assert result.chain.tolist() == [0, 1, 2, 3, 4, 5] * 2
+    assert result.P.tolist() == [60.0] * 6 + [120.0] * 6
+    assert list(result.start) == ["uniform", "copy"] * 6
+    assert [row["data_set"] for row in result.rows()] == result.data_set.tolist()
+    assert result.kept.all() and "0 of 12 chains trapped" in result.message
+
+
+def test_one_training_set_per_P_draws_the_data_as_before(monkeypatch):
+    """data_sets = 1 (the default): one set per P, the P's sets drawn in the order of P_values, as before data_sets
+    existed; the first P's set is the first set drawn with data_sets = 3 (one generator, the training sets first)."""
+    record = {}
+    monkeypatch.setattr(samplers, "run_langevin", _fake_langevin(record, lambda K: np.zeros(K)))
+    one = api.simulate_sweep("softmax", 4, 3, [60.0, 120.0], trials_per_P=1, steps=40, seed=5, device="cpu")
+    C_one = record["train"].C.cpu().numpy()
+    api.simulate_sweep("softmax", 4, 3, [60.0, 120.0], trials_per_P=1, data_sets=3, steps=40, seed=5, device="cpu")
+    C_three = record["train"].C.cpu().numpy()
+    assert one.data_set.tolist() == [0, 0] and C_one.shape[0] == 2
+    assert np.array_equal(C_one[0], C_three[0]) and not np.array_equal(C_one[1], C_three[1])
+
+
+def test_a_trapped_mala_chain_is_left_out_and_counted(monkeypatch):
+    """The trap rule of `simulate` over the chains of each P: mean data terms (within-chain spread 1) of 0, 0.3, 10,
+    0.1 at the first P and 0, 4.9, 0.2, 0.1 at the second. Only the chain 10 spreads above the lowest is trapped
+    (kept False); 4.9 spreads is inside the rule's 5 (trap_sds, simulate's default), so is every chain of the second P
+    though it sits on a set of its own (one chain per set)."""
+    record = {}
+    terms = [0.0, 0.3, 10.0, 0.1, 0.0, 4.9, 0.2, 0.1]
+    monkeypatch.setattr(samplers, "run_langevin", _fake_langevin(record, lambda K: terms))
+    result = api.simulate_sweep("softmax", 4, 3, [60.0, 120.0], trials_per_P=1, data_sets=4, steps=40, seed=5,
+                                device="cpu")
+    assert result.kept.tolist() == [True, True, False, True, True, True, True, True]
+    assert "1 of 8 chains trapped" in result.message
+    looser = api.simulate_sweep("softmax", 4, 3, [60.0, 120.0], trials_per_P=1, data_sets=4, steps=40, seed=5,
+                                device="cpu", trap_sds=11.0)
+    assert looser.kept.all()
+
+
+def test_a_real_sweep_on_two_sets_runs_and_indexes_its_chains():
+    """The sweep end to end (softmax L = 4, V = 3, 40 steps): two sets per P, two chains on each."""
+    result = api.simulate_sweep("softmax", 4, 3, [60.0], trials_per_P=2, data_sets=2, steps=40, seed=3, device="cpu")
+    assert result.data_set.tolist() == [0, 0, 1, 1] and len(result.c_copy) == 4
+    assert np.all(np.isfinite(result.c_copy)) and result.kept.dtype == bool
+
+
+def test_the_band_holds_99_73_percent_of_the_t_of_a_right_theory():
+    """student_band(n − 1) against simulation: the t = (mean − true)/(sd/√n) of 400000 normal samples of n = 16 lies
+    beyond it in 0.27% of them (binomial error 0.008%); 3, the normal band, is crossed in 0.89% (scipy: t₁₅)."""
+    rng = np.random.default_rng(1)
+    n, samples = 16, 400_000
+    x = rng.standard_normal((samples, n))
+    t = x.mean(1) / (x.std(1, ddof=1) / math.sqrt(n))
+    band = student_band(n - 1)
+    beyond = float(np.mean(np.abs(t) > band))
+    error = math.sqrt(0.0027 * 0.9973 / samples)
+    assert abs(beyond - 0.0027) <= 5 * error, (band, beyond)
+    assert abs(float(np.mean(np.abs(t) > 3.0)) - 0.0089) <= 5 * math.sqrt(0.0089 / samples)
+
+
+# -- the report's pooled comparison, recomputed with numpy from SweepResult rows ------------------------------------
+
+def _sweep(c, kept, sets_per_P, P_values):
+    K = len(c)
+    per_P = K // len(P_values)
+    return SweepResult("mala", np.repeat(P_values, per_P), np.tile(np.arange(per_P), len(P_values)),
+                       tuple(["uniform", "copy"] * (K // 2)), np.asarray(kept), np.zeros(K), np.asarray(c),
+                       np.full(K, 0.01), np.ones(K), np.linspace(0.5, 0.7, K), np.zeros((K, 2, 2)),
+                       data_set=np.tile(np.repeat(np.arange(sets_per_P), per_P // sets_per_P), len(P_values)))
+
+
+def test_the_pooled_table_is_the_mean_of_set_means_with_the_error_over_sets():
+    """Two P, 5 sets of 2 chains each (one trapped chain at P = 40, its set then has one; one set at P = 80 with both
+    chains trapped: 4 sets left). By numpy: each set's mean over its kept chains, the mean of those, sd/√sets,
+    gap and its error with the theory's, t, and the band from scipy's t quantile at 99.73% two-sided."""
+    from scipy.stats import t as student
+
+    rng = np.random.default_rng(4)
+    c = np.round(0.3 + 0.02 * rng.standard_normal(20), 4)
+    kept = np.ones(20, bool)
+    kept[3] = False
+    kept[[16, 17]] = False
+    rows = [dict(r, attention="linear", algorithm="mala") for r in _sweep(c, kept, 5, [40.0, 80.0]).rows()]
+    theory = [{"P": 40.0, "c": 0.31, "c_error": 0.002, "t": 0.4, "loss_gibbs": 1.0, "status": "converged"},
+              {"P": 80.0, "c": 0.29, "c_error": 0.0, "t": 0.5, "loss_gibbs": 0.9, "status": "converged"}]
+    table = mala.pooled_comparison(rows, theory, "linear")
+    for P, block, th, th_err in ((40.0, slice(0, 10), 0.31, 0.002), (80.0, slice(10, 20), 0.29, 0.0)):
+        cb, kb = c[block], kept[block]
+        pairs = [(cb[2 * d:2 * d + 2], kb[2 * d:2 * d + 2]) for d in range(5)]
+        set_means = np.array([values[keep].mean() for values, keep in pairs if keep.any()])
+        mean, err = set_means.mean(), set_means.std(ddof=1) / math.sqrt(len(set_means))
+        gap, gap_err = mean - th, math.sqrt(err ** 2 + th_err ** 2)
+        band = student.ppf(1 - 0.0027 / 2, len(set_means) - 1)
+        (row,) = [r for r in table if r["P"] == P]
+        assert row["sets"] == len(set_means) and row["trapped"] == int((~kb).sum())
+        assert row["c"] == pytest.approx(mean, abs=1e-15) and row["c_error"] == pytest.approx(err, rel=1e-12)
+        assert row["gap"] == pytest.approx(gap, abs=1e-15) and row["gap_error"] == pytest.approx(gap_err, rel=1e-12)
+        assert row["band"] == pytest.approx(band, rel=1e-12) and row["agrees"] == (abs(gap / gap_err) <= band)
+    assert [r["sets"] for r in table] == [5, 4] and [r["trapped"] for r in table] == [1, 2]
+    cells = mala.linear_table(rows, theory)
+    assert cells[0]["training sets (trapped chains left out)"] == "5 (1)"
+    assert cells[0]["gap (pooled − theory)"].startswith(f"{table[0]['gap']:+.4f} ± ")
+
+
+def test_the_softmax_table_gives_both_theories_and_the_verdicts_of_the_band():
+    """A softmax theory row whose c lies 10 errors above the pooled c (outside its band) beside a homogeneous c
+    within it: the table and the sentence say which, with the gaps as measured (sign included)."""
+    c = np.array([0.30, 0.31, 0.29, 0.30, 0.32, 0.28, 0.30, 0.31])
+    rows = [dict(r, attention="softmax", algorithm="mala") for r in _sweep(c, np.ones(8, bool), 8, [40.0]).rows()]
+    err = c.std(ddof=1) / math.sqrt(8)
+    theory = [{"P": 40.0, "c": c.mean() + 10 * err, "c_error": 0.0, "loss_gibbs": 0.5, "loss_gibbs_error": 1e-4,
+               "c_homogeneous": c.mean() + err, "status": "converged"}]
+    (row,) = mala.softmax_table(rows, theory)
+    assert row["verdict"] == "below the theory, outside the band" and row["t"] == "-10"
+    assert row["its verdict"] == "within the band" and row["gap to the homogeneous saddle point"] == f"{-err:+.4f} ± 0.0045"
+    text = mala.simulation_paragraph(rows, [], {}, theory)
+    assert "outside the band at P = 40 (t = -10)" in text and "negative at 1 of 1 P" in text

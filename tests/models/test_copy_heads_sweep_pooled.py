@@ -5,6 +5,7 @@ numbers recomputed here with numpy from the sweep's rows, and the Student-t band
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,6 +14,7 @@ from attnphase.api import copy_heads as api
 from attnphase.models.copy_heads import samplers
 from attnphase.models.copy_heads.samplers import ChainSamples
 from attnphase.models.copy_heads.simulation_results import SweepResult
+from attnphase.numeric.digits import error_rounded_up
 from attnphase.reproduce import copy_heads_mala as mala
 from attnphase.results import Status
 from attnphase.validate.compare import student_band
@@ -162,6 +164,92 @@ def test_the_softmax_table_gives_both_theories_and_the_verdicts_of_the_band():
                "c_homogeneous": c.mean() + err, "status": "converged"}]
     (row,) = mala.softmax_table(rows, theory)
     assert row["verdict"] == "below the theory, outside the band" and row["t"] == "-10"
-    assert row["its verdict"] == "within the band" and row["gap to the homogeneous saddle point"] == f"{-err:+.4f} ± 0.0045"
+    assert row["its verdict"] == "within the band"
+    assert row["gap to the homogeneous saddle point"] == f"{-err:+.4f} ± 0.0045"
     text = mala.simulation_paragraph(rows, [], {}, theory)
     assert "outside the band at P = 40 (t = -10)" in text and "negative at 1 of 1 P" in text
+
+
+# -- the page's numbers about the quick report's MALA chains ----------------------------------------------------------
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "models" / "copy_heads.md"
+
+
+def _pooled(sweep):
+    """Per P with numpy: (sets with a kept chain, trapped chains, mean of the set means, sd/√sets, pooled test loss)."""
+    out = {}
+    for P in np.unique(sweep.P):
+        at = sweep.P == P
+        keep = at & sweep.kept
+        sets = np.unique(sweep.data_set[keep])
+        means = np.array([sweep.c_copy[keep & (sweep.data_set == d)].mean() for d in sets])
+        losses = np.array([sweep.test_loss[keep & (sweep.data_set == d)].mean() for d in sets])
+        out[float(P)] = (len(sets), int((at & ~sweep.kept).sum()), means.mean(),
+                         means.std(ddof=1) / math.sqrt(len(sets)), losses.mean())
+    return out
+
+
+def _says(*texts):
+    page = " ".join(DOCS.read_text().split())
+    for text in texts:
+        assert text in page, text
+
+
+@pytest.mark.slow
+def test_the_quick_reports_pooled_mala_numbers_are_the_pages():
+    """The quick report's MALA sweeps (`copy_heads_mala.mala_settings`, seed 7, L = 8, V = 4, the report's six P, CPU),
+    pooled with numpy, against the theories the report uses, give the page's numbers: linear within the Student-t band
+    at P = 80…1280 and below it at P = 40; softmax below the joint row mean field at every P, outside the band at P = 40
+    and 320 only; the homogeneous saddle point outside the band at every P; the trapped chains left out; Convention A's
+    Gibbs loss below the sampled test loss by the page's factors (about 20 s)."""
+    from scipy.stats import t as student
+
+    P_sim = [40, 80, 160, 320, 640, 1280]
+    per_row = api.DEFAULT.with_(remainder="entropy", row_sums="per-row")
+
+    def band(sets):
+        return student.ppf(1 - 0.0027 / 2, sets - 1)
+
+    def gap(value, error):
+        return f"{value:+.4f} ± {error_rounded_up(error, 4)}".replace("-", "−")
+
+    sweeps = {}
+    for attention in ("linear", "softmax"):
+        D, per_set, steps = mala.mala_settings(True, attention)
+        sweeps[attention] = _pooled(api.simulate_sweep(attention, 8, 4, P_sim, trials_per_P=per_set, steps=steps,
+                                                       seed=7, device="cpu", data_sets=D))
+    linear = sweeps["linear"]
+    verdicts = {}
+    for P, (sets, _, c, err, _) in linear.items():
+        th = api.linear_posterior_means(8, 4, P, per_row, walkers=128, steps=3000, seed=11)
+        g, ge = c - th.means.c, math.hypot(err, th.errors.c)
+        verdicts[P] = abs(g / ge) <= band(sets)
+        if P == 40.0:
+            _says(f"below it at P = 40, by {gap(g, ge)} (c = {c:.4f} against {th.means.c:.4f})")
+        if P == 1280.0:
+            _says(f"(P = 1280: c = {c:.4f} ± {error_rounded_up(err, 4)} against {th.means.c:.5f} ± "
+                  f"{error_rounded_up(th.errors.c, 5)})")
+    assert [P for P, ok in verdicts.items() if not ok] == [40.0]
+    trapped = {P: row[1] for P, row in linear.items() if row[1]}
+    assert min(trapped) == 320.0 and max(trapped) == 1280.0
+    _says(f"left out: {sum(trapped.values())} of 96, at P = 320…1280)")
+    ratios = {P: linear[P][4] / api.solve("linear", 8, 4, P, api.DEFAULT).global_minimum.loss_gibbs
+              for P in (40.0, 160.0, 1280.0)}
+    _says(f"{ratios[40.0]:.2g}× at P = 40, {ratios[160.0]:.2g}× at 160, {ratios[1280.0]:.2g}× at 1280")
+
+    softmax = sweeps["softmax"]
+    joint, homogeneous = {}, {}
+    for P, (sets, trapped_here, c, err, _) in softmax.items():
+        means = api.softmax_row_posterior_means(8, 4, P)
+        well = min(means.wells, key=lambda w: w.free_energy)
+        g, ge = c - well.c_mean, math.hypot(err, well.error)
+        joint[P] = (g, ge, abs(g / ge) <= band(sets))
+        h = c - api.solve("softmax", 8, 4, P, api.DEFAULT).global_minimum.c_copy
+        homogeneous[P] = (h, err, abs(h / err) <= band(sets))
+        assert sets == 16 and trapped_here == 0
+    assert all(g < 0 for g, _, _ in joint.values())
+    assert [P for P, (_, _, ok) in joint.items() if not ok] == [40.0, 320.0]
+    assert not any(ok for _, _, ok in homogeneous.values())
+    _says(f"{gap(*joint[40.0][:2])} at P = 40 and {gap(*joint[320.0][:2])} at P = 320 (outside the band), "
+          f"{gap(*joint[1280.0][:2])} at P = 1280 (within)",
+          f"from {gap(*homogeneous[40.0][:2])} at P = 40 to {gap(*homogeneous[1280.0][:2])} at 1280")

@@ -3,7 +3,8 @@
 Writes into out_dir a report.md that embeds its figures (`report.Report`), each figure with the CSV of its data:
 * order_parameters_and_loss.png / .csv: copy strength c (linear: and uniform strength t) and the test loss against P,
   both activations: the theories' global minima as lines broken at first-order jumps, their other stable minima as
-  labelled points, MALA chains (uniform and copy starts) and Adam runs kept by the filter;
+  labelled points, MALA chains pooled per P over independent training sets (trapped chains left out;
+  `copy_heads_mala`) and Adam runs kept by the filter;
 * scaling.png / .csv: P* against L (softmax, with its fit and the large-L form; linear transition and crossover
   with their fits) and against V (linear) — every line the legends name is drawn (`models.copy_heads.plots`);
   softmax P* with the large-L shortcut row rate (column row_rate; the report's "Thresholds" table gives the

@@ -130,10 +130,10 @@ def simulate(attention: str, L: int, V: int, P: float, *, algorithm: str = _Defa
     loss over the well of the joint row mean field with the lowest free energy (each row's fluctuations kept;
     `softmax_row_posterior_means`, its quadrature error as the theory error); at L = 8 the sampled c lies below it by
     a finite-P gap that shrinks with P (pooled over 16 training sets: about −0.009 at P = 40, −0.007 at 320, none
-    resolved at 1280; docs/models/copy_heads.md), and no finite-P term is added to it. Softmax rows sum to one: c_uniform is 1 in the network
-    and in the theory by construction, and not compared (the runs still report it). qk_width None or 0: scores
-    sampled directly (wide limit); else ≥ L. threads:
-    torch CPU threads (None: `validate.device.choose_threads`).
+    resolved at 1280; docs/models/copy_heads.md), and no finite-P term is added to it. Softmax rows sum to one:
+    c_uniform is 1 in the network and in the theory by construction, and not compared (the runs still report it).
+    qk_width None or 0: scores sampled directly (wide limit); else ≥ L. threads: torch CPU threads (None:
+    `validate.device.choose_threads`).
 
     Status (MALA): poor_mixing when a chain accepts ≤ 20%, when a compared quantity's split R-hat exceeds rhat_max or
     the effective sample size of its mean is below ess_min, or when a chain is trapped (its mean data term more than

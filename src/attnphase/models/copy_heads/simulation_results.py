@@ -164,6 +164,7 @@ class SweepResult(Result):
     def __post_init__(self):
         if self.data_set is None:  # one training set per P
             object.__setattr__(self, "data_set", np.zeros(len(self.P), int))
+        super().__post_init__()  # the arrays held read-only (`Result`)
 
     def rows(self):
         return [{"P": float(self.P[i]), "chain": int(self.chain[i]), "data_set": int(self.data_set[i]),

@@ -262,10 +262,11 @@ def test_theory_reference_takes_solve_with_its_errors_and_caches_it(tmp_path, mo
 
     from attnphase.reproduce import positional_semantic_gd as reproduce
 
-    calls = []
+    calls, passed = [], []
 
-    def solve_along(omega, alphas, tol, branches, stability):
+    def solve_along(omega, alphas, tol, branches, stability, passing_through):
         calls.append(list(alphas))
+        passed.append(list(passing_through))
         for alpha in alphas:
             if alpha == 1.0 and len(calls) == 1:
                 raise KeyboardInterrupt  # the first run stops after its first α
@@ -282,6 +283,7 @@ def test_theory_reference_takes_solve_with_its_errors_and_caches_it(tmp_path, mo
         reproduce.theory_reference([0.5, 1.0], cache_path=cache)
     first = reproduce.theory_reference([0.5, 1.0], cache_path=cache)
     assert calls == [[0.5, 1.0], [1.0]]  # the second run solved only the α the first did not finish
+    assert passed == [[], [0.5]]  # its paths through the kept α, as the first run's went
     assert first[("positional", 0.5)]["abs_m"] == 0.258 and first[("positional", 0.5)]["abs_m_error"] == 1e-4
     assert first[("positional", 1.0)]["q"] == 0.0511
     assert first[("semantic", 0.5)]["status"] == "not_found" and math.isnan(first[("semantic", 0.5)]["q"])

@@ -331,6 +331,12 @@ def test_plots_break_at_jumps_and_draw_every_named_line():
     assert fit.exponent_low < fit.statistical_low and f"[{fit.exponent_low:.3f}, {fit.exponent_high:.3f}]" in named[1]
     fig = api.plot_landscape("softmax", 16, 4, 259.0)
     assert fig.axes[0].get_lines()
+    # the order-parameter figure across the softmax jump at L = 16 (P* = 259.03): the global line broken there, the
+    # metastable minima as points, each named in the legend (it raised a NameError after a change to plot_scaling)
+    fig = api.plot_order_parameters("softmax", 16, 4, np.geomspace(200.0, 500.0, 8))
+    named = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert named == ["theory: global minimum", "theory: other (metastable) minima"]
+    assert np.count_nonzero(np.isnan(fig.axes[0].get_lines()[0].get_ydata())) == 1
 
 
 def test_a_P_that_is_not_whole_sequences_is_said_to_be_rounded():

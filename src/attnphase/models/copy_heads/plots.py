@@ -135,8 +135,7 @@ def plot_order_parameters(attention: str, L: int, V: int, P_values: Sequence[flo
     ax.set_xlabel("P (target tokens)")
     ax.set_ylabel("copy strength c")
     ax.set_title(f"{attention}, L={L}, V={V}")
-    title = "[ ]: 95% band of the exponent, widened by the drift of the local slope" if fitted else None
-    ax.legend(fontsize=7, loc="best", title=title, title_fontsize=6)
+    ax.legend(fontsize=7, loc="best")
     return fig
 
 

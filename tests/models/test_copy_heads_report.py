@@ -168,6 +168,7 @@ def test_value_with_error_never_prints_a_nonzero_error_as_zero():
     assert value_with_error(0.359, 0.0083) == "0.3590 ± 0.0083"
     assert value_with_error(0.2, 0.0) == "0.200 ± 0"
     assert value_with_error(0.0125, 3e-7) == "0.01250000 ± 0.00000030"
+    assert value_with_error(0.5, math.inf) == value_with_error(0.5, math.nan) == "0.500 (no error)"
 
 
 def test_the_threshold_table_labels_what_is_polished():

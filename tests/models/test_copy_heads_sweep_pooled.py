@@ -73,20 +73,31 @@ def test_one_training_set_per_P_draws_the_data_as_before(monkeypatch):
 
 
 def test_a_trapped_mala_chain_is_left_out_and_counted(monkeypatch):
-    """The trap rule of `simulate` over the chains of each P: mean data terms (within-chain spread 1) of 0, 0.3, 10,
-    0.1 at the first P and 0, 4.9, 0.2, 0.1 at the second. Only the chain 10 spreads above the lowest is trapped
-    (kept False); 4.9 spreads is inside the rule's 5 (trap_sds, simulate's default), so is every chain of the second P
-    though it sits on a set of its own (one chain per set)."""
+    """The trap rule of `simulate` over the chains of each P, cut at SWEEP_TRAP_SDS = 3: mean data terms (within-chain
+    spread 1) of 0, 0.3, 10, 0.1 at the first P and 0, 2.9, 0.2, 0.1 at the second. Only the chain 10 spreads above
+    the lowest is trapped (kept False); 2.9 spreads is inside the cut, so is every chain of the second P though it
+    sits on a set of its own (one chain per set)."""
     record = {}
-    terms = [0.0, 0.3, 10.0, 0.1, 0.0, 4.9, 0.2, 0.1]
+    terms = [0.0, 0.3, 10.0, 0.1, 0.0, 2.9, 0.2, 0.1]
     monkeypatch.setattr(samplers, "run_langevin", _fake_langevin(record, lambda K: terms))
     result = api.simulate_sweep("softmax", 4, 3, [60.0, 120.0], trials_per_P=1, data_sets=4, steps=40, seed=5,
                                 device="cpu")
     assert result.kept.tolist() == [True, True, False, True, True, True, True, True]
-    assert "1 of 8 chains trapped" in result.message
+    assert "1 of 8 chains trapped" in result.message and "more than 3 pooled within-chain spreads" in result.message
     looser = api.simulate_sweep("softmax", 4, 3, [60.0, 120.0], trials_per_P=1, data_sets=4, steps=40, seed=5,
                                 device="cpu", trap_sds=11.0)
     assert looser.kept.all()
+
+
+def test_the_sweeps_trap_cut_leaves_out_the_trapped_chains_of_P_320():
+    """Audit w17: at linear L = 8, V = 4, P = 320 (16 sets, 6000 steps, seed 201, P = 320 and 640) two chains sat in the trap (c ≈ −0.31)
+    4.0–5.9 within-chain spreads above the lowest chain, and `simulate`'s cut of 5 kept them: the pooled c fell from
+    0.309 to 0.231 and its error grew 40×. At 3 spreads every chain with c < 0 is left out and none with c > 0."""
+    result = api.simulate_sweep("linear", 8, 4, [320.0, 640.0], trials_per_P=1, steps=6000, seed=201, device="cpu",
+                                data_sets=16)
+    negative = result.c_copy < 0
+    assert (negative & (result.P == 320.0)).sum() == 2
+    assert not result.kept[negative].any() and result.kept[~negative].all()
 
 
 def test_a_real_sweep_on_two_sets_runs_and_indexes_its_chains():
@@ -170,6 +181,63 @@ def test_the_softmax_table_gives_both_theories_and_the_verdicts_of_the_band():
     assert "outside the band at P = 40 (t = -10)" in text and "negative at 1 of 1 P" in text
 
 
+def test_a_P_with_too_few_training_sets_gets_no_verdict_and_the_others_theirs():
+    """Audit t17: at a P where one training set (D1) or two (D2) kept a chain, the table and the sentence raised on
+    the NaN error, or counted the P as within the band. Now: the gap without an error, t and band n/a, "no verdict"
+    for that P, the band's verdict for the others."""
+    c = np.array([0.30, 0.31, 0.29, 0.30, 0.32, 0.28, 0.30, 0.31] * 3)
+    kept = np.ones(24, bool)
+    kept[9:16] = False  # P = 80: one set of 8 keeps its chain
+    kept[18:24] = False  # P = 160: two sets
+    rows = [dict(r, attention="linear", algorithm="mala") for r in _sweep(c, kept, 8, [40.0, 80.0, 160.0]).rows()]
+    theory = [{"P": P, "c": 0.30, "c_error": 0.0, "t": 0.4, "loss_gibbs": 1.0, "status": "converged"}
+              for P in (40.0, 80.0, 160.0)]
+    one, two = mala.linear_table(rows, theory)[1:]
+    assert one["gap (pooled − theory)"] == "+0.0000 (no error)" and (one["t"], one["band"]) == ("n/a", "n/a")
+    assert one["verdict"] == two["verdict"] == "no verdict (fewer than 3 training sets)"
+    assert one["MALA c (pooled)"] == "0.300 (no error)" and two["band"] == "n/a"
+    text = mala.simulation_paragraph(rows, theory, {})
+    assert "within the band at P = 40; no verdict at P = 80 (1 training set), 160 (2 training sets)" in text
+    assert "every P" not in text
+
+
+def test_the_pooled_test_loss_and_its_ratio_to_convention_As_gibbs_loss():
+    """The pooled test loss is the mean of the sets' means, as c's (sets of two chains with losses 2, 2 and 4, 4: 3),
+    and the paragraph gives the ratio of the sampled test loss to Convention A's Gibbs loss (3/1.5 = 2×); the
+    coverage sentence's matrices are the kept chains' (`reproduce.copy_heads` passes G_mean[kept])."""
+    c = np.array([0.30, 0.31, 0.29, 0.30])
+    sweep = _sweep(c, np.ones(4, bool), 2, [40.0])
+    sweep = SweepResult(sweep.algorithm, sweep.P, sweep.chain, sweep.start, sweep.kept, sweep.c_uniform, sweep.c_copy,
+                        sweep.c_copy_sem, sweep.train_loss, np.array([2.0, 2.0, 4.0, 4.0]), sweep.G_mean,
+                        data_set=sweep.data_set)
+    rows = [dict(r, attention="linear", algorithm="mala") for r in sweep.rows()]
+    assert mala.pooled_chains(rows, "linear")[0]["test_loss"] == 3.0
+    assert "the sampled test loss is 2× (P = 40) its Gibbs loss" in mala.simulation_paragraph(rows, [], {40.0: 1.5})
+
+
+def test_a_sweeps_arrays_are_read_only_and_its_size_check_counts_the_training_sets(monkeypatch):
+    """SweepResult defines its own __post_init__ (the default data_set): its arrays are read-only all the same. The
+    size check counts every training set: one set of P = 60 fits a cap that four do not, and the sweep refuses the
+    four before it draws them, naming P."""
+    from attnphase.errors import ParameterError
+    from attnphase.models.copy_heads import simulation
+
+    sweep = _sweep(np.array([0.3, 0.31]), np.ones(2, bool), 1, [40.0])
+    with pytest.raises(ValueError, match="read-only"):
+        sweep.c_copy[0] = 1.0
+    assert not sweep.data_set.flags.writeable
+    default = SweepResult("mala", sweep.P, sweep.chain, sweep.start, sweep.kept, sweep.c_uniform, sweep.c_copy,
+                          sweep.c_copy_sem, sweep.train_loss, sweep.test_loss, sweep.G_mean)
+    assert default.data_set.tolist() == [0, 0] and not default.data_set.flags.writeable
+    # P = 600 at L = 4: 150 sequences, 150·L·V = 1800 one-hot entries a set, under a cap of 4000 once, not 4 times
+    monkeypatch.setattr(samplers, "run_langevin", _fake_langevin({}, lambda K: np.zeros(K)))
+    monkeypatch.setattr(simulation, "MAX_SIMULATION_ENTRIES", 4000)
+    settings = dict(trials_per_P=1, steps=40, seed=5, device="cpu", n_test_sequences=10)
+    assert len(api.simulate_sweep("softmax", 4, 3, [600.0], data_sets=1, **settings).c_copy) == 1
+    with pytest.raises(ParameterError, match="invalid value for P: 600"):
+        api.simulate_sweep("softmax", 4, 3, [600.0], data_sets=4, **settings)
+
+
 # -- the page's numbers about the quick report's MALA chains ----------------------------------------------------------
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "models" / "copy_heads.md"
@@ -229,6 +297,9 @@ def test_the_quick_reports_pooled_mala_numbers_are_the_pages():
         if P == 1280.0:
             _says(f"(P = 1280: c = {c:.4f} ± {error_rounded_up(err, 4)} against {th.means.c:.5f} ± "
                   f"{error_rounded_up(th.errors.c, 5)})")
+        if P == 320.0:  # within the band, and a gap all the same
+            _says(f"16 sets resolve a gap only beyond about {band(16):.2g} of the errors printed (at P = 320 the gap "
+                  f"is {gap(g, ge)}, t = {g / ge:.2g})".replace("-", "−"))
     assert [P for P, ok in verdicts.items() if not ok] == [40.0]
     trapped = {P: row[1] for P, row in linear.items() if row[1]}
     assert min(trapped) == 320.0 and max(trapped) == 1280.0
@@ -251,5 +322,5 @@ def test_the_quick_reports_pooled_mala_numbers_are_the_pages():
     assert [P for P, (_, _, ok) in joint.items() if not ok] == [40.0, 320.0]
     assert not any(ok for _, _, ok in homogeneous.values())
     _says(f"{gap(*joint[40.0][:2])} at P = 40 and {gap(*joint[320.0][:2])} at P = 320 (outside the band), "
-          f"{gap(*joint[1280.0][:2])} at P = 1280 (within)",
+          f"{gap(*joint[1280.0][:2])} at P = 1280 (within: not resolved by 16 sets)",
           f"from {gap(*homogeneous[40.0][:2])} at P = 40 to {gap(*homogeneous[1280.0][:2])} at 1280")

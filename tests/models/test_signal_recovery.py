@@ -306,8 +306,19 @@ def test_fixed_points_errors_cover_the_finite_L_drifts_fixed_points():
         finite_slope, finite_error = -2 * rho * poles.dJ[i], 2 * poles.dJ_error[i]
         slope, slope_error = fps.slope[-i], fps.slope_error[-i]
         assert abs(finite_slope - slope) <= slope_error + 3 * finite_error, (rho, finite_slope, slope, slope_error)
-    assert api.fixed_points(params).to_pandas().columns.tolist() == ["rho", "rho_error", "slope", "slope_error",
-                                                                     "stable"]
+    table = fps.to_pandas()
+    assert table.columns.tolist() == ["rho", "rho_error", "slope", "slope_error", "stable"]
+    assert np.array_equal(table["rho_error"], fps.rho_error, equal_nan=True)
+    assert np.array_equal(table["slope_error"], fps.slope_error, equal_nan=True)
+    # at ρ = ±1 the slope is ∓2J′: its error is twice the bound on J′ there, exactly
+    bound = api.large_L_accuracy(params, [-1.0, 1.0]).dJ_error
+    assert (fps.slope_error[0], fps.slope_error[-1]) == (2 * bound[0], 2 * bound[1])
+    assert "not bounded" not in fps.message
+    # where the large-L form's bound does not hold (expansion ratio q = 6.2 at d = 8, L = 16), the roots inside have
+    # no error and the message says why; the poles stay exact
+    loose = api.fixed_points(api.make_parameters(8, 16, 2, 3.0))
+    assert "their distance from the finite-L drift's is not bounded here (expansion ratio" in loose.message
+    assert loose.rho_error[0] == loose.rho_error[-1] == 0.0 and all(math.isnan(e) for e in loose.rho_error[1:-1])
 
 
 def test_solve_results_and_validation():

@@ -167,3 +167,13 @@ def test_an_error_to_its_significant_digits_is_rounded_up(error, significant, te
     digits = shown.replace(".", "").lstrip("0")
     assert len(digits) <= significant or set(digits[significant:]) == {"0"}, shown
 
+
+
+def test_beyond_float64_says_where_the_digits_of_an_overflowed_value_are():
+    from attnphase.numeric.digits import beyond_float64
+
+    assert beyond_float64("x", 1.0, "1", "x_digits") == ""
+    assert beyond_float64("P_star", math.inf, "2.59e+308", "P_star_digits") == (
+        "; P_star = 2.59e+308 lies beyond float64's range (largest 1.8e308): P_star is inf (null in JSON), "
+        "P_star_digits holds its digits")
+    assert "P_star = (no digit supported) lies beyond" in beyond_float64("P_star", math.inf, "", "P_star_digits")

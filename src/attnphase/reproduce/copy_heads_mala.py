@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from attnphase.api import copy_heads as api
+from attnphase.models.copy_heads.simulation import SWEEP_TRAP_SDS
 from attnphase.numeric.digits import error_rounded_up
 from attnphase.report import value_with_error
 from attnphase.validate.compare import student_band
@@ -92,7 +93,13 @@ def _verdict(row) -> str:
 
 
 def _gap(row, digits: int = 4) -> str:
+    if not math.isfinite(row["gap_error"]):  # one training set: no spread to take the error from
+        return f"{row['gap']:+.{digits}f} (no error)"
     return f"{row['gap']:+.{digits}f} ± {error_rounded_up(row['gap_error'], digits)}"
+
+
+def _number(value: float, spec: str, prefix: str = "") -> str:
+    return f"{prefix}{value:{spec}}" if math.isfinite(value) else "n/a"
 
 
 def _verdict_sentence(rows, what: str) -> str:
@@ -103,13 +110,19 @@ def _verdict_sentence(rows, what: str) -> str:
     below = sum(r["gap"] < 0 for r in rows)
     outside = [r for r in rows if r["agrees"] is False]
     within = [r for r in rows if r["agrees"] is True]
+    undecided = [r for r in rows if r["agrees"] is None]
     text = (f"the pooled c minus {what} is " + ", ".join(f"{_gap(r)} (P = {r['P']:g})" for r in rows)
             + f": negative at {below} of {len(rows)} P; ")
     if outside:
         text += ("outside the band at P = " + ", ".join(f"{r['P']:g} (t = {r['t']:.2g})" for r in outside)
                  + (", within it at P = " + ", ".join(f"{r['P']:g}" for r in within) if within else ""))
-    else:
-        text += f"within the band at every P (largest |t| {max(abs(r['t']) for r in rows):.2g})"
+    elif within and not undecided:
+        text += f"within the band at every P (largest |t| {max(abs(r['t']) for r in within):.2g})"
+    elif within:
+        text += "within the band at P = " + ", ".join(f"{r['P']:g}" for r in within)
+    if undecided:  # fewer than 3 training sets with a kept chain: the band decides nothing there
+        text += ("; " if outside or within else "") + "no verdict at P = " + ", ".join(
+            f"{r['P']:g} ({r['sets']} training set{'' if r['sets'] == 1 else 's'})" for r in undecided)
     decided = sorted((r["sets"], r["band"]) for r in rows if r["agrees"] is not None)
     if not decided:
         return text
@@ -128,8 +141,8 @@ def _trapped_sentence(sims) -> str:
     where = ", ".join(f"{a} P = {P:g}: {n}" for (a, P), n in sorted(
         {(r["attention"], r["P"]): sum(1 for s in trapped if (s["attention"], s["P"]) == (r["attention"], r["P"]))
          for r in trapped}.items()))
-    return (f"{len(trapped)} of {len(chains)} MALA chains were trapped (mean data term more than 5 within-chain "
-            f"spreads above the lowest chain's at their P) and are left out ({where}).")
+    return (f"{len(trapped)} of {len(chains)} MALA chains were trapped (mean data term more than {SWEEP_TRAP_SDS:g} "
+            f"within-chain spreads above the lowest chain's at their P) and are left out ({where}).")
 
 SOFTMAX_MALA_THEORY = "posterior means, joint row mean field (theory for MALA)"
 SOFTMAX_HOMOGENEOUS = "saddle point of the homogeneous action (W integrated)"
@@ -193,7 +206,7 @@ def simulation_paragraph(sims, posterior_rows, losses_A: dict[float, float], sof
 def _pooled_cells(row) -> dict:
     return {"training sets (trapped chains left out)": f"{row['sets']} ({row['trapped']})",
             "MALA c (pooled)": value_with_error(row["c"], row["c_error"]),
-            "gap (pooled − theory)": _gap(row), "t": f"{row['t']:.2g}", "band": f"±{row['band']:.3g}",
+            "gap (pooled − theory)": _gap(row), "t": _number(row["t"], ".2g"), "band": _number(row["band"], ".3g", "±"),
             "verdict": _verdict(row)}
 
 

@@ -34,7 +34,7 @@ from attnphase.params import check_int
 from attnphase.results import Status
 from attnphase.validate.compare import batch_means_error, verdict_message
 
-__all__ = ["MAX_SIMULATION_ENTRIES", "check_simulation_size", "prepare_data", "simulate", "simulate_sweep",
+__all__ = ["MAX_SIMULATION_ENTRIES", "SWEEP_TRAP_SDS", "check_simulation_size", "prepare_data", "simulate", "simulate_sweep",
            "simulate_hysteresis", "simulate_row_model"]
 
 # Largest array a simulation may build, in float64 entries (4 GiB): the one-hot data (sequences × L × V),
@@ -129,8 +129,8 @@ def simulate(attention: str, L: int, V: int, P: float, *, algorithm: str = _Defa
     (`linear_posterior_means`, its Monte Carlo error as the theory error). Softmax: the means of c and of the Gibbs
     loss over the well of the joint row mean field with the lowest free energy (each row's fluctuations kept;
     `softmax_row_posterior_means`, its quadrature error as the theory error); at L = 8 the sampled c lies below it by
-    a finite-P gap that shrinks with P (pooled over 16 training sets: about −0.009 at P = 40, −0.007 at 320, none
-    resolved at 1280; docs/models/copy_heads.md), and no finite-P term is added to it. Softmax rows sum to one:
+    a finite-P gap, small against c at large P (pooled over 16 training sets: about −0.009 at P = 40, −0.007 at 320,
+    not resolved at 1280; docs/models/copy_heads.md), and no finite-P term is added to it. Softmax rows sum to one:
     c_uniform is 1 in the network and in the theory by construction, and not compared (the runs still report it).
     qk_width None or 0: scores sampled directly (wide limit); else ≥ L. threads: torch CPU threads (None:
     `validate.device.choose_threads`).
@@ -343,23 +343,27 @@ def unusable_theory(inst: CopyHeadsInstance, P: float, message: str) -> Paramete
                                   f"L = {inst.L}, V = {inst.V} and this convention ({message})")
 
 
+SWEEP_TRAP_SDS = 3.0  # `simulate_sweep`'s trap cut, in within-chain spreads (why: its docstring)
+
+
 def simulate_sweep(attention: str, L: int, V: int, P_values, *, algorithm: str = "mala", trials_per_P: int = 2,
                    steps: int = 2000, seed: int = 0, device: str = "auto", convention: Convention = DEFAULT,
-                   n_test_sequences: int = 2000, data_sets: int = 1, trap_sds: float = 5.0) -> SweepResult:
+                   n_test_sequences: int = 2000, data_sets: int = 1, trap_sds: float = SWEEP_TRAP_SDS) -> SweepResult:
     """Order parameters and losses of the real network at several P in ONE batched run: at each P, `data_sets`
     independent training sets (drawn from one generator seeded with `seed`, P by P, as `simulate` draws them), and
     `trials_per_P` runs on each. MALA chains alternate uniform/copy starts over all runs (one chain per set: the sets
     alternate); Adam seeds start from prior draws and are filtered per training set by the rule of
     `samplers.run_adam`.
 
-    MALA chains get `simulate`'s trap rule (`chain_statistics.trapped_chains`, trap_sds as `simulate`'s default),
-    applied to all chains at one P: a chain whose mean data term lies more than trap_sds pooled within-chain spreads
-    above the lowest chain's at its P is trapped, kept False, and the message counts it. The training sets of one P
-    are draws of one distribution, so a set with a single chain is checked too: at linear L = 8, V = 4 (16 sets, 6000
-    steps) the untrapped chains' mean data terms span 1.5–3.7 nats at each P against a pooled within-chain spread of
-    2.3–7.0 nats, and a trapped chain sits 5.1–5.4 spreads above at P = 320 (35–37 nats: just beyond the rule) and
-    15–16 at P = 1280 (102–109 nats). Arrays of the result: one entry per run, in the
-    order P, training set, run on that set (`SweepResult`)."""
+    MALA chains get `simulate`'s trap rule (`chain_statistics.trapped_chains`) applied to all chains at one P: a chain
+    whose mean data term lies more than trap_sds pooled within-chain spreads above the lowest chain's at its P is
+    trapped, kept False, and the message counts it. The training sets of one P are draws of one distribution, so a
+    set with a single chain is checked too. The cut is SWEEP_TRAP_SDS = 3 spreads, not `simulate`'s 5: at linear L = 8, V = 4 (about
+    3600 chains of 16 or 32 sets per P, P = 24…2048, 40 seeds) no untrapped chain lay more than 1.3 spreads above the
+    lowest (0.62 at P ≥ 320), while the trap's excess grows with P, 4.0–5.9 spreads at P = 256–320 (27–40 nats; a cut
+    at 5 kept 40% of those chains, each pulling the pooled c down by 0.04) and 13–18 at P = 1280. Below P ≈ 250 the
+    trap is not told apart by its data term. Arrays of the result: one entry per run, in the order P, training set,
+    run on that set (`SweepResult`)."""
     from attnphase.models.copy_heads import network as net
     from attnphase.models.copy_heads.samplers import run_adam, run_langevin
     from attnphase.validate.seeds import seed_after

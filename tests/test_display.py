@@ -141,17 +141,18 @@ def test_square_brackets_in_any_text_are_printed_as_written():
 def test_the_reproduce_summary_shows_each_headline_number_with_its_error():
     """An error is shown beside its value, not as a headline number of its own (α_c's error took one of the three
     places, and α_l came without its error): keys "<name>(…)" and "<name>_mean" find "<name>_error"; the error is
-    shown to two digits, rounded up."""
+    shown to two digits, rounded up, and the value to the same decimal place (1.49051 ± 0.0045 showed a digit the
+    error does not support)."""
     from attnphase.cli.reproduce import headline_cell
 
     positional = headline_cell({"alpha_c(omega=0.30)": 1.25194, "alpha_c_error": 0.000823448,
                                 "alpha_l(omega=0.30)": 1.49051, "alpha_l_error": 0.00440125, "omega": 0.3,
                                 "baseline": 0.002, "seconds": 150.0})
     assert positional.splitlines() == ["alpha_c(omega=0.30) = 1.25194 ± 0.00083",
-                                       "alpha_l(omega=0.30) = 1.49051 ± 0.0045", "omega = 0.3",
+                                       "alpha_l(omega=0.30) = 1.4905 ± 0.0045", "omega = 0.3",
                                        "(+1 more in the report)"]
     recovery = headline_cell({"headline_alignment_mean": 0.997167, "headline_alignment_error": 5.7e-05,
                               "headline_predicted_alignment": 0.997344,
                               "headline_predicted_alignment_error": 0.000182})
     assert recovery.splitlines() == ["headline_alignment_mean = 0.997167 ± 0.000057",
-                                     "headline_predicted_alignment = 0.997344 ± 0.00019"]
+                                     "headline_predicted_alignment = 0.99734 ± 0.00019"]

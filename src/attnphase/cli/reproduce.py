@@ -199,6 +199,22 @@ def _file_system_failure(exc: OSError, name: str, report_dir: Path, out_dir: Pat
 HEADLINE_NUMBERS = 3  # per model in the summary table; every number is in the report and in --json
 
 
+def _value_and_error(value, error) -> str:
+    """"value ± error": the error to two digits, rounded up, the value to the same decimal place
+    (`report.value_with_error`: 1.4967 ± 0.0092, not 1.49669 ± 0.0092); either as it is where it is not a finite
+    number (the error ≥ 0)."""
+    from attnphase.cli.display import format_value
+
+    def finite(x) -> bool:
+        return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+    if finite(value) and finite(error) and error > 0:
+        from attnphase.report import value_with_error
+
+        return value_with_error(value, error, min_decimals=0)
+    return f"{format_value(value)} ± {_two_digits_up(error)}"
+
+
 def _two_digits_up(error) -> str:
     """An error to two significant digits, rounded up (`numeric.digits.error_significant_up`); "n/a" where it is not
     a finite number ≥ 0."""
@@ -240,7 +256,8 @@ def print_summary(headlines: dict[str, dict], timings: dict[str, float], reports
 
 def headline_cell(headline: dict) -> str:
     """A model's cell of the summary table: its first HEADLINE_NUMBERS scalar headline numbers, one per line, each
-    with its error (two digits, rounded up) where the headline has one, and how many more the report has."""
+    with its error (two digits, rounded up; the value to the same decimal place) where the headline has one, and how
+    many more the report has."""
     from attnphase.cli.display import format_value
     from attnphase.jsonio import to_jsonable
 
@@ -249,7 +266,7 @@ def headline_cell(headline: dict) -> str:
                if k != "seconds" and (v is None or isinstance(v, (int, float)))}
     errors = {k: error_key for k in scalars if (error_key := _error_key(k, scalars)) is not None}
     numbers = [k for k in scalars if k not in errors.values()]
-    lines = [f"{k} = {format_value(scalars[k])}" + (f" ± {_two_digits_up(scalars[errors[k]])}" if k in errors else "")
+    lines = [f"{k} = {_value_and_error(scalars[k], scalars[errors[k]]) if k in errors else format_value(scalars[k])}"
              for k in numbers[:HEADLINE_NUMBERS]]
     if len(numbers) > HEADLINE_NUMBERS:
         lines.append(f"(+{len(numbers) - HEADLINE_NUMBERS} more in the report)")

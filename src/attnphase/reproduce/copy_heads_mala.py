@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from attnphase.api import copy_heads as api
-from attnphase.models.copy_heads.simulation import SWEEP_TRAP_SDS
+from attnphase.models.copy_heads.batched_simulation import SWEEP_TRAP_SDS
 from attnphase.numeric.digits import error_rounded_up
 from attnphase.report import value_with_error
 from attnphase.validate.compare import student_band

@@ -45,7 +45,8 @@ _MODULES = {
                        "softmax_dual_mean_field"],
     "row_posterior": ["softmax_row_posterior_means", "softmax_finite_data_correction"],
     "plots": ["plot_landscape", "plot_order_parameters", "plot_scaling"],
-    "simulation": ["MAX_SIMULATION_ENTRIES", "simulate", "simulate_sweep", "simulate_hysteresis", "simulate_row_model"],
+    "simulation": ["MAX_SIMULATION_ENTRIES", "simulate", "simulate_row_model"],
+    "batched_simulation": ["simulate_sweep", "simulate_hysteresis"],
     "sweep_points": ["check_sweep_point", "sweep_point"],
 }
 _HOME = {name: module for module, names in _MODULES.items() for name in names}

@@ -287,7 +287,7 @@ def test_the_quick_reports_pooled_mala_numbers_are_the_pages():
         sweeps[attention] = _pooled(api.simulate_sweep(attention, 8, 4, P_sim, trials_per_P=per_set, steps=steps,
                                                        seed=7, device="cpu", data_sets=D))
     linear = sweeps["linear"]
-    verdicts = {}
+    verdicts, gaps = {}, {}
     for P, (sets, _, c, err, _) in linear.items():
         th = api.linear_posterior_means(8, 4, P, per_row, walkers=128, steps=3000, seed=11)
         g, ge = c - th.means.c, math.hypot(err, th.errors.c)
@@ -297,10 +297,14 @@ def test_the_quick_reports_pooled_mala_numbers_are_the_pages():
         if P == 1280.0:
             _says(f"(P = 1280: c = {c:.4f} ± {error_rounded_up(err, 4)} against {th.means.c:.5f} ± "
                   f"{error_rounded_up(th.errors.c, 5)})")
+        gaps[P] = g
         if P == 320.0:  # within the band, and a gap all the same
-            _says(f"16 sets resolve a gap only beyond about {band(16):.2g} of the errors printed (at P = 320 the gap "
-                  f"is {gap(g, ge)}, t = {g / ge:.2g})".replace("-", "−"))
+            _says(f"resolves it at P = 40 only (at P = 320 it is {gap(g, ge)}, t = {g / ge:.2g})".replace("-", "−"))
     assert [P for P, ok in verdicts.items() if not ok] == [40.0]
+    assert all(g < 0 for g in gaps.values()) and len(gaps) == 6
+    kept_sets = [sets for sets, *_ in linear.values()]
+    _says(f"the gap is negative at all six P, and the band (Student's t for the {min(kept_sets)} to {max(kept_sets)} "
+          f"sets kept, {band(max(kept_sets)):.3g} to {band(min(kept_sets)):.3g} of the errors printed)")
     trapped = {P: row[1] for P, row in linear.items() if row[1]}
     assert min(trapped) == 320.0 and max(trapped) == 1280.0
     _says(f"left out: {sum(trapped.values())} of 96, at P = 320…1280)")

@@ -7,6 +7,7 @@ References: the spec's closed forms typed in independently here; direct d-dimens
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,6 +19,7 @@ from attnphase.errors import ParameterError
 from attnphase.models.signal_recovery import population
 from attnphase.models.signal_recovery import symbolic as model
 from attnphase.models.signal_recovery.network import PlantedTokens
+from attnphase.numeric.digits import error_significant_up
 from attnphase.numeric.scaling import fit_power_law
 from attnphase.validate.sphere_sga import initial_queries
 
@@ -298,6 +300,8 @@ def test_fixed_points_errors_cover_the_finite_L_drifts_fixed_points():
     assert fps.rho_error[0] == fps.rho_error[-1] == 0.0 and math.isnan(fps.slope_error[1])
     root, root_error = fps.rho[1], fps.rho_error[1]
     assert 0 < root_error < 0.05  # a bound, not a vacuous one
+    page = " ".join((Path(__file__).resolve().parents[2] / "docs" / "models" / "signal_recovery.md").read_text().split())
+    assert f"root {root:.4f} ± {error_significant_up(root_error, 2)} covers".replace("-", "−") in page
     exact = api.curve(params, [-0.91, -0.90], finite=True, samples=8192, seed=3)
     assert exact.dJ[0] < -3 * exact.dJ_error[0] and exact.dJ[1] > 3 * exact.dJ_error[1]
     assert abs(-0.91 - root) <= root_error and abs(-0.90 - root) <= root_error

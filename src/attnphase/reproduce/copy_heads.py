@@ -216,16 +216,11 @@ def _order_parameter_figure(plt, theory, sims, posterior_rows, L, V, softmax_row
                           yerr=[0.0 if np.isnan(r["c_error"]) else r["c_error"] for r in pooled], fmt="o",
                           color="tab:blue", ms=5, capsize=2, label="mala (pooled over training sets)")
             ax_l.plot([r["P"] for r in pooled], [r["test_loss"] for r in pooled], "o", color="tab:blue", ms=5)
-        for algorithm, marker, color in (("adam", "s", "tab:orange"),):
-            for start, fill in (("prior", None),):
-                rows = [r for r in sims if r["attention"] == attention and r["algorithm"] == algorithm and r["start"] == start
-                        and r["kept"]]
-                if not rows:
-                    continue
-                kw = {"mfc": fill} if fill else {}
-                ax_c.errorbar([r["P"] for r in rows], [r["c_copy"] for r in rows], yerr=[r["c_copy_sem"] for r in rows],
-                              fmt=marker, color=color, ms=5, label=f"{algorithm} ({start} start)", **kw)
-                ax_l.plot([r["P"] for r in rows], [r["test_loss"] for r in rows], marker, color=color, ms=5, **kw)
+        adam = [r for r in sims if r["attention"] == attention and r["algorithm"] == "adam" and r["kept"]]
+        if adam:  # each kept run (prior starts), with its own error
+            ax_c.errorbar([r["P"] for r in adam], [r["c_copy"] for r in adam], yerr=[r["c_copy_sem"] for r in adam],
+                          fmt="s", color="tab:orange", ms=5, label="adam (prior start)")
+            ax_l.plot([r["P"] for r in adam], [r["test_loss"] for r in adam], "s", color="tab:orange", ms=5)
         ax_c.set_xscale("log")
         ax_c.set_title(f"{attention} attention, L={L}, V={V}")
         ax_c.set_ylabel("copy strength c" + (" (dashed: uniform t)" if attention == "linear" else ""))

@@ -42,6 +42,8 @@ def value_with_error(value: float, error: float, min_decimals: int = 3) -> str:
     if error <= 0:
         return f"{value:.{min_decimals}f} ± 0"
     decimals = max(min_decimals, 1 - math.floor(math.log10(error)))
+    if decimals > min_decimals and float(error_rounded_up(error, decimals)) >= 10.0 ** (2 - decimals):
+        decimals -= 1  # rounded up into the next decade (0.0995 -> 0.100): two digits are one decimal fewer there
     return f"{value:.{decimals}f} ± {error_rounded_up(error, decimals)}"
 
 

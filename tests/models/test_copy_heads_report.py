@@ -169,6 +169,10 @@ def test_value_with_error_never_prints_a_nonzero_error_as_zero():
     assert value_with_error(0.2, 0.0) == "0.200 ± 0"
     assert value_with_error(0.0125, 3e-7) == "0.01250000 ± 0.00000030"
     assert value_with_error(0.5, math.inf) == value_with_error(0.5, math.nan) == "0.500 (no error)"
+    # an error rounded up into the next decade keeps two significant digits: 0.0995 is 0.10, not 0.100
+    assert value_with_error(1.23456, 0.0995, min_decimals=0) == "1.23 ± 0.10"
+    assert value_with_error(1.23456, 0.000994) == "1.2346 ± 0.0010"
+    assert value_with_error(1.23456, 0.0995) == "1.235 ± 0.100"  # three decimals asked for: kept
 
 
 def test_the_threshold_table_labels_what_is_polished():

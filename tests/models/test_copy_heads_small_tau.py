@@ -178,7 +178,13 @@ def test_a_threshold_whose_P_lies_beyond_float64_keeps_n_and_the_digits_of_P():
         assert tiny.P_star_digits == mpmath.nstr(mpmath.mpf(reference.P_star_digits) * mpmath.mpf("1e306"), 5)
     assert f"n in ({tiny.n_spinodals[0]:.6g}, {tiny.n_spinodals[1]:.6g})" in tiny.message
     assert "P_star = 2.5903e+308 lies beyond float64's range" in tiny.message and "beyond" not in reference.message
+    # the other floats the overflow leaves null are named, so a reader of the JSON knows why they are null
+    assert math.isinf(tiny.error) and all(math.isinf(P) for P in tiny.spinodals)
+    assert "; error, spinodals (spinodals_digits holds their digits) are null for the same reason" in tiny.message
     linear = api.threshold("linear", 16, 4, digits=5, convention=api.DEFAULT.with_(beta=1e-308))
     linear_reference = api.threshold("linear", 16, 4, digits=5)
     assert linear.n_star == pytest.approx(linear_reference.n_star, rel=1e-13) and math.isinf(linear.P_crossover)
     assert "P_star = 1.9581e+309 lies beyond" in linear.message and "P_crossover = 1.6142e+310" in linear.message
+    assert math.isinf(linear.error) and math.isinf(linear.P_crossover_error)
+    assert "holds its digits; error is null for the same reason" in linear.message
+    assert linear.message.endswith("P_crossover_digits holds its digits; P_crossover_error is null for the same reason")

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Sequence
 from decimal import ROUND_CEILING, Decimal
 
 import mpmath
@@ -146,11 +147,14 @@ def error_significant_up(error, significant: int) -> str:
     return _ceiling(error, significant - 2 - decade) if float(text) >= 10.0 ** (decade + 1) else text
 
 
-def beyond_float64(name: str, value: float, digits: str, digits_field: str) -> str:
+def beyond_float64(name: str, value: float, digits: str, digits_field: str, also: Sequence[str] = ()) -> str:
     """"" where the float `value` is finite; else the clause a message adds to say so: the value (`digits`, its digit
     string, computed beyond float64) lies beyond float64's range, so the float `name` is inf (null in JSON) and
-    `digits_field` holds it. A copy-heads P* = n*/β at β = 1e-308 is such a value: n* = 19.58 is a float, P* is not."""
+    `digits_field` holds it. A copy-heads P* = n*/β at β = 1e-308 is such a value: n* = 19.58 is a float, P* is not.
+    `also`: the other fields the same overflow leaves null (P*'s error, the spinodals in P), named in the clause so
+    that a reader of the JSON is not left to guess why they are null."""
     if math.isfinite(value):
         return ""
+    others = f"; {', '.join(also)} {'is' if len(also) == 1 else 'are'} null for the same reason" if also else ""
     return (f"; {name} = {digits or '(no digit supported)'} lies beyond float64's range (largest 1.8e308): {name} is "
-            f"inf (null in JSON), {digits_field} holds its digits")
+            f"inf (null in JSON), {digits_field} holds its digits{others}")

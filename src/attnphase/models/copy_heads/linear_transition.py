@@ -283,8 +283,10 @@ def instability_transition(kind: type, inst: CopyHeadsInstance, instability, cro
         # L = 2^20, ten times P_crossover's error)
         n_star = float(mpmath.exp(instability.value_mp))
         n_crossover = float(mpmath.exp(crossover.value_mp)) if crossed else None
-    beyond = (beyond_float64("P_star", float(P_mp), P_digits, "P_star_digits")
-              + (beyond_float64("P_crossover", float(Pc_mp), Pc_digits, "P_crossover_digits") if crossed else ""))
+    beyond = (beyond_float64("P_star", float(P_mp), P_digits, "P_star_digits",
+                             also=[] if math.isfinite(P_error) else ["error"])
+              + (beyond_float64("P_crossover", float(Pc_mp), Pc_digits, "P_crossover_digits",
+                                also=[] if math.isfinite(Pc_error) else ["P_crossover_error"]) if crossed else ""))
     return kind("linear", inst.L, inst.V, land["order"], float(P_mp), P_digits, P_error, n_star,
                 land.get("status") or instability.status, message + land["message"] + beyond,
                 exponent=land.get("exponent"),

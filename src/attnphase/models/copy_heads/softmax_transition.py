@@ -203,6 +203,15 @@ def _n_at(at: Threshold) -> float:
         return float(mpmath.exp(at.value_mp if at.value_mp is not None else mpmath.mpf(at.value)))
 
 
+def _overflowed(error: float, spinodal_P: list[tuple[float, float, str]]) -> list[str]:
+    """The fields besides P* that an overflow of P beyond float64 leaves null: P*'s error, the spinodals in P
+    (whose digit strings are kept in `spinodals_digits`)."""
+    names = [] if math.isfinite(error) else ["error"]
+    if any(math.isinf(P) for P, _, _ in spinodal_P):
+        names.append("spinodals (spinodals_digits holds their digits)")
+    return names
+
+
 def _end(n_: float, otherwise: str) -> str:
     return f"{n_:.6g}" if math.isfinite(n_) else otherwise
 
@@ -244,7 +253,7 @@ def softmax_transition(inst: CopyHeadsInstance, digits: int = 30) -> SoftmaxTran
         "softmax", L, V, "first", P_star, P_digits, error, _n_at(found.control), found.status,
         f"two coexisting minima for n in ({_end(n_spinodals[0], 'below the range')}, "
         f"{_end(n_spinodals[1], 'beyond the range')}), the global one jumps at P* ({where}){later}"
-        + beyond_float64("P_star", P_star, P_digits, "P_star_digits"),
+        + beyond_float64("P_star", P_star, P_digits, "P_star_digits", also=_overflowed(error, spinodal_P)),
         spinodals=tuple(p[0] for p in spinodal_P), jump=jump, a_uniform=a_uniform, a_copy=a_copy,
         n_spinodals=n_spinodals, spinodals_digits=tuple(p[2] for p in spinodal_P),
         spinodal_kinds=found.spinodal_kinds)

@@ -516,3 +516,21 @@ def test_the_softmax_law_and_the_coverage_define_their_symbols_and_name_their_me
     assert "softmax: variance 0.974, best plane (top-2 PCA) 0.984, second moment 0.995." in sentence
     exact = [(16, 4, _exact(215.2, 0.04, 259.0))]
     assert "σ² the prior variance of one attention score" in thresholds.thresholds_paragraph(True, exact, 1.0)
+
+
+def test_the_coverage_sentence_is_over_the_kept_chains_only():
+    """A chain the sweep's trap rule left out of the pooled means is left out of the coverage too (audit t17 M55):
+    chain means in the order-parameter plane are covered entirely, a trapped chain off the plane would lower it."""
+    from attnphase.models.copy_heads.network import plane_basis
+
+    L = 6
+    basis = plane_basis(L, "periodic")
+    rng = np.random.default_rng(3)
+    in_plane = [a * basis[0] + b * basis[1] for a, b in rng.normal(size=(5, 2))]
+    trapped = rng.normal(size=(L, L))
+    sweep = SimpleNamespace(G_mean=np.array(in_plane + [trapped]), kept=np.array([True] * 5 + [False]))
+    kept = report.kept_chain_coverage(sweep)
+    assert kept.variance_fraction == pytest.approx(1.0, abs=1e-12)
+    assert kept.second_moment_fraction == pytest.approx(1.0, abs=1e-12)
+    everything = report.kept_chain_coverage(SimpleNamespace(G_mean=sweep.G_mean, kept=np.ones(6, bool)))
+    assert everything.variance_fraction < 0.9

@@ -183,37 +183,60 @@ def test_the_recovery_summary_counts_points_where_a_trial_ended_below_zero_and_s
     assert (row["prediction disagrees (z beyond ±3)"], row["no verdict (z n/a)"]) == (1, 2)
 
 
-def test_the_headline_compares_the_noise_mass_where_the_trials_ended_and_keeps_the_limit_apart(tmp_path):
-    """The SGA's noise-token mass is a mean over trials ending just short of +ξ; the theory beside it is the large-L
-    mass at each trial's own final ρ, averaged alike (the mass at ρ = 1, the limit, on its own row: it lay 16 standard
-    errors below the runs). A kept headline is read back, so no SGA runs here."""
+def _headline_from_kept(tmp_path, **changes):
+    """The quick headline written from a kept checkpoint (no SGA runs): its numbers, its Markdown text and its table
+    as {quantity: {column: cell}}. `changes` replace entries of the kept numbers."""
     from attnphase.report import Report
 
     config = report.QUICK_HEADLINE
     params = api.make_parameters(config.d, config.L, config.R, config.theta, config.theta_scaling)
-    final_rho = [0.9968, -0.9971, 0.9975]
     kept = Checkpoint(tmp_path / "checkpoint.json")
     kept.put(report._checkpoint_key("headline", config),
-             {"final_rho": final_rho, "alignment_mean": 0.9971, "alignment_error": 2e-4, "alignment_std": 3e-4,
-              "nuisance_mass_mean": 0.0075, "nuisance_mass_error": 1e-5, "eta0": 0.04, "k0": 23.0, "gamma": 1.0,
-              "t_final": 0.21, "predicted_alignment": 0.9974, "predicted_alignment_error": 1e-4, "seconds": 1.0,
-              "nuisance_mass_theory_at_xi": float(api.curve(params, [1.0]).nuisance_mass[0])})
+             {"final_rho": [0.9968, -0.9971, 0.9975], "alignment_mean": 0.9971, "alignment_error": 2e-4,
+              "alignment_std": 3e-4, "nuisance_mass_mean": 0.0075, "nuisance_mass_error": 1e-5, "eta0": 0.04,
+              "k0": 23.0, "gamma": 1.0, "t_final": 0.21, "predicted_alignment": 0.9974,
+              "predicted_alignment_error": 1e-4, "seconds": 1.0,
+              "nuisance_mass_theory_at_xi": float(api.curve(params, [1.0]).nuisance_mass[0]), **changes})
     out = Report(tmp_path / "report", "headline")
     numbers = report._headline(out, True, "cpu", Checkpoint(kept.path))
-    one_by_one = [float(api.curve(params, [rho]).nuisance_mass[0]) for rho in final_rho]
-    assert numbers["nuisance_mass_theory_at_trials"] == pytest.approx(sum(one_by_one) / 3, rel=1e-12)
-    assert numbers["nuisance_mass_theory_at_xi"] < min(one_by_one)  # the mass falls as |ρ| rises to 1
     text = out.write().read_text()
-    assert "large-L, at each trial's final ρ" in text and "at +ξ (the limit)" in text
-    # N is defined where the report first uses it (audit u16 L10)
-    assert text.index("ρN") == text.index("ρN(ρ), with N(ρ) = E‖G_⊥‖² the tangent noise: the mean squared norm")
-    # every theory has a number in its error column, and each comparison a z and the verdict of the sweep's rule
-    # (|z| ≤ 3), audit u16 L5: the prediction had neither, the noise mass's error column held text
     lines = text.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("| quantity |"))
     head = [c.strip() for c in lines[start].strip("|").split("|")]
     table = {row[0]: dict(zip(head, row)) for row in
              ([c.strip() for c in line.strip("|").split("|")] for line in lines[start + 2:start + 7])}
+    return numbers, text, table
+
+
+def test_a_headline_without_a_prediction_says_n_a_and_keeps_four_decimals_of_the_mean(tmp_path):
+    """A headline whose prediction could not be computed (a None kept) shows "n/a" for the theory, its z and the
+    verdict, not a number or a verdict of agreement; the SGA mean keeps 4 decimals even where its error is 0.042, so
+    the ρ of different reports line up (audit t17 M52, M58)."""
+    numbers, _, table = _headline_from_kept(tmp_path, alignment_error=0.042, predicted_alignment=None,
+                                            predicted_alignment_error=None)
+    prediction = table["mean final abs ρ"]
+    assert prediction["SGA (± standard error)"] == "0.9971 ± 0.0420"
+    assert (prediction["theory (± its error)"], prediction["z"], prediction["verdict"]) == ("n/a", "n/a", "n/a")
+    assert numbers["prediction_agrees"] is None
+    assert table["noise-token attention mass"]["verdict"] != "n/a"  # the other comparison is unaffected
+
+
+def test_the_headline_compares_the_noise_mass_where_the_trials_ended_and_keeps_the_limit_apart(tmp_path):
+    """The SGA's noise-token mass is a mean over trials ending just short of +ξ; the theory beside it is the large-L
+    mass at each trial's own final ρ, averaged alike (the mass at ρ = 1, the limit, on its own row: it lay 16 standard
+    errors below the runs). A kept headline is read back, so no SGA runs here."""
+    config = report.QUICK_HEADLINE
+    params = api.make_parameters(config.d, config.L, config.R, config.theta, config.theta_scaling)
+    final_rho = [0.9968, -0.9971, 0.9975]
+    numbers, text, table = _headline_from_kept(tmp_path, final_rho=final_rho)
+    one_by_one = [float(api.curve(params, [rho]).nuisance_mass[0]) for rho in final_rho]
+    assert numbers["nuisance_mass_theory_at_trials"] == pytest.approx(sum(one_by_one) / 3, rel=1e-12)
+    assert numbers["nuisance_mass_theory_at_xi"] < min(one_by_one)  # the mass falls as |ρ| rises to 1
+    assert "large-L, at each trial's final ρ" in text and "at +ξ (the limit)" in text
+    # N is defined where the report first uses it (audit u16 L10)
+    assert text.index("ρN") == text.index("ρN(ρ), with N(ρ) = E‖G_⊥‖² the tangent noise: the mean squared norm")
+    # every theory has a number in its error column, and each comparison a z and the verdict of the sweep's rule
+    # (|z| ≤ 3), audit u16 L5: the prediction had neither, the noise mass's error column held text
     prediction = table["mean final abs ρ"]
     # each cell is "value ± error", the error to two significant digits rounded up and the value to its decimals
     assert prediction["SGA (± standard error)"] == "0.99710 ± 0.00020"

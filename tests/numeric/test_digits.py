@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from attnphase import numeric
 from attnphase.errors import ParameterError
-from attnphase.numeric.digits import FLOAT64_DIGITS, digit_string, digits_text, supported_digits
+from attnphase.numeric.digits import FLOAT64_DIGITS, beyond_float64, digit_string, digits_text, supported_digits
 from attnphase.numeric.threshold import noisy_threshold, threshold_from_error
 from attnphase.results import Status
 
@@ -177,3 +177,15 @@ def test_beyond_float64_says_where_the_digits_of_an_overflowed_value_are():
         "; P_star = 2.59e+308 lies beyond float64's range (largest 1.8e308): P_star is inf (null in JSON), "
         "P_star_digits holds its digits")
     assert "P_star = (no digit supported) lies beyond" in beyond_float64("P_star", math.inf, "", "P_star_digits")
+
+
+def test_the_beyond_float64_clause_is_empty_for_a_float_and_names_the_value_and_the_other_null_fields():
+    assert beyond_float64("P_star", 1.0e308, "1.0e+308", "P_star_digits", also=["error"]) == ""
+    clause = beyond_float64("P_star", math.inf, "2.59e+308", "P_star_digits")
+    assert clause == ("; P_star = 2.59e+308 lies beyond float64's range (largest 1.8e308): P_star is inf (null in "
+                      "JSON), P_star_digits holds its digits")
+    assert "P_star = (no digit supported) lies beyond" in beyond_float64("P_star", math.inf, "", "P_star_digits")
+    assert beyond_float64("P", math.inf, "2e308", "P_digits", also=["error"]).endswith(
+        "; error is null for the same reason")
+    assert beyond_float64("P", math.inf, "2e308", "P_digits", also=["error", "spinodals"]).endswith(
+        "; error, spinodals are null for the same reason")

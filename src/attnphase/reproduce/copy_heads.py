@@ -35,7 +35,7 @@ from attnphase.api import copy_heads as api
 from attnphase.models.copy_heads.plots import global_line, plot_scaling
 from attnphase.models.copy_heads.law_verdicts import softmax_claim_verdict
 from attnphase.models.copy_heads.scaling_laws import softmax_law_verdict
-from attnphase.report import Report, value_with_error, write_csv
+from attnphase.report import Report, write_csv
 from attnphase.reproduce.read_back import computed_once
 from attnphase.reproduce.copy_heads_mala import (
     SOFTMAX_HOMOGENEOUS, SOFTMAX_MALA_THEORY, convention_A_losses, linear_table, mala_chains, mala_settings,
@@ -91,6 +91,14 @@ def convention_rows(table, L_values, V_values, L_fixed, V_fixed=4, conventions=N
                              "band_high": fit.statistical_high, "systematic": fit.systematic, "holds": verdict,
                              "verdict_basis": basis, "orders": "/".join(entry.orders)})
     return rows
+
+
+def kept_chain_coverage(sweep):
+    """`network.coverage` of a MALA sweep's chain-mean attention matrices, over the chains it kept: a chain trapped
+    in a far well (`simulate_sweep`'s trap rule) is left out of the coverage as it is out of the pooled means."""
+    from attnphase.models.copy_heads.network import coverage
+
+    return coverage(sweep.G_mean[sweep.kept])
 
 
 def coverage_sentence(coverages) -> str:
@@ -275,9 +283,7 @@ def run(out_dir: Path, quick: bool, device: str = "auto") -> dict:
                 lambda: api.simulate_sweep(attention, L, V, P_sim, algorithm=algorithm, trials_per_P=per_set,
                                            steps=algorithm_steps, seed=7, device=device, data_sets=data_sets))
             if algorithm == "mala":
-                from attnphase.models.copy_heads.network import coverage
-
-                coverages[attention] = coverage(sweep.G_mean[sweep.kept])
+                coverages[attention] = kept_chain_coverage(sweep)
             sims += [dict(r, attention=attention, algorithm=algorithm) for r in sweep.rows()]
     # linear attention: what the sampled network realises is the remainder-entropy theory with one row sum per row,
     # averaged over the order parameters' own fluctuations (docs: "Which convention the real linear network realises")

@@ -325,6 +325,40 @@ def test_an_interrupted_atomic_write_leaves_the_earlier_file_and_no_sibling(tmp_
     assert json.loads(path.read_text()) == {"finished": [1, 2]} and [p.name for p in tmp_path.iterdir()] == [path.name]
 
 
+def test_a_sibling_left_by_a_killed_writer_is_removed_by_the_next_write_and_a_running_ones_is_kept(tmp_path):
+    """A process killed (SIGKILL) while it wrote leaves its `<name>.<pid>.partial` sibling: it cannot remove it. The
+    next write of the same file removes it; the sibling of a process that still runs (a write in progress) stays."""
+    import signal
+    import subprocess
+
+    from attnphase.resume import write_json_atomically
+
+    path = tmp_path / "checkpoint.json"
+    writer = subprocess.Popen([sys.executable, "-c", f"""
+import sys, time
+from pathlib import Path
+Path({str(path)!r} + ".%d.partial" % __import__("os").getpid()).write_text('{{"finished": [1')
+print("written", flush=True)
+time.sleep(60)
+"""], stdout=subprocess.PIPE, text=True)
+    assert writer.stdout.readline() == "written\n"
+    running = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        in_progress = tmp_path / f"checkpoint.json.{running.pid}.partial"
+        in_progress.write_text("{")
+        writer.send_signal(signal.SIGKILL)
+        writer.wait(timeout=10)
+        left = tmp_path / f"checkpoint.json.{writer.pid}.partial"
+        assert left.exists()
+        write_json_atomically(path, {"finished": [1, 2]})
+        assert not left.exists() and in_progress.exists()
+        assert json.loads(path.read_text()) == {"finished": [1, 2]}
+    finally:
+        running.kill()
+        running.wait(timeout=10)
+        writer.stdout.close()
+
+
 def test_an_empty_checkpoint_dir_is_refused_before_anything_is_computed(tmp_path, monkeypatch):
     """Audit b17 L4: `positional_semantic.threshold(checkpoint_dir='')` kept its pieces in the working directory,
     where the CLI refuses an empty --checkpoint-dir."""

@@ -16,6 +16,7 @@ any other version, so a run never mixes pieces computed by different code.
 from __future__ import annotations
 
 import contextlib
+import glob
 import hashlib
 import io
 import json
@@ -152,15 +153,38 @@ def _nulls_as_nan(value):
 def written_atomically(path: Path) -> Iterator[Path]:
     """The sibling file to write `path`'s new content to; renamed over `path` when the block ends without an error,
     removed otherwise (the parent directory is created): a reader, or a run resumed after an interruption, sees the
-    earlier file or the new one, never a half-written one, and no stray sibling is left."""
+    earlier file or the new one, never a half-written one, and no stray sibling is left. A process killed outright
+    (SIGKILL) while it wrote cannot remove its sibling: the next write of `path` removes the siblings of processes
+    that no longer run (`_remove_siblings_of_ended_processes`)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    _remove_siblings_of_ended_processes(path)
     partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
     try:
         yield partial
         partial.replace(path)
     finally:
         partial.unlink(missing_ok=True)
+
+
+def _remove_siblings_of_ended_processes(path: Path) -> None:
+    """Remove `path`'s `<name>.<pid>.partial` siblings whose process has ended (a write cut short by SIGKILL). The
+    sibling of a process that still runs is its write in progress and is left alone, as is one whose pid another
+    process has since taken (it is removed once that one ends)."""
+    for sibling in path.parent.glob(f"{glob.escape(path.name)}.*.partial"):
+        pid = sibling.name[len(path.name) + 1:-len(".partial")]
+        if pid.isdigit() and not _process_runs(int(pid)):
+            sibling.unlink(missing_ok=True)
+
+
+def _process_runs(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)  # signal 0: only asks whether the process exists
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # it exists, under another user
+        return True
+    return True
 
 
 def write_json_atomically(path: Path, obj) -> Path:
@@ -185,7 +209,8 @@ def kept_directory(root, kind: str, arguments: Mapping[str, object]) -> Path:
     try:
         directory = Path(root) / f"{kind}-{hashlib.sha256(text.encode()).hexdigest()[:16]}"
         directory.mkdir(parents=True, exist_ok=True)
-        (directory / "arguments.json").write_text(text + "\n")
+        with written_atomically(directory / "arguments.json") as partial:
+            partial.write_text(text + "\n")
     except (OSError, TypeError) as exc:
         shown = os.fspath(root) if isinstance(root, os.PathLike) else root  # a path as its text, not a Path's repr
         raise ParameterError("checkpoint_dir", shown, f"a writable directory ({exc})") from None

@@ -11,6 +11,7 @@ import click
 from attnphase.cli.common import emit, json_option
 from attnphase.cli.output_paths import OutputPath, why_not_writable
 from attnphase.models import derivation_filename, load_model, model_names
+from attnphase.resume import written_atomically
 
 __all__ = ["derive", "default_derivations_dir"]
 
@@ -64,8 +65,8 @@ def derive(model: str, check: bool, directory: Path | None, as_json: bool) -> No
         if check:
             stale.append(str(path))
         else:
-            directory.mkdir(parents=True, exist_ok=True)
-            path.write_text(text)
+            with written_atomically(path) as partial:  # an interrupted run leaves the earlier page, not half of one
+                partial.write_text(text)
             written.append(str(path))
     emit("derive", model, {"check": check, "dir": str(directory)}, {"stale": stale, "written": written}, as_json)
     if stale:

@@ -87,3 +87,39 @@ def test_a_results_arrays_are_read_only_and_the_callers_stay_writeable():
     held = Values(given, Status.CONVERGED, "")
     given[0] = 7.0  # the caller's array is not frozen by handing it over
     assert not held.x.flags.writeable and held.x[0] == 7.0 and given.flags.writeable
+
+
+def test_arrays_in_a_results_frozen_parts_are_read_only_and_a_mutable_part_is_left_alone():
+    """Audit c18: `c_trace[0] = 99` on a chain of a `simulate_hysteresis` point changed the result (the arrays of
+    a result's parts were writeable). Frozen parts in tuples, at any depth, hold read-only views; a mutable
+    dataclass (a solver's cache) and lists stay the caller's."""
+    from attnphase.results import Result, Status
+
+    @dataclass(frozen=True)
+    class Chain:
+        trace: np.ndarray
+
+    @dataclass(frozen=True)
+    class Point:
+        chains: tuple
+
+    @dataclass
+    class Cache:
+        values: np.ndarray
+
+    @dataclass(frozen=True)
+    class Run(Result):
+        points: tuple
+        cache: Cache
+        listed: list
+        status: Status
+        message: str
+
+    trace, cached, in_list = np.arange(3.0), np.zeros(2), np.ones(2)
+    run = Run((Point((Chain(trace),)),), Cache(cached), [in_list], Status.CONVERGED, "")
+    with pytest.raises(ValueError, match="read-only"):
+        run.points[0].chains[0].trace[0] = 99.0
+    assert run.points[0].chains[0].trace[0] == 0.0 and trace.flags.writeable
+    run.cache.values[0] = 5.0  # a mutable part is the caller's to change
+    run.listed[0][0] = 5.0
+    assert cached[0] == 5.0 and in_list[0] == 5.0

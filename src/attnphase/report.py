@@ -34,9 +34,9 @@ def _cell(value) -> str:
 
 
 def value_with_error(value: float, error: float, min_decimals: int = 3) -> str:
-    """"value ± error" with the error to 2 significant digits, rounded up (`error_rounded_up`), and the value to the
-    same decimal place (at least min_decimals), so that no nonzero error prints as 0.000; a non-finite error prints
-    as "(no error)"."""
+    """"value ± error", both to the same decimal place: that of the error's second significant digit, rounded up
+    (`error_rounded_up`), so that no nonzero error prints as 0.000, or min_decimals where that is more (a table's
+    column keeps its decimals: 1.000 ± 0.500 at min_decimals 3); a non-finite error prints as "(no error)"."""
     if not math.isfinite(error):
         return f"{value:.{min_decimals}f} (no error)"
     if error <= 0:

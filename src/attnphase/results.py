@@ -55,6 +55,29 @@ class Status(enum.StrEnum):
 SUCCESS = frozenset({Status.CONVERGED})
 
 
+def _hold_arrays_read_only(value):
+    """`value` with every numpy array in it held as a read-only view: in the fields of frozen dataclasses and in
+    tuples, at any depth (a result's parts: the chains of a hysteresis point). A mutable dataclass (a solver's cache
+    of a followed branch), a list or a dict is the caller's to change, and is left as it is."""
+    if isinstance(value, np.ndarray):
+        if not value.flags.writeable:
+            return value
+        view = value.view()
+        view.flags.writeable = False
+        return view
+    if dataclasses.is_dataclass(value) and not isinstance(value, type) and type(value).__dataclass_params__.frozen:
+        for f in dataclasses.fields(value):
+            field_value = getattr(value, f.name)
+            held = _hold_arrays_read_only(field_value)
+            if held is not field_value:
+                object.__setattr__(value, f.name, held)
+        return value
+    if isinstance(value, tuple) and not hasattr(value, "_fields"):  # a named tuple keeps its type: left as it is
+        held = tuple(_hold_arrays_read_only(item) for item in value)
+        return value if all(a is b for a, b in zip(held, value)) else held
+    return value
+
+
 class Result:
     """Mixin for frozen dataclasses with `status: Status` and `message: str` fields.
 
@@ -68,12 +91,7 @@ class Result:
 
     def __post_init__(self):
         if dataclasses.is_dataclass(self):
-            for f in dataclasses.fields(self):
-                value = getattr(self, f.name)
-                if isinstance(value, np.ndarray) and value.flags.writeable:
-                    view = value.view()
-                    view.flags.writeable = False
-                    object.__setattr__(self, f.name, view)
+            _hold_arrays_read_only(self)
 
     @property
     def success(self) -> bool:

@@ -43,9 +43,7 @@ import hashlib
 import importlib.util
 import json
 import math
-import os
 import sys
-import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,7 +55,7 @@ from attnphase.derive import rewrite as _rewrite
 from attnphase.derive.source import generate_source
 from attnphase.errors import ParameterError
 from attnphase.params import check_choice
-from attnphase.resume import cache_root, cache_root_error
+from attnphase.resume import cache_root, cache_root_error, written_atomically
 
 __all__ = ["CODEGEN_VERSION", "BACKENDS", "Kernel", "BoundKernel", "ActionKernels", "compile_kernel", "compile_action",
            "cache_dir", "clear_memory_cache", "load_generated_module", "structural_digests"]
@@ -295,14 +293,11 @@ def _import_source(name: str, source: str, path: Path | None):
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    """Write `text` to `path` in the kernel cache (a sibling, then a rename); a cache that cannot be written is a
-    ParameterError naming $ATTNPHASE_CACHE_DIR."""
+    """Write `text` to `path` in the kernel cache (`resume.written_atomically`: a sibling, then a rename, the sibling
+    removed when the write fails); a cache that cannot be written is a ParameterError naming $ATTNPHASE_CACHE_DIR."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, path)
+        with written_atomically(path) as partial:
+            partial.write_text(text)
     except OSError as exc:
         raise cache_root_error(exc) from None
 

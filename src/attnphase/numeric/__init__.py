@@ -4,8 +4,10 @@ branch following and continuation in a control parameter, the classification of 
 errors support, the convergence ladder, landscapes and mountain passes, tilted (Legendre) ensembles, MCMC
 diagnostics, drift ODEs and scaling-law fits.
 
-It receives plain callables (generated kernels) and never imports the symbolic layer. Every solver
-returns a result object with values, an error estimate, a status and a message.
+It receives plain callables (generated kernels) and never imports the symbolic layer. Every solver a model
+calls as an entry point returns a result object with values, an error estimate, a status and a message; the
+steps inside solvers (a Newton correction, a stability check, a pattern search's maximum) return plain values
+to the solver that called them.
 
 Every public name of the modules below is available here (`from attnphase.numeric import climb`); each
 is imported from its module on first use, so `import attnphase.numeric` costs nothing and a program that

@@ -1,8 +1,8 @@
 """Same seed, two devices: do the simulators give the same numbers?
 
-Each simulator of the validate layer runs a short, fixed problem on both devices with its random
-numbers drawn on the CPU (`seeds.generator(..., source="cpu")`), so both runs consume identical
-numbers and differ only by floating-point rounding: the devices' kernels sum in different orders and
+Each simulator (the models' own and the validate layer's generic drivers) runs a short, fixed problem on both
+devices with its random numbers drawn on the CPU (`seeds.generator(..., source="cpu")`), so both runs consume
+identical numbers and differ only by floating-point rounding: the devices' kernels sum in different orders and
 use different fused operations. The problems, all in float64:
 
 - each registered model's simulators (`ModelEntry.simulators` in attnphase.models.registry): projected and

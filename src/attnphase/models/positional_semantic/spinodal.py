@@ -22,9 +22,10 @@ from attnphase.results import Status
 
 __all__ = ["SPINODAL_DIRECTIONS", "LOSS_KIND", "spinodal_along", "spinodals"]
 
-# The side on which each branch is lost, found by continuation at ω = 0.3 (6-node rule): the semantic
-# branch becomes unstable as α DECREASES (towards m ≠ 0 / a saddle direction at α ≈ 0.94, then folds
-# near 0.9); the positional branch continues stably towards LARGE α (still stable at α = 3.65) and
+# The side on which each branch is lost, found by continuation at ω = 0.3: the semantic branch ceases to
+# exist as α DECREASES (on the default 10- and 12-node rules near α ≈ 0.6, criterion not_converged: no fixed
+# point left to follow; the losses near 0.9 that 6- and 8-node rules show are basin-switch artefacts, see
+# `spinodals`); the positional branch continues stably towards LARGE α (still stable at α = 3.65) and
 # tends continuously to the trivial fixed point (m → 0) as α decreases, reaching it near α = 0.06.
 SPINODAL_DIRECTIONS = {"semantic": -1, "positional": +1}
 # Loss criteria by what they mean: the first three all say the branch ceased to exist (a fold is seen

@@ -30,7 +30,7 @@ __all__ = ["ANCHOR_ALPHA", "TRIVIAL_ANCHOR_ALPHA", "FOLLOW_MAX_STEP", "FOLLOW_MI
 # m → 0); the semantic branch exists at large α and ends at a spinodal below α_c (ω = 0.3: α ≈ 0.64). A cold start
 # elsewhere can land on another fixed point of the same invariant set: at ω = 0.3, α = 2 the default start of the
 # positional branch converges on 10 nodes to m = 0.101, q = 0.097, V = 22.0 (unstable) where the branch followed
-# from small α has m = 0.258, q = 0.0511, V = 11.37 (stable).
+# from small α on the same rule has m = 0.261, q = 0.0500, V = 11.08 (stable).
 ANCHOR_ALPHA = {"positional": 0.3, "semantic": 3.0}
 # The trivial state (m = θ = 0) is the whole solution as α → 0 (q → 0); where its cold start fails at α (ω = 0.3,
 # α = 1.25: the map leaves the domain), it is carried there from this α.

@@ -66,11 +66,11 @@ def test_beta_c_to_30_digits_first_order_with_its_spinodals_and_jump(q, threshol
         assert abs(mpmath.mpf(result.beta_c) - exact) <= result.beta_c_error <= 2**-53 * float(exact) * (1 + 1e-10)
         # The ordered fold: F = 0 and ∂F/∂x = 0, solved by hand; the disordered instability: βJ = q.
         x_fold, beta_fold = mpmath.findroot([stationarity(q, 1.0), curvature(q, 1.0)], (mpmath.mpf(0.7), exact - 0.05))
-        kinds = [s["kind"] for s in result.spinodals]
+        kinds = [s.kind for s in result.spinodals]
         assert kinds == ["fold", "branch_point"]
         fold, instability = result.spinodals
-        assert abs(mpmath.mpf(fold["digits"]) - beta_fold) <= mpmath.mpf(10) ** -29 * beta_fold
-        assert abs(mpmath.mpf(instability["digits"]) - q) <= mpmath.mpf(10) ** -29 * q
+        assert abs(mpmath.mpf(fold.digits) - beta_fold) <= mpmath.mpf(10) ** -29 * beta_fold
+        assert abs(mpmath.mpf(instability.digits) - q) <= mpmath.mpf(10) ** -29 * q
         assert beta_fold < exact < q and 1 / mpmath.mpf(q) < x_fold < 1
         # The jump: the ordered x solving F(x, β_c) = 0, and the closed form (q − 2)/(q − 1).
         x_ordered = mpmath.findroot(lambda x: stationarity(q, 1.0)(x, exact), (mpmath.mpf(0.6), 1 - mpmath.mpf(10) ** -30),
@@ -93,8 +93,8 @@ def test_beta_c_to_15_digits_over_the_whole_range_of_q(q):
         exact = closed_form_beta_c(q)
         assert abs(mpmath.mpf(result.beta_c_digits) - exact) <= mpmath.mpf(10) ** -14 * exact
     fold, instability = result.spinodals
-    assert fold["kind"] == "fold" and float(fold["beta"]) < float(exact) < q
-    assert instability["kind"] == "branch_point" and instability["beta"] == pytest.approx(q, rel=1e-14)
+    assert fold.kind == "fold" and float(fold.beta) < float(exact) < q
+    assert instability.kind == "branch_point" and instability.beta == pytest.approx(q, rel=1e-14)
     with mpmath.workdps(60):
         assert abs(mpmath.mpf(result.jump) - mpmath.mpf(q - 2) / (q - 1)) <= result.jump_error <= 1e-16
 
@@ -154,7 +154,7 @@ def test_q2_is_continuous_at_beta_2(thresholds):
     result = thresholds[2]
     assert result.order == "second" and result.status == "converged" and result.jump == 0.0
     assert result.beta_c_digits == "2." + "0" * 29  # 30 significant digits, the zeros kept
-    assert [s["kind"] for s in result.spinodals] == ["branch_point"]
+    assert [s.kind for s in result.spinodals] == ["branch_point"]
     below, above = solve(2, 1.9), solve(2, 2.1)
     assert [s.m for s in below.minima] == [pytest.approx(0.0, abs=1e-12)]
     plus, minus = above.minima  # the two ordered states, equal free energies; m > 0 is reported as global
@@ -175,7 +175,7 @@ def test_beta_c_over_the_range_of_J(q, J):
         assert abs(mpmath.mpf(result.beta_c_digits) - exact) <= mpmath.mpf(10) ** -19 * exact
         assert abs(mpmath.mpf(result.beta_c) - exact) <= result.beta_c_error <= 2**-53 * float(exact) * (1 + 1e-5)
         instability = result.spinodals[-1]
-        assert abs(mpmath.mpf(instability["digits"]) - q / mpmath.mpf(repr(J))) <= mpmath.mpf(10) ** -19 * q / J
+        assert abs(mpmath.mpf(instability.digits) - q / mpmath.mpf(repr(J))) <= mpmath.mpf(10) ** -19 * q / J
 
 
 def half_unit_in_the_last_place(digits_string):
@@ -199,7 +199,7 @@ def test_threshold_is_computed_at_the_decimal_J(q, J, digits):
         exact = (2 if q == 2 else 2 * (q - 1) * mpmath.log(q - 1) / (q - 2)) / coupling
         references = {"branch_point": q / coupling}
         if q > 2:
-            coupling_at_fold = result.spinodals[0]["beta"] * J  # a starting point only
+            coupling_at_fold = result.spinodals[0].beta * J  # a starting point only
             x_start = (1 + math.sqrt(1 - 4 * (q - 1) / (q * coupling_at_fold))) / 2
             one = mpmath.mpf(1)  # J = 1 as an mpf: Jq/(q − 1) must not be a float
             x_fold, fold = mpmath.findroot([stationarity(q, one), curvature(q, one)],
@@ -208,11 +208,11 @@ def test_threshold_is_computed_at_the_decimal_J(q, J, digits):
         assert len(result.beta_c_digits.replace(".", "").lstrip("0")) == digits
         assert abs(mpmath.mpf(result.beta_c_digits) - exact) <= half_unit_in_the_last_place(result.beta_c_digits)
         assert abs(mpmath.mpf(result.beta_c) - exact) <= result.beta_c_error <= 2**-52 * result.beta_c
-        assert sorted(s["kind"] for s in result.spinodals) == sorted(references)
+        assert sorted(s.kind for s in result.spinodals) == sorted(references)
         for spinodal in result.spinodals:
-            reference = references[spinodal["kind"]]
-            assert abs(mpmath.mpf(spinodal["digits"]) - reference) <= half_unit_in_the_last_place(spinodal["digits"])
-            assert abs(mpmath.mpf(spinodal["beta"]) - reference) <= spinodal["error"] <= 2**-52 * spinodal["beta"]
+            reference = references[spinodal.kind]
+            assert abs(mpmath.mpf(spinodal.digits) - reference) <= half_unit_in_the_last_place(spinodal.digits)
+            assert abs(mpmath.mpf(spinodal.beta) - reference) <= spinodal.error <= 2**-52 * spinodal.beta
     with mpmath.workdps(60):
         assert abs(mpmath.mpf(result.jump) - mpmath.mpf(q - 2) / (q - 1)) <= result.jump_error <= 1e-16
 
@@ -355,7 +355,7 @@ def test_digit_strings_follow_one_notation_rule(q, J, digits):
     the value satisfies −4 ≤ e < digits and scientific (d.ddd…e±x) otherwise, never a trailing point; q = 3 at one
     digit printed "3.", and the notation of small values changed with the digits asked."""
     result = threshold_once(q, J, digits)
-    strings = [result.beta_c_digits] + [s["digits"] for s in result.spinodals]
+    strings = [result.beta_c_digits] + [s.digits for s in result.spinodals]
     for text in strings:
         assert not text.endswith(".") and ".e" not in text, text
         mantissa, _, exponent = text.partition("e")
@@ -477,7 +477,7 @@ def test_the_report_landscape_shows_every_curves_minimum_and_says_which_curve_is
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     assert len(labels) == 3
     deepest = []
-    fold, beta_c = float(threshold(3, 1.0, 15).spinodals[0]["digits"]), closed_form_beta_c(3)
+    fold, beta_c = float(threshold(3, 1.0, 15).spinodals[0].digits), closed_form_beta_c(3)
     for beta, label, word in ((fold, labels[0], "spinodal"), (float(beta_c), labels[1], "β_c"),
                               (3.0, labels[2], "instability")):
         values = f(beta) - f(beta)[np.argmin(np.abs(m))]
@@ -508,10 +508,10 @@ def test_the_pages_table_is_what_threshold_computes():
         with mpmath.workdps(60):
             exact = closed_form_beta_c(int(q))
             assert float(deviation) == float(f"{float(abs(mpmath.mpf(digits) - exact)):.1e}"), q
-        spinodals = {s["kind"]: s for s in result.spinodals}
-        assert fold == spinodals["fold"]["digits"] if "fold" in spinodals else fold == fold_error == "—"
-        assert "fold" not in spinodals or float(fold_error) == float(f"{spinodals['fold']['error']:.1e}"), q
-        assert float(instability) == float(spinodals["branch_point"]["digits"])
+        spinodals = {s.kind: s for s in result.spinodals}
+        assert fold == spinodals["fold"].digits if "fold" in spinodals else fold == fold_error == "—"
+        assert "fold" not in spinodals or float(fold_error) == float(f"{spinodals['fold'].error:.1e}"), q
+        assert float(instability) == float(spinodals["branch_point"].digits)
         assert float(jump) == float(f"{result.jump:.6g}") and float(jump_error) == float(f"{result.jump_error:.1e}"), q
 
 
@@ -578,3 +578,69 @@ def test_the_guides_registry_entry_and_size_are_the_code():
     lines = sum(len(path.read_text().splitlines()) for path in (root / "src/attnphase/models/potts").glob("*.py"))
     assert quoted == 50 * round(lines / 50), lines
 
+
+
+def fold_of(q):
+    """β_f (J = 1) of the ordered branch's fold, from the hand-written stationarity and fold equations in x."""
+    with mpmath.workdps(50):
+        start = (mpmath.mpf(0.7), closed_form_beta_c(q) - 0.05)
+        return mpmath.findroot([stationarity(q, 1.0), curvature(q, 1.0)], start)[1]
+
+
+# q = 2, 3, 5, 10 at two β each: one just above the fold spinodal (q = 2: just above the branch point βJ = 2, where
+# the curvature along the family vanishes), one where the ordered minimum is global (with saddles at m < 0), some at
+# J ≠ 1 (the values scale with J)
+STATE_CASES = [(2, lambda: 2.0001, 1.0), (2, lambda: 1.5, 2.5), (3, lambda: float(fold_of(3) * (1 + 1e-4)), 1.0),
+               (3, lambda: 2.8 / 2.5, 2.5), (5, lambda: float(fold_of(5) * (1 + 1e-4)), 1.0), (5, lambda: 4.5, 1.0),
+               (10, lambda: float(fold_of(10) * (1 + 1e-4)) / 0.3, 0.3), (10, lambda: 12.0, 1.0)]
+
+
+@pytest.mark.parametrize("q, beta, J", STATE_CASES, ids=[f"q{c[0]}-{i}" for i, c in enumerate(STATE_CASES)])
+def test_every_state_value_lies_within_its_error_of_a_50_digit_recomputation(q, beta, J):
+    """free_energy, curvature and transverse_curvature with their errors against an independent 50-digit recomputation
+    from the closed forms typed in by hand: the stationary x by mpmath.findroot on ∂f/∂x (started from the state's m),
+    f(x) = −J/2 (x² + (1 − x)²/(q − 1)) + (x ln x + (1 − x) ln((1 − x)/(q − 1)))/β, f″ along the log-odds u at a
+    stationary point x(1 − x)(1/β − J q x(1 − x)/(q − 1)) (from ∂f/∂u = x(1 − x)(u/β − Jm), by hand), and
+    κ⊥ = 2((q − 1)/(β(1 − x)) − J), at the decimal β and J typed. Each error covers the float's deviation, and is
+    not absurdly large: below 1e-12 of the value (every value here is far from 0). q = 2 has no transverse direction
+    (None), no field is NaN, and m is never −0.0."""
+    beta = beta()
+    result = solve(q, beta, J)
+    assert result.status == "converged" and result.minima, result.message
+    with mpmath.workdps(50):
+        b, j = typed(beta), typed(J)  # at 50 digits: mpf("0.3") at 53 bits is not 3/10
+        F = stationarity(q, j)
+        for state in result.minima:
+            x = mpmath.findroot(lambda x: F(x, b), (1 + (q - 1) * mpmath.mpf(state.m)) / q, tol=mpmath.mpf(10) ** -45)
+            assert abs((q * x - 1) / (q - 1) - state.m) <= state.m_error
+            spread = x * (1 - x)
+            references = {"free_energy": free_energy(q, j, x, b),
+                          "curvature": spread * (1 / b - j * q * spread / (q - 1)),
+                          "transverse_curvature": 2 * ((q - 1) / (b * (1 - x)) - j) if q > 2 else None}
+            for name, reference in references.items():
+                value, error = getattr(state, name), getattr(state, f"{name}_error")
+                if reference is None:
+                    assert value is None and error is None, (name, value, error)
+                    continue
+                assert abs(mpmath.mpf(value) - reference) <= error, (name, value, reference, error)
+                assert 0 < error < 1e-12 * abs(reference), (name, value, error)
+            assert state.m != 0 or math.copysign(1.0, state.m) == 1.0
+    assert "NaN" not in json.dumps(result.as_dict())
+
+
+def test_the_spinodals_are_frozen_dataclasses_with_the_same_json_keys():
+    """Transition.spinodals holds `Spinodal`s (attributes, frozen); as_dict keeps the keys kind, beta, digits, error,
+    status. m of a disordered state is 0.0, not −0.0 (q = 500, β = 100 listed m = -0.0)."""
+    import dataclasses
+
+    from attnphase.models.potts.results import Spinodal
+
+    result = threshold_once(3, 1.0, 15)
+    fold, instability = result.spinodals
+    assert isinstance(fold, Spinodal) and fold.kind == "fold" and instability.kind == "branch_point"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fold.beta = 1.0
+    assert [list(s) for s in result.as_dict()["spinodals"]] == [["kind", "beta", "digits", "error", "status"]] * 2
+    assert result.as_dict()["spinodals"][1]["status"] == "converged"
+    for state in solve(500, 100.0).minima:
+        assert math.copysign(1.0, state.m) == 1.0 or state.m < 0, state

@@ -25,6 +25,7 @@ import mpmath
 import numpy as np
 
 from attnphase.models.potts import symbolic
+from attnphase.models.potts.results import Spinodal
 from attnphase.models.potts.solve import threshold
 from attnphase.report import Report
 
@@ -50,8 +51,8 @@ def run(out_dir: Path, quick: bool, device: str = "auto", states: Sequence[int] 
     rows = []
     for q in states:
         t = threshold(q, 1.0, digits)
-        fold = [s for s in t.spinodals if s["kind"] == "fold"]
-        instability = [s for s in t.spinodals if s["kind"] == "branch_point"]
+        fold = [s for s in t.spinodals if s.kind == "fold"]
+        instability = [s for s in t.spinodals if s.kind == "branch_point"]
         rows.append({"q": q, "order": t.order, BETA_C: t.beta_c_digits, **beta_c_comparison(t.beta_c_digits,
                                                                                              t.beta_c_error, q),
                      **spinodal_columns(FOLD, fold), **spinodal_columns(INSTABILITY, instability),
@@ -102,12 +103,11 @@ JUMP = "jump of m"
 JUMP_ERROR = "jump of m error (absolute)"
 
 
-def spinodal_columns(name: str, found: list[dict]) -> dict:
+def spinodal_columns(name: str, found: list[Spinodal]) -> dict:
     """A spinodal's two columns: the value as `threshold` prints it (its digits string, rounded in its last digit:
     the report printed the first 18 characters, truncated) and its error estimate (absolute); both empty where
     there is none (q = 2 has no fold)."""
-    spinodal = found[0] if found else {"digits": "", "error": ""}
-    return {name: spinodal["digits"], f"{name} error (absolute)": spinodal["error"]}
+    return {name: found[0].digits if found else "", f"{name} error (absolute)": found[0].error if found else ""}
 
 
 def beta_c_comparison(beta_c_digits: str, beta_c_error: float, q: int) -> dict:

@@ -9,6 +9,7 @@ curvatures times J): the continuation's tolerances then see the same numbers for
 import decimal
 import math
 from dataclasses import replace
+from functools import lru_cache
 
 import mpmath
 import numpy as np
@@ -16,7 +17,7 @@ import numpy as np
 from attnphase.errors import ParameterError
 from attnphase.models.potts import symbolic
 from attnphase.models.potts.parameters import MAX_BETA_J, MAX_Q, Accuracy, Parameters, Temperature
-from attnphase.models.potts.results import Solution, State, Transition
+from attnphase.models.potts.results import Solution, Spinodal, State, Transition
 from attnphase.numeric.continuation import ActionSystem, follow_branches
 from attnphase.numeric.points_on_branches import stationary_points_at
 from attnphase.numeric.precision import polished_stationary_point
@@ -68,28 +69,29 @@ def solve(q, beta, J=1.0) -> Solution:
     with mpmath.workdps(2 * _POLISH_DIGITS):
         # polished at βJ of the decimals typed (each float's shortest decimal, as `threshold` takes J), so that m_error
         # covers m there, not only at the nearest binary64 product: q = 3, β = 2.8 differ by 3e-16 in m
-        typed_coupling = mpmath.mpf(typed_beta) * mpmath.mpf(decimal_coupling(J))
+        typed_J = mpmath.mpf(decimal_coupling(J))
+        typed_coupling = mpmath.mpf(typed_beta) * typed_J
     system, found = branches(params.q, coupling_range(params.q, coupling))
     points = []
     for p in (p for p in stationary_points_at(system, found, coupling) if p["index"] == 0):
         u, u_error = _polished(system, float(p["x"][0]), typed_coupling)
-        _, f, transverse = map(float, symbolic.kernels()[1].call(u=u, beta=coupling, J=1.0, q=params.q))
         m, m_error = _order_parameter(u, u_error, params.q)
-        points.append((m, m_error, params.J * f, params.J * float(p["eigenvalues"][0]),
-                       params.J * transverse if params.q > 2 else math.nan, u, u_error))
+        values = _state_values(system, u, min(u_error, _root_distance(u, typed_coupling, params.q)), typed_coupling,
+                               typed_J, params.q)
+        points.append((m, m_error, *values, u, u_error))
     states, not_minima = [], []
     for point in sorted(points, key=lambda s: s[1]):  # the best-resolved first: it stands for the state
         if any(abs(point[0] - s[0]) <= point[1] + s[1] for s in states + not_minima):
             continue  # the same state within the errors
-        kind = _kind_along_the_family(system, point[5], point[6], typed_coupling)
-        (states if kind == "minimum" else not_minima).append(point[:5] + (kind,))
+        kind = _kind_along_the_family(system, point[-2], point[-1], typed_coupling)
+        (states if kind == "minimum" else not_minima).append(point[:-2] + (kind,))
     if not states:
         return Solution(beta, (), None, Status.FAILED, "no minimum on the followed branches")
     lowest = min(s[2] for s in states) + 1e-12 * (1 + abs(min(s[2] for s in states)))
     # ties: m > 0 first
     minima = sorted(states, key=lambda s: (s[2] > lowest, s[2] if s[2] > lowest else -s[0]))
-    labelled = tuple(State(m, m_error, f, k, t, "stable" if f <= lowest else "saddle" if t <= 0 else "metastable")
-                     for m, m_error, f, k, t, _ in minima)
+    labelled = tuple(State(*values, "stable" if values[2] <= lowest else "saddle" if values[6] is not None
+                           and values[6] <= 0 else "metastable") for *values, _ in minima)
     message = f"{len(labelled)} {'minimum' if len(labelled) == 1 else 'minima'} of f(m)"
     for m, m_error, *_, kind in not_minima:
         message += f"; m = {m:.3g} (error {m_error:.2g}) is stationary but not a minimum: {kind}"
@@ -109,7 +111,78 @@ def _order_parameter(u: float, u_error: float, q: int) -> tuple[float, float]:
         m = (1 - decay) / (1 + (q - 1) * decay)
         slope = q * decay / (1 + (q - 1) * decay) ** 2
         error = slope * u_error + abs(m - float(m)) + mpmath.mpf(10) ** -_POLISH_DIGITS  # the polish's precision
-        return float(m), float(error) if float(error) >= error else math.nextafter(float(error), math.inf)
+        return float(m) + 0.0, _rounded_up(error)  # + 0.0: a zero is 0.0, never -0.0
+
+
+def _rounded_up(error) -> float:
+    """A nonnegative mpf error as the nearest float64 at or above it."""
+    return float(error) if float(error) >= error else math.nextafter(float(error), math.inf)
+
+
+def _root_distance(u: float, coupling, q: int) -> float:
+    """A bound on the distance from u to the stationary point near it, from the stationarity u = βJ m(u) (at J = 1):
+    g(u) = u − βJ m(u), g′ = 1 − βJ m′, m′ = q x(1 − x)/(q − 1) (`_order_parameter`). With ĝ = |g(u)| plus its
+    rounding (the difference between the polish's digits and twice them), the root lies within r = 2ĝ/|g′(u)| where
+    |g′| stays above |g′(u)|/2 on u ± r: |g″| = βJ|m″| ≤ βJ m′(u) e^r (|m″| ≤ m′, and x(1 − x) changes by at most e^r
+    over r), so βJ m′(u) e^r r ≤ |g′(u)|/2 suffices; else inf. Deep in the ordered phase, where f′ carries the factor
+    x(1 − x) ≈ (q − 1)e^{−u} and the polish's rounding floor is wide (q = 500, βJ = 100: 3e4), g′ ≈ 1 and r is the
+    float u's own rounding."""
+    values = []
+    for digits in (_POLISH_DIGITS, 2 * _POLISH_DIGITS):
+        with mpmath.workdps(digits):
+            at = mpmath.mpf(u)
+            decay = mpmath.exp(-at)
+            slope = q * decay / (1 + (q - 1) * decay) ** 2
+            values.append((at - coupling * (1 - decay) / (1 + (q - 1) * decay), 1 - coupling * slope, coupling * slope))
+    with mpmath.workdps(2 * _POLISH_DIGITS):
+        (g_low, _, _), (g, g1, bend) = values
+        if g1 == 0:
+            return math.inf
+        r = 2 * (abs(g) + abs(g - g_low)) / abs(g1)
+        return _rounded_up(r) if bend * mpmath.exp(r) * r <= abs(g1) / 2 else math.inf
+
+
+@lru_cache(maxsize=None)
+def _transverse_kernel_mp():
+    """κ⊥(u; β, J, q) from the symbolic source, in mpmath."""
+    from attnphase.derive.codegen import compile_kernel
+
+    return compile_kernel(symbolic.transverse_curvature, [symbolic.u, symbolic.beta, symbolic.J, symbolic.q],
+                          backend="mpmath")
+
+
+def _state_values(system, u: float, u_error: float, coupling, J, q: int) -> tuple:
+    """free_energy, curvature (f″ along the family) and transverse_curvature (None for q = 2), each with its error,
+    at the polished stationary point u ± u_error and the coupling βJ (an mpf), carried to J (an mpf: f(u; β, J) =
+    J f(u; βJ, 1), the curvatures likewise). Each is evaluated in mpmath at the polish's working precision and at
+    twice it, and the latter rounded to float64. Its error: the move over u_error, from the derivatives along the
+    family (f: |f′|δ + |f″|δ²/2 + |f‴|δ³/6, stationary; f″: |f‴|δ + |f⁗|δ²/2; κ⊥ = 2((e^u + q − 1)/(βJ) − 1) at J = 1
+    moves by 2e^u(e^δ − 1)/(βJ) exactly), plus the difference between the two precisions (the rounding at the
+    polish's) and 10^-55 relative (that at twice it), times J, plus the rounding of the product to float64. The u
+    error is the smaller of the polish's and `_root_distance`."""
+    values = []
+    for digits in (_POLISH_DIGITS, 2 * _POLISH_DIGITS):
+        with mpmath.workdps(digits):
+            at = mpmath.mpf(u)
+            transverse = _transverse_kernel_mp().call(u=at, beta=coupling, J=1, q=q) if q > 2 else None
+            values.append((system.value_mp([at], coupling), _derivatives(system, u, coupling, digits), transverse))
+    (f_low, d_low, t_low), (f, (f1, f2, f3, f4), t) = values
+    out = []
+    with mpmath.workdps(2 * _POLISH_DIGITS):
+        delta = mpmath.mpf(u_error)
+        moves = [abs(f1) * delta + abs(f2) * delta**2 / 2 + abs(f3) * delta**3 / 6,
+                 abs(f3) * delta + abs(f4) * delta**2 / 2]
+        pairs = [(f, f_low), (f2, d_low[1])]
+        if t is not None:
+            moves.append(2 * mpmath.exp(mpmath.mpf(u)) * mpmath.expm1(delta) / coupling)
+            pairs.append((t, t_low))
+        for (high, low), move in zip(pairs, moves):
+            value = J * high
+            # twice the digits round too: 10^-55 relative (f = −0.5 + e^{−500}: 0 at both precisions)
+            precision = abs(high) * mpmath.mpf(10) ** (5 - 2 * _POLISH_DIGITS)
+            error = J * (move + abs(high - low) + precision) + abs(value - float(value))
+            out += [float(value) + 0.0, _rounded_up(error)]
+    return tuple(out) if t is not None else (*out, None, None)
 
 
 def _polished(system, u0: float, coupling) -> tuple[float, float]:
@@ -238,9 +311,7 @@ def threshold(q, J=1.0, digits=15) -> Transition:
     spinodals = []
     for kind, located in zip(t.spinodal_kinds, t.spinodals):
         s = _in_beta(located, coupling, digits, kind.replace("_", " "))
-        spinodals.append({"kind": kind, "beta": s.value, "digits": s.digits_string,
-                          "error": rounded_error(s.value_mp, s.error),
-                          "status": s.status})
+        spinodals.append(Spinodal(kind, s.value, s.digits_string, rounded_error(s.value_mp, s.error), s.status))
     jump, jump_error = _jump(system, t, params.q)
     if t.control is None:
         return Transition(t.order, math.nan, "", math.nan, tuple(spinodals), jump, jump_error, t.status, t.message)

@@ -11,14 +11,17 @@ soft row profile, and K_cc = 0 is the crossover.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import mpmath
 import numpy as np
 
+from attnphase.derive.codegen import compile_kernel
 from attnphase.errors import ParameterError
 from attnphase.models.copy_heads import kernels, symbolic
 from attnphase.models.copy_heads.homogeneous import solve_result
 from attnphase.models.copy_heads.instance import CopyHeadsInstance
+from attnphase.models.copy_heads.linear_polish import working_digits
 from attnphase.models.copy_heads.linear_transition import classify_landau, instability_transition, n_range
 from attnphase.models.copy_heads.results import CausalLinearTransition, Minimum, SolveResult
 from attnphase.models.copy_heads.row_tables import check_row_set_size
@@ -230,6 +233,107 @@ def row_resolved_minima(inst: CopyHeadsInstance, n_):
                                    canonical=canonical)
 
 
+@lru_cache(maxsize=None)
+def _row_loss_kernel_mp(centred: bool):
+    """`kernels.row_loss_kernel` in mpmath: the reference its float64 losses' rounding is measured against."""
+    variables = (symbolic.m, symbolic.q, symbolic.t, symbolic.t2)
+    exprs = [symbolic.mean_predictor_loss_rows(*variables, centred), symbolic.gibbs_loss_rows(*variables, centred)]
+    return compile_kernel(exprs, list(variables) + kernels.parameters_of(exprs, variables), backend="mpmath")
+
+
+def _row_resolved_minimum(inst: CopyHeadsInstance, v: np.ndarray, n_) -> Minimum:
+    """The Minimum at a float64 stationary point v = (t_2..t_L, c[, r]) of the row-resolved action. `error` is the
+    float64 Newton step left there; the other fields' errors take the distance δ from the true stationary point
+    coordinate by coordinate as twice that step (a Newton step from inside its quadratic region overshoots the
+    distance left by less than itself) plus the step's own noise (the gradient's rounding over the smallest |Hessian
+    eigenvalue|). δ is propagated to first order through the collective variables z = (Q_t, M_t, T1, T2, c[, r])
+    (|Δz| ≤ Σ|∂z/∂v|δ; the action, stationary: |g|·δ + ½|λ|max·|δ|²), plus each float64 evaluation's rounding,
+    measured against the mpmath kernels at the same float64 point (the collective sums taken exactly there). The
+    Hessian's eigenvalues (Weyl): the Frobenius norm of the Hessian's change over δ (the kernel Hessian's change over
+    Δz, by differences in mpmath, and the chain rule's, through |J|) and of its rounding (the kernels' measured against
+    mpmath, the products' and eigvalsh's a few ulps of ‖H‖ per dimension)."""
+    L, T_, eps = inst.L, inst.T, float(np.finfo(float).eps)
+    ls = np.arange(2, L + 1, dtype=float)
+    spread = T_ - symbolic.causal_row_uniform_weight(L)
+    t_rows, c_ = v[:T_], float(v[T_])
+    r_ = list(v[T_ + 1:])
+    S, gradient, hess = row_resolved_action(inst, t_rows, c_, n_, *r_)
+    eig = np.linalg.eigvalsh(hess)
+    step = np.abs(np.linalg.lstsq(hess, gradient, rcond=None)[0])  # what is left to the stationary point
+    collective = _collective(t_rows, ls)
+    Qt, Mt, T1, T2 = collective
+    rho_ = math.exp(r_[0]) if r_ else 0.0
+    m_, q_ = (Mt + c_ * spread) / T_, (Qt + c_**2 * spread) / T_ + rho_
+    losses = [float(x) for x in np.ravel(inst.losses(m_, q_, T1 / T_, T2 / T_, n_))]
+    error = float(step[:T_ + 1].max()) + (rho_ * float(step[T_ + 1]) if r_ else 0.0)
+
+    action = inst.rows
+    z64 = [float(x) for x in collective] + [c_] + r_
+    gz64 = np.ravel(np.asarray(action.gradient(*z64, n_), float))
+    hz64 = np.atleast_2d(np.asarray(action.hessian(*z64, n_), float))
+    J = np.zeros((len(z64), len(v)))
+    J[0, :T_], J[1, :T_], J[2, :T_], J[3, :T_], J[4, T_] = 2 * t_rows / ls, 1 / ls, 1.0, 2 * t_rows, 1.0
+    if r_:
+        J[5, T_ + 1] = 1.0
+    absJ, abs_hz = np.abs(J), np.abs(hz64)
+    dps = working_digits(inst, n_)
+    loss_mp = kernels.bind(_row_loss_kernel_mp(inst.convention.centred), inst.values(exact=True))
+    with mpmath.workdps(dps):
+        t_mp, l_mp = [mpmath.mpf(float(x)) for x in t_rows], [mpmath.mpf(int(x)) for x in ls]
+        z = [mpmath.fsum(x * x / l for x, l in zip(t_mp, l_mp)), mpmath.fsum(x / l for x, l in zip(t_mp, l_mp)),
+             mpmath.fsum(t_mp), mpmath.fsum(x * x for x in t_mp), mpmath.mpf(c_)] + [mpmath.mpf(x) for x in r_]
+        spread_mp = T_ - inst.row_resolved_values(exact=True)["H_T"]
+        rho_mp = mpmath.exp(z[5]) if r_ else mpmath.mpf(0)
+        y = [(z[1] + z[4] * spread_mp) / T_, (z[0] + z[4] ** 2 * spread_mp) / T_ + rho_mp, z[2] / T_, z[3] / T_]
+        loss_ref = list(np.ravel(loss_mp(*y, n_)))
+        hz_mp = np.atleast_2d(action.hessian_mp(*z, n_))
+        action_rounding = float(abs(mpmath.mpf(S) - action.action_mp(*z, n_)))
+        gz_rounding = np.array([float(abs(mpmath.mpf(float(a)) - b)) for a, b in
+                                zip(gz64, np.ravel(action.gradient_mp(*z, n_)))])
+        hz_rounding = np.array([[float(abs(mpmath.mpf(float(a)) - b)) for a, b in zip(ra, rb)]
+                                for ra, rb in zip(hz64, hz_mp.tolist())])
+        noise = (float(np.linalg.norm(absJ.T @ gz_rounding))
+                 + len(v) * 4 * eps * float(np.linalg.norm(absJ.T @ np.abs(gz64))))
+        delta = 2 * step + noise / float(np.min(np.abs(eig)))
+        # how far δ moves the collective variables, and through them m, q, t1 = T1/T, t2 = T2/T
+        dt, dc = delta[:T_], float(delta[T_])
+        dz = [float((2 * np.abs(t_rows) * dt / ls).sum()), float((dt / ls).sum()), float(dt.sum()),
+              float((2 * np.abs(t_rows) * dt).sum()), dc] + [float(x) for x in delta[T_ + 1:]]
+        dm = (dz[1] + dc * spread) / T_
+        dq = (dz[0] + 2 * abs(c_) * dc * spread) / T_ + (rho_ * dz[5] if r_ else 0.0)
+        # the kernel Hessian's change as each collective variable moves by its bound (differences in mpmath)
+        moved = [np.atleast_2d(action.hessian_mp(*[zi + (dz[j] if i == j else 0) for i, zi in enumerate(z)], n_))
+                 for j in range(len(z))]
+        dhz = np.array([[float(x) for x in row] for row in sum(abs(h - hz_mp) for h in moved)])
+        # the losses' change as each of (m, q, t1, t2) moves by its bound
+        dy = [dm, dq, dz[2] / T_, dz[3] / T_]
+        loss_moved = [[np.ravel(loss_mp(*[yi + sign * dy[j] * (i == j) for i, yi in enumerate(y)], n_))
+                       for sign in (1, -1)] for j in range(4)]
+        loss_errors = [float(abs(mpmath.mpf(x) - ref) + sum(max(abs(up[k] - ref), abs(down[k] - ref))
+                                                             for up, down in loss_moved))
+                       for k, (x, ref) in enumerate(zip(losses, loss_ref))]
+        a_copy_error = float(abs(mpmath.mpf(float(m_)) - y[0])) + dm
+    dJ = np.zeros_like(J)
+    dJ[0, :T_], dJ[3, :T_] = 2 * dt / ls, 2 * dt
+    dgz = abs_hz @ np.asarray(dz)  # the gradient's change over Δz (first order)
+    hess_change = (np.linalg.norm(absJ.T @ dhz @ absJ) + 2 * np.linalg.norm(dJ.T @ abs_hz @ absJ)
+                   + float(np.max(2 * dgz[0] / ls + 2 * dgz[3], initial=0.0)))
+    hess_rounding = (np.linalg.norm(absJ.T @ hz_rounding @ absJ)
+                     + float(np.max(2 * gz_rounding[0] / ls + 2 * gz_rounding[3], initial=0.0))
+                     + len(v) * 4 * eps * np.linalg.norm(absJ.T @ abs_hz @ absJ) + len(v) * eps * np.linalg.norm(hess))
+    eig_error = float(hess_change + hess_rounding)
+    action_error_ = (float(np.abs(gradient) @ delta) + 0.5 * float(np.max(np.abs(eig))) * float(delta @ delta)
+                     + action_rounding + 4 * eps * abs(S))
+
+    def up(value, err):  # the error plus a few ulps of the value, for the float64 arithmetic of the bound itself
+        return err + 4 * eps * abs(value)
+
+    return Minimum(float(T1 / T_), c_, S, bool(eig[0] > 0), float(m_), rho_, tuple(eig[:3].tolist()), losses[0],
+                   losses[1], error + DERIVED_ROUNDING * max(abs(c_), 1.0), up(S, action_error_),
+                   up(m_, a_copy_error), tuple(up(e, eig_error) for e in eig[:3].tolist()),
+                   up(losses[0], loss_errors[0]), up(losses[1], loss_errors[1]))
+
+
 def causal_solve(inst: CopyHeadsInstance, P: float) -> SolveResult:
     """`solve` under the causal mask. Linear: minima of the row-resolved action over (t_2..t_L, c) (L ≤ 1024, a dense
     (L × L) Hessian per Newton step); c_uniform = mean row sum. Softmax: minima of the row mean-field free energy
@@ -243,8 +347,9 @@ def causal_solve(inst: CopyHeadsInstance, P: float) -> SolveResult:
         r = row_mean_field(inst, P)
         for mn in r.minima:
             losses = inst.losses(mn.m, mn.q, 1.0, 1.0, n_)
+            # the row mean field carries no error of its point, so none of what follows from it is estimated
             minima.append(Minimum(1.0, mn.c, mn.free_energy, True, mn.m, 0.0, (), float(losses[0]), float(losses[1]),
-                                  math.nan))
+                                  math.nan, math.nan, math.nan, (), math.nan, math.nan))
         iterations = r.n_grid**2  # grid evaluations of F̃
     else:
         if inst.L > MAX_ROW_RESOLVED_L:
@@ -252,19 +357,6 @@ def causal_solve(inst: CopyHeadsInstance, P: float) -> SolveResult:
                                               "(one row sum per row)")
         found = row_resolved_minima(inst, n_)
         iterations = found.iterations
-        ls = np.arange(2, inst.L + 1, dtype=float)
-        T_ = inst.L - 1
-        spread = T_ - symbolic.causal_row_uniform_weight(inst.L)
         for v in found.points:
-            t_rows, c_ = v[:T_], float(v[T_])
-            S, gradient, hess = row_resolved_action(inst, t_rows, c_, n_, *v[T_ + 1:])
-            eig = np.linalg.eigvalsh(hess)
-            newton_step = np.abs(np.linalg.lstsq(hess, gradient, rcond=None)[0])  # what is left to the stationary point
-            Qt, Mt, T1, T2 = _collective(t_rows, ls)
-            rho_ = math.exp(v[T_ + 1]) if len(v) > T_ + 1 else 0.0
-            m_, q_ = (Mt + c_ * spread) / T_, (Qt + c_**2 * spread) / T_ + rho_
-            losses = inst.losses(m_, q_, T1 / T_, T2 / T_, n_)
-            error = float(newton_step[:T_ + 1].max()) + (rho_ * float(newton_step[T_ + 1]) if len(v) > T_ + 1 else 0.0)
-            minima.append(Minimum(float(T1 / T_), c_, S, bool(eig[0] > 0), m_, rho_, tuple(eig[:3].tolist()),
-                                  float(losses[0]), float(losses[1]), error + DERIVED_ROUNDING * max(abs(c_), 1.0)))
+            minima.append(_row_resolved_minimum(inst, v, n_))
     return solve_result(inst, P, minima, iterations, "no stable minimum resolved", prefix="causal mask: ")

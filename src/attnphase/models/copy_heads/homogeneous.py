@@ -146,8 +146,6 @@ def linear_minima(inst: CopyHeadsInstance, n_) -> LocalMinima:
 
 
 def _softmax_minima(inst: CopyHeadsInstance, n_) -> tuple[list, int]:
-    action, L = inst.reduced, inst.L
-    k = inst.values()["k_rest"]
     minima, paths = [], []
     for found in softmax_stationary_points(inst, n_)[0]:
         # at n ≳ 1e32 the float64 S' is rounding noise next to the copy minimum: its sign changes there many times over
@@ -160,18 +158,88 @@ def _softmax_minima(inst: CopyHeadsInstance, n_) -> tuple[list, int]:
         if any(abs(xv - end) <= x_error + error for _, end, error in paths):
             continue
         paths.append((found, xv, x_error))
-        a = float(expit(xv))  # logistic without overflow at x ≪ 0 (huge σ²)
-        q_ = a * a + k * (1 - a) ** 2 / (L - 1)
-        # the float64 S'' is that noise too (β = 1e40: ±1e11 where it is 1.5e3), and so is S'' in mpmath where 1 − a
-        # is below its precision
-        with mpmath.workdps(working_digits(inst, n_)):
-            h = float(np.atleast_2d(action.hessian_mp(mpmath.mpf(xv), n_))[0][0])
-        losses = inst.losses(a, q_, 1.0, n_)
-        c_ = (L * a - 1) / (L - 1)
-        error = L / (L - 1) * a * (1 - a) * x_error + DERIVED_ROUNDING * max(abs(c_), a)  # dc = L/(L−1) da
-        minima.append(Minimum(1.0, c_, float(action.action(xv, n_)), h > 0, a, q_ - (1 + (L - 1) * c_**2) / L, (h,),
-                              float(losses[0]), float(losses[1]), error))
+        minima.append(_softmax_minimum(inst, xv, x_error, n_))
     return minima, len(softmax_grid(inst))
+
+
+def _softmax_minimum(inst: CopyHeadsInstance, xv: float, x_error: float, n_) -> Minimum:
+    """The softmax Minimum at the polished logit xv (within x_error of the stationary point): the action, a and the
+    losses in float64 (an action that overflows there marks the end of the solvable range: `finite_minima`), S'' in
+    mpmath at `linear_polish.working_digits` (the float64 S'' is rounding noise at n ≳ 1e32, β = 1e40: ±1e11 where it
+    is 1.5e3, and so is S'' in mpmath where 1 − a is below its precision), each with its error:
+    x_error propagated (`_propagated`; the action's by `numeric.mp_descent.action_error`) plus the float64 evaluation's
+    rounding, measured against mpmath at xv (at large n the mean-predictor loss's cancellation 1 − w(2 − w))."""
+    action, L, dps = inst.reduced, inst.L, working_digits(inst, n_)
+    k = inst.values(exact=True)["k_rest"]
+    losses_mp = loss_kernel_mp(inst)
+    a = float(expit(xv))  # logistic without overflow at x ≪ 0 (huge σ²)
+    q_ = a * a + inst.values()["k_rest"] * (1 - a) ** 2 / (L - 1)
+    c_ = (L * a - 1) / (L - 1)
+    error = L / (L - 1) * a * (1 - a) * x_error + DERIVED_ROUNDING * max(abs(c_), a)  # dc = L/(L−1) da
+    S = float(action.action(xv, n_))
+    losses = [float(x) for x in np.ravel(inst.losses(a, q_, 1.0, n_))]
+    with mpmath.workdps(dps):
+        point, errors = [mpmath.mpf(xv)], [mpmath.mpf(x_error)]
+        S_mp, S_error = action_error(*bound_descent(action, n_), Descent(point, errors, True, 0), dps)
+
+    def weight(p):
+        return [1 / (1 + mpmath.exp(-p[0]))]
+
+    def curvature(p):
+        return [np.atleast_2d(action.hessian_mp(p[0], n_))[0][0]]
+
+    def losses_at(p):
+        a_ = weight(p)[0]
+        return list(np.ravel(losses_mp(a_, a_ * a_ + k * (1 - a_) ** 2 / (L - 1), 1, n_)))
+
+    (a_mp, a_error), = _propagated(weight, point, errors, dps)
+    (h, h_error), = _propagated(curvature, point, errors, dps)
+    h, h_error = _rounded(h, h_error)
+    loss_errors = [_measured(value, exact, bound)
+                   for value, (exact, bound) in zip(losses, _propagated(losses_at, point, errors, dps))]
+    rho_ = q_ - (1 + (L - 1) * c_**2) / L
+    return Minimum(1.0, c_, S, h > 0, a, rho_, (h,), losses[0], losses[1], error, _measured(S, S_mp, S_error),
+                   _measured(a, a_mp, a_error), (h_error,), *loss_errors)
+
+
+def _measured(value: float, exact, error) -> float:
+    """The error of the float64 `value` of a quantity whose accurate value is `exact` within `error` (mpmath numbers):
+    their difference plus that error, rounded up; NaN where the float64 value is not finite."""
+    if not math.isfinite(value):
+        return math.nan
+    with mpmath.workdps(max(mpmath.mp.dps, 30) + 20):
+        total = abs(mpmath.mpf(value) - exact) + error
+        bound = float(total)
+        if bound < total:  # rounded down to float64: the next float up bounds it
+            bound = math.nextafter(bound, math.inf)
+    return bound
+
+
+def _propagated(quantities, point: list, errors: list, dps: int) -> list:
+    """[(value, error)] of each of quantities(point) (mpmath numbers): the value at dps + 20 digits; the error, how far
+    the coordinates' errors move it (Σ_i max± |f(p ± δ_i e_i) − f(p)|: the first-order sensitivity times the error,
+    with the higher orders along each coordinate) plus the evaluation's rounding (the difference between dps and
+    dps + 20 digits); infinite where a coordinate's error is."""
+    with mpmath.workdps(dps + 20):
+        exact = quantities(point)
+    with mpmath.workdps(dps):
+        base = quantities(point)
+        bounds = [abs(b - e) for b, e in zip(base, exact)]
+        for i, delta in enumerate(errors):
+            if not mpmath.isfinite(delta):
+                bounds = [mpmath.inf] * len(bounds)
+                break
+            if delta == 0:
+                continue
+            moved = [quantities([*point[:i], point[i] + sign * delta, *point[i + 1:]]) for sign in (1, -1)]
+            bounds = [bound + max(abs(up - b), abs(down - b)) for bound, up, down, b in zip(bounds, *moved, base)]
+    return list(zip(exact, bounds))
+
+
+def _rounded(value, error) -> tuple[float, float]:
+    """(value as a float64, its error): the error plus the float's own rounding, rounded up (`_measured`)."""
+    rounded = float(value)
+    return rounded, _measured(rounded, value, error)
 
 
 def _polished_softmax_minimum(inst: CopyHeadsInstance, found: float, n_) -> tuple[float, float]:
@@ -225,7 +293,7 @@ def _linear_minima(inst: CopyHeadsInstance, n_) -> tuple[list, int, str, bool]:
             dropped += 1
             continue
         unconverged += not descent.converged
-        minima.append(_linear_minimum(inst, descent, S, losses_mp, n_, dps))
+        minima.append(_linear_minimum(inst, descent, S, S_error, losses_mp, n_, dps))
     notes = []
     if dropped:
         notes.append(f"{dropped} other end point(s) not below the symmetric point's action within their error "
@@ -244,15 +312,28 @@ def _same(a: Descent, b: Descent) -> bool:
                in zip(a.point, b.point, a.errors, b.errors))
 
 
-def _linear_minimum(inst: CopyHeadsInstance, descent: Descent, S, losses_mp, n_, dps: int) -> Minimum:
+def _linear_minimum(inst: CopyHeadsInstance, descent: Descent, S, S_error, losses_mp, n_, dps: int) -> Minimum:
+    """The linear Minimum at the descent's end point: m, the Hessian's eigenvalues and the losses in mpmath there, each
+    with its error (`_propagated` from the descent's coordinate errors; the action's, S_error, from
+    `numeric.mp_descent.action_error`)."""
     L, v = inst.L, descent.point
+
+    def eigenvalues(p):
+        H = mpmath.matrix(np.atleast_2d(inst.reduced.hessian_mp(*p, n_)).tolist())
+        return sorted(mpmath.eigsy(H)[0])
+
+    def overlap(p):
+        return [(p[0] + (L - 1) * p[1]) / L]
+
+    def losses(p):
+        rho = mpmath.exp(p[2]) if len(p) == 3 else mpmath.mpf(0)
+        return list(np.ravel(losses_mp(overlap(p)[0], (p[0] ** 2 + (L - 1) * p[1] ** 2) / L + rho, p[0], n_)))
+
+    eig = [_rounded(*pair) for pair in _propagated(eigenvalues, v, descent.errors, dps)]
+    m_, m_error = _rounded(*_propagated(overlap, v, descent.errors, dps)[0])
+    (lm, lm_error), (lg, lg_error) = (_rounded(*pair) for pair in _propagated(losses, v, descent.errors, dps))
     with mpmath.workdps(dps):
-        H = mpmath.matrix(np.atleast_2d(inst.reduced.hessian_mp(*v, n_)).tolist())
-        eig = sorted(float(e) for e in mpmath.eigsy(H)[0])
         rho_mp = mpmath.exp(v[2]) if len(v) == 3 else mpmath.mpf(0)
-        m_mp = (v[0] + (L - 1) * v[1]) / L
-        q_mp = (v[0] ** 2 + (L - 1) * v[1] ** 2) / L + rho_mp
-        losses = [float(x) for x in np.ravel(losses_mp(m_mp, q_mp, v[0], n_))]
         t_, c_, rho_ = float(v[0]), float(v[1]), float(rho_mp)
         errors = [abs(e) + abs(mpmath.mpf(float(x)) - x) for e, x in zip(descent.errors, v)]
         if len(v) == 3:
@@ -262,7 +343,9 @@ def _linear_minimum(inst: CopyHeadsInstance, descent: Descent, S, losses_mp, n_,
         if error < worst:  # rounded down to float64: the next float up still bounds it (an exact 0 stays 0)
             error = math.nextafter(error, math.inf)
     error += DERIVED_ROUNDING * max(abs(t_), abs(c_), rho_)
-    return Minimum(t_, c_, float(S), eig[0] > 0, float(m_mp), rho_, tuple(eig), losses[0], losses[1], error)
+    action, action_error_ = _rounded(S, S_error)
+    return Minimum(t_, c_, action, eig[0][0] > 0, m_, rho_, tuple(e for e, _ in eig), lm, lg, error, action_error_,
+                   m_error, tuple(e for _, e in eig), lm_error, lg_error)
 
 
 def finite_minima(minima: list) -> list:

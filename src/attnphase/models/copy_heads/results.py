@@ -28,10 +28,17 @@ class Minimum:
 
     c_uniform = t (row sum, projection on U), c_copy = c (coefficient of S − U); a_copy is the weight
     on the previous position (softmax) or m (linear); rho the remainder norm per row; error: the largest absolute
-    error of c_uniform, c_copy (and rho), from the mpmath polish of the stationary point (homogeneous actions) or the
+    error of c_uniform, c_copy and rho, from the mpmath polish of the stationary point (homogeneous actions) or the
     float64 Newton step left there (causal linear), NaN where not estimated (the causal softmax row mean field).
     hessian_eigenvalues: of the reduced action in the coordinates it is solved in (their signs give `stable`):
-    softmax, the previous-position logit x; linear, (t, c), and (t, c, ln ρ) with the entropy remainder.
+    softmax, the previous-position logit x; linear, (t, c), and (t, c, ln ρ) with the entropy remainder (causal
+    linear: the three smallest, in (t_2..t_L, c[, ln ρ])).
+    action_error, a_copy_error, loss_mean_predictor_error, loss_gibbs_error and hessian_eigenvalues_error (a tuple, one
+    per eigenvalue): the absolute error of each float, the polished point's coordinate errors propagated through the
+    quantity (first-order sensitivity; for the action, stationary there, |gradient|·error + ½|curvature|·error²),
+    plus the rounding of its evaluation (mpmath: the difference between two working precisions; float64: measured
+    against mpmath, or a few ulps of the terms' size) and of the float64 result; NaN where `error` is (the causal
+    softmax row mean field, whose hessian_eigenvalues and their errors are empty).
     """
 
     c_uniform: float
@@ -44,6 +51,11 @@ class Minimum:
     loss_mean_predictor: float
     loss_gibbs: float
     error: float
+    action_error: float
+    a_copy_error: float
+    hessian_eigenvalues_error: tuple
+    loss_mean_predictor_error: float
+    loss_gibbs_error: float
 
 
 @dataclass(frozen=True)

@@ -439,15 +439,16 @@ def test_a_crossover_the_followed_branches_cannot_classify_is_not_called_smooth(
 
 
 def test_linear_transition_scales_as_V_squared_and_crossover_as_L_three_halves():
-    """Each claimed exponent inside its fit's band widened by the slope's drift (`holds`), and neither neighbouring
-    law (V^1.9, V^2.1; L^1.45, L^1.55) inside the same band."""
+    """Each claimed exponent inside its fit's band widened by the slope's drift, and neither neighbouring law (V^1.9,
+    V^2.1; L^1.45, L^1.55) inside the same band: the verdict "yes" (which also needs the band to exclude the
+    exponents 0.5 away), `holds` True with it."""
     fitV = api.scaling_in_V("linear", 4096, [8, 16, 32, 64, 128], digits=12).fit
     fitL = api.scaling("linear", 4, 256, 2**16, digits=12).fit
     for fit, claimed, neighbours in ((fitV["P_star"], 2.0, (1.9, 2.1)), (fitL["P_crossover"], 1.5, (1.45, 1.55))):
-        assert fit.claimed_exponent == claimed and fit.holds, fit
+        assert fit.claimed_exponent == claimed and fit.verdict == "yes" and fit.holds is True, fit
         band = (fit.exponent_low, fit.exponent_high)  # the statistical band widened by the drift of the local slope
         assert not any(band[0] <= other <= band[1] for other in neighbours), (band, neighbours)
-    assert fitL["P_star"].holds
+    assert fitL["P_star"].verdict == "yes" and fitL["P_star"].holds is True
 
 
 @pytest.mark.parametrize("attention", ["softmax", "linear"])

@@ -15,6 +15,7 @@ from attnphase.api import copy_heads as api
 from attnphase.models.copy_heads.results import ScalingPoint
 from attnphase.models.copy_heads.scaling_laws import NAMED_CONVENTIONS, SKIPPED_ORDER
 from attnphase.numeric.digits import error_rounded_up
+from attnphase.numeric.scaling import LawFit, exponent_verdict, law_fit
 from attnphase.cli.reproduce import headline_cell
 from attnphase.report import value_with_error
 from attnphase.reproduce import copy_heads as report
@@ -25,10 +26,12 @@ DOCS = Path(__file__).resolve().parents[2] / "docs" / "models" / "copy_heads.md"
 
 
 def _fit(claimed, low, high, systematic):
-    """A fit whose 95% statistical band is [low, high]: its band (what the verdict reads) is that ± systematic."""
-    return SimpleNamespace(claimed_exponent=claimed, exponent=(low + high) / 2, exponent_low=low - systematic,
-                           exponent_high=high + systematic, statistical_low=low, statistical_high=high,
-                           systematic=systematic)
+    """A `law_fit` result whose 95% statistical band is [low, high]: its band (what the verdict reads) is that ±
+    systematic, and its verdict is the one rule's (numeric.scaling.exponent_verdict), as law_fit sets it."""
+    band = (low - systematic, high + systematic)
+    verdict = exponent_verdict(claimed, *band)
+    return LawFit(claimed, 0.0, (low + high) / 2, *band, low, high, systematic, (low + high) / 2, 2.0, 5,
+                  {"yes": True, "no": False}.get(verdict), verdict=verdict)
 
 
 @pytest.mark.parametrize("claimed, low, high, systematic, verdict", [
@@ -41,7 +44,20 @@ def _fit(claimed, low, high, systematic):
     (None, 0.0, 1.0, 0.0, ""),
 ])
 def test_a_band_too_wide_to_tell_the_claim_from_its_neighbours_is_undecided(claimed, low, high, systematic, verdict):
+    """The report's verdict is the fit's own (claim_verdict reads LawFit.verdict, which `scaling copy-heads` prints):
+    the bands of the report's and the docs' fits, judged by the one rule."""
     assert thresholds.claim_verdict(_fit(claimed, low, high, systematic)) == verdict
+
+
+def test_the_report_and_the_command_read_the_same_verdict_from_one_fit():
+    """y = x^1.5 with 20% multiplicative noise over x = 16…4096 (audit_c18 §1): the band [0.103, 2.561] holds the claim
+    and its neighbours 1 and 2; the report's "undecided" and the fit's verdict (the command's JSON) are one word."""
+    x = 2.0 ** np.arange(4, 13)
+    rng = np.random.default_rng(1)
+    noise = [rng.standard_normal(x.size) for _ in range(3)][2]
+    fit = law_fit(x, x**1.5 * np.exp(0.2 * noise), 1.5)
+    assert fit.exponent_low < 1.0 and fit.exponent_high > 2.0, fit
+    assert thresholds.claim_verdict(fit) == fit.verdict == "undecided" and fit.holds is None
 
 
 def _docs_table() -> dict[str, list[str]]:

@@ -62,7 +62,7 @@ def test_a_fit_in_L_names_the_L_law_it_tests_and_leaves_the_V_claim_untested():
     for payload, which, law, claimed, untested in expected:
         fit = payload["fit"][which]
         assert fit["law"] == law and "V" not in fit["law"] and fit["claimed_exponent"] == claimed, fit
-        assert fit["holds"] is True and fit["variable"] == "L", fit
+        assert fit["verdict"] == "yes" and fit["holds"] is True and fit["variable"] == "L", fit
         assert fit["not_tested"].startswith(f"{untested}: not tested by this fit in L"), fit
         assert "scaling_in_V" in fit["not_tested"], fit
     text, _ = _scaling("--L-min", "256", "--L-max", "4096", "--read-out", "map", as_json=False)
@@ -104,7 +104,8 @@ def test_the_printed_band_covers_the_exponent_of_a_fit_over_a_far_larger_range_a
     for exponent in (converged, 1.5):
         assert not fit["statistical_low"] <= exponent <= fit["statistical_high"]
         assert fit["exponent_low"] <= exponent <= fit["exponent_high"]
-    assert fit["holds"] is True
+    # and it excludes the neighbours 1 and 2 (half a power away): "yes"
+    assert fit["verdict"] == "yes" and fit["holds"] is True
 
 
 def test_at_kappa_one_the_crossover_band_covers_the_exponent_of_a_fit_over_far_larger_sizes():
@@ -114,7 +115,7 @@ def test_at_kappa_one_the_crossover_band_covers_the_exponent_of_a_fit_over_far_l
     (corrections L^(−1/2)): their geometric tail, now in the band, brings that fit in. The claimed 3/2 stays out."""
     _, payload = _scaling("--L-min", "16", "--L-max", "4096", "--linear-scale", "1")
     fit = payload["fit"]["P_crossover"]
-    assert fit["settles"] and fit["remaining_drift"] > 0 and fit["holds"] is False
+    assert fit["settles"] and fit["remaining_drift"] > 0 and fit["verdict"] == "no" and fit["holds"] is False
     from attnphase.api import copy_heads as api
 
     kappa_one = api.DEFAULT.with_(linear_scale="1")

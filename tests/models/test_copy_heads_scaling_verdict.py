@@ -55,7 +55,7 @@ def test_the_softmax_verdict_is_the_corrected_ratio_not_the_plain_fit(softmax_sc
     (1.20 at L = 2¹², 1.10 at 2²⁰, 1.019 at 2⁶⁴, 1.002 at 2²⁵⁶) falls monotonically to 1, so P* ~ L ln²L holds. Over
     L = 16…4096 a plain least-squares fit of ln(P*/ln²L) on ln L (scipy, Student-t 95% band, upper 5 sizes) excludes
     the exponent 1: the command's verdict must be the former (as the report's), the latter kept as
-    holds_by_plain_fit."""
+    verdict_by_plain_fit ("no") and holds_by_plain_fit; the fit of P_star carries the verdict and its flag together."""
     ratios = [_corrected_ratio(2 ** k) for k in (12, 20, 64, 256)]
     assert all(a > b > 1 for a, b in zip(ratios, ratios[1:])) and ratios[-1] - 1 < 0.01, ratios
     # the page's remainder coefficients, (ratio − 1)/(ln²ℓ/ℓ²) at L = 2¹², 2²⁰, 2²⁵⁶, to their printed two decimals
@@ -71,19 +71,22 @@ def test_the_softmax_verdict_is_the_corrected_ratio_not_the_plain_fit(softmax_sc
     line = stats.linregress(x, y)
     width = stats.t.ppf(0.975, len(x) - 2) * line.stderr
     assert not line.slope - width - fit["systematic"] <= 1 <= line.slope + width + fit["systematic"]
-    assert fit["holds_by_plain_fit"] is False and math.isclose(fit["exponent"], line.slope, rel_tol=1e-9)
+    assert fit["verdict_by_plain_fit"] == "no" and fit["holds_by_plain_fit"] is False
+    assert math.isclose(fit["exponent"], line.slope, rel_tol=1e-9)
 
-    assert fit["holds"] is True and fit["verdict"] == "yes (asymptotically)", fit
+    assert fit["holds"] is True and fit["verdict"] == "yes", fit
+    assert fit["criterion"].split(". The plain")[0].endswith(": yes (asymptotically)"), fit["criterion"]
     assert "corrected ratio" in fit["criterion"] and "not the verdict" in fit["criterion"]
     # the report's verdict on the same scan (its headline and its conventions table), by the same function
     result = softmax_scan
     holds, _ = report.softmax_law_verdict(result.extrapolation)
     assert holds is fit["holds"]
     # and the Python API's result says the same as the command: its fit carries the verdict, the plain test beside it
-    assert result.fit["P_star"].holds is True and result.law_verdict["holds_by_plain_fit"] is False
+    assert (result.fit["P_star"].verdict, result.fit["P_star"].holds) == ("yes", True)
+    assert (result.law_verdict["verdict_by_plain_fit"], result.law_verdict["holds_by_plain_fit"]) == ("no", False)
     assert "law_verdict" not in payload  # printed once, in the fit it judges
-    assert report.softmax_claim_verdict(result.extrapolation, api.DEFAULT, [p.L for p in result.points]) == \
-        fit["verdict"]
+    sentence = report.softmax_claim_verdict(result.extrapolation, api.DEFAULT, [p.L for p in result.points])
+    assert sentence.split(" ")[0] == fit["verdict"] and f"in L): {sentence}. The plain" in fit["criterion"]
 
 
 def test_P_counting_sequences_with_the_loss_summed_does_not_follow_L_ln2L(softmax_scan_json):
@@ -93,10 +96,10 @@ def test_P_counting_sequences_with_the_loss_summed_does_not_follow_L_ln2L(softma
     for a, b in zip(tokens["points"], sequences["points"]):
         assert math.isclose(b["P_star"] * a["L"], a["P_star"], rel_tol=1e-9), (a, b)
     fit = sequences["fit"]["P_star"]
-    assert fit["holds"] is False and fit["verdict"].startswith("no (P* = n*·P/n ~ ln²L"), fit
+    assert fit["holds"] is False and fit["verdict"] == "no", fit
     # the criterion names what holds (the law of n*) and what the carry to P gives, never "P* ~ L ln²L holds"
     assert "n* ~ T ln²L holds asymptotically" in fit["criterion"] and "P* ~ L ln²L holds" not in fit["criterion"]
-    assert f"through P/n (log-log slope -1 in L): {fit['verdict']}" in fit["criterion"], fit["criterion"]
+    assert "through P/n (log-log slope -1 in L): no (P* = n*·P/n ~ ln²L" in fit["criterion"], fit["criterion"]
 
 
 def test_the_verdict_judges_the_sizes_the_fit_takes_and_no_order_from_two(softmax_scan):

@@ -50,7 +50,15 @@ from scipy import stats
 from attnphase.errors import ParameterError
 from attnphase.params import check_real, check_real_list
 
-__all__ = ["ScalingFit", "fit_power_law", "LawFit", "law_fit", "asymptotic_count", "remaining_drift"]
+__all__ = ["ScalingFit", "fit_power_law", "EXPONENT_RESOLUTION", "exponent_verdict", "LawFit", "law_fit",
+           "asymptotic_count", "remaining_drift"]
+
+EXPONENT_RESOLUTION = 0.5
+"""The default resolution of a verdict on a claimed exponent (`exponent_verdict`): "yes" needs the band to exclude
+the exponents this far from the claim. The claimed exponents of the copy-heads laws and the laws the docs name against
+them (L², V L^{3/2}, 1/L, L^{1/2}, V^0, ...) lie half a power apart."""
+
+_HOLDS = {"yes": True, "no": False, "undecided": None, "": None}
 
 
 @dataclass(frozen=True)
@@ -172,7 +180,9 @@ class LawFit:
     (their changes shrink or alternate); where they do not (the sizes leave the law's regime, e.g. V growing towards
     L), nothing is extrapolated and the band is that of the sizes fitted only; systematic: |exponent - local_slope| +
     remaining_drift; [exponent_low, exponent_high]: the exponent's band, the 95% statistical band widened by
-    `systematic` on each side; holds: the claimed exponent lies in that band (None when no exponent is claimed);
+    `systematic` on each side; verdict: on the claimed exponent, "yes", "no" or "undecided" by `exponent_verdict`
+    at `resolution` ("" when no exponent is claimed); holds: the verdict as a flag, True for "yes", False for "no",
+    None for "undecided" or no claim (checked on construction: the two cannot disagree);
     [statistical_low, statistical_high]: the 95% Student-t band from the residuals alone (too narrow where the
     slope still drifts: it leaves out what the omitted corrections move); durbin_watson < ~1 flags smooth
     residuals (curvature); n: points in the fit.
@@ -192,6 +202,29 @@ class LawFit:
     holds: bool | None
     remaining_drift: float = 0.0
     settles: bool = True
+    verdict: str = ""
+    resolution: float = EXPONENT_RESOLUTION
+
+    def __post_init__(self):
+        if self.verdict not in _HOLDS or self.holds is not _HOLDS[self.verdict]:
+            raise ValueError(f"LawFit: verdict {self.verdict!r} with holds {self.holds!r} (verdict must be 'yes', "
+                             f"'no', 'undecided' or '', and holds {_HOLDS.get(self.verdict)!r} with it)")
+
+
+def exponent_verdict(claimed: float | None, low: float, high: float, resolution: float = EXPONENT_RESOLUTION) -> str:
+    """The verdict on a claimed exponent against the band [low, high] (the module docstring): "no" when `claimed`
+    lies outside it; "yes" when inside and the band excludes claimed ± `resolution`; "undecided" otherwise,
+    including a band that is not finite; "" when no exponent is claimed (None)."""
+    if claimed is None:
+        return ""
+    resolution = check_real("resolution", resolution, 0.0, low_open=True)
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return "undecided"
+    if not low <= claimed <= high:
+        return "no"
+    if low <= claimed - resolution or high >= claimed + resolution:
+        return "undecided"
+    return "yes"
 
 
 def asymptotic_count(n: int) -> int:
@@ -200,8 +233,11 @@ def asymptotic_count(n: int) -> int:
     return min(n, max(4, (n + 1) // 2))
 
 
-def law_fit(x, y, claimed_exponent: float | None, *, log_power: float = 0.0) -> LawFit:
-    """Fit y ~ x^beta (ln x)^log_power over the upper half of increasing x and test `claimed_exponent`.
+def law_fit(x, y, claimed_exponent: float | None, *, log_power: float = 0.0,
+            resolution: float = EXPONENT_RESOLUTION) -> LawFit:
+    """Fit y ~ x^beta (ln x)^log_power over the upper half of increasing x and test `claimed_exponent`: its verdict
+    (`exponent_verdict` on the widened band) is "yes" only where the band also excludes the exponents `resolution`
+    away from the claim (default EXPONENT_RESOLUTION = 1/2).
 
     Points whose y is not finite and positive (a threshold not found at that size) are left out first.
     """
@@ -218,10 +254,10 @@ def law_fit(x, y, claimed_exponent: float | None, *, log_power: float = 0.0) -> 
     settles = math.isfinite(remaining)
     systematic = abs(local - fit.exponent) + (remaining if settles else 0.0)
     low, high = fit.exponent_low - systematic, fit.exponent_high + systematic
-    holds = None if claimed_exponent is None else bool(low <= claimed_exponent <= high)
+    verdict = exponent_verdict(claimed_exponent, low, high, resolution)
     return LawFit(claimed_exponent, log_power, fit.exponent, low, high, fit.exponent_low, fit.exponent_high,
-                  systematic, local, fit.durbin_watson, int(fit.n), holds, remaining if settles else math.nan,
-                  settles)
+                  systematic, local, fit.durbin_watson, int(fit.n), _HOLDS[verdict],
+                  remaining if settles else math.nan, settles, verdict, float(resolution))
 
 
 def remaining_drift(slopes) -> float:

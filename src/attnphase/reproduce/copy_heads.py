@@ -35,6 +35,7 @@ from attnphase.api import copy_heads as api
 from attnphase.models.copy_heads.plots import global_line, plot_scaling
 from attnphase.models.copy_heads.law_verdicts import softmax_claim_verdict
 from attnphase.models.copy_heads.scaling_laws import softmax_law_verdict
+from attnphase.numeric.scaling import EXPONENT_RESOLUTION
 from attnphase.report import Report, write_csv
 from attnphase.reproduce.read_back import computed_once
 from attnphase.reproduce.copy_heads_mala import (
@@ -43,7 +44,7 @@ from attnphase.reproduce.copy_heads_mala import (
 )
 from attnphase.reproduce.copy_heads_sampling import bimodality, hysteresis
 from attnphase.reproduce.copy_heads_thresholds import (
-    EXPONENT_RESOLUTION, claim_verdict, exact_row_rate_sizes, exact_row_rate_thresholds, fit_range, headline_numbers,
+    claim_verdict, exact_row_rate_sizes, exact_row_rate_thresholds, fit_range, headline_numbers,
     scaling_rows, scan_sizes, threshold_table, thresholds_paragraph,
 )
 

@@ -12,11 +12,6 @@ from attnphase.models.copy_heads.scaling_laws import SKIPPED_ORDER
 from attnphase.report import value_with_error
 
 
-# The claimed exponents and the laws the docs name against them (L², V L^{3/2}, 1/L, L^{1/2}, V^0, ...) lie half a
-# power apart: a band that reaches the claimed exponent ± 1/2 cannot tell the claim from its neighbour.
-EXPONENT_RESOLUTION = 0.5
-
-
 def scan_sizes(quick: bool):
     """(L values of the scans in L at V = 4, V values of the scan in V at L = 4096, L values, V values and the fixed L
     of the convention table). Quick: the convention table uses the scans' own sizes, so that its default row is the
@@ -141,21 +136,12 @@ def headline_numbers(holds: bool, ex, f, lin, linV) -> dict:
 
 
 def claim_verdict(fit) -> str:
-    """The one rule for a fitted claimed law (`law_fit`: 95% band of the fit over the upper half of the sizes,
-    widened by the drift of the local slope and its geometric tail, `systematic`): "no" when the claimed exponent lies
-    outside the widened band; "yes" when inside and the band excludes the exponents EXPONENT_RESOLUTION away;
-    "undecided" otherwise (the band is too wide to decide). "" when no exponent is claimed."""
-    claimed = fit.claimed_exponent
-    if claimed is None:
-        return ""
-    low, high = fit.exponent_low, fit.exponent_high
-    if not (math.isfinite(low) and math.isfinite(high)):
-        return "undecided"
-    if not low <= claimed <= high:
-        return "no"
-    if low <= claimed - EXPONENT_RESOLUTION or high >= claimed + EXPONENT_RESOLUTION:
-        return "undecided"
-    return "yes"
+    """The verdict of a fitted claimed law (`law_fit`: 95% band of the fit over the upper half of the sizes, widened
+    by the drift of the local slope and its geometric tail, `systematic`): the fit's own `verdict`, yes / no /
+    undecided by numeric.scaling.exponent_verdict ("yes" needs the band to exclude the exponents
+    numeric.scaling.EXPONENT_RESOLUTION away), "" when no exponent is claimed. The report's tables and
+    `attnphase scaling copy-heads` print the same word."""
+    return fit.verdict
 
 
 def fit_range(fit, sizes) -> str:

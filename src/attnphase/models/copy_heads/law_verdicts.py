@@ -3,9 +3,9 @@
 The claim is asymptotic. The large-L analysis gives n* = T ln²L/(4εσ²)·C(ln L) with C(ℓ) = 1 + (2 ln ℓ + 4σ² + 2 −
 2 ln 2)/ℓ + O(ln²ℓ/ℓ²), so the law holds when the corrected ratio n*/(T ln²L · C(ln L)/(4εσ²)) tends to 1 at the
 derived rate (`scaling_laws.softmax_law_verdict`, a statement about n*). A plain power-law fit of P*/ln²L over a
-finite range of L (numeric.scaling.law_fit, whose `holds` is the claimed exponent inside the fit's band widened by the
-drift of the local slope; a softmax `ScalingResult` keeps it as law_verdict["holds_by_plain_fit"]) is biased low by
-the slowly decaying log corrections: over L = 16…4096 it gives 0.90 [0.88, 0.92], over L = 2¹²…2²⁰ 0.95, while
+finite range of L (numeric.scaling.law_fit, whose `verdict` judges the claimed exponent against the fit's band widened
+by the drift of the local slope; a softmax `ScalingResult` keeps it as law_verdict["verdict_by_plain_fit"]) is biased
+low by the slowly decaying log corrections: over L = 16…4096 it gives 0.90 [0.88, 0.92], over L = 2¹²…2²⁰ 0.95, while
 P*/(L ln²L) = 2.11, 0.63, 0.362 at L = 16, 2²⁰, 2²⁵⁶ approaches 1/(4εσ²) = 1/3 as C(ln L) predicts. So the plain
 fit is not the verdict.
 """
@@ -42,23 +42,28 @@ def softmax_claim_verdict(extrapolation, conv, L_values) -> str:
 
 def softmax_scaling_verdict(result, conv) -> dict | None:
     """The verdict of a softmax scan in L (`ScalingResult.law_verdict`, which `scaling copy-heads` prints in its fit
-    of P_star), or None where there is no softmax extrapolation (linear attention, a scan in V, too few thresholds
-    found): `holds` by the corrected ratio (`softmax_claim_verdict`, the report's criterion), `verdict` and
-    `criterion` in words, and the plain fit's own test kept as `holds_by_plain_fit` (not the verdict)."""
+    of P_star, and which that fit carries as its own `verdict` and `holds`), or None where there is no softmax
+    extrapolation (linear attention, a scan in V, too few thresholds found): `verdict` "yes" or "no" by the
+    corrected ratio (`softmax_claim_verdict`, the report's criterion) and `holds` with it (True for "yes"),
+    `criterion` in words (ending with `softmax_claim_verdict`'s sentence), and the plain fit's own verdict and flag
+    (`numeric.scaling.law_fit` on P*/ln²L) kept as `verdict_by_plain_fit` and `holds_by_plain_fit` (not the
+    verdict)."""
     from attnphase.models.copy_heads.scaling_laws import softmax_law_verdict
 
     fit = result.fit.get("P_star")
     if result.attention != "softmax" or result.extrapolation is None or fit is None:
         return None
     L_values = [p.L for p in result.points if math.isfinite(p.P_star)]
-    verdict = softmax_claim_verdict(result.extrapolation, conv, L_values)
+    sentence = softmax_claim_verdict(result.extrapolation, conv, L_values)
+    verdict = "yes" if sentence.startswith("yes") else "no"
     _, n_criterion = softmax_law_verdict(result.extrapolation, "n* ~ T ln²L")
-    return {"holds": verdict.startswith("yes"), "verdict": verdict,
+    return {"holds": verdict == "yes", "verdict": verdict,
             "criterion": (f"corrected ratio of n*/(T ln²L) → 1 at the derived rate: {n_criterion}; carried to P "
-                          f"through P/n (log-log slope {P_per_n_exponent(conv, L_values):.3g} in L): {verdict}. The "
+                          f"through P/n (log-log slope {P_per_n_exponent(conv, L_values):.3g} in L): {sentence}. The "
                           f"plain log-log fit of P*/ln²L (exponent {fit.exponent:.4f} "
                           f"[{fit.exponent_low:.4f}, {fit.exponent_high:.4f}], its 95% band widened by the drift of "
-                          f"the local slope and its tail, {fit.systematic:.4f}, against the claimed 1) is not the "
-                          "verdict: the slowly decaying log corrections bias any finite-range fit, and that band "
-                          "bounds the effective exponent over the sizes fitted, not the limit"),
-            "holds_by_plain_fit": fit.holds}
+                          f"the local slope and its tail, {fit.systematic:.4f}, against the claimed 1: "
+                          f"{fit.verdict}) is not the verdict: the slowly decaying log corrections bias any "
+                          "finite-range fit, and that band bounds the effective exponent over the sizes fitted, not "
+                          "the limit"),
+            "verdict_by_plain_fit": fit.verdict, "holds_by_plain_fit": fit.holds}

@@ -261,8 +261,9 @@ class SoftmaxExtrapolation:
 class ScalingResult(Result):
     """P* over one size variable ("L" or "V", the other `fixed`), with the fit of each threshold against its
     claimed law (`fit`, by threshold) and, softmax over L, the extrapolation of P*/(L ln²L) and the verdict on
-    P* ~ L ln²L (`law_verdict`: holds, verdict, criterion and the plain fit's own test, holds_by_plain_fit; the
-    fit of P_star then carries the verdict as its `holds`, law_verdicts.softmax_scaling_verdict)."""
+    P* ~ L ln²L (`law_verdict`: holds, verdict, criterion and the plain fit's own verdict, verdict_by_plain_fit
+    and holds_by_plain_fit; the fit of P_star then carries the corrected ratio's verdict as its `verdict` and
+    `holds`, law_verdicts.softmax_scaling_verdict)."""
 
     attention: str
     variable: str

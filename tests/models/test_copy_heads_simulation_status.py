@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 
 import numpy as np
 import pytest
@@ -148,25 +149,29 @@ def adam_4000():
 def test_adam_result_does_not_move_with_more_steps(adam_4000):
     """Softmax L = V = 4, P = 200, seed 2: Adam (lr 0.05) reaches the minimum within 1000 steps and then leaves it
     (after 8000 steps U is 4e-3 higher and c has moved by 7e-4 in one run, 300 000 of the former bars). Each run now
-    returns its lowest-U iterate: 8000 steps give the 4000-step values within the bars, status converged."""
+    returns its lowest-U iterate: 8000 steps give each run's 4000-step values within the tolerance that status
+    converged certifies (a change of at most adam_tolerance = 1e-6 over the second half of the steps). One training
+    set: no error bar of the finite-P minimum (NaN, tests/models/test_copy_heads_adam_errors.py)."""
     longer = api.simulate("softmax", 4, 4, 200.0, algorithm="adam", steps=8000, seed=2, device="cpu")
     assert adam_4000.status == longer.status == Status.CONVERGED
     for name in ("c_copy", "test_loss"):
         a, b = adam_4000.comparison(name), longer.comparison(name)
-        assert abs(a.mean - b.mean) <= 3 * math.hypot(a.sem, b.sem) + 1e-14, name
-    bar = adam_4000.comparison("c_copy").sem
+        assert abs(a.mean - b.mean) <= 1e-6, name
     for a, b in zip(adam_4000.chains, longer.chains):  # each run, not only their mean
-        assert abs(a.c_copy - b.c_copy) <= 3 * bar + 1e-12 and b.train_loss <= a.train_loss + 1e-12
+        assert abs(a.c_copy - b.c_copy) <= 1e-6 and b.train_loss <= a.train_loss + 1e-12
 
 
-def test_unsettled_adam_is_limited_and_its_bar_covers_the_settled_value(adam_4000):
-    """After 200 steps c still moves (by 3e-3 over steps 100..200): status limited, and the bar, which now holds that
-    change, covers the value of 4000 steps (measured: 1.1e-5 away; the bar is conservative here)."""
+def test_unsettled_adam_is_limited_and_its_change_covers_the_settled_value(adam_4000):
+    """After 200 steps c still moves (by 3e-3 over steps 100..200): status limited, the message names that change, and
+    it covers each run's distance from its value after 4000 steps (measured: 1.1e-5 in the mean; conservative here).
+    The message gives the change to 2 digits, so it is read with its rounding (5% of it) added."""
     short = api.simulate("softmax", 4, 4, 200.0, algorithm="adam", steps=200, seed=2, device="cpu")
-    assert short.status == Status.LIMITED and "c_copy changed by" in short.message
-    for name in ("c_copy", "test_loss"):
-        s, settled = short.comparison(name), adam_4000.comparison(name)
-        assert abs(s.mean - settled.mean) <= s.sem, name
+    assert short.status == Status.LIMITED
+    found = re.search(r"c_copy changed by ([0-9.e+-]+)", short.message)
+    assert found, short.message
+    change = 1.05 * float(found.group(1))
+    for s, settled in zip(short.chains, adam_4000.chains):
+        assert abs(s.c_copy - settled.c_copy) <= change
 
 
 def test_adam_keep_best_returns_the_lowest_iterate():

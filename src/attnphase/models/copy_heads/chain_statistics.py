@@ -27,10 +27,12 @@ def draw_statistics(draws: np.ndarray, groups: np.ndarray, name: str, algorithm:
     """(mean, sd, sem, n, dof, diagnostics, change) of one quantity: draws (runs, samples) of the selected runs, groups
     their training set. MALA: per training set the mean and its Monte Carlo standard error (ESS over its chains),
     diagnostics with status poor_mixing when the largest split R-hat exceeds rhat_max or the summed ESS of the mean is
-    below ess_min; Adam: per set the mean of its kept runs, with their spread, and `change` the largest change of a run
-    over the second half of its steps (`half`: the values it had then), added to the error in quadrature (change None
-    for MALA). One set: that set's numbers (dof None: normal band); several: the mean of the sets' means and their
-    standard error, at least the sets' own errors combined (dof = sets − 1: Student-t band).
+    below ess_min. MALA, one set: that set's numbers (dof None: normal band); several: the mean of the sets' means and
+    their standard error, at least the sets' own errors combined (dof = sets − 1: Student-t band). Adam: per set the
+    mean of its kept runs; the mean of the sets' means, with their standard error over sets (dof = sets − 1), NaN for
+    one set (its runs' spread is no error of the finite-P minimum: dof None, no verdict); `change`, the largest change
+    of a run over the second half of its steps (`half`: the values it had then), is added to the error in quadrature
+    (change None for MALA).
 
     MALA with fewer than MIN_DRAWS draws per chain, or with a chain whose draws never change (a chain that did not
     move, e.g. at acceptance 0: its draws are its start): no diagnostics can be computed; the error is the draws'
@@ -45,9 +47,8 @@ def draw_statistics(draws: np.ndarray, groups: np.ndarray, name: str, algorithm:
         block = draws[groups == d]
         means.append(float(block.mean()))
         if algorithm == "adam":
-            values = block.reshape(-1)
-            errors.append(float(values.std(ddof=1) / math.sqrt(len(values))) if len(values) > 1 else 0.0)
-        elif block.shape[1] < MIN_DRAWS or np.any(np.ptp(block, axis=1) == 0):
+            continue  # no error of its own: the runs on one set reach its one minimum (below)
+        if block.shape[1] < MIN_DRAWS or np.any(np.ptp(block, axis=1) == 0):
             undiagnosed = undiagnosed or (
                 f"{block.shape[1]} draw(s) per chain, fewer than the {MIN_DRAWS} that split R-hat and the ESS need: "
                 "not diagnosed (error: the draws' standard deviation, ESS taken as 1; more --steps)"
@@ -79,7 +80,14 @@ def draw_statistics(draws: np.ndarray, groups: np.ndarray, name: str, algorithm:
     change = None
     if algorithm == "adam" and half is not None:
         change = float(np.max(np.abs(draws.reshape(-1) - half.reshape(-1))))
-    if len(sets) == 1:
+    if algorithm == "adam":
+        # Adam's runs on one training set reach the minimum of that set's objective (the kept ones the same one, to
+        # ~1e-11 in c at linear L = V = 4, P = 200): their spread is no error of it. What separates that minimum from
+        # the self-averaged theory is the finite-P scatter between training sets, seen only over several sets. One
+        # set (one run or many) has no such estimate: NaN, and no verdict (`verdict_withheld`), as MALA's lone chain.
+        spread = float(np.std(means, ddof=1) / math.sqrt(len(sets))) if len(sets) > 1 else math.nan
+        mean, sem, dof = float(np.mean(means)), spread, (len(sets) - 1 if len(sets) > 1 else None)
+    elif len(sets) == 1:
         mean, sem, dof = means[0], errors[0], None
     else:  # the sets' spread, but never below their own errors combined (two means can agree by chance)
         spread = float(np.std(means, ddof=1) / math.sqrt(len(sets)))
@@ -127,9 +135,15 @@ def verdict_withheld(statistics) -> list[str]:
       the spread of the sets' means, which a set whose chains disagree widens as it moves its mean: there the
       diagnostics are reported and the verdict stands.
     * Two training sets: their one-degree Student-t band (±236σ) would call almost anything agreement (z = 141 did).
+    * No error bar (NaN: Adam on one training set, `draw_statistics`): its runs reach that set's one minimum, and
+      the minimum lies from the self-averaged theory by a finite-P amount that only several sets measure; with a bar
+      of 0 (or the 1e-11 of runs at the same minimum) any such amount read as a rejection at |z| ~ 1e8.
     """
-    dof, diagnostics = statistics[4], statistics[5]
+    sem, dof, diagnostics = statistics[2], statistics[4], statistics[5]
     reasons = []
+    if math.isnan(sem):
+        reasons.append("one training set: Adam's runs on it reach one minimum, whose finite-P scatter about the "
+                       "theory needs several sets (data_sets >= 3): no error bar")
     if dof is None and diagnostics is not None and diagnostics.status != Status.CONVERGED:
         reasons.append("not resolved: " + diagnostics.message.removeprefix(f"{diagnostics.name}: "))
     if dof == 1:

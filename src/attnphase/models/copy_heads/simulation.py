@@ -137,13 +137,16 @@ def simulate(attention: str, L: int, V: int, P: float, *, algorithm: str = _Defa
     the effective sample size of its mean is below ess_min, or when a chain is trapped (its mean data term more than
     trap_sds within-chain spreads above the lowest chain's on its training set: `trapped` "leave-out" drops it from
     the means and the coverage, its run has kept False; "keep" keeps it and every comparison's agrees is None); else
-    converged. Adam: each run's lowest-U iterate; the error adds the largest change of a run over the second half of
-    the steps, and the status is limited when that change exceeds adam_tolerance·max(1, |value|).
+    converged. Adam: each run's lowest-U iterate; the error is the spread of the training sets' means (NaN for one set:
+    its runs reach one minimum, whose finite-P offset from the theory they cannot show) ⊕ the largest change of a run
+    over the second half of the steps, and the status is limited when that change exceeds adam_tolerance·max(1,
+    |value|).
 
     Verdict: a comparison agrees or rejects within its band, or has none (agrees None; `no_verdict` gives the reason
     and theory_agrees is then not True): a quantity whose own diagnostics fail ("not resolved", neither agreement nor
-    rejection: `chain_statistics.verdict_withheld`), two training sets, trapped chains kept, or (MALA) one chain on the
-    only training set (trials 1, or the others left out as trapped), whose error cannot be diagnosed.
+    rejection: `chain_statistics.verdict_withheld`), two training sets, trapped chains kept, (MALA) one chain on the
+    only training set (trials 1, or the others left out as trapped), whose error cannot be diagnosed, or (Adam) one
+    training set, whose error is not estimated.
     """
     from attnphase.models.copy_heads import network as net
     from attnphase.models.copy_heads.samplers import run_adam, run_langevin, step_work

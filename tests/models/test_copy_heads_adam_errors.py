@@ -1,0 +1,67 @@
+"""Copy-heads `simulate` with Adam: the error bar of a joint MAP. Adam's runs on one training set reach that set's
+minimum (the kept ones the same one, to about 1e-11 in c at linear L = V = 4, P = 200), so their spread is no error
+of its distance from the self-averaged theory, the finite-P scatter between training sets. One set: no error bar (NaN,
+null in JSON) and no verdict, as for MALA's lone chain; several sets: the standard error of the sets' means."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from attnphase.api import copy_heads as api
+from attnphase.cli import main
+from attnphase.results import Status
+from attnphase.validate.compare import student_band
+
+ONE_SET_REASON = "one training set: Adam's runs on it reach one minimum"
+
+
+@pytest.mark.parametrize("trials", [1, 2])
+def test_one_training_set_gives_no_error_bar_and_no_verdict(trials):
+    """The audit's call (trials 1) said "the theory is rejected by c_copy: 0.49383 ± 0 against 0.494682"; two runs on
+    the one set reach the same minimum (c within 1e-11 of each other) and it read z = −1.3e8. Now each quantity has
+    sem NaN, agrees None and the one-set reason, and the message rejects nothing."""
+    r = api.simulate("linear", 4, 4, 200, algorithm="adam", trials=trials, steps=2000, device="cpu")
+    assert r.status == Status.CONVERGED
+    assert {c.name for c in r.comparisons} == {"c_copy", "c_uniform", "test_loss", "rho"}
+    for c in r.comparisons:
+        assert math.isnan(c.sem) and c.agrees is None and c.z is None, c
+        assert any(reason.startswith(ONE_SET_REASON) for reason in r.no_verdict[c.name])
+    assert r.theory_agrees is None
+    assert "rejected" not in r.message and "no verdict on c_copy, c_uniform, test_loss, rho (one training set" in r.message
+    if trials == 2:  # the runs do reach one minimum: the spread that was the error bar is round-off
+        values = [ch.c_copy for ch in r.chains if ch.kept]
+        assert len(values) == 2 and abs(values[0] - values[1]) < 1e-9
+
+
+def test_one_training_set_error_is_null_in_json():
+    """The CLI's --json prints the missing error bar as null (not 0, not NaN) and the verdict as null."""
+    out = CliRunner().invoke(main, ["simulate", "copy-heads", "--attention", "linear", "--L", "4", "--V", "4", "--P",
+                                    "200", "--algorithm", "adam", "--trials", "1", "--steps", "2000", "--device",
+                                    "cpu", "--json"], catch_exceptions=False)
+    assert out.exit_code == 0, out.output
+    record = json.loads(out.stdout)
+    comparisons = record["comparisons"]
+    assert len(comparisons) == 4
+    for c in comparisons:
+        assert c["sem"] is None and c["agrees"] is None and c["mean"] is not None, c
+
+
+def test_several_training_sets_give_the_spread_of_their_minima():
+    """Three training sets, one run each: the error bar is the standard error of the three minima's c (the change over
+    the second half, at most 1e-6 for a converged run, added in quadrature), and the verdict is that of Student's t
+    with 2 degrees of freedom."""
+    r = api.simulate("linear", 4, 4, 200, algorithm="adam", trials=3, data_sets=3, steps=2000, device="cpu")
+    assert r.status == Status.CONVERGED and all(ch.kept for ch in r.chains)
+    for name, field in (("c_copy", "c_copy"), ("c_uniform", "c_uniform")):
+        c = r.comparison(name)
+        values = np.array([getattr(ch, field) for ch in r.chains])
+        spread = float(values.std(ddof=1) / math.sqrt(3))
+        assert spread > 1e-4  # the finite-P scatter between sets, far above the runs' 1e-11 on one set
+        assert spread <= c.sem <= math.hypot(spread, 1e-6), (name, c.sem, spread)
+        assert c.n_sigma == pytest.approx(student_band(2)) and c.agrees is not None
+        assert c.mean == pytest.approx(values.mean(), abs=1e-15)

@@ -65,3 +65,34 @@ def test_several_training_sets_give_the_spread_of_their_minima():
         assert spread <= c.sem <= math.hypot(spread, 1e-6), (name, c.sem, spread)
         assert c.n_sigma == pytest.approx(student_band(2)) and c.agrees is not None
         assert c.mean == pytest.approx(values.mean(), abs=1e-15)
+
+
+def test_sweep_keeps_the_adam_runs_of_the_rule_per_training_set(monkeypatch):
+    """`simulate_sweep` takes Adam's kept flags from `samplers.run_adam`; they are the rule applied per training set:
+    a run is kept when its objective U lies within max(1, 1e-3·|U_best|) of the lowest U of the runs on its set (here
+    recomputed from the objectives run_adam returned, set by set, over two P and two sets each). At 3 steps from
+    prior draws the runs lie far apart, so the rule drops some runs and keeps at least one on every set."""
+    from attnphase.models.copy_heads import samplers
+
+    returned = []
+    original = samplers.run_adam
+
+    def recording(*args, **kwargs):
+        returned.append(original(*args, **kwargs))
+        return returned[-1]
+
+    monkeypatch.setattr(samplers, "run_adam", recording)
+    r = api.simulate_sweep("linear", 4, 4, [100.0, 200.0], algorithm="adam", trials_per_P=3, data_sets=2, steps=10,
+                           seed=4, device="cpu")
+    (run,) = returned
+    U = np.asarray(run.objective).reshape(-1)
+    expected = np.zeros(len(U), bool)
+    for P in (100.0, 200.0):
+        for d in range(2):
+            on_set = np.nonzero((r.P == P) & (r.data_set == d))[0]
+            assert len(on_set) == 3
+            best = U[on_set].min()
+            expected[on_set] = U[on_set] <= best + max(1.0, 1e-3 * abs(best))
+            assert expected[on_set].any()
+    assert np.array_equal(np.asarray(r.kept), expected)
+    assert not expected.all()  # the rule is exercised: some run is dropped

@@ -74,12 +74,9 @@ def simulate_sweep(attention: str, L: int, V: int, P_values, *, algorithm: str =
         message = (f"{run.message}; {int(trapped.sum())} of {K} chains trapped (mean data term more than "
                    f"{settings.trap_sds:g} pooled within-chain spreads above the lowest chain's at its P): kept False")
     else:
+        # run_adam filters each block of per_set consecutive seeds, i.e. each training set (of its P), by its rule
         run = run_adam(cfg, train, test, K, steps=steps, seed=run_seed, device=str(dev), per_data_set=per_set)
-        kept = np.zeros(K, bool)
-        for g in range(len(sequences) * D):
-            block = slice(g * per_set, (g + 1) * per_set)
-            best = run.objective[block].min()
-            kept[block] = run.objective[block] <= best + max(1.0, 1e-3 * abs(best))
+        kept = run.kept
     op = order_parameters_of(run.G, conv.boundary)
     t_runs, c_runs = op["t"].copy(), op["c"].copy()
     if attention == "linear":

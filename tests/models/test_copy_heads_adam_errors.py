@@ -96,3 +96,19 @@ def test_sweep_keeps_the_adam_runs_of_the_rule_per_training_set(monkeypatch):
             assert expected[on_set].any()
     assert np.array_equal(np.asarray(r.kept), expected)
     assert not expected.all()  # the rule is exercised: some run is dropped
+
+
+def test_sign_fold_reports_each_run_or_sample_with_t_non_negative():
+    """`fluctuations.sign_folded`, the one fold of linear attention's (t, c) -> (−t, −c) symmetry: along an axis a run
+    is flipped as a whole when its mean t is negative (its negative draws stay negative: one image per run); without
+    one each entry is flipped by its own t."""
+    from attnphase.models.copy_heads.fluctuations import sign_folded
+
+    t = np.array([[-1.0, 0.5], [1.0, -0.5], [0.0, 0.0]])
+    c = np.array([[0.3, -0.2], [0.4, 0.1], [0.7, -0.7]])
+    runs_t, runs_c = sign_folded(t, c, axis=-1)
+    assert np.array_equal(runs_t, [[1.0, -0.5], [1.0, -0.5], [0.0, 0.0]])
+    assert np.array_equal(runs_c, [[-0.3, 0.2], [0.4, 0.1], [0.7, -0.7]])
+    each_t, each_c = sign_folded(t, c)
+    assert np.array_equal(each_t, np.abs(t))
+    assert np.array_equal(each_c, [[-0.3, -0.2], [0.4, -0.1], [0.7, -0.7]])

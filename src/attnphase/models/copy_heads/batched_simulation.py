@@ -13,6 +13,7 @@ import numpy as np
 from attnphase.models.copy_heads.chain_statistics import trapped_chains
 from attnphase.models.copy_heads.convention import DEFAULT, Convention
 from attnphase.models.copy_heads.exact import order_parameters_of
+from attnphase.models.copy_heads.fluctuations import sign_folded
 from attnphase.models.copy_heads.instance import CopyHeadsInstance
 from attnphase.models.copy_heads.parameters import SimulationSettings, check_P_values
 from attnphase.models.copy_heads.simulation import alternating_starts, check_simulation_size, prepare_data
@@ -78,10 +79,9 @@ def simulate_sweep(attention: str, L: int, V: int, P_values, *, algorithm: str =
         run = run_adam(cfg, train, test, K, steps=steps, seed=run_seed, device=str(dev), per_data_set=per_set)
         kept = run.kept
     op = order_parameters_of(run.G, conv.boundary)
-    t_runs, c_runs = op["t"].copy(), op["c"].copy()
+    t_runs, c_runs = op["t"], op["c"]
     if attention == "linear":
-        flip = t_runs.mean(-1) < 0
-        t_runs[flip], c_runs[flip] = -t_runs[flip], -c_runs[flip]
+        t_runs, c_runs = sign_folded(t_runs, c_runs, axis=-1)
     sems = [batch_means_error(c_)[1] for c_ in c_runs]
     per_P = D * per_set
     return SweepResult("mala" if algorithm == "mala" else "adam",

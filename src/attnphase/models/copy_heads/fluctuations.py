@@ -17,7 +17,18 @@ from attnphase.numeric.metropolis import metropolis_means
 from attnphase.params import check_int
 from attnphase.results import Status
 
-__all__ = ["linear_posterior_means", "posterior_means_instance"]
+__all__ = ["linear_posterior_means", "posterior_means_instance", "sign_folded"]
+
+
+def sign_folded(t, c, axis: int | None = None):
+    """(t, c) with t ≥ 0: linear attention's symmetry (G, W) -> (−G, −W) leaves its data term, prior and posterior
+    unchanged and maps the order parameters (t, c) to (−t, −c), so the two images are one state, reported with t ≥ 0
+    (|t|, c·sign t) before any mean over states, else the images cancel. axis None: each entry by its own t (samples of
+    the reduced action, `linear_posterior_means`); an axis: each run by the sign of its t averaged over that axis (a
+    network run's draws, `simulate` and `simulate_sweep`: a chain stays in one image)."""
+    t, c = np.asarray(t), np.asarray(c)
+    sign = np.where((t if axis is None else np.mean(t, axis=axis, keepdims=True)) < 0, -1.0, 1.0)
+    return t * sign, c * sign
 
 
 def _row_resolved_model(inst: CopyHeadsInstance, n_):
@@ -86,10 +97,9 @@ def posterior_means_instance(inst: CopyHeadsInstance, P: float, *, walkers: int 
     def log_density(X):
         return -observables(X)[4] + (X[..., r_index] if inst.entropy else 0.0)  # dρ = ρ dr
 
-    def folded(X):  # the sign symmetry (t, c) ↦ (−t, −c): each sample reported with t ≥ 0
+    def folded(X):  # each sample with t ≥ 0 (`sign_folded`)
         t_, c_, rho_, loss, _ = observables(X)
-        sign = np.where(t_ < 0, -1.0, 1.0)
-        return np.stack([t_ * sign, c_ * sign, rho_, loss], axis=-1)
+        return np.stack([*sign_folded(t_, c_), rho_, loss], axis=-1)
 
     sampled = metropolis_means(log_density, folded, best, local(best)[2], walkers=walkers, steps=steps, seed=seed)
     saddle = LinearObservables(*(float(v) for v in observables(best)[:4]))

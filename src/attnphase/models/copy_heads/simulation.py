@@ -21,7 +21,7 @@ from attnphase.models.copy_heads.chain_statistics import (
 )
 from attnphase.models.copy_heads.convention import DEFAULT, Convention
 from attnphase.models.copy_heads.exact import order_parameters_of
-from attnphase.models.copy_heads.fluctuations import posterior_means_instance
+from attnphase.models.copy_heads.fluctuations import posterior_means_instance, sign_folded
 from attnphase.models.copy_heads.homogeneous import scale_at_fault, solvable_range, solve_instance
 from attnphase.models.copy_heads.instance import CopyHeadsInstance
 from attnphase.models.copy_heads.parameters import DataSize, SimulationSettings
@@ -204,8 +204,7 @@ def simulate(attention: str, L: int, V: int, P: float, *, algorithm: str = _Defa
     op = order_parameters_of(run.G, conv.boundary)
     t_meas, c_meas = op["t"], op["c"]
     if attention == "linear":
-        sign = np.where(np.mean(t_meas, axis=-1, keepdims=True) < 0, -1.0, 1.0)
-        t_meas, c_meas = t_meas * sign, c_meas * sign
+        t_meas, c_meas = sign_folded(t_meas, c_meas, axis=-1)
     g = theory.global_minimum
     groups_all = np.arange(settings.trials) // per
     trap, trap_notes = np.zeros(len(run.starts), bool), []
@@ -232,8 +231,7 @@ def simulate(attention: str, L: int, V: int, P: float, *, algorithm: str = _Defa
         op_half = order_parameters_of(run.G_half, conv.boundary)
         t_half, c_half = op_half["t"], op_half["c"]
         if attention == "linear":
-            sign = np.where(np.mean(t_half, axis=-1, keepdims=True) < 0, -1.0, 1.0)
-            t_half, c_half = t_half * sign, c_half * sign
+            t_half, c_half = sign_folded(t_half, c_half, axis=-1)
         half = {"c_copy": c_half, "c_uniform": t_half, "test_loss": run.test_loss_half, "rho": op_half["rho"]}
     measured = [("c_copy", c_meas, g.c_copy),
                 ("test_loss", run.test_loss, g.loss_gibbs if mala else g.loss_mean_predictor)]

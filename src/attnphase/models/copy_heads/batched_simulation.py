@@ -28,9 +28,14 @@ __all__ = ["SWEEP_TRAP_SDS", "simulate_sweep", "simulate_hysteresis"]
 SWEEP_TRAP_SDS = 3.0  # `simulate_sweep`'s trap cut, in within-chain spreads (why: its docstring)
 
 
-def simulate_sweep(attention: str, L: int, V: int, P_values, *, algorithm: str = "mala", trials_per_P: int = 2,
-                   steps: int = 2000, seed: int = 0, device: str = "auto", convention: Convention = DEFAULT,
-                   n_test_sequences: int = 2000, data_sets: int = 1, trap_sds: float = SWEEP_TRAP_SDS) -> SweepResult:
+_SETTING = SimulationSettings.default  # the defaults shared with `simulate`, from their one declaration
+
+
+def simulate_sweep(attention: str, L: int, V: int, P_values, *, algorithm: str = _SETTING("algorithm"),
+                   trials_per_P: int = 2, steps: int = 2000, seed: int = _SETTING("seed"),
+                   device: str = _SETTING("device"), convention: Convention = DEFAULT,
+                   n_test_sequences: int = _SETTING("n_test_sequences"), data_sets: int = 1,
+                   trap_sds: float = SWEEP_TRAP_SDS) -> SweepResult:
     """Order parameters and losses of the real network at several P in ONE batched run: at each P, `data_sets`
     independent training sets (drawn from one generator seeded with `seed`, P by P, as `simulate` draws them), and
     `trials_per_P` runs on each. MALA chains alternate uniform/copy starts over all runs (one chain per set: the sets
@@ -40,11 +45,11 @@ def simulate_sweep(attention: str, L: int, V: int, P_values, *, algorithm: str =
     MALA chains get `simulate`'s trap rule (`chain_statistics.trapped_chains`) applied to all chains at one P: a chain
     whose mean data term lies more than trap_sds pooled within-chain spreads above the lowest chain's at its P is
     trapped, kept False, and the message counts it. The training sets of one P are draws of one distribution, so a
-    set with a single chain is checked too. The cut is SWEEP_TRAP_SDS = 3 spreads, not `simulate`'s 5: at linear L = 8, V = 4 (about
-    3600 chains of 16 or 32 sets per P, P = 24…2048, 40 seeds) no untrapped chain lay more than 1.3 spreads above the
-    lowest (0.62 at P ≥ 320), while the trap's excess grows with P, 4.0–5.9 spreads at P = 256–320 (27–40 nats; a cut
-    at 5 kept 40% of those chains, each pulling the pooled c down by 0.04) and 13–18 at P = 1280. Below P ≈ 250 the
-    trap is not told apart by its data term. Arrays of the result: one entry per run, in the order P, training set,
+    set with a single chain is checked too. The cut is SWEEP_TRAP_SDS = 3 spreads, not `simulate`'s 5: at linear
+    L = 8, V = 4 (about 3600 chains of 16 or 32 sets per P, P = 24…2048, 40 seeds) no untrapped chain lay more than 1.3
+    spreads above the lowest (0.62 at P ≥ 320), while the trap's excess grows with P, 4.0–5.9 spreads at P = 256–320
+    (27–40 nats; a cut at 5 kept 40% of those chains, each pulling the pooled c down by 0.04) and 13–18 at P = 1280.
+    Below P ≈ 250 the trap is not told apart by its data term. Arrays of the result: one entry per run, in the order P, training set,
     run on that set (`SweepResult`)."""
     from attnphase.models.copy_heads import network as net
     from attnphase.models.copy_heads.samplers import run_adam, run_langevin

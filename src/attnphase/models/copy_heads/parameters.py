@@ -191,6 +191,12 @@ class SimulationSettings(ParameterSet):
             raise ParameterError("data_sets", self.data_sets, f"a divisor of trials ({self.trials}): every training "
                                                                "set gets the same number of runs")
 
+    @classmethod
+    def default(cls, name: str):
+        """The declared default of one setting: the signatures that take it (`simulate`, `simulate_sweep`) read it
+        here, so that each default is written once."""
+        return cls.declarations()[name].default
+
     @property
     def wide(self) -> bool:
         """Scores sampled directly (no query/key weights)."""

@@ -103,12 +103,18 @@ def _renamed(name: str, value, old_name: str, old_value, old_meaning=None):
     return meant
 
 
-def simulate(attention: str, L: int, V: int, P: float, *, algorithm: str = _Default("mala"),
-             trials: int = _Default(2), steps: int = 4000, seed: int = 0, device: str = "auto",
-             convention: Convention = DEFAULT, qk_width: int | None = None, n_test_sequences: int = 2000,
-             rng: str = "device", fluctuations: bool = False, data_sets: int = 1,
-             threads: int | None = None, rhat_max: float = 1.05, ess_min: float = 100.0, trap_sds: float = 5.0,
-             trapped: str = "leave-out", adam_tolerance: float = 1e-6, sampler: str | None = None,
+_SETTING = SimulationSettings.default  # the run settings' defaults, from their one declaration
+
+
+def simulate(attention: str, L: int, V: int, P: float, *, algorithm: str = _Default(_SETTING("algorithm")),
+             trials: int = _Default(_SETTING("trials")), steps: int = _SETTING("steps"), seed: int = _SETTING("seed"),
+             device: str = _SETTING("device"), convention: Convention = DEFAULT,
+             qk_width: int | None = _SETTING("qk_width"), n_test_sequences: int = _SETTING("n_test_sequences"),
+             rng: str = _SETTING("rng"), fluctuations: bool = _SETTING("fluctuations"),
+             data_sets: int = _SETTING("data_sets"), threads: int | None = _SETTING("threads"),
+             rhat_max: float = _SETTING("rhat_max"), ess_min: float = _SETTING("ess_min"),
+             trap_sds: float = _SETTING("trap_sds"), trapped: str = _SETTING("trapped"),
+             adam_tolerance: float = _SETTING("adam_tolerance"), sampler: str | None = None,
              chains: int | None = None) -> SimulationResult:
     """Sample (MALA, trials alternating uniform and copy starts) or train (Adam, `trials` seeds) the real network at
     P and compare the measured order parameters and losses with the theory (sampler= and chains= are the deprecated
@@ -135,12 +141,13 @@ def simulate(attention: str, L: int, V: int, P: float, *, algorithm: str = _Defa
 
     Status (MALA): poor_mixing when a chain accepts ≤ 20%, when a compared quantity's split R-hat exceeds rhat_max or
     the effective sample size of its mean is below ess_min, or when a chain is trapped (its mean data term more than
-    trap_sds within-chain spreads above the lowest chain's on its training set: `trapped` "leave-out" drops it from
-    the means and the coverage, its run has kept False; "keep" keeps it and every comparison's agrees is None); else
-    converged. Adam: each run's lowest-U iterate; the error is the spread of the training sets' means (NaN for one set:
-    its runs reach one minimum, whose finite-P offset from the theory they cannot show) ⊕ the largest change of a run
-    over the second half of the steps, and the status is limited when that change exceeds adam_tolerance·max(1,
-    |value|).
+    trap_sds within-chain spreads above the lowest chain's on its training set: `trapped` "leave-out" drops it from the
+    means and the coverage, its run has kept False; "keep" keeps it and every comparison's agrees is None); else
+    converged. The default cut, 5, misses part of the trap at linear L = 8, P = 256-320 (4.0-5.9 spreads there), where
+    trap_sds=3 catches it: `simulate_sweep` cuts at 3 (SWEEP_TRAP_SDS; its docstring gives the measurements). Adam: each
+    run's lowest-U iterate; the error is the spread of the training sets' means (NaN for one set: its runs reach one
+    minimum, whose finite-P offset from the theory they cannot show) ⊕ the largest change of a run over the second half
+    of the steps, and the status is limited when that change exceeds adam_tolerance·max(1, |value|).
 
     Verdict: a comparison agrees or rejects within its band, or has none (agrees None; `no_verdict` gives the reason
     and theory_agrees is then not True): a quantity whose own diagnostics fail ("not resolved", neither agreement nor

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -25,6 +26,8 @@ from attnphase.models.copy_heads.fluctuations import posterior_means_instance, s
 from attnphase.models.copy_heads.homogeneous import scale_at_fault, solvable_range, solve_instance
 from attnphase.models.copy_heads.instance import CopyHeadsInstance
 from attnphase.models.copy_heads.parameters import DataSize, SimulationSettings
+from attnphase.models.copy_heads.results import PosteriorMeans, SolveResult
+from attnphase.models.copy_heads.row_mean_field_results import RowPosteriorMeans
 from attnphase.models.copy_heads.row_posterior import softmax_row_posterior_means
 from attnphase.models.copy_heads.simulation_results import RowModelResult, RunSummary, SimulationResult
 from attnphase.params import check_int
@@ -156,9 +159,6 @@ def simulate(attention: str, L: int, V: int, P: float, *, algorithm: str = _Defa
     training set, whose error is not estimated.
     """
     from attnphase.models.copy_heads import network as net
-    from attnphase.models.copy_heads.samplers import run_adam, run_langevin, step_work
-    from attnphase.validate.device import choose_threads
-    from attnphase.validate.seeds import seed_after
 
     algorithm = _renamed("algorithm", algorithm, "sampler", sampler, old_meaning={"sgld": "mala"})
     trials = _renamed("trials", trials, "chains", chains)
@@ -171,105 +171,176 @@ def simulate(attention: str, L: int, V: int, P: float, *, algorithm: str = _Defa
                                             adam_tolerance=adam_tolerance)
     if not settings.wide and settings.qk_width < inst.L:  # the copy start must be representable
         raise ParameterError("qk_width", settings.qk_width, f"0 (wide limit) or an integer >= L ({inst.L})")
-    conv, mala = inst.convention, settings.algorithm == "mala"
+    conv = inst.convention
     cfg = net.CopyTaskConfig.of(inst, settings.qk_width)
     sequences = conv.sequences_of_P(P, inst.L)
     check_simulation_size(inst, P, sequences * settings.data_sets, settings.trials, settings.steps,
                           settings.n_test_sequences)
     P_used = conv.P_of_sequences(sequences, inst.L)
+    theory = _theory_for(inst, settings, float(P_used))  # before the run: without it there is nothing to compare with
+    run, test_tokens, n_threads = _run(cfg, settings, sequences)
+    keep, trap, trap_notes = _kept(run, settings)
+    selected = np.nonzero(keep)[0]
+    measured, runs = _measured(inst, run, theory, settings, keep)
+    test_error = test_set_error(run.loss_moments, selected, test_tokens, cfg)
+    comparisons, diagnostics, unsettled, no_verdict = _compared(
+        measured, selected, settings, test_error, _run_withheld(settings, keep, trap))
+    status, message = _status_and_message(run, settings, selected, trap, trap_notes, diagnostics, unsettled)
+    if P_used != P:  # whole training sequences only: the run and its theory are at the P they realise
+        message = (f"P = {P:g} rounded to {sequences} training sequence{'s' if sequences > 1 else ''}: run and theory "
+                   f"at P = {P_used:g}; {message}")
+    message += _theory_note(inst, settings, theory)
+    if comparisons:  # the verdict on the theory, at the end: the status above is the run's own (mixed, settled)
+        # several training sets: each comparison's band is Student's t for their means (comparison_with_theory)
+        D = settings.data_sets
+        widened_by = f"the 99.73% Student-t band of {D} training sets" if D > 1 else None
+        message += f"; {verdict_message(comparisons, no_verdict, band_reason=widened_by)}"
+    return SimulationResult(settings.algorithm, P_used, sequences, conv.n_of_P(P_used, inst.L), runs, theory.minimum,
+                            tuple(comparisons), net.coverage(run.G[selected], conv.boundary), status, message,
+                            theory.means, settings.data_sets, tuple(diagnostics), n_threads, test_error, no_verdict)
+
+
+@dataclass(frozen=True)
+class _Theory:
+    """What `simulate` compares with: the reduced action's solution for `inst` (its read-out at the MAP for Adam),
+    and, with fluctuations, the posterior means that replace its minimum (linear: `posterior_means_instance`;
+    softmax: `softmax_row_posterior_means`, whose lowest well is `row_well`)."""
+
+    inst: CopyHeadsInstance
+    minimum: SolveResult
+    means: PosteriorMeans | RowPosteriorMeans | None = None
+    row_well: object = None
+
+
+def _theory_for(inst: CopyHeadsInstance, settings: SimulationSettings, P: float) -> _Theory:
+    """The theory a run at P is compared with; a ParameterError where it is not computed or the settings ask for
+    one that does not exist (fluctuations with Adam, the softmax row mean field below L = 3 or in a non-convex well)."""
+    conv, mala = inst.convention, settings.algorithm == "mala"
     theory_inst = inst if mala else inst.with_convention(conv.with_(read_out="map"))
-    theory = solve_instance(theory_inst, float(P_used), diagnose=False)  # unusable_theory diagnoses a failure
-    if theory.status != Status.CONVERGED:  # before sampling: without a theory there is nothing to compare with
-        raise unusable_theory(theory_inst, float(P_used), theory.message)
+    minimum = solve_instance(theory_inst, P, diagnose=False)  # unusable_theory diagnoses a failure
+    if minimum.status != Status.CONVERGED:
+        raise unusable_theory(theory_inst, P, minimum.message)
     if settings.fluctuations and not mala:
         raise ParameterError("fluctuations", True, "left out with algorithm 'adam' (a joint MAP has no posterior "
                                                    "to average over)")
-    row_means = row_well = None
-    if settings.fluctuations and attention == "softmax":
-        if inst.L < 3:
-            raise ParameterError("fluctuations", True, f"left out at L = {inst.L} for softmax: the row mean field "
-                                                       "needs rows with two other positions (L >= 3)")
-        row_means = softmax_row_posterior_means(inst.L, inst.V, float(P_used), conv)
-        row_well = min(row_means.wells, key=lambda well: well.free_energy)
-        if math.isnan(row_well.c_mean):
-            raise ParameterError("fluctuations", True, f"left out at L = {inst.L}, V = {inst.V}, P = {P_used:g}: the "
-                                                       "joint row mean field's lowest well is not convex there")
+    if not settings.fluctuations:
+        return _Theory(theory_inst, minimum)
+    if inst.attention == "linear":
+        return _Theory(theory_inst, minimum, posterior_means_instance(theory_inst, P, seed=settings.seed))
+    if inst.L < 3:
+        raise ParameterError("fluctuations", True, f"left out at L = {inst.L} for softmax: the row mean field "
+                                                   "needs rows with two other positions (L >= 3)")
+    row_means = softmax_row_posterior_means(inst.L, inst.V, P, conv)
+    row_well = min(row_means.wells, key=lambda well: well.free_energy)
+    if math.isnan(row_well.c_mean):
+        raise ParameterError("fluctuations", True, f"left out at L = {inst.L}, V = {inst.V}, P = {P:g}: the "
+                                                   "joint row mean field's lowest well is not convex there")
+    return _Theory(theory_inst, minimum, row_means, row_well)
+
+
+def _run(cfg, settings: SimulationSettings, sequences: int):
+    """(the run, the test set's tokens, the torch threads used): the training sets drawn from settings.seed, then
+    MALA (starts alternating uniform, copy within each training set) or Adam on them, from the seed after it."""
+    from attnphase.models.copy_heads.samplers import run_adam, run_langevin, step_work
+    from attnphase.validate.device import choose_threads
+    from attnphase.validate.seeds import seed_after
+
     D, per = settings.data_sets, settings.trials // settings.data_sets
     dev, train, test, test_tokens = prepare_data(cfg, settings.device, settings.seed, settings.rng, [sequences] * D,
-                                    settings.n_test_sequences)
+                                                 settings.n_test_sequences)
     if D > 1:
         train = train.repeat(per)
     n_threads = choose_threads(settings.threads, work=step_work(cfg, settings.trials), device=dev)
-    starts = [("uniform", "copy")[j % 2] for _ in range(D) for j in range(per)]
     run_seed = seed_after(settings.seed)  # the runs' stream; the data's is seed itself
-    if mala:
+    if settings.algorithm == "mala":
+        starts = [("uniform", "copy")[j % 2] for _ in range(D) for j in range(per)]
         run = run_langevin(cfg, train, test, starts, steps=settings.steps, seed=run_seed, device=str(dev),
                            rng=settings.rng, threads=n_threads)
     else:
         run = run_adam(cfg, train, test, settings.trials, steps=settings.steps, seed=run_seed, device=str(dev),
                        rng=settings.rng, threads=n_threads, per_data_set=per)
-    op = order_parameters_of(run.G, conv.boundary)
-    t_meas, c_meas = op["t"], op["c"]
-    if attention == "linear":
-        t_meas, c_meas = sign_folded(t_meas, c_meas, axis=-1)
-    g = theory.global_minimum
-    groups_all = np.arange(settings.trials) // per
-    trap, trap_notes = np.zeros(len(run.starts), bool), []
-    if mala:
-        trap, trap_notes = trapped_chains(run.data_term, groups_all, run.starts, settings.trap_sds)
+    return run, test_tokens, n_threads
+
+
+def _training_set(settings: SimulationSettings) -> np.ndarray:
+    """The training set of each run: trials/data_sets consecutive runs on each."""
+    return np.arange(settings.trials) // (settings.trials // settings.data_sets)
+
+
+def _kept(run, settings: SimulationSettings):
+    """(kept, trapped, notes) per run: Adam's filter (`samplers.run_adam`); MALA's chains not trapped
+    (`chain_statistics.trapped_chains`) with trapped "leave-out", every chain with "keep"."""
+    trap, notes = np.zeros(len(run.starts), bool), []
+    if settings.algorithm == "mala":
+        trap, notes = trapped_chains(run.data_term, _training_set(settings), run.starts, settings.trap_sds)
     keep = run.kept if run.kept.size else ~trap if settings.trapped == "leave-out" else np.ones(len(run.starts), bool)
-    runs = tuple(RunSummary(run.starts[k], bool(keep[k]), float(t_meas[k].mean()), float(c_meas[k].mean()),
-                            float(c_meas[k].std()), float(op["rho"][k].mean()), float(run.train_loss[k].mean()),
+    return keep, trap, notes
+
+
+def _measured(inst: CopyHeadsInstance, run, theory: _Theory, settings: SimulationSettings, keep):
+    """([(name, draws per run, Adam's draws half-way or None, theory value, theory error)], the runs' summaries): the
+    order parameters of the sampled matrices (linear: sign-folded, `fluctuations.sign_folded`) and the test loss."""
+    mala, linear = settings.algorithm == "mala", inst.attention == "linear"
+
+    def order_parameters(G):
+        op = order_parameters_of(G, inst.convention.boundary)
+        t, c = sign_folded(op["t"], op["c"], axis=-1) if linear else (op["t"], op["c"])
+        return {"c_copy": c, "c_uniform": t, "rho": op["rho"]}
+
+    draws = {**order_parameters(run.G), "test_loss": run.test_loss}
+    half = {**order_parameters(run.G_half), "test_loss": run.test_loss_half} if not mala else {}
+    g = theory.minimum.global_minimum
+    values = {"c_copy": g.c_copy, "c_uniform": g.c_uniform, "rho": g.rho,
+              "test_loss": g.loss_gibbs if mala else g.loss_mean_predictor}
+    errors = {}
+    if isinstance(theory.means, PosteriorMeans):  # linear, fluctuations
+        key = {"c_copy": "c", "c_uniform": "t", "test_loss": "loss_gibbs", "rho": "rho"}
+        values = {name: theory.means.means[key[name]] for name in key}
+        errors = {name: theory.means.errors[key[name]] for name in key}
+    elif theory.row_well is not None:  # softmax, fluctuations
+        well = theory.row_well
+        values.update(c_copy=well.c_mean, test_loss=well.loss_gibbs_mean)
+        errors = {"c_copy": well.error, "test_loss": well.loss_gibbs_error}
+    # softmax rows sum to one, so there c_uniform ≡ 1 = the theory's by construction: comparing it would count a
+    # tautology as agreement; rho, the remainder norm per target row: 0 in Convention A, ρ at the minimum with the
+    # remainder's entropy kept
+    names = ("c_copy", "c_uniform", "test_loss", "rho") if linear else ("c_copy", "test_loss")
+    measured = [(name, draws[name], half.get(name), values[name], errors.get(name, 0.0)) for name in names]
+    runs = tuple(RunSummary(run.starts[k], bool(keep[k]), float(draws["c_uniform"][k].mean()),
+                            float(draws["c_copy"][k].mean()), float(draws["c_copy"][k].std()),
+                            float(draws["rho"][k].mean()), float(run.train_loss[k].mean()),
                             float(run.test_loss[k].mean()), float(run.acceptance[k])) for k in range(len(run.starts)))
-    selected = np.nonzero(keep)[0]
-    groups = groups_all[selected]
-    run_withheld = []
-    if mala and D == 1 and selected.size < 2:
+    return measured, runs
+
+
+def _run_withheld(settings: SimulationSettings, keep, trap) -> list[str]:
+    """The run's own reasons to withhold every verdict (`simulate`'s docstring, "Verdict")."""
+    reasons = []
+    if settings.algorithm == "mala" and settings.data_sets == 1 and np.count_nonzero(keep) < 2:
         # One chain's split R-hat and ESS cannot see how far chains from other starts would lie: at linear L = 8,
         # P = 1000 chain means scatter by about twice the bar of one chain, so no bar of one chain is offered as one.
         left_out = [f"chain {k}" for k in np.nonzero(~keep)[0]]
-        run_withheld.append("one chain on the training set" + (f", {', '.join(left_out)} left out as trapped"
-                                                               if left_out else "")
-                            + ": the error of a single chain cannot be diagnosed")
+        reasons.append("one chain on the training set" + (f", {', '.join(left_out)} left out as trapped"
+                                                          if left_out else "")
+                       + ": the error of a single chain cannot be diagnosed")
     if trap.any() and settings.trapped == "keep":
-        run_withheld.append("trapped chains kept in the means: a mean over chains in different regions")
-    half = {}
-    if not mala:
-        op_half = order_parameters_of(run.G_half, conv.boundary)
-        t_half, c_half = op_half["t"], op_half["c"]
-        if attention == "linear":
-            t_half, c_half = sign_folded(t_half, c_half, axis=-1)
-        half = {"c_copy": c_half, "c_uniform": t_half, "test_loss": run.test_loss_half, "rho": op_half["rho"]}
-    measured = [("c_copy", c_meas, g.c_copy),
-                ("test_loss", run.test_loss, g.loss_gibbs if mala else g.loss_mean_predictor)]
-    if attention == "linear":
-        # softmax rows sum to one, so there c_uniform ≡ 1 = the theory's by construction: comparing it would count a
-        # tautology as agreement
-        measured.insert(1, ("c_uniform", t_meas, g.c_uniform))
-        # remainder norm per target row: 0 in Convention A, ρ at the minimum with the remainder's entropy kept
-        measured.append(("rho", op["rho"], g.rho))
-    means = row_means
-    errors = {}
-    if settings.fluctuations and attention == "linear":
-        means = posterior_means_instance(theory_inst, float(P_used), seed=settings.seed)
-        key = {"c_copy": "c", "c_uniform": "t", "test_loss": "loss_gibbs", "rho": "rho"}
-        errors = {name: means.errors[key[name]] for name, _, _ in measured}
-        measured = [(name, values, means.means[key[name]]) for name, values, _ in measured]
-    elif row_well is not None:
-        row_theory = {"c_copy": (row_well.c_mean, row_well.error),
-                      "test_loss": (row_well.loss_gibbs_mean, row_well.loss_gibbs_error)}
-        errors = {name: row_theory[name][1] for name in row_theory}
-        measured = [(name, values, row_theory[name][0] if name in row_theory else th) for name, values, th in measured]
-    test_error = test_set_error(run.loss_moments, selected, test_tokens, cfg)
+        reasons.append("trapped chains kept in the means: a mean over chains in different regions")
+    return reasons
+
+
+def _compared(measured, selected, settings: SimulationSettings, test_error: float, run_withheld: list[str]):
+    """(comparisons, diagnostics, Adam's unsettled quantities, no_verdict): each measured quantity's statistics over
+    the selected runs (`chain_statistics.draw_statistics`), the test loss's bar widened by the test set's own error."""
+    groups = _training_set(settings)[selected]
     comparisons, diagnostics, unsettled, no_verdict = [], [], [], {}
-    for name, values, th in measured:
-        statistics = draw_statistics(np.asarray(values)[selected], groups, name, "mala" if mala else "adam",
-                                      rhat_max=settings.rhat_max, ess_min=settings.ess_min,
-                                      half=np.asarray(half[name])[selected] if name in half else None)
+    for name, values, half, theory, theory_error in measured:
+        statistics = draw_statistics(np.asarray(values)[selected], groups, name, settings.algorithm,
+                                     rhat_max=settings.rhat_max, ess_min=settings.ess_min,
+                                     half=None if half is None else np.asarray(half)[selected])
         if name == "test_loss":  # the theory's loss is an expectation over test data, not this test set's mean
             statistics = (*statistics[:2], math.hypot(statistics[2], test_error), *statistics[3:])
         withheld = run_withheld + verdict_withheld(statistics)  # the run's reasons first: the message groups them
-        comparisons.append(comparison_with_theory(name, th, errors.get(name, 0.0), statistics, withheld))
+        comparisons.append(comparison_with_theory(name, theory, theory_error, statistics, withheld))
         if withheld:
             no_verdict[name] = tuple(withheld)
         if statistics[5] is not None:
@@ -277,11 +348,14 @@ def simulate(attention: str, L: int, V: int, P: float, *, algorithm: str = _Defa
         change = statistics[6]
         if change is not None and change > settings.adam_tolerance * max(1.0, abs(statistics[0])):
             unsettled.append(f"{name} changed by {change:.2g}")
+    return comparisons, diagnostics, unsettled, no_verdict
+
+
+def _status_and_message(run, settings: SimulationSettings, selected, trap, trap_notes, diagnostics, unsettled):
+    """(status, message) of the run itself: MALA mixed or poor_mixing (a chain accepting ≤ 20%, trapped chains,
+    failed diagnostics); Adam settled or limited (a compared quantity still moving over the second half)."""
     status, message = run.status, run.message
-    if P_used != P:  # whole training sequences only: the run and its theory are at the P they realise
-        message = (f"P = {P:g} rounded to {sequences} training sequence{'s' if sequences > 1 else ''}: run and theory "
-                   f"at P = {P_used:g}; {message}")
-    if mala:
+    if settings.algorithm == "mala":
         problems = list(trap_notes)
         if run.status == Status.POOR_MIXING:
             problems.insert(0, "a chain accepts 20% of its proposals or fewer")
@@ -304,23 +378,22 @@ def simulate(attention: str, L: int, V: int, P: float, *, algorithm: str = _Defa
                         "(in the error bars)")
             if status == Status.CONVERGED:
                 status = Status.LIMITED
-    if row_means is not None:
-        message += (f"; theory: posterior means over the joint row mean field's lowest well (c mode "
-                    f"{row_well.c_mode:.4g}; {row_means.status.value})")
-    elif mala and attention == "softmax":
+    return status, message
+
+
+def _theory_note(inst: CopyHeadsInstance, settings: SimulationSettings, theory: _Theory) -> str:
+    """What a MALA run was compared with, where that is not what the sampled network realises ("" for Adam)."""
+    if theory.row_well is not None:
+        return (f"; theory: posterior means over the joint row mean field's lowest well (c mode "
+                f"{theory.row_well.c_mode:.4g}; {theory.means.status.value})")
+    if settings.algorithm != "mala":
+        return ""
+    if inst.attention == "softmax":
         theory_used = ("the row mean field's minimum, each row at its mean participation" if inst.causal
                        else "the reduced action's minimum, every row alike")
-        message += (f"; theory: {theory_used} (--fluctuations, fluctuations=True in Python, compares with the joint "
-                    "row mean field's posterior means)")
-    elif mala:
-        message += linear_theory_note(conv, settings.fluctuations)
-    if comparisons:  # the verdict on the theory, at the end: the status above is the run's own (mixed, settled)
-        # several training sets: each comparison's band is Student's t for their means (comparison_with_theory)
-        widened_by = f"the 99.73% Student-t band of {D} training sets" if D > 1 else None
-        message += f"; {verdict_message(comparisons, no_verdict, band_reason=widened_by)}"
-    return SimulationResult("mala" if mala else "adam", P_used, sequences, conv.n_of_P(P_used, inst.L), runs, theory,
-                            tuple(comparisons), net.coverage(run.G[selected], conv.boundary), status, message, means,
-                            D, tuple(diagnostics), n_threads, test_error, no_verdict)
+        return (f"; theory: {theory_used} (--fluctuations, fluctuations=True in Python, compares with the joint "
+                "row mean field's posterior means)")
+    return linear_theory_note(inst.convention, settings.fluctuations)
 
 
 def linear_theory_note(conv, fluctuations: bool) -> str:

@@ -374,8 +374,9 @@ def _status_and_message(run, settings: SimulationSettings, selected, trap, trap_
         dU = float(np.max(np.abs(run.objective - run.objective_half)[selected]))
         message += f"; over the second half of the steps U changed by at most {dU:.2g}"
         if unsettled:
-            message += (f"; not settled (tolerance {settings.adam_tolerance:g} relative): {', '.join(unsettled)} "
-                        "(in the error bars)")
+            in_bars = " (in the error bars)" if settings.data_sets > 1 else ""  # one set has none (`draw_statistics`)
+            message += (f"; not settled (tolerance {settings.adam_tolerance:g} relative): {', '.join(unsettled)}"
+                        + in_bars)
             if status == Status.CONVERGED:
                 status = Status.LIMITED
     return status, message

@@ -170,3 +170,62 @@ def test_a_sweep_survives_a_worker_process_killed_mid_run(tmp_path):
         rows = store.rows("slow_points:sleepy_point")
     assert sorted(row.params["x"] for row in rows) == list(range(n_points))  # every point, exactly once
     assert all(row.result["x"] == row.params["x"] for row in rows)
+
+
+class _SchedulerThatGoesAway:
+    """A stand-in for a Client whose scheduler dies after `finishing` points: those points' futures finish, the
+    others never do, and the next wait raises what distributed raises when it gives up reconnecting (it cancels
+    every future: FuturesCancelledError, a CancelledError)."""
+
+    def __init__(self, finishing: int):
+        self.finishing, self.submitted = finishing, 0
+
+    def scheduler_info(self):
+        return {"workers": {"tcp://127.0.0.1:1": {"nthreads": 2}}}
+
+    def submit(self, function, *args, pure=False):
+        import concurrent.futures
+
+        future = concurrent.futures.Future()
+        self.submitted += 1
+        if self.submitted <= self.finishing:
+            future.set_result(function(*args))
+        return future
+
+    def cancel(self, futures):
+        raise OSError("the connection to the scheduler is closed")  # as a real client's would, its scheduler gone
+
+
+def test_a_lost_scheduler_stops_the_sweep_with_one_line_saying_what_is_kept(tmp_path, monkeypatch):
+    """Audit k18 D2: a dask scheduler killed mid-sweep ended it with "error: FuturesCancelledError: 4 Futures
+    cancelled ..." and distributed's tracebacks, no JSON object under --json and no word on the points kept. Now the
+    finished points are stored and the sweep stops as a dead local worker stops it: exit 1, one JSON object with
+    status failed, a message naming the lost scheduler and the points kept."""
+    import distributed
+    import distributed.client as client_module
+
+    from attnphase import sweep
+
+    def wait(futures, return_when):
+        done = {f for f in futures if f.done()}
+        if not done:
+            reason = "scheduler-connection-lost"
+            raise client_module.FuturesCancelledError([client_module.CancelledFuturesGroup(
+                [client_module.FutureCancelledError(f"key-{i}", reason) for i in range(len(futures))], reason)])
+        return type("Waited", (), {"done": done})()
+
+    monkeypatch.setattr(distributed, "wait", wait)
+    monkeypatch.setattr(sweep, "connect_dask", lambda scheduler, timeout: (_SchedulerThatGoesAway(5), False))
+    store = tmp_path / "s.sqlite"
+    result = CliRunner().invoke(main, ["sweep", "demo", "--grid", "beta=0.5:2.5:9", "--scheduler",
+                                       "tcp://127.0.0.1:1", "--store", str(store), "--json"])
+    assert result.exit_code == 1, (result.stdout, result.stderr, result.exception)
+    assert len(result.stdout.splitlines()) == 1, result.stderr
+    out = json.loads(result.stdout)
+    assert (out["status"], out["n_computed"], out["n_points"]) == ("failed", 5, 9)
+    assert out["message"] == (f"lost the dask scheduler (4 Futures cancelled: scheduler-connection-lost): 5 points "
+                              f"finished by this run are in the store {store} (5 of the grid's 9); the same command "
+                              "computes the rest")
+    assert result.stderr == f"error: {out['message']}\n"
+    with ResultStore(store) as results:
+        assert len(results.rows("demo")) == 5

@@ -35,7 +35,8 @@ points per worker submitted but not yet written, so killing the driver loses at 
 nothing on a worker touches the store. A sweep stopped early (KeyboardInterrupt, the CLI's SIGTERM, a point's
 ParameterError, a local worker process that died) first writes every point that has finished, then stops the
 local workers at once (their running points are computed again by the next run) or cancels the cluster's tasks,
-and re-raises (a dead local worker as `WorkerProcessDied`; on a cluster, dask runs a lost worker's points again).
+and re-raises (a dead local worker as `WorkerProcessDied`; on a cluster, dask runs a lost worker's points again,
+and a lost scheduler stops the sweep with `SchedulerLost`).
 """
 
 from __future__ import annotations
@@ -66,14 +67,15 @@ from attnphase.sweep_parameters import (
     POINT_CHECKS, check_sweep_parameters, declared_defaults, point_parameters, with_defaults_in_the_key,
 )
 from attnphase.sweep_executors import (
-    CLUSTER_EXTRA_HINT, WorkerProcessDied, connect_dask, evaluate_point, require_distributed, run_dask, run_pool,
+    CLUSTER_EXTRA_HINT, SchedulerLost, WorkerProcessDied, client_errors_without_tracebacks, connect_dask,
+    evaluate_point, require_distributed, run_dask, run_pool,
 )
 from attnphase.version import code_version
 
 __all__ = ["SWEEP_POINTS", "POINT_CHECKS", "CLUSTER_EXTRA_HINT", "register_point", "resolve_point", "point_version",
            "current_version", "point_parameters", "declared_defaults", "curie_weiss_point", "check_curie_weiss_point",
            "check_sweep_parameters", "evaluate_point", "SweepFailure", "SweepReport", "PointParameterError",
-           "WorkerProcessDied", "run_sweep", "require_distributed"]
+           "WorkerProcessDied", "SchedulerLost", "run_sweep", "require_distributed"]
 
 # --- the demo point function ----------------------------------------------------------------------
 
@@ -293,6 +295,7 @@ def run_sweep(
     worker process that dies (killed, out of memory) stops the sweep with `WorkerProcessDied` (points finished before
     it stay stored; its own are computed by the next run), and so do workers that fail as they start: each imports
     the calling script again, so a script calls this under `if __name__ == "__main__":` when `workers` is more than 1.
+    A dask scheduler that goes away mid-sweep stops it with `SchedulerLost` (points finished before stay stored).
     """
     started = time.perf_counter()
     target, function = resolve_point(model)
@@ -307,6 +310,7 @@ def run_sweep(
         client = None
         if scheduler is not None:  # reached before the store is opened: an address with no scheduler leaves no store
             client, own_client = connect_dask(scheduler, connect_timeout)
+            opened.enter_context(client_errors_without_tracebacks())  # until after the close below
             if own_client:
                 opened.callback(client.close)
         result_store = store if isinstance(store, ResultStore) else opened.enter_context(ResultStore(store))

@@ -5,7 +5,8 @@ which never raises (its outcome is a plain tuple that survives pickling); the dr
 future completes and keeps at most two points per worker submitted but not yet written. A sweep stopped early
 (KeyboardInterrupt, the CLI's SIGTERM, a point's ParameterError, a local worker process that died) first writes every
 point that has finished, then stops the local workers at once (their running points are computed again by the next
-run) or cancels the cluster's tasks, and re-raises (a dead worker as `WorkerProcessDied`).
+run) or cancels the cluster's tasks, and re-raises (a dead worker as `WorkerProcessDied`, a lost dask scheduler as
+`SchedulerLost`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import gc
+import logging
 import multiprocessing
 import os
 import signal
@@ -28,7 +30,8 @@ from attnphase.point_code import loaded_point
 if TYPE_CHECKING:
     from attnphase.sweep import _Recorder
 
-__all__ = ["CLUSTER_EXTRA_HINT", "WorkerProcessDied", "evaluate_point", "require_distributed", "run_pool", "run_dask"]
+__all__ = ["CLUSTER_EXTRA_HINT", "WorkerProcessDied", "SchedulerLost", "evaluate_point", "require_distributed",
+           "run_pool", "run_dask", "client_errors_without_tracebacks"]
 
 
 # --- evaluating points ----------------------------------------------------------------------------
@@ -141,6 +144,11 @@ class WorkerProcessDied(RuntimeError):
     """
 
 
+class SchedulerLost(RuntimeError):
+    """The dask scheduler went away mid-sweep (it was killed, its machine or the network failed): the client cannot
+    reach it again and its tasks are cancelled. Every point finished before is stored; the rest need a scheduler."""
+
+
 def _submit_shielded_from_ctrl_c(executor: concurrent.futures.ProcessPoolExecutor, *args) -> concurrent.futures.Future:
     """`executor.submit(*args)` with SIGINT blocked in this thread meanwhile.
 
@@ -219,6 +227,31 @@ def _stop_pool(executor: concurrent.futures.ProcessPoolExecutor) -> list[int | N
     return [process.exitcode for process in processes]
 
 
+def _first_line_and_reasons(exc: BaseException) -> str:
+    """The first line of `exc`'s message and, for distributed's FuturesCancelledError, the reasons it gives ("4
+    Futures cancelled: scheduler-connection-lost")."""
+    first_line = str(exc).splitlines()[0].rstrip(":") if str(exc) else type(exc).__name__
+    reasons = sorted({str(group.reason) for group in getattr(exc, "error_groups", ())})
+    return f"{first_line}: {', '.join(reasons)}" if reasons else first_line
+
+
+@contextlib.contextmanager
+def client_errors_without_tracebacks():
+    """distributed's client logs its failed reconnections, and their cancellation when it closes, with the tracebacks
+    of its event loop; a sweep says itself what was lost and kept (`SchedulerLost`), so while it holds a client (up to
+    and including its close) they are logged as their one-line messages."""
+    def without_traceback(record: logging.LogRecord) -> bool:
+        record.exc_info, record.exc_text = None, None
+        return bool(record.getMessage().strip())  # a record that was its traceback alone says nothing now
+
+    logger = logging.getLogger("distributed.client")
+    logger.addFilter(without_traceback)
+    try:
+        yield
+    finally:
+        logger.removeFilter(without_traceback)
+
+
 def _dask_outcome(future) -> tuple:
     try:
         return future.result()
@@ -273,6 +306,8 @@ def connect_dask(scheduler: Any, connect_timeout: float):
 def run_dask(client, target: str, missing: list[dict[str, Any]], recorder: _Recorder) -> None:
     """The missing points on a dask.distributed `client` (`connect_dask`), a window of them submitted at a time."""
     wait = require_distributed().wait
+    from distributed.comm.core import CommClosedError
+
     threads = sum(w.get("nthreads", 1) for w in client.scheduler_info()["workers"].values())
     recorder.report.backend, recorder.report.workers = "dask", threads
     pending: dict = {}
@@ -283,10 +318,15 @@ def run_dask(client, target: str, missing: list[dict[str, Any]], recorder: _Reco
             lambda futures: wait(futures, return_when="FIRST_COMPLETED").done,
             _dask_outcome, recorder, pending,
         )
-    except BaseException:
+    except BaseException as exc:
         with _signals_held():
             _keep_finished(pending, _dask_outcome, recorder)  # finished before the stop: written, not lost
+        # distributed cancels every future when the client cannot reconnect to its scheduler (the wait then raises
+        # its FuturesCancelledError, a CancelledError), or a call to it fails on a closed connection
+        if isinstance(exc, (concurrent.futures.CancelledError, CommClosedError)):
+            raise SchedulerLost(f"lost the dask scheduler ({_first_line_and_reasons(exc)})") from None
         raise
     finally:
         if pending:
-            client.cancel(list(pending))
+            with contextlib.suppress(Exception):  # a lost scheduler cannot be told: its tasks are gone with it
+                client.cancel(list(pending))

@@ -13,8 +13,8 @@ from attnphase.cli.output_paths import OutputPath
 from attnphase.errors import ParameterError
 from attnphase.grids import GRID_FORM, Grid, as_sweep_option_error, parse_grid, parse_setting
 from attnphase.store import StoreError
-from attnphase.sweep import (SWEEP_POINTS, PointParameterError, SweepReport, WorkerProcessDied, declared_defaults,
-                             point_parameters, run_sweep)
+from attnphase.sweep import (SWEEP_POINTS, PointParameterError, SchedulerLost, SweepReport, WorkerProcessDied,
+                             declared_defaults, point_parameters, run_sweep)
 
 
 _STORE_PATH = OutputPath(directory=False)
@@ -136,7 +136,7 @@ def sweep(model, grid_specs, settings, workers, scheduler, store_path, as_json) 
         sys.exit(2)  # one line, without the usage lines of the option parser's own refusals
     except ParameterError as exc:  # refused before any point ran: nothing printed on stdout
         raise _as_option_error(exc, grids, base) from None
-    except WorkerProcessDied as exc:
+    except (WorkerProcessDied, SchedulerLost) as exc:  # the executor cannot go on: say what is kept
         (stopped,) = started
         message = f"{exc}: {_what_was_kept(stopped)}; the same command computes the rest"
         emit("sweep", model, _parameters(stopped, workers, scheduler),

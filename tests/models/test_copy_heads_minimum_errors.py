@@ -61,8 +61,10 @@ def _softmax_reference(inst, minimum, n):
     a = 1 / (1 + mpmath.exp(-x))
     q = a * a + k * (1 - a) ** 2 / (L - 1)
     losses = _losses(inst, a, q, 1, 1, n)
+    c = (L * a - 1) / (L - 1)
     return {"action": action.action_mp(x, n), "a_copy": a, "loss_mean_predictor": losses[0], "loss_gibbs": losses[1],
-            "eigenvalues": [np.atleast_2d(action.hessian_mp(x, n))[0][0]]}
+            "eigenvalues": [np.atleast_2d(action.hessian_mp(x, n))[0][0]], "c_copy": c,
+            "rho": q - (1 + (L - 1) * c * c) / L}
 
 
 def _linear_reference(inst, minimum, n):
@@ -127,19 +129,21 @@ def _check(value, error, reference, what):
     assert error <= 1e-6 * max(abs(value), 1.0), f"{what}: error {error:.3g} not below 1e-6 relative"
 
 
-# (attention, L, V, P, boundary, reference, number of stationary points reported)
+# (attention, L, V, P, convention options, reference, number of stationary points reported)
 CASES = [
-    ("softmax", 12, 5, 210.0, "periodic", _softmax_reference, 2),  # the uniform and the copy minimum coexist
-    ("softmax", 24, 3, 2500.0, "periodic", _softmax_reference, 1),
-    ("linear", 10, 3, 250.0, "periodic", _linear_reference, 3),  # the symmetric saddle and two stable minima
-    ("linear", 7, 3, 180.0, "causal", _causal_reference, 2),  # the symmetric saddle and the minimum
+    ("softmax", 12, 5, 210.0, {}, _softmax_reference, 2),  # the uniform and the copy minimum coexist
+    ("softmax", 24, 3, 2500.0, {}, _softmax_reference, 1),
+    # audit e18: ρ = 0.852 was one ulp off with an error of c's size (5e-17)
+    ("softmax", 12, 10, 100.0, {"beta": 2.0, "sigma2": 3.0, "tau_scale": "inverse-V"}, _softmax_reference, 2),
+    ("linear", 10, 3, 250.0, {}, _linear_reference, 3),  # the symmetric saddle and two stable minima
+    ("linear", 7, 3, 180.0, {"boundary": "causal"}, _causal_reference, 2),  # the symmetric saddle and the minimum
 ]
 
 
-@pytest.mark.parametrize(("attention", "L", "V", "P", "boundary", "reference", "count"), CASES)
-def test_every_minimum_field_lies_within_its_error_of_a_60_digit_recomputation(attention, L, V, P, boundary,
+@pytest.mark.parametrize(("attention", "L", "V", "P", "options", "reference", "count"), CASES)
+def test_every_minimum_field_lies_within_its_error_of_a_60_digit_recomputation(attention, L, V, P, options,
                                                                                reference, count):
-    convention = ch.DEFAULT.with_(boundary=boundary)
+    convention = ch.DEFAULT.with_(**options)
     result = ch.solve(attention, L, V, P, convention)
     assert result.status == Status.CONVERGED, result.message
     inst = CopyHeadsInstance.validated(attention=attention, L=L, V=V, convention=convention)
@@ -154,7 +158,7 @@ def test_every_minimum_field_lies_within_its_error_of_a_60_digit_recomputation(a
             for i, (value, error, exact) in enumerate(zip(minimum.hessian_eigenvalues,
                                                           minimum.hessian_eigenvalues_error, ref["eigenvalues"])):
                 _check(value, error, exact, f"minimum {k} eigenvalue {i}")
-            for name in ("c_uniform", "c_copy"):  # the coordinates' own error (unchanged) against the same point
+            for name in ("c_uniform", "c_copy", "rho"):  # `error` covers the coordinates and ρ
                 if name in ref:
                     assert abs(mpmath.mpf(getattr(minimum, name)) - ref[name]) <= minimum.error
 

@@ -175,7 +175,13 @@ def _softmax_minimum(inst: CopyHeadsInstance, xv: float, x_error: float, n_) -> 
     a = float(expit(xv))  # logistic without overflow at x ≪ 0 (huge σ²)
     q_ = a * a + inst.values()["k_rest"] * (1 - a) ** 2 / (L - 1)
     c_ = (L * a - 1) / (L - 1)
-    error = L / (L - 1) * a * (1 - a) * x_error + DERIVED_ROUNDING * max(abs(c_), a)  # dc = L/(L−1) da
+    moved = a * (1 - a) * x_error  # da = a(1 − a) dx
+    error_c = L / (L - 1) * moved + DERIVED_ROUNDING * max(abs(c_), a)  # dc = L/(L−1) da
+    # ρ = q − (1 + (L−1)c²)/L, a float64 difference of terms of size q: its rounding scales with q, not with c
+    # (audit e18: ρ = 0.852 one ulp off against an error 5e-17 of size c); dρ/da = 2a − 2k(1 − a)/(L − 1) − 2c
+    error_rho = (abs(2 * a - 2 * inst.values()["k_rest"] * (1 - a) / (L - 1) - 2 * c_) * moved
+                 + DERIVED_ROUNDING * max(q_, (1 + (L - 1) * c_**2) / L))
+    error = max(error_c, error_rho)
     S = float(action.action(xv, n_))
     losses = [float(x) for x in np.ravel(inst.losses(a, q_, 1.0, n_))]
     with mpmath.workdps(dps):

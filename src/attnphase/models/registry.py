@@ -100,7 +100,7 @@ MODELS: dict[str, ModelEntry] = {
             },
             sweep_point="attnphase.models.copy_heads.sweep_points:sweep_point",
             sweep_check="attnphase.models.copy_heads.sweep_points:check_sweep_point",
-            simulators="attnphase.models.copy_heads.samplers:DEVICE_AGREEMENT",
+            simulators="attnphase.models.copy_heads.samplers:SIMULATORS",
             reproduce="attnphase.reproduce.copy_heads",
         ),
         ModelEntry(

@@ -297,7 +297,9 @@ def _slope64(f64, x, a, b) -> float:
 def noisy_threshold(value: float, error: float, status: Status, message: str,
                     bracket: tuple[float, float] | None = None, slope: float = math.nan) -> Threshold:
     """A `Threshold` for a root known to `error` (no mpmath polish): digits_string keeps the significant
-    digits the error supports (at most 15)."""
+    digits the error supports (at most 15). The caller gives the status: for roots located on a ladder of rules,
+    whose tolerance (not a number of digits) decides converged or limited, and for roots not found (value NaN).
+    A root asked for to a number of digits is `threshold_from_error`'s."""
     if not (math.isfinite(value) and math.isfinite(error)):
         return Threshold(value, None, "", error, status, message, bracket, slope, 0)
     digits = supported_digits(value, error, 15)
@@ -306,8 +308,10 @@ def noisy_threshold(value: float, error: float, status: Status, message: str,
 
 
 def threshold_from_error(root, error: float, digits: int, bracket, what: str, slope: float = math.nan) -> Threshold:
-    """A Threshold for `root` with absolute `error`: as many of `digits` significant digits as the error supports.
-    root must be finite (a float or an mpmath number), error ≥ 0 or not finite (inf or NaN, the error of a location
+    """A Threshold for `root` with absolute `error`: as many of `digits` significant digits as the error supports,
+    and the status from them (converged when all `digits` are supported, else limited); for roots polished to a
+    requested number of digits (a ladder's root, whose status its tolerance decides, is `noisy_threshold`'s). root
+    must be finite (a float or an mpmath number), error ≥ 0 or not finite (inf or NaN, the error of a location
     that has none: no digit supported, status limited), digits in [1, 1000]."""
     if isinstance(root, mpmath.mpf):  # an mpmath root may lie beyond float64's range and still be finite
         if not mpmath.isfinite(root):

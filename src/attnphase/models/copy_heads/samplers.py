@@ -7,7 +7,7 @@
 * `run_adam`: Adam on U (joint MAP of all weights) from prior draws, each run's lowest-U iterate; filter: keep the
   runs whose U is within max(1, 1e-3|U_best|) of the best run (converged to the global minimum found); the state
   after half the steps is kept too, for the change over the second half.
-* `DEVICE_AGREEMENT`: short fixed runs for the device agreement check (`validate.agreement`).
+* `SIMULATORS`: short fixed runs for the device agreement check (`validate.agreement`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from attnphase.validate.device import choose_threads, select_device, using_threa
 from attnphase.validate.mala import adaptive_mala, autograd_potential
 from attnphase.validate.training import adam_minimise
 
-__all__ = ["ChainSamples", "step_work", "run_langevin", "RowModelSamples", "run_row_model", "run_adam", "DEVICE_AGREEMENT"]
+__all__ = ["ChainSamples", "step_work", "run_langevin", "RowModelSamples", "run_row_model", "run_adam", "SIMULATORS"]
 
 
 @dataclass(frozen=True)
@@ -248,7 +248,7 @@ def _agreement_run(device: torch.device, attention: str, algorithm: str, seed: i
     return {"G": run.G, "train_loss": run.train_loss, "test_loss": run.test_loss}
 
 
-DEVICE_AGREEMENT = {
+SIMULATORS = {
     "copy-heads MALA softmax": lambda dev, seed: _agreement_run(dev, "softmax", "mala", seed),
     "copy-heads MALA linear": lambda dev, seed: _agreement_run(dev, "linear", "mala", seed),
     "copy-heads Adam softmax": lambda dev, seed: _agreement_run(dev, "softmax", "adam", seed),

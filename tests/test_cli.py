@@ -84,6 +84,17 @@ def test_console_entry_point_runs_as_module():
     assert out.returncode == 0 and __version__ in out.stdout
 
 
+def test_output_to_a_reader_that_went_away_ends_quietly():
+    """`attnphase ... --json | head -c 0` printed "error: BrokenPipeError: [Errno 32] Broken pipe" (audit k18): a
+    closed pipe on stdout ends the program as other command-line tools end, with exit status 1 and nothing on
+    stderr."""
+    process = subprocess.Popen([sys.executable, "-m", "attnphase", "solve", "potts", "--q", "3", "--beta", "2",
+                                "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process.stdout.close()  # the reader is gone before the command writes its one object
+    stderr = process.stderr.read()
+    assert process.wait(timeout=60) == 1 and stderr == ""
+
+
 @pytest.mark.parametrize("command", ["derive", "solve", "threshold", "scaling", "simulate", "reproduce"])
 def test_every_command_has_help_with_examples_or_subcommands(command):
     result = run(command, "--help")

@@ -133,6 +133,8 @@ class GuardedGroup(click.Group):
             raise click.UsageError(str(exc), ctx=None) from None
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
+        except BrokenPipeError:  # the reader went away (`| head`): click ends quietly, exit status 1, as other tools do
+            raise
         except KeyboardInterrupt as exc:
             _set_handlers({signal.SIGINT: signal.SIG_IGN, signal.SIGTERM: signal.SIG_IGN})
             kept = ctx.meta.get(KEPT_WHEN_INTERRUPTED)

@@ -646,3 +646,18 @@ def test_the_spinodals_are_frozen_dataclasses_with_the_same_json_keys():
     assert result.as_dict()["spinodals"][1]["status"] == "converged"
     for state in solve(500, 100.0).minima:
         assert math.copysign(1.0, state.m) == 1.0 or state.m < 0, state
+
+
+@pytest.mark.parametrize("above", [1e-7, 1e-9, 1e-11, 1e-13])
+def test_q2_just_above_the_pitchfork_lists_both_ordered_minima(above):
+    """Audit d18: at q = 2, βJ within 1e-9 of 2 `solve` found no minimum ("failed"): the followed ordered branch
+    turns at the branch point, and a level c between the branch point and the branch's nearest point crossed none
+    of its segments. Both ordered states ±m are listed, m the root of m = tanh(βJm/2) at 50 digits."""
+    beta = 2 + above
+    result = solve(2, beta)
+    assert result.status == "converged" and [s.stability for s in result.minima] == ["stable", "stable"]
+    with mpmath.workdps(50):
+        coupling = mpmath.mpf(repr(beta))
+        m = mpmath.findroot(lambda m: m - mpmath.tanh(coupling * m / 2), mpmath.sqrt(3 * (coupling - 2) / 2))
+        for state, sign in zip(result.minima, (1, -1)):
+            assert abs(state.m - sign * m) <= state.m_error

@@ -24,7 +24,9 @@ def stationary_points_at(system: StationarySystem, branches: Sequence[Stationary
     that gap crossed no segment of the points alone (the Potts model at q = 3 lost its metastable minimum for
     1e-4 above its fold spinodal). Next to a fold, Newton's method at c starts from the fold's normal form,
     x = x_f + √((c − c_f)/(c_v − c_f)) (x_v − x_f) towards the branch's point v, and a point whose index is not
-    that of the fold's side it belongs to (the partner across the fold) is not kept."""
+    that of the fold's side it belongs to (the partner across the fold) is not kept. A branch point where the
+    branch turns in the control (the bifurcating branch of a pitchfork, c − c_b ∝ (x − x_b)²) is such a vertex
+    too, with the same normal form: the Potts model at q = 2 lost both ordered minima for βJ within 1e-9 of 2."""
     found = []
     for branch in branches:
         for (ca, xa, fold_a), (cb, xb, fold_b), index, last in _segments_with_folds(branch):
@@ -48,10 +50,22 @@ def stationary_points_at(system: StationarySystem, branches: Sequence[Stationary
 
 
 def _segments_with_folds(branch: StationaryBranch):
-    """The segments of the branch's polyline with its located folds inserted as vertices: ((c, x, is a fold) at
-    either end, the Hessian index of the segment's branch points, whether it is the last segment)."""
-    folds = {s.between[0]: s for s in branch.singularities
-             if s.kind == "fold" and s.status == Status.CONVERGED and math.isfinite(s.control.value)}
+    """The segments of the branch's polyline with its located turns in the control inserted as vertices: ((c, x, is
+    a turn) at either end, the Hessian index of the segment's branch points, whether it is the last segment). A turn
+    is a fold, or a branch point with the points on both sides of it beyond its control on the same side (a
+    pitchfork's bifurcating branch); a branch point the branch passes straight through is not."""
+    control = [float(c) for c in branch.control]
+
+    def turns(s) -> bool:
+        if s.status != Status.CONVERGED or not math.isfinite(s.control.value):
+            return False
+        if s.kind == "fold":
+            return True
+        i = s.between[0]
+        return (s.kind == "branch_point" and i + 1 < len(control)
+                and (control[i] - s.control.value) * (control[i + 1] - s.control.value) > 0)
+
+    folds = {s.between[0]: s for s in branch.singularities if turns(s)}
     vertices, indices = [], []
     for i, (c, x, index) in enumerate(zip(branch.control, branch.state, branch.index)):
         vertices.append((float(c), x, False))

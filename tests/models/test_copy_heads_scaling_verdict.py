@@ -75,6 +75,8 @@ def test_the_softmax_verdict_is_the_corrected_ratio_not_the_plain_fit(softmax_sc
     assert math.isclose(fit["exponent"], line.slope, rel_tol=1e-9)
 
     assert fit["holds"] is True and fit["verdict"] == "yes", fit
+    # the band's rule did not decide it (1 lies outside the band printed beside it): no resolution is printed
+    assert fit["resolution"] is None
     assert fit["criterion"].split(". The plain")[0].endswith(": yes (asymptotically)"), fit["criterion"]
     assert "corrected ratio" in fit["criterion"] and "not the verdict" in fit["criterion"]
     # the report's verdict on the same scan (its headline and its conventions table), by the same function

@@ -90,8 +90,8 @@ def sweep(model, grid_specs, settings, workers, scheduler, store_path, as_json) 
     --grid and --set name is checked against the parameters MODEL takes, its required parameters
     must be given, and a registered model's values must lie in its declared ranges. Exit status: 0
     when every point is stored, 1 when some points failed (they are retried next run), a local
-    worker process died (the same command computes the rest) or the store is unusable, 2 for bad
-    parameters.
+    worker process died or the dask scheduler was lost (the same command computes the rest) or the
+    store is unusable, 2 for bad parameters.
 
     \b
     Examples:

@@ -181,8 +181,10 @@ class LawFit:
     L), nothing is extrapolated and the band is that of the sizes fitted only; systematic: |exponent - local_slope| +
     remaining_drift; [exponent_low, exponent_high]: the exponent's band, the 95% statistical band widened by
     `systematic` on each side; verdict: on the claimed exponent, "yes", "no" or "undecided" by `exponent_verdict`
-    at `resolution` ("" when no exponent is claimed); holds: the verdict as a flag, True for "yes", False for "no",
-    None for "undecided" or no claim (checked on construction: the two cannot disagree);
+    at `resolution` ("" when no exponent is claimed); a caller that judges the claim by another criterion replaces
+    the verdict and sets resolution to NaN (copy-heads softmax P*: the corrected ratio, `law_verdicts`); holds: the
+    verdict as a flag, True for "yes", False for "no", None for "undecided" or no claim (checked on construction:
+    the two cannot disagree);
     [statistical_low, statistical_high]: the 95% Student-t band from the residuals alone (too narrow where the
     slope still drifts: it leaves out what the omitted corrections move); durbin_watson < ~1 flags smooth
     residuals (curvature); n: points in the fit.

@@ -217,9 +217,10 @@ def scaling(attention: str, V: int, L_min: int, L_max: int, digits: int = 15, co
     if verdict is None:
         return result
     # the asymptotic claim is judged by the corrected ratio, not by the plain fit's band (law_verdicts): the fit of
-    # P_star carries that verdict and its flag together; the plain fit's own stay in law_verdict (*_by_plain_fit)
+    # P_star carries that verdict and its flag together, and no resolution (the band's rule is not what decided it:
+    # the claimed exponent may lie outside the printed band); the plain fit's own stay in law_verdict (*_by_plain_fit)
     fits = {**result.fit, "P_star": dataclasses.replace(result.fit["P_star"], verdict=verdict["verdict"],
-                                                        holds=verdict["holds"])}
+                                                        holds=verdict["holds"], resolution=math.nan)}
     return dataclasses.replace(result, fit=fits, law_verdict=verdict)
 
 

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from attnphase.api import copy_heads as api
+from attnphase.models.copy_heads.instance import CopyHeadsInstance
 
 DPS = 60
 
@@ -354,3 +355,25 @@ def test_the_softmax_order_parameters_at_P_star_hold_every_printed_digit(L, V):
             x = mpmath.findroot(slope, mpmath.log(printed) - mpmath.log1p(-printed))
             a.append(1 / (1 + mpmath.exp(-x)))
         assert (result.a_uniform, result.a_copy, result.jump) == (float(a[0]), float(a[1]), float(a[1] - a[0]))
+
+
+def test_the_centred_softmax_action_leaves_out_the_all_ones_terms_and_moves_nothing_else():
+    """Audit d18: with centred tokens the softmax `action` kept the all-ones terms of one-hot tokens, which the centred
+    model does not have (its linear actions drop them). They are constant in x at t = 1: the centred action is the
+    one-hot one less (V/2) ln(1 + τn/V) − τn²/(2V²(1 + τn/V)), and the minima, the curvature and P* are the same."""
+    L, V, P = 16, 5, 500.0
+    one_hot = api.DEFAULT.with_(boundary="drop-first")
+    centred = one_hot.with_(tokens="centred")
+    plain, shifted = api.solve("softmax", L, V, P, one_hot), api.solve("softmax", L, V, P, centred)
+    inst = CopyHeadsInstance.validated(attention="softmax", L=L, V=V, convention=centred)
+    n, tau = inst.n_of_P(P), inst.values(exact=True)["tau"]
+    with mpmath.workdps(40):
+        u = mpmath.mpf(tau) * n / V
+        all_ones = V / 2 * mpmath.log(1 + u) - mpmath.mpf(tau) * n**2 / (2 * V**2 * (1 + u))
+    assert len(plain.minima) == len(shifted.minima) >= 1
+    for a, b in zip(plain.minima, shifted.minima):
+        assert (a.c_copy, a.hessian_eigenvalues) == (b.c_copy, b.hessian_eigenvalues)
+        assert abs(mpmath.mpf(a.action) - mpmath.mpf(b.action) - all_ones) <= a.action_error + b.action_error
+    P_one_hot = api.threshold("softmax", L, V, digits=12, convention=one_hot)
+    P_centred = api.threshold("softmax", L, V, digits=12, convention=centred)
+    assert P_centred.P_star_digits == P_one_hot.P_star_digits

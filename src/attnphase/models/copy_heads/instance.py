@@ -54,7 +54,7 @@ class CopyHeadsInstance(InstanceParameters):
         if self.causal:
             reduced, losses = rows, kernels.bind(kernels.row_loss_kernel(conv.centred), self.values())
         else:
-            action = (kernels.softmax_kernels() if self.attention == "softmax"
+            action = (kernels.softmax_kernels(conv.centred) if self.attention == "softmax"
                       else kernels.linear_kernels(conv.remainder, conv.centred))
             reduced = kernels.bind_action(action, self.values(exact=True))
             losses = kernels.bind(kernels.loss_kernel(conv.centred), self.values())

@@ -72,9 +72,10 @@ def linear_kernels(remainder: str = "map", centred: bool = False) -> ActionKerne
 
 
 @lru_cache(maxsize=None)
-def softmax_kernels() -> ActionKernels:
-    """The homogeneous softmax action in the previous-position logit x."""
-    return _action(s.softmax_action(), (s.x,))
+def softmax_kernels(centred: bool = False) -> ActionKernels:
+    """The homogeneous softmax action in the previous-position logit x (centred tokens: without the all-ones
+    terms, which are constant in x)."""
+    return _action(s.softmax_action(centred=centred), (s.x,))
 
 
 @lru_cache(maxsize=None)

@@ -65,7 +65,8 @@ def softmax_n_range(inst: CopyHeadsInstance) -> tuple[float, float]:
 
 def softmax_system(inst: CopyHeadsInstance) -> ActionSystem:
     """The homogeneous softmax action S(x; n) as an `ActionSystem` continued in ln n."""
-    return ActionSystem(kernels.softmax_kernels(), "n", inst.values(exact=True), log_control=True)
+    return ActionSystem(kernels.softmax_kernels(inst.convention.centred), "n", inst.values(exact=True),
+                        log_control=True)
 
 
 def _polyline_states(branches, ln_n: float) -> list[tuple[float, float]]:

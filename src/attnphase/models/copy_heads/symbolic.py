@@ -216,17 +216,17 @@ def softmax_shortcut_prior(positions=None) -> sympy.Expr:
     return s**2 / (2 * sigma2) + sympy.log(2 * sympy.pi * sigma2) / 2
 
 
-def softmax_action(row_prior: sympy.Expr | None = None) -> sympy.Expr:
+def softmax_action(row_prior: sympy.Expr | None = None, centred: bool = False) -> sympy.Expr:
     """Reduced softmax action S(x) = T·I_row(x) + S_data(m = a, q = a² + k(1−a)²/(L−1), t = 1).
 
     k = (L−1)·E Σ w_m² of the non-copy weights (1 for equal weights, e^{σ²} for lognormal weights at
-    large L). The all-ones terms are constant (t = 1) and kept so the action is comparable with the
-    exact one.
+    large L). With one-hot tokens the all-ones terms are constant (t = 1) and kept so the action is comparable
+    with the exact one; with centred tokens they are not part of the model (`data_action`).
     """
     prior = softmax_shortcut_prior() if row_prior is None else row_prior
     a = softmax_weight(x)
     q_e = a**2 + k_rest * (1 - a) ** 2 / (L - 1)
-    return T * prior + data_action(a, q_e, 1)
+    return T * prior + data_action(a, q_e, 1, centred)
 
 
 # -- causal mask -----------------------------------------------------------------------------------

@@ -151,6 +151,10 @@ def test_the_reproduce_summary_shows_each_headline_number_with_its_error():
     assert positional.splitlines() == ["alpha_c(omega=0.30) = 1.25194 ± 0.00083",
                                        "alpha_l(omega=0.30) = 1.4905 ± 0.0045", "omega = 0.3",
                                        "(+1 more in the report)"]
+    # a number that was not computed (None: the full report's bimodality in a quick run) is not "in the report"
+    assert headline_cell({"a": 1.0, "b": 2.0, "c": 3.0, "d": None, "e": 4.0}).splitlines()[-1] == \
+        "(+1 more in the report)"
+    assert headline_cell({"a": 1.0, "b": 2.0, "c": 3.0, "d": None}).splitlines() == ["a = 1", "b = 2", "c = 3"]
     recovery = headline_cell({"headline_alignment_mean": 0.997167, "headline_alignment_error": 5.7e-05,
                               "headline_predicted_alignment": 0.997344,
                               "headline_predicted_alignment_error": 0.000182})

@@ -141,6 +141,21 @@ def test_the_quick_convention_rows_do_not_contradict_the_docs_table():
     _check_quick_convention_rows(AUDITED)
 
 
+def test_the_quick_rows_the_page_calls_undecided_are_the_undecided_ones():
+    """Audit u18 L3: the page named κ = 1's crossover in V as the one row the quick sizes leave undecided; centred
+    tokens' P* in V is undecided there too (a band of ±0.66 about 1.01). The two conventions' undecided rows are
+    exactly those the page names (the others undecided in no quick row: `_check_quick_convention_rows`)."""
+    Ls, Vs, conv_L, conv_V, L_fixed = thresholds.scan_sizes(quick=True)
+    names = ["no 1/L scale (kappa=1)", "centred tokens"]
+    conventions = {n: NAMED_CONVENTIONS[n] for n in names}
+    table = api.convention_table(L_values=conv_L, V_values=conv_V, L_fixed=L_fixed, conventions=conventions)
+    rows = report.convention_rows(table, conv_L, conv_V, L_fixed, conventions=conventions)
+    undecided = {(r["convention"], r["law"]) for r in rows if r.get("holds") == "undecided"}
+    assert undecided == {("no 1/L scale (kappa=1)", "P_crossover ~ V^(1/2)"), ("centred tokens", "P* ~ V^2")}
+    page = " ".join(DOCS.read_text().split())
+    assert "leave κ = 1's crossover in V and centred tokens' P* in V undecided" in page
+
+
 def test_the_quick_convention_rows_of_A_kappa_1_and_P_sequences_do_not_contradict_the_docs_table():
     """The audited conventions whose rows the checks name (A, κ = 1, P counting sequences), about 3 s; the slow
     `test_the_quick_convention_rows_do_not_contradict_the_docs_table` checks the two remainder-entropy ones too."""
@@ -550,3 +565,18 @@ def test_the_coverage_sentence_is_over_the_kept_chains_only():
     assert kept.second_moment_fraction == pytest.approx(1.0, abs=1e-12)
     everything = report.kept_chain_coverage(SimpleNamespace(G_mean=sweep.G_mean, kept=np.ones(6, bool)))
     assert everything.variance_fraction < 0.9
+
+
+def test_the_copy_branch_sentence_states_what_the_run_measured():
+    """Audit u18 M1: a fixed sentence said the joint rows and finite data move the copy minimum "down by 0.01-0.03,
+    onto the sampled copy branch" while the run's own table had it move up at P = 640 and lie 2.4 errors above the
+    chains at P = 800. The sentence now gives the run's range, how many P moved down and the z against the chains."""
+    from attnphase.reproduce.copy_heads_sampling import copy_branch_sentence
+
+    rows = [{"copy_minimum_shift": shift, "copy_minimum_minus_copy_start_z": z, "data_sets": 1}
+            for shift, z in ((0.0081, 1.2), (-0.0199, 2.4), (-0.0224, 3.6), (-0.0231, -0.4))]
+    text = copy_branch_sentence(rows)
+    assert "moves by -0.0231 to +0.0081 across these 4 P (3 of them down)" in text
+    assert "within 3 errors of the copy-start chains at 3 of 4 (z from -0.4 to +3.6;" in text
+    assert "with one data set per P, the spread over training sets is not in them" in text
+    assert "over data sets)" in copy_branch_sentence([dict(r, data_sets=2) for r in rows])

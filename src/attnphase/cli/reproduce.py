@@ -268,6 +268,7 @@ def headline_cell(headline: dict) -> str:
     numbers = [k for k in scalars if k not in errors.values()]
     lines = [f"{k} = {_value_and_error(scalars[k], scalars[errors[k]]) if k in errors else format_value(scalars[k])}"
              for k in numbers[:HEADLINE_NUMBERS]]
-    if len(numbers) > HEADLINE_NUMBERS:
-        lines.append(f"(+{len(numbers) - HEADLINE_NUMBERS} more in the report)")
+    more = sum(scalars[k] is not None for k in numbers[HEADLINE_NUMBERS:])  # a number not computed is not in it
+    if more:
+        lines.append(f"(+{more} more in the report)")
     return "\n".join(lines)

@@ -132,7 +132,7 @@ def headline_numbers(holds: bool, ex, f, lin, linV) -> dict:
     for key, fit in exponents.items():
         numbers[key] = fit.exponent
         numbers[f"{key}_error"] = max(fit.exponent_high - fit.exponent, fit.exponent - fit.exponent_low)
-    return {**numbers, "softmax_ratio_last": ex.ratio[-1]}
+    return numbers
 
 
 def claim_verdict(fit) -> str:

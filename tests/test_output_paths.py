@@ -341,3 +341,27 @@ def test_an_empty_store_variable_is_refused_not_read_as_unset(command, tmp_path,
     assert error == ("Error: invalid value for $ATTNPHASE_STORE: '' (allowed: the path of a store file (unset: "
                      "./results.sqlite); an empty path names no file)")
     assert os.listdir(tmp_path) == []
+
+
+def test_a_derivation_page_whose_write_fails_is_the_earlier_page_and_no_sibling_is_left(tmp_path, monkeypatch):
+    """`attnphase derive` writes each page through `written_atomically` (audit t18 M31): a write that fails half-way
+    (a full disk) leaves the earlier page whole, not its first characters, and no sibling."""
+    from pathlib import Path
+
+    def derive():  # not `invoke`: writing the page is computation, which that helper's time limit leaves out
+        return CliRunner().invoke(main, ["derive", "potts", "--dir", str(tmp_path)])
+
+    assert derive().exit_code == 0
+    (page,) = tmp_path.glob("*.md")
+    page.write_text("an earlier page\n")
+    real_write_text = Path.write_text
+
+    def fill_the_disk(path, text, *args, **kwargs):
+        real_write_text(path, text[:3], *args, **kwargs)
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_text", fill_the_disk)
+    result = derive()
+    monkeypatch.undo()
+    assert result.exit_code != 0 and page.read_text() == "an earlier page\n"
+    assert [p.name for p in tmp_path.iterdir()] == [page.name]

@@ -46,6 +46,7 @@ def test_a_kill_between_pieces_keeps_every_finished_piece(tmp_path):
     announced = [int(process.stdout.readline()) for _ in range(50)]
     os.kill(process.pid, signal.SIGKILL)
     process.wait()
+    process.stdout.close()
     stored = Checkpoint(path)
     for i in announced:
         assert stored.get(f"piece {i}") == {"value": float(i)}
@@ -372,3 +373,57 @@ def test_an_empty_checkpoint_dir_is_refused_before_anything_is_computed(tmp_path
         with pytest.raises(ParameterError, match="checkpoint_dir.*not empty"):
             ps.phase_curve([0.3], checkpoint_dir=empty)
     assert not any(tmp_path.iterdir())
+
+
+def test_a_sibling_of_another_users_process_and_a_file_whose_name_globs_are_left_alone(tmp_path, monkeypatch):
+    """The sibling of a process that runs under another user (os.kill raises PermissionError) is that process's write
+    in progress; and a name with glob characters ("[ab].json") matches its own siblings only, not a.json's (audit
+    t18 M27, M28)."""
+    from attnphase import resume
+
+    other_users = tmp_path / "f.json.424242.partial"
+    other_users.write_text("{")
+    not_mine = tmp_path / "a.json.999999999.partial"  # a process that has ended, of another file
+    not_mine.write_text("{")
+
+    def kill(pid, signal_number):
+        if pid == 424242:
+            raise PermissionError
+        raise ProcessLookupError
+
+    monkeypatch.setattr(resume.os, "kill", kill)
+    resume.write_json_atomically(tmp_path / "f.json", {"a": 1})
+    resume.write_json_atomically(tmp_path / "[ab].json", {"a": 1})
+    assert other_users.exists() and not_mine.exists()
+
+
+@pytest.mark.parametrize("write", ["kept arguments", "kernel cache"])
+def test_a_write_that_fails_leaves_the_earlier_file_and_no_sibling(tmp_path, monkeypatch, write):
+    """The kept arguments of a computation and the kernel cache are written through `written_atomically` (audit t18
+    M29, M30): a write that fails half-way (a full disk) leaves the earlier file whole and no sibling."""
+    from pathlib import Path
+
+    from attnphase.derive import codegen
+    from attnphase.errors import ParameterError
+    from attnphase.resume import kept_directory
+
+    real_write_text = Path.write_text
+    if write == "kept arguments":
+        directory = kept_directory(tmp_path, "demo", {"x": 1})
+        target, earlier = directory / "arguments.json", (directory / "arguments.json").read_text()
+    else:
+        target, earlier = tmp_path / "kernel.py", "old"
+        target.write_text(earlier)
+
+    def fill_the_disk(path, text, *args, **kwargs):
+        real_write_text(path, text[:3], *args, **kwargs)
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_text", fill_the_disk)
+    with pytest.raises((OSError, ParameterError)):
+        if write == "kept arguments":
+            kept_directory(tmp_path, "demo", {"x": 1})
+        else:
+            codegen._write_atomic(target, "new content")
+    monkeypatch.undo()
+    assert target.read_text() == earlier and not list(target.parent.glob("*.partial"))

@@ -229,3 +229,36 @@ def test_a_lost_scheduler_stops_the_sweep_with_one_line_saying_what_is_kept(tmp_
     assert result.stderr == f"error: {out['message']}\n"
     with ResultStore(store) as results:
         assert len(results.rows("demo")) == 5
+
+
+def test_points_finished_when_the_scheduler_is_lost_are_stored_and_the_clients_tracebacks_are_dropped(
+        tmp_path, monkeypatch, caplog):
+    """Points whose futures finished before the wait that found the scheduler gone are stored too (the sweep keeps
+    what has finished before it stops), and while the sweep holds its client, distributed's client logs its errors
+    as their one-line messages, without their tracebacks (audit t18 M35, M37)."""
+    import distributed
+    import distributed.client as client_module
+
+    from attnphase import sweep
+    from attnphase.sweep_executors import client_errors_without_tracebacks
+
+    logger = logging.getLogger("distributed.client")
+    with client_errors_without_tracebacks(), caplog.at_level(logging.ERROR, logger="distributed.client"):
+        try:
+            raise OSError("connection refused")
+        except OSError:
+            logger.exception("Failed to reconnect to scheduler")
+    (record,) = [r for r in caplog.records if r.name == "distributed.client"]
+    assert record.exc_info is None and "Traceback" not in caplog.text
+
+    def wait(futures, return_when):  # the scheduler is gone at the first wait, while four points had finished
+        reason = "scheduler-connection-lost"
+        raise client_module.FuturesCancelledError([client_module.CancelledFuturesGroup(
+            [client_module.FutureCancelledError(f"key-{i}", reason) for i in range(len(futures))], reason)])
+
+    monkeypatch.setattr(distributed, "wait", wait)
+    monkeypatch.setattr(sweep, "connect_dask", lambda scheduler, timeout: (_SchedulerThatGoesAway(4), False))
+    with pytest.raises(sweep.SchedulerLost):
+        run_sweep("demo", ["beta=0.5:2.5:9"], store=tmp_path / "s.sqlite", scheduler="tcp://127.0.0.1:1")
+    with ResultStore(tmp_path / "s.sqlite") as results:
+        assert len(results.rows("demo")) == 4

@@ -112,3 +112,33 @@ def test_sign_fold_reports_each_run_or_sample_with_t_non_negative():
     each_t, each_c = sign_folded(t, c)
     assert np.array_equal(each_t, np.abs(t))
     assert np.array_equal(each_c, [[-0.3, -0.2], [0.4, -0.1], [0.7, -0.7]])
+
+
+@pytest.mark.parametrize("data_sets", [1, 3])
+def test_an_unsettled_change_is_said_to_be_in_the_error_bars_only_where_there_are_error_bars(data_sets):
+    """Audit t18 M62: 200 steps leave Adam unsettled; the message adds its change to the error bars ("(in the error
+    bars)") where several training sets give error bars, and not on one set, which has none."""
+    r = api.simulate("softmax", 4, 4, 200, algorithm="adam", trials=data_sets, data_sets=data_sets, steps=200, seed=2,
+                     device="cpu")
+    assert "not settled" in r.message
+    assert ("(in the error bars)" in r.message) is (data_sets > 1), r.message
+
+
+def test_simulate_and_simulate_sweep_take_their_defaults_from_the_settings():
+    """The run settings' defaults are declared once, in SimulationSettings (audit t18 M71: a default changed in
+    `simulate_sweep`'s signature alone went unnoticed)."""
+    import inspect
+
+    from attnphase.models.copy_heads.parameters import SimulationSettings
+
+    declared = set(SimulationSettings.declarations())
+    simulate = [name for name in inspect.signature(api.simulate).parameters if name in declared]
+    # the sweep's own steps (2000) and trap cut (SWEEP_TRAP_SDS) differ by design, and are its own
+    for function, shared in ((api.simulate, simulate),
+                             (api.simulate_sweep, ("algorithm", "seed", "device", "n_test_sequences"))):
+        parameters = inspect.signature(function).parameters
+        assert len(shared) >= 4, (function.__name__, shared)
+        for name in shared:
+            default = parameters[name].default
+            default = getattr(default, "value", default)  # a setting with a deprecated spelling wraps its default
+            assert default == SimulationSettings.default(name), (function.__name__, name)

@@ -13,6 +13,7 @@ is below it) and below 1e-6 relative.
 from __future__ import annotations
 
 import json
+import math
 
 import mpmath
 import numpy as np
@@ -173,3 +174,14 @@ def test_solve_json_prints_every_error_field():
             assert 0 < minimum[f"{name}_error"] < 1e-10 * max(1.0, abs(minimum[name]))
         assert len(minimum["hessian_eigenvalues_error"]) == len(minimum["hessian_eigenvalues"]) == 1
         assert 0 < minimum["hessian_eigenvalues_error"][0] < 1e-10 * abs(minimum["hessian_eigenvalues"][0])
+
+
+def test_the_causal_softmax_row_mean_field_minima_have_no_error_rather_than_a_zero_one():
+    """Audit t18 M53: the causal softmax minima (the row mean field) have no error estimate; their errors are NaN
+    (null in JSON) and the eigenvalues' tuple empty, never 0, which would claim an exact value."""
+    result = ch.solve("softmax", 8, 4, 200.0, ch.DEFAULT.with_(boundary="causal"))
+    assert result.minima
+    for minimum in result.minima:
+        for name in ("error", "action_error", "a_copy_error", "loss_mean_predictor_error", "loss_gibbs_error"):
+            assert math.isnan(getattr(minimum, name)), name
+        assert minimum.hessian_eigenvalues_error == ()

@@ -102,6 +102,11 @@ def test_P_counting_sequences_with_the_loss_summed_does_not_follow_L_ln2L(softma
     # the criterion names what holds (the law of n*) and what the carry to P gives, never "P* ~ L ln²L holds"
     assert "n* ~ T ln²L holds asymptotically" in fit["criterion"] and "P* ~ L ln²L holds" not in fit["criterion"]
     assert "through P/n (log-log slope -1 in L): no (P* = n*·P/n ~ ln²L" in fit["criterion"], fit["criterion"]
+    # the criterion names the plain fit's own verdict (audit t18 M18)
+    assert f"against the claimed 1: {fit['verdict_by_plain_fit']})" in fit["criterion"]
+    # and the Python API's fit carries the corrected ratio's "no" as the command prints it (audit t18 M19)
+    api_fit = api.scaling("softmax", 4, 16, 4096, convention=api.DEFAULT.with_(P_counts="sequences")).fit["P_star"]
+    assert (api_fit.verdict, api_fit.holds) == ("no", False) and math.isnan(api_fit.resolution)
 
 
 def test_the_verdict_judges_the_sizes_the_fit_takes_and_no_order_from_two(softmax_scan):

@@ -661,3 +661,17 @@ def test_q2_just_above_the_pitchfork_lists_both_ordered_minima(above):
         m = mpmath.findroot(lambda m: m - mpmath.tanh(coupling * m / 2), mpmath.sqrt(3 * (coupling - 2) / 2))
         for state, sign in zip(result.minima, (1, -1)):
             assert abs(state.m - sign * m) <= state.m_error
+
+
+def test_the_errors_deep_in_the_ordered_phase_are_finite_and_cover_the_closed_form():
+    """Audit t18 M42: at q = 3, βJ = 100 the polish's error on u is 3e4 wide (f′ carries the factor x(1 − x) ≈ 2e^−u),
+    which made κ⊥'s error infinite; the stationarity bound (`_root_distance`) keeps every error finite. κ⊥ = 2(e^u +
+    q − 1)/β − 2J at u = βJ m, m from m = (1 − e^−u)/(1 + (q − 1)e^−u) at 50 digits."""
+    state = solve(3, 100.0).minima[0]
+    assert state.stability == "stable" and state.m > 0.99
+    for name in ("m_error", "free_energy_error", "curvature_error", "transverse_curvature_error"):
+        assert math.isfinite(getattr(state, name)), name
+    with mpmath.workdps(50):
+        m = mpmath.findroot(lambda m: m - (1 - mpmath.exp(-100 * m)) / (1 + 2 * mpmath.exp(-100 * m)), 1)
+        kappa = 2 * (mpmath.exp(100 * m) + 2) / 100 - 2
+        assert abs(state.transverse_curvature - kappa) <= state.transverse_curvature_error <= 1e-12 * kappa

@@ -42,7 +42,8 @@ def test_the_spinodals_and_the_jump_carry_their_errors_and_the_spinodals_are_rou
     import mpmath
 
     report.run(tmp_path, quick=False, states=(2, 3))
-    rows = {row["q"]: row for row in csv.DictReader((tmp_path / "thresholds.csv").open())}
+    with (tmp_path / "thresholds.csv").open() as handle:
+        rows = {row["q"]: row for row in csv.DictReader(handle)}
     columns = list(rows["3"])
     for name in (report.FOLD, report.INSTABILITY, report.JUMP):
         assert columns[columns.index(name) + 1] == f"{name} error (absolute)"
@@ -63,3 +64,14 @@ def test_the_spinodals_and_the_jump_carry_their_errors_and_the_spinodals_are_rou
     assert float(rows["2"][report.JUMP]) == float(rows["2"][report.JUMP_ERROR]) == 0.0
     text = (tmp_path / "report.md").read_text()
     assert f"| {report.FOLD} | {report.FOLD} error (absolute) |" in text and "`jump_error` (absolute)" in text
+
+
+def test_a_spinodal_that_does_not_exist_has_empty_cells_not_a_zero_error():
+    """q = 2 has no fold: its fold cells are empty, not an error of 0 that would claim an exact value (audit t18
+    M74); a found spinodal gives its digits and its error."""
+    from attnphase.models.potts.results import Spinodal
+    from attnphase.reproduce.potts import spinodal_columns
+
+    assert spinodal_columns("fold", []) == {"fold": "", "fold error (absolute)": ""}
+    found = Spinodal("fold", 2.7, "2.70", 1e-16, "converged")
+    assert spinodal_columns("fold", [found]) == {"fold": "2.70", "fold error (absolute)": 1e-16}

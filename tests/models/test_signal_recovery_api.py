@@ -67,16 +67,22 @@ def test_simulation_reports_the_schedule_that_ran(auto_run):
 
 
 def test_predicted_trajectories_follow_the_runs_own_starts_and_times(auto_run):
-    """The plain ODE along the schedule equals `ode_trajectory` from each start at the run's times; the
-    corrected one with the exact finite-L drift (the run's L is small) ends at the run's `predicted_alignment`. From a
-    start ρ₀ > 0 (model A: the drift at 0 is positive, so neither path crosses 0) the corrected drift is the plain one
-    minus ½ηρN ≥ 0, so the corrected path stays below the plain one (comparison of 1-D ODEs)."""
+    """The plain ODE along the schedule with the large-L drift equals `ode_trajectory` from each start at the run's
+    times; by default the trajectories follow the drift of `simulate`'s own prediction (the exact finite-L one: the
+    run's L is small) and end at the run's `predicted_alignment` (audit s19: with the large-L drift they ended 4 of the
+    run's errors away from it). From a start ρ₀ > 0 (model A: the drift at 0 is positive, so neither path crosses 0)
+    the corrected drift is the plain one minus ½ηρN ≥ 0, so the corrected path stays below the plain one (comparison
+    of 1-D ODEs)."""
     run = auto_run
-    plain = api.predicted_trajectories(run, retraction=False)
-    corrected = api.predicted_trajectories(run)
+    large_L = api.large_L_drift(run.params)
+    plain_large_L = api.predicted_trajectories(run, retraction=False, drift=large_L)
     reference = np.stack([api.ode_trajectory(run.params, r0, run.trajectory.times).x for r0 in run.trajectory.rho[0]],
                          axis=1)
-    assert plain.success and np.allclose(plain.rho, reference, atol=1e-6, rtol=0)
+    assert plain_large_L.success and np.allclose(plain_large_L.rho, reference, atol=1e-6, rtol=0)
+    plain = api.predicted_trajectories(run, retraction=False)
+    corrected = api.predicted_trajectories(run)
+    assert "exact finite-L drift" in corrected.message
+    assert np.abs(corrected.rho[-1]).mean() == pytest.approx(run.predicted_alignment, abs=1e-7)
     # the starts to the rounding of LSODA's output at t = 0 (a unit in the last place)
     assert np.allclose(corrected.rho[0], run.trajectory.rho[0], rtol=0, atol=4 * np.finfo(float).eps)
     assert np.array_equal(corrected.times, run.trajectory.times)

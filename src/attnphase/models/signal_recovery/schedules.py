@@ -15,9 +15,9 @@ import numpy as np
 
 from attnphase.errors import ParameterError
 from attnphase.models.signal_recovery.parameters import MAX_STEPS, Parameters, as_parameters
-from attnphase.models.signal_recovery.closed_form import checked_rhos, large_L, large_L_overflow
+from attnphase.models.signal_recovery.closed_form import checked_rhos, large_L, large_L_accuracy, large_L_overflow
 from attnphase.models.signal_recovery.dynamics import (
-    FINITE_DRIFT_MAX_L, FINITE_DRIFT_SAMPLES, finite_drift, large_L_drift, ode_time_to_reach,
+    FINITE_DRIFT_GRID, FINITE_DRIFT_MAX_L, FINITE_DRIFT_SAMPLES, finite_drift, large_L_drift, ode_time_to_reach,
 )
 from attnphase.models.signal_recovery.population import finite_reduction
 from attnphase.models.signal_recovery.results import PredictedTrajectories, ScheduleChoice, SimulationResult, TangentNoise
@@ -380,14 +380,34 @@ def _flow_along_schedule(params: Parameters, noise: TangentNoise | None, rho0, e
     return out
 
 
+def prediction_drift(params: Parameters) -> tuple:
+    """The drift a prediction from a simulation follows, as `simulate` chooses it: (the finite-L reduction it
+    interpolates, or None for the large-L drift; the words that name it; "" or why there is none). Up to
+    FINITE_DRIFT_MAX_L the exact finite-L drift (the large-L one can be 1e6 times off there, so it is never used
+    instead: a failed reduction is the reason given), beyond it the large-L drift, named with its expansion's failure
+    where it fails somewhere (it may still predict well)."""
+    grid = np.linspace(-1.0, 1.0, FINITE_DRIFT_GRID)
+    if params.L <= FINITE_DRIFT_MAX_L:
+        reduction = finite_reduction(params, grid, n_samples=FINITE_DRIFT_SAMPLES)
+        words = f"exact finite-L drift ({FINITE_DRIFT_GRID} alignments, {FINITE_DRIFT_SAMPLES} draws each)"
+        if not reduction.success:
+            return None, words, f"the exact finite-L drift is not available: {reduction.message}"
+        return reduction, words, ""
+    accuracy = large_L_accuracy(params, grid)
+    return None, "large-L drift" + ("" if accuracy.success else
+                                    f", outside its O(1/L) expansion at some alignments ({accuracy.message})"), ""
+
+
 def predicted_trajectories(simulation: SimulationResult, *, retraction: bool = True, drift=None,
                            noise_shift: float = 0.0) -> PredictedTrajectories:
     """The ODE from each trial's own ρ₀ under the schedule the simulation ran, at its recorded steps.
 
     retraction=True: the retraction-corrected ODE dρ/dt = (1 − ρ²)J′ − ½η(t)ρN (with the simulation's
     tangent noise N); False: the plain ODE dρ/dt = (1 − ρ²)J′. t is the simulation's t = Σ_{j<k} η_j at
-    every step (η(t) interpolated between the steps). `drift`: ρ -> (1 − ρ²)J′ (default: the large-L one).
-    `noise_shift` moves N by that many standard errors (for error bars).
+    every step (η(t) interpolated between the steps). `drift`: ρ -> (1 − ρ²)J′ (default: the drift `simulate`'s
+    own prediction follows, `prediction_drift`: the exact finite-L one up to L = FINITE_DRIFT_MAX_L, so that the
+    drawn trajectories end where `simulate` predicts). `noise_shift` moves N by that many standard errors (for
+    error bars).
     """
     from attnphase.validate.sphere_sga import StepSchedule
 
@@ -401,14 +421,20 @@ def predicted_trajectories(simulation: SimulationResult, *, retraction: bool = T
         noise = tangent_noise(params)
     schedule = StepSchedule(simulation.eta0, simulation.k0, simulation.gamma)
     total = int(run.steps[-1])
+    kind = "retraction-corrected" if retraction else "plain"
+    words = "the given drift"
+    if drift is None:
+        reduction, words, missing = prediction_drift(params)
+        if missing:
+            return PredictedTrajectories(run.steps, run.times, np.full_like(run.rho, np.nan), kind, Status.FAILED,
+                                         missing)
+        drift = None if reduction is None else finite_drift(reduction)
     rho = _flow_along_schedule(params, noise, run.rho[0], schedule.eta(total), schedule.times(total), run.times,
                                drift=drift, noise_shift=noise_shift)
-    kind = "retraction-corrected" if retraction else "plain"
     if not np.all(np.isfinite(rho)):
         return PredictedTrajectories(run.steps, run.times, rho, kind, Status.FAILED, "the ODE integration failed")
     return PredictedTrajectories(run.steps, run.times, rho, kind, Status.CONVERGED,
-                                 f"{kind} ODE from each of the {rho.shape[1]} trials' starts, "
-                                 + ("large-L drift" if drift is None else "the given drift"))
+                                 f"{kind} ODE from each of the {rho.shape[1]} trials' starts, {words}")
 
 
 #: Largest η²·max N for which a prediction is made: the retraction-corrected ODE keeps the terms of a

@@ -14,18 +14,17 @@ import numpy as np
 
 from attnphase.errors import ParameterError
 from attnphase.models.signal_recovery.dynamics import (
-    FINITE_DRIFT_GRID, FINITE_DRIFT_MAX_L, FINITE_DRIFT_SAMPLES, fixed_points, ode_limit_point, ode_trajectory,
+    FINITE_DRIFT_MAX_L, fixed_points, ode_limit_point, ode_trajectory,
 )
 from attnphase.models.signal_recovery.escape import AGREEMENT_SIGMAS, ESCAPE_SIGMAS, agreement, escape_starts
 from attnphase.models.signal_recovery.schedules import (
-    MAX_STEP_NOISE, choose_schedule, predicted_alignment, schedule_reach, tangent_noise,
+    MAX_STEP_NOISE, choose_schedule, predicted_alignment, prediction_drift, schedule_reach, tangent_noise,
 )
 from attnphase.models.signal_recovery.parameters import (
     FLOAT32_MAX, MAX_PROJECTED_NUMBERS, MAX_SIMULATION_NUMBERS, MAX_STEPS, Parameters, SimulationSettings,
     make_parameters, max_simulated_token_norm, noise_token_norm,
 )
-from attnphase.models.signal_recovery.closed_form import large_L, large_L_accuracy
-from attnphase.models.signal_recovery.population import finite_reduction
+from attnphase.models.signal_recovery.closed_form import large_L
 from attnphase.models.signal_recovery.results import ScheduleChoice, SimulationResult, TangentNoise
 from attnphase.params import check_bool, check_choice, check_int, check_real
 from attnphase.results import Status
@@ -158,16 +157,7 @@ def run_sga(params: Parameters, settings: SimulationSettings, device: str = "aut
     predicted = predicted_error = reduction = None
     drift_used = no_drift = ""
     if predict and finite and noise.success:
-        grid = np.linspace(-1.0, 1.0, FINITE_DRIFT_GRID)
-        if params.L <= FINITE_DRIFT_MAX_L:
-            reduction = finite_reduction(params, grid, n_samples=FINITE_DRIFT_SAMPLES)
-            if not reduction.success:  # never the large-L drift instead: at L <= 1024 it can be 1e6 times off
-                no_drift = f"the exact finite-L drift is not available: {reduction.message}"
-            drift_used = f"exact finite-L drift ({FINITE_DRIFT_GRID} alignments, {FINITE_DRIFT_SAMPLES} draws each)"
-        else:  # the only drift there is: said when its expansion fails somewhere (it may still predict well)
-            accuracy = large_L_accuracy(params, grid)
-            drift_used = "large-L drift" + ("" if accuracy.success else
-                                            f", outside its O(1/L) expansion at some alignments ({accuracy.message})")
+        reduction, drift_used, no_drift = prediction_drift(params)
         if not no_drift:
             with np.errstate(all="ignore"):
                 prediction = predicted_alignment(params, step_noise, run.rho[0], eta0, k0, gamma, int(run.steps[-1]),

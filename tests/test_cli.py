@@ -95,6 +95,20 @@ def test_output_to_a_reader_that_went_away_ends_quietly():
     assert process.wait(timeout=60) == 1 and stderr == ""
 
 
+@pytest.mark.parametrize("raised", [BrokenPipeError(32, "Broken pipe (a socket)"), BrokenPipeError("a pipe broke")])
+def test_a_broken_pipe_other_than_stdout_is_an_error_of_one_line(monkeypatch, raised):
+    """Audit r19: only a closed stdout ends quietly; a broken pipe elsewhere (a socket, a child's pipe) ended quietly
+    too (errno EPIPE) or with a 41-line traceback (no errno). It is reported as any unexpected error is."""
+    import attnphase.models.potts.solve as potts
+
+    def broken(*args, **kwargs):
+        raise raised
+
+    monkeypatch.setattr(potts, "solve", broken)
+    result = run("solve", "potts", "--q", "3", "--beta", "2.8")
+    assert result.exit_code == 1 and result.stderr == f"error: BrokenPipeError: {raised}\n"
+
+
 @pytest.mark.parametrize("command", ["derive", "solve", "threshold", "scaling", "simulate", "reproduce"])
 def test_every_command_has_help_with_examples_or_subcommands(command):
     result = run(command, "--help")

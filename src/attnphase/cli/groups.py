@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import select
 import signal
 import sys
 import threading
@@ -133,8 +134,10 @@ class GuardedGroup(click.Group):
             raise click.UsageError(str(exc), ctx=None) from None
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
-        except BrokenPipeError:  # the reader went away (`| head`): click ends quietly, exit status 1, as other tools do
-            raise
+        except BrokenPipeError as exc:
+            if _stdout_reader_gone():  # `| head`: click ends quietly, exit status 1, as other tools do
+                raise
+            _unexpected(exc)  # any other broken pipe is an error like the rest
         except KeyboardInterrupt as exc:
             _set_handlers({signal.SIGINT: signal.SIG_IGN, signal.SIGTERM: signal.SIG_IGN})
             kept = ctx.meta.get(KEPT_WHEN_INTERRUPTED)
@@ -146,10 +149,7 @@ class GuardedGroup(click.Group):
                 _emit_interruption(*ctx.meta[JSON_COMMAND], message, ctx.meta.get(KEPT_FIELDS, {}))
             sys.exit(143 if isinstance(exc, Terminated) else 130)
         except Exception as exc:  # noqa: BLE001 - last line of defence: no traceback for users
-            if os.environ.get("ATTNPHASE_DEBUG"):
-                raise
-            click.echo(f"error: {type(exc).__name__}: {exc}", err=True)
-            sys.exit(1)
+            _unexpected(exc)
         finally:
             if outermost and self._run_as_program:
                 # the program only exits now, finished or stopped: a signal in its last tenths of a second (Python's
@@ -157,6 +157,25 @@ class GuardedGroup(click.Group):
                 _set_handlers({signal.SIGINT: signal.SIG_IGN, signal.SIGTERM: signal.SIG_IGN})
             elif outermost:
                 _restore_handlers(previous)
+
+
+def _unexpected(exc: Exception) -> None:
+    """An exception no command handles: one line on stderr and exit status 1 (its traceback with ATTNPHASE_DEBUG)."""
+    if os.environ.get("ATTNPHASE_DEBUG"):
+        raise exc
+    click.echo(f"error: {type(exc).__name__}: {exc}", err=True)
+    sys.exit(1)
+
+
+def _stdout_reader_gone() -> bool:
+    """Whether standard output is a pipe whose reader has closed it (poll reports an error on its write end), as
+    against a broken pipe anywhere else (a socket, a child process's pipe), which is an error to report."""
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))
+    except (AttributeError, OSError, ValueError):  # no file descriptor (an in-memory stream) or no poll
+        return False
 
 
 def _format_summaries(formatter: click.HelpFormatter, rows: list[tuple[str, str]]) -> None:

@@ -675,3 +675,13 @@ def test_the_errors_deep_in_the_ordered_phase_are_finite_and_cover_the_closed_fo
         m = mpmath.findroot(lambda m: m - (1 - mpmath.exp(-100 * m)) / (1 + 2 * mpmath.exp(-100 * m)), 1)
         kappa = 2 * (mpmath.exp(100 * m) + 2) / 100 - 2
         assert abs(state.transverse_curvature - kappa) <= state.transverse_curvature_error <= 1e-12 * kappa
+
+
+def test_a_minimum_and_a_maximum_closer_than_their_error_are_not_called_a_plain_inflection():
+    """Audit r19: at q = 20 within 1e-13 of βJ = q the metastable m = 0 and the transcritical partner lie within the
+    point's own error of each other; f″ vanishes within its error and f‴ does not, which also describes an inflection.
+    The message names both readings instead of asserting "inflection"."""
+    result = solve(20, 19.9999999999999)
+    assert [s.stability for s in result.minima] == ["stable"] and result.minima[0].m > 0.99
+    assert "not a minimum: inflection (or a minimum and a maximum closer than its error)" in result.message
+

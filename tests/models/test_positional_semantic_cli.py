@@ -155,3 +155,13 @@ def test_thresholds_kept_by_another_code_version_are_computed_again_and_said_so(
     assert json.loads(again.stdout)["alpha_c"] == json.loads(first.stdout)["alpha_c"]
     read_back = run(command)
     assert "read back from" in read_back.stderr and "another code version" not in read_back.stderr
+
+
+def test_the_simulate_help_states_the_band_the_verdict_uses():
+    """Audit h19: the help said "agrees (|z| ≤ 3)" while the command uses the 99.73% Student-t band of a mean over
+    the trials (±9.22 for its own example's 4 trials). The help's numbers are that band's."""
+    from attnphase.validate.compare import student_band
+
+    text = " ".join(CliRunner().invoke(main, ["simulate", "positional-semantic", "--help"]).output.split())
+    assert "|z| ≤ 3" not in text
+    assert f"{student_band(3):.2f} for 4 trials, {student_band(10**9):.1f} for many" in text

@@ -270,6 +270,12 @@ def test_the_pages_simulation_rows_rerun_to_their_values(label):
     assert abs(run["prediction_z"] - float(z.replace("−", "-"))) <= 0.5 * 10.0 ** -len(z.partition(".")[2])
     shorter = re.search(r"; (\d+) steps reach ([\d.]+): limited\)", row.value)
     assert (shorter is not None) == (label == "`--help` example"), row.value
+    if label == "`--help` example":  # the command's own help quotes the same run (audit h19: 0.9973 for 0.9972)
+        help_text = " ".join(CliRunner().invoke(main, ["simulate", "signal-recovery", "--help"]).output.split())
+        mean, error, predicted = re.search(r"mean final \|rho\| ([\d.]+) \+- ([\d.]+) against the predicted ([\d.]+)",
+                                           help_text).groups()
+        assert (float(mean), float(predicted)) == (round(run["alignment_mean"], 4), round(run["predicted_alignment"], 4))
+        assert float(error) == pytest.approx(run["alignment_error"], abs=0.5e-4)
     if shorter:  # the row's same run with fewer steps: planned for them, it falls short of the target
         steps, reached = shorter.groups()
         short_args = args[1:args.index("--steps") + 1] + [steps] + args[args.index("--steps") + 2:]

@@ -189,8 +189,8 @@ def solve_cmd(attention, L, V, P, convention, as_json):
                        "(P // T sequences; --P-counts sequences to count sequences). The example (about half a "
                        "minute) samples linear attention against the convention it realises; its status is "
                        "poor_mixing: the chains move slowly along c (R-hat about 1.16, ESS about 17 of 1200 draws), "
-                       "so t, c and the remainder are not resolved and only the Gibbs loss gets a verdict (it "
-                       "agrees with the posterior mean); more --steps resolve more of them."
+                       "so c_uniform (t), c_copy (c) and rho are not resolved and only test_loss (the Gibbs loss) "
+                       "gets a verdict (it agrees with the posterior mean); more --steps resolve more of them."
                        + _example("simulate copy-heads --attention linear --L 8 --V 4 --P 1000 --remainder entropy "
                                   "--row-sums per-row --fluctuations --trials 4 --steps 6000 --seed 3 --device cpu "
                                   "--json"))

@@ -106,7 +106,7 @@ def simulate_cmd(trials, steps, schedule, eta0, k0, gamma, batch, seed, device, 
     --eta0, --k0 or --gamma runs that schedule instead (--schedule manual).
 
     \b
-    Example (recovers xi: mean final |rho| 0.9973 +- 0.0001 against the predicted 0.9973, status converged; the
+    Example (recovers xi: mean final |rho| 0.9973 +- 0.0001 against the predicted 0.9972, status converged; the
     planned schedule needs about 4000 steps to reach the default target 0.996 here, 2000 reach 0.994 (limited);
     about 9 s of CPU, 9-10 s wall on 2 idle cores):
       attnphase simulate signal-recovery --d 64 --L 512 --R 64 --theta 1 --trials 8 --steps 4000

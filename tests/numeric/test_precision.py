@@ -3,13 +3,16 @@ precision and LAPACK."""
 
 from __future__ import annotations
 
+import math
+
 import mpmath
 import numpy as np
 import pytest
 
 from attnphase.numeric.precision import (
-    GUARD_DIGITS, equilibrated_solve, equilibration, larger_quadratic_root, larger_quadratic_root_mp,
-    normalised_min_eigenvalue, normalised_min_eigenvalue_mp, scaled_lowest_curvature_2x2, to_mp, working_dps,
+    GUARD_DIGITS, as_float_with_error, equilibrated_solve, equilibration, float_error, larger_quadratic_root,
+    larger_quadratic_root_mp, normalised_min_eigenvalue, normalised_min_eigenvalue_mp, propagated_errors,
+    scaled_lowest_curvature_2x2, to_mp, working_dps,
 )
 
 
@@ -132,3 +135,21 @@ def test_agreed_evaluation_doubles_the_places_until_a_cancellation_is_resolved()
     assert zero == 0 and places == [30, 60, 120]
     (last,) = agreed_evaluation(lambda: [mpmath.mpf(mpmath.mp.dps)], 1e-15, 960)
     assert last == 960
+
+
+def test_propagated_errors_cover_the_move_over_the_coordinates_errors_and_float_error_the_rounding():
+    """f = x²y at (x, y) = (3, 2) known to (1e-10, 2e-10): the error is |∂f/∂x|δx + |∂f/∂y|δy = 12e-10 + 18e-10 to
+    first order (the move along each coordinate, exact here up to the δ² terms); the float64 of an mpmath value is
+    within `float_error` of it, which is its exact distance, rounded up."""
+    with mpmath.workdps(40):
+        point, errors = [mpmath.mpf(3), mpmath.mpf(2)], [mpmath.mpf("1e-10"), mpmath.mpf("2e-10")]
+        ((value, error),) = propagated_errors(lambda p: [p[0] ** 2 * p[1]], point, errors, 30)
+        assert value == 18 and abs(error - mpmath.mpf("3e-9")) <= mpmath.mpf("1e-18")
+        third = mpmath.mpf(1) / 3
+        bound = float_error(float(third), third, 0)
+        assert abs(mpmath.mpf(float(third)) - third) <= bound <= abs(mpmath.mpf(float(third)) - third) * (1 + 1e-15)
+        assert as_float_with_error(third, mpmath.mpf("1e-20")) == (float(third), float_error(float(third), third,
+                                                                                             mpmath.mpf("1e-20")))
+        assert math.isnan(float_error(math.inf, third, 0))
+        ((_, unbounded),) = propagated_errors(lambda p: [p[0]], [mpmath.mpf(1)], [mpmath.inf], 30)
+        assert unbounded == mpmath.inf

@@ -11,6 +11,9 @@
   ~1e300) must neither overflow nor lose the small one to rounding.
 * `larger_quadratic_root`: the larger root of a₂x² + a₁x + a₀ without the cancellation of the textbook
   formula.
+* `propagated_errors`, `float_error`, `as_float_with_error`: the error of a quantity evaluated at a point known to
+  per-coordinate errors (the moves over them plus the evaluation's rounding), and of its float64 value (its
+  distance from the accurate value, rounded up): every numeric field of a result carries such an error.
 * `equilibration`, `equilibrated_solve`, `equilibrated_null_vector`, `equilibrated_determinant_sign`: exact
   power-of-two row and column scalings that bring every row and column of a matrix to unit size, so that linear
   algebra on curvatures many decades apart neither overflows nor loses the small ones to the rounding of the large
@@ -31,7 +34,8 @@ __all__ = ["GUARD_DIGITS", "DERIVED_ROUNDING", "working_dps", "to_mp", "agreed_e
            "newton_steps_mp",
            "scaled_lowest_curvature_2x2", "normalised_min_eigenvalue",
            "normalised_min_eigenvalue_mp", "larger_quadratic_root", "larger_quadratic_root_mp", "equilibration",
-           "equilibrated_solve", "equilibrated_null_vector", "equilibrated_determinant_sign"]
+           "equilibrated_solve", "equilibrated_null_vector", "equilibrated_determinant_sign", "propagated_errors",
+           "float_error", "as_float_with_error"]
 
 GUARD_DIGITS = 15
 """Decimal places kept beyond the requested digits: room for the rounding of a long evaluation chain."""
@@ -246,3 +250,43 @@ def equilibrated_determinant_sign(M: np.ndarray) -> float:
     with entries ~1e300."""
     r, s = equilibration(M)
     return float(np.linalg.slogdet(np.ldexp(np.asarray(M, dtype=float), r[:, None] + s[None, :]))[0])
+
+
+def float_error(value: float, exact, error) -> float:
+    """The error of the float64 `value` of a quantity whose accurate value is `exact` within `error` (mpmath numbers):
+    their difference plus that error, rounded up; NaN where the float64 value is not finite."""
+    if not math.isfinite(value):
+        return math.nan
+    with mpmath.workdps(max(mpmath.mp.dps, 30) + 20):
+        total = abs(mpmath.mpf(value) - exact) + error
+        bound = float(total)
+        if bound < total:  # rounded down to float64: the next float up bounds it
+            bound = math.nextafter(bound, math.inf)
+    return bound
+
+
+def propagated_errors(quantities, point: list, errors: list, dps: int) -> list:
+    """[(value, error)] of each of quantities(point) (mpmath numbers): the value at dps + 20 digits; the error, how far
+    the coordinates' errors move it (Σ_i max± |f(p ± δ_i e_i) − f(p)|: the first-order sensitivity times the error,
+    with the higher orders along each coordinate) plus the evaluation's rounding (the difference between dps and
+    dps + 20 digits); infinite where a coordinate's error is."""
+    with mpmath.workdps(dps + 20):
+        exact = quantities(point)
+    with mpmath.workdps(dps):
+        base = quantities(point)
+        bounds = [abs(b - e) for b, e in zip(base, exact)]
+        for i, delta in enumerate(errors):
+            if not mpmath.isfinite(delta):
+                bounds = [mpmath.inf] * len(bounds)
+                break
+            if delta == 0:
+                continue
+            moved = [quantities([*point[:i], point[i] + sign * delta, *point[i + 1:]]) for sign in (1, -1)]
+            bounds = [bound + max(abs(up - b), abs(down - b)) for bound, up, down, b in zip(bounds, *moved, base)]
+    return list(zip(exact, bounds))
+
+
+def as_float_with_error(value, error) -> tuple[float, float]:
+    """(value as a float64, its error): the error plus the float's own rounding, rounded up (`float_error`)."""
+    rounded = float(value)
+    return rounded, float_error(rounded, value, error)

@@ -31,7 +31,9 @@ from attnphase.numeric.minimize import (
     LocalMinima, bracketed_roots, multistart_local_minima, refined_at_dips, sign_change_brackets,
 )
 from attnphase.numeric.mp_descent import MAX_STEPS, Descent, action_error, descend
-from attnphase.numeric.precision import DERIVED_ROUNDING, polished_stationary_point
+from attnphase.numeric.precision import (
+    DERIVED_ROUNDING, as_float_with_error, float_error, polished_stationary_point, propagated_errors,
+)
 from attnphase.numeric.threshold import bisect_geometric
 from attnphase.results import Status
 
@@ -167,7 +169,7 @@ def _softmax_minimum(inst: CopyHeadsInstance, xv: float, x_error: float, n_) -> 
     losses in float64 (an action that overflows there marks the end of the solvable range: `finite_minima`), S'' in
     mpmath at `linear_polish.working_digits` (the float64 S'' is rounding noise at n ≳ 1e32, β = 1e40: ±1e11 where it
     is 1.5e3, and so is S'' in mpmath where 1 − a is below its precision), each with its error:
-    x_error propagated (`_propagated`; the action's by `numeric.mp_descent.action_error`) plus the float64 evaluation's
+    x_error propagated (`numeric.precision.propagated_errors`; the action's by `numeric.mp_descent.action_error`) plus the float64 evaluation's
     rounding, measured against mpmath at xv (at large n the mean-predictor loss's cancellation 1 − w(2 − w))."""
     action, L, dps = inst.reduced, inst.L, working_digits(inst, n_)
     k = inst.values(exact=True)["k_rest"]
@@ -198,54 +200,14 @@ def _softmax_minimum(inst: CopyHeadsInstance, xv: float, x_error: float, n_) -> 
         a_ = weight(p)[0]
         return list(np.ravel(losses_mp(a_, a_ * a_ + k * (1 - a_) ** 2 / (L - 1), 1, n_)))
 
-    (a_mp, a_error), = _propagated(weight, point, errors, dps)
-    (h, h_error), = _propagated(curvature, point, errors, dps)
-    h, h_error = _rounded(h, h_error)
-    loss_errors = [_measured(value, exact, bound)
-                   for value, (exact, bound) in zip(losses, _propagated(losses_at, point, errors, dps))]
+    (a_mp, a_error), = propagated_errors(weight, point, errors, dps)
+    (h, h_error), = propagated_errors(curvature, point, errors, dps)
+    h, h_error = as_float_with_error(h, h_error)
+    loss_errors = [float_error(value, exact, bound)
+                   for value, (exact, bound) in zip(losses, propagated_errors(losses_at, point, errors, dps))]
     rho_ = q_ - (1 + (L - 1) * c_**2) / L
-    return Minimum(1.0, c_, S, h > 0, a, rho_, (h,), losses[0], losses[1], error, _measured(S, S_mp, S_error),
-                   _measured(a, a_mp, a_error), (h_error,), *loss_errors)
-
-
-def _measured(value: float, exact, error) -> float:
-    """The error of the float64 `value` of a quantity whose accurate value is `exact` within `error` (mpmath numbers):
-    their difference plus that error, rounded up; NaN where the float64 value is not finite."""
-    if not math.isfinite(value):
-        return math.nan
-    with mpmath.workdps(max(mpmath.mp.dps, 30) + 20):
-        total = abs(mpmath.mpf(value) - exact) + error
-        bound = float(total)
-        if bound < total:  # rounded down to float64: the next float up bounds it
-            bound = math.nextafter(bound, math.inf)
-    return bound
-
-
-def _propagated(quantities, point: list, errors: list, dps: int) -> list:
-    """[(value, error)] of each of quantities(point) (mpmath numbers): the value at dps + 20 digits; the error, how far
-    the coordinates' errors move it (Σ_i max± |f(p ± δ_i e_i) − f(p)|: the first-order sensitivity times the error,
-    with the higher orders along each coordinate) plus the evaluation's rounding (the difference between dps and
-    dps + 20 digits); infinite where a coordinate's error is."""
-    with mpmath.workdps(dps + 20):
-        exact = quantities(point)
-    with mpmath.workdps(dps):
-        base = quantities(point)
-        bounds = [abs(b - e) for b, e in zip(base, exact)]
-        for i, delta in enumerate(errors):
-            if not mpmath.isfinite(delta):
-                bounds = [mpmath.inf] * len(bounds)
-                break
-            if delta == 0:
-                continue
-            moved = [quantities([*point[:i], point[i] + sign * delta, *point[i + 1:]]) for sign in (1, -1)]
-            bounds = [bound + max(abs(up - b), abs(down - b)) for bound, up, down, b in zip(bounds, *moved, base)]
-    return list(zip(exact, bounds))
-
-
-def _rounded(value, error) -> tuple[float, float]:
-    """(value as a float64, its error): the error plus the float's own rounding, rounded up (`_measured`)."""
-    rounded = float(value)
-    return rounded, _measured(rounded, value, error)
+    return Minimum(1.0, c_, S, h > 0, a, rho_, (h,), losses[0], losses[1], error, float_error(S, S_mp, S_error),
+                   float_error(a, a_mp, a_error), (h_error,), *loss_errors)
 
 
 def _polished_softmax_minimum(inst: CopyHeadsInstance, found: float, n_) -> tuple[float, float]:
@@ -320,7 +282,7 @@ def _same(a: Descent, b: Descent) -> bool:
 
 def _linear_minimum(inst: CopyHeadsInstance, descent: Descent, S, S_error, losses_mp, n_, dps: int) -> Minimum:
     """The linear Minimum at the descent's end point: m, the Hessian's eigenvalues and the losses in mpmath there, each
-    with its error (`_propagated` from the descent's coordinate errors; the action's, S_error, from
+    with its error (`numeric.precision.propagated_errors` from the descent's coordinate errors; the action's, S_error, from
     `numeric.mp_descent.action_error`)."""
     L, v = inst.L, descent.point
 
@@ -335,9 +297,9 @@ def _linear_minimum(inst: CopyHeadsInstance, descent: Descent, S, S_error, losse
         rho = mpmath.exp(p[2]) if len(p) == 3 else mpmath.mpf(0)
         return list(np.ravel(losses_mp(overlap(p)[0], (p[0] ** 2 + (L - 1) * p[1] ** 2) / L + rho, p[0], n_)))
 
-    eig = [_rounded(*pair) for pair in _propagated(eigenvalues, v, descent.errors, dps)]
-    m_, m_error = _rounded(*_propagated(overlap, v, descent.errors, dps)[0])
-    (lm, lm_error), (lg, lg_error) = (_rounded(*pair) for pair in _propagated(losses, v, descent.errors, dps))
+    eig = [as_float_with_error(*pair) for pair in propagated_errors(eigenvalues, v, descent.errors, dps)]
+    m_, m_error = as_float_with_error(*propagated_errors(overlap, v, descent.errors, dps)[0])
+    (lm, lm_error), (lg, lg_error) = (as_float_with_error(*pair) for pair in propagated_errors(losses, v, descent.errors, dps))
     with mpmath.workdps(dps):
         rho_mp = mpmath.exp(v[2]) if len(v) == 3 else mpmath.mpf(0)
         t_, c_, rho_ = float(v[0]), float(v[1]), float(rho_mp)
@@ -349,7 +311,7 @@ def _linear_minimum(inst: CopyHeadsInstance, descent: Descent, S, S_error, losse
         if error < worst:  # rounded down to float64: the next float up still bounds it (an exact 0 stays 0)
             error = math.nextafter(error, math.inf)
     error += DERIVED_ROUNDING * max(abs(t_), abs(c_), rho_)
-    action, action_error_ = _rounded(S, S_error)
+    action, action_error_ = as_float_with_error(S, S_error)
     return Minimum(t_, c_, action, eig[0][0] > 0, m_, rho_, tuple(e for e, _ in eig), lm, lg, error, action_error_,
                    m_error, tuple(e for _, e in eig), lm_error, lg_error)
 

@@ -165,3 +165,25 @@ def test_the_simulate_help_states_the_band_the_verdict_uses():
     text = " ".join(CliRunner().invoke(main, ["simulate", "positional-semantic", "--help"]).output.split())
     assert "|z| ≤ 3" not in text
     assert f"{student_band(3):.2f} for 4 trials, {student_band(10**9):.1f} for many" in text
+
+
+@pytest.mark.parametrize("pieces", [0, 2])
+def test_an_interrupted_threshold_says_how_many_pieces_this_run_kept(tmp_path, monkeypatch, pieces):
+    """Audit h19: stopped before any piece finished, the command said "every finished threshold is in DIR", where DIR
+    held only the arguments. The line now counts the pieces this run kept, when it is stopped."""
+    import attnphase.api.positional_semantic as api
+    from attnphase.resume import Checkpoint
+
+    def stopped_after_some_pieces(*args, **kwargs):
+        for i in range(pieces):
+            Checkpoint(tmp_path / "pieces.json").put(f"piece {i}", {"value": i})
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(api, "threshold", stopped_after_some_pieces)
+    result = CliRunner().invoke(main, ["threshold", "positional-semantic", "--omega", "0.3", "--checkpoint-dir",
+                                       str(tmp_path / "kept")])
+    assert result.exit_code == 130
+    if pieces:
+        assert f"interrupted: 2 finished pieces of the threshold search kept in {tmp_path / 'kept'}" in result.stderr
+    else:
+        assert "interrupted: no piece of the threshold search finished in this run" in result.stderr

@@ -202,11 +202,20 @@ def threshold_command(omega, omega_grid, sigma, lam, A, L, tol, alpha_min, alpha
         raise ParameterError("--omega", omega, "exactly one of --omega and --omega-grid (--omega-grid was given too)")
     threads = use_threads(threads)
     names = ("alpha_c", "alpha_l") if which == "both" else (which,)
-    from attnphase.resume import cache_root, take_tally
+    from attnphase.resume import cache_root, kept_by_this_process, take_tally
 
     kept = checkpoint_dir if checkpoint_dir is not None else cache_root() / "thresholds"
     take_tally()  # from here on: what this command finds kept
-    keep_when_interrupted(f"every finished threshold is in {kept}; the same command goes on from there")
+    kept_before = kept_by_this_process()
+
+    def what_an_interruption_keeps() -> str:  # counted when it is stopped: a run stopped early may have kept nothing
+        pieces = kept_by_this_process() - kept_before
+        if not pieces:
+            return f"no piece of the threshold search finished in this run (pieces are kept in {kept})"
+        return (f"{pieces} finished piece{'' if pieces == 1 else 's'} of the threshold search kept in {kept} in this "
+                "run; the same command goes on from there")
+
+    keep_when_interrupted(what_an_interruption_keeps)
     settings = dict(tol=tol, alpha_min=alpha_min, alpha_max=alpha_max, which=names, rules=rules, checkpoint_dir=kept)
     parameters = {"sigma": sigma, "lam": lam, "A": teacher_A(A, L), "L": L, "tol": tol, "alpha_min": alpha_min,
                   "alpha_max": alpha_max, "which": list(names), "rules": rules if rules == "auto" else list(rules),

@@ -97,7 +97,8 @@ instance_options = options_from(InstanceParameters, ["attention", "L", "V"])
 
 @threshold.command(MODEL, cls=RenamedOptionsCommand, renamed_options=RENAMED,
                    help="P* of the copy transition (mpmath-polished) and, for linear attention, the crossover. "
-                        + P_HELP
+                        "The digits are those of the model at the options' float64 values (--beta 0.8 is "
+                        "0.8000000000000000444...). " + P_HELP
                         + _example("threshold copy-heads --attention softmax --L 256 --V 4 --digits 30 --json"))
 @instance_options
 @options_from(ThresholdSettings)

@@ -1,6 +1,7 @@
 """The command line as a user meets it: version, derivations in sync, bad input -> exit 2."""
 
 import json
+import os
 import subprocess
 import sys
 
@@ -93,6 +94,29 @@ def test_output_to_a_reader_that_went_away_ends_quietly():
     process.stdout.close()  # the reader is gone before the command writes its one object
     stderr = process.stderr.read()
     assert process.wait(timeout=60) == 1 and stderr == ""
+
+
+def test_a_broken_pipe_elsewhere_is_reported_while_stdout_is_a_live_pipe():
+    """The quiet exit is for a stdout whose reader has gone (poll on its pipe): with stdout a live pipe, a broken pipe
+    elsewhere is reported in one line (audit t19: in-process tests have no stdout descriptor to poll)."""
+    code = ("import attnphase.models.potts.solve as potts\n"
+            "def broken(*args, **kwargs):\n    raise BrokenPipeError(32, 'Broken pipe (a socket)')\n"
+            "potts.solve = broken\nfrom attnphase.cli import main\nmain(['solve', 'potts', '--q', '3', '--beta', '2.8'])\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         env={k: v for k, v in os.environ.items() if k != "ATTNPHASE_DEBUG"})
+    assert out.returncode == 1 and out.stderr == "error: BrokenPipeError: [Errno 32] Broken pipe (a socket)\n", out
+
+
+def test_attnphase_debug_shows_the_exception_instead_of_one_line(monkeypatch):
+    """ATTNPHASE_DEBUG=1 lets an unexpected exception through with its traceback (the group's docstring)."""
+    import attnphase.models.potts.solve as potts
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a defect")
+
+    monkeypatch.setattr(potts, "solve", broken)
+    monkeypatch.setenv("ATTNPHASE_DEBUG", "1")
+    assert isinstance(run("solve", "potts", "--q", "3", "--beta", "2.8").exception, RuntimeError)
 
 
 @pytest.mark.parametrize("raised", [BrokenPipeError(32, "Broken pipe (a socket)"), BrokenPipeError("a pipe broke")])

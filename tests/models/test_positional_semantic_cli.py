@@ -167,12 +167,15 @@ def test_the_simulate_help_states_the_band_the_verdict_uses():
     assert f"{student_band(3):.2f} for 4 trials, {student_band(10**9):.1f} for many" in text
 
 
-@pytest.mark.parametrize("pieces", [0, 2])
+@pytest.mark.parametrize("pieces", [0, 1, 2])
 def test_an_interrupted_threshold_says_how_many_pieces_this_run_kept(tmp_path, monkeypatch, pieces):
     """Audit h19: stopped before any piece finished, the command said "every finished threshold is in DIR", where DIR
-    held only the arguments. The line now counts the pieces this run kept, when it is stopped."""
+    held only the arguments. The line now counts the pieces this command kept, when it is stopped (not those kept
+    earlier in the same process: audit t19)."""
     import attnphase.api.positional_semantic as api
     from attnphase.resume import Checkpoint
+
+    Checkpoint(tmp_path / "earlier.json").put("a piece of an earlier command", {"value": -1})
 
     def stopped_after_some_pieces(*args, **kwargs):
         for i in range(pieces):
@@ -184,6 +187,7 @@ def test_an_interrupted_threshold_says_how_many_pieces_this_run_kept(tmp_path, m
                                        str(tmp_path / "kept")])
     assert result.exit_code == 130
     if pieces:
-        assert f"interrupted: 2 finished pieces of the threshold search kept in {tmp_path / 'kept'}" in result.stderr
+        counted = "1 finished piece" if pieces == 1 else f"{pieces} finished pieces"
+        assert f"interrupted: {counted} of the threshold search kept in {tmp_path / 'kept'}" in result.stderr
     else:
         assert "interrupted: no piece of the threshold search finished in this run" in result.stderr

@@ -349,3 +349,20 @@ def test_large_L_refuses_a_theta_it_cannot_compute_naming_the_largest_it_takes(r
     help_text = CliRunner().invoke(main, ["solve", "signal-recovery", "--help"]).output
     assert "ln(float64 max)/3 = 236.59" in " ".join(help_text.split())
     assert f"{math.log(np.finfo(float).max) / 3:.2f}" == "236.59"
+
+
+def test_the_predictions_drift_is_chosen_as_simulate_chooses_it_and_a_withheld_one_is_said():
+    """`prediction_drift` (audit t19): the exact finite-L drift up to L = FINITE_DRIFT_MAX_L = 1024 included; beyond
+    it the large-L drift, named with its expansion's failure where it fails (score_scale 3 at L = 2048: expansion
+    ratio 7e5); where the exact drift cannot be computed (score_scale 8, σ = 0.5: its reduction is withheld),
+    `predicted_trajectories` gives no trajectories and says why, rather than the large-L drift under the exact one's
+    name."""
+    from attnphase.models.signal_recovery.schedules import prediction_drift
+
+    _, words, missing = prediction_drift(api.make_parameters(16, 1024, 16, 1.0))
+    assert words.startswith("exact finite-L drift") and missing == ""
+    _, words, missing = prediction_drift(api.make_parameters(16, 2048, 8, 1.0, score_scale=3.0))
+    assert words.startswith("large-L drift, outside its O(1/L) expansion") and missing == ""
+    withheld = api.simulate(16, 256, 32, 1.0, 8, 200, sigma=0.5, score_scale=8.0, seed=0, device="cpu")
+    trajectories = api.predicted_trajectories(withheld)
+    assert not trajectories.success and "the exact finite-L drift is not available" in trajectories.message

@@ -153,3 +153,16 @@ def test_propagated_errors_cover_the_move_over_the_coordinates_errors_and_float_
         assert math.isnan(float_error(math.inf, third, 0))
         ((_, unbounded),) = propagated_errors(lambda p: [p[0]], [mpmath.mpf(1)], [mpmath.inf], 30)
         assert unbounded == mpmath.inf
+
+
+def test_propagated_errors_take_the_larger_side_and_the_value_at_the_higher_precision():
+    """The move over a coordinate's error is the larger of the two sides (x² at −1 ± 0.5: 0.75 up, 1.25 down); the value
+    is the one at dps + 20 digits, its error the evaluation's rounding at dps (x/3 at 15 digits: ~2e-17); an error
+    given with the accurate value adds to the float's distance from it (audit t19)."""
+    with mpmath.workdps(60):
+        ((_, error),) = propagated_errors(lambda p: [p[0] ** 2], [mpmath.mpf(-1)], [mpmath.mpf("0.5")], 30)
+        assert abs(error - mpmath.mpf("1.25")) < mpmath.mpf(10) ** -25
+        ((value, error),) = propagated_errors(lambda p: [p[0] / 3], [mpmath.mpf(1)], [0], 15)
+        assert abs(value - mpmath.mpf(1) / 3) < mpmath.mpf(10) ** -33
+        assert mpmath.mpf(10) ** -18 < error < mpmath.mpf(10) ** -14
+    assert float_error(0.5, mpmath.mpf("0.5"), mpmath.mpf("1e-3")) == pytest.approx(1e-3, rel=1e-15)

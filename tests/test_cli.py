@@ -101,7 +101,8 @@ def test_a_broken_pipe_elsewhere_is_reported_while_stdout_is_a_live_pipe():
     elsewhere is reported in one line (audit t19: in-process tests have no stdout descriptor to poll)."""
     code = ("import attnphase.models.potts.solve as potts\n"
             "def broken(*args, **kwargs):\n    raise BrokenPipeError(32, 'Broken pipe (a socket)')\n"
-            "potts.solve = broken\nfrom attnphase.cli import main\nmain(['solve', 'potts', '--q', '3', '--beta', '2.8'])\n")
+            "potts.solve = broken\nfrom attnphase.cli import main\n"
+            "main(['solve', 'potts', '--q', '3', '--beta', '2.8'])\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                          env={k: v for k, v in os.environ.items() if k != "ATTNPHASE_DEBUG"})
     assert out.returncode == 1 and out.stderr == "error: BrokenPipeError: [Errno 32] Broken pipe (a socket)\n", out

@@ -297,8 +297,8 @@ def simulate_command(omega, alpha, d, init, trials, seed, steps, lr, test_sample
     comparisons: |θ| or |m| (the branch's non-zero overlap), q, ε_g and ε_t, each with z = (mean − theory) /
     √(error² + theory error²) and agrees (|z| within n_sigma, the 99.73% Student-t band of a mean over the trials,
     trials − 1 degrees of freedom: 9.22 for 4 trials, 3.0 for many); no verdict from one or two trials or from a run
-    that has not settled. theory_agrees: false if any quantity rejects the theory, true if all agree. The theory is d → ∞: at
-    finite d an offset of the means is expected, and the message states d with the verdict. The solve adds
+    that has not settled. theory_agrees: false if any quantity rejects the theory, true if all agree. The theory is
+    d → ∞: at finite d an offset of the means is expected, and the message states d with the verdict. The solve adds
     10-40 s on two cores.
 
     \b

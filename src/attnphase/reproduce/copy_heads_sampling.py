@@ -261,10 +261,10 @@ def copy_branch_sentence(summary) -> str:
     return ("The row mean field above uses each row's logit density with its other weights' participation at the prior "
             "average (`row_density=\"exact\"`); with the two jointly (`row_density=\"joint\"`) and one finite data "
             "set's second-order correction (`softmax_finite_data_correction`, the table's \"joint + finite data\") the "
-            f"copy minimum (the largest c) moves by {min(shifts):+.4f} to {max(shifts):+.4f} across these {len(summary)} "
-            f"P ({sum(s < 0 for s in shifts)} of them down) and lies within 3 errors of the copy-start chains at "
-            f"{within} of {len(summary)} (z from {min(z):+.1f} to {max(z):+.1f}; {errors}). Chains start the read-out at "
-            "its conditional mean given the start's scores.")
+            f"copy minimum (the largest c) moves by {min(shifts):+.4f} to {max(shifts):+.4f} across these "
+            f"{len(summary)} P ({sum(s < 0 for s in shifts)} of them down) and lies within 3 errors of the copy-start "
+            f"chains at {within} of {len(summary)} (z from {min(z):+.1f} to {max(z):+.1f}; {errors}). Chains start the "
+            "read-out at its conditional mean given the start's scores.")
 
 
 def bimodality(out_dir, device, plt, windows):

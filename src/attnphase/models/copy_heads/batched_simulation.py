@@ -49,8 +49,8 @@ def simulate_sweep(attention: str, L: int, V: int, P_values, *, algorithm: str =
     L = 8, V = 4 (about 3600 chains of 16 or 32 sets per P, P = 24…2048, 40 seeds) no untrapped chain lay more than 1.3
     spreads above the lowest (0.62 at P ≥ 320), while the trap's excess grows with P, 4.0–5.9 spreads at P = 256–320
     (27–40 nats; a cut at 5 kept 40% of those chains, each pulling the pooled c down by 0.04) and 13–18 at P = 1280.
-    Below P ≈ 250 the trap is not told apart by its data term. Arrays of the result: one entry per run, in the order P, training set,
-    run on that set (`SweepResult`)."""
+    Below P ≈ 250 the trap is not told apart by its data term. Arrays of the result: one entry per run, in the order
+    P, training set, run on that set (`SweepResult`)."""
     from attnphase.models.copy_heads import network as net
     from attnphase.models.copy_heads.samplers import run_adam, run_langevin
     from attnphase.validate.seeds import seed_after

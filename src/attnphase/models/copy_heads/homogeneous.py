@@ -169,8 +169,9 @@ def _softmax_minimum(inst: CopyHeadsInstance, xv: float, x_error: float, n_) -> 
     losses in float64 (an action that overflows there marks the end of the solvable range: `finite_minima`), S'' in
     mpmath at `linear_polish.working_digits` (the float64 S'' is rounding noise at n ≳ 1e32, β = 1e40: ±1e11 where it
     is 1.5e3, and so is S'' in mpmath where 1 − a is below its precision), each with its error:
-    x_error propagated (`numeric.precision.propagated_errors`; the action's by `numeric.mp_descent.action_error`) plus the float64 evaluation's
-    rounding, measured against mpmath at xv (at large n the mean-predictor loss's cancellation 1 − w(2 − w))."""
+    x_error propagated (`numeric.precision.propagated_errors`; the action's by `numeric.mp_descent.action_error`) plus
+    the float64 evaluation's rounding, measured against mpmath at xv (at large n the mean-predictor loss's
+    cancellation 1 − w(2 − w))."""
     action, L, dps = inst.reduced, inst.L, working_digits(inst, n_)
     k = inst.values(exact=True)["k_rest"]
     losses_mp = loss_kernel_mp(inst)
@@ -282,8 +283,8 @@ def _same(a: Descent, b: Descent) -> bool:
 
 def _linear_minimum(inst: CopyHeadsInstance, descent: Descent, S, S_error, losses_mp, n_, dps: int) -> Minimum:
     """The linear Minimum at the descent's end point: m, the Hessian's eigenvalues and the losses in mpmath there, each
-    with its error (`numeric.precision.propagated_errors` from the descent's coordinate errors; the action's, S_error, from
-    `numeric.mp_descent.action_error`)."""
+    with its error (`numeric.precision.propagated_errors` from the descent's coordinate errors; the action's, S_error,
+    from `numeric.mp_descent.action_error`)."""
     L, v = inst.L, descent.point
 
     def eigenvalues(p):
@@ -299,7 +300,8 @@ def _linear_minimum(inst: CopyHeadsInstance, descent: Descent, S, S_error, losse
 
     eig = [as_float_with_error(*pair) for pair in propagated_errors(eigenvalues, v, descent.errors, dps)]
     m_, m_error = as_float_with_error(*propagated_errors(overlap, v, descent.errors, dps)[0])
-    (lm, lm_error), (lg, lg_error) = (as_float_with_error(*pair) for pair in propagated_errors(losses, v, descent.errors, dps))
+    (lm, lm_error), (lg, lg_error) = (as_float_with_error(*pair)
+                                      for pair in propagated_errors(losses, v, descent.errors, dps))
     with mpmath.workdps(dps):
         rho_mp = mpmath.exp(v[2]) if len(v) == 3 else mpmath.mpf(0)
         t_, c_, rho_ = float(v[0]), float(v[1]), float(rho_mp)

@@ -64,7 +64,7 @@ _MODULES = {
                   "normalised_min_eigenvalue",
                   "normalised_min_eigenvalue_mp", "larger_quadratic_root", "larger_quadratic_root_mp", "equilibration",
                   "equilibrated_solve", "equilibrated_null_vector", "equilibrated_determinant_sign",
-                  "propagated_errors", "float_error", "as_float_with_error"),
+                  "propagated_errors", "float_error", "as_float_with_error", "float_at_least"),
     "scaling": ("ScalingFit", "fit_power_law", "EXPONENT_RESOLUTION", "exponent_verdict", "LawFit", "law_fit",
                 "asymptotic_count", "remaining_drift"),
     "digits": ("FLOAT64_DIGITS", "supported_digits", "digits_text", "digit_string", "error_rounded_up",

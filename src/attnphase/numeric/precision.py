@@ -11,7 +11,7 @@
   ~1e300) must neither overflow nor lose the small one to rounding.
 * `larger_quadratic_root`: the larger root of a₂x² + a₁x + a₀ without the cancellation of the textbook
   formula.
-* `propagated_errors`, `float_error`, `as_float_with_error`: the error of a quantity evaluated at a point known to
+* `propagated_errors`, `float_error`, `as_float_with_error`, `float_at_least`: the error of a quantity evaluated at a point known to
   per-coordinate errors (the moves over them plus the evaluation's rounding), and of its float64 value (its
   distance from the accurate value, rounded up): every numeric field of a result carries such an error.
 * `equilibration`, `equilibrated_solve`, `equilibrated_null_vector`, `equilibrated_determinant_sign`: exact
@@ -35,7 +35,7 @@ __all__ = ["GUARD_DIGITS", "DERIVED_ROUNDING", "working_dps", "to_mp", "agreed_e
            "scaled_lowest_curvature_2x2", "normalised_min_eigenvalue",
            "normalised_min_eigenvalue_mp", "larger_quadratic_root", "larger_quadratic_root_mp", "equilibration",
            "equilibrated_solve", "equilibrated_null_vector", "equilibrated_determinant_sign", "propagated_errors",
-           "float_error", "as_float_with_error"]
+           "float_error", "as_float_with_error", "float_at_least"]
 
 GUARD_DIGITS = 15
 """Decimal places kept beyond the requested digits: room for the rounding of a long evaluation chain."""
@@ -100,7 +100,7 @@ def _newton_mp(gradient_mp, hessian_mp, x, args, dps: int, steps: int):
         point, step = found
         rounded = np.array([float(p) for p in point])
         totals = [abs(d) + abs(mpmath.mpf(r) - p) for d, r, p in zip(step, rounded, point)]
-        error = np.array([float(t) if float(t) >= t else math.nextafter(float(t), math.inf) for t in totals])
+        error = np.array([float_at_least(t) for t in totals])
     return rounded, error
 
 
@@ -258,11 +258,14 @@ def float_error(value: float, exact, error) -> float:
     if not math.isfinite(value):
         return math.nan
     with mpmath.workdps(max(mpmath.mp.dps, 30) + 20):
-        total = abs(mpmath.mpf(value) - exact) + error
-        bound = float(total)
-        if bound < total:  # rounded down to float64: the next float up bounds it
-            bound = math.nextafter(bound, math.inf)
-    return bound
+        return float_at_least(abs(mpmath.mpf(value) - exact) + error)
+
+
+def float_at_least(bound) -> float:
+    """The float64 nearest a bound (an mpmath or Python number) at or above it: float() rounds to nearest, which can
+    lie below, and a bound rounded down is no longer a bound."""
+    rounded = float(bound)
+    return rounded if rounded >= bound else math.nextafter(rounded, math.inf)
 
 
 def propagated_errors(quantities, point: list, errors: list, dps: int) -> list:

@@ -27,6 +27,7 @@ from scipy import optimize
 
 from attnphase.errors import ParameterError
 from attnphase.numeric.digits import digit_string, supported_digits
+from attnphase.numeric.precision import float_at_least
 from attnphase.params import check_int, check_positive, check_real
 from attnphase.results import Result, Status
 
@@ -258,9 +259,7 @@ def rounded_error(value_mp, error: float) -> float:
     if not isinstance(value_mp, mpmath.mpf):
         return float(error)
     with mpmath.workdps(30):  # the difference is rounded relative to itself, so 30 digits are plenty
-        total = error + abs(mpmath.mpf(float(value_mp)) - value_mp)
-        bound = float(total)
-        return bound if bound >= total else math.nextafter(bound, math.inf)  # rounded up: a bound stays a bound
+        return float_at_least(error + abs(mpmath.mpf(float(value_mp)) - value_mp))
 
 
 def branch_crossing(f1, f2, lo: float, hi: float, *, f1_mp=None, f2_mp=None, f_error=None, **kwargs) -> Threshold:

@@ -20,7 +20,7 @@ from attnphase.models.potts.parameters import MAX_BETA_J, MAX_Q, Accuracy, Param
 from attnphase.models.potts.results import Solution, Spinodal, State, Transition
 from attnphase.numeric.continuation import ActionSystem, follow_branches
 from attnphase.numeric.points_on_branches import stationary_points_at
-from attnphase.numeric.precision import polished_stationary_point
+from attnphase.numeric.precision import float_at_least, polished_stationary_point
 from attnphase.numeric.threshold import Threshold, rounded_error, threshold_from_error
 from attnphase.numeric.transition import classify_transition
 from attnphase.params import check_real, check_real_list
@@ -114,12 +114,7 @@ def _order_parameter(u: float, u_error: float, q: int) -> tuple[float, float]:
         m = (1 - decay) / (1 + (q - 1) * decay)
         slope = q * decay / (1 + (q - 1) * decay) ** 2
         error = slope * u_error + abs(m - float(m)) + mpmath.mpf(10) ** -_POLISH_DIGITS  # the polish's precision
-        return float(m) + 0.0, _rounded_up(error)  # + 0.0: a zero is 0.0, never -0.0
-
-
-def _rounded_up(error) -> float:
-    """A nonnegative mpf error as the nearest float64 at or above it."""
-    return float(error) if float(error) >= error else math.nextafter(float(error), math.inf)
+        return float(m) + 0.0, float_at_least(error)  # + 0.0: a zero is 0.0, never -0.0
 
 
 def _root_distance(u: float, coupling, q: int) -> float:
@@ -142,7 +137,7 @@ def _root_distance(u: float, coupling, q: int) -> float:
         if g1 == 0:
             return math.inf
         r = 2 * (abs(g) + abs(g - g_low)) / abs(g1)
-        return _rounded_up(r) if bend * mpmath.exp(r) * r <= abs(g1) / 2 else math.inf
+        return float_at_least(r) if bend * mpmath.exp(r) * r <= abs(g1) / 2 else math.inf
 
 
 @lru_cache(maxsize=None)
@@ -184,7 +179,7 @@ def _state_values(system, u: float, u_error: float, coupling, J, q: int) -> tupl
             # twice the digits round too: 10^-55 relative (f = −0.5 + e^{−500}: 0 at both precisions)
             precision = abs(high) * mpmath.mpf(10) ** (5 - 2 * _POLISH_DIGITS)
             error = J * (move + abs(high - low) + precision) + abs(value - float(value))
-            out += [float(value) + 0.0, _rounded_up(error)]
+            out += [float(value) + 0.0, float_at_least(error)]
     return tuple(out) if t is not None else (*out, None, None)
 
 
@@ -233,7 +228,7 @@ def _rounding_floor(system, u: float, coupling: float) -> float:
         eps = abs(low[0] - high[0]) + mpmath.mpf(10) ** -_POLISH_DIGITS * (1 + abs(u) / coupling)
         bounds = [(mpmath.factorial(k) * eps / abs(high[k])) ** (mpmath.mpf(1) / k) for k in (1, 2, 3) if high[k] != 0]
         floor = min(bounds) if bounds else mpmath.inf
-        return float(floor) if float(floor) >= floor else math.nextafter(float(floor), math.inf)
+        return float_at_least(floor)
 
 
 def _kind_along_the_family(system, u: float, u_error: float, coupling: float) -> str:
@@ -338,7 +333,7 @@ def _jump(system, transition, q: int) -> tuple[float, float]:
         decay = mpmath.exp(-mpmath.mpf(u))
         slope = q * decay / (1 + (q - 1) * decay) ** 2  # dm/du
         error = m_error + abs(slope * m / (1 - coupling * slope)) * transition.control.error
-        return m, float(error) if float(error) >= error else math.nextafter(float(error), math.inf)
+        return m, float_at_least(error)
 
 
 def check_sweep_point(beta, q, J=1.0) -> None:

@@ -10,6 +10,7 @@ simulation's own starts and schedule, `predicted_alignment` the corrected ODE's 
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 
@@ -380,8 +381,10 @@ def _flow_along_schedule(params: Parameters, noise: TangentNoise | None, rho0, e
     return out
 
 
+@lru_cache(maxsize=16)  # `simulate`, then `predicted_trajectories` (twice for `plot_trajectories(ode="both")`)
 def prediction_drift(params: Parameters) -> tuple:
-    """The drift a prediction from a simulation follows, as `simulate` chooses it: (the finite-L reduction it
+    """The drift a prediction from a simulation follows, as `simulate` chooses it, computed once per parameters (the
+    reduction takes seconds, and its draws are seeded: every call gives the same): (the finite-L reduction it
     interpolates, or None for the large-L drift; the words that name it; "" or why there is none). Up to
     FINITE_DRIFT_MAX_L the exact finite-L drift (the large-L one can be 1e6 times off there, so it is never used
     instead: a failed reduction is the reason given), beyond it the large-L drift, named with its expansion's failure

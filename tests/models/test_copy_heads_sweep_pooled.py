@@ -1,6 +1,7 @@
-"""`simulate_sweep` on independent training sets per P (data_sets), its trap rule for MALA chains, and the copy-heads
-report's pooled comparison of those chains with the theories (`reproduce.copy_heads_mala.pooled_comparison`): the
-numbers recomputed here with numpy from the sweep's rows, and the Student-t band checked by simulation."""
+"""`simulate_sweep` on independent training sets per P (data_sets), its trap rule for MALA chains, linear attention's
+sign fold per chain (in `simulate` too), and the copy-heads report's pooled comparison of those chains with the
+theories (`reproduce.copy_heads_mala.pooled_comparison`): the numbers recomputed here with numpy from the sweep's rows,
+and the Student-t band checked by simulation."""
 
 from __future__ import annotations
 
@@ -328,3 +329,41 @@ def test_the_quick_reports_pooled_mala_numbers_are_the_pages():
     _says(f"{gap(*joint[40.0][:2])} at P = 40 and {gap(*joint[320.0][:2])} at P = 320 (outside the band), "
           f"{gap(*joint[1280.0][:2])} at P = 1280 (within: not resolved by 16 sets)",
           f"from {gap(*homogeneous[40.0][:2])} at P = 40 to {gap(*homogeneous[1280.0][:2])} at 1280")
+
+
+def _langevin_with_draws(t_draws, c_draws):
+    """A stand-in for `samplers.run_langevin` whose chain k draws, at sample s, the periodic attention matrix with row
+    sum t_draws[k][s] and copy strength c_draws[k][s]: G = (t/L)·11ᵀ + c·(S − 11ᵀ/L), S the previous-token matrix."""
+    t_draws, c_draws = np.asarray(t_draws, float), np.asarray(c_draws, float)
+
+    def run(cfg, train, test, starts, *, steps, **_):
+        L = cfg.L
+        ones, shift = np.full((L, L), 1.0 / L), np.roll(np.eye(L), -1, axis=1)
+        G = t_draws[..., None, None] * ones + c_draws[..., None, None] * (shift - ones)
+        K, S = t_draws.shape
+        return ChainSamples(G, np.ones((K, S)), np.ones((K, S)), np.full(K, 0.6), list(starts), steps,
+                            Status.CONVERGED, "fake MALA", data_term=np.zeros((K, S)),
+                            loss_moments=(np.zeros((K, L, L, cfg.V, cfg.V)),) * 2)
+    return run
+
+
+def test_simulate_and_the_sweep_fold_linear_signs_per_chain_not_per_draw(monkeypatch):
+    """Audit t18 M64/M68: a linear chain stays in one image of (t, c) -> (−t, −c), so `simulate` and `simulate_sweep`
+    flip a chain as a whole by the sign of its mean t; a draw with t < 0 inside a chain of mean t > 0 keeps its c.
+    Chain 0 draws t = 0.5, −0.1, 0.4, 0.2 (mean > 0) with c = 1 each: its c mean is 1 (0.5 if each draw were folded
+    by its own t); chain 1 is its mirror image, flipped whole: t mean 0.25, c mean 1."""
+    from attnphase.models.copy_heads.exact import order_parameters_of
+
+    t = np.array([[0.5, -0.1, 0.4, 0.2], [-0.5, 0.1, -0.4, -0.2]])
+    c = np.array([[1.0, 1.0, 1.0, 1.0], [-1.0, -1.0, -1.0, -1.0]])
+    fake = _langevin_with_draws(t, c)
+    G = fake(type("Config", (), {"L": 4, "V": 3})(), None, None, ["uniform", "copy"], steps=4).G
+    measured = order_parameters_of(G)
+    assert np.allclose(measured["t"], t) and np.allclose(measured["c"], c)  # the fake draws what it says
+    monkeypatch.setattr(samplers, "run_langevin", fake)
+    result = api.simulate("linear", 4, 3, 60.0, algorithm="mala", trials=2, steps=40, seed=1, device="cpu")
+    assert [run.c_copy for run in result.chains] == pytest.approx([1.0, 1.0], abs=1e-12)
+    assert [run.c_uniform for run in result.chains] == pytest.approx([0.25, 0.25], abs=1e-12)
+    sweep = api.simulate_sweep("linear", 4, 3, [60.0], trials_per_P=2, steps=40, seed=1, device="cpu")
+    assert sweep.c_copy.tolist() == pytest.approx([1.0, 1.0], abs=1e-12)
+    assert sweep.c_uniform.tolist() == pytest.approx([0.25, 0.25], abs=1e-12)
